@@ -1,0 +1,289 @@
+"""Ordered public domains: map values to leaf indices (buckets) and back.
+
+A domain is public input. Leaf i covers the bucket [lower + i*width, lower + (i+1)*width);
+the last bucket also holds ``upper``. Values outside [lower, upper] are clamped into the first
+or last bucket; how many were clamped is never revealed (it would depend on private data).
+Seed 003 ("The Domain Size") discusses the choice of the bucket width gamma: a wider bucket
+means less tree noise but more rounding error.
+
+* integers: ``lower``, ``upper`` ints, ``width`` an int (default 1);
+* floats: ``lower``, ``upper`` floats and a required float ``width``;
+* dates and timestamps: ``numpy.datetime64`` / ``datetime`` bounds and a ``width`` timedelta
+  (default one day).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from .errors import DataError, DomainError
+
+__all__ = ["Domain", "make_domain", "coerce_values", "MAX_LEAVES"]
+
+MAX_LEAVES = 1 << 26  # about 67 million leaves; larger trees do not fit a 24 GiB machine safely
+
+Kind = Literal["integer", "float", "datetime"]
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _is_real(x: Any) -> bool:
+    return (_is_int(x) or isinstance(x, (float, np.floating))) and not isinstance(x, bool)
+
+
+def _to_datetime64(x: Any, name: str) -> np.datetime64:
+    if isinstance(x, np.datetime64):
+        v = x
+    elif isinstance(x, (_dt.datetime, _dt.date)):
+        v = np.datetime64(x)
+    elif isinstance(x, str):
+        try:
+            v = np.datetime64(x)
+        except ValueError as exc:
+            raise DomainError(f"{name}={x!r} is not a date or timestamp") from exc
+    else:
+        raise DomainError(f"{name} must be a number or a date, got {type(x).__name__}")
+    if np.isnat(v):
+        raise DomainError(f"{name} must not be NaT")
+    return v.astype("datetime64[ns]")
+
+
+@dataclass(frozen=True)
+class Domain:
+    """A public ordered domain of ``size`` buckets of equal ``width`` starting at ``lower``.
+
+    For datetimes, ``lower``/``upper``/``width`` are stored as int64 nanoseconds.
+    """
+
+    kind: Kind
+    lower: float | int
+    upper: float | int
+    width: float | int
+    size: int
+
+    # ------------------------------------------------------------------ value -> leaf
+    def to_leaves(self, values: np.ndarray) -> np.ndarray:
+        """Leaf index of each value (clamped into [0, size-1]); ``values`` already coerced."""
+        if self.kind == "integer":
+            v = values.astype(np.int64, copy=False)
+            if self.width == 1:
+                idx = np.clip(v, self.lower, self.upper) - np.int64(self.lower)
+            else:
+                idx = (np.clip(v, self.lower, self.upper) - np.int64(self.lower)) // np.int64(self.width)
+        elif self.kind == "datetime":
+            v = values.astype("datetime64[ns]").astype(np.int64)
+            idx = (np.clip(v, self.lower, self.upper) - np.int64(self.lower)) // np.int64(self.width)
+        else:
+            v = values.astype(np.float64, copy=False)
+            idx = np.floor((np.clip(v, self.lower, self.upper) - self.lower) / self.width).astype(np.int64)
+        return np.minimum(idx, self.size - 1)
+
+    def leaf_of(self, x: Any) -> np.ndarray:
+        """Leaf index of query points (public), *not* clamped: may be < 0 or >= size."""
+        arr = self._query_array(x)
+        if self.kind == "integer":
+            return np.floor_divide(arr - int(self.lower), int(self.width))
+        if self.kind == "datetime":
+            return np.floor_divide(arr - int(self.lower), int(self.width))
+        out = np.floor((arr - self.lower) / self.width).astype(np.int64)
+        # the last bucket is closed at upper
+        return np.where(arr == self.upper, self.size - 1, out)
+
+    def _query_array(self, x: Any) -> np.ndarray:
+        if self.kind == "datetime":
+            try:
+                a = np.asarray(x)
+                if a.dtype.kind in "OUS":
+                    a = a.astype("datetime64[ns]")
+                return a.astype("datetime64[ns]").astype(np.int64)
+            except (ValueError, TypeError) as exc:
+                raise DataError(f"query point {x!r} is not a date") from exc
+        a = np.asarray(x)
+        if a.dtype.kind not in "iuf" or a.dtype.kind == "b":
+            raise DataError(f"query points must be numbers, got {a.dtype}")
+        if a.dtype.kind == "f" and not np.all(np.isfinite(a)):
+            raise DataError("query points must be finite")
+        if self.kind == "integer":
+            if a.dtype.kind == "f":
+                return np.floor(a).astype(np.int64)
+            return a.astype(np.int64)
+        return a.astype(np.float64)
+
+    # ------------------------------------------------------------------ leaf -> value
+    def leaf_start(self, idx: np.ndarray) -> np.ndarray:
+        """The smallest value of each bucket, in domain units (float for floats, int otherwise)."""
+        idx = np.asarray(idx)
+        if self.kind == "float":
+            return self.lower + idx * self.width
+        start = np.int64(self.lower) + idx.astype(np.int64) * np.int64(self.width)
+        if self.kind == "datetime":
+            return start.astype("datetime64[ns]")
+        return start
+
+    def interpolate(self, idx: np.ndarray, frac: np.ndarray) -> np.ndarray:
+        """A point ``frac`` of the way through bucket ``idx`` (integers: the bucket's value)."""
+        if self.kind == "float":
+            return np.minimum(self.lower + (idx + frac) * self.width, self.upper)
+        if self.kind == "integer" and self.width == 1:
+            return self.leaf_start(idx)
+        base = np.int64(self.lower) + idx.astype(np.int64) * np.int64(self.width)
+        off = np.floor(frac * float(self.width)).astype(np.int64)
+        out = np.minimum(base + off, np.int64(self.upper))
+        return out.astype("datetime64[ns]") if self.kind == "datetime" else out
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "lower": self.lower,
+            "upper": self.upper,
+            "width": self.width,
+            "size": self.size,
+        }
+
+
+def make_domain(lower: Any, upper: Any, width: Any = None) -> Domain:
+    """Build and validate a public domain from user-facing bounds.
+
+    Raises :class:`DomainError` for lower >= upper, width <= 0, non-finite bounds, a width of
+    the wrong kind, or a domain with more than ``MAX_LEAVES`` buckets (before allocating).
+    """
+    if lower is None or upper is None:
+        raise DomainError("lower and upper are required: the domain must be public, not derived from data")
+    if isinstance(lower, (np.datetime64, _dt.date, str)) or isinstance(upper, (np.datetime64, _dt.date, str)):
+        lo = _to_datetime64(lower, "lower")
+        hi = _to_datetime64(upper, "upper")
+        if width is None:
+            w_ns = 86_400 * 10**9
+        elif isinstance(width, (_dt.timedelta, np.timedelta64)):
+            w_ns = int(np.timedelta64(width).astype("timedelta64[ns]").astype(np.int64))
+        elif isinstance(width, str):
+            raise DomainError("width for dates must be a timedelta, e.g. datetime.timedelta(days=1)")
+        else:
+            raise DomainError("width for dates must be a datetime.timedelta or numpy.timedelta64")
+        lo_i, hi_i = int(lo.astype(np.int64)), int(hi.astype(np.int64))
+        if lo_i >= hi_i:
+            raise DomainError(f"lower ({lower}) must be before upper ({upper})")
+        if w_ns <= 0:
+            raise DomainError("width must be a positive duration")
+        size = (hi_i - lo_i) // w_ns + 1
+        _check_size(size)
+        return Domain("datetime", lo_i, hi_i, w_ns, int(size))
+    if not _is_real(lower) or not _is_real(upper):
+        raise DomainError(
+            f"lower and upper must be numbers or dates, got {type(lower).__name__} and {type(upper).__name__}"
+        )
+    if width is not None and (not _is_real(width)):
+        raise DomainError(f"width must be a number, got {type(width).__name__}")
+    if not (math.isfinite(float(lower)) and math.isfinite(float(upper))):
+        raise DomainError("lower and upper must be finite")
+    if width is not None and not math.isfinite(float(width)):
+        raise DomainError("width must be finite")
+    if float(lower) >= float(upper):
+        raise DomainError(f"lower ({lower}) must be smaller than upper ({upper})")
+    if width is not None and float(width) <= 0:
+        raise DomainError(f"width must be > 0, got {width}")
+    if _is_int(lower) and _is_int(upper) and (width is None or _is_int(width)):
+        lo, hi = int(lower), int(upper)
+        w = 1 if width is None else int(width)
+        if abs(lo) >= 2**62 or abs(hi) >= 2**62:
+            raise DomainError("integer bounds must lie within +-2^62")
+        size = (hi - lo) // w + 1
+        _check_size(size)
+        return Domain("integer", lo, hi, w, int(size))
+    if width is None:
+        raise DomainError(
+            "real-valued bounds need a public bucket width, e.g. width=0.01 "
+            "(or pass integer lower/upper for an integer domain)"
+        )
+    lo_f, hi_f, w_f = float(lower), float(upper), float(width)
+    size_f = math.floor((hi_f - lo_f) / w_f) + 1
+    if (hi_f - lo_f) / w_f == math.floor((hi_f - lo_f) / w_f):
+        size_f -= 1  # upper sits exactly on a bucket edge: it belongs to the last full bucket
+    size = max(int(size_f), 1)
+    _check_size(size)
+    if size < 2:
+        raise DomainError("the domain must have at least two buckets: use a smaller width")
+    return Domain("float", lo_f, hi_f, w_f, size)
+
+
+def _check_size(size: int) -> None:
+    if size > MAX_LEAVES:
+        raise DomainError(
+            f"the domain has {size} buckets, more than the supported {MAX_LEAVES}: "
+            "choose a larger width or narrower bounds"
+        )
+    if size < 2:
+        raise DomainError("the domain must have at least two buckets")
+
+
+def coerce_values(values: Any, domain: Domain, *, missing: str = "error") -> np.ndarray:
+    """Turn user data into a 1-D numpy array fit for ``domain``, validating it.
+
+    NaN / None / NaT raise :class:`DataError` unless ``missing="drop"``; infinities and values of
+    the wrong type always raise. Out-of-range finite values are kept (they are clamped later).
+    """
+    if missing not in ("error", "drop"):
+        raise DataError(f"missing must be 'error' or 'drop', got {missing!r}")
+    if isinstance(values, (str, bytes)):
+        raise DataError("values must be an array of numbers, not a string")
+    try:
+        arr = np.asarray(values)
+    except (ValueError, TypeError) as exc:
+        raise DataError(f"values cannot be read as an array: {exc}") from exc
+    if arr.ndim == 0:
+        raise DataError("values must be a one-dimensional array, got a scalar")
+    if arr.ndim != 1:
+        raise DataError(f"values must be one-dimensional, got shape {arr.shape}")
+    if domain.kind == "datetime":
+        if arr.dtype.kind == "M":
+            out = arr.astype("datetime64[ns]")
+        elif arr.dtype.kind in "OU" or arr.size == 0:
+            try:
+                out = arr.astype("datetime64[ns]") if arr.size else np.empty(0, "datetime64[ns]")
+            except (ValueError, TypeError) as exc:
+                raise DataError(f"values are not dates: {exc}") from exc
+        else:
+            raise DataError(f"a date domain needs date values, got dtype {arr.dtype}")
+        nat = np.isnat(out)
+        if nat.any():
+            if missing == "error":
+                raise DataError(f"{int(nat.sum())} missing dates (NaT); pass missing='drop' to drop them")
+            out = out[~nat]
+        return out
+    if arr.dtype.kind == "O":
+        has_none = np.array([v is None for v in arr.tolist()], dtype=bool) if arr.size else np.zeros(0, bool)
+        if has_none.any():
+            if missing == "error":
+                raise DataError(f"{int(has_none.sum())} missing values (None); pass missing='drop' to drop them")
+            arr = arr[~has_none]
+        try:
+            if any(isinstance(v, (str, bytes, bool)) for v in arr.tolist()):
+                raise TypeError("non-numeric")
+            arr = arr.astype(np.float64) if any(isinstance(v, float) for v in arr.tolist()) else arr.astype(np.int64)
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise DataError("values must be numbers; found a non-numeric entry") from exc
+    if arr.size == 0:
+        return arr.astype(np.float64 if domain.kind == "float" else np.int64)
+    if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
+        raise DataError(f"values must be numbers, got dtype {arr.dtype}")
+    if arr.dtype.kind == "f":
+        nan = np.isnan(arr)
+        if nan.any():
+            if missing == "error":
+                raise DataError(f"{int(nan.sum())} NaN values; pass missing='drop' to drop them")
+            arr = arr[~nan]
+        if np.isinf(arr).any():
+            raise DataError("values contain +-inf; remove them or replace them with finite values")
+        if domain.kind == "integer":
+            return np.floor(np.clip(arr, -(2.0**62), 2.0**62)).astype(np.int64)
+        return arr
+    if arr.dtype.kind == "u":
+        arr = np.minimum(arr, np.uint64(2**62)).astype(np.int64)
+    return arr

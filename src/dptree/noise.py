@@ -1,0 +1,452 @@
+"""Exact discrete noise on the integers: the only module of dptree that draws randomness.
+
+Samplers follow Canonne, Kamath and Steinke, "The Discrete Gaussian for Differential
+Privacy" (NeurIPS 2020), using integer arithmetic only:
+
+* :func:`bernoulli_exp_neg` -- Bernoulli(exp(-gamma)) for rational gamma >= 0 (their Algorithm 1);
+* :func:`discrete_laplace` -- P(x) proportional to exp(-|x|/scale) on Z (their Algorithm 2);
+* :func:`discrete_gaussian` -- P(x) proportional to exp(-x^2/(2 sigma^2)) on Z (their Algorithm 3).
+
+All of them are vectorised over numpy arrays: each loop of the paper runs on the array of
+samples that are still undecided. Random bits come from the operating system's CSPRNG
+(``os.urandom``) through :class:`SystemRandomSource`. A seeded source exists for tests and
+reproducible experiments only; anything made with it is marked not private by its caller.
+
+Noise parameters are given as real numbers but used as exact rationals: a scale (or a
+variance) that is not a small rational is rounded *up* to the next dyadic rational with
+about 20 significant bits. Rounding up only adds noise, so the privacy guarantee computed
+from the unrounded value still holds; :func:`laplace_scale_used` and
+:func:`gaussian_sigma2_used` report the exact values used, and the variances reported for
+error bars are those of the rounded parameters.
+
+Running time depends on the sampled values (the loops are rejection loops), as in CKS 2020;
+see docs/verification.md.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from fractions import Fraction
+from typing import Protocol, Union
+
+import numpy as np
+
+from .errors import InvalidParameterError
+
+__all__ = [
+    "RandomSource",
+    "SystemRandomSource",
+    "SeededRandomSource",
+    "RngLike",
+    "make_source",
+    "uniform_below",
+    "uniform_int",
+    "bernoulli_ratio",
+    "bernoulli_exp_neg",
+    "discrete_laplace",
+    "discrete_gaussian",
+    "laplace_scale_used",
+    "gaussian_sigma2_used",
+    "discrete_laplace_variance",
+    "discrete_gaussian_variance",
+]
+
+_INT64_SAFE = 1 << 62  # products below this never overflow int64 arithmetic used here
+_DEN_SAFE = 1 << 53  # denominators the vectorised Bernoulli(exp(-gamma)) path accepts
+_SIGNIFICANT_BITS = 20  # precision of dyadic rounding of noise parameters (relative 2^-20)
+
+
+# --------------------------------------------------------------------------- sources
+
+
+class RandomSource(Protocol):
+    """A source of uniformly random bytes."""
+
+    private: bool
+
+    def random_bytes(self, n: int) -> bytes:
+        """Return ``n`` uniformly random bytes."""
+        ...
+
+
+class SystemRandomSource:
+    """The operating system's CSPRNG (``os.urandom``). Releases made with it are private."""
+
+    private = True
+
+    def random_bytes(self, n: int) -> bytes:
+        return os.urandom(n)
+
+
+class SeededRandomSource:
+    """A reproducible pseudo-random source for tests and experiments. NOT private."""
+
+    private = False
+
+    def __init__(self, seed: Union[int, np.random.Generator]) -> None:
+        if isinstance(seed, np.random.Generator):
+            self._gen = seed
+        else:
+            self._gen = np.random.Generator(np.random.PCG64(seed))
+
+    def random_bytes(self, n: int) -> bytes:
+        return self._gen.bytes(n)
+
+
+RngLike = Union[None, int, np.random.Generator, SystemRandomSource, SeededRandomSource]
+
+
+def make_source(rng: RngLike) -> RandomSource:
+    """Turn the public ``rng`` argument into a random source.
+
+    ``None`` (the default) gives the OS CSPRNG. An ``int`` seed or a numpy ``Generator`` gives a
+    seeded source whose ``private`` attribute is False: use it for tests only.
+    """
+    if rng is None:
+        return SystemRandomSource()
+    if isinstance(rng, (SystemRandomSource, SeededRandomSource)):
+        return rng
+    if isinstance(rng, np.random.Generator):
+        return SeededRandomSource(rng)
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+        if int(rng) < 0:
+            raise InvalidParameterError(f"rng seed must be a non-negative integer, got {rng}")
+        return SeededRandomSource(int(rng))
+    raise InvalidParameterError(
+        "rng must be None (private, OS randomness), an int seed or a numpy Generator "
+        f"(tests only); got {type(rng).__name__}"
+    )
+
+
+# --------------------------------------------------------------------------- uniform integers
+
+
+def _bit_length(values: np.ndarray) -> np.ndarray:
+    """Exact bit lengths of non-negative int64 values."""
+    v = values.astype(np.int64)
+    e = np.frexp(v.astype(np.float64))[1].astype(np.int64)
+    # float rounding can make e one too large for values just below a power of two
+    too_big = (e > 0) & ((v >> np.maximum(e - 1, 0)) == 0)
+    return np.where(too_big, e - 1, e)
+
+
+def _words(src: RandomSource, count: int, nbits: int) -> np.ndarray:
+    """``count`` uniform integers of ``nbits`` bits (nbits <= 63) as int64."""
+    if nbits <= 8:
+        dtype: type = np.uint8
+    elif nbits <= 16:
+        dtype = np.uint16
+    elif nbits <= 32:
+        dtype = np.uint32
+    else:
+        dtype = np.uint64
+    size = np.dtype(dtype).itemsize
+    raw = np.frombuffer(src.random_bytes(count * size), dtype=dtype)
+    if dtype is np.uint64:
+        raw = raw >> np.uint64(1)  # keep 63 bits so the values fit int64
+    return raw.astype(np.int64)
+
+
+def _uniform_below_scalar(src: RandomSource, m: int, n: int) -> np.ndarray:
+    """``n`` exactly uniform integers in [0, m) for one bound 1 <= m < 2^62."""
+    nbits = (m - 1).bit_length()
+    if nbits == 0:
+        return np.zeros(n, dtype=np.int64)
+    mask = np.int64((1 << nbits) - 1)
+    out = _words(src, n, nbits) & mask
+    bad = np.flatnonzero(out >= m)
+    while bad.size:
+        redraw = _words(src, bad.size, nbits) & mask
+        out[bad] = redraw
+        bad = bad[redraw >= m]
+    return out
+
+
+def uniform_below(src: RandomSource, m: np.ndarray | int, size: int | None = None) -> np.ndarray:
+    """Exactly uniform integers in [0, m) for each entry of ``m`` (int64, 1 <= m < 2^62).
+
+    Rejection sampling on masked random words: each round accepts with probability > 1/2.
+    """
+    if np.ndim(m) == 0:
+        mm = int(m)
+        if not 1 <= mm < _INT64_SAFE:
+            raise InvalidParameterError("uniform_below needs 1 <= m < 2^62")
+        return _uniform_below_scalar(src, mm, 1 if size is None else size)
+    m_arr = np.ascontiguousarray(m, dtype=np.int64).ravel()
+    n = m_arr.size
+    if n == 0:
+        return np.empty(0, dtype=np.int64)
+    lo, hi = int(m_arr.min()), int(m_arr.max())
+    if lo < 1 or hi >= _INT64_SAFE:
+        raise InvalidParameterError("uniform_below needs 1 <= m < 2^62")
+    if lo == hi:
+        return _uniform_below_scalar(src, hi, n)
+    bits = _bit_length(m_arr - 1)
+    masks = (np.int64(1) << bits) - 1
+    out = np.empty(n, dtype=np.int64)
+    todo = np.arange(n)
+    while todo.size:
+        nbits = int(bits[todo].max())
+        draw = _words(src, todo.size, max(nbits, 1)) & masks[todo]
+        ok = draw < m_arr[todo]
+        out[todo[ok]] = draw[ok]
+        todo = todo[~ok]
+    return out
+
+
+def uniform_int(src: RandomSource, low: int, high: int) -> int:
+    """One exactly uniform Python integer in [low, high] (any size, e.g. 2^(2^20))."""
+    if high < low:
+        raise InvalidParameterError(f"uniform_int needs low <= high, got {low} > {high}")
+    span = high - low + 1
+    nbits = (span - 1).bit_length()
+    if nbits == 0:
+        return low
+    nbytes = (nbits + 7) // 8
+    mask = (1 << nbits) - 1
+    while True:
+        draw = int.from_bytes(src.random_bytes(nbytes), "little") & mask
+        if draw < span:
+            return low + draw
+
+
+def bernoulli_ratio(src: RandomSource, num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """Exact Bernoulli(num/den) for int64 arrays with 0 <= num <= den < 2^62."""
+    num = np.asarray(num, dtype=np.int64)
+    den = np.asarray(den, dtype=np.int64)
+    num, den = np.broadcast_arrays(num, den)
+    return uniform_below(src, den) < num.ravel()
+
+
+# --------------------------------------------------------------------------- Bernoulli(exp(-gamma))
+
+
+def _fraction_loop_scalar(src: RandomSource, rest: int, den: int, k: int) -> bool:
+    """The loop of CKS Algorithm 1 for gamma = rest/den in [0, 1], continued from K = k."""
+    while True:
+        if uniform_int(src, 0, den * k - 1) < rest:
+            k += 1
+        else:
+            return k % 2 == 1
+
+
+def _bernoulli_exp_neg_scalar(src: RandomSource, num: int, den: int) -> bool:
+    """CKS 2020 Algorithm 1 for one rational gamma = num/den >= 0, in Python integers."""
+    whole = (num - 1) // den if num > den else 0  # leaves rest/den in [0, 1]
+    rest = num - whole * den
+    for _ in range(whole):  # Bernoulli(exp(-1)) must succeed `whole` times
+        if not _bernoulli_exp_neg_scalar(src, 1, 1):
+            return False
+    return _fraction_loop_scalar(src, rest, den, 1)
+
+
+def bernoulli_exp_neg(src: RandomSource, num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """Exact Bernoulli(exp(-num/den)) for non-negative integers num, den > 0 (CKS 2020, Alg. 1).
+
+    For gamma in [0, 1]: K = 1; while Bernoulli(gamma/K) succeeds, K += 1; return [K odd].
+    For gamma > 1: w = ceil(gamma) - 1 independent Bernoulli(exp(-1)) must all succeed, then
+    Bernoulli(exp(-(gamma - w))) with gamma - w in (0, 1]. Inputs may be int64 or Python-int object arrays;
+    entries whose arithmetic could overflow int64 take an exact Python-integer path.
+    """
+    num_a = np.atleast_1d(np.asarray(num))
+    den_a = np.atleast_1d(np.asarray(den))
+    num_a, den_a = np.broadcast_arrays(num_a, den_a)
+    num_a = num_a.ravel()
+    den_a = den_a.ravel()
+    n = num_a.size
+    out = np.zeros(n, dtype=bool)
+    if n == 0:
+        return out
+    if num_a.dtype == object or den_a.dtype == object:
+        safe = np.array(
+            [0 <= int(a) < _INT64_SAFE and 0 < int(b) < _DEN_SAFE for a, b in zip(num_a, den_a)],
+            dtype=bool,
+        )
+    else:
+        safe = (den_a > 0) & (den_a < _DEN_SAFE) & (num_a >= 0)
+    for i in np.flatnonzero(~safe):
+        a, b = int(num_a[i]), int(den_a[i])
+        if a < 0 or b <= 0:
+            raise InvalidParameterError("bernoulli_exp_neg needs num >= 0 and den > 0")
+        out[i] = _bernoulli_exp_neg_scalar(src, a, b)
+    idx = np.flatnonzero(safe)
+    if idx.size == 0:
+        return out
+    a = num_a[idx].astype(np.int64)
+    b = den_a[idx].astype(np.int64)
+    out[idx] = _bernoulli_exp_neg_int64(src, a, b)
+    return out
+
+
+def _bernoulli_exp_one(src: RandomSource, n: int) -> np.ndarray:
+    """``n`` exact Bernoulli(exp(-1)) draws: CKS Algorithm 1 with gamma = 1 (Bernoulli(1/K))."""
+    result = np.zeros(n, dtype=bool)
+    todo = np.arange(n)
+    k = 1
+    while todo.size:
+        success = _uniform_below_scalar(src, k, todo.size) == 0  # Bernoulli(1/k)
+        result[todo[~success]] = k % 2 == 1
+        todo = todo[success]
+        k += 1
+    return result
+
+
+def _bernoulli_exp_neg_int64(src: RandomSource, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Vectorised CKS Algorithm 1 for gamma = a/b with int64 a >= 0 and 0 < b < 2^53."""
+    n = a.size
+    whole = np.where(a > b, (a - 1) // b, 0)  # leaves rest/b in [0, 1]
+    rest = a - whole * b
+    alive = np.ones(n, dtype=bool)
+    remaining = whole.copy()
+    while True:  # the integer part: `whole` Bernoulli(exp(-1)) draws must all succeed
+        need = np.flatnonzero(alive & (remaining > 0))
+        if need.size == 0:
+            break
+        ok = _bernoulli_exp_one(src, need.size)
+        alive[need[~ok]] = False
+        remaining[need] -= 1
+    live = np.flatnonzero(alive)
+    result = np.zeros(live.size, dtype=bool)
+    rest_l = rest[live]
+    b_l = b[live]
+    constant_den = b_l.size > 0 and bool((b_l == b_l[0]).all())
+    todo = np.arange(live.size)
+    k = 1  # K advances in lockstep for every undecided sample
+    while todo.size:
+        if (k + 1) * int(b_l[todo].max()) >= _INT64_SAFE:
+            for j in todo:  # b*K nears the int64 range: finish exactly in Python integers
+                result[j] = _fraction_loop_scalar(src, int(rest_l[j]), int(b_l[j]), k)
+            break
+        if constant_den:
+            draw = _uniform_below_scalar(src, int(b_l[0]) * k, todo.size)
+        else:
+            draw = uniform_below(src, b_l[todo] * k)
+        success = draw < rest_l[todo]  # Bernoulli(rest / (b K))
+        result[todo[~success]] = k % 2 == 1
+        todo = todo[success]
+        k += 1
+    final = np.zeros(n, dtype=bool)
+    final[live] = result
+    return final
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+def _dyadic_upper(x: Fraction) -> tuple[int, int]:
+    """A rational t/s >= x with s a power of two and about 20 significant bits (exact if small)."""
+    if x <= 0:
+        raise InvalidParameterError(f"noise parameter must be positive, got {float(x)}")
+    if x.denominator <= (1 << 20) and x.numerator <= (1 << 40):
+        return x.numerator, x.denominator
+    exp2 = math.floor(math.log2(x.numerator) - math.log2(x.denominator))
+    shift = max(0, _SIGNIFICANT_BITS - exp2)
+    s = 1 << shift
+    t = -((-x.numerator * s) // x.denominator)  # ceil(x * s)
+    return t, s
+
+
+def _as_fraction(x: float | int | Fraction) -> Fraction:
+    if isinstance(x, Fraction):
+        return x
+    if isinstance(x, (int, np.integer)):
+        return Fraction(int(x))
+    xf = float(x)
+    if not math.isfinite(xf):
+        raise InvalidParameterError(f"noise parameter must be finite, got {x}")
+    return Fraction(xf)
+
+
+def laplace_scale_used(scale: float | Fraction) -> Fraction:
+    """The exact scale the discrete Laplace sampler uses for a requested ``scale`` (>= it)."""
+    t, s = _dyadic_upper(_as_fraction(scale))
+    return Fraction(t, s)
+
+
+def gaussian_sigma2_used(sigma2: float | Fraction) -> Fraction:
+    """The exact variance parameter the discrete Gaussian sampler uses (>= the requested one)."""
+    t, s = _dyadic_upper(_as_fraction(sigma2))
+    return Fraction(t, s)
+
+
+def discrete_laplace_variance(scale: float | Fraction) -> float:
+    """Variance of the discrete Laplace with the given scale: 2p/(1-p)^2 with p = exp(-1/scale)."""
+    lam = float(laplace_scale_used(scale))
+    p = math.exp(-1.0 / lam)
+    return 2.0 * p / (1.0 - p) ** 2
+
+
+def discrete_gaussian_variance(sigma2: float | Fraction) -> float:
+    """Exact variance of the discrete Gaussian N_Z(0, sigma2) by summation (relative error < 1e-15)."""
+    s2 = float(gaussian_sigma2_used(sigma2))
+    half = int(math.ceil(math.sqrt(s2) * 40 + 10))
+    x = np.arange(-half, half + 1, dtype=np.float64)
+    w = np.exp(-(x * x) / (2.0 * s2))
+    return float((w * x * x).sum() / w.sum())
+
+
+# --------------------------------------------------------------------------- samplers
+
+
+def discrete_laplace(src: RandomSource, scale: float | Fraction, size: int) -> np.ndarray:
+    """``size`` exact samples of the discrete Laplace: P(x) proportional to exp(-|x|/scale).
+
+    CKS 2020 Algorithm 2 with scale = t/s: U ~ Unif{0..t-1}, accept with Bernoulli(exp(-U/t));
+    V ~ Geometric via Bernoulli(exp(-1)); Y = floor((U + tV)/s); a fair sign B; reject B=1, Y=0.
+    Adding it to an integer query of L1 sensitivity D gives (D/scale)-DP.
+    """
+    if size < 0:
+        raise InvalidParameterError("size must be non-negative")
+    t, s = _dyadic_upper(_as_fraction(scale))
+    out = np.zeros(size, dtype=np.int64)
+    todo = np.arange(size)
+    while todo.size:
+        m = todo.size
+        u = _uniform_below_scalar(src, t, m)
+        keep = _bernoulli_exp_neg_int64(src, u, np.full(m, t, dtype=np.int64))
+        cand = todo[keep]
+        u = u[keep]
+        v = np.zeros(cand.size, dtype=np.int64)
+        going = np.arange(cand.size)
+        while going.size:
+            a = _bernoulli_exp_one(src, going.size)
+            v[going[a]] += 1
+            going = going[a]
+        y = (u + t * v) // s
+        sign = _uniform_below_scalar(src, 2, cand.size)
+        ok = ~((sign == 1) & (y == 0))
+        out[cand[ok]] = np.where(sign[ok] == 1, -y[ok], y[ok])
+        todo = np.concatenate([todo[~keep], cand[~ok]])
+    return out
+
+
+def discrete_gaussian(src: RandomSource, sigma2: float | Fraction, size: int) -> np.ndarray:
+    """``size`` exact samples of the discrete Gaussian N_Z(0, sigma2) (CKS 2020, Algorithm 3).
+
+    t = floor(sigma) + 1; Y ~ discrete Laplace(t); accept with
+    Bernoulli(exp(-(|Y| - sigma2/t)^2 / (2 sigma2))). Adding it to an integer query whose
+    change has squared L2 norm D2 gives (D2 / (2 sigma2))-zCDP (CKS 2020, Theorem 4 composed
+    over coordinates).
+    """
+    if size < 0:
+        raise InvalidParameterError("size must be non-negative")
+    p, q = _dyadic_upper(_as_fraction(sigma2))  # sigma2 = p/q exactly
+    t = math.isqrt(p // q) + 1  # floor(sqrt(p/q)) = isqrt(floor(p/q)), so t = floor(sigma) + 1
+    out = np.zeros(size, dtype=np.int64)
+    todo = np.arange(size)
+    den_py = 2 * p * q * t * t
+    while todo.size:
+        y = discrete_laplace(src, t, todo.size)
+        ay = np.abs(y)
+        # gamma = (|Y| q t - p)^2 / (2 p q t^2), in int64 where it fits, else Python ints
+        if den_py < _DEN_SAFE and int(ay.max(initial=0)) * q * t + p < (1 << 31):
+            num = (ay * (q * t) - p) ** 2
+            den = np.full(todo.size, den_py, dtype=np.int64)
+        else:
+            num = np.array([(int(v) * q * t - p) ** 2 for v in ay], dtype=object)
+            den = np.full(todo.size, den_py, dtype=object)
+        accept = bernoulli_exp_neg(src, num, den)
+        out[todo[accept]] = y[accept]
+        todo = todo[~accept]
+    return out
