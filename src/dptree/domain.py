@@ -131,12 +131,18 @@ class Domain:
         """A point ``frac`` of the way through bucket ``idx`` (integers: the bucket's value)."""
         if self.kind == "float":
             return np.minimum(self.lower + (idx + frac) * self.width, self.upper)
-        if self.kind == "integer" and self.width == 1:
-            return self.leaf_start(idx)
+        if (self.kind == "integer" and self.width == 1) or self.kind == "datetime":
+            return self.leaf_start(idx)  # integers and dates answer with a bucket's first value
         base = np.int64(self.lower) + idx.astype(np.int64) * np.int64(self.width)
         off = np.floor(frac * float(self.width)).astype(np.int64)
         out = np.minimum(base + off, np.int64(self.upper))
         return out.astype("datetime64[ns]") if self.kind == "datetime" else out
+
+    def format_value(self, v: Any) -> str:
+        """A public value of this domain as text (dates in ISO format)."""
+        if self.kind == "datetime":
+            return str(np.datetime64(int(v), "ns")).replace("T00:00:00.000000000", "")
+        return f"{v:g}" if self.kind == "float" else str(v)
 
     def describe(self) -> dict[str, Any]:
         return {
