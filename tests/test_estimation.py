@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from oracle import dense_gls, incidence
 
 from dptree.estimation import consistent_estimates, node_variances, range_variance
 from dptree.tree import build_layout
-
-from oracle import dense_gls, incidence
 
 
 def random_tree(rng: np.random.Generator, max_depth: int = 4) -> tuple[list[np.ndarray | None], list[int]]:

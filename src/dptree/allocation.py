@@ -13,9 +13,10 @@ where abar_j is the average of a_j over all ranges, computed in O(D) per level
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Literal, Sequence
+from typing import Literal
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .errors import InvalidParameterError
 from .tree import TreeLayout, build_layout
@@ -63,7 +64,7 @@ def _information(weights: np.ndarray, noise: NoiseKind) -> np.ndarray:
 
 
 def average_range_variance(
-    layout: TreeLayout, level_var: Sequence[float]
+    layout: TreeLayout, level_var: ArrayLike
 ) -> float:
     """Exact average variance of the GLS estimate over all ranges of the real domain."""
     abar = np.asarray(mean_block_sums(layout.domain_size, layout.fanouts))

@@ -152,30 +152,33 @@ def _query_value(text: str, release: RangeTree) -> Any:
 
 
 def _range_tree_answers(release: RangeTree, args: argparse.Namespace) -> list[dict[str, Any]]:
-    from .ranges import _z_value
-
-    z = _z_value(args.ci)
     rows: list[dict[str, Any]] = []
     fmt = release.domain.format_value
+    lower = release.domain.leaf_start(np.array([0]))[0]
+
+    def row(name: str, lo: Any, hi: Any) -> dict[str, Any]:
+        c, s = float(release.count(lo, hi)), float(release.stderr(lo, hi))
+        low, high = release.ci(lo, hi, level=args.ci)
+        return {"query": name, "estimate": c, "stderr": s, "ci_low": float(low), "ci_high": float(high)}
+
     for text in args.count:
         lo_t, hi_t = _split_range(text, release.domain.kind)
-        lo, hi = _query_value(lo_t, release), _query_value(hi_t, release)
-        c, s = float(release.count(lo, hi)), float(release.stderr(lo, hi))
-        rows.append({"query": f"count[{lo_t}, {hi_t}]", "estimate": c, "stderr": s, "ci_low": c - z * s, "ci_high": c + z * s})
+        rows.append(row(f"count[{lo_t}, {hi_t}]", _query_value(lo_t, release), _query_value(hi_t, release)))
     for text in args.cdf:
-        x = _query_value(text, release)
-        c, s = float(release.cdf(x)), float(release.cdf_stderr(x))
-        rows.append({"query": f"cdf({text})", "estimate": c, "stderr": s, "ci_low": c - z * s, "ci_high": c + z * s})
+        rows.append(row(f"cdf({text})", lower, _query_value(text, release)))
     if args.quantile:
         qs = np.asarray(args.quantile, dtype=float)
         vals = np.atleast_1d(release.quantile(qs))
         for q, v in zip(qs, vals):
-            shown = fmt(int(np.asarray(v).astype("datetime64[ns]").astype(np.int64))) if release.domain.kind == "datetime" else (
-                fmt(float(v)) if release.domain.kind == "float" else str(int(v)))
+            if release.domain.kind == "datetime":
+                shown = fmt(int(np.asarray(v).astype("datetime64[ns]").astype(np.int64)))
+            else:
+                shown = fmt(float(v)) if release.domain.kind == "float" else str(int(v))
             rows.append({"query": f"quantile({q:g})", "estimate": shown, "stderr": None, "ci_low": None, "ci_high": None})
     if args.total or not rows:
         c, s = release.total(), release.total_stderr()
-        rows.append({"query": "total", "estimate": c, "stderr": s, "ci_low": c - z * s, "ci_high": c + z * s})
+        low, high = release.total_ci(level=args.ci)
+        rows.append({"query": "total", "estimate": c, "stderr": s, "ci_low": low, "ci_high": high})
     return rows
 
 
@@ -206,7 +209,7 @@ def _cmd_query(args: argparse.Namespace) -> int:
     else:
         answer = getattr(release, "cli_answers", None)
         if answer is None:
-            raise InvalidParameterError(f"this release kind cannot be queried from the command line")
+            raise InvalidParameterError("this release kind cannot be queried from the command line")
         rows = answer(args)
         header = release.summary() if hasattr(release, "summary") else ""
     if args.format == "json":

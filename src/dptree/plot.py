@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from .errors import InputFormatError
-from .ranges import RangeTree, _z_value
+from .ranges import RangeTree
 
 __all__ = ["plot_cdf"]
 
@@ -25,18 +25,18 @@ def _pyplot() -> Any:
 
 def plot_cdf(release: RangeTree, path: str, *, level: float = 0.95, max_points: int = 4000) -> None:
     """Save a PNG of the estimated CDF (as a fraction of the estimated total) with its
-    pointwise ``level`` confidence band (count -+ z stderr, divided by the estimated total)."""
+    pointwise ``level`` confidence band (:meth:`RangeTree.ci` of each threshold count, divided by
+    the estimated total)."""
     plt = _pyplot()
-    z = _z_value(level)
     dom = release.domain
     idx = np.unique(np.linspace(0, dom.size - 1, min(dom.size, max_points)).astype(np.int64))
     xs = dom.leaf_start(idx)
     counts = release.cdf(xs)
-    se = release.cdf_stderr(xs)
+    band_low, band_high = release.ci(np.full(xs.shape, xs[0]), xs, level=level)
     mono = release.cdf(xs, monotone=True)
     n = max(float(release.cdf(xs[-1:])[0]), 1e-12)
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
-    ax.fill_between(xs, (counts - z * se) / n, (counts + z * se) / n, color="tab:blue", alpha=0.25,
+    ax.fill_between(xs, band_low / n, band_high / n, color="tab:blue", alpha=0.25,
                     label=f"{level:.0%} pointwise band")
     ax.plot(xs, counts / n, color="tab:blue", lw=1.2, label="least-squares estimate")
     ax.plot(xs, mono / n, color="tab:orange", lw=1.0, ls="--", label="monotone fit")

@@ -27,7 +27,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from statistics import NormalDist
 from typing import Any, Literal, Sequence
 
 import numpy as np
@@ -37,8 +36,9 @@ from . import noise as _noise
 from .allocation import choose_branching, level_weights
 from .budget import Budget, check_delta, check_epsilon, check_rho, zcdp_epsilon
 from .domain import Domain, coerce_values, make_domain
-from .errors import DataError, InvalidParameterError, ReleaseFileError
-from .estimation import consistent_estimates, range_variance
+from .errors import InvalidParameterError, ReleaseFileError
+from .estimation import consistent_estimates, range_error_moments, range_variance
+from .intervals import laplace_mixture_multiplier, normal_multiplier
 from .serialize import register_kind, write_release
 from .tree import TreeLayout, build_layout
 
@@ -174,7 +174,7 @@ def plan_range_tree(
     domain = make_domain(lower, upper, width)
     root_exact = nb == "replace"
     if branching is None:
-        b = choose_branching(domain.size, noise_kind, strategy, root_exact)  # type: ignore[arg-type]
+        b = choose_branching(domain.size, noise_kind, strategy, root_exact)
     else:
         b = branching
     layout = build_layout(domain.size, b)
@@ -321,7 +321,9 @@ class RangeTree:
     def _estimate(self) -> None:
         lay = self.layout
         sizes = lay.level_sizes
-        y, var, parents = [], [], [None]
+        y: list[np.ndarray] = []
+        var: list[float] = []
+        parents: list[np.ndarray | None] = [None]
         for j, m in enumerate(self.measurements):
             y.append(np.zeros(sizes[j]) if m is None else m.astype(np.float64))
             var.append(self.plan.level_variance[j])
@@ -379,13 +381,27 @@ class RangeTree:
         return _scalar_or_array(np.sqrt(self._variances(a, b, e)), lo if np.ndim(lo) else hi)
 
     def ci(self, lo: Any, hi: Any, level: float = 0.95) -> tuple[Any, Any]:
-        """Normal-approximation confidence interval (count -+ z * stderr) for :meth:`count`."""
-        z = _z_value(level)
+        """Confidence interval count -+ m * stderr for :meth:`count` at the given ``level``.
+
+        Gaussian noise: m is the normal quantile. Laplace noise: m comes from the variance-gamma
+        law matched to the range's exact error moments (:mod:`dptree.intervals`), which widens
+        intervals whose error is dominated by one node's Laplace noise.
+        """
         a, b, e = self._leaf_range(lo, hi)
         c = self._counts(a, b, e)
-        s = np.sqrt(self._variances(a, b, e))
+        s, m = self._spread(a, b, e, level)
         like = lo if np.ndim(lo) else hi
-        return _scalar_or_array(c - z * s, like), _scalar_or_array(c + z * s, like)
+        return _scalar_or_array(c - m * s, like), _scalar_or_array(c + m * s, like)
+
+    def _spread(self, a: np.ndarray, b: np.ndarray, empty: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+        """(standard error, interval multiplier) of leaf ranges [a, b]."""
+        if self.plan.noise == "gaussian":
+            return np.sqrt(self._variances(a, b, empty)), np.full(a.shape, normal_multiplier(level))
+        v1, v2 = range_error_moments(self.layout.fanouts, self.plan.level_variance, a, b)
+        v1 = np.where(empty, 0.0, v1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            k = np.where(v2 > 0, v1 * v1 / v2, np.inf)
+        return np.sqrt(v1), laplace_mixture_multiplier(k, level)
 
     def total(self) -> float:
         """Estimated number of records (exact under ``neighbors='replace'``, where n is public)."""
@@ -394,6 +410,12 @@ class RangeTree:
     def total_stderr(self) -> float:
         full = np.array([self.layout.padded_size - 1])
         return float(np.sqrt(range_variance(self.layout.block_sizes, self.plan.level_variance, np.array([0]), full)[0]))
+
+    def total_ci(self, level: float = 0.95) -> tuple[float, float]:
+        """Confidence interval of :meth:`total` (see :meth:`ci`)."""
+        a, b, e = np.array([0]), np.array([self.layout.padded_size - 1]), np.array([False])
+        s, m = self._spread(a, b, e, level)
+        return self._root - float(m[0] * s[0]), self._root + float(m[0] * s[0])
 
     def cdf(self, x: Any, *, normalize: bool = False, monotone: bool = False) -> Any:
         """Threshold count #{records <= x} (seed 003's Phi(x)); a fraction when ``normalize``.
@@ -521,12 +543,6 @@ class RangeTree:
 
     def __repr__(self) -> str:
         return f"<{self.summary()}>"
-
-
-def _z_value(level: float) -> float:
-    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < float(level) < 1:
-        raise InvalidParameterError(f"confidence level must be in (0, 1), got {level!r}")
-    return NormalDist().inv_cdf((1.0 + float(level)) / 2.0)
 
 
 def _from_document(doc: dict[str, Any]) -> RangeTree:

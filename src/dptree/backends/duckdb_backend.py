@@ -163,6 +163,7 @@ def read_column(path: str, column: str, fmt: str | None = None) -> np.ndarray:
         raise
     except Exception as exc:
         raise InputFormatError(f"cannot read column {column!r}: {str(exc).splitlines()[0]}") from exc
-    if np.ma.isMaskedArray(out):
-        out = out.astype(object).filled(None) if out.dtype.kind not in "f" else out.filled(np.nan)
+    if isinstance(out, np.ma.MaskedArray):
+        masked: Any = out
+        return np.asarray(masked.astype(object).filled(None) if out.dtype.kind != "f" else masked.filled(np.nan))
     return np.asarray(out)
