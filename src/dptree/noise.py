@@ -387,35 +387,98 @@ def discrete_gaussian_variance(sigma2: float | Fraction) -> float:
 # --------------------------------------------------------------------------- samplers
 
 
+# Margins for the float fast path of :func:`discrete_laplace`. The decision floor(x) is taken from
+# floats only when x is farther than _FLOAT_SLACK * lambda * (1 + |ln U|) + _FLOAT_SLACK * x from an
+# integer: float64 log/multiply errors are below 2^-50 relative, so 2^-40 leaves a margin of
+# ~2^10 times the worst error. Tests enlarge it to push many samples through the exact path.
+_FLOAT_SLACK = 2.0**-40
+
+
+def _exp_neg_bounds(x: Fraction, digits: int) -> tuple[Fraction, Fraction]:
+    """Rational bounds lo <= exp(-x) <= hi from correctly rounded decimal arithmetic."""
+    import decimal
+
+    ctx = decimal.Context(prec=digits)
+    xd = ctx.divide(decimal.Decimal(x.numerator), decimal.Decimal(x.denominator))
+    val = ctx.exp(-xd)
+    # relative error of val: argument rounding (<= x * 10^(1-P)) plus result rounding (10^(1-P))
+    rel = Fraction(1, 10 ** (digits - 1)) * (1 + x + 1)
+    v = Fraction(val)
+    return v * (1 - rel), v * (1 + rel)
+
+
+def _geometric_exact(src: RandomSource, word: int, lam: Fraction, guess: int) -> int:
+    """M = #{m >= 1 : U < exp(-m/lam)} exactly, for U whose first 64 bits are ``word``.
+
+    Further bits of U are drawn as needed; thresholds come from :func:`_exp_neg_bounds`.
+    """
+    a, k, digits = word, 64, 40
+    m = max(guess - 1, 0)
+
+    def below(mm: int) -> bool:  # is U < exp(-mm/lam)?  (mm = 0: always)
+        nonlocal a, k, digits
+        if mm == 0:
+            return True
+        while True:
+            lo_c, hi_c = _exp_neg_bounds(Fraction(mm) / lam, digits)
+            if Fraction(a + 1, 1 << k) <= lo_c:
+                return True
+            if Fraction(a, 1 << k) >= hi_c:
+                return False
+            a = (a << 64) | int.from_bytes(src.random_bytes(8), "little")
+            k += 64
+            digits += 25
+
+    while not below(m):
+        m -= 1
+    while below(m + 1):
+        m += 1
+    return m
+
+
 def discrete_laplace(src: RandomSource, scale: float | Fraction, size: int) -> np.ndarray:
     """``size`` exact samples of the discrete Laplace: P(x) proportional to exp(-|x|/scale).
 
-    CKS 2020 Algorithm 2 with scale = t/s: U ~ Unif{0..t-1}, accept with Bernoulli(exp(-U/t));
-    V ~ Geometric via Bernoulli(exp(-1)); Y = floor((U + tV)/s); a fair sign B; reject B=1, Y=0.
+    As in CKS 2020 (Algorithm 2, last step): a fair sign B and a magnitude M with
+    P(M >= m) = q^m, q = exp(-1/scale); (B = 1, M = 0) is rejected, giving P(x) ~ q^|x|.
+    M is sampled by inversion, M = #{m >= 1 : U < q^m} for U uniform on [0, 1), from the first 64
+    random bits of U: the float value of floor(-scale ln U) is used only when the whole interval of
+    U those bits allow, widened by a rigorous float-error margin, gives the same integer; otherwise
+    (probability about 2^-39 per sample) the same U is extended with more random bits and compared
+    with correctly rounded decimal values of q^m (:func:`_geometric_exact`). The result is exactly
+    distributed for the scale actually used (:func:`laplace_scale_used`, >= the requested scale).
     Adding it to an integer query of L1 sensitivity D gives (D/scale)-DP.
     """
     if size < 0:
         raise InvalidParameterError("size must be non-negative")
-    t, s = _dyadic_upper(_as_fraction(scale))
+    lam = laplace_scale_used(scale)
+    lam_f = float(lam)
     out = np.zeros(size, dtype=np.int64)
     todo = np.arange(size)
+    two64 = 2.0**64
     while todo.size:
-        m = todo.size
-        u = _uniform_below_scalar(src, t, m)
-        keep = _bernoulli_exp_neg_int64(src, u, np.full(m, t, dtype=np.int64))
-        cand = todo[keep]
-        u = u[keep]
-        v = np.zeros(cand.size, dtype=np.int64)
-        going = np.arange(cand.size)
-        while going.size:
-            a = _bernoulli_exp_one(src, going.size)
-            v[going[a]] += 1
-            going = going[a]
-        y = (u + t * v) // s
-        sign = _uniform_below_scalar(src, 2, cand.size)
-        ok = ~((sign == 1) & (y == 0))
-        out[cand[ok]] = np.where(sign[ok] == 1, -y[ok], y[ok])
-        todo = np.concatenate([todo[~keep], cand[~ok]])
+        n = todo.size
+        words = np.frombuffer(src.random_bytes(8 * n), dtype=np.uint64)
+        signs = np.unpackbits(np.frombuffer(src.random_bytes((n + 7) // 8), dtype=np.uint8))[:n]
+        w = words.astype(np.float64)  # relative rounding <= 2^-53, covered by the margin
+        with np.errstate(divide="ignore"):
+            ln_hi = np.log(w / two64)  # U >= w / 2^64
+        ln_lo = np.log((w + 1.0) / two64)  # U < (w + 1) / 2^64
+        x_hi = -lam_f * ln_hi  # largest possible -lam ln U
+        x_lo = -lam_f * ln_lo
+        slack = _FLOAT_SLACK * (lam_f * (1.0 - ln_hi) + x_hi)
+        with np.errstate(invalid="ignore"):
+            m_lo = np.floor(x_lo - slack)
+            m_hi = np.floor(x_hi + slack)
+        sure = np.isfinite(m_hi) & (m_lo == m_hi) & (m_hi < 2.0**62)
+        mag = np.zeros(n, dtype=np.int64)
+        mag[sure] = m_lo[sure].astype(np.int64)
+        for i in np.flatnonzero(~sure):
+            guess = int(m_lo[i]) if np.isfinite(m_lo[i]) and m_lo[i] >= 0 else 0
+            mag[i] = _geometric_exact(src, int(words[i]), lam, guess)
+        ok = ~((signs == 1) & (mag == 0))
+        out[todo[ok]] = np.where(signs[ok] == 1, -mag[ok], mag[ok])
+        todo = todo[~ok]
     return out
 
 
