@@ -321,15 +321,10 @@ class RangeTree:
     def _estimate(self) -> None:
         lay = self.layout
         sizes = lay.level_sizes
-        y: list[np.ndarray] = []
-        var: list[float] = []
-        parents: list[np.ndarray | None] = [None]
-        for j, m in enumerate(self.measurements):
-            y.append(np.zeros(sizes[j]) if m is None else m.astype(np.float64))
-            var.append(self.plan.level_variance[j])
-            if j > 0:
-                parents.append(np.arange(sizes[j]) // lay.fanouts[j - 1])
-        est = consistent_estimates(y, [np.full(s, v) for s, v in zip(sizes, var)], parents)
+        y = [np.zeros(n) if m is None else m.astype(np.float64) for m, n in zip(self.measurements, sizes)]
+        var = [float(v) for v in self.plan.level_variance]
+        parents: list[np.ndarray | None] = [None] * len(sizes)  # implied by the fanouts
+        est = consistent_estimates(y, var, parents, fanouts=lay.fanouts)
         self._leaf = est.x[-1]
         self._root = float(est.x[0][0])
         D = self.domain.size
