@@ -158,7 +158,9 @@ def test_range_error_moments_match_dense_coefficients(domain: int, branching: in
         assert m4[i] == pytest.approx((t * t).sum(), rel=1e-9, abs=1e-12)
 
 
-@pytest.mark.parametrize("fanouts,level_var", [((3, 2, 4), [np.inf, 1.0, 2.0, 0.5]), ((2, 2), [0.0, 1.0, 3.0]), ((5,), [2.0, 1.0])])
+@pytest.mark.parametrize(
+    "fanouts,level_var", [((3, 2, 4), [np.inf, 1.0, 2.0, 0.5]), ((2, 2), [0.0, 1.0, 3.0]), ((5,), [2.0, 1.0])]
+)
 def test_regular_fast_path_equals_generic_estimator(fanouts: tuple[int, ...], level_var: list[float]) -> None:
     rng = np.random.default_rng(3)
     parents, sizes = regular_tree(fanouts)

@@ -46,7 +46,11 @@ def test_uniform_below_is_uniform_and_in_range() -> None:
 def test_bernoulli_exp_neg_mean(num: int, den: int) -> None:
     src = noise.make_source(num + den)
     n = 60_000
-    x = noise.bernoulli_exp_neg(src, np.full(n, num, dtype=object if num > 2**52 else np.int64), np.full(n, den, dtype=object if den > 2**52 else np.int64))
+    x = noise.bernoulli_exp_neg(
+        src,
+        np.full(n, num, dtype=object if num > 2**52 else np.int64),
+        np.full(n, den, dtype=object if den > 2**52 else np.int64),
+    )
     p = math.exp(-num / den)
     se = math.sqrt(p * (1 - p) / n) + 1e-12
     assert abs(x.mean() - p) < 5.5 * se + (1e-9 if p in (0.0, 1.0) else 0)

@@ -191,9 +191,7 @@ def prefix_block_sums(block_sizes: Sequence[int], lo: np.ndarray, hi: np.ndarray
     return out
 
 
-def range_variance(
-    block_sizes: Sequence[int], level_var: ArrayLike, lo: np.ndarray, hi: np.ndarray
-) -> np.ndarray:
+def range_variance(block_sizes: Sequence[int], level_var: ArrayLike, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """Exact variance of the GLS estimate of the leaf range [lo, hi] of a regular tree.
 
     Levels j = 0 (root) .. L (leaves) with s_j leaves per node and noise variance sigma_j^2 on
