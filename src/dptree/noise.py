@@ -26,6 +26,7 @@ see docs/verification.md.
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import os
 from fractions import Fraction
@@ -488,7 +489,11 @@ def exp_lower_rational(x: float | Fraction) -> tuple[int, int]:
 
     p/q is a truncated partial sum of the exponential series, hence a rigorous lower bound.
     """
-    xf = _as_fraction(x)
+    return _exp_lower_rational_cached(_as_fraction(x))
+
+
+@functools.lru_cache(maxsize=256)
+def _exp_lower_rational_cached(xf: Fraction) -> tuple[int, int]:
     if xf <= 0:
         raise InvalidParameterError(f"exp_lower_rational needs x > 0, got {float(xf)}")
     extra = max(0, -math.floor(math.log2(float(xf)))) if float(xf) > 0 else 1100
