@@ -62,10 +62,12 @@ __all__ = [
     "heavypaths_privacy",
     "log_star_levels",
     "method_requirements",
+    "method_requirements_log2",
 ]
 
 Method = Literal["auto", "exponential", "treelog", "heavypaths"]
 _BASE_DOMAIN = 16  # the "|X| = O(1)" of Algorithms 1 and 2
+_BASE_H = 4  # log2(_BASE_DOMAIN): heights are compared, not sizes (|X| may be 2^(2^40))
 
 
 class InsufficientDataError(DPTreeError, ValueError):
@@ -184,10 +186,10 @@ def _height(size: int) -> int:
     return (size - 1).bit_length()
 
 
-def log_star_levels(h: int, base_domain: int = _BASE_DOMAIN) -> list[int]:
-    """Tree heights of the recursion: h, ceil(log2(h+1)), ... until 2^h <= base_domain."""
+def log_star_levels(h: int, base_height: int = _BASE_H) -> list[int]:
+    """Tree heights of the recursion: h, ceil(log2(h+1)), ... until h <= base_height (|X| <= 16)."""
     hs = [h]
-    while (1 << hs[-1]) > base_domain:
+    while hs[-1] > base_height:
         hs.append(_height(hs[-1] + 1))
     return hs
 
@@ -271,6 +273,17 @@ def _path_and_D(ms_hat: _MS, h: int, t: int, n: int, chooser: Any) -> _MS:
             d_cnt.append(total - size)
             size = total
             break
+        # levels where every point of the node lies in one child have fall-off 0 and a forced step
+        # (Algorithm 1 step 4c, "if one of them has weight 0 proceed to the other child"): jump
+        # straight to the level where the node's smallest and largest points separate (or the leaf)
+        s = h - level
+        i0 = bisect.bisect_left(ms_hat.vals, j << s)
+        i1 = bisect.bisect_left(ms_hat.vals, (j + 1) << s) - 1
+        u_min, u_max = ms_hat.vals[i0], ms_hat.vals[i1]
+        split = h if u_min == u_max else h - (u_min ^ u_max).bit_length()
+        if split > level:
+            level, j = split, u_min >> (h - split)
+            continue
         w0 = _node_weight(ms_hat, h, level + 1, 2 * j)
         w1 = w - w0
         if w0 == 0:
@@ -329,7 +342,7 @@ def _heavy_chooser(w0: int, w1: int) -> int:
 # --------------------------------------------------------------------------- exponential mechanism
 
 
-def exponential_requirement(size: int, epsilon: float, beta: float) -> int:
+def exponential_requirement(size: int, epsilon: float, beta: float, *, ln_size: float | None = None) -> int:
     """Smallest n with P(EM fails to return an interior point) <= beta on *every* dataset.
 
     P(q(S, y) = 0) <= |X| b^-OPT and OPT >= ceil(n/2), so OPT >= (2/eps') ln(|X|/beta) suffices,
@@ -337,7 +350,8 @@ def exponential_requirement(size: int, epsilon: float, beta: float) -> int:
     On point-mass data OPT = n, and n = (2/eps) ln(|X|/beta) suffices.
     """
     eps_used = effective_epsilon(exponential_base(epsilon))
-    m = math.ceil(2.0 / eps_used * (_ln_int(size) - math.log(beta)))
+    ln_x = _ln_int(size) if ln_size is None else ln_size
+    m = math.ceil(2.0 / eps_used * (ln_x - math.log(beta)))
     return max(1, 2 * m - 1)
 
 
@@ -360,7 +374,7 @@ def treelog_privacy(eps0: float, delta0: float, n: int, n_calls: int) -> tuple[f
     return 5 * eps0 * n_calls * ln, 3 * delta0 * n * n_calls * math.exp(3 * eps0 * n_calls * ln)
 
 
-def treelog_parameters(n: int, size: int, epsilon: float, delta: float, beta: float = 0.1) -> dict[str, Any]:
+def treelog_parameters(n: int, size: int, epsilon: float, delta: float, beta: float = 0.1, *, height: int | None = None) -> dict[str, Any]:
     """Per-step (eps0, delta0), trimming t and the utility check for TreeLog on n records, |X| = size.
 
     Privacy (Lemma 3.7, with n + 1 for a neighbour and N = number of calls including the base):
@@ -371,7 +385,7 @@ def treelog_parameters(n: int, size: int, epsilon: float, delta: float, beta: fl
     Utility (Lemma 3.8 with explicit constants, docs/heavypaths.md section 3): t is also large
     enough that a score t + 1 - (2/eps0) ln(4/beta') survives the Choosing Mechanism one level up.
     """
-    hs = log_star_levels(_height(size))
+    hs = log_star_levels(_height(size) if height is None else height)
     n_calls = len(hs)
     nn = n + 1
     lg = math.log2(max(nn, 2))
@@ -391,7 +405,7 @@ def treelog_parameters(n: int, size: int, epsilon: float, delta: float, beta: fl
             ok = False
     n_base = n - 3 * t * (n_calls - 1)
     base_need = 1 if n_calls == 1 else need
-    if n_base <= 0 or math.ceil(n_base / 2) - 2 / eps_em * math.log((1 << hs[-1]) / b_each) < base_need:
+    if n_base <= 0 or math.ceil(n_base / 2) - 2 / eps_em * (hs[-1] * math.log(2.0) - math.log(b_each)) < base_need:
         ok = False
     return {
         "heights": hs,
@@ -409,7 +423,7 @@ def treelog_parameters(n: int, size: int, epsilon: float, delta: float, beta: fl
 def _treelog(ms: _MS, h: int, p: dict[str, Any], src: RandomSource, depth: int = 0) -> int:
     eps0, delta0, t = p["eps0"], p["delta0"], p["t"]
     n = ms.n
-    if (1 << h) <= _BASE_DOMAIN or n <= 3 * t or depth + 1 >= p["n_calls"]:
+    if h <= _BASE_H or n <= 3 * t or depth + 1 >= p["n_calls"]:
         # Step 1: |X| = O(1) -> the exponential mechanism (also used when n <= 3t, a public fact)
         return ordered_exponential_mechanism(ms.vals, counts=ms.cnt, lower=0, upper=(1 << h) - 1, epsilon=eps0, rng=src)
     ms_hat = ms.trim(t)  # Step 2
@@ -458,13 +472,13 @@ def _hp_levels(n: int, h: int, t: int) -> list[int]:
     """Heights of the databases S_1, S_2, ... that ConstructPaths produces (public given n, |X|, t)."""
     hs = [h]
     nd = n
-    while (1 << hs[-1]) > _BASE_DOMAIN and nd > 10 * t:
+    while hs[-1] > _BASE_H and nd > 10 * t:
         hs.append(_height(hs[-1] + 1))
         nd -= 3 * t
     return hs
 
 
-def heavypaths_parameters(n: int, size: int, epsilon: float, delta: float, beta: float = 0.1) -> dict[str, Any]:
+def heavypaths_parameters(n: int, size: int, epsilon: float, delta: float, beta: float = 0.1, *, height: int | None = None) -> dict[str, Any]:
     """Explicit parameters of HeavyPaths (Algorithm 6) on n records over |X| = size.
 
     eps1 = eps/4 for StoppingPoint; eps2 the largest value with eps1 + eps_hat(eps2) <= eps;
@@ -472,7 +486,7 @@ def heavypaths_parameters(n: int, size: int, epsilon: float, delta: float, beta:
     (16/eps1) ln(8/delta) (so delta_sp <= delta/4) and the utility constraints of
     docs/heavypaths.md section 4; t = 2k (Lemma 4.3 needs t >= 2k) and t >= (3/eps2) ln(1/delta2).
     """
-    h = _height(size)
+    h = _height(size) if height is None else height
     nn = n + 1
     lg = math.log2(max(nn, 2))
     eps1 = epsilon / 4
@@ -522,7 +536,7 @@ def heavypaths_parameters(n: int, size: int, epsilon: float, delta: float, beta:
 def _construct_paths(ms: _MS, h: int, t: int) -> list[tuple[_MS, int]]:
     """Algorithm 2 (ConstructPaths): the databases S_1 = S, S_2, ... with their tree heights."""
     out = [(ms, h)]
-    while (1 << out[-1][1]) > _BASE_DOMAIN and out[-1][0].n > 10 * t:
+    while out[-1][1] > _BASE_H and out[-1][0].n > 10 * t:
         cur, hh = out[-1]
         d = _path_and_D(cur.trim(t), hh, t, cur.n, _heavy_chooser)
         out.append((d, _height(hh + 1)))
@@ -596,6 +610,16 @@ def method_requirements(size: int, *, epsilon: float, delta: float, beta: float 
     out: dict[str, int | None] = {"exponential": exponential_requirement(size, eps, beta)}
     out["treelog"] = _requirement_search(lambda n: treelog_parameters(n, size, eps, dlt, beta)["guarantee_applies"])
     out["heavypaths"] = _requirement_search(lambda n: heavypaths_parameters(n, size, eps, dlt, beta)["guarantee_applies"])
+    return out
+
+
+def method_requirements_log2(height: int, *, epsilon: float, delta: float, beta: float = 0.1) -> dict[str, int | None]:
+    """:func:`method_requirements` for |X| = 2^height given by its height (for |X| like 2^(2^40))."""
+    eps = check_epsilon(epsilon)
+    dlt = check_delta(delta, required=True)
+    out: dict[str, int | None] = {"exponential": exponential_requirement(2, eps, beta, ln_size=height * math.log(2.0))}
+    out["treelog"] = _requirement_search(lambda n: treelog_parameters(n, 2, eps, dlt, beta, height=height)["guarantee_applies"])
+    out["heavypaths"] = _requirement_search(lambda n: heavypaths_parameters(n, 2, eps, dlt, beta, height=height)["guarantee_applies"])
     return out
 
 
