@@ -35,10 +35,11 @@ def _datasets(size: int, n: int):
     far clusters. (Several point masses splitting the data are *not* covered by the n = 2 ln|X|/eps
     target: OPT drops to ~n/2 there; see exponential_requirement and docs/interior_point.md.)"""
     return {
-        "all-equal": ([0], [n]),
+        "all-equal": ([size - 2], [n]),  # not at 0: the tree methods output 0 after a bottom
         "point-mass-middle": ([size // 2], [n]),
         "point-mass-top": ([size - 1], [n]),
         "two-far-clusters": ([1, 2, size - 3, size - 2], [n // 4, n // 4, n // 4, n - 3 * (n // 4)]),
+        "point-mass-low": ([1], [n]),
     }
 
 

@@ -99,7 +99,7 @@ def exponential_mechanism(
     base <= e^(epsilon/(2 sens))) and the index is sampled exactly (:mod:`dptree.noise`).
     """
     base = exponential_base(epsilon, sensitivity)
-    src = rng if hasattr(rng, "random_bytes") else make_source(rng)  # type: ignore[arg-type]
+    src = rng if hasattr(rng, "random_bytes") else make_source(rng)
     sc = [_check_int(s, "score") for s in scores]
     if not sc:
         raise InvalidParameterError("the candidate set is empty")
@@ -190,7 +190,7 @@ def ordered_exponential_mechanism(
     if lo > hi:
         raise InvalidParameterError(f"lower must be <= upper, got {lo} > {hi}")
     base = exponential_base(epsilon, 1)
-    src = rng if hasattr(rng, "random_bytes") else make_source(rng)  # type: ignore[arg-type]
+    src = rng if hasattr(rng, "random_bytes") else make_source(rng)
     vals, cnt = _group(values, counts)
     if vals and (vals[0] < lo or vals[-1] > hi):
         raise InvalidParameterError("values must lie in [lower, upper] (clamp them first)")
@@ -243,7 +243,7 @@ def choosing_mechanism(
     if dlt > math.exp(-1):
         raise InvalidParameterError("the Choosing Mechanism needs delta <= 1/e")
     kk = _check_int(k, "k")
-    src = rng if hasattr(rng, "random_bytes") else make_source(rng)  # type: ignore[arg-type]
+    src = rng if hasattr(rng, "random_bytes") else make_source(rng)
     qs = [_check_int(x, "quality") for x in qualities]
     if any(x < 0 for x in qs):
         raise InvalidParameterError("qualities must be non-negative")
@@ -295,7 +295,7 @@ class AboveThreshold:
     def __post_init__(self) -> None:
         eps = check_epsilon(self.epsilon)
         self.epsilon = eps
-        self._src = self.rng if hasattr(self.rng, "random_bytes") else make_source(self.rng)  # type: ignore[assignment,arg-type]
+        self._src = self.rng if hasattr(self.rng, "random_bytes") else make_source(self.rng)  # type: ignore[assignment]
         rho = int(discrete_laplace(self._src, Fraction(2) / Fraction(eps), 1)[0])
         # f + nu >= c + rho  <=>  f + nu - rho >= ceil(c) for integer f, nu, rho
         self._noisy = Fraction(math.ceil(Fraction(self.threshold))) + rho

@@ -663,12 +663,13 @@ def _check_beta(beta: Any) -> float:
 def _prepare(values: Any, lower: Any, upper: Any, counts: Sequence[int] | None) -> tuple[_Encoding, list[int], list[int]]:
     enc = _encoding(lower, upper)
     offs = _encode_values(values, enc)
+    cl: list[int] | None = None
     if counts is not None:
         cl = [int(c) for c in counts]
         if len(cl) != len(offs) or any(c < 0 for c in cl):
             raise DataError("counts must be non-negative integers, one per value")
     else:
-        cl = None  # type: ignore[assignment]
+        cl = None
     vals, cnt = _group(offs, cl)
     if sum(cnt) == 0:
         raise DataError("the data is empty; an interior point needs at least one record")
@@ -729,16 +730,17 @@ def interior_point(
                              {"epsilon_used": effective_epsilon(exponential_base(eps))})
     h = _height(size)
     ms = _MS(vals, cnt)
+    req_t: int | None
     if method == "treelog":
         p = treelog_parameters(n, size, eps, dlt, b)
-        y = _treelog(ms, h, p, src)
-        req = _requirement_search(lambda k: treelog_parameters(k, size, eps, dlt, b)["guarantee_applies"])
+        yt = _treelog(ms, h, p, src)
+        req_t = _requirement_search(lambda k: treelog_parameters(k, size, eps, dlt, b)["guarantee_applies"])
     else:
         p = heavypaths_parameters(n, size, eps, dlt, b)
         out = _heavypaths(ms, h, p, src)
-        y = 0 if out is None else out  # bottom -> a data-independent output
-        req = _requirement_search(lambda k: heavypaths_parameters(k, size, eps, dlt, b)["guarantee_applies"])
-    return InteriorPoint(enc.decode(y), method, eps, dlt, b, n, req, bool(p["guarantee_applies"]), src.private, p)
+        yt = 0 if out is None else out  # bottom -> a data-independent output
+        req_t = _requirement_search(lambda k: heavypaths_parameters(k, size, eps, dlt, b)["guarantee_applies"])
+    return InteriorPoint(enc.decode(yt), method, eps, dlt, b, n, req_t, bool(p["guarantee_applies"]), src.private, p)
 
 
 # --------------------------------------------------------------------------- quantiles
@@ -867,7 +869,8 @@ def learn_threshold(
     2. Otherwise S = the m largest points labelled 1 and the m smallest labelled 0; one record
        changes S in at most 2 elements, so an interior point y* of S released with (epsilon/4,
        delta / (2 e^(epsilon/4)))-DP is (epsilon/2, delta)-DP by group privacy.
-    3. h(x) = 1{x <= y*}. In total (3 epsilon/4, delta)-DP <= (epsilon, delta)-DP.
+    3. h(x) = 1{x <= y*}. In total (3 epsilon/4, delta)-DP <= (epsilon, delta)-DP for add/remove-one
+       neighbours (a replaced record counts as two changes: (3 epsilon/2, ...) by group privacy).
     """
     from .noise import discrete_laplace
 
