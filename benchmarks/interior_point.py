@@ -236,9 +236,11 @@ the millions because every constant of the paper is paid: eps is divided by 5 N 
 or by about 8 log2 n (HeavyPaths), and the trimming parameter t must survive a Choosing Mechanism
 with error (16/eps') ln(4n/(beta eps' delta')). Below 3t records TreeLog falls back to the
 exponential mechanism with the per-step eps0 (hence its n90 of about 200x the exponential
-mechanism's on small domains); HeavyPaths' n90 of about 5.5e5 is where its StoppingPoint starts
-to succeed, almost independent of |X|. On two far clusters every method is easy (the interior
-is almost the whole domain) except HeavyPaths, whose bottom output (0) lies outside the data.
+mechanism's on small domains). On point masses HeavyPaths' StoppingPoint stops at d = 1 (S itself
+has a heavy element) and the Choosing Mechanism picks it once its bottom threshold
+(8/eps2) ln(4/(eps2 delta2)) is passed: n90 of about 5.5e5 whatever |X| (1.9e6 when the mass is
+split in three). On two far clusters every method is easy (the interior is almost the whole
+domain) except HeavyPaths, whose bottom output (0) lies outside the data.
 
 ## Crossover from the stated bounds, |X| = 2^(2^k)
 
@@ -246,11 +248,15 @@ is almost the whole domain) except HeavyPaths, whose bottom output (0) lies outs
 
 {summary}
 
-In words: with the papers' constants the exponential mechanism needs fewer samples on every domain
-up to |X| = 2^(2^20) (a million-bit integer) by its stated bound, and by measurement on all domains
-up to 2^(2^16); measured on point masses, the tree methods start to win between 2^(2^16) and
-2^(2^20), where the exponential mechanism needs about 1.5 million records. `method="auto"` follows
-the stated bounds and therefore chooses the exponential mechanism for every |X| < 2^(2^21).
+In words: with the papers' constants the exponential mechanism has the smaller *stated*
+requirement on every domain up to |X| = 2^(2^20) (a million-bit integer); TreeLog's stated bound
+wins from 2^(2^21), HeavyPaths' from 2^(2^25) (its better log* exponent never pays for its larger
+constants at any representable size). *Measured*, the exponential mechanism needs fewer records up
+to |X| = 2^(2^18); on point masses HeavyPaths (5.5e5) beats it from 2^(2^19) (EM 7.4e5), TreeLog
+(1.1e6) from 2^(2^20) (EM 1.5e6); on three point masses the first measured win is at 2^(2^20).
+Every realistic domain (|X| <= 2^64 or 2^1024) stays far on the exponential mechanism's side.
+`method="auto"` follows the stated bounds and therefore chooses the exponential mechanism for
+every |X| < 2^(2^21).
 
 ![success against n and stated requirements]({png})
 """
