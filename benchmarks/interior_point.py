@@ -31,8 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from dptree.thresholds import (  # noqa: E402
-    exponential_requirement,
+from dptree.thresholds import (
     interior_point,
     method_requirements_log2,
 )
@@ -117,7 +116,7 @@ def crossover() -> list[tuple[int, int, int, int, int | None]]:
 
 def curve(h: int, name: str, runs: int) -> dict[str, list[tuple[int, float]]]:
     out: dict[str, list[tuple[int, float]]] = {}
-    grid = [int(10 * 2 ** (i / 2)) for i in range(0, 45)]  # 10 .. ~4e7
+    grid = [int(10 * 2 ** (i / 2)) for i in range(45)]  # 10 .. ~4e7
     for m in METHODS:
         pts = []
         for i, n in enumerate(grid):
@@ -155,7 +154,7 @@ def main() -> None:
         for d in DATASETS:
             em, tl, hp = (res[(m, h, d)] for m in METHODS)
             st = stated[h]
-            fmt = lambda x: "—" if x is None else f"{x:,}"  # noqa: E731
+            fmt = lambda x: "—" if x is None else f"{x:,}"
             lines.append(
                 f"| {size_label(h)} | {d} | {fmt(em[0])} | {fmt(tl[0])} | {fmt(hp[0])} | {fmt(st['exponential'])} | "
                 f"{fmt(st['treelog'])} ({tl[1]:.2f}) | {fmt(st['heavypaths'])} ({hp[1]:.2f}) |"

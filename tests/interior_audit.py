@@ -8,12 +8,13 @@ claimed epsilon only with probability <= alpha (up to the delta term, negligible
 
 from __future__ import annotations
 
-import collections
 import math
-from typing import Any, Callable, Hashable
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from interior_stats import eps_lower_bound
 
 from dptree.noise import make_source
-from interior_stats import eps_lower_bound
 
 
 def _events(outputs1: list[Hashable], outputs2: list[Hashable]) -> list[Callable[[Any], bool]]:

@@ -7,7 +7,9 @@ import math
 from fractions import Fraction
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from interior_stats import binom_sf, em_interval_law
 from scipy import stats
 
 from dptree import noise
@@ -24,8 +26,6 @@ from dptree.mechanisms import (
     interior_quality_intervals,
     ordered_exponential_mechanism,
 )
-from interior_stats import binom_sf, em_interval_law
-
 
 # ------------------------------------------------------------------ noise.py samplers
 

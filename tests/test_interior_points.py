@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from interior_stats import binom_sf, em_interval_law, ln_int
 
 from dptree.budget import Budget
 from dptree.mechanisms import effective_epsilon, exponential_base
@@ -25,7 +26,6 @@ from dptree.thresholds import (
     treelog_parameters,
     treelog_privacy,
 )
-from interior_stats import binom_sf, em_interval_law, ln_int
 
 EPS, DELTA, BETA = 1.0, 1e-6, 0.1
 

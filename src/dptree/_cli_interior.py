@@ -19,7 +19,7 @@ from typing import Any
 
 from .errors import DPTreeError, InputFormatError
 
-__all__ = ["register", "run_interior_point", "read_column"]
+__all__ = ["read_column", "register", "run_interior_point"]
 
 
 def _bound(text: str) -> int | float:

@@ -20,9 +20,9 @@ is a count), which is what makes exact sampling possible.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Sequence
 
 from .budget import check_delta, check_epsilon
 from .errors import InvalidParameterError
@@ -38,17 +38,17 @@ from .noise import (
 )
 
 __all__ = [
-    "exponential_mechanism",
-    "exponential_base",
-    "effective_epsilon",
-    "ordered_exponential_mechanism",
-    "interior_quality_intervals",
-    "choosing_mechanism",
-    "choosing_threshold",
-    "choosing_error_bound",
+    "BOTTOM",
     "AboveThreshold",
     "above_threshold_error_bound",
-    "BOTTOM",
+    "choosing_error_bound",
+    "choosing_mechanism",
+    "choosing_threshold",
+    "effective_epsilon",
+    "exponential_base",
+    "exponential_mechanism",
+    "interior_quality_intervals",
+    "ordered_exponential_mechanism",
 ]
 
 BOTTOM = None  # the symbol "bottom" (no answer) returned by the Choosing Mechanism

@@ -25,9 +25,10 @@ from __future__ import annotations
 import bisect
 import math
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
 
 import numpy as np
 
@@ -47,22 +48,22 @@ from .mechanisms import (
 from .noise import RandomSource, RngLike, exp_lower_rational, make_source, sample_exponential_index
 
 __all__ = [
-    "InteriorPoint",
-    "interior_point",
     "InsufficientDataError",
-    "ThresholdClassifier",
-    "learn_threshold",
-    "median",
-    "quantile",
+    "InteriorPoint",
     "QuantileRelease",
+    "ThresholdClassifier",
     "exponential_requirement",
-    "treelog_parameters",
-    "treelog_privacy",
     "heavypaths_parameters",
     "heavypaths_privacy",
+    "interior_point",
+    "learn_threshold",
     "log_star_levels",
+    "median",
     "method_requirements",
     "method_requirements_log2",
+    "quantile",
+    "treelog_parameters",
+    "treelog_privacy",
 ]
 
 Method = Literal["auto", "exponential", "treelog", "heavypaths"]
@@ -218,7 +219,7 @@ class _MS:
         ge = self.n - self.pre[bisect.bisect_left(self.vals, y)]
         return min(le, ge)
 
-    def trim(self, t: int) -> "_MS":
+    def trim(self, t: int) -> _MS:
         """Remove the t smallest and t largest elements."""
         if 2 * t >= self.n:
             return _MS([], [])
@@ -679,8 +680,8 @@ def _prepare(values: Any, lower: Any, upper: Any, counts: Sequence[int] | None) 
 def interior_point(
     values: Any,
     *,
-    lower: int | float,
-    upper: int | float,
+    lower: float,
+    upper: float,
     epsilon: float,
     delta: float = 0.0,
     method: Method = "auto",
@@ -762,8 +763,8 @@ def quantile(
     values: Any,
     q: float,
     *,
-    lower: int | float,
-    upper: int | float,
+    lower: float,
+    upper: float,
     epsilon: float,
     rng: RngLike = None,
     counts: Sequence[int] | None = None,
@@ -818,8 +819,8 @@ def quantile(
 def median(
     values: Any,
     *,
-    lower: int | float,
-    upper: int | float,
+    lower: float,
+    upper: float,
     epsilon: float,
     rng: RngLike = None,
     counts: Sequence[int] | None = None,
@@ -852,8 +853,8 @@ def learn_threshold(
     x: Any,
     y: Any,
     *,
-    lower: int | float,
-    upper: int | float,
+    lower: float,
+    upper: float,
     epsilon: float,
     delta: float = 0.0,
     method: Method = "exponential",
