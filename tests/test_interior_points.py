@@ -247,3 +247,46 @@ def test_learn_threshold_with_treelog_backend_runs():
     y = (x <= 2**19).astype(int)
     h = learn_threshold(x, y, lower=0, upper=2**20, epsilon=1.0, delta=1e-6, method="treelog", rng=4)
     assert h.threshold is not None and h.delta == 1e-6
+
+
+# ------------------------------------------------------------------ sensitivities, brute force on tiny domains
+
+
+def _neighbours(data, dom):
+    for x in dom:  # add one record
+        yield data + [x]
+    for i in range(len(data)):  # remove one record
+        yield data[:i] + data[i + 1 :]
+
+
+def test_interior_quality_has_sensitivity_one_brute_force():
+    import itertools
+
+    dom = range(5)
+    for m in range(0, 5):
+        for data in itertools.combinations_with_replacement(dom, m):
+            data = list(data)
+            for nb in _neighbours(data, dom):
+                for y in dom:
+                    q1 = min(sum(x <= y for x in data), sum(x >= y for x in data))
+                    q2 = min(sum(x <= y for x in nb), sum(x >= y for x in nb))
+                    assert abs(q1 - q2) <= 1
+
+
+def test_quantile_score_sensitivity_is_denominator_brute_force():
+    import itertools
+    from fractions import Fraction
+
+    dom = range(4)
+    for q in (Fraction(1, 2), Fraction(1, 10), Fraction(9, 10), Fraction(1, 3)):
+        a, b = q.numerator, q.denominator
+        worst = 0
+        for m in range(0, 5):
+            for data in itertools.combinations_with_replacement(dom, m):
+                data = list(data)
+                for nb in _neighbours(data, dom):
+                    for y in dom:
+                        s1 = -abs(b * sum(x <= y for x in data) - a * len(data))
+                        s2 = -abs(b * sum(x <= y for x in nb) - a * len(nb))
+                        worst = max(worst, abs(s1 - s2))
+        assert worst <= b  # quantile() calibrates the exponential mechanism with sensitivity b
