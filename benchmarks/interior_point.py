@@ -64,8 +64,17 @@ def success(method: str, h: int, name: str, n: int, runs: int, seed: int) -> flo
     vals, cnt = [v for v, c in zip(vals, cnt) if c], [c for c in cnt if c]
     ok = 0
     for r in range(runs):
-        res = interior_point(vals, counts=cnt, lower=0, upper=size - 1, epsilon=EPS, delta=DELTA,
-                             method=method, beta=BETA, rng=seed * 100_003 + r)  # type: ignore[arg-type]
+        res = interior_point(
+            vals,
+            counts=cnt,
+            lower=0,
+            upper=size - 1,
+            epsilon=EPS,
+            delta=DELTA,
+            method=method,
+            beta=BETA,
+            rng=seed * 100_003 + r,
+        )  # type: ignore[arg-type]
         ok += min(vals) <= res.value <= max(vals)
     return ok / runs
 
@@ -148,7 +157,9 @@ def main() -> None:
     elapsed = time.time() - t_start
 
     lines: list[str] = []
-    lines.append("| |X| | data | EM n90 | TreeLog n90 | HeavyPaths n90 | EM stated | TreeLog stated (success there) | HeavyPaths stated (success there) |")
+    lines.append(
+        "| |X| | data | EM n90 | TreeLog n90 | HeavyPaths n90 | EM stated | TreeLog stated (success there) | HeavyPaths stated (success there) |"
+    )
     lines.append("|---|---|---:|---:|---:|---:|---:|---:|")
     for h in heights:
         for d in DATASETS:
@@ -160,8 +171,10 @@ def main() -> None:
                 f"{fmt(st['treelog'])} ({tl[1]:.2f}) | {fmt(st['heavypaths'])} ({hp[1]:.2f}) |"
             )
     table = "\n".join(lines)
-    clines = ["| k (|X| = 2^(2^k)) | EM stated, any data | EM, point-mass data | TreeLog stated | HeavyPaths stated |",
-              "|---:|---:|---:|---:|---:|"]
+    clines = [
+        "| k (|X| = 2^(2^k)) | EM stated, any data | EM, point-mass data | TreeLog stated | HeavyPaths stated |",
+        "|---:|---:|---:|---:|---:|",
+    ]
     first_tl = first_hp = first_tl_pm = None
     for k, em, em_pm, tl, hp in cross:
         clines.append(f"| {k} | {em:.3g} | {em_pm:.3g} | {tl:,} | {hp:,} |")
@@ -188,16 +201,36 @@ def main() -> None:
                 first = h
                 break
         measured.append(f"{d}: " + ("none up to " + size_label(heights[-1]) if first is None else size_label(first)))
-    msummary = "Measured crossover (smallest |X| in the table where TreeLog or HeavyPaths needs fewer records than the exponential mechanism for 90% success): " + "; ".join(measured) + "."
+    msummary = (
+        "Measured crossover (smallest |X| in the table where TreeLog or HeavyPaths needs fewer records than the exponential mechanism for 90% success): "
+        + "; ".join(measured)
+        + "."
+    )
     Path(args.md).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.png).with_suffix(".json").write_text(json.dumps(
-        {"cells": [[m, h if h <= 64 else f"2^{h.bit_length() - 1}", d, f, a] for m, h, d, f, a, _ in results],
-         "curve_2_64_all_equal": curves, "crossover": cross}, indent=1))
+    Path(args.png).with_suffix(".json").write_text(
+        json.dumps(
+            {
+                "cells": [[m, h if h <= 64 else f"2^{h.bit_length() - 1}", d, f, a] for m, h, d, f, a, _ in results],
+                "curve_2_64_all_equal": curves,
+                "crossover": cross,
+            },
+            indent=1,
+        )
+    )
     _plot(curves, cross, args.png)
     cmd = "PYTHONPATH=src python3 benchmarks/interior_point.py " + " ".join(sys.argv[1:])
-    Path(args.md).write_text(DOC.format(cmd=cmd, table=table, ctable=ctable, summary=summary,
-                                        msummary=msummary, elapsed=elapsed, runs=args.runs,
-                                        png=Path(args.png).name))
+    Path(args.md).write_text(
+        DOC.format(
+            cmd=cmd,
+            table=table,
+            ctable=ctable,
+            summary=summary,
+            msummary=msummary,
+            elapsed=elapsed,
+            runs=args.runs,
+            png=Path(args.png).name,
+        )
+    )
     print(table)
     print()
     print(ctable)

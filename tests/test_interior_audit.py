@@ -28,7 +28,8 @@ def test_audit_exponential_mechanism_and_flags_doubled_epsilon():
     d1 = [0] + [1] * 29
     d2 = [1] + [0] * 29
     assert audit_epsilon(lambda d, s: _em(d, s), d1, d2, 10000, seed=1) <= EPS
-    broken = lambda d, s: _em(d, s, 2 * EPS)
+    def broken(d, s):
+        return _em(d, s, 2 * EPS)
     assert audit_epsilon(broken, d1, d2, 10000, seed=2) > EPS
 
 
@@ -40,7 +41,8 @@ def test_audit_interior_point_em_and_flags_broken_weights():
         return ordered_exponential_mechanism(d, lower=0, upper=5, epsilon=eps, rng=s)
 
     assert audit_epsilon(mech, d1, d2, 10000, seed=3) <= EPS
-    broken = lambda d, s: mech(d, s, 4 * EPS)
+    def broken(d, s):
+        return mech(d, s, 4 * EPS)
     assert audit_epsilon(broken, d1, d2, 10000, seed=4) > EPS
 
 

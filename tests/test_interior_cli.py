@@ -27,7 +27,9 @@ def _run(argv, capsys):
 def test_cli_interior_point(tmp_path, capsys):
     f = tmp_path / "ages.csv"
     f.write_text("age,other\n" + "".join(f"{30 + i % 5},x\n" for i in range(300)))
-    code, out, err = _run([str(f), "--column", "age", "--lower", "0", "--upper", "150", "--epsilon", "1", "--seed", "3"], capsys)
+    code, out, err = _run(
+        [str(f), "--column", "age", "--lower", "0", "--upper", "150", "--epsilon", "1", "--seed", "3"], capsys
+    )
     assert code == 0, err
     lines = dict(line.split(": ", 1) for line in out.strip().splitlines())
     assert 30 <= int(lines["interior_point"]) <= 34
@@ -37,14 +39,34 @@ def test_cli_interior_point(tmp_path, capsys):
 def test_cli_float_bounds_and_treelog(tmp_path, capsys):
     f = tmp_path / "d.csv"
     f.write_text("v\n" + "".join(f"{0.5 + (i % 3) / 10}\n" for i in range(60)))
-    code, out, _ = _run([str(f), "--column", "v", "--lower", "0.0", "--upper", "1.0", "--epsilon", "1",
-                         "--delta", "1e-6", "--method", "treelog", "--seed", "1"], capsys)
+    code, out, _ = _run(
+        [
+            str(f),
+            "--column",
+            "v",
+            "--lower",
+            "0.0",
+            "--upper",
+            "1.0",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-6",
+            "--method",
+            "treelog",
+            "--seed",
+            "1",
+        ],
+        capsys,
+    )
     assert code == 0 and "method: treelog" in out and "guarantee_applies: False" in out
 
 
 def test_cli_stdin(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO("v\n" + "7\n" * 100))
-    code, out, _ = _run(["-", "--column", "v", "--lower", "0", "--upper", "100", "--epsilon", "1", "--seed", "2"], capsys)
+    code, out, _ = _run(
+        ["-", "--column", "v", "--lower", "0", "--upper", "100", "--epsilon", "1", "--seed", "2"], capsys
+    )
     assert code == 0 and "interior_point: 7" in out
 
 
@@ -70,9 +92,13 @@ def test_cli_errors_are_one_line(tmp_path, capsys, argv_tail, needle):
 
 
 def test_cli_missing_file_and_too_little_data(tmp_path, capsys):
-    code, _, err = _run([str(tmp_path / "none.csv"), "--column", "v", "--lower", "0", "--upper", "9", "--epsilon", "1"], capsys)
+    code, _, err = _run(
+        [str(tmp_path / "none.csv"), "--column", "v", "--lower", "0", "--upper", "9", "--epsilon", "1"], capsys
+    )
     assert code == 2 and "file not found" in err
     f = tmp_path / "d.csv"
     f.write_text("v\n1\n2\n")
-    code, _, err = _run([str(f), "--column", "v", "--lower", "0", "--upper", str(2**64), "--epsilon", "1", "--delta", "1e-6"], capsys)
+    code, _, err = _run(
+        [str(f), "--column", "v", "--lower", "0", "--upper", str(2**64), "--epsilon", "1", "--delta", "1e-6"], capsys
+    )
     assert code == 2 and "run_anyway" in err

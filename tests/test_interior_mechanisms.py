@@ -202,7 +202,9 @@ def test_ordered_em_exact_law_on_small_domain():
             probs[y] = p / (e - s + 1)
     src = noise.make_source(21)
     n = 40000
-    c = collections.Counter(ordered_exponential_mechanism(data, lower=0, upper=11, epsilon=eps, rng=src) for _ in range(n))
+    c = collections.Counter(
+        ordered_exponential_mechanism(data, lower=0, upper=11, epsilon=eps, rng=src) for _ in range(n)
+    )
     assert _chi2_pvalue([c[y] for y in range(12)], probs) > 1e-6
 
 
@@ -211,7 +213,9 @@ def test_ordered_em_huge_domain_point_mass_and_ties():
     n = math.ceil(2 * (1 << 20) * math.log(2)) + 10
     src = noise.make_source(2)
     x = big // 3
-    outs = [ordered_exponential_mechanism([x], counts=[n], lower=0, upper=big - 1, epsilon=1.0, rng=src) for _ in range(10)]
+    outs = [
+        ordered_exponential_mechanism([x], counts=[n], lower=0, upper=big - 1, epsilon=1.0, rng=src) for _ in range(10)
+    ]
     assert all(o == x for o in outs)
     # many ties around two values on a 2^64 domain
     vals = [7] * 500 + [9] * 500
@@ -231,7 +235,9 @@ def test_ordered_em_rejects_out_of_domain_values():
 
 def test_choosing_constants_match_lemma_2_4():
     eps, delta, beta, n, k = 0.5, 1e-6, 0.05, 1000, 3
-    assert choosing_error_bound(eps, delta, beta, n, k) == pytest.approx(16 / eps * math.log(4 * k * n / (beta * eps * delta)))
+    assert choosing_error_bound(eps, delta, beta, n, k) == pytest.approx(
+        16 / eps * math.log(4 * k * n / (beta * eps * delta))
+    )
     assert choosing_threshold(eps, delta, k) == pytest.approx(8 / eps * math.log(4 * k / (eps * delta)))
 
 

@@ -125,7 +125,9 @@ def test_heavypaths_calibration_meets_lemma_4_11(n, size):
 
 def test_advanced_composition_formula():
     e, k, d = 0.01, 9, 1e-7
-    assert _advanced(e, k, d) == pytest.approx(min(k * e, e * math.sqrt(2 * k * math.log(1 / d)) + k * e * math.expm1(e)))
+    assert _advanced(e, k, d) == pytest.approx(
+        min(k * e, e * math.sqrt(2 * k * math.log(1 / d)) + k * e * math.expm1(e))
+    )
     assert _advanced(e, 0, d) == 0.0
 
 
@@ -141,8 +143,9 @@ def test_tree_methods_reach_stated_success_at_stated_n(method):
     for name, (vals, cnt) in _datasets(size, req).items():
         fails = 0
         for seed in range(runs):
-            r = interior_point(vals, counts=cnt, lower=0, upper=size - 1, epsilon=EPS, delta=DELTA,
-                               method=method, beta=BETA, rng=seed)
+            r = interior_point(
+                vals, counts=cnt, lower=0, upper=size - 1, epsilon=EPS, delta=DELTA, method=method, beta=BETA, rng=seed
+            )
             assert r.guarantee_applies and r.n_required == req
             fails += not (min(vals) <= r.value <= max(vals))
         assert binom_sf(fails, runs, BETA) > 1e-6, (method, name, fails)

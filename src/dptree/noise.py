@@ -25,6 +25,8 @@ see docs/verification.md.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import math
 import os
 from fractions import Fraction
@@ -539,9 +541,6 @@ def discrete_gaussian(src: RandomSource, sigma2: float | Fraction, size: int) ->
 #
 # Running time depends on the data through the number of rejections (expected < 2.1 rounds), as
 # for the CKS samplers above.
-
-import bisect  # imports of the appended section (the module above is unchanged)
-import functools
 
 _EXP_BASE_BITS = 64
 

@@ -375,7 +375,9 @@ def treelog_privacy(eps0: float, delta0: float, n: int, n_calls: int) -> tuple[f
     return 5 * eps0 * n_calls * ln, 3 * delta0 * n * n_calls * math.exp(3 * eps0 * n_calls * ln)
 
 
-def treelog_parameters(n: int, size: int, epsilon: float, delta: float, beta: float = 0.1, *, height: int | None = None) -> dict[str, Any]:
+def treelog_parameters(
+    n: int, size: int, epsilon: float, delta: float, beta: float = 0.1, *, height: int | None = None
+) -> dict[str, Any]:
     """Per-step (eps0, delta0), trimming t and the utility check for TreeLog on n records, |X| = size.
 
     Privacy (Lemma 3.7, with n + 1 for a neighbour and N = number of calls including the base):
@@ -449,7 +451,9 @@ def _advanced(eps: float, k: int, dstar: float) -> float:
     return min(k * eps, adv)
 
 
-def heavypaths_privacy(eps1: float, eps2: float, delta2: float, k: int, n: int, levels: int, delta: float) -> tuple[float, float]:
+def heavypaths_privacy(
+    eps1: float, eps2: float, delta2: float, k: int, n: int, levels: int, delta: float
+) -> tuple[float, float]:
     """(eps_bar, delta_bar) of HeavyPaths (seed 002, Lemma 4.11 with explicit constants).
 
     StoppingPoint: pure eps1 on the events d_hat <= d*(S), failure delta_sp = e^{-eps1 (k-2)/8}
@@ -479,7 +483,9 @@ def _hp_levels(n: int, h: int, t: int) -> list[int]:
     return hs
 
 
-def heavypaths_parameters(n: int, size: int, epsilon: float, delta: float, beta: float = 0.1, *, height: int | None = None) -> dict[str, Any]:
+def heavypaths_parameters(
+    n: int, size: int, epsilon: float, delta: float, beta: float = 0.1, *, height: int | None = None
+) -> dict[str, Any]:
     """Explicit parameters of HeavyPaths (Algorithm 6) on n records over |X| = size.
 
     eps1 = eps/4 for StoppingPoint; eps2 the largest value with eps1 + eps_hat(eps2) <= eps;
@@ -610,7 +616,9 @@ def method_requirements(size: int, *, epsilon: float, delta: float, beta: float 
     dlt = check_delta(delta, required=True)
     out: dict[str, int | None] = {"exponential": exponential_requirement(size, eps, beta)}
     out["treelog"] = _requirement_search(lambda n: treelog_parameters(n, size, eps, dlt, beta)["guarantee_applies"])
-    out["heavypaths"] = _requirement_search(lambda n: heavypaths_parameters(n, size, eps, dlt, beta)["guarantee_applies"])
+    out["heavypaths"] = _requirement_search(
+        lambda n: heavypaths_parameters(n, size, eps, dlt, beta)["guarantee_applies"]
+    )
     return out
 
 
@@ -619,8 +627,12 @@ def method_requirements_log2(height: int, *, epsilon: float, delta: float, beta:
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta, required=True)
     out: dict[str, int | None] = {"exponential": exponential_requirement(2, eps, beta, ln_size=height * math.log(2.0))}
-    out["treelog"] = _requirement_search(lambda n: treelog_parameters(n, 2, eps, dlt, beta, height=height)["guarantee_applies"])
-    out["heavypaths"] = _requirement_search(lambda n: heavypaths_parameters(n, 2, eps, dlt, beta, height=height)["guarantee_applies"])
+    out["treelog"] = _requirement_search(
+        lambda n: treelog_parameters(n, 2, eps, dlt, beta, height=height)["guarantee_applies"]
+    )
+    out["heavypaths"] = _requirement_search(
+        lambda n: heavypaths_parameters(n, 2, eps, dlt, beta, height=height)["guarantee_applies"]
+    )
     return out
 
 
@@ -661,7 +673,9 @@ def _check_beta(beta: Any) -> float:
     return b
 
 
-def _prepare(values: Any, lower: Any, upper: Any, counts: Sequence[int] | None) -> tuple[_Encoding, list[int], list[int]]:
+def _prepare(
+    values: Any, lower: Any, upper: Any, counts: Sequence[int] | None
+) -> tuple[_Encoding, list[int], list[int]]:
     enc = _encoding(lower, upper)
     offs = _encode_values(values, enc)
     cl: list[int] | None = None
@@ -727,8 +741,18 @@ def interior_point(
     if method == "exponential":
         y = ordered_exponential_mechanism(vals, counts=cnt, lower=0, upper=size - 1, epsilon=eps, rng=src)
         req = exponential_requirement(size, eps, b)
-        return InteriorPoint(enc.decode(y), "exponential", eps, 0.0, b, n, req, n >= req, src.private,
-                             {"epsilon_used": effective_epsilon(exponential_base(eps))})
+        return InteriorPoint(
+            enc.decode(y),
+            "exponential",
+            eps,
+            0.0,
+            b,
+            n,
+            req,
+            n >= req,
+            src.private,
+            {"epsilon_used": effective_epsilon(exponential_base(eps))},
+        )
     h = _height(size)
     ms = _MS(vals, cnt)
     req_t: int | None
@@ -908,6 +932,15 @@ def learn_threshold(
     if method == "exponential":
         yv = ordered_exponential_mechanism(s_vals, lower=0, upper=enc.size - 1, epsilon=eps / 4, rng=src)
         return ThresholdClassifier(enc.decode(yv), None, eps, 0.0, src.private)
-    ip = interior_point([enc.decode(v) for v in s_vals], lower=lower, upper=upper, epsilon=eps / 4,
-                        delta=dlt / (2 * math.exp(eps / 4)), method=method, beta=beta, rng=src, run_anyway=True)  # type: ignore[arg-type]
+    ip = interior_point(
+        [enc.decode(v) for v in s_vals],
+        lower=lower,
+        upper=upper,
+        epsilon=eps / 4,
+        delta=dlt / (2 * math.exp(eps / 4)),
+        method=method,
+        beta=beta,
+        rng=src,
+        run_anyway=True,
+    )  # type: ignore[arg-type]
     return ThresholdClassifier(ip.value, None, eps, dlt, src.private)
