@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Callable, Literal
 
 from .errors import InvalidParameterError
 
@@ -100,39 +100,41 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
     return min(1.0, math.exp(best))
 
 
+def _bisect(below: Callable[[float], bool], lo: float, hi: float) -> tuple[float, float]:
+    """Shrink [lo, hi] around the point where ``below`` turns from True to False (relative 1e-12).
+
+    ``below(lo)`` must be True and ``below(hi)`` False; returns the final (lo, hi).
+    """
+    for _ in range(200):
+        mid = (lo + hi) / 2.0
+        if below(mid):
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-12 * hi:
+            break
+    return lo, hi
+
+
 def zcdp_epsilon(rho: float, delta: float) -> float:
     """Smallest epsilon (up to 1e-12 relative, rounded up) with rho-zCDP => (epsilon, delta)-DP."""
     check_delta(delta, required=True)
     if rho <= 0:
         return 0.0
-    lo, hi = 0.0, rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta)) + 1e-12  # BS16 Prop 1.3
-    for _ in range(200):
-        mid = (lo + hi) / 2.0
-        if zcdp_delta(rho, mid) <= delta:
-            hi = mid
-        else:
-            lo = mid
-        if hi - lo <= 1e-12 * hi:
-            break
-    return hi
+    hi = rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta)) + 1e-12  # BS16 Prop 1.3
+    # zcdp_delta decreases in epsilon: the smallest valid epsilon, rounded up
+    return _bisect(lambda e: zcdp_delta(rho, e) > delta, 0.0, hi)[1]
 
 
 def zcdp_rho_for(epsilon: float, delta: float) -> float:
     """Largest rho (rounded down) such that rho-zCDP implies (epsilon, delta)-DP."""
     check_epsilon(epsilon)
     check_delta(delta, required=True)
-    lo, hi = 0.0, epsilon  # rho >= epsilon can never give (epsilon, delta < 1)... search below it
-    while zcdp_delta(hi, epsilon) <= delta:  # pragma: no cover - defensive widening
+    hi = epsilon
+    while zcdp_delta(hi, epsilon) <= delta:  # defensive widening; rho = epsilon already fails
         hi *= 2.0
-    for _ in range(200):
-        mid = (lo + hi) / 2.0
-        if zcdp_delta(mid, epsilon) <= delta:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-12 * hi:
-            break
-    return lo
+    # zcdp_delta increases in rho: the largest valid rho, rounded down
+    return _bisect(lambda r: zcdp_delta(r, epsilon) <= delta, 0.0, hi)[0]
 
 
 @dataclass(frozen=True)
