@@ -345,7 +345,7 @@ class HierarchyRelease:
             return float(max(self.lower_bounds[g], 0.0)), float(self.upper_bounds[g])
         half = self._half_width(np.array([self.variances[g]]), level)[0]
         est = float(self.estimates[g])
-        return max(est - half, 0.0), est + half
+        return max(est - float(half), 0.0), est + float(half)
 
     def _half_width(self, var: np.ndarray, level: float) -> np.ndarray:
         sd = np.sqrt(var)
@@ -648,20 +648,53 @@ def hierarchy_counts(
         "private": bool(src.private),
         "seed": "001_4ad1135f2c911f1b.txt (Ghazi, Kamath, Kumar, Manurangsi, Wu)",
     }
+    meas, p_upd, priv_upd = _measure(src, h, w, method, eps, dlt, k, alpha, tau_min)
+    params.update(p_upd)
+    privacy.update(priv_upd)
+    return _assemble(h, params, privacy, meas)
+
+
+def _l1_sensitivity(depth: int, k: int) -> int:
+    """L1 sensitivity of all node counts (Corollary 2.7): one record changes the d counts on its
+    leaf's path by 1; a user with k records changes each by at most k (brute-forced in tests)."""
+    return k * depth
+
+
+def _l2sq_sensitivity(depth: int, k: int) -> int:
+    """Squared L2 sensitivity of all node counts: k^2 d (worst case: all k records on one leaf)."""
+    return k * k * depth
+
+
+def _measure(
+    src: Any,
+    h: Hierarchy,
+    w: Sequence[np.ndarray],
+    method: str,
+    eps: float,
+    dlt: float,
+    k: int,
+    alpha: float | None,
+    tau_min: float | None,
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The only step that touches the private counts w: returns (measurements, parameter and
+    privacy-statement updates). Everything after it is post-processing."""
+    d = h.depth
+    params: dict[str, Any] = {}
+    privacy: dict[str, Any] = {}
     if method == "laplace":
-        scale = k * d / eps
+        scale = _l1_sensitivity(d, k) / eps
         noise = discrete_laplace(src, scale, h.n_nodes)
         var = discrete_laplace_variance(scale)
         privacy.update(
             mechanism="discrete Laplace on every node (seed 001 Corollary 2.7 / Lemma 2.5)",
             delta=0.0,
-            sensitivity={"l1": k * d, "depth": d},
+            sensitivity={"l1": _l1_sensitivity(d, k), "depth": d},
             noise={"scale": float(laplace_scale_used(scale))},
         )
         meas = {"y": (np.concatenate(w) + noise).astype(np.int64), "noise_variance": var}
     elif method == "gaussian":
         rho = zcdp_rho_for(eps, dlt)
-        l2sq = k * k * d
+        l2sq = _l2sq_sensitivity(d, k)
         sigma2 = l2sq / (2.0 * rho)
         noise = discrete_gaussian(src, sigma2, h.n_nodes)
         var = discrete_gaussian_variance(sigma2)
@@ -705,4 +738,4 @@ def hierarchy_counts(
             "M": int(res.M),
             "rounds": int(res.info["ell"]),
         }
-    return _assemble(h, params, privacy, meas)
+    return meas, params, privacy
