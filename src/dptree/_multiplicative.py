@@ -241,9 +241,10 @@ def classification_forest(
     for j in range(L - 1, -1, -1):
         if j + 1 < L:  # ancestors of top nodes are top (line 13) and leave S_j
             par = np.asarray(tree.parents[j + 1], dtype=np.int64)
-            hit = np.flatnonzero(top[j + 1])
+            hit = par[np.flatnonzero(top[j + 1])]
+            hit = hit[in_forest[j][hit]]  # ancestors within the same forest tree only
             if hit.size:
-                top[j][par[hit]] = True
+                top[j][hit] = True
         S = np.flatnonzero(in_forest[j] & ~top[j])
         if S.size == 0:
             continue
