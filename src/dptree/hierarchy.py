@@ -30,6 +30,7 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from statistics import NormalDist
 from typing import Any, Iterable, Literal, Mapping, Sequence
@@ -654,6 +655,21 @@ def hierarchy_counts(
     return _assemble(h, params, privacy, meas)
 
 
+@lru_cache(maxsize=256)
+def _rho_for(eps: float, dlt: float) -> float:
+    return zcdp_rho_for(eps, dlt)
+
+
+@lru_cache(maxsize=256)
+def _gauss_var(sigma2: float) -> float:
+    return discrete_gaussian_variance(sigma2)
+
+
+@lru_cache(maxsize=256)
+def _lap_var(scale: float) -> float:
+    return discrete_laplace_variance(scale)
+
+
 def _l1_sensitivity(depth: int, k: int) -> int:
     """L1 sensitivity of all node counts (Corollary 2.7): one record changes the d counts on its
     leaf's path by 1; a user with k records changes each by at most k (brute-forced in tests)."""
@@ -684,7 +700,7 @@ def _measure(
     if method == "laplace":
         scale = _l1_sensitivity(d, k) / eps
         noise = discrete_laplace(src, scale, h.n_nodes)
-        var = discrete_laplace_variance(scale)
+        var = _lap_var(scale)
         privacy.update(
             mechanism="discrete Laplace on every node (seed 001 Corollary 2.7 / Lemma 2.5)",
             delta=0.0,
@@ -693,11 +709,11 @@ def _measure(
         )
         meas = {"y": (np.concatenate(w) + noise).astype(np.int64), "noise_variance": var}
     elif method == "gaussian":
-        rho = zcdp_rho_for(eps, dlt)
+        rho = _rho_for(eps, dlt)
         l2sq = _l2sq_sensitivity(d, k)
         sigma2 = l2sq / (2.0 * rho)
         noise = discrete_gaussian(src, sigma2, h.n_nodes)
-        var = discrete_gaussian_variance(sigma2)
+        var = _gauss_var(sigma2)
         privacy.update(
             mechanism="discrete Gaussian on every node (seed 001 Corollary 2.7 / Lemma 2.6; zCDP "
             "analysis of Canonne, Kamath, Steinke 2020)",
