@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from oracle import dense_gls, incidence
 
 from dptree.estimation import consistent_estimates, node_variances, range_variance
 from dptree.tree import build_layout
-
-from oracle import dense_gls, incidence
 
 
 def random_tree(rng: np.random.Generator, max_depth: int = 4) -> tuple[list[np.ndarray | None], list[int]]:
@@ -118,3 +117,42 @@ def test_layout_puts_remainder_at_the_bottom() -> None:
     assert lay.fanouts == (2,)
     lay = build_layout(17, 16)
     assert lay.fanouts == (16, 2)
+
+
+@pytest.mark.parametrize(
+    "domain,branching,level_var",
+    [
+        (8, 2, [1.0, 1.0, 1.0, 1.0]),
+        (10, 3, [np.inf, 2.0, 1.0, 0.5]),
+        (27, 3, [0.0, 3.0, 1.5, 0.7]),
+        (16, 4, [5.0, 0.2, 1.0]),
+        (30, 5, [np.inf, 1.0, 4.0, 2.0]),
+        (9, 3, [np.inf, np.inf, 1.0]),  # an unmeasured internal level below the root
+    ],
+)
+def test_range_error_moments_match_dense_coefficients(domain: int, branching: int, level_var: list[float]) -> None:
+    """sum c^2 sigma^2 and sum c^4 sigma^4 of every range, from O(L^2) classes vs dense GLS weights."""
+    from dptree.estimation import range_error_moments
+
+    layout = build_layout(domain, branching)
+    parents, sizes = regular_tree(layout.fanouts)
+    A, offsets = incidence(parents, sizes)
+    var = np.concatenate([np.full(s, v) for s, v in zip(sizes, level_var)])
+    meas = np.isfinite(var) & (var > 0)
+    exact = var == 0
+    w = np.where(meas, 1.0 / np.where(meas, var, 1.0), 0.0)
+    n = A.shape[1]
+    k = int(exact.sum())
+    K = np.zeros((n + k, n + k))
+    K[:n, :n] = A[meas].T @ (w[meas, None] * A[meas])
+    K[:n, n:] = A[exact].T
+    K[n:, :n] = A[exact]
+    E = np.linalg.inv(K)[:n, :n] @ (A.T * w)  # leaf estimates = E y (+ exact constraints)
+    lo, hi = np.triu_indices(domain)
+    m2, m4 = range_error_moments(layout.fanouts, level_var, lo, hi)
+    sig = np.where(meas, var, 0.0)
+    for i, (a, b) in enumerate(zip(lo, hi)):
+        c = E[a : b + 1].sum(axis=0)
+        t = c * c * sig
+        assert m2[i] == pytest.approx(t.sum(), rel=1e-9, abs=1e-12)
+        assert m4[i] == pytest.approx((t * t).sum(), rel=1e-9, abs=1e-12)

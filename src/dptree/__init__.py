@@ -1,0 +1,48 @@
+"""dptree: differential privacy on trees.
+
+* :func:`range_tree` -- one private release of a b-ary tree of counts over an ordered domain that
+  answers every range count, CDF value, histogram and quantile with exact standard errors
+  (seeds 000, 003, 004).
+* :func:`load` -- read any saved release.
+
+Budgets are in :mod:`dptree.budget`, exact noise in :mod:`dptree.noise` (the only module that draws
+randomness), errors in :mod:`dptree.errors`.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .budget import Budget
+from .domain import Domain, make_domain
+from .errors import (
+    BudgetExceededError,
+    DataError,
+    DomainError,
+    DPTreeError,
+    InputFormatError,
+    InvalidParameterError,
+    ReleaseFileError,
+)
+from .ranges import HistogramResult, RangeTree, RangeTreePlan, plan_range_tree, range_tree
+from .serialize import load
+
+__all__ = [
+    "__version__",
+    "Budget",
+    "Domain",
+    "make_domain",
+    "DPTreeError",
+    "InvalidParameterError",
+    "DomainError",
+    "DataError",
+    "BudgetExceededError",
+    "ReleaseFileError",
+    "InputFormatError",
+    "range_tree",
+    "plan_range_tree",
+    "RangeTree",
+    "RangeTreePlan",
+    "HistogramResult",
+    "load",
+]

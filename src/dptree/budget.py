@@ -32,7 +32,7 @@ def _check_number(x: object, name: str) -> float:
     if isinstance(x, bool) or not isinstance(x, (int, float)) and not hasattr(x, "__float__"):
         raise InvalidParameterError(f"{name} must be a number, got {type(x).__name__}")
     try:
-        v = float(x)  # type: ignore[arg-type]
+        v = float(x)  # type: ignore[arg-type,unused-ignore]
     except (TypeError, ValueError) as exc:
         raise InvalidParameterError(f"{name} must be a number, got {x!r}") from exc
     if not math.isfinite(v):

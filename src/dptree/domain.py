@@ -131,12 +131,18 @@ class Domain:
         """A point ``frac`` of the way through bucket ``idx`` (integers: the bucket's value)."""
         if self.kind == "float":
             return np.minimum(self.lower + (idx + frac) * self.width, self.upper)
-        if self.kind == "integer" and self.width == 1:
-            return self.leaf_start(idx)
+        if (self.kind == "integer" and self.width == 1) or self.kind == "datetime":
+            return self.leaf_start(idx)  # integers and dates answer with a bucket's first value
         base = np.int64(self.lower) + idx.astype(np.int64) * np.int64(self.width)
         off = np.floor(frac * float(self.width)).astype(np.int64)
         out = np.minimum(base + off, np.int64(self.upper))
         return out.astype("datetime64[ns]") if self.kind == "datetime" else out
+
+    def format_value(self, v: Any) -> str:
+        """A public value of this domain as text (dates in ISO format)."""
+        if self.kind == "datetime":
+            return str(np.datetime64(int(v), "ns")).replace("T00:00:00.000000000", "")
+        return f"{v:g}" if self.kind == "float" else str(v)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -167,7 +173,7 @@ def make_domain(lower: Any, upper: Any, width: Any = None) -> Domain:
             raise DomainError("width for dates must be a timedelta, e.g. datetime.timedelta(days=1)")
         else:
             raise DomainError("width for dates must be a datetime.timedelta or numpy.timedelta64")
-        lo_i, hi_i = int(lo.astype(np.int64)), int(hi.astype(np.int64))
+        lo_i, hi_i = int(lo.astype(np.int64)), int(hi.astype(np.int64))  # nanoseconds
         if lo_i >= hi_i:
             raise DomainError(f"lower ({lower}) must be before upper ({upper})")
         if w_ns <= 0:
@@ -190,13 +196,13 @@ def make_domain(lower: Any, upper: Any, width: Any = None) -> Domain:
     if width is not None and float(width) <= 0:
         raise DomainError(f"width must be > 0, got {width}")
     if _is_int(lower) and _is_int(upper) and (width is None or _is_int(width)):
-        lo, hi = int(lower), int(upper)
-        w = 1 if width is None else int(width)
-        if abs(lo) >= 2**62 or abs(hi) >= 2**62:
+        lo_int, hi_int = int(lower), int(upper)
+        w_int = 1 if width is None else int(width)
+        if abs(lo_int) >= 2**62 or abs(hi_int) >= 2**62:
             raise DomainError("integer bounds must lie within +-2^62")
-        size = (hi - lo) // w + 1
-        _check_size(size)
-        return Domain("integer", lo, hi, w, int(size))
+        n_buckets = (hi_int - lo_int) // w_int + 1
+        _check_size(n_buckets)
+        return Domain("integer", lo_int, hi_int, w_int, int(n_buckets))
     if width is None:
         raise DomainError(
             "real-valued bounds need a public bucket width, e.g. width=0.01 "

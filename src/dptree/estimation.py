@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .errors import InvalidParameterError
 
@@ -34,6 +35,7 @@ __all__ = [
     "node_variances",
     "range_variance",
     "prefix_block_sums",
+    "range_error_moments",
 ]
 
 
@@ -155,7 +157,7 @@ def prefix_block_sums(block_sizes: Sequence[int], lo: np.ndarray, hi: np.ndarray
 
 
 def range_variance(
-    block_sizes: Sequence[int], level_var: Sequence[float], lo: np.ndarray, hi: np.ndarray
+    block_sizes: Sequence[int], level_var: ArrayLike, lo: np.ndarray, hi: np.ndarray
 ) -> np.ndarray:
     """Exact variance of the GLS estimate of the leaf range [lo, hi] of a regular tree.
 
@@ -176,3 +178,121 @@ def range_variance(
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(np.isinf(lam)[:, None], 0.0, da / lam[:, None])
     return terms.sum(axis=0)
+
+
+def _bottom_up_weights(fanouts: Sequence[int], level_var: np.ndarray) -> np.ndarray:
+    """lambda_j = VC_j / (sigma_j^2 + VC_j): the weight of a node's own measurement in z_v.
+
+    0 for unmeasured levels, 1 for exact ones; leaves get 1 (z = y there).
+    """
+    L = len(fanouts)
+    lam = np.ones(L + 1)
+    V = float(level_var[L])
+    for j in range(L - 1, -1, -1):
+        vc = fanouts[j] * V
+        s2 = float(level_var[j])
+        if not np.isfinite(s2):
+            lam[j], V = 0.0, vc
+        elif s2 == 0.0:
+            lam[j], V = 1.0, 0.0
+        else:
+            lam[j], V = vc / (s2 + vc), s2 * vc / (s2 + vc)
+    return lam
+
+
+def range_error_moments(
+    fanouts: Sequence[int], level_var: ArrayLike, lo: np.ndarray, hi: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(sum_u c_u^2 sigma_u^2, sum_u c_u^4 sigma_u^4) for the GLS estimate of leaf ranges [lo, hi].
+
+    c_u is the weight of node u's measurement in the estimate. Unrolling Honaker's two passes on a
+    regular tree, the range estimate is sum_{i in q} y_i + sum_a lambda_a omega_a (y_a - C_a)
+    with omega_a = |q cap B_a| / s_a, so c_u depends only on u's level and the omegas of its
+    ancestors. Those are 0 or 1 except on the two paths to the range's ends, which leaves O(L^2)
+    classes of equal coefficients per range. The first sum is the variance (equal to
+    :func:`range_variance`); the second measures how far the error is from Gaussian, for
+    intervals (see :mod:`dptree.intervals`).
+    """
+    f = [int(x) for x in fanouts]
+    L = len(f)
+    var = np.asarray(level_var, dtype=np.float64)
+    s = [1] * (L + 1)
+    for j in range(L - 1, -1, -1):
+        s[j] = s[j + 1] * f[j]
+    lam = _bottom_up_weights(f, var)
+    lam_int = lam.copy()
+    lam_int[L] = 0.0  # leaves have no (y - C) term
+    # G[j, l] = lambda_j * kappa(j+1, l) for j < l, kappa(j+1, l) = lam~_l prod_{t=j+1}^{l-1} (1 - lambda_t)
+    G = np.zeros((L + 1, L + 1))
+    for j in range(L):
+        for ell in range(j + 1, L + 1):
+            G[j, ell] = lam_int[j] * lam[ell] * np.prod(1.0 - lam_int[j + 1 : ell])
+    # H[m+1, l] = sum_{j=m+1}^{l-1} G[j, l]  (index shifted by one so m = -1 is row 0)
+    H = np.zeros((L + 2, L + 1))
+    for m in range(-1, L):
+        for ell in range(m + 1, L + 1):
+            H[m + 1, ell] = G[m + 1 : ell, ell].sum()
+    lo = np.atleast_1d(np.asarray(lo, dtype=np.int64))
+    hi = np.atleast_1d(np.asarray(hi, dtype=np.int64))
+    Q = lo.size
+    measured = np.isfinite(var) & (var > 0)
+    v1 = np.zeros(Q)
+    v2 = np.zeros(Q)
+
+    def add(count: np.ndarray, coef: np.ndarray, ell: int) -> None:
+        if measured[ell]:
+            a = coef * coef * var[ell]
+            v1[:] += count * a
+            v2[:] += count * a * a
+
+    # boundary nodes and their overlaps, per level
+    Lb = np.stack([lo // s[j] for j in range(L + 1)])
+    Rb = np.stack([hi // s[j] for j in range(L + 1)])
+
+    def overlap(b: np.ndarray, j: int) -> np.ndarray:
+        return (np.minimum(hi, (b + 1) * s[j] - 1) - np.maximum(lo, b * s[j]) + 1) / s[j]
+
+    wL = np.stack([overlap(Lb[j], j) for j in range(L + 1)])
+    wR = np.stack([overlap(Rb[j], j) for j in range(L + 1)])
+    same = Lb == Rb
+    # the whole padded tree inside the range: every node has all-one ancestors
+    root_full = wL[0] >= 1.0
+    for ell in range(L + 1):
+        c = lam[ell] - H[0, ell]  # lam[L] = 1: a leaf's own count enters with weight one
+        add(root_full * (s[0] / s[ell]), np.full(Q, c), ell)
+    AL = np.zeros((Q, L + 1))  # A_L(m, :) = sum_{j <= m} omega^L_j G[j, :]
+    AR = np.zeros((Q, L + 1))
+    for m in range(L):  # partial boundary nodes at level m and the classes below them
+        prevL, prevR = AL.copy(), AR.copy()
+        AL += wL[m][:, None] * G[m][None, :]
+        AR += wR[m][:, None] * G[m][None, :]
+        pL = (wL[m] > 0) & (wL[m] < 1)
+        pR = (wR[m] > 0) & (wR[m] < 1) & ~same[m]
+        # the partial nodes themselves
+        add(pL.astype(float), lam[m] * wL[m] - prevL[:, m], m)
+        add(pR.astype(float), lam[m] * wR[m] - prevR[:, m], m)
+        # their children: full-in / full-out counts at level m+1
+        fm = f[m]
+        first_L = Lb[m] * fm
+        cL, cR = Lb[m + 1], Rb[m + 1]
+        fullL = wL[m + 1] >= 1.0
+        fullR = wR[m + 1] >= 1.0
+        one = cL == cR
+        in_same = np.where(one, fullL, (cR - cL - 1) + fullL + fullR)
+        out_same = np.where(one, fm - 1, fm - (cR - cL + 1))
+        in_left = (first_L + fm - 1 - cL) + fullL
+        out_left = cL - first_L
+        first_R = Rb[m] * fm
+        in_right = (cR - first_R) + fullR
+        out_right = first_R + fm - 1 - cR
+        nin_L = np.where(same[m], in_same, in_left) * pL
+        nout_L = np.where(same[m], out_same, out_left) * pL
+        nin_R = in_right * pR
+        nout_R = out_right * pR
+        for ell in range(m + 1, L + 1):
+            per = s[m + 1] / s[ell]
+            add(nin_L * per, lam[ell] - AL[:, ell] - H[m + 1, ell], ell)
+            add(nout_L * per, -AL[:, ell], ell)
+            add(nin_R * per, lam[ell] - AR[:, ell] - H[m + 1, ell], ell)
+            add(nout_R * per, -AR[:, ell], ell)
+    return v1, v2

@@ -142,7 +142,7 @@ def _words(src: RandomSource, count: int, nbits: int) -> np.ndarray:
     else:
         dtype = np.uint64
     size = np.dtype(dtype).itemsize
-    raw = np.frombuffer(src.random_bytes(count * size), dtype=dtype)
+    raw: np.ndarray = np.frombuffer(src.random_bytes(count * size), dtype=dtype)
     if dtype is np.uint64:
         raw = raw >> np.uint64(1)  # keep 63 bits so the values fit int64
     return raw.astype(np.int64)
@@ -266,16 +266,14 @@ def bernoulli_exp_neg(src: RandomSource, num: np.ndarray, den: np.ndarray) -> np
     else:
         safe = (den_a > 0) & (den_a < _DEN_SAFE) & (num_a >= 0)
     for i in np.flatnonzero(~safe):
-        a, b = int(num_a[i]), int(den_a[i])
-        if a < 0 or b <= 0:
+        num_i, den_i = int(num_a[i]), int(den_a[i])
+        if num_i < 0 or den_i <= 0:
             raise InvalidParameterError("bernoulli_exp_neg needs num >= 0 and den > 0")
-        out[i] = _bernoulli_exp_neg_scalar(src, a, b)
+        out[i] = _bernoulli_exp_neg_scalar(src, num_i, den_i)
     idx = np.flatnonzero(safe)
     if idx.size == 0:
         return out
-    a = num_a[idx].astype(np.int64)
-    b = den_a[idx].astype(np.int64)
-    out[idx] = _bernoulli_exp_neg_int64(src, a, b)
+    out[idx] = _bernoulli_exp_neg_int64(src, num_a[idx].astype(np.int64), den_a[idx].astype(np.int64))
     return out
 
 

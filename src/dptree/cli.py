@@ -1,0 +1,281 @@
+"""The ``dptree`` command line: release from CSV/Parquet files (through DuckDB), query, plot.
+
+Errors are one line on stderr and a non-zero exit status (2 for bad input, 3 for an internal
+error; set DPTREE_DEBUG=1 to see the traceback of the latter).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import re
+import sys
+import time
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import __version__
+from .errors import DPTreeError, InvalidParameterError
+from .ranges import RangeTree, plan_range_tree
+from .serialize import load
+
+__all__ = ["main", "build_parser"]
+
+
+class _Progress:
+    """Stage messages on stderr when it is a terminal (or with --progress)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.t0 = time.perf_counter()
+
+    def __call__(self, msg: str) -> None:
+        if self.enabled:
+            print(f"dptree: {msg} [{time.perf_counter() - self.t0:.1f}s]", file=sys.stderr, flush=True)
+
+
+def _parse_bound(text: str) -> Any:
+    """An int, a float, or a date/timestamp string (left for the domain to parse)."""
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return text
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(d|h|m|s|w)\s*$")
+
+
+def _parse_width(text: str | None, lower: Any) -> Any:
+    if text is None:
+        return None
+    if isinstance(lower, str):
+        m = _DURATION.match(text)
+        if not m:
+            raise InvalidParameterError(f"date width must look like 1d, 12h, 30m, 10s or 1w; got {text!r}")
+        unit = {"d": "days", "h": "hours", "m": "minutes", "s": "seconds", "w": "weeks"}[m.group(2)]
+        return _dt.timedelta(**{unit: float(m.group(1))})
+    return _parse_bound(text)
+
+
+def _add_release(sub: Any) -> None:
+    p = sub.add_parser("release", help="release a private range tree of one column of a CSV/Parquet file")
+    p.add_argument("file", help="CSV or Parquet file, or - for CSV on stdin")
+    p.add_argument("--column", required=True)
+    p.add_argument("--lower", required=True, help="public lower bound (number or date)")
+    p.add_argument("--upper", required=True, help="public upper bound (number or date)")
+    p.add_argument("--epsilon", type=float)
+    p.add_argument("--delta", type=float, default=0.0)
+    p.add_argument("--rho", type=float)
+    p.add_argument("--width", help="public bucket width (number; for dates e.g. 1d, 6h)")
+    p.add_argument("--branching", type=int)
+    p.add_argument("--noise", choices=["laplace", "gaussian"], default="laplace")
+    p.add_argument("--neighbors", choices=["add_remove", "replace"], default="add_remove")
+    p.add_argument("--max-contributions", type=int, default=1)
+    p.add_argument("--levels", choices=["uniform", "optimal"], default="uniform")
+    p.add_argument("--missing", choices=["error", "drop"], default="error")
+    p.add_argument("--format", dest="input_format", choices=["csv", "parquet"], help="input format (default: from the name)")
+    p.add_argument("--seed", type=int, help="TESTS ONLY: seeded, NOT private release")
+    p.add_argument("--allow-nonprivate", action="store_true", help="allow saving a seeded release")
+    p.add_argument("--out", required=True, help="where to write the release (JSON)")
+    p.add_argument("--progress", action="store_true", help="print progress even when stderr is not a terminal")
+    p.set_defaults(func=_cmd_release)
+
+
+def _cmd_release(args: argparse.Namespace) -> int:
+    from .backends.duckdb_backend import file_leaf_histogram
+
+    progress = _Progress(args.progress or sys.stderr.isatty())
+    if args.seed is not None and not args.allow_nonprivate:
+        raise InvalidParameterError("--seed makes a NOT private release; add --allow-nonprivate to save it")
+    lower = _parse_bound(args.lower)
+    upper = _parse_bound(args.upper)
+    plan = plan_range_tree(
+        lower=lower, upper=upper, epsilon=args.epsilon, delta=args.delta, rho=args.rho,
+        width=_parse_width(args.width, lower), branching=args.branching, noise=args.noise,
+        neighbors=args.neighbors, max_contributions=args.max_contributions, levels=args.levels,
+    )
+    progress(f"planned a {plan.layout.branching}-ary tree over {plan.domain.size} buckets")
+    hist = file_leaf_histogram(
+        args.file, args.column, plan.domain, plan.layout.padded_size, missing=args.missing,
+        fmt=args.input_format, progress=progress.enabled,
+    )
+    progress("histogram computed; adding noise and estimating")
+    release = plan.release(hist, rng=args.seed)
+    release.save(args.out, allow_nonprivate=args.allow_nonprivate)
+    progress(f"wrote {args.out}")
+    print(release.summary())
+    return 0
+
+
+def _add_query(sub: Any) -> None:
+    p = sub.add_parser("query", help="answer queries from a saved release (no privacy cost)")
+    p.add_argument("release")
+    p.add_argument("--count", action="append", default=[], metavar="LO:HI",
+                   help="records with LO <= value <= HI (for dates use LO,HI)")
+    p.add_argument("--cdf", action="append", default=[], metavar="X", help="records with value <= X")
+    p.add_argument("--quantile", action="append", default=[], type=float, metavar="Q")
+    p.add_argument("--total", action="store_true", help="the estimated number of records")
+    p.add_argument("--node", action="append", default=[], metavar="PATH", help="hierarchy releases: node path, e.g. US/CA")
+    p.add_argument("--ci", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
+    p.add_argument("--format", choices=["table", "json"], default="table")
+    p.set_defaults(func=_cmd_query)
+
+
+def _split_range(text: str, kind: str) -> tuple[str, str]:
+    if "," in text:
+        lo, _, hi = text.partition(",")
+    elif kind != "datetime" and text.count(":") == 1:
+        lo, _, hi = text.partition(":")
+    else:
+        raise InvalidParameterError(f"--count needs LO:HI (or LO,HI for dates); got {text!r}")
+    return lo.strip(), hi.strip()
+
+
+def _query_value(text: str, release: RangeTree) -> Any:
+    if release.domain.kind == "datetime":
+        try:
+            return np.datetime64(text)
+        except ValueError as exc:
+            raise InvalidParameterError(f"{text!r} is not a date") from exc
+    try:
+        return float(text) if release.domain.kind == "float" else int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError as exc:
+            raise InvalidParameterError(f"{text!r} is not a number") from exc
+
+
+def _range_tree_answers(release: RangeTree, args: argparse.Namespace) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    fmt = release.domain.format_value
+    lower = release.domain.leaf_start(np.array([0]))[0]
+
+    def row(name: str, lo: Any, hi: Any) -> dict[str, Any]:
+        c, s = float(release.count(lo, hi)), float(release.stderr(lo, hi))
+        low, high = release.ci(lo, hi, level=args.ci)
+        return {"query": name, "estimate": c, "stderr": s, "ci_low": float(low), "ci_high": float(high)}
+
+    for text in args.count:
+        lo_t, hi_t = _split_range(text, release.domain.kind)
+        rows.append(row(f"count[{lo_t}, {hi_t}]", _query_value(lo_t, release), _query_value(hi_t, release)))
+    for text in args.cdf:
+        rows.append(row(f"cdf({text})", lower, _query_value(text, release)))
+    if args.quantile:
+        qs = np.asarray(args.quantile, dtype=float)
+        vals = np.atleast_1d(release.quantile(qs))
+        for q, v in zip(qs, vals):
+            if release.domain.kind == "datetime":
+                shown = fmt(int(np.asarray(v).astype("datetime64[ns]").astype(np.int64)))
+            else:
+                shown = fmt(float(v)) if release.domain.kind == "float" else str(int(v))
+            rows.append({"query": f"quantile({q:g})", "estimate": shown, "stderr": None, "ci_low": None, "ci_high": None})
+    if args.total or not rows:
+        c, s = release.total(), release.total_stderr()
+        low, high = release.total_ci(level=args.ci)
+        rows.append({"query": "total", "estimate": c, "stderr": s, "ci_low": low, "ci_high": high})
+    return rows
+
+
+def _print_table(rows: list[dict[str, Any]], level: float, header: str) -> None:
+    print(header)
+    cols = ["query", "estimate", "stderr", f"{level:.0%} CI"]
+    body = []
+    for r in rows:
+        est = r["estimate"]
+        est_s = f"{est:,.1f}" if isinstance(est, float) else str(est)
+        se = "" if r["stderr"] is None else f"{r['stderr']:,.1f}"
+        ci = "" if r["ci_low"] is None else f"[{r['ci_low']:,.1f}, {r['ci_high']:,.1f}]"
+        body.append([r["query"], est_s, se, ci])
+    widths = [max(len(c), *(len(b[i]) for b in body)) for i, c in enumerate(cols)]
+    print("  ".join(c.ljust(w) for c, w in zip(cols, widths)))
+    print("  ".join("-" * w for w in widths))
+    for b in body:
+        print("  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(b, widths))))
+
+
+def _cmd_query(args: argparse.Namespace) -> int:
+    release = load(args.release)
+    if isinstance(release, RangeTree):
+        if args.node:
+            raise InvalidParameterError("--node applies to hierarchy releases; this is a range tree")
+        rows = _range_tree_answers(release, args)
+        header = release.summary()
+    else:
+        answer = getattr(release, "cli_answers", None)
+        if answer is None:
+            raise InvalidParameterError("this release kind cannot be queried from the command line")
+        rows = answer(args)
+        header = release.summary() if hasattr(release, "summary") else ""
+    if args.format == "json":
+        print(json.dumps({"release": header, "ci_level": args.ci, "answers": rows}, indent=2))
+    else:
+        _print_table(rows, args.ci, header)
+    return 0
+
+
+def _add_plot(sub: Any) -> None:
+    p = sub.add_parser("plot", help="plot the CDF of a range-tree release with its confidence band")
+    p.add_argument("release")
+    p.add_argument("--out", required=True, help="PNG file to write")
+    p.add_argument("--ci", type=float, default=0.95)
+    p.set_defaults(func=_cmd_plot)
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    from .plot import plot_cdf
+
+    release = load(args.release)
+    if not isinstance(release, RangeTree):
+        raise InvalidParameterError("plot needs a range-tree release")
+    plot_cdf(release, args.out, level=args.ci)
+    print(f"wrote {args.out}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dptree", description="Differential privacy on trees.")
+    parser.add_argument("--version", action="version", version=f"dptree {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    _add_release(sub)
+    _add_query(sub)
+    _add_plot(sub)
+    for module in ("_cli_hierarchy", "_cli_interior"):
+        try:
+            mod = __import__(f"dptree.{module}", fromlist=["register"])
+        except ModuleNotFoundError as exc:
+            if exc.name != f"dptree.{module}":
+                raise
+            continue
+        mod.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except DPTreeError as exc:
+        print(f"dptree: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"dptree: error: {exc.strerror or exc}: {getattr(exc, 'filename', '') or ''}".rstrip(": "), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("dptree: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug: say so in one line, traceback on request
+        if os.environ.get("DPTREE_DEBUG"):
+            raise
+        print(f"dptree: internal error: {type(exc).__name__}: {exc} (set DPTREE_DEBUG=1 for a traceback)", file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

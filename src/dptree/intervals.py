@@ -1,0 +1,64 @@
+"""Confidence intervals for least-squares estimates built from Laplace or Gaussian noise.
+
+An estimate's error is sum_u c_u eta_u over independent noises. Gaussian noise makes it (very
+nearly) normal. Laplace noise is a scale mixture of normals (eta = sqrt(sigma^2 E) N with
+E ~ Exp(1)), so the error is N * sqrt(W) with W = sum_u c_u^2 sigma_u^2 E_u: a single dominant
+node gives Laplace tails, many similar nodes give normal ones. We match W by a gamma law with the
+same mean and variance: shape k = Var^2 / sum_u (c_u^2 sigma_u^2)^2 (k = 1 is exactly Laplace,
+k -> infinity the normal), and use the quantile of that variance-gamma law. Measured coverage is
+in docs/benchmarks.md; with the normal approximation alone, Laplace ranges dominated by one node
+covered only about 93.5% at the 95% level.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from statistics import NormalDist
+
+import numpy as np
+
+from .errors import InvalidParameterError
+
+__all__ = ["normal_multiplier", "laplace_mixture_multiplier"]
+
+_K_GRID = np.logspace(0.0, 4.0, 161)
+_N_QUANTILES = 4000
+
+
+def _check_level(level: float) -> float:
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0.0 < float(level) < 1.0:
+        raise InvalidParameterError(f"confidence level must be in (0, 1), got {level!r}")
+    return float(level)
+
+
+def normal_multiplier(level: float) -> float:
+    """z such that a normal error lies within +-z standard deviations with probability ``level``."""
+    return NormalDist().inv_cdf((1.0 + _check_level(level)) / 2.0)
+
+
+@lru_cache(maxsize=16)
+def _table(level: float) -> np.ndarray:
+    from scipy.optimize import brentq
+    from scipy.special import ndtr
+    from scipy.stats import gamma
+
+    probs = (np.arange(_N_QUANTILES) + 0.5) / _N_QUANTILES
+    out = np.empty(_K_GRID.size)
+    for i, k in enumerate(_K_GRID):
+        g = gamma.ppf(probs, k, scale=1.0 / k)  # mean one, variance 1/k
+        root_g = np.sqrt(g)
+
+        def coverage(z: float) -> float:
+            return float(np.mean(2.0 * ndtr(z / root_g) - 1.0)) - level
+
+        out[i] = brentq(coverage, 0.01, 60.0, xtol=1e-10)
+    return out
+
+
+def laplace_mixture_multiplier(k: np.ndarray, level: float) -> np.ndarray:
+    """Multiplier of the standard error for an error N*sqrt(W), W ~ Gamma(k, Var/k) (see above)."""
+    lev = _check_level(level)
+    table = _table(lev)
+    kk = np.clip(np.asarray(k, dtype=np.float64), 1.0, None)
+    out = np.interp(np.log(kk), np.log(_K_GRID), table)
+    return np.where(kk > _K_GRID[-1], normal_multiplier(lev) + (table[-1] - normal_multiplier(lev)) * _K_GRID[-1] / kk, out)

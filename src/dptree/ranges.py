@@ -1,0 +1,602 @@
+"""Range trees: one private release that answers every range count, CDF value, histogram and quantile.
+
+The mechanism (seeds 000, 003, 004): build a b-ary tree over the leaf buckets of a public ordered
+domain, add exact discrete noise to the count of every node of every measured level, and
+estimate all counts by generalised least squares (Honaker's estimator, seed 004). Every answer
+is post-processing of the noisy node counts and comes with its exact standard error.
+
+Privacy (DESIGN section 3). With k = ``max_contributions`` records per person:
+
+===========================  =====================  ======================
+neighbours                   L1 per level            squared L2 per level
+===========================  =====================  ======================
+``add_remove`` (default)      k                       k^2
+``replace``                   2k (root: 0, public n)  2k^2 (root: 0)
+===========================  =====================  ======================
+
+One record changes one node per level (its ancestors; seed 003, Claim 2.2). Level l gets a share
+w_l of the budget: Laplace noise with scale (L1 sensitivity) / (epsilon w_l) gives epsilon w_l-DP
+per level, and discrete Gaussian noise with sigma^2 = (L2 sensitivity)^2 / (2 rho w_l) gives
+rho w_l-zCDP per level; basic composition over levels gives epsilon-DP, resp. rho-zCDP (and
+(epsilon, delta)-DP through CKS 2020 Cor. 13 when the budget is given as (epsilon, delta)).
+Under ``replace`` the total n is public (bounded DP) and used as an exact constraint.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Literal, Sequence
+
+import numpy as np
+
+from . import __version__ as _version
+from . import noise as _noise
+from .allocation import choose_branching, level_weights
+from .budget import Budget, check_delta, check_epsilon, check_rho, zcdp_epsilon
+from .domain import Domain, coerce_values, make_domain
+from .errors import InvalidParameterError, ReleaseFileError
+from .estimation import consistent_estimates, range_error_moments, range_variance
+from .intervals import laplace_mixture_multiplier, normal_multiplier
+from .serialize import register_kind, write_release
+from .tree import TreeLayout, build_layout
+
+__all__ = ["range_tree", "plan_range_tree", "RangeTree", "RangeTreePlan", "HistogramResult", "level_sensitivities"]
+
+NoiseKind = Literal["laplace", "gaussian"]
+Neighbors = Literal["add_remove", "replace"]
+
+
+def level_sensitivities(neighbors: str, max_contributions: int, depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """(L1, squared L2) sensitivity of each level's vector of counts, root first (DESIGN section 3)."""
+    k = max_contributions
+    l1 = np.full(depth + 1, float(k))
+    l2sq = np.full(depth + 1, float(k * k))
+    if neighbors == "replace":
+        l1[:] = 2.0 * k
+        l2sq[:] = 2.0 * k * k
+        l1[0] = 0.0
+        l2sq[0] = 0.0
+    return l1, l2sq
+
+
+def _check_choice(value: object, name: str, choices: Sequence[str]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise InvalidParameterError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
+    return value
+
+
+def _check_contributions(k: object) -> int:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or int(k) < 1:
+        raise InvalidParameterError(f"max_contributions must be an integer >= 1, got {k!r}")
+    return int(k)
+
+
+def _resolve_budget(noise: str, epsilon: object, delta: object, rho: object) -> Budget:
+    if noise == "laplace":
+        if rho is not None:
+            raise InvalidParameterError("rho is a zCDP budget for noise='gaussian'; Laplace noise takes epsilon")
+        if epsilon is None:
+            raise InvalidParameterError("epsilon is required, e.g. epsilon=1.0")
+        if check_delta(delta) != 0.0:
+            raise InvalidParameterError(
+                "Laplace noise is pure epsilon-DP and spends no delta; pass delta=0 or use noise='gaussian'"
+            )
+        return Budget.pure(check_epsilon(epsilon))
+    if rho is not None:
+        if epsilon is not None or (delta not in (None, 0, 0.0)):
+            raise InvalidParameterError("give the Gaussian budget either as rho or as (epsilon, delta), not both")
+        return Budget.zcdp(check_rho(rho))
+    if epsilon is None:
+        raise InvalidParameterError("noise='gaussian' needs rho, or epsilon together with delta > 0")
+    return Budget.approx(check_epsilon(epsilon), check_delta(delta, required=True))
+
+
+def _exact_shares(weights: np.ndarray) -> list[Fraction]:
+    """Budget shares as exact fractions that sum to exactly one (zero stays zero)."""
+    fr = [Fraction(float(w)).limit_denominator(1 << 40) if w > 0 else Fraction(0) for w in weights]
+    total = sum(fr, Fraction(0))
+    return [f / total for f in fr]
+
+
+@dataclass
+class RangeTreePlan:
+    """Everything about a range-tree release that depends only on public parameters.
+
+    Built (and validated) before any data is read; :meth:`release` then adds the noise to a leaf
+    histogram. ``noise_parameters[l]`` is the exact discrete-Laplace scale or discrete-Gaussian
+    sigma^2 used on level l (None: level not measured or, at the root under replace, exact).
+    """
+
+    domain: Domain
+    layout: TreeLayout
+    budget: Budget
+    noise: NoiseKind
+    neighbors: Neighbors
+    max_contributions: int
+    levels: str
+    weights: np.ndarray
+    noise_parameters: list[Fraction | None]
+    level_variance: np.ndarray
+    statement: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def root_exact(self) -> bool:
+        return self.neighbors == "replace"
+
+    def release(self, leaf_counts: np.ndarray, rng: _noise.RngLike = None) -> "RangeTree":
+        """Add noise to the true counts derived from ``leaf_counts`` and estimate (the private step)."""
+        src = _noise.make_source(rng)
+        hist = np.asarray(leaf_counts, dtype=np.int64)
+        if hist.shape != (self.layout.padded_size,):
+            if hist.ndim == 1 and hist.size == self.domain.size:
+                hist = np.concatenate([hist, np.zeros(self.layout.padded_size - hist.size, np.int64)])
+            else:
+                raise InvalidParameterError("leaf histogram does not match the domain")
+        true_levels = self.layout.level_counts(hist)
+        measurements: list[np.ndarray | None] = []
+        for j, counts in enumerate(true_levels):
+            param = self.noise_parameters[j]
+            if j == 0 and self.root_exact:
+                measurements.append(counts.copy())  # the public total n
+            elif param is None:
+                measurements.append(None)
+            elif self.noise == "laplace":
+                measurements.append(counts + _noise.discrete_laplace(src, param, counts.size))
+            else:
+                measurements.append(counts + _noise.discrete_gaussian(src, param, counts.size))
+        statement = dict(self.statement)
+        statement["private"] = bool(src.private)
+        return RangeTree(plan=self, measurements=measurements, statement=statement)
+
+
+def plan_range_tree(
+    *,
+    lower: Any,
+    upper: Any,
+    epsilon: float | None = None,
+    delta: float = 0.0,
+    rho: float | None = None,
+    width: Any = None,
+    branching: int | None = None,
+    noise: str = "laplace",
+    neighbors: str = "add_remove",
+    max_contributions: int = 1,
+    levels: str = "uniform",
+) -> RangeTreePlan:
+    """Validate public parameters and compute the per-level noise (no data involved)."""
+    noise_kind = _check_choice(noise, "noise", ("laplace", "gaussian"))
+    nb = _check_choice(neighbors, "neighbors", ("add_remove", "replace"))
+    strategy = _check_choice(levels, "levels", ("uniform", "optimal"))
+    k = _check_contributions(max_contributions)
+    budget = _resolve_budget(noise_kind, epsilon, delta, rho)
+    domain = make_domain(lower, upper, width)
+    root_exact = nb == "replace"
+    if branching is None:
+        b = choose_branching(domain.size, noise_kind, strategy, root_exact)
+    else:
+        b = branching
+    layout = build_layout(domain.size, b)
+    L = layout.depth
+    weights = level_weights(layout, strategy=strategy, noise=noise_kind, root_exact=root_exact)  # type: ignore[arg-type]
+    if root_exact:
+        weights[0] = 0.0
+    shares = _exact_shares(weights)
+    l1, l2sq = level_sensitivities(nb, k, L)
+    params: list[Fraction | None] = []
+    variances = np.empty(L + 1)
+    per_level = []
+    if noise_kind == "laplace":
+        eps = Fraction(budget.epsilon)  # type: ignore[arg-type]
+        spent = Fraction(0)
+        for j in range(L + 1):
+            if (j == 0 and root_exact) or shares[j] == 0:
+                params.append(None)
+                variances[j] = 0.0 if (j == 0 and root_exact) else np.inf
+                continue
+            scale = _noise.laplace_scale_used(Fraction(int(l1[j])) / (eps * shares[j]))
+            params.append(scale)
+            variances[j] = _noise.discrete_laplace_variance(scale)
+            eps_j = Fraction(int(l1[j])) / scale
+            spent += eps_j
+            per_level.append({"level": j, "epsilon": float(eps_j), "l1_sensitivity": float(l1[j]),
+                              "laplace_scale": float(scale), "noise_variance": float(variances[j])})
+        total = {"epsilon": float(spent), "delta": 0.0}
+    else:
+        rho_total = Fraction(budget.as_rho())
+        spent = Fraction(0)
+        for j in range(L + 1):
+            if (j == 0 and root_exact) or shares[j] == 0:
+                params.append(None)
+                variances[j] = 0.0 if (j == 0 and root_exact) else np.inf
+                continue
+            sigma2 = _noise.gaussian_sigma2_used(Fraction(int(l2sq[j])) / (2 * rho_total * shares[j]))
+            params.append(sigma2)
+            variances[j] = _noise.discrete_gaussian_variance(sigma2)
+            rho_j = Fraction(int(l2sq[j])) / (2 * sigma2)
+            spent += rho_j
+            per_level.append({"level": j, "rho": float(rho_j), "l2_sensitivity": math.sqrt(l2sq[j]),
+                              "gaussian_sigma2": float(sigma2), "noise_variance": float(variances[j])})
+        total = {"rho": float(spent)}
+        if budget.kind == "approx":
+            total["epsilon"] = zcdp_epsilon(float(spent), budget.delta)
+            total["delta"] = budget.delta
+    measured = [j for j in range(L + 1) if params[j] is not None]
+    statement: dict[str, Any] = {
+        "mechanism": f"range tree, {layout.branching}-ary, discrete {'Laplace' if noise_kind == 'laplace' else 'Gaussian'} noise per level",
+        "neighbors": nb,
+        "max_contributions": k,
+        "guarantee": {"laplace": "pure epsilon-DP", "gaussian": "rho-zCDP"}[noise_kind]
+        + (", implies (epsilon, delta)-DP" if budget.kind == "approx" else ""),
+        "budget_requested": {"epsilon": budget.epsilon, "delta": budget.delta, "rho": budget.rho},
+        "budget_spent": total,
+        "l1_sensitivity": float(l1[measured].sum()),
+        "l2_sensitivity": float(math.sqrt(l2sq[measured].sum())),
+        "levels": per_level,
+        "root": "exact public total (bounded DP)" if root_exact else ("noised" if params[0] is not None else "not measured"),
+        "library": f"dptree {_version}",
+        "private": True,
+    }
+    return RangeTreePlan(
+        domain=domain, layout=layout, budget=budget, noise=noise_kind, neighbors=nb,  # type: ignore[arg-type]
+        max_contributions=k, levels=strategy, weights=np.asarray(weights, dtype=np.float64),
+        noise_parameters=params, level_variance=variances, statement=statement,
+    )
+
+
+def range_tree(
+    values: Any,
+    *,
+    lower: Any,
+    upper: Any,
+    epsilon: float | None = None,
+    delta: float = 0.0,
+    rho: float | None = None,
+    width: Any = None,
+    branching: int | None = None,
+    noise: str = "laplace",
+    neighbors: str = "add_remove",
+    max_contributions: int = 1,
+    levels: str = "uniform",
+    missing: str = "error",
+    rng: _noise.RngLike = None,
+) -> "RangeTree":
+    """Release a private b-ary range tree of ``values`` over the public domain [lower, upper].
+
+    Returns a :class:`RangeTree` that answers every range count, CDF value, histogram and quantile
+    with exact standard errors, as post-processing (no further privacy cost).
+
+    Privacy: ``noise="laplace"`` gives pure ``epsilon``-DP; ``noise="gaussian"`` gives ``rho``-zCDP,
+    or (``epsilon``, ``delta``)-DP when given those, under the ``neighbors`` relation
+    (``"add_remove"`` one record, or ``"replace"`` one record with n public), for persons with at
+    most ``max_contributions`` records (bounding them is the caller's job here). Values outside
+    [lower, upper] are clamped. NaN/None raise unless ``missing="drop"``. ``rng`` is for tests
+    only: a seeded release is marked ``private: false``.
+
+    ``levels="uniform"`` splits the budget equally over the noised levels (seed 004, Algorithm 1);
+    ``"optimal"`` minimises the exact average variance over all ranges. ``branching=None`` picks,
+    among 2, 4, ..., 64, the factor with the lowest average range variance (data-independent).
+    """
+    plan = plan_range_tree(
+        lower=lower, upper=upper, epsilon=epsilon, delta=delta, rho=rho, width=width,
+        branching=branching, noise=noise, neighbors=neighbors,
+        max_contributions=max_contributions, levels=levels,
+    )
+    vals = coerce_values(values, plan.domain, missing=missing)
+    leaves = plan.domain.to_leaves(vals)
+    hist = np.bincount(leaves, minlength=plan.layout.padded_size)
+    return plan.release(hist, rng)
+
+
+@dataclass(frozen=True)
+class HistogramResult:
+    """Counts of the bins [edges[i], edges[i+1]) (the last bin closed) and their standard errors."""
+
+    edges: np.ndarray
+    counts: np.ndarray
+    stderr: np.ndarray
+
+
+def _scalar_or_array(x: np.ndarray, like: Any) -> Any:
+    return float(x[0]) if np.ndim(like) == 0 else x
+
+
+class RangeTree:
+    """A private range-tree release. All queries are post-processing and cost no budget.
+
+    Counts are of records per bucket (bucket resolution for float and date domains: a query point
+    selects the whole bucket that contains it).
+    """
+
+    def __init__(self, plan: RangeTreePlan, measurements: list[np.ndarray | None], statement: dict[str, Any]):
+        self.plan = plan
+        self.domain = plan.domain
+        self.layout = plan.layout
+        self.measurements = measurements
+        self.privacy = statement
+        self._estimate()
+
+    # ------------------------------------------------------------------ estimation
+    def _estimate(self) -> None:
+        lay = self.layout
+        sizes = lay.level_sizes
+        y: list[np.ndarray] = []
+        var: list[float] = []
+        parents: list[np.ndarray | None] = [None]
+        for j, m in enumerate(self.measurements):
+            y.append(np.zeros(sizes[j]) if m is None else m.astype(np.float64))
+            var.append(self.plan.level_variance[j])
+            if j > 0:
+                parents.append(np.arange(sizes[j]) // lay.fanouts[j - 1])
+        est = consistent_estimates(y, [np.full(s, v) for s, v in zip(sizes, var)], parents)
+        self._leaf = est.x[-1]
+        self._root = float(est.x[0][0])
+        D = self.domain.size
+        self._cum = np.concatenate([[0.0], np.cumsum(self._leaf[:D])])
+        self._monotone_cdf: np.ndarray | None = None
+
+    @property
+    def private(self) -> bool:
+        """False when the release was made with a test seed."""
+        return bool(self.privacy.get("private", False))
+
+    @property
+    def leaf_estimates(self) -> np.ndarray:
+        """Consistent (least-squares) estimates of the count in every bucket of the domain."""
+        return self._leaf[: self.domain.size].copy()
+
+    # ------------------------------------------------------------------ helpers
+    def _leaf_range(self, lo: Any, hi: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        qlo = self.domain._query_array(lo)
+        qhi = self.domain._query_array(hi)
+        qlo, qhi = np.broadcast_arrays(np.atleast_1d(qlo), np.atleast_1d(qhi))
+        if np.any(qlo > qhi):
+            raise InvalidParameterError("count(lo, hi) needs lo <= hi")
+        a = np.atleast_1d(self.domain.leaf_of(lo))
+        b = np.atleast_1d(self.domain.leaf_of(hi))
+        a, b = np.broadcast_arrays(a, b)
+        D = self.domain.size
+        a = np.clip(a, 0, D)
+        b = np.clip(b, -1, D - 1)
+        empty = a > b
+        return np.where(empty, 0, a), np.where(empty, 0, b), empty
+
+    def _counts(self, a: np.ndarray, b: np.ndarray, empty: np.ndarray) -> np.ndarray:
+        return np.where(empty, 0.0, self._cum[b + 1] - self._cum[a])
+
+    def _variances(self, a: np.ndarray, b: np.ndarray, empty: np.ndarray) -> np.ndarray:
+        v = range_variance(self.layout.block_sizes, self.plan.level_variance, a, b)
+        return np.where(empty, 0.0, v)
+
+    # ------------------------------------------------------------------ queries
+    def count(self, lo: Any, hi: Any) -> Any:
+        """Estimated number of records with lo <= value <= hi (vectorised over arrays)."""
+        a, b, e = self._leaf_range(lo, hi)
+        return _scalar_or_array(self._counts(a, b, e), lo if np.ndim(lo) else hi)
+
+    def stderr(self, lo: Any, hi: Any) -> Any:
+        """Exact standard error of :meth:`count` (closed form, DESIGN section 4)."""
+        a, b, e = self._leaf_range(lo, hi)
+        return _scalar_or_array(np.sqrt(self._variances(a, b, e)), lo if np.ndim(lo) else hi)
+
+    def ci(self, lo: Any, hi: Any, level: float = 0.95) -> tuple[Any, Any]:
+        """Confidence interval count -+ m * stderr for :meth:`count` at the given ``level``.
+
+        Gaussian noise: m is the normal quantile. Laplace noise: m comes from the variance-gamma
+        law matched to the range's exact error moments (:mod:`dptree.intervals`), which widens
+        intervals whose error is dominated by one node's Laplace noise.
+        """
+        a, b, e = self._leaf_range(lo, hi)
+        c = self._counts(a, b, e)
+        s, m = self._spread(a, b, e, level)
+        like = lo if np.ndim(lo) else hi
+        return _scalar_or_array(c - m * s, like), _scalar_or_array(c + m * s, like)
+
+    def _spread(self, a: np.ndarray, b: np.ndarray, empty: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+        """(standard error, interval multiplier) of leaf ranges [a, b]."""
+        if self.plan.noise == "gaussian":
+            return np.sqrt(self._variances(a, b, empty)), np.full(a.shape, normal_multiplier(level))
+        v1, v2 = range_error_moments(self.layout.fanouts, self.plan.level_variance, a, b)
+        v1 = np.where(empty, 0.0, v1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            k = np.where(v2 > 0, v1 * v1 / v2, np.inf)
+        return np.sqrt(v1), laplace_mixture_multiplier(k, level)
+
+    def total(self) -> float:
+        """Estimated number of records (exact under ``neighbors='replace'``, where n is public)."""
+        return self._root
+
+    def total_stderr(self) -> float:
+        full = np.array([self.layout.padded_size - 1])
+        return float(np.sqrt(range_variance(self.layout.block_sizes, self.plan.level_variance, np.array([0]), full)[0]))
+
+    def total_ci(self, level: float = 0.95) -> tuple[float, float]:
+        """Confidence interval of :meth:`total` (see :meth:`ci`)."""
+        a, b, e = np.array([0]), np.array([self.layout.padded_size - 1]), np.array([False])
+        s, m = self._spread(a, b, e, level)
+        return self._root - float(m[0] * s[0]), self._root + float(m[0] * s[0])
+
+    def cdf(self, x: Any, *, normalize: bool = False, monotone: bool = False) -> Any:
+        """Threshold count #{records <= x} (seed 003's Phi(x)); a fraction when ``normalize``.
+
+        ``monotone=True`` answers from the isotonic (non-decreasing) fit of the CDF over all
+        buckets. Isotonic regression is a projection onto a convex set containing the true CDF, so
+        its summed squared error over all thresholds never exceeds the unconstrained one; the
+        pointwise ``stderr`` values describe the unconstrained estimate only.
+        """
+        idx = np.atleast_1d(self.domain.leaf_of(x))
+        D = self.domain.size
+        idx = np.clip(idx, -1, D - 1)
+        if monotone:
+            F = np.concatenate([[0.0], self._monotone()])
+        else:
+            F = self._cum
+        out = F[idx + 1]
+        if normalize:
+            n = F[-1]
+            out = out / n if n > 0 else np.zeros_like(out)
+        return _scalar_or_array(out, x)
+
+    def cdf_stderr(self, x: Any) -> Any:
+        """Exact standard error of the (unnormalised, non-monotone) :meth:`cdf`."""
+        idx = np.atleast_1d(self.domain.leaf_of(x))
+        D = self.domain.size
+        b = np.clip(idx, -1, D - 1)
+        empty = b < 0
+        a = np.zeros_like(b)
+        return _scalar_or_array(np.sqrt(self._variances(a, np.where(empty, 0, b), empty)), x)
+
+    def _monotone(self) -> np.ndarray:
+        if self._monotone_cdf is None:
+            from scipy.optimize import isotonic_regression
+
+            raw = self._cum[1:]
+            fit = isotonic_regression(raw, increasing=True).x
+            self._monotone_cdf = np.clip(fit, 0.0, None)
+        return self._monotone_cdf
+
+    def quantile(self, q: Any) -> Any:
+        """The q-quantile(s): the smallest x with monotone CDF(x) >= q * n_hat (vectorised).
+
+        Read off the isotonic fit of the CDF, so negative noisy counts and a non-monotone raw CDF
+        cannot send the search to a wrong bucket. Float domains interpolate inside the bucket;
+        integer domains return the bucket's value. With an estimated total <= 0 (no data), every
+        quantile is ``lower``.
+        """
+        qa = np.atleast_1d(np.asarray(q, dtype=np.float64))
+        if qa.size == 0 or not np.all(np.isfinite(qa)) or np.any((qa < 0) | (qa > 1)):
+            raise InvalidParameterError("quantile levels q must be numbers in [0, 1]")
+        F = self._monotone()
+        n = F[-1]
+        target = qa * n
+        idx = np.searchsorted(F, target, side="left")
+        idx = np.clip(idx, 0, self.domain.size - 1)
+        prev = np.where(idx > 0, F[np.maximum(idx - 1, 0)], 0.0)
+        step = F[idx] - prev
+        with np.errstate(divide="ignore", invalid="ignore"):
+            frac = np.where(step > 0, (target - prev) / step, 0.0)
+        frac = np.clip(frac, 0.0, 1.0)
+        if n <= 0:
+            idx = np.zeros_like(idx)
+            frac = np.zeros_like(frac)
+        out = self.domain.interpolate(idx, frac)
+        return out[0] if np.ndim(q) == 0 else out
+
+    def histogram(self, edges: Any) -> HistogramResult:
+        """Counts of the bins [edges[i], edges[i+1]) (last bin closed), at bucket resolution."""
+        e = np.asarray(edges)
+        if e.ndim != 1 or e.size < 2:
+            raise InvalidParameterError("histogram needs at least two edges")
+        q = self.domain._query_array(e)
+        if np.any(np.diff(q) <= 0):
+            raise InvalidParameterError("histogram edges must be strictly increasing")
+        idx = np.asarray(self.domain.leaf_of(e))
+        D = self.domain.size
+        starts = np.clip(idx[:-1], 0, D)
+        ends = np.clip(np.concatenate([idx[1:-1] - 1, [idx[-1]]]), -1, D - 1)
+        empty = starts > ends
+        a = np.where(empty, 0, starts)
+        b = np.where(empty, 0, ends)
+        return HistogramResult(edges=e, counts=self._counts(a, b, empty), stderr=np.sqrt(self._variances(a, b, empty)))
+
+    # ------------------------------------------------------------------ persistence
+    def to_document(self) -> dict[str, Any]:
+        """The parts of the release file (see :mod:`dptree.serialize`)."""
+        dom = self.domain
+        if dom.kind == "datetime":
+            lower: Any = str(np.datetime64(int(dom.lower), "ns"))
+            upper: Any = str(np.datetime64(int(dom.upper), "ns"))
+        else:
+            lower, upper = dom.lower, dom.upper
+        params = {
+            "domain": {"kind": dom.kind, "lower": lower, "upper": upper, "width": dom.width, "size": dom.size},
+            "branching": self.layout.branching,
+            "fanouts": list(self.layout.fanouts),
+            "noise": self.plan.noise,
+            "neighbors": self.plan.neighbors,
+            "max_contributions": self.plan.max_contributions,
+            "levels": self.plan.levels,
+            "budget": {"epsilon": self.plan.budget.epsilon, "delta": self.plan.budget.delta, "rho": self.plan.budget.rho},
+        }
+        meas = {
+            "levels": [None if m is None else [int(v) for v in m] for m in self.measurements],
+            "noise_parameters": [None if p is None else f"{p.numerator}/{p.denominator}" for p in self.plan.noise_parameters],
+        }
+        return {"privacy": self.privacy, "parameters": params, "measurements": meas}
+
+    def save(self, path: Any, *, allow_nonprivate: bool = False) -> None:
+        """Write the release as JSON (format in :mod:`dptree.serialize`). Seeded releases need
+        ``allow_nonprivate=True``."""
+        doc = self.to_document()
+        write_release(path, "range_tree", allow_nonprivate=allow_nonprivate, **doc)
+
+    def summary(self) -> str:
+        dom = self.domain
+        spent = self.privacy["budget_spent"]
+        budget = ", ".join(f"{k}={v:g}" for k, v in spent.items())
+        return (
+            f"RangeTree over [{dom.format_value(dom.lower)}, {dom.format_value(dom.upper)}] ({dom.size} buckets), "
+            f"{self.layout.branching}-ary, {self.plan.noise} noise, {self.plan.neighbors} neighbours, "
+            f"{budget}{'' if self.private else ', NOT PRIVATE (test seed)'}"
+        )
+
+    def __repr__(self) -> str:
+        return f"<{self.summary()}>"
+
+
+def _from_document(doc: dict[str, Any]) -> RangeTree:
+    """Rebuild a release from a validated document, re-deriving and checking its noise."""
+    params = doc["parameters"]
+    dom = params["domain"]
+    if dom["kind"] == "datetime":
+        lower: Any = np.datetime64(dom["lower"])
+        upper: Any = np.datetime64(dom["upper"])
+        width: Any = np.timedelta64(int(dom["width"]), "ns")
+    else:
+        lower, upper, width = dom["lower"], dom["upper"], dom["width"]
+    budget = params["budget"]
+    plan = plan_range_tree(
+        lower=lower, upper=upper, width=width, branching=params["branching"],
+        epsilon=budget["epsilon"], delta=budget["delta"] or 0.0, rho=budget["rho"],
+        noise=params["noise"], neighbors=params["neighbors"],
+        max_contributions=params["max_contributions"], levels=params["levels"],
+    )
+    if plan.domain.size != dom["size"] or list(plan.layout.fanouts) != list(params["fanouts"]):
+        raise ReleaseFileError("release file: domain or tree layout does not match its parameters")
+    meas = doc["measurements"]
+    stated = meas["noise_parameters"]
+    expected = [None if p is None else f"{p.numerator}/{p.denominator}" for p in plan.noise_parameters]
+    if stated != expected:
+        raise ReleaseFileError("release file: noise parameters do not match the stated budget (tampered?)")
+    levels = meas["levels"]
+    if not isinstance(levels, list) or len(levels) != plan.layout.depth + 1:
+        raise ReleaseFileError("release file: wrong number of levels")
+    measurements: list[np.ndarray | None] = []
+    for j, (vals, size) in enumerate(zip(levels, plan.layout.level_sizes)):
+        should_exist = plan.noise_parameters[j] is not None or (j == 0 and plan.root_exact)
+        if vals is None:
+            if should_exist:
+                raise ReleaseFileError(f"release file: level {j} measurements are missing")
+            measurements.append(None)
+            continue
+        if not should_exist:
+            raise ReleaseFileError(f"release file: level {j} should not be measured")
+        if not isinstance(vals, list) or len(vals) != size or not all(
+            isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2**62 for v in vals
+        ):
+            raise ReleaseFileError(f"release file: level {j} must hold {size} integers")
+        measurements.append(np.asarray(vals, dtype=np.int64))
+    privacy = doc["privacy"]
+    if not isinstance(privacy.get("private"), bool):
+        raise ReleaseFileError("release file: privacy statement lacks the 'private' flag")
+    restated = {k: v for k, v in privacy.items() if k != "private"}
+    derived = {k: v for k, v in plan.statement.items() if k not in ("private", "library")}
+    if {k: v for k, v in restated.items() if k != "library"} != derived:
+        raise ReleaseFileError("release file: privacy statement does not match its parameters (tampered?)")
+    if plan.root_exact and measurements[0] is not None and measurements[0][0] < 0:
+        raise ReleaseFileError("release file: the public total cannot be negative")
+    return RangeTree(plan=plan, measurements=measurements, statement=privacy)
+
+
+register_kind("range_tree", _from_document)

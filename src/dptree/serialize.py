@@ -1,0 +1,188 @@
+"""Saving and loading releases: one documented JSON format for every kind of release.
+
+A release file is a JSON object::
+
+    {
+      "format": "dptree-release",
+      "version": 1,
+      "kind": "range_tree" | "hierarchy" | ...,
+      "privacy": {...},        # mechanism, neighbours, budget, sensitivity, library, private flag
+      "parameters": {...},     # public parameters needed to interpret the measurements
+      "measurements": {...},   # the noisy values (integers) and their noise variances
+      "checksum": "sha256:..." # over the canonical JSON of every other field
+    }
+
+Everything in a release is public: it is the mechanism's output plus the public parameters.
+Loading only parses JSON (never pickle, never code), bounds the file size, rejects NaN/Infinity
+literals and excessive nesting, checks the checksum and then hands the document to the loader
+registered for its kind, which re-validates every field. The checksum detects corruption and
+edits; it is not a signature (anyone can recompute it), so each loader also re-derives the noise
+parameters from the stated privacy parameters and rejects a file where they disagree.
+
+A release made with a test seed (not private) is refused by :func:`write_release` unless
+``allow_nonprivate=True`` is passed explicitly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+from .errors import ReleaseFileError
+
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "MAX_FILE_BYTES",
+    "write_release",
+    "read_release",
+    "load",
+    "register_kind",
+    "canonical_checksum",
+]
+
+FORMAT = "dptree-release"
+VERSION = 1
+MAX_FILE_BYTES = 2 * 1024**3
+MAX_DEPTH = 32
+
+_LOADERS: dict[str, Callable[[dict[str, Any]], Any]] = {}
+
+
+def register_kind(kind: str, loader: Callable[[dict[str, Any]], Any]) -> None:
+    """Register the function that turns a validated document of ``kind`` into a release object."""
+    _LOADERS[kind] = loader
+
+
+def canonical_checksum(doc: dict[str, Any]) -> str:
+    body = {k: v for k, v in doc.items() if k != "checksum"}
+    data = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def write_release(
+    path: str | os.PathLike[str],
+    kind: str,
+    *,
+    privacy: dict[str, Any],
+    parameters: dict[str, Any],
+    measurements: dict[str, Any],
+    allow_nonprivate: bool = False,
+) -> None:
+    """Write a release document atomically (temporary file, then rename)."""
+    if not privacy.get("private", False) and not allow_nonprivate:
+        raise ReleaseFileError(
+            "this release was made with a test seed and is NOT private; refusing to save it. "
+            "Pass allow_nonprivate=True if you really want a file of a non-private experiment."
+        )
+    doc: dict[str, Any] = {
+        "format": FORMAT,
+        "version": VERSION,
+        "kind": kind,
+        "privacy": privacy,
+        "parameters": parameters,
+        "measurements": measurements,
+    }
+    try:
+        doc["checksum"] = canonical_checksum(doc)
+    except ValueError as exc:
+        raise ReleaseFileError(f"release contains a non-finite number and cannot be saved: {exc}") from exc
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(doc, fh, separators=(",", ":"), allow_nan=False)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise ReleaseFileError(f"cannot write release to {path}: {exc.strerror or exc}") from exc
+
+
+def _reject_constant(name: str) -> None:
+    raise ReleaseFileError(f"release file contains the non-standard JSON value {name}")
+
+
+def _depth(obj: Any, limit: int) -> int:
+    stack = [(obj, 1)]
+    deepest = 0
+    while stack:
+        cur, d = stack.pop()
+        deepest = max(deepest, d)
+        if d > limit:
+            return d
+        if isinstance(cur, dict):
+            stack.extend((v, d + 1) for v in cur.values() if isinstance(v, (dict, list)))
+        elif isinstance(cur, list):
+            # lists of numbers are flat; only descend into containers
+            stack.extend((v, d + 1) for v in cur if isinstance(v, (dict, list)))
+    return deepest
+
+
+def read_release(path: str | os.PathLike[str], *, max_bytes: int = MAX_FILE_BYTES) -> dict[str, Any]:
+    """Read and validate the envelope of a release file; returns the document."""
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+    except FileNotFoundError as exc:
+        raise ReleaseFileError(f"release file not found: {p}") from exc
+    except OSError as exc:
+        raise ReleaseFileError(f"cannot read release file {p}: {exc.strerror or exc}") from exc
+    if size > max_bytes:
+        raise ReleaseFileError(f"release file {p} is {size} bytes, more than the limit of {max_bytes}")
+    try:
+        with open(p, "rb") as fh:
+            raw = fh.read(max_bytes + 1)
+        text = raw.decode("utf-8")
+        doc = json.loads(text, parse_constant=_reject_constant)
+    except ReleaseFileError:
+        raise
+    except UnicodeDecodeError as exc:
+        raise ReleaseFileError(f"{p} is not a dptree release (not UTF-8 text)") from exc
+    except RecursionError as exc:
+        raise ReleaseFileError(f"{p} is nested too deeply to be a dptree release") from exc
+    except json.JSONDecodeError as exc:
+        raise ReleaseFileError(f"{p} is not valid JSON (truncated or corrupted?): {exc.msg} at line {exc.lineno}") from exc
+    except OSError as exc:
+        raise ReleaseFileError(f"cannot read release file {p}: {exc.strerror or exc}") from exc
+    return validate_document(doc, source=str(p))
+
+
+def validate_document(doc: Any, *, source: str = "release") -> dict[str, Any]:
+    """Check format, version, shape and checksum of a release document."""
+    if not isinstance(doc, dict):
+        raise ReleaseFileError(f"{source}: a release must be a JSON object")
+    if _depth(doc, MAX_DEPTH) > MAX_DEPTH:
+        raise ReleaseFileError(f"{source}: nested too deeply to be a dptree release")
+    if doc.get("format") != FORMAT:
+        raise ReleaseFileError(f"{source}: not a dptree release (format field is {doc.get('format')!r})")
+    version = doc.get("version")
+    if version != VERSION:
+        raise ReleaseFileError(
+            f"{source}: release format version {version!r} is not supported (this dptree reads version {VERSION})"
+        )
+    for key in ("kind", "privacy", "parameters", "measurements", "checksum"):
+        if key not in doc:
+            raise ReleaseFileError(f"{source}: missing field {key!r}")
+    for key in ("privacy", "parameters", "measurements"):
+        if not isinstance(doc[key], dict):
+            raise ReleaseFileError(f"{source}: field {key!r} must be an object")
+    if not isinstance(doc["checksum"], str) or canonical_checksum(doc) != doc["checksum"]:
+        raise ReleaseFileError(f"{source}: checksum mismatch: the file was modified or corrupted")
+    return doc
+
+
+def load(path: str | os.PathLike[str]) -> Any:
+    """Load any saved release (``dptree.load``): validates the file, then the release itself."""
+    doc = read_release(path)
+    kind = doc["kind"]
+    loader = _LOADERS.get(kind) if isinstance(kind, str) else None
+    if loader is None:
+        raise ReleaseFileError(f"{path}: unknown release kind {kind!r}")
+    try:
+        return loader(doc)
+    except ReleaseFileError:
+        raise
+    except (KeyError, TypeError, ValueError, IndexError, OverflowError) as exc:
+        raise ReleaseFileError(f"{path}: malformed {kind} release: {exc}") from exc
