@@ -96,3 +96,20 @@ def test_private_run_without_seed(files: dict[str, Path]) -> None:
     assert run([str(d / "rows.csv"), "--levels", "country,state,city", "--structure", str(d / "struct.csv"),
                 "--epsilon", "1", "--out", str(out)]) == 0
     assert load_hierarchy_release(out).private
+
+
+def test_main_cli_release_and_query(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    """End to end through the lead's `dptree` entry point: hierarchy release, then query --node."""
+    from dptree.cli import main
+
+    d = files["dir"]
+    out = d / "m.json"
+    assert main(["hierarchy", str(d / "rows.csv"), "--levels", "country,state,city", "--structure",
+                 str(d / "struct.csv"), "--epsilon", "1", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["query", str(out), "--node", "US/CA", "--node", "FR", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [a["query"] for a in doc["answers"]] == ["US/CA", "FR"]
+    assert "Hierarchy release" in doc["release"]
+    assert main(["query", str(out), "--node", "US/TX"]) == 2
+    assert "names no node" in capsys.readouterr().err

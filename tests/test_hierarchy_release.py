@@ -188,7 +188,7 @@ def test_round_trip_and_tamper_detection(tmp_path) -> None:  # type: ignore[no-u
         again = HierarchyRelease.from_dict(d)
         np.testing.assert_array_equal(again.counts, rel.counts)
         assert again.privacy == d["privacy"] and d["privacy"]["private"] is False
-        with pytest.raises(InvalidParameterError, match="NOT private"):
+        with pytest.raises(DPTreeError, match="NOT private"):
             rel.save(tmp_path / "r.json")
         rel.save(tmp_path / "r.json", allow_nonprivate=True)
         back = load_hierarchy_release(tmp_path / "r.json")
@@ -198,6 +198,22 @@ def test_round_trip_and_tamper_detection(tmp_path) -> None:  # type: ignore[no-u
     bad["measurements"] = dict(d["measurements"], window_center=[1, 2])
     with pytest.raises(ReleaseFileError):
         HierarchyRelease.from_dict(bad)
+    wider = dict(d)
+    wider["measurements"] = dict(d["measurements"], window=d["measurements"]["window"] + 5)
+    with pytest.raises(ReleaseFileError, match="tampered"):
+        HierarchyRelease.from_dict(wider)
+    lap = hierarchy_counts(["US/NY"], h, epsilon=1.0, rng=0).to_dict()
+    lap["parameters"] = dict(lap["parameters"], epsilon=10.0)
+    with pytest.raises(ReleaseFileError, match="tampered"):
+        HierarchyRelease.from_dict(lap)
+    # the shared loader: dptree.serialize.load dispatches on kind "hierarchy"
+    from dptree.serialize import load
+
+    assert isinstance(load(tmp_path / "r.json"), HierarchyRelease)
+    text = (tmp_path / "r.json").read_text().replace('"window":', '"window":1', 1)
+    (tmp_path / "t.json").write_text(text)
+    with pytest.raises(ReleaseFileError):
+        load(tmp_path / "t.json")
     with pytest.raises(ReleaseFileError):
         HierarchyRelease.from_dict({"format": "something else"})
     priv = dict(d)

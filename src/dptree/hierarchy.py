@@ -26,12 +26,10 @@ rounding (:mod:`dptree._postprocess`): post-processing that adds bias (docs/hier
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from statistics import NormalDist
 from typing import Any, Iterable, Literal, Mapping, Sequence
 
@@ -43,8 +41,11 @@ from ._postprocess import project_families, round_families
 from .budget import check_delta, check_epsilon, zcdp_rho_for
 from .errors import DataError, DomainError, InputFormatError, InvalidParameterError, ReleaseFileError
 from .estimation import consistent_estimates, node_variances
+from .serialize import FORMAT as _ENVELOPE, VERSION as _ENVELOPE_VERSION
+from .serialize import read_release, register_kind, validate_document, write_release
 from .noise import (
     RngLike,
+    truncated_laplace_bound,
     discrete_gaussian,
     discrete_gaussian_variance,
     discrete_laplace,
@@ -63,8 +64,7 @@ __all__ = [
     "load_hierarchy_release",
 ]
 
-FORMAT = "dptree.hierarchy_release"
-FORMAT_VERSION = 1
+KIND = "hierarchy"
 METHODS = ("laplace", "gaussian", "multiplicative")
 
 
@@ -382,60 +382,87 @@ class HierarchyRelease:
     # ------------------------------------------------------------------ serialisation
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe dict: hierarchy, parameters, privacy statement and noisy measurements.
-
-        Estimates are not stored: :meth:`from_dict` recomputes them from the measurements
-        (post-processing), so a file cannot carry estimates inconsistent with its measurements.
+        """JSON-safe dict in the shared release format (:mod:`dptree.serialize`, kind
+        "hierarchy"): parameters (including the public hierarchy), the privacy statement
+        {mechanism, neighbours, epsilon, delta, sensitivity, library_version, private, ...} and the
+        noisy measurements. Estimates are not stored: :meth:`from_dict` recomputes them from the
+        measurements (post-processing), so a file cannot carry estimates that disagree with them.
         """
+        params = dict(self.parameters)
+        params["hierarchy"] = self.hierarchy.to_dict()
         return {
-            "format": FORMAT,
-            "format_version": FORMAT_VERSION,
-            "kind": "hierarchy",
-            "hierarchy": self.hierarchy.to_dict(),
-            "parameters": _jsonable(self.parameters),
+            "format": _ENVELOPE,
+            "version": _ENVELOPE_VERSION,
+            "kind": KIND,
             "privacy": _jsonable(self.privacy),
+            "parameters": _jsonable(params),
             "measurements": _jsonable(self.measurements),
         }
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "HierarchyRelease":
-        """Rebuild a release from :meth:`to_dict` output, validating it."""
-        try:
-            if d.get("format") != FORMAT:
-                raise ReleaseFileError(f"not a dptree hierarchy release (format={d.get('format')!r})")
-            if int(d.get("format_version", -1)) != FORMAT_VERSION:
-                raise ReleaseFileError(f"unsupported hierarchy release version {d.get('format_version')!r}")
-            h = Hierarchy.from_dict(d["hierarchy"])
-            params = dict(d["parameters"])
-            privacy = dict(d["privacy"])
-            meas = dict(d["measurements"])
-        except ReleaseFileError:
-            raise
-        except Exception as exc:
-            raise ReleaseFileError(f"malformed hierarchy release: {exc}") from exc
-        for key in ("mechanism", "neighbours", "epsilon", "delta", "sensitivity", "library_version", "private"):
-            if key not in privacy:
-                raise ReleaseFileError(f"hierarchy release lacks privacy field {key!r}")
-        if params.get("method") not in METHODS:
-            raise ReleaseFileError(f"unknown method {params.get('method')!r} in release")
-        return _assemble(h, params, privacy, meas)
+        """Rebuild a release from :meth:`to_dict` output (or a loaded file), validating it: the
+        envelope (and checksum, if present), the hierarchy, the measurements' shapes and types, and
+        the noise parameters re-derived from the stated privacy parameters."""
+        if not isinstance(d, Mapping):
+            raise ReleaseFileError("a hierarchy release must be a JSON object")
+        doc = dict(d)
+        if "checksum" in doc:
+            validate_document(doc)
+        if doc.get("format") != _ENVELOPE or doc.get("version") != _ENVELOPE_VERSION:
+            raise ReleaseFileError(
+                f"not a dptree release of a supported version (format={doc.get('format')!r}, "
+                f"version={doc.get('version')!r})"
+            )
+        if doc.get("kind") != KIND:
+            raise ReleaseFileError(f"not a hierarchy release (kind={doc.get('kind')!r})")
+        return _from_document(doc)
 
     def save(self, path: str | os.PathLike[str], *, allow_nonprivate: bool = False) -> None:
-        """Write the release as JSON. A release made with a seeded ``rng`` is not private and
+        """Write the release with the shared writer (:func:`dptree.serialize.write_release`:
+        JSON, checksum, atomic rename). A release made with a seeded ``rng`` is not private and
         is refused unless ``allow_nonprivate=True`` (DESIGN section 3)."""
-        if not self.private and not allow_nonprivate:
-            raise InvalidParameterError(
-                "this release was made with a seeded rng and is NOT private; pass "
-                "allow_nonprivate=True to save it anyway (tests/experiments only)"
-            )
-        tmp = Path(str(path) + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(self.to_dict(), fh, allow_nan=False, separators=(",", ":"))
-        os.replace(tmp, path)
+        doc = self.to_dict()
+        write_release(
+            path,
+            KIND,
+            privacy=doc["privacy"],
+            parameters=doc["parameters"],
+            measurements=doc["measurements"],
+            allow_nonprivate=allow_nonprivate,
+        )
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> "HierarchyRelease":
         return load_hierarchy_release(path)
+
+    def summary(self) -> str:
+        p = self.parameters
+        extra = f", alpha={p['alpha']}" if p.get("alpha") is not None else ""
+        return (
+            f"Hierarchy release: {self.hierarchy.n_nodes} nodes, depth {self.hierarchy.depth}, "
+            f"{p['method']} (epsilon={p['epsilon']:g}, delta={p['delta']:g}{extra}), "
+            f"{self.privacy['neighbours']}{'' if self.private else ', NOT PRIVATE (test seed)'}"
+        )
+
+    def cli_answers(self, args: Any) -> list[dict[str, Any]]:
+        """Rows for ``dptree query REL.json --node US/CA`` (``args.node``, ``args.ci``)."""
+        nodes = list(getattr(args, "node", None) or [""])
+        level = float(getattr(args, "ci", 0.95))
+        rows = []
+        for node in nodes:
+            lo, hi = self.ci(node, level)
+            se = self.stderr(node)
+            rows.append(
+                {
+                    "query": node or "(total)",
+                    "estimate": self.count(node),
+                    "stderr": None if math.isnan(se) else se,
+                    "ci_low": lo,
+                    "ci_high": hi,
+                }
+            )
+        return rows
 
     def __repr__(self) -> str:
         p = self.parameters
@@ -446,17 +473,76 @@ class HierarchyRelease:
 
 
 def load_hierarchy_release(path: str | os.PathLike[str]) -> HierarchyRelease:
-    """Read a release written by :meth:`HierarchyRelease.save` (validated)."""
+    """Read a release written by :meth:`HierarchyRelease.save` (validated; also ``dptree.load``)."""
+    doc = read_release(path)
+    if doc.get("kind") != KIND:
+        raise ReleaseFileError(f"{path}: not a hierarchy release (kind={doc.get('kind')!r})")
+    return _from_document(doc)
+
+
+def _from_document(doc: dict[str, Any]) -> HierarchyRelease:
+    """Loader registered with :mod:`dptree.serialize` for kind "hierarchy"."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            d = json.load(fh)
-    except FileNotFoundError as exc:
-        raise InputFormatError(f"no such release file: {path}") from exc
-    except (OSError, ValueError) as exc:
-        raise ReleaseFileError(f"cannot read release file {path}: {exc}") from exc
-    if not isinstance(d, dict):
-        raise ReleaseFileError(f"{path} does not hold a release object")
-    return HierarchyRelease.from_dict(d)
+        params = dict(doc["parameters"])
+        h = Hierarchy.from_dict(params.pop("hierarchy"))
+        privacy = dict(doc["privacy"])
+        meas = dict(doc["measurements"])
+    except ReleaseFileError:
+        raise
+    except Exception as exc:
+        raise ReleaseFileError(f"malformed hierarchy release: {exc}") from exc
+    for key in ("mechanism", "neighbours", "epsilon", "delta", "sensitivity", "library_version", "private"):
+        if key not in privacy:
+            raise ReleaseFileError(f"hierarchy release lacks privacy field {key!r}")
+    if not isinstance(privacy["private"], bool):
+        raise ReleaseFileError("hierarchy release: the 'private' flag must be true or false")
+    if params.get("method") not in METHODS:
+        raise ReleaseFileError(f"unknown method {params.get('method')!r} in release")
+    _check_noise(h, params, privacy, meas)
+    return _assemble(h, params, privacy, meas)
+
+
+def _check_noise(h: Hierarchy, params: dict[str, Any], privacy: dict[str, Any], meas: dict[str, Any]) -> None:
+    """Re-derive the noise parameters from the stated budget; reject a file where they disagree."""
+    try:
+        eps = check_epsilon(params["epsilon"])
+        method = params["method"]
+        dlt = check_delta(params["delta"], required=method != "laplace")
+        k = int(params["max_contributions"])
+        d = h.depth
+        if int(params["depth"]) != d or k < 1:
+            raise ReleaseFileError("hierarchy release: depth or max_contributions does not match the hierarchy")
+        if float(privacy["epsilon"]) != eps or float(privacy["delta"]) != (dlt if method != "laplace" else 0.0):
+            raise ReleaseFileError("hierarchy release: privacy statement disagrees with the parameters (tampered?)")
+        n = h.n_nodes
+        if method in ("laplace", "gaussian"):
+            if method == "laplace":
+                expected = _lap_var(_l1_sensitivity(d, k) / eps)
+            else:
+                expected = _gauss_var(_l2sq_sensitivity(d, k) / (2.0 * _rho_for(eps, dlt)))
+            if not math.isclose(float(meas["noise_variance"]), expected, rel_tol=1e-9):
+                raise ReleaseFileError("hierarchy release: noise variance does not match the stated budget (tampered?)")
+            y = meas["y"]
+            if not isinstance(y, list) or len(y) != n or not all(
+                isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2**62 for v in y
+            ):
+                raise ReleaseFileError(f"hierarchy release: measurements must be {n} integers")
+        else:
+            alpha = float(params["alpha"])
+            if not 0 < alpha < 1 or not float(params["tau_min"]) > 0:
+                raise ReleaseFileError("hierarchy release: alpha or tau_min out of range")
+            eps_run, dlt_run = eps, dlt
+            if k > 1:
+                eps_run, dlt_run = eps / k, dlt * math.expm1(eps / k) / math.expm1(eps)
+            if int(meas["window"]) != truncated_laplace_bound(eps_run / (2.0 * d), dlt_run / (2.0 * d)):
+                raise ReleaseFileError("hierarchy release: window does not match the stated budget (tampered?)")
+            c = meas["window_center"]
+            if not isinstance(c, list) or len(c) != n or not all(isinstance(v, int) and not isinstance(v, bool) for v in c):
+                raise ReleaseFileError(f"hierarchy release: window centres must be {n} integers")
+    except ReleaseFileError:
+        raise
+    except (KeyError, TypeError, ValueError, InvalidParameterError) as exc:
+        raise ReleaseFileError(f"malformed hierarchy release parameters: {exc}") from exc
 
 
 def _jsonable(v: Any) -> Any:
@@ -755,3 +841,6 @@ def _measure(
             "rounds": int(res.info["ell"]),
         }
     return meas, params, privacy
+
+
+register_kind(KIND, _from_document)
