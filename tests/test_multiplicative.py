@@ -244,3 +244,22 @@ def test_hierarchy_counts_multiplicative_statement() -> None:
     rel2 = hierarchy_counts(["a/b"] * 3, h, epsilon=1.0, delta=1e-6, method="multiplicative", alpha=0.5, max_contributions=2, rng=0)
     assert rel2.privacy["run_at"]["epsilon"] == 0.5
     assert rel2.privacy["run_at"]["delta"] == pytest.approx(1e-6 * math.expm1(0.5) / math.expm1(1.0))
+
+
+def test_forest_classification_stays_inside_forest_trees() -> None:
+    """Corollary 4.5: on a forest (here: the tree minus its root), ancestors marked top are those
+    inside each forest tree; the removed root is never touched (regression test)."""
+    tree = complete_tree(2, 4)
+    alpha, eps, delta, eta, d = 0.2, 1.0, 1e-6, 0.1, tree.depth
+    leaves = np.full(tree.sizes[-1], 10**7, dtype=np.int64)
+    w = weights(tree, leaves)
+    p = RoundParams(i=1, M=8e7, eta=eta, alpha=alpha, tau=1e7, epsilon=eps, delta=delta).derive(d)
+    forest = [np.ones(s, dtype=bool) for s in tree.sizes]
+    forest[0][:] = False
+    offsets = np.concatenate([[0], np.cumsum(tree.sizes)])
+    tree_of = [np.zeros(1, dtype=np.int64), offsets[1] + np.arange(2)]
+    for j in range(2, d):
+        tree_of.append(tree_of[j - 1][np.asarray(tree.parents[j])])
+    top = classification_forest(make_source(3), tree, w, forest, tree_of, p, d)
+    assert not top[0].any()
+    assert top[1].all() and top[2].all()  # weights 4e7 and 2e7 >= (1 + alpha) tau: must be top

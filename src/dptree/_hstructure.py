@@ -198,7 +198,7 @@ class Hierarchy:
                     raise InputFormatError(f"parent table has no column {c!r}; it has {list(table.columns)}")
             pairs = list(zip(table[node].tolist(), table[parent].tolist()))
         else:
-            pairs = [tuple(p) for p in table]  # type: ignore[misc]
+            pairs = [tuple(p) for p in table]
         if not pairs:
             raise DomainError("the hierarchy is empty: the parent table has no rows")
         ids: list[str] = []
@@ -340,9 +340,9 @@ class Hierarchy:
         not_leaf = ~leaf_flag[gid]
         if not_leaf.any():
             i = int(np.flatnonzero(not_leaf)[0])
-            p = SEP.join(c[i] for c in cols if c[i] is not None)
+            shown = SEP.join(str(c[i]) for c in cols if c[i] is not None)
             raise DomainError(
-                f"path {p!r} is listed as a leaf but other paths continue below it; "
+                f"path {shown!r} is listed as a leaf but other paths continue below it; "
                 "list only root-to-leaf paths"
             )
         uniq_gid, counts = np.unique(gid, return_counts=True)
@@ -360,12 +360,12 @@ class Hierarchy:
         for g in range(tree.n_nodes):
             existing.add(tree.path_of(g))
         for g in internal.tolist():
-            p = tree.path_of(g) + (other,)
-            if p in existing:
-                if not leaf_flag[tree.node_id(p)]:
-                    raise DomainError(f"{SEP.join(p)!r} exists and has children; choose another 'other' label")
+            op = tree.path_of(g) + (other,)
+            if op in existing:
+                if not leaf_flag[tree.node_id(op)]:
+                    raise DomainError(f"{SEP.join(op)!r} exists and has children; choose another 'other' label")
                 continue
-            extra_rows.append(p)
+            extra_rows.append(op)
         leaf_rows = [tree.path_of(g) for g in np.flatnonzero(leaf_flag).tolist()] + extra_rows
         width = tree.depth - 1
         cols2 = [[r[j] if j < len(r) else None for r in leaf_rows] for j in range(width)]
@@ -490,7 +490,8 @@ class Hierarchy:
             self.sizes == other.sizes
             and all(np.array_equal(a, b) for a, b in zip(self.labels, other.labels))
             and all(
-                (a is None and b is None) or np.array_equal(a, b) for a, b in zip(self.parents, other.parents)
+                (a is None and b is None) or (a is not None and b is not None and np.array_equal(a, b))
+                for a, b in zip(self.parents, other.parents)
             )
         )
 

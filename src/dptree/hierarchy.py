@@ -70,7 +70,7 @@ METHODS = ("laplace", "gaussian", "multiplicative")
 
 def _library_version() -> str:
     try:
-        from . import __version__  # type: ignore[attr-defined]
+        from . import __version__
 
         return str(__version__)
     except Exception:
