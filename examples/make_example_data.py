@@ -1,6 +1,6 @@
 """Generate the bundled synthetic example dataset (deterministic; no real person is in it).
 
-    python examples/make_example_data.py   # writes examples/data/people.csv
+python examples/make_example_data.py   # writes examples/data/people.csv
 """
 
 from pathlib import Path

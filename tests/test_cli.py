@@ -26,12 +26,28 @@ def run(argv: list[str], capsys) -> tuple[int, str, str]:  # type: ignore[no-unt
 
 def test_release_query_plot_on_the_example(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     rel = tmp_path / "age.json"
-    code, out, err = run(["release", str(EXAMPLE), "--column", "age", "--lower", "0", "--upper", "120",
-                          "--epsilon", "1", "--out", str(rel)], capsys)
+    code, out, err = run(
+        [
+            "release",
+            str(EXAMPLE),
+            "--column",
+            "age",
+            "--lower",
+            "0",
+            "--upper",
+            "120",
+            "--epsilon",
+            "1",
+            "--out",
+            str(rel),
+        ],
+        capsys,
+    )
     assert code == 0, err
     assert "RangeTree" in out and rel.exists()
-    code, out, _ = run(["query", str(rel), "--count", "18:29", "--cdf", "40", "--quantile", "0.5",
-                        "--format", "json"], capsys)
+    code, out, _ = run(
+        ["query", str(rel), "--count", "18:29", "--cdf", "40", "--quantile", "0.5", "--format", "json"], capsys
+    )
     assert code == 0
     answers = json.loads(out)["answers"]
     ages = np.loadtxt(EXAMPLE, delimiter=",", skiprows=1, usecols=1)
@@ -49,13 +65,21 @@ def test_duckdb_histogram_equals_numpy_histogram(tmp_path) -> None:  # type: ign
     import pandas as pd
 
     rng = np.random.default_rng(0)
-    df = pd.DataFrame({"i": rng.integers(-20, 140, 5000), "f": rng.normal(50, 30, 5000),
-                       "d": np.datetime64("2024-01-01") + rng.integers(-5, 400, 5000).astype("timedelta64[D]")})
+    df = pd.DataFrame(
+        {
+            "i": rng.integers(-20, 140, 5000),
+            "f": rng.normal(50, 30, 5000),
+            "d": np.datetime64("2024-01-01") + rng.integers(-5, 400, 5000).astype("timedelta64[D]"),
+        }
+    )
     df.to_parquet(tmp_path / "x.parquet")
     df.to_csv(tmp_path / "x.csv", index=False)
-    cases = [("i", dict(lower=0, upper=120)), ("f", dict(lower=0.0, upper=100.0, width=0.5)),
-             ("i", dict(lower=0, upper=120, width=7)),
-             ("d", dict(lower="2024-01-01", upper="2024-12-31"))]
+    cases = [
+        ("i", dict(lower=0, upper=120)),
+        ("f", dict(lower=0.0, upper=100.0, width=0.5)),
+        ("i", dict(lower=0, upper=120, width=7)),
+        ("d", dict(lower="2024-01-01", upper="2024-12-31")),
+    ]
     for col, dom in cases:
         plan = plan_range_tree(epsilon=1.0, **dom)
         values = df[col].to_numpy()
@@ -68,9 +92,31 @@ def test_duckdb_histogram_equals_numpy_histogram(tmp_path) -> None:  # type: ign
 def test_stdin_and_seeded_release(tmp_path) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "r.json"
     data = "v\n1\n2\n3\n50\n"
-    proc = subprocess.run([sys.executable, "-m", "dptree.cli", "release", "-", "--column", "v", "--lower", "0",
-                           "--upper", "99", "--epsilon", "1", "--seed", "3", "--allow-nonprivate", "--out", str(out)],
-                          input=data, capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "dptree.cli",
+            "release",
+            "-",
+            "--column",
+            "v",
+            "--lower",
+            "0",
+            "--upper",
+            "99",
+            "--epsilon",
+            "1",
+            "--seed",
+            "3",
+            "--allow-nonprivate",
+            "--out",
+            str(out),
+        ],
+        input=data,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     assert dptree.load(out).private is False
     assert "NOT PRIVATE" in proc.stdout
@@ -79,12 +125,110 @@ def test_stdin_and_seeded_release(tmp_path) -> None:  # type: ignore[no-untyped-
 @pytest.mark.parametrize(
     "argv,needle",
     [
-        (["release", "/nonexistent.csv", "--column", "age", "--lower", "0", "--upper", "9", "--epsilon", "1", "--out", "x.json"], "not found"),
-        (["release", str(EXAMPLE), "--column", "nope", "--lower", "0", "--upper", "9", "--epsilon", "1", "--out", "x.json"], "available columns"),
-        (["release", str(EXAMPLE), "--column", "age", "--lower", "9", "--upper", "0", "--epsilon", "1", "--out", "x.json"], "smaller than upper"),
-        (["release", str(EXAMPLE), "--column", "age", "--lower", "0", "--upper", "9", "--epsilon", "-1", "--out", "x.json"], "epsilon"),
-        (["release", str(EXAMPLE), "--column", "age", "--lower", "0", "--upper", "9", "--epsilon", "1", "--seed", "1", "--out", "x.json"], "NOT private"),
-        (["release", str(EXAMPLE), "--column", "signup_date", "--lower", "0", "--upper", "9", "--epsilon", "1", "--out", "x.json"], "dates"),
+        (
+            [
+                "release",
+                "/nonexistent.csv",
+                "--column",
+                "age",
+                "--lower",
+                "0",
+                "--upper",
+                "9",
+                "--epsilon",
+                "1",
+                "--out",
+                "x.json",
+            ],
+            "not found",
+        ),
+        (
+            [
+                "release",
+                str(EXAMPLE),
+                "--column",
+                "nope",
+                "--lower",
+                "0",
+                "--upper",
+                "9",
+                "--epsilon",
+                "1",
+                "--out",
+                "x.json",
+            ],
+            "available columns",
+        ),
+        (
+            [
+                "release",
+                str(EXAMPLE),
+                "--column",
+                "age",
+                "--lower",
+                "9",
+                "--upper",
+                "0",
+                "--epsilon",
+                "1",
+                "--out",
+                "x.json",
+            ],
+            "smaller than upper",
+        ),
+        (
+            [
+                "release",
+                str(EXAMPLE),
+                "--column",
+                "age",
+                "--lower",
+                "0",
+                "--upper",
+                "9",
+                "--epsilon",
+                "-1",
+                "--out",
+                "x.json",
+            ],
+            "epsilon",
+        ),
+        (
+            [
+                "release",
+                str(EXAMPLE),
+                "--column",
+                "age",
+                "--lower",
+                "0",
+                "--upper",
+                "9",
+                "--epsilon",
+                "1",
+                "--seed",
+                "1",
+                "--out",
+                "x.json",
+            ],
+            "NOT private",
+        ),
+        (
+            [
+                "release",
+                str(EXAMPLE),
+                "--column",
+                "signup_date",
+                "--lower",
+                "0",
+                "--upper",
+                "9",
+                "--epsilon",
+                "1",
+                "--out",
+                "x.json",
+            ],
+            "dates",
+        ),
         (["query", "/nonexistent.json"], "not found"),
     ],
 )
@@ -99,8 +243,23 @@ def test_errors_are_one_clear_line(argv: list[str], needle: str, capsys, tmp_pat
 def test_unreadable_format(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     bad = tmp_path / "bad.parquet"
     bad.write_bytes(b"this is not parquet at all")
-    code, _, err = run(["release", str(bad), "--column", "a", "--lower", "0", "--upper", "9", "--epsilon", "1",
-                        "--out", str(tmp_path / "o.json")], capsys)
+    code, _, err = run(
+        [
+            "release",
+            str(bad),
+            "--column",
+            "a",
+            "--lower",
+            "0",
+            "--upper",
+            "9",
+            "--epsilon",
+            "1",
+            "--out",
+            str(tmp_path / "o.json"),
+        ],
+        capsys,
+    )
     assert code == 2 and "cannot read" in err
     notjson = tmp_path / "n.json"
     notjson.write_text("{not json")
@@ -111,7 +270,20 @@ def test_unreadable_format(tmp_path, capsys) -> None:  # type: ignore[no-untyped
 def test_missing_values_in_files(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     f = tmp_path / "m.csv"
     f.write_text("v\n1\n\n3\nnan\n")
-    args = ["release", str(f), "--column", "v", "--lower", "0", "--upper", "9", "--epsilon", "1", "--out", str(tmp_path / "o.json")]
+    args = [
+        "release",
+        str(f),
+        "--column",
+        "v",
+        "--lower",
+        "0",
+        "--upper",
+        "9",
+        "--epsilon",
+        "1",
+        "--out",
+        str(tmp_path / "o.json"),
+    ]
     code, _, err = run(args, capsys)
     assert code == 2 and "missing" in err
     code, _, err = run(args + ["--missing", "drop"], capsys)

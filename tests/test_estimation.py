@@ -156,3 +156,18 @@ def test_range_error_moments_match_dense_coefficients(domain: int, branching: in
         t = c * c * sig
         assert m2[i] == pytest.approx(t.sum(), rel=1e-9, abs=1e-12)
         assert m4[i] == pytest.approx((t * t).sum(), rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    "fanouts,level_var", [((3, 2, 4), [np.inf, 1.0, 2.0, 0.5]), ((2, 2), [0.0, 1.0, 3.0]), ((5,), [2.0, 1.0])]
+)
+def test_regular_fast_path_equals_generic_estimator(fanouts: tuple[int, ...], level_var: list[float]) -> None:
+    rng = np.random.default_rng(3)
+    parents, sizes = regular_tree(fanouts)
+    y = [rng.normal(0, 3, s) for s in sizes]
+    generic = consistent_estimates(y, [np.full(s, v) for s, v in zip(sizes, level_var)], parents)
+    fast = consistent_estimates(y, level_var, [None] * len(sizes), fanouts=fanouts)
+    for a, b in zip(generic.x, fast.x):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    for a, b in zip(generic.V, fast.V):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)

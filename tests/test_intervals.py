@@ -16,7 +16,9 @@ from dptree.ranges import plan_range_tree
 @pytest.mark.parametrize("level", [0.8, 0.9, 0.95, 0.99])
 def test_multiplier_limits(level: float) -> None:
     # k = 1: the error is exactly Laplace with variance 1: P(|X| > z) = exp(-sqrt(2) z)
-    assert laplace_mixture_multiplier(np.array([1.0]), level)[0] == pytest.approx(math.log(1 / (1 - level)) / math.sqrt(2), rel=2e-3)
+    assert laplace_mixture_multiplier(np.array([1.0]), level)[0] == pytest.approx(
+        math.log(1 / (1 - level)) / math.sqrt(2), rel=2e-3
+    )
     # large k: normal
     assert laplace_mixture_multiplier(np.array([1e6]), level)[0] == pytest.approx(normal_multiplier(level), rel=1e-3)
     m = laplace_mixture_multiplier(np.logspace(0, 5, 50), level)

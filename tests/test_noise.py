@@ -46,7 +46,11 @@ def test_uniform_below_is_uniform_and_in_range() -> None:
 def test_bernoulli_exp_neg_mean(num: int, den: int) -> None:
     src = noise.make_source(num + den)
     n = 60_000
-    x = noise.bernoulli_exp_neg(src, np.full(n, num, dtype=object if num > 2**52 else np.int64), np.full(n, den, dtype=object if den > 2**52 else np.int64))
+    x = noise.bernoulli_exp_neg(
+        src,
+        np.full(n, num, dtype=object if num > 2**52 else np.int64),
+        np.full(n, den, dtype=object if den > 2**52 else np.int64),
+    )
     p = math.exp(-num / den)
     se = math.sqrt(p * (1 - p) / n) + 1e-12
     assert abs(x.mean() - p) < 5.5 * se + (1e-9 if p in (0.0, 1.0) else 0)
@@ -91,3 +95,68 @@ def test_empty_and_invalid_sizes() -> None:
         noise.discrete_laplace(src, 1.0, -1)
     with pytest.raises(InvalidParameterError):
         noise.uniform_below(src, 0)
+
+
+def chi_square_stat(x: np.ndarray, pmf, support: np.ndarray) -> tuple[float, int]:  # type: ignore[no-untyped-def]
+    """Chi-square statistic with the tails pooled into one cell; returns (statistic, df)."""
+    n = x.size
+    p = pmf(support)
+    obs = np.array([(x == k).sum() for k in support])
+    cells_p = np.append(p, 1.0 - p.sum())
+    cells_o = np.append(obs, n - obs.sum())
+    keep = cells_p * n >= 20
+    pooled_p = np.append(cells_p[keep], cells_p[~keep].sum())
+    pooled_o = np.append(cells_o[keep], cells_o[~keep].sum())
+    mask = pooled_p > 0
+    stat = float(((pooled_o[mask] - n * pooled_p[mask]) ** 2 / (n * pooled_p[mask])).sum())
+    return stat, int(mask.sum()) - 1
+
+
+def laplace_pmf(lam: float):  # type: ignore[no-untyped-def]
+    q = math.exp(-1.0 / lam)
+    return lambda k: (1 - q) / (1 + q) * q ** np.abs(k)
+
+
+@pytest.mark.parametrize("lam", [0.6, 2.5, 7.0])
+def test_discrete_laplace_exact_path_has_the_right_law(lam: float, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Force most samples through the exact decimal path (huge float margin) and test the pmf."""
+    from scipy.stats import chi2
+
+    monkeypatch.setattr(noise, "_FLOAT_SLACK", 0.2)
+    x = noise.discrete_laplace(noise.make_source(int(lam * 10)), lam, 20_000)
+    stat, df = chi_square_stat(x, laplace_pmf(float(noise.laplace_scale_used(lam))), np.arange(-60, 61))
+    assert stat < chi2.isf(1e-6, df)
+    # the same samples are rejected against a 10% wrong scale
+    wrong, _ = chi_square_stat(x, laplace_pmf(lam * 1.1), np.arange(-60, 61))
+    assert wrong > chi2.isf(1e-6, df) or lam < 1
+
+
+def cks_discrete_laplace(src, t: int, n: int) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """Independent oracle: CKS 2020 Algorithm 2 (integer scale t), built on bernoulli_exp_neg."""
+    out = []
+    while len(out) < n:
+        u = int(noise.uniform_below(src, t)[0])
+        if not noise.bernoulli_exp_neg(src, np.array([u]), np.array([t]))[0]:
+            continue
+        v = 0
+        while noise.bernoulli_exp_neg(src, np.array([1]), np.array([1]))[0]:
+            v += 1
+        y = u + t * v
+        b = int(noise.uniform_below(src, 2)[0])
+        if b == 1 and y == 0:
+            continue
+        out.append(-y if b else y)
+    return np.array(out)
+
+
+def test_inversion_sampler_agrees_with_cks_algorithm_2() -> None:
+    from scipy.stats import chi2_contingency
+
+    a = cks_discrete_laplace(noise.make_source(1), 3, 6000)
+    b = noise.discrete_laplace(noise.make_source(2), 3, 6000)
+    cells = np.arange(-12, 13)
+    ta = [np.sum(a <= -13)] + [np.sum(a == k) for k in cells] + [np.sum(a >= 13)]
+    tb = [np.sum(b <= -13)] + [np.sum(b == k) for k in cells] + [np.sum(b >= 13)]
+    table = np.array([ta, tb])
+    table = table[:, table.sum(axis=0) >= 20]
+    assert chi2_contingency(table)[1] > 1e-6

@@ -15,7 +15,11 @@ def offending_lines(path: Path) -> list[str]:
     bad = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            bad += [f"{path.name}:{node.lineno} import {a.name}" for a in node.names if a.name.split(".")[0] in FORBIDDEN_MODULES]
+            bad += [
+                f"{path.name}:{node.lineno} import {a.name}"
+                for a in node.names
+                if a.name.split(".")[0] in FORBIDDEN_MODULES
+            ]
         elif isinstance(node, ast.ImportFrom):
             mod = (node.module or "").split(".")[0]
             if mod in FORBIDDEN_MODULES or (node.module or "").startswith("numpy.random"):

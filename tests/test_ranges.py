@@ -109,7 +109,8 @@ def test_float_and_date_domains() -> None:
     drel = dptree.range_tree(days, lower="2024-01-01", upper="2024-12-31", epsilon=1e5, rng=2)
     assert drel.domain.size == 366
     assert drel.count("2024-02-01", "2024-02-29") == pytest.approx(
-        ((days >= np.datetime64("2024-02-01")) & (days <= np.datetime64("2024-02-29"))).sum(), abs=1)
+        ((days >= np.datetime64("2024-02-01")) & (days <= np.datetime64("2024-02-29"))).sum(), abs=1
+    )
     med = drel.quantile(0.5)
     assert med == np.quantile(days.astype(np.int64), 0.5, method="inverted_cdf").astype("datetime64[D]")
 
@@ -203,7 +204,17 @@ def test_bad_parameters(kwargs: dict, err: type) -> None:
 
 @pytest.mark.parametrize(
     "values",
-    [[1.0, float("nan")], [1.0, float("inf")], [1, -float("inf")], ["a", "b"], [1, None], [[1, 2], [3, 4]], "123", 5, [True, False]],
+    [
+        [1.0, float("nan")],
+        [1.0, float("inf")],
+        [1, -float("inf")],
+        ["a", "b"],
+        [1, None],
+        [[1, 2], [3, 4]],
+        "123",
+        5,
+        [True, False],
+    ],
 )
 def test_bad_values(values: object) -> None:
     with pytest.raises(DataError):

@@ -18,7 +18,11 @@ from dptree.tree import build_layout
 
 
 def level_vectors(layout, records) -> list[np.ndarray]:  # type: ignore[no-untyped-def]
-    hist = np.bincount(np.asarray(records, dtype=np.int64), minlength=layout.padded_size) if records else np.zeros(layout.padded_size, np.int64)
+    hist = (
+        np.bincount(np.asarray(records, dtype=np.int64), minlength=layout.padded_size)
+        if records
+        else np.zeros(layout.padded_size, np.int64)
+    )
     return layout.level_counts(hist)
 
 
@@ -60,7 +64,9 @@ def test_level_sensitivities_are_tight_upper_bounds(domain: int, branching: int,
 
 @pytest.mark.parametrize("neighbors", ["add_remove", "replace"])
 def test_statement_reports_whole_tree_sensitivity(neighbors: str) -> None:
-    rel = range_tree([1, 2, 3], lower=0, upper=15, epsilon=1.0, branching=2, neighbors=neighbors, max_contributions=2, rng=0)
+    rel = range_tree(
+        [1, 2, 3], lower=0, upper=15, epsilon=1.0, branching=2, neighbors=neighbors, max_contributions=2, rng=0
+    )
     L = rel.layout.depth
     measured = L  # uniform levels: every level but the root
     per_level_l1 = 2 if neighbors == "add_remove" else 4

@@ -3,6 +3,9 @@
 * :func:`range_tree` -- one private release of a b-ary tree of counts over an ordered domain that
   answers every range count, CDF value, histogram and quantile with exact standard errors
   (seeds 000, 003, 004).
+* :func:`interior_point`, :func:`median`, :func:`quantile`, :func:`learn_threshold` -- a private
+  point between the data's minimum and maximum, single quantiles and threshold classifiers on
+  domains of any size: exponential mechanism, TreeLog, HeavyPaths (seed 002).
 * :func:`load` -- read any saved release.
 
 Budgets are in :mod:`dptree.budget`, exact noise in :mod:`dptree.noise` (the only module that draws
@@ -26,6 +29,17 @@ from .errors import (
 )
 from .ranges import HistogramResult, RangeTree, RangeTreePlan, plan_range_tree, range_tree
 from .serialize import load
+from .thresholds import (
+    InsufficientDataError,
+    InteriorPoint,
+    QuantileRelease,
+    ThresholdClassifier,
+    interior_point,
+    learn_threshold,
+    median,
+    method_requirements,
+    quantile,
+)
 
 __all__ = [
     "__version__",
@@ -45,4 +59,13 @@ __all__ = [
     "RangeTreePlan",
     "HistogramResult",
     "load",
+    "interior_point",
+    "InteriorPoint",
+    "InsufficientDataError",
+    "learn_threshold",
+    "ThresholdClassifier",
+    "median",
+    "quantile",
+    "QuantileRelease",
+    "method_requirements",
 ]

@@ -63,9 +63,7 @@ def _information(weights: np.ndarray, noise: NoiseKind) -> np.ndarray:
     return weights  # sigma^2 = Delta^2 / (2 rho w)
 
 
-def average_range_variance(
-    layout: TreeLayout, level_var: ArrayLike
-) -> float:
+def average_range_variance(layout: TreeLayout, level_var: ArrayLike) -> float:
     """Exact average variance of the GLS estimate over all ranges of the real domain."""
     abar = np.asarray(mean_block_sums(layout.domain_size, layout.fanouts))
     s = np.asarray(layout.block_sizes, dtype=np.float64)
@@ -154,8 +152,15 @@ def _optimal_weights_cached(
         starts.append(x / x.sum())
     best_x, best_v = starts[0], f(starts[0])[0]
     for x0 in starts:
-        res = minimize(f, x0, jac=True, method="SLSQP", bounds=bounds, constraints=[constraint],
-                       options={"maxiter": 500, "ftol": 1e-13})
+        res = minimize(
+            f,
+            x0,
+            jac=True,
+            method="SLSQP",
+            bounds=bounds,
+            constraints=[constraint],
+            options={"maxiter": 500, "ftol": 1e-13},
+        )
         x = np.clip(res.x, 0.0, None)
         x[x < 1e-6] = 0.0
         x = x / x.sum()

@@ -67,11 +67,7 @@ def check_delta(delta: object, *, required: bool = False) -> float:
 
 
 def _log_delta_at(rho: float, epsilon: float, alpha: float) -> float:
-    return (
-        (alpha - 1.0) * (alpha * rho - epsilon)
-        - math.log(alpha - 1.0)
-        + alpha * math.log1p(-1.0 / alpha)
-    )
+    return (alpha - 1.0) * (alpha * rho - epsilon) - math.log(alpha - 1.0) + alpha * math.log1p(-1.0 / alpha)
 
 
 def zcdp_delta(rho: float, epsilon: float) -> float:

@@ -78,7 +78,9 @@ def _add_release(sub: Any) -> None:
     p.add_argument("--max-contributions", type=int, default=1)
     p.add_argument("--levels", choices=["uniform", "optimal"], default="uniform")
     p.add_argument("--missing", choices=["error", "drop"], default="error")
-    p.add_argument("--format", dest="input_format", choices=["csv", "parquet"], help="input format (default: from the name)")
+    p.add_argument(
+        "--format", dest="input_format", choices=["csv", "parquet"], help="input format (default: from the name)"
+    )
     p.add_argument("--seed", type=int, help="TESTS ONLY: seeded, NOT private release")
     p.add_argument("--allow-nonprivate", action="store_true", help="allow saving a seeded release")
     p.add_argument("--out", required=True, help="where to write the release (JSON)")
@@ -95,14 +97,27 @@ def _cmd_release(args: argparse.Namespace) -> int:
     lower = _parse_bound(args.lower)
     upper = _parse_bound(args.upper)
     plan = plan_range_tree(
-        lower=lower, upper=upper, epsilon=args.epsilon, delta=args.delta, rho=args.rho,
-        width=_parse_width(args.width, lower), branching=args.branching, noise=args.noise,
-        neighbors=args.neighbors, max_contributions=args.max_contributions, levels=args.levels,
+        lower=lower,
+        upper=upper,
+        epsilon=args.epsilon,
+        delta=args.delta,
+        rho=args.rho,
+        width=_parse_width(args.width, lower),
+        branching=args.branching,
+        noise=args.noise,
+        neighbors=args.neighbors,
+        max_contributions=args.max_contributions,
+        levels=args.levels,
     )
     progress(f"planned a {plan.layout.branching}-ary tree over {plan.domain.size} buckets")
     hist = file_leaf_histogram(
-        args.file, args.column, plan.domain, plan.layout.padded_size, missing=args.missing,
-        fmt=args.input_format, progress=progress.enabled,
+        args.file,
+        args.column,
+        plan.domain,
+        plan.layout.padded_size,
+        missing=args.missing,
+        fmt=args.input_format,
+        progress=progress.enabled,
     )
     progress("histogram computed; adding noise and estimating")
     release = plan.release(hist, rng=args.seed)
@@ -115,12 +130,19 @@ def _cmd_release(args: argparse.Namespace) -> int:
 def _add_query(sub: Any) -> None:
     p = sub.add_parser("query", help="answer queries from a saved release (no privacy cost)")
     p.add_argument("release")
-    p.add_argument("--count", action="append", default=[], metavar="LO:HI",
-                   help="records with LO <= value <= HI (for dates use LO,HI)")
+    p.add_argument(
+        "--count",
+        action="append",
+        default=[],
+        metavar="LO:HI",
+        help="records with LO <= value <= HI (for dates use LO,HI)",
+    )
     p.add_argument("--cdf", action="append", default=[], metavar="X", help="records with value <= X")
     p.add_argument("--quantile", action="append", default=[], type=float, metavar="Q")
     p.add_argument("--total", action="store_true", help="the estimated number of records")
-    p.add_argument("--node", action="append", default=[], metavar="PATH", help="hierarchy releases: node path, e.g. US/CA")
+    p.add_argument(
+        "--node", action="append", default=[], metavar="PATH", help="hierarchy releases: node path, e.g. US/CA"
+    )
     p.add_argument("--ci", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
     p.add_argument("--format", choices=["table", "json"], default="table")
     p.set_defaults(func=_cmd_query)
@@ -174,7 +196,9 @@ def _range_tree_answers(release: RangeTree, args: argparse.Namespace) -> list[di
                 shown = fmt(int(np.asarray(v).astype("datetime64[ns]").astype(np.int64)))
             else:
                 shown = fmt(float(v)) if release.domain.kind == "float" else str(int(v))
-            rows.append({"query": f"quantile({q:g})", "estimate": shown, "stderr": None, "ci_low": None, "ci_high": None})
+            rows.append(
+                {"query": f"quantile({q:g})", "estimate": shown, "stderr": None, "ci_low": None, "ci_high": None}
+            )
     if args.total or not rows:
         c, s = release.total(), release.total_stderr()
         low, high = release.total_ci(level=args.ci)
@@ -265,7 +289,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"dptree: error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"dptree: error: {exc.strerror or exc}: {getattr(exc, 'filename', '') or ''}".rstrip(": "), file=sys.stderr)
+        print(
+            f"dptree: error: {exc.strerror or exc}: {getattr(exc, 'filename', '') or ''}".rstrip(": "), file=sys.stderr
+        )
         return 2
     except KeyboardInterrupt:
         print("dptree: interrupted", file=sys.stderr)
@@ -273,7 +299,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug: say so in one line, traceback on request
         if os.environ.get("DPTREE_DEBUG"):
             raise
-        print(f"dptree: internal error: {type(exc).__name__}: {exc} (set DPTREE_DEBUG=1 for a traceback)", file=sys.stderr)
+        print(
+            f"dptree: internal error: {type(exc).__name__}: {exc} (set DPTREE_DEBUG=1 for a traceback)", file=sys.stderr
+        )
         return 3
 
 

@@ -74,6 +74,11 @@ class Domain:
         if self.kind == "integer":
             v = values.astype(np.int64, copy=False)
             if self.width == 1:
+                # Clamping is a no-op when every value is in range; checking min/max first saves
+                # a pass over the data. The output is the same either way, so nothing released
+                # depends on this branch.
+                if v.size and self.lower <= v.min() and v.max() <= self.upper:
+                    return v - np.int64(self.lower) if self.lower else v
                 idx = np.clip(v, self.lower, self.upper) - np.int64(self.lower)
             else:
                 idx = (np.clip(v, self.lower, self.upper) - np.int64(self.lower)) // np.int64(self.width)

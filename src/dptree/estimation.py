@@ -48,33 +48,66 @@ class TreeEstimate:
     V: list[np.ndarray]
 
 
-def _child_sums(parent: np.ndarray, values: np.ndarray, n_parent: int) -> np.ndarray:
+def _child_sums(parent: np.ndarray, values: np.ndarray, n_parent: int, fanout: int | None = None) -> np.ndarray:
+    if fanout is not None:  # contiguous children, `fanout` per parent (regular trees)
+        return values.reshape(n_parent, fanout).sum(axis=1)
     return np.bincount(parent, weights=values, minlength=n_parent)
+
+
+def _combine(y: np.ndarray, s2: np.ndarray, C: np.ndarray, VC: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Inverse-variance combination of a node's own measurement with its children's sum."""
+    if s2.ndim == 0:  # one variance for the whole level: no per-node special cases
+        v = float(s2)
+        if not np.isfinite(v):
+            return C, VC
+        if v == 0.0:  # known exactly
+            return y.copy(), np.zeros_like(VC)
+        return (y * VC + C * v) / (v + VC), v * VC / (v + VC)
+    z = (y * VC + C * s2) / (s2 + VC)
+    V = s2 * VC / (s2 + VC)
+    unmeasured = ~np.isfinite(s2)
+    z = np.where(unmeasured, C, z)
+    V = np.where(unmeasured, VC, V)
+    exact_both = (s2 == 0) & (VC == 0)
+    return np.where(exact_both, y, z), np.where(exact_both, 0.0, V)
 
 
 def consistent_estimates(
     y: Sequence[np.ndarray],
-    var: Sequence[np.ndarray],
+    var: Sequence[np.ndarray | float],
     parents: Sequence[np.ndarray | None],
+    fanouts: Sequence[int] | None = None,
 ) -> TreeEstimate:
     """GLS estimates of every node (Honaker's two passes, vectorised level by level).
 
-    ``y[j]``, ``var[j]``: measurements and noise variances of the nodes of depth j (root: j=0).
-    ``parents[j]``: for j >= 1, the index in level j-1 of each node's parent (``parents[0]`` is
-    ignored). A node without children is a leaf and must be measured (finite variance).
+    ``y[j]``, ``var[j]``: measurements and noise variances of the nodes of depth j (root: j=0);
+    a variance may be one number for the whole level. ``parents[j]``: for j >= 1, the index in
+    level j-1 of each node's parent (``parents[0]`` is ignored). A node without children is a leaf
+    and must be measured (finite variance). ``fanouts`` (optional) declares a regular tree whose
+    level j+1 holds ``fanouts[j]`` contiguous children per node of level j, which is faster.
     """
     depth = len(y)
     if not (len(var) == depth == len(parents)) or depth == 0:
         raise InvalidParameterError("y, var and parents must describe the same non-empty list of levels")
+    if fanouts is not None and len(fanouts) != depth - 1:
+        raise InvalidParameterError("fanouts must have one entry per level below the root")
     yv = [np.asarray(a, dtype=np.float64) for a in y]
-    sv = [np.broadcast_to(np.asarray(v, dtype=np.float64), a.shape) for v, a in zip(var, yv)]
+    sv = [np.asarray(v, dtype=np.float64) for v in var]
+    sv = [v if v.ndim == 0 else np.broadcast_to(v, a.shape) for v, a in zip(sv, yv)]
     z: list[np.ndarray] = [np.empty(0)] * depth
     V: list[np.ndarray] = [np.empty(0)] * depth
     with np.errstate(divide="ignore", invalid="ignore"):
         for j in range(depth - 1, -1, -1):
             n = yv[j].size
             s2 = sv[j]
-            if j + 1 < depth and parents[j + 1] is not None and yv[j + 1].size:
+            if j + 1 < depth and yv[j + 1].size:
+                if fanouts is not None:
+                    f = int(fanouts[j])
+                    C = _child_sums(np.empty(0, np.int64), z[j + 1], n, f)
+                    VC = _child_sums(np.empty(0, np.int64), V[j + 1], n, f)
+                    zj, Vj = _combine(yv[j], s2, C, VC)
+                    z[j], V[j] = zj, np.broadcast_to(Vj, (n,)) if np.ndim(Vj) == 0 else Vj
+                    continue
                 par = np.asarray(parents[j + 1], dtype=np.int64)
                 has_child = np.bincount(par, minlength=n) > 0
                 C = _child_sums(par, z[j + 1], n)
@@ -85,22 +118,24 @@ def consistent_estimates(
                 VC = np.zeros(n)
             if np.any(~has_child & ~np.isfinite(s2)):
                 raise InvalidParameterError("every leaf must be measured (finite noise variance)")
-            zj = (yv[j] * VC + C * s2) / (s2 + VC)
-            Vj = s2 * VC / (s2 + VC)
-            unmeasured = ~np.isfinite(s2)
-            zj = np.where(unmeasured, C, zj)
-            Vj = np.where(unmeasured, VC, Vj)
-            exact_both = (s2 == 0) & (VC == 0)
-            zj = np.where(exact_both, yv[j], zj)
-            Vj = np.where(exact_both, 0.0, Vj)
-            zj = np.where(has_child, zj, yv[j])
-            Vj = np.where(has_child, Vj, s2)
-            z[j], V[j] = zj, Vj
+            zj, Vj = _combine(yv[j], s2, C, VC)
+            if has_child.all():
+                z[j], V[j] = zj, Vj
+            else:
+                z[j] = np.where(has_child, zj, yv[j])
+                V[j] = np.where(has_child, Vj, np.broadcast_to(s2, (n,)))
         x: list[np.ndarray] = [np.empty(0)] * depth
         x[0] = z[0].copy()
         for j in range(1, depth):
-            par = np.asarray(parents[j], dtype=np.int64)
             n_par = yv[j - 1].size
+            if fanouts is not None:
+                f = int(fanouts[j - 1])
+                S = _child_sums(np.empty(0, np.int64), z[j], n_par, f)
+                SV = _child_sums(np.empty(0, np.int64), V[j], n_par, f)
+                gap = np.where(SV > 0, (x[j - 1] - S) / SV, 0.0)
+                x[j] = z[j] + V[j] * np.repeat(gap, f)
+                continue
+            par = np.asarray(parents[j], dtype=np.int64)
             S = _child_sums(par, z[j], n_par)
             SV = _child_sums(par, V[j], n_par)
             share = np.where(SV[par] > 0, V[j] / SV[par], 0.0)
@@ -156,9 +191,7 @@ def prefix_block_sums(block_sizes: Sequence[int], lo: np.ndarray, hi: np.ndarray
     return out
 
 
-def range_variance(
-    block_sizes: Sequence[int], level_var: ArrayLike, lo: np.ndarray, hi: np.ndarray
-) -> np.ndarray:
+def range_variance(block_sizes: Sequence[int], level_var: ArrayLike, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """Exact variance of the GLS estimate of the leaf range [lo, hi] of a regular tree.
 
     Levels j = 0 (root) .. L (leaves) with s_j leaves per node and noise variance sigma_j^2 on

@@ -48,7 +48,7 @@ def _table(level: float) -> np.ndarray:
         g = gamma.ppf(probs, k, scale=1.0 / k)  # mean one, variance 1/k
         root_g = np.sqrt(g)
 
-        def coverage(z: float) -> float:
+        def coverage(z: float, root_g: np.ndarray = root_g) -> float:
             return float(np.mean(2.0 * ndtr(z / root_g) - 1.0)) - level
 
         out[i] = brentq(coverage, 0.01, 60.0, xtol=1e-10)
@@ -61,4 +61,6 @@ def laplace_mixture_multiplier(k: np.ndarray, level: float) -> np.ndarray:
     table = _table(lev)
     kk = np.clip(np.asarray(k, dtype=np.float64), 1.0, None)
     out = np.interp(np.log(kk), np.log(_K_GRID), table)
-    return np.where(kk > _K_GRID[-1], normal_multiplier(lev) + (table[-1] - normal_multiplier(lev)) * _K_GRID[-1] / kk, out)
+    return np.where(
+        kk > _K_GRID[-1], normal_multiplier(lev) + (table[-1] - normal_multiplier(lev)) * _K_GRID[-1] / kk, out
+    )

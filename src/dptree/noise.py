@@ -25,6 +25,8 @@ see docs/verification.md.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import math
 import os
 from fractions import Fraction
@@ -387,35 +389,98 @@ def discrete_gaussian_variance(sigma2: float | Fraction) -> float:
 # --------------------------------------------------------------------------- samplers
 
 
+# Margins for the float fast path of :func:`discrete_laplace`. The decision floor(x) is taken from
+# floats only when x is farther than _FLOAT_SLACK * lambda * (1 + |ln U|) + _FLOAT_SLACK * x from an
+# integer: float64 log/multiply errors are below 2^-50 relative, so 2^-40 leaves a margin of
+# ~2^10 times the worst error. Tests enlarge it to push many samples through the exact path.
+_FLOAT_SLACK = 2.0**-40
+
+
+def _exp_neg_bounds(x: Fraction, digits: int) -> tuple[Fraction, Fraction]:
+    """Rational bounds lo <= exp(-x) <= hi from correctly rounded decimal arithmetic."""
+    import decimal
+
+    ctx = decimal.Context(prec=digits)
+    xd = ctx.divide(decimal.Decimal(x.numerator), decimal.Decimal(x.denominator))
+    val = ctx.exp(-xd)
+    # relative error of val: argument rounding (<= x * 10^(1-P)) plus result rounding (10^(1-P))
+    rel = Fraction(1, 10 ** (digits - 1)) * (1 + x + 1)
+    v = Fraction(val)
+    return v * (1 - rel), v * (1 + rel)
+
+
+def _geometric_exact(src: RandomSource, word: int, lam: Fraction, guess: int) -> int:
+    """M = #{m >= 1 : U < exp(-m/lam)} exactly, for U whose first 64 bits are ``word``.
+
+    Further bits of U are drawn as needed; thresholds come from :func:`_exp_neg_bounds`.
+    """
+    a, k, digits = word, 64, 40
+    m = max(guess - 1, 0)
+
+    def below(mm: int) -> bool:  # is U < exp(-mm/lam)?  (mm = 0: always)
+        nonlocal a, k, digits
+        if mm == 0:
+            return True
+        while True:
+            lo_c, hi_c = _exp_neg_bounds(Fraction(mm) / lam, digits)
+            if Fraction(a + 1, 1 << k) <= lo_c:
+                return True
+            if Fraction(a, 1 << k) >= hi_c:
+                return False
+            a = (a << 64) | int.from_bytes(src.random_bytes(8), "little")
+            k += 64
+            digits += 25
+
+    while not below(m):
+        m -= 1
+    while below(m + 1):
+        m += 1
+    return m
+
+
 def discrete_laplace(src: RandomSource, scale: float | Fraction, size: int) -> np.ndarray:
     """``size`` exact samples of the discrete Laplace: P(x) proportional to exp(-|x|/scale).
 
-    CKS 2020 Algorithm 2 with scale = t/s: U ~ Unif{0..t-1}, accept with Bernoulli(exp(-U/t));
-    V ~ Geometric via Bernoulli(exp(-1)); Y = floor((U + tV)/s); a fair sign B; reject B=1, Y=0.
+    As in CKS 2020 (Algorithm 2, last step): a fair sign B and a magnitude M with
+    P(M >= m) = q^m, q = exp(-1/scale); (B = 1, M = 0) is rejected, giving P(x) ~ q^|x|.
+    M is sampled by inversion, M = #{m >= 1 : U < q^m} for U uniform on [0, 1), from the first 64
+    random bits of U: the float value of floor(-scale ln U) is used only when the whole interval of
+    U those bits allow, widened by a rigorous float-error margin, gives the same integer; otherwise
+    (probability about 2^-39 per sample) the same U is extended with more random bits and compared
+    with correctly rounded decimal values of q^m (:func:`_geometric_exact`). The result is exactly
+    distributed for the scale actually used (:func:`laplace_scale_used`, >= the requested scale).
     Adding it to an integer query of L1 sensitivity D gives (D/scale)-DP.
     """
     if size < 0:
         raise InvalidParameterError("size must be non-negative")
-    t, s = _dyadic_upper(_as_fraction(scale))
+    lam = laplace_scale_used(scale)
+    lam_f = float(lam)
     out = np.zeros(size, dtype=np.int64)
     todo = np.arange(size)
+    two64 = 2.0**64
     while todo.size:
-        m = todo.size
-        u = _uniform_below_scalar(src, t, m)
-        keep = _bernoulli_exp_neg_int64(src, u, np.full(m, t, dtype=np.int64))
-        cand = todo[keep]
-        u = u[keep]
-        v = np.zeros(cand.size, dtype=np.int64)
-        going = np.arange(cand.size)
-        while going.size:
-            a = _bernoulli_exp_one(src, going.size)
-            v[going[a]] += 1
-            going = going[a]
-        y = (u + t * v) // s
-        sign = _uniform_below_scalar(src, 2, cand.size)
-        ok = ~((sign == 1) & (y == 0))
-        out[cand[ok]] = np.where(sign[ok] == 1, -y[ok], y[ok])
-        todo = np.concatenate([todo[~keep], cand[~ok]])
+        n = todo.size
+        words = np.frombuffer(src.random_bytes(8 * n), dtype=np.uint64)
+        signs = np.unpackbits(np.frombuffer(src.random_bytes((n + 7) // 8), dtype=np.uint8))[:n]
+        w = words.astype(np.float64)  # relative rounding <= 2^-53, covered by the margin
+        with np.errstate(divide="ignore"):
+            ln_hi = np.log(w / two64)  # U >= w / 2^64
+        ln_lo = np.log((w + 1.0) / two64)  # U < (w + 1) / 2^64
+        x_hi = -lam_f * ln_hi  # largest possible -lam ln U
+        x_lo = -lam_f * ln_lo
+        slack = _FLOAT_SLACK * (lam_f * (1.0 - ln_hi) + x_hi)
+        with np.errstate(invalid="ignore"):
+            m_lo = np.floor(x_lo - slack)
+            m_hi = np.floor(x_hi + slack)
+        sure = np.isfinite(m_hi) & (m_lo == m_hi) & (m_hi < 2.0**62)
+        mag = np.zeros(n, dtype=np.int64)
+        mag[sure] = m_lo[sure].astype(np.int64)
+        for i in np.flatnonzero(~sure):
+            guess = int(m_lo[i]) if np.isfinite(m_lo[i]) and m_lo[i] >= 0 else 0
+            mag[i] = _geometric_exact(src, int(words[i]), lam, guess)
+        ok = ~((signs == 1) & (mag == 0))
+        out[todo[ok]] = np.where(signs[ok] == 1, -mag[ok], mag[ok])
+        todo = todo[~ok]
     return out
 
 
@@ -448,6 +513,185 @@ def discrete_gaussian(src: RandomSource, sigma2: float | Fraction, size: int) ->
         out[todo[accept]] = y[accept]
         todo = todo[~accept]
     return out
+
+
+# --------------------------------------------------------------------------- samplers for the exponential mechanism
+#
+# Appended for issue 5 (seed 002: exponential mechanism, Choosing Mechanism, TreeLog, HeavyPaths).
+#
+# The exponential mechanism outputs candidate i with probability proportional to
+# length_i * exp(epsilon * score_i / (2 * sensitivity)). Floating-point implementations (weights
+# exp(...) in doubles, or Gumbel-max with float noise) leak through rounding, exactly as textbook
+# float Laplace does (Mironov 2012), so dptree samples it *exactly* in rational arithmetic:
+#
+# 1. The base exp(epsilon / (2 * sensitivity)) is replaced by a rational base b = p / 2^K with
+#    1 < b <= exp(epsilon / (2 * sensitivity)), computed from a partial sum of the exponential
+#    series (every partial sum of e^x, x > 0, is a lower bound). The mechanism with weights
+#    length_i * b^score_i is (2 * sensitivity * ln b)-DP <= epsilon-DP by the usual proof
+#    (McSherry & Talwar 2007): for neighbours every weight changes by a factor in
+#    [b^-sens, b^sens] and so does the normaliser. Rounding the base *down* is conservative.
+# 2. Exact rejection sampling. Let r_i = max_score - score_i >= 0 so the target weight is
+#    length_i * b^-r_i. The proposal weight is length_i * 2^-m_i with the integer
+#    m_i = floor(r_i * L), L a rational strictly below log2 b, so 2^-m_i >= b^-r_i and the
+#    acceptance probability b^-r_i * 2^m_i lies in (2^-1-tiny, 1]. The proposal is sampled with
+#    exact integer weights (uniform_int over their sum); the acceptance Bernoulli compares a
+#    lazily drawn uniform bit string with rigorous lower/upper bounds of b^-r_i * 2^m_i computed
+#    at increasing precision, so it is exact (no rounding decides any outcome) and cheap even
+#    for r_i in the millions. Accepted draws have exactly the target distribution.
+#
+# Running time depends on the data through the number of rejections (expected < 2.1 rounds), as
+# for the CKS samplers above.
+
+_EXP_BASE_BITS = 64
+
+
+def exp_lower_rational(x: float | Fraction) -> tuple[int, int]:
+    """A rational (p, q), q = 2^K, p odd, with 1 < p/q <= exp(x) for x > 0 (p/q within 2^-60 of e^x).
+
+    p/q is a truncated partial sum of the exponential series, hence a rigorous lower bound.
+    """
+    return _exp_lower_rational_cached(_as_fraction(x))
+
+
+@functools.lru_cache(maxsize=256)
+def _exp_lower_rational_cached(xf: Fraction) -> tuple[int, int]:
+    if xf <= 0:
+        raise InvalidParameterError(f"exp_lower_rational needs x > 0, got {float(xf)}")
+    extra = max(0, -math.floor(math.log2(float(xf)))) if float(xf) > 0 else 1100
+    k = _EXP_BASE_BITS + extra
+    q = 1 << k
+    total = Fraction(0)
+    term = Fraction(1)
+    j = 0
+    tol = Fraction(1, 1 << (k + 8))
+    while True:  # x > 0: partial sums increase to e^x; stop once terms are negligible
+        total += term
+        j += 1
+        term = term * xf / j
+        if term < tol and j > xf:
+            break
+    p = math.floor(total * q)
+    if p % 2 == 0:
+        p -= 1
+    if p <= q:
+        raise InvalidParameterError(f"epsilon too small to represent exactly: {float(xf)}")
+    return p, q
+
+
+def _log2_lower(p: int, q: int) -> Fraction:
+    """A rational strictly below log2(p/q) for p > q > 0 (relative margin 2^-20)."""
+    lf = math.log1p((p - q) / q) / math.log(2.0)
+    return Fraction(lf) * (1 - Fraction(1, 1 << 20))
+
+
+def _trunc(m: int, e: int, bits: int, up: bool) -> tuple[int, int]:
+    excess = m.bit_length() - bits
+    if excess <= 0:
+        return m, e
+    if up:
+        return -((-m) >> excess), e + excess
+    return m >> excess, e + excess
+
+
+def _pow_bounds(p: int, r: int, bits: int) -> tuple[int, int, int, int]:
+    """(lo_m, lo_e, hi_m, hi_e) with lo_m 2^lo_e <= p^r <= hi_m 2^hi_e, mantissas ~``bits`` bits."""
+    lo_m, lo_e, hi_m, hi_e = 1, 0, 1, 0
+    for bit in bin(r)[2:]:
+        lo_m, lo_e = _trunc(lo_m * lo_m, 2 * lo_e, bits, False)
+        hi_m, hi_e = _trunc(hi_m * hi_m, 2 * hi_e, bits, True)
+        if bit == "1":
+            lo_m, lo_e = _trunc(lo_m * p, lo_e, bits, False)
+            hi_m, hi_e = _trunc(hi_m * p, hi_e, bits, True)
+    return lo_m, lo_e, hi_m, hi_e
+
+
+def bernoulli_pow_ratio(src: RandomSource, p: int, k: int, r: int, m: int) -> bool:
+    """Exact Bernoulli(x) with x = 2^(k*r + m) / p^r (the caller guarantees 0 < x <= 1).
+
+    A uniform U in [0, 1) is drawn bit by bit; x is bracketed by rigorous bounds at growing
+    precision until the first drawn bits decide U < x. Exact; expected O(1) refinements.
+    """
+    if r == 0:
+        if m > 0:
+            raise InvalidParameterError("bernoulli_pow_ratio: x > 1")
+        return uniform_int(src, 0, (1 << -m) - 1) == 0 if m < 0 else True
+    frac_bits = 64
+    u = int.from_bytes(src.random_bytes(8), "little")
+    while True:
+        prec = frac_bits + 32
+        lo_m, lo_e, hi_m, hi_e = _pow_bounds(p, r, prec)
+        top = frac_bits + k * r + m
+        s_lo = top - hi_e  # x_lo * 2^F = 2^(top - hi_e) / hi_m
+        x_lo = (1 << s_lo) // hi_m if s_lo >= 0 else 0
+        s_hi = top - lo_e
+        x_hi = -((-(1 << s_hi)) // lo_m) if s_hi >= 0 else 1
+        if x_lo > (1 << frac_bits):
+            raise RuntimeError("bernoulli_pow_ratio: acceptance probability exceeds 1 (internal error)")
+        if u + 1 <= x_lo:
+            return True
+        if u >= x_hi:
+            return False
+        more = frac_bits  # refine: double the precision of both U and the bounds
+        u = (u << more) | int.from_bytes(src.random_bytes(more // 8), "little")
+        frac_bits += more
+
+
+def sample_exponential_index(
+    src: RandomSource,
+    lengths: list[int],
+    exponents: list[int],
+    base: tuple[int, int],
+) -> int:
+    """Index i with probability exactly proportional to lengths[i] * (q/p)^exponents[i].
+
+    ``base`` = (p, q) with q = 2^K and p > q odd (see :func:`exp_lower_rational`); lengths are
+    non-negative Python ints of any size (not all zero), exponents non-negative ints. Exact
+    rejection sampling as described at the top of this section.
+    """
+    p, q = base
+    k = q.bit_length() - 1
+    if q != 1 << k or p <= q:
+        raise InvalidParameterError("base must be (p, 2^K) with p > 2^K")
+    n = len(lengths)
+    if n == 0 or n != len(exponents):
+        raise InvalidParameterError("lengths and exponents must be non-empty and of equal length")
+    if any(a < 0 for a in lengths) or any(r < 0 for r in exponents):
+        raise InvalidParameterError("lengths and exponents must be non-negative")
+    lam = _log2_lower(p, q)
+    ln_, ld_ = lam.numerator, lam.denominator
+    ms = [(r * ln_) // ld_ for r in exponents]
+    live = [i for i in range(n) if lengths[i] > 0]
+    if not live:
+        raise InvalidParameterError("all candidate lengths are zero")
+    m0 = min(ms[i] for i in live)
+    cut = 64 + max(lengths[i].bit_length() for i in live) + n.bit_length()
+    main = [i for i in live if ms[i] - m0 <= cut]
+    tail = [i for i in live if ms[i] - m0 > cut]
+    cum: list[int] = []
+    acc = 0
+    for i in main:
+        acc += lengths[i] << (m0 + cut - ms[i])
+        cum.append(acc)
+    main_total = acc
+    tail_bound = (sum(lengths[i] for i in tail) + 1) // 2 + 1 if tail else 0
+    while True:
+        u = uniform_int(src, 0, main_total + tail_bound - 1)
+        if u < main_total:
+            i = main[bisect.bisect_right(cum, u)]
+        else:  # rare: the far tail, sampled exactly with its own common scale
+            e_max = max(ms[i] for i in tail)
+            shift = e_max - m0 - cut
+            tcum: list[int] = []
+            tacc = 0
+            for i in tail:
+                tacc += lengths[i] << (e_max - ms[i])
+                tcum.append(tacc)
+            v = uniform_int(src, 0, (tail_bound << shift) - 1)
+            if v >= tacc:
+                continue
+            i = tail[bisect.bisect_right(tcum, v)]
+        if bernoulli_pow_ratio(src, p, k, exponents[i], ms[i]):
+            return i
 
 
 # =========================================================================== truncated Laplace

@@ -36,8 +36,7 @@ def plot_cdf(release: RangeTree, path: str, *, level: float = 0.95, max_points: 
     mono = release.cdf(xs, monotone=True)
     n = max(float(release.cdf(xs[-1:])[0]), 1e-12)
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
-    ax.fill_between(xs, band_low / n, band_high / n, color="tab:blue", alpha=0.25,
-                    label=f"{level:.0%} pointwise band")
+    ax.fill_between(xs, band_low / n, band_high / n, color="tab:blue", alpha=0.25, label=f"{level:.0%} pointwise band")
     ax.plot(xs, counts / n, color="tab:blue", lw=1.2, label="least-squares estimate")
     ax.plot(xs, mono / n, color="tab:orange", lw=1.0, ls="--", label="monotone fit")
     ax.set_ylim(-0.05, 1.05)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Literal, Sequence
+from typing import Any, Literal, Sequence, cast
 
 import numpy as np
 
@@ -200,8 +200,15 @@ def plan_range_tree(
             variances[j] = _noise.discrete_laplace_variance(scale)
             eps_j = Fraction(int(l1[j])) / scale
             spent += eps_j
-            per_level.append({"level": j, "epsilon": float(eps_j), "l1_sensitivity": float(l1[j]),
-                              "laplace_scale": float(scale), "noise_variance": float(variances[j])})
+            per_level.append(
+                {
+                    "level": j,
+                    "epsilon": float(eps_j),
+                    "l1_sensitivity": float(l1[j]),
+                    "laplace_scale": float(scale),
+                    "noise_variance": float(variances[j]),
+                }
+            )
         total = {"epsilon": float(spent), "delta": 0.0}
     else:
         rho_total = Fraction(budget.as_rho())
@@ -216,15 +223,23 @@ def plan_range_tree(
             variances[j] = _noise.discrete_gaussian_variance(sigma2)
             rho_j = Fraction(int(l2sq[j])) / (2 * sigma2)
             spent += rho_j
-            per_level.append({"level": j, "rho": float(rho_j), "l2_sensitivity": math.sqrt(l2sq[j]),
-                              "gaussian_sigma2": float(sigma2), "noise_variance": float(variances[j])})
+            per_level.append(
+                {
+                    "level": j,
+                    "rho": float(rho_j),
+                    "l2_sensitivity": math.sqrt(l2sq[j]),
+                    "gaussian_sigma2": float(sigma2),
+                    "noise_variance": float(variances[j]),
+                }
+            )
         total = {"rho": float(spent)}
         if budget.kind == "approx":
             total["epsilon"] = zcdp_epsilon(float(spent), budget.delta)
             total["delta"] = budget.delta
     measured = [j for j in range(L + 1) if params[j] is not None]
+    noise_name = "Laplace" if noise_kind == "laplace" else "Gaussian"
     statement: dict[str, Any] = {
-        "mechanism": f"range tree, {layout.branching}-ary, discrete {'Laplace' if noise_kind == 'laplace' else 'Gaussian'} noise per level",
+        "mechanism": f"range tree, {layout.branching}-ary, discrete {noise_name} noise per level",
         "neighbors": nb,
         "max_contributions": k,
         "guarantee": {"laplace": "pure epsilon-DP", "gaussian": "rho-zCDP"}[noise_kind]
@@ -234,14 +249,24 @@ def plan_range_tree(
         "l1_sensitivity": float(l1[measured].sum()),
         "l2_sensitivity": float(math.sqrt(l2sq[measured].sum())),
         "levels": per_level,
-        "root": "exact public total (bounded DP)" if root_exact else ("noised" if params[0] is not None else "not measured"),
+        "root": "exact public total (bounded DP)"
+        if root_exact
+        else ("noised" if params[0] is not None else "not measured"),
         "library": f"dptree {_version}",
         "private": True,
     }
     return RangeTreePlan(
-        domain=domain, layout=layout, budget=budget, noise=noise_kind, neighbors=nb,  # type: ignore[arg-type]
-        max_contributions=k, levels=strategy, weights=np.asarray(weights, dtype=np.float64),
-        noise_parameters=params, level_variance=variances, statement=statement,
+        domain=domain,
+        layout=layout,
+        budget=budget,
+        noise=cast(NoiseKind, noise_kind),
+        neighbors=cast(Neighbors, nb),
+        max_contributions=k,
+        levels=strategy,
+        weights=np.asarray(weights, dtype=np.float64),
+        noise_parameters=params,
+        level_variance=variances,
+        statement=statement,
     )
 
 
@@ -279,9 +304,17 @@ def range_tree(
     among 2, 4, ..., 64, the factor with the lowest average range variance (data-independent).
     """
     plan = plan_range_tree(
-        lower=lower, upper=upper, epsilon=epsilon, delta=delta, rho=rho, width=width,
-        branching=branching, noise=noise, neighbors=neighbors,
-        max_contributions=max_contributions, levels=levels,
+        lower=lower,
+        upper=upper,
+        epsilon=epsilon,
+        delta=delta,
+        rho=rho,
+        width=width,
+        branching=branching,
+        noise=noise,
+        neighbors=neighbors,
+        max_contributions=max_contributions,
+        levels=levels,
     )
     vals = coerce_values(values, plan.domain, missing=missing)
     leaves = plan.domain.to_leaves(vals)
@@ -321,15 +354,10 @@ class RangeTree:
     def _estimate(self) -> None:
         lay = self.layout
         sizes = lay.level_sizes
-        y: list[np.ndarray] = []
-        var: list[float] = []
-        parents: list[np.ndarray | None] = [None]
-        for j, m in enumerate(self.measurements):
-            y.append(np.zeros(sizes[j]) if m is None else m.astype(np.float64))
-            var.append(self.plan.level_variance[j])
-            if j > 0:
-                parents.append(np.arange(sizes[j]) // lay.fanouts[j - 1])
-        est = consistent_estimates(y, [np.full(s, v) for s, v in zip(sizes, var)], parents)
+        y = [np.zeros(n) if m is None else m.astype(np.float64) for m, n in zip(self.measurements, sizes)]
+        var = [float(v) for v in self.plan.level_variance]
+        parents: list[np.ndarray | None] = [None] * len(sizes)  # implied by the fanouts
+        est = consistent_estimates(y, var, parents, fanouts=lay.fanouts)
         self._leaf = est.x[-1]
         self._root = float(est.x[0][0])
         D = self.domain.size
@@ -517,11 +545,17 @@ class RangeTree:
             "neighbors": self.plan.neighbors,
             "max_contributions": self.plan.max_contributions,
             "levels": self.plan.levels,
-            "budget": {"epsilon": self.plan.budget.epsilon, "delta": self.plan.budget.delta, "rho": self.plan.budget.rho},
+            "budget": {
+                "epsilon": self.plan.budget.epsilon,
+                "delta": self.plan.budget.delta,
+                "rho": self.plan.budget.rho,
+            },
         }
         meas = {
             "levels": [None if m is None else [int(v) for v in m] for m in self.measurements],
-            "noise_parameters": [None if p is None else f"{p.numerator}/{p.denominator}" for p in self.plan.noise_parameters],
+            "noise_parameters": [
+                None if p is None else f"{p.numerator}/{p.denominator}" for p in self.plan.noise_parameters
+            ],
         }
         return {"privacy": self.privacy, "parameters": params, "measurements": meas}
 
@@ -557,10 +591,17 @@ def _from_document(doc: dict[str, Any]) -> RangeTree:
         lower, upper, width = dom["lower"], dom["upper"], dom["width"]
     budget = params["budget"]
     plan = plan_range_tree(
-        lower=lower, upper=upper, width=width, branching=params["branching"],
-        epsilon=budget["epsilon"], delta=budget["delta"] or 0.0, rho=budget["rho"],
-        noise=params["noise"], neighbors=params["neighbors"],
-        max_contributions=params["max_contributions"], levels=params["levels"],
+        lower=lower,
+        upper=upper,
+        width=width,
+        branching=params["branching"],
+        epsilon=budget["epsilon"],
+        delta=budget["delta"] or 0.0,
+        rho=budget["rho"],
+        noise=params["noise"],
+        neighbors=params["neighbors"],
+        max_contributions=params["max_contributions"],
+        levels=params["levels"],
     )
     if plan.domain.size != dom["size"] or list(plan.layout.fanouts) != list(params["fanouts"]):
         raise ReleaseFileError("release file: domain or tree layout does not match its parameters")
@@ -582,8 +623,10 @@ def _from_document(doc: dict[str, Any]) -> RangeTree:
             continue
         if not should_exist:
             raise ReleaseFileError(f"release file: level {j} should not be measured")
-        if not isinstance(vals, list) or len(vals) != size or not all(
-            isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2**62 for v in vals
+        if (
+            not isinstance(vals, list)
+            or len(vals) != size
+            or not all(isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2**62 for v in vals)
         ):
             raise ReleaseFileError(f"release file: level {j} must hold {size} integers")
         measurements.append(np.asarray(vals, dtype=np.int64))

@@ -143,7 +143,9 @@ def read_release(path: str | os.PathLike[str], *, max_bytes: int = MAX_FILE_BYTE
     except RecursionError as exc:
         raise ReleaseFileError(f"{p} is nested too deeply to be a dptree release") from exc
     except json.JSONDecodeError as exc:
-        raise ReleaseFileError(f"{p} is not valid JSON (truncated or corrupted?): {exc.msg} at line {exc.lineno}") from exc
+        raise ReleaseFileError(
+            f"{p} is not valid JSON (truncated or corrupted?): {exc.msg} at line {exc.lineno}"
+        ) from exc
     except OSError as exc:
         raise ReleaseFileError(f"cannot read release file {p}: {exc.strerror or exc}") from exc
     return validate_document(doc, source=str(p))

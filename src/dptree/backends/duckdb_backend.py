@@ -97,8 +97,14 @@ def _column_type(con: Any, expr: str, column: str) -> str:
 
 
 def file_leaf_histogram(
-    path: str, column: str, domain: Domain, padded_size: int, *, missing: str = "error",
-    fmt: str | None = None, progress: bool = False,
+    path: str,
+    column: str,
+    domain: Domain,
+    padded_size: int,
+    *,
+    missing: str = "error",
+    fmt: str | None = None,
+    progress: bool = False,
 ) -> np.ndarray:
     """Bucket counts of ``column`` of a CSV/Parquet file (or '-' for CSV on stdin), via DuckDB."""
     try:
@@ -143,10 +149,7 @@ def _histogram(con: Any, expr: str, column: str, domain: Domain, padded_size: in
         if domain.kind == "integer" and "INT" not in ctype:
             value = f"CAST(floor({value}) AS BIGINT)"
         leaf = f"(least(greatest({value}, {int(lo)}), {int(hi)}) - {int(lo)}) // {int(w)}"
-    sql = (
-        f"SELECT least({leaf}, {domain.size - 1}) AS leaf, count(*) AS n "
-        f"FROM {expr} WHERE NOT {bad} GROUP BY 1"
-    )
+    sql = f"SELECT least({leaf}, {domain.size - 1}) AS leaf, count(*) AS n FROM {expr} WHERE NOT {bad} GROUP BY 1"
     rows = con.execute(sql).fetchnumpy()
     hist = np.zeros(padded_size, dtype=np.int64)
     np.add.at(hist, np.asarray(rows["leaf"], dtype=np.int64), np.asarray(rows["n"], dtype=np.int64))

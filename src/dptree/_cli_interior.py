@@ -1,0 +1,118 @@
+"""The ``interior-point`` subcommand of the dptree CLI (seed 002; wired in by ``dptree.cli``).
+
+    dptree interior-point FILE --column C --lower L --upper U --epsilon E
+                          [--delta D] [--method auto|exponential|treelog|heavypaths]
+                          [--beta B] [--seed S] [--run-anyway]
+
+FILE is a CSV file read with DuckDB (``-`` reads CSV from standard input). Integer bounds give an
+integer domain, any float bound a float domain. Errors are printed as one line on stderr (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import tempfile
+from typing import Any
+
+from .errors import DPTreeError, InputFormatError
+
+__all__ = ["read_column", "register", "run_interior_point"]
+
+
+def _bound(text: str) -> int | float:
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        v = float(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from exc
+    if not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"bound must be finite, got {text!r}")
+    return v
+
+
+def read_column(path: str, column: str) -> list[Any]:
+    """All values of ``column`` of the CSV file ``path`` (``-`` = stdin) via DuckDB."""
+    import duckdb
+
+    tmp = None
+    if path == "-":
+        data = sys.stdin.read()
+        fd, tmp = tempfile.mkstemp(suffix=".csv")
+        with os.fdopen(fd, "w") as fh:
+            fh.write(data)
+        path = tmp
+    elif not os.path.exists(path):
+        raise InputFormatError(f"file not found: {path}")
+    try:
+        con = duckdb.connect()
+        try:
+            cols = [r[0] for r in con.execute("DESCRIBE SELECT * FROM read_csv_auto(?)", [path]).fetchall()]
+        except duckdb.Error as exc:
+            raise InputFormatError(f"cannot read {path} as CSV: {str(exc).splitlines()[0]}") from exc
+        if column not in cols:
+            raise InputFormatError(f"column {column!r} not in {path}; available: {', '.join(cols)}")
+        quoted = '"' + column.replace('"', '""') + '"'
+        rows = con.execute(f"SELECT {quoted} FROM read_csv_auto(?)", [path]).fetchall()
+    finally:
+        if tmp is not None:
+            os.unlink(tmp)
+    vals = [r[0] for r in rows]
+    if any(v is None for v in vals):
+        raise InputFormatError(f"column {column!r} has missing values; drop or impute them first")
+    if any(isinstance(v, str) for v in vals):
+        raise InputFormatError(f"column {column!r} is not numeric")
+    return vals
+
+
+def run_interior_point(args: argparse.Namespace) -> int:
+    """Execute the subcommand; returns the exit code."""
+    from .thresholds import interior_point
+
+    try:
+        vals = read_column(args.file, args.column)
+        res = interior_point(
+            vals,
+            lower=args.lower,
+            upper=args.upper,
+            epsilon=args.epsilon,
+            delta=args.delta,
+            method=args.method,
+            beta=args.beta,
+            rng=args.seed,
+            run_anyway=args.run_anyway,
+        )
+    except DPTreeError as exc:
+        print(f"dptree interior-point: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"interior_point: {res.value}")
+    print(f"method: {res.method}")
+    print(f"budget: {res.budget.describe()}")
+    print(f"guarantee_applies: {res.guarantee_applies} (n={res.n}, n_required={res.n_required}, beta={res.beta})")
+    print(f"private: {res.private}")
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``interior-point`` subcommand to an argparse subparsers object."""
+    p = subparsers.add_parser(
+        "interior-point",
+        help="release a private point between min and max of a column (seed 002)",
+        description="Release a differentially private interior point of a CSV column.",
+    )
+    p.add_argument("file", help="CSV file ('-' for standard input)")
+    p.add_argument("--column", required=True, help="column name")
+    p.add_argument("--lower", required=True, type=_bound, help="public lower bound of the domain")
+    p.add_argument("--upper", required=True, type=_bound, help="public upper bound of the domain")
+    p.add_argument("--epsilon", required=True, type=float)
+    p.add_argument("--delta", type=float, default=0.0, help="needed by treelog/heavypaths")
+    p.add_argument("--method", default="auto", choices=["auto", "exponential", "treelog", "heavypaths"])
+    p.add_argument("--beta", type=float, default=0.1, help="failure probability of the guarantee")
+    p.add_argument("--seed", type=int, default=None, help="TESTS ONLY: seeded, non-private randomness")
+    p.add_argument("--run-anyway", action="store_true", help="run even if no guarantee holds at this n")
+    p.set_defaults(func=run_interior_point)

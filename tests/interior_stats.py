@@ -1,0 +1,45 @@
+"""Statistical helpers for the interior-point tests (binomial tails, Clopper-Pearson, exact EM laws)."""
+
+from __future__ import annotations
+
+import math
+
+from scipy import stats
+
+from dptree.mechanisms import interior_quality_intervals
+
+
+def binom_sf(k: int, n: int, p: float) -> float:
+    """P(Binomial(n, p) >= k)."""
+    return float(stats.binom.sf(k - 1, n, p))
+
+
+def clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
+    """Two-sided (1 - alpha) Clopper-Pearson interval for a binomial proportion."""
+    lo = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
+    hi = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
+    return lo, hi
+
+
+def eps_lower_bound(k1: int, k2: int, trials: int, alpha: float = 1e-6) -> float:
+    """Audit: a (1 - alpha)-confidence lower bound on epsilon from counts of one event on D and D'."""
+    p1_lo, _ = clopper_pearson(k1, trials, alpha)
+    _, p2_hi = clopper_pearson(k2, trials, alpha)
+    if p1_lo <= 0:
+        return 0.0
+    return max(0.0, math.log(p1_lo / p2_hi))
+
+
+def em_interval_law(vals, cnt, lower, upper, log_base):
+    """Exact law of the ordered exponential mechanism: [(start, end, probability)] (floats)."""
+    iv = interior_quality_intervals(vals, cnt, lower, upper)
+    logs = [math.log(e - s + 1) + q * log_base for s, e, q in iv]
+    m = max(logs)
+    w = [math.exp(x - m) for x in logs]
+    z = sum(w)
+    return [(s, e, wi / z) for (s, e, _), wi in zip(iv, w)]
+
+
+def ln_int(x: int) -> float:
+    b = x.bit_length()
+    return math.log(x) if b < 1000 else math.log(x >> (b - 64)) + (b - 64) * math.log(2)
