@@ -522,6 +522,17 @@ def _check_noise(h: Hierarchy, params: dict[str, Any], privacy: dict[str, Any], 
                 expected = _gauss_var(_l2sq_sensitivity(d, k) / (2.0 * _rho_for(eps, dlt)))
             if not math.isclose(float(meas["noise_variance"]), expected, rel_tol=1e-9):
                 raise ReleaseFileError("hierarchy release: noise variance does not match the stated budget (tampered?)")
+            if method == "laplace":
+                stated_ok = privacy["sensitivity"].get("l1") == _l1_sensitivity(d, k) and math.isclose(
+                    float(privacy["noise"]["scale"]), float(laplace_scale_used(_l1_sensitivity(d, k) / eps)), rel_tol=1e-12
+                )
+            else:
+                s2 = _l2sq_sensitivity(d, k) / (2.0 * _rho_for(eps, dlt))
+                stated_ok = privacy["sensitivity"].get("l2_squared") == _l2sq_sensitivity(d, k) and math.isclose(
+                    float(privacy["noise"]["sigma2"]), float(gaussian_sigma2_used(s2)), rel_tol=1e-12
+                )
+            if not stated_ok:
+                raise ReleaseFileError("hierarchy release: privacy statement does not match its parameters (tampered?)")
             y = meas["y"]
             if not isinstance(y, list) or len(y) != n or not all(
                 isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2**62 for v in y
