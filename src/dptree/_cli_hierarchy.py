@@ -1,0 +1,219 @@
+"""Command line for hierarchy counts: ``dptree hierarchy`` (release) and the query helper that
+``dptree query REL.json --node US/CA`` calls on hierarchy releases.
+
+The lead's ``dptree.cli`` calls :func:`register` with its subparsers object; the parsed
+arguments carry ``func`` (returns an exit code). Data files (CSV or Parquet) are read with
+DuckDB, which also does the GROUP BY over the level columns, so only one row per distinct
+path reaches Python. The structure file is a CSV/Parquet with the same level columns (one row
+per leaf) or with ``node``/``parent`` columns.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from .errors import DPTreeError, InputFormatError, InvalidParameterError
+from .hierarchy import Hierarchy, HierarchyRelease, hierarchy_counts
+
+__all__ = ["register", "query_hierarchy", "run_hierarchy", "read_structure", "read_grouped"]
+
+
+def _reader(path: str) -> str:
+    p = Path(path)
+    if not p.exists():
+        raise InputFormatError(f"no such file: {path}")
+    suffix = p.suffix.lower()
+    lit = "'" + str(p).replace("'", "''") + "'"
+    if suffix in (".parquet", ".pq"):
+        return f"read_parquet({lit})"
+    if suffix in (".csv", ".tsv", ".txt", ".gz"):
+        return f"read_csv({lit}, all_varchar=true, header=true)"
+    raise InputFormatError(f"{path}: unsupported file type {suffix!r}; use .csv or .parquet")
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _columns(con: Any, rel: str) -> list[str]:
+    return [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {rel}").fetchall()]
+
+
+def read_structure(path: str, levels: Sequence[str], *, other: str | None = None) -> Hierarchy:
+    """A :class:`Hierarchy` from a CSV/Parquet file with the level columns or node/parent."""
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        rel = _reader(path)
+        cols = _columns(con, rel)
+        if all(c in cols for c in levels):
+            sel = ", ".join(f"CAST({_ident(c)} AS VARCHAR) AS {_ident(c)}" for c in levels)
+            frame = con.execute(f"SELECT {sel} FROM {rel}").df()
+            return Hierarchy.from_frame(frame, levels, other=other)
+        if "node" in cols and "parent" in cols:
+            frame = con.execute(
+                f"SELECT CAST(node AS VARCHAR) AS node, CAST(parent AS VARCHAR) AS parent FROM {rel}"
+            ).df()
+            return Hierarchy.from_parent_table(frame, levels=levels, other=other)
+        raise InputFormatError(
+            f"structure file {path} needs the level columns {list(levels)} or node/parent columns; "
+            f"it has {cols}"
+        )
+    except duckdb.Error as exc:
+        raise InputFormatError(f"cannot read structure file {path}: {exc}") from exc
+    finally:
+        con.close()
+
+
+def read_grouped(path: str, levels: Sequence[str], weight: str | None = None) -> Any:
+    """One row per distinct path of the data file with its record count (or weight sum),
+    computed by DuckDB; weights are checked to be non-negative integers first."""
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        rel = _reader(path)
+        cols = _columns(con, rel)
+        missing = [c for c in list(levels) + ([weight] if weight else []) if c not in cols]
+        if missing:
+            raise InputFormatError(f"data file {path} has no column(s) {missing}; it has {cols}")
+        keys = ", ".join(f"CAST({_ident(c)} AS VARCHAR) AS {_ident(c)}" for c in levels)
+        group = ", ".join(str(i + 1) for i in range(len(levels)))
+        if weight is None:
+            q = f"SELECT {keys}, COUNT(*) AS __n__ FROM {rel} GROUP BY {group}"
+            return con.execute(q).df(), "__n__"
+        wv = f"TRY_CAST({_ident(weight)} AS DOUBLE)"
+        bad = con.execute(
+            f"SELECT COUNT(*) FILTER (WHERE {wv} IS NULL), COUNT(*) FILTER (WHERE {wv} < 0), "
+            f"COUNT(*) FILTER (WHERE {wv} <> FLOOR({wv}) OR isinf({wv})) FROM {rel}"
+        ).fetchone()
+        assert bad is not None
+        if bad[0] or bad[1] or bad[2]:
+            from .errors import DataError
+
+            raise DataError(
+                f"weight column {weight!r} must hold non-negative integer counts: {bad[0]} missing or "
+                f"non-numeric, {bad[1]} negative, {bad[2]} non-integer values"
+            )
+        q = f"SELECT {keys}, CAST(SUM({wv}) AS BIGINT) AS __n__ FROM {rel} GROUP BY {group}"
+        return con.execute(q).df(), "__n__"
+    except duckdb.Error as exc:
+        raise InputFormatError(f"cannot read data file {path}: {exc}") from exc
+    finally:
+        con.close()
+
+
+def run_hierarchy(args: argparse.Namespace) -> int:
+    """``dptree hierarchy``: read, release, save. Returns the exit code."""
+    levels = [c.strip() for c in args.levels.split(",") if c.strip()]
+    if not levels:
+        raise InvalidParameterError("--levels needs at least one column name, e.g. country,state,city")
+    if args.seed is not None and not args.allow_nonprivate:
+        raise InvalidParameterError(
+            "--seed makes the release reproducible and NOT private; add --allow-nonprivate to confirm"
+        )
+    h = read_structure(args.structure, levels, other=args.other)
+    frame, wcol = read_grouped(args.file, levels, args.weight)
+    rel = hierarchy_counts(
+        frame,
+        h,
+        epsilon=args.epsilon,
+        delta=args.delta,
+        method=args.method,
+        alpha=args.alpha,
+        consistent=not args.no_consistent,
+        nonnegative=args.nonnegative,
+        integer=args.integer,
+        max_contributions=args.max_contributions,
+        tau_min=args.tau_min,
+        levels=levels,
+        weight=wcol,
+        unknown="other" if args.unknown_to_other else "error",
+        rng=args.seed,
+    )
+    rel.save(args.out, allow_nonprivate=args.allow_nonprivate)
+    print(
+        f"wrote {args.out}: {h.n_nodes} nodes, depth {h.depth}, method {args.method}, "
+        f"epsilon {args.epsilon}, delta {rel.parameters['delta']}, private {rel.private}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _main_func(args: argparse.Namespace) -> int:
+    try:
+        return run_hierarchy(args)
+    except DPTreeError as exc:
+        print(f"dptree hierarchy: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``hierarchy`` subcommand to an argparse subparsers object."""
+    p = subparsers.add_parser(
+        "hierarchy",
+        help="private counts for every node of a public hierarchy (seed 001)",
+        description="Release differentially private counts for every node of a public hierarchy "
+        "(Ghazi et al., seed 001): Laplace / Gaussian baselines with consistent least squares, "
+        "or the multiplicative-error algorithm of Theorem 4.1.",
+    )
+    p.add_argument("file", metavar="FILE", help="data file (.csv or .parquet), one row per record")
+    p.add_argument("--levels", required=True, help="comma-separated level columns, root side first")
+    p.add_argument("--structure", required=True, help="public structure file (.csv/.parquet)")
+    p.add_argument("--weight", default=None, help="column of non-negative integer counts per row")
+    p.add_argument("--epsilon", type=float, required=True)
+    p.add_argument("--delta", type=float, default=0.0)
+    p.add_argument("--method", choices=["laplace", "gaussian", "multiplicative"], default="laplace")
+    p.add_argument("--alpha", type=float, default=None, help="multiplicative error allowance in (0,1)")
+    p.add_argument("--tau-min", dest="tau_min", type=float, default=None)
+    p.add_argument("--max-contributions", dest="max_contributions", type=int, default=1)
+    p.add_argument("--no-consistent", dest="no_consistent", action="store_true")
+    p.add_argument("--nonnegative", action="store_true")
+    p.add_argument("--integer", action="store_true")
+    p.add_argument("--other", default=None, help="label of the public 'other' leaf under every internal node")
+    p.add_argument("--unknown-to-other", dest="unknown_to_other", action="store_true",
+                   help="count rows with unknown paths in the 'other' leaf (needs --other)")
+    p.add_argument("--seed", type=int, default=None, help="reproducible, NOT private (tests only)")
+    p.add_argument("--allow-nonprivate", dest="allow_nonprivate", action="store_true")
+    p.add_argument("--out", required=True, help="output release file (.json)")
+    p.set_defaults(func=_main_func)
+
+
+def query_hierarchy(
+    release: HierarchyRelease | dict[str, Any] | str, nodes: list[str], ci: float = 0.95
+) -> list[dict[str, Any]]:
+    """Answer node queries on a hierarchy release: one dict per node with its path, count,
+    stderr and a ``ci``-level interval (post-processing; no budget). ``release`` may be a
+    :class:`HierarchyRelease`, its ``to_dict()`` or a file path."""
+    if isinstance(release, str):
+        from .hierarchy import load_hierarchy_release
+
+        release = load_hierarchy_release(release)
+    elif isinstance(release, dict):
+        release = HierarchyRelease.from_dict(release)
+    out = []
+    for node in nodes:
+        lo, hi = release.ci(node, ci)
+        out.append(
+            {
+                "node": node,
+                "count": release.count(node),
+                "stderr": release.stderr(node),
+                "ci_level": ci,
+                "ci_low": lo,
+                "ci_high": hi,
+                "method": release.method,
+            }
+        )
+    return out
+
+
+if __name__ == "__main__":  # pragma: no cover - manual use before the lead's CLI lands
+    parser = argparse.ArgumentParser(prog="dptree")
+    register(parser.add_subparsers(dest="command", required=True))
+    ns = parser.parse_args()
+    sys.exit(ns.func(ns))

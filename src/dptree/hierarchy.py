@@ -1,0 +1,857 @@
+"""Private counts for every node of a public hierarchy (seed 001: Ghazi, Kamath, Kumar,
+Manurangsi, Wu, "On Differentially Private Counting on Trees", ``001_4ad1135f2c911f1b.txt``).
+
+:func:`hierarchy_counts` releases a noisy count of every node of a :class:`Hierarchy`
+(geography country -> state -> city, product categories) and returns a
+:class:`HierarchyRelease`; queries on it (``count``, ``stderr``, ``ci``, ``to_frame``) are
+post-processing and cost no budget.
+
+Methods (``method=``):
+
+* ``"laplace"`` -- Corollary 2.7's pure-DP baseline (Lemma 2.5): exact discrete Laplace noise of
+  scale k d / eps on every node; L1 sensitivity of the node counts is d (depth, root included),
+  k d for users with at most k records. (eps, 0)-DP.
+* ``"gaussian"`` -- Corollary 2.7's approximate-DP baseline (Lemma 2.6, with the zCDP analysis of
+  the discrete Gaussian instead of the classical constant): L2 sensitivity sqrt(d) (k sqrt(d));
+  rho = the largest zCDP parameter implying (eps, delta) (CKS 2020, Cor. 13), sigma^2 = D2^2/(2 rho).
+* ``"multiplicative"`` -- Theorem 4.1's algorithm (see ``dptree._multiplicative``): alpha-mRMSE
+  O(log(d/delta)/eps / alpha^3) instead of Theta(sqrt(d)); (eps, delta)-DP for every tau_min.
+
+``consistent=True`` (Laplace/Gaussian): generalised least squares over the whole tree (Honaker's
+two passes, :func:`dptree.estimation.consistent_estimates`), children summing to parents, with
+the exact variance of every node (:func:`dptree.estimation.node_variances`).
+``nonnegative``/``integer``: top-down simplex projection of each family and sum-preserving
+rounding (:mod:`dptree._postprocess`): post-processing that adds bias (docs/hierarchy.md).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from functools import lru_cache
+from statistics import NormalDist
+from typing import Any, Iterable, Literal, Mapping, Sequence
+
+import numpy as np
+
+from ._hstructure import SEP, Hierarchy, split_path
+from ._multiplicative import Tree, mrmse_wrapper, theorem_4_1_tau_min
+from ._postprocess import project_families, round_families
+from .budget import check_delta, check_epsilon, zcdp_rho_for
+from .errors import DataError, DomainError, InputFormatError, InvalidParameterError, ReleaseFileError
+from .estimation import consistent_estimates, node_variances
+from .serialize import FORMAT as _ENVELOPE, VERSION as _ENVELOPE_VERSION
+from .serialize import read_release, register_kind, validate_document, write_release
+from .noise import (
+    RngLike,
+    truncated_laplace_bound,
+    discrete_gaussian,
+    discrete_gaussian_variance,
+    discrete_laplace,
+    discrete_laplace_variance,
+    gaussian_sigma2_used,
+    laplace_scale_used,
+    make_source,
+)
+
+__all__ = [
+    "Hierarchy",
+    "HierarchyRelease",
+    "hierarchy_counts",
+    "leaf_counts",
+    "node_weights",
+    "load_hierarchy_release",
+]
+
+KIND = "hierarchy"
+METHODS = ("laplace", "gaussian", "multiplicative")
+
+
+def _library_version() -> str:
+    try:
+        from . import __version__
+
+        return str(__version__)
+    except Exception:
+        pass
+    try:
+        from importlib.metadata import version
+
+        return version("dptree")
+    except Exception:
+        return "0.1.0"
+
+
+# ============================================================================ data -> leaf counts
+
+
+def _as_label_array(values: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(labels as str object array, null mask) for a pandas Series."""
+    import pandas as pd
+
+    s = pd.Series(values)
+    null = s.isna().to_numpy()
+    if pd.api.types.is_float_dtype(s.dtype):
+        v = s.to_numpy()
+        integral = np.isfinite(v) & (np.floor(v) == v)
+        out = np.where(integral, np.char.mod("%d", np.where(integral, v, 0).astype(np.int64)).astype(object), s.astype(str).to_numpy())
+        return np.asarray(out, dtype=object), null
+    return s.astype(str).to_numpy(dtype=object), null
+
+
+def _check_weights(w: Any, name: str) -> np.ndarray:
+    import pandas as pd
+
+    s = pd.Series(w)
+    if pd.api.types.is_bool_dtype(s.dtype) or not pd.api.types.is_numeric_dtype(s.dtype):
+        raise DataError(f"weight column {name!r} must hold non-negative integer counts, got dtype {s.dtype}")
+    v = s.to_numpy(dtype=np.float64, na_value=np.nan)
+    if np.isnan(v).any():
+        raise DataError(f"weight column {name!r} has {int(np.isnan(v).sum())} missing values; fill or drop them")
+    if not np.isfinite(v).all():
+        raise DataError(f"weight column {name!r} has infinite values")
+    if (v < 0).any():
+        raise DataError(
+            f"weight column {name!r} has {int((v < 0).sum())} negative values; weights are counts of records (>= 0)"
+        )
+    if (np.floor(v) != v).any():
+        raise DataError(
+            f"weight column {name!r} has non-integer values (e.g. {v[np.floor(v) != v][0]}); "
+            "weights are counts of records, round or aggregate them first"
+        )
+    if v.size and v.max() >= 2**53:
+        raise DataError(f"weight column {name!r} has values too large to count exactly")
+    return v.astype(np.int64)
+
+
+def _to_frame(data: Any, levels: Sequence[str], weight: str | None) -> tuple[Any, str | None]:
+    """Normalise the accepted data forms to a DataFrame with the level columns (+ weight)."""
+    import pandas as pd
+
+    if isinstance(data, pd.DataFrame):
+        return data, weight
+    if isinstance(data, Mapping):  # {path: count}
+        paths = [split_path(p) for p in data.keys()]
+        width = len(levels)
+        cols = {lev: [p[j] if j < len(p) else None for p in paths] for j, lev in enumerate(levels)}
+        if any(len(p) > width for p in paths):
+            raise DataError("a path in the data is deeper than the hierarchy")
+        cols["__weight__"] = list(data.values())
+        return pd.DataFrame(cols), "__weight__"
+    if hasattr(data, "to_pandas"):  # pyarrow / polars / duckdb relation
+        return data.to_pandas(), weight
+    if isinstance(data, (str, bytes)) or not isinstance(data, Iterable):
+        raise InputFormatError(
+            "data must be a pandas DataFrame with the level columns, a list of paths "
+            f"('US/CA/SF' or tuples), or a dict {{path: count}}; got {type(data).__name__}"
+        )
+    paths = [split_path(p) for p in data]
+    if any(len(p) > len(levels) for p in paths):
+        raise DataError("a path in the data is deeper than the hierarchy")
+    cols = {lev: [p[j] if j < len(p) else None for p in paths] for j, lev in enumerate(levels)}
+    return pd.DataFrame(cols, columns=list(levels)), None
+
+
+def leaf_counts(
+    data: Any,
+    hierarchy: Hierarchy,
+    *,
+    levels: Sequence[str] | None = None,
+    weight: str | None = None,
+    unknown: Literal["error", "other"] = "error",
+) -> list[np.ndarray]:
+    """Count records per leaf (seed 001's x in N^leaves), as one array per level.
+
+    Rows name a leaf through their level columns (one record each) or carry a ``weight`` column
+    of non-negative integer counts. A row whose path is not a leaf of the hierarchy is an error,
+    or with ``unknown="other"`` counts for the "other" leaf under its deepest known ancestor (the
+    hierarchy must have been built with ``other=...``). Internal nodes get 0.
+    """
+    import pandas as pd
+
+    h = hierarchy
+    lv = list(h.levels if levels is None else levels)
+    if len(lv) != h.depth - 1:
+        raise InvalidParameterError(
+            f"the hierarchy has {h.depth - 1} levels below the root but {len(lv)} level columns were given"
+        )
+    if unknown not in ("error", "other"):
+        raise InvalidParameterError(f"unknown must be 'error' or 'other', got {unknown!r}")
+    if unknown == "other" and h.other is None:
+        raise InvalidParameterError(
+            "unknown='other' needs a hierarchy with 'other' leaves: build it with other='(other)'"
+        )
+    frame, wcol = _to_frame(data, lv, weight)
+    missing = [c for c in lv + ([wcol] if wcol else []) if c not in frame.columns]
+    if missing:
+        raise InputFormatError(f"data has no column(s) {missing}; it has {list(frame.columns)}")
+    x = [np.zeros(s, dtype=np.int64) for s in h.sizes]
+    if len(frame) == 0:
+        return x
+    if wcol is not None:
+        wts = _check_weights(frame[wcol], wcol)
+        sub = frame[lv].copy()
+        sub["__n__"] = wts
+        g = sub.groupby(lv, sort=False, dropna=False, observed=True)["__n__"].sum().reset_index()
+    else:
+        g = frame.groupby(lv, sort=False, dropna=False, observed=True).size().reset_index(name="__n__")
+    n = g["__n__"].to_numpy(dtype=np.int64)
+    m = len(g)
+    vocab, codes = h.vocab()
+    node = np.zeros(m, dtype=np.int64)
+    level = np.zeros(m, dtype=np.int64)
+    ok = np.ones(m, dtype=bool)
+    ended = np.zeros(m, dtype=bool)
+    for j in range(1, h.depth):
+        lab, null = _as_label_array(g[lv[j - 1]])
+        gap = ended & ~null
+        if gap.any():
+            i = int(np.flatnonzero(gap)[0])
+            raise DataError(
+                f"a data row has an empty level followed by a label ({lv[j - 1]}={lab[i]!r}); "
+                "only trailing levels may be empty"
+            )
+        ended |= null
+        go = np.flatnonzero(ok & ~ended)
+        if go.size == 0:
+            continue
+        leaf_here = h.is_leaf[j - 1][node[go]]
+        ok[go[leaf_here]] = False  # deeper than a leaf: unknown below the leaf
+        go = go[~leaf_here]
+        V = max(len(vocab[j]), 1)
+        code = pd.Index(vocab[j]).get_indexer(lab[go]) if len(vocab[j]) else np.full(go.size, -1)
+        keys = np.asarray(h.parents[j], dtype=np.int64) * V + codes[j]
+        key = node[go] * V + np.maximum(code, 0)
+        pos = np.minimum(np.searchsorted(keys, key), keys.size - 1)
+        found = (code >= 0) & (keys[pos] == key)
+        ok[go[~found]] = False
+        node[go[found]] = pos[found]
+        level[go[found]] = j
+    at_leaf = np.zeros(m, dtype=bool)
+    for j in range(h.depth):
+        sel = level == j
+        at_leaf[sel] = h.is_leaf[j][node[sel]]
+    bad = ~(ok & at_leaf)
+    if bad.any():
+        if unknown == "error":
+            ex = []
+            for i in np.flatnonzero(bad)[:3]:
+                ex.append(SEP.join(str(g[c].iloc[i]) for c in lv if not pd.isna(g[c].iloc[i])))
+            raise DataError(
+                f"{int(n[bad].sum())} record(s) name a path that is not a leaf of the hierarchy "
+                f"(e.g. {ex}); fix the data, add the path to the public structure, or build the "
+                "hierarchy with other='(other)' and pass unknown='other'"
+            )
+        other = h.other_leaf()
+        tgt_level = level.copy()
+        tgt_node = node.copy()
+        idx = np.flatnonzero(bad)
+        # deepest known ancestor = node reached; a leaf cannot have an 'other' child: go up one
+        is_leaf_anc = np.array([h.is_leaf[int(level[i])][int(node[i])] for i in idx], dtype=bool)
+        for i, lf in zip(idx.tolist(), is_leaf_anc.tolist()):
+            j, v = int(level[i]), int(node[i])
+            if lf:
+                v, j = int(h.parents[j][v]), j - 1  # type: ignore[index]
+            o = int(other[j][v])
+            if o < 0:  # pragma: no cover - every internal node has one by construction
+                raise DataError(f"no 'other' leaf under {h.path_string(int(h.offsets[j]) + v)!r}")
+            tgt_level[i], tgt_node[i] = j + 1, o
+        level, node = tgt_level, tgt_node
+    for j in range(h.depth):
+        sel = level == j
+        if sel.any():
+            x[j] += np.bincount(node[sel], weights=n[sel], minlength=h.sizes[j]).astype(np.int64)
+    return x
+
+
+def node_weights(x: Sequence[np.ndarray], parents: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+    """w_u = sum of x over the leaves under u (seed 001, Problem 1.2), bottom-up per level."""
+    L = len(x)
+    w = [np.asarray(a, dtype=np.int64).copy() for a in x]
+    for j in range(L - 1, 0, -1):
+        w[j - 1] += np.bincount(np.asarray(parents[j]), weights=w[j], minlength=w[j - 1].size).astype(np.int64)
+    return w
+
+
+# ============================================================================ the release
+
+
+def _split(flat: np.ndarray, sizes: Sequence[int]) -> list[np.ndarray]:
+    out, s = [], 0
+    for k in sizes:
+        out.append(flat[s : s + k])
+        s += k
+    return out
+
+
+@dataclass
+class HierarchyRelease:
+    """A private release of counts for every node of a public :class:`Hierarchy`.
+
+    Everything here is public: the noisy measurements, the parameters and the privacy
+    statement; ``count``/``stderr``/``ci``/``to_frame`` are post-processing.
+    """
+
+    hierarchy: Hierarchy
+    parameters: dict[str, Any]
+    privacy: dict[str, Any]
+    measurements: dict[str, Any]
+    counts: np.ndarray = field(repr=False)
+    estimates: np.ndarray = field(repr=False)
+    variances: np.ndarray = field(repr=False)
+    lower_bounds: np.ndarray | None = field(default=None, repr=False)
+    upper_bounds: np.ndarray | None = field(default=None, repr=False)
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def private(self) -> bool:
+        return bool(self.privacy.get("private", False))
+
+    @property
+    def method(self) -> str:
+        return str(self.parameters["method"])
+
+    def _gid(self, path: str | Sequence[Any]) -> int:
+        return self.hierarchy.node_id(path)
+
+    def count(self, path: str | Sequence[Any] = "") -> float:
+        """The released count of the node named by ``path`` ('US/CA', ('US', 'CA'); '' = total)."""
+        v = float(self.counts[self._gid(path)])
+        return float(int(round(v))) if self.parameters.get("integer") else v
+
+    def stderr(self, path: str | Sequence[Any] = "") -> float:
+        """Standard error of the (unbiased, least-squares or raw) estimate of the node.
+
+        Exact (the variance of the discrete noise propagated through GLS, DESIGN section 5). With
+        ``nonnegative``/``integer`` it describes the estimate before projection. NaN for the
+        multiplicative method, which has no variance model (use :meth:`ci`).
+        """
+        return float(math.sqrt(self.variances[self._gid(path)]))
+
+    def ci(self, path: str | Sequence[Any] = "", level: float = 0.95) -> tuple[float, float]:
+        """A confidence interval for the true count of the node.
+
+        Gaussian noise: estimate +- z sigma (normal quantile). Laplace noise: estimate +- the
+        quantile of a Laplace law with the same variance (exact for a single raw measurement up
+        to lattice rounding; conservative for least-squares combinations). Multiplicative: the
+        Lemma 3.3 window [w'' - B, w'' + B], which contains the true count with probability 1
+        (``level`` is ignored). The lower end is clipped at 0 (true counts are >= 0).
+        """
+        if not (0.0 < float(level) < 1.0):
+            raise InvalidParameterError(f"level must be in (0, 1), got {level}")
+        g = self._gid(path)
+        if self.lower_bounds is not None and self.upper_bounds is not None:
+            return float(max(self.lower_bounds[g], 0.0)), float(self.upper_bounds[g])
+        half = self._half_width(np.array([self.variances[g]]), level)[0]
+        est = float(self.estimates[g])
+        return max(est - float(half), 0.0), est + float(half)
+
+    def _half_width(self, var: np.ndarray, level: float) -> np.ndarray:
+        sd = np.sqrt(var)
+        if self.parameters["method"] == "laplace":
+            return sd / math.sqrt(2.0) * -math.log(1.0 - level)
+        return sd * NormalDist().inv_cdf(0.5 + level / 2.0)
+
+    def to_frame(self, level: float = 0.95) -> Any:
+        """One row per node: path, depth (root 0), leaf flag, count, estimate, stderr, CI."""
+        import pandas as pd
+
+        h = self.hierarchy
+        depth = np.repeat(np.arange(h.depth), h.sizes)
+        if self.lower_bounds is not None and self.upper_bounds is not None:
+            lo, hi = np.maximum(self.lower_bounds, 0.0), self.upper_bounds.astype(np.float64)
+        else:
+            half = self._half_width(self.variances, level)
+            lo, hi = np.maximum(self.estimates - half, 0.0), self.estimates + half
+        counts = self.counts.astype(np.int64) if self.parameters.get("integer") else self.counts
+        return pd.DataFrame(
+            {
+                "path": h.all_paths(),
+                "depth": depth,
+                "leaf": np.concatenate(h.is_leaf),
+                "count": counts,
+                "estimate": self.estimates,
+                "stderr": np.sqrt(self.variances),
+                "ci_low": lo,
+                "ci_high": hi,
+            }
+        )
+
+    # ------------------------------------------------------------------ serialisation
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe dict in the shared release format (:mod:`dptree.serialize`, kind
+        "hierarchy"): parameters (including the public hierarchy), the privacy statement
+        {mechanism, neighbours, epsilon, delta, sensitivity, library_version, private, ...} and the
+        noisy measurements. Estimates are not stored: :meth:`from_dict` recomputes them from the
+        measurements (post-processing), so a file cannot carry estimates that disagree with them.
+        """
+        params = dict(self.parameters)
+        params["hierarchy"] = self.hierarchy.to_dict()
+        return {
+            "format": _ENVELOPE,
+            "version": _ENVELOPE_VERSION,
+            "kind": KIND,
+            "privacy": _jsonable(self.privacy),
+            "parameters": _jsonable(params),
+            "measurements": _jsonable(self.measurements),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "HierarchyRelease":
+        """Rebuild a release from :meth:`to_dict` output (or a loaded file), validating it: the
+        envelope (and checksum, if present), the hierarchy, the measurements' shapes and types, and
+        the noise parameters re-derived from the stated privacy parameters."""
+        if not isinstance(d, Mapping):
+            raise ReleaseFileError("a hierarchy release must be a JSON object")
+        doc = dict(d)
+        if "checksum" in doc:
+            validate_document(doc)
+        if doc.get("format") != _ENVELOPE or doc.get("version") != _ENVELOPE_VERSION:
+            raise ReleaseFileError(
+                f"not a dptree release of a supported version (format={doc.get('format')!r}, "
+                f"version={doc.get('version')!r})"
+            )
+        if doc.get("kind") != KIND:
+            raise ReleaseFileError(f"not a hierarchy release (kind={doc.get('kind')!r})")
+        return _from_document(doc)
+
+    def save(self, path: str | os.PathLike[str], *, allow_nonprivate: bool = False) -> None:
+        """Write the release with the shared writer (:func:`dptree.serialize.write_release`:
+        JSON, checksum, atomic rename). A release made with a seeded ``rng`` is not private and
+        is refused unless ``allow_nonprivate=True`` (DESIGN section 3)."""
+        doc = self.to_dict()
+        write_release(
+            path,
+            KIND,
+            privacy=doc["privacy"],
+            parameters=doc["parameters"],
+            measurements=doc["measurements"],
+            allow_nonprivate=allow_nonprivate,
+        )
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> "HierarchyRelease":
+        return load_hierarchy_release(path)
+
+    def summary(self) -> str:
+        p = self.parameters
+        extra = f", alpha={p['alpha']}" if p.get("alpha") is not None else ""
+        return (
+            f"Hierarchy release: {self.hierarchy.n_nodes} nodes, depth {self.hierarchy.depth}, "
+            f"{p['method']} (epsilon={p['epsilon']:g}, delta={p['delta']:g}{extra}), "
+            f"{self.privacy['neighbours']}{'' if self.private else ', NOT PRIVATE (test seed)'}"
+        )
+
+    def cli_answers(self, args: Any) -> list[dict[str, Any]]:
+        """Rows for ``dptree query REL.json --node US/CA`` (``args.node``, ``args.ci``)."""
+        nodes = list(getattr(args, "node", None) or [""])
+        level = float(getattr(args, "ci", 0.95))
+        rows = []
+        for node in nodes:
+            lo, hi = self.ci(node, level)
+            se = self.stderr(node)
+            rows.append(
+                {
+                    "query": node or "(total)",
+                    "estimate": self.count(node),
+                    "stderr": None if math.isnan(se) else se,
+                    "ci_low": lo,
+                    "ci_high": hi,
+                }
+            )
+        return rows
+
+    def __repr__(self) -> str:
+        p = self.parameters
+        return (
+            f"HierarchyRelease(method={p['method']!r}, epsilon={p['epsilon']}, delta={p['delta']}, "
+            f"nodes={self.hierarchy.n_nodes}, depth={self.hierarchy.depth}, private={self.private})"
+        )
+
+
+def load_hierarchy_release(path: str | os.PathLike[str]) -> HierarchyRelease:
+    """Read a release written by :meth:`HierarchyRelease.save` (validated; also ``dptree.load``)."""
+    doc = read_release(path)
+    if doc.get("kind") != KIND:
+        raise ReleaseFileError(f"{path}: not a hierarchy release (kind={doc.get('kind')!r})")
+    return _from_document(doc)
+
+
+def _from_document(doc: dict[str, Any]) -> HierarchyRelease:
+    """Loader registered with :mod:`dptree.serialize` for kind "hierarchy"."""
+    try:
+        params = dict(doc["parameters"])
+        h = Hierarchy.from_dict(params.pop("hierarchy"))
+        privacy = dict(doc["privacy"])
+        meas = dict(doc["measurements"])
+    except ReleaseFileError:
+        raise
+    except Exception as exc:
+        raise ReleaseFileError(f"malformed hierarchy release: {exc}") from exc
+    for key in ("mechanism", "neighbours", "epsilon", "delta", "sensitivity", "library_version", "private"):
+        if key not in privacy:
+            raise ReleaseFileError(f"hierarchy release lacks privacy field {key!r}")
+    if not isinstance(privacy["private"], bool):
+        raise ReleaseFileError("hierarchy release: the 'private' flag must be true or false")
+    if params.get("method") not in METHODS:
+        raise ReleaseFileError(f"unknown method {params.get('method')!r} in release")
+    _check_noise(h, params, privacy, meas)
+    return _assemble(h, params, privacy, meas)
+
+
+def _check_noise(h: Hierarchy, params: dict[str, Any], privacy: dict[str, Any], meas: dict[str, Any]) -> None:
+    """Re-derive the noise parameters from the stated budget; reject a file where they disagree."""
+    try:
+        eps = check_epsilon(params["epsilon"])
+        method = params["method"]
+        dlt = check_delta(params["delta"], required=method != "laplace")
+        k = int(params["max_contributions"])
+        d = h.depth
+        if int(params["depth"]) != d or k < 1:
+            raise ReleaseFileError("hierarchy release: depth or max_contributions does not match the hierarchy")
+        if float(privacy["epsilon"]) != eps or float(privacy["delta"]) != (dlt if method != "laplace" else 0.0):
+            raise ReleaseFileError("hierarchy release: privacy statement disagrees with the parameters (tampered?)")
+        n = h.n_nodes
+        if method in ("laplace", "gaussian"):
+            if method == "laplace":
+                expected = _lap_var(_l1_sensitivity(d, k) / eps)
+            else:
+                expected = _gauss_var(_l2sq_sensitivity(d, k) / (2.0 * _rho_for(eps, dlt)))
+            if not math.isclose(float(meas["noise_variance"]), expected, rel_tol=1e-9):
+                raise ReleaseFileError("hierarchy release: noise variance does not match the stated budget (tampered?)")
+            if method == "laplace":
+                stated_ok = privacy["sensitivity"].get("l1") == _l1_sensitivity(d, k) and math.isclose(
+                    float(privacy["noise"]["scale"]), float(laplace_scale_used(_l1_sensitivity(d, k) / eps)), rel_tol=1e-12
+                )
+            else:
+                s2 = _l2sq_sensitivity(d, k) / (2.0 * _rho_for(eps, dlt))
+                stated_ok = privacy["sensitivity"].get("l2_squared") == _l2sq_sensitivity(d, k) and math.isclose(
+                    float(privacy["noise"]["sigma2"]), float(gaussian_sigma2_used(s2)), rel_tol=1e-12
+                )
+            if not stated_ok:
+                raise ReleaseFileError("hierarchy release: privacy statement does not match its parameters (tampered?)")
+            y = meas["y"]
+            if not isinstance(y, list) or len(y) != n or not all(
+                isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2**62 for v in y
+            ):
+                raise ReleaseFileError(f"hierarchy release: measurements must be {n} integers")
+        else:
+            alpha = float(params["alpha"])
+            if not 0 < alpha < 1 or not float(params["tau_min"]) > 0:
+                raise ReleaseFileError("hierarchy release: alpha or tau_min out of range")
+            eps_run, dlt_run = eps, dlt
+            if k > 1:
+                eps_run, dlt_run = eps / k, dlt * math.expm1(eps / k) / math.expm1(eps)
+            if int(meas["window"]) != truncated_laplace_bound(eps_run / (2.0 * d), dlt_run / (2.0 * d)):
+                raise ReleaseFileError("hierarchy release: window does not match the stated budget (tampered?)")
+            c = meas["window_center"]
+            if not isinstance(c, list) or len(c) != n or not all(isinstance(v, int) and not isinstance(v, bool) for v in c):
+                raise ReleaseFileError(f"hierarchy release: window centres must be {n} integers")
+    except ReleaseFileError:
+        raise
+    except (KeyError, TypeError, ValueError, InvalidParameterError) as exc:
+        raise ReleaseFileError(f"malformed hierarchy release parameters: {exc}") from exc
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, np.ndarray):
+        return _jsonable(v.tolist())
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (np.floating, float)):
+        f = float(v)
+        if math.isnan(f):
+            return None
+        if math.isinf(f):
+            return "inf" if f > 0 else "-inf"
+        return f
+    if isinstance(v, (np.bool_,)):
+        return bool(v)
+    return v
+
+
+def _assemble(
+    h: Hierarchy, params: dict[str, Any], privacy: dict[str, Any], meas: dict[str, Any]
+) -> HierarchyRelease:
+    """Post-processing: measurements -> estimates, variances and final counts."""
+    sizes = h.sizes
+    n = h.n_nodes
+    method = params["method"]
+    try:
+        if method in ("laplace", "gaussian"):
+            y = np.asarray(meas["y"], dtype=np.float64)
+            var = float(meas["noise_variance"])
+            if y.shape != (n,) or not np.isfinite(y).all() or not var > 0:
+                raise ValueError("measurements do not match the hierarchy")
+            lo = hi = None
+            if params.get("consistent", True):
+                ys = _split(y, sizes)
+                vs = [np.full(k, var) for k in sizes]
+                est = consistent_estimates(ys, vs, h.parents)
+                x = est.x
+                variances = np.concatenate(node_variances(vs, h.parents, est.V))
+            else:
+                x = _split(y, sizes)
+                variances = np.full(n, var)
+            estimates = np.concatenate(x)
+            final = [a.copy() for a in x]
+            if params.get("nonnegative"):
+                final = project_families(final, h.parents)
+                if params.get("integer"):
+                    final = round_families(final, h.parents)
+            elif params.get("integer") and params.get("consistent", True):
+                final = round_families(final, h.parents)
+            counts = np.concatenate(final)
+        else:
+            center = np.asarray(meas["window_center"], dtype=np.float64)
+            west = np.asarray(meas["estimation"], dtype=np.float64)
+            B = int(meas["window"])
+            if center.shape != (n,) or west.shape != (n,) or B < 0:
+                raise ValueError("measurements do not match the hierarchy")
+            counts = np.clip(west, center - B, center + B)
+            if params.get("nonnegative"):
+                counts = np.maximum(counts, 0.0)
+            if params.get("integer"):
+                counts = np.rint(counts)
+            estimates = counts.copy()
+            variances = np.full(n, np.nan)
+            lo, hi = center - B, center + B
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ReleaseFileError(f"malformed hierarchy release measurements: {exc}") from exc
+    return HierarchyRelease(
+        hierarchy=h,
+        parameters=params,
+        privacy=privacy,
+        measurements=meas,
+        counts=counts,
+        estimates=estimates,
+        variances=variances,
+        lower_bounds=lo,
+        upper_bounds=hi,
+    )
+
+
+# ============================================================================ the mechanism
+
+
+def hierarchy_counts(
+    data: Any,
+    hierarchy: Hierarchy,
+    *,
+    epsilon: float,
+    delta: float = 0.0,
+    method: Literal["laplace", "gaussian", "multiplicative"] = "laplace",
+    alpha: float | None = None,
+    consistent: bool = True,
+    nonnegative: bool = False,
+    integer: bool = False,
+    max_contributions: int = 1,
+    tau_min: float | None = None,
+    levels: Sequence[str] | None = None,
+    weight: str | None = None,
+    unknown: Literal["error", "other"] = "error",
+    rng: RngLike = None,
+) -> HierarchyRelease:
+    """Release a differentially private count for every node of ``hierarchy`` (seed 001).
+
+    Released: one noisy measurement per node (Laplace/Gaussian), or Theorem 4.1's estimates
+    and windows (multiplicative). Neighbours: add/remove one record (``max_contributions=1``)
+    or one user with at most ``max_contributions`` records; dptree cannot see users here, so
+    the caller must have bounded contributions before. With a ``weight`` column each unit of
+    weight is one record (seed 001: x in N^leaves, neighbours at L1 distance 1).
+
+    * ``laplace``: (epsilon, 0)-DP; discrete Laplace of scale k d / epsilon per node
+      (Corollary 2.7 / Lemma 2.5; L1 sensitivity k d, d = depth of the hierarchy).
+    * ``gaussian``: (epsilon, delta)-DP, delta > 0; discrete Gaussian with
+      sigma^2 = k^2 d / (2 rho), rho = zcdp_rho_for(epsilon, delta) (L2 sensitivity k sqrt(d)).
+    * ``multiplicative``: (epsilon, delta)-DP, delta > 0, ``alpha`` in (0, 1) required; the
+      algorithm of Theorem 4.1 (Lemma 3.3 wrapper around Estimation, Algorithm 4). ``tau_min``
+      defaults to the bound of Corollary 4.7 used in Theorem 4.1's proof; a smaller value may
+      be passed: privacy does not depend on tau_min, only the accuracy guarantee does. For
+      k > 1 the algorithm runs at (epsilon/k, delta (e^(epsilon/k)-1)/(e^epsilon-1)) and group
+      privacy (Fact 2.2) gives (epsilon, delta) for users with k records. ``consistent`` does
+      not apply; ``nonnegative`` clips at 0 and ``integer`` rounds (neither can hurt: w >= 0).
+
+    ``consistent`` (Laplace/Gaussian): least-squares estimates for any tree shape, children
+    summing to parents, exact variance per node. ``nonnegative``/``integer``: top-down simplex
+    projection and sum-preserving rounding (biased post-processing; docs/hierarchy.md).
+    ``rng``: ``None`` (default) uses the OS CSPRNG; a seed makes the release reproducible and
+    marks it not private. ``unknown``: "error" (default) or "other" (see :func:`leaf_counts`).
+    """
+    eps = check_epsilon(epsilon)
+    if method not in METHODS:
+        raise InvalidParameterError(f"method must be one of {METHODS}, got {method!r}")
+    needs_delta = method in ("gaussian", "multiplicative")
+    dlt = check_delta(delta, required=needs_delta)
+    if alpha is not None:
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.floating)) or not (
+            0.0 < float(alpha) < 1.0
+        ):
+            raise InvalidParameterError(
+                f"alpha must be in (0, 1), got {alpha!r}; it is the multiplicative error allowance of "
+                "seed 001's alpha-mRMSE (e.g. alpha=0.1)"
+            )
+        alpha = float(alpha)
+    if method == "multiplicative" and alpha is None:
+        raise InvalidParameterError("method='multiplicative' needs alpha in (0, 1), e.g. alpha=0.5")
+    if tau_min is not None:
+        if method != "multiplicative":
+            raise InvalidParameterError("tau_min only applies to method='multiplicative'")
+        if isinstance(tau_min, bool) or not isinstance(tau_min, (int, float, np.floating)) or not (
+            math.isfinite(float(tau_min)) and float(tau_min) > 0
+        ):
+            raise InvalidParameterError(f"tau_min must be a finite number > 0, got {tau_min!r}")
+        tau_min = float(tau_min)
+    if isinstance(max_contributions, bool) or not isinstance(max_contributions, (int, np.integer)) or max_contributions < 1:
+        raise InvalidParameterError(f"max_contributions must be an integer >= 1, got {max_contributions!r}")
+    k = int(max_contributions)
+    for name, flag in (("consistent", consistent), ("nonnegative", nonnegative), ("integer", integer)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise InvalidParameterError(f"{name} must be True or False, got {flag!r}")
+    if not isinstance(hierarchy, Hierarchy):
+        raise InvalidParameterError(f"hierarchy must be a dptree.Hierarchy, got {type(hierarchy).__name__}")
+    h = hierarchy
+    src = make_source(rng)
+    x = leaf_counts(data, h, levels=levels, weight=weight, unknown=unknown)
+    w = node_weights(x, h.parents)
+    d = h.depth
+    neighbours = (
+        "add/remove one record"
+        if k == 1
+        else f"add/remove one user contributing at most {k} records (bounded by the caller)"
+    )
+    params: dict[str, Any] = {
+        "method": method,
+        "epsilon": eps,
+        "delta": dlt if needs_delta else 0.0,
+        "alpha": alpha,
+        "consistent": bool(consistent) if method != "multiplicative" else False,
+        "nonnegative": bool(nonnegative),
+        "integer": bool(integer),
+        "max_contributions": k,
+        "depth": d,
+        "levels": list(h.levels if levels is None else levels),
+    }
+    privacy: dict[str, Any] = {
+        "neighbours": neighbours,
+        "epsilon": eps,
+        "library_version": _library_version(),
+        "private": bool(src.private),
+        "seed": "001_4ad1135f2c911f1b.txt (Ghazi, Kamath, Kumar, Manurangsi, Wu)",
+    }
+    meas, p_upd, priv_upd = _measure(src, h, w, method, eps, dlt, k, alpha, tau_min)
+    params.update(p_upd)
+    privacy.update(priv_upd)
+    return _assemble(h, params, privacy, meas)
+
+
+@lru_cache(maxsize=256)
+def _rho_for(eps: float, dlt: float) -> float:
+    return zcdp_rho_for(eps, dlt)
+
+
+@lru_cache(maxsize=256)
+def _gauss_var(sigma2: float) -> float:
+    return discrete_gaussian_variance(sigma2)
+
+
+@lru_cache(maxsize=256)
+def _lap_var(scale: float) -> float:
+    return discrete_laplace_variance(scale)
+
+
+def _l1_sensitivity(depth: int, k: int) -> int:
+    """L1 sensitivity of all node counts (Corollary 2.7): one record changes the d counts on its
+    leaf's path by 1; a user with k records changes each by at most k (brute-forced in tests)."""
+    return k * depth
+
+
+def _l2sq_sensitivity(depth: int, k: int) -> int:
+    """Squared L2 sensitivity of all node counts: k^2 d (worst case: all k records on one leaf)."""
+    return k * k * depth
+
+
+def _measure(
+    src: Any,
+    h: Hierarchy,
+    w: Sequence[np.ndarray],
+    method: str,
+    eps: float,
+    dlt: float,
+    k: int,
+    alpha: float | None,
+    tau_min: float | None,
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The only step that touches the private counts w: returns (measurements, parameter and
+    privacy-statement updates). Everything after it is post-processing."""
+    d = h.depth
+    params: dict[str, Any] = {}
+    privacy: dict[str, Any] = {}
+    if method == "laplace":
+        scale = _l1_sensitivity(d, k) / eps
+        noise = discrete_laplace(src, scale, h.n_nodes)
+        var = _lap_var(scale)
+        privacy.update(
+            mechanism="discrete Laplace on every node (seed 001 Corollary 2.7 / Lemma 2.5)",
+            delta=0.0,
+            sensitivity={"l1": _l1_sensitivity(d, k), "depth": d},
+            noise={"scale": float(laplace_scale_used(scale))},
+        )
+        meas = {"y": (np.concatenate(w) + noise).astype(np.int64), "noise_variance": var}
+    elif method == "gaussian":
+        rho = _rho_for(eps, dlt)
+        l2sq = _l2sq_sensitivity(d, k)
+        sigma2 = l2sq / (2.0 * rho)
+        noise = discrete_gaussian(src, sigma2, h.n_nodes)
+        var = _gauss_var(sigma2)
+        privacy.update(
+            mechanism="discrete Gaussian on every node (seed 001 Corollary 2.7 / Lemma 2.6; zCDP "
+            "analysis of Canonne, Kamath, Steinke 2020)",
+            delta=dlt,
+            rho=rho,
+            sensitivity={"l2": math.sqrt(l2sq), "l2_squared": l2sq, "depth": d},
+            noise={"sigma2": float(gaussian_sigma2_used(sigma2))},
+        )
+        meas = {"y": (np.concatenate(w) + noise).astype(np.int64), "noise_variance": var}
+    else:
+        assert alpha is not None
+        eps_run, dlt_run = eps, dlt
+        if k > 1:  # group privacy, Fact 2.2
+            eps_run = eps / k
+            dlt_run = dlt * math.expm1(eps / k) / math.expm1(eps)
+        default_tau = theorem_4_1_tau_min(alpha, eps_run, dlt_run, d)
+        tm = default_tau if tau_min is None else tau_min
+        res = mrmse_wrapper(
+            src, Tree(h.parents, list(h.sizes)), w, alpha=alpha, epsilon=eps_run, delta=dlt_run, tau_min=tm
+        )
+        params.update(tau_min=tm, tau_min_default=default_tau, eta=res.info["eta"])
+        privacy.update(
+            mechanism="multiplicative-error algorithm of seed 001 Theorem 4.1 (Lemma 3.3 wrapper around "
+            "Estimation, Algorithm 4; truncated discrete Laplace, Lemma 2.8; Sparse, Algorithm 3)",
+            delta=dlt,
+            sensitivity={"per_node_count": k, "depth": d, "group_privacy_k": k},
+            run_at={"epsilon": eps_run, "delta": dlt_run},
+            tau_min_note=(
+                "privacy does not depend on tau_min; the accuracy guarantee of Theorem 4.1 needs "
+                f"tau_min >= {default_tau:.6g} (Corollary 4.7), "
+                + ("which holds" if tm >= default_tau else f"which does NOT hold (tau_min = {tm:.6g})")
+            ),
+        )
+        meas = {
+            "estimation": np.concatenate(res.w_est),
+            "window_center": np.concatenate(res.window_center).astype(np.int64),
+            "window": int(res.window),
+            "M": int(res.M),
+            "rounds": int(res.info["ell"]),
+        }
+    return meas, params, privacy
+
+
+register_kind(KIND, _from_document)
