@@ -146,7 +146,9 @@ def per_node_mrmse(err: np.ndarray, w: np.ndarray, alpha: float) -> float:
     return float(np.sqrt((ex**2).mean(axis=0)).max())
 
 
-def multiplicative_errors(parents: list, sizes: list[int], w: list[np.ndarray], alpha: float, tau_min: float, reps: int, src) -> np.ndarray:  # type: ignore[no-untyped-def]
+def multiplicative_errors(
+    parents: list, sizes: list[int], w: list[np.ndarray], alpha: float, tau_min: float, reps: int, src
+) -> np.ndarray:  # type: ignore[no-untyped-def]
     tree = Tree(parents, sizes)
     truth = np.concatenate(w).astype(np.float64)
     out = np.empty((reps, truth.size))
@@ -249,7 +251,9 @@ def run_irregular(reps: int, mult_reps: int, cal: dict[float, float], src) -> di
             row["vr_meas"] = float((g_err**2).mean() / (noise.astype(float) ** 2).mean())
     for a in (0.1, 0.5):
         tau = theorem_4_1_tau_min(a, EPS, DELTA, d)
-        row["mult-paper", a] = per_node_mrmse(multiplicative_errors(h.parents, h.sizes, w, a, tau, mult_reps, src), truth, a)
+        row["mult-paper", a] = per_node_mrmse(
+            multiplicative_errors(h.parents, h.sizes, w, a, tau, mult_reps, src), truth, a
+        )
         row["mult-calibrated", a] = per_node_mrmse(
             multiplicative_errors(h.parents, h.sizes, w, a, tau * cal[a], mult_reps, src), truth, a
         )
@@ -315,9 +319,16 @@ def fmt(v: float) -> str:
 def report(table: dict, irr: dict, speed: dict | None, cal: dict[float, float], args: argparse.Namespace) -> str:
     L = []
     L.append(f"eps = {EPS}, delta = {DELTA}; complete binary trees; heavy-tailed leaf counts (Pareto(1), ~40% zeros).")
-    L.append(f"Calibrated tau_min = tau_default x {cal[0.1]:g} (alpha 0.1), x {cal[0.5]:g} (alpha 0.5), chosen on a public pilot tree.\n")
-    methods = [("laplace", "Laplace (eps-DP)"), ("gaussian", "Gaussian"), ("gaussian+gls", "Gaussian + consistency"),
-               ("mult-paper", "Multiplicative, paper tau_min"), ("mult-calibrated", "Multiplicative, calibrated tau_min")]
+    L.append(
+        f"Calibrated tau_min = tau_default x {cal[0.1]:g} (alpha 0.1), x {cal[0.5]:g} (alpha 0.5), chosen on a public pilot tree.\n"
+    )
+    methods = [
+        ("laplace", "Laplace (eps-DP)"),
+        ("gaussian", "Gaussian"),
+        ("gaussian+gls", "Gaussian + consistency"),
+        ("mult-paper", "Multiplicative, paper tau_min"),
+        ("mult-calibrated", "Multiplicative, calibrated tau_min"),
+    ]
     ds = sorted(table)
     for a in ALPHAS:
         L.append(f"### alpha = {a}: alpha-mRMSE\n")
@@ -371,22 +382,30 @@ def report(table: dict, irr: dict, speed: dict | None, cal: dict[float, float], 
                 lo = mid
             else:
                 hi = mid
-        L.append(f"- alpha = {a}: d ~ {hi:.2g} levels (alpha tau_min at d = 20: {a * theorem_4_1_tau_min(a, EPS, DELTA, 20):.3g}).")
+        L.append(
+            f"- alpha = {a}: d ~ {hi:.2g} levels (alpha tau_min at d = 20: {a * theorem_4_1_tau_min(a, EPS, DELTA, 20):.3g})."
+        )
     L.append("")
     L.append("### Consistency: mean node variance, GLS / raw (exact formula vs Monte Carlo)\n")
     L.append("| tree | predicted | measured | rel. diff |")
     L.append("|---|---|---|---|")
     for d in ds:
         r = table[d]
-        L.append(f"| binary d={d} | {r['vr_pred']:.4f} | {r['vr_meas']:.4f} | {abs(r['vr_meas'] / r['vr_pred'] - 1):.2%} |")
-    L.append(f"| irregular d={irr['depth']} | {irr['vr_pred']:.4f} | {irr['vr_meas']:.4f} | {abs(irr['vr_meas'] / irr['vr_pred'] - 1):.2%} |")
+        L.append(
+            f"| binary d={d} | {r['vr_pred']:.4f} | {r['vr_meas']:.4f} | {abs(r['vr_meas'] / r['vr_pred'] - 1):.2%} |"
+        )
+    L.append(
+        f"| irregular d={irr['depth']} | {irr['vr_pred']:.4f} | {irr['vr_meas']:.4f} | {abs(irr['vr_meas'] / irr['vr_pred'] - 1):.2%} |"
+    )
     L.append("")
     b = irr["bias"]
     L.append("### Bias of non-negative integer post-processing (Laplace + GLS, irregular tree)\n")
     L.append("| quantity | least squares | non-negative integer |")
     L.append("|---|---|---|")
     L.append(f"| mean error, all nodes | {b['mean_all_ls']:.3f} | {b['mean_all_nn']:.3f} |")
-    L.append(f"| mean error, nodes with true count 0 ({b['frac_zero']:.0%} of nodes) | {b['mean_zero_ls']:.3f} | {b['mean_zero_nn']:.3f} |")
+    L.append(
+        f"| mean error, nodes with true count 0 ({b['frac_zero']:.0%} of nodes) | {b['mean_zero_ls']:.3f} | {b['mean_zero_nn']:.3f} |"
+    )
     L.append(f"| mean error, leaves | - | {b['mean_leaf_nn']:.3f} |")
     L.append(f"| RMSE, all nodes | {b['rmse_ls']:.3f} | {b['rmse_nn']:.3f} |")
     L.append("")
@@ -409,7 +428,13 @@ def plot(table: dict, path: Path) -> None:
     ds = sorted(table)
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
     for ax, a in zip(axes, ALPHAS):
-        for m, style in (("laplace", "o-"), ("gaussian", "s-"), ("gaussian+gls", "^-"), ("mult-paper", "x--"), ("mult-calibrated", "d--")):
+        for m, style in (
+            ("laplace", "o-"),
+            ("gaussian", "s-"),
+            ("gaussian+gls", "^-"),
+            ("mult-paper", "x--"),
+            ("mult-calibrated", "d--"),
+        ):
             if (m, a) in table[ds[0]]:
                 ax.plot(ds, [table[d][m, a] for d in ds], style, label=m)
         ax.set_yscale("log")

@@ -7,7 +7,9 @@ import numpy as np
 from dptree.hierarchy import Hierarchy
 
 
-def random_paths(rng: np.random.Generator, max_depth: int = 4, max_arity: int = 4, n_top: int | None = None) -> list[tuple[str, ...]]:
+def random_paths(
+    rng: np.random.Generator, max_depth: int = 4, max_arity: int = 4, n_top: int | None = None
+) -> list[tuple[str, ...]]:
     """Root-to-leaf label paths of a random irregular tree (leaves at different depths)."""
     paths: list[tuple[str, ...]] = []
 

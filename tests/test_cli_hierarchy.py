@@ -27,12 +27,17 @@ def files(tmp_path: Path) -> dict[str, Path]:
     )
     struct.to_csv(tmp_path / "struct.csv", index=False)
     rows = pd.DataFrame(
-        {"country": ["US"] * 30 + ["FR"] * 5, "state": ["CA"] * 20 + ["NY"] * 10 + [None] * 5,
-         "city": ["SF"] * 12 + ["LA"] * 8 + [None] * 15}
+        {
+            "country": ["US"] * 30 + ["FR"] * 5,
+            "state": ["CA"] * 20 + ["NY"] * 10 + [None] * 5,
+            "city": ["SF"] * 12 + ["LA"] * 8 + [None] * 15,
+        }
     )
     rows.to_csv(tmp_path / "rows.csv", index=False)
     rows.to_parquet(tmp_path / "rows.parquet")
-    agg = pd.DataFrame({"country": ["US", "US", "FR"], "state": ["CA", "NY", None], "city": ["SF", None, None], "n": [4, 2, 1]})
+    agg = pd.DataFrame(
+        {"country": ["US", "US", "FR"], "state": ["CA", "NY", None], "city": ["SF", None, None], "n": [4, 2, 1]}
+    )
     agg.to_csv(tmp_path / "agg.csv", index=False)
     edges = pd.DataFrame({"node": ["US", "CA", "SF", "LA", "NY", "FR"], "parent": [None, "US", "CA", "CA", "US", None]})
     edges.to_csv(tmp_path / "edges.csv", index=False)
@@ -48,9 +53,26 @@ def run(argv: list[str]) -> int:
 def test_release_and_query(files: dict[str, Path], data: str) -> None:
     d = files["dir"]
     out = d / "rel.json"
-    code = run([str(d / data), "--levels", "country,state,city", "--structure", str(d / "struct.csv"),
-                "--epsilon", "1", "--delta", "1e-6", "--method", "gaussian", "--seed", "3",
-                "--allow-nonprivate", "--out", str(out)])
+    code = run(
+        [
+            str(d / data),
+            "--levels",
+            "country,state,city",
+            "--structure",
+            str(d / "struct.csv"),
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-6",
+            "--method",
+            "gaussian",
+            "--seed",
+            "3",
+            "--allow-nonprivate",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0
     rel = load_hierarchy_release(out)
     assert rel.hierarchy.depth == 4 and rel.method == "gaussian"
@@ -64,9 +86,28 @@ def test_release_and_query(files: dict[str, Path], data: str) -> None:
 def test_weights_parent_table_and_other(files: dict[str, Path]) -> None:
     d = files["dir"]
     out = d / "w.json"
-    code = run([str(d / "agg.csv"), "--levels", "country,state,city", "--structure", str(d / "edges.csv"),
-                "--weight", "n", "--epsilon", "2", "--other", "(other)", "--seed", "1", "--allow-nonprivate",
-                "--nonnegative", "--integer", "--out", str(out)])
+    code = run(
+        [
+            str(d / "agg.csv"),
+            "--levels",
+            "country,state,city",
+            "--structure",
+            str(d / "edges.csv"),
+            "--weight",
+            "n",
+            "--epsilon",
+            "2",
+            "--other",
+            "(other)",
+            "--seed",
+            "1",
+            "--allow-nonprivate",
+            "--nonnegative",
+            "--integer",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0
     rel = load_hierarchy_release(out)
     assert rel.count("US/(other)") >= 0 and rel.parameters["integer"]
@@ -74,15 +115,32 @@ def test_weights_parent_table_and_other(files: dict[str, Path]) -> None:
 
 def test_cli_errors_are_clear(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     d = files["dir"]
-    base = [str(d / "rows.csv"), "--levels", "country,state,city", "--structure", str(d / "struct.csv"), "--out", str(d / "x.json")]
+    base = [
+        str(d / "rows.csv"),
+        "--levels",
+        "country,state,city",
+        "--structure",
+        str(d / "struct.csv"),
+        "--out",
+        str(d / "x.json"),
+    ]
     assert run(base + ["--epsilon", "1", "--seed", "1"]) == 2  # seed without --allow-nonprivate
     assert "NOT private" in capsys.readouterr().err
     assert run(base + ["--epsilon", "1", "--method", "gaussian"]) == 2
     assert "delta > 0" in capsys.readouterr().err
     assert run([str(d / "missing.csv")] + base[1:] + ["--epsilon", "1"]) == 2
     assert "no such file" in capsys.readouterr().err
-    bad = [str(d / "rows.csv"), "--levels", "country,province", "--structure", str(d / "struct.csv"),
-           "--out", str(d / "x.json"), "--epsilon", "1"]
+    bad = [
+        str(d / "rows.csv"),
+        "--levels",
+        "country,province",
+        "--structure",
+        str(d / "struct.csv"),
+        "--out",
+        str(d / "x.json"),
+        "--epsilon",
+        "1",
+    ]
     assert run(bad) == 2
     assert re.search("level columns|no column", capsys.readouterr().err)
     pd.DataFrame({"country": ["US"], "state": ["CA"], "city": ["SF"], "n": [-1]}).to_csv(d / "neg.csv", index=False)
@@ -93,8 +151,22 @@ def test_cli_errors_are_clear(files: dict[str, Path], capsys: pytest.CaptureFixt
 def test_private_run_without_seed(files: dict[str, Path]) -> None:
     d = files["dir"]
     out = d / "p.json"
-    assert run([str(d / "rows.csv"), "--levels", "country,state,city", "--structure", str(d / "struct.csv"),
-                "--epsilon", "1", "--out", str(out)]) == 0
+    assert (
+        run(
+            [
+                str(d / "rows.csv"),
+                "--levels",
+                "country,state,city",
+                "--structure",
+                str(d / "struct.csv"),
+                "--epsilon",
+                "1",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert load_hierarchy_release(out).private
 
 
@@ -104,8 +176,23 @@ def test_main_cli_release_and_query(files: dict[str, Path], capsys: pytest.Captu
 
     d = files["dir"]
     out = d / "m.json"
-    assert main(["hierarchy", str(d / "rows.csv"), "--levels", "country,state,city", "--structure",
-                 str(d / "struct.csv"), "--epsilon", "1", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "hierarchy",
+                str(d / "rows.csv"),
+                "--levels",
+                "country,state,city",
+                "--structure",
+                str(d / "struct.csv"),
+                "--epsilon",
+                "1",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     assert main(["query", str(out), "--node", "US/CA", "--node", "FR", "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)

@@ -9,14 +9,13 @@ import math
 
 import numpy as np
 import pytest
+from hier_helpers import random_hierarchy
 from scipy.stats import beta as beta_dist
 
 import dptree.hierarchy as hmod
 from dptree._multiplicative import Tree, mrmse_wrapper
 from dptree.hierarchy import Hierarchy, _measure, node_weights
 from dptree.noise import make_source
-
-from hier_helpers import random_hierarchy
 
 CONF = 1e-6  # each Clopper-Pearson bound fails with probability <= 1e-6
 

@@ -12,7 +12,8 @@ FORBIDDEN = re.compile(r"\bimport random\b|\bfrom random\b|np\.random|numpy\.ran
 
 
 @pytest.mark.parametrize(
-    "name", ["hierarchy.py", "_hstructure.py", "_multiplicative.py", "_postprocess.py", "metrics.py", "_cli_hierarchy.py"]
+    "name",
+    ["hierarchy.py", "_hstructure.py", "_multiplicative.py", "_postprocess.py", "metrics.py", "_cli_hierarchy.py"],
 )
 def test_no_randomness_outside_noise(name: str) -> None:
     text = (SRC / name).read_text()

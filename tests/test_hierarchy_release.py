@@ -9,15 +9,21 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-
-from dptree.budget import zcdp_rho_for
-from dptree.errors import DPTreeError, InvalidParameterError, ReleaseFileError
-from dptree.estimation import consistent_estimates
-from dptree.hierarchy import Hierarchy, HierarchyRelease, hierarchy_counts, leaf_counts, load_hierarchy_release, node_weights
-from dptree.noise import discrete_gaussian, discrete_laplace, discrete_laplace_variance, make_source
-
 from hier_helpers import flat, random_hierarchy
 from oracle import dense_gls, incidence
+
+from dptree.budget import zcdp_rho_for
+from dptree.errors import DPTreeError, ReleaseFileError
+from dptree.estimation import consistent_estimates
+from dptree.hierarchy import (
+    Hierarchy,
+    HierarchyRelease,
+    hierarchy_counts,
+    leaf_counts,
+    load_hierarchy_release,
+    node_weights,
+)
+from dptree.noise import discrete_gaussian, discrete_laplace, discrete_laplace_variance, make_source
 
 
 def random_rows(h: Hierarchy, rng: np.random.Generator, n: int) -> list[str]:
@@ -124,7 +130,7 @@ def test_stderr_matches_monte_carlo_within_2pct_on_1000_node_tree() -> None:
     scale = h.depth / 1.0
     sd = np.zeros(h.n_nodes)
     acc = np.zeros(h.n_nodes)
-    for chunk in range(8):
+    for _ in range(8):
         noise = discrete_laplace(src, scale, (R // 8) * h.n_nodes).reshape(R // 8, h.n_nodes).astype(float)
         acc += ((noise @ G.T) ** 2).sum(axis=0)
     sd = np.sqrt(acc / R)
@@ -182,7 +188,11 @@ def test_integer_without_nonnegative_is_sum_preserving() -> None:
 
 def test_round_trip_and_tamper_detection(tmp_path) -> None:  # type: ignore[no-untyped-def]
     h = Hierarchy.from_paths(["US/CA/SF", "US/NY", "FR"], levels=["country", "state", "city"])
-    for method, kw in (("laplace", {}), ("gaussian", {"delta": 1e-6}), ("multiplicative", {"delta": 1e-6, "alpha": 0.5})):
+    for method, kw in (
+        ("laplace", {}),
+        ("gaussian", {"delta": 1e-6}),
+        ("multiplicative", {"delta": 1e-6, "alpha": 0.5}),
+    ):
         rel = hierarchy_counts(["US/NY"] * 10, h, epsilon=1.0, method=method, rng=3, nonnegative=True, **kw)  # type: ignore[arg-type]
         d = json.loads(json.dumps(rel.to_dict()))
         again = HierarchyRelease.from_dict(d)

@@ -28,7 +28,6 @@ from dptree.noise import (
     truncated_laplace_delta,
 )
 
-
 # ---------------------------------------------------------------- truncated Laplace (Lemma 2.8)
 
 
@@ -75,7 +74,9 @@ def test_truncated_laplace_delta_by_brute_force() -> None:
 # ---------------------------------------------------------------- parameters (Thm A.1, Cor 4.7)
 
 
-def lemma_4_6_conditions(rounds: list[RoundParams], M: float, M0: float, alpha: float, tau_min: float, d: int, eta: float) -> None:
+def lemma_4_6_conditions(
+    rounds: list[RoundParams], M: float, M0: float, alpha: float, tau_min: float, d: int, eta: float
+) -> None:
     for r in rounds:
         rhs = math.sqrt(2 * r.M / (r.alpha * r.epsilon)) * max(
             math.sqrt(48 * math.log(2 * d / r.eta)), math.sqrt(6 * math.log1p(math.expm1(r.epsilon / 2) / r.delta))
@@ -134,7 +135,7 @@ def test_theorem_4_1_threshold_grows_like_log_d() -> None:
 def complete_tree(arity: int, depth: int) -> Tree:
     parents: list = [None]
     sizes = [1]
-    for j in range(1, depth):
+    for _ in range(1, depth):
         parents.append(np.repeat(np.arange(sizes[-1]), arity))
         sizes.append(sizes[-1] * arity)
     return Tree(parents, sizes)
@@ -189,7 +190,10 @@ def test_estimation_is_alpha_eta_accurate_at_corollary_4_7_threshold() -> None:
     truth = np.concatenate(w)
     src = make_source(2)
     runs = np.stack(
-        [np.concatenate(estimation(src, tree, w, alpha=alpha, epsilon=eps, delta=delta, eta=eta, tau_min=tau_min)[0]) for _ in range(150)]
+        [
+            np.concatenate(estimation(src, tree, w, alpha=alpha, epsilon=eps, delta=delta, eta=eta, tau_min=tau_min)[0])
+            for _ in range(150)
+        ]
     )
     rep = alpha_eta_accuracy(runs, truth, alpha=alpha, eta=eta, tau=tau_min)
     assert rep.accurate, rep.failure_rate
@@ -235,13 +239,17 @@ def test_hierarchy_counts_multiplicative_statement() -> None:
     from dptree.hierarchy import hierarchy_counts
 
     h = Hierarchy.from_paths(["a/b", "a/c", "d"])
-    rel = hierarchy_counts(["a/b"] * 3, h, epsilon=1.0, delta=1e-6, method="multiplicative", alpha=0.5, tau_min=10.0, rng=0)
+    rel = hierarchy_counts(
+        ["a/b"] * 3, h, epsilon=1.0, delta=1e-6, method="multiplicative", alpha=0.5, tau_min=10.0, rng=0
+    )
     assert "does NOT hold" in rel.privacy["tau_min_note"]
     assert "privacy does not depend on tau_min" in rel.privacy["tau_min_note"]
     assert math.isnan(rel.stderr("a"))
     lo, hi = rel.ci("a/b")
     assert lo <= 3 <= hi
-    rel2 = hierarchy_counts(["a/b"] * 3, h, epsilon=1.0, delta=1e-6, method="multiplicative", alpha=0.5, max_contributions=2, rng=0)
+    rel2 = hierarchy_counts(
+        ["a/b"] * 3, h, epsilon=1.0, delta=1e-6, method="multiplicative", alpha=0.5, max_contributions=2, rng=0
+    )
     assert rel2.privacy["run_at"]["epsilon"] == 0.5
     assert rel2.privacy["run_at"]["delta"] == pytest.approx(1e-6 * math.expm1(0.5) / math.expm1(1.0))
 

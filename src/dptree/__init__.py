@@ -3,6 +3,9 @@
 * :func:`range_tree` -- one private release of a b-ary tree of counts over an ordered domain that
   answers every range count, CDF value, histogram and quantile with exact standard errors
   (seeds 000, 003, 004).
+* :func:`hierarchy_counts` -- private counts for every node of a public rooted tree of any shape
+  (Laplace and Gaussian baselines, least-squares consistency with exact error bars, the
+  multiplicative-error algorithm of seed 001, non-negative integer output).
 * :func:`interior_point`, :func:`median`, :func:`quantile`, :func:`learn_threshold` -- a private
   point between the data's minimum and maximum, single quantiles and threshold classifiers on
   domains of any size: exponential mechanism, TreeLog, HeavyPaths (seed 002).
@@ -27,6 +30,7 @@ from .errors import (
     InvalidParameterError,
     ReleaseFileError,
 )
+from .hierarchy import Hierarchy, HierarchyRelease, hierarchy_counts
 from .ranges import HistogramResult, RangeTree, RangeTreePlan, plan_range_tree, range_tree
 from .serialize import load
 from .thresholds import (
@@ -59,6 +63,9 @@ __all__ = [
     "RangeTreePlan",
     "HistogramResult",
     "load",
+    "Hierarchy",
+    "HierarchyRelease",
+    "hierarchy_counts",
     "interior_point",
     "InteriorPoint",
     "InsufficientDataError",

@@ -60,8 +60,7 @@ def read_structure(path: str, levels: Sequence[str], *, other: str | None = None
             ).df()
             return Hierarchy.from_parent_table(frame, levels=levels, other=other)
         raise InputFormatError(
-            f"structure file {path} needs the level columns {list(levels)} or node/parent columns; "
-            f"it has {cols}"
+            f"structure file {path} needs the level columns {list(levels)} or node/parent columns; it has {cols}"
         )
     except duckdb.Error as exc:
         raise InputFormatError(f"cannot read structure file {path}: {exc}") from exc
@@ -175,8 +174,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--nonnegative", action="store_true")
     p.add_argument("--integer", action="store_true")
     p.add_argument("--other", default=None, help="label of the public 'other' leaf under every internal node")
-    p.add_argument("--unknown-to-other", dest="unknown_to_other", action="store_true",
-                   help="count rows with unknown paths in the 'other' leaf (needs --other)")
+    p.add_argument(
+        "--unknown-to-other",
+        dest="unknown_to_other",
+        action="store_true",
+        help="count rows with unknown paths in the 'other' leaf (needs --other)",
+    )
     p.add_argument("--seed", type=int, default=None, help="reproducible, NOT private (tests only)")
     p.add_argument("--allow-nonprivate", dest="allow_nonprivate", action="store_true")
     p.add_argument("--out", required=True, help="output release file (.json)")

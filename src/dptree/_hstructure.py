@@ -48,9 +48,7 @@ def split_path(path: str | Sequence[Any]) -> tuple[str, ...]:
         return tuple(p for p in path.split(SEP)) if path not in ("", SEP) else ()
     if isinstance(path, (tuple, list)):
         return tuple(_label(p) for p in path)
-    raise InvalidParameterError(
-        f"a path must be a string like 'US/CA' or a tuple of labels, got {type(path).__name__}"
-    )
+    raise InvalidParameterError(f"a path must be a string like 'US/CA' or a tuple of labels, got {type(path).__name__}")
 
 
 class Hierarchy:
@@ -95,8 +93,7 @@ class Hierarchy:
         self.levels = [str(c) for c in levels]
         if len(self.levels) != self.depth - 1:
             raise InvalidParameterError(
-                f"{len(self.levels)} level names given for a tree with {self.depth - 1} levels "
-                "below the root"
+                f"{len(self.levels)} level names given for a tree with {self.depth - 1} levels below the root"
             )
         self.offsets = np.concatenate([[0], np.cumsum(self.sizes)]).astype(np.int64)
         self.n_nodes = int(self.offsets[-1])
@@ -239,7 +236,7 @@ class Hierarchy:
                     if v < 0 or v in seen:
                         break
                 if v >= 0:
-                    cyc = [ids[k] for k in seen[seen.index(v):]] + [ids[v]]
+                    cyc = [ids[k] for k in seen[seen.index(v) :]] + [ids[v]]
                     raise DomainError(f"the parent table has a cycle: {' -> '.join(cyc)}")
                 raise DomainError(f"the hierarchy is deeper than {_MAX_DEPTH} levels")
             depth[active] += 1
@@ -285,12 +282,10 @@ class Hierarchy:
         if levels is not None and len(levels) != len(cols):
             raise InvalidParameterError(f"{len(levels)} level names for paths with {len(cols)} levels")
         n_rows = len(cols[0])
-        for j, col in enumerate(cols):
+        for col in cols:
             for lab in col:
                 if lab is not None and SEP in lab:
-                    raise DomainError(
-                        f"label {lab!r} contains {SEP!r}, the path separator; rename it"
-                    )
+                    raise DomainError(f"label {lab!r} contains {SEP!r}, the path separator; rename it")
                 if lab == "":
                     raise DomainError("a label of the hierarchy is empty")
         if other is not None:
@@ -342,8 +337,7 @@ class Hierarchy:
             i = int(np.flatnonzero(not_leaf)[0])
             shown = SEP.join(str(c[i]) for c in cols if c[i] is not None)
             raise DomainError(
-                f"path {shown!r} is listed as a leaf but other paths continue below it; "
-                "list only root-to-leaf paths"
+                f"path {shown!r} is listed as a leaf but other paths continue below it; list only root-to-leaf paths"
             )
         uniq_gid, counts = np.unique(gid, return_counts=True)
         if (counts > 1).any():
@@ -413,7 +407,7 @@ class Hierarchy:
         for depth, lab in enumerate(labs, start=1):
             if depth >= self.depth or self.n_children[j][i] == 0:
                 raise DomainError(
-                    f"path {SEP.join(labs)!r} names no node: {SEP.join(labs[:depth - 1]) or 'the root'} "
+                    f"path {SEP.join(labs)!r} names no node: {SEP.join(labs[: depth - 1]) or 'the root'} "
                     "has no children"
                 )
             lo = int(self.first_child[j][i])
@@ -423,7 +417,7 @@ class Hierarchy:
             if k >= block.size or block[k] != lab:
                 raise DomainError(
                     f"path {SEP.join(labs)!r} names no node: {lab!r} is not a child of "
-                    f"{SEP.join(labs[:depth - 1]) or 'the root'}"
+                    f"{SEP.join(labs[: depth - 1]) or 'the root'}"
                 )
             j, i = depth, lo + k
         return int(self.offsets[j] + i)
@@ -496,8 +490,4 @@ class Hierarchy:
         )
 
     def __repr__(self) -> str:
-        return (
-            f"Hierarchy(depth={self.depth}, nodes={self.n_nodes}, leaves={self.n_leaves}, "
-            f"levels={self.levels})"
-        )
-
+        return f"Hierarchy(depth={self.depth}, nodes={self.n_nodes}, leaves={self.n_leaves}, levels={self.levels})"

@@ -107,9 +107,7 @@ def corollary_4_7_tau_min(
     return K * C * 12.0 / (alpha * epsilon) * m
 
 
-def theorem_4_1_tau_min(
-    alpha: float, epsilon: float, delta: float, d: int, *, as_printed: bool = False
-) -> float:
+def theorem_4_1_tau_min(alpha: float, epsilon: float, delta: float, d: int, *, as_printed: bool = False) -> float:
     """The threshold Theorem 4.1's proof uses: Corollary 4.7 at (eps/2, delta/2), eta = 1/d^2
     (Estimation gets half of the budget, the Lemma 3.3 window the other half)."""
     return corollary_4_7_tau_min(alpha, epsilon / 2.0, delta / 2.0, d, 1.0 / d**2, as_printed=as_printed)
@@ -405,6 +403,4 @@ def mrmse_wrapper(
         centers.append(center)
         final.append(np.clip(est[j], center - B, center + B))
     info.update({"window": B, "eta": eta, "tau_min": tau_min})
-    return MultiplicativeResult(
-        estimate=final, w_est=est, window_center=centers, window=B, M=M, info=info
-    )
+    return MultiplicativeResult(estimate=final, w_est=est, window_center=centers, window=B, M=M, info=info)

@@ -64,9 +64,7 @@ def simplex_project(values: np.ndarray, parent: np.ndarray, totals: np.ndarray) 
     return out
 
 
-def project_families(
-    x: Sequence[np.ndarray], parents: Sequence[np.ndarray | None]
-) -> list[np.ndarray]:
+def project_families(x: Sequence[np.ndarray], parents: Sequence[np.ndarray | None]) -> list[np.ndarray]:
     """Top-down non-negative consistent counts: root clipped at 0, then every family projected
     onto the simplex scaled to its (already projected) parent."""
     out = [np.maximum(np.asarray(x[0], dtype=np.float64), 0.0)]
@@ -75,9 +73,7 @@ def project_families(
     return out
 
 
-def round_families(
-    x: Sequence[np.ndarray], parents: Sequence[np.ndarray | None]
-) -> list[np.ndarray]:
+def round_families(x: Sequence[np.ndarray], parents: Sequence[np.ndarray | None]) -> list[np.ndarray]:
     """Top-down sum-preserving rounding of consistent counts (largest remainder).
 
     The root is rounded to the nearest integer; in each family the parent's integer value is

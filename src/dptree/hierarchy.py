@@ -39,13 +39,10 @@ from ._hstructure import SEP, Hierarchy, split_path
 from ._multiplicative import Tree, mrmse_wrapper, theorem_4_1_tau_min
 from ._postprocess import project_families, round_families
 from .budget import check_delta, check_epsilon, zcdp_rho_for
-from .errors import DataError, DomainError, InputFormatError, InvalidParameterError, ReleaseFileError
+from .errors import DataError, InputFormatError, InvalidParameterError, ReleaseFileError
 from .estimation import consistent_estimates, node_variances
-from .serialize import FORMAT as _ENVELOPE, VERSION as _ENVELOPE_VERSION
-from .serialize import read_release, register_kind, validate_document, write_release
 from .noise import (
     RngLike,
-    truncated_laplace_bound,
     discrete_gaussian,
     discrete_gaussian_variance,
     discrete_laplace,
@@ -53,7 +50,11 @@ from .noise import (
     gaussian_sigma2_used,
     laplace_scale_used,
     make_source,
+    truncated_laplace_bound,
 )
+from .serialize import FORMAT as _ENVELOPE
+from .serialize import VERSION as _ENVELOPE_VERSION
+from .serialize import read_release, register_kind, validate_document, write_release
 
 __all__ = [
     "Hierarchy",
@@ -95,7 +96,11 @@ def _as_label_array(values: Any) -> tuple[np.ndarray, np.ndarray]:
     if pd.api.types.is_float_dtype(s.dtype):
         v = s.to_numpy()
         integral = np.isfinite(v) & (np.floor(v) == v)
-        out = np.where(integral, np.char.mod("%d", np.where(integral, v, 0).astype(np.int64)).astype(object), s.astype(str).to_numpy())
+        out = np.where(
+            integral,
+            np.char.mod("%d", np.where(integral, v, 0).astype(np.int64)).astype(object),
+            s.astype(str).to_numpy(),
+        )
         return np.asarray(out, dtype=object), null
     return s.astype(str).to_numpy(dtype=object), null
 
@@ -524,7 +529,9 @@ def _check_noise(h: Hierarchy, params: dict[str, Any], privacy: dict[str, Any], 
                 raise ReleaseFileError("hierarchy release: noise variance does not match the stated budget (tampered?)")
             if method == "laplace":
                 stated_ok = privacy["sensitivity"].get("l1") == _l1_sensitivity(d, k) and math.isclose(
-                    float(privacy["noise"]["scale"]), float(laplace_scale_used(_l1_sensitivity(d, k) / eps)), rel_tol=1e-12
+                    float(privacy["noise"]["scale"]),
+                    float(laplace_scale_used(_l1_sensitivity(d, k) / eps)),
+                    rel_tol=1e-12,
                 )
             else:
                 s2 = _l2sq_sensitivity(d, k) / (2.0 * _rho_for(eps, dlt))
@@ -534,8 +541,10 @@ def _check_noise(h: Hierarchy, params: dict[str, Any], privacy: dict[str, Any], 
             if not stated_ok:
                 raise ReleaseFileError("hierarchy release: privacy statement does not match its parameters (tampered?)")
             y = meas["y"]
-            if not isinstance(y, list) or len(y) != n or not all(
-                isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2**62 for v in y
+            if (
+                not isinstance(y, list)
+                or len(y) != n
+                or not all(isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2**62 for v in y)
             ):
                 raise ReleaseFileError(f"hierarchy release: measurements must be {n} integers")
         else:
@@ -548,7 +557,11 @@ def _check_noise(h: Hierarchy, params: dict[str, Any], privacy: dict[str, Any], 
             if int(meas["window"]) != truncated_laplace_bound(eps_run / (2.0 * d), dlt_run / (2.0 * d)):
                 raise ReleaseFileError("hierarchy release: window does not match the stated budget (tampered?)")
             c = meas["window_center"]
-            if not isinstance(c, list) or len(c) != n or not all(isinstance(v, int) and not isinstance(v, bool) for v in c):
+            if (
+                not isinstance(c, list)
+                or len(c) != n
+                or not all(isinstance(v, int) and not isinstance(v, bool) for v in c)
+            ):
                 raise ReleaseFileError(f"hierarchy release: window centres must be {n} integers")
     except ReleaseFileError:
         raise
@@ -577,9 +590,7 @@ def _jsonable(v: Any) -> Any:
     return v
 
 
-def _assemble(
-    h: Hierarchy, params: dict[str, Any], privacy: dict[str, Any], meas: dict[str, Any]
-) -> HierarchyRelease:
+def _assemble(h: Hierarchy, params: dict[str, Any], privacy: dict[str, Any], meas: dict[str, Any]) -> HierarchyRelease:
     """Post-processing: measurements -> estimates, variances and final counts."""
     sizes = h.sizes
     n = h.n_nodes
@@ -691,8 +702,10 @@ def hierarchy_counts(
     needs_delta = method in ("gaussian", "multiplicative")
     dlt = check_delta(delta, required=needs_delta)
     if alpha is not None:
-        if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.floating)) or not (
-            0.0 < float(alpha) < 1.0
+        if (
+            isinstance(alpha, bool)
+            or not isinstance(alpha, (int, float, np.floating))
+            or not (0.0 < float(alpha) < 1.0)
         ):
             raise InvalidParameterError(
                 f"alpha must be in (0, 1), got {alpha!r}; it is the multiplicative error allowance of "
@@ -704,12 +717,18 @@ def hierarchy_counts(
     if tau_min is not None:
         if method != "multiplicative":
             raise InvalidParameterError("tau_min only applies to method='multiplicative'")
-        if isinstance(tau_min, bool) or not isinstance(tau_min, (int, float, np.floating)) or not (
-            math.isfinite(float(tau_min)) and float(tau_min) > 0
+        if (
+            isinstance(tau_min, bool)
+            or not isinstance(tau_min, (int, float, np.floating))
+            or not (math.isfinite(float(tau_min)) and float(tau_min) > 0)
         ):
             raise InvalidParameterError(f"tau_min must be a finite number > 0, got {tau_min!r}")
         tau_min = float(tau_min)
-    if isinstance(max_contributions, bool) or not isinstance(max_contributions, (int, np.integer)) or max_contributions < 1:
+    if (
+        isinstance(max_contributions, bool)
+        or not isinstance(max_contributions, (int, np.integer))
+        or max_contributions < 1
+    ):
         raise InvalidParameterError(f"max_contributions must be an integer >= 1, got {max_contributions!r}")
     k = int(max_contributions)
     for name, flag in (("consistent", consistent), ("nonnegative", nonnegative), ("integer", integer)):

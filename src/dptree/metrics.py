@@ -40,9 +40,7 @@ def _prep(estimates: np.ndarray, truth: np.ndarray) -> tuple[np.ndarray, np.ndar
     if est.ndim == 1:
         est = est[None, :]
     if est.ndim != 2 or est.shape[1] != z.size:
-        raise InvalidParameterError(
-            f"estimates must have shape (reps, {z.size}) or ({z.size},), got {est.shape}"
-        )
+        raise InvalidParameterError(f"estimates must have shape (reps, {z.size}) or ({z.size},), got {est.shape}")
     if not np.isfinite(est).all() or not np.isfinite(z).all():
         raise InvalidParameterError("estimates and truth must be finite")
     return est, z
