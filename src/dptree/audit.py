@@ -83,15 +83,15 @@ __all__ = [
 class AuditConfig:
     """Sample sizes (per dataset) and significance of an audit."""
 
-    n_select: int = 20_000
-    n_eval: int = 50_000
+    n_select: int = 10_000
+    n_eval: int = 30_000
     alpha: float = 1e-3
     max_bins: int = 64
     chunk: int = 25_000
 
 
 FAST = AuditConfig()
-SLOW = AuditConfig(n_select=200_000, n_eval=500_000)
+SLOW = AuditConfig(n_select=100_000, n_eval=300_000)
 
 
 # --------------------------------------------------------------------------- data types
@@ -602,73 +602,74 @@ def range_tree_spec(
 
 
 def _register_range_trees() -> None:
-    """The range-tree configurations every test run audits (DESIGN section 3 worst cases)."""
+    """The range-tree configurations every test run audits (DESIGN section 3 worst cases).
+
+    Small trees keep the audits fast: D = 6 leaves with b = 3 has fan-outs (3, 2), so the bottom
+    fan-out differs from b, and 9 noised nodes (root not measured under the uniform rule).
+    """
+    from .budget import zcdp_epsilon
     from .ranges import plan_range_tree
 
-    base = [1, 2, 2, 5, 7, 7, 7]  # records already present; the pairs differ by one person
-    # D = 10 leaves, b = 4: fan-outs (4, 3), 12 padded leaves, 2 noised levels (root not measured)
-    p = plan_range_tree(lower=0, upper=9, epsilon=1.0, branching=4)
+    base = [1, 2, 2, 4, 5, 5]  # records already present; the pairs differ by one person
+    p = plan_range_tree(lower=0, upper=5, epsilon=1.0, branching=3)
     register(range_tree_spec(
         "range_tree/laplace/add_remove", plan=p, epsilon=1.0, delta=0.0,
         pairs=[
-            ("add one record (changes every level)", base, base + [5]),
+            ("add one record (changes every level)", base, base + [3]),
             ("add a record at the lower boundary leaf", base, base + [0]),
             ("add a record clamped into the upper boundary leaf", base, base + [10**9]),
-            ("empty vs one record", [], [9]),
         ],
         description="pure eps = 1, uniform levels",
     ))
-    p = plan_range_tree(lower=0, upper=9, epsilon=1.0, branching=2, levels="optimal")
+    p = plan_range_tree(lower=0, upper=5, epsilon=1.0, branching=2, levels="optimal")
     register(range_tree_spec(
         "range_tree/laplace/add_remove/optimal_levels", plan=p, epsilon=1.0, delta=0.0,
         pairs=[
-            ("add one record (changes every level)", base, base + [6]),
-            ("add a record at the upper boundary leaf", base, base + [9]),
+            ("add one record (changes every level)", base, base + [3]),
+            ("empty dataset vs a record at the upper boundary leaf", [], [5]),
         ],
         description="pure eps = 1, per-level budgets from the closed form (unequal scales)",
     ))
-    p = plan_range_tree(lower=0, upper=9, epsilon=1.0, branching=4, neighbors="replace")
+    p = plan_range_tree(lower=0, upper=5, epsilon=1.0, branching=3, neighbors="replace")
     register(range_tree_spec(
         "range_tree/laplace/replace", plan=p, epsilon=1.0, delta=0.0,
         pairs=[
-            ("replace: lowest leaf -> highest leaf", base + [0], base + [9]),
-            ("replace: adjacent leaves in different subtrees", base + [2], base + [3]),
+            ("replace: lowest leaf -> highest leaf", base + [0], base + [5]),
+            ("replace: adjacent leaves in different subtrees", base + [1], base + [2]),
         ],
         description="pure eps = 1, n public (root exact)",
     ))
-    p = plan_range_tree(lower=0, upper=9, epsilon=2.0, branching=4, max_contributions=3)
+    p = plan_range_tree(lower=0, upper=5, epsilon=2.0, branching=3, max_contributions=3)
     register(range_tree_spec(
         "range_tree/laplace/user_k3", plan=p, epsilon=2.0, delta=0.0, neighbors="add_remove_user(k=3)",
         pairs=[
             ("user with 3 records in one leaf", base, base + [4, 4, 4]),
-            ("user with 3 records in the boundary leaves", base, base + [0, 9, 9]),
+            ("user with 3 records in the boundary leaves", base, base + [0, 5, 5]),
         ],
         description="pure eps = 2, at most 3 records per person",
     ))
-    p = plan_range_tree(lower=0.0, upper=1.0, width=0.125, epsilon=1.0, branching=2)
+    p = plan_range_tree(lower=0.0, upper=1.0, width=0.25, epsilon=1.0, branching=2)
     register(range_tree_spec(
         "range_tree/laplace/float_domain", plan=p, epsilon=1.0, delta=0.0,
         pairs=[
             ("add a record at upper (closed last bucket)", [0.3, 0.5], [0.3, 0.5, 1.0]),
             ("add a record below lower (clamped)", [0.3, 0.5], [0.3, 0.5, -5.0]),
         ],
-        description="pure eps = 1, float domain with 8 buckets",
+        description="pure eps = 1, float domain with 4 buckets",
     ))
-    p = plan_range_tree(lower=0, upper=9, epsilon=1.0, delta=1e-6, branching=4, noise="gaussian")
+    p = plan_range_tree(lower=0, upper=5, epsilon=1.0, delta=1e-6, branching=3, noise="gaussian")
     register(range_tree_spec(
         "range_tree/gaussian/add_remove", plan=p, epsilon=1.0, delta=1e-6,
         pairs=[
-            ("add one record (changes every level)", base, base + [5]),
+            ("add one record (changes every level)", base, base + [3]),
             ("add a record at the lower boundary leaf", base, base + [0]),
         ],
         description="(1, 1e-6)-DP through rho-zCDP (CKS 2020 Cor. 13)",
     ))
-    p = plan_range_tree(lower=0, upper=9, rho=0.5, branching=4, noise="gaussian", neighbors="replace")
-    from .budget import zcdp_epsilon
-
+    p = plan_range_tree(lower=0, upper=5, rho=0.5, branching=3, noise="gaussian", neighbors="replace")
     register(range_tree_spec(
         "range_tree/gaussian/replace", plan=p, epsilon=zcdp_epsilon(0.5, 1e-6), delta=1e-6,
-        pairs=[("replace: lowest leaf -> highest leaf", base + [0], base + [9])],
+        pairs=[("replace: lowest leaf -> highest leaf", base + [0], base + [5])],
         description="rho = 0.5 zCDP, audited as the implied (eps, 1e-6)-DP",
     ))
 
