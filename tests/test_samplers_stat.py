@@ -285,13 +285,15 @@ def test_draw_count_depends_on_the_output(sampler: "callable", param: float) -> 
 
     docs/verification.md reports the same measurement with more samples (benchmarks/sampler_cost.py).
     """
-    vals, nbytes, ncalls = per_sample_costs(sampler, param, 2000, seed=11)
+    n = 3000 if sampler is noise.discrete_gaussian else 2000
+    vals, nbytes, ncalls = per_sample_costs(sampler, param, n, seed=11)
     a = np.abs(vals)
     scale = math.sqrt(param) if sampler is noise.discrete_gaussian else param
-    near = ncalls[a == 0]
+    near = ncalls[a <= 0.5 * scale]
     far = ncalls[a >= 2 * scale]
     assert near.size > 40 and far.size > 40
     # more calls on average for large outputs (each extra geometric step is one more loop)
+    assert nbytes[a >= 2 * scale].mean() > nbytes[a <= 0.5 * scale].mean()
     se = math.sqrt(near.var() / near.size + far.var() / far.size)
     assert far.mean() - near.mean() > 5 * se
     # and every sample needs at least a handful of calls
