@@ -421,3 +421,22 @@ KNOWN_BUGS = [
 @pytest.mark.parametrize("call", KNOWN_BUGS)
 def test_known_bug_raises_dptree_error(call: Callable[[], Any]) -> None:
     must_reject(call)
+
+
+@SETTINGS_MANY
+@given(
+    lower=st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-2**63, 2**63)),
+    upper=st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-2**63, 2**63)),
+    width=st.one_of(st.none(), st.floats(-1e3, 1e6), st.sampled_from([NAN, INF, -INF, 0.0]), st.integers(-5, 10**6)),
+)
+def test_make_domain_random_bounds(lower: Any, upper: Any, width: Any) -> None:
+    """A domain of 2 .. MAX_LEAVES buckets covering [lower, upper], or a DomainError."""
+    assume(not (isinstance(lower, float) and isinstance(upper, float) and isinstance(width, float)
+                and abs(lower) > 1e300))  # (upper - lower) overflow: known bug above
+    kind, dom = outcome(lambda: dptree.make_domain(lower, upper, width))
+    if kind == "ok":
+        assert 2 <= dom.size <= dptree.domain.MAX_LEAVES
+        assert dom.lower < dom.upper
+        assert dom.to_leaves(np.asarray([dom.lower, dom.upper]))[1] == dom.size - 1
+    else:
+        assert isinstance(dom, (dptree.DomainError, dptree.InvalidParameterError))
