@@ -311,3 +311,18 @@ def test_brute_force_detects_an_understated_sensitivity() -> None:
     l1, _ = audit.brute_force_sensitivity(query, audit.neighbouring_datasets(8, 2, "replace"))
     l1_add, _ = audit.brute_force_sensitivity(query, audit.neighbouring_datasets(8, 2, "add_remove"))
     assert l1 == 2 * l1_add == 2 * 3  # 3 noised levels below the exact root
+
+
+def test_audit_module_draws_no_randomness() -> None:
+    """The harness passes integer seeds to the mechanisms; only dptree.noise draws random numbers."""
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(audit))
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    attrs = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    imports = {a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+    modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert not ({"random", "secrets"} & (names | imports | modules))
+    assert not ({"urandom", "default_rng", "random", "Generator", "SeedSequence"} & attrs)
+    assert "noise" not in modules and "make_source" not in attrs
