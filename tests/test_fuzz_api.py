@@ -366,7 +366,7 @@ def test_save_refuses_seeded_release_and_load_rejects_missing_files(tmp_path: Pa
     must_reject(lambda: REL.save(tmp_path / "no" / "such" / "dir.json", allow_nonprivate=True))
 
 
-# --------------------------------------------------------------------------- known bugs (strict xfail)
+# --------------------------------------------------------------------------- fixed bugs (regression tests)
 
 
 def _in_capped_process(code: str) -> None:
@@ -398,7 +398,8 @@ def _in_capped_process(code: str) -> None:
 
 
 def _kb(reason: str, fn: Callable[[], Any]) -> Any:
-    return pytest.param(fn, marks=pytest.mark.xfail(strict=True, reason="bug: " + reason))
+    """A fixed bug: its reproducer must now raise a DPTreeError (regression test)."""
+    return pytest.param(fn, id=reason[:60])
 
 
 KNOWN_BUGS = [
@@ -410,10 +411,9 @@ KNOWN_BUGS = [
         lambda: dptree.range_tree([1], lower=0, upper=20, epsilon=1e20, delta=1e-6, noise="gaussian")),
     _kb("range_tree(max_contributions=2**62) raises ZeroDivisionError in discrete_laplace_variance",
         lambda: dptree.range_tree([1], lower=0, upper=20, epsilon=1.0, max_contributions=2**62)),
-    _kb("range_tree(noise='gaussian', max_contributions=10**9) raises MemoryError: "
-        "discrete_gaussian_variance sums over 80*sigma points (4.6 TiB)",
+    _kb("range_tree(noise='gaussian', max_contributions=10**13): noise beyond any use is refused",
         lambda: _in_capped_process('dptree.range_tree([1], lower=0, upper=20, epsilon=1.0, delta=1e-6, '
-                                   'noise="gaussian", max_contributions=10**9)')),
+                                   'noise="gaussian", max_contributions=10**13)')),
     _kb("date domain with an integer value 2**80 raises OverflowError in coerce_values",
         lambda: dptree.range_tree([2**80], lower="2020-01-01", upper="2020-02-01", epsilon=1.0)),
     _kb("make_domain(-1e308, 1e308, 1e300) raises OverflowError ((upper-lower)/width overflows to inf)",
@@ -449,6 +449,22 @@ KNOWN_BUGS = [
 @pytest.mark.parametrize("call", KNOWN_BUGS)
 def test_known_bug_raises_dptree_error(call: Callable[[], Any]) -> None:
     must_reject(call)
+
+
+def test_gaussian_with_huge_contribution_bound_runs_in_bounded_memory() -> None:
+    """Once 4.6 TiB (a sum over 80 sigma points); now sigma^2 > 64 uses the exact closed form."""
+    import subprocess
+    import sys
+
+    src = str(Path(dptree.__file__).resolve().parents[1])
+    code = (
+        "import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)); "
+        f"sys.path.insert(0, {src!r}); import dptree; "
+        "r = dptree.range_tree([1], lower=0, upper=20, epsilon=1.0, delta=1e-6, noise='gaussian', "
+        "max_contributions=10**9, rng=1); print(r.stderr(0, 20) > 1e9)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "True", out.stderr[-500:]
 
 
 @SETTINGS_MANY

@@ -241,3 +241,37 @@ def test_bad_queries() -> None:
         rel.histogram([5, 2])
     with pytest.raises(DataError):
         rel.count("a", 5)
+
+
+@pytest.mark.parametrize("domain,branching,neighbors", [(5, 2, "add_remove"), (10, 3, "replace"), (17, 4, "add_remove"), (41, 8, "replace")])
+def test_padding_is_conditioned_on_holding_no_records(domain: int, branching: int, neighbors: str) -> None:
+    """Counts and variances of every range equal dense GLS with the exact constraint
+    'the padding buckets sum to zero' (they can hold no data)."""
+    from oracle import dense_gls, incidence
+
+    rng = np.random.default_rng(domain)
+    x = rng.integers(0, domain, 30)
+    rel = dptree.range_tree(x, lower=0, upper=domain - 1, epsilon=1.0, branching=branching, neighbors=neighbors, rng=3)
+    lay = rel.layout
+    assert lay.padded_size > domain
+    parents: list = [None]
+    sizes = [1]
+    for f in lay.fanouts:
+        parents.append(np.arange(sizes[-1] * f) // f)
+        sizes.append(sizes[-1] * f)
+    A, off = incidence(parents, sizes)
+    y = np.concatenate([np.zeros(s) if m is None else m.astype(float) for m, s in zip(rel.measurements, sizes)])
+    var = np.concatenate([np.full(s, v) for s, v in zip(sizes, rel.plan.level_variance)])
+    pad_row = np.zeros((1, A.shape[1]))
+    pad_row[0, domain:] = 1.0
+    est, cov = dense_gls(np.vstack([A, pad_row]), np.append(y, 0.0), np.append(var, 0.0))
+    leaves = slice(off[-1], off[-1] + lay.padded_size)
+    leaf_est, leaf_cov = est[leaves], cov[leaves, leaves]
+    lo, hi = np.triu_indices(domain)
+    np.testing.assert_allclose(rel.count(lo, hi), [leaf_est[a : b + 1].sum() for a, b in zip(lo, hi)], atol=1e-8)
+    np.testing.assert_allclose(
+        rel.stderr(lo, hi) ** 2, [leaf_cov[a : b + 1, a : b + 1].sum() for a, b in zip(lo, hi)], rtol=1e-8, atol=1e-9
+    )
+    assert rel.total() == pytest.approx(rel.count(0, domain - 1))
+    if neighbors == "replace":
+        assert rel.total() == pytest.approx(x.size, abs=1e-9)

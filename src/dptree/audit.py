@@ -39,7 +39,6 @@ import dataclasses
 import hashlib
 import math
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
@@ -180,8 +179,10 @@ class AuditReport:
         return [p for p in self.pairs if not p.passed(self.epsilon)]
 
     def summary(self) -> str:
-        lines = [f"{self.name}: claimed ({self.epsilon:g}, {self.delta:g}); "
-                 f"{'PASS' if self.passed else 'FAIL'}; eps lower bound {self.epsilon_lower_bound:.3f}"]
+        lines = [
+            f"{self.name}: claimed ({self.epsilon:g}, {self.delta:g}); "
+            f"{'PASS' if self.passed else 'FAIL'}; eps lower bound {self.epsilon_lower_bound:.3f}"
+        ]
         for p in self.pairs:
             lines.append(
                 f"  {p.label}: {p.direction} event {p.event}: {p.count_a}/{p.n} vs {p.count_b}/{p.n}, "
@@ -196,7 +197,7 @@ _REGISTRY: dict[str, MechanismSpec] = {}
 
 #: Public functions of :mod:`dptree` that release nothing (no noise is drawn by them or by the
 #: objects they return). Every other public function must be covered by a registered spec.
-NOT_MECHANISMS: frozenset[str] = frozenset({"make_domain", "load"})
+NOT_MECHANISMS: frozenset[str] = frozenset({"make_domain", "load", "method_requirements"})
 
 
 def register(spec: MechanismSpec) -> MechanismSpec:
@@ -328,7 +329,11 @@ def gaussian_llr(c0: np.ndarray, c1: np.ndarray, sigma2: np.ndarray) -> Callable
 
 
 def _sample_scores(
-    spec: MechanismSpec, data: Any, n: int, seed_parts: tuple[Any, ...], config: AuditConfig,
+    spec: MechanismSpec,
+    data: Any,
+    n: int,
+    seed_parts: tuple[Any, ...],
+    config: AuditConfig,
     stat: Callable[[np.ndarray], np.ndarray] | None,
 ) -> np.ndarray:
     """Scores of ``n`` fresh outputs, sampled in chunks (bounded memory)."""
@@ -410,7 +415,11 @@ def _select_event(
 
 
 def audit_pair(
-    spec: MechanismSpec, pair: NeighbourPair, *, config: AuditConfig = FAST, seed: int = 0,
+    spec: MechanismSpec,
+    pair: NeighbourPair,
+    *,
+    config: AuditConfig = FAST,
+    seed: int = 0,
     statistic: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> PairResult:
     """Audit one neighbouring pair: select an event, evaluate it on fresh samples."""
@@ -434,10 +443,16 @@ def audit_pair(
     ka, kb = (k0, k1) if direction == 0 else (k1, k0)
     eps_lb, pa, pb = epsilon_lower_bound(ka, kb, config.n_eval, config.alpha, spec.delta)
     return PairResult(
-        label=pair.label, direction="d0>d1" if direction == 0 else "d1>d0",
+        label=pair.label,
+        direction="d0>d1" if direction == 0 else "d1>d0",
         event=cats.describe(members) if members.size else "(empty)",
-        count_a=ka, count_b=kb, n=config.n_eval, p_a_lower=pa, p_b_upper=pb,
-        epsilon_lower_bound=eps_lb, selection_bound=sel_bound,
+        count_a=ka,
+        count_b=kb,
+        n=config.n_eval,
+        p_a_lower=pa,
+        p_b_upper=pb,
+        epsilon_lower_bound=eps_lb,
+        selection_bound=sel_bound,
     )
 
 
@@ -586,8 +601,11 @@ def range_tree_spec(
     def worst_cases() -> Iterator[NeighbourPair]:
         claimed = _claimed_level_parameters(plan)
         per_node = np.concatenate(
-            [np.full(size, claimed.get(j, np.nan)) for j, (size, p) in
-             enumerate(zip(plan.layout.level_sizes, plan.noise_parameters)) if p is not None]
+            [
+                np.full(size, claimed.get(j, np.nan))
+                for j, (size, p) in enumerate(zip(plan.layout.level_sizes, plan.noise_parameters))
+                if p is not None
+            ]
         )
         for label, v0, v1 in pairs:
             c0 = range_tree_noised_counts(plan, range_tree_leaf_histogram(plan, v0))
@@ -596,8 +614,15 @@ def range_tree_spec(
             yield NeighbourPair(label, v0, v1, statistic=llr(c0, c1, per_node))
 
     return MechanismSpec(
-        name=name, covers=covers, neighbors=neighbors or plan.neighbors, epsilon=epsilon, delta=delta,
-        sample=sample, worst_cases=worst_cases, description=description, extra={"plan": plan},
+        name=name,
+        covers=covers,
+        neighbors=neighbors or plan.neighbors,
+        epsilon=epsilon,
+        delta=delta,
+        sample=sample,
+        worst_cases=worst_cases,
+        description=description,
+        extra={"plan": plan},
     )
 
 
@@ -612,66 +637,239 @@ def _register_range_trees() -> None:
 
     base = [1, 2, 2, 4, 5, 5]  # records already present; the pairs differ by one person
     p = plan_range_tree(lower=0, upper=5, epsilon=1.0, branching=3)
-    register(range_tree_spec(
-        "range_tree/laplace/add_remove", plan=p, epsilon=1.0, delta=0.0,
-        pairs=[
-            ("add one record (changes every level)", base, base + [3]),
-            ("add a record at the lower boundary leaf", base, base + [0]),
-            ("add a record clamped into the upper boundary leaf", base, base + [10**9]),
-        ],
-        description="pure eps = 1, uniform levels",
-    ))
+    register(
+        range_tree_spec(
+            "range_tree/laplace/add_remove",
+            plan=p,
+            epsilon=1.0,
+            delta=0.0,
+            pairs=[
+                ("add one record (changes every level)", base, base + [3]),
+                ("add a record at the lower boundary leaf", base, base + [0]),
+                ("add a record clamped into the upper boundary leaf", base, base + [10**9]),
+            ],
+            description="pure eps = 1, uniform levels",
+        )
+    )
     p = plan_range_tree(lower=0, upper=5, epsilon=1.0, branching=2, levels="optimal")
-    register(range_tree_spec(
-        "range_tree/laplace/add_remove/optimal_levels", plan=p, epsilon=1.0, delta=0.0,
-        pairs=[
-            ("add one record (changes every level)", base, base + [3]),
-            ("empty dataset vs a record at the upper boundary leaf", [], [5]),
-        ],
-        description="pure eps = 1, per-level budgets from the closed form (unequal scales)",
-    ))
+    register(
+        range_tree_spec(
+            "range_tree/laplace/add_remove/optimal_levels",
+            plan=p,
+            epsilon=1.0,
+            delta=0.0,
+            pairs=[
+                ("add one record (changes every level)", base, base + [3]),
+                ("empty dataset vs a record at the upper boundary leaf", [], [5]),
+            ],
+            description="pure eps = 1, per-level budgets from the closed form (unequal scales)",
+        )
+    )
     p = plan_range_tree(lower=0, upper=5, epsilon=1.0, branching=3, neighbors="replace")
-    register(range_tree_spec(
-        "range_tree/laplace/replace", plan=p, epsilon=1.0, delta=0.0,
-        pairs=[
-            ("replace: lowest leaf -> highest leaf", base + [0], base + [5]),
-            ("replace: adjacent leaves in different subtrees", base + [1], base + [2]),
-        ],
-        description="pure eps = 1, n public (root exact)",
-    ))
+    register(
+        range_tree_spec(
+            "range_tree/laplace/replace",
+            plan=p,
+            epsilon=1.0,
+            delta=0.0,
+            pairs=[
+                ("replace: lowest leaf -> highest leaf", base + [0], base + [5]),
+                ("replace: adjacent leaves in different subtrees", base + [1], base + [2]),
+            ],
+            description="pure eps = 1, n public (root exact)",
+        )
+    )
     p = plan_range_tree(lower=0, upper=5, epsilon=2.0, branching=3, max_contributions=3)
-    register(range_tree_spec(
-        "range_tree/laplace/user_k3", plan=p, epsilon=2.0, delta=0.0, neighbors="add_remove_user(k=3)",
-        pairs=[
-            ("user with 3 records in one leaf", base, base + [4, 4, 4]),
-            ("user with 3 records in the boundary leaves", base, base + [0, 5, 5]),
-        ],
-        description="pure eps = 2, at most 3 records per person",
-    ))
+    register(
+        range_tree_spec(
+            "range_tree/laplace/user_k3",
+            plan=p,
+            epsilon=2.0,
+            delta=0.0,
+            neighbors="add_remove_user(k=3)",
+            pairs=[
+                ("user with 3 records in one leaf", base, base + [4, 4, 4]),
+                ("user with 3 records in the boundary leaves", base, base + [0, 5, 5]),
+            ],
+            description="pure eps = 2, at most 3 records per person",
+        )
+    )
     p = plan_range_tree(lower=0.0, upper=1.0, width=0.25, epsilon=1.0, branching=2)
-    register(range_tree_spec(
-        "range_tree/laplace/float_domain", plan=p, epsilon=1.0, delta=0.0,
-        pairs=[
-            ("add a record at upper (closed last bucket)", [0.3, 0.5], [0.3, 0.5, 1.0]),
-            ("add a record below lower (clamped)", [0.3, 0.5], [0.3, 0.5, -5.0]),
-        ],
-        description="pure eps = 1, float domain with 4 buckets",
-    ))
+    register(
+        range_tree_spec(
+            "range_tree/laplace/float_domain",
+            plan=p,
+            epsilon=1.0,
+            delta=0.0,
+            pairs=[
+                ("add a record at upper (closed last bucket)", [0.3, 0.5], [0.3, 0.5, 1.0]),
+                ("add a record below lower (clamped)", [0.3, 0.5], [0.3, 0.5, -5.0]),
+            ],
+            description="pure eps = 1, float domain with 4 buckets",
+        )
+    )
     p = plan_range_tree(lower=0, upper=5, epsilon=1.0, delta=1e-6, branching=3, noise="gaussian")
-    register(range_tree_spec(
-        "range_tree/gaussian/add_remove", plan=p, epsilon=1.0, delta=1e-6,
-        pairs=[
-            ("add one record (changes every level)", base, base + [3]),
-            ("add a record at the lower boundary leaf", base, base + [0]),
-        ],
-        description="(1, 1e-6)-DP through rho-zCDP (CKS 2020 Cor. 13)",
-    ))
+    register(
+        range_tree_spec(
+            "range_tree/gaussian/add_remove",
+            plan=p,
+            epsilon=1.0,
+            delta=1e-6,
+            pairs=[
+                ("add one record (changes every level)", base, base + [3]),
+                ("add a record at the lower boundary leaf", base, base + [0]),
+            ],
+            description="(1, 1e-6)-DP through rho-zCDP (CKS 2020 Cor. 13)",
+        )
+    )
     p = plan_range_tree(lower=0, upper=5, rho=0.5, branching=3, noise="gaussian", neighbors="replace")
-    register(range_tree_spec(
-        "range_tree/gaussian/replace", plan=p, epsilon=zcdp_epsilon(0.5, 1e-6), delta=1e-6,
-        pairs=[("replace: lowest leaf -> highest leaf", base + [0], base + [5])],
-        description="rho = 0.5 zCDP, audited as the implied (eps, 1e-6)-DP",
-    ))
+    register(
+        range_tree_spec(
+            "range_tree/gaussian/replace",
+            plan=p,
+            epsilon=zcdp_epsilon(0.5, 1e-6),
+            delta=1e-6,
+            pairs=[("replace: lowest leaf -> highest leaf", base + [0], base + [5])],
+            description="rho = 0.5 zCDP, audited as the implied (eps, 1e-6)-DP",
+        )
+    )
 
 
 _register_range_trees()
+
+
+# --------------------------------------------------------------------------- hierarchy counts (seed 001)
+
+
+def hierarchy_batch(
+    hierarchy: Any, rows: Any, method: str, epsilon: float, delta: float, n: int, seed: int
+) -> np.ndarray:
+    """``n`` independent measurement vectors of ``hierarchy_counts`` from one integer ``seed``
+    (``dptree.hierarchy.measurement_copies``; n = 1 reproduces ``hierarchy_counts(..., rng=seed)``)."""
+    from .hierarchy import measurement_copies
+
+    return measurement_copies(rows, hierarchy, method=method, epsilon=epsilon, delta=delta, copies=n, rng=seed)
+
+
+def _register_hierarchies() -> None:
+    """Laplace and Gaussian baselines (Corollary 2.7) on a depth-3 tree; worst case: one record at
+    a leaf (changes d counts by one)."""
+    from .hierarchy import Hierarchy, hierarchy_counts, leaf_counts, node_weights
+
+    h = Hierarchy.from_paths([("a", "x"), ("a", "y"), ("b", "z")])
+    base = [("a", "x"), ("a", "y"), ("b", "z"), ("b", "z")]
+    for method, eps, dlt in (("laplace", 1.0, 0.0), ("gaussian", 1.0, 1e-6)):
+        probe = hierarchy_counts(base, h, epsilon=eps, delta=dlt, method=method, rng=0)  # type: ignore[arg-type]
+        noise = probe.privacy["noise"]
+        param = float(noise["scale"] if method == "laplace" else noise["sigma2"])
+
+        def sample(
+            rows: Any, n: int, seed: int, method: str = method, eps: float = eps, dlt: float = dlt
+        ) -> np.ndarray:
+            return hierarchy_batch(h, rows, method, eps, dlt, n, seed)
+
+        def worst_cases(method: str = method, param: float = param) -> Iterator[NeighbourPair]:
+            for label, r0, r1 in (
+                ("add a record at a leaf", base, base + [("a", "x")]),
+                ("remove the only record of a subtree", [("a", "y")], []),
+            ):
+                c0 = np.concatenate(node_weights(leaf_counts(r0, h), h.parents))
+                c1 = np.concatenate(node_weights(leaf_counts(r1, h), h.parents))
+                per_node = np.full(h.n_nodes, param)
+                llr = laplace_llr if method == "laplace" else gaussian_llr
+                yield NeighbourPair(label, r0, r1, statistic=llr(c0, c1, per_node))
+
+        claimed_eps = eps
+        register(
+            MechanismSpec(
+                name=f"hierarchy_counts/{method}/add_remove",
+                covers=("hierarchy_counts",),
+                neighbors="add_remove",
+                epsilon=claimed_eps,
+                delta=dlt,
+                sample=sample,
+                worst_cases=worst_cases,
+                description=f"{method} baseline on every node, depth {h.depth}",
+                extra={"hierarchy": h, "method": method},
+            )
+        )
+
+
+_register_hierarchies()
+
+
+# --------------------------------------------------------------------------- interior points (seed 002)
+
+
+def _register_interior_points() -> None:
+    """Pure-DP seed-002 mechanisms on a 16-element domain (one release per output, so smaller
+    samples: ``extra["fast"]``/``extra["slow"]`` configs)."""
+    from .thresholds import interior_point, learn_threshold, median
+
+    small = {"fast": AuditConfig(n_select=4_000, n_eval=12_000), "slow": FAST}
+    base = [3, 3, 4, 9]
+
+    def ip(data: Any, seed: int) -> Any:
+        return interior_point(
+            data, lower=0, upper=15, epsilon=1.0, method="exponential", rng=seed, run_anyway=True
+        ).value
+
+    register(
+        MechanismSpec(
+            name="interior_point/exponential/add_remove",
+            covers=("interior_point",),
+            neighbors="add_remove",
+            epsilon=1.0,
+            delta=0.0,
+            sample=repeat(ip),
+            worst_cases=lambda: iter(
+                [
+                    NeighbourPair("add a record at the top", base, base + [15]),
+                    NeighbourPair("add a record at the bottom", base, base + [0]),
+                ]
+            ),
+            description="ordered-domain exponential mechanism, eps = 1",
+            extra=dict(small),
+        )
+    )
+
+    def med(data: Any, seed: int) -> Any:
+        return median(data, lower=0, upper=15, epsilon=1.0, rng=seed).value
+
+    register(
+        MechanismSpec(
+            name="median/exponential/add_remove",
+            covers=("median", "quantile"),
+            neighbors="add_remove",
+            epsilon=1.0,
+            delta=0.0,
+            sample=repeat(med),
+            worst_cases=lambda: iter([NeighbourPair("add a record above the median", base, base + [15])]),
+            description="single-quantile exponential mechanism, eps = 1",
+            extra=dict(small),
+        )
+    )
+
+    xs = [1, 2, 3, 10, 11, 12] * 3
+    ys = [0, 0, 0, 1, 1, 1] * 3
+
+    def learn(data: Any, seed: int) -> Any:
+        x, y = data
+        return learn_threshold(x, y, lower=0, upper=15, epsilon=1.0, rng=seed).threshold
+
+    register(
+        MechanismSpec(
+            name="learn_threshold/exponential/add_remove",
+            covers=("learn_threshold",),
+            neighbors="add_remove",
+            epsilon=1.0,
+            delta=0.0,
+            sample=repeat(learn),
+            worst_cases=lambda: iter([NeighbourPair("add a labelled example", (xs, ys), (xs + [6], ys + [1]))]),
+            description="threshold learning via an interior point of the boundary points, eps = 1",
+            extra=dict(small),
+        )
+    )
+
+
+_register_interior_points()

@@ -176,18 +176,19 @@ def _query_value(text: str, release: RangeTree) -> Any:
 def _range_tree_answers(release: RangeTree, args: argparse.Namespace) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     fmt = release.domain.format_value
-    lower = release.domain.leaf_start(np.array([0]))[0]
 
-    def row(name: str, lo: Any, hi: Any) -> dict[str, Any]:
-        c, s = float(release.count(lo, hi)), float(release.stderr(lo, hi))
-        low, high = release.ci(lo, hi, level=args.ci)
-        return {"query": name, "estimate": c, "stderr": s, "ci_low": float(low), "ci_high": float(high)}
+    def row(name: str, c: float, s: float, low: float, high: float) -> dict[str, Any]:
+        return {"query": name, "estimate": c, "stderr": s, "ci_low": low, "ci_high": high}
 
     for text in args.count:
         lo_t, hi_t = _split_range(text, release.domain.kind)
-        rows.append(row(f"count[{lo_t}, {hi_t}]", _query_value(lo_t, release), _query_value(hi_t, release)))
+        lo, hi = _query_value(lo_t, release), _query_value(hi_t, release)
+        low, high = release.ci(lo, hi, level=args.ci)
+        rows.append(row(f"count[{lo_t}, {hi_t}]", float(release.count(lo, hi)), float(release.stderr(lo, hi)), low, high))
     for text in args.cdf:
-        rows.append(row(f"cdf({text})", lower, _query_value(text, release)))
+        x = _query_value(text, release)
+        low, high = release.cdf_ci(x, level=args.ci)
+        rows.append(row(f"cdf({text})", float(release.cdf(x)), float(release.cdf_stderr(x)), low, high))
     if args.quantile:
         qs = np.asarray(args.quantile, dtype=float)
         vals = np.atleast_1d(release.quantile(qs))
@@ -280,9 +281,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_VALUE_OPTIONS = ("--count", "--cdf", "--lower", "--upper")
+_NEGATIVE = re.compile(r"^-\d")
+
+
+def _join_negative_values(argv: list[str]) -> list[str]:
+    """Let ``--count -5:3`` and ``--lower -10`` work: argparse would read them as options."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        if tok in _VALUE_OPTIONS and i + 1 < len(argv) and _NEGATIVE.match(argv[i + 1]):
+            out.append(f"{tok}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(tok)
+        i += 1
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_join_negative_values(list(sys.argv[1:] if argv is None else argv)))
     try:
         return int(args.func(args))
     except DPTreeError as exc:

@@ -55,6 +55,32 @@ def _to_datetime64(x: Any, name: str) -> np.datetime64:
     return v.astype("datetime64[ns]")
 
 
+_DATE_SCALARS = (np.datetime64, _dt.date, str)
+
+
+def _date_query_array(x: Any) -> np.ndarray:
+    """Query points of a date domain as int64 nanoseconds; only dates, datetimes or date strings."""
+    try:
+        a = np.asarray(x)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"query points must be dates: {exc}") from exc
+    if a.dtype.kind == "M":
+        out = a.astype("datetime64[ns]")
+    elif a.dtype.kind in "OU":
+        flat = a.ravel().tolist()
+        if not all(isinstance(v, _DATE_SCALARS) for v in flat):
+            raise DataError("query points of a date domain must be dates, datetimes or ISO date strings")
+        try:
+            out = np.array([np.datetime64(v, "ns") for v in flat], dtype="datetime64[ns]").reshape(a.shape)
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise DataError(f"query point is not a valid date: {exc}") from exc
+    else:
+        raise DataError(f"query points of a date domain must be dates, got {a.dtype}")
+    if np.any(np.isnat(out)):
+        raise DataError("query points must not be NaT / missing")
+    return out.astype(np.int64)
+
+
 @dataclass(frozen=True)
 class Domain:
     """A public ordered domain of ``size`` buckets of equal ``width`` starting at ``lower``.
@@ -103,15 +129,12 @@ class Domain:
 
     def _query_array(self, x: Any) -> np.ndarray:
         if self.kind == "datetime":
-            try:
-                a = np.asarray(x)
-                if a.dtype.kind in "OUS":
-                    a = a.astype("datetime64[ns]")
-                return a.astype("datetime64[ns]").astype(np.int64)
-            except (ValueError, TypeError) as exc:
-                raise DataError(f"query point {x!r} is not a date") from exc
-        a = np.asarray(x)
-        if a.dtype.kind not in "iuf" or a.dtype.kind == "b":
+            return _date_query_array(x)
+        try:
+            a = np.asarray(x)
+        except (TypeError, ValueError) as exc:
+            raise DataError(f"query points must be numbers: {exc}") from exc
+        if a.dtype.kind not in "iuf":
             raise DataError(f"query points must be numbers, got {a.dtype}")
         if a.dtype.kind == "f" and not np.all(np.isfinite(a)):
             raise DataError("query points must be finite")
@@ -214,7 +237,12 @@ def make_domain(lower: Any, upper: Any, width: Any = None) -> Domain:
             "(or pass integer lower/upper for an integer domain)"
         )
     lo_f, hi_f, w_f = float(lower), float(upper), float(width)
-    size_f = math.floor((hi_f - lo_f) / w_f) + 1
+    span = (hi_f - lo_f) / w_f
+    if not math.isfinite(span) or span > MAX_LEAVES:
+        raise DomainError(
+            f"the domain has more than {MAX_LEAVES} buckets of width {w_f:g}: choose a larger width or narrower bounds"
+        )
+    size_f = math.floor(span) + 1
     if (hi_f - lo_f) / w_f == math.floor((hi_f - lo_f) / w_f):
         size_f -= 1  # upper sits exactly on a bucket edge: it belongs to the last full bucket
     size = max(int(size_f), 1)
@@ -244,6 +272,8 @@ def coerce_values(values: Any, domain: Domain, *, missing: str = "error") -> np.
         raise DataError(f"missing must be 'error' or 'drop', got {missing!r}")
     if isinstance(values, (str, bytes)):
         raise DataError("values must be an array of numbers, not a string")
+    if isinstance(values, (list, tuple)) and any(isinstance(v, (bool, np.bool_)) for v in values):
+        raise DataError("values must be numbers; found True/False (convert booleans explicitly if intended)")
     try:
         arr = np.asarray(values)
     except (ValueError, TypeError) as exc:
@@ -256,9 +286,11 @@ def coerce_values(values: Any, domain: Domain, *, missing: str = "error") -> np.
         if arr.dtype.kind == "M":
             out = arr.astype("datetime64[ns]")
         elif arr.dtype.kind in "OU" or arr.size == 0:
+            if arr.dtype.kind == "O" and not all(v is None or isinstance(v, _DATE_SCALARS) for v in arr.tolist()):
+                raise DataError("a date domain needs dates, datetimes or ISO date strings as values")
             try:
                 out = arr.astype("datetime64[ns]") if arr.size else np.empty(0, "datetime64[ns]")
-            except (ValueError, TypeError) as exc:
+            except (ValueError, TypeError, OverflowError) as exc:
                 raise DataError(f"values are not dates: {exc}") from exc
         else:
             raise DataError(f"a date domain needs date values, got dtype {arr.dtype}")

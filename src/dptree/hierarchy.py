@@ -797,6 +797,25 @@ def _l2sq_sensitivity(depth: int, k: int) -> int:
     return k * k * depth
 
 
+def measurement_copies(
+    data: Any, hierarchy: Hierarchy, *, method: str, epsilon: float, delta: float, copies: int, rng: RngLike
+) -> np.ndarray:
+    """``copies`` independent measurement vectors of a Laplace/Gaussian release, for audits.
+
+    Runs :func:`_measure` (the only data-touching step of :func:`hierarchy_counts`) once on the
+    node counts stacked ``copies`` times; with ``copies = 1`` the draws equal those of
+    ``hierarchy_counts(data, hierarchy, ..., rng=rng).measurements["y"]``.
+    """
+    import types
+
+    w = np.concatenate(node_weights(leaf_counts(data, hierarchy), hierarchy.parents))
+    stacked = types.SimpleNamespace(depth=hierarchy.depth, n_nodes=hierarchy.n_nodes * copies)
+    meas, _, _ = _measure(
+        make_source(rng), stacked, [np.tile(w, copies)], method, epsilon, delta, 1, None, None  # type: ignore[arg-type]
+    )
+    return np.asarray(meas["y"]).reshape(copies, hierarchy.n_nodes)
+
+
 def _measure(
     src: Any,
     h: Hierarchy,

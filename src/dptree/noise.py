@@ -374,12 +374,19 @@ def discrete_laplace_variance(scale: float | Fraction) -> float:
     """Variance of the discrete Laplace with the given scale: 2p/(1-p)^2 with p = exp(-1/scale)."""
     lam = float(laplace_scale_used(scale))
     p = math.exp(-1.0 / lam)
-    return 2.0 * p / (1.0 - p) ** 2
+    one_minus_p = -math.expm1(-1.0 / lam)  # accurate for huge scales, where 1 - p underflows
+    return 2.0 * p / one_minus_p**2
 
 
 def discrete_gaussian_variance(sigma2: float | Fraction) -> float:
-    """Exact variance of the discrete Gaussian N_Z(0, sigma2) by summation (relative error < 1e-15)."""
+    """Exact variance of the discrete Gaussian N_Z(0, sigma2) (relative error < 1e-15).
+
+    Summed directly for sigma2 <= 64; above that it equals sigma2 to within a relative
+    8 pi^2 sigma2 exp(-2 pi^2 sigma2) < 1e-500 (Poisson summation), so sigma2 is returned.
+    """
     s2 = float(gaussian_sigma2_used(sigma2))
+    if s2 > 64.0:
+        return s2
     half = int(math.ceil(math.sqrt(s2) * 40 + 10))
     x = np.arange(-half, half + 1, dtype=np.float64)
     w = np.exp(-(x * x) / (2.0 * s2))

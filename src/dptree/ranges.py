@@ -36,7 +36,7 @@ from . import noise as _noise
 from .allocation import choose_branching, level_weights
 from .budget import Budget, check_delta, check_epsilon, check_rho, zcdp_epsilon
 from .domain import Domain, coerce_values, make_domain
-from .errors import InvalidParameterError, ReleaseFileError
+from .errors import DataError, InvalidParameterError, ReleaseFileError
 from .estimation import consistent_estimates, range_error_moments, range_variance
 from .intervals import laplace_mixture_multiplier, normal_multiplier
 from .serialize import register_kind, write_release
@@ -46,6 +46,11 @@ __all__ = ["range_tree", "plan_range_tree", "RangeTree", "RangeTreePlan", "Histo
 
 NoiseKind = Literal["laplace", "gaussian"]
 Neighbors = Literal["add_remove", "replace"]
+
+# Noise parameters outside these ranges make every answer meaningless (or exact to 1e-400) and
+# push integers past int64: such budgets are refused with an explanation.
+LAPLACE_SCALE_RANGE = (1e-9, 1e12)
+GAUSSIAN_SIGMA2_RANGE = (1e-18, 1e24)
 
 
 def level_sensitivities(neighbors: str, max_contributions: int, depth: int) -> tuple[np.ndarray, np.ndarray]:
@@ -93,6 +98,33 @@ def _resolve_budget(noise: str, epsilon: object, delta: object, rho: object) -> 
     return Budget.approx(check_epsilon(epsilon), check_delta(delta, required=True))
 
 
+def _extreme_budget(epsilon: object, rho: object) -> str:
+    """A message when a budget is too extreme to compute with (checked before exact arithmetic)."""
+    for name, v in (("epsilon", epsilon), ("rho", rho)):
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0:
+            if v < 1e-12 or v > 1e12:
+                return f"{name}={v:g} is outside the supported range [1e-12, 1e12]"
+    return ""
+
+
+def _check_noise_range(noise_kind: str, params: list[Fraction | None]) -> None:
+    lo, hi = LAPLACE_SCALE_RANGE if noise_kind == "laplace" else GAUSSIAN_SIGMA2_RANGE
+    what = "Laplace scale" if noise_kind == "laplace" else "Gaussian variance"
+    for p in params:
+        if p is None:
+            continue
+        if p > hi:
+            raise InvalidParameterError(
+                f"the {what} per level would be {float(p):.3g} (> {hi:g}): every answer would be noise. "
+                "Use a larger budget, a smaller max_contributions, or fewer levels (larger branching)."
+            )
+        if p < lo:
+            raise InvalidParameterError(
+                f"the {what} per level would be {float(p):.3g} (< {lo:g}): the budget is so large that the "
+                "release is not meaningfully private; use a smaller epsilon/rho."
+            )
+
+
 def _exact_shares(weights: np.ndarray) -> list[Fraction]:
     """Budget shares as exact fractions that sum to exactly one (zero stays zero)."""
     fr = [Fraction(float(w)).limit_denominator(1 << 40) if w > 0 else Fraction(0) for w in weights]
@@ -128,7 +160,7 @@ class RangeTreePlan:
     def release(self, leaf_counts: np.ndarray, rng: _noise.RngLike = None) -> "RangeTree":
         """Add noise to the true counts derived from ``leaf_counts`` and estimate (the private step)."""
         src = _noise.make_source(rng)
-        hist = np.asarray(leaf_counts, dtype=np.int64)
+        hist = _check_histogram(leaf_counts)
         if hist.shape != (self.layout.padded_size,):
             if hist.ndim == 1 and hist.size == self.domain.size:
                 hist = np.concatenate([hist, np.zeros(self.layout.padded_size - hist.size, np.int64)])
@@ -151,6 +183,22 @@ class RangeTreePlan:
         return RangeTree(plan=self, measurements=measurements, statement=statement)
 
 
+def _check_histogram(leaf_counts: Any) -> np.ndarray:
+    """A 1-D array of non-negative int64 counts, or a DataError."""
+    try:
+        arr = np.asarray(leaf_counts)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise DataError(f"leaf histogram must be an array of counts: {exc}") from exc
+    if arr.ndim != 1 or arr.dtype.kind not in "iu":
+        raise DataError(f"leaf histogram must be a 1-D array of integers, got {arr.dtype} with shape {arr.shape}")
+    if arr.dtype.kind == "u" and arr.size and arr.max() >= 2**62:
+        raise DataError("leaf histogram counts must be below 2^62")
+    hist = arr.astype(np.int64)
+    if hist.size and (hist.min() < 0 or hist.max() >= 2**62):
+        raise DataError("leaf histogram counts must be non-negative and below 2^62")
+    return hist
+
+
 def plan_range_tree(
     *,
     lower: Any,
@@ -167,6 +215,8 @@ def plan_range_tree(
 ) -> RangeTreePlan:
     """Validate public parameters and compute the per-level noise (no data involved)."""
     noise_kind = _check_choice(noise, "noise", ("laplace", "gaussian"))
+    if budget_too_extreme := _extreme_budget(epsilon, rho):
+        raise InvalidParameterError(budget_too_extreme)
     nb = _check_choice(neighbors, "neighbors", ("add_remove", "replace"))
     strategy = _check_choice(levels, "levels", ("uniform", "optimal"))
     k = _check_contributions(max_contributions)
@@ -236,6 +286,7 @@ def plan_range_tree(
         if budget.kind == "approx":
             total["epsilon"] = zcdp_epsilon(float(spent), budget.delta)
             total["delta"] = budget.delta
+    _check_noise_range(noise_kind, params)
     measured = [j for j in range(L + 1) if params[j] is not None]
     noise_name = "Laplace" if noise_kind == "laplace" else "Gaussian"
     statement: dict[str, Any] = {
@@ -358,11 +409,41 @@ class RangeTree:
         var = [float(v) for v in self.plan.level_variance]
         parents: list[np.ndarray | None] = [None] * len(sizes)  # implied by the fanouts
         est = consistent_estimates(y, var, parents, fanouts=lay.fanouts)
-        self._leaf = est.x[-1]
-        self._root = float(est.x[0][0])
-        D = self.domain.size
-        self._cum = np.concatenate([[0.0], np.cumsum(self._leaf[:D])])
+        leaf = est.x[-1]
+        D, Dp = self.domain.size, lay.padded_size
+        self._pad_var = 0.0
+        if Dp > D:
+            # The padding buckets [D, Dp) hold no records (public). Conditioning the least-squares
+            # estimate on "their sum is 0" is the constrained GLS estimate:
+            # x' = x - Cov(x, P) / Var(P) * P_hat, Var' = Var - Cov(., P)^2 / Var(P).
+            idx = np.arange(D)
+            self._pad_var = float(self._raw_variance(np.array([D]), np.array([Dp - 1]))[0])
+            if self._pad_var > 0:
+                pad_hat = float(leaf[D:].sum())
+                leaf = leaf[:D] - self._cov_with_padding(idx, idx) / self._pad_var * pad_hat
+        self._leaf = leaf[:D]
+        self._cum = np.concatenate([[0.0], np.cumsum(self._leaf)])
         self._monotone_cdf: np.ndarray | None = None
+
+    def _raw_variance(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Closed-form variance of leaf ranges of the whole (padded) tree; 0 for empty ranges."""
+        empty = a > b
+        v = range_variance(
+            self.layout.block_sizes, self.plan.level_variance, np.where(empty, 0, a), np.where(empty, 0, b)
+        )
+        return np.where(empty, 0.0, v)
+
+    def _cov_with_padding(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Cov(range [a, b] of the domain, padding range P), from four contiguous-range variances:
+        with M = [b+1, D-1], 2 Cov(q, P) = Var(q+M+P) + Var(M) - Var(q+M) - Var(M+P)."""
+        D, last = self.domain.size, self.layout.padded_size - 1
+        end = np.full(a.shape, D - 1)
+        return 0.5 * (
+            self._raw_variance(a, np.full(a.shape, last))
+            + self._raw_variance(b + 1, end)
+            - self._raw_variance(a, end)
+            - self._raw_variance(b + 1, np.full(a.shape, last))
+        )
 
     @property
     def private(self) -> bool:
@@ -395,7 +476,9 @@ class RangeTree:
 
     def _variances(self, a: np.ndarray, b: np.ndarray, empty: np.ndarray) -> np.ndarray:
         v = range_variance(self.layout.block_sizes, self.plan.level_variance, a, b)
-        return np.where(empty, 0.0, v)
+        if self._pad_var > 0:
+            v = v - self._cov_with_padding(a, b) ** 2 / self._pad_var
+        return np.where(empty, 0.0, np.maximum(v, 0.0))
 
     # ------------------------------------------------------------------ queries
     def count(self, lo: Any, hi: Any) -> Any:
@@ -426,24 +509,33 @@ class RangeTree:
         if self.plan.noise == "gaussian":
             return np.sqrt(self._variances(a, b, empty)), np.full(a.shape, normal_multiplier(level))
         v1, v2 = range_error_moments(self.layout.fanouts, self.plan.level_variance, a, b)
-        v1 = np.where(empty, 0.0, v1)
         with np.errstate(divide="ignore", invalid="ignore"):
             k = np.where(v2 > 0, v1 * v1 / v2, np.inf)
-        return np.sqrt(v1), laplace_mixture_multiplier(k, level)
+        # with padding, the conditioned variance is exact and the shape k that of the
+        # unconditioned estimate (an approximation for the interval multiplier only)
+        return np.sqrt(self._variances(a, b, empty)), laplace_mixture_multiplier(k, level)
+
+    def _domain_range(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return np.array([0]), np.array([self.domain.size - 1]), np.array([False])
 
     def total(self) -> float:
-        """Estimated number of records (exact under ``neighbors='replace'``, where n is public)."""
-        return self._root
+        """Estimated number of records: ``count(lower, upper)``, so totals, histograms and CDFs agree.
+
+        Under ``neighbors='replace'`` n is public and this is exactly n when the domain fills the
+        tree; when the tree has padding buckets beyond ``upper`` (which hold no data), their
+        noisy estimates are excluded and this is an estimate of n.
+        """
+        return float(self._counts(*self._domain_range())[0])
 
     def total_stderr(self) -> float:
-        full = np.array([self.layout.padded_size - 1])
-        return float(np.sqrt(range_variance(self.layout.block_sizes, self.plan.level_variance, np.array([0]), full)[0]))
+        """Exact standard error of :meth:`total`."""
+        return float(np.sqrt(self._variances(*self._domain_range())[0]))
 
     def total_ci(self, level: float = 0.95) -> tuple[float, float]:
         """Confidence interval of :meth:`total` (see :meth:`ci`)."""
-        a, b, e = np.array([0]), np.array([self.layout.padded_size - 1]), np.array([False])
-        s, m = self._spread(a, b, e, level)
-        return self._root - float(m[0] * s[0]), self._root + float(m[0] * s[0])
+        s, m = self._spread(*self._domain_range(), level)
+        t = self.total()
+        return t - float(m[0] * s[0]), t + float(m[0] * s[0])
 
     def cdf(self, x: Any, *, normalize: bool = False, monotone: bool = False) -> Any:
         """Threshold count #{records <= x} (seed 003's Phi(x)); a fraction when ``normalize``.
@@ -475,6 +567,17 @@ class RangeTree:
         a = np.zeros_like(b)
         return _scalar_or_array(np.sqrt(self._variances(a, np.where(empty, 0, b), empty)), x)
 
+    def cdf_ci(self, x: Any, level: float = 0.95) -> tuple[Any, Any]:
+        """Confidence interval of the (unnormalised, non-monotone) :meth:`cdf` (see :meth:`ci`)."""
+        idx = np.atleast_1d(self.domain.leaf_of(x))
+        b = np.clip(idx, -1, self.domain.size - 1)
+        empty = b < 0
+        b = np.where(empty, 0, b)
+        a = np.zeros_like(b)
+        c = self._counts(a, b, empty)
+        s, m = self._spread(a, b, empty, level)
+        return _scalar_or_array(c - m * s, x), _scalar_or_array(c + m * s, x)
+
     def _monotone(self) -> np.ndarray:
         if self._monotone_cdf is None:
             from scipy.optimize import isotonic_regression
@@ -492,7 +595,13 @@ class RangeTree:
         integer domains return the bucket's value. With an estimated total <= 0 (no data), every
         quantile is ``lower``.
         """
-        qa = np.atleast_1d(np.asarray(q, dtype=np.float64))
+        try:
+            raw = np.atleast_1d(np.asarray(q))
+        except (TypeError, ValueError) as exc:
+            raise InvalidParameterError(f"quantile levels q must be numbers in [0, 1]: {exc}") from exc
+        if raw.dtype.kind not in "iuf" or raw.ndim != 1:
+            raise InvalidParameterError(f"quantile levels q must be numbers in [0, 1], got {raw.dtype}")
+        qa = raw.astype(np.float64)
         if qa.size == 0 or not np.all(np.isfinite(qa)) or np.any((qa < 0) | (qa > 1)):
             raise InvalidParameterError("quantile levels q must be numbers in [0, 1]")
         F = self._monotone()
@@ -513,7 +622,12 @@ class RangeTree:
 
     def histogram(self, edges: Any) -> HistogramResult:
         """Counts of the bins [edges[i], edges[i+1]) (last bin closed), at bucket resolution."""
-        e = np.asarray(edges)
+        if isinstance(edges, (list, tuple)) and any(isinstance(v, (bool, np.bool_)) for v in edges):
+            raise InvalidParameterError("histogram edges must be values of the domain, not True/False")
+        try:
+            e = np.asarray(edges)
+        except (TypeError, ValueError) as exc:
+            raise InvalidParameterError(f"histogram edges must be a flat list of values: {exc}") from exc
         if e.ndim != 1 or e.size < 2:
             raise InvalidParameterError("histogram needs at least two edges")
         q = self.domain._query_array(e)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any, Callable
@@ -73,6 +74,7 @@ def write_release(
     allow_nonprivate: bool = False,
 ) -> None:
     """Write a release document atomically (temporary file, then rename)."""
+    _check_path(path)
     if not privacy.get("private", False) and not allow_nonprivate:
         raise ReleaseFileError(
             "this release was made with a test seed and is NOT private; refusing to save it. "
@@ -100,6 +102,18 @@ def write_release(
         raise ReleaseFileError(f"cannot write release to {path}: {exc.strerror or exc}") from exc
 
 
+def _check_path(path: object) -> None:
+    if not isinstance(path, (str, os.PathLike)) or str(path) == "":
+        raise ReleaseFileError(f"a release path must be a non-empty string or path, got {path!r}")
+
+
+def _parse_float(text: str) -> float:
+    v = float(text)
+    if not math.isfinite(v):
+        raise ReleaseFileError(f"release file contains the out-of-range number {text[:40]}")
+    return v
+
+
 def _reject_constant(name: str) -> None:
     raise ReleaseFileError(f"release file contains the non-standard JSON value {name}")
 
@@ -122,6 +136,7 @@ def _depth(obj: Any, limit: int) -> int:
 
 def read_release(path: str | os.PathLike[str], *, max_bytes: int = MAX_FILE_BYTES) -> dict[str, Any]:
     """Read and validate the envelope of a release file; returns the document."""
+    _check_path(path)
     p = Path(path)
     try:
         size = p.stat().st_size
@@ -133,9 +148,11 @@ def read_release(path: str | os.PathLike[str], *, max_bytes: int = MAX_FILE_BYTE
         raise ReleaseFileError(f"release file {p} is {size} bytes, more than the limit of {max_bytes}")
     try:
         with open(p, "rb") as fh:
-            raw = fh.read(max_bytes + 1)
+            raw = fh.read(size + 1)  # the size was checked; never reserve max_bytes
+        if len(raw) > max_bytes:
+            raise ReleaseFileError(f"release file {p} grew beyond the limit of {max_bytes} bytes")
         text = raw.decode("utf-8")
-        doc = json.loads(text, parse_constant=_reject_constant)
+        doc = json.loads(text, parse_constant=_reject_constant, parse_float=_parse_float)
     except ReleaseFileError:
         raise
     except UnicodeDecodeError as exc:
@@ -146,6 +163,8 @@ def read_release(path: str | os.PathLike[str], *, max_bytes: int = MAX_FILE_BYTE
         raise ReleaseFileError(
             f"{p} is not valid JSON (truncated or corrupted?): {exc.msg} at line {exc.lineno}"
         ) from exc
+    except ValueError as exc:  # e.g. an integer literal longer than Python's digit limit
+        raise ReleaseFileError(f"{p} holds a number dptree cannot read: {str(exc)[:120]}") from exc
     except OSError as exc:
         raise ReleaseFileError(f"cannot read release file {p}: {exc.strerror or exc}") from exc
     return validate_document(doc, source=str(p))
@@ -160,7 +179,7 @@ def validate_document(doc: Any, *, source: str = "release") -> dict[str, Any]:
     if doc.get("format") != FORMAT:
         raise ReleaseFileError(f"{source}: not a dptree release (format field is {doc.get('format')!r})")
     version = doc.get("version")
-    if version != VERSION:
+    if type(version) is not int or version != VERSION:
         raise ReleaseFileError(
             f"{source}: release format version {version!r} is not supported (this dptree reads version {VERSION})"
         )

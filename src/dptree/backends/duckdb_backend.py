@@ -118,6 +118,8 @@ def file_leaf_histogram(
 
 def _histogram(con: Any, expr: str, column: str, domain: Domain, padded_size: int, missing: str) -> np.ndarray:
     ctype = _column_type(con, expr, column)
+    if con.execute(f"SELECT count(*) FROM {expr}").fetchone()[0] == 0:
+        return np.zeros(padded_size, dtype=np.int64)  # empty input: a release of noise around zero
     col = _quote_ident(column)
     numeric = any(t in ctype for t in ("INT", "DOUBLE", "FLOAT", "DECIMAL", "REAL", "NUMERIC"))
     temporal = "DATE" in ctype or "TIMESTAMP" in ctype
