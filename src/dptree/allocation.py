@@ -150,6 +150,12 @@ def _optimal_weights_cached(
         x[i] += 0.5
         x[-1] += 0.5
         starts.append(x / x.sum())
+    if measurable[0] and len(measurable) > 2:
+        # the problem with the root left out is a face of this one: solve it and start from it
+        # (a local search with the root allowed can miss it: measured 161.3 vs 157.5 at b = 4)
+        no_root = _optimal_weights_cached(domain_size, fanouts, noise, (False,) + tuple(measurable[1:]), root_exact)
+        starts.append(np.asarray(no_root)[m])
+        starts.append(np.asarray(no_root)[m] * 0.98 + 0.02 / k)
     best_x, best_v = starts[0], f(starts[0])[0]
     for x0 in starts:
         res = minimize(
