@@ -461,6 +461,18 @@ def discrete_laplace(src: RandomSource, scale: float | Fraction, size: int) -> n
     if size < 0:
         raise InvalidParameterError("size must be non-negative")
     lam = laplace_scale_used(scale)
+    out = np.zeros(size, dtype=np.int64)
+    for start in range(0, size, _LAPLACE_CHUNK):  # bounds the float temporaries (~80 B/sample)
+        stop = min(size, start + _LAPLACE_CHUNK)
+        out[start:stop] = _discrete_laplace_block(src, lam, stop - start)
+    return out
+
+
+_LAPLACE_CHUNK = 1 << 18
+
+
+def _discrete_laplace_block(src: RandomSource, lam: Fraction, size: int) -> np.ndarray:
+    """One block of :func:`discrete_laplace` (same algorithm, at most ``_LAPLACE_CHUNK`` samples)."""
     lam_f = float(lam)
     out = np.zeros(size, dtype=np.int64)
     todo = np.arange(size)
