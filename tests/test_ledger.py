@@ -36,6 +36,7 @@ def test_totals_are_fixed_at_creation(tmp_path: Path) -> None:
     path = tmp_path / "b.ledger"
     with pytest.raises(InvalidParameterError, match="new ledger"):
         Ledger(path)
+    assert not path.exists()  # nothing was created
     Ledger(path, total_epsilon=2.0, total_delta=1e-6).close()
     with Ledger(path) as led:  # totals omitted: stored ones are used
         assert led.total_epsilon == 2.0 and led.total_delta == 1e-6 and led.total_rho is None

@@ -118,6 +118,7 @@ def _present(raw: np.ndarray) -> np.ndarray:
 
 
 def _bound_leaves(leaves: np.ndarray, codes: np.ndarray, k: int, padded: int, src: _noise.RandomSource) -> np.ndarray:
+    """Histogram (length ``padded``) of ``leaves`` (any cell indices) keeping <= k per user code."""
     if leaves.size == 0:
         return np.zeros(padded, dtype=np.int64)
     order = np.lexsort((leaves, codes))
@@ -150,7 +151,7 @@ def file_bounded_histogram(
     Only per-user record counts of users with more than k records and the final histogram reach
     Python; the kept positions go back to DuckDB as a small table.
     """
-    from .backends.duckdb_backend import _column_type, _quote_ident, open_table
+    from .backends.duckdb_backend import open_table
 
     k = check_bound(plan, max_contributions)
     src = _noise.make_source(rng)
@@ -159,49 +160,65 @@ def file_bounded_histogram(
             # DuckDB (2.0) folds isnan(x) to false from Parquet statistics, which omit NaN: NaN values
             # would then pass as numbers. Statistics propagation must be off for exact NaN handling.
             con.execute("SET disabled_optimizers = 'statistics_propagation'")
-            utype = _column_type(con, expr, user_column)
             leaf_sql, bad_sql = _leaf_sql(con, expr, column, plan.domain, missing)
-            ucol = _quote_ident(user_column)
-            ubad = f"{ucol} IS NULL" + (f" OR isnan({ucol})" if any(t in utype for t in ("DOUBLE", "FLOAT", "REAL")) else "")
-            n_null = con.execute(f"SELECT count_if({ubad}) FROM {expr}").fetchone()[0]
-            if n_null:
-                raise DataError(
-                    f"user column {user_column!r} has {n_null} missing values; every record needs a user id "
-                    "for bounding (drop or fill those records first)"
-                )
+            ucol = user_sql(con, expr, user_column)
             con.execute(
                 f"CREATE TEMP TABLE dpt_rows AS SELECT u, leaf FROM (SELECT {ucol} AS u, "
                 f"CASE WHEN {bad_sql} THEN NULL ELSE {leaf_sql} END AS leaf FROM {expr}) WHERE leaf IS NOT NULL"
             )
-            # users above k, numbered in id order (the order the numpy engine draws in)
-            con.execute(
-                f"CREATE TEMP TABLE dpt_heavy AS SELECT u, c, row_number() OVER (ORDER BY u) - 1 AS h FROM "
-                f"(SELECT u, count(*) AS c FROM dpt_rows GROUP BY u HAVING count(*) > {k})"
-            )
-            counts = np.asarray(con.execute("SELECT c FROM dpt_heavy ORDER BY h").fetchnumpy()["c"], dtype=np.int64)
-            ranked = (
-                "SELECT u, leaf, row_number() OVER (PARTITION BY u ORDER BY leaf) - 1 AS pos, "
-                "count(*) OVER (PARTITION BY u) AS c FROM dpt_rows"
-            )
-            light = con.execute(
-                f"SELECT leaf, count(*) AS n FROM ({ranked}) WHERE c <= {k} GROUP BY leaf"
-            ).fetchnumpy()
-            hist = np.zeros(plan.layout.padded_size, dtype=np.int64)
-            np.add.at(hist, np.asarray(light["leaf"], dtype=np.int64), np.asarray(light["n"], dtype=np.int64))
-            if counts.size:
-                chosen = _kept_positions(src, counts, k)  # (U_heavy, k), heavy users in id order
-                kept = {"h": np.repeat(np.arange(counts.size, dtype=np.int64), k), "pos": chosen.ravel()}
-                con.register("dpt_kept", _numpy_relation(kept))
-                rows = con.execute(
-                    f"SELECT r.leaf, count(*) AS n FROM ({ranked}) r JOIN dpt_heavy hv ON r.u = hv.u "
-                    "JOIN dpt_kept kp ON hv.h = kp.h AND r.pos = kp.pos GROUP BY r.leaf"
-                ).fetchnumpy()
-                np.add.at(hist, np.asarray(rows["leaf"], dtype=np.int64), np.asarray(rows["n"], dtype=np.int64))
-            return hist
+            return duckdb_bounded_counts(con, "dpt_rows", k, plan.layout.padded_size, src)
     except (DataError, InputFormatError, InvalidParameterError):
         raise
     except Exception as exc:
         raise InputFormatError(f"cannot compute the bounded histogram of {column!r}: {str(exc).splitlines()[0]}") from exc
+
+
+def user_sql(con: Any, expr: str, user_column: str) -> str:
+    """The quoted user column after checking it has no missing ids (NULL, or NaN in float columns)."""
+    from .backends.duckdb_backend import _column_type, _quote_ident
+
+    utype = _column_type(con, expr, user_column)
+    ucol = _quote_ident(user_column)
+    ubad = f"{ucol} IS NULL" + (f" OR isnan({ucol})" if any(t in utype for t in ("DOUBLE", "FLOAT", "REAL")) else "")
+    n_null = con.execute(f"SELECT count_if({ubad}) FROM {expr}").fetchone()[0]
+    if n_null:
+        raise DataError(
+            f"user column {user_column!r} has {n_null} missing values; every record needs a user id "
+            "for bounding (drop or fill those records first)"
+        )
+    return ucol
+
+
+def duckdb_bounded_counts(con: Any, table: str, k: int, n_cells: int, src: _noise.RandomSource) -> np.ndarray:
+    """Counts per cell of ``table(u, leaf)`` after keeping at most k rows per user u, in DuckDB.
+
+    Same algorithm as the numpy engine: rows of a user ordered by cell, users above k numbered in
+    id order, a uniform k-subset of positions drawn for each of them in that order.
+    """
+    con.execute(
+        f"CREATE TEMP TABLE dpt_heavy AS SELECT u, c, row_number() OVER (ORDER BY u) - 1 AS h FROM "
+        f"(SELECT u, count(*) AS c FROM {table} GROUP BY u HAVING count(*) > {k})"
+    )
+    counts = np.asarray(con.execute("SELECT c FROM dpt_heavy ORDER BY h").fetchnumpy()["c"], dtype=np.int64)
+    ranked = (
+        "SELECT u, leaf, row_number() OVER (PARTITION BY u ORDER BY leaf) - 1 AS pos, "
+        f"count(*) OVER (PARTITION BY u) AS c FROM {table}"
+    )
+    light = con.execute(f"SELECT leaf, count(*) AS n FROM ({ranked}) WHERE c <= {k} GROUP BY leaf").fetchnumpy()
+    hist = np.zeros(n_cells, dtype=np.int64)
+    np.add.at(hist, np.asarray(light["leaf"], dtype=np.int64), np.asarray(light["n"], dtype=np.int64))
+    if counts.size:
+        chosen = _kept_positions(src, counts, k)  # (U_heavy, k), heavy users in id order
+        kept = {"h": np.repeat(np.arange(counts.size, dtype=np.int64), k), "pos": chosen.ravel()}
+        con.register("dpt_kept", _numpy_relation(kept))
+        rows = con.execute(
+            f"SELECT r.leaf, count(*) AS n FROM ({ranked}) r JOIN dpt_heavy hv ON r.u = hv.u "
+            "JOIN dpt_kept kp ON hv.h = kp.h AND r.pos = kp.pos GROUP BY r.leaf"
+        ).fetchnumpy()
+        np.add.at(hist, np.asarray(rows["leaf"], dtype=np.int64), np.asarray(rows["n"], dtype=np.int64))
+        con.unregister("dpt_kept")
+    con.execute("DROP TABLE dpt_heavy")
+    return hist
 
 
 def _numpy_relation(columns: dict[str, np.ndarray]) -> Any:

@@ -188,6 +188,11 @@ class Ledger:
                 raise LedgerError(f"ledger file not found: {self.path}")
         else:
             self._check_writable(exists)
+            if not exists and requested is None:
+                raise InvalidParameterError(
+                    f"{self.path} is a new ledger: give its total budget, e.g. total_epsilon=1.0 "
+                    "(with total_delta) and/or total_rho"
+                )
         self._con = self._connect()
         try:
             self._totals = self._open(requested, exists)
