@@ -4,4 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --quiet -e ".[test]"
+# headless Chromium renders the HTML report in tests/test_report.py (Debian package)
+command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
 python3 -m pytest -q "$@"
