@@ -48,7 +48,8 @@ def test_ledgered_releases_until_the_budget_is_spent(tmp_path: Path, capsys: pyt
     code, out, err = run(["budget", led, "--create", "--total-epsilon", "1.0"], capsys)
     assert code == 0 and "spent in 0 charge(s)" in out, err
     for i in range(2):
-        code, out, err = run(RELEASE + ["--epsilon", "0.5", "--ledger", led, "--out", str(tmp_path / f"r{i}.json")], capsys)
+        out_i = str(tmp_path / f"r{i}.json")
+        code, out, err = run(RELEASE + ["--epsilon", "0.5", "--ledger", led, "--out", out_i], capsys)
         assert code == 0, err
     code, out, err = run(RELEASE + ["--epsilon", "0.1", "--ledger", led, "--out", str(tmp_path / "r2.json")], capsys)
     assert code == 2 and err.count("\n") == 1 and "would exceed the total budget" in err
@@ -80,7 +81,8 @@ def test_ledger_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert code == 2 and "--total-epsilon" in err
     # a bad column fails before the charge: nothing is spent
     code, _, err = run(["release", str(EXAMPLE), "--column", "nope", "--lower", "0", "--upper", "9",
-                        "--noise", "gaussian", "--rho", "0.1", "--ledger", led, "--out", str(tmp_path / "x.json")], capsys)
+                        "--noise", "gaussian", "--rho", "0.1", "--ledger", led,
+                        "--out", str(tmp_path / "x.json")], capsys)
     assert code == 2 and "not found" in err
     assert Ledger(led).spent().charges == 0
 

@@ -37,7 +37,8 @@ def test_report_content_and_escaping() -> None:
 
 def test_privacy_in_words() -> None:
     lap = _release().privacy
-    assert "e^epsilon = 2.718" in privacy_in_words(lap) and "Adding or removing one person's record " in privacy_in_words(lap)
+    assert "e^epsilon = 2.718" in privacy_in_words(lap)
+    assert "Adding or removing one person's record " in privacy_in_words(lap)
     gauss = _release(noise="gaussian", epsilon=1.0, delta=1e-6).privacy
     words = privacy_in_words(gauss)
     assert "rho = " in words and "(epsilon = 1, delta = 1e-06)" in words

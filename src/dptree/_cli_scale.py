@@ -16,7 +16,7 @@ import argparse
 import json
 import sys
 from contextlib import contextmanager, nullcontext
-from typing import Any, Iterator
+from typing import Any, Iterator, cast
 
 from .errors import InvalidParameterError
 
@@ -28,7 +28,7 @@ def register(sub: Any) -> None:
     release = sub.choices.get("release")
     if release is not None:
         g = release.add_argument_group("scale (issue 6)")
-        g.add_argument("--ledger", metavar="PATH", help="charge this budget ledger before releasing (see dptree budget)")
+        g.add_argument("--ledger", metavar="PATH", help="charge this budget ledger before releasing (dptree budget)")
         g.add_argument("--ledger-label", metavar="TEXT", help="label of the charge (default: FILE:COLUMN)")
         g.add_argument("--user-id", metavar="COLUMN",
                        help="keep at most --max-contributions records per value of COLUMN (chosen at random)")
@@ -94,7 +94,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
         from .ledger import Ledger
 
         ledger = Ledger(args.ledger)  # fails now (missing, corrupt, read-only) rather than after the data work
-    src = _noise.make_source(args.seed)
+    src = cast(_noise.RngLike, _noise.make_source(args.seed))  # one stream: bounding, then noise
     groups = _parse_groups(args.groups) if args.by else None
     if args.by:
         from .grouped import file_grouped_histograms
@@ -125,7 +125,8 @@ def _cmd_release(args: argparse.Namespace) -> int:
                 paths = rel.save(args.out, allow_nonprivate=args.allow_nonprivate)
                 if charge is not None:
                     charge.output = ", ".join(paths)
-                summary = f"{len(paths)} group releases ({', '.join(map(str, rel.groups))}): " + rel[rel.groups[0]].summary()
+                names = ", ".join(map(str, rel.groups))
+                summary = f"{len(paths)} group releases ({names}): " + rel[rel.groups[0]].summary()
             else:
                 release = plan.release(hist, rng=src)
                 release.save(args.out, allow_nonprivate=args.allow_nonprivate)
@@ -185,11 +186,13 @@ def _cmd_budget(args: argparse.Namespace) -> int:
                                     "charges": spent.charges},
                           "history": history}, indent=2))
         return 0
-    tot = ", ".join(f"{k}={v:g}" for k, v in totals.items() if v is not None and (k != "delta" or totals["epsilon"] is not None))
+    shown = {k: v for k, v in totals.items() if v is not None and (k != "delta" or totals["epsilon"] is not None)}
+    tot = ", ".join(f"{k}={v:g}" for k, v in shown.items())
     print(f"ledger {args.ledger}: total {tot}")
     parts = []
     if totals["epsilon"] is not None:
-        parts.append(f"epsilon={spent.epsilon:.6g} of {totals['epsilon']:g}, delta={spent.delta:.3g} of {totals['delta']:g}")
+        parts.append(f"epsilon={spent.epsilon:.6g} of {totals['epsilon']:g}, "
+                     f"delta={spent.delta:.3g} of {totals['delta']:g}")
     if totals["rho"] is not None:
         parts.append(f"rho={spent.rho:.6g} of {totals['rho']:g}")
     print(f"spent in {spent.charges} charge(s): " + "; ".join(parts))

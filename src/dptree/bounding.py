@@ -125,7 +125,6 @@ def _bound_leaves(leaves: np.ndarray, codes: np.ndarray, k: int, padded: int, sr
     sc, sl = codes[order], leaves[order]
     counts = np.bincount(sc)
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    pos = np.arange(sc.size, dtype=np.int64) - starts[sc]
     keep = counts[sc] <= k
     heavy = np.flatnonzero(counts > k)
     if heavy.size:
@@ -170,7 +169,8 @@ def file_bounded_histogram(
     except (DataError, InputFormatError, InvalidParameterError):
         raise
     except Exception as exc:
-        raise InputFormatError(f"cannot compute the bounded histogram of {column!r}: {str(exc).splitlines()[0]}") from exc
+        first = str(exc).splitlines()[0]
+        raise InputFormatError(f"cannot compute the bounded histogram of {column!r}: {first}") from exc
 
 
 def user_sql(con: Any, expr: str, user_column: str) -> str:

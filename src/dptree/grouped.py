@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Sequence, cast
 
 import numpy as np
 
 from . import noise as _noise
-from .bounding import _bound_leaves, _present, check_bound, duckdb_bounded_counts, user_codes, user_sql, _leaf_sql
+from .bounding import _bound_leaves, _leaf_sql, _present, check_bound, duckdb_bounded_counts, user_codes, user_sql
 from .domain import coerce_values
 from .errors import DataError, InputFormatError, InvalidParameterError
 from .inputs import to_numpy
@@ -34,7 +34,7 @@ __all__ = ["GroupedRelease", "range_tree_by", "grouped_histograms", "file_groupe
 
 def check_groups(groups: Any) -> list[Any]:
     """Validate the public list of groups: non-empty, distinct, all str or all int, no None."""
-    if groups is None or isinstance(groups, (str, bytes)) or not isinstance(groups, Sequence) and not hasattr(groups, "__iter__"):
+    if groups is None or isinstance(groups, (str, bytes)) or not hasattr(groups, "__iter__"):
         raise InvalidParameterError("groups must be a list of the public group values, e.g. groups=['a', 'b']")
     gs = list(groups)
     if not gs:
@@ -190,7 +190,8 @@ def file_grouped_histograms(
     except (DataError, InputFormatError, InvalidParameterError):
         raise
     except Exception as exc:
-        raise InputFormatError(f"cannot compute the grouped histograms of {column!r}: {str(exc).splitlines()[0]}") from exc
+        first = str(exc).splitlines()[0]
+        raise InputFormatError(f"cannot compute the grouped histograms of {column!r}: {first}") from exc
 
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_.=+-]+$")
@@ -241,7 +242,9 @@ class GroupedRelease:
         return paths
 
 
-def release_groups(plan: RangeTreePlan, hists: np.ndarray, groups: Sequence[Any], rng: _noise.RngLike = None) -> GroupedRelease:
+def release_groups(
+    plan: RangeTreePlan, hists: np.ndarray, groups: Sequence[Any], rng: _noise.RngLike = None
+) -> GroupedRelease:
     """Add noise to every group's histogram (independent noise per group) and estimate."""
     gs = check_groups(groups)
     h = np.asarray(hists)
@@ -296,7 +299,7 @@ def range_tree_by(
             "group-by releases use add/remove neighbours: under 'replace' a record could move between groups "
             "and each group's total would not be public"
         )
-    src = _noise.make_source(rng)
+    src = cast(_noise.RngLike, _noise.make_source(rng))  # one stream for bounding and noise
     hists = grouped_histograms(values, by, plan, groups=groups, unknown=unknown, user_ids=user_id,
                                missing=missing, rng=src)
     return release_groups(plan, hists, groups, src)

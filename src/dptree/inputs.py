@@ -14,7 +14,7 @@ single-chunk Arrow numeric data without nulls are viewed, not copied (tested wit
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -119,6 +119,7 @@ def to_numpy(data: Any, *, column: str | None = None, name: str = "values") -> n
     if isinstance(data, (str, bytes)):
         raise DataError(f"{name} must be an array or a column, not a string")
     if isinstance(data, np.ma.MaskedArray):
+        data = cast(Any, data)
         if data.dtype.kind == "f":
             return _check_1d(data.filled(np.nan), name)
         if data.dtype.kind in "iu":

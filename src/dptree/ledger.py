@@ -88,7 +88,7 @@ def _amount(x: object, name: str) -> str:
     """A non-negative finite number as its shortest exact decimal string."""
     if isinstance(x, bool) or not isinstance(x, (int, float)) and not hasattr(x, "__float__"):
         raise InvalidParameterError(f"{name} must be a number, got {type(x).__name__}")
-    v = float(x)  # type: ignore[arg-type]
+    v = float(x)  # type: ignore[arg-type,unused-ignore]
     if not math.isfinite(v) or v < 0:
         raise InvalidParameterError(f"{name} must be a finite number >= 0, got {x!r}")
     return str(Decimal(repr(v)))
@@ -271,7 +271,9 @@ class Ledger:
                     meta = dict(con.execute("SELECT key, value FROM ledger_meta").fetchall())
                     if not meta:
                         if exists and con.execute("SELECT count(*) FROM charges").fetchone()[0]:
-                            raise LedgerCorruptError(f"ledger {self.path} has charges but no totals; restore it from a backup")
+                            raise LedgerCorruptError(
+                                f"ledger {self.path} has charges but no totals; restore it from a backup"
+                            )
                         if requested is None:
                             raise InvalidParameterError(
                                 f"{self.path} is a new ledger: give its total budget, e.g. total_epsilon=1.0 "
@@ -297,7 +299,9 @@ class Ledger:
                 totals = self._parse_meta(meta)
             check = con.execute("PRAGMA quick_check").fetchone()
             if not check or check[0] != "ok":
-                raise LedgerCorruptError(f"ledger {self.path} failed SQLite's integrity check ({check}); restore it from a backup")
+                raise LedgerCorruptError(
+                    f"ledger {self.path} failed SQLite's integrity check ({check}); restore it from a backup"
+                )
         except sqlite3.Error as exc:
             raise self._translate(exc) from exc
         if requested is not None and requested != totals:

@@ -171,9 +171,13 @@ def render_report(release: RangeTree, *, level: float = 0.95, bins: int = 30, ti
     cdf_b64 = _cdf_png(release, level)
     hist_b64, _ = _hist_png(release, level, bins)
     total_lo, total_hi = release.total_ci(level=level)
+    if dom.kind == "datetime":
+        width = str(np.timedelta64(int(dom.width), "ns").astype("timedelta64[s]"))
+    else:
+        width = dom.format_value(dom.width)
     params = [
         ("Domain", f"{dom.kind}, [{dom.format_value(dom.lower)}, {dom.format_value(dom.upper)}], "
-                   f"{dom.size} buckets of width {dom.format_value(dom.width) if dom.kind != 'datetime' else str(np.timedelta64(int(dom.width), 'ns').astype('timedelta64[s]'))}"),
+                   f"{dom.size} buckets of width {width}"),
         ("Tree", f"{release.layout.branching}-ary, {release.layout.depth + 1} levels, root {p.get('root')}"),
         ("Noise", f"discrete {release.plan.noise} ({p.get('guarantee')})"),
         ("Neighbours", f"{p.get('neighbors')}, at most {p.get('max_contributions')} record(s) per person"),
