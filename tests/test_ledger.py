@@ -269,3 +269,18 @@ def test_kill_minus_nine_never_loses_or_duplicates_a_charge(tmp_path: Path) -> N
     with Ledger(path) as led:
         spent = led.spent()
         assert spent.charges == len(led.history()) and spent.epsilon == pytest.approx(spent.charges * 1e-6)
+
+
+def test_outcome_not_recorded_under_lock_keeps_the_charge(tmp_path: Path) -> None:
+    path = tmp_path / "b.ledger"
+    led = Ledger(path, total_epsilon=1.0, timeout=0.1)
+    with led.charge(epsilon=0.1, label="x") as c:
+        blocker = sqlite3.connect(path, isolation_level=None)
+        blocker.execute("BEGIN IMMEDIATE")  # another process holds the lock when the block ends
+        c.output = "x.json"
+    assert not c.status_recorded
+    blocker.execute("ROLLBACK")
+    blocker.close()
+    (h,) = led.history()
+    assert (h["status"], h["output"]) == ("charged", None) and led.spent().charges == 1
+    led.close()

@@ -120,6 +120,7 @@ class Charge:
     delta: float
     rho: float
     output: str | None = None
+    status_recorded: bool = True
     _closed: bool = field(default=False, repr=False)
 
     def __enter__(self) -> "Charge":
@@ -128,7 +129,12 @@ class Charge:
     def __exit__(self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None) -> None:
         if not self._closed:
             self._closed = True
-            self.ledger._finish(self.id, "done" if et is None else "failed", self.output)
+            try:
+                self.ledger._finish(self.id, "done" if et is None else "failed", self.output)
+            except LedgerLockedError:
+                # The charge itself is committed; only its outcome could not be recorded (it stays
+                # 'charged'). Failing here would report an error for a release that was made.
+                self.status_recorded = False
 
 
 @dataclass(frozen=True)
