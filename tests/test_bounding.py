@@ -43,10 +43,22 @@ def _file_engine(tmp_path: Path, fmt: str) -> Engine:
     return run
 
 
-@pytest.fixture(params=["numpy", "duckdb-parquet", "duckdb-csv"])
+def _spark_engine() -> Engine:
+    from _spark import spark_frame
+
+    from dptree.backends.spark_backend import spark_bounded_histogram
+
+    def run(values: Any, users: Any, plan: Any, **kw: Any) -> np.ndarray:
+        return spark_bounded_histogram(spark_frame({"v": values, "u": users}), "v", "u", plan, **kw)
+    return run
+
+
+@pytest.fixture(params=["numpy", "duckdb-parquet", "duckdb-csv", pytest.param("spark", marks=pytest.mark.slow)])
 def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Engine:
     if request.param == "numpy":
         return _numpy_engine(tmp_path)
+    if request.param == "spark":
+        return _spark_engine()
     return _file_engine(tmp_path, request.param.split("-")[1])
 
 
