@@ -4,7 +4,8 @@ own GROUP BY count of the same column, in the same run; peak memory of each.
     PYTHONPATH=src python3 benchmarks/scale_files.py --rows 100000000          # DuckDB (issue target)
     PYTHONPATH=src python3 benchmarks/scale_files.py --rows 10000000 --spark   # plus local[2] Spark
 
-Every measurement runs in a fresh process (peak RSS = that process's ru_maxrss); the table shows
+Every measurement runs in a fresh process (peak RSS = that process's ru_maxrss, plus the peak RSS
+of its live children, i.e. the Spark JVM); the table shows
 the median of --repeat runs, alternating the contenders. The data: int64 values uniform on
 [0, 2^20) (D = 2^20 leaves) and user ids uniform on [0, rows/10), written once by DuckDB.
 """
@@ -79,7 +80,24 @@ def measure(what: str, path: str) -> dict[str, float]:
         raise SystemExit(f"unknown measurement {what}")
     seconds = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # MiB (Linux: KiB)
+    peak += _children_peak_mib()  # Spark: the JVM started by this process
     return {"seconds": seconds, "peak_mib": peak}
+
+
+def _children_peak_mib() -> float:
+    """Sum of the peak RSS (VmHWM) of the live child processes (the Spark JVM), from /proc."""
+    me, total = os.getpid(), 0.0
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            status = (d / "status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        if fields.get("PPid", "").strip() == str(me) and "VmHWM" in fields:
+            total += float(fields["VmHWM"].split()[0]) / 1024
+    return total
 
 
 def run_child(what: str, path: str) -> dict[str, float]:
@@ -105,13 +123,14 @@ def main() -> None:
     path = Path(args.dir) / f"dptree-bench-{rows}.parquet"
     t = time.perf_counter()
     make_data(path, rows)
-    print(f"data: {path} ({rows:,} rows, {path.stat().st_size / 2**20:,.0f} MiB, ready in {time.perf_counter() - t:.0f} s)")
+    size = path.stat().st_size / 2**20
+    print(f"data: {path} ({rows:,} rows, {size:,.0f} MiB, ready in {time.perf_counter() - t:.0f} s)")
     pairs = [("duckdb-groupby", "duckdb-release")]
     if args.bounded:
         pairs.append(("duckdb-groupby", "duckdb-bounded-release"))
     if args.spark:
         pairs.append(("spark-groupby", "spark-release"))
-    print(f"\n| rows | baseline | dptree | baseline s | dptree s | ratio | baseline peak MiB | dptree peak MiB |")
+    print("\n| rows | baseline | dptree | baseline s | dptree s | ratio | baseline peak MiB | dptree peak MiB |")
     print("|---|---|---|---|---|---|---|---|")
     for base, ours in pairs:
         b_runs, o_runs = [], []
