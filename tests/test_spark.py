@@ -69,6 +69,19 @@ def test_histograms_match_numpy_on_every_domain_kind() -> None:
     p_d = plan_range_tree(lower="2024-01-01", upper="2024-03-01", epsilon=1.0)
     np.testing.assert_array_equal(spark_backend.spark_leaf_histogram(ddf, "d", p_d),
                                   _numpy_hist(np.array(days, dtype="datetime64[ns]"), p_d))
+    # timestamps, wall-clock (NTZ) and instants, under a session time zone that is not UTC
+    stamps = np.datetime64("2024-01-01T00:00") + gen.integers(-3 * 24, 70 * 24, 300).astype("timedelta64[h]")
+    wall = [s.astype("datetime64[us]").item() for s in stamps]
+    instants = [w.replace(tzinfo=dt.timezone.utc) for w in wall]  # the same times as UTC instants
+    tdf = spark.createDataFrame(list(zip(wall, instants)), "t timestamp_ntz, i timestamp")
+    p_h = plan_range_tree(lower="2024-01-01", upper="2024-03-01", width=dt.timedelta(hours=6), epsilon=1.0)
+    expected = _numpy_hist(stamps.astype("datetime64[ns]"), p_h)
+    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+    try:
+        np.testing.assert_array_equal(spark_backend.spark_leaf_histogram(tdf, "t", p_h), expected)
+        np.testing.assert_array_equal(spark_backend.spark_leaf_histogram(tdf, "i", p_h), expected)
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
 
 
 @pytest.mark.slow

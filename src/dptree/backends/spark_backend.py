@@ -60,9 +60,10 @@ def _leaf_sql(df: Any, column: str, domain: Domain) -> tuple[str, str]:
     if domain.kind == "datetime":
         if tname == "DateType":
             value = f"(CAST(unix_date({col}) AS BIGINT) * 86400000000000)"
-        elif tname in ("TimestampType", "TimestampNTZType"):
-            value = f"(unix_micros(CAST({col} AS TIMESTAMP)) * 1000)" if tname == "TimestampType" else \
-                f"(unix_micros(to_utc_timestamp(CAST({col} AS TIMESTAMP), 'UTC')) * 1000)"
+        elif tname == "TimestampType":  # an instant: its UTC time, whatever the session time zone
+            value = f"(unix_micros({col}) * 1000)"
+        elif tname == "TimestampNTZType":  # a wall-clock time, like a naive numpy datetime64
+            value = f"(timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', {col}) * 1000)"
         else:
             raise DataError(f"Spark column {column!r} has type {tname}, but the domain is dates: pass numeric bounds")
         bad = f"{col} IS NULL"
