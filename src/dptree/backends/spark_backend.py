@@ -97,7 +97,8 @@ def _check_values(df: Any, column: str, bad: str, missing: str) -> None:
     tname = _type_name(df, column)
     aggs = [F.expr(f"count_if({bad})").alias("missing")]
     if tname in _FLOATING:
-        aggs.append(F.expr(f"count_if(CAST({_quote(column)} AS DOUBLE) IN (double('inf'), double('-inf')))").alias("inf"))
+        infinite = f"CAST({_quote(column)} AS DOUBLE) IN (double('inf'), double('-inf'))"
+        aggs.append(F.expr(f"count_if({infinite})").alias("inf"))
     row = df.agg(*aggs).collect()[0]
     if tname in _FLOATING and row["inf"]:
         raise DataError(f"column {column!r} contains +-inf; remove or replace them")
