@@ -131,3 +131,26 @@ def test_bounded_range_tree_by() -> None:
     assert rel.privacy["max_contributions"] == 2
     with pytest.raises(DataError, match="user_id has 1 missing"):
         range_tree_by([1, 2], by=["north", "north"], groups=GROUPS, user_id=[1, None], lower=0, upper=9, epsilon=1.0)
+
+
+@pytest.mark.slow
+def test_spark_agrees_with_numpy() -> None:
+    from _spark import spark_frame
+
+    from dptree.backends.spark_backend import spark_grouped_histograms
+
+    df = _data(4, n=1500)
+    sdf = spark_frame({"v": df["v"].to_numpy(), "g": df["g"].to_numpy(dtype=object), "u": df["u"].to_numpy()})
+    plan = plan_range_tree(lower=0, upper=99, epsilon=1.0, max_contributions=2)
+    for kw, skw in (({}, {}), (dict(user_ids=df["u"], rng=9), dict(user_column="u", rng=9))):
+        ref = grouped_histograms(df["v"], df["g"], plan, groups=GROUPS, **kw)  # type: ignore[arg-type]
+        got = spark_grouped_histograms(sdf, "v", "g", plan, groups=GROUPS, **skw)  # type: ignore[arg-type]
+        np.testing.assert_array_equal(got, ref)
+    with pytest.raises(DataError, match="not in groups"):
+        spark_grouped_histograms(sdf, "v", "g", plan, groups=["north"])
+    h = spark_grouped_histograms(sdf, "v", "g", plan, groups=["north"], unknown="drop")
+    assert h.sum() == (df["g"] == "north").sum()
+    with pytest.raises(DataError, match="groups of the column's type"):
+        spark_grouped_histograms(sdf, "v", "g", plan, groups=[1, 2])
+    with pytest.raises(InputFormatError, match="not found"):
+        spark_grouped_histograms(sdf, "v", "region", plan, groups=GROUPS)

@@ -18,7 +18,7 @@ from .. import noise as _noise
 from ..domain import Domain
 from ..errors import DataError, InputFormatError
 
-__all__ = ["spark_leaf_histogram", "spark_bounded_histogram", "require_pyspark"]
+__all__ = ["spark_leaf_histogram", "spark_bounded_histogram", "spark_grouped_histograms", "require_pyspark"]
 
 _NUMERIC = ("ByteType", "ShortType", "IntegerType", "LongType", "FloatType", "DoubleType", "DecimalType")
 _INTEGRAL = ("ByteType", "ShortType", "IntegerType", "LongType")
@@ -135,6 +135,53 @@ def spark_leaf_histogram(df: Any, column: str, plan: Any, *, missing: str = "err
         raise _wrap("histogram", column, exc) from exc
 
 
+def _check_users(df: Any, user_column: str) -> str:
+    from pyspark.sql import functions as F
+
+    utype = _type_name(df, user_column)
+    ucol = _quote(user_column)
+    ubad = f"{ucol} IS NULL" + (f" OR isnan({ucol})" if utype in _FLOATING else "")
+    n_null = df.agg(F.expr(f"count_if({ubad})").alias("n")).collect()[0]["n"]
+    if n_null:
+        raise DataError(
+            f"user column {user_column!r} has {n_null} missing values; every record needs a user id "
+            "for bounding (drop or fill those records first)"
+        )
+    return ucol
+
+
+def _bounded_counts(rows: Any, k: int, n_cells: int, src: _noise.RandomSource) -> np.ndarray:
+    """Counts per cell of ``rows(u, leaf)`` keeping at most k rows per user (the numpy algorithm)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    from ..bounding import _kept_positions
+
+    by_user = Window.partitionBy("u")
+    ranked = rows.select(
+        "u", "leaf",
+        (F.row_number().over(by_user.orderBy("leaf")) - 1).alias("pos"),
+        F.count(F.lit(1)).over(by_user).alias("c"),
+    )
+    hist = _collect_hist(ranked.where(f"c <= {k}"), n_cells)
+    heavy = rows.groupBy("u").count().where(f"count > {k}")
+    # heavy users numbered in id order (one row per heavy user; the order numpy draws in)
+    heavy = heavy.select("u", "count", (F.row_number().over(Window.orderBy("u")) - 1).alias("h"))
+    counts_rows = heavy.select("h", "count").collect()
+    if counts_rows:
+        counts = np.zeros(len(counts_rows), dtype=np.int64)
+        for r in counts_rows:
+            counts[int(r["h"])] = int(r["count"])
+        chosen = _kept_positions(src, counts, k)
+        kept = rows.sparkSession.createDataFrame(
+            [(int(h), int(p)) for h, p in zip(np.repeat(np.arange(counts.size), k), chosen.ravel())],
+            "h long, pos long",
+        )
+        joined = ranked.join(heavy.select("u", "h"), "u").join(kept, ["h", "pos"])
+        hist += _collect_hist(joined, n_cells)
+    return hist
+
+
 def spark_bounded_histogram(
     df: Any,
     column: str,
@@ -147,52 +194,79 @@ def spark_bounded_histogram(
 ) -> np.ndarray:
     """:func:`dptree.bounding.bounded_histogram` of a Spark DataFrame, computed in Spark."""
     require_pyspark()
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    from ..bounding import _kept_positions, check_bound
+    from ..bounding import check_bound
 
     k = check_bound(plan, max_contributions)
     src = _noise.make_source(rng)
     try:
         leaf, bad = _leaf_sql(df, column, plan.domain)
-        utype = _type_name(df, user_column)
-        ucol = _quote(user_column)
-        ubad = f"{ucol} IS NULL" + (f" OR isnan({ucol})" if utype in _FLOATING else "")
-        n_null = df.agg(F.expr(f"count_if({ubad})").alias("n")).collect()[0]["n"]
-        if n_null:
-            raise DataError(
-                f"user column {user_column!r} has {n_null} missing values; every record needs a user id "
-                "for bounding (drop or fill those records first)"
-            )
+        ucol = _check_users(df, user_column)
         _check_values(df, column, bad, missing)
         rows = df.selectExpr(f"{ucol} AS u", f"CASE WHEN {bad} THEN NULL ELSE {leaf} END AS leaf").where(
             "leaf IS NOT NULL")
-        by_user = Window.partitionBy("u")
-        ranked = rows.select(
-            "u", "leaf",
-            (F.row_number().over(by_user.orderBy("leaf")) - 1).alias("pos"),
-            F.count(F.lit(1)).over(by_user).alias("c"),
-        )
-        hist = _collect_hist(ranked.where(f"c <= {k}"), plan.layout.padded_size)
-        heavy = rows.groupBy("u").count().where(f"count > {k}")
-        # heavy users numbered in id order (one row per heavy user; the order numpy draws in)
-        heavy = heavy.select("u", "count", (F.row_number().over(Window.orderBy("u")) - 1).alias("h"))
-        counts_rows = heavy.select("h", "count").collect()
-        if counts_rows:
-            counts = np.zeros(len(counts_rows), dtype=np.int64)
-            for r in counts_rows:
-                counts[int(r["h"])] = int(r["count"])
-            chosen = _kept_positions(src, counts, k)
-            spark = df.sparkSession
-            kept = spark.createDataFrame(
-                [(int(h), int(p)) for h, p in zip(np.repeat(np.arange(counts.size), k), chosen.ravel())],
-                "h long, pos long",
-            )
-            joined = ranked.join(heavy.select("u", "h"), "u").join(kept, ["h", "pos"])
-            hist += _collect_hist(joined, plan.layout.padded_size)
-        return hist
+        return _bounded_counts(rows, k, plan.layout.padded_size, src)
     except (DataError, InputFormatError):
         raise
     except Exception as exc:
         raise _wrap("bounded histogram", column, exc) from exc
+
+
+def spark_grouped_histograms(
+    df: Any,
+    column: str,
+    by_column: str,
+    plan: Any,
+    *,
+    groups: Any,
+    unknown: str = "error",
+    user_column: str | None = None,
+    max_contributions: int | None = None,
+    missing: str = "error",
+    rng: _noise.RngLike = None,
+) -> np.ndarray:
+    """:func:`dptree.grouped.grouped_histograms` of a Spark DataFrame, shape (len(groups), padded_size)."""
+    require_pyspark()
+    from pyspark.sql import functions as F
+
+    from ..bounding import check_bound
+    from ..grouped import _check_unknown, check_groups
+
+    gs = check_groups(groups)
+    _check_unknown(unknown)
+    k = check_bound(plan, max_contributions) if user_column is not None else None
+    P, G = plan.layout.padded_size, len(gs)
+    try:
+        btype = _type_name(df, by_column)
+        if isinstance(gs[0], str) != (btype == "StringType"):
+            raise DataError(
+                f"by column {by_column!r} has type {btype} but groups are "
+                f"{'strings' if isinstance(gs[0], str) else 'integers'}; give groups of the column's type"
+            )
+        if not isinstance(gs[0], str) and btype not in _INTEGRAL:
+            raise DataError(f"by column {by_column!r} has type {btype}; integer groups need an integer column")
+        leaf, bad = _leaf_sql(df, column, plan.domain)
+        ucol = _check_users(df, user_column) if user_column is not None else "CAST(NULL AS BIGINT)"
+        _check_values(df, column, bad, missing)
+        spark = df.sparkSession
+        gtype = "string" if isinstance(gs[0], str) else "long"
+        gdf = spark.createDataFrame([(g, i) for i, g in enumerate(gs)], f"dpt_gv {gtype}, dpt_gi long")
+        base = df.selectExpr(f"{ucol} AS u", f"{_quote(by_column)} AS dpt_b",
+                             f"CASE WHEN {bad} THEN NULL ELSE {leaf} END AS dpt_leaf")
+        joined = base.join(F.broadcast(gdf), base["dpt_b"] == gdf["dpt_gv"], "left")
+        n_unknown = joined.agg(F.expr("count_if(dpt_gi IS NULL)").alias("n")).collect()[0]["n"]
+        if n_unknown and unknown == "error":
+            raise DataError(
+                f"{n_unknown} rows have a group that is not in groups (or none); list every group, "
+                "or pass unknown='drop' to drop those rows"
+            )
+        rows = joined.where("dpt_gi IS NOT NULL AND dpt_leaf IS NOT NULL").selectExpr(
+            "u", f"dpt_gi * {P} + dpt_leaf AS leaf")
+        if k is None:
+            hist = _collect_hist(rows, G * P)
+        else:
+            hist = _bounded_counts(rows, k, G * P, _noise.make_source(rng))
+        return hist.reshape(G, P)
+    except (DataError, InputFormatError):
+        raise
+    except Exception as exc:
+        raise _wrap("grouped histograms", column, exc) from exc
