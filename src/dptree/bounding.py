@@ -195,29 +195,35 @@ def duckdb_bounded_counts(con: Any, table: str, k: int, n_cells: int, src: _nois
     Same algorithm as the numpy engine: rows of a user ordered by cell, users above k numbered in
     id order, a uniform k-subset of positions drawn for each of them in that order.
     """
+    con.execute(f"CREATE TEMP TABLE dpt_uc AS SELECT u, count(*) AS c FROM {table} GROUP BY u")
     con.execute(
-        f"CREATE TEMP TABLE dpt_heavy AS SELECT u, c, row_number() OVER (ORDER BY u) - 1 AS h FROM "
-        f"(SELECT u, count(*) AS c FROM {table} GROUP BY u HAVING count(*) > {k})"
+        f"CREATE TEMP TABLE dpt_heavy AS SELECT u, c, row_number() OVER (ORDER BY u) - 1 AS h "
+        f"FROM dpt_uc WHERE c > {k}"
     )
     counts = np.asarray(con.execute("SELECT c FROM dpt_heavy ORDER BY h").fetchnumpy()["c"], dtype=np.int64)
-    ranked = (
-        "SELECT u, leaf, row_number() OVER (PARTITION BY u ORDER BY leaf) - 1 AS pos, "
-        f"count(*) OVER (PARTITION BY u) AS c FROM {table}"
-    )
-    light = con.execute(f"SELECT leaf, count(*) AS n FROM ({ranked}) WHERE c <= {k} GROUP BY leaf").fetchnumpy()
+    # users with at most k rows keep them all: a hash join, no window
+    light = con.execute(
+        f"SELECT t.leaf, count(*) AS n FROM {table} t JOIN dpt_uc uc ON t.u = uc.u WHERE uc.c <= {k} GROUP BY t.leaf"
+    ).fetchnumpy()
     hist = np.zeros(n_cells, dtype=np.int64)
     np.add.at(hist, np.asarray(light["leaf"], dtype=np.int64), np.asarray(light["n"], dtype=np.int64))
     if counts.size:
         chosen = _kept_positions(src, counts, k)  # (U_heavy, k), heavy users in id order
         kept = {"h": np.repeat(np.arange(counts.size, dtype=np.int64), k), "pos": chosen.ravel()}
         con.register("dpt_kept", _numpy_relation(kept))
+        # positions (rank by leaf inside the user) only for the rows of users above k
+        ranked = (
+            f"SELECT hv.h, t.leaf, row_number() OVER (PARTITION BY t.u ORDER BY t.leaf) - 1 AS pos "
+            f"FROM {table} t JOIN dpt_heavy hv ON t.u = hv.u"
+        )
         rows = con.execute(
-            f"SELECT r.leaf, count(*) AS n FROM ({ranked}) r JOIN dpt_heavy hv ON r.u = hv.u "
-            "JOIN dpt_kept kp ON hv.h = kp.h AND r.pos = kp.pos GROUP BY r.leaf"
+            f"SELECT r.leaf, count(*) AS n FROM ({ranked}) r JOIN dpt_kept kp ON r.h = kp.h AND r.pos = kp.pos "
+            "GROUP BY r.leaf"
         ).fetchnumpy()
         np.add.at(hist, np.asarray(rows["leaf"], dtype=np.int64), np.asarray(rows["n"], dtype=np.int64))
         con.unregister("dpt_kept")
     con.execute("DROP TABLE dpt_heavy")
+    con.execute("DROP TABLE dpt_uc")
     return hist
 
 
