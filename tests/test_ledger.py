@@ -284,3 +284,14 @@ def test_outcome_not_recorded_under_lock_keeps_the_charge(tmp_path: Path) -> Non
     (h,) = led.history()
     assert (h["status"], h["output"]) == ("charged", None) and led.spent().charges == 1
     led.close()
+
+
+def test_bad_paths_and_timeout(tmp_path: Path) -> None:
+    with pytest.raises(LedgerError, match="is a directory"):
+        Ledger(tmp_path, total_epsilon=1.0)
+    with pytest.raises(LedgerError, match="does not exist; create it first"):
+        Ledger(tmp_path / "no" / "b.ledger", total_epsilon=1.0)
+    with pytest.raises(InvalidParameterError, match="timeout"):
+        Ledger(tmp_path / "b.ledger", total_epsilon=1.0, timeout=-1)
+    with pytest.raises(InvalidParameterError, match="label"):
+        Ledger(tmp_path / "c.ledger", total_epsilon=1.0).charge(epsilon=0.1, label=3)  # type: ignore[arg-type]
