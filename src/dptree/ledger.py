@@ -558,8 +558,3 @@ def _dec_str(f: Fraction | None) -> str:
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
-
-def iter_history(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
-    """Charges of a ledger file, opened read-only."""
-    with Ledger(path, read_only=True) as ledger:
-        yield from ledger.history()
