@@ -46,7 +46,7 @@ from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 from .budget import check_delta, zcdp_epsilon
 from .errors import BudgetExceededError, DPTreeError, InvalidParameterError
