@@ -3,5 +3,9 @@
 # checks included; they are marked 'slow' and run here too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pip install --quiet -e ".[test]"
+python3 -m pip install --quiet -e ".[test,spark]"
+# the Spark backend's tests start a local Spark (local[2]), which needs Java
+command -v java >/dev/null || (apt-get update && apt-get install -y default-jre-headless)
+# headless Chromium renders the HTML report in tests/test_report.py (Debian package)
+command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
 python3 -m pytest -q "$@"

@@ -14,14 +14,13 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from _float_laplace import producible_from_zero, textbook_laplace
 from scipy.stats import beta
 
 import dptree
 from dptree import audit
 from dptree.budget import zcdp_epsilon
 from dptree.ranges import plan_range_tree
-
-from _float_laplace import producible_from_zero, textbook_laplace
 
 SPECS = audit.registered()
 SPEC_IDS = [s.name for s in SPECS]

@@ -10,7 +10,6 @@ the test into an XPASS failure that asks for the mark to be removed.
 from __future__ import annotations
 
 import datetime as dt
-import decimal
 import math
 from pathlib import Path
 from typing import Any, Callable

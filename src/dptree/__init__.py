@@ -9,6 +9,8 @@
 * :func:`interior_point`, :func:`median`, :func:`quantile`, :func:`learn_threshold` -- a private
   point between the data's minimum and maximum, single quantiles and threshold classifiers on
   domains of any size: exponential mechanism, TreeLog, HeavyPaths (seed 002).
+* :func:`range_tree_by` (one release per public group), :class:`Ledger` (a persistent budget),
+  :func:`leaf_histogram` / :func:`to_numpy` (arrays, DataFrames, Arrow, files via DuckDB, Spark).
 * :func:`load` -- read any saved release.
 
 Budgets are in :mod:`dptree.budget`, exact noise in :mod:`dptree.noise` (the only module that draws
@@ -30,7 +32,11 @@ from .errors import (
     InvalidParameterError,
     ReleaseFileError,
 )
+from .grouped import GroupedRelease, range_tree_by
 from .hierarchy import Hierarchy, HierarchyRelease, hierarchy_counts
+from .histograms import leaf_histogram
+from .inputs import to_numpy
+from .ledger import Ledger, LedgerCorruptError, LedgerError, LedgerLockedError, LedgerReadOnlyError
 from .ranges import HistogramResult, RangeTree, RangeTreePlan, plan_range_tree, range_tree
 from .serialize import load
 from .thresholds import (
@@ -63,6 +69,15 @@ __all__ = [
     "RangeTreePlan",
     "HistogramResult",
     "load",
+    "range_tree_by",
+    "GroupedRelease",
+    "leaf_histogram",
+    "to_numpy",
+    "Ledger",
+    "LedgerError",
+    "LedgerCorruptError",
+    "LedgerLockedError",
+    "LedgerReadOnlyError",
     "Hierarchy",
     "HierarchyRelease",
     "hierarchy_counts",

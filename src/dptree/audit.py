@@ -197,7 +197,9 @@ _REGISTRY: dict[str, MechanismSpec] = {}
 
 #: Public functions of :mod:`dptree` that release nothing (no noise is drawn by them or by the
 #: objects they return). Every other public function must be covered by a registered spec.
-NOT_MECHANISMS: frozenset[str] = frozenset({"make_domain", "load", "method_requirements"})
+NOT_MECHANISMS: frozenset[str] = frozenset(
+    {"make_domain", "load", "method_requirements", "leaf_histogram", "to_numpy"}  # release nothing
+)
 
 
 def register(spec: MechanismSpec) -> MechanismSpec:
@@ -873,3 +875,42 @@ def _register_interior_points() -> None:
 
 
 _register_interior_points()
+
+
+# --------------------------------------------------------------------------- group-by releases
+
+
+def _register_grouped() -> None:
+    """``range_tree_by`` (parallel composition): one record added to one group; every group's
+    noisy counts are the output. One release per output, so smaller samples."""
+    from .grouped import range_tree_by
+
+    groups = ["a", "b"]
+    base_v, base_g = [1, 2, 4, 5], ["a", "b", "a", "b"]
+
+    def run(data: Any, seed: int) -> np.ndarray:
+        v, g = data
+        rel = range_tree_by(v, by=g, groups=groups, lower=0, upper=5, epsilon=1.0, branching=3, rng=seed)
+        return np.concatenate([m for k in groups for m in rel[k].measurements if m is not None])
+
+    register(
+        MechanismSpec(
+            name="range_tree_by/laplace/add_remove",
+            covers=("range_tree_by",),
+            neighbors="add_remove",
+            epsilon=1.0,
+            delta=0.0,
+            sample=repeat(run),
+            worst_cases=lambda: iter(
+                [NeighbourPair("add a record to group a", (base_v, base_g), (base_v + [3], base_g + ["a"]))]
+            ),
+            description="one range tree per public group, eps = 1 for the whole set",
+            extra={
+                "fast": AuditConfig(n_select=3_000, n_eval=9_000),
+                "slow": AuditConfig(n_select=10_000, n_eval=30_000),
+            },
+        )
+    )
+
+
+_register_grouped()

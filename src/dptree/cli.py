@@ -184,7 +184,8 @@ def _range_tree_answers(release: RangeTree, args: argparse.Namespace) -> list[di
         lo_t, hi_t = _split_range(text, release.domain.kind)
         lo, hi = _query_value(lo_t, release), _query_value(hi_t, release)
         low, high = release.ci(lo, hi, level=args.ci)
-        rows.append(row(f"count[{lo_t}, {hi_t}]", float(release.count(lo, hi)), float(release.stderr(lo, hi)), low, high))
+        c, s = float(release.count(lo, hi)), float(release.stderr(lo, hi))
+        rows.append(row(f"count[{lo_t}, {hi_t}]", c, s, low, high))
     for text in args.cdf:
         x = _query_value(text, release)
         low, high = release.cdf_ci(x, level=args.ci)
@@ -270,7 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_release(sub)
     _add_query(sub)
     _add_plot(sub)
-    for module in ("_cli_hierarchy", "_cli_interior"):
+    for module in ("_cli_hierarchy", "_cli_interior", "_cli_scale"):
         try:
             mod = __import__(f"dptree.{module}", fromlist=["register"])
         except ModuleNotFoundError as exc:

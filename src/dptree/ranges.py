@@ -35,7 +35,7 @@ from . import __version__ as _version
 from . import noise as _noise
 from .allocation import choose_branching, level_weights
 from .budget import Budget, check_delta, check_epsilon, check_rho, zcdp_epsilon
-from .domain import Domain, coerce_values, make_domain
+from .domain import Domain, make_domain
 from .errors import DataError, InvalidParameterError, ReleaseFileError
 from .estimation import consistent_estimates, range_error_moments, range_variance
 from .intervals import laplace_mixture_multiplier, normal_multiplier
@@ -336,6 +336,8 @@ def range_tree(
     max_contributions: int = 1,
     levels: str = "uniform",
     missing: str = "error",
+    column: str | None = None,
+    user_id: Any = None,
     rng: _noise.RngLike = None,
 ) -> "RangeTree":
     """Release a private b-ary range tree of ``values`` over the public domain [lower, upper].
@@ -349,6 +351,11 @@ def range_tree(
     most ``max_contributions`` records (bounding them is the caller's job here). Values outside
     [lower, upper] are clamped. NaN/None raise unless ``missing="drop"``. ``rng`` is for tests
     only: a seeded release is marked ``private: false``.
+
+    ``values``: an array-like, a table (pandas, polars, Arrow, DuckDB) with ``column``, a
+    CSV/Parquet path with ``column`` (read by DuckDB), or a Spark DataFrame with ``column``.
+    ``user_id`` (a column name or an array): keep at most ``max_contributions`` records per user,
+    chosen uniformly at random before the histogram (:mod:`dptree.bounding`).
 
     ``levels="uniform"`` splits the budget equally over the noised levels (seed 004, Algorithm 1);
     ``"optimal"`` minimises the exact average variance over all ranges. ``branching=None`` picks,
@@ -367,23 +374,11 @@ def range_tree(
         max_contributions=max_contributions,
         levels=levels,
     )
-    vals = coerce_values(values, plan.domain, missing=missing)
-    return plan.release(leaf_histogram(plan, vals), rng)
+    from .histograms import leaf_histogram
 
-
-_BIN_CHUNK = 1 << 21
-
-
-def leaf_histogram(plan: RangeTreePlan, values: np.ndarray) -> np.ndarray:
-    """Bucket counts of validated ``values``, binned in chunks so that the clamped copy of the
-    input never exists at full size (peak extra memory ~16 bytes x 2^21, not 16 bytes per value)."""
-    size = plan.layout.padded_size
-    if values.size <= _BIN_CHUNK:
-        return np.bincount(plan.domain.to_leaves(values), minlength=size)
-    hist = np.zeros(size, dtype=np.int64)
-    for start in range(0, values.size, _BIN_CHUNK):
-        hist += np.bincount(plan.domain.to_leaves(values[start : start + _BIN_CHUNK]), minlength=size)
-    return hist
+    src = _noise.make_source(rng)  # one source for bounding and noise
+    hist = leaf_histogram(values, plan, column=column, user_id=user_id, missing=missing, rng=src)
+    return plan.release(hist, src)
 
 
 @dataclass(frozen=True)

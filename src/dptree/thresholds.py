@@ -940,7 +940,7 @@ def learn_threshold(
         delta=dlt / (2 * math.exp(eps / 4)),
         method=method,
         beta=beta,
-        rng=src,  # type: ignore[arg-type]
+        rng=src,
         run_anyway=True,
     )
     return ThresholdClassifier(ip.value, None, eps, dlt, src.private)

@@ -67,6 +67,9 @@ def open_table(path: str, fmt: str | None = None, progress: bool = False) -> Ite
         raise InputFormatError(f"{path} is a directory, not a CSV or Parquet file")
     con = duckdb.connect()
     try:
+        # Parquet statistics leave NaN out, so DuckDB would fold isnan(x) to false and then fail
+        # ("statistics corrupt") on a column that holds NaN: keep the optimiser from trusting them.
+        con.execute("SET disabled_optimizers = 'statistics_propagation'")
         if progress:
             con.execute("SET enable_progress_bar = true")
         fmt = fmt or _detect_format(path)
@@ -137,11 +140,11 @@ def _histogram(con: Any, expr: str, column: str, domain: Domain, padded_size: in
             bad = f"{col} IS NULL"
         else:
             value = f"CAST({col} AS DOUBLE)"
-            inf = con.execute(f"SELECT count(*) FROM {expr} WHERE isinf({value})").fetchone()[0]
+            inf = con.execute(f"SELECT count_if(isinf({value})) FROM {expr}").fetchone()[0]
             if inf:
                 raise DataError(f"column {column!r} contains +-inf; remove or replace them")
             bad = f"({col} IS NULL OR isnan({value}))"
-    n_missing = con.execute(f"SELECT count(*) FROM {expr} WHERE {bad}").fetchone()[0]
+    n_missing = con.execute(f"SELECT count_if({bad}) FROM {expr}").fetchone()[0]
     if n_missing and missing == "error":
         raise DataError(f"column {column!r} has {n_missing} missing values; pass --missing drop to drop them")
     lo, hi, w = domain.lower, domain.upper, domain.width

@@ -1,0 +1,106 @@
+"""Spark backend: histograms equal numpy's on every domain kind; clear errors (Spark runs in local[2])."""
+
+from __future__ import annotations
+
+import builtins
+import datetime as dt
+from typing import Any
+
+import numpy as np
+import pytest
+
+from dptree.backends import spark_backend
+from dptree.domain import coerce_values
+from dptree.errors import DataError, InputFormatError, InvalidParameterError
+from dptree.ranges import plan_range_tree
+
+
+def _numpy_hist(values: Any, plan: Any, missing: str = "error") -> np.ndarray:
+    vals = coerce_values(values, plan.domain, missing=missing)
+    return np.bincount(plan.domain.to_leaves(vals), minlength=plan.layout.padded_size)
+
+
+def test_missing_pyspark_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    real_import = builtins.__import__
+
+    def fake(name: str, *args: Any, **kw: Any) -> Any:
+        if name == "pyspark" or name.startswith("pyspark."):
+            raise ImportError("No module named 'pyspark'")
+        return real_import(name, *args, **kw)
+
+    monkeypatch.setattr(builtins, "__import__", fake)
+    plan = plan_range_tree(lower=0, upper=9, epsilon=1.0)
+    with pytest.raises(InputFormatError, match=r'pip install "dptree\[spark\]"'):
+        spark_backend.spark_leaf_histogram(object(), "v", plan)
+
+
+def test_not_a_spark_dataframe() -> None:
+    pytest.importorskip("pyspark", reason='pyspark is not installed: pip install "dptree[spark]"')
+    plan = plan_range_tree(lower=0, upper=9, epsilon=1.0)
+    with pytest.raises(DataError, match="expected a PySpark DataFrame"):
+        spark_backend.spark_leaf_histogram([1, 2, 3], "v", plan)
+
+
+@pytest.mark.slow
+def test_histograms_match_numpy_on_every_domain_kind() -> None:
+    from _spark import spark_frame, spark_session
+
+    gen = np.random.default_rng(0)
+    ints = gen.integers(-20, 120, 2000)
+    floats = np.round(gen.normal(50, 30, 2000), 3)
+    floats[::97] = np.nan
+    df = spark_frame({"i": ints, "f": floats})
+    p_int = plan_range_tree(lower=0, upper=99, epsilon=1.0)
+    np.testing.assert_array_equal(spark_backend.spark_leaf_histogram(df, "i", p_int), _numpy_hist(ints, p_int))
+    p_w = plan_range_tree(lower=0, upper=99, width=7, epsilon=1.0)
+    np.testing.assert_array_equal(spark_backend.spark_leaf_histogram(df, "i", p_w), _numpy_hist(ints, p_w))
+    p_f = plan_range_tree(lower=0.0, upper=100.0, width=0.5, epsilon=1.0)
+    np.testing.assert_array_equal(spark_backend.spark_leaf_histogram(df, "f", p_f, missing="drop"),
+                                  _numpy_hist(floats, p_f, missing="drop"))
+    # a float column on an integer domain (floored), NaN dropped
+    np.testing.assert_array_equal(spark_backend.spark_leaf_histogram(df, "f", p_int, missing="drop"),
+                                  _numpy_hist(floats, p_int, missing="drop"))
+    with pytest.raises(DataError, match="21 missing values"):
+        spark_backend.spark_leaf_histogram(df, "f", p_f)
+    # dates
+    spark = spark_session()
+    days = [dt.date(2024, 1, 1) + dt.timedelta(days=int(d)) for d in gen.integers(-3, 70, 300)]
+    ddf = spark.createDataFrame([(d,) for d in days], "d date")
+    p_d = plan_range_tree(lower="2024-01-01", upper="2024-03-01", epsilon=1.0)
+    np.testing.assert_array_equal(spark_backend.spark_leaf_histogram(ddf, "d", p_d),
+                                  _numpy_hist(np.array(days, dtype="datetime64[ns]"), p_d))
+    # timestamps, wall-clock (NTZ) and instants, under a session time zone that is not UTC
+    stamps = np.datetime64("2024-01-01T00:00") + gen.integers(-3 * 24, 70 * 24, 300).astype("timedelta64[h]")
+    wall = [s.astype("datetime64[us]").item() for s in stamps]
+    instants = [w.replace(tzinfo=dt.timezone.utc) for w in wall]  # the same times as UTC instants
+    tdf = spark.createDataFrame(list(zip(wall, instants)), "t timestamp_ntz, i timestamp")
+    p_h = plan_range_tree(lower="2024-01-01", upper="2024-03-01", width=dt.timedelta(hours=6), epsilon=1.0)
+    expected = _numpy_hist(stamps.astype("datetime64[ns]"), p_h)
+    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+    try:
+        np.testing.assert_array_equal(spark_backend.spark_leaf_histogram(tdf, "t", p_h), expected)
+        np.testing.assert_array_equal(spark_backend.spark_leaf_histogram(tdf, "i", p_h), expected)
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+
+
+@pytest.mark.slow
+def test_spark_errors() -> None:
+    from _spark import spark_frame, spark_session
+
+    df = spark_frame({"v": [1, 2, 3], "u": [1.0, np.nan, 2.0], "s": ["a", "b", "c"]})
+    plan = plan_range_tree(lower=0, upper=9, epsilon=1.0, max_contributions=2)
+    with pytest.raises(InputFormatError, match="column 'w' not found"):
+        spark_backend.spark_leaf_histogram(df, "w", plan)
+    with pytest.raises(DataError, match="type StringType; a numeric domain needs a numeric column"):
+        spark_backend.spark_leaf_histogram(df, "s", plan)
+    p_d = plan_range_tree(lower="2024-01-01", upper="2024-03-01", epsilon=1.0)
+    with pytest.raises(DataError, match="the domain is dates"):
+        spark_backend.spark_leaf_histogram(df, "v", p_d)
+    with pytest.raises(DataError, match="user column 'u' has 1 missing"):
+        spark_backend.spark_bounded_histogram(df, "v", "u", plan)
+    with pytest.raises(InvalidParameterError, match="exceeds the plan"):
+        spark_backend.spark_bounded_histogram(df, "v", "s", plan, max_contributions=5)
+    inf = spark_session().createDataFrame([(1.0,), (float("inf"),)], "v double")
+    with pytest.raises(DataError, match="inf"):
+        spark_backend.spark_leaf_histogram(inf, "v", plan)
