@@ -211,7 +211,6 @@ def test_bad_parameters(kwargs: dict, err: type) -> None:
         ["a", "b"],
         [1, None],
         [[1, 2], [3, 4]],
-        "123",
         5,
         [True, False],
     ],
@@ -219,6 +218,15 @@ def test_bad_parameters(kwargs: dict, err: type) -> None:
 def test_bad_values(values: object) -> None:
     with pytest.raises(DataError):
         dptree.range_tree(values, lower=0, upper=9, epsilon=1.0)
+
+
+def test_a_string_is_a_file_path_and_needs_a_column() -> None:
+    from dptree import DPTreeError, InputFormatError
+
+    with pytest.raises(DPTreeError, match="column"):
+        dptree.range_tree("123", lower=0, upper=9, epsilon=1.0)
+    with pytest.raises(InputFormatError, match="not found"):
+        dptree.range_tree("/no/such/file.csv", column="v", lower=0, upper=9, epsilon=1.0)
 
 
 def test_missing_values_can_be_dropped_explicitly() -> None:
