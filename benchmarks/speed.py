@@ -1,0 +1,380 @@
+"""Speed and memory of a dptree range-tree release, against np.bincount and OpenDP.
+
+Run from the repository root:
+
+    PYTHONPATH=src python3 benchmarks/speed.py            # D = 2^20, n = 10^7 (a few minutes)
+    PYTHONPATH=src python3 benchmarks/speed.py --quick    # smoke run (D = 2^14, n = 10^5)
+
+What is timed (all in one process, same data, median of --reps repetitions after one warm-up):
+
+* ``np.bincount``: ``np.bincount(x, minlength=D)`` of the int64 input (the baseline).
+* dptree: ``dptree.range_tree(x, lower=0, upper=D-1, epsilon=1, branching=b)`` -- validation,
+  the per-level budget plan, clamping, leaf histogram, the b-ary node counts, exact discrete
+  Laplace noise on every measured node (OS CSPRNG, i.e. a real private release), Honaker
+  least squares and the cumulative sums that answer queries.
+* OpenDP: ``make_count_by_categories`` (categories 0..D-1) >> ``make_b_ary_tree`` (same
+  branching) >> ``make_laplace`` (discrete Laplace, scale = tree sensitivity / epsilon) and the
+  ``make_consistent_b_ary_tree`` postprocessor (returns the consistent leaf counts). The
+  numpy input array is passed directly; its conversion happens inside the first call.
+  "build" is the constructors (data-independent, dominated by the D categories).
+
+Both use one exact integer (discrete Laplace) sample per node. Differences in scope: OpenDP
+also noises the root; dptree leaves the root out under add/remove (one node less) but does
+more post-processing (generalised least squares with per-level variances, plus prefix sums).
+
+Memory is measured in a fresh subprocess per measurement (``--no-memory`` to skip): the peak
+resident set size (``ru_maxrss``) above the process's peak before the release (imports and
+input already loaded), and, for numpy code, ``tracemalloc``'s peak of new allocations during the
+release. The target budget is input bytes + 64 bytes per tree node; the input is already
+resident, so the release may allocate at most 64 bytes per node for the target to hold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from typing import Callable
+
+import numpy as np
+
+import dptree
+from dptree import noise as _noise
+from dptree.domain import coerce_values
+from dptree.ranges import RangeTree, plan_range_tree
+
+EPS = 1.0
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def timed(fn: Callable[[], object], reps: int, warmup: int = 1) -> tuple[float, list[float]]:
+    """Median wall time of ``fn`` over ``reps`` runs after ``warmup`` untimed runs."""
+    for _ in range(warmup):
+        fn()
+    out = []
+    for _ in range(reps):
+        gc.collect()
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    return statistics.median(out), out
+
+
+def num_nodes(D: int, b: int) -> int:
+    from dptree.tree import build_layout
+
+    return build_layout(D, b).num_nodes
+
+
+def fmt_s(x: float) -> str:
+    return f"{x * 1e3:9.1f} ms" if x < 10 else f"{x:9.2f} s "
+
+
+def table(headers: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths)) + " |"
+    sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    body = ["| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+            + " |" for r in rows]
+    return "\n".join([line, sep, *body])
+
+
+def make_data(D: int, n: int, seed: int = 12345) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, D, size=n, dtype=np.int64)
+
+
+# ----------------------------------------------------------------------------- dptree stages
+
+
+def dptree_release(x: np.ndarray, D: int, b: int | None) -> RangeTree:
+    return dptree.range_tree(x, lower=0, upper=D - 1, epsilon=EPS, branching=b)
+
+
+def dptree_breakdown(x: np.ndarray, D: int, b: int, reps: int) -> list[tuple[str, float]]:
+    """Time the stages of ``range_tree`` separately (same calls ``range_tree`` makes)."""
+    stages: dict[str, list[float]] = {k: [] for k in
+                                      ("plan", "clamp + leaf index", "leaf histogram (bincount)",
+                                       "node counts per level", "discrete Laplace noise",
+                                       "least squares + prefix sums")}
+    for r in range(reps + 1):  # first round is a warm-up
+        gc.collect()
+        t = [time.perf_counter()]
+        plan = plan_range_tree(lower=0, upper=D - 1, epsilon=EPS, branching=b)
+        t.append(time.perf_counter())
+        leaves = plan.domain.to_leaves(coerce_values(x, plan.domain))
+        t.append(time.perf_counter())
+        hist = np.bincount(leaves, minlength=plan.layout.padded_size)
+        t.append(time.perf_counter())
+        levels = plan.layout.level_counts(hist.astype(np.int64))
+        t.append(time.perf_counter())
+        src = _noise.make_source(None)
+        meas: list[np.ndarray | None] = []
+        for j, c in enumerate(levels):
+            p = plan.noise_parameters[j]
+            meas.append(None if p is None else c + _noise.discrete_laplace(src, p, c.size))
+        t.append(time.perf_counter())
+        RangeTree(plan=plan, measurements=meas, statement=dict(plan.statement))
+        t.append(time.perf_counter())
+        if r:
+            for k, a, bb in zip(stages, t[:-1], t[1:]):
+                stages[k].append(bb - a)
+    return [(k, statistics.median(v)) for k, v in stages.items()]
+
+
+# ----------------------------------------------------------------------------- OpenDP
+
+
+def opendp_pipeline(D: int, b: int):  # type: ignore[no-untyped-def]
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    cnt = dp.t.make_count_by_categories(
+        dp.vector_domain(dp.atom_domain(T=dp.i64)), dp.symmetric_distance(),
+        categories=list(range(D)), null_category=False,
+    )
+    tree = dp.t.make_b_ary_tree(cnt.output_domain, cnt.output_metric, leaf_count=D, branching_factor=b)
+    sens = (cnt >> tree).map(1)
+    lap = dp.m.make_laplace(tree.output_domain, tree.output_metric, scale=float(sens) / EPS)
+    post = dp.t.make_consistent_b_ary_tree(branching_factor=b)
+    assert abs(lap.map(sens) - EPS) < 1e-9 or lap.map(sens) <= EPS
+    return cnt, tree, lap, post, sens
+
+
+def opendp_warmup(b: int) -> None:
+    """Load the OpenDP library and run its pipeline once on tiny data (not timed)."""
+    cnt, tree, lap, post, _ = opendp_pipeline(b * b, b)
+    post(lap(tree(cnt(np.arange(100, dtype=np.int64) % (b * b)))))
+
+
+def opendp_times(x: np.ndarray, D: int, b: int, reps: int) -> dict[str, float]:
+    opendp_warmup(b)
+    stages: dict[str, list[float]] = {k: [] for k in ("build", "count_by_categories", "b_ary_tree",
+                                                      "laplace", "consistent_b_ary_tree")}
+    for _ in range(reps):
+        gc.collect()
+        t = [time.perf_counter()]
+        cnt, tree, lap, post, _ = opendp_pipeline(D, b)
+        t.append(time.perf_counter())
+        h = cnt(x)
+        t.append(time.perf_counter())
+        tr = tree(h)
+        t.append(time.perf_counter())
+        noisy = lap(tr)
+        t.append(time.perf_counter())
+        leaves = post(noisy)
+        t.append(time.perf_counter())
+        assert len(leaves) == D
+        for k, a, bb in zip(stages, t[:-1], t[1:]):
+            stages[k].append(bb - a)
+        del h, tr, noisy, leaves
+    out = {k: statistics.median(v) for k, v in stages.items()}
+    totals = [sum(stages[k][i] for k in stages) for i in range(reps)]
+    out["total"] = statistics.median(totals)
+    out["total without build"] = statistics.median([tot - bl for tot, bl in zip(totals, stages["build"])])
+    return out
+
+
+def opendp_from_histogram(hist: np.ndarray, D: int, b: int, reps: int) -> float:
+    """OpenDP's b_ary_tree >> laplace >> consistency on an existing histogram (list of i32)."""
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    dom = dp.vector_domain(dp.atom_domain(T=dp.i32))
+    tree = dp.t.make_b_ary_tree(dom, dp.l1_distance(T=dp.i32), leaf_count=D, branching_factor=b)
+    lap = dp.m.make_laplace(tree.output_domain, tree.output_metric, scale=float(tree.map(1)) / EPS)
+    post = dp.t.make_consistent_b_ary_tree(branching_factor=b)
+    hl = hist.astype(np.int32).tolist()
+
+    def run() -> None:
+        post(lap(tree(hl)))
+
+    return timed(run, reps, warmup=0)[0]
+
+
+# ----------------------------------------------------------------------------- memory child
+
+
+def memory_child(mode: str, D: int, n: int, b: int, use_tracemalloc: bool) -> dict[str, float]:
+    x = make_data(D, n)
+    gc.collect()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    if use_tracemalloc:
+        import tracemalloc
+
+        tracemalloc.start()
+    if mode == "bincount":
+        res: object = np.bincount(x, minlength=D)
+    elif mode == "dptree":
+        res = dptree_release(x, D, b)
+    elif mode == "opendp":
+        cnt, tree, lap, post, _ = opendp_pipeline(D, b)
+        res = post(lap(tree(cnt(x))))
+    else:
+        raise SystemExit(f"unknown mode {mode}")
+    out = {"input_bytes": float(x.nbytes)}
+    if use_tracemalloc:
+        import tracemalloc
+
+        out["traced_peak"] = float(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    out["rss_before"] = float(before)
+    out["rss_peak_increase"] = float(after - before)
+    del res
+    return out
+
+
+def run_memory(mode: str, D: int, n: int, b: int, use_tracemalloc: bool) -> dict[str, float]:
+    cmd = [sys.executable, os.path.abspath(__file__), "--_memory-child", mode, "--log2-domain",
+           str(D.bit_length() - 1), "--n", str(n), "--branching", str(b)]
+    if use_tracemalloc:
+        cmd.append("--_tracemalloc")
+    res = subprocess.run(cmd, capture_output=True, text=True, check=True, env=os.environ.copy())
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+# ----------------------------------------------------------------------------- queries
+
+
+def query_bench(D: int, n: int, b: int, q: int, reps: int) -> list[list[str]]:
+    x = make_data(D, n)
+    tree = dptree_release(x, D, b)
+    g = np.random.default_rng(7)
+    u, v = g.integers(0, D, q), g.integers(0, D, q)
+    lo, hi = np.minimum(u, v), np.maximum(u, v)
+    cum = np.concatenate([[0.0], np.cumsum(tree.leaf_estimates)])
+    rows = []
+    t_base, _ = timed(lambda: cum[hi + 1] - cum[lo], reps)
+    t_count, _ = timed(lambda: tree.count(lo, hi), reps)
+    t_both, _ = timed(lambda: (tree.count(lo, hi), tree.stderr(lo, hi)), reps)
+    t_ci, _ = timed(lambda: tree.ci(lo, hi), reps)
+    for name, t in [("numpy prefix-sum difference (baseline)", t_base), ("count(lo, hi)", t_count),
+                    ("count(lo, hi) + stderr(lo, hi)", t_both), ("ci(lo, hi) (count and stderr)", t_ci)]:
+        rows.append([name, fmt_s(t), f"{q / t / 1e6:8.2f} M/s", f"{t / t_base:7.1f}x"])
+    return rows
+
+
+# ----------------------------------------------------------------------------- main
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--log2-domain", type=int, default=20, help="D = 2^k leaves (default 20)")
+    ap.add_argument("--n", type=int, default=10**7, help="number of input integers (default 1e7)")
+    ap.add_argument("--branching", type=int, default=16)
+    ap.add_argument("--reps", type=int, default=5, help="repetitions for numpy/dptree timings")
+    ap.add_argument("--opendp-reps", type=int, default=3)
+    ap.add_argument("--queries", type=int, default=10**6)
+    ap.add_argument("--scaling", type=str, default="",
+                    help="comma-separated log2 domain sizes for an extra dptree-vs-OpenDP table (n fixed)")
+    ap.add_argument("--skip-opendp", action="store_true")
+    ap.add_argument("--no-memory", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="smoke run: D=2^14, n=1e5, 1e5 queries, 2 reps")
+    ap.add_argument("--_memory-child", dest="memory_child", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--_tracemalloc", dest="tracemalloc", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.quick:
+        args.log2_domain, args.n, args.queries, args.reps, args.opendp_reps = 14, 10**5, 10**5, 2, 1
+    D, n, b = 2**args.log2_domain, args.n, args.branching
+    if args.memory_child:
+        print(json.dumps(memory_child(args.memory_child, D, n, b, args.tracemalloc)))
+        return
+
+    nodes = num_nodes(D, b)
+    print(f"# dptree speed benchmark: D = 2^{args.log2_domain} = {D} leaves, n = {n:,} int64 values, "
+          f"branching {b} ({nodes:,} nodes), epsilon = {EPS}")
+    print(f"# python {sys.version.split()[0]}, numpy {np.__version__}, dptree {dptree.__version__}, "
+          f"{os.cpu_count()} cpus; medians of {args.reps} reps (OpenDP: {args.opendp_reps})\n")
+    x = make_data(D, n)
+
+    # --- release times
+    t_bin, _ = timed(lambda: np.bincount(x, minlength=D), args.reps)
+    t_dp, _ = timed(lambda: dptree_release(x, D, b), args.reps)
+    default_b = plan_range_tree(lower=0, upper=D - 1, epsilon=EPS).layout.branching
+    t_dp_default, _ = timed(lambda: dptree_release(x, D, None), args.reps)
+    hist = np.bincount(x, minlength=D)
+    plan = plan_range_tree(lower=0, upper=D - 1, epsilon=EPS, branching=b)
+    t_dp_hist, _ = timed(lambda: plan.release(hist), args.reps)
+    rows = [["np.bincount(x, minlength=D)", fmt_s(t_bin), "1.0x", ""],
+            [f"dptree.range_tree(x, branching={b})", fmt_s(t_dp), f"{t_dp / t_bin:.1f}x", ""],
+            [f"dptree.range_tree(x) (default: branching={default_b})", fmt_s(t_dp_default),
+             f"{t_dp_default / t_bin:.1f}x", ""],
+            ["dptree plan.release(histogram) (no histogram step)", fmt_s(t_dp_hist),
+             f"{t_dp_hist / t_bin:.1f}x", ""]]
+    od = None
+    if not args.skip_opendp:
+        od = opendp_times(x, D, b, args.opendp_reps)
+        t_od_hist = opendp_from_histogram(hist, D, b, args.opendp_reps)
+        rows.append([f"OpenDP pipeline, total incl. build (b={b})", fmt_s(od["total"]),
+                     f"{od['total'] / t_bin:.1f}x", f"{od['total'] / t_dp:.1f}x"])
+        rows.append(["OpenDP pipeline, without build", fmt_s(od["total without build"]),
+                     f"{od['total without build'] / t_bin:.1f}x", f"{od['total without build'] / t_dp:.1f}x"])
+        rows.append(["OpenDP tree >> laplace >> consistency on the histogram", fmt_s(t_od_hist),
+                     f"{t_od_hist / t_bin:.1f}x", f"{t_od_hist / t_dp_hist:.1f}x (vs plan.release)"])
+    print("## Release time\n")
+    print(table(["what", "median time", "/ bincount", "/ dptree"], rows))
+
+    print("\n## dptree release breakdown (branching %d)\n" % b)
+    br = dptree_breakdown(x, D, b, args.reps)
+    tot = sum(t for _, t in br)
+    print(table(["stage", "median time", "share", "/ bincount"],
+                [[k, fmt_s(t), f"{100 * t / tot:5.1f}%", f"{t / t_bin:.1f}x"] for k, t in br]
+                + [["sum of stages", fmt_s(tot), "100.0%", f"{tot / t_bin:.1f}x"]]))
+
+    if od is not None:
+        print("\n## OpenDP pipeline breakdown (branching %d)\n" % b)
+        ks = ["build", "count_by_categories", "b_ary_tree", "laplace", "consistent_b_ary_tree"]
+        print(table(["stage", "median time", "share"],
+                    [[k, fmt_s(od[k]), f"{100 * od[k] / od['total']:5.1f}%"] for k in ks]))
+
+    if args.scaling and not args.skip_opendp:
+        print(f"\n## Scaling with D (n = {n:,}, branching {b})\n")
+        srows = []
+        for k in [int(s) for s in args.scaling.split(",")]:
+            Dk = 2**k
+            xk = make_data(Dk, n)
+            tb, _ = timed(lambda: np.bincount(xk, minlength=Dk), args.reps)
+            td, _ = timed(lambda: dptree_release(xk, Dk, b), args.reps)
+            ok = opendp_times(xk, Dk, b, args.opendp_reps)
+            srows.append([f"2^{k}", f"{num_nodes(Dk, b):,}", fmt_s(tb), fmt_s(td), fmt_s(ok["total"]),
+                          f"{td / tb:.1f}x", f"{ok['total'] / td:.1f}x"])
+        print(table(["D", "nodes", "bincount", "dptree", "OpenDP", "dptree/bincount", "OpenDP/dptree"], srows))
+
+    print(f"\n## Queries: {args.queries:,} random ranges [lo, hi] (vectorised calls)\n")
+    print(table(["call", "median time", "queries/s", "/ baseline"],
+                query_bench(D, n, b, args.queries, args.reps)))
+
+    if not args.no_memory:
+        print(f"\n## Peak memory (fresh subprocess each; budget = input + 64 B/node = "
+              f"{(8 * n + 64 * nodes) / 2**20:.1f} MiB)\n")
+        mrows = []
+        budget_extra = 64 * nodes
+        for mode in ["bincount", "dptree"] + ([] if args.skip_opendp else ["opendp"]):
+            r = run_memory(mode, D, n, b, False)
+            line = [mode, f"{r['input_bytes'] / 2**20:.1f}", f"{r['rss_peak_increase'] / 2**20:.1f}"]
+            if mode != "opendp":
+                t = run_memory(mode, D, n, b, True)
+                line.append(f"{t['traced_peak'] / 2**20:.1f}")
+                extra = t["traced_peak"]
+            else:
+                line.append("n/a (Rust)")
+                extra = r["rss_peak_increase"]
+            line += [f"{(r['input_bytes'] + extra) / 2**20:.1f}", f"{extra / nodes:.0f}",
+                     "yes" if extra <= budget_extra else "no"]
+            mrows.append(line)
+        print(table(["release", "input MiB", "RSS peak increase MiB", "tracemalloc peak MiB",
+                     "input + new MiB", "new B/node", "<= input + 64 B/node"], mrows))
+        print("\n(new = tracemalloc peak of allocations made during the release, or the RSS increase "
+              "where tracemalloc cannot see them)")
+
+
+if __name__ == "__main__":
+    main()
