@@ -139,8 +139,8 @@ def coverage(reps: int, seed: int) -> None:
     ]
     print(f"\n## 95% interval coverage over {reps} seeded releases (D = {D}, n = {x.size}, default branching, "
           f"uniform levels; seed {seed})\n")
-    print("Target 94%-96%. 'binomial 95% range' is where the coverage of an exactly-95% interval falls "
-          f"with probability 95% at this number of releases (+-{196 * math.sqrt(0.95 * 0.05 / reps):.2f} points).\n")
+    print("Target 94%-96%. Sampling noise alone: an exactly-95% interval shows a coverage within "
+          f"+-{196 * math.sqrt(0.95 * 0.05 / reps):.2f} points of 95% with probability 95% at this number of releases.\n")
     rows = []
     for name, kw in configs:
         for b in (None, 16):
