@@ -23,7 +23,8 @@ also noises the root; dptree leaves the root out under add/remove (one node less
 more post-processing (generalised least squares with per-level variances, plus prefix sums).
 
 Memory is measured in a fresh subprocess per measurement (``--no-memory`` to skip): the peak
-resident set size (``ru_maxrss``) above the process's peak before the release (imports and
+resident set size during the release (``VmHWM`` from /proc/self/status, reset to the current RSS
+through /proc/self/clear_refs just before the release) minus the RSS before it (imports and
 input already loaded), and, for numpy code, ``tracemalloc``'s peak of new allocations during the
 release. The target budget is input bytes + 64 bytes per tree node; the input is already
 resident, so the release may allocate at most 64 bytes per node for the target to hold.
@@ -35,7 +36,6 @@ import argparse
 import gc
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -202,10 +202,30 @@ def opendp_from_histogram(hist: np.ndarray, D: int, b: int, reps: int) -> float:
 # ----------------------------------------------------------------------------- memory child
 
 
+def _proc_status_bytes(field: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError(f"{field} not in /proc/self/status")
+
+
+def _reset_peak_rss() -> bool:
+    """Reset VmHWM to the current RSS (Linux >= 4.0); ru_maxrss survives exec, so it is not used."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
 def memory_child(mode: str, D: int, n: int, b: int, use_tracemalloc: bool) -> dict[str, float]:
     x = make_data(D, n)
     gc.collect()
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    before = _proc_status_bytes("VmRSS")
+    if not _reset_peak_rss():
+        before = _proc_status_bytes("VmHWM")
     if use_tracemalloc:
         import tracemalloc
 
@@ -225,7 +245,7 @@ def memory_child(mode: str, D: int, n: int, b: int, use_tracemalloc: bool) -> di
 
         out["traced_peak"] = float(tracemalloc.get_traced_memory()[1])
         tracemalloc.stop()
-    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    after = _proc_status_bytes("VmHWM")
     out["rss_before"] = float(before)
     out["rss_peak_increase"] = float(after - before)
     del res
