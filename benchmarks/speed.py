@@ -5,7 +5,8 @@ Run from the repository root:
     PYTHONPATH=src python3 benchmarks/speed.py            # D = 2^20, n = 10^7 (a few minutes)
     PYTHONPATH=src python3 benchmarks/speed.py --quick    # smoke run (D = 2^14, n = 10^5)
 
-What is timed (all in one process, same data, median of --reps repetitions after one warm-up):
+What is timed (all in one process, same data; the calls run round-robin, --reps rounds after one
+warm-up round; wall time and this process's CPU time; ratios are medians of per-round ratios):
 
 * ``np.bincount``: ``np.bincount(x, minlength=D)`` of the int64 input (the baseline).
 * dptree: ``dptree.range_tree(x, lower=0, upper=D-1, epsilon=1, branching=b)`` -- validation,
@@ -55,17 +56,45 @@ EPS = 1.0
 # ----------------------------------------------------------------------------- helpers
 
 
-def timed(fn: Callable[[], object], reps: int, warmup: int = 1) -> tuple[float, list[float]]:
-    """Median wall time of ``fn`` over ``reps`` runs after ``warmup`` untimed runs."""
-    for _ in range(warmup):
-        fn()
-    out = []
-    for _ in range(reps):
+class Clock:
+    """Wall time (perf_counter) and CPU time of this process (process_time) of one call."""
+
+    def __init__(self) -> None:
+        self.wall: list[float] = []
+        self.cpu: list[float] = []
+
+    def run(self, fn: Callable[[], object]) -> object:
         gc.collect()
-        t0 = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t0)
-    return statistics.median(out), out
+        w0, c0 = time.perf_counter(), time.process_time()
+        out = fn()
+        self.cpu.append(time.process_time() - c0)
+        self.wall.append(time.perf_counter() - w0)
+        return out
+
+    def med(self, kind: str = "wall") -> float:
+        return statistics.median(getattr(self, kind))
+
+
+def interleaved(fns: dict[str, Callable[[], object]], reps: int, warmup: int = 1) -> dict[str, Clock]:
+    """Run the calls round-robin (one of each per repetition) after ``warmup`` untimed rounds.
+
+    Interleaving pairs the measurements in time, so that the paired ratios below are robust to
+    load from other users of the machine changing during the run.
+    """
+    for _ in range(warmup):
+        for fn in fns.values():
+            fn()
+    clocks = {k: Clock() for k in fns}
+    for _ in range(reps):
+        for k, fn in fns.items():
+            clocks[k].run(fn)
+    return clocks
+
+
+def paired_ratio(a: Clock, b: Clock, kind: str = "wall") -> float:
+    """Median over repetitions of a_i / b_i (a and b timed in the same round)."""
+    xa, xb = getattr(a, kind), getattr(b, kind)
+    return statistics.median([p / q for p, q in zip(xa, xb)])
 
 
 def num_nodes(D: int, b: int) -> int:
@@ -98,35 +127,28 @@ def dptree_release(x: np.ndarray, D: int, b: int | None) -> RangeTree:
     return dptree.range_tree(x, lower=0, upper=D - 1, epsilon=EPS, branching=b)
 
 
-def dptree_breakdown(x: np.ndarray, D: int, b: int, reps: int) -> list[tuple[str, float]]:
+def dptree_breakdown(x: np.ndarray, D: int, b: int, reps: int) -> list[tuple[str, float, float]]:
     """Time the stages of ``range_tree`` separately (same calls ``range_tree`` makes)."""
-    stages: dict[str, list[float]] = {k: [] for k in
-                                      ("plan", "clamp + leaf index", "leaf histogram (bincount)",
-                                       "node counts per level", "discrete Laplace noise",
-                                       "least squares + prefix sums")}
+    names = ("plan", "clamp + leaf index", "leaf histogram (bincount)", "node counts per level",
+             "discrete Laplace noise", "least squares + prefix sums")
+    clocks = {k: Clock() for k in names}
     for r in range(reps + 1):  # first round is a warm-up
-        gc.collect()
-        t = [time.perf_counter()]
-        plan = plan_range_tree(lower=0, upper=D - 1, epsilon=EPS, branching=b)
-        t.append(time.perf_counter())
-        leaves = plan.domain.to_leaves(coerce_values(x, plan.domain))
-        t.append(time.perf_counter())
-        hist = np.bincount(leaves, minlength=plan.layout.padded_size)
-        t.append(time.perf_counter())
-        levels = plan.layout.level_counts(hist.astype(np.int64))
-        t.append(time.perf_counter())
-        src = _noise.make_source(None)
-        meas: list[np.ndarray | None] = []
-        for j, c in enumerate(levels):
-            p = plan.noise_parameters[j]
-            meas.append(None if p is None else c + _noise.discrete_laplace(src, p, c.size))
-        t.append(time.perf_counter())
-        RangeTree(plan=plan, measurements=meas, statement=dict(plan.statement))
-        t.append(time.perf_counter())
-        if r:
-            for k, a, bb in zip(stages, t[:-1], t[1:]):
-                stages[k].append(bb - a)
-    return [(k, statistics.median(v)) for k, v in stages.items()]
+        c = {k: (clocks[k] if r else Clock()) for k in names}
+        plan = c["plan"].run(lambda: plan_range_tree(lower=0, upper=D - 1, epsilon=EPS, branching=b))
+        leaves = c["clamp + leaf index"].run(lambda: plan.domain.to_leaves(coerce_values(x, plan.domain)))
+        hist = c["leaf histogram (bincount)"].run(lambda: np.bincount(leaves, minlength=plan.layout.padded_size))
+        levels = c["node counts per level"].run(lambda: plan.layout.level_counts(hist.astype(np.int64)))
+
+        def noise() -> list[np.ndarray | None]:
+            src = _noise.make_source(None)
+            return [None if p is None else cnt + _noise.discrete_laplace(src, p, cnt.size)
+                    for p, cnt in zip(plan.noise_parameters, levels)]
+
+        meas = c["discrete Laplace noise"].run(noise)
+        c["least squares + prefix sums"].run(
+            lambda: RangeTree(plan=plan, measurements=meas, statement=dict(plan.statement)))
+        del leaves
+    return [(k, clocks[k].med("wall"), clocks[k].med("cpu")) for k in names]
 
 
 # ----------------------------------------------------------------------------- OpenDP
@@ -154,36 +176,35 @@ def opendp_warmup(b: int) -> None:
     post(lap(tree(cnt(np.arange(100, dtype=np.int64) % (b * b)))))
 
 
-def opendp_times(x: np.ndarray, D: int, b: int, reps: int) -> dict[str, float]:
+def opendp_times(x: np.ndarray, D: int, b: int, reps: int) -> dict[str, Clock]:
+    """OpenDP pipeline stages, each round preceded by one np.bincount and one dptree release."""
     opendp_warmup(b)
-    stages: dict[str, list[float]] = {k: [] for k in ("build", "count_by_categories", "b_ary_tree",
-                                                      "laplace", "consistent_b_ary_tree")}
+    names = ("bincount", "dptree", "build", "count_by_categories", "b_ary_tree", "laplace",
+             "consistent_b_ary_tree", "total", "total without build")
+    clocks = {k: Clock() for k in names}
     for _ in range(reps):
-        gc.collect()
-        t = [time.perf_counter()]
-        cnt, tree, lap, post, _ = opendp_pipeline(D, b)
-        t.append(time.perf_counter())
-        h = cnt(x)
-        t.append(time.perf_counter())
-        tr = tree(h)
-        t.append(time.perf_counter())
-        noisy = lap(tr)
-        t.append(time.perf_counter())
-        leaves = post(noisy)
-        t.append(time.perf_counter())
+        clocks["bincount"].run(lambda: np.bincount(x, minlength=D))
+        clocks["dptree"].run(lambda: dptree_release(x, D, b))
+        st = {k: Clock() for k in names[2:7]}
+        cnt, tree, lap, post, _ = st["build"].run(lambda: opendp_pipeline(D, b))
+        h = st["count_by_categories"].run(lambda: cnt(x))
+        tr = st["b_ary_tree"].run(lambda: tree(h))
+        noisy = st["laplace"].run(lambda: lap(tr))
+        leaves = st["consistent_b_ary_tree"].run(lambda: post(noisy))
         assert len(leaves) == D
-        for k, a, bb in zip(stages, t[:-1], t[1:]):
-            stages[k].append(bb - a)
+        for kind in ("wall", "cpu"):
+            vals = {k: getattr(st[k], kind)[0] for k in st}
+            for k, v in vals.items():
+                getattr(clocks[k], kind).append(v)
+            getattr(clocks["total"], kind).append(sum(vals.values()))
+            getattr(clocks["total without build"], kind).append(sum(vals.values()) - vals["build"])
         del h, tr, noisy, leaves
-    out = {k: statistics.median(v) for k, v in stages.items()}
-    totals = [sum(stages[k][i] for k in stages) for i in range(reps)]
-    out["total"] = statistics.median(totals)
-    out["total without build"] = statistics.median([tot - bl for tot, bl in zip(totals, stages["build"])])
-    return out
+    return clocks
 
 
-def opendp_from_histogram(hist: np.ndarray, D: int, b: int, reps: int) -> float:
-    """OpenDP's b_ary_tree >> laplace >> consistency on an existing histogram (list of i32)."""
+def opendp_from_histogram(hist: np.ndarray, D: int, b: int, reps: int) -> dict[str, Clock]:
+    """OpenDP's b_ary_tree >> laplace >> consistency on an existing histogram (list of i32),
+    interleaved with dptree's ``plan.release(histogram)``."""
     import opendp.prelude as dp
 
     dp.enable_features("contrib")
@@ -192,11 +213,9 @@ def opendp_from_histogram(hist: np.ndarray, D: int, b: int, reps: int) -> float:
     lap = dp.m.make_laplace(tree.output_domain, tree.output_metric, scale=float(tree.map(1)) / EPS)
     post = dp.t.make_consistent_b_ary_tree(branching_factor=b)
     hl = hist.astype(np.int32).tolist()
-
-    def run() -> None:
-        post(lap(tree(hl)))
-
-    return timed(run, reps, warmup=0)[0]
+    plan = plan_range_tree(lower=0, upper=D - 1, epsilon=EPS, branching=b)
+    return interleaved({"dptree": lambda: plan.release(hist), "opendp": lambda: post(lap(tree(hl)))},
+                       reps, warmup=0)
 
 
 # ----------------------------------------------------------------------------- memory child
@@ -221,6 +240,10 @@ def _reset_peak_rss() -> bool:
 
 
 def memory_child(mode: str, D: int, n: int, b: int, use_tracemalloc: bool) -> dict[str, float]:
+    if mode == "opendp":
+        opendp_warmup(b)  # load the library (its code pages are not the release's memory)
+    else:
+        dptree_release(np.arange(10), 16, 2)  # import-time and first-call costs
     x = make_data(D, n)
     gc.collect()
     before = _proc_status_bytes("VmRSS")
@@ -271,14 +294,18 @@ def query_bench(D: int, n: int, b: int, q: int, reps: int) -> list[list[str]]:
     u, v = g.integers(0, D, q), g.integers(0, D, q)
     lo, hi = np.minimum(u, v), np.maximum(u, v)
     cum = np.concatenate([[0.0], np.cumsum(tree.leaf_estimates)])
+    calls = {
+        "numpy prefix-sum difference (baseline)": lambda: cum[hi + 1] - cum[lo],
+        "count(lo, hi)": lambda: tree.count(lo, hi),
+        "count(lo, hi) + stderr(lo, hi)": lambda: (tree.count(lo, hi), tree.stderr(lo, hi)),
+        "ci(lo, hi) (count and stderr inside)": lambda: tree.ci(lo, hi),
+    }
+    clocks = interleaved(calls, reps)
+    base = clocks["numpy prefix-sum difference (baseline)"]
     rows = []
-    t_base, _ = timed(lambda: cum[hi + 1] - cum[lo], reps)
-    t_count, _ = timed(lambda: tree.count(lo, hi), reps)
-    t_both, _ = timed(lambda: (tree.count(lo, hi), tree.stderr(lo, hi)), reps)
-    t_ci, _ = timed(lambda: tree.ci(lo, hi), reps)
-    for name, t in [("numpy prefix-sum difference (baseline)", t_base), ("count(lo, hi)", t_count),
-                    ("count(lo, hi) + stderr(lo, hi)", t_both), ("ci(lo, hi) (count and stderr)", t_ci)]:
-        rows.append([name, fmt_s(t), f"{q / t / 1e6:8.2f} M/s", f"{t / t_base:7.1f}x"])
+    for name, c in clocks.items():
+        rows.append([name, fmt_s(c.med()), fmt_s(c.med("cpu")), f"{q / c.med() / 1e6:8.2f} M/s",
+                     f"{q / c.med('cpu') / 1e6:8.2f} M/s", f"{paired_ratio(c, base):7.1f}x"])
     return rows
 
 
@@ -312,48 +339,61 @@ def main() -> None:
     print(f"# dptree speed benchmark: D = 2^{args.log2_domain} = {D} leaves, n = {n:,} int64 values, "
           f"branching {b} ({nodes:,} nodes), epsilon = {EPS}")
     print(f"# python {sys.version.split()[0]}, numpy {np.__version__}, dptree {dptree.__version__}, "
-          f"{os.cpu_count()} cpus; medians of {args.reps} reps (OpenDP: {args.opendp_reps})\n")
+          f"{os.cpu_count()} cpus, load average at start {os.getloadavg()[0]:.1f}; medians of {args.reps} "
+          f"interleaved reps (OpenDP: {args.opendp_reps}); wall = perf_counter, cpu = process_time; "
+          f"ratios are medians of per-round paired ratios\n")
     x = make_data(D, n)
 
     # --- release times
-    t_bin, _ = timed(lambda: np.bincount(x, minlength=D), args.reps)
-    t_dp, _ = timed(lambda: dptree_release(x, D, b), args.reps)
-    default_b = plan_range_tree(lower=0, upper=D - 1, epsilon=EPS).layout.branching
-    t_dp_default, _ = timed(lambda: dptree_release(x, D, None), args.reps)
     hist = np.bincount(x, minlength=D)
     plan = plan_range_tree(lower=0, upper=D - 1, epsilon=EPS, branching=b)
-    t_dp_hist, _ = timed(lambda: plan.release(hist), args.reps)
-    rows = [["np.bincount(x, minlength=D)", fmt_s(t_bin), "1.0x", ""],
-            [f"dptree.range_tree(x, branching={b})", fmt_s(t_dp), f"{t_dp / t_bin:.1f}x", ""],
-            [f"dptree.range_tree(x) (default: branching={default_b})", fmt_s(t_dp_default),
-             f"{t_dp_default / t_bin:.1f}x", ""],
-            ["dptree plan.release(histogram) (no histogram step)", fmt_s(t_dp_hist),
-             f"{t_dp_hist / t_bin:.1f}x", ""]]
+    default_b = plan_range_tree(lower=0, upper=D - 1, epsilon=EPS).layout.branching
+    calls = {
+        "np.bincount(x, minlength=D)": lambda: np.bincount(x, minlength=D),
+        f"dptree.range_tree(x, branching={b})": lambda: dptree_release(x, D, b),
+        f"dptree.range_tree(x) (default: branching={default_b})": lambda: dptree_release(x, D, None),
+        "dptree plan.release(histogram) (no histogram step)": lambda: plan.release(hist),
+    }
+    clocks = interleaved(calls, args.reps)
+    base = clocks["np.bincount(x, minlength=D)"]
+    rows = [[k, fmt_s(c.med()), fmt_s(c.med("cpu")), f"{paired_ratio(c, base):.1f}x",
+             f"{paired_ratio(c, base, 'cpu'):.1f}x", "", ""] for k, c in clocks.items()]
     od = None
     if not args.skip_opendp:
         od = opendp_times(x, D, b, args.opendp_reps)
-        t_od_hist = opendp_from_histogram(hist, D, b, args.opendp_reps)
-        rows.append([f"OpenDP pipeline, total incl. build (b={b})", fmt_s(od["total"]),
-                     f"{od['total'] / t_bin:.1f}x", f"{od['total'] / t_dp:.1f}x"])
-        rows.append(["OpenDP pipeline, without build", fmt_s(od["total without build"]),
-                     f"{od['total without build'] / t_bin:.1f}x", f"{od['total without build'] / t_dp:.1f}x"])
-        rows.append(["OpenDP tree >> laplace >> consistency on the histogram", fmt_s(t_od_hist),
-                     f"{t_od_hist / t_bin:.1f}x", f"{t_od_hist / t_dp_hist:.1f}x (vs plan.release)"])
+        for k, label in (("total", f"OpenDP pipeline, total incl. build (b={b})"),
+                         ("total without build", "OpenDP pipeline, without build")):
+            c = od[k]
+            rows.append([label, fmt_s(c.med()), fmt_s(c.med("cpu")), f"{paired_ratio(c, od['bincount']):.0f}x",
+                         f"{paired_ratio(c, od['bincount'], 'cpu'):.0f}x",
+                         f"{paired_ratio(c, od['dptree']):.1f}x", f"{paired_ratio(c, od['dptree'], 'cpu'):.1f}x"])
+        rows.append(["(dptree.range_tree timed in the same rounds as OpenDP)", fmt_s(od["dptree"].med()),
+                     fmt_s(od["dptree"].med("cpu")), f"{paired_ratio(od['dptree'], od['bincount']):.1f}x",
+                     f"{paired_ratio(od['dptree'], od['bincount'], 'cpu'):.1f}x", "1.0x", "1.0x"])
+        oh = opendp_from_histogram(hist, D, b, args.opendp_reps)
+        rows.append(["OpenDP tree >> laplace >> consistency on the histogram", fmt_s(oh["opendp"].med()),
+                     fmt_s(oh["opendp"].med("cpu")), "", "",
+                     f"{paired_ratio(oh['opendp'], oh['dptree']):.1f}x vs plan.release",
+                     f"{paired_ratio(oh['opendp'], oh['dptree'], 'cpu'):.1f}x"])
     print("## Release time\n")
-    print(table(["what", "median time", "/ bincount", "/ dptree"], rows))
+    print(table(["what", "wall", "cpu", "wall / bincount", "cpu / bincount", "wall / dptree", "cpu / dptree"],
+                rows))
 
     print("\n## dptree release breakdown (branching %d)\n" % b)
     br = dptree_breakdown(x, D, b, args.reps)
-    tot = sum(t for _, t in br)
-    print(table(["stage", "median time", "share", "/ bincount"],
-                [[k, fmt_s(t), f"{100 * t / tot:5.1f}%", f"{t / t_bin:.1f}x"] for k, t in br]
-                + [["sum of stages", fmt_s(tot), "100.0%", f"{tot / t_bin:.1f}x"]]))
+    tot = sum(t for _, t, _ in br)
+    totc = sum(t for _, _, t in br)
+    tb = base.med()
+    print(table(["stage", "wall", "cpu", "share of wall", "wall / bincount median"],
+                [[k, fmt_s(t), fmt_s(tc), f"{100 * t / tot:5.1f}%", f"{t / tb:.1f}x"] for k, t, tc in br]
+                + [["sum of stages", fmt_s(tot), fmt_s(totc), "100.0%", f"{tot / tb:.1f}x"]]))
 
     if od is not None:
         print("\n## OpenDP pipeline breakdown (branching %d)\n" % b)
         ks = ["build", "count_by_categories", "b_ary_tree", "laplace", "consistent_b_ary_tree"]
-        print(table(["stage", "median time", "share"],
-                    [[k, fmt_s(od[k]), f"{100 * od[k] / od['total']:5.1f}%"] for k in ks]))
+        print(table(["stage", "wall", "cpu", "share of wall"],
+                    [[k, fmt_s(od[k].med()), fmt_s(od[k].med("cpu")),
+                      f"{100 * od[k].med() / od['total'].med():5.1f}%"] for k in ks]))
 
     if args.scaling and not args.skip_opendp:
         print(f"\n## Scaling with D (n = {n:,}, branching {b})\n")
@@ -361,15 +401,17 @@ def main() -> None:
         for k in [int(s) for s in args.scaling.split(",")]:
             Dk = 2**k
             xk = make_data(Dk, n)
-            tb, _ = timed(lambda: np.bincount(xk, minlength=Dk), args.reps)
-            td, _ = timed(lambda: dptree_release(xk, Dk, b), args.reps)
             ok = opendp_times(xk, Dk, b, args.opendp_reps)
-            srows.append([f"2^{k}", f"{num_nodes(Dk, b):,}", fmt_s(tb), fmt_s(td), fmt_s(ok["total"]),
-                          f"{td / tb:.1f}x", f"{ok['total'] / td:.1f}x"])
-        print(table(["D", "nodes", "bincount", "dptree", "OpenDP", "dptree/bincount", "OpenDP/dptree"], srows))
+            srows.append([f"2^{k}", f"{num_nodes(Dk, b):,}", fmt_s(ok["bincount"].med()),
+                          fmt_s(ok["dptree"].med()), fmt_s(ok["total"].med()),
+                          f"{paired_ratio(ok['dptree'], ok['bincount']):.1f}x",
+                          f"{paired_ratio(ok['total'], ok['dptree']):.1f}x",
+                          f"{paired_ratio(ok['total'], ok['dptree'], 'cpu'):.1f}x"])
+        print(table(["D", "nodes", "bincount", "dptree", "OpenDP (incl. build)", "dptree / bincount",
+                     "OpenDP / dptree (wall)", "OpenDP / dptree (cpu)"], srows))
 
     print(f"\n## Queries: {args.queries:,} random ranges [lo, hi] (vectorised calls)\n")
-    print(table(["call", "median time", "queries/s", "/ baseline"],
+    print(table(["call", "wall", "cpu", "queries/s (wall)", "queries/s (cpu)", "wall / baseline"],
                 query_bench(D, n, b, args.queries, args.reps)))
 
     if not args.no_memory:
