@@ -2,7 +2,7 @@
 
 Run from the repository root:
 
-    PYTHONPATH=src python3 benchmarks/quantiles.py            # 30 trials per cell
+    PYTHONPATH=src python3 benchmarks/quantiles.py            # 20 trials per cell (4 at n = 10^5)
     PYTHONPATH=src python3 benchmarks/quantiles.py --quick    # 3 trials, n <= 10^4
 
 Setting. Integer domain [0, 2^16 - 1] (D = 65536 leaves of width 1). Data: log-normal
@@ -105,20 +105,23 @@ def run_trial(kind: str, n: int, eps: float, g: np.random.Generator, methods: tu
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--trials", type=int, default=30)
+    ap.add_argument("--trials", type=int, default=20, help="trials per cell for n < --large-n (default 20)")
+    ap.add_argument("--trials-large", type=int, default=4,
+                    help="trials per cell for n >= --large-n (default 4; diffprivlib takes ~0.1-0.4 s per quantile there)")
+    ap.add_argument("--large-n", type=int, default=100_000)
     ap.add_argument("--ns", type=str, default="1000,10000,100000")
     ap.add_argument("--bias-trials", type=int, default=30)
     ap.add_argument("--seed", type=int, default=4)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
     if args.quick:
-        args.trials, args.ns, args.bias_trials = 3, "1000,10000", 3
+        args.trials, args.trials_large, args.ns, args.bias_trials = 3, 3, "1000,10000", 3
     ns = [int(s) for s in args.ns.split(",")]
     g = np.random.default_rng(args.seed)
     methods = ("dptree", "diffprivlib", "plain EM")
     probe = dptree.range_tree([1, 2, 3], lower=LOWER, upper=UPPER, epsilon=1.0, rng=0)
     print(f"# Quantile rank error, integer domain [{LOWER}, {UPPER}], total epsilon = 1, {args.trials} trials "
-          f"per cell, seed {args.seed}")
+          f"per cell ({args.trials_large} for n >= {args.large_n:,}), seed {args.seed}")
     print(f"# dptree default release: branching {probe.layout.branching}, levels uniform, discrete Laplace\n")
     rows = []
     wins = []
@@ -126,7 +129,7 @@ def main() -> None:
     for kind in ("lognormal", "uniform"):
         for n in ns:
             acc: dict[tuple[str, int], list[np.ndarray]] = {}
-            for _ in range(args.trials):
+            for _ in range(args.trials if n < args.large_n else args.trials_large):
                 for key, err in run_trial(kind, n, 1.0, g, methods).items():
                     acc.setdefault(key, []).append(err)
             for m in MS:
@@ -141,27 +144,33 @@ def main() -> None:
                     cells.append(f"{e.mean():.1f}")
                 rows.append([kind, f"{n:,}", str(m)] + cells)
                 if m == 20:
-                    wins.append((kind, n, maxes["dptree"], maxes["diffprivlib"]))
+                    se = {meth: np.abs(np.array(acc[(meth, m)])).max(axis=1).std(ddof=1)
+                          / np.sqrt(len(acc[(meth, m)])) for meth in methods}
+                    wins.append((kind, n, maxes["dptree"], se["dptree"], maxes["diffprivlib"], se["diffprivlib"],
+                                 len(acc[(meth, m)])))
     print("## Rank error (mean over trials of the maximum over the m levels; mean over all levels)\n")
     print(table(["data", "n", "m", "dptree max", "diffprivlib max", "plain EM max",
                  "dptree mean", "diffprivlib mean", "plain EM mean"], rows))
     print("\n## Target: m = 20 at equal total epsilon, dptree's maximum rank error below diffprivlib's\n")
-    print(table(["data", "n", "m", "dptree", "diffprivlib", "dptree lower?"],
-                [[k, f"{n:,}", "20", f"{a:.1f}", f"{b:.1f}", "yes" if a < b else "NO"] for k, n, a, b in wins]))
+    print(table(["data", "n", "m", "trials", "dptree (+- s.e.)", "diffprivlib (+- s.e.)", "dptree lower?"],
+                [[k, f"{n:,}", "20", str(t), f"{a:.1f} +- {sa:.1f}", f"{b:.1f} +- {sb:.1f}", "yes" if a < b else "NO"]
+                 for k, n, a, sa, b, sb, t in wins]))
 
-    print(f"\n## Rank bias at epsilon = 10^4, log-normal data, m = 99 levels ({args.bias_trials} releases)\n")
+    print(f"\n## Signed rank bias of dptree, log-normal data, m = 99 levels ({args.bias_trials} releases per row; "
+          "the target is at epsilon = 10^4, epsilon = 1 shown for contrast)\n")
     brows = []
-    for n in ns:
-        errs = []
-        for _ in range(args.bias_trials):
-            errs.append(run_trial("lognormal", n, 1e4, g, ("dptree",))[("dptree", 99)])
-        e = np.array(errs)
-        per_level = e.mean(axis=0)
-        brows.append([f"{n:,}", f"{e.mean():+.3f}", f"{100 * e.mean() / n:+.4f}%",
-                      f"{np.abs(per_level).max():.3f}", f"{100 * np.abs(per_level).max() / n:.4f}%",
-                      f"{np.abs(e).max():.1f}", "yes" if np.abs(per_level).max() <= 0.001 * n else "NO"])
-    print(table(["n", "mean signed rank error", "% of n", "max |mean| over levels", "% of n",
-                 "max |error| seen", "bias <= 0.1% n"], brows))
+    for eps in (1e4, 1.0):
+        for n in ns:
+            errs = []
+            for _ in range(args.bias_trials):
+                errs.append(run_trial("lognormal", n, eps, g, ("dptree",))[("dptree", 99)])
+            e = np.array(errs)
+            per_level = e.mean(axis=0)
+            brows.append([f"{eps:g}", f"{n:,}", f"{e.mean():+.3f}", f"{100 * e.mean() / n:+.4f}%",
+                          f"{np.abs(per_level).max():.3f}", f"{100 * np.abs(per_level).max() / n:.4f}%",
+                          f"{np.abs(e).max():.1f}", "yes" if np.abs(per_level).max() <= 0.001 * n else "NO"])
+    print(table(["epsilon", "n", "mean signed rank error", "% of n", "max |mean| over the 99 levels", "% of n",
+                 "max |error| seen", "max |bias| <= 0.1% n"], brows))
     print(f"\n(total time {time.perf_counter() - t0:.0f} s)")
 
 
