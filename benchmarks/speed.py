@@ -323,6 +323,8 @@ def main() -> None:
     ap.add_argument("--scaling", type=str, default="",
                     help="comma-separated log2 domain sizes for an extra dptree-vs-OpenDP table (n fixed)")
     ap.add_argument("--skip-opendp", action="store_true")
+    ap.add_argument("--profile", action="store_true",
+                    help="only print a cProfile of one dptree release (top functions by own time)")
     ap.add_argument("--no-memory", action="store_true")
     ap.add_argument("--quick", action="store_true", help="smoke run: D=2^14, n=1e5, 1e5 queries, 2 reps")
     ap.add_argument("--_memory-child", dest="memory_child", default=None, help=argparse.SUPPRESS)
@@ -335,6 +337,17 @@ def main() -> None:
         print(json.dumps(memory_child(args.memory_child, D, n, b, args.tracemalloc)))
         return
 
+    if args.profile:
+        import cProfile
+        import pstats
+
+        x = make_data(D, n)
+        dptree_release(x, D, b)  # warm-up
+        prof = cProfile.Profile()
+        prof.runcall(dptree_release, x, D, b)
+        print(f"# cProfile of dptree.range_tree(x, branching={b}), D = 2^{args.log2_domain}, n = {n:,}")
+        pstats.Stats(prof, stream=sys.stdout).strip_dirs().sort_stats("tottime").print_stats(18)
+        return
     nodes = num_nodes(D, b)
     print(f"# dptree speed benchmark: D = 2^{args.log2_domain} = {D} leaves, n = {n:,} int64 values, "
           f"branching {b} ({nodes:,} nodes), epsilon = {EPS}")
