@@ -275,6 +275,33 @@ def memory_child(mode: str, D: int, n: int, b: int, use_tracemalloc: bool) -> di
     return out
 
 
+def stage_memory(D: int, n: int, b: int) -> list[tuple[str, float]]:
+    """tracemalloc peak of new allocations in each stage of a dptree release (input resident)."""
+    import tracemalloc
+
+    x = make_data(D, n)
+    out = []
+
+    def peak(name: str, fn: Callable[[], object]) -> object:
+        gc.collect()
+        tracemalloc.start()
+        res = fn()
+        out.append((name, float(tracemalloc.get_traced_memory()[1])))
+        tracemalloc.stop()
+        return res
+
+    plan = plan_range_tree(lower=0, upper=D - 1, epsilon=EPS, branching=b)
+    leaves = peak("clamp + leaf index", lambda: plan.domain.to_leaves(coerce_values(x, plan.domain)))
+    hist = peak("leaf histogram (bincount)", lambda: np.bincount(leaves, minlength=plan.layout.padded_size))
+    del leaves
+    levels = peak("node counts per level", lambda: plan.layout.level_counts(hist.astype(np.int64)))
+    src = _noise.make_source(None)
+    meas = peak("discrete Laplace noise", lambda: [None if p is None else c + _noise.discrete_laplace(src, p, c.size)
+                                                   for p, c in zip(plan.noise_parameters, levels)])
+    peak("least squares + prefix sums", lambda: RangeTree(plan=plan, measurements=meas, statement={}))
+    return out
+
+
 def run_memory(mode: str, D: int, n: int, b: int, use_tracemalloc: bool) -> dict[str, float]:
     cmd = [sys.executable, os.path.abspath(__file__), "--_memory-child", mode, "--log2-domain",
            str(D.bit_length() - 1), "--n", str(n), "--branching", str(b)]
@@ -326,6 +353,7 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true",
                     help="only print a cProfile of one dptree release (top functions by own time)")
     ap.add_argument("--no-memory", action="store_true")
+    ap.add_argument("--memory-only", action="store_true", help="only the peak-memory tables")
     ap.add_argument("--quick", action="store_true", help="smoke run: D=2^14, n=1e5, 1e5 queries, 2 reps")
     ap.add_argument("--_memory-child", dest="memory_child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--_tracemalloc", dest="tracemalloc", action="store_true", help=argparse.SUPPRESS)
@@ -333,6 +361,9 @@ def main() -> None:
     if args.quick:
         args.log2_domain, args.n, args.queries, args.reps, args.opendp_reps = 14, 10**5, 10**5, 2, 1
     D, n, b = 2**args.log2_domain, args.n, args.branching
+    if args.memory_child == "stages":
+        print(json.dumps(stage_memory(D, n, b)))
+        return
     if args.memory_child:
         print(json.dumps(memory_child(args.memory_child, D, n, b, args.tracemalloc)))
         return
@@ -355,6 +386,13 @@ def main() -> None:
           f"{os.cpu_count()} cpus, load average at start {os.getloadavg()[0]:.1f}; medians of {args.reps} "
           f"interleaved reps (OpenDP: {args.opendp_reps}); wall = perf_counter, cpu = process_time; "
           f"ratios are medians of per-round paired ratios\n")
+    if not args.memory_only:
+        run_timings(args, D, n, b)
+    if not args.no_memory:
+        run_memory_tables(args, D, n, b, nodes)
+
+
+def run_timings(args: argparse.Namespace, D: int, n: int, b: int) -> None:
     x = make_data(D, n)
 
     # --- release times
@@ -427,7 +465,10 @@ def main() -> None:
     print(table(["call", "wall", "cpu", "queries/s (wall)", "queries/s (cpu)", "wall / baseline"],
                 query_bench(D, n, b, args.queries, args.reps)))
 
-    if not args.no_memory:
+
+
+def run_memory_tables(args: argparse.Namespace, D: int, n: int, b: int, nodes: int) -> None:
+    if True:
         print(f"\n## Peak memory (fresh subprocess each; budget = input + 64 B/node = "
               f"{(8 * n + 64 * nodes) / 2**20:.1f} MiB)\n")
         mrows = []
@@ -449,6 +490,10 @@ def main() -> None:
                      "input + new MiB", "new B/node", "<= input + 64 B/node"], mrows))
         print("\n(new = tracemalloc peak of allocations made during the release, or the RSS increase "
               "where tracemalloc cannot see them)")
+        print("\n### dptree: peak new memory per stage (tracemalloc, fresh subprocess)\n")
+        st = run_memory("stages", D, n, b, False)
+        print(table(["stage", "peak new MiB", "bytes per node", "bytes per input value"],
+                    [[k, f"{v / 2**20:.1f}", f"{v / nodes:.1f}", f"{v / n:.2f}"] for k, v in st]))
 
 
 if __name__ == "__main__":
