@@ -117,7 +117,25 @@ def run_hierarchy(args: argparse.Namespace) -> int:
         )
     h = read_structure(args.structure, levels, other=args.other)
     frame, wcol = read_grouped(args.file, levels, args.weight)
-    rel = hierarchy_counts(
+    from ._cli_scale import charged_budget
+
+    label = args.ledger_label or f"hierarchy {args.file} -> {args.out}"
+    delta = 0.0 if args.method == "laplace" else args.delta
+    with charged_budget(args.ledger, epsilon=args.epsilon, delta=delta, label=label) as charge:
+        rel = _release(args, frame, h, levels, wcol)
+        rel.save(args.out, allow_nonprivate=args.allow_nonprivate)
+        if charge is not None:
+            charge.output = args.out
+    print(
+        f"wrote {args.out}: {h.n_nodes} nodes, depth {h.depth}, method {args.method}, "
+        f"epsilon {args.epsilon}, delta {rel.parameters['delta']}, private {rel.private}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _release(args: argparse.Namespace, frame: Any, h: Any, levels: list[str], wcol: Any) -> HierarchyRelease:
+    return hierarchy_counts(
         frame,
         h,
         epsilon=args.epsilon,
@@ -134,13 +152,6 @@ def run_hierarchy(args: argparse.Namespace) -> int:
         unknown="other" if args.unknown_to_other else "error",
         rng=args.seed,
     )
-    rel.save(args.out, allow_nonprivate=args.allow_nonprivate)
-    print(
-        f"wrote {args.out}: {h.n_nodes} nodes, depth {h.depth}, method {args.method}, "
-        f"epsilon {args.epsilon}, delta {rel.parameters['delta']}, private {rel.private}",
-        file=sys.stderr,
-    )
-    return 0
 
 
 def _main_func(args: argparse.Namespace) -> int:
@@ -183,6 +194,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--seed", type=int, default=None, help="reproducible, NOT private (tests only)")
     p.add_argument("--allow-nonprivate", dest="allow_nonprivate", action="store_true")
     p.add_argument("--out", required=True, help="output release file (.json)")
+    from ._cli_scale import add_ledger_options
+
+    add_ledger_options(p)
     p.set_defaults(func=_main_func)
 
 

@@ -72,21 +72,13 @@ def read_column(path: str, column: str) -> list[Any]:
 
 def run_interior_point(args: argparse.Namespace) -> int:
     """Execute the subcommand; returns the exit code."""
-    from .thresholds import interior_point
+    from ._cli_scale import charged_budget
 
     try:
         vals = read_column(args.file, args.column)
-        res = interior_point(
-            vals,
-            lower=args.lower,
-            upper=args.upper,
-            epsilon=args.epsilon,
-            delta=args.delta,
-            method=args.method,
-            beta=args.beta,
-            rng=args.seed,
-            run_anyway=args.run_anyway,
-        )
+        label = args.ledger_label or f"interior-point {args.file}:{args.column}"
+        with charged_budget(args.ledger, epsilon=args.epsilon, delta=args.delta, label=label):
+            res = _release(args, vals)
     except DPTreeError as exc:
         print(f"dptree interior-point: error: {exc}", file=sys.stderr)
         return 2
@@ -96,6 +88,22 @@ def run_interior_point(args: argparse.Namespace) -> int:
     print(f"guarantee_applies: {res.guarantee_applies} (n={res.n}, n_required={res.n_required}, beta={res.beta})")
     print(f"private: {res.private}")
     return 0
+
+
+def _release(args: argparse.Namespace, vals: Any) -> Any:
+    from .thresholds import interior_point
+
+    return interior_point(
+        vals,
+        lower=args.lower,
+        upper=args.upper,
+        epsilon=args.epsilon,
+        delta=args.delta,
+        method=args.method,
+        beta=args.beta,
+        rng=args.seed,
+        run_anyway=args.run_anyway,
+    )
 
 
 def register(subparsers: Any) -> None:
@@ -115,4 +123,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--beta", type=float, default=0.1, help="failure probability of the guarantee")
     p.add_argument("--seed", type=int, default=None, help="TESTS ONLY: seeded, non-private randomness")
     p.add_argument("--run-anyway", action="store_true", help="run even if no guarantee holds at this n")
+    from ._cli_scale import add_ledger_options
+
+    add_ledger_options(p)
     p.set_defaults(func=run_interior_point)

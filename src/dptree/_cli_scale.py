@@ -62,6 +62,28 @@ def charged(ledger_path: str | None, plan: Any, label: str) -> Iterator[Any]:
             yield charge
 
 
+@contextmanager
+def charged_budget(ledger_path: str | None, *, epsilon: float, delta: float = 0.0, label: str = "") -> Iterator[Any]:
+    """Like :func:`charged`, for commands whose mechanism takes (epsilon, delta) directly
+    (``hierarchy``, ``interior-point``): the charge is committed before the block draws noise."""
+    if not ledger_path:
+        yield None
+        return
+    from .budget import check_delta, check_epsilon
+    from .ledger import Ledger
+
+    eps, dlt = check_epsilon(epsilon), check_delta(delta)  # never charge an invalid budget
+    with Ledger(ledger_path) as ledger:
+        with ledger.charge(epsilon=eps, delta=dlt, label=label) as charge:
+            yield charge
+
+
+def add_ledger_options(p: Any) -> None:
+    """``--ledger PATH`` and ``--ledger-label TEXT`` for a releasing command."""
+    p.add_argument("--ledger", default=None, help="SQLite budget ledger to charge before releasing")
+    p.add_argument("--ledger-label", dest="ledger_label", default=None, help="label of the charge")
+
+
 def _cmd_release(args: argparse.Namespace) -> int:
     from . import cli
 
