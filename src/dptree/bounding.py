@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from . import noise as _noise
+from .backends.duckdb_backend import leaf_sql as _leaf_sql
 from .domain import coerce_values
 from .errors import DataError, InputFormatError, InvalidParameterError
 
@@ -233,42 +234,3 @@ def _numpy_relation(columns: dict[str, np.ndarray]) -> Any:
 
     return pa.table({name: pa.array(col) for name, col in columns.items()})
 
-
-def _leaf_sql(con: Any, expr: str, column: str, domain: Any, missing: str) -> tuple[str, str]:
-    """(SQL leaf index, SQL 'value missing' predicate) for ``column``, as the DuckDB backend does."""
-    from .backends.duckdb_backend import _column_type, _quote_ident
-
-    ctype = _column_type(con, expr, column)
-    col = _quote_ident(column)
-    numeric = any(t in ctype for t in ("INT", "DOUBLE", "FLOAT", "DECIMAL", "REAL", "NUMERIC"))
-    temporal = "DATE" in ctype or "TIMESTAMP" in ctype
-    if domain.kind == "datetime":
-        if not temporal:
-            raise DataError(f"column {column!r} has type {ctype}, but the domain is dates: pass numeric bounds")
-        value = f"epoch_ns(CAST({col} AS TIMESTAMP))"
-        bad = f"{col} IS NULL"
-    else:
-        if not numeric:
-            raise DataError(f"column {column!r} has type {ctype}; a numeric domain needs numbers")
-        if "INT" in ctype and "DOUBLE" not in ctype and domain.kind == "integer":
-            value = f"CAST({col} AS BIGINT)"
-            bad = f"{col} IS NULL"
-        else:
-            value = f"CAST({col} AS DOUBLE)"
-            inf = con.execute(f"SELECT count_if(isinf({value})) FROM {expr}").fetchone()[0]
-            if inf:
-                raise DataError(f"column {column!r} contains +-inf; remove or replace them")
-            bad = f"({col} IS NULL OR isnan({value}))"
-    # counted in a projection, not a WHERE: a filter could be pruned by Parquet statistics that omit NaN
-    n_missing = con.execute(f"SELECT count_if({bad}) FROM {expr}").fetchone()[0]
-    if n_missing and missing == "error":
-        raise DataError(f"column {column!r} has {n_missing} missing values; pass missing='drop' to drop them")
-    lo, hi, w = domain.lower, domain.upper, domain.width
-    if domain.kind == "float":
-        leaf = f"CAST(floor((least(greatest({value}, {lo!r}), {hi!r}) - {lo!r}) / {w!r}) AS BIGINT)"
-    elif domain.kind == "integer" and value.startswith("CAST(") and value.endswith("AS DOUBLE)"):
-        # clamp in DOUBLE first: NaN and huge values never reach the BIGINT cast
-        leaf = f"(CAST(floor(least(greatest({value}, {int(lo)}), {int(hi)})) AS BIGINT) - {int(lo)}) // {int(w)}"
-    else:
-        leaf = f"(least(greatest({value}, {int(lo)}), {int(hi)}) - {int(lo)}) // {int(w)}"
-    return f"least({leaf}, {domain.size - 1})", bad

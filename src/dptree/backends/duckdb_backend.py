@@ -120,9 +120,22 @@ def file_leaf_histogram(
 
 
 def _histogram(con: Any, expr: str, column: str, domain: Domain, padded_size: int, missing: str) -> np.ndarray:
-    ctype = _column_type(con, expr, column)
+    _column_type(con, expr, column)
     if con.execute(f"SELECT count(*) FROM {expr}").fetchone()[0] == 0:
         return np.zeros(padded_size, dtype=np.int64)  # empty input: a release of noise around zero
+    leaf, bad = leaf_sql(con, expr, column, domain, missing)
+    sql = f"SELECT {leaf} AS leaf, count(*) AS n FROM {expr} WHERE NOT {bad} GROUP BY 1"
+    rows = con.execute(sql).fetchnumpy()
+    hist = np.zeros(padded_size, dtype=np.int64)
+    np.add.at(hist, np.asarray(rows["leaf"], dtype=np.int64), np.asarray(rows["n"], dtype=np.int64))
+    return hist
+
+
+def leaf_sql(con: Any, expr: str, column: str, domain: Any, missing: str) -> tuple[str, str]:
+    """(SQL bucket index, SQL 'value missing' predicate) for ``column``: the same clamping and
+    bucketing as :meth:`dptree.domain.Domain.to_leaves`. Raises for a column of the wrong type,
+    +-inf values, and (with ``missing="error"``) missing values."""
+    ctype = _column_type(con, expr, column)
     col = _quote_ident(column)
     numeric = any(t in ctype for t in ("INT", "DOUBLE", "FLOAT", "DECIMAL", "REAL", "NUMERIC"))
     temporal = "DATE" in ctype or "TIMESTAMP" in ctype
@@ -144,21 +157,21 @@ def _histogram(con: Any, expr: str, column: str, domain: Domain, padded_size: in
             if inf:
                 raise DataError(f"column {column!r} contains +-inf; remove or replace them")
             bad = f"({col} IS NULL OR isnan({value}))"
+    # counted in a projection, not a WHERE: a filter could be pruned by Parquet statistics that omit NaN
     n_missing = con.execute(f"SELECT count_if({bad}) FROM {expr}").fetchone()[0]
     if n_missing and missing == "error":
-        raise DataError(f"column {column!r} has {n_missing} missing values; pass --missing drop to drop them")
+        raise DataError(
+            f"column {column!r} has {n_missing} missing values; pass --missing drop (missing='drop') to drop them"
+        )
     lo, hi, w = domain.lower, domain.upper, domain.width
     if domain.kind == "float":
         leaf = f"CAST(floor((least(greatest({value}, {lo!r}), {hi!r}) - {lo!r}) / {w!r}) AS BIGINT)"
+    elif domain.kind == "integer" and value.startswith("CAST(") and value.endswith("AS DOUBLE)"):
+        # clamp in DOUBLE first: NaN and huge values never reach the BIGINT cast
+        leaf = f"(CAST(floor(least(greatest({value}, {int(lo)}), {int(hi)})) AS BIGINT) - {int(lo)}) // {int(w)}"
     else:
-        if domain.kind == "integer" and "INT" not in ctype:
-            value = f"CAST(floor({value}) AS BIGINT)"
         leaf = f"(least(greatest({value}, {int(lo)}), {int(hi)}) - {int(lo)}) // {int(w)}"
-    sql = f"SELECT least({leaf}, {domain.size - 1}) AS leaf, count(*) AS n FROM {expr} WHERE NOT {bad} GROUP BY 1"
-    rows = con.execute(sql).fetchnumpy()
-    hist = np.zeros(padded_size, dtype=np.int64)
-    np.add.at(hist, np.asarray(rows["leaf"], dtype=np.int64), np.asarray(rows["n"], dtype=np.int64))
-    return hist
+    return f"least({leaf}, {domain.size - 1})", bad
 
 
 def read_column(path: str, column: str, fmt: str | None = None) -> np.ndarray:
