@@ -130,12 +130,35 @@ def _check_weights(w: Any, name: str) -> np.ndarray:
     return v.astype(np.int64)
 
 
+def _spark_leaf_totals(df: Any, levels: Sequence[str], weight: str | None) -> Any:
+    """Records (or summed weights) per distinct path, aggregated inside Spark: only these
+    per-path totals reach the driver, never the rows."""
+    from pyspark.sql import functions as F
+
+    missing = [c for c in list(levels) + ([weight] if weight else []) if c not in df.columns]
+    if missing:
+        raise InputFormatError(f"Spark DataFrame has no column(s) {missing}; it has {list(df.columns)}")
+    if weight is None:
+        agg = df.groupBy(*levels).agg(F.count(F.lit(1)).alias("__weight__"))
+    else:
+        w = F.col(weight)
+        bad = df.filter(w.isNull() | (w < 0) | (w != F.floor(w))).count()
+        if bad:
+            raise DataError(f"weight column {weight!r} must hold non-negative integer counts ({bad} rows do not)")
+        agg = df.groupBy(*levels).agg(F.sum(F.col(weight)).cast("long").alias("__weight__"))
+    return agg.toPandas()
+
+
 def _to_frame(data: Any, levels: Sequence[str], weight: str | None) -> tuple[Any, str | None]:
     """Normalise the accepted data forms to a DataFrame with the level columns (+ weight)."""
     import pandas as pd
 
     if isinstance(data, pd.DataFrame):
         return data, weight
+    from .backends.spark_backend import _is_spark_df
+
+    if _is_spark_df(data):
+        return _spark_leaf_totals(data, levels, weight), "__weight__"
     if isinstance(data, Mapping):  # {path: count}
         paths = [split_path(p) for p in data.keys()]
         width = len(levels)
