@@ -110,9 +110,9 @@ def test_hierarchy_counts_on_a_spark_dataframe() -> None:
     """hierarchy_counts accepts a Spark DataFrame: per-path totals are aggregated in Spark and the
     release equals the one made from the same rows in pandas (same seed)."""
     import pandas as pd
+    from _spark import spark_frame
 
     import dptree
-    from _spark import spark_frame
 
     h = dptree.Hierarchy.from_paths([("US", "CA"), ("US", "NY"), ("FR", "IDF")])
     country = ["US", "US", "US", "FR", "US"]
