@@ -283,3 +283,16 @@ def test_padding_is_conditioned_on_holding_no_records(domain: int, branching: in
     assert rel.total() == pytest.approx(rel.count(0, domain - 1))
     if neighbors == "replace":
         assert rel.total() == pytest.approx(x.size, abs=1e-9)
+
+
+def test_huge_query_points_act_like_the_domain_ends() -> None:
+    """Regression: cdf(1e300) once cast to int64 garbage and answered 0."""
+    rel = dptree.range_tree([1, 2, 3], lower=0, upper=9, epsilon=1e6, rng=0)
+    assert rel.cdf(1e300) == pytest.approx(3, abs=0.5) and rel.cdf(-1e300) == 0.0
+    assert rel.count(-1e300, 1e300) == pytest.approx(3, abs=0.5)
+    assert rel.cdf(np.uint64(2**63)) == pytest.approx(3, abs=0.5)
+    f = dptree.range_tree([1.0, 2.0, 3.0], lower=0.0, upper=9.0, width=0.5, epsilon=1e6, rng=0)
+    assert f.cdf(1e300) == pytest.approx(3, abs=0.5) and f.cdf(-1e300) == 0.0
+    d = dptree.range_tree(np.array(["2020-01-05"], dtype="datetime64[D]"), lower="2020-01-01", upper="2020-02-01",
+                          epsilon=1e6, rng=0)
+    assert d.cdf(np.datetime64("2200-01-01")) == pytest.approx(1, abs=0.5)

@@ -119,10 +119,11 @@ class Domain:
     def leaf_of(self, x: Any) -> np.ndarray:
         """Leaf index of query points (public), *not* clamped: may be < 0 or >= size."""
         arr = self._query_array(x)
-        if self.kind == "integer":
-            return np.floor_divide(arr - int(self.lower), int(self.width))
-        if self.kind == "datetime":
-            return np.floor_divide(arr - int(self.lower), int(self.width))
+        if self.kind in ("integer", "datetime"):
+            # points beyond the domain act like its ends; clamping first keeps int64 exact
+            lo, hi = int(self.lower) - int(self.width), int(self.upper) + int(self.width)
+            return np.floor_divide(np.clip(arr, lo, hi) - int(self.lower), int(self.width))
+        arr = np.clip(arr, self.lower - self.width, self.upper + self.width)
         out = np.floor((arr - self.lower) / self.width).astype(np.int64)
         # the last bucket is closed at upper
         return np.where(arr == self.upper, self.size - 1, out)
@@ -140,7 +141,9 @@ class Domain:
             raise DataError("query points must be finite")
         if self.kind == "integer":
             if a.dtype.kind == "f":
-                return np.floor(a).astype(np.int64)
+                return np.floor(np.clip(a, -(2.0**62), 2.0**62)).astype(np.int64)
+            if a.dtype.kind == "u":
+                return np.minimum(a, np.uint64(2**62)).astype(np.int64)
             return a.astype(np.int64)
         return a.astype(np.float64)
 
