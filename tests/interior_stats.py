@@ -14,20 +14,12 @@ def binom_sf(k: int, n: int, p: float) -> float:
     return float(stats.binom.sf(k - 1, n, p))
 
 
-def clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
-    """Two-sided (1 - alpha) Clopper-Pearson interval for a binomial proportion."""
-    lo = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
-    hi = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
-    return lo, hi
-
-
 def eps_lower_bound(k1: int, k2: int, trials: int, alpha: float = 1e-6) -> float:
-    """Audit: a (1 - alpha)-confidence lower bound on epsilon from counts of one event on D and D'."""
-    p1_lo, _ = clopper_pearson(k1, trials, alpha)
-    _, p2_hi = clopper_pearson(k2, trials, alpha)
-    if p1_lo <= 0:
-        return 0.0
-    return max(0.0, math.log(p1_lo / p2_hi))
+    """Audit: a (1 - alpha)-confidence lower bound on epsilon from counts of one event on D and D'
+    (the shared harness's Clopper-Pearson bound, :func:`dptree.audit.epsilon_lower_bound`)."""
+    from dptree.audit import epsilon_lower_bound
+
+    return max(0.0, epsilon_lower_bound(k1, k2, trials, alpha, 0.0)[0])
 
 
 def em_interval_law(vals, cnt, lower, upper, log_base):
