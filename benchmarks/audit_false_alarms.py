@@ -1,7 +1,8 @@
 """Measure the audit's false-alarm rate and its power (issue 3 target: zero false alarms in 100 runs).
 
 Runs ``--runs`` independent audits (seeds 1000, 1001, ...) of every registered mechanism and of
-the four planted bugs of tests/test_audit.py, with the configured sample sizes (audit.FAST unless
+the four planted bugs of tests/test_audit.py, with the configured sample sizes (a spec's own
+``extra["fast"]``/``extra["slow"]`` config where it has one, else audit.FAST unless
 --slow), and prints one line per mechanism: failures / runs and the range of the epsilon lower
 bounds. Correct mechanisms should never fail; planted bugs should always fail.
 
@@ -46,7 +47,8 @@ def main() -> int:
         bounds = []
         npairs = 0
         for r in range(args.runs):
-            rep = audit.audit(spec, config=config, seed=1000 + r)
+            cfg = spec.extra.get("slow" if args.slow else "fast", config)  # per-spec sample sizes
+            rep = audit.audit(spec, config=cfg, seed=1000 + r)
             fails += not rep.passed
             bounds.append(rep.epsilon_lower_bound)
             npairs = len(rep.pairs)
