@@ -121,6 +121,28 @@ def binomial_pvalue(successes: int, n: int, p: float) -> float:
     return float(chi2.sf(((o - e) ** 2 / e).sum(), 1))
 
 
+# --------------------------------------------------------------------------- truncated discrete Laplace
+
+
+def truncated_pmf(t: float, bound: int):  # type: ignore[no-untyped-def]
+    """P(z) proportional to exp(-|z|/t) on the integers |z| <= bound (seed 001, Lemma 2.8 on Z)."""
+    ks = np.arange(-bound, bound + 1)
+    z = float(np.exp(-np.abs(ks) / t).sum())
+    return lambda s: np.where(np.abs(s) <= bound, np.exp(-np.abs(s).astype(np.float64) / t) / z, 0.0)
+
+
+@pytest.mark.parametrize("scale,bound", [(2.5, 4), (Fraction(10, 3), 12), (7.3, 30)])
+def test_truncated_discrete_laplace_distribution(scale: float | Fraction, bound: int) -> None:
+    t = float(noise.laplace_scale_used(scale))
+    x = noise.truncated_discrete_laplace(noise.make_source(int(bound)), scale, bound, N_FAST)
+    assert np.abs(x).max() <= bound
+    p, cells = chi_square_pvalue(x, truncated_pmf(t, bound), bound + 1)
+    assert cells >= 3 and p > ALPHA, f"truncated Laplace ({scale}, {bound}): p = {p:.3g}"
+    for factor in (1.1, 1 / 1.1):  # power: the same samples reject a 10% wrong scale
+        p_alt, _ = chi_square_pvalue(x, truncated_pmf(t * factor, bound), bound + 1)
+        assert p_alt < ALPHA, f"no power against scale x{factor:.3f}: p = {p_alt:.3g}"
+
+
 # --------------------------------------------------------------------------- discrete Laplace
 
 LAPLACE_SCALES = [0.6, 1, 2.5, Fraction(1, 3), 7.3, 40]
