@@ -227,10 +227,3 @@ def query_hierarchy(
             }
         )
     return out
-
-
-if __name__ == "__main__":  # pragma: no cover - manual use before the lead's CLI lands
-    parser = argparse.ArgumentParser(prog="dptree")
-    register(parser.add_subparsers(dest="command", required=True))
-    ns = parser.parse_args()
-    sys.exit(ns.func(ns))
