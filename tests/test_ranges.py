@@ -296,3 +296,26 @@ def test_huge_query_points_act_like_the_domain_ends() -> None:
     d = dptree.range_tree(np.array(["2020-01-05"], dtype="datetime64[D]"), lower="2020-01-01", upper="2020-02-01",
                           epsilon=1e6, rng=0)
     assert d.cdf(np.datetime64("2200-01-01")) == pytest.approx(1, abs=0.5)
+
+
+def test_seed003_theorem_2_5_error_bound_and_scaling() -> None:
+    """Seed 003, Theorem 2.5: E[max over all intervals |error|] <= log2 D * E[max_node |Z|] with
+    E[max |Z|] = 2 log2(D) (ln(2D - 1) + 1) / eps (eq. 10, 15), i.e. O(log^3 D / eps). dptree's
+    binary tree (least squares, uniform levels) must sit inside that explicit bound, and its
+    error / log2(D)^3 must not grow with D (the theorem's scaling)."""
+    eps, reps = 1.0, 30
+    ratios = []
+    for D in (16, 128, 1024):
+        plan = plan_range_tree(lower=0, upper=D - 1, epsilon=eps, branching=2)
+        hist = np.zeros(plan.layout.padded_size, dtype=np.int64)
+        worst = []
+        for r in range(reps):
+            rel = plan.release(hist, rng=r)
+            cum = np.concatenate([[0.0], np.cumsum(rel.leaf_estimates)])  # truth is all zeros
+            worst.append(cum.max() - cum.min())  # max over all intervals of |error|
+        mean_max = float(np.mean(worst))
+        L = np.log2(D)
+        bound = L * 2 * L * (np.log(2 * D - 1) + 1) / eps
+        assert mean_max < bound, (D, mean_max, bound)
+        ratios.append(mean_max / L**3)
+    assert ratios[-1] <= ratios[0] * 1.1, ratios  # not growing faster than log^3 D
