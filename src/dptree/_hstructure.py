@@ -29,7 +29,7 @@ def _is_null(v: Any) -> bool:
         import pandas as pd
 
         return bool(pd.isna(v)) if not isinstance(v, (str, tuple, list)) else False
-    except Exception:  # pragma: no cover - pandas is optional here
+    except (ImportError, TypeError, ValueError):  # no pandas, or an object pd.isna cannot judge
         return False
 
 
