@@ -24,19 +24,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from dptree import noise  # noqa: E402
 
-
-class CountingSource:
-    private = False
-
-    def __init__(self, seed: int) -> None:
-        self.inner = noise.SeededRandomSource(seed)
-        self.calls = 0
-        self.bytes = 0
-
-    def random_bytes(self, n: int) -> bytes:
-        self.calls += 1
-        self.bytes += n
-        return self.inner.random_bytes(n)
+CountingSource = noise.CountingRandomSource
 
 
 def one_at_a_time(sampler, param: float, scale: float, n: int) -> None:

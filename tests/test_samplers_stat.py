@@ -29,20 +29,7 @@ ALPHA = 1e-6
 MIN_EXPECTED = 20.0
 
 
-class CountingSource:
-    """A RandomSource that counts how many calls and bytes a sampler asks for."""
-
-    private = False
-
-    def __init__(self, seed: int) -> None:
-        self.inner = noise.SeededRandomSource(seed)
-        self.calls = 0
-        self.bytes = 0
-
-    def random_bytes(self, n: int) -> bytes:
-        self.calls += 1
-        self.bytes += n
-        return self.inner.random_bytes(n)
+CountingSource = noise.CountingRandomSource
 
 
 # --------------------------------------------------------------------------- exact pmfs

@@ -40,6 +40,7 @@ __all__ = [
     "RandomSource",
     "SystemRandomSource",
     "SeededRandomSource",
+    "CountingRandomSource",
     "RngLike",
     "make_source",
     "uniform_below",
@@ -94,6 +95,23 @@ class SeededRandomSource:
 
     def random_bytes(self, n: int) -> bytes:
         return self._gen.bytes(n)
+
+
+class CountingRandomSource:
+    """A seeded (NOT private) source that counts the calls and bytes a sampler asks for, to
+    measure how many random draws a sample needs (tests and ``benchmarks/sampler_cost.py``)."""
+
+    private = False
+
+    def __init__(self, seed: int) -> None:
+        self.inner = SeededRandomSource(seed)
+        self.calls = 0
+        self.bytes = 0
+
+    def random_bytes(self, n: int) -> bytes:
+        self.calls += 1
+        self.bytes += n
+        return self.inner.random_bytes(n)
 
 
 RngLike = Union[None, int, np.random.Generator, RandomSource]
