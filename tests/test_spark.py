@@ -60,7 +60,7 @@ def test_histograms_match_numpy_on_every_domain_kind() -> None:
     # a float column on an integer domain (floored), NaN dropped
     np.testing.assert_array_equal(spark_backend.spark_leaf_histogram(df, "f", p_int, missing="drop"),
                                   _numpy_hist(floats, p_int, missing="drop"))
-    with pytest.raises(DataError, match="21 missing values"):
+    with pytest.raises(DataError, match="contains missing values"):
         spark_backend.spark_leaf_histogram(df, "f", p_f)
     # dates
     spark = spark_session()
@@ -97,7 +97,7 @@ def test_spark_errors() -> None:
     p_d = plan_range_tree(lower="2024-01-01", upper="2024-03-01", epsilon=1.0)
     with pytest.raises(DataError, match="the domain is dates"):
         spark_backend.spark_leaf_histogram(df, "v", p_d)
-    with pytest.raises(DataError, match="user column 'u' has 1 missing"):
+    with pytest.raises(DataError, match="user column 'u' contains missing"):
         spark_backend.spark_bounded_histogram(df, "v", "u", plan)
     with pytest.raises(InvalidParameterError, match="exceeds the plan"):
         spark_backend.spark_bounded_histogram(df, "v", "s", plan, max_contributions=5)

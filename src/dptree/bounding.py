@@ -25,13 +25,23 @@ import numpy as np
 from . import noise as _noise
 from .backends.duckdb_backend import leaf_sql as _leaf_sql
 from .domain import coerce_values
-from .errors import DataError, InputFormatError, InvalidParameterError
+from .errors import (
+    DataError,
+    InputFormatError,
+    InvalidParameterError,
+    engine_error,
+    length_mismatch_error,
+    missing_user_ids_error,
+)
 
 __all__ = ["bounded_histogram", "file_bounded_histogram", "user_codes", "check_bound"]
 
 
 def check_bound(plan: Any, max_contributions: int | None) -> int:
-    """The k to enforce: the plan's ``max_contributions`` unless a smaller k >= 1 is given."""
+    """The k to enforce: the plan's ``max_contributions`` unless a smaller k >= 1 is given.
+
+    Refuses a ``replace`` plan, whose exact total the bounding would make data-dependent."""
+    plan.check_public_total(user_id="bounded")
     k_plan = int(plan.max_contributions)
     if max_contributions is None:
         return k_plan
@@ -52,7 +62,7 @@ def user_codes(user_ids: Any, n: int) -> np.ndarray:
 
     ids = to_numpy(user_ids, name="user_id")
     if ids.ndim != 1 or ids.size != n:
-        raise DataError(f"user_id must have one entry per value: got {ids.size} ids for {n} values")
+        raise length_mismatch_error("user_id")
     if ids.dtype.kind == "f":
         missing = np.isnan(ids)
     elif ids.dtype.kind == "O":
@@ -62,10 +72,7 @@ def user_codes(user_ids: Any, n: int) -> np.ndarray:
     else:
         missing = np.zeros(ids.size, bool)
     if missing.any():
-        raise DataError(
-            f"user_id has {int(missing.sum())} missing values; every record needs a user id for bounding "
-            "(drop or fill those records first)"
-        )
+        raise missing_user_ids_error()
     try:
         _, codes = np.unique(ids, return_inverse=True)
     except TypeError as exc:
@@ -170,8 +177,7 @@ def file_bounded_histogram(
     except (DataError, InputFormatError, InvalidParameterError):
         raise
     except Exception as exc:
-        first = str(exc).splitlines()[0]
-        raise InputFormatError(f"cannot compute the bounded histogram of {column!r}: {first}") from exc
+        raise engine_error("bounded histogram", column, exc) from None
 
 
 def user_sql(con: Any, expr: str, user_column: str) -> str:
@@ -183,10 +189,7 @@ def user_sql(con: Any, expr: str, user_column: str) -> str:
     ubad = f"{ucol} IS NULL" + (f" OR isnan({ucol})" if any(t in utype for t in ("DOUBLE", "FLOAT", "REAL")) else "")
     n_null = con.execute(f"SELECT count_if({ubad}) FROM {expr}").fetchone()[0]
     if n_null:
-        raise DataError(
-            f"user column {user_column!r} has {n_null} missing values; every record needs a user id "
-            "for bounding (drop or fill those records first)"
-        )
+        raise missing_user_ids_error(user_column)
     return ucol
 
 

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .errors import DataError, DomainError
+from .errors import DataError, DomainError, infinite_values_error, missing_values_error
 
 __all__ = ["Domain", "make_domain", "coerce_values", "MAX_LEAVES"]
 
@@ -279,12 +279,12 @@ def coerce_values(values: Any, domain: Domain, *, missing: str = "error") -> np.
         raise DataError("values must be numbers; found True/False (convert booleans explicitly if intended)")
     try:
         arr = np.asarray(values)
-    except (ValueError, TypeError) as exc:
-        raise DataError(f"values cannot be read as an array: {exc}") from exc
+    except (ValueError, TypeError):
+        raise DataError("values cannot be read as a one-dimensional array of numbers or dates") from None
     if arr.ndim == 0:
         raise DataError("values must be a one-dimensional array, got a scalar")
     if arr.ndim != 1:
-        raise DataError(f"values must be one-dimensional, got shape {arr.shape}")
+        raise DataError(f"values must be one-dimensional (one column), got a {arr.ndim}-dimensional array")
     if domain.kind == "datetime":
         if arr.dtype.kind == "M":
             out = arr.astype("datetime64[ns]")
@@ -293,28 +293,30 @@ def coerce_values(values: Any, domain: Domain, *, missing: str = "error") -> np.
                 raise DataError("a date domain needs dates, datetimes or ISO date strings as values")
             try:
                 out = arr.astype("datetime64[ns]") if arr.size else np.empty(0, "datetime64[ns]")
-            except (ValueError, TypeError, OverflowError) as exc:
-                raise DataError(f"values are not dates: {exc}") from exc
+            except (ValueError, TypeError, OverflowError):
+                raise DataError(
+                    "values are not all dates: a date domain needs dates, datetimes or ISO date strings"
+                ) from None
         else:
             raise DataError(f"a date domain needs date values, got dtype {arr.dtype}")
         nat = np.isnat(out)
         if nat.any():
             if missing == "error":
-                raise DataError(f"{int(nat.sum())} missing dates (NaT); pass missing='drop' to drop them")
+                raise missing_values_error(cli_flag=False)
             out = out[~nat]
         return out
     if arr.dtype.kind == "O":
         has_none = np.array([v is None for v in arr.tolist()], dtype=bool) if arr.size else np.zeros(0, bool)
         if has_none.any():
             if missing == "error":
-                raise DataError(f"{int(has_none.sum())} missing values (None); pass missing='drop' to drop them")
+                raise missing_values_error(cli_flag=False)
             arr = arr[~has_none]
         try:
             if any(isinstance(v, (str, bytes, bool)) for v in arr.tolist()):
                 raise TypeError("non-numeric")
             arr = arr.astype(np.float64) if any(isinstance(v, float) for v in arr.tolist()) else arr.astype(np.int64)
-        except (TypeError, ValueError, OverflowError) as exc:
-            raise DataError("values must be numbers; found a non-numeric entry") from exc
+        except (TypeError, ValueError, OverflowError):
+            raise DataError("values must be numbers; found a non-numeric entry") from None
     if arr.size == 0:
         return arr.astype(np.float64 if domain.kind == "float" else np.int64)
     if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
@@ -323,10 +325,10 @@ def coerce_values(values: Any, domain: Domain, *, missing: str = "error") -> np.
         nan = np.isnan(arr)
         if nan.any():
             if missing == "error":
-                raise DataError(f"{int(nan.sum())} NaN values; pass missing='drop' to drop them")
+                raise missing_values_error(cli_flag=False)
             arr = arr[~nan]
         if np.isinf(arr).any():
-            raise DataError("values contain +-inf; remove them or replace them with finite values")
+            raise infinite_values_error()
         if domain.kind == "integer":
             return np.floor(np.clip(arr, -(2.0**62), 2.0**62)).astype(np.int64)
         return arr

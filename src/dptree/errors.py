@@ -3,9 +3,16 @@
 Every error dptree raises on bad input is a :class:`DPTreeError`. Messages say what
 was wrong and what to do about it. Privacy-relevant misuse always raises; dptree
 never warns and proceeds.
+
+Messages about the private data follow one rule (issue 10; docs/privacy.md): they may say *what
+kind* of problem the data has and what to do, never how many rows have it, how many rows there
+are, or which values they hold. Errors that carry an engine's own text (DuckDB, Spark, numpy)
+pass it through :func:`redact` and are raised ``from None``, so the raw text is not chained.
 """
 
 from __future__ import annotations
+
+import re
 
 __all__ = [
     "DPTreeError",
@@ -15,7 +22,23 @@ __all__ = [
     "BudgetExceededError",
     "ReleaseFileError",
     "InputFormatError",
+    "redact",
 ]
+
+_DROPPED_LINE = re.compile(r"^\s*(original line|line \d+|\^|candidate|possible fix|actual|expected|row)", re.IGNORECASE)
+_QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`")
+_NUMBER = re.compile(r"(?<![A-Za-z]-)(?<![\w.])[-+]?\d[\d_,]*(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w])")
+
+
+def redact(text: object, max_lines: int = 2) -> str:
+    """An engine's error text with the private data removed: quoted strings (values, file lines)
+    become '…', numbers (row and line numbers, counts, values) become #, and lines that quote
+    the input are dropped. Keeps the kind of error ("not utf-8 encoded", "Could not convert")."""
+    lines = [ln.strip() for ln in str(text).splitlines() if ln.strip() and not _DROPPED_LINE.match(ln)]
+    out = " ".join(lines[:max_lines])
+    out = _QUOTED.sub("'…'", out)
+    return _NUMBER.sub("#", out)
+
 
 
 class DPTreeError(Exception):
@@ -44,3 +67,54 @@ class ReleaseFileError(DPTreeError, ValueError):
 
 class InputFormatError(DPTreeError):
     """An input file or table cannot be read (missing file, missing column, bad format)."""
+
+
+# --------------------------------------------------------------------------- data-derived errors
+# One wording per data problem, shared by the numpy, DuckDB and Spark engines. None of them takes
+# a count or a value: only caller-supplied names (column names) and the fix.
+
+
+def missing_values_error(column: str | None = None, *, cli_flag: bool = True) -> DataError:
+    """The data holds missing values (NaN, None, NaT, NULL) and ``missing="error"``."""
+    where = f"column {column!r}" if column else "the values"
+    fix = "pass missing='drop' (--missing drop)" if cli_flag else "pass missing='drop'"
+    return DataError(
+        f"{where} contains missing values (NaN, None, NaT or NULL); {fix} to leave them out of the "
+        "release (a declared policy: the counts then cover the non-missing values only), or fill them first"
+    )
+
+
+def infinite_values_error(column: str | None = None) -> DataError:
+    """The data holds +-inf, which no bucket of a finite domain can hold honestly."""
+    where = f"column {column!r}" if column else "the values"
+    return DataError(f"{where} contains +-inf; remove them or replace them with finite values before the release")
+
+
+def unknown_groups_error() -> DataError:
+    """Some rows name a group that is not in the public list of groups."""
+    return DataError(
+        "some rows have a group that is not in groups (or none); list every group, or pass "
+        "unknown='drop' (--unknown drop) to leave those rows out (a declared policy: each release then "
+        "counts the rows of its own group only)"
+    )
+
+
+def missing_user_ids_error(column: str | None = None) -> DataError:
+    """Some rows lack a user id, so contribution bounding cannot attribute them."""
+    where = f"user column {column!r}" if column else "user_id"
+    return DataError(
+        f"{where} contains missing ids; every record needs a user id for bounding (drop or fill those "
+        "records first)"
+    )
+
+
+def length_mismatch_error(name: str) -> DataError:
+    """A per-record column (user ids, groups) does not have one entry per value."""
+    return DataError(f"{name} must have one entry per value (the same length as the values)")
+
+
+def engine_error(what: str, column: str | None, exc: BaseException) -> InputFormatError:
+    """An engine (DuckDB, Spark, numpy) failed on the data: its text, redacted (:func:`redact`)."""
+    of = f" of {column!r}" if column else ""
+    detail = redact(exc) or type(exc).__name__
+    return InputFormatError(f"cannot compute the {what}{of}: {detail}")

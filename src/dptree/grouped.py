@@ -25,7 +25,15 @@ import numpy as np
 from . import noise as _noise
 from .bounding import _bound_leaves, _leaf_sql, _present, check_bound, duckdb_bounded_counts, user_codes, user_sql
 from .domain import coerce_values
-from .errors import DataError, InputFormatError, InvalidParameterError
+from .errors import (
+    DataError,
+    InputFormatError,
+    InvalidParameterError,
+    engine_error,
+    length_mismatch_error,
+    missing_values_error,
+    unknown_groups_error,
+)
 from .inputs import to_numpy
 from .ranges import RangeTree, RangeTreePlan, plan_range_tree
 
@@ -60,7 +68,7 @@ def group_codes(by: Any, groups: list[Any], n: int, unknown: str) -> np.ndarray:
     """Index of each row's group in ``groups``; -1 for rows dropped as unknown."""
     arr = to_numpy(by, name="by")
     if arr.size != n:
-        raise DataError(f"by must have one entry per value: got {arr.size} for {n} values")
+        raise length_mismatch_error("by")
     lookup = {g: i for i, g in enumerate(groups)}
     present = _present(arr)
     codes = np.full(n, -1, dtype=np.int64)
@@ -78,12 +86,8 @@ def group_codes(by: Any, groups: list[Any], n: int, unknown: str) -> np.ndarray:
                 raise DataError("by values must be of one comparable type (all numbers or all strings)") from exc
             table = np.array([lookup.get(u, -1) for u in uniq.tolist()], dtype=np.int64)
         codes[present] = table[inv.ravel()] if table.size else -1
-    n_unknown = int((codes < 0).sum())
-    if n_unknown and unknown == "error":
-        raise DataError(
-            f"{n_unknown} rows have a group that is not in groups (or none); list every group, "
-            "or pass unknown='drop' to drop those rows"
-        )
+    if unknown == "error" and (codes < 0).any():
+        raise unknown_groups_error()
     return codes
 
 
@@ -103,6 +107,7 @@ def grouped_histograms(
 
     With ``user_ids``, at most k records per user are kept (across groups) before the split.
     """
+    plan.check_public_total(by=by)
     gs = check_groups(groups)
     _check_unknown(unknown)
     raw = to_numpy(values, name="values")
@@ -112,7 +117,7 @@ def grouped_histograms(
     k = check_bound(plan, max_contributions) if ucodes is not None else None
     present = _present(raw) if n else np.ones(0, bool)
     if missing == "error" and not present.all():
-        raise DataError(f"{int((~present).sum())} missing values; pass missing='drop' to drop them")
+        raise missing_values_error(cli_flag=False)
     keep = (codes >= 0) & present
     raw, codes = raw[keep], codes[keep]
     vals = coerce_values(raw, plan.domain, missing=missing)
@@ -146,6 +151,7 @@ def file_grouped_histograms(
 
     from .backends.duckdb_backend import _column_type, _quote_ident, open_table
 
+    plan.check_public_total(by=by_column)
     gs = check_groups(groups)
     _check_unknown(unknown)
     k = check_bound(plan, max_contributions) if user_column is not None else None
@@ -172,10 +178,7 @@ def file_grouped_histograms(
             con.execute(f"CREATE TEMP TABLE dpt_joined AS {joined}")
             n_unknown = con.execute("SELECT count_if(gi IS NULL) FROM dpt_joined").fetchone()[0]
             if n_unknown and unknown == "error":
-                raise DataError(
-                    f"{n_unknown} rows have a group that is not in groups (or none); list every group, "
-                    "or pass unknown='drop' to drop those rows"
-                )
+                raise unknown_groups_error()
             con.execute(
                 f"CREATE TEMP TABLE dpt_rows AS SELECT u, gi * {P} + leaf AS leaf FROM dpt_joined "
                 "WHERE gi IS NOT NULL AND leaf IS NOT NULL"
@@ -190,8 +193,7 @@ def file_grouped_histograms(
     except (DataError, InputFormatError, InvalidParameterError):
         raise
     except Exception as exc:
-        first = str(exc).splitlines()[0]
-        raise InputFormatError(f"cannot compute the grouped histograms of {column!r}: {first}") from exc
+        raise engine_error("grouped histograms", column, exc) from None
 
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_.=+-]+$")
@@ -246,6 +248,7 @@ def release_groups(
     plan: RangeTreePlan, hists: np.ndarray, groups: Sequence[Any], rng: _noise.RngLike = None
 ) -> GroupedRelease:
     """Add noise to every group's histogram (independent noise per group) and estimate."""
+    plan.check_public_total(by="groups")
     gs = check_groups(groups)
     h = np.asarray(hists)
     if h.ndim != 2 or h.shape[0] != len(gs):

@@ -64,6 +64,7 @@ def leaf_histogram(
     engine = _engine(data)
     if (by is None) != (groups is None):
         raise InvalidParameterError("by and groups go together: by= names the column, groups= lists the public groups")
+    plan.check_public_total(user_id=user_id, missing=missing, by=by)
     src = cast(_noise.RngLike, _noise.make_source(rng))  # pass a source to share it with plan.release
     gs: Sequence[Any] = groups if groups is not None else []
     if engine in ("file", "spark"):

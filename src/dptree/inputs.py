@@ -45,7 +45,7 @@ def _check_1d(arr: np.ndarray, name: str) -> np.ndarray:
     if arr.ndim == 0:
         raise DataError(f"{name} must be a one-dimensional array, got a scalar")
     if arr.ndim != 1:
-        raise DataError(f"{name} must be one-dimensional, got shape {arr.shape}; pass one column")
+        raise DataError(f"{name} must be one-dimensional, got a {arr.ndim}-dimensional array; pass one column")
     return arr
 
 
@@ -182,8 +182,8 @@ def to_numpy(data: Any, *, column: str | None = None, name: str = "values") -> n
     if hasattr(data, "__array__") or isinstance(data, (list, tuple, range)):
         try:
             arr = np.asarray(data)
-        except (ValueError, TypeError) as exc:
-            raise DataError(f"{name} cannot be read as an array: {exc}") from exc
+        except (ValueError, TypeError):
+            raise DataError(f"{name} cannot be read as a one-dimensional array") from None
         if arr.dtype.kind == "O" and arr.ndim > 1:
             arr = np.asarray(list(data), dtype=object)
         return _check_1d(arr, name)

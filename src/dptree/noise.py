@@ -41,6 +41,7 @@ __all__ = [
     "SystemRandomSource",
     "SeededRandomSource",
     "CountingRandomSource",
+    "ExternalRandomSource",
     "RngLike",
     "make_source",
     "uniform_below",
@@ -66,7 +67,10 @@ _SIGNIFICANT_BITS = 20  # precision of dyadic rounding of noise parameters (rela
 class RandomSource(Protocol):
     """A source of uniformly random bytes."""
 
-    private: bool
+    @property
+    def private(self) -> bool:
+        """Whether releases made with this source are private (True for the OS CSPRNG only)."""
+        ...
 
     def random_bytes(self, n: int) -> bytes:
         """Return ``n`` uniformly random bytes."""
@@ -74,9 +78,16 @@ class RandomSource(Protocol):
 
 
 class SystemRandomSource:
-    """The operating system's CSPRNG (``os.urandom``). Releases made with it are private."""
+    """The operating system's CSPRNG (``os.urandom``). Releases made with it are private.
 
-    private = True
+    It is the only private source: ``private`` is a read-only property that is True for this
+    exact class only (a subclass could replace ``random_bytes``), and every other source reports
+    False whatever attributes it carries (issue 10, leak 5).
+    """
+
+    @property
+    def private(self) -> bool:
+        return type(self) is SystemRandomSource
 
     def random_bytes(self, n: int) -> bytes:
         return os.urandom(n)
@@ -85,7 +96,9 @@ class SystemRandomSource:
 class SeededRandomSource:
     """A reproducible pseudo-random source for tests and experiments. NOT private."""
 
-    private = False
+    @property
+    def private(self) -> bool:
+        return False
 
     def __init__(self, seed: Union[int, np.random.Generator]) -> None:
         if isinstance(seed, np.random.Generator):
@@ -101,7 +114,9 @@ class CountingRandomSource:
     """A seeded (NOT private) source that counts the calls and bytes a sampler asks for, to
     measure how many random draws a sample needs (tests and ``benchmarks/sampler_cost.py``)."""
 
-    private = False
+    @property
+    def private(self) -> bool:
+        return False
 
     def __init__(self, seed: int) -> None:
         self.inner = SeededRandomSource(seed)
@@ -112,6 +127,24 @@ class CountingRandomSource:
         self.calls += 1
         self.bytes += n
         return self.inner.random_bytes(n)
+
+
+class ExternalRandomSource:
+    """Any other object with ``random_bytes``, wrapped: its bytes are used, but a release made with
+    it is marked NOT private (only :class:`SystemRandomSource` is trusted)."""
+
+    def __init__(self, inner: RandomSource) -> None:
+        self.inner = inner
+
+    @property
+    def private(self) -> bool:
+        return False
+
+    def random_bytes(self, n: int) -> bytes:
+        out = self.inner.random_bytes(n)
+        if not isinstance(out, bytes) or len(out) != n:
+            raise InvalidParameterError("the random source's random_bytes(n) must return exactly n bytes")
+        return out
 
 
 RngLike = Union[None, int, np.random.Generator, RandomSource]
@@ -125,10 +158,12 @@ def make_source(rng: RngLike) -> RandomSource:
     """
     if rng is None:
         return SystemRandomSource()
-    if isinstance(rng, (SystemRandomSource, SeededRandomSource)):
+    if isinstance(rng, (SystemRandomSource, SeededRandomSource, CountingRandomSource, ExternalRandomSource)):
         return rng
-    if hasattr(rng, "random_bytes") and isinstance(getattr(rng, "private", None), bool):
-        return cast(RandomSource, rng)  # any RandomSource (e.g. a counting wrapper in tests)
+    if callable(getattr(rng, "random_bytes", None)):
+        # any other object with random bytes (a test double, a user's generator): usable, but
+        # never private, whatever its own ``private`` attribute says
+        return ExternalRandomSource(cast(RandomSource, rng))
     if isinstance(rng, np.random.Generator):
         return SeededRandomSource(rng)
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):

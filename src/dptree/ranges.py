@@ -157,6 +157,29 @@ class RangeTreePlan:
     def root_exact(self) -> bool:
         return self.neighbors == "replace"
 
+    def check_public_total(self, *, user_id: Any = None, missing: str = "error", by: Any = None) -> None:
+        """Refuse input policies that make the released exact total depend on the private data.
+
+        Under ``neighbors="replace"`` the root is published without noise: sound only when the
+        total is the public number of input records. User bounding (Sum_u min(c_u, k)),
+        ``missing="drop"`` and a split by group all change the counted total when one record is
+        replaced, which would make the exact root an unbounded leak (issue 10, leak 1). Called
+        before any data is read.
+        """
+        if not self.root_exact:
+            return
+        for active, what in (
+            (user_id is not None, "user_id bounding keeps at most max_contributions records per user"),
+            (missing == "drop", "missing='drop' drops missing values"),
+            (by is not None, "a split by group moves a replaced record between groups"),
+        ):
+            if active:
+                raise InvalidParameterError(
+                    "neighbors='replace' publishes the total number of records exactly, which is only "
+                    f"private when every input record is counted; {what}, so the counted total depends "
+                    "on the private data. Use neighbors='add_remove' (the total is then noised)."
+                )
+
     def release(self, leaf_counts: np.ndarray, rng: _noise.RngLike = None) -> "RangeTree":
         """Add noise to the true counts derived from ``leaf_counts`` and estimate (the private step)."""
         src = _noise.make_source(rng)
@@ -374,6 +397,7 @@ def range_tree(
         max_contributions=max_contributions,
         levels=levels,
     )
+    plan.check_public_total(user_id=user_id, missing=missing)
     from .histograms import leaf_histogram
 
     src = _noise.make_source(rng)  # one source for bounding and noise

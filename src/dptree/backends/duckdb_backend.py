@@ -18,7 +18,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..domain import Domain
-from ..errors import DataError, InputFormatError
+from ..errors import DataError, InputFormatError, engine_error, infinite_values_error, missing_values_error, redact
 
 __all__ = ["file_leaf_histogram", "read_column", "open_table"]
 
@@ -83,7 +83,7 @@ def open_table(path: str, fmt: str | None = None, progress: bool = False) -> Ite
             con.execute(f"DESCRIBE SELECT * FROM {expr}").fetchall()
         except Exception as exc:  # duckdb raises its own exception types
             shown = "stdin" if tmp_name else Path(path).name
-            raise InputFormatError(f"cannot read {shown} as {fmt}: {str(exc).splitlines()[0]}") from exc
+            raise InputFormatError(f"cannot read {shown} as {fmt}: {redact(exc)}") from None
         yield con, expr
     finally:
         con.close()
@@ -116,7 +116,7 @@ def file_leaf_histogram(
     except (DataError, InputFormatError):
         raise
     except Exception as exc:
-        raise InputFormatError(f"cannot compute the histogram of {column!r}: {str(exc).splitlines()[0]}") from exc
+        raise engine_error("histogram", column, exc) from None
 
 
 def _histogram(con: Any, expr: str, column: str, domain: Domain, padded_size: int, missing: str) -> np.ndarray:
@@ -155,14 +155,12 @@ def leaf_sql(con: Any, expr: str, column: str, domain: Any, missing: str) -> tup
             value = f"CAST({col} AS DOUBLE)"
             inf = con.execute(f"SELECT count_if(isinf({value})) FROM {expr}").fetchone()[0]
             if inf:
-                raise DataError(f"column {column!r} contains +-inf; remove or replace them")
+                raise infinite_values_error(column)
             bad = f"({col} IS NULL OR isnan({value}))"
     # counted in a projection, not a WHERE: a filter could be pruned by Parquet statistics that omit NaN
     n_missing = con.execute(f"SELECT count_if({bad}) FROM {expr}").fetchone()[0]
     if n_missing and missing == "error":
-        raise DataError(
-            f"column {column!r} has {n_missing} missing values; pass --missing drop (missing='drop') to drop them"
-        )
+        raise missing_values_error(column)
     lo, hi, w = domain.lower, domain.upper, domain.width
     if domain.kind == "float":
         leaf = f"CAST(floor((least(greatest({value}, {lo!r}), {hi!r}) - {lo!r}) / {w!r}) AS BIGINT)"
@@ -183,7 +181,7 @@ def read_column(path: str, column: str, fmt: str | None = None) -> np.ndarray:
     except (DataError, InputFormatError):
         raise
     except Exception as exc:
-        raise InputFormatError(f"cannot read column {column!r}: {str(exc).splitlines()[0]}") from exc
+        raise engine_error("values", column, exc) from None
     if isinstance(out, np.ma.MaskedArray):
         masked: Any = out
         return np.asarray(masked.astype(object).filled(None) if out.dtype.kind != "f" else masked.filled(np.nan))

@@ -16,7 +16,15 @@ import numpy as np
 
 from .. import noise as _noise
 from ..domain import Domain
-from ..errors import DataError, InputFormatError
+from ..errors import (
+    DataError,
+    InputFormatError,
+    engine_error,
+    infinite_values_error,
+    missing_user_ids_error,
+    missing_values_error,
+    unknown_groups_error,
+)
 
 __all__ = ["spark_leaf_histogram", "spark_bounded_histogram", "spark_grouped_histograms", "require_pyspark"]
 
@@ -101,9 +109,9 @@ def _check_values(df: Any, column: str, bad: str, missing: str) -> None:
         aggs.append(F.expr(f"count_if({infinite})").alias("inf"))
     row = df.agg(*aggs).collect()[0]
     if tname in _FLOATING and row["inf"]:
-        raise DataError(f"column {column!r} contains +-inf; remove or replace them")
+        raise infinite_values_error(column)
     if row["missing"] and missing == "error":
-        raise DataError(f"column {column!r} has {row['missing']} missing values; pass missing='drop' to drop them")
+        raise missing_values_error(column)
 
 
 def _collect_hist(df: Any, n_cells: int) -> np.ndarray:
@@ -117,8 +125,7 @@ def _collect_hist(df: Any, n_cells: int) -> np.ndarray:
 
 
 def _wrap(what: str, column: str, exc: Exception) -> InputFormatError:
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return InputFormatError(f"Spark could not compute the {what} of {column!r}: {first}")
+    return engine_error(f"{what} in Spark", column, exc)
 
 
 def spark_leaf_histogram(df: Any, column: str, plan: Any, *, missing: str = "error") -> np.ndarray:
@@ -132,7 +139,7 @@ def spark_leaf_histogram(df: Any, column: str, plan: Any, *, missing: str = "err
     except (DataError, InputFormatError):
         raise
     except Exception as exc:
-        raise _wrap("histogram", column, exc) from exc
+        raise _wrap("histogram", column, exc) from None
 
 
 def _check_users(df: Any, user_column: str) -> str:
@@ -143,10 +150,7 @@ def _check_users(df: Any, user_column: str) -> str:
     ubad = f"{ucol} IS NULL" + (f" OR isnan({ucol})" if utype in _FLOATING else "")
     n_null = df.agg(F.expr(f"count_if({ubad})").alias("n")).collect()[0]["n"]
     if n_null:
-        raise DataError(
-            f"user column {user_column!r} has {n_null} missing values; every record needs a user id "
-            "for bounding (drop or fill those records first)"
-        )
+        raise missing_user_ids_error(user_column)
     return ucol
 
 
@@ -208,7 +212,7 @@ def spark_bounded_histogram(
     except (DataError, InputFormatError):
         raise
     except Exception as exc:
-        raise _wrap("bounded histogram", column, exc) from exc
+        raise _wrap("bounded histogram", column, exc) from None
 
 
 def spark_grouped_histograms(
@@ -231,6 +235,7 @@ def spark_grouped_histograms(
     from ..bounding import check_bound
     from ..grouped import _check_unknown, check_groups
 
+    plan.check_public_total(by=by_column)
     gs = check_groups(groups)
     _check_unknown(unknown)
     k = check_bound(plan, max_contributions) if user_column is not None else None
@@ -255,10 +260,7 @@ def spark_grouped_histograms(
         joined = base.join(F.broadcast(gdf), base["dpt_b"] == gdf["dpt_gv"], "left")
         n_unknown = joined.agg(F.expr("count_if(dpt_gi IS NULL)").alias("n")).collect()[0]["n"]
         if n_unknown and unknown == "error":
-            raise DataError(
-                f"{n_unknown} rows have a group that is not in groups (or none); list every group, "
-                "or pass unknown='drop' to drop those rows"
-            )
+            raise unknown_groups_error()
         rows = joined.where("dpt_gi IS NOT NULL AND dpt_leaf IS NOT NULL").selectExpr(
             "u", f"dpt_gi * {P} + dpt_leaf AS leaf")
         if k is None:
@@ -269,4 +271,4 @@ def spark_grouped_histograms(
     except (DataError, InputFormatError):
         raise
     except Exception as exc:
-        raise _wrap("grouped histograms", column, exc) from exc
+        raise _wrap("grouped histograms", column, exc) from None
