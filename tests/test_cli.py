@@ -301,3 +301,24 @@ def test_parquet_column_with_nan(tmp_path, capsys) -> None:  # type: ignore[no-u
     assert code == 2 and "contains missing values" in err and "1 missing" not in err
     code, _, err = run(args + ["--missing", "drop"], capsys)
     assert code == 0, err
+
+
+def test_out_is_checked_before_the_data_is_read(tmp_path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue 10: --out is validated first (directory exists and is writable, not the input file);
+    --out equal to the input used to overwrite the data file with the release."""
+    import dptree.backends.duckdb_backend as db
+
+    data = tmp_path / "d.csv"
+    data.write_text("v\n" + "1\n" * 20)
+    before = data.read_bytes()
+    read: list[str] = []
+    original = db.file_leaf_histogram
+    monkeypatch.setattr(db, "file_leaf_histogram", lambda *a, **k: read.append("read") or original(*a, **k))
+    base = ["release", str(data), "--column", "v", "--lower", "0", "--upper", "9", "--epsilon", "1"]
+    for out, needle in ((str(tmp_path / "no" / "r.json"), "does not exist"), (str(tmp_path), "is a directory"),
+                        (str(data), "is the input file"), ("", "needs a file name")):
+        code, _, err = run(base + ["--out", out], capsys)
+        assert code == 2 and err.startswith("dptree: error: --out") and needle in err, err
+    assert read == [] and data.read_bytes() == before
+    code, _, err = run(base + ["--out", str(tmp_path / "r.json")], capsys)
+    assert code == 0 and read == ["read"], err

@@ -12,7 +12,8 @@ import pytest
 
 import dptree
 from dptree import cli
-from dptree._cli_scale import charged, register
+from dptree._cli_scale import charged, charged_budget, register
+from dptree.errors import InvalidParameterError
 from dptree.ledger import Ledger
 from dptree.ranges import plan_range_tree
 
@@ -66,7 +67,7 @@ def test_ledgered_releases_until_the_budget_is_spent(tmp_path: Path, capsys: pyt
 def test_ledger_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     missing = str(tmp_path / "none.ledger")
     code, _, err = run(RELEASE + ["--epsilon", "0.5", "--ledger", missing, "--out", str(tmp_path / "r.json")], capsys)
-    assert code == 2 and "new ledger" in err and err.count("\n") == 1
+    assert code == 2 and f"dptree budget {missing} --create" in err and err.count("\n") == 1
     junk = tmp_path / "junk.ledger"
     junk.write_bytes(b"garbage" * 1000)
     code, _, err = run(RELEASE + ["--epsilon", "0.5", "--ledger", str(junk), "--out", str(tmp_path / "r.json")], capsys)
@@ -79,12 +80,19 @@ def test_ledger_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert code == 2 and "already exists" in err
     code, _, err = run(["budget", str(tmp_path / "c.ledger"), "--create"], capsys)
     assert code == 2 and "--total-epsilon" in err
-    # a bad column fails before the charge: nothing is spent
+    # a bad column fails on the data, after the charge (issue 10, 2(b)): the charge stays, marked failed
     code, _, err = run(["release", str(EXAMPLE), "--column", "nope", "--lower", "0", "--upper", "9",
                         "--noise", "gaussian", "--rho", "0.1", "--ledger", led,
                         "--out", str(tmp_path / "x.json")], capsys)
-    assert code == 2 and "not found" in err
-    assert Ledger(led).spent().charges == 0
+    assert code == 2 and "not found" in err and "stays spent" in err and err.count("\n") == 1
+    (h,) = Ledger(led).history()
+    assert h["status"] == "failed" and h["rho"] == pytest.approx(0.1)
+    # a bad parameter fails before it: nothing more is spent
+    code, _, err = run(["release", str(EXAMPLE), "--column", "age", "--lower", "0", "--upper", "9",
+                        "--noise", "gaussian", "--rho", "-0.1", "--ledger", led,
+                        "--out", str(tmp_path / "x.json")], capsys)
+    assert code == 2 and "stays spent" not in err
+    assert Ledger(led).spent().charges == 1
 
 
 def test_gaussian_release_charges_rho(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -122,8 +130,14 @@ def test_grouped_release(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     run(["budget", led, "--create", "--total-epsilon", "1"], capsys)
     base = ["release", str(path), "--column", "age", "--lower", "0", "--upper", "99", "--epsilon", "1",
             "--by", "region", "--ledger", led]
+    # rows outside the listed groups are found in the data: after the charge, which stays (issue 10, 2(b))
     code, _, err = run(base + ["--groups", "n,s,e", "--out", str(tmp_path / "r-{group}.json")], capsys)
-    assert code == 2 and "not in groups" in err and Ledger(led).spent().charges == 0
+    assert code == 2 and "not in groups" in err and "stays spent" in err
+    (h,) = Ledger(led).history()
+    assert h["status"] == "failed"
+    led = str(tmp_path / "b2.ledger")
+    run(["budget", led, "--create", "--total-epsilon", "1"], capsys)
+    base[base.index("--ledger") + 1] = led
     code, out, err = run(base + ["--groups", "n,s,e", "--unknown-groups", "drop",
                                  "--out", str(tmp_path / "r-{group}.json")], capsys)
     assert code == 0 and "3 group releases" in out, err
@@ -146,6 +160,12 @@ def test_charged_helper(tmp_path: Path) -> None:
     plan = plan_range_tree(lower=0, upper=9, epsilon=0.5)
     with charged(None, plan, "x") as c:
         assert c is None
+    with pytest.raises(InvalidParameterError, match="--ledger needs a file name"):
+        with charged("", plan, "x"):  # used to mean "no ledger"
+            pass
+    with pytest.raises(InvalidParameterError, match="--ledger needs a file name"):
+        with charged_budget("", epsilon=0.5):
+            pass
     path = tmp_path / "b.ledger"
     Ledger(path, total_epsilon=1.0).close()
     with charged(str(path), plan, "x") as c:
@@ -167,3 +187,50 @@ def test_report_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert code == 2 and err.count("\n") == 1
     code, _, err = run(["report", str(rel), "--out", str(html), "--ci", "1.5"], capsys)
     assert code == 2 and "level" in err
+
+
+def test_old_ledger_is_upgraded_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A ledger of the format before issue 10 (no chain) is refused with the command that upgrades it."""
+    import sqlite3
+
+    led = tmp_path / "old.ledger"
+    con = sqlite3.connect(led, isolation_level=None)
+    con.execute("CREATE TABLE ledger_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    con.execute("CREATE TABLE charges (id INTEGER PRIMARY KEY AUTOINCREMENT, created_utc TEXT NOT NULL, "
+                "label TEXT NOT NULL, kind TEXT NOT NULL CHECK (kind IN ('pure', 'approx', 'zcdp')), "
+                "epsilon TEXT NOT NULL, delta TEXT NOT NULL, rho TEXT NOT NULL, status TEXT NOT NULL "
+                "CHECK (status IN ('charged', 'done', 'failed')), output TEXT, pid INTEGER NOT NULL)")
+    meta = {"format": "dptree-ledger", "version": "1", "total_epsilon": "1.0", "total_delta": "0.0",
+            "total_rho": "", "created_utc": "2026-01-01T00:00:00Z"}
+    con.executemany("INSERT INTO ledger_meta VALUES (?, ?)", meta.items())
+    con.execute("INSERT INTO charges(created_utc, label, kind, epsilon, delta, rho, status, output, pid) "
+                "VALUES ('2026-01-01T00:00:00Z', 'old', 'pure', '0.5', '0.0', '0.0', 'done', NULL, 1)")
+    con.close()
+    argv = RELEASE + ["--epsilon", "0.25", "--ledger", str(led), "--out", str(tmp_path / "r.json")]
+    code, _, err = run(argv, capsys)
+    assert code == 2 and f"dptree budget {led} --upgrade" in err and not (tmp_path / "r.json").exists()
+    code, out, err = run(["budget", str(led)], capsys)
+    assert code == 2 and "--upgrade" in err
+    code, _, err = run(["budget", str(led), "--upgrade"], capsys)
+    assert code == 0 and "1 charge(s) checked" in err
+    code, _, err = run(argv, capsys)
+    assert code == 0, err
+    code, out, _ = run(["budget", str(led)], capsys)
+    assert "spent in 2 charge(s): epsilon=0.75 of 1" in out
+    code, _, err = run(["budget", str(led), "--upgrade", "--total-epsilon", "2"], capsys)
+    assert code == 2 and "--upgrade keeps" in err
+
+
+def test_budget_refuses_a_tampered_ledger(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import sqlite3
+
+    led = str(tmp_path / "b.ledger")
+    run(["budget", led, "--create", "--total-epsilon", "1"], capsys)
+    run(RELEASE + ["--epsilon", "0.5", "--ledger", led, "--out", str(tmp_path / "r.json")], capsys)
+    con = sqlite3.connect(led, isolation_level=None)
+    con.execute("DELETE FROM charges")
+    con.close()
+    for argv in (["budget", led], RELEASE + ["--epsilon", "0.5", "--ledger", led, "--out", str(tmp_path / "s.json")]):
+        code, _, err = run(argv, capsys)
+        assert code == 2 and "restore it from a backup" in err and err.count("\n") == 1
+    assert not (tmp_path / "s.json").exists()

@@ -28,7 +28,7 @@ def test_cli_interior_point(tmp_path, capsys):
     f = tmp_path / "ages.csv"
     f.write_text("age,other\n" + "".join(f"{30 + i % 5},x\n" for i in range(300)))
     code, out, err = _run(
-        [str(f), "--column", "age", "--lower", "0", "--upper", "150", "--epsilon", "1", "--seed", "3"], capsys
+        [str(f), "--column", "age", "--lower", "0", "--upper", "150", "--epsilon", "1", "--seed", "3", "--allow-nonprivate"], capsys
     )
     assert code == 0, err
     lines = dict(line.split(": ", 1) for line in out.strip().splitlines())
@@ -56,6 +56,7 @@ def test_cli_float_bounds_and_treelog(tmp_path, capsys):
             "treelog",
             "--seed",
             "1",
+            "--allow-nonprivate",
         ],
         capsys,
     )
@@ -65,7 +66,7 @@ def test_cli_float_bounds_and_treelog(tmp_path, capsys):
 def test_cli_stdin(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO("v\n" + "7\n" * 100))
     code, out, _ = _run(
-        ["-", "--column", "v", "--lower", "0", "--upper", "100", "--epsilon", "1", "--seed", "2"], capsys
+        ["-", "--column", "v", "--lower", "0", "--upper", "100", "--epsilon", "1", "--seed", "2", "--allow-nonprivate"], capsys
     )
     assert code == 0 and "interior_point: 7" in out
 

@@ -295,3 +295,255 @@ def test_bad_paths_and_timeout(tmp_path: Path) -> None:
         Ledger(tmp_path / "b.ledger", total_epsilon=1.0, timeout=-1)
     with pytest.raises(InvalidParameterError, match="label"):
         Ledger(tmp_path / "c.ledger", total_epsilon=1.0).charge(epsilon=0.1, label=3)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- integrity (issue 10, leak 6)
+
+
+def _tamper(path: Path, *statements: str) -> None:
+    """Edit the ledger as an attacker with sqlite3 would (CHECK constraints switched off)."""
+    con = sqlite3.connect(path, isolation_level=None)
+    con.execute("PRAGMA ignore_check_constraints = ON")
+    for stmt in statements:
+        con.execute(stmt)
+    con.close()
+
+
+def _spent_ledger(path: Path) -> None:
+    with Ledger(path, total_epsilon=1.0) as led:
+        for i in range(3):
+            led.charge(epsilon=0.3, label=f"r{i}")
+
+
+def _assert_refused(path: Path) -> None:
+    """Every way in fails closed with LedgerCorruptError."""
+    with pytest.raises(LedgerCorruptError, match="restore it from a backup"):
+        Ledger(path)
+    with pytest.raises(LedgerCorruptError):
+        Ledger(path, read_only=True)
+
+
+def test_sqlite_itself_refuses_negative_nan_and_infinite_amounts(tmp_path: Path) -> None:
+    path = tmp_path / "b.ledger"
+    _spent_ledger(path)
+    con = sqlite3.connect(path, isolation_level=None)
+    for bad in ("-2.6", "NaN", "Infinity", "-0", "1e-3x", float("inf"), -1.0, None):
+        with pytest.raises(sqlite3.IntegrityError):
+            con.execute("UPDATE charges SET epsilon = ? WHERE id = 1", (bad,))
+    con.close()
+    with Ledger(path) as led:
+        assert led.spent().charges == 3
+
+
+def test_negative_charge_row_is_refused(tmp_path: Path) -> None:
+    """Issue 10 leak 6: a row of epsilon -2.6 made a total of 1 allow a real spend of 3.6."""
+    path = tmp_path / "b.ledger"
+    _spent_ledger(path)
+    insert = ("INSERT INTO charges(created_utc, label, kind, epsilon, delta, rho, status, output, pid{h}) "
+              "SELECT created_utc, 'reset', kind, '-2.6', delta, rho, status, output, pid{v} FROM charges LIMIT 1")
+    try:
+        _tamper(path, insert.format(h=", prev_hash, hash", v=", hash, printf('%064d', 1)"))
+    except sqlite3.OperationalError:  # the old format has no hash columns
+        _tamper(path, insert.format(h="", v=""))
+    _assert_refused(path)
+
+
+def test_edited_total_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "b.ledger"
+    _spent_ledger(path)
+    _tamper(path, "UPDATE ledger_meta SET value = '10' WHERE key = 'total_epsilon'")
+    _assert_refused(path)
+    empty = tmp_path / "e.ledger"  # no charges yet: the total is still bound (chain head = genesis)
+    Ledger(empty, total_epsilon=1.0).close()
+    _tamper(empty, "UPDATE ledger_meta SET value = '5' WHERE key = 'total_epsilon'")
+    _assert_refused(empty)
+
+
+def test_dropped_charges_table_is_refused_and_never_recreated(tmp_path: Path) -> None:
+    path = tmp_path / "b.ledger"
+    _spent_ledger(path)
+    _tamper(path, "DROP TABLE charges")
+    with pytest.raises(LedgerCorruptError, match="never re-created"):
+        Ledger(path)
+    with pytest.raises(LedgerCorruptError):
+        Ledger(path, total_epsilon=1.0)
+    con = sqlite3.connect(path)
+    tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    con.close()
+    assert "charges" not in tables  # opening did not re-create it (that would reset the spend)
+
+
+@pytest.mark.parametrize("bad", ["NaN", "Infinity", "-Infinity", "sNaN", "abc", "", "-0.3"])
+def test_nan_and_infinite_rows_fail_closed(tmp_path: Path, bad: str) -> None:
+    """These raised a raw ValueError (or were summed) before."""
+    path = tmp_path / "b.ledger"
+    _spent_ledger(path)
+    _tamper(path, f"UPDATE charges SET epsilon = '{bad}' WHERE id = 2")
+    _assert_refused(path)
+
+
+@pytest.mark.parametrize("edit", [
+    "UPDATE charges SET epsilon = '0.03' WHERE id = 2",            # a smaller amount
+    "UPDATE charges SET kind = 'zcdp', epsilon = '0.0', rho = '0.045' WHERE id = 2",
+    "UPDATE charges SET label = 'other' WHERE id = 1",
+    "DELETE FROM charges WHERE id = 1",                            # a deleted first row
+    "DELETE FROM charges WHERE id = 3",                            # a deleted last row
+    "DELETE FROM charges",                                         # all rows
+    "UPDATE charges SET id = 7 WHERE id = 3",
+    "INSERT INTO charges SELECT 9, created_utc, label, kind, epsilon, delta, rho, status, output, pid, "
+    "prev_hash, printf('%064d', 9) FROM charges WHERE id = 3",     # a forged row
+])
+def test_edited_or_deleted_rows_are_refused(tmp_path: Path, edit: str) -> None:
+    path = tmp_path / "b.ledger"
+    _spent_ledger(path)
+    try:
+        _tamper(path, edit)
+    except sqlite3.OperationalError:  # the old format has no hash columns: edit them out
+        _tamper(path, edit.replace(", prev_hash, printf('%064d', 9)", ""))
+    _assert_refused(path)
+
+
+def test_deleted_last_row_with_a_consistent_head_is_refused(tmp_path: Path) -> None:
+    """Deleting the last charge and moving the head back keeps the chain consistent; the id
+    sequence (AUTOINCREMENT) still shows a charge was there."""
+    path = tmp_path / "b.ledger"
+    _spent_ledger(path)
+    _tamper(path, "UPDATE ledger_meta SET value = (SELECT hash FROM charges WHERE id = 2) WHERE key = 'head'",
+            "DELETE FROM charges WHERE id = 3")
+    _assert_refused(path)
+
+
+def test_rebuilt_table_without_constraints_or_added_trigger_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "b.ledger"
+    _spent_ledger(path)
+    con = sqlite3.connect(path)
+    (sql,) = con.execute("SELECT sql FROM sqlite_master WHERE name = 'charges'").fetchone()
+    con.close()
+    loose = sql.split("(", 1)[0].replace("charges", "c2") + "(id INTEGER PRIMARY KEY, created_utc, label, kind, " \
+        "epsilon, delta, rho, status, output, pid, prev_hash, hash)"
+    _tamper(path, loose, "INSERT INTO c2 SELECT * FROM charges", "DROP TABLE charges",
+            "ALTER TABLE c2 RENAME TO charges")
+    _assert_refused(path)
+    other = tmp_path / "t.ledger"
+    _spent_ledger(other)
+    _tamper(other, "CREATE TRIGGER forget AFTER INSERT ON charges BEGIN DELETE FROM charges WHERE id = NEW.id; END")
+    _assert_refused(other)
+
+
+def test_tampering_after_open_is_caught_inside_the_charge(tmp_path: Path) -> None:
+    path = tmp_path / "b.ledger"
+    _spent_ledger(path)
+    with Ledger(path) as led:
+        _tamper(path, "DELETE FROM charges WHERE id = 1")
+        with pytest.raises(LedgerCorruptError):
+            led.charge(epsilon=0.05, label="after")
+        with pytest.raises(LedgerCorruptError):
+            led.spent()
+        with pytest.raises(LedgerCorruptError):
+            led.history()
+    con = sqlite3.connect(path)
+    assert con.execute("SELECT count(*) FROM charges").fetchone()[0] == 2  # the charge was not added
+    con.close()
+
+
+def test_empty_path_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    for bad in ("", "  "):
+        with pytest.raises(InvalidParameterError, match="non-empty file name"):
+            Ledger(bad, total_epsilon=1.0)
+
+
+def test_new_ledger_in_an_empty_file(tmp_path: Path) -> None:
+    """An empty (0-byte) file holds no ledger: it may become one; nothing else is ever initialised."""
+    path = tmp_path / "b.ledger"
+    path.touch()
+    with pytest.raises(InvalidParameterError, match="new ledger"):
+        Ledger(path)
+    with Ledger(path, total_epsilon=1.0) as led:
+        led.charge(epsilon=0.5)
+    with Ledger(path) as led:
+        assert led.spent().charges == 1
+
+
+# Format 1 (dptree before issue 10): no constraints, no chain.
+_V1_SCHEMA = """
+CREATE TABLE IF NOT EXISTS ledger_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS charges (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_utc TEXT NOT NULL,
+    label TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('pure', 'approx', 'zcdp')),
+    epsilon TEXT NOT NULL,
+    delta TEXT NOT NULL,
+    rho TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('charged', 'done', 'failed')),
+    output TEXT,
+    pid INTEGER NOT NULL
+);
+"""
+
+
+def _v1_ledger(path: Path, rows: list[tuple[str, str, str, str]], total_epsilon: str = "1.0") -> None:
+    con = sqlite3.connect(path, isolation_level=None)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.executescript(_V1_SCHEMA)
+    meta = {"format": "dptree-ledger", "version": "1", "total_epsilon": total_epsilon, "total_delta": "1E-6",
+            "total_rho": "", "created_utc": "2026-01-01T00:00:00Z"}
+    con.executemany("INSERT INTO ledger_meta VALUES (?, ?)", meta.items())
+    for i, (kind, e, d, r) in enumerate(rows):
+        con.execute("INSERT INTO charges(created_utc, label, kind, epsilon, delta, rho, status, output, pid) "
+                    "VALUES ('2026-01-01T00:00:00Z', ?, ?, ?, ?, ?, 'done', 'o.json', 1)", (f"old{i}", kind, e, d, r))
+    con.close()
+
+
+def test_old_format_ledger_must_be_upgraded(tmp_path: Path) -> None:
+    import dptree.ledger as ledger_mod
+
+    path = tmp_path / "old.ledger"
+    _v1_ledger(path, [("pure", "0.25", "0.0", "0.0"), ("approx", "0.25", "5E-7", "0.0"), ("zcdp", "0.0", "0.0", "0.001")])
+    outdated = ledger_mod.LedgerOutdatedError
+    assert issubclass(outdated, LedgerError)
+    for kw in ({}, {"read_only": True}):
+        with pytest.raises(outdated, match=r"dptree budget .* --upgrade"):
+            Ledger(path, **kw)  # type: ignore[arg-type]
+    assert Ledger.upgrade(path) == 3
+    with Ledger(path) as led:
+        hist = led.history()
+        assert [(h["label"], h["kind"], h["status"], h["output"]) for h in hist] == [
+            ("old0", "pure", "done", "o.json"), ("old1", "approx", "done", "o.json"), ("old2", "zcdp", "done", "o.json")]
+        assert led.spent().charges == 3 and led.spent().epsilon > 0.5
+        c = led.charge(epsilon=0.01, label="new")
+        assert c.id == 4
+    with pytest.raises(InvalidParameterError, match="already in the current format"):
+        Ledger.upgrade(path)
+    _tamper(path, "DELETE FROM charges WHERE id = 2")  # the chain covers the upgraded rows
+    _assert_refused(path)
+
+
+@pytest.mark.parametrize("rows", [
+    [("pure", "0.5", "0.0", "0.0"), ("pure", "-2.6", "0.0", "0.0")],   # negative charge
+    [("pure", "NaN", "0.0", "0.0")],
+    [("pure", "Infinity", "0.0", "0.0")],
+    [("pure", "0.6", "0.0", "0.0"), ("pure", "0.6", "0.0", "0.0")],     # above the total
+    [("zcdp", "0.5", "0.0", "0.0")],                                    # kind does not match amounts
+])
+def test_upgrade_refuses_a_tampered_old_ledger_and_leaves_it_unchanged(tmp_path: Path, rows: list) -> None:
+    path = tmp_path / "old.ledger"
+    _v1_ledger(path, rows)
+    before = sqlite3.connect(path).execute("SELECT * FROM charges").fetchall()
+    with pytest.raises(LedgerCorruptError):
+        Ledger.upgrade(path)
+    con = sqlite3.connect(path)
+    assert con.execute("SELECT value FROM ledger_meta WHERE key = 'version'").fetchone() == ("1",)
+    assert con.execute("SELECT * FROM charges").fetchall() == before
+    con.close()
+
+
+def test_upgrade_of_a_dropped_table_or_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "old.ledger"
+    _v1_ledger(path, [("pure", "0.5", "0.0", "0.0")])
+    _tamper(path, "DROP TABLE charges")
+    with pytest.raises(LedgerCorruptError, match="dropped"):
+        Ledger.upgrade(path)
+    with pytest.raises(LedgerError, match="not found"):
+        Ledger.upgrade(tmp_path / "none.ledger")

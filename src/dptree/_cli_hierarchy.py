@@ -115,13 +115,18 @@ def run_hierarchy(args: argparse.Namespace) -> int:
         raise InvalidParameterError(
             "--seed makes the release reproducible and NOT private; add --allow-nonprivate to confirm"
         )
-    h = read_structure(args.structure, levels, other=args.other)
-    frame, wcol = read_grouped(args.file, levels, args.weight)
-    from ._cli_scale import charged_budget
+    h = read_structure(args.structure, levels, other=args.other)  # public
+    from ._cli_scale import charged_budget, check_input_path, check_output_path, check_public_parameters, ledger_path
 
+    # every public check before the charge; the data file is read only after it (issue 10, 2(b))
+    ledger = ledger_path(args.ledger)
+    check_public_parameters(lambda data: _release(args, data, h, levels, "__n__"))
+    check_input_path(args.file)
+    check_output_path(args.out, inputs=[args.file, args.structure], ledger=ledger)
     label = args.ledger_label or f"hierarchy {args.file} -> {args.out}"
     delta = 0.0 if args.method == "laplace" else args.delta
-    with charged_budget(args.ledger, epsilon=args.epsilon, delta=delta, label=label) as charge:
+    with charged_budget(ledger, epsilon=args.epsilon, delta=delta, label=label) as charge:
+        frame, wcol = read_grouped(args.file, levels, args.weight)
         rel = _release(args, frame, h, levels, wcol)
         rel.save(args.out, allow_nonprivate=args.allow_nonprivate)
         if charge is not None:

@@ -2,7 +2,7 @@
 
     dptree interior-point FILE --column C --lower L --upper U --epsilon E
                           [--delta D] [--method auto|exponential|treelog|heavypaths]
-                          [--beta B] [--seed S] [--run-anyway]
+                          [--beta B] [--seed S --allow-nonprivate] [--run-anyway]
 
 FILE is a CSV file read with DuckDB (``-`` reads CSV from standard input). Integer bounds give an
 integer domain, any float bound a float domain. Errors are printed as one line on stderr (exit 2).
@@ -17,7 +17,7 @@ import sys
 import tempfile
 from typing import Any
 
-from .errors import DPTreeError, InputFormatError
+from .errors import DPTreeError, InputFormatError, InvalidParameterError
 
 __all__ = ["read_column", "register", "run_interior_point"]
 
@@ -72,12 +72,20 @@ def read_column(path: str, column: str) -> list[Any]:
 
 def run_interior_point(args: argparse.Namespace) -> int:
     """Execute the subcommand; returns the exit code."""
-    from ._cli_scale import charged_budget
+    from ._cli_scale import charged_budget, check_input_path, check_public_parameters, ledger_path
 
     try:
-        vals = read_column(args.file, args.column)
+        if args.seed is not None and not args.allow_nonprivate:
+            raise InvalidParameterError(
+                "--seed makes the release reproducible and NOT private; add --allow-nonprivate to confirm"
+            )
+        # every public check before the charge; the data file is read only after it (issue 10, 2(b))
+        ledger = ledger_path(args.ledger)
+        check_public_parameters(lambda data: _release(args, data))
+        check_input_path(args.file)
         label = args.ledger_label or f"interior-point {args.file}:{args.column}"
-        with charged_budget(args.ledger, epsilon=args.epsilon, delta=args.delta, label=label):
+        with charged_budget(ledger, epsilon=args.epsilon, delta=args.delta, label=label):
+            vals = read_column(args.file, args.column)
             res = _release(args, vals)
     except DPTreeError as exc:
         print(f"dptree interior-point: error: {exc}", file=sys.stderr)
@@ -122,6 +130,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--method", default="auto", choices=["auto", "exponential", "treelog", "heavypaths"])
     p.add_argument("--beta", type=float, default=0.1, help="failure probability of the guarantee")
     p.add_argument("--seed", type=int, default=None, help="TESTS ONLY: seeded, non-private randomness")
+    p.add_argument("--allow-nonprivate", dest="allow_nonprivate", action="store_true", help="allow --seed")
     p.add_argument("--run-anyway", action="store_true", help="run even if no guarantee holds at this n")
     from ._cli_scale import add_ledger_options
 

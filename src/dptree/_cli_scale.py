@@ -5,22 +5,49 @@
 the new subcommands and extends the existing ``release`` parser in place: with none of the new
 options given, ``release`` runs exactly as before.
 
-Order of a ledgered release (the ledger's crash-safety contract): validate the plan, open the
-ledger, compute the histogram (bad files fail here, before any charge), charge the ledger (one
-committed transaction), then draw the noise and write the output.
+Order of every releasing command (``release``, ``release --by/--user-id``, ``hierarchy``,
+``interior-point``), the ledger's contract:
+
+1. everything public is validated: the budget and the other parameters (through the mechanism's
+   own checks, on a stand-in that refuses to be read: :func:`check_public_parameters`), the
+   ``--out`` path (its directory exists and is writable, it is not the input or the ledger), the
+   input file's existence (a file-system fact, not its content);
+2. with ``--ledger``, the charge is committed (one durable transaction);
+3. only then is the data file read, the noise drawn and the output written.
+
+So no message derived from the data can come out before the budget is spent: a release that
+fails on its data (a bad column, missing values, unknown groups, ...) keeps its charge (it is
+recorded as ``failed``), and errors cannot be used as a free counting oracle.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-from contextlib import contextmanager, nullcontext
-from typing import Any, Iterator, cast
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence, cast
 
-from .errors import InvalidParameterError
+from .errors import DPTreeError, InputFormatError, InvalidParameterError
 
-__all__ = ["register", "charged"]
+__all__ = [
+    "register",
+    "charged",
+    "charged_budget",
+    "add_ledger_options",
+    "ledger_path",
+    "check_input_path",
+    "check_output_path",
+    "check_public_parameters",
+]
+
+LEDGER_HELP = (
+    "charge this budget ledger (create it with: dptree budget PATH --create --total-epsilon E). "
+    "The charge is committed BEFORE the data file is read: a release that then fails on its data "
+    "(bad column, missing values, unknown groups, ...) keeps its charge"
+)
 
 
 def register(sub: Any) -> None:
@@ -28,7 +55,7 @@ def register(sub: Any) -> None:
     release = sub.choices.get("release")
     if release is not None:
         g = release.add_argument_group("scale (issue 6)")
-        g.add_argument("--ledger", metavar="PATH", help="charge this budget ledger before releasing (dptree budget)")
+        g.add_argument("--ledger", metavar="PATH", help=LEDGER_HELP)
         g.add_argument("--ledger-label", metavar="TEXT", help="label of the charge (default: FILE:COLUMN)")
         g.add_argument("--user-id", metavar="COLUMN",
                        help="keep at most --max-contributions records per value of COLUMN (chosen at random)")
@@ -41,58 +68,194 @@ def register(sub: Any) -> None:
     _add_report(sub)
 
 
-@contextmanager
-def charged(ledger_path: str | None, plan: Any, label: str) -> Iterator[Any]:
-    """Charge ``plan`` to the ledger at ``ledger_path`` for the duration of the block (no-op for None).
+def ledger_path(value: str | None) -> str | None:
+    """The ``--ledger`` value: None (no ledger) or a non-empty path; ``--ledger ""`` is an error."""
+    if value is None:
+        return None
+    if not value.strip():
+        raise InvalidParameterError(
+            "--ledger needs a file name; an empty --ledger is not 'no ledger' (omit --ledger to release without one)"
+        )
+    return value
 
-    Use it around the noise and the output of any releasing command; the charge is committed
-    before the block runs, and its status and output are recorded when the block ends::
+
+def _open_ledger(path: str) -> Any:
+    from .ledger import Ledger
+
+    if not os.path.exists(ledger_path(path) or ""):
+        raise InvalidParameterError(
+            f"--ledger {path} does not exist; create it first: dptree budget {path} --create --total-epsilon E "
+            "[--total-delta D] and/or --total-rho R"
+        )
+    return Ledger(path)
+
+
+def _kept(exc: DPTreeError, charge: Any) -> None:
+    """Say in the (one-line) message that the failed release's charge stays spent."""
+    note = (f" [ledger charge {charge.id} stays spent: the charge is committed before the data is read, "
+            "and a release that fails on its data keeps it]")
+    if len(exc.args) == 1 and isinstance(exc.args[0], str):
+        exc.args = (exc.args[0] + note,)
+
+
+@contextmanager
+def charged(ledger_path_: str | None, plan: Any, label: str) -> Iterator[Any]:
+    """Charge ``plan`` to the ledger at ``ledger_path_`` for the duration of the block (no-op for None;
+    ``""`` is an error).
+
+    Use it around the data reading, the noise and the output of any releasing command, after
+    every public check; the charge is committed before the block runs, and its status and output
+    are recorded when the block ends (a block that raises keeps its charge, marked ``failed``)::
 
         with charged(args.ledger, plan, label) as charge:
-            release = plan.release(hist); release.save(out)
+            hist = read(file); release = plan.release(hist); release.save(out)
             if charge is not None: charge.output = out
     """
-    if not ledger_path:
+    if ledger_path(ledger_path_) is None:
         yield None
         return
-    from .ledger import Ledger
-
-    with Ledger(ledger_path) as ledger:
+    with _open_ledger(cast(str, ledger_path_)) as ledger:
         with ledger.charge_for(plan, label=label) as charge:
-            yield charge
+            try:
+                yield charge
+            except DPTreeError as exc:
+                _kept(exc, charge)
+                raise
 
 
 @contextmanager
-def charged_budget(ledger_path: str | None, *, epsilon: float, delta: float = 0.0, label: str = "") -> Iterator[Any]:
+def charged_budget(ledger_path_: str | None, *, epsilon: float, delta: float = 0.0, label: str = "") -> Iterator[Any]:
     """Like :func:`charged`, for commands whose mechanism takes (epsilon, delta) directly
-    (``hierarchy``, ``interior-point``): the charge is committed before the block draws noise."""
-    if not ledger_path:
-        yield None
-        return
+    (``hierarchy``, ``interior-point``): the charge is committed before the block reads the data."""
     from .budget import check_delta, check_epsilon
-    from .ledger import Ledger
 
     eps, dlt = check_epsilon(epsilon), check_delta(delta)  # never charge an invalid budget
-    with Ledger(ledger_path) as ledger:
+    if ledger_path(ledger_path_) is None:
+        yield None
+        return
+    with _open_ledger(cast(str, ledger_path_)) as ledger:
         with ledger.charge(epsilon=eps, delta=dlt, label=label) as charge:
-            yield charge
+            try:
+                yield charge
+            except DPTreeError as exc:
+                _kept(exc, charge)
+                raise
 
 
 def add_ledger_options(p: Any) -> None:
     """``--ledger PATH`` and ``--ledger-label TEXT`` for a releasing command."""
-    p.add_argument("--ledger", default=None, help="SQLite budget ledger to charge before releasing")
+    p.add_argument("--ledger", default=None, metavar="PATH", help=LEDGER_HELP)
     p.add_argument("--ledger-label", dest="ledger_label", default=None, help="label of the charge")
+
+
+# --------------------------------------------------------------------------- public checks
+
+
+class _DataBoundary(BaseException):
+    """Raised when a mechanism run on :class:`_Unread` reaches its data (a BaseException so that
+    no ``except Exception`` on the way can swallow it)."""
+
+
+class _Unread:
+    """A stand-in for the private data that refuses to be read."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise _DataBoundary(name)
+
+    def __iter__(self) -> Any:
+        raise _DataBoundary("__iter__")
+
+    def __len__(self) -> int:
+        raise _DataBoundary("__len__")
+
+    def __getitem__(self, key: Any) -> Any:
+        raise _DataBoundary("__getitem__")
+
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        raise _DataBoundary("__array__")
+
+
+def check_public_parameters(release: Callable[[Any], Any]) -> None:
+    """Run ``release(data)`` on a stand-in that raises as soon as it is read: the mechanism's own
+    checks of its public parameters run (and raise their errors) without any data, noise or charge.
+    Call it before the charge so that an invalid parameter never costs budget."""
+    try:
+        release(_Unread())
+    except _DataBoundary:
+        return
+
+
+def check_input_path(path: str) -> None:
+    """The data file exists and is a file (``-`` is standard input). Not its content."""
+    if path == "-":
+        return
+    if not os.path.exists(path):
+        raise InputFormatError(f"input file not found: {path} (no such file)")
+    if os.path.isdir(path):
+        raise InputFormatError(f"input {path} is a directory, not a CSV or Parquet file")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+    except OSError:
+        pass
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def check_output_path(out: str, *, inputs: Sequence[str] = (), ledger: str | None = None,
+                      flag: str = "--out") -> None:
+    """Refuse an output path that cannot be written, before anything is charged: its directory must
+    exist and be writable, and it must not be a directory, an input file or the ledger."""
+    if not out or not out.strip():
+        raise InvalidParameterError(f"{flag} needs a file name, e.g. {flag} release.json")
+    p = Path(out)
+    if p.is_dir():
+        raise InvalidParameterError(f"{flag} {out} is a directory; give a file name such as release.json")
+    parent = p.parent
+    if not parent.is_dir():
+        raise InvalidParameterError(f"{flag} {out}: directory {parent} does not exist; create it first")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InvalidParameterError(f"{flag} {out}: directory {parent} is not writable")
+    if p.exists() and not os.access(p, os.W_OK):
+        raise InvalidParameterError(f"{flag} {out} exists and is not writable")
+    others = [(i, "the input file") for i in inputs if i and i != "-"]
+    if ledger:
+        others += [(ledger + suffix, "the ledger") for suffix in ("", "-wal", "-shm", "-journal")]
+    for other, what in others:
+        if _same_file(p, Path(other)):
+            raise InvalidParameterError(f"{flag} {out} is {what}; write the release to another file")
+
+
+def _output_paths(pattern: str, groups: Sequence[Any] | None) -> list[str]:
+    """The files a release will write: ``--out``, or one per group with ``{group}`` replaced."""
+    if groups is None:
+        return [pattern]
+    from .grouped import _SAFE_NAME
+
+    paths = []
+    for g in groups:
+        name = str(g)
+        if not _SAFE_NAME.match(name):
+            raise InvalidParameterError(
+                f"--groups: {name!r} cannot be part of a file name; use groups made of letters, digits and _.=+-"
+            )
+        paths.append(pattern.replace("{group}", name))
+    return paths
 
 
 def _cmd_release(args: argparse.Namespace) -> int:
     from . import cli
 
-    if not (args.ledger or args.user_id or args.by):
+    ledger = ledger_path(args.ledger)
+    if not (ledger or args.user_id or args.by):
         return cli._cmd_release(args)
     from . import noise as _noise
     from .ranges import plan_range_tree
 
     progress = cli._Progress(args.progress or sys.stderr.isatty())
+    # 1. everything public, before any charge
     if args.seed is not None and not args.allow_nonprivate:
         raise InvalidParameterError("--seed makes a NOT private release; add --allow-nonprivate to save it")
     if args.by and not args.groups:
@@ -110,54 +273,49 @@ def _cmd_release(args: argparse.Namespace) -> int:
     )
     if args.by and args.neighbors == "replace":
         raise InvalidParameterError("--by releases use add/remove neighbours (a record could move between groups)")
-    progress(f"planned a {plan.layout.branching}-ary tree over {plan.domain.size} buckets")
-    ledger = None
-    if args.ledger:
-        from .ledger import Ledger
-
-        ledger = Ledger(args.ledger)  # fails now (missing, corrupt, read-only) rather than after the data work
-    src = cast(_noise.RngLike, _noise.make_source(args.seed))  # one stream: bounding, then noise
     groups = _parse_groups(args.groups) if args.by else None
-    if args.by:
-        from .grouped import file_grouped_histograms
-
-        hist = file_grouped_histograms(
-            args.file, args.column, args.by, plan, groups=groups, unknown=args.unknown_groups,  # type: ignore[arg-type]
-            user_column=args.user_id, missing=args.missing, rng=src, fmt=args.input_format,
-        )
-    elif args.user_id:
-        from .bounding import file_bounded_histogram
-
-        hist = file_bounded_histogram(args.file, args.column, args.user_id, plan, missing=args.missing,
-                                      rng=src, fmt=args.input_format)
-    else:
-        from .backends.duckdb_backend import file_leaf_histogram
-
-        hist = file_leaf_histogram(args.file, args.column, plan.domain, plan.layout.padded_size,
-                                   missing=args.missing, fmt=args.input_format, progress=progress.enabled)
-    progress("histogram computed; charging, adding noise and estimating")
+    outs = _output_paths(args.out, groups)
+    check_input_path(args.file)
+    for out in outs:
+        check_output_path(out, inputs=[args.file], ledger=ledger)
+    progress(f"planned a {plan.layout.branching}-ary tree over {plan.domain.size} buckets")
+    src = cast(_noise.RngLike, _noise.make_source(args.seed))  # one stream: bounding, then noise
     label = args.ledger_label or f"{args.file}:{args.column}" + (f" by {args.by}" if args.by else "")
-    charge_ctx: Any = ledger.charge_for(plan, label=label) if ledger is not None else nullcontext(None)
-    try:
-        with charge_ctx as charge:
-            if args.by:
-                from .grouped import release_groups
+    # 2. the charge (committed), 3. the data, the noise and the output
+    with charged(ledger, plan, label) as charge:
+        if args.by:
+            from .grouped import file_grouped_histograms
 
-                rel = release_groups(plan, hist, groups, src)  # type: ignore[arg-type]
-                paths = rel.save(args.out, allow_nonprivate=args.allow_nonprivate)
-                if charge is not None:
-                    charge.output = ", ".join(paths)
-                names = ", ".join(map(str, rel.groups))
-                summary = f"{len(paths)} group releases ({names}): " + rel[rel.groups[0]].summary()
-            else:
-                release = plan.release(hist, rng=src)
-                release.save(args.out, allow_nonprivate=args.allow_nonprivate)
-                if charge is not None:
-                    charge.output = args.out
-                summary = release.summary()
-    finally:
-        if ledger is not None:
-            ledger.close()
+            hist = file_grouped_histograms(
+                args.file, args.column, args.by, plan, groups=groups, unknown=args.unknown_groups,  # type: ignore[arg-type]
+                user_column=args.user_id, missing=args.missing, rng=src, fmt=args.input_format,
+            )
+        elif args.user_id:
+            from .bounding import file_bounded_histogram
+
+            hist = file_bounded_histogram(args.file, args.column, args.user_id, plan, missing=args.missing,
+                                          rng=src, fmt=args.input_format)
+        else:
+            from .backends.duckdb_backend import file_leaf_histogram
+
+            hist = file_leaf_histogram(args.file, args.column, plan.domain, plan.layout.padded_size,
+                                       missing=args.missing, fmt=args.input_format, progress=progress.enabled)
+        progress("histogram computed; adding noise and estimating")
+        if args.by:
+            from .grouped import release_groups
+
+            rel = release_groups(plan, hist, groups, src)  # type: ignore[arg-type]
+            paths = rel.save(args.out, allow_nonprivate=args.allow_nonprivate)
+            if charge is not None:
+                charge.output = ", ".join(paths)
+            names = ", ".join(map(str, rel.groups))
+            summary = f"{len(paths)} group releases ({names}): " + rel[rel.groups[0]].summary()
+        else:
+            release = plan.release(hist, rng=src)
+            release.save(args.out, allow_nonprivate=args.allow_nonprivate)
+            if charge is not None:
+                charge.output = args.out
+            summary = release.summary()
     progress(f"wrote {args.out}")
     print(summary)
     return 0
@@ -180,15 +338,20 @@ def _add_budget(sub: Any) -> None:
     p.add_argument("--total-epsilon", type=float)
     p.add_argument("--total-delta", type=float, default=0.0)
     p.add_argument("--total-rho", type=float)
+    p.add_argument("--upgrade", action="store_true",
+                   help="upgrade a ledger written by an older dptree (format 1) to the checked format")
     p.add_argument("--format", choices=["table", "json"], default="table")
     p.set_defaults(func=_cmd_budget)
 
 
 def _cmd_budget(args: argparse.Namespace) -> int:
-    import os
-
     from .ledger import Ledger
 
+    if args.upgrade:
+        if args.create or args.total_epsilon is not None or args.total_rho is not None:
+            raise InvalidParameterError("--upgrade keeps the ledger's totals; give it alone")
+        n = Ledger.upgrade(args.ledger)
+        print(f"upgraded ledger {args.ledger}: {n} charge(s) checked and chained", file=sys.stderr)
     if args.create:
         if os.path.exists(args.ledger):
             raise InvalidParameterError(f"{args.ledger} already exists; it keeps its totals (drop --create to show it)")
