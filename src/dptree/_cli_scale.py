@@ -185,6 +185,19 @@ def check_public_parameters(release: Callable[[Any], Any]) -> None:
         return
 
 
+def check_exact_total(args: argparse.Namespace) -> None:
+    """``--neighbors replace`` publishes the exact total: refuse the options that make it data-dependent
+    (the CLI face of :meth:`dptree.ranges.RangeTreePlan.check_public_total`)."""
+    used = [flag for flag, on in (("--by", getattr(args, "by", None)), ("--user-id", getattr(args, "user_id", None)),
+                                  ("--missing drop", args.missing == "drop")) if on]
+    if args.neighbors == "replace" and used:
+        raise InvalidParameterError(
+            "--neighbors replace publishes the total number of records exactly, which is only private when every "
+            f"input record is counted; {', '.join(used)} make(s) the counted total depend on the data: use "
+            "--neighbors add_remove"
+        )
+
+
 def check_input_path(path: str) -> None:
     """The data file exists and is a file (``-`` is standard input). Not its content."""
     if path == "-":
@@ -271,8 +284,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
         width=cli._parse_width(args.width, lower), branching=args.branching, noise=args.noise,
         neighbors=args.neighbors, max_contributions=args.max_contributions, levels=args.levels,
     )
-    if args.by and args.neighbors == "replace":
-        raise InvalidParameterError("--by releases use add/remove neighbours (a record could move between groups)")
+    check_exact_total(args)
     groups = _parse_groups(args.groups) if args.by else None
     outs = _output_paths(args.out, groups)
     check_input_path(args.file)

@@ -91,7 +91,7 @@ def _add_release(sub: Any) -> None:
 def _cmd_release(args: argparse.Namespace) -> int:
     """A release without --ledger/--user-id/--by (those go through ``_cli_scale``): every public
     check, the --out path included, comes before the data is read."""
-    from ._cli_scale import check_input_path, check_output_path
+    from ._cli_scale import check_exact_total, check_input_path, check_output_path
     from .backends.duckdb_backend import file_leaf_histogram
 
     progress = _Progress(args.progress or sys.stderr.isatty())
@@ -112,6 +112,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
         max_contributions=args.max_contributions,
         levels=args.levels,
     )
+    check_exact_total(args)
     check_input_path(args.file)
     check_output_path(args.out, inputs=[args.file])
     progress(f"planned a {plan.layout.branching}-ary tree over {plan.domain.size} buckets")

@@ -94,7 +94,7 @@ def unknown_groups_error() -> DataError:
     """Some rows name a group that is not in the public list of groups."""
     return DataError(
         "some rows have a group that is not in groups (or none); list every group, or pass "
-        "unknown='drop' (--unknown drop) to leave those rows out (a declared policy: each release then "
+        "unknown='drop' (--unknown-groups drop) to leave those rows out (a declared policy: each release then "
         "counts the rows of its own group only)"
     )
 
