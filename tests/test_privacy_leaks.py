@@ -10,6 +10,7 @@ Each test fails on the code before the fix:
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 from typing import Any, Callable
@@ -223,3 +224,33 @@ def test_cli_replace_with_bounding_or_drop_is_refused_before_any_charge(tmp_path
         assert "--neighbors replace" in err and "--neighbors add_remove" in err
     assert not (tmp_path / "o.json").exists()
     assert Ledger(str(ledger)).spent().epsilon == 0
+
+
+def test_audit_catches_the_exact_total_after_bounding_as_a_planted_bug() -> None:
+    """Leak 1 planted: the old behaviour (replace plan, exact root, but the histogram bounded per
+    user) on two datasets with the same raw n that differ in one record's user id."""
+    from dptree import audit
+    from dptree.bounding import bounded_histogram
+
+    replace = plan_range_tree(lower=0, upper=5, epsilon=1.0, branching=3, neighbors="replace", max_contributions=2)
+    twin = plan_range_tree(lower=0, upper=5, epsilon=1.0, branching=3, max_contributions=2)  # bounds, no check
+
+    def old_release(data: Any, seed: int) -> Any:
+        values, users = data
+        src = make_source(seed)
+        return replace.release(bounded_histogram(values, users, twin, rng=src), src)
+
+    spec = audit.user_bounded_spec(
+        "bug/replace_exact_total_after_bounding", plan=replace, epsilon=1.0, release=old_release,
+        pairs=[("one record changes its user id", ([1, 1, 1], [7, 7, 7]), ([1, 1, 1], [7, 7, 8]))],
+    )
+    d0, d1 = ([1, 1, 1], [7, 7, 7]), ([1, 1, 1], [7, 7, 8])
+    root = audit.NeighbourPair("one record changes its user id; event on the root", d0, d1,
+                               statistic=lambda out: np.asarray(out)[:, 0].astype(float))
+    spec = dataclasses.replace(spec, worst_cases=lambda: iter([root]))
+    report = audit.audit(spec, config=audit.AuditConfig(n_select=300, n_eval=600), seed=3)
+    assert not report.passed, report.summary()
+    assert report.epsilon_lower_bound > 3, report.summary()
+    # the library itself refuses the combination
+    with pytest.raises(InvalidParameterError):
+        bounded_histogram([1, 1, 1], [7, 7, 8], replace)

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence, cast
+from typing import Any, ClassVar, Iterator, Sequence, cast
 
 import numpy as np
 
 from . import noise as _noise
+from .boundary import Boundary
 from .bounding import _bound_leaves, _leaf_sql, _present, check_bound, duckdb_bounded_counts, user_codes, user_sql
 from .domain import coerce_values
 from .errors import (
@@ -204,6 +205,13 @@ class GroupedRelease:
     """One :class:`RangeTree` per public group (``release[group]``), made under parallel composition:
     the whole set costs the budget of one release."""
 
+    #: the privacy boundary (:mod:`dptree.boundary`): each group's noisy node counts only
+    BOUNDARY: ClassVar[Boundary] = Boundary(
+        public=("privacy.*", "groups", "releases.*.privacy.*", "releases.*.parameters.*",
+                "releases.*.measurements.noise_parameters"),
+        noisy=("releases.*.measurements.levels",),
+    )
+
     groups: list[Any]
     releases: dict[Any, RangeTree]
     privacy: dict[str, Any]
@@ -226,6 +234,14 @@ class GroupedRelease:
     @property
     def private(self) -> bool:
         return bool(self.privacy.get("private", False))
+
+    def to_document(self) -> dict[str, Any]:
+        """The privacy statement, the public groups and each group's release document."""
+        return {
+            "privacy": self.privacy,
+            "groups": list(self.groups),
+            "releases": {str(g): self.releases[g].to_document() for g in self.groups},
+        }
 
     def save(self, pattern: str, *, allow_nonprivate: bool = False) -> list[str]:
         """Save each group's release to ``pattern`` with ``{group}`` replaced by the group."""

@@ -27,13 +27,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Literal, Sequence, cast
+from typing import Any, ClassVar, Literal, Sequence, cast
 
 import numpy as np
 
 from . import __version__ as _version
 from . import noise as _noise
 from .allocation import choose_branching, level_weights
+from .boundary import Boundary
 from .budget import Budget, check_delta, check_epsilon, check_rho, zcdp_epsilon
 from .domain import Domain, make_domain
 from .errors import DataError, InvalidParameterError, ReleaseFileError
@@ -424,6 +425,13 @@ class RangeTree:
     Counts are of records per bucket (bucket resolution for float and date domains: a query point
     selects the whole bucket that contains it).
     """
+
+    #: the privacy boundary (:mod:`dptree.boundary`): the noisy node counts are the only fields
+    #: that depend on the data (under ``replace`` the root is the public n)
+    BOUNDARY: ClassVar[Boundary] = Boundary(
+        public=("privacy.*", "parameters.*", "measurements.noise_parameters"),
+        noisy=("measurements.levels",),
+    )
 
     def __init__(self, plan: RangeTreePlan, measurements: list[np.ndarray | None], statement: dict[str, Any]):
         self.plan = plan
