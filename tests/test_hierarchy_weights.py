@@ -133,19 +133,21 @@ def test_duckdb_reader_sums_exactly(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "values,exc,problem",
+    "values,exc_name,problem",
     [
-        (["2.5", "1"], DataError, "not non-negative integers"),  # TRY_CAST('2.5' AS HUGEINT) would give 3
-        (["-4", "1"], DataError, "negative"),
-        (["", "1"], DataError, "missing"),
-        (["1e3", "1"], DataError, "not non-negative integers"),
-        ([str(2**53 - 1)] * 1100, hmod.TotalTooLargeError, r"2\^61"),
-        ([str(2**61), "0"], hmod.TotalTooLargeError, r"2\^61"),
-        (["9" * 45, "0"], hmod.TotalTooLargeError, r"2\^61"),
+        (["2.5", "1"], "DataError", "not non-negative integers"),  # TRY_CAST('2.5' AS HUGEINT) would give 3
+        (["-4", "1"], "DataError", "negative"),
+        (["", "1"], "DataError", "missing"),
+        (["1e3", "1"], "DataError", "not non-negative integers"),
+        ([str(2**53 - 1)] * 1100, "TotalTooLargeError", r"2\^61"),
+        ([str(2**61), "0"], "TotalTooLargeError", r"2\^61"),
+        (["9" * 45, "0"], "TotalTooLargeError", r"2\^61"),
     ],
 )
-def test_duckdb_reader_refuses(tmp_path: Path, values: list[str], exc: type, problem: str) -> None:
+def test_duckdb_reader_refuses(tmp_path: Path, values: list[str], exc_name: str, problem: str) -> None:
     from dptree._cli_hierarchy import read_grouped
+
+    exc = DataError if exc_name == "DataError" else hmod.TotalTooLargeError
 
     pd.DataFrame({"l1": ["a"] * len(values), "l2": ["x"] * len(values), "w": values}).to_csv(
         tmp_path / "bad.csv", index=False
