@@ -123,7 +123,10 @@ def read_grouped(path: str, levels: Sequence[str], weight: str | None = None) ->
         cols = _columns(con, rel)
         missing = [c for c in list(levels) + ([weight] if weight else []) if c not in cols]
         if missing:
-            raise InputFormatError(f"data file {path} has no column(s) {missing}; it has {cols}")
+            # the file's column names are not listed: on a malformed CSV they can be a data line
+            raise InputFormatError(
+                f"data file {path} has no column(s) {missing}; check its header row and --levels/--weight"
+            )
         keys = ", ".join(f"CAST({_ident(c)} AS VARCHAR) AS {_ident(c)}" for c in levels)
         group = ", ".join(str(i + 1) for i in range(len(levels)))
         if weight is None:

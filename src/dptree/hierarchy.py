@@ -412,8 +412,8 @@ def leaf_counts(
     node = np.zeros(m, dtype=np.int64)
     level = np.zeros(m, dtype=np.int64)
     ok = np.ones(m, dtype=bool)
-    if _DEEP in g.columns:
-        ok &= ~g[_DEEP].to_numpy(dtype=bool)  # ran past the deepest level: past a leaf
+    # ran past the deepest level (truncated): past a leaf, unknown below its deepest known node
+    deep = g[_DEEP].to_numpy(dtype=bool) if _DEEP in g.columns else np.zeros(m, dtype=bool)
     ended = np.zeros(m, dtype=bool)
     for j in range(1, h.depth):
         lab, null = _as_label_array(g[lv[j - 1]])
@@ -442,7 +442,7 @@ def leaf_counts(
     for j in range(h.depth):
         sel = level == j
         at_leaf[sel] = h.is_leaf[j][node[sel]]
-    bad = ~(ok & at_leaf)
+    bad = ~(ok & at_leaf) | deep
     if bad.any():
         if unknown == "error":
             raise _unknown_error("name a path that is not a leaf of the public hierarchy")
