@@ -193,6 +193,8 @@ def run_hierarchy(args: argparse.Namespace) -> int:
 
 
 def _release(args: argparse.Namespace, frame: Any, h: Any, levels: list[str], wcol: Any) -> HierarchyRelease:
+    if args.unknown_to_other and args.unknown not in (None, "other"):
+        raise InvalidParameterError("--unknown-to-other contradicts --unknown " + str(args.unknown))
     return hierarchy_counts(
         frame,
         h,

@@ -70,6 +70,19 @@ __all__ = [
 KIND = "hierarchy"
 METHODS = ("laplace", "gaussian", "multiplicative")
 
+#: The privacy boundary of a hierarchy release, declared in one place. Every field of
+#: ``HierarchyRelease.to_dict()`` is a caller-supplied public parameter (the hierarchy, epsilon,
+#: delta, method, alpha, tau_min, k, the ``unknown`` policy, ...) or one of these noisy
+#: measurements, or post-processing of them (estimates, variances, counts, windows: recomputed
+#: from the measurements on load). ``rounds`` (Estimation's ell) is a function of the noisy M.
+#: tests/test_hierarchy_boundary.py releases on neighbouring datasets with one seed and checks
+#: that every other field is identical.
+NOISY_MEASUREMENTS: dict[str, tuple[str, ...]] = {
+    "laplace": ("y",),
+    "gaussian": ("y",),
+    "multiplicative": ("estimation", "window_center", "M", "rounds"),
+}
+
 
 def _library_version() -> str:
     try:
