@@ -88,7 +88,7 @@ def test_cli_output_is_the_same_on_neighbours(tmp_path: Path, capsys: pytest.Cap
         tmp_path / "struct.csv", index=False
     )
     texts = []
-    for i, data in enumerate((rows(BASE), rows(BASE + ["FR/Lyon"] + ["US/Nowhere"] * 9))):
+    for data in (rows(BASE), rows(BASE + ["FR/Lyon"] + ["US/Nowhere"] * 9)):
         data.to_csv(tmp_path / "rows.csv", index=False)
         p = argparse.ArgumentParser(prog="dptree")
         register(p.add_subparsers(dest="command", required=True))
