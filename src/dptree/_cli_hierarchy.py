@@ -68,10 +68,54 @@ def read_structure(path: str, levels: Sequence[str], *, other: str | None = None
         con.close()
 
 
+_INT_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT",
+              "UHUGEINT")
+
+
+def _weight_sql(col: str, ctype: str) -> tuple[str, list[tuple[str, str]]]:
+    """(exact HUGEINT value of a valid weight, [(problem, SQL predicate of a bad row)]).
+
+    Never through DOUBLE: TRY_CAST(w AS DOUBLE) rounds above 2^53, and TRY_CAST('2.5' AS HUGEINT)
+    rounds to 3, so text is checked against an integer pattern before the cast."""
+    from .hierarchy import _FLOAT_EXACT
+
+    t = ctype.upper()
+    if t in _INT_TYPES:
+        return f"TRY_CAST({col} AS HUGEINT)", [("missing values", f"{col} IS NULL"), ("negative values", f"{col} < 0")]
+    if t.startswith("DECIMAL") or t.startswith("NUMERIC"):
+        return f"TRY_CAST({col} AS HUGEINT)", [
+            ("missing values", f"{col} IS NULL"),
+            ("negative values", f"{col} < 0"),
+            ("non-integer values", f"{col} <> floor({col})"),
+        ]
+    if t in ("FLOAT", "DOUBLE", "REAL"):
+        return f"TRY_CAST({col} AS HUGEINT)", [
+            ("missing values", f"{col} IS NULL OR isnan({col})"),
+            ("non-finite values", f"isinf({col})"),
+            ("negative values", f"{col} < 0"),
+            ("non-integer values", f"{col} <> floor({col})"),
+            ("float values above 2^53, which are not exact integers", f"{col} > {_FLOAT_EXACT}"),
+        ]
+    if t == "VARCHAR":
+        txt = f"trim({col})"
+        pattern = "'[+]?[0-9]+([.]0*)?'"
+        return f"TRY_CAST(regexp_extract({txt}, '^[+]?([0-9]+)', 1) AS HUGEINT)", [
+            ("missing values", f"{col} IS NULL OR {txt} = ''"),
+            ("negative values", f"regexp_full_match({txt}, '-[0-9]+([.][0-9]*)?')"),
+            ("values that are not non-negative integers", f"NOT regexp_full_match({txt}, {pattern})"),
+        ]
+    return "NULL", [("values that are not numbers", "TRUE")]
+
+
 def read_grouped(path: str, levels: Sequence[str], weight: str | None = None) -> Any:
     """One row per distinct path of the data file with its record count (or weight sum),
-    computed by DuckDB; weights are checked to be non-negative integers first."""
+    computed by DuckDB. Weights are checked to be non-negative integers and summed exactly
+    (HUGEINT); a total of ``hierarchy.MAX_TOTAL`` or more raises ``TotalTooLargeError``. No
+    error message contains a count or a value from the file."""
     import duckdb
+
+    from .errors import DataError
+    from .hierarchy import MAX_TOTAL, _too_large
 
     con = duckdb.connect()
     try:
@@ -79,29 +123,43 @@ def read_grouped(path: str, levels: Sequence[str], weight: str | None = None) ->
         cols = _columns(con, rel)
         missing = [c for c in list(levels) + ([weight] if weight else []) if c not in cols]
         if missing:
-            raise InputFormatError(f"data file {path} has no column(s) {missing}; it has {cols}")
+            # the file's column names are not listed: on a malformed CSV they can be a data line
+            raise InputFormatError(
+                f"data file {path} has no column(s) {missing}; check its header row and --levels/--weight"
+            )
         keys = ", ".join(f"CAST({_ident(c)} AS VARCHAR) AS {_ident(c)}" for c in levels)
         group = ", ".join(str(i + 1) for i in range(len(levels)))
         if weight is None:
             q = f"SELECT {keys}, COUNT(*) AS __n__ FROM {rel} GROUP BY {group}"
             return con.execute(q).df(), "__n__"
-        wv = f"TRY_CAST({_ident(weight)} AS DOUBLE)"
-        bad = con.execute(
-            f"SELECT COUNT(*) FILTER (WHERE {wv} IS NULL), COUNT(*) FILTER (WHERE {wv} < 0), "
-            f"COUNT(*) FILTER (WHERE {wv} <> FLOOR({wv}) OR isinf({wv})) FROM {rel}"
-        ).fetchone()
+        types = {r[0]: str(r[1]) for r in con.execute(f"DESCRIBE SELECT * FROM {rel}").fetchall()}
+        value, checks = _weight_sql(_ident(weight), types[weight])
+        flags = ", ".join(f"bool_or({cond})" for _, cond in checks)
+        bad = con.execute(f"SELECT {flags} FROM {rel}").fetchone()
         assert bad is not None
-        if bad[0] or bad[1] or bad[2]:
-            from .errors import DataError
-
-            raise DataError(
-                f"weight column {weight!r} must hold non-negative integer counts: {bad[0]} missing or "
-                f"non-numeric, {bad[1]} negative, {bad[2]} non-integer values"
-            )
-        q = f"SELECT {keys}, CAST(SUM({wv}) AS BIGINT) AS __n__ FROM {rel} GROUP BY {group}"
+        for (problem, _), hit in zip(checks, bad):
+            if hit:
+                raise DataError(
+                    f"weight column {weight!r} must hold non-negative integer counts: it has {problem}; "
+                    "fix or drop those rows first (a weight is a number of records)"
+                )
+        limit = int(MAX_TOTAL)
+        row = con.execute(
+            f"SELECT bool_or({value} IS NULL OR {value} >= {limit}), "
+            f"SUM(CASE WHEN {value} < {limit} THEN {value} ELSE 0 END) FROM {rel}"
+        ).fetchone()
+        assert row is not None
+        if row[0] or (row[1] is not None and int(row[1]) >= limit):
+            raise _too_large(weight)
+        # every group sum <= the total < MAX_TOTAL: exact in BIGINT
+        q = f"SELECT {keys}, CAST(SUM({value}) AS BIGINT) AS __n__ FROM {rel} GROUP BY {group}"
         return con.execute(q).df(), "__n__"
     except duckdb.Error as exc:
-        raise InputFormatError(f"cannot read data file {path}: {exc}") from exc
+        # DuckDB's message may quote a line or a value of the file: say only what failed
+        raise InputFormatError(
+            f"cannot read data file {path} ({type(exc).__name__}); check that it is a valid CSV/Parquet file "
+            "with a header row"
+        ) from None
     finally:
         con.close()
 
@@ -140,6 +198,8 @@ def run_hierarchy(args: argparse.Namespace) -> int:
 
 
 def _release(args: argparse.Namespace, frame: Any, h: Any, levels: list[str], wcol: Any) -> HierarchyRelease:
+    if args.unknown_to_other and args.unknown not in (None, "other"):
+        raise InvalidParameterError("--unknown-to-other contradicts --unknown " + str(args.unknown))
     return hierarchy_counts(
         frame,
         h,
@@ -154,7 +214,7 @@ def _release(args: argparse.Namespace, frame: Any, h: Any, levels: list[str], wc
         tau_min=args.tau_min,
         levels=levels,
         weight=wcol,
-        unknown="other" if args.unknown_to_other else "error",
+        unknown=args.unknown or ("other" if args.unknown_to_other else "error"),
         rng=args.seed,
     )
 
@@ -191,10 +251,18 @@ def register(subparsers: Any) -> None:
     p.add_argument("--integer", action="store_true")
     p.add_argument("--other", default=None, help="label of the public 'other' leaf under every internal node")
     p.add_argument(
+        "--unknown",
+        choices=["error", "drop", "other"],
+        default=None,
+        help="declared policy for rows whose path is not a leaf of the structure: error (default; "
+        "the message says neither how many nor which), drop them, or count them in the 'other' "
+        "leaf of their deepest known ancestor (needs --other)",
+    )
+    p.add_argument(
         "--unknown-to-other",
         dest="unknown_to_other",
         action="store_true",
-        help="count rows with unknown paths in the 'other' leaf (needs --other)",
+        help="same as --unknown other (kept for compatibility)",
     )
     p.add_argument("--seed", type=int, default=None, help="reproducible, NOT private (tests only)")
     p.add_argument("--allow-nonprivate", dest="allow_nonprivate", action="store_true")

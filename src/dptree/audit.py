@@ -748,22 +748,62 @@ _register_range_trees()
 
 
 def hierarchy_batch(
-    hierarchy: Any, rows: Any, method: str, epsilon: float, delta: float, n: int, seed: int
+    hierarchy: Any,
+    rows: Any,
+    method: str,
+    epsilon: float,
+    delta: float,
+    n: int,
+    seed: int,
+    weight: str | None = None,
 ) -> np.ndarray:
     """``n`` independent measurement vectors of ``hierarchy_counts`` from one integer ``seed``
     (``dptree.hierarchy.measurement_copies``; n = 1 reproduces ``hierarchy_counts(..., rng=seed)``)."""
     from .hierarchy import measurement_copies
 
-    return measurement_copies(rows, hierarchy, method=method, epsilon=epsilon, delta=delta, copies=n, rng=seed)
+    return measurement_copies(
+        rows, hierarchy, method=method, epsilon=epsilon, delta=delta, copies=n, rng=seed, weight=weight
+    )
+
+
+#: The weight column of the audit's weighted datasets (pandas DataFrames with the level columns).
+HIERARCHY_WEIGHT = "weight"
+
+
+def hierarchy_weighted_pair(hierarchy: Any) -> tuple[Any, Any]:
+    """Issue 10, leak 4: weights [2^52, 2^52, 1] on one leaf vs the same plus one record. Summed
+    in float64 (np.bincount(weights=...)), 2^53 + 1 rounds to 2^53 while 2^53 + 2 is exact, so
+    every count on the leaf's path moves by 2 instead of 1 (twice the claimed epsilon)."""
+    import pandas as pd
+
+    leaf = hierarchy.leaf_paths()[0].split("/")
+    lv = list(hierarchy.levels)
+
+    def frame(ws: list[int]) -> Any:
+        cols: dict[str, Any] = {c: [leaf[j]] * len(ws) for j, c in enumerate(lv)}
+        cols[HIERARCHY_WEIGHT] = np.asarray(ws, dtype=np.int64)
+        return pd.DataFrame(cols)
+
+    return frame([2**52, 2**52, 1]), frame([2**52, 2**52, 1, 1])
+
+
+def _centred(llr: Callable[..., Any], c0: np.ndarray, c1: np.ndarray, param: np.ndarray) -> Callable[..., Any]:
+    """The log-likelihood-ratio statistic computed on y - c0 in exact int64, so counts near 2^53
+    are not rounded by the float64 arithmetic of :func:`laplace_llr` / :func:`gaussian_llr`."""
+    base = np.asarray(c0, dtype=np.int64)
+    inner = llr(np.zeros(base.size), np.asarray(c1, dtype=np.int64) - base, param)
+    return lambda y: inner(np.asarray(y, dtype=np.int64) - base)
 
 
 def _register_hierarchies() -> None:
-    """Laplace and Gaussian baselines (Corollary 2.7) on a depth-3 tree; worst case: one record at
-    a leaf (changes d counts by one)."""
+    """Laplace and Gaussian baselines (Corollary 2.7) on a depth-3 tree; worst cases: one record
+    at a leaf (changes d counts by one), and a weighted pair whose totals straddle 2^53 (the
+    weights must be summed exactly: issue 10, leak 4)."""
     from .hierarchy import Hierarchy, hierarchy_counts, leaf_counts, node_weights
 
     h = Hierarchy.from_paths([("a", "x"), ("a", "y"), ("b", "z")])
     base = [("a", "x"), ("a", "y"), ("b", "z"), ("b", "z")]
+    heavy0, heavy1 = hierarchy_weighted_pair(h)
     for method, eps, dlt in (("laplace", 1.0, 0.0), ("gaussian", 1.0, 1e-6)):
         probe = hierarchy_counts(base, h, epsilon=eps, delta=dlt, method=method, rng=0)  # type: ignore[arg-type]
         noise = probe.privacy["noise"]
@@ -772,18 +812,21 @@ def _register_hierarchies() -> None:
         def sample(
             rows: Any, n: int, seed: int, method: str = method, eps: float = eps, dlt: float = dlt
         ) -> np.ndarray:
-            return hierarchy_batch(h, rows, method, eps, dlt, n, seed)
+            weight = HIERARCHY_WEIGHT if hasattr(rows, "columns") else None
+            return hierarchy_batch(h, rows, method, eps, dlt, n, seed, weight=weight)
 
         def worst_cases(method: str = method, param: float = param) -> Iterator[NeighbourPair]:
             for label, r0, r1 in (
                 ("add a record at a leaf", base, base + [("a", "x")]),
                 ("remove the only record of a subtree", [("a", "y")], []),
+                ("weights [2^52, 2^52, 1] at a leaf, add one record", heavy0, heavy1),
             ):
-                c0 = np.concatenate(node_weights(leaf_counts(r0, h), h.parents))
-                c1 = np.concatenate(node_weights(leaf_counts(r1, h), h.parents))
+                weight = HIERARCHY_WEIGHT if hasattr(r0, "columns") else None
+                c0 = np.concatenate(node_weights(leaf_counts(r0, h, weight=weight), h.parents))
+                c1 = np.concatenate(node_weights(leaf_counts(r1, h, weight=weight), h.parents))
                 per_node = np.full(h.n_nodes, param)
                 llr = laplace_llr if method == "laplace" else gaussian_llr
-                yield NeighbourPair(label, r0, r1, statistic=llr(c0, c1, per_node))
+                yield NeighbourPair(label, r0, r1, statistic=_centred(llr, c0, c1, per_node))
 
         claimed_eps = eps
         register(
