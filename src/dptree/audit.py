@@ -828,6 +828,11 @@ def _register_hierarchies() -> None:
                 llr = laplace_llr if method == "laplace" else gaussian_llr
                 yield NeighbourPair(label, r0, r1, statistic=_centred(llr, c0, c1, per_node))
 
+        def release(rows: Any, seed: int, method: str = method, eps: float = eps, dlt: float = dlt) -> Any:
+            weight = HIERARCHY_WEIGHT if hasattr(rows, "columns") else None
+            return hierarchy_counts(rows, h, epsilon=eps, delta=dlt, method=method, weight=weight,  # type: ignore[arg-type]
+                                    rng=seed)
+
         claimed_eps = eps
         register(
             MechanismSpec(
@@ -839,12 +844,53 @@ def _register_hierarchies() -> None:
                 sample=sample,
                 worst_cases=worst_cases,
                 description=f"{method} baseline on every node, depth {h.depth}",
+                release=release,
                 extra={"hierarchy": h, "method": method},
             )
         )
 
 
 _register_hierarchies()
+
+
+def _register_multiplicative() -> None:
+    """The multiplicative-error algorithm of seed 001 (Theorem 4.1) at (1, 1e-6): one release per
+    output, audited on its noisy released counts (the estimates of every node)."""
+    from .hierarchy import Hierarchy, hierarchy_counts
+
+    h = Hierarchy.from_paths([("a", "x"), ("a", "y"), ("b", "z")])
+    base = [("a", "x")] * 30 + [("b", "z")] * 12
+
+    def release(rows: Any, seed: int) -> Any:
+        return hierarchy_counts(rows, h, epsilon=1.0, delta=1e-6, method="multiplicative", alpha=0.5,
+                                tau_min=20.0, rng=seed)
+
+    def run(rows: Any, seed: int) -> np.ndarray:
+        return np.asarray(release(rows, seed).estimates, dtype=np.float64)
+
+    register(
+        MechanismSpec(
+            name="hierarchy_counts/multiplicative/add_remove",
+            covers=("hierarchy_counts",),
+            neighbors="add_remove",
+            epsilon=1.0,
+            delta=1e-6,
+            sample=repeat(run),
+            worst_cases=lambda: iter([
+                NeighbourPair("add a record at a leaf", base, base + [("a", "x")]),
+                NeighbourPair("remove the only record of a subtree", [("a", "y")], []),
+            ]),
+            description="Ghazi et al. Algorithms 1-4 with the Lemma 3.3 window, alpha = 0.5",
+            release=release,
+            extra={
+                "fast": AuditConfig(n_select=400, n_eval=1_200),
+                "slow": AuditConfig(n_select=4_000, n_eval=12_000),
+            },
+        )
+    )
+
+
+_register_multiplicative()
 
 
 # --------------------------------------------------------------------------- interior points (seed 002)

@@ -31,13 +31,14 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from statistics import NormalDist
-from typing import Any, Iterable, Literal, Mapping, Sequence
+from typing import Any, ClassVar, Iterable, Literal, Mapping, Sequence
 
 import numpy as np
 
 from ._hstructure import Hierarchy, split_path
 from ._multiplicative import Tree, mrmse_wrapper, theorem_4_1_tau_min
 from ._postprocess import project_families, round_families
+from .boundary import Boundary
 from .budget import check_delta, check_epsilon, zcdp_rho_for
 from .errors import DataError, InputFormatError, InvalidParameterError, ReleaseFileError
 from .estimation import consistent_estimates, node_variances
@@ -511,6 +512,14 @@ class HierarchyRelease:
     Everything here is public: the noisy measurements, the parameters and the privacy
     statement; ``count``/``stderr``/``ci``/``to_frame`` are post-processing.
     """
+
+    #: the privacy boundary (:mod:`dptree.boundary`): the measurements listed in
+    #: ``NOISY_MEASUREMENTS`` are noisy; the noise variance and the window are public
+    BOUNDARY: ClassVar[Boundary] = Boundary(
+        public=("format", "version", "kind", "privacy.*", "parameters.*", "measurements.noise_variance",
+                "measurements.window"),
+        noisy=tuple(sorted({f"measurements.{f}*" for fs in NOISY_MEASUREMENTS.values() for f in fs})),
+    )
 
     hierarchy: Hierarchy
     parameters: dict[str, Any]
