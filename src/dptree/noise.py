@@ -813,12 +813,13 @@ def truncated_laplace_delta(scale: float | Fraction, bound: int, sensitivity: in
     Inside both supports the probability ratio is at most p^(-sensitivity).
     """
     lam = float(laplace_scale_used(scale))
-    p = math.exp(-1.0 / lam)
-    b = int(bound)
-    if b < sensitivity:
+    b, s = int(bound), int(sensitivity)
+    if b < s:
         return 1.0
-    z = 1.0 + 2.0 * p * (1.0 - p**b) / (1.0 - p)
-    edge = sum(p ** (b - j) for j in range(sensitivity))
+    # in log space with expm1, stable for tiny epsilon (1 - p underflows to 0 in plain floats)
+    one_minus_p = -math.expm1(-1.0 / lam)
+    z = 1.0 + 2.0 * math.exp(-1.0 / lam) * (-math.expm1(-b / lam)) / one_minus_p
+    edge = math.exp(-(b - s + 1) / lam) * (-math.expm1(-s / lam)) / one_minus_p  # sum_{j<s} p^(b-j)
     return min(1.0, edge / z)
 
 
@@ -828,20 +829,23 @@ def truncated_laplace_bound(epsilon: float, delta: float) -> int:
 
     Seed 001's Lemma 2.8 gives the continuous bound R = ln(1 + (e^eps - 1)/(2 delta)) / eps;
     on the lattice the exact delta of :func:`truncated_laplace_delta` is used instead. The
-    result is at most ceil(R) (checked in the tests), usually floor(R) or less.
+    result is at most ceil(R) (checked in the tests), usually floor(R) or less. delta(B) is
+    decreasing in B: found by doubling and bisection, O(log B) evaluations for any epsilon.
     """
     if not (epsilon > 0 and 0 < delta < 1):
         raise InvalidParameterError("truncated_laplace_bound needs epsilon > 0 and 0 < delta < 1")
-    lam = float(laplace_scale_used(1.0 / epsilon))
-    p = math.exp(-1.0 / lam)
-    # delta(B) ~ p^B (1 - p) / (1 + p): start just below the solution and walk up.
-    guess = max(1, int(math.floor(math.log(delta * (1 + p) / (1 - p)) / math.log(p))) - 2)
-    b = guess
-    while b > 1 and truncated_laplace_delta(1.0 / epsilon, b - 1) <= delta:
-        b -= 1
-    while truncated_laplace_delta(1.0 / epsilon, b) > delta:
-        b += 1
-    return b
+    scale = 1.0 / epsilon
+    hi = 1
+    while truncated_laplace_delta(scale, hi) > delta:
+        hi *= 2
+    lo = hi // 2  # delta(lo) > delta, or lo = 0
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if truncated_laplace_delta(scale, mid) <= delta:
+            hi = mid
+        else:
+            lo = mid
+    return max(hi, 1)
 
 # =========================================================================== uniform subsets
 # Added for contribution bounding (dptree.bounding, issue 6). Everything below draws from a
