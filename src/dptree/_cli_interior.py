@@ -2,7 +2,12 @@
 
     dptree interior-point FILE --column C --lower L --upper U --epsilon E
                           [--delta D] [--method auto|exponential|treelog|heavypaths]
-                          [--beta B] [--seed S] [--run-anyway]
+                          [--beta B] [--seed S] [--run-anyway] [--n N | --n-max N]
+                          [--on-invalid error|drop]
+
+``--n``/``--n-max`` declare the number of records as a **public** size (exact / upper bound); the
+tree methods need one, and it alone drives their calibration. The output never shows the actual
+number of rows.
 
 FILE is a CSV file read with DuckDB (``-`` reads CSV from standard input). Integer bounds give an
 integer domain, any float bound a float domain. Errors are printed as one line on stderr (exit 2).
@@ -85,7 +90,9 @@ def run_interior_point(args: argparse.Namespace) -> int:
     print(f"interior_point: {res.value}")
     print(f"method: {res.method}")
     print(f"budget: {res.budget.describe()}")
-    print(f"guarantee_applies: {res.guarantee_applies} (n={res.n}, n_required={res.n_required}, beta={res.beta})")
+    declared = "none" if res.n_declared is None else f"{'n_max' if res.n_is_upper_bound else 'n'}={res.n_declared}"
+    req = res.n_required
+    print(f"guarantee_applies: {res.guarantee_applies} (declared {declared}, n_required={req}, beta={res.beta})")
     print(f"private: {res.private}")
     return 0
 
@@ -103,6 +110,9 @@ def _release(args: argparse.Namespace, vals: Any) -> Any:
         beta=args.beta,
         rng=args.seed,
         run_anyway=args.run_anyway,
+        n=args.n,
+        n_max=args.n_max,
+        on_invalid=args.on_invalid,
     )
 
 
@@ -122,7 +132,16 @@ def register(subparsers: Any) -> None:
     p.add_argument("--method", default="auto", choices=["auto", "exponential", "treelog", "heavypaths"])
     p.add_argument("--beta", type=float, default=0.1, help="failure probability of the guarantee")
     p.add_argument("--seed", type=int, default=None, help="TESTS ONLY: seeded, non-private randomness")
-    p.add_argument("--run-anyway", action="store_true", help="run even if no guarantee holds at this n")
+    p.add_argument("--run-anyway", action="store_true", help="run even if no guarantee holds at the declared n")
+    size = p.add_mutually_exclusive_group()
+    size.add_argument("--n", type=int, default=None, help="PUBLIC exact number of records (declared, never computed)")
+    size.add_argument("--n-max", type=int, default=None, help="PUBLIC upper bound on the number of records")
+    p.add_argument(
+        "--on-invalid",
+        default="error",
+        choices=["error", "drop"],
+        help="NaN/inf (or non-integers in an integer domain): refuse, or drop those rows (count never shown)",
+    )
     from ._cli_scale import add_ledger_options
 
     add_ledger_options(p)
