@@ -35,6 +35,7 @@ exponential mechanism's quality has sensitivity 1 under both relations (pure eps
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import struct
 from collections.abc import Sequence
@@ -679,6 +680,13 @@ def _swap_budget(epsilon: float, delta: float) -> tuple[float, float]:
     return epsilon / 2, delta / (1 + math.exp(epsilon / 2))
 
 
+@functools.lru_cache(maxsize=256)
+def _tree_requirement(method: str, size: int, eps: float, delta: float, beta: float) -> int | None:
+    """The declared size from which a tree method's success guarantee holds (public inputs only)."""
+    fn = treelog_parameters if method == "treelog" else heavypaths_parameters
+    return _requirement_search(lambda k: fn(k, size, eps, delta, beta)["guarantee_applies"])
+
+
 def method_requirements(size: int, *, epsilon: float, delta: float, beta: float = 0.1) -> dict[str, int | None]:
     """The n at which each method's stated success guarantee (probability >= 1 - beta) applies.
 
@@ -688,10 +696,8 @@ def method_requirements(size: int, *, epsilon: float, delta: float, beta: float 
     dlt = check_delta(delta, required=True)
     e_in, d_in = _swap_budget(eps, dlt)
     out: dict[str, int | None] = {"exponential": exponential_requirement(size, eps, beta)}
-    out["treelog"] = _requirement_search(lambda n: treelog_parameters(n, size, e_in, d_in, beta)["guarantee_applies"])
-    out["heavypaths"] = _requirement_search(
-        lambda n: heavypaths_parameters(n, size, e_in, d_in, beta)["guarantee_applies"]
-    )
+    out["treelog"] = _tree_requirement("treelog", size, e_in, d_in, beta)
+    out["heavypaths"] = _tree_requirement("heavypaths", size, e_in, d_in, beta)
     return out
 
 
@@ -913,12 +919,12 @@ def interior_point(
     if method == "treelog":
         p = treelog_parameters(size_n, size, e_in, d_in, b)
         yt = _treelog(ms, h, p, src)
-        req_t = _requirement_search(lambda k: treelog_parameters(k, size, e_in, d_in, b)["guarantee_applies"])
+        req_t = _tree_requirement("treelog", size, e_in, d_in, b)
     else:
         p = heavypaths_parameters(size_n, size, e_in, d_in, b)
         out = _heavypaths(ms, h, p, src)
         yt = 0 if out is None else out  # bottom -> a data-independent output
-        req_t = _requirement_search(lambda k: heavypaths_parameters(k, size, e_in, d_in, b)["guarantee_applies"])
+        req_t = _tree_requirement("heavypaths", size, e_in, d_in, b)
     p = dict(p)
     p["neighbors"] = "add_remove and replace (add/remove lemma at eps/2, group privacy for a replacement)"
     p["epsilon_per_change"], p["delta_per_change"] = e_in, d_in
