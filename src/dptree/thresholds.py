@@ -426,7 +426,8 @@ def _ln_int(x: int) -> float:
 
 def treelog_privacy(eps0: float, delta0: float, n: int, n_calls: int) -> tuple[float, float]:
     """Seed 002, Lemma 3.6/3.7: TreeLog with per-step (eps0, delta0) and N recursive calls is
-    (5 eps0 N log n, 3 delta0 n N e^{3 eps0 N log n})-DP, log in base 2 (the conservative base:
+    (5 eps0 N log n, 3 delta0 n N e^{3 eps0 N log n})-DP for **add/remove-one** neighbours
+    (the proof takes S' = S + {x'}; n the larger size, a public bound), log in base 2 (the conservative base:
     the proof of Claim 3.5 bounds the number of ambiguous steps by log_{3/2} n <= 2 log2 n)."""
     ln = math.log2(max(n, 2))
     return 5 * eps0 * n_calls * ln, 3 * delta0 * n * n_calls * math.exp(3 * eps0 * n_calls * ln)
@@ -437,7 +438,10 @@ def treelog_parameters(
 ) -> dict[str, Any]:
     """Per-step (eps0, delta0), trimming t and the utility check for TreeLog on n records, |X| = size.
 
-    Privacy (Lemma 3.7, with n + 1 for a neighbour and N = number of calls including the base):
+    ``n`` is a public size (the caller's declaration, see :func:`interior_point`), never the
+    actual |S|; ``epsilon``/``delta`` are the add/remove-one budget (interior_point passes the
+    per-replacement budget of :func:`_swap_budget`).
+    Privacy (Lemma 3.7, add/remove-one, with n + 1 for a neighbour and N = number of calls including the base):
     eps0 = eps / (5 N log2(n+1)); delta0 = min(eps0 / (4(n+1)), delta e^{-3eps/5} / (3 (n+1) N)),
     so that (5 eps0 N log n, 3 delta0 n N e^{3 eps0 N log n}) <= (eps, delta) and
     delta0 <= eps0/(4n) (Claim 3.5). t >= (3/eps0) ln(1/delta0) >= (2/eps0) log2(1/delta0)
@@ -516,6 +520,9 @@ def heavypaths_privacy(
 ) -> tuple[float, float]:
     """(eps_bar, delta_bar) of HeavyPaths (seed 002, Lemma 4.11 with explicit constants).
 
+    For add/remove-one neighbours: the lemmas are stated for S, S' in X^n but proved with
+    Lemma 3.6's path argument (S' = S + {x}); ``n`` is a public bound on the sizes.
+
     StoppingPoint: pure eps1 on the events d_hat <= d*(S), failure delta_sp = e^{-eps1 (k-2)/8}
     + e^{-eps1 (k-2)/16} (Lemma 4.5 via Lemma 4.4). OneRandomPath: (6 eps2 log2 n,
     4 delta2 n e^{4 eps2 log2 n}) (Lemma 4.6). At most J = levels - 2 LevelUps, each
@@ -547,6 +554,9 @@ def heavypaths_parameters(
     n: int, size: int, epsilon: float, delta: float, beta: float = 0.1, *, height: int | None = None
 ) -> dict[str, Any]:
     """Explicit parameters of HeavyPaths (Algorithm 6) on n records over |X| = size.
+
+    ``n`` is a public size (declared), never the actual |S|; ``epsilon``/``delta`` the
+    add/remove-one budget (interior_point passes the per-replacement budget).
 
     eps1 = eps/4 for StoppingPoint; eps2 the largest value with eps1 + eps_hat(eps2) <= eps;
     delta2 = min(eps2/(4(n+1)), (delta/2) / (4(n+1) e^{4 eps2 log2(n+1)} + 2J)); k >= 2 +
