@@ -804,7 +804,14 @@ _register_hierarchies()
 
 
 #: Domain, claim and declared sizes of the tree-method audits (public parameters of the specs).
-INTERIOR_TREE_AUDIT = {"lower": 0, "upper": 255, "epsilon": 1.0, "delta": 1e-6, "n_treelog": 2 * 10**6, "n_heavy": 10**8}
+INTERIOR_TREE_AUDIT = {
+    "lower": 0,
+    "upper": 255,
+    "epsilon": 1.0,
+    "delta": 1e-6,
+    "n_treelog": 2 * 10**6,
+    "n_heavy": 10**8,
+}
 
 
 def interior_tree_pairs() -> dict[str, list[NeighbourPair]]:
