@@ -319,3 +319,14 @@ def test_cli_does_not_print_the_actual_n(tmp_path, capsys):
         capsys,
     )
     assert code == 0 and "declared n_max=5000" in out and "1001" not in out
+
+
+def test_cli_missing_values_message_offers_the_drop_policy(tmp_path, capsys):
+    """Old CLI: a data-dependent refusal with no policy to avoid it."""
+    f = tmp_path / "m.csv"
+    f.write_text("v\n" + "5\n" * 40 + "\n" * 3)
+    base = [str(f), "--column", "v", "--lower", "0", "--upper", "255", "--epsilon", "1", "--seed", "1"]
+    code, _, err = _cli(base, capsys)
+    assert code == 2 and "--on-invalid drop" in err and "3" not in err.replace("255", "")
+    code, out, _ = _cli(base + ["--on-invalid", "drop"], capsys)
+    assert code == 0 and "interior_point: 5" in out

@@ -41,8 +41,11 @@ def _bound(text: str) -> int | float:
     return v
 
 
-def read_column(path: str, column: str) -> list[Any]:
-    """All values of ``column`` of the CSV file ``path`` (``-`` = stdin) via DuckDB."""
+def read_column(path: str, column: str, *, drop_missing: bool = False) -> list[Any]:
+    """All values of ``column`` of the CSV file ``path`` (``-`` = stdin) via DuckDB.
+
+    Missing values raise (without saying how many) unless ``drop_missing`` (``--on-invalid drop``),
+    a per-row policy whose effect is never reported."""
     import duckdb
 
     tmp = None
@@ -68,8 +71,13 @@ def read_column(path: str, column: str) -> list[Any]:
         if tmp is not None:
             os.unlink(tmp)
     vals = [r[0] for r in rows]
-    if any(v is None for v in vals):
-        raise InputFormatError(f"column {column!r} has missing values; drop or impute them first")
+    if drop_missing:
+        vals = [v for v in vals if v is not None]
+    elif any(v is None for v in vals):
+        raise InputFormatError(
+            f"column {column!r} has missing values; pass --on-invalid drop to drop those rows "
+            "(how many is never shown), or drop or impute them first"
+        )
     if any(isinstance(v, str) for v in vals):
         raise InputFormatError(f"column {column!r} is not numeric")
     return vals
@@ -80,7 +88,7 @@ def run_interior_point(args: argparse.Namespace) -> int:
     from ._cli_scale import charged_budget
 
     try:
-        vals = read_column(args.file, args.column)
+        vals = read_column(args.file, args.column, drop_missing=args.on_invalid == "drop")
         label = args.ledger_label or f"interior-point {args.file}:{args.column}"
         with charged_budget(args.ledger, epsilon=args.epsilon, delta=args.delta, label=label):
             res = _release(args, vals)
@@ -140,7 +148,8 @@ def register(subparsers: Any) -> None:
         "--on-invalid",
         default="error",
         choices=["error", "drop"],
-        help="NaN/inf (or non-integers in an integer domain): refuse, or drop those rows (count never shown)",
+        help="missing/NaN/inf values (or non-integers in an integer domain): refuse, or drop those rows "
+        "(how many is never shown)",
     )
     from ._cli_scale import add_ledger_options
 
