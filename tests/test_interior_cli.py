@@ -57,6 +57,8 @@ def test_cli_float_bounds_and_treelog(tmp_path, capsys):
             "--seed",
             "1",
             "--allow-nonprivate",
+            "--n",
+            "60",
         ],
         capsys,
     )
@@ -100,6 +102,21 @@ def test_cli_missing_file_and_too_little_data(tmp_path, capsys):
     f = tmp_path / "d.csv"
     f.write_text("v\n1\n2\n")
     code, _, err = _run(
-        [str(f), "--column", "v", "--lower", "0", "--upper", str(2**64), "--epsilon", "1", "--delta", "1e-6"], capsys
+        [
+            str(f),
+            "--column",
+            "v",
+            "--lower",
+            "0",
+            "--upper",
+            str(2**64),
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-6",
+            "--n",
+            "2",
+        ],
+        capsys,
     )
     assert code == 2 and "run_anyway" in err

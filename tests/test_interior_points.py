@@ -144,7 +144,16 @@ def test_tree_methods_reach_stated_success_at_stated_n(method):
         fails = 0
         for seed in range(runs):
             r = interior_point(
-                vals, counts=cnt, lower=0, upper=size - 1, epsilon=EPS, delta=DELTA, method=method, beta=BETA, rng=seed
+                vals,
+                counts=cnt,
+                lower=0,
+                upper=size - 1,
+                epsilon=EPS,
+                delta=DELTA,
+                method=method,
+                beta=BETA,
+                rng=seed,
+                n=sum(cnt),
             )
             assert r.guarantee_applies and r.n_required == req
             fails += not (min(vals) <= r.value <= max(vals))
@@ -152,7 +161,7 @@ def test_tree_methods_reach_stated_success_at_stated_n(method):
 
 
 def test_treelog_below_requirement_says_so():
-    r = interior_point([5] * 50, lower=0, upper=2**20, epsilon=EPS, delta=DELTA, method="treelog", rng=1)
+    r = interior_point([5] * 50, lower=0, upper=2**20, epsilon=EPS, delta=DELTA, method="treelog", rng=1, n=50)
     assert r.method == "treelog" and not r.guarantee_applies and r.n_required > 50
 
 
@@ -161,7 +170,9 @@ def test_treelog_on_spread_cluster_and_big_domain():
     req = method_requirements(size, epsilon=EPS, delta=DELTA, beta=BETA)["treelog"]
     vals = list(range(10**6, 10**6 + 400))
     cnt = [req // 400 + 1] * 400
-    r = interior_point(vals, counts=cnt, lower=0, upper=size - 1, epsilon=EPS, delta=DELTA, method="treelog", rng=3)
+    r = interior_point(
+        vals, counts=cnt, lower=0, upper=size - 1, epsilon=EPS, delta=DELTA, method="treelog", rng=3, n=sum(cnt)
+    )
     assert vals[0] <= r.value <= vals[-1]
 
 
@@ -169,12 +180,15 @@ def test_treelog_on_spread_cluster_and_big_domain():
 
 
 def test_auto_picks_exponential_on_realistic_domains_and_raises_when_too_small():
-    r = interior_point([3] * 200, lower=0, upper=2**64 - 1, epsilon=EPS, delta=DELTA, rng=1)
+    r = interior_point([3] * 200, lower=0, upper=2**64 - 1, epsilon=EPS, delta=DELTA, rng=1, n=200)
     assert r.method == "exponential" and r.guarantee_applies
+    # the refusal depends on the declared (public) n only, never on the data's size
     with pytest.raises(InsufficientDataError, match="run_anyway"):
-        interior_point([3] * 5, lower=0, upper=2**64 - 1, epsilon=EPS, delta=DELTA, rng=1)
-    r = interior_point([3] * 5, lower=0, upper=2**64 - 1, epsilon=EPS, delta=DELTA, rng=1, run_anyway=True)
-    assert not r.guarantee_applies and r.method == "exponential"
+        interior_point([3] * 200, lower=0, upper=2**64 - 1, epsilon=EPS, delta=DELTA, rng=1, n=5)
+    r = interior_point([3] * 5, lower=0, upper=2**64 - 1, epsilon=EPS, delta=DELTA, rng=1, n=5, run_anyway=True)
+    assert r.guarantee_applies is False and r.method == "exponential"
+    r = interior_point([3] * 5, lower=0, upper=2**64 - 1, epsilon=EPS, delta=DELTA, rng=1)
+    assert r.guarantee_applies is None and r.method == "exponential"
 
 
 def test_result_metadata():
@@ -183,7 +197,7 @@ def test_result_metadata():
     assert r.private is False and r.budget == Budget.pure(0.7)
     r2 = interior_point([1, 2, 3] * 30, lower=0, upper=100, epsilon=0.7, method="exponential")
     assert r2.private is True
-    r3 = interior_point([5] * 10, lower=0, upper=2**10, epsilon=1, delta=1e-6, method="heavypaths", rng=1)
+    r3 = interior_point([5] * 10, lower=0, upper=2**10, epsilon=1, delta=1e-6, method="heavypaths", rng=1, n_max=10)
     assert r3.budget == Budget.approx(1, 1e-6)
 
 

@@ -2,7 +2,12 @@
 
     dptree interior-point FILE --column C --lower L --upper U --epsilon E
                           [--delta D] [--method auto|exponential|treelog|heavypaths]
-                          [--beta B] [--seed S --allow-nonprivate] [--run-anyway]
+                          [--beta B] [--seed S --allow-nonprivate] [--run-anyway] [--n N | --n-max N]
+                          [--on-invalid error|drop]
+
+``--n``/``--n-max`` declare the number of records as a **public** size (exact / upper bound); the
+tree methods need one, and it alone drives their calibration. The output never shows the actual
+number of rows.
 
 FILE is a CSV file read with DuckDB (``-`` reads CSV from standard input). Integer bounds give an
 integer domain, any float bound a float domain. Errors are printed as one line on stderr (exit 2).
@@ -36,8 +41,11 @@ def _bound(text: str) -> int | float:
     return v
 
 
-def read_column(path: str, column: str) -> list[Any]:
-    """All values of ``column`` of the CSV file ``path`` (``-`` = stdin) via DuckDB."""
+def read_column(path: str, column: str, *, drop_missing: bool = False) -> list[Any]:
+    """All values of ``column`` of the CSV file ``path`` (``-`` = stdin) via DuckDB.
+
+    Missing values raise (without saying how many) unless ``drop_missing`` (``--on-invalid drop``),
+    a per-row policy whose effect is never reported."""
     import duckdb
 
     tmp = None
@@ -63,8 +71,13 @@ def read_column(path: str, column: str) -> list[Any]:
         if tmp is not None:
             os.unlink(tmp)
     vals = [r[0] for r in rows]
-    if any(v is None for v in vals):
-        raise InputFormatError(f"column {column!r} has missing values; drop or impute them first")
+    if drop_missing:
+        vals = [v for v in vals if v is not None]
+    elif any(v is None for v in vals):
+        raise InputFormatError(
+            f"column {column!r} has missing values; pass --on-invalid drop to drop those rows "
+            "(how many is never shown), or drop or impute them first"
+        )
     if any(isinstance(v, str) for v in vals):
         raise InputFormatError(f"column {column!r} is not numeric")
     return vals
@@ -85,7 +98,7 @@ def run_interior_point(args: argparse.Namespace) -> int:
         check_input_path(args.file)
         label = args.ledger_label or f"interior-point {args.file}:{args.column}"
         with charged_budget(ledger, epsilon=args.epsilon, delta=args.delta, label=label):
-            vals = read_column(args.file, args.column)
+            vals = read_column(args.file, args.column, drop_missing=args.on_invalid == "drop")
             res = _release(args, vals)
     except DPTreeError as exc:
         print(f"dptree interior-point: error: {exc}", file=sys.stderr)
@@ -93,7 +106,9 @@ def run_interior_point(args: argparse.Namespace) -> int:
     print(f"interior_point: {res.value}")
     print(f"method: {res.method}")
     print(f"budget: {res.budget.describe()}")
-    print(f"guarantee_applies: {res.guarantee_applies} (n={res.n}, n_required={res.n_required}, beta={res.beta})")
+    declared = "none" if res.n_declared is None else f"{'n_max' if res.n_is_upper_bound else 'n'}={res.n_declared}"
+    req = res.n_required
+    print(f"guarantee_applies: {res.guarantee_applies} (declared {declared}, n_required={req}, beta={res.beta})")
     print(f"private: {res.private}")
     return 0
 
@@ -111,6 +126,9 @@ def _release(args: argparse.Namespace, vals: Any) -> Any:
         beta=args.beta,
         rng=args.seed,
         run_anyway=args.run_anyway,
+        n=args.n,
+        n_max=args.n_max,
+        on_invalid=args.on_invalid,
     )
 
 
@@ -131,7 +149,17 @@ def register(subparsers: Any) -> None:
     p.add_argument("--beta", type=float, default=0.1, help="failure probability of the guarantee")
     p.add_argument("--seed", type=int, default=None, help="TESTS ONLY: seeded, non-private randomness")
     p.add_argument("--allow-nonprivate", dest="allow_nonprivate", action="store_true", help="allow --seed")
-    p.add_argument("--run-anyway", action="store_true", help="run even if no guarantee holds at this n")
+    p.add_argument("--run-anyway", action="store_true", help="run even if no guarantee holds at the declared n")
+    size = p.add_mutually_exclusive_group()
+    size.add_argument("--n", type=int, default=None, help="PUBLIC exact number of records (declared, never computed)")
+    size.add_argument("--n-max", type=int, default=None, help="PUBLIC upper bound on the number of records")
+    p.add_argument(
+        "--on-invalid",
+        default="error",
+        choices=["error", "drop"],
+        help="missing/NaN/inf values (or non-integers in an integer domain): refuse, or drop those rows "
+        "(how many is never shown)",
+    )
     from ._cli_scale import add_ledger_options
 
     add_ledger_options(p)

@@ -896,75 +896,231 @@ _register_multiplicative()
 # --------------------------------------------------------------------------- interior points (seed 002)
 
 
+#: Domain, claim and declared sizes of the tree-method audits (public parameters of the specs).
+INTERIOR_TREE_AUDIT = {
+    "lower": 0,
+    "upper": 255,
+    "epsilon": 1.0,
+    "delta": 1e-6,
+    "n_treelog": 2 * 10**6,
+    "n_heavy": 10**8,
+}
+
+
+def interior_tree_pairs() -> dict[str, list[NeighbourPair]]:
+    """Worst-case neighbours of the tree methods at the public parameters of
+    :data:`INTERIOR_TREE_AUDIT`: datasets are ``(values, counts)`` point masses whose sizes sit on
+    the data-size boundaries of the algorithms (TreeLog: |S| = 3t vs 3t + 1, where the removed
+    ``n <= 3t`` shortcut switched mechanisms; HeavyPaths: the AboveThreshold threshold k/2 and
+    ConstructPaths' |S| <= 10t halt)."""
+    from .thresholds import _swap_budget, heavypaths_parameters, treelog_parameters
+
+    a = INTERIOR_TREE_AUDIT
+    size = int(a["upper"]) - int(a["lower"]) + 1
+    e_in, d_in = _swap_budget(float(a["epsilon"]), float(a["delta"]))
+    t = int(treelog_parameters(int(a["n_treelog"]), size, e_in, d_in)["t"])
+    ph = heavypaths_parameters(int(a["n_heavy"]), size, e_in, d_in)
+    k, th = int(ph["k"]), int(ph["t"])
+    # every dataset below must fit the declared size, or the cap (not the algorithm) is audited
+    assert 4 * t + 1 <= int(a["n_treelog"]) and 10 * th + 1 <= int(a["n_heavy"])
+    return {
+        "treelog/add_remove": [
+            NeighbourPair(
+                "TreeLog boundary: point mass at 85, |S| = 3t vs 3t + 1", ([85], [3 * t]), ([85], [3 * t + 1])
+            ),
+            NeighbourPair(
+                "add a record below two clusters", ([3, 200], [2 * t, 2 * t]), ([0, 3, 200], [1, 2 * t, 2 * t])
+            ),
+        ],
+        "treelog/replace": [
+            NeighbourPair("replace one record of a 3t + 1 point mass", ([85], [3 * t + 1]), ([0, 85], [1, 3 * t])),
+        ],
+        "heavypaths/add_remove": [
+            NeighbourPair("point mass at the StoppingPoint threshold k/2", ([85], [k // 2]), ([85], [k // 2 + 1])),
+            NeighbourPair("point mass at the ConstructPaths halt |S| = 10t", ([85], [10 * th]), ([85], [10 * th + 1])),
+        ],
+    }
+
+
+def _fixed_pairs(pairs: list[NeighbourPair]) -> Callable[[], Iterator[NeighbourPair]]:
+    return lambda: iter(pairs)
+
+
+def _value_of(release: Callable[[Any, int], Any]) -> Callable[[Any, int], Any]:
+    """The released value of a seed-002 result (what the audit samples)."""
+    return lambda data, seed: release(data, seed).value
+
+
 def _register_interior_points() -> None:
-    """Pure-DP seed-002 mechanisms on a 16-element domain (one release per output, so smaller
-    samples: ``extra["fast"]``/``extra["slow"]`` configs)."""
-    from .thresholds import interior_point, learn_threshold, median
+    """Seed-002 mechanisms: interior_point with each method (exponential, treelog, heavypaths,
+    auto), median, quantile and learn_threshold, under add/remove-one (neighbours of sizes n and
+    n + 1) and replace-one. One release per output, so smaller samples
+    (``extra["fast"]``/``extra["slow"]`` configs). Sizes are declared (``n=``/``n_max=``, public)."""
+    from .thresholds import interior_point, learn_threshold, median, quantile
 
     small = {"fast": AuditConfig(n_select=4_000, n_eval=12_000), "slow": FAST}
+    lite = {"fast": AuditConfig(n_select=1_500, n_eval=4_500), "slow": FAST}
+    tree = {"fast": AuditConfig(n_select=500, n_eval=1_500), "slow": AuditConfig(n_select=5_000, n_eval=15_000)}
     base = [3, 3, 4, 9]
 
-    def ip(data: Any, seed: int) -> Any:
-        return interior_point(
-            data, lower=0, upper=15, epsilon=1.0, method="exponential", rng=seed, run_anyway=True
-        ).value
+    def em_spec(neighbors: str, pairs: list[NeighbourPair], **kw: Any) -> None:
+        method = kw.pop("method", "exponential")
+        cfg = small if (method, neighbors) == ("exponential", "add_remove") else lite
 
-    register(
-        MechanismSpec(
-            name="interior_point/exponential/add_remove",
-            covers=("interior_point",),
-            neighbors="add_remove",
-            epsilon=1.0,
-            delta=0.0,
-            sample=repeat(ip),
-            worst_cases=lambda: iter(
-                [
-                    NeighbourPair("add a record at the top", base, base + [15]),
-                    NeighbourPair("add a record at the bottom", base, base + [0]),
-                ]
-            ),
-            description="ordered-domain exponential mechanism, eps = 1",
-            extra=dict(small),
+        def ip(data: Any, seed: int) -> Any:
+            return interior_point(data, lower=0, upper=15, epsilon=1.0, method=method, rng=seed, **kw)
+
+        register(
+            MechanismSpec(
+                name=f"interior_point/{method}/{neighbors}",
+                covers=("interior_point",),
+                neighbors=neighbors,
+                epsilon=1.0,
+                delta=0.0,
+                sample=repeat(_value_of(ip)),
+                worst_cases=lambda: iter(pairs),
+                description=f"ordered-domain exponential mechanism (method={method!r}), eps = 1",
+                release=ip,
+                extra=dict(cfg),
+            )
         )
+
+    em_spec(
+        "add_remove",
+        [
+            NeighbourPair("add a record at the top", base, base + [15]),
+            NeighbourPair("add a record at the bottom", base, base + [0]),
+        ],
     )
+    em_spec("replace", [NeighbourPair("move a record from the bottom to the top", base, [3, 4, 9, 15])])
+    # auto with a declared (public) n: the choice depends on (|X|, eps, delta, beta, n) only
+    em_spec(
+        "add_remove",
+        [NeighbourPair("add a record at the top", base, base + [15])],
+        method="auto",
+        n_max=5,
+        run_anyway=True,
+    )
+
+    a = INTERIOR_TREE_AUDIT
+    pairs = interior_tree_pairs()
+    for key, method, declared in (
+        ("treelog/add_remove", "treelog", "n_treelog"),
+        ("treelog/replace", "treelog", "n_treelog"),
+        ("heavypaths/add_remove", "heavypaths", "n_heavy"),
+    ):
+
+        def tree_ip(data: Any, seed: int, method: str = method, n_max: int = int(a[declared])) -> Any:
+            vals, cnt = data
+            return interior_point(
+                vals,
+                counts=cnt,
+                lower=a["lower"],
+                upper=a["upper"],
+                epsilon=a["epsilon"],
+                delta=a["delta"],
+                method=method,  # type: ignore[arg-type]
+                n_max=n_max,
+                rng=seed,
+            )
+
+        register(
+            MechanismSpec(
+                name=f"interior_point/{key}",
+                covers=("interior_point",),
+                neighbors=key.split("/")[1],
+                epsilon=float(a["epsilon"]),
+                delta=float(a["delta"]),
+                sample=repeat(_value_of(tree_ip)),
+                worst_cases=_fixed_pairs(pairs[key]),
+                description=f"{method} with declared n_max = {a[declared]} on |X| = 256, (1, 1e-6)",
+                release=tree_ip,
+                extra=dict(tree),
+            )
+        )
 
     def med(data: Any, seed: int) -> Any:
-        return median(data, lower=0, upper=15, epsilon=1.0, rng=seed).value
+        return median(data, lower=0, upper=15, epsilon=1.0, rng=seed)
 
-    register(
-        MechanismSpec(
-            name="median/exponential/add_remove",
-            covers=("median", "quantile"),
-            neighbors="add_remove",
-            epsilon=1.0,
-            delta=0.0,
-            sample=repeat(med),
-            worst_cases=lambda: iter([NeighbourPair("add a record above the median", base, base + [15])]),
-            description="single-quantile exponential mechanism, eps = 1",
-            extra=dict(small),
+    def q25(data: Any, seed: int) -> Any:
+        return quantile(data, 0.25, lower=0, upper=15, epsilon=1.0, rng=seed)
+
+    for name, fn, neighbors, pair in (
+        ("median/exponential/add_remove", med, "add_remove", NeighbourPair("add above the median", base, base + [15])),
+        ("median/exponential/replace", med, "replace", NeighbourPair("move a record across", base, [3, 4, 9, 15])),
+        ("quantile/q=0.25/add_remove", q25, "add_remove", NeighbourPair("add at the bottom", base, base + [0])),
+    ):
+        register(
+            MechanismSpec(
+                name=name,
+                covers=("median", "quantile"),
+                neighbors=neighbors,
+                epsilon=1.0,
+                delta=0.0,
+                sample=repeat(_value_of(fn)),
+                worst_cases=_fixed_pairs([pair]),
+                description="single-quantile exponential mechanism, eps = 1",
+                release=fn,
+                extra=dict(small if name == "median/exponential/add_remove" else lite),
+            )
         )
-    )
 
     xs = [1, 2, 3, 10, 11, 12] * 3
     ys = [0, 0, 0, 1, 1, 1] * 3
 
-    def learn(data: Any, seed: int) -> Any:
-        x, y = data
-        return learn_threshold(x, y, lower=0, upper=15, epsilon=1.0, rng=seed).threshold
+    for method, delta, neighbors, pair in (
+        (
+            "exponential",
+            0.0,
+            "add_remove",
+            NeighbourPair("add a labelled example", (xs, ys), (xs + [6], ys + [1])),
+        ),
+        (
+            "exponential",
+            0.0,
+            "replace",
+            NeighbourPair("flip one example's label and move it", (xs, ys), (xs[:-1] + [0], ys[:-1] + [0])),
+        ),
+        (
+            "treelog",
+            1e-6,
+            "add_remove",
+            NeighbourPair("add a labelled example", (xs, ys), (xs + [6], ys + [1])),
+        ),
+    ):
 
-    register(
-        MechanismSpec(
-            name="learn_threshold/exponential/add_remove",
-            covers=("learn_threshold",),
-            neighbors="add_remove",
-            epsilon=1.0,
-            delta=0.0,
-            sample=repeat(learn),
-            worst_cases=lambda: iter([NeighbourPair("add a labelled example", (xs, ys), (xs + [6], ys + [1]))]),
-            description="threshold learning via an interior point of the boundary points, eps = 1",
-            extra=dict(small),
+        def learn(data: Any, seed: int, method: str = method, delta: float = delta) -> Any:
+            x, y = data
+            return learn_threshold(
+                x,
+                y,
+                lower=0,
+                upper=15,
+                epsilon=1.0,
+                delta=delta,
+                method=method,  # type: ignore[arg-type]
+                rng=seed,
+                n_max=64,
+            )
+
+        def learned(data: Any, seed: int, learn: Any = learn) -> Any:
+            c = learn(data, seed)
+            return -1 - (c.constant or 0) if c.threshold is None else c.threshold
+
+        register(
+            MechanismSpec(
+                name=f"learn_threshold/{method}/{neighbors}",
+                covers=("learn_threshold",),
+                neighbors=neighbors,
+                epsilon=1.0,
+                delta=delta,
+                sample=repeat(learned),
+                release=learn,
+                worst_cases=_fixed_pairs([pair]),
+                description="threshold learning via an interior point of the padded boundary sample, eps = 1",
+                extra=dict(small if (method, neighbors) == ("exponential", "add_remove") else lite),
+            )
         )
-    )
 
 
 _register_interior_points()
@@ -1021,14 +1177,14 @@ def user_bounded_spec(name: str, *, plan: Any, pairs: Sequence[tuple[str, Any, A
     """``range_tree(values, user_id=...)`` with ``plan``'s parameters: at most k records per user
     kept (uniformly at random, :mod:`dptree.bounding`), then the noise of ``plan``. A dataset is a
     pair (values, user ids); neighbours add or remove one *user* with any number of records."""
-    from .bounding import bounded_histogram
-
     def release_default(data: Any, seed: int) -> Any:
-        from . import noise as _noise
+        from .ranges import range_tree
 
         values, users = data
-        src = _noise.make_source(seed)
-        return plan.release(bounded_histogram(values, users, plan, rng=src), src)
+        budget = plan.statement["budget_requested"]
+        return range_tree(values, user_id=users, lower=plan.domain.lower, upper=plan.domain.upper,
+                          branching=plan.layout.branching, max_contributions=plan.max_contributions,
+                          neighbors=plan.neighbors, levels=plan.levels, noise=plan.noise, rng=seed, **budget)
 
     rel = release or release_default
 

@@ -64,7 +64,6 @@ import hashlib
 import json
 import math
 import os
-import secrets
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -74,6 +73,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Mapping
 
+from . import noise as _noise
 from .budget import check_delta, zcdp_epsilon
 from .errors import BudgetExceededError, DPTreeError, InvalidParameterError
 
@@ -405,7 +405,7 @@ class Ledger:
         meta = {
             "format": _FORMAT,
             "version": _VERSION,
-            "ledger_id": secrets.token_hex(16),
+            "ledger_id": _noise.random_hex(16),
             "created_utc": _now(),
             "total_epsilon": _dec_str(requested.epsilon),
             "total_delta": _dec_str(requested.delta),
@@ -755,7 +755,7 @@ class Ledger:
         con.execute("ALTER TABLE charges RENAME TO charges_v1")
         con.execute(_CHARGES_SQL)
         meta["version"] = _VERSION
-        meta["ledger_id"] = secrets.token_hex(16)
+        meta["ledger_id"] = _noise.random_hex(16)
         meta.setdefault("created_utc", _now())
         prev = _genesis(meta)
         for cid, created, label, kind, e, d, r, status, output, pid in rows:

@@ -42,6 +42,7 @@ __all__ = [
     "SeededRandomSource",
     "CountingRandomSource",
     "ExternalRandomSource",
+    "random_hex",
     "RngLike",
     "make_source",
     "uniform_below",
@@ -127,6 +128,11 @@ class CountingRandomSource:
         self.calls += 1
         self.bytes += n
         return self.inner.random_bytes(n)
+
+
+def random_hex(nbytes: int) -> str:
+    """A random identifier (hex) from the OS CSPRNG, for non-statistical uses such as a ledger's id."""
+    return SystemRandomSource().random_bytes(nbytes).hex()
 
 
 class ExternalRandomSource:

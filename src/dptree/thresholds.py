@@ -14,24 +14,38 @@ Domains are integers [lower, upper] of any size (padded to a power of two for th
 floats through an order-preserving 64-bit integer encoding. Values outside [lower, upper] are
 clamped (a per-record transformation; how many were clamped is never revealed).
 
-**n is public for TreeLog and HeavyPaths.** Their privacy parameters depend on n (Lemma 3.7 has
-log n and delta0 <= eps0/(4n)); dptree calibrates with n + 1, the largest size of a neighbour,
-but the number of records itself is treated as public, as in the seed where n is a parameter of
-the algorithm. The exponential mechanism does not use n.
+**The number of records is private; a size is public only when the caller declares it.**
+TreeLog and HeavyPaths calibrate eps0, delta0 and t from a size (Lemma 3.7 has log n and
+delta0 <= eps0/(4n)). dptree never uses the actual |S| for that: the caller declares ``n=`` (an
+exact public size) or ``n_max=`` (a public upper bound) and the declared value N drives every
+calibration, the ``method="auto"`` choice and ``guarantee_applies``. To stay private for *any*
+data whatever was declared, the tree methods first cap the data at N records by removing the
+most extreme records (ceil(k/2) smallest, floor(k/2) largest when k = |S| - N > 0; an interior
+point of the rest is an interior point of S) and are calibrated for datasets of at most N + 1
+records. No field of a release is computed from |S|.
+
+**Neighbouring relations.** Lemma 3.6 (TreeLog), Lemmas 4.6/4.9/4.11 (HeavyPaths) are proved for
+add/remove-one neighbours (S' = S + {x}). The cap maps some add/remove pairs to replace pairs and
+a replace pair is a removal followed by an addition, so the tree methods run their Lemma-3.7 /
+Lemma-4.11 calibration at (eps/2, delta/(1 + e^(eps/2))) and are (eps, delta)-DP under both
+add/remove-one and replace-one (group privacy, derivation in docs/interior_point.md). The
+exponential mechanism's quality has sensitivity 1 under both relations (pure eps, no size used).
 """
 
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from .boundary import Boundary
 from .budget import Budget, check_delta, check_epsilon
 from .errors import DataError, DomainError, DPTreeError, InvalidParameterError
 from .mechanisms import (
@@ -126,15 +140,29 @@ def _encoding(lower: Any, upper: Any) -> _Encoding:
     return _Encoding(kind, lo, hi)  # type: ignore[arg-type]
 
 
-def _encode_values(values: Any, enc: _Encoding) -> list[int]:
-    """Offsets (key - lo) of the clamped values; raises DataError on NaN/inf/unencodable values."""
+_INVALID_HINT = (
+    "pass on_invalid='drop' to drop such records (a per-record policy; how many are dropped is "
+    "never revealed), or clean the data first"
+)
+
+
+def _encode_values(values: Any, enc: _Encoding, on_invalid: str = "error") -> list[int]:
+    """Offsets (key - lo) of the clamped values.
+
+    NaN/infinite values (and non-integers in an integer domain) raise :class:`DataError` with a
+    message that names no value, position or count, or are dropped with ``on_invalid="drop"``.
+    Values of a wrong type (strings, bools) always raise (a schema error, not a data value)."""
+    drop = on_invalid == "drop"
     if isinstance(values, (str, bytes)) or values is None:
         raise DataError("values must be a sequence of numbers")
     if isinstance(values, np.ndarray):
         arr = values.ravel()
         if arr.dtype.kind == "f":
-            if not np.all(np.isfinite(arr)):
-                raise DataError("values contain NaN or infinity; drop or impute them first")
+            finite = np.isfinite(arr)
+            if not np.all(finite):
+                if not drop:
+                    raise DataError("values contain NaN or infinity; " + _INVALID_HINT)
+                arr = arr[finite]
             items: list[Any] = arr.tolist()
         elif arr.dtype.kind in "iu":
             items = arr.tolist()
@@ -151,33 +179,41 @@ def _encode_values(values: Any, enc: _Encoding) -> list[int]:
     lo, hi = enc.lo, enc.hi
     for v in items:
         if isinstance(v, (bool, np.bool_)):
-            raise DataError("values must be numbers, got a bool")
+            raise DataError("values must be numbers, not bools")
         if enc.kind == "integer":
             if _is_intlike(v):
                 k = int(v)
             elif isinstance(v, (float, np.floating)):
                 fv = float(v)
                 if not math.isfinite(fv):
-                    raise DataError("values contain NaN or infinity; drop or impute them first")
+                    if drop:
+                        continue
+                    raise DataError("values contain NaN or infinity; " + _INVALID_HINT)
                 if fv != math.floor(fv):
+                    if drop:
+                        continue
                     raise DataError(
-                        f"value {fv} is not an integer but the domain is integer; pass float bounds "
-                        "(e.g. lower=0.0) to use the float encoding"
+                        "a value is not an integer but the domain is integer; pass float bounds "
+                        "(e.g. lower=0.0) to use the float encoding, or " + _INVALID_HINT
                     )
                 k = int(fv)
             else:
-                raise DataError(f"values must be numbers, got {type(v).__name__}")
+                raise DataError("values must be numbers (int or float)")
         else:
             if not (_is_intlike(v) or isinstance(v, (float, np.floating))):
-                raise DataError(f"values must be numbers, got {type(v).__name__}")
+                raise DataError("values must be numbers (int or float)")
             try:
                 fv = float(v)
             except OverflowError as exc:
+                if drop:
+                    continue
                 raise DomainError(
-                    "a value does not fit the float64 encoding of this domain; use integer bounds"
+                    "a value does not fit the float64 encoding of this domain; use integer bounds, or " + _INVALID_HINT
                 ) from exc
             if not math.isfinite(fv):
-                raise DataError("values contain NaN or infinity; drop or impute them first")
+                if drop:
+                    continue
+                raise DataError("values contain NaN or infinity; " + _INVALID_HINT)
             k = _float_key(fv)
         out.append(min(max(k, lo), hi) - lo)
     return out
@@ -226,6 +262,28 @@ class _MS:
         vals, cnt = list(self.vals), list(self.cnt)
         for side in (0, 1):
             rem = t
+            while rem > 0:
+                i = 0 if side == 0 else len(cnt) - 1
+                take = min(rem, cnt[i])
+                cnt[i] -= take
+                rem -= take
+                if cnt[i] == 0:
+                    vals.pop(i)
+                    cnt.pop(i)
+        return _MS(vals, cnt)
+
+    def cap(self, size: int) -> _MS:
+        """At most ``size`` elements: drop ceil(k/2) smallest and floor(k/2) largest, k = n - size.
+
+        A data-independent policy (the declared public size is the only input besides the data):
+        for add/remove or replace neighbours S, S' the capped multisets are identical, add/remove
+        neighbours, or differ by one replacement (docs/interior_point.md, "the cap")."""
+        k = self.n - size
+        if k <= 0:
+            return self
+        lo, hi = (k + 1) // 2, k // 2
+        vals, cnt = list(self.vals), list(self.cnt)
+        for side, rem in ((0, lo), (1, hi)):
             while rem > 0:
                 i = 0 if side == 0 else len(cnt) - 1
                 take = min(rem, cnt[i])
@@ -369,7 +427,8 @@ def _ln_int(x: int) -> float:
 
 def treelog_privacy(eps0: float, delta0: float, n: int, n_calls: int) -> tuple[float, float]:
     """Seed 002, Lemma 3.6/3.7: TreeLog with per-step (eps0, delta0) and N recursive calls is
-    (5 eps0 N log n, 3 delta0 n N e^{3 eps0 N log n})-DP, log in base 2 (the conservative base:
+    (5 eps0 N log n, 3 delta0 n N e^{3 eps0 N log n})-DP for **add/remove-one** neighbours
+    (the proof takes S' = S + {x'}; n the larger size, a public bound), log in base 2 (the conservative base:
     the proof of Claim 3.5 bounds the number of ambiguous steps by log_{3/2} n <= 2 log2 n)."""
     ln = math.log2(max(n, 2))
     return 5 * eps0 * n_calls * ln, 3 * delta0 * n * n_calls * math.exp(3 * eps0 * n_calls * ln)
@@ -380,7 +439,10 @@ def treelog_parameters(
 ) -> dict[str, Any]:
     """Per-step (eps0, delta0), trimming t and the utility check for TreeLog on n records, |X| = size.
 
-    Privacy (Lemma 3.7, with n + 1 for a neighbour and N = number of calls including the base):
+    ``n`` is a public size (the caller's declaration, see :func:`interior_point`), never the
+    actual |S|; ``epsilon``/``delta`` are the add/remove-one budget (interior_point passes the
+    per-replacement budget of :func:`_swap_budget`).
+    Privacy (Lemma 3.7, add/remove-one, with n + 1 for a neighbour and N = number of calls including the base):
     eps0 = eps / (5 N log2(n+1)); delta0 = min(eps0 / (4(n+1)), delta e^{-3eps/5} / (3 (n+1) N)),
     so that (5 eps0 N log n, 3 delta0 n N e^{3 eps0 N log n}) <= (eps, delta) and
     delta0 <= eps0/(4n) (Claim 3.5). t >= (3/eps0) ln(1/delta0) >= (2/eps0) log2(1/delta0)
@@ -426,8 +488,11 @@ def treelog_parameters(
 def _treelog(ms: _MS, h: int, p: dict[str, Any], src: RandomSource, depth: int = 0) -> int:
     eps0, delta0, t = p["eps0"], p["delta0"], p["t"]
     n = ms.n
-    if h <= _BASE_H or n <= 3 * t or depth + 1 >= p["n_calls"]:
-        # Step 1: |X| = O(1) -> the exponential mechanism (also used when n <= 3t, a public fact)
+    if h <= _BASE_H or depth + 1 >= p["n_calls"]:
+        # Step 1: |X| = O(1) -> the exponential mechanism. The recursion depth depends only on |X|
+        # (public). There is no "n <= 3t" shortcut (it is not in seed 002 and is not private: a
+        # point mass of 3t records and one of 3t + 1 then behave completely differently); with
+        # n <= 3t, Step 5 gives an empty D and the recursion runs on it as the paper says.
         return ordered_exponential_mechanism(ms.vals, counts=ms.cnt, lower=0, upper=(1 << h) - 1, epsilon=eps0, rng=src)
     ms_hat = ms.trim(t)  # Step 2
     d = _path_and_D(ms_hat, h, t, n, _random_chooser(eps0, src))  # Steps 3-5
@@ -455,6 +520,9 @@ def heavypaths_privacy(
     eps1: float, eps2: float, delta2: float, k: int, n: int, levels: int, delta: float
 ) -> tuple[float, float]:
     """(eps_bar, delta_bar) of HeavyPaths (seed 002, Lemma 4.11 with explicit constants).
+
+    For add/remove-one neighbours: the lemmas are stated for S, S' in X^n but proved with
+    Lemma 3.6's path argument (S' = S + {x}); ``n`` is a public bound on the sizes.
 
     StoppingPoint: pure eps1 on the events d_hat <= d*(S), failure delta_sp = e^{-eps1 (k-2)/8}
     + e^{-eps1 (k-2)/16} (Lemma 4.5 via Lemma 4.4). OneRandomPath: (6 eps2 log2 n,
@@ -487,6 +555,9 @@ def heavypaths_parameters(
     n: int, size: int, epsilon: float, delta: float, beta: float = 0.1, *, height: int | None = None
 ) -> dict[str, Any]:
     """Explicit parameters of HeavyPaths (Algorithm 6) on n records over |X| = size.
+
+    ``n`` is a public size (declared), never the actual |S|; ``epsilon``/``delta`` the
+    add/remove-one budget (interior_point passes the per-replacement budget).
 
     eps1 = eps/4 for StoppingPoint; eps2 the largest value with eps1 + eps_hat(eps2) <= eps;
     delta2 = min(eps2/(4(n+1)), (delta/2) / (4(n+1) e^{4 eps2 log2(n+1)} + 2J)); k >= 2 +
@@ -610,15 +681,34 @@ def _requirement_search(pred: Any, start: int = 8, cap: int = 1 << 62) -> int | 
     return hi
 
 
+def _swap_budget(epsilon: float, delta: float) -> tuple[float, float]:
+    """Per-replacement budget of the tree methods: (eps/2, delta/(1 + e^(eps/2))).
+
+    A mechanism that is (e, d)-DP for add/remove-one neighbours of at most N + 1 records is
+    (2e, (1 + e^e) d)-DP for one replacement (remove, then add: group privacy), so calibrating the
+    tree methods at (eps/2, delta/(1 + e^(eps/2))) makes them (eps, delta)-DP under add/remove-one
+    and replace-one after the cap (docs/interior_point.md)."""
+    return epsilon / 2, delta / (1 + math.exp(epsilon / 2))
+
+
+@functools.lru_cache(maxsize=256)
+def _tree_requirement(method: str, size: int, eps: float, delta: float, beta: float) -> int | None:
+    """The declared size from which a tree method's success guarantee holds (public inputs only)."""
+    fn = treelog_parameters if method == "treelog" else heavypaths_parameters
+    return _requirement_search(lambda k: fn(k, size, eps, delta, beta)["guarantee_applies"])
+
+
 def method_requirements(size: int, *, epsilon: float, delta: float, beta: float = 0.1) -> dict[str, int | None]:
-    """The n at which each method's stated success guarantee (probability >= 1 - beta) applies."""
+    """The n at which each method's stated success guarantee (probability >= 1 - beta) applies.
+
+    Only public inputs (|X|, epsilon, delta, beta); the tree methods are calibrated as
+    :func:`interior_point` calibrates them (at the per-replacement budget, with n declared)."""
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta, required=True)
+    e_in, d_in = _swap_budget(eps, dlt)
     out: dict[str, int | None] = {"exponential": exponential_requirement(size, eps, beta)}
-    out["treelog"] = _requirement_search(lambda n: treelog_parameters(n, size, eps, dlt, beta)["guarantee_applies"])
-    out["heavypaths"] = _requirement_search(
-        lambda n: heavypaths_parameters(n, size, eps, dlt, beta)["guarantee_applies"]
-    )
+    out["treelog"] = _tree_requirement("treelog", size, e_in, d_in, beta)
+    out["heavypaths"] = _tree_requirement("heavypaths", size, e_in, d_in, beta)
     return out
 
 
@@ -626,33 +716,46 @@ def method_requirements_log2(height: int, *, epsilon: float, delta: float, beta:
     """:func:`method_requirements` for |X| = 2^height given by its height (for |X| like 2^(2^40))."""
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta, required=True)
+    e_in, d_in = _swap_budget(eps, dlt)
     out: dict[str, int | None] = {"exponential": exponential_requirement(2, eps, beta, ln_size=height * math.log(2.0))}
     out["treelog"] = _requirement_search(
-        lambda n: treelog_parameters(n, 2, eps, dlt, beta, height=height)["guarantee_applies"]
+        lambda n: treelog_parameters(n, 2, e_in, d_in, beta, height=height)["guarantee_applies"]
     )
     out["heavypaths"] = _requirement_search(
-        lambda n: heavypaths_parameters(n, 2, eps, dlt, beta, height=height)["guarantee_applies"]
+        lambda n: heavypaths_parameters(n, 2, e_in, d_in, beta, height=height)["guarantee_applies"]
     )
     return out
 
 
 @dataclass(frozen=True)
 class InteriorPoint:
-    """A private interior point: ``value`` is the release, the rest is public metadata.
+    """A private interior point: ``value`` is the release, every other field is public.
 
-    ``guarantee_applies``: whether the method's stated success guarantee (an interior point with
-    probability >= 1 - beta) holds at this n; ``n_required`` the n from which it does.
-    ``private`` is False when a seeded (test-only) random source was used.
+    Public fields are the caller's parameters or functions of them only (never of the data):
+    ``n_declared`` is the size the caller declared (``n=`` or ``n_max=``; None if none),
+    ``n_is_upper_bound`` whether it was ``n_max``. ``guarantee_applies``: whether the method's
+    stated success guarantee (an interior point with probability >= 1 - beta) holds at the
+    declared size -- True/False for a declared exact n, False or None (unknown: it depends on the
+    actual size) for ``n_max``, None when no size was declared; ``n_required`` the size from
+    which it does. ``private`` is False when a seeded (test-only) random source was used.
     """
+
+    #: the privacy boundary (:mod:`dptree.boundary`)
+    BOUNDARY: ClassVar[Boundary] = Boundary(
+        public=("method", "epsilon", "delta", "beta", "n_declared", "n_is_upper_bound", "n_required",
+                "guarantee_applies", "private", "parameters*"),
+        noisy=("value",),
+    )
 
     value: int | float
     method: str
     epsilon: float
     delta: float
     beta: float
-    n: int
+    n_declared: int | None
+    n_is_upper_bound: bool
     n_required: int | None
-    guarantee_applies: bool
+    guarantee_applies: bool | None
     private: bool
     parameters: dict[str, Any] = field(default_factory=dict)
 
@@ -673,22 +776,50 @@ def _check_beta(beta: Any) -> float:
     return b
 
 
+def _declared_size(n: Any, n_max: Any) -> tuple[int | None, bool]:
+    """Validate the caller-declared public size: (N, is_upper_bound); (None, False) if none."""
+    if n is not None and n_max is not None:
+        raise InvalidParameterError("pass either n= (the exact public size) or n_max= (a public upper bound), not both")
+    val, name = (n, "n") if n is not None else (n_max, "n_max")
+    if val is None:
+        return None, False
+    if isinstance(val, (bool, np.bool_)) or not _is_intlike(val) or int(val) < 1:
+        raise InvalidParameterError(f"{name} must be a positive integer declared by the caller (a public size)")
+    return int(val), n_max is not None
+
+
+def _guarantee(req: int | None, size: int | None, upper: bool, ok_at_size: bool | None = None) -> bool | None:
+    """guarantee_applies from public quantities only (see :class:`InteriorPoint`)."""
+    if size is None:
+        return None
+    ok = (req is not None and size >= req) if ok_at_size is None else ok_at_size
+    if upper:
+        return False if not ok else None  # the actual size may be smaller than the bound
+    return ok
+
+
 def _prepare(
-    values: Any, lower: Any, upper: Any, counts: Sequence[int] | None
+    values: Any, lower: Any, upper: Any, counts: Sequence[int] | None, on_invalid: str = "error"
 ) -> tuple[_Encoding, list[int], list[int]]:
     enc = _encoding(lower, upper)
-    offs = _encode_values(values, enc)
+    if counts is not None and on_invalid == "drop":
+        raise InvalidParameterError("on_invalid='drop' cannot be combined with counts=; drop the rows first")
+    offs = _encode_values(values, enc, on_invalid)
     cl: list[int] | None = None
     if counts is not None:
         cl = [int(c) for c in counts]
         if len(cl) != len(offs) or any(c < 0 for c in cl):
             raise DataError("counts must be non-negative integers, one per value")
-    else:
-        cl = None
     vals, cnt = _group(offs, cl)
-    if sum(cnt) == 0:
-        raise DataError("the data is empty; an interior point needs at least one record")
+    # no refusal on empty data: whether the data is empty is private; the mechanisms are defined
+    # on the empty multiset (every quality is 0) and their output is then data-independent noise
     return enc, vals, cnt
+
+
+def _check_on_invalid(on_invalid: Any) -> str:
+    if on_invalid not in ("error", "drop"):
+        raise InvalidParameterError("on_invalid must be 'error' or 'drop'")
+    return str(on_invalid)
 
 
 def interior_point(
@@ -703,15 +834,33 @@ def interior_point(
     rng: RngLike = None,
     counts: Sequence[int] | None = None,
     run_anyway: bool = False,
+    n: int | None = None,
+    n_max: int | None = None,
+    on_invalid: Literal["error", "drop"] = "error",
 ) -> InteriorPoint:
     """Release a point between min and max of ``values`` with differential privacy (seed 002).
 
-    ``method``: "exponential" (epsilon-DP; delta ignored), "treelog" (Algorithm 1; (epsilon,
-    delta)-DP by Lemma 3.7), "heavypaths" (Algorithm 6; (epsilon, delta)-DP by Lemma 4.11 with the
-    constants of docs/heavypaths.md), or "auto": the method with the smallest stated sample
-    requirement at (|X|, epsilon, delta, beta); when the requirement of no method is met at this n,
-    auto raises :class:`InsufficientDataError` unless ``run_anyway=True``. ``counts`` optionally
-    gives multiplicities of ``values``. The tree methods treat n as public (module docstring).
+    ``method``: "exponential" (epsilon-DP; delta ignored; needs no size), "treelog" (Algorithm 1;
+    (epsilon, delta)-DP by Lemma 3.7), "heavypaths" (Algorithm 6; (epsilon, delta)-DP by Lemma 4.11
+    with the constants of docs/heavypaths.md), or "auto".
+
+    ``n`` / ``n_max`` -- **public** size declared by the caller: ``n`` the exact number of records,
+    ``n_max`` an upper bound. Both are treated as public knowledge (publish them or derive them
+    from public facts; never compute them from the private data). The declared value N -- never
+    the actual number of records -- drives the TreeLog/HeavyPaths calibration (eps0, delta0, t),
+    the ``auto`` choice and ``guarantee_applies``. The tree methods require it; they cap the data
+    at N records (the most extreme records beyond N are dropped) so that the release is
+    (epsilon, delta)-DP for *any* data, whatever was declared; a wrong declaration only costs
+    utility. ``auto`` without a declared size uses the exponential mechanism (the only method
+    whose calibration needs no size); with one it takes the method with the smallest stated
+    sample requirement at (|X|, epsilon, delta, beta) and raises :class:`InsufficientDataError`
+    when the declared N is below it (public quantities only) unless ``run_anyway=True``.
+
+    Neighbouring relation: every method is (epsilon, delta)-DP for add/remove-one *and*
+    replace-one neighbours (module docstring). ``counts`` optionally gives multiplicities of
+    ``values``. ``on_invalid``: "error" refuses NaN/infinite values (and non-integers in an
+    integer domain) without saying which or how many; "drop" removes such records (a per-record,
+    data-independent policy; the count dropped is never revealed).
     """
     eps = check_epsilon(epsilon)
     b = _check_beta(beta)
@@ -721,51 +870,97 @@ def interior_point(
         dlt = check_delta(delta, required=True)
     else:
         dlt = check_delta(delta)
-    enc, vals, cnt = _prepare(values, lower, upper, counts)
-    n = sum(cnt)
+    size_n, upper_bound = _declared_size(n, n_max)
+    oi = _check_on_invalid(on_invalid)
+    if method in ("treelog", "heavypaths") and size_n is None:
+        raise InvalidParameterError(
+            f"method={method!r} calibrates eps0, delta0 and t from the number of records, which is "
+            "private unless declared: pass n= (the exact public size) or n_max= (a public upper "
+            "bound), or use method='exponential', which needs no size"
+        )
+    enc = _encoding(lower, upper)
     size = enc.size
-    src = make_source(rng)
+    auto_reason = None
     if method == "auto":
-        reqs: dict[str, int | None] = {"exponential": exponential_requirement(size, eps, b)}
-        if dlt > 0:
-            for m, fn in (("treelog", treelog_parameters), ("heavypaths", heavypaths_parameters)):
-                reqs[m] = _requirement_search(lambda k, fn=fn: fn(k, size, eps, dlt, b)["guarantee_applies"])
-        best = min((r, m) for m, r in reqs.items() if r is not None)
-        if best[0] > n and not run_anyway:
-            raise InsufficientDataError(
-                f"no method's success guarantee holds at n={n}: the smallest requirement is "
-                f"n >= {best[0]} ({best[1]}) for |X|={size}, epsilon={eps}, delta={dlt}, beta={b}; "
-                "collect more data, raise epsilon/beta, or pass run_anyway=True"
-            )
-        method = best[1]  # type: ignore[assignment]
+        if size_n is None:
+            method = "exponential"
+            auto_reason = "no public size declared: the exponential mechanism needs none"
+        else:
+            reqs: dict[str, int | None] = {"exponential": exponential_requirement(size, eps, b)}
+            if dlt > 0:
+                reqs.update(
+                    {
+                        k: v
+                        for k, v in method_requirements(size, epsilon=eps, delta=dlt, beta=b).items()
+                        if k != "exponential"
+                    }
+                )
+            best = min((r, m) for m, r in reqs.items() if r is not None)
+            if best[0] > size_n and not run_anyway:
+                raise InsufficientDataError(
+                    f"no method's success guarantee holds at the declared {'n_max' if upper_bound else 'n'}="
+                    f"{size_n}: the smallest requirement is n >= {best[0]} ({best[1]}) for |X|={size}, "
+                    f"epsilon={eps}, delta={dlt}, beta={b}; collect more data, raise epsilon/beta, "
+                    "or pass run_anyway=True"
+                )
+            method = best[1]  # type: ignore[assignment]
+            auto_reason = "smallest stated requirement at the declared size"
+    _, vals, cnt = _prepare(values, lower, upper, counts, oi)
+    src = make_source(rng)
     if method == "exponential":
         y = ordered_exponential_mechanism(vals, counts=cnt, lower=0, upper=size - 1, epsilon=eps, rng=src)
         req = exponential_requirement(size, eps, b)
+        params: dict[str, Any] = {
+            "epsilon_used": effective_epsilon(exponential_base(eps)),
+            "neighbors": "add_remove and replace (sensitivity 1 under both)",
+        }
+        if auto_reason:
+            params["auto"] = auto_reason
         return InteriorPoint(
             enc.decode(y),
             "exponential",
             eps,
             0.0,
             b,
-            n,
+            size_n,
+            upper_bound,
             req,
-            n >= req,
+            _guarantee(req, size_n, upper_bound),
             src.private,
-            {"epsilon_used": effective_epsilon(exponential_base(eps))},
+            params,
         )
+    assert size_n is not None
+    e_in, d_in = _swap_budget(eps, dlt)
     h = _height(size)
-    ms = _MS(vals, cnt)
+    ms = _MS(vals, cnt).cap(size_n)
     req_t: int | None
     if method == "treelog":
-        p = treelog_parameters(n, size, eps, dlt, b)
+        p = treelog_parameters(size_n, size, e_in, d_in, b)
         yt = _treelog(ms, h, p, src)
-        req_t = _requirement_search(lambda k: treelog_parameters(k, size, eps, dlt, b)["guarantee_applies"])
+        req_t = _tree_requirement("treelog", size, e_in, d_in, b)
     else:
-        p = heavypaths_parameters(n, size, eps, dlt, b)
+        p = heavypaths_parameters(size_n, size, e_in, d_in, b)
         out = _heavypaths(ms, h, p, src)
         yt = 0 if out is None else out  # bottom -> a data-independent output
-        req_t = _requirement_search(lambda k: heavypaths_parameters(k, size, eps, dlt, b)["guarantee_applies"])
-    return InteriorPoint(enc.decode(yt), method, eps, dlt, b, n, req_t, bool(p["guarantee_applies"]), src.private, p)
+        req_t = _tree_requirement("heavypaths", size, e_in, d_in, b)
+    p = dict(p)
+    p["neighbors"] = "add_remove and replace (add/remove lemma at eps/2, group privacy for a replacement)"
+    p["epsilon_per_change"], p["delta_per_change"] = e_in, d_in
+    if auto_reason:
+        p["auto"] = auto_reason
+    return InteriorPoint(
+        enc.decode(yt),
+        method,
+        eps,
+        dlt,
+        b,
+        size_n,
+        upper_bound,
+        req_t,
+        _guarantee(req_t, size_n, upper_bound, bool(p["guarantee_applies"])),
+        src.private,
+        p,
+    )
 
 
 # --------------------------------------------------------------------------- quantiles
@@ -773,14 +968,27 @@ def interior_point(
 
 @dataclass(frozen=True)
 class QuantileRelease:
-    """A private single quantile: ``value`` at level ``q`` (``q_used`` the rational level used)."""
+    """A private single quantile: ``value`` at level ``q`` (``q_used`` the rational level used).
+
+    ``n_declared``: the public size the caller declared (None if none); the mechanism does not
+    need it (the count inside the score is handled by the exponential mechanism's sensitivity).
+    """
+
+    #: the privacy boundary (:mod:`dptree.boundary`)
+    BOUNDARY: ClassVar[Boundary] = Boundary(
+        public=("q", "q_used", "epsilon", "n_declared", "private"), noisy=("value",)
+    )
 
     value: int | float
     q: float
     q_used: Fraction
     epsilon: float
-    n_public: bool
+    n_declared: int | None
     private: bool
+
+    @property
+    def n_public(self) -> bool:
+        return self.n_declared is not None
 
 
 def quantile(
@@ -792,13 +1000,20 @@ def quantile(
     epsilon: float,
     rng: RngLike = None,
     counts: Sequence[int] | None = None,
+    n: int | None = None,
+    n_max: int | None = None,
+    on_invalid: Literal["error", "drop"] = "error",
 ) -> QuantileRelease:
     """Single quantile by the exponential mechanism (epsilon-DP, add/remove or replace one record).
 
     With q = a/b (the level rounded to a denominator <= 1000), the score of y is
-    -|b #{x <= y} - a n|, an integer of sensitivity b; P(y) proportional to
+    -|b #{x <= y} - a |S||, an integer of sensitivity b under add/remove-one (|S| and the count
+    move together: |b dc - a| <= b) and under replace-one (|b dc| <= b); P(y) proportional to
     exp(epsilon * score / (2b)) over [lower, upper], sampled exactly interval by interval (the
-    score is constant between data points). This is the m = 1 reference for range-tree quantiles.
+    score is constant between data points). The record count only enters inside the mechanism's
+    score; nothing else reads it. ``n``/``n_max`` (a **public** declared size, optional) are
+    accepted for a uniform API and echoed as ``n_declared``; the mechanism needs no size.
+    ``on_invalid`` as in :func:`interior_point`. This is the m = 1 reference for range-tree quantiles.
     """
     eps = check_epsilon(epsilon)
     try:
@@ -807,10 +1022,12 @@ def quantile(
         raise InvalidParameterError(f"q must be a number in [0, 1], got {q!r}") from exc
     if not 0.0 <= qf <= 1.0:
         raise InvalidParameterError(f"q must be in [0, 1], got {qf}")
+    size_n, _ = _declared_size(n, n_max)
+    oi = _check_on_invalid(on_invalid)
     qr = Fraction(qf).limit_denominator(1000)
     a, bden = qr.numerator, qr.denominator
-    enc, vals, cnt = _prepare(values, lower, upper, counts)
-    n = sum(cnt)
+    enc, vals, cnt = _prepare(values, lower, upper, counts, oi)
+    n_rows = sum(cnt)  # used only inside the exponential mechanism's score (sensitivity b)
     size = enc.size
     lengths: list[int] = []
     scores: list[int] = []
@@ -820,16 +1037,16 @@ def quantile(
         if v - 1 > prev_end:
             starts.append(prev_end + 1)
             lengths.append(v - 1 - prev_end)
-            scores.append(-abs(bden * below - a * n))
+            scores.append(-abs(bden * below - a * n_rows))
         below += c
         starts.append(v)
         lengths.append(1)
-        scores.append(-abs(bden * below - a * n))
+        scores.append(-abs(bden * below - a * n_rows))
         prev_end = v
     if size - 1 > prev_end:
         starts.append(prev_end + 1)
         lengths.append(size - 1 - prev_end)
-        scores.append(-abs(bden * below - a * n))
+        scores.append(-abs(bden * below - a * n_rows))
     src = make_source(rng)
     base = exponential_base(eps, bden)
     top = max(scores)
@@ -837,7 +1054,7 @@ def quantile(
     from .noise import uniform_int
 
     y = uniform_int(src, starts[i], starts[i] + lengths[i] - 1)
-    return QuantileRelease(enc.decode(y), qf, qr, eps, False, src.private)
+    return QuantileRelease(enc.decode(y), qf, qr, eps, size_n, src.private)
 
 
 def median(
@@ -848,9 +1065,24 @@ def median(
     epsilon: float,
     rng: RngLike = None,
     counts: Sequence[int] | None = None,
+    n: int | None = None,
+    n_max: int | None = None,
+    on_invalid: Literal["error", "drop"] = "error",
 ) -> QuantileRelease:
-    """The private median: :func:`quantile` at q = 1/2 (epsilon-DP)."""
-    return quantile(values, 0.5, lower=lower, upper=upper, epsilon=epsilon, rng=rng, counts=counts)
+    """The private median: :func:`quantile` at q = 1/2 (epsilon-DP, add/remove or replace one
+    record). ``n``/``n_max``: an optional **public** declared size (not needed by the mechanism)."""
+    return quantile(
+        values,
+        0.5,
+        lower=lower,
+        upper=upper,
+        epsilon=epsilon,
+        rng=rng,
+        counts=counts,
+        n=n,
+        n_max=n_max,
+        on_invalid=on_invalid,
+    )
 
 
 # --------------------------------------------------------------------------- learning thresholds
@@ -859,6 +1091,11 @@ def median(
 @dataclass(frozen=True)
 class ThresholdClassifier:
     """h(x) = 1 if x <= threshold else 0 (seed 002, footnote 1), or a constant classifier."""
+
+    #: the privacy boundary (:mod:`dptree.boundary`): which classifier, and its threshold, are noisy
+    BOUNDARY: ClassVar[Boundary] = Boundary(
+        public=("epsilon", "delta", "private"), noisy=("threshold", "constant")
+    )
 
     threshold: int | float | None
     constant: int | None
@@ -873,6 +1110,17 @@ class ThresholdClassifier:
         return (arr <= self.threshold).astype(np.int64)
 
 
+def _boundary_sample(keys1: list[int], keys0: list[int], m: int, size: int) -> list[int]:
+    """S of exactly 2m offsets: the m largest 1-labelled and the m smallest 0-labelled points, the
+    missing slots padded deterministically with the public domain ends (0 for the ones, which lie
+    left of the threshold; size - 1 for the zeros). |S| = 2m depends only on the public m."""
+    ones = sorted(keys1)[-m:] if m else []
+    zeros = sorted(keys0)[:m] if m else []
+    ones = [0] * (m - len(ones)) + ones
+    zeros = zeros + [size - 1] * (m - len(zeros))
+    return ones + zeros
+
+
 def learn_threshold(
     x: Any,
     y: Any,
@@ -885,62 +1133,77 @@ def learn_threshold(
     fraction: float = 0.1,
     beta: float = 0.1,
     rng: RngLike = None,
+    n: int | None = None,
+    n_max: int | None = None,
 ) -> ThresholdClassifier:
     """Privately learn a threshold classifier from labelled data (seed 002, section 1 reduction).
 
+    ``n`` / ``n_max``: optional **public** declared number of labelled records (exact / upper
+    bound); it replaces (``n``) or caps (``n_max``) the noisy total below. Never the actual size.
+
     1. The label counts m0 = #{y=0}, m1 = #{y=1} get discrete Laplace noise of scale 4/epsilon
-       (one record changes one count by 1: epsilon/4). m = floor(fraction * (m0~ + m1~)) is
-       public. If min(m0~, m1~) < m, the constant classifier of the larger noisy label is returned.
-    2. Otherwise S = the m largest points labelled 1 and the m smallest labelled 0; one record
-       changes S in at most 2 elements, so an interior point y* of S released with (epsilon/4,
-       delta / (2 e^(epsilon/4)))-DP is (epsilon/2, delta)-DP by group privacy.
-    3. h(x) = 1{x <= y*}. In total (3 epsilon/4, delta)-DP <= (epsilon, delta)-DP for add/remove-one
-       neighbours (a replaced record counts as two changes: (3 epsilon/2, ...) by group privacy).
+       (eps/4 per unit change of one count). With T = the declared n, or the noisy total
+       m0~ + m1~ (capped at n_max), m = max(1, floor(fraction * T)) is public. If
+       min(m0~, m1~) < m, the constant classifier of the larger noisy label is returned.
+    2. Otherwise S has exactly 2m elements: the m largest points labelled 1 and the m smallest
+       labelled 0, missing slots padded with the public domain ends (so |S| never depends on the
+       true label counts). Adding or removing a record changes S by at most one replacement;
+       replacing a record by at most two.
+    3. y* = an interior point of S at (epsilon/4, delta/(1 + e^(epsilon/4))) per replacement of
+       S (the exponential mechanism, or the tree methods with the public size n = 2m, which are
+       (eps', delta')-DP per replacement, see :func:`interior_point`); h(x) = 1{x <= y*}.
+
+    Accounting: add/remove-one: eps/4 (one count) + eps/4 (one replacement of S) = eps/2;
+    replace-one: eps/2 (two counts) + 2 * eps/4 with delta' (1 + e^(eps/4)) = delta (group privacy
+    over two replacements) = (eps, delta). So (epsilon, delta)-DP under both relations.
     """
     from .noise import discrete_laplace
 
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta)
+    size_n, upper_bound = _declared_size(n, n_max)
     xs = np.asarray(x)
     ys = np.asarray(y)
     if xs.shape != ys.shape or xs.ndim != 1:
         raise DataError("x and y must be 1-d sequences of equal length")
-    if ys.size == 0:
-        raise DataError("the data is empty; learning a threshold needs labelled records")
     if ys.dtype.kind == "f" and not np.all(np.isfinite(ys)):
         raise DataError("labels contain NaN; labels must be 0 or 1")
     if not np.all((ys == 0) | (ys == 1)):
         raise DataError("labels must be 0 or 1 (threshold functions are 1 left of the threshold)")
     if not 0 < fraction <= 0.5:
         raise InvalidParameterError("fraction must be in (0, 0.5]")
+    if method not in ("auto", "exponential", "treelog", "heavypaths"):
+        raise InvalidParameterError(f"method must be auto, exponential, treelog or heavypaths, got {method!r}")
+    enc = _encoding(lower, upper)
+    keys = np.array(_encode_values(xs, enc), dtype=object)  # validate before any noise is drawn
     src = make_source(rng)
     ys = ys.astype(np.int64)
-    n = int(ys.size)
     m1_true = int(ys.sum())
-    m0_true = n - m1_true
+    m0_true = int(ys.size) - m1_true
     noise = discrete_laplace(src, Fraction(4) / Fraction(eps), 2)  # two counts, eps/4 each
     m0, m1 = m0_true + int(noise[0]), m1_true + int(noise[1])
-    m = max(1, int(fraction * (m0 + m1)))
+    total = m0 + m1
+    if size_n is not None:
+        total = min(total, size_n) if upper_bound else size_n
+    m = max(1, int(fraction * total))
     if min(m0, m1) < m:
         return ThresholdClassifier(None, 1 if m1 >= m0 else 0, eps, dlt, src.private)
-    enc = _encoding(lower, upper)
-    keys = np.array(_encode_values(xs, enc), dtype=object)
-    ones = sorted(keys[ys == 1].tolist())[-m:]
-    zeros = sorted(keys[ys == 0].tolist())[:m]
-    s_vals = ones + zeros
-    # one record changes at most 2 elements of S: spend eps/2 on the interior point at eps/4 each
-    if method == "exponential":
-        yv = ordered_exponential_mechanism(s_vals, lower=0, upper=enc.size - 1, epsilon=eps / 4, rng=src)
+    s_vals = _boundary_sample(keys[ys == 1].tolist(), keys[ys == 0].tolist(), m, enc.size)
+    e_ip, d_ip = eps / 4, dlt / (1 + math.exp(eps / 4))
+    if method == "exponential" or (method == "auto" and dlt == 0):
+        yv = ordered_exponential_mechanism(s_vals, lower=0, upper=enc.size - 1, epsilon=e_ip, rng=src)
         return ThresholdClassifier(enc.decode(yv), None, eps, 0.0, src.private)
+    # interior_point at (e, d) is (e, d)-DP per replacement of its input (replace-one)
     ip = interior_point(
         [enc.decode(v) for v in s_vals],
         lower=lower,
         upper=upper,
-        epsilon=eps / 4,
-        delta=dlt / (2 * math.exp(eps / 4)),
+        epsilon=e_ip,
+        delta=d_ip,
         method=method,
         beta=beta,
         rng=src,
         run_anyway=True,
+        n=2 * m,
     )
     return ThresholdClassifier(ip.value, None, eps, dlt, src.private)
