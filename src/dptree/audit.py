@@ -884,7 +884,7 @@ def _register_multiplicative() -> None:
             release=release,
             extra={
                 "fast": AuditConfig(n_select=400, n_eval=1_200),
-                "slow": AuditConfig(n_select=4_000, n_eval=12_000),
+                "slow": AuditConfig(n_select=600, n_eval=1_800),
             },
         )
     )
@@ -960,7 +960,7 @@ def _register_interior_points() -> None:
 
     small = {"fast": AuditConfig(n_select=4_000, n_eval=12_000), "slow": FAST}
     lite = {"fast": AuditConfig(n_select=1_500, n_eval=4_500), "slow": FAST}
-    tree = {"fast": AuditConfig(n_select=500, n_eval=1_500), "slow": AuditConfig(n_select=5_000, n_eval=15_000)}
+    tree = {"fast": AuditConfig(n_select=500, n_eval=1_500), "slow": AuditConfig(n_select=2_000, n_eval=6_000)}
     base = [3, 3, 4, 9]
 
     def em_spec(neighbors: str, pairs: list[NeighbourPair], **kw: Any) -> None:
@@ -1160,7 +1160,7 @@ def _register_grouped() -> None:
             release=release,
             extra={
                 "fast": AuditConfig(n_select=3_000, n_eval=9_000),
-                "slow": AuditConfig(n_select=10_000, n_eval=30_000),
+                "slow": AuditConfig(n_select=5_000, n_eval=15_000),
             },
         )
     )
@@ -1205,7 +1205,7 @@ def user_bounded_spec(name: str, *, plan: Any, pairs: Sequence[tuple[str, Any, A
         extra={
             "bounded_plan": plan,
             "fast": AuditConfig(n_select=1_000, n_eval=3_000),
-            "slow": AuditConfig(n_select=10_000, n_eval=30_000),
+            "slow": AuditConfig(n_select=3_000, n_eval=9_000),
         },
     )
 
