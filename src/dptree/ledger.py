@@ -66,12 +66,13 @@ import math
 import os
 import sqlite3
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from . import noise as _noise
 from .budget import check_delta, zcdp_epsilon
@@ -573,6 +574,22 @@ class Ledger:
                 e_out = math.inf
         return Spend(epsilon=e_out, delta=d_out, rho=float(s.rho + s.rho_pure), charges=s.n)
 
+    @contextmanager
+    def _transaction(self, begin: str) -> Iterator[None]:
+        """``begin`` ... COMMIT, rolled back on any exception; SQLite errors become ledger errors."""
+        con = self._con
+        try:
+            con.execute(begin)
+            try:
+                yield
+                con.execute("COMMIT")
+            except BaseException:
+                if con.in_transaction:
+                    con.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise self._translate(exc) from exc
+
     def _read(self, query: str | None = None) -> tuple[_State, list[Any]]:
         """The verified state and (optionally) the rows of ``query``, from one snapshot."""
         con = self._con
@@ -622,36 +639,27 @@ class Ledger:
         if not isinstance(label, str):
             raise InvalidParameterError("label must be a string")
         con = self._con
-        try:
-            con.execute("BEGIN IMMEDIATE")
-            try:
-                s = self._state()
-                eps2, dl2, rh2 = s.eps + (fe if kind != "zcdp" else 0), s.delta + fd, s.rho + fr
-                rp2 = s.rho_pure + (fe * fe / 2 if kind == "pure" else 0)
-                why = _violation(self._totals, eps2, dl2, rh2, rp2, s.approx or kind == "approx")
-                if why is not None:
-                    left = self._spend_of(s)
-                    raise BudgetExceededError(
-                        f"ledger {self.path}: this release ({_describe_charge(fe, fd, fr)}) would exceed the "
-                        f"total budget ({self._describe(self._totals)}): {why}. Already spent in {s.n} charges: "
-                        f"epsilon={left.epsilon:.6g}, delta={left.delta:.3g}, rho={left.rho:.6g}. "
-                        "Ask a smaller budget or stop releasing from this data."
-                    )
-                cid, created, pid = s.last_id + 1, _now(), os.getpid()
-                own = _row_hash(s.head, cid, created, label, kind, e, d, r, pid)
-                con.execute(
-                    f"INSERT INTO charges({_ROW_FIELDS}, status, output) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                    "'charged', NULL)",
-                    (cid, created, label, kind, e, d, r, pid, s.head, own),
+        with self._transaction("BEGIN IMMEDIATE"):  # read the verified state, check, append the chained row
+            s = self._state()
+            eps2, dl2, rh2 = s.eps + (fe if kind != "zcdp" else 0), s.delta + fd, s.rho + fr
+            rp2 = s.rho_pure + (fe * fe / 2 if kind == "pure" else 0)
+            why = _violation(self._totals, eps2, dl2, rh2, rp2, s.approx or kind == "approx")
+            if why is not None:
+                left = self._spend_of(s)
+                raise BudgetExceededError(
+                    f"ledger {self.path}: this release ({_describe_charge(fe, fd, fr)}) would exceed the "
+                    f"total budget ({self._describe(self._totals)}): {why}. Already spent in {s.n} charges: "
+                    f"epsilon={left.epsilon:.6g}, delta={left.delta:.3g}, rho={left.rho:.6g}. "
+                    "Ask a smaller budget or stop releasing from this data."
                 )
-                con.execute("UPDATE ledger_meta SET value = ? WHERE key = 'head'", (own,))
-                con.execute("COMMIT")
-            except BaseException:
-                if con.in_transaction:
-                    con.execute("ROLLBACK")
-                raise
-        except sqlite3.Error as exc:
-            raise self._translate(exc) from exc
+            cid, created, pid = s.last_id + 1, _now(), os.getpid()
+            own = _row_hash(s.head, cid, created, label, kind, e, d, r, pid)
+            con.execute(
+                f"INSERT INTO charges({_ROW_FIELDS}, status, output) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                "'charged', NULL)",
+                (cid, created, label, kind, e, d, r, pid, s.head, own),
+            )
+            con.execute("UPDATE ledger_meta SET value = ? WHERE key = 'head'", (own,))
         return Charge(ledger=self, id=cid, label=label, epsilon=float(fe), delta=float(fd), rho=float(fr))
 
     def charge_for(self, release_plan: Any, *, label: str = "") -> Charge:
@@ -705,16 +713,10 @@ class Ledger:
             try:
                 con.execute("PRAGMA journal_mode=WAL")
                 con.execute("PRAGMA synchronous=FULL")
-                con.execute("BEGIN IMMEDIATE")
-                try:
-                    n = self._upgrade_v1()
-                    con.execute("COMMIT")
-                except BaseException:
-                    if con.in_transaction:
-                        con.execute("ROLLBACK")
-                    raise
             except sqlite3.Error as exc:
                 raise self._translate(exc) from exc
+            with self._transaction("BEGIN IMMEDIATE"):
+                n = self._upgrade_v1()
         finally:
             con.close()
         return n

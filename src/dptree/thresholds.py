@@ -255,33 +255,8 @@ class _MS:
         ge = self.n - self.pre[bisect.bisect_left(self.vals, y)]
         return min(le, ge)
 
-    def trim(self, t: int) -> _MS:
-        """Remove the t smallest and t largest elements."""
-        if 2 * t >= self.n:
-            return _MS([], [])
-        vals, cnt = list(self.vals), list(self.cnt)
-        for side in (0, 1):
-            rem = t
-            while rem > 0:
-                i = 0 if side == 0 else len(cnt) - 1
-                take = min(rem, cnt[i])
-                cnt[i] -= take
-                rem -= take
-                if cnt[i] == 0:
-                    vals.pop(i)
-                    cnt.pop(i)
-        return _MS(vals, cnt)
-
-    def cap(self, size: int) -> _MS:
-        """At most ``size`` elements: drop ceil(k/2) smallest and floor(k/2) largest, k = n - size.
-
-        A data-independent policy (the declared public size is the only input besides the data):
-        for add/remove or replace neighbours S, S' the capped multisets are identical, add/remove
-        neighbours, or differ by one replacement (docs/interior_point.md, "the cap")."""
-        k = self.n - size
-        if k <= 0:
-            return self
-        lo, hi = (k + 1) // 2, k // 2
+    def _drop_ends(self, lo: int, hi: int) -> _MS:
+        """Remove the ``lo`` smallest and ``hi`` largest elements (lo + hi < n)."""
         vals, cnt = list(self.vals), list(self.cnt)
         for side, rem in ((0, lo), (1, hi)):
             while rem > 0:
@@ -293,6 +268,23 @@ class _MS:
                     vals.pop(i)
                     cnt.pop(i)
         return _MS(vals, cnt)
+
+    def trim(self, t: int) -> _MS:
+        """Remove the t smallest and t largest elements."""
+        if 2 * t >= self.n:
+            return _MS([], [])
+        return self._drop_ends(t, t)
+
+    def cap(self, size: int) -> _MS:
+        """At most ``size`` elements: drop ceil(k/2) smallest and floor(k/2) largest, k = n - size.
+
+        A data-independent policy (the declared public size is the only input besides the data):
+        for add/remove or replace neighbours S, S' the capped multisets are identical, add/remove
+        neighbours, or differ by one replacement (docs/interior_point.md, "the cap")."""
+        k = self.n - size
+        if k <= 0:
+            return self
+        return self._drop_ends((k + 1) // 2, k // 2)
 
     def level_weights(self, h: int, level: int) -> tuple[list[int], list[int]]:
         """Nodes at ``level`` with positive weight: (node indices, weights)."""
