@@ -176,6 +176,79 @@ def test_treelog_on_spread_cluster_and_big_domain():
     assert vals[0] <= r.value <= vals[-1]
 
 
+# ------------------------------------------------------------------ the bottom output is reported
+
+
+def _uniform(size: int, n: int) -> tuple[list[int], list[int]]:
+    """n records spread evenly over all of [0, size): no heavy element, no heavy path."""
+    base, rem = divmod(n, size)
+    return list(range(size)), [base + (i < rem) for i in range(size)]
+
+
+def _tree_run(method: str, vals: list[int], cnt: list[int], size: int, seed: int, **kw) -> InteriorPoint:
+    return interior_point(
+        vals, counts=cnt, lower=0, upper=size - 1, epsilon=EPS, delta=DELTA, method=method, beta=BETA, rng=seed, **kw
+    )
+
+
+def test_heavypaths_at_half_its_stated_n_reports_bottom_on_spread_data():
+    """The issue's case: at half its stated n, on data spread over the domain, HeavyPaths'
+    StoppingPoint finds no heavy element and returns bottom; the placeholder value (lower) is
+    reported *with* bottom=True. A point mass at the lower end at the stated n returns the same
+    value as a genuine answer: bottom=False (so ``bottom = (value == lower)`` fails here)."""
+    for size in (2**8, 2**16):
+        req = method_requirements(size, epsilon=EPS, delta=DELTA, beta=BETA)["heavypaths"]
+        vals, cnt = _uniform(size, req // 2)
+        for seed in range(3):
+            r = _tree_run("heavypaths", vals, cnt, size, seed, n=req // 2)
+            assert r.bottom is True and r.value == 0, (size, seed, r.value)
+        for seed in range(3):
+            r = _tree_run("heavypaths", [0], [req], size, seed, n=req)
+            assert r.bottom is False and r.value == 0, (size, seed, r.value)
+
+
+def test_bottom_flag_equals_the_mechanism_bottom_both_ways(monkeypatch):
+    """``bottom`` is True exactly when the tree mechanism returned bottom (None), checked against
+    the mechanism's raw output over data sets where it does and does not: uniform data below the
+    method's requirement (bottom), point masses at the stated n (a point), including a point mass
+    *at the placeholder* lower = 0 (a genuine 0 that must not be flagged). The exponential
+    mechanism has no bottom."""
+    import dptree.thresholds as T
+
+    raw: list = []
+    for name in ("_treelog", "_heavypaths"):
+        orig = getattr(T, name)
+
+        def spy(*a, _orig=orig, **k):
+            out = _orig(*a, **k)
+            raw.append(out)
+            return out
+
+        monkeypatch.setattr(T, name, spy)
+    size = 2**8
+    seen = {"bottom": 0, "point": 0, "genuine 0": 0}
+    for method in ("treelog", "heavypaths"):
+        req = method_requirements(size, epsilon=EPS, delta=DELTA, beta=BETA)[method]
+        cases = [_uniform(size, 4096), ([0], [req]), ([size // 3], [req]), ([5, 9, 200], [req // 3] * 3)]
+        for vals, cnt in cases:
+            for seed in range(4):
+                raw.clear()
+                r = _tree_run(method, vals, cnt, size, seed, n=sum(cnt))
+                top = raw[-1]  # the top-level call returns last (TreeLog's recursion passes the spy too)
+                assert r.bottom is (top is None), (method, vals[:3], seed, top, r)
+                if r.bottom:
+                    seen["bottom"] += 1
+                    assert r.value == 0
+                else:
+                    seen["point"] += 1
+                    assert r.value == top
+                    seen["genuine 0"] += r.value == 0
+    assert all(seen.values()), seen  # both outcomes (and a genuine 0) were exercised
+    for seed in range(20):
+        r = interior_point(list(range(30)), lower=0, upper=255, epsilon=EPS, method="exponential", rng=seed)
+        assert r.bottom is False
+
+
 # ------------------------------------------------------------------ auto, result object, floats
 
 

@@ -951,6 +951,17 @@ def _value_of(release: Callable[[Any, int], Any]) -> Callable[[Any, int], Any]:
     return lambda data, seed: release(data, seed).value
 
 
+def _tree_output_of(release: Callable[[Any, int], Any]) -> Callable[[Any, int], Any]:
+    """The whole output of a TreeLog/HeavyPaths release, (value, bottom), as one number: the
+    value, or lower - 1 for the bottom output (whose value is only the placeholder ``lower``)."""
+
+    def out(data: Any, seed: int) -> Any:
+        r = release(data, seed)
+        return INTERIOR_TREE_AUDIT["lower"] - 1 if r.bottom else r.value
+
+    return out
+
+
 def _register_interior_points() -> None:
     """Seed-002 mechanisms: interior_point with each method (exponential, treelog, heavypaths,
     auto), median, quantile and learn_threshold, under add/remove-one (neighbours of sizes n and
@@ -1031,7 +1042,7 @@ def _register_interior_points() -> None:
                 neighbors=key.split("/")[1],
                 epsilon=float(a["epsilon"]),
                 delta=float(a["delta"]),
-                sample=repeat(_value_of(tree_ip)),
+                sample=repeat(_tree_output_of(tree_ip)),
                 worst_cases=_fixed_pairs(pairs[key]),
                 description=f"{method} with declared n_max = {a[declared]} on |X| = 256, (1, 1e-6)",
                 release=tree_ip,
