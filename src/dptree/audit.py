@@ -912,7 +912,7 @@ def interior_tree_pairs() -> dict[str, list[NeighbourPair]]:
     :data:`INTERIOR_TREE_AUDIT`: datasets are ``(values, counts)`` point masses whose sizes sit on
     the data-size boundaries of the algorithms (TreeLog: |S| = 3t vs 3t + 1, where the removed
     ``n <= 3t`` shortcut switched mechanisms; HeavyPaths: the AboveThreshold threshold k/2 and
-    ConstructPaths' |S| <= 10t halt)."""
+    ConstructPaths' |S| <= 10t halt, with a point mass and with spread data)."""
     from .thresholds import _swap_budget, heavypaths_parameters, treelog_parameters
 
     a = INTERIOR_TREE_AUDIT
@@ -938,8 +938,19 @@ def interior_tree_pairs() -> dict[str, list[NeighbourPair]]:
         "heavypaths/add_remove": [
             NeighbourPair("point mass at the StoppingPoint threshold k/2", ([85], [k // 2]), ([85], [k // 2 + 1])),
             NeighbourPair("point mass at the ConstructPaths halt |S| = 10t", ([85], [10 * th]), ([85], [10 * th + 1])),
+            # spread data there: S_1 has no heavy element, so StoppingPoint needs S_2, which exists
+            # for 10t + 1 records and, before issue 16, not for 10t (halting on the private size)
+            NeighbourPair(
+                "spread data at the ConstructPaths halt |S| = 10t", _even(size, 10 * th), _even(size, 10 * th + 1)
+            ),
         ],
     }
+
+
+def _even(size: int, n: int) -> tuple[list[int], list[int]]:
+    """n records spread evenly over [0, size) as (values, counts)."""
+    base, rem = divmod(n, size)
+    return list(range(size)), [base + (i < rem) for i in range(size)]
 
 
 def _fixed_pairs(pairs: list[NeighbourPair]) -> Callable[[], Iterator[NeighbourPair]]:

@@ -602,6 +602,7 @@ def heavypaths_parameters(
     ok = len(hs) == m_dom and (n - 3 * t * (m_dom - 1)) >= max(_BASE_DOMAIN * k, 10 * t + 1)
     return {
         "heights": hs,
+        "n_public": n,
         "levels": levels,
         "eps1": eps1,
         "eps2": eps2,
@@ -614,20 +615,31 @@ def heavypaths_parameters(
     }
 
 
-def _construct_paths(ms: _MS, h: int, t: int) -> list[tuple[_MS, int]]:
-    """Algorithm 2 (ConstructPaths): the databases S_1 = S, S_2, ... with their tree heights."""
+def _construct_paths(ms: _MS, h: int, t: int, n_public: int | None = None) -> list[tuple[_MS, int]]:
+    """Algorithm 2 (ConstructPaths): the databases S_1 = S, S_2, ... with their tree heights.
+
+    Step 1 halts when |S_d| <= 10t or the domain is O(1). Seed 002 states its lemmas for
+    S, S' in X^n, where |S_d| = n - 3t(d - 1) is public. For add/remove neighbours the actual
+    size is private and halting on it is not private: S with 10t records would stop after S_1 and
+    S + {x} would go on to S_2, so StoppingPoint asks one more query and, on spread data,
+    HeavyPaths returns bottom on one and a point on the other (issue 16). With ``n_public`` (the
+    declared size N, data capped at N) step 1 tests the public sizes N - 3t(d - 1) instead, so the
+    number of databases is a function of (N, |X|, t) only (``heavypaths_parameters()["heights"]``);
+    D keeps max(|S_d| - 3t, 0) records as before. Without ``n_public`` (tests), the actual size."""
     out = [(ms, h)]
-    while out[-1][1] > _BASE_H and out[-1][0].n > 10 * t:
+    size = ms.n if n_public is None else n_public
+    while out[-1][1] > _BASE_H and size > 10 * t:
         cur, hh = out[-1]
         d = _path_and_D(cur.trim(t), hh, t, cur.n, _heavy_chooser)
         out.append((d, _height(hh + 1)))
+        size = d.n if n_public is None else size - 3 * t
     return out
 
 
 def _heavypaths(ms: _MS, h: int, p: dict[str, Any], src: RandomSource) -> int | None:
     t, eps1, eps2, delta2 = p["t"], p["eps1"], p["eps2"], p["delta2"]
-    dbs = _construct_paths(ms, h, t)
-    levels = len(p["heights"]) if len(p["heights"]) == len(dbs) else len(dbs)
+    dbs = _construct_paths(ms, h, t, p["n_public"])
+    levels = len(dbs)  # = len(p["heights"]): public (declared N, |X|, t)
     # Algorithm 3 (StoppingPoint): AboveThreshold on f_d = max multiplicity of S_d, threshold k/2
     at = AboveThreshold(threshold=p["c"], epsilon=eps1, rng=src)
     dhat = None
