@@ -120,3 +120,20 @@ def test_cli_missing_file_and_too_little_data(tmp_path, capsys):
         capsys,
     )
     assert code == 2 and "run_anyway" in err
+
+
+def test_cli_says_when_the_mechanism_returned_bottom(tmp_path, capsys):
+    """HeavyPaths far below its requirement on spread data returns bottom: the CLI says so next to
+    the placeholder value; the exponential mechanism never does."""
+    f = tmp_path / "d.csv"
+    f.write_text("v\n" + "".join(f"{i}\n" for i in range(60)))
+    common = [str(f), "--column", "v", "--lower", "0", "--upper", "255", "--epsilon", "1", "--seed", "2",
+              "--allow-nonprivate"]
+    code, out, err = _run(common + ["--delta", "1e-6", "--method", "heavypaths", "--n", "60", "--run-anyway"], capsys)
+    assert code == 0, err
+    lines = dict(line.split(": ", 1) for line in out.strip().splitlines())
+    assert lines["interior_point"] == "0" and lines["bottom"].startswith("True")
+    code, out, err = _run(common, capsys)
+    assert code == 0, err
+    lines = dict(line.split(": ", 1) for line in out.strip().splitlines())
+    assert lines["bottom"] == "False" and 0 <= int(lines["interior_point"]) <= 59

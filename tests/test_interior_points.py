@@ -64,6 +64,49 @@ def test_exponential_interior_point_target_099(log2size):
         assert binom_sf(fails, runs, 0.01) > 1e-6, (name, fails)  # measured: consistent with <= 1%
 
 
+def _em_success_brute(data, size, log_b):
+    """Exact P(EM returns a point of [min, max]) with q computed point by point (no intervals)."""
+    logs = [min(sum(x <= y for x in data), sum(x >= y for x in data)) * log_b for y in range(size)]
+    m = max(logs)
+    w = [math.exp(v - m) for v in logs]
+    return sum(w[min(data) : max(data) + 1]) / sum(w)
+
+
+def test_adjacent_pair_is_the_exponential_mechanism_worst_case():
+    """Two adjacent point masses (ceil(n/2), floor(n/2)) minimise the EM's exact success
+    probability over all multisets of n records, for 4 <= n <= 9 on 7 values at eps = 1 (for n <= 3 a
+    point mass is worse); at the stated n the guarantee 1 - beta holds on the pair with little
+    room: exact 0.947 at |X| = 2^16 and 0.957 at 2^64 (docs/interior_point.md), and the sampler
+    agrees with that law."""
+    import itertools
+
+    log_b = effective_epsilon(exponential_base(EPS)) / 2
+    size = 7
+    for n in range(4, 10):
+        pair = [3] * ((n + 1) // 2) + [4] * (n // 2)
+        p_pair = _em_success_brute(pair, size, log_b)
+        worst = min(_em_success_brute(s, size, log_b) for s in itertools.combinations_with_replacement(range(size), n))
+        assert p_pair == pytest.approx(worst, rel=1e-12), n
+    expected = {16: 0.947, 64: 0.957}
+    for h, p_doc in expected.items():
+        size = 1 << h
+        n = exponential_requirement(size, EPS, BETA)
+        vals, cnt = [size // 2, size // 2 + 1], [(n + 1) // 2, n // 2]
+        law = em_interval_law(vals, cnt, 0, size - 1, log_b)
+        p_ok = sum(p for s, e, p in law if s >= vals[0] and e <= vals[1])
+        assert 1 - BETA <= p_ok < 0.99 and round(p_ok, 3) == p_doc, (h, p_ok)
+    size = 1 << 16
+    n = exponential_requirement(size, EPS, BETA)
+    runs = 2000
+    fails = sum(
+        not (size // 2 <= interior_point([size // 2, size // 2 + 1], counts=[(n + 1) // 2, n // 2], lower=0,
+                                         upper=size - 1, epsilon=EPS, method="exponential", rng=s).value <= size // 2 + 1)
+        for s in range(runs)
+    )
+    p_fail = 1 - expected[16]
+    assert binom_sf(fails, runs, p_fail) > 1e-6 and binom_sf(runs - fails, runs, 1 - p_fail) > 1e-6, fails
+
+
 def test_exponential_requirement_is_lemma_2_2():
     for size in (2**8, 2**64):
         n = exponential_requirement(size, EPS, BETA)
@@ -174,6 +217,79 @@ def test_treelog_on_spread_cluster_and_big_domain():
         vals, counts=cnt, lower=0, upper=size - 1, epsilon=EPS, delta=DELTA, method="treelog", rng=3, n=sum(cnt)
     )
     assert vals[0] <= r.value <= vals[-1]
+
+
+# ------------------------------------------------------------------ the bottom output is reported
+
+
+def _uniform(size: int, n: int) -> tuple[list[int], list[int]]:
+    """n records spread evenly over all of [0, size): no heavy element, no heavy path."""
+    base, rem = divmod(n, size)
+    return list(range(size)), [base + (i < rem) for i in range(size)]
+
+
+def _tree_run(method: str, vals: list[int], cnt: list[int], size: int, seed: int, **kw) -> InteriorPoint:
+    return interior_point(
+        vals, counts=cnt, lower=0, upper=size - 1, epsilon=EPS, delta=DELTA, method=method, beta=BETA, rng=seed, **kw
+    )
+
+
+def test_heavypaths_at_half_its_stated_n_reports_bottom_on_spread_data():
+    """The issue's case: at half its stated n, on data spread over the domain, HeavyPaths'
+    StoppingPoint finds no heavy element and returns bottom; the placeholder value (lower) is
+    reported *with* bottom=True. A point mass at the lower end at the stated n returns the same
+    value as a genuine answer: bottom=False (so ``bottom = (value == lower)`` fails here)."""
+    for size in (2**8, 2**16):
+        req = method_requirements(size, epsilon=EPS, delta=DELTA, beta=BETA)["heavypaths"]
+        vals, cnt = _uniform(size, req // 2)
+        for seed in range(3):
+            r = _tree_run("heavypaths", vals, cnt, size, seed, n=req // 2)
+            assert r.bottom is True and r.value == 0, (size, seed, r.value)
+        for seed in range(3):
+            r = _tree_run("heavypaths", [0], [req], size, seed, n=req)
+            assert r.bottom is False and r.value == 0, (size, seed, r.value)
+
+
+def test_bottom_flag_equals_the_mechanism_bottom_both_ways(monkeypatch):
+    """``bottom`` is True exactly when the tree mechanism returned bottom (None), checked against
+    the mechanism's raw output over data sets where it does and does not: uniform data below the
+    method's requirement (bottom), point masses at the stated n (a point), including a point mass
+    *at the placeholder* lower = 0 (a genuine 0 that must not be flagged). The exponential
+    mechanism has no bottom."""
+    import dptree.thresholds as T
+
+    raw: list = []
+    for name in ("_treelog", "_heavypaths"):
+        orig = getattr(T, name)
+
+        def spy(*a, _orig=orig, **k):
+            out = _orig(*a, **k)
+            raw.append(out)
+            return out
+
+        monkeypatch.setattr(T, name, spy)
+    size = 2**8
+    seen = {"bottom": 0, "point": 0, "genuine 0": 0}
+    for method in ("treelog", "heavypaths"):
+        req = method_requirements(size, epsilon=EPS, delta=DELTA, beta=BETA)[method]
+        cases = [_uniform(size, 4096), ([0], [req]), ([size // 3], [req]), ([5, 9, 200], [req // 3] * 3)]
+        for vals, cnt in cases:
+            for seed in range(4):
+                raw.clear()
+                r = _tree_run(method, vals, cnt, size, seed, n=sum(cnt))
+                top = raw[-1]  # the top-level call returns last (TreeLog's recursion passes the spy too)
+                assert r.bottom is (top is None), (method, vals[:3], seed, top, r)
+                if r.bottom:
+                    seen["bottom"] += 1
+                    assert r.value == 0
+                else:
+                    seen["point"] += 1
+                    assert r.value == top
+                    seen["genuine 0"] += r.value == 0
+    assert all(seen.values()), seen  # both outcomes (and a genuine 0) were exercised
+    for seed in range(20):
+        r = interior_point(list(range(30)), lower=0, upper=255, epsilon=EPS, method="exponential", rng=seed)
+        assert r.bottom is False
 
 
 # ------------------------------------------------------------------ auto, result object, floats

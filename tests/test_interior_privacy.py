@@ -55,6 +55,36 @@ def test_treelog_issue_counterexample_is_private():
         assert eps_lb <= 1.0, (k0, k1)
 
 
+def _bottoms_at(n: int, n_max: int, runs: int, seed: int) -> int:
+    vals, cnt = audit._even(256, n)
+    return sum(
+        interior_point(vals, counts=cnt, lower=0, upper=255, epsilon=1.0, delta=1e-6, method="heavypaths",
+                       n_max=n_max, rng=seed + r).bottom
+        for r in range(runs)
+    )
+
+
+def test_heavypaths_halting_depends_only_on_the_declared_size(monkeypatch):
+    """Issue 16 (found by the widened Lemma 4.3 check, tests/test_interior_lemma43.py): ConstructPaths
+    halted on the private |S_d| <= 10t. With n_max = 10^8 declared on |X| = 2^8, data spread evenly
+    with 10t records stopped after S_1 and returned bottom every time, with 10t + 1 records it
+    went on to S_2 and answered every time (30/30 each): add/remove neighbours, not (1, 1e-6)-DP. Halting on
+    the declared size, both behave alike; planting the old rule back fails the same check."""
+    n_max = 10**8
+    e_in, d_in = T._swap_budget(1.0, 1e-6)
+    t = T.heavypaths_parameters(n_max, 256, e_in, d_in)["t"]
+    runs = 100
+
+    def eps_lb() -> float:
+        k0, k1 = _bottoms_at(10 * t, n_max, runs, 100), _bottoms_at(10 * t + 1, n_max, runs, 200)
+        return max(audit.epsilon_lower_bound(a, b, runs, 1e-6, 1e-6)[0] for a, b in ((k0, k1), (k1, k0)))
+
+    assert eps_lb() <= 1.0
+    orig = T._construct_paths
+    monkeypatch.setattr(T, "_construct_paths", lambda ms, h, t, n_public=None: orig(ms, h, t))
+    assert eps_lb() > 1.0
+
+
 def _planted_shortcut(orig):
     """The pre-fix TreeLog: the exponential mechanism over the whole domain when n <= 3t."""
 

@@ -104,6 +104,10 @@ def run_interior_point(args: argparse.Namespace) -> int:
         print(f"dptree interior-point: error: {exc}", file=sys.stderr)
         return 2
     print(f"interior_point: {res.value}")
+    if res.bottom:  # the mechanism's bottom output; the value above is only a placeholder
+        print("bottom: True (no answer: the value is the placeholder --lower, not an interior point)")
+    else:
+        print("bottom: False")
     print(f"method: {res.method}")
     print(f"budget: {res.budget.describe()}")
     declared = "none" if res.n_declared is None else f"{'n_max' if res.n_is_upper_bound else 'n'}={res.n_declared}"

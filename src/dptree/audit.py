@@ -912,7 +912,7 @@ def interior_tree_pairs() -> dict[str, list[NeighbourPair]]:
     :data:`INTERIOR_TREE_AUDIT`: datasets are ``(values, counts)`` point masses whose sizes sit on
     the data-size boundaries of the algorithms (TreeLog: |S| = 3t vs 3t + 1, where the removed
     ``n <= 3t`` shortcut switched mechanisms; HeavyPaths: the AboveThreshold threshold k/2 and
-    ConstructPaths' |S| <= 10t halt)."""
+    ConstructPaths' |S| <= 10t halt, with a point mass and with spread data)."""
     from .thresholds import _swap_budget, heavypaths_parameters, treelog_parameters
 
     a = INTERIOR_TREE_AUDIT
@@ -938,8 +938,19 @@ def interior_tree_pairs() -> dict[str, list[NeighbourPair]]:
         "heavypaths/add_remove": [
             NeighbourPair("point mass at the StoppingPoint threshold k/2", ([85], [k // 2]), ([85], [k // 2 + 1])),
             NeighbourPair("point mass at the ConstructPaths halt |S| = 10t", ([85], [10 * th]), ([85], [10 * th + 1])),
+            # spread data there: S_1 has no heavy element, so StoppingPoint needs S_2, which exists
+            # for 10t + 1 records and, before issue 16, not for 10t (halting on the private size)
+            NeighbourPair(
+                "spread data at the ConstructPaths halt |S| = 10t", _even(size, 10 * th), _even(size, 10 * th + 1)
+            ),
         ],
     }
+
+
+def _even(size: int, n: int) -> tuple[list[int], list[int]]:
+    """n records spread evenly over [0, size) as (values, counts)."""
+    base, rem = divmod(n, size)
+    return list(range(size)), [base + (i < rem) for i in range(size)]
 
 
 def _fixed_pairs(pairs: list[NeighbourPair]) -> Callable[[], Iterator[NeighbourPair]]:
@@ -949,6 +960,17 @@ def _fixed_pairs(pairs: list[NeighbourPair]) -> Callable[[], Iterator[NeighbourP
 def _value_of(release: Callable[[Any, int], Any]) -> Callable[[Any, int], Any]:
     """The released value of a seed-002 result (what the audit samples)."""
     return lambda data, seed: release(data, seed).value
+
+
+def _tree_output_of(release: Callable[[Any, int], Any]) -> Callable[[Any, int], Any]:
+    """The whole output of a TreeLog/HeavyPaths release, (value, bottom), as one number: the
+    value, or lower - 1 for the bottom output (whose value is only the placeholder ``lower``)."""
+
+    def out(data: Any, seed: int) -> Any:
+        r = release(data, seed)
+        return INTERIOR_TREE_AUDIT["lower"] - 1 if r.bottom else r.value
+
+    return out
 
 
 def _register_interior_points() -> None:
@@ -1031,7 +1053,7 @@ def _register_interior_points() -> None:
                 neighbors=key.split("/")[1],
                 epsilon=float(a["epsilon"]),
                 delta=float(a["delta"]),
-                sample=repeat(_value_of(tree_ip)),
+                sample=repeat(_tree_output_of(tree_ip)),
                 worst_cases=_fixed_pairs(pairs[key]),
                 description=f"{method} with declared n_max = {a[declared]} on |X| = 256, (1, 1e-6)",
                 release=tree_ip,

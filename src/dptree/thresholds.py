@@ -477,7 +477,8 @@ def treelog_parameters(
     }
 
 
-def _treelog(ms: _MS, h: int, p: dict[str, Any], src: RandomSource, depth: int = 0) -> int:
+def _treelog(ms: _MS, h: int, p: dict[str, Any], src: RandomSource, depth: int = 0) -> int | None:
+    """Algorithm 1 on ``ms`` over [0, 2^h); None is the bottom of the Choosing Mechanism in Step 7."""
     eps0, delta0, t = p["eps0"], p["delta0"], p["t"]
     n = ms.n
     if h <= _BASE_H or depth + 1 >= p["n_calls"]:
@@ -489,10 +490,12 @@ def _treelog(ms: _MS, h: int, p: dict[str, Any], src: RandomSource, depth: int =
     ms_hat = ms.trim(t)  # Step 2
     d = _path_and_D(ms_hat, h, t, n, _random_chooser(eps0, src))  # Steps 3-5
     h_next = _height(h + 1)
-    lstar = min(_treelog(d, h_next, p, src, depth + 1), h)  # Step 6 (clamp padding: post-processing)
+    # Step 6 (clamp padding: post-processing); a bottom one call down is read as level 0
+    inner = _treelog(d, h_next, p, src, depth + 1)
+    lstar = min(0 if inner is None else inner, h)
     vstar = _choose_node(ms_hat, h, lstar, eps0, delta0, src)  # Step 7
     if vstar is None:
-        return 0  # bottom: a data-independent output (the guarantee has failed)
+        return None  # bottom (the guarantee has failed); the caller releases a data-independent 0
     return _best_of_four(ms, h, lstar, vstar, eps0, src)  # Steps 8-9
 
 
@@ -591,6 +594,7 @@ def heavypaths_parameters(
     ok = len(hs) == m_dom and (n - 3 * t * (m_dom - 1)) >= max(_BASE_DOMAIN * k, 10 * t + 1)
     return {
         "heights": hs,
+        "n_public": n,
         "levels": levels,
         "eps1": eps1,
         "eps2": eps2,
@@ -603,20 +607,31 @@ def heavypaths_parameters(
     }
 
 
-def _construct_paths(ms: _MS, h: int, t: int) -> list[tuple[_MS, int]]:
-    """Algorithm 2 (ConstructPaths): the databases S_1 = S, S_2, ... with their tree heights."""
+def _construct_paths(ms: _MS, h: int, t: int, n_public: int | None = None) -> list[tuple[_MS, int]]:
+    """Algorithm 2 (ConstructPaths): the databases S_1 = S, S_2, ... with their tree heights.
+
+    Step 1 halts when |S_d| <= 10t or the domain is O(1). Seed 002 states its lemmas for
+    S, S' in X^n, where |S_d| = n - 3t(d - 1) is public. For add/remove neighbours the actual
+    size is private and halting on it is not private: S with 10t records would stop after S_1 and
+    S + {x} would go on to S_2, so StoppingPoint asks one more query and, on spread data,
+    HeavyPaths returns bottom on one and a point on the other (issue 16). With ``n_public`` (the
+    declared size N, data capped at N) step 1 tests the public sizes N - 3t(d - 1) instead, so the
+    number of databases is a function of (N, |X|, t) only (``heavypaths_parameters()["heights"]``);
+    D keeps max(|S_d| - 3t, 0) records as before. Without ``n_public`` (tests), the actual size."""
     out = [(ms, h)]
-    while out[-1][1] > _BASE_H and out[-1][0].n > 10 * t:
+    size = ms.n if n_public is None else n_public
+    while out[-1][1] > _BASE_H and size > 10 * t:
         cur, hh = out[-1]
         d = _path_and_D(cur.trim(t), hh, t, cur.n, _heavy_chooser)
         out.append((d, _height(hh + 1)))
+        size = d.n if n_public is None else size - 3 * t
     return out
 
 
 def _heavypaths(ms: _MS, h: int, p: dict[str, Any], src: RandomSource) -> int | None:
     t, eps1, eps2, delta2 = p["t"], p["eps1"], p["eps2"], p["delta2"]
-    dbs = _construct_paths(ms, h, t)
-    levels = len(p["heights"]) if len(p["heights"]) == len(dbs) else len(dbs)
+    dbs = _construct_paths(ms, h, t, p["n_public"])
+    levels = len(dbs)  # = len(p["heights"]): public (declared N, |X|, t)
     # Algorithm 3 (StoppingPoint): AboveThreshold on f_d = max multiplicity of S_d, threshold k/2
     at = AboveThreshold(threshold=p["c"], epsilon=eps1, rng=src)
     dhat = None
@@ -730,13 +745,20 @@ class InteriorPoint:
     declared size -- True/False for a declared exact n, False or None (unknown: it depends on the
     actual size) for ``n_max``, None when no size was declared; ``n_required`` the size from
     which it does. ``private`` is False when a seeded (test-only) random source was used.
+
+    ``bottom``: True when the mechanism returned its bottom symbol (no answer: a Choosing
+    Mechanism or StoppingPoint's AboveThreshold found nothing heavy enough, or TreeLog's Step 7
+    chose nothing); ``value`` is then the data-independent placeholder ``lower`` and is *not*
+    an interior point of anything. The bit is part of the private output (the mechanism's
+    output is "bottom" or a point; the placeholder is post-processing), hence declared noisy.
+    Always False for the exponential mechanism, which has no bottom.
     """
 
     #: the privacy boundary (:mod:`dptree.boundary`)
     BOUNDARY: ClassVar[Boundary] = Boundary(
         public=("method", "epsilon", "delta", "beta", "n_declared", "n_is_upper_bound", "n_required",
                 "guarantee_applies", "private", "parameters*"),
-        noisy=("value",),
+        noisy=("value", "bottom"),
     )
 
     value: int | float
@@ -750,6 +772,7 @@ class InteriorPoint:
     guarantee_applies: bool | None
     private: bool
     parameters: dict[str, Any] = field(default_factory=dict)
+    bottom: bool = False
 
     @property
     def budget(self) -> Budget:
@@ -928,13 +951,14 @@ def interior_point(
     req_t: int | None
     if method == "treelog":
         p = treelog_parameters(size_n, size, e_in, d_in, b)
-        yt = _treelog(ms, h, p, src)
+        out = _treelog(ms, h, p, src)
         req_t = _tree_requirement("treelog", size, e_in, d_in, b)
     else:
         p = heavypaths_parameters(size_n, size, e_in, d_in, b)
         out = _heavypaths(ms, h, p, src)
-        yt = 0 if out is None else out  # bottom -> a data-independent output
         req_t = _tree_requirement("heavypaths", size, e_in, d_in, b)
+    is_bottom = out is None  # part of the mechanism's output (reported as ``bottom``)
+    yt = 0 if out is None else out  # bottom -> the data-independent placeholder ``lower``
     p = dict(p)
     p["neighbors"] = "add_remove and replace (add/remove lemma at eps/2, group privacy for a replacement)"
     p["epsilon_per_change"], p["delta_per_change"] = e_in, d_in
@@ -952,6 +976,7 @@ def interior_point(
         _guarantee(req_t, size_n, upper_bound, bool(p["guarantee_applies"])),
         src.private,
         p,
+        is_bottom,
     )
 
 
