@@ -883,7 +883,7 @@ def _register_multiplicative() -> None:
             description="Ghazi et al. Algorithms 1-4 with the Lemma 3.3 window, alpha = 0.5",
             release=release,
             extra={
-                "fast": AuditConfig(n_select=400, n_eval=1_200),
+                "fast": AuditConfig(n_select=200, n_eval=600),
                 "slow": AuditConfig(n_select=600, n_eval=1_800),
             },
         )
