@@ -152,27 +152,36 @@ def file_bounded_histogram(
     missing: str = "error",
     rng: _noise.RngLike = None,
     fmt: str | None = None,
+    progress: Any = False,
 ) -> np.ndarray:
     """:func:`bounded_histogram` for a CSV/Parquet file, computed inside DuckDB.
+
+    ``progress`` (True, or a callable receiving messages): stage messages and DuckDB's progress,
+    on stderr, never on stdout.
 
     Only per-user record counts of users with more than k records and the final histogram reach
     Python; the kept positions go back to DuckDB as a small table.
     """
-    from .backends.duckdb_backend import open_table
+    from .backends.duckdb_backend import open_table, progress_reporter
 
     k = check_bound(plan, max_contributions)
     src = _noise.make_source(rng)
+    report = progress_reporter(progress)
     try:
-        with open_table(path, fmt) as (con, expr):
+        with open_table(path, fmt, report) as (con, expr):
             # DuckDB (2.0) folds isnan(x) to false from Parquet statistics, which omit NaN: NaN values
             # would then pass as numbers. Statistics propagation must be off for exact NaN handling.
             con.execute("SET disabled_optimizers = 'statistics_propagation'")
             leaf_sql, bad_sql = _leaf_sql(con, expr, column, plan.domain, missing)
             ucol = user_sql(con, expr, user_column)
+            if report:
+                report("bucketing the rows")
             con.execute(
                 f"CREATE TEMP TABLE dpt_rows AS SELECT u, leaf FROM (SELECT {ucol} AS u, "
                 f"CASE WHEN {bad_sql} THEN NULL ELSE {leaf_sql} END AS leaf FROM {expr}) WHERE leaf IS NOT NULL"
             )
+            if report:
+                report(f"keeping at most {k} record(s) per user")
             return duckdb_bounded_counts(con, "dpt_rows", k, plan.layout.padded_size, src)
     except (DataError, InputFormatError, InvalidParameterError):
         raise
