@@ -191,6 +191,9 @@ def test_nice_edges_are_round() -> None:
     assert list(nice_edges(make_domain(0, 120), 30)) == list(range(0, 121, 5))
     assert list(nice_edges(make_domain(17, 93), 8)) == [17, 20, 30, 40, 50, 60, 70, 80, 90, 93]
     assert list(nice_edges(make_domain(0.0, 1.0, 0.001), 10)) == pytest.approx(np.linspace(0, 1, 11))
+    assert list(nice_edges(make_domain(1, 5000), 10, log=True)) == [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000,
+                                                                     5000]
+    assert list(nice_edges(make_domain(0, 5000), 10, log=True)) == list(range(0, 5001, 500))  # 0: linear
     days = nice_edges(make_domain("2024-01-01", "2024-12-31", dt.timedelta(days=1)), 12)
     steps = np.diff(days[1:-1]).astype("timedelta64[D]").astype(int)
     assert days[0] == np.datetime64("2024-01-01") and set(steps) == {28}
@@ -389,6 +392,8 @@ def test_report_has_csv_downloads_metadata_and_works_for_hierarchies(tmp_path: P
     hrel = dptree.load(tmp_path / "h.json")
     assert frame.set_index("path").loc["US", "estimate"] == pytest.approx(hrel.to_frame().set_index("path")
                                                                         .loc["US", "estimate"])
+    code, _, err = _cli(["query", str(tmp_path / "h.json"), "--bins", "4"], capsys)
+    assert code == 2 and "--node" in err
     code, out, err = _cli(["plot", str(tmp_path / "h.json"), "--out", str(tmp_path / "h.png")], capsys)
     assert code == 0 and (tmp_path / "h.png").read_bytes()[:4] == b"\x89PNG", err
 

@@ -44,13 +44,32 @@ def _nice_step(raw: float) -> float:
     return next(m * p for m in _NICE if m * p >= raw * (1 - 1e-12))
 
 
-def nice_edges(domain: Domain, bins: int) -> np.ndarray:
+def _log_edges(domain: Domain, bins: int) -> np.ndarray:
+    """Round edges evenly spaced on a log scale: 1-2-5 (or 1, 3, or 1..9) times powers of ten."""
+    lo, hi = float(domain.lower), float(domain.upper)
+    best: np.ndarray | None = None
+    for mults in ((1.0,), (1.0, 3.0), (1.0, 2.0, 5.0), tuple(float(m) for m in range(1, 10))):
+        pts = [m * 10.0**e for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1) for m in mults]
+        inner = [p for p in pts if lo < p < hi]
+        edges = np.unique(np.round(np.array([lo, *inner, hi]), 12))
+        if best is None or abs(len(edges) - 1 - bins) < abs(len(best) - 1 - bins):
+            best = edges
+    assert best is not None
+    if domain.kind == "integer":
+        return np.unique(np.round(best).astype(np.int64))
+    return best
+
+
+def nice_edges(domain: Domain, bins: int, *, log: bool = False) -> np.ndarray:
     """About ``bins`` histogram edges over the whole domain: the bounds, and between them the
     multiples of a round step (1, 2, 2.5 or 5 times a power of ten; whole days or weeks for
     dates). The step is a multiple of the bucket width, so bins never split a bucket when the
-    domain starts on a multiple of its width."""
+    domain starts on a multiple of its width. ``log`` (a domain above 0): round numbers evenly
+    spaced on a log scale instead (1, 2, 5, 10, 20, ...)."""
     if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
         raise InvalidParameterError(f"bins must be an integer >= 1, got {bins!r}")
+    if log and domain.kind != "datetime" and float(domain.lower) > 0:
+        return _log_edges(domain, int(bins))
     lo, hi, w = domain.lower, domain.upper, domain.width
     if domain.kind == "datetime":
         span_s = (int(hi) - int(lo)) / 1e9
@@ -84,12 +103,12 @@ def value_label(release: Any) -> str:
     return str(col) if col else "value"
 
 
-def _title(kind: str, release: Any, clipped: bool) -> str:
+def _title(kind: str, release: Any, clipped: bool, *, of_column: bool = True) -> str:
     priv = release.privacy
     spent = priv.get("budget_spent") or {k: priv[k] for k in ("epsilon", "delta") if priv.get(k)}
     budget = ", ".join(f"{k}={v:.3g}" for k, v in spent.items())
     col = getattr(release, "column", None)
-    what = f"{kind} of {col}" if col else kind
+    what = f"{kind} of {col}" if col and of_column else kind
     extra = "" if release.private else ", NOT PRIVATE"
     title = f"Private {what} ({budget}{extra})"
     if clipped:
@@ -180,7 +199,7 @@ def plot_histogram(
     below the zero line as released; ``clip_negative`` draws them as 0 (intervals still those of
     the released estimate) and marks the plot as a post-processed view."""
     plt = _pyplot()
-    e = nice_edges(release.domain, bins) if edges is None else np.asarray(edges)
+    e = nice_edges(release.domain, bins, log=log) if edges is None else np.asarray(edges)
     h = release.histogram(e, level=level)
     counts = np.clip(h.counts, 0.0, None) if clip_negative else h.counts
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
@@ -239,7 +258,7 @@ def plot_hierarchy(
     ax.set_ylabel(levels[depth - 1] if 0 < depth <= len(levels) else f"depth {depth}")
     ax.set_xlabel("records")
     ax.set_title(_title(f"counts by {levels[depth - 1]}" if 0 < depth <= len(levels) else "counts", release,
-                        clip_negative), fontsize=10)
+                        clip_negative, of_column=False), fontsize=10)
     ax.grid(alpha=0.3, axis="x")
     ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
