@@ -257,6 +257,8 @@ def _cmd_query(args: argparse.Namespace) -> int:
         rows = _range_tree_answers(release, args)
         header = release.summary()
     else:
+        if args.histogram is not None or args.bins is not None:
+            raise InvalidParameterError("--histogram and --bins apply to range-tree releases; use --node PATH here")
         answer = getattr(release, "cli_answers", None)
         if answer is None:
             raise InvalidParameterError("this release kind cannot be queried from the command line")

@@ -473,6 +473,7 @@ class Answers:
     def to_frame(self) -> Any:
         """One row per query: query, estimate, stderr, ci_low, ci_high."""
         col = {k: [r[k] for r in self.rows] for k in ("query", "estimate", "stderr", "ci_low", "ci_high")}
+        col["stderr"] = [np.nan if v is None else v for v in col["stderr"]]  # quantiles have none
         return result_frame({"query": col["query"]}, estimate=col["estimate"], stderr=col["stderr"],
                             ci=(col["ci_low"], col["ci_high"]), level=self.level)
 
