@@ -420,7 +420,8 @@ def test_duckdb_progress_goes_to_stderr_never_stdout(tmp_path: Path, monkeypatch
     with db.open_table(str(data), progress=seen.append) as (con, _):
         assert con.execute("SELECT current_setting('enable_progress_bar_print')").fetchone()[0] is False
         con.execute("SELECT count(*) FROM range(300000000) t(x) WHERE x % 7 = 3").fetchall()
-    assert seen and all(re.fullmatch(r"reading .*: DuckDB query \d+% done", m) for m in seen)
+    assert seen and all(re.fullmatch(r"reading .*: (DuckDB query \d+% done|still working)", m) for m in seen)
+    assert any("% done" in m for m in seen)
 
 
 def test_bounded_release_reports_its_stages_on_stderr(tmp_path: Path) -> None:
@@ -432,7 +433,9 @@ def test_bounded_release_reports_its_stages_on_stderr(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
-    assert "keeping at most 2 record(s) per user" in proc.stderr and "histogram computed" in proc.stderr
+    for stage in ("keeping at most 2 record(s) per user", "counting records per user",
+                  "drawing which 2 record(s) each user keeps", "histogram computed"):
+        assert stage in proc.stderr
     assert "dptree:" not in proc.stdout and "%" not in proc.stdout
     assert proc.stdout.strip().splitlines()[-1] == f"wrote {tmp_path / 'b.json'}"
 

@@ -191,7 +191,10 @@ def file_grouped_histograms(
                 hist = np.zeros(G * P, dtype=np.int64)
                 np.add.at(hist, np.asarray(rows["leaf"], dtype=np.int64), np.asarray(rows["n"], dtype=np.int64))
             else:
-                hist = duckdb_bounded_counts(con, "dpt_rows", k, G * P, _noise.make_source(rng))
+                from .backends.duckdb_backend import progress_reporter
+
+                hist = duckdb_bounded_counts(con, "dpt_rows", k, G * P, _noise.make_source(rng),
+                                             progress_reporter(progress))
             return hist.reshape(G, P)
     except (DataError, InputFormatError, InvalidParameterError):
         raise

@@ -65,8 +65,8 @@ def _poll_progress(con: Any, report: Callable[[str], None] | None, what: str) ->
                 pct = float(con.query_progress())
             except Exception:  # the connection closed or is between queries
                 continue
-            if pct >= 0:
-                report(f"{what}: DuckDB query {pct:.0f}% done")
+            # -1: no query running (work in Python between queries); 0: no estimate (window queries)
+            report(f"{what}: DuckDB query {pct:.0f}% done" if pct > 0 else f"{what}: still working")
 
     thread = threading.Thread(target=run, name="dptree-progress", daemon=True)
     thread.start()
