@@ -104,6 +104,9 @@ def test_quantile_interval_on_a_date_domain_is_made_of_dates() -> None:
                             epsilon=1.0, rng=2)
     lo, hi = rel.quantile_ci(0.5)
     assert lo.dtype.kind == "M" and lo <= rel.quantile(0.5) <= hi
+    assert hi.astype("datetime64[D]") == hi  # a day (a bucket's start), not its last nanosecond
+    f = rel.to_frame()
+    assert str(f.bucket_low.iloc[0])[:10] == "2024-01-01" and str(f.bucket_high.iloc[0])[:10] == "2024-01-02"
 
 
 def test_answers_to_frame_and_json_numbers() -> None:
@@ -195,8 +198,12 @@ def test_nice_edges_are_round() -> None:
                                                                      5000]
     assert list(nice_edges(make_domain(0, 5000), 10, log=True)) == list(range(0, 5001, 500))  # 0: linear
     days = nice_edges(make_domain("2024-01-01", "2024-12-31", dt.timedelta(days=1)), 12)
-    steps = np.diff(days[1:-1]).astype("timedelta64[D]").astype(int)
-    assert days[0] == np.datetime64("2024-01-01") and set(steps) == {28}
+    assert days[0] == np.datetime64("2024-01-01") and days[-1] == np.datetime64("2024-12-31")
+    assert [str(d)[:10] for d in days[1:-1]] == [f"2024-{m:02d}-01" for m in range(2, 13)]  # calendar months
+    quarters = nice_edges(make_domain("2024-01-01", "2024-12-31", dt.timedelta(days=1)), 4)
+    assert [str(d)[:10] for d in quarters] == ["2024-01-01", "2024-04-01", "2024-07-01", "2024-10-01", "2024-12-31"]
+    weeks = nice_edges(make_domain("2024-01-01", "2024-03-31", dt.timedelta(days=1)), 12)
+    assert set(np.diff(weeks[1:-1]).astype("timedelta64[D]").astype(int)) == {7}
 
 
 def test_release_says_where_it_wrote_and_remembers_column_and_source(tmp_path: Path, capsys: Any) -> None:

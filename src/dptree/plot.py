@@ -74,6 +74,14 @@ def nice_edges(domain: Domain, bins: int, *, log: bool = False) -> np.ndarray:
     if domain.kind == "datetime":
         span_s = (int(hi) - int(lo)) / 1e9
         raw = max(span_s / bins, int(w) / 1e9)
+        if raw >= 20 * 86400 and int(w) % (86400 * 10**9) == 0:  # calendar months: 1, 2, 3, 6 or 12
+            months = min((1, 2, 3, 6, 12), key=lambda m: abs(math.log(m * 30.44 * 86400 / raw)))
+            first_m = np.datetime64(int(lo), "ns").astype("datetime64[M]").astype(np.int64)
+            last_m = np.datetime64(int(hi), "ns").astype("datetime64[M]").astype(np.int64)
+            starts = np.arange((first_m // months + 1) * months, last_m + 1, months).astype("datetime64[M]")
+            inner_ns = starts.astype("datetime64[ns]").astype(np.int64)
+            inner_ns = inner_ns[(inner_ns > int(lo)) & (inner_ns < int(hi))]
+            return np.concatenate([[int(lo)], inner_ns, [int(hi)]]).astype(np.int64).astype("datetime64[ns]")
         if raw > _DATE_STEPS_S[-1]:
             step_ns = int(math.ceil(raw / 86400) * 86400 * 1e9)
         else:  # the whole-unit step nearest to the raw one (weeks, 4 weeks, quarters, ...)

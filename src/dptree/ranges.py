@@ -750,8 +750,9 @@ class RangeTree:
         It inverts the pointwise interval of :meth:`cdf` at the estimated total (whose own noise
         is ignored), so it is approximate. The band is read on at most ``grid`` evenly spaced
         buckets; between grid points the interval is widened to the neighbouring points, so it
-        can only grow. Float domains give bucket edges, integers and dates a bucket's first and
-        last value. With an estimated total <= 0 the interval is the whole domain."""
+        can only grow. Float domains give bucket edges, integers a bucket's first and last value,
+        dates the first and the last bucket's start (bucket resolution, like :meth:`quantile`).
+        With an estimated total <= 0 the interval is the whole domain."""
         qa = _quantile_levels(q)
         dom = self.domain
         D = dom.size
@@ -775,11 +776,10 @@ class RangeTree:
         low = dom.leaf_start(low_leaf)
         if dom.kind == "float":
             high: Any = np.minimum(dom.lower + (high_leaf + 1) * dom.width, dom.upper)
+        elif dom.kind == "datetime":
+            high = dom.leaf_start(high_leaf)
         else:
-            last = np.minimum(
-                np.int64(dom.lower) + (high_leaf + 1) * np.int64(dom.width) - 1, np.int64(dom.upper)
-            )
-            high = last.astype("datetime64[ns]") if dom.kind == "datetime" else last
+            high = np.minimum(np.int64(dom.lower) + (high_leaf + 1) * np.int64(dom.width) - 1, np.int64(dom.upper))
         if np.ndim(q) == 0:
             return low[0], high[0]
         return low, high
@@ -831,8 +831,9 @@ class RangeTree:
         return float(v) if dom.kind == "float" else int(v)
 
     def to_frame(self, level: float = 0.95) -> Any:
-        """One row per bucket of the domain: bucket_low, bucket_high (its smallest and, for floats,
-        its right edge, otherwise its largest value), estimate, stderr, ci_low, ci_high."""
+        """One row per bucket of the domain: bucket_low, bucket_high, estimate, stderr, ci_low,
+        ci_high. bucket_low is the bucket's smallest value; bucket_high its largest value for
+        integers, its right edge (exclusive; the upper bound for the last bucket) for floats and dates."""
         dom = self.domain
         a = np.arange(dom.size)
         empty = np.zeros(dom.size, dtype=bool)
@@ -841,9 +842,11 @@ class RangeTree:
         low = dom.leaf_start(a)
         if dom.kind == "float":
             high: Any = np.minimum(low + dom.width, dom.upper)
+        elif dom.kind == "datetime":
+            end = np.minimum(np.int64(dom.lower) + (a + 1) * np.int64(dom.width), np.int64(dom.upper))
+            high = end.astype("datetime64[ns]")
         else:
-            last = np.minimum(np.int64(dom.lower) + (a + 1) * np.int64(dom.width) - 1, np.int64(dom.upper))
-            high = last.astype("datetime64[ns]") if dom.kind == "datetime" else last
+            high = np.minimum(np.int64(dom.lower) + (a + 1) * np.int64(dom.width) - 1, np.int64(dom.upper))
         return result_frame({"bucket_low": low, "bucket_high": high}, estimate=est, stderr=s,
                             ci=(est - m * s, est + m * s), level=level)
 
