@@ -457,3 +457,27 @@ def test_median_command_rejects_a_bad_level(tmp_path: Path, capsys: Any) -> None
 def test_quantile_levels_are_checked_once() -> None:
     with pytest.raises(InvalidParameterError):
         _rel().quantiles([1.5])
+
+
+def test_the_creation_time_is_read_before_the_data(tmp_path: Path, capsys: Any, monkeypatch: Any) -> None:
+    """A time taken after reading would tell how long the reading took (about the number of rows)."""
+    import dptree.backends.duckdb_backend as db
+    import dptree.histograms as hist
+
+    read = {"done": False}
+    monkeypatch.setattr(serialize, "_utc_now", lambda: "AFTER" if read["done"] else "BEFORE")
+    for module, name in ((hist, "leaf_histogram"), (db, "file_leaf_histogram")):
+        real = getattr(module, name)
+
+        def reading(*a: Any, _real: Any = real, **k: Any) -> Any:
+            out = _real(*a, **k)
+            read["done"] = True
+            return out
+
+        monkeypatch.setattr(module, name, reading)
+    assert dptree.range_tree(_ages(50), lower=0, upper=120, epsilon=1.0).metadata["created_utc"] == "BEFORE"
+    read["done"] = False
+    data = _people(tmp_path)
+    assert _cli(["release", str(data), "--column", "age", "--lower", "0", "--upper", "120", "--epsilon", "1",
+                 "--out", str(tmp_path / "r.json")], capsys)[0] == 0
+    assert read["done"] and dptree.load(tmp_path / "r.json").metadata["created_utc"] == "BEFORE"

@@ -190,10 +190,13 @@ def run_hierarchy(args: argparse.Namespace) -> int:
     check_output_path(args.out, inputs=[args.file, args.structure], ledger=ledger)
     label = args.ledger_label or f"hierarchy {args.file} -> {args.out}"
     delta = 0.0 if args.method == "laplace" else args.delta
+    from .serialize import _utc_now
+
+    created = _utc_now()  # before the data is read: the file must not time the reading
     with charged_budget(ledger, epsilon=args.epsilon, delta=delta, label=label) as charge:
         frame, wcol = read_grouped(args.file, levels, args.weight)
         rel = _release(args, frame, h, levels, wcol)
-        rel.metadata["source"] = "stdin" if args.file == "-" else args.file
+        rel.metadata.update(source="stdin" if args.file == "-" else args.file, created_utc=created)
         note_charge(rel, charge, ledger)
         rel.save(args.out, allow_nonprivate=args.allow_nonprivate)
         if charge is not None:

@@ -295,6 +295,9 @@ def _cmd_release(args: argparse.Namespace) -> int:
     src = cast(_noise.RngLike, _noise.make_source(args.seed))  # one stream: bounding, then noise
     label = args.ledger_label or f"{args.file}:{args.column}" + (f" by {args.by}" if args.by else "")
     # 2. the charge (committed), 3. the data, the noise and the output
+    from .serialize import _utc_now
+
+    created = _utc_now()  # before the data is read: the file must not time the reading
     with charged(ledger, plan, label) as charge:
         if args.by:
             from .grouped import file_grouped_histograms
@@ -317,7 +320,8 @@ def _cmd_release(args: argparse.Namespace) -> int:
         if args.by:
             from .grouped import release_groups
 
-            rel = release_groups(plan, hist, groups, src, column=args.column, source=args.file)  # type: ignore[arg-type]
+            rel = release_groups(plan, hist, groups, src, column=args.column, source=args.file,  # type: ignore[arg-type]
+                                 created=created)
             for _, r in rel.items():
                 note_charge(r, charge, ledger)
             paths = rel.save(args.out, allow_nonprivate=args.allow_nonprivate)
@@ -326,7 +330,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
             names = ", ".join(map(str, rel.groups))
             summary = f"{len(paths)} group releases ({names}): " + rel[rel.groups[0]].summary()
         else:
-            release = plan.release(hist, rng=src, column=args.column, source=args.file)
+            release = plan.release(hist, rng=src, column=args.column, source=args.file, created=created)
             note_charge(release, charge, ledger)
             release.save(args.out, allow_nonprivate=args.allow_nonprivate)
             if charge is not None:

@@ -116,6 +116,9 @@ def _cmd_release(args: argparse.Namespace) -> int:
     check_input_path(args.file)
     check_output_path(args.out, inputs=[args.file])
     progress(f"planned a {plan.layout.branching}-ary tree over {plan.domain.size} buckets")
+    from .serialize import _utc_now
+
+    created = _utc_now()  # before the data is read: the file must not time the reading
     hist = file_leaf_histogram(
         args.file,
         args.column,
@@ -126,7 +129,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
         progress=progress if progress.enabled else None,
     )
     progress("histogram computed; adding noise and estimating")
-    release = plan.release(hist, rng=args.seed, column=args.column, source=args.file)
+    release = plan.release(hist, rng=args.seed, column=args.column, source=args.file, created=created)
     release.save(args.out, allow_nonprivate=args.allow_nonprivate)
     print(release.summary())
     print(f"wrote {args.out}")

@@ -279,6 +279,7 @@ def release_groups(
     *,
     column: Any = None,
     source: Any = None,
+    created: str | None = None,
 ) -> GroupedRelease:
     """Add noise to every group's histogram (independent noise per group) and estimate."""
     plan.check_public_total(by="groups")
@@ -287,7 +288,7 @@ def release_groups(
     if h.ndim != 2 or h.shape[0] != len(gs):
         raise InvalidParameterError(f"need one histogram per group: got shape {h.shape} for {len(gs)} groups")
     src = _noise.make_source(rng)  # one stream for all groups: a seed must not repeat the same noise
-    releases = {g: plan.release(h[i], src, column=column, source=source) for i, g in enumerate(gs)}
+    releases = {g: plan.release(h[i], src, column=column, source=source, created=created) for i, g in enumerate(gs)}
     privacy = dict(plan.statement)
     privacy["composition"] = (
         f"parallel over {len(gs)} public groups: each record (each user, after bounding across groups) "
@@ -336,6 +337,9 @@ def range_tree_by(
             "and each group's total would not be public"
         )
     src = cast(_noise.RngLike, _noise.make_source(rng))  # one stream for bounding and noise
+    from .serialize import _utc_now
+
+    created = _utc_now()  # before the data is read
     hists = grouped_histograms(values, by, plan, groups=groups, unknown=unknown, user_ids=user_id,
                                missing=missing, rng=src)
-    return release_groups(plan, hists, groups, src)
+    return release_groups(plan, hists, groups, src, created=created)

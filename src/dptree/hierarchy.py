@@ -35,6 +35,7 @@ from typing import Any, ClassVar, Iterable, Literal, Mapping, Sequence
 
 import numpy as np
 
+from . import serialize as _serialize
 from ._hstructure import Hierarchy, split_path
 from ._multiplicative import Tree, mrmse_wrapper, theorem_4_1_tau_min
 from ._postprocess import project_families, round_families
@@ -973,6 +974,7 @@ def hierarchy_counts(
         raise InvalidParameterError(f"hierarchy must be a dptree.Hierarchy, got {type(hierarchy).__name__}")
     h = hierarchy
     src = make_source(rng)
+    created = _serialize._utc_now()  # before the data is read: no timing of the reading
     x = leaf_counts(data, h, levels=levels, weight=weight, unknown=unknown)
     w = node_weights(x, h.parents)
     d = h.depth
@@ -1006,7 +1008,7 @@ def hierarchy_counts(
     privacy.update(priv_upd)
     rel = _assemble(h, params, privacy, meas)
     rel.metadata = creation_metadata(column=params["levels"], source=data if isinstance(data, (str, os.PathLike))
-                                     else None)
+                                     else None, created=created)
     return rel
 
 

@@ -34,6 +34,7 @@ import numpy as np
 
 from . import __version__ as _version
 from . import noise as _noise
+from . import serialize as _serialize
 from .allocation import choose_branching, level_weights
 from .boundary import Boundary
 from .budget import Budget, check_delta, check_epsilon, check_rho, zcdp_epsilon
@@ -193,12 +194,19 @@ class RangeTreePlan:
                 )
 
     def release(
-        self, leaf_counts: np.ndarray, rng: _noise.RngLike = None, *, column: Any = None, source: Any = None
+        self,
+        leaf_counts: np.ndarray,
+        rng: _noise.RngLike = None,
+        *,
+        column: Any = None,
+        source: Any = None,
+        created: str | None = None,
     ) -> "RangeTree":
         """Add noise to the true counts derived from ``leaf_counts`` and estimate (the private step).
 
         ``column`` and ``source`` (the caller's column name and input path) are kept, with the
-        creation time, in the release's public ``metadata``."""
+        creation time, in the release's public ``metadata``. ``created``: that time, read from the
+        clock (``serialize._utc_now()``) before the data was read; default: now."""
         src = _noise.make_source(rng)
         hist = _check_histogram(leaf_counts)
         if hist.shape != (self.layout.padded_size,):
@@ -220,7 +228,7 @@ class RangeTreePlan:
                 measurements.append(counts + _noise.discrete_gaussian(src, param, counts.size))
         statement = dict(self.statement)
         statement["private"] = bool(src.private)
-        meta = creation_metadata(column=column, source=source)
+        meta = creation_metadata(column=column, source=source, created=created)
         return RangeTree(plan=self, measurements=measurements, statement=statement, metadata=meta)
 
 
@@ -419,8 +427,10 @@ def range_tree(
     from .histograms import leaf_histogram
 
     src = _noise.make_source(rng)  # one source for bounding and noise
+    created = _serialize._utc_now()  # before the data is read: no timing of the reading
     hist = leaf_histogram(values, plan, column=column, user_id=user_id, missing=missing, rng=src)
-    return plan.release(hist, src, column=column, source=values if isinstance(values, (str, os.PathLike)) else None)
+    return plan.release(hist, src, column=column, source=values if isinstance(values, (str, os.PathLike)) else None,
+                        created=created)
 
 
 @dataclass(frozen=True)
