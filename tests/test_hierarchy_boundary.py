@@ -54,6 +54,12 @@ def _flat(d: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix[:-1]: d}
 
 
+@pytest.fixture(autouse=True)
+def _same_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The creation time in the metadata is public (the clock): neighbouring runs read the same one."""
+    monkeypatch.setattr("dptree.serialize._utc_now", lambda: "2026-01-01T00:00:00Z")
+
+
 def _cases() -> list[Any]:
     """(method, pair); the multiplicative release at totals near 2^53 takes ~30 s (its exact
     discrete-Laplace fallback at huge scales), so that one case runs with the slow tests."""

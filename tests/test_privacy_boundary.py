@@ -23,6 +23,12 @@ from dptree.boundary import Boundary, boundary_violations, release_fields
 SPECS = audit.registered()
 
 
+@pytest.fixture(autouse=True)
+def _same_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The creation time is public (the clock), like the seed: neighbouring runs read the same one."""
+    monkeypatch.setattr("dptree.serialize._utc_now", lambda: "2026-01-01T00:00:00Z")
+
+
 @pytest.mark.parametrize("name", [s.name for s in SPECS])
 def test_every_field_that_depends_on_the_data_is_declared_noisy(name: str) -> None:
     spec = audit.get(name)
@@ -77,6 +83,8 @@ NOISY_LINES: dict[str, tuple[str, ...]] = {
     "release": (),
     "hierarchy": (),
     "interior-point": ("interior_point:", "value:", "bottom:"),
+    "median": ("median:",),
+    "quantile": ("quantile(",),
 }
 
 
@@ -127,6 +135,20 @@ def test_cli_prints_nothing_that_depends_on_the_data_outside_the_noise(tmp_path:
                             "--epsilon", "1", "--seed", "5", "--allow-nonprivate"], capsys)
     for x, y in _differing_lines(outs["d0"], outs["d1"], tmp_path):
         assert x.startswith(NOISY_LINES["interior-point"]), f"printed line depends on the data: {x!r} vs {y!r}"
+    # median and one quantile: only the value line may differ
+    for cmd, extra in (("median", []), ("quantile", ["--q", "0.9"])):
+        outs = {}
+        for label, path in (("d0", d0), ("d1", d1)):
+            outs[label] = _cli([cmd, str(path), "--column", "v", *extra, "--lower", "0", "--upper", "100",
+                                "--epsilon", "1", "--seed", "5", "--allow-nonprivate"], capsys)
+        for x, y in _differing_lines(outs["d0"], outs["d1"], tmp_path):
+            assert x.startswith(NOISY_LINES[cmd]), f"{cmd}: printed line depends on the data: {x!r} vs {y!r}"
+    # query output of the two releases: only estimates may differ, never the structure
+    for label in ("d0", "d1"):
+        outs[label] = _cli(["query", str(tmp_path / label / "r.json"), "--count", "0:50", "--quantile", "0.5",
+                            "--bins", "4"], capsys)
+    for x, y in _differing_lines(outs["d0"], outs["d1"], tmp_path):
+        assert x.split()[0] == y.split()[0] and x.split()[0] not in ("query", "RangeTree"), (x, y)
     # hierarchy counts
     hrows = ["US,CA", "US,NY", "FR,IDF", "US,CA"] * 5
     (tmp_path / "h").mkdir()

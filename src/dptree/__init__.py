@@ -37,7 +37,7 @@ from .hierarchy import Hierarchy, HierarchyRelease, hierarchy_counts
 from .histograms import leaf_histogram
 from .inputs import to_numpy
 from .ledger import Ledger, LedgerCorruptError, LedgerError, LedgerLockedError, LedgerReadOnlyError
-from .ranges import HistogramResult, RangeTree, RangeTreePlan, plan_range_tree, range_tree
+from .ranges import Answers, HistogramResult, QuantileResult, RangeTree, RangeTreePlan, plan_range_tree, range_tree
 from .serialize import load
 from .thresholds import (
     InsufficientDataError,
@@ -68,6 +68,8 @@ __all__ = [
     "RangeTree",
     "RangeTreePlan",
     "HistogramResult",
+    "QuantileResult",
+    "Answers",
     "load",
     "range_tree_by",
     "GroupedRelease",

@@ -174,7 +174,14 @@ def run_hierarchy(args: argparse.Namespace) -> int:
             "--seed makes the release reproducible and NOT private; add --allow-nonprivate to confirm"
         )
     h = read_structure(args.structure, levels, other=args.other)  # public
-    from ._cli_scale import charged_budget, check_input_path, check_output_path, check_public_parameters, ledger_path
+    from ._cli_scale import (
+        charged_budget,
+        check_input_path,
+        check_output_path,
+        check_public_parameters,
+        ledger_path,
+        note_charge,
+    )
 
     # every public check before the charge; the data file is read only after it (issue 10, 2(b))
     ledger = ledger_path(args.ledger)
@@ -183,9 +190,14 @@ def run_hierarchy(args: argparse.Namespace) -> int:
     check_output_path(args.out, inputs=[args.file, args.structure], ledger=ledger)
     label = args.ledger_label or f"hierarchy {args.file} -> {args.out}"
     delta = 0.0 if args.method == "laplace" else args.delta
+    from .serialize import _utc_now
+
+    created = _utc_now()  # before the data is read: the file must not time the reading
     with charged_budget(ledger, epsilon=args.epsilon, delta=delta, label=label) as charge:
         frame, wcol = read_grouped(args.file, levels, args.weight)
         rel = _release(args, frame, h, levels, wcol)
+        rel.metadata.update(source="stdin" if args.file == "-" else args.file, created_utc=created)
+        note_charge(rel, charge, ledger)
         rel.save(args.out, allow_nonprivate=args.allow_nonprivate)
         if charge is not None:
             charge.output = args.out

@@ -291,46 +291,65 @@ def _cmd_release(args: argparse.Namespace) -> int:
     for out in outs:
         check_output_path(out, inputs=[args.file], ledger=ledger)
     progress(f"planned a {plan.layout.branching}-ary tree over {plan.domain.size} buckets")
+    report = progress if progress.enabled else None
     src = cast(_noise.RngLike, _noise.make_source(args.seed))  # one stream: bounding, then noise
     label = args.ledger_label or f"{args.file}:{args.column}" + (f" by {args.by}" if args.by else "")
     # 2. the charge (committed), 3. the data, the noise and the output
+    from .serialize import _utc_now
+
+    created = _utc_now()  # before the data is read: the file must not time the reading
     with charged(ledger, plan, label) as charge:
         if args.by:
             from .grouped import file_grouped_histograms
 
             hist = file_grouped_histograms(
                 args.file, args.column, args.by, plan, groups=groups, unknown=args.unknown_groups,  # type: ignore[arg-type]
-                user_column=args.user_id, missing=args.missing, rng=src, fmt=args.input_format,
+                user_column=args.user_id, missing=args.missing, rng=src, fmt=args.input_format, progress=report,
             )
         elif args.user_id:
             from .bounding import file_bounded_histogram
 
             hist = file_bounded_histogram(args.file, args.column, args.user_id, plan, missing=args.missing,
-                                          rng=src, fmt=args.input_format)
+                                          rng=src, fmt=args.input_format, progress=report)
         else:
             from .backends.duckdb_backend import file_leaf_histogram
 
             hist = file_leaf_histogram(args.file, args.column, plan.domain, plan.layout.padded_size,
-                                       missing=args.missing, fmt=args.input_format, progress=progress.enabled)
+                                       missing=args.missing, fmt=args.input_format, progress=report)
         progress("histogram computed; adding noise and estimating")
         if args.by:
             from .grouped import release_groups
 
-            rel = release_groups(plan, hist, groups, src)  # type: ignore[arg-type]
+            rel = release_groups(plan, hist, groups, src, column=args.column, source=args.file,  # type: ignore[arg-type]
+                                 created=created)
+            for _, r in rel.items():
+                note_charge(r, charge, ledger)
             paths = rel.save(args.out, allow_nonprivate=args.allow_nonprivate)
             if charge is not None:
                 charge.output = ", ".join(paths)
             names = ", ".join(map(str, rel.groups))
             summary = f"{len(paths)} group releases ({names}): " + rel[rel.groups[0]].summary()
         else:
-            release = plan.release(hist, rng=src)
+            release = plan.release(hist, rng=src, column=args.column, source=args.file, created=created)
+            note_charge(release, charge, ledger)
             release.save(args.out, allow_nonprivate=args.allow_nonprivate)
             if charge is not None:
                 charge.output = args.out
             summary = release.summary()
-    progress(f"wrote {args.out}")
+            paths = [args.out]
     print(summary)
+    print("wrote " + ", ".join(paths))
     return 0
+
+
+def note_charge(release: Any, charge: Any, ledger: str | None) -> None:
+    """Record a ledger charge in the release's public metadata (the report shows it): the ledger's
+    path, the charge's id and label and the amounts charged (the budget, a public parameter)."""
+    if charge is None:
+        return
+    release.metadata["ledger"] = {"path": str(ledger), "charge": int(charge.id), "label": str(charge.label),
+                                  "epsilon": float(charge.epsilon), "delta": float(charge.delta),
+                                  "rho": float(charge.rho)}
 
 
 def _parse_groups(text: str) -> list[Any]:
@@ -405,23 +424,28 @@ def _cmd_budget(args: argparse.Namespace) -> int:
 
 
 def _add_report(sub: Any) -> None:
-    p = sub.add_parser("report", help="write a static HTML report of a range-tree release")
+    from .cli import add_view_options
+
+    p = sub.add_parser("report", help="write a static HTML report of a range-tree or hierarchy release")
     p.add_argument("release")
     p.add_argument("--out", required=True, help="HTML file to write")
     p.add_argument("--ci", type=float, default=0.95, help="confidence level of bands and intervals")
     p.add_argument("--bins", type=int, default=30, help="histogram bins (default 30)")
     p.add_argument("--title")
+    add_view_options(p)
     p.set_defaults(func=_cmd_report)
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    from .hierarchy import HierarchyRelease
     from .ranges import RangeTree
     from .report import write_report
     from .serialize import load
 
     release = load(args.release)
-    if not isinstance(release, RangeTree):
-        raise InvalidParameterError("report needs a range-tree release")
-    write_report(release, args.out, level=args.ci, bins=args.bins, title=args.title)
+    if not isinstance(release, (RangeTree, HierarchyRelease)):
+        raise InvalidParameterError("report needs a range-tree or hierarchy release")
+    write_report(release, args.out, level=args.ci, bins=args.bins, title=args.title, log=args.log,
+                 clip_negative=args.clip_negative)
     print(f"wrote {args.out}")
     return 0

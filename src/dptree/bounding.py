@@ -152,28 +152,37 @@ def file_bounded_histogram(
     missing: str = "error",
     rng: _noise.RngLike = None,
     fmt: str | None = None,
+    progress: Any = False,
 ) -> np.ndarray:
     """:func:`bounded_histogram` for a CSV/Parquet file, computed inside DuckDB.
+
+    ``progress`` (True, or a callable receiving messages): stage messages and DuckDB's progress,
+    on stderr, never on stdout.
 
     Only per-user record counts of users with more than k records and the final histogram reach
     Python; the kept positions go back to DuckDB as a small table.
     """
-    from .backends.duckdb_backend import open_table
+    from .backends.duckdb_backend import open_table, progress_reporter
 
     k = check_bound(plan, max_contributions)
     src = _noise.make_source(rng)
+    report = progress_reporter(progress)
     try:
-        with open_table(path, fmt) as (con, expr):
+        with open_table(path, fmt, report) as (con, expr):
             # DuckDB (2.0) folds isnan(x) to false from Parquet statistics, which omit NaN: NaN values
             # would then pass as numbers. Statistics propagation must be off for exact NaN handling.
             con.execute("SET disabled_optimizers = 'statistics_propagation'")
             leaf_sql, bad_sql = _leaf_sql(con, expr, column, plan.domain, missing)
             ucol = user_sql(con, expr, user_column)
+            if report:
+                report("bucketing the rows")
             con.execute(
                 f"CREATE TEMP TABLE dpt_rows AS SELECT u, leaf FROM (SELECT {ucol} AS u, "
                 f"CASE WHEN {bad_sql} THEN NULL ELSE {leaf_sql} END AS leaf FROM {expr}) WHERE leaf IS NOT NULL"
             )
-            return duckdb_bounded_counts(con, "dpt_rows", k, plan.layout.padded_size, src)
+            if report:
+                report(f"keeping at most {k} record(s) per user")
+            return duckdb_bounded_counts(con, "dpt_rows", k, plan.layout.padded_size, src, report)
     except (DataError, InputFormatError, InvalidParameterError):
         raise
     except Exception as exc:
@@ -193,12 +202,17 @@ def user_sql(con: Any, expr: str, user_column: str) -> str:
     return ucol
 
 
-def duckdb_bounded_counts(con: Any, table: str, k: int, n_cells: int, src: _noise.RandomSource) -> np.ndarray:
+def duckdb_bounded_counts(
+    con: Any, table: str, k: int, n_cells: int, src: _noise.RandomSource, report: Any = None
+) -> np.ndarray:
     """Counts per cell of ``table(u, leaf)`` after keeping at most k rows per user u, in DuckDB.
 
     Same algorithm as the numpy engine: rows of a user ordered by cell, users above k numbered in
-    id order, a uniform k-subset of positions drawn for each of them in that order.
+    id order, a uniform k-subset of positions drawn for each of them in that order. ``report``
+    (a callable or None) receives the name of each stage (never a count).
     """
+    say = report or (lambda msg: None)
+    say("counting records per user")
     con.execute(f"CREATE TEMP TABLE dpt_uc AS SELECT u, count(*) AS c FROM {table} GROUP BY u")
     con.execute(
         f"CREATE TEMP TABLE dpt_heavy AS SELECT u, c, row_number() OVER (ORDER BY u) - 1 AS h "
@@ -212,7 +226,9 @@ def duckdb_bounded_counts(con: Any, table: str, k: int, n_cells: int, src: _nois
     hist = np.zeros(n_cells, dtype=np.int64)
     np.add.at(hist, np.asarray(light["leaf"], dtype=np.int64), np.asarray(light["n"], dtype=np.int64))
     if counts.size:
+        say(f"drawing which {k} record(s) each user keeps")
         chosen = _kept_positions(src, counts, k)  # (U_heavy, k), heavy users in id order
+        say("counting the kept records")
         kept = {"h": np.repeat(np.arange(counts.size, dtype=np.int64), k), "pos": chosen.ravel()}
         con.register("dpt_kept", _numpy_relation(kept))
         # positions (rank by leaf inside the user) only for the rows of users above k

@@ -116,6 +116,9 @@ def _cmd_release(args: argparse.Namespace) -> int:
     check_input_path(args.file)
     check_output_path(args.out, inputs=[args.file])
     progress(f"planned a {plan.layout.branching}-ary tree over {plan.domain.size} buckets")
+    from .serialize import _utc_now
+
+    created = _utc_now()  # before the data is read: the file must not time the reading
     hist = file_leaf_histogram(
         args.file,
         args.column,
@@ -123,13 +126,13 @@ def _cmd_release(args: argparse.Namespace) -> int:
         plan.layout.padded_size,
         missing=args.missing,
         fmt=args.input_format,
-        progress=progress.enabled,
+        progress=progress if progress.enabled else None,
     )
     progress("histogram computed; adding noise and estimating")
-    release = plan.release(hist, rng=args.seed)
+    release = plan.release(hist, rng=args.seed, column=args.column, source=args.file, created=created)
     release.save(args.out, allow_nonprivate=args.allow_nonprivate)
-    progress(f"wrote {args.out}")
     print(release.summary())
+    print(f"wrote {args.out}")
     return 0
 
 
@@ -146,6 +149,9 @@ def _add_query(sub: Any) -> None:
     p.add_argument("--cdf", action="append", default=[], metavar="X", help="records with value <= X")
     p.add_argument("--quantile", action="append", default=[], type=float, metavar="Q")
     p.add_argument("--total", action="store_true", help="the estimated number of records")
+    p.add_argument("--histogram", metavar="E0,E1,...",
+                   help="counts of the bins [E0, E1), [E1, E2), ..., the last bin closed")
+    p.add_argument("--bins", type=int, metavar="N", help="a histogram of about N bins with round edges")
     p.add_argument(
         "--node", action="append", default=[], metavar="PATH", help="hierarchy releases: node path, e.g. US/CA"
     )
@@ -180,38 +186,53 @@ def _query_value(text: str, release: RangeTree) -> Any:
 
 
 def _range_tree_answers(release: RangeTree, args: argparse.Namespace) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    fmt = release.domain.format_value
-
-    def row(name: str, c: float, s: float, low: float, high: float) -> dict[str, Any]:
-        return {"query": name, "estimate": c, "stderr": s, "ci_low": low, "ci_high": high}
-
+    """Rows of ``dptree query`` (:meth:`RangeTree.answer`: numbers stay numbers, quantiles get
+    intervals), then the bins of ``--histogram``/``--bins``."""
+    count = []
     for text in args.count:
         lo_t, hi_t = _split_range(text, release.domain.kind)
-        lo, hi = _query_value(lo_t, release), _query_value(hi_t, release)
-        low, high = release.ci(lo, hi, level=args.ci)
-        c, s = float(release.count(lo, hi)), float(release.stderr(lo, hi))
-        rows.append(row(f"count[{lo_t}, {hi_t}]", c, s, low, high))
-    for text in args.cdf:
-        x = _query_value(text, release)
-        low, high = release.cdf_ci(x, level=args.ci)
-        rows.append(row(f"cdf({text})", float(release.cdf(x)), float(release.cdf_stderr(x)), low, high))
-    if args.quantile:
-        qs = np.asarray(args.quantile, dtype=float)
-        vals = np.atleast_1d(release.quantile(qs))
-        for q, v in zip(qs, vals):
-            if release.domain.kind == "datetime":
-                shown = fmt(int(np.asarray(v).astype("datetime64[ns]").astype(np.int64)))
-            else:
-                shown = fmt(float(v)) if release.domain.kind == "float" else str(int(v))
-            rows.append(
-                {"query": f"quantile({q:g})", "estimate": shown, "stderr": None, "ci_low": None, "ci_high": None}
-            )
-    if args.total or not rows:
-        c, s = release.total(), release.total_stderr()
-        low, high = release.total_ci(level=args.ci)
-        rows.append({"query": "total", "estimate": c, "stderr": s, "ci_low": low, "ci_high": high})
+        count.append((_query_value(lo_t, release), _query_value(hi_t, release)))
+    cdf = [_query_value(text, release) for text in args.cdf]
+    edges = _histogram_edges(release, args)
+    asked = bool(count or cdf or args.quantile or args.total)
+    rows = [] if edges is not None and not asked else release.answer(
+        count=count, cdf=cdf, quantile=args.quantile, total=args.total, level=args.ci).rows
+    if edges is not None:
+        h = release.histogram(edges, level=args.ci)
+        show = release._json_value
+        last = len(edges) - 2
+        for i in range(len(edges) - 1):
+            rows.append({"query": f"bin[{show(edges[i])}, {show(edges[i + 1])}{']' if i == last else ')'}",
+                         "estimate": float(h.counts[i]), "stderr": float(h.stderr[i]),
+                         "ci_low": float(h.ci_low[i]), "ci_high": float(h.ci_high[i])})  # type: ignore[index]
     return rows
+
+
+def _histogram_edges(release: RangeTree, args: argparse.Namespace) -> Any:
+    """The edges of ``--histogram E0,E1,...`` or of ``--bins N`` (round edges over the domain)."""
+    if args.histogram is not None and args.bins is not None:
+        raise InvalidParameterError("give --histogram EDGES or --bins N, not both")
+    if args.histogram is not None:
+        parts = [t.strip() for t in args.histogram.split(",")]
+        if len(parts) < 2 or any(not t for t in parts):
+            raise InvalidParameterError("--histogram needs at least two comma-separated edges, e.g. 0,18,65,120")
+        vals = [_query_value(t, release) for t in parts]
+        return np.array(vals) if release.domain.kind == "datetime" else np.asarray(vals)
+    if args.bins is not None:
+        from .plot import nice_edges
+
+        if args.bins < 1:
+            raise InvalidParameterError(f"--bins must be at least 1, got {args.bins}")
+        return nice_edges(release.domain, args.bins)
+    return None
+
+
+def _number(v: Any) -> str:
+    return f"{v:,.1f}" if isinstance(v, float) else str(v)
+
+
+def _value(v: Any) -> str:
+    return f"{v:.6g}" if isinstance(v, float) else str(v)
 
 
 def _print_table(rows: list[dict[str, Any]], level: float, header: str) -> None:
@@ -219,10 +240,10 @@ def _print_table(rows: list[dict[str, Any]], level: float, header: str) -> None:
     cols = ["query", "estimate", "stderr", f"{level:.0%} CI"]
     body = []
     for r in rows:
-        est = r["estimate"]
-        est_s = f"{est:,.1f}" if isinstance(est, float) else str(est)
+        fmt = _number if r["stderr"] is not None else _value  # a quantile's values are domain values
         se = "" if r["stderr"] is None else f"{r['stderr']:,.1f}"
-        ci = "" if r["ci_low"] is None else f"[{r['ci_low']:,.1f}, {r['ci_high']:,.1f}]"
+        ci = "" if r["ci_low"] is None else f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]"
+        est_s = fmt(r["estimate"])
         body.append([r["query"], est_s, se, ci])
     widths = [max(len(c), *(len(b[i]) for b in body)) for i, c in enumerate(cols)]
     print("  ".join(c.ljust(w) for c, w in zip(cols, widths)))
@@ -239,6 +260,8 @@ def _cmd_query(args: argparse.Namespace) -> int:
         rows = _range_tree_answers(release, args)
         header = release.summary()
     else:
+        if args.histogram is not None or args.bins is not None:
+            raise InvalidParameterError("--histogram and --bins apply to range-tree releases; use --node PATH here")
         answer = getattr(release, "cli_answers", None)
         if answer is None:
             raise InvalidParameterError("this release kind cannot be queried from the command line")
@@ -251,21 +274,41 @@ def _cmd_query(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_view_options(p: Any) -> None:
+    """Options shared by ``plot`` and ``report``: log scale and the clipped view."""
+    p.add_argument("--log", action="store_true", help="logarithmic value axis (symlog when the domain reaches 0)")
+    p.add_argument("--clip-negative", action="store_true",
+                   help="post-processed view: draw negative estimates as 0 (the plot says so)")
+
+
 def _add_plot(sub: Any) -> None:
-    p = sub.add_parser("plot", help="plot the CDF of a range-tree release with its confidence band")
+    p = sub.add_parser("plot", help="plot a release: a range tree's CDF or histogram, a hierarchy's counts")
     p.add_argument("release")
     p.add_argument("--out", required=True, help="PNG file to write")
     p.add_argument("--ci", type=float, default=0.95)
+    p.add_argument("--kind", choices=["cdf", "histogram"], default="cdf", help="range trees: what to plot")
+    p.add_argument("--bins", type=int, default=30, help="histogram: about this many bins with round edges")
+    p.add_argument("--depth", type=int, default=1, help="hierarchies: the level to plot (1: children of the root)")
+    add_view_options(p)
     p.set_defaults(func=_cmd_plot)
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
-    from .plot import plot_cdf
+    from .hierarchy import HierarchyRelease
+    from .plot import plot_cdf, plot_hierarchy, plot_histogram
 
     release = load(args.release)
-    if not isinstance(release, RangeTree):
-        raise InvalidParameterError("plot needs a range-tree release")
-    plot_cdf(release, args.out, level=args.ci)
+    view = {"level": args.ci, "clip_negative": args.clip_negative}
+    if isinstance(release, HierarchyRelease):
+        if args.log:
+            raise InvalidParameterError("--log applies to range trees (a value axis); hierarchies have none")
+        plot_hierarchy(release, args.out, depth=args.depth, **view)
+    elif not isinstance(release, RangeTree):
+        raise InvalidParameterError("plot needs a range-tree or hierarchy release")
+    elif args.kind == "histogram":
+        plot_histogram(release, args.out, bins=args.bins, log=args.log, **view)
+    else:
+        plot_cdf(release, args.out, log=args.log, **view)
     print(f"wrote {args.out}")
     return 0
 

@@ -146,8 +146,10 @@ def file_grouped_histograms(
     missing: str = "error",
     rng: _noise.RngLike = None,
     fmt: str | None = None,
+    progress: Any = False,
 ) -> np.ndarray:
-    """:func:`grouped_histograms` of a CSV/Parquet file, computed in DuckDB (same results)."""
+    """:func:`grouped_histograms` of a CSV/Parquet file, computed in DuckDB (same results).
+    ``progress``: as :func:`dptree.bounding.file_bounded_histogram` (stderr only)."""
     import pyarrow as pa
 
     from .backends.duckdb_backend import _column_type, _quote_ident, open_table
@@ -158,7 +160,7 @@ def file_grouped_histograms(
     k = check_bound(plan, max_contributions) if user_column is not None else None
     P, G = plan.layout.padded_size, len(gs)
     try:
-        with open_table(path, fmt) as (con, expr):
+        with open_table(path, fmt, progress) as (con, expr):
             con.execute("SET disabled_optimizers = 'statistics_propagation'")  # see bounding.py (NaN)
             btype = _column_type(con, expr, by_column)
             if isinstance(gs[0], str) != ("VARCHAR" in btype or "CHAR" in btype or "TEXT" in btype):
@@ -189,7 +191,10 @@ def file_grouped_histograms(
                 hist = np.zeros(G * P, dtype=np.int64)
                 np.add.at(hist, np.asarray(rows["leaf"], dtype=np.int64), np.asarray(rows["n"], dtype=np.int64))
             else:
-                hist = duckdb_bounded_counts(con, "dpt_rows", k, G * P, _noise.make_source(rng))
+                from .backends.duckdb_backend import progress_reporter
+
+                hist = duckdb_bounded_counts(con, "dpt_rows", k, G * P, _noise.make_source(rng),
+                                             progress_reporter(progress))
             return hist.reshape(G, P)
     except (DataError, InputFormatError, InvalidParameterError):
         raise
@@ -208,7 +213,7 @@ class GroupedRelease:
     #: the privacy boundary (:mod:`dptree.boundary`): each group's noisy node counts only
     BOUNDARY: ClassVar[Boundary] = Boundary(
         public=("privacy.*", "groups", "releases.*.privacy.*", "releases.*.parameters.*",
-                "releases.*.measurements.noise_parameters"),
+                "releases.*.measurements.noise_parameters", "releases.*.metadata", "releases.*.metadata.*"),
         noisy=("releases.*.measurements.levels",),
     )
 
@@ -234,6 +239,12 @@ class GroupedRelease:
     @property
     def private(self) -> bool:
         return bool(self.privacy.get("private", False))
+
+    def to_frame(self, level: float = 0.95) -> Any:
+        """Every group's :meth:`RangeTree.to_frame`, stacked, with a first column ``group``."""
+        from .frames import concat_frames
+
+        return concat_frames({g: self.releases[g].to_frame(level) for g in self.groups}, "group")
 
     def to_document(self) -> dict[str, Any]:
         """The privacy statement, the public groups and each group's release document."""
@@ -261,7 +272,14 @@ class GroupedRelease:
 
 
 def release_groups(
-    plan: RangeTreePlan, hists: np.ndarray, groups: Sequence[Any], rng: _noise.RngLike = None
+    plan: RangeTreePlan,
+    hists: np.ndarray,
+    groups: Sequence[Any],
+    rng: _noise.RngLike = None,
+    *,
+    column: Any = None,
+    source: Any = None,
+    created: str | None = None,
 ) -> GroupedRelease:
     """Add noise to every group's histogram (independent noise per group) and estimate."""
     plan.check_public_total(by="groups")
@@ -270,7 +288,7 @@ def release_groups(
     if h.ndim != 2 or h.shape[0] != len(gs):
         raise InvalidParameterError(f"need one histogram per group: got shape {h.shape} for {len(gs)} groups")
     src = _noise.make_source(rng)  # one stream for all groups: a seed must not repeat the same noise
-    releases = {g: plan.release(h[i], src) for i, g in enumerate(gs)}
+    releases = {g: plan.release(h[i], src, column=column, source=source, created=created) for i, g in enumerate(gs)}
     privacy = dict(plan.statement)
     privacy["composition"] = (
         f"parallel over {len(gs)} public groups: each record (each user, after bounding across groups) "
@@ -319,6 +337,9 @@ def range_tree_by(
             "and each group's total would not be public"
         )
     src = cast(_noise.RngLike, _noise.make_source(rng))  # one stream for bounding and noise
+    from .serialize import _utc_now
+
+    created = _utc_now()  # before the data is read
     hists = grouped_histograms(values, by, plan, groups=groups, unknown=unknown, user_ids=user_id,
                                missing=missing, rng=src)
-    return release_groups(plan, hists, groups, src)
+    return release_groups(plan, hists, groups, src, created=created)

@@ -35,6 +35,7 @@ from typing import Any, ClassVar, Iterable, Literal, Mapping, Sequence
 
 import numpy as np
 
+from . import serialize as _serialize
 from ._hstructure import Hierarchy, split_path
 from ._multiplicative import Tree, mrmse_wrapper, theorem_4_1_tau_min
 from ._postprocess import project_families, round_families
@@ -55,7 +56,7 @@ from .noise import (
 )
 from .serialize import FORMAT as _ENVELOPE
 from .serialize import VERSION as _ENVELOPE_VERSION
-from .serialize import read_release, register_kind, validate_document, write_release
+from .serialize import check_metadata, creation_metadata, read_release, register_kind, validate_document, write_release
 
 __all__ = [
     "Hierarchy",
@@ -517,7 +518,7 @@ class HierarchyRelease:
     #: ``NOISY_MEASUREMENTS`` are noisy; the noise variance and the window are public
     BOUNDARY: ClassVar[Boundary] = Boundary(
         public=("format", "version", "kind", "privacy.*", "parameters.*", "measurements.noise_variance",
-                "measurements.window"),
+                "measurements.window", "metadata", "metadata.*"),
         noisy=tuple(sorted({f"measurements.{f}*" for fs in NOISY_MEASUREMENTS.values() for f in fs})),
     )
 
@@ -530,6 +531,14 @@ class HierarchyRelease:
     variances: np.ndarray = field(repr=False)
     lower_bounds: np.ndarray | None = field(default=None, repr=False)
     upper_bounds: np.ndarray | None = field(default=None, repr=False)
+    #: public: the caller's level columns, input path and the creation time (and a ledger charge)
+    metadata: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def column(self) -> str | None:
+        """The released level columns, comma-separated, when known (public)."""
+        col = self.metadata.get("column")
+        return None if col is None else str(col)
 
     # ------------------------------------------------------------------ queries
 
@@ -583,8 +592,9 @@ class HierarchyRelease:
         return sd * NormalDist().inv_cdf(0.5 + level / 2.0)
 
     def to_frame(self, level: float = 0.95) -> Any:
-        """One row per node: path, depth (root 0), leaf flag, count, estimate, stderr, CI."""
-        import pandas as pd
+        """One row per node: path, depth (root 0), leaf flag, count (the released, possibly
+        post-processed, count), estimate, stderr, ci_low, ci_high."""
+        from .frames import result_frame
 
         h = self.hierarchy
         depth = np.repeat(np.arange(h.depth), h.sizes)
@@ -594,17 +604,9 @@ class HierarchyRelease:
             half = self._half_width(self.variances, level)
             lo, hi = np.maximum(self.estimates - half, 0.0), self.estimates + half
         counts = self.counts.astype(np.int64) if self.parameters.get("integer") else self.counts
-        return pd.DataFrame(
-            {
-                "path": h.all_paths(),
-                "depth": depth,
-                "leaf": np.concatenate(h.is_leaf),
-                "count": counts,
-                "estimate": self.estimates,
-                "stderr": np.sqrt(self.variances),
-                "ci_low": lo,
-                "ci_high": hi,
-            }
+        return result_frame(
+            {"path": h.all_paths(), "depth": depth, "leaf": np.concatenate(h.is_leaf), "count": counts},
+            estimate=self.estimates, stderr=np.sqrt(self.variances), ci=(lo, hi), level=level,
         )
 
     # ------------------------------------------------------------------ serialisation
@@ -625,6 +627,7 @@ class HierarchyRelease:
             "privacy": _jsonable(self.privacy),
             "parameters": _jsonable(params),
             "measurements": _jsonable(self.measurements),
+            "metadata": _jsonable(self.metadata),
         }
 
     @classmethod
@@ -657,6 +660,7 @@ class HierarchyRelease:
             privacy=doc["privacy"],
             parameters=doc["parameters"],
             measurements=doc["measurements"],
+            metadata=doc["metadata"],
             allow_nonprivate=allow_nonprivate,
         )
 
@@ -727,7 +731,9 @@ def _from_document(doc: dict[str, Any]) -> HierarchyRelease:
     if params.get("method") not in METHODS:
         raise ReleaseFileError(f"unknown method {params.get('method')!r} in release")
     _check_noise(h, params, privacy, meas)
-    return _assemble(h, params, privacy, meas)
+    rel = _assemble(h, params, privacy, meas)
+    rel.metadata = check_metadata(doc.get("metadata"))
+    return rel
 
 
 def _check_noise(h: Hierarchy, params: dict[str, Any], privacy: dict[str, Any], meas: dict[str, Any]) -> None:
@@ -968,6 +974,7 @@ def hierarchy_counts(
         raise InvalidParameterError(f"hierarchy must be a dptree.Hierarchy, got {type(hierarchy).__name__}")
     h = hierarchy
     src = make_source(rng)
+    created = _serialize._utc_now()  # before the data is read: no timing of the reading
     x = leaf_counts(data, h, levels=levels, weight=weight, unknown=unknown)
     w = node_weights(x, h.parents)
     d = h.depth
@@ -999,7 +1006,10 @@ def hierarchy_counts(
     meas, p_upd, priv_upd = _measure(src, h, w, method, eps, dlt, k, alpha, tau_min)
     params.update(p_upd)
     privacy.update(priv_upd)
-    return _assemble(h, params, privacy, meas)
+    rel = _assemble(h, params, privacy, meas)
+    rel.metadata = creation_metadata(column=params["levels"], source=data if isinstance(data, (str, os.PathLike))
+                                     else None, created=created)
+    return rel
 
 
 @lru_cache(maxsize=256)

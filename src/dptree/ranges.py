@@ -25,6 +25,7 @@ Under ``replace`` the total n is public (bounded DP) and used as an exact constr
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, ClassVar, Literal, Sequence, cast
@@ -33,17 +34,28 @@ import numpy as np
 
 from . import __version__ as _version
 from . import noise as _noise
+from . import serialize as _serialize
 from .allocation import choose_branching, level_weights
 from .boundary import Boundary
 from .budget import Budget, check_delta, check_epsilon, check_rho, zcdp_epsilon
 from .domain import Domain, make_domain
 from .errors import DataError, InvalidParameterError, ReleaseFileError
 from .estimation import consistent_estimates, range_error_moments, range_variance
+from .frames import result_frame
 from .intervals import laplace_mixture_multiplier, normal_multiplier
-from .serialize import register_kind, write_release
+from .serialize import check_metadata, creation_metadata, register_kind, write_release
 from .tree import TreeLayout, build_layout
 
-__all__ = ["range_tree", "plan_range_tree", "RangeTree", "RangeTreePlan", "HistogramResult", "level_sensitivities"]
+__all__ = [
+    "range_tree",
+    "plan_range_tree",
+    "RangeTree",
+    "RangeTreePlan",
+    "HistogramResult",
+    "QuantileResult",
+    "Answers",
+    "level_sensitivities",
+]
 
 NoiseKind = Literal["laplace", "gaussian"]
 Neighbors = Literal["add_remove", "replace"]
@@ -181,8 +193,20 @@ class RangeTreePlan:
                     "on the private data. Use neighbors='add_remove' (the total is then noised)."
                 )
 
-    def release(self, leaf_counts: np.ndarray, rng: _noise.RngLike = None) -> "RangeTree":
-        """Add noise to the true counts derived from ``leaf_counts`` and estimate (the private step)."""
+    def release(
+        self,
+        leaf_counts: np.ndarray,
+        rng: _noise.RngLike = None,
+        *,
+        column: Any = None,
+        source: Any = None,
+        created: str | None = None,
+    ) -> "RangeTree":
+        """Add noise to the true counts derived from ``leaf_counts`` and estimate (the private step).
+
+        ``column`` and ``source`` (the caller's column name and input path) are kept, with the
+        creation time, in the release's public ``metadata``. ``created``: that time, read from the
+        clock (``serialize._utc_now()``) before the data was read; default: now."""
         src = _noise.make_source(rng)
         hist = _check_histogram(leaf_counts)
         if hist.shape != (self.layout.padded_size,):
@@ -204,7 +228,8 @@ class RangeTreePlan:
                 measurements.append(counts + _noise.discrete_gaussian(src, param, counts.size))
         statement = dict(self.statement)
         statement["private"] = bool(src.private)
-        return RangeTree(plan=self, measurements=measurements, statement=statement)
+        meta = creation_metadata(column=column, source=source, created=created)
+        return RangeTree(plan=self, measurements=measurements, statement=statement, metadata=meta)
 
 
 def _check_histogram(leaf_counts: Any) -> np.ndarray:
@@ -402,17 +427,79 @@ def range_tree(
     from .histograms import leaf_histogram
 
     src = _noise.make_source(rng)  # one source for bounding and noise
+    created = _serialize._utc_now()  # before the data is read: no timing of the reading
     hist = leaf_histogram(values, plan, column=column, user_id=user_id, missing=missing, rng=src)
-    return plan.release(hist, src)
+    return plan.release(hist, src, column=column, source=values if isinstance(values, (str, os.PathLike)) else None,
+                        created=created)
 
 
 @dataclass(frozen=True)
 class HistogramResult:
-    """Counts of the bins [edges[i], edges[i+1]) (the last bin closed) and their standard errors."""
+    """Counts of the bins [edges[i], edges[i+1]) (the last bin closed), their standard errors and
+    ``level`` confidence intervals (see :meth:`RangeTree.ci`)."""
 
     edges: np.ndarray
     counts: np.ndarray
     stderr: np.ndarray
+    ci_low: np.ndarray | None = None
+    ci_high: np.ndarray | None = None
+    level: float = 0.95
+
+    def to_frame(self) -> Any:
+        """One row per bin: bin_low, bin_high, estimate, stderr, ci_low, ci_high."""
+        ci = None if self.ci_low is None or self.ci_high is None else (self.ci_low, self.ci_high)
+        return result_frame(
+            {"bin_low": self.edges[:-1], "bin_high": self.edges[1:]},
+            estimate=self.counts, stderr=self.stderr, ci=ci, level=self.level,
+        )
+
+
+@dataclass(frozen=True)
+class QuantileResult:
+    """Quantiles read off the monotone CDF, with intervals: the values whose pointwise ``level``
+    CDF band contains the quantile's rank (an approximate interval, see :meth:`RangeTree.quantile_ci`)."""
+
+    q: np.ndarray
+    values: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    level: float = 0.95
+
+    def to_frame(self) -> Any:
+        """One row per level: q, estimate, ci_low, ci_high (quantiles have no standard error)."""
+        return result_frame({"q": self.q}, estimate=self.values, ci=(self.ci_low, self.ci_high), level=self.level)
+
+
+@dataclass(frozen=True)
+class Answers:
+    """Answers to several queries of one release (:meth:`RangeTree.answer`), one row each:
+    ``query`` (its text), ``estimate``, ``stderr`` (None for quantiles), ``ci_low``, ``ci_high``.
+    Numbers stay numbers (dates: ISO text); :meth:`rows` is what ``dptree query --format json``
+    prints."""
+
+    rows: list[dict[str, Any]]
+    level: float = 0.95
+
+    def to_frame(self) -> Any:
+        """One row per query: query, estimate, stderr, ci_low, ci_high."""
+        col = {k: [r[k] for r in self.rows] for k in ("query", "estimate", "stderr", "ci_low", "ci_high")}
+        col["stderr"] = [np.nan if v is None else v for v in col["stderr"]]  # quantiles have none
+        return result_frame({"query": col["query"]}, estimate=col["estimate"], stderr=col["stderr"],
+                            ci=(col["ci_low"], col["ci_high"]), level=self.level)
+
+
+def _quantile_levels(q: Any) -> np.ndarray:
+    """Quantile levels as a 1-D float array in [0, 1], or an InvalidParameterError."""
+    try:
+        raw = np.atleast_1d(np.asarray(q))
+    except (TypeError, ValueError) as exc:
+        raise InvalidParameterError(f"quantile levels q must be numbers in [0, 1]: {exc}") from exc
+    if raw.dtype.kind not in "iuf" or raw.ndim != 1:
+        raise InvalidParameterError(f"quantile levels q must be numbers in [0, 1], got {raw.dtype}")
+    qa = raw.astype(np.float64)
+    if qa.size == 0 or not np.all(np.isfinite(qa)) or np.any((qa < 0) | (qa > 1)):
+        raise InvalidParameterError("quantile levels q must be numbers in [0, 1]")
+    return qa
 
 
 def _scalar_or_array(x: np.ndarray, like: Any) -> Any:
@@ -429,17 +516,31 @@ class RangeTree:
     #: the privacy boundary (:mod:`dptree.boundary`): the noisy node counts are the only fields
     #: that depend on the data (under ``replace`` the root is the public n)
     BOUNDARY: ClassVar[Boundary] = Boundary(
-        public=("privacy.*", "parameters.*", "measurements.noise_parameters"),
+        public=("privacy.*", "parameters.*", "measurements.noise_parameters", "metadata", "metadata.*"),
         noisy=("measurements.levels",),
     )
 
-    def __init__(self, plan: RangeTreePlan, measurements: list[np.ndarray | None], statement: dict[str, Any]):
+    def __init__(
+        self,
+        plan: RangeTreePlan,
+        measurements: list[np.ndarray | None],
+        statement: dict[str, Any],
+        metadata: dict[str, Any] | None = None,
+    ):
         self.plan = plan
         self.domain = plan.domain
         self.layout = plan.layout
         self.measurements = measurements
         self.privacy = statement
+        #: public: the caller's column name, input path and the creation time (and a ledger charge)
+        self.metadata: dict[str, Any] = dict(metadata or {})
         self._estimate()
+
+    @property
+    def column(self) -> str | None:
+        """The name of the released column, when the caller gave one (public)."""
+        col = self.metadata.get("column")
+        return None if col is None else str(col)
 
     # ------------------------------------------------------------------ estimation
     def _estimate(self) -> None:
@@ -635,15 +736,7 @@ class RangeTree:
         integer domains return the bucket's value. With an estimated total <= 0 (no data), every
         quantile is ``lower``.
         """
-        try:
-            raw = np.atleast_1d(np.asarray(q))
-        except (TypeError, ValueError) as exc:
-            raise InvalidParameterError(f"quantile levels q must be numbers in [0, 1]: {exc}") from exc
-        if raw.dtype.kind not in "iuf" or raw.ndim != 1:
-            raise InvalidParameterError(f"quantile levels q must be numbers in [0, 1], got {raw.dtype}")
-        qa = raw.astype(np.float64)
-        if qa.size == 0 or not np.all(np.isfinite(qa)) or np.any((qa < 0) | (qa > 1)):
-            raise InvalidParameterError("quantile levels q must be numbers in [0, 1]")
+        qa = _quantile_levels(q)
         F = self._monotone()
         n = F[-1]
         target = qa * n
@@ -660,8 +753,116 @@ class RangeTree:
         out = self.domain.interpolate(idx, frac)
         return out[0] if np.ndim(q) == 0 else out
 
-    def histogram(self, edges: Any) -> HistogramResult:
-        """Counts of the bins [edges[i], edges[i+1]) (last bin closed), at bucket resolution."""
+    def quantile_ci(self, q: Any, level: float = 0.95, *, grid: int = 4096) -> tuple[Any, Any]:
+        """An interval for each q-quantile: from the first value whose upper ``level`` CDF band
+        reaches q * total to the last value of the first bucket whose lower band does.
+
+        It inverts the pointwise interval of :meth:`cdf` at the estimated total (whose own noise
+        is ignored), so it is approximate. The band is read on at most ``grid`` evenly spaced
+        buckets; between grid points the interval is widened to the neighbouring points, so it
+        can only grow. Float domains give bucket edges, integers a bucket's first and last value,
+        dates the first and the last bucket's start (bucket resolution, like :meth:`quantile`).
+        With an estimated total <= 0 the interval is the whole domain."""
+        qa = _quantile_levels(q)
+        dom = self.domain
+        D = dom.size
+        idx = np.unique(np.linspace(0, D - 1, min(D, max(int(grid), 2))).astype(np.int64))
+        zero = np.zeros_like(idx)
+        c = self._counts(zero, idx, np.zeros(idx.shape, dtype=bool))
+        s, m = self._spread(zero, idx, np.zeros(idx.shape, dtype=bool), level)
+        lo_band, hi_band = c - m * s, c + m * s
+        n = self.total()
+        low_leaf = np.zeros(qa.size, dtype=np.int64)
+        high_leaf = np.full(qa.size, D - 1, dtype=np.int64)
+        for i, target in enumerate(qa * n):
+            first_hi = np.flatnonzero(hi_band >= target)
+            if n <= 0 or not first_hi.size:
+                continue
+            j = int(first_hi[0])
+            low_leaf[i] = idx[j - 1] + 1 if j > 0 else idx[0]
+            first_lo = np.flatnonzero(lo_band >= target)
+            if first_lo.size:
+                high_leaf[i] = idx[int(first_lo[0])]
+        low = dom.leaf_start(low_leaf)
+        if dom.kind == "float":
+            high: Any = np.minimum(dom.lower + (high_leaf + 1) * dom.width, dom.upper)
+        elif dom.kind == "datetime":
+            high = dom.leaf_start(high_leaf)
+        else:
+            high = np.minimum(np.int64(dom.lower) + (high_leaf + 1) * np.int64(dom.width) - 1, np.int64(dom.upper))
+        if np.ndim(q) == 0:
+            return low[0], high[0]
+        return low, high
+
+    def quantiles(self, q: Any, level: float = 0.95) -> QuantileResult:
+        """:meth:`quantile` with :meth:`quantile_ci` intervals, as a result with ``to_frame()``."""
+        qa = _quantile_levels(q)
+        low, high = self.quantile_ci(qa, level)
+        return QuantileResult(q=qa, values=np.atleast_1d(self.quantile(qa)), ci_low=low, ci_high=high, level=level)
+
+    def answer(
+        self,
+        *,
+        count: Sequence[tuple[Any, Any]] = (),
+        cdf: Sequence[Any] = (),
+        quantile: Sequence[float] = (),
+        total: bool = False,
+        level: float = 0.95,
+    ) -> Answers:
+        """Several queries at once, one row each (``dptree query`` prints these): range counts
+        ``(lo, hi)``, threshold counts, quantiles (with :meth:`quantile_ci` intervals) and the
+        total; with no query at all, the total."""
+        rows: list[dict[str, Any]] = []
+        show = self._json_value
+        for lo, hi in count:
+            low, high = self.ci(lo, hi, level=level)
+            rows.append({"query": f"count[{show(lo)}, {show(hi)}]", "estimate": float(self.count(lo, hi)),
+                         "stderr": float(self.stderr(lo, hi)), "ci_low": float(low), "ci_high": float(high)})
+        for x in cdf:
+            low, high = self.cdf_ci(x, level=level)
+            rows.append({"query": f"cdf({show(x)})", "estimate": float(self.cdf(x)),
+                         "stderr": float(self.cdf_stderr(x)), "ci_low": float(low), "ci_high": float(high)})
+        if len(quantile):
+            res = self.quantiles(np.asarray(quantile, dtype=np.float64), level)
+            for qv, v, a, b in zip(res.q, res.values, res.ci_low, res.ci_high):
+                rows.append({"query": f"quantile({qv:g})", "estimate": show(v), "stderr": None,
+                             "ci_low": show(a), "ci_high": show(b)})
+        if total or not rows:
+            low, high = self.total_ci(level=level)
+            rows.append({"query": "total", "estimate": self.total(), "stderr": self.total_stderr(),
+                         "ci_low": low, "ci_high": high})
+        return Answers(rows=rows, level=level)
+
+    def _json_value(self, v: Any) -> Any:
+        """A domain value as a JSON-ready number (dates: ISO text, as in the release file)."""
+        dom = self.domain
+        if dom.kind == "datetime":
+            return dom.format_value(int(np.asarray(v).astype("datetime64[ns]").astype(np.int64)))
+        return float(v) if dom.kind == "float" else int(v)
+
+    def to_frame(self, level: float = 0.95) -> Any:
+        """One row per bucket of the domain: bucket_low, bucket_high, estimate, stderr, ci_low,
+        ci_high. bucket_low is the bucket's smallest value; bucket_high its largest value for
+        integers, its right edge (exclusive; the upper bound for the last bucket) for floats and dates."""
+        dom = self.domain
+        a = np.arange(dom.size)
+        empty = np.zeros(dom.size, dtype=bool)
+        est = self._counts(a, a, empty)
+        s, m = self._spread(a, a, empty, level)
+        low = dom.leaf_start(a)
+        if dom.kind == "float":
+            high: Any = np.minimum(low + dom.width, dom.upper)
+        elif dom.kind == "datetime":
+            end = np.minimum(np.int64(dom.lower) + (a + 1) * np.int64(dom.width), np.int64(dom.upper))
+            high = end.astype("datetime64[ns]")
+        else:
+            high = np.minimum(np.int64(dom.lower) + (a + 1) * np.int64(dom.width) - 1, np.int64(dom.upper))
+        return result_frame({"bucket_low": low, "bucket_high": high}, estimate=est, stderr=s,
+                            ci=(est - m * s, est + m * s), level=level)
+
+    def histogram(self, edges: Any, level: float = 0.95) -> HistogramResult:
+        """Counts of the bins [edges[i], edges[i+1]) (last bin closed), at bucket resolution, with
+        standard errors and ``level`` confidence intervals (as :meth:`ci`)."""
         if isinstance(edges, (list, tuple)) and any(isinstance(v, (bool, np.bool_)) for v in edges):
             raise InvalidParameterError("histogram edges must be values of the domain, not True/False")
         try:
@@ -680,7 +881,10 @@ class RangeTree:
         empty = starts > ends
         a = np.where(empty, 0, starts)
         b = np.where(empty, 0, ends)
-        return HistogramResult(edges=e, counts=self._counts(a, b, empty), stderr=np.sqrt(self._variances(a, b, empty)))
+        counts = self._counts(a, b, empty)
+        s, m = self._spread(a, b, empty, level)
+        return HistogramResult(edges=e, counts=counts, stderr=s, ci_low=counts - m * s, ci_high=counts + m * s,
+                               level=level)
 
     # ------------------------------------------------------------------ persistence
     def to_document(self) -> dict[str, Any]:
@@ -711,7 +915,7 @@ class RangeTree:
                 None if p is None else f"{p.numerator}/{p.denominator}" for p in self.plan.noise_parameters
             ],
         }
-        return {"privacy": self.privacy, "parameters": params, "measurements": meas}
+        return {"privacy": self.privacy, "parameters": params, "measurements": meas, "metadata": self.metadata}
 
     def save(self, path: Any, *, allow_nonprivate: bool = False) -> None:
         """Write the release as JSON (format in :mod:`dptree.serialize`). Seeded releases need
@@ -723,8 +927,9 @@ class RangeTree:
         dom = self.domain
         spent = self.privacy["budget_spent"]
         budget = ", ".join(f"{k}={v:g}" for k, v in spent.items())
+        col = f"of {self.column!r} " if self.column else ""
         return (
-            f"RangeTree over [{dom.format_value(dom.lower)}, {dom.format_value(dom.upper)}] ({dom.size} buckets), "
+            f"RangeTree {col}over [{dom.format_value(dom.lower)}, {dom.format_value(dom.upper)}] ({dom.size} buckets), "
             f"{self.layout.branching}-ary, {self.plan.noise} noise, {self.plan.neighbors} neighbours, "
             f"{budget}{'' if self.private else ', NOT PRIVATE (test seed)'}"
         )
@@ -793,7 +998,8 @@ def _from_document(doc: dict[str, Any]) -> RangeTree:
         raise ReleaseFileError("release file: privacy statement does not match its parameters (tampered?)")
     if plan.root_exact and measurements[0] is not None and measurements[0][0] < 0:
         raise ReleaseFileError("release file: the public total cannot be negative")
-    return RangeTree(plan=plan, measurements=measurements, statement=privacy)
+    return RangeTree(plan=plan, measurements=measurements, statement=privacy,
+                     metadata=check_metadata(doc.get("metadata")))
 
 
 register_kind("range_tree", _from_document)

@@ -9,8 +9,13 @@ A release file is a JSON object::
       "privacy": {...},        # mechanism, neighbours, budget, sensitivity, library, private flag
       "parameters": {...},     # public parameters needed to interpret the measurements
       "measurements": {...},   # the noisy values (integers) and their noise variances
+      "metadata": {...},       # optional: column, source, created_utc, ledger charge (all public)
       "checksum": "sha256:..." # over the canonical JSON of every other field
     }
+
+``metadata`` holds only what the caller supplied or the clock: the column name(s), the input's
+path (``"stdin"`` for standard input, null for in-memory data), the UTC creation time and, with a
+ledger, the charge. Files written before it existed have no ``metadata`` and still load.
 
 Everything in a release is public: it is the mechanism's output plus the public parameters.
 Loading only parses JSON (never pickle, never code), bounds the file size, rejects NaN/Infinity
@@ -25,6 +30,7 @@ A release made with a test seed (not private) is refused by :func:`write_release
 
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
 import json
 import math
@@ -43,6 +49,8 @@ __all__ = [
     "load",
     "register_kind",
     "canonical_checksum",
+    "creation_metadata",
+    "check_metadata",
 ]
 
 FORMAT = "dptree-release"
@@ -58,6 +66,53 @@ def register_kind(kind: str, loader: Callable[[dict[str, Any]], Any]) -> None:
     _LOADERS[kind] = loader
 
 
+def _utc_now() -> str:
+    """The clock (public); one function so that tests can freeze it. Read it before the data is
+    read: a time taken after reading would tell how long the reading took (about the size)."""
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _source_name(source: Any) -> str | None:
+    if source is None:
+        return None
+    if isinstance(source, os.PathLike):
+        return str(os.fspath(source))
+    if isinstance(source, str):
+        return "stdin" if source == "-" else source
+    return None  # in-memory data: nothing to name
+
+
+def creation_metadata(*, column: Any = None, source: Any = None, created: str | None = None) -> dict[str, Any]:
+    """A release's public metadata: the caller's column name(s), the input path (a caller-supplied
+    name; None for in-memory data) and the creation time: ``created``, read with :func:`_utc_now`
+    before the data was read (now, if not given). Nothing here is computed from the rows."""
+    if isinstance(column, (list, tuple)):
+        col: Any = ",".join(str(c) for c in column)
+    else:
+        col = None if column is None else str(column)
+    return {"column": col, "source": _source_name(source), "created_utc": created or _utc_now()}
+
+
+_META_KEYS = {"column", "source", "created_utc", "ledger"}
+
+
+def check_metadata(meta: Any, source: str = "release") -> dict[str, Any]:
+    """Validate a document's optional ``metadata`` (absent in files of older versions: ``{}``)."""
+    if meta is None:
+        return {}
+    if not isinstance(meta, dict) or not set(meta) <= _META_KEYS:
+        raise ReleaseFileError(f"{source}: metadata must be an object with keys among {sorted(_META_KEYS)}")
+    for key in ("column", "source", "created_utc"):
+        if not isinstance(meta.get(key), (str, type(None))):
+            raise ReleaseFileError(f"{source}: metadata.{key} must be a string or null")
+    led = meta.get("ledger")
+    if led is not None and not (
+        isinstance(led, dict) and all(isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in led.items())
+    ):
+        raise ReleaseFileError(f"{source}: metadata.ledger must be an object of strings and numbers")
+    return dict(meta)
+
+
 def canonical_checksum(doc: dict[str, Any]) -> str:
     body = {k: v for k, v in doc.items() if k != "checksum"}
     data = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
@@ -71,6 +126,7 @@ def write_release(
     privacy: dict[str, Any],
     parameters: dict[str, Any],
     measurements: dict[str, Any],
+    metadata: dict[str, Any] | None = None,
     allow_nonprivate: bool = False,
 ) -> None:
     """Write a release document atomically (temporary file, then rename)."""
@@ -88,6 +144,8 @@ def write_release(
         "parameters": parameters,
         "measurements": measurements,
     }
+    if metadata:
+        doc["metadata"] = metadata
     try:
         doc["checksum"] = canonical_checksum(doc)
     except ValueError as exc:
@@ -189,6 +247,8 @@ def validate_document(doc: Any, *, source: str = "release") -> dict[str, Any]:
     for key in ("privacy", "parameters", "measurements"):
         if not isinstance(doc[key], dict):
             raise ReleaseFileError(f"{source}: field {key!r} must be an object")
+    if "metadata" in doc:
+        check_metadata(doc["metadata"], source)
     if not isinstance(doc["checksum"], str) or canonical_checksum(doc) != doc["checksum"]:
         raise ReleaseFileError(f"{source}: checksum mismatch: the file was modified or corrupted")
     return doc

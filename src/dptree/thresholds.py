@@ -780,6 +780,16 @@ class InteriorPoint:
             return Budget.pure(self.epsilon)
         return Budget.approx(self.epsilon, self.delta)
 
+    def to_frame(self) -> Any:
+        """One row: estimate (the released point), then the public fields (no standard error or
+        interval: the guarantee is that the point lies between the data's minimum and maximum)."""
+        from .frames import result_frame
+
+        return result_frame({}, estimate=[self.value], extra={
+            "method": [self.method], "epsilon": [self.epsilon], "delta": [self.delta], "beta": [self.beta],
+            "n_declared": [self.n_declared], "guarantee_applies": [self.guarantee_applies],
+            "private": [self.private]})
+
 
 def _check_beta(beta: Any) -> float:
     try:
@@ -1007,6 +1017,14 @@ class QuantileRelease:
     def n_public(self) -> bool:
         return self.n_declared is not None
 
+    def to_frame(self) -> Any:
+        """One row: q, estimate, then the public fields (no standard error: the exponential
+        mechanism's output has no variance model)."""
+        from .frames import result_frame
+
+        return result_frame({"q": [self.q]}, estimate=[self.value], extra={
+            "epsilon": [self.epsilon], "n_declared": [self.n_declared], "private": [self.private]})
+
 
 def quantile(
     values: Any,
@@ -1119,6 +1137,14 @@ class ThresholdClassifier:
     epsilon: float
     delta: float
     private: bool
+
+    def to_frame(self) -> Any:
+        """One row: the threshold (or the constant label) and the public fields."""
+        from .frames import result_frame
+
+        return result_frame({}, estimate=[self.threshold], extra={
+            "constant": [self.constant], "epsilon": [self.epsilon], "delta": [self.delta],
+            "private": [self.private]})
 
     def predict(self, x: Any) -> np.ndarray:
         arr = np.asarray(x)

@@ -11,16 +11,70 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, Union
 
 import numpy as np
 
 from ..domain import Domain
 from ..errors import DataError, InputFormatError, engine_error, infinite_values_error, missing_values_error, redact
 
-__all__ = ["file_leaf_histogram", "read_column", "open_table"]
+__all__ = ["file_leaf_histogram", "read_column", "open_table", "Progress"]
+
+#: ``progress=`` of the file readers: False/None (silent), True (messages on stderr) or a callable
+#: that receives each message
+Progress = Union[bool, None, Callable[[str], None]]
+
+#: seconds between two progress messages while DuckDB works
+PROGRESS_INTERVAL = 2.0
+
+
+def _stderr_report(msg: str, _t0: list[float] = []) -> None:  # noqa: B006 - the start time, once
+    if not _t0:
+        _t0.append(time.perf_counter())
+    print(f"dptree: {msg} [{time.perf_counter() - _t0[0]:.1f}s]", file=sys.stderr, flush=True)
+
+
+def progress_reporter(progress: Progress) -> Callable[[str], None] | None:
+    """The function that prints progress messages (always to stderr), or None when silent."""
+    if not progress:
+        return None
+    return progress if callable(progress) else _stderr_report
+
+
+@contextmanager
+def _poll_progress(con: Any, report: Callable[[str], None] | None, what: str) -> Iterator[None]:
+    """While the block runs, report DuckDB's query progress every PROGRESS_INTERVAL seconds.
+
+    DuckDB's own progress bar prints to stdout, where it would mix with the command's output:
+    it is switched off (``enable_progress_bar_print``) and its percentage is read from another
+    thread (``query_progress``) and reported to stderr instead."""
+    if report is None:
+        yield
+        return
+    con.execute("SET enable_progress_bar = true")
+    con.execute("SET enable_progress_bar_print = false")
+    stop = threading.Event()
+
+    def run() -> None:
+        while not stop.wait(PROGRESS_INTERVAL):
+            try:
+                pct = float(con.query_progress())
+            except Exception:  # the connection closed or is between queries
+                continue
+            # -1: no query running (work in Python between queries); 0: no estimate (window queries)
+            report(f"{what}: DuckDB query {pct:.0f}% done" if pct > 0 else f"{what}: still working")
+
+    thread = threading.Thread(target=run, name="dptree-progress", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 def _quote_ident(name: str) -> str:
@@ -46,10 +100,11 @@ def _detect_format(path: str) -> str:
 
 
 @contextmanager
-def open_table(path: str, fmt: str | None = None, progress: bool = False) -> Iterator[tuple[Any, str]]:
+def open_table(path: str, fmt: str | None = None, progress: Progress = False) -> Iterator[tuple[Any, str]]:
     """Yield (DuckDB connection, SQL table expression) for a CSV/Parquet file or '-' (CSV on stdin).
 
-    Standard input is copied to a private temporary file that is removed on exit.
+    Standard input is copied to a private temporary file that is removed on exit. ``progress``:
+    report DuckDB's progress on stderr (or to a callable) while the block runs; never on stdout.
     """
     try:
         import duckdb
@@ -58,7 +113,8 @@ def open_table(path: str, fmt: str | None = None, progress: bool = False) -> Ite
     tmp_name = None
     if path == "-":
         with tempfile.NamedTemporaryFile(prefix="dptree-stdin-", suffix=".csv", delete=False) as tmp:
-            tmp.write(sys.stdin.buffer.read())
+            stdin = sys.stdin
+            tmp.write(stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode("utf-8"))
             tmp_name = tmp.name
         path, fmt = tmp_name, "csv"
     elif not os.path.exists(path):
@@ -70,8 +126,7 @@ def open_table(path: str, fmt: str | None = None, progress: bool = False) -> Ite
         # Parquet statistics leave NaN out, so DuckDB would fold isnan(x) to false and then fail
         # ("statistics corrupt") on a column that holds NaN: keep the optimiser from trusting them.
         con.execute("SET disabled_optimizers = 'statistics_propagation'")
-        if progress:
-            con.execute("SET enable_progress_bar = true")
+        con.execute("SET enable_progress_bar_print = false")  # DuckDB would print it on stdout
         fmt = fmt or _detect_format(path)
         if fmt == "parquet":
             expr = f"read_parquet({_quote_str(path)})"
@@ -84,7 +139,8 @@ def open_table(path: str, fmt: str | None = None, progress: bool = False) -> Ite
         except Exception as exc:  # duckdb raises its own exception types
             shown = "stdin" if tmp_name else Path(path).name
             raise InputFormatError(f"cannot read {shown} as {fmt}: {redact(exc)}") from None
-        yield con, expr
+        with _poll_progress(con, progress_reporter(progress), "reading " + ("stdin" if tmp_name else path)):
+            yield con, expr
     finally:
         con.close()
         if tmp_name:
@@ -107,7 +163,7 @@ def file_leaf_histogram(
     *,
     missing: str = "error",
     fmt: str | None = None,
-    progress: bool = False,
+    progress: Progress = False,
 ) -> np.ndarray:
     """Bucket counts of ``column`` of a CSV/Parquet file (or '-' for CSV on stdin), via DuckDB."""
     try:
