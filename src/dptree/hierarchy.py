@@ -859,7 +859,7 @@ def _assemble(h: Hierarchy, params: dict[str, Any], privacy: dict[str, Any], mea
             counts = np.clip(west, center - B, center + B)
             if params.get("nonnegative"):
                 counts = np.maximum(counts, 0.0)
-            if params.get("integer"):
+            if params.get("integer"):  # refused by hierarchy_counts since issue 16; files written before
                 counts = np.rint(counts)
             estimates = counts.copy()
             variances = np.full(n, np.nan)
@@ -922,7 +922,8 @@ def hierarchy_counts(
       be passed: privacy does not depend on tau_min, only the accuracy guarantee does. For
       k > 1 the algorithm runs at (epsilon/k, delta (e^(epsilon/k)-1)/(e^epsilon-1)) and group
       privacy (Fact 2.2) gives (epsilon, delta) for users with k records. ``consistent`` does
-      not apply; ``nonnegative`` clips at 0 and ``integer`` rounds (neither can hurt: w >= 0).
+      not apply; ``nonnegative`` clips at 0; ``integer=True`` is refused (rounding node by node
+      would not keep children summing to parents, and these estimates are not consistent anyway).
 
     ``consistent`` (Laplace/Gaussian): least-squares estimates for any tree shape, children
     summing to parents, exact variance per node. ``nonnegative``/``integer``: top-down simplex
@@ -975,6 +976,14 @@ def hierarchy_counts(
     for name, flag in (("consistent", consistent), ("nonnegative", nonnegative), ("integer", integer)):
         if not isinstance(flag, (bool, np.bool_)):
             raise InvalidParameterError(f"{name} must be True or False, got {flag!r}")
+    if integer and method == "multiplicative":
+        # rounding the multiplicative estimates node by node breaks children-sum-to-parent, and
+        # those estimates are not consistent to begin with (no family projection applies to them)
+        raise InvalidParameterError(
+            "integer=True does not apply to method='multiplicative': its per-node estimates are not "
+            "consistent (children need not sum to parents), so there is no sum-preserving rounding to "
+            "apply; round them yourself, or use method='laplace'/'gaussian' with integer=True"
+        )
     if not isinstance(hierarchy, Hierarchy):
         raise InvalidParameterError(f"hierarchy must be a dptree.Hierarchy, got {type(hierarchy).__name__}")
     h = hierarchy
