@@ -33,6 +33,7 @@ __all__ = [
     "discrete_gaussian_sigma2_for",
     "discrete_gaussian_delta_slack",
     "discrete_gaussian_block",
+    "discrete_gaussian_exact_feasible",
 ]
 
 
@@ -228,6 +229,7 @@ class Budget:
 # m = 20). With b = 1 the computation is exact up to float rounding.
 
 _DG_MAX_LEN = 30_000
+_DG_MAX_SIGMA2 = 1e8  # beyond: the pmf alone would hold > 10^6 points; the zCDP route is used
 
 
 def _dg_pmf(sigma2: float, K: float) -> tuple[np.ndarray, int, float]:
@@ -277,23 +279,37 @@ def discrete_gaussian_delta(epsilon: float, sigma2: float, m: int, *, block: int
 
     ``block``: force the coarsening block b (tests); default :func:`discrete_gaussian_block`.
     """
+    return _dg_delta(epsilon, sigma2, m, block, fft=False)
+
+
+def _dg_delta(epsilon: float, sigma2: float, m: int, block: int | None, *, fft: bool) -> float:
+    """The computation of :func:`discrete_gaussian_delta`; ``fft=True`` convolves by FFT (fast,
+    float error ~1e-16 of the pmf's peak per point): used only to *search* for sigma^2, never for
+    the value that is checked."""
     if m < 1:
         return 0.0
     s2 = float(sigma2)
     if not s2 > 0 or epsilon < 0:
         raise InvalidParameterError("sigma2 must be > 0 and epsilon >= 0")
+    if s2 > 4 * _DG_MAX_SIGMA2:
+        raise InvalidParameterError("sigma2 too large for the exact computation (> 4e8)")
     p, h, out = _dg_pmf(s2, _dg_K(m))
     b = block if block is not None else discrete_gaussian_block(s2, m)
     if b > 1:  # blocks of b integers: U = floor(Z / b) on [floor(-h/b), floor(h/b)]
         lo_u = (-h) // b
         idx = (np.arange(-h, h + 1) // b) - lo_u
-        pu = np.bincount(idx, weights=p)
-        t_lo = lo_u * m
-        pt = _conv_power(pu, m)
-        t = b * (t_lo + np.arange(pt.size, dtype=np.float64))  # lower bounds of T
+        base = np.bincount(idx, weights=p)
+        start = lo_u * m
     else:
-        pt = _conv_power(p, m)
-        t = -h * m + np.arange(pt.size, dtype=np.float64)
+        base = p
+        start = -h * m
+    if fft:
+        n_out = m * (base.size - 1) + 1
+        nfft = 1 << (n_out - 1).bit_length()
+        pt = np.maximum(np.fft.irfft(np.fft.rfft(base, nfft) ** m, nfft)[:n_out], 0.0)
+    else:
+        pt = _conv_power(base, m)
+    t = b * (start + np.arange(pt.size, dtype=np.float64))  # (lower bounds of) T
     loss = (m - 2.0 * t) / (2.0 * s2)
     sel = loss > epsilon
     val = float(np.sum(pt[sel] * -np.expm1(epsilon - loss[sel])))
@@ -320,49 +336,64 @@ def _continuous_gaussian_sigma2(epsilon: float, delta: float, m: int) -> float:
     return hi
 
 
+def discrete_gaussian_exact_feasible(epsilon: float, delta: float, m: int) -> bool:
+    """Whether :func:`discrete_gaussian_sigma2_for` computes (sigma^2 of the zCDP route <= 10^8,
+    so the pmf fits in memory); callers use the zCDP calibration otherwise."""
+    return 1 <= m and m / (2.0 * zcdp_rho_for(epsilon, delta)) <= _DG_MAX_SIGMA2
+
+
 @lru_cache(maxsize=512)
 def discrete_gaussian_sigma2_for(epsilon: float, delta: float, m: int) -> Fraction:
     """Smallest sigma^2 on the sampler's dyadic grid (``noise.gaussian_sigma2_used``) such that m
     counts, each changed by at most 1 by a neighbour and each noised with N_Z(0, sigma^2), are
     (epsilon, delta)-DP by :func:`discrete_gaussian_delta`.
 
-    Found by bisection between the zCDP calibration m / (2 zcdp_rho_for(epsilon, delta)) (always
-    valid) and half of it, then moved down the grid while the exact delta still fits; the value
-    returned is checked with :func:`discrete_gaussian_delta` (the guarantee never rests on the
-    bisection or on monotonicity).
+    Searched by bisection (with an FFT evaluation, for speed) near the continuous analytic
+    Gaussian's value and below the zCDP calibration m / (2 zcdp_rho_for(epsilon, delta)) (always
+    valid), then moved along the grid with the exact (direct-convolution) delta: up until it fits,
+    down while it still fits. The value returned is checked with :func:`discrete_gaussian_delta`
+    (the guarantee never rests on the FFT, the bisection or on monotonicity).
     """
     from .noise import gaussian_sigma2_used
 
     check_epsilon(epsilon)
     check_delta(delta, required=True)
-    if m < 1:
-        raise InvalidParameterError("m must be >= 1")
+    if not discrete_gaussian_exact_feasible(epsilon, delta, m):
+        raise InvalidParameterError("sigma^2 too large for the exact computation; use the zCDP calibration")
 
-    def ok(s2: float) -> bool:
+    def ok(s2: float) -> bool:  # the check the result rests on: exact convolution
         return discrete_gaussian_delta(epsilon, s2, m) <= delta
+
+    def ok_fast(s2: float) -> bool:  # the search only
+        return _dg_delta(epsilon, s2, m, None, fft=True) <= delta
 
     zc = m / (2.0 * zcdp_rho_for(epsilon, delta))
     bw = _continuous_gaussian_sigma2(epsilon, delta, m)  # a close bracket (Balle & Wang 2018)
     hi = min(zc, 1.03 * bw)
-    if not ok(hi):
+    if not ok_fast(hi):
         hi = zc
-    while not ok(hi):  # pragma: no cover - the zCDP calibration is always valid
-        hi *= 1.5
     lo = min(0.97 * bw, hi / 1.01)
-    while ok(lo):
+    for _ in range(60):
+        if not ok_fast(lo):
+            break
         hi, lo = lo, lo / 1.1
     for _ in range(60):
         if hi - lo <= 2.0**-24 * hi:
             break
         mid = math.sqrt(lo * hi)
-        if ok(mid):
+        if ok_fast(mid):
             hi = mid
         else:
             lo = mid
-    g = gaussian_sigma2_used(hi)
-    while not ok(float(g)):  # pragma: no cover - rounding up keeps delta <= target
-        g = gaussian_sigma2_used(float(g) * (1 + 2.0**-20))
-    for _ in range(8):  # the grid point below may still fit (the bisection stopped above it)
+    g = gaussian_sigma2_used(min(hi, zc))
+    step = 1
+    while not ok(float(g)):  # the FFT search was a little off: walk up the grid
+        if float(g) >= zc:  # pragma: no cover - the zCDP value is always valid
+            g = gaussian_sigma2_used(zc)
+            break
+        g = gaussian_sigma2_used(Fraction(g.numerator + step, g.denominator))
+        step *= 2
+    for _ in range(8):  # the grid point below may still fit
         down = Fraction(g.numerator - 1, g.denominator)
         if down <= 0 or gaussian_sigma2_used(down) != down or not ok(float(down)):
             break

@@ -44,6 +44,7 @@ from .budget import (
     check_delta,
     check_epsilon,
     discrete_gaussian_delta,
+    discrete_gaussian_exact_feasible,
     discrete_gaussian_sigma2_for,
     zcdp_rho_for,
 )
@@ -1044,7 +1045,7 @@ def _gauss_sigma2(d: int, k: int, eps: float, dlt: float, calibration: str = "ex
     Gaussian's delta is not a function of the L2 norm alone, so the zCDP calibration
     sigma^2 = k^2 d / (2 zcdp_rho_for(epsilon, delta)) (sound for every shift of that L2 norm) is used.
     """
-    if calibration == "exact" and k == 1:
+    if calibration == "exact" and k == 1 and discrete_gaussian_exact_feasible(eps, dlt, d):
         return discrete_gaussian_sigma2_for(eps, dlt, d), "exact"
     return gaussian_sigma2_used(_l2sq_sensitivity(d, k) / (2.0 * _rho_for(eps, dlt))), "zcdp"
 

@@ -41,6 +41,7 @@ from .budget import (
     check_epsilon,
     check_rho,
     discrete_gaussian_delta,
+    discrete_gaussian_exact_feasible,
     discrete_gaussian_sigma2_for,
     zcdp_epsilon,
 )
@@ -315,6 +316,7 @@ def plan_range_tree(
             and k == 1
             and len({shares[j] for j in noised}) == 1
             and len({int(l2sq[j]) for j in noised}) == 1
+            and discrete_gaussian_exact_feasible(float(budget.epsilon), float(budget.delta), m_units)  # type: ignore[arg-type]
         )
         exact_sigma2 = (
             discrete_gaussian_sigma2_for(float(budget.epsilon), float(budget.delta), m_units)  # type: ignore[arg-type]
