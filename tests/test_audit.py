@@ -19,7 +19,7 @@ from scipy.stats import beta
 
 import dptree
 from dptree import audit
-from dptree.budget import zcdp_epsilon
+from dptree.budget import discrete_gaussian_delta, zcdp_epsilon
 from dptree.ranges import plan_range_tree
 
 SPECS = audit.registered()
@@ -300,6 +300,15 @@ def test_statement_budget_is_within_the_claim(name: str) -> None:
         spent = sum(Fraction(sens_l1) / p for p in plan.noise_parameters if p is not None)
         assert float(spent) <= spec.epsilon * (1 + 1e-12)
         assert plan.statement["budget_spent"]["epsilon"] == pytest.approx(float(spent))
+    elif "implied_rho" in plan.statement["calibration"]:
+        # exact discrete-Gaussian accounting: one sigma^2 on every noised level, m unit shifts
+        # (k = 1: one count per level, two under replace), delta(epsilon) recomputed from scratch
+        sig = {p for p in plan.noise_parameters if p is not None}
+        assert len(sig) == 1 and k == 1
+        m = sum(sens_l2sq for p in plan.noise_parameters if p is not None)
+        assert plan.statement["calibration"]["unit_shifts"] == m
+        assert discrete_gaussian_delta(spec.epsilon, float(sig.pop()), m) <= spec.delta
+        assert plan.statement["budget_spent"] == {"epsilon": spec.epsilon, "delta": spec.delta}
     else:
         rho = sum(Fraction(sens_l2sq) / (2 * p) for p in plan.noise_parameters if p is not None)
         assert plan.statement["budget_spent"]["rho"] == pytest.approx(float(rho))

@@ -178,12 +178,71 @@ def test_nonnegative_integer_outputs_and_bias() -> None:
         assert bias[zero].mean() > 0  # projection onto c >= 0 pushes empty nodes up (documented)
 
 
-def test_integer_without_nonnegative_is_sum_preserving() -> None:
-    h = random_hierarchy(5, max_depth=4)
-    rel = hierarchy_counts([], h, epsilon=1.0, integer=True, rng=1)
-    c = rel.counts
-    assert np.array_equal(c, np.rint(c))
-    assert (np.abs(c - rel.estimates) < 1 + 1e-9).all()
+def _children_sum_to_parents(h: Hierarchy, c: np.ndarray) -> bool:
+    for j in range(1, h.depth):
+        off, offp = h.offsets[j], h.offsets[j - 1]
+        sums = np.bincount(h.parents[j], weights=c[off : off + h.sizes[j]], minlength=h.sizes[j - 1])
+        has = h.n_children[j - 1] > 0
+        if not np.array_equal(sums[has], c[offp : offp + h.sizes[j - 1]][has]):
+            return False
+    return True
+
+
+@pytest.mark.parametrize("method", ["laplace", "gaussian"])
+def test_integer_without_nonnegative_is_sum_preserving(method: str) -> None:
+    """integer=True alone: integer counts, children summing exactly to parents, each count within
+    1 of the least-squares estimate, and the root's rounding kept (sum-preserving rounding, not
+    node-by-node np.rint, which breaks the sums on almost every tree)."""
+    for seed in range(6):
+        h = random_hierarchy(5 + seed, max_depth=4)
+        rel = hierarchy_counts([], h, epsilon=1.0, delta=1e-6, method=method, integer=True, rng=seed)
+        c = rel.counts
+        assert np.array_equal(c, np.rint(c))
+        assert (np.abs(c - rel.estimates) < 1 + 1e-9).all()
+        assert _children_sum_to_parents(h, c), seed
+    # node-by-node rounding of the same estimates does break the sums (so the check has teeth)
+    assert not _children_sum_to_parents(h, np.rint(rel.estimates))
+
+
+def test_integer_is_refused_with_the_multiplicative_method() -> None:
+    h = Hierarchy.from_paths(["a/b", "a/c", "d"])
+    with pytest.raises(DPTreeError, match="integer=True does not apply to method='multiplicative'"):
+        hierarchy_counts(["a/b"], h, epsilon=1.0, delta=1e-6, method="multiplicative", alpha=0.5, integer=True)
+
+
+def test_baseline_error_scales_like_one_over_epsilon() -> None:
+    """Table 1 / Corollary 2.7: the baselines' error is proportional to 1/epsilon. Measured on
+    releases (Monte Carlo): Laplace RMSE at eps = 0.25 is 4x that at eps = 1; the Gaussian's
+    follows the (eps, delta) calibration, whose sigma is the analytic Gaussian mechanism's
+    (Balle & Wang 2018, computed here independently) to 0.5%, i.e. ~ sqrt(2 ln(1/delta)) / eps."""
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
+    h = Hierarchy.from_paths([f"c{b}/x/y" for b in range(400)])  # depth 4, 1601 nodes
+    d, delta = h.depth, 1e-6
+
+    def analytic_sigma(eps: float) -> float:
+        D = math.sqrt(d)
+        f = lambda s: norm.cdf(D / (2 * s) - eps * s / D) - math.exp(eps) * norm.cdf(-D / (2 * s) - eps * s / D) - delta  # noqa: E731
+        return brentq(f, 0.01, 1e4)
+
+    out = {}
+    for method in ("laplace", "gaussian"):
+        for eps in (0.25, 1.0):
+            err = np.concatenate(
+                [
+                    hierarchy_counts([], h, epsilon=eps, delta=delta, method=method, consistent=False, rng=s).counts
+                    for s in range(8)
+                ]
+            )
+            out[method, eps] = float(np.sqrt((err**2).mean()))
+    assert out["laplace", 0.25] / out["laplace", 1.0] == pytest.approx(4.0, rel=0.04)
+    assert out["laplace", 1.0] == pytest.approx(math.sqrt(2) * d / 1.0, rel=0.04)
+    for eps in (0.25, 1.0):
+        assert out["gaussian", eps] == pytest.approx(analytic_sigma(eps), rel=0.03)
+    ratio = out["gaussian", 0.25] / out["gaussian", 1.0]
+    assert ratio == pytest.approx(analytic_sigma(0.25) / analytic_sigma(1.0), rel=0.04)
+    assert 3.0 < ratio < 4.0  # ~1/eps (sigma eps grows slowly as eps -> 0 at fixed delta)
 
 
 def test_round_trip_and_tamper_detection(tmp_path) -> None:  # type: ignore[no-untyped-def]

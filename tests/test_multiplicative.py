@@ -199,30 +199,99 @@ def test_estimation_is_alpha_eta_accurate_at_corollary_4_7_threshold() -> None:
     assert rep.accurate, rep.failure_rate
 
 
-def test_wrapper_window_and_lemma_3_3_bound() -> None:
-    """Lemma 3.3: the clamp never increases the error, |error| <= 2B always, and
-    RMSE_alpha^2 <= (alpha tau)^2 + Pr[fail] 4 B^2 with Pr[fail] <= eta at the default tau_min."""
+def test_wrapper_window_always_holds_the_truth() -> None:
+    """Lemma 3.3's window on the real algorithm: the window always contains w_u, the clamp never
+    increases the error and |error| <= 2B always."""
     tree = complete_tree(2, 4)
     alpha, eps, delta = 0.5, 1.0, 1e-6
-    d = tree.depth
     rng = np.random.default_rng(1)
     leaves = (rng.pareto(1.0, tree.sizes[-1]) * 2e6).astype(np.int64)
     leaves[:2] = 0
     w = weights(tree, leaves)
     truth = np.concatenate(w)
     src = make_source(4)
-    outs = []
     for _ in range(60):
         r = mrmse_wrapper(src, tree, w, alpha=alpha, epsilon=eps, delta=delta)
         est, west, ctr = (np.concatenate(a) for a in (r.estimate, r.w_est, r.window_center))
         assert (np.abs(ctr - truth) <= r.window).all()  # the window always holds the truth
         assert (np.abs(est - truth) <= 2 * r.window).all()
         assert (np.abs(est - truth) <= np.abs(west - truth) + 1e-9).all()
-        outs.append(est)
-    tau = r.info["tau_min"]
-    assert tau == pytest.approx(theorem_4_1_tau_min(alpha, eps, delta, d))
-    bound = math.sqrt((alpha * tau) ** 2 + r.info["eta"] * 4 * r.window**2)
-    assert rmse_alpha(np.stack(outs), truth, alpha).max() <= bound
+    assert r.info["tau_min"] == pytest.approx(theorem_4_1_tau_min(alpha, eps, delta, tree.depth))
+
+
+def test_lemma_3_3_bound_with_an_estimator_that_fails_with_probability_eta(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Lemma 3.3 for *any* (alpha, eta)-accurate estimator: here one that is exact except, with
+    probability eta, wildly wrong (10^12 everywhere). The wrapper must bring the alpha-mRMSE down
+    to sqrt(eta) 2B (its error is 0 on good runs, <= 2B on bad ones); without the window it would
+    be ~ sqrt(eta) 10^12, so the bound is far from vacuous. A wrapper that does not clamp, or
+    clamps into a window that misses w_u, fails."""
+    import dptree._multiplicative as mult
+
+    tree = complete_tree(2, 5)
+    alpha, eps, delta, eta = 0.5, 1.0, 1e-6, 0.2
+    rng = np.random.default_rng(2)
+    w = weights(tree, (rng.pareto(1.0, tree.sizes[-1]) * 50).astype(np.int64))
+    truth = np.concatenate(w).astype(float)
+    coin = np.random.default_rng(3)
+    bad_runs = []
+
+    def fake_estimation(src, tree_, w_, **kw):  # type: ignore[no-untyped-def]
+        bad = bool(coin.random() < eta)
+        bad_runs.append(bad)
+        est = [np.full(len(x), 1e12) if bad else np.asarray(x, dtype=float) for x in w_]
+        return est, int(truth[0]), {"ell": 0}
+
+    monkeypatch.setattr(mult, "estimation", fake_estimation)
+    src = make_source(5)
+    outs, B = [], None
+    for _ in range(400):
+        r = mult.mrmse_wrapper(src, tree, w, alpha=alpha, epsilon=eps, delta=delta)
+        outs.append(np.concatenate(r.estimate))
+        B = r.window
+    err = np.stack(outs) - truth
+    bad = np.array(bad_runs)
+    assert np.abs(err[~bad]).max() == 0  # accurate runs pass through the window untouched
+    assert np.abs(err[bad]).max() <= 2 * B
+    eta_hat = bad.mean()
+    assert 0.1 < eta_hat < 0.3
+    m = rmse_alpha(np.stack(outs), truth, alpha).max()
+    assert 0 < m <= math.sqrt(eta_hat) * 2 * B
+    assert m < 1e-6 * math.sqrt(eta_hat) * 1e12  # what no window would give
+
+
+def test_theorem_4_1_error_is_alpha_tau_min_which_grows_like_log_d() -> None:
+    """Theorem 4.1's log d: with the default threshold, a zero count is estimated as
+    M_0 = alpha tau_min(d) (nothing crosses a threshold there), counts above tau_min within
+    alpha w (w.p. >= 1 - eta), so Estimation's alpha-mRMSE equals alpha tau_min(d), and
+    tau_min(d) = K max{8 ln(4 d^3), L}: affine in log d once the d-term dominates. Measured on
+    trees whose root is far above alpha tau_min, so that Reduction runs many rounds."""
+    alpha, eps, delta = 0.5, 1.0, 1e-6
+    measured = {}
+    for d in (3, 6, 9):
+        tree = complete_tree(2, d)
+        leaves = np.zeros(tree.sizes[-1], dtype=np.int64)
+        leaves[::2] = 10**9  # half the leaves huge, half empty
+        w = weights(tree, leaves)
+        truth = np.concatenate(w).astype(float)
+        tau = theorem_4_1_tau_min(alpha, eps, delta, d)
+        src = make_source(d)
+        runs, ells = [], []
+        for _ in range(20):
+            est, _, info = estimation(
+                src, tree, w, alpha=alpha, epsilon=eps / 2, delta=delta / 2, eta=1 / d**2, tau_min=tau
+            )
+            runs.append(np.concatenate(est))
+            ells.append(info["ell"])
+        assert min(ells) > 10  # the core ran
+        m = rmse_alpha(np.stack(runs), truth, alpha).max()
+        assert m == pytest.approx(alpha * tau, rel=0.02), (d, m, alpha * tau)
+        big = truth >= tau
+        ok = np.abs(np.stack(runs)[:, big] - truth[big]) <= alpha * truth[big]
+        assert ok.mean() >= 1 - 1 / d**2
+        measured[d] = m
+    # the measured error follows K (8 ln 4 + 24 ln d) when the d-term dominates the max
+    assert measured[9] / measured[6] == pytest.approx(math.log(4 * 9**3) / math.log(4 * 6**3), rel=0.02)
+    assert measured[6] / measured[3] == pytest.approx(math.log(4 * 6**3) / math.log(4 * 3**3), rel=0.02)
 
 
 def test_small_tau_min_is_still_private_machinery() -> None:

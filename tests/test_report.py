@@ -39,9 +39,11 @@ def test_privacy_in_words() -> None:
     lap = _release().privacy
     assert "e^epsilon = 2.718" in privacy_in_words(lap)
     assert "Adding or removing one person's record " in privacy_in_words(lap)
-    gauss = _release(noise="gaussian", epsilon=1.0, delta=1e-6).privacy
+    gauss = _release(noise="gaussian", epsilon=1.0, delta=1e-6).privacy  # exact calibration
     words = privacy_in_words(gauss)
-    assert "rho = " in words and "(epsilon = 1, delta = 1e-06)" in words
+    assert "(epsilon = 1, delta = 1e-06)" in words and "Gaussian noise" in words and "pure" not in words
+    zc = _release(noise="gaussian", epsilon=None, rho=0.5).privacy
+    assert "rho = 0.5" in privacy_in_words(zc)
     users = _release(max_contributions=3).privacy
     assert "at most 3 per person" in privacy_in_words(users)
     replace = _release(neighbors="replace").privacy

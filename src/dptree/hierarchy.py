@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field
+from fractions import Fraction
 from functools import lru_cache
 from statistics import NormalDist
 from typing import Any, ClassVar, Iterable, Literal, Mapping, Sequence
@@ -40,7 +41,14 @@ from ._hstructure import Hierarchy, split_path
 from ._multiplicative import Tree, mrmse_wrapper, theorem_4_1_tau_min
 from ._postprocess import project_families, round_families
 from .boundary import Boundary
-from .budget import check_delta, check_epsilon, zcdp_rho_for
+from .budget import (
+    check_delta,
+    check_epsilon,
+    discrete_gaussian_delta,
+    discrete_gaussian_exact_feasible,
+    discrete_gaussian_sigma2_for,
+    zcdp_rho_for,
+)
 from .errors import DataError, InputFormatError, InvalidParameterError, ReleaseFileError
 from .estimation import consistent_estimates, node_variances
 from .noise import (
@@ -753,7 +761,7 @@ def _check_noise(h: Hierarchy, params: dict[str, Any], privacy: dict[str, Any], 
             if method == "laplace":
                 expected = _lap_var(_l1_sensitivity(d, k) / eps)
             else:
-                expected = _gauss_var(_l2sq_sensitivity(d, k) / (2.0 * _rho_for(eps, dlt)))
+                expected = _gauss_var(_gauss_sigma2(d, k, eps, dlt, _calibration_of(privacy))[0])
             if not math.isclose(float(meas["noise_variance"]), expected, rel_tol=1e-9):
                 raise ReleaseFileError("hierarchy release: noise variance does not match the stated budget (tampered?)")
             if method == "laplace":
@@ -763,7 +771,7 @@ def _check_noise(h: Hierarchy, params: dict[str, Any], privacy: dict[str, Any], 
                     rel_tol=1e-12,
                 )
             else:
-                s2 = _l2sq_sensitivity(d, k) / (2.0 * _rho_for(eps, dlt))
+                s2 = _gauss_sigma2(d, k, eps, dlt, _calibration_of(privacy))[0]
                 stated_ok = privacy["sensitivity"].get("l2_squared") == _l2sq_sensitivity(d, k) and math.isclose(
                     float(privacy["noise"]["sigma2"]), float(gaussian_sigma2_used(s2)), rel_tol=1e-12
                 )
@@ -858,7 +866,7 @@ def _assemble(h: Hierarchy, params: dict[str, Any], privacy: dict[str, Any], mea
             counts = np.clip(west, center - B, center + B)
             if params.get("nonnegative"):
                 counts = np.maximum(counts, 0.0)
-            if params.get("integer"):
+            if params.get("integer"):  # refused by hierarchy_counts since issue 16; files written before
                 counts = np.rint(counts)
             estimates = counts.copy()
             variances = np.full(n, np.nan)
@@ -909,15 +917,20 @@ def hierarchy_counts(
 
     * ``laplace``: (epsilon, 0)-DP; discrete Laplace of scale k d / epsilon per node
       (Corollary 2.7 / Lemma 2.5; L1 sensitivity k d, d = depth of the hierarchy).
-    * ``gaussian``: (epsilon, delta)-DP, delta > 0; discrete Gaussian with
-      sigma^2 = k^2 d / (2 rho), rho = zcdp_rho_for(epsilon, delta) (L2 sensitivity k sqrt(d)).
+    * ``gaussian``: (epsilon, delta)-DP, delta > 0; discrete Gaussian. With k = 1, sigma^2 is the
+      smallest (sampler-grid) value whose exact discrete-Gaussian delta(epsilon) over the d unit
+      shifts of a root-leaf path is <= delta (:func:`dptree.budget.discrete_gaussian_sigma2_for`;
+      sigma = 4.22 sqrt(d) at (1, 1e-6), against 4.53 sqrt(d) through zCDP); with k > 1,
+      sigma^2 = k^2 d / (2 rho), rho = zcdp_rho_for(epsilon, delta). The statement's
+      ``calibration`` says which.
     * ``multiplicative``: (epsilon, delta)-DP, delta > 0, ``alpha`` in (0, 1) required; the
       algorithm of Theorem 4.1 (Lemma 3.3 wrapper around Estimation, Algorithm 4). ``tau_min``
       defaults to the bound of Corollary 4.7 used in Theorem 4.1's proof; a smaller value may
       be passed: privacy does not depend on tau_min, only the accuracy guarantee does. For
       k > 1 the algorithm runs at (epsilon/k, delta (e^(epsilon/k)-1)/(e^epsilon-1)) and group
       privacy (Fact 2.2) gives (epsilon, delta) for users with k records. ``consistent`` does
-      not apply; ``nonnegative`` clips at 0 and ``integer`` rounds (neither can hurt: w >= 0).
+      not apply; ``nonnegative`` clips at 0; ``integer=True`` is refused (rounding node by node
+      would not keep children summing to parents, and these estimates are not consistent anyway).
 
     ``consistent`` (Laplace/Gaussian): least-squares estimates for any tree shape, children
     summing to parents, exact variance per node. ``nonnegative``/``integer``: top-down simplex
@@ -970,6 +983,14 @@ def hierarchy_counts(
     for name, flag in (("consistent", consistent), ("nonnegative", nonnegative), ("integer", integer)):
         if not isinstance(flag, (bool, np.bool_)):
             raise InvalidParameterError(f"{name} must be True or False, got {flag!r}")
+    if integer and method == "multiplicative":
+        # rounding the multiplicative estimates node by node breaks children-sum-to-parent, and
+        # those estimates are not consistent to begin with (no family projection applies to them)
+        raise InvalidParameterError(
+            "integer=True does not apply to method='multiplicative': its per-node estimates are not "
+            "consistent (children need not sum to parents), so there is no sum-preserving rounding to "
+            "apply; round them yourself, or use method='laplace'/'gaussian' with integer=True"
+        )
     if not isinstance(hierarchy, Hierarchy):
         raise InvalidParameterError(f"hierarchy must be a dptree.Hierarchy, got {type(hierarchy).__name__}")
     h = hierarchy
@@ -1015,6 +1036,28 @@ def hierarchy_counts(
 @lru_cache(maxsize=256)
 def _rho_for(eps: float, dlt: float) -> float:
     return zcdp_rho_for(eps, dlt)
+
+
+def _calibration_of(privacy: dict[str, Any]) -> str:
+    """The Gaussian calibration a release states (files written before issue 16: zCDP)."""
+    cal = privacy.get("calibration")
+    return "exact" if isinstance(cal, dict) and cal.get("kind") == "exact" else "zcdp"
+
+
+def _gauss_sigma2(d: int, k: int, eps: float, dlt: float, calibration: str = "exact") -> tuple[Fraction, str]:
+    """sigma^2 of the Gaussian baseline and the calibration used.
+
+    ``exact`` (default) when one record per person (k = 1): a neighbour moves the d counts of one
+    root-leaf path by exactly 1 (a shallower leaf: fewer counts, a marginal of the full path, so no
+    larger delta); sigma^2 is the smallest grid value with the exact discrete-Gaussian
+    delta(epsilon) <= delta over those d unit shifts (:func:`dptree.budget.discrete_gaussian_sigma2_for`).
+    With k > 1 the shifts are not all equal (k records can spread over leaves) and the discrete
+    Gaussian's delta is not a function of the L2 norm alone, so the zCDP calibration
+    sigma^2 = k^2 d / (2 zcdp_rho_for(epsilon, delta)) (sound for every shift of that L2 norm) is used.
+    """
+    if calibration == "exact" and k == 1 and discrete_gaussian_exact_feasible(eps, dlt, d):
+        return discrete_gaussian_sigma2_for(eps, dlt, d), "exact"
+    return gaussian_sigma2_used(_l2sq_sensitivity(d, k) / (2.0 * _rho_for(eps, dlt))), "zcdp"
 
 
 @lru_cache(maxsize=256)
@@ -1109,18 +1152,33 @@ def _measure(
         )
         meas = {"y": _noisy(np.concatenate(w), noise), "noise_variance": var}
     elif method == "gaussian":
-        rho = _rho_for(eps, dlt)
         l2sq = _l2sq_sensitivity(d, k)
-        sigma2 = l2sq / (2.0 * rho)
+        sigma2, cal = _gauss_sigma2(d, k, eps, dlt)
         noise = discrete_gaussian(src, sigma2, h.n_nodes)
-        var = _gauss_var(sigma2)
+        var = _gauss_var(float(sigma2))
+        rho = l2sq / (2.0 * float(sigma2))  # the zCDP this noise gives (<= the requested one for zcdp)
+        if cal == "exact":
+            calibration = {
+                "kind": "exact",
+                "method": "exact discrete Gaussian (epsilon, delta): delta(epsilon) of the privacy loss "
+                "of d unit shifts, by exact convolution (Canonne, Kamath, Steinke 2020, Theorem 7, "
+                "extended to d coordinates; dptree.budget.discrete_gaussian_delta)",
+                "delta_at_epsilon": discrete_gaussian_delta(eps, float(sigma2), d),
+            }
+        else:
+            calibration = {
+                "kind": "zcdp",
+                "method": "zCDP: sigma^2 = k^2 d / (2 rho), rho = zcdp_rho_for(epsilon, delta) (CKS 2020 "
+                "Cor. 13); used with max_contributions > 1",
+            }
         privacy.update(
-            mechanism="discrete Gaussian on every node (seed 001 Corollary 2.7 / Lemma 2.6; zCDP "
-            "analysis of Canonne, Kamath, Steinke 2020)",
+            mechanism="discrete Gaussian on every node (seed 001 Corollary 2.7 / Lemma 2.6; Canonne, "
+            "Kamath, Steinke 2020)",
             delta=dlt,
             rho=rho,
+            calibration=calibration,
             sensitivity={"l2": math.sqrt(l2sq), "l2_squared": l2sq, "depth": d},
-            noise={"sigma2": float(gaussian_sigma2_used(sigma2))},
+            noise={"sigma2": float(sigma2)},
         )
         meas = {"y": _noisy(np.concatenate(w), noise), "noise_variance": var}
     else:

@@ -37,7 +37,16 @@ from . import noise as _noise
 from . import serialize as _serialize
 from .allocation import choose_branching, level_weights
 from .boundary import Boundary
-from .budget import Budget, check_delta, check_epsilon, check_rho, zcdp_epsilon
+from .budget import (
+    Budget,
+    check_delta,
+    check_epsilon,
+    check_rho,
+    discrete_gaussian_delta,
+    discrete_gaussian_exact_feasible,
+    discrete_gaussian_sigma2_for,
+    zcdp_epsilon,
+)
 from .domain import Domain, make_domain
 from .errors import DataError, InvalidParameterError, ReleaseFileError
 from .estimation import consistent_estimates, range_error_moments, range_variance
@@ -261,9 +270,20 @@ def plan_range_tree(
     neighbors: str = "add_remove",
     max_contributions: int = 1,
     levels: str = "uniform",
+    gaussian_calibration: str = "exact",
 ) -> RangeTreePlan:
-    """Validate public parameters and compute the per-level noise (no data involved)."""
+    """Validate public parameters and compute the per-level noise (no data involved).
+
+    ``gaussian_calibration`` (Gaussian noise with an (epsilon, delta) budget only): ``"exact"``
+    (default) gives every noised level the smallest sigma^2 whose exact discrete-Gaussian delta at
+    epsilon is <= delta (:func:`dptree.budget.discrete_gaussian_sigma2_for`; one record moves one
+    count per level by 1, or two under ``replace``), when that computation applies: one record per
+    person and the same share on every noised level (``levels="uniform"``); otherwise, and with
+    ``"zcdp"``, sigma^2 = L2^2 / (2 rho w_l) with rho = zcdp_rho_for(epsilon, delta) (CKS Cor. 13).
+    A rho budget always uses the zCDP calibration.
+    """
     noise_kind = _check_choice(noise, "noise", ("laplace", "gaussian"))
+    calibration = _check_choice(gaussian_calibration, "gaussian_calibration", ("exact", "zcdp"))
     if budget_too_extreme := _extreme_budget(epsilon, rho):
         raise InvalidParameterError(budget_too_extreme)
     nb = _check_choice(neighbors, "neighbors", ("add_remove", "replace"))
@@ -284,6 +304,7 @@ def plan_range_tree(
     shares = _exact_shares(weights)
     l1, l2sq = level_sensitivities(nb, k, L)
     params: list[Fraction | None] = []
+    gauss_calibration: dict[str, Any] = {}
     variances = np.empty(L + 1)
     per_level = []
     if noise_kind == "laplace":
@@ -312,12 +333,30 @@ def plan_range_tree(
     else:
         rho_total = Fraction(budget.as_rho())
         spent = Fraction(0)
+        noised = [j for j in range(L + 1) if not ((j == 0 and root_exact) or shares[j] == 0)]
+        m_units = int(sum(int(l2sq[j]) for j in noised))
+        exact = (
+            budget.kind == "approx"
+            and calibration == "exact"
+            and k == 1
+            and len({shares[j] for j in noised}) == 1
+            and len({int(l2sq[j]) for j in noised}) == 1
+            and discrete_gaussian_exact_feasible(float(budget.epsilon), float(budget.delta), m_units)  # type: ignore[arg-type]
+        )
+        exact_sigma2 = (
+            discrete_gaussian_sigma2_for(float(budget.epsilon), float(budget.delta), m_units)  # type: ignore[arg-type]
+            if exact
+            else None
+        )
         for j in range(L + 1):
             if (j == 0 and root_exact) or shares[j] == 0:
                 params.append(None)
                 variances[j] = 0.0 if (j == 0 and root_exact) else np.inf
                 continue
-            sigma2 = _noise.gaussian_sigma2_used(Fraction(int(l2sq[j])) / (2 * rho_total * shares[j]))
+            if exact_sigma2 is not None:
+                sigma2 = exact_sigma2
+            else:
+                sigma2 = _noise.gaussian_sigma2_used(Fraction(int(l2sq[j])) / (2 * rho_total * shares[j]))
             params.append(sigma2)
             variances[j] = _noise.discrete_gaussian_variance(sigma2)
             rho_j = Fraction(int(l2sq[j])) / (2 * sigma2)
@@ -331,19 +370,41 @@ def plan_range_tree(
                     "noise_variance": float(variances[j]),
                 }
             )
-        total = {"rho": float(spent)}
-        if budget.kind == "approx":
-            total["epsilon"] = zcdp_epsilon(float(spent), budget.delta)
-            total["delta"] = budget.delta
+        if exact_sigma2 is not None:
+            # (epsilon, delta) by the exact discrete-Gaussian delta over all m unit shifts; the
+            # noise is also sum(rho_j)-zCDP, but that is not what is claimed or charged.
+            total = {"epsilon": float(budget.epsilon), "delta": budget.delta}  # type: ignore[arg-type]
+            gauss_calibration = {
+                "method": "exact discrete Gaussian (epsilon, delta): delta(epsilon) of the m-fold "
+                "privacy-loss convolution (CKS 2020 Thm 7 extended to m coordinates; "
+                "dptree.budget.discrete_gaussian_delta)",
+                "unit_shifts": m_units,
+                "delta_at_epsilon": discrete_gaussian_delta(float(budget.epsilon), float(exact_sigma2), m_units),  # type: ignore[arg-type]
+                "implied_rho": float(spent),
+            }
+        else:
+            total = {"rho": float(spent)}
+            if budget.kind == "approx":
+                total["epsilon"] = zcdp_epsilon(float(spent), budget.delta)
+                total["delta"] = budget.delta
+            gauss_calibration = {
+                "method": "zCDP: sigma^2 = L2^2 / (2 rho w_l)"
+                + (", rho = zcdp_rho_for(epsilon, delta) (CKS 2020 Cor. 13)" if budget.kind == "approx" else "")
+            }
     _check_noise_range(noise_kind, params)
     measured = [j for j in range(L + 1) if params[j] is not None]
+    exact_gauss = noise_kind == "gaussian" and "implied_rho" in gauss_calibration
     noise_name = "Laplace" if noise_kind == "laplace" else "Gaussian"
     statement: dict[str, Any] = {
         "mechanism": f"range tree, {layout.branching}-ary, discrete {noise_name} noise per level",
         "neighbors": nb,
         "max_contributions": k,
-        "guarantee": {"laplace": "pure epsilon-DP", "gaussian": "rho-zCDP"}[noise_kind]
-        + (", implies (epsilon, delta)-DP" if budget.kind == "approx" else ""),
+        "guarantee": (
+            "(epsilon, delta)-DP (exact discrete-Gaussian accounting)"
+            if exact_gauss
+            else {"laplace": "pure epsilon-DP", "gaussian": "rho-zCDP"}[noise_kind]
+            + (", implies (epsilon, delta)-DP" if budget.kind == "approx" else "")
+        ),
         "budget_requested": {"epsilon": budget.epsilon, "delta": budget.delta, "rho": budget.rho},
         "budget_spent": total,
         "l1_sensitivity": float(l1[measured].sum()),
@@ -355,6 +416,8 @@ def plan_range_tree(
         "library": f"dptree {_version}",
         "private": True,
     }
+    if noise_kind == "gaussian":
+        statement["calibration"] = gauss_calibration
     return RangeTreePlan(
         domain=domain,
         layout=layout,
@@ -903,6 +966,9 @@ class RangeTree:
             "neighbors": self.plan.neighbors,
             "max_contributions": self.plan.max_contributions,
             "levels": self.plan.levels,
+            "gaussian_calibration": "exact"
+            if "implied_rho" in self.plan.statement.get("calibration", {})
+            else "zcdp",
             "budget": {
                 "epsilon": self.plan.budget.epsilon,
                 "delta": self.plan.budget.delta,
@@ -961,6 +1027,7 @@ def _from_document(doc: dict[str, Any]) -> RangeTree:
         neighbors=params["neighbors"],
         max_contributions=params["max_contributions"],
         levels=params["levels"],
+        gaussian_calibration=params.get("gaussian_calibration", "zcdp"),  # files before issue 16: zCDP
     )
     if plan.domain.size != dom["size"] or list(plan.layout.fanouts) != list(params["fanouts"]):
         raise ReleaseFileError("release file: domain or tree layout does not match its parameters")

@@ -47,6 +47,12 @@ def privacy_in_words(privacy: dict[str, Any]) -> str:
             text += (f", which implies (epsilon = {spent['epsilon']:.4g}, delta = {spent['delta']:.3g})-differential "
                      "privacy")
         text += "."
+    elif spent.get("delta"):  # (epsilon, delta) by the exact discrete-Gaussian accounting
+        eps = spent.get("epsilon", float("nan"))
+        text = (f"{change} changes the probability of any set of outcomes of this release by at most a factor "
+                f"e^epsilon = {math.exp(eps):.4g} plus an additive delta = {spent['delta']:.3g} "
+                f"((epsilon = {eps:.4g}, delta = {spent['delta']:.3g})-differential privacy with Gaussian noise, "
+                "calibrated by the exact discrete-Gaussian privacy loss).")
     else:
         eps = spent.get("epsilon", float("nan"))
         text = (f"{change} changes the probability of any outcome of this release by at most a factor "
