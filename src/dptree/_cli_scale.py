@@ -127,9 +127,9 @@ def charged(ledger_path_: str | None, plan: Any, label: str) -> Iterator[Any]:
 def charged_budget(ledger_path_: str | None, *, epsilon: float, delta: float = 0.0, label: str = "") -> Iterator[Any]:
     """Like :func:`charged`, for commands whose mechanism takes (epsilon, delta) directly
     (``hierarchy``, ``interior-point``): the charge is committed before the block reads the data."""
-    from .budget import check_delta, check_epsilon
+    from .budget import check_delta, check_release_budget
 
-    eps, dlt = check_epsilon(epsilon), check_delta(delta)  # never charge an invalid budget
+    eps, dlt = check_release_budget(epsilon), check_delta(delta)  # never charge an invalid budget
     if ledger_path(ledger_path_) is None:
         yield None
         return

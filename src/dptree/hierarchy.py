@@ -39,7 +39,7 @@ from ._hstructure import Hierarchy, split_path
 from ._multiplicative import Tree, mrmse_wrapper, theorem_4_1_tau_min
 from ._postprocess import project_families, round_families
 from .boundary import Boundary
-from .budget import check_delta, check_epsilon, zcdp_rho_for
+from .budget import check_delta, check_epsilon, check_release_budget, zcdp_rho_for
 from .errors import DataError, InputFormatError, InvalidParameterError, ReleaseFileError
 from .estimation import consistent_estimates, node_variances
 from .noise import (
@@ -926,7 +926,7 @@ def hierarchy_counts(
     :data:`MAX_TOTAL` (2^61) or more raises :class:`TotalTooLargeError`. The guarantee covers
     datasets below that public limit; no error message contains a count, a total or a value.
     """
-    eps = check_epsilon(epsilon)
+    eps = check_release_budget(epsilon)
     if method not in METHODS:
         raise InvalidParameterError(f"method must be one of {METHODS}, got {method!r}")
     needs_delta = method in ("gaussian", "multiplicative")

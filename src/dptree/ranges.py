@@ -35,7 +35,15 @@ from . import __version__ as _version
 from . import noise as _noise
 from .allocation import choose_branching, level_weights
 from .boundary import Boundary
-from .budget import Budget, check_delta, check_epsilon, check_rho, zcdp_epsilon
+from .budget import (
+    RANGE_TREE_BUDGET_RANGE,
+    Budget,
+    check_delta,
+    check_epsilon,
+    check_release_budget,
+    check_rho,
+    zcdp_epsilon,
+)
 from .domain import Domain, make_domain
 from .errors import DataError, InvalidParameterError, ReleaseFileError
 from .estimation import consistent_estimates, range_error_moments, range_variance
@@ -103,8 +111,10 @@ def _extreme_budget(epsilon: object, rho: object) -> str:
     """A message when a budget is too extreme to compute with (checked before exact arithmetic)."""
     for name, v in (("epsilon", epsilon), ("rho", rho)):
         if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0:
-            if v < 1e-12 or v > 1e12:
-                return f"{name}={v:g} is outside the supported range [1e-12, 1e12]"
+            try:
+                check_release_budget(v, name, RANGE_TREE_BUDGET_RANGE)
+            except InvalidParameterError as exc:
+                return str(exc)
     return ""
 
 
