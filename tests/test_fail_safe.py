@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import dptree
-from dptree.errors import InvalidParameterError
+from dptree.errors import DataError, DPTreeError, InvalidParameterError
 
 H = dptree.Hierarchy.from_paths([("US", "CA"), ("US", "NY"), ("FR", "IDF")])
 X = np.arange(100)
@@ -47,3 +47,83 @@ def test_learn_threshold_with_a_tiny_budget_needs_no_memory_for_the_padding():
     # noise of scale 4/epsilon makes the public m huge; S's padding is one value with a count
     for seed in range(20):
         dptree.learn_threshold(X, X % 2, lower=0, upper=1000, epsilon=4e-9, rng=seed)
+
+
+# ------------------------------------------------------------------ confidence levels and intervals
+
+R = dptree.range_tree(X, lower=0, upper=1000, epsilon=1.0, rng=1)
+RG = dptree.range_tree(X, lower=0, upper=1000, epsilon=1.0, delta=1e-6, noise="gaussian", rng=1)
+
+
+@pytest.mark.parametrize("level", [0.005, 1e-9, 0.9999999999999999])
+def test_valid_confidence_levels_give_intervals(level):
+    for rel in (R, RG):
+        for lo, hi in (rel.ci(0, 10, level=level), rel.cdf_ci(10, level=level), rel.total_ci(level=level)):
+            assert np.isfinite(lo) and np.isfinite(hi) and lo <= hi
+    hr = dptree.hierarchy_counts([("US", "CA")], H, epsilon=1.0, rng=1)
+    lo, hi = hr.ci("US", level=level)
+    assert lo <= hi
+
+
+@pytest.mark.parametrize("level", ["x", None, 1.0, 0.0, True])
+def test_invalid_confidence_levels_are_typed_errors(level):
+    hr = dptree.hierarchy_counts([("US", "CA")], H, epsilon=1.0, rng=1)
+    with pytest.raises(InvalidParameterError, match="confidence level"):
+        hr.ci("US", level=level)
+    with pytest.raises(InvalidParameterError, match="confidence level"):
+        R.ci(0, 10, level=level)
+
+
+def test_hierarchy_ci_is_never_reversed_for_very_negative_estimates():
+    for seed in range(30):
+        hr = dptree.hierarchy_counts([("US", "CA")], H, epsilon=1e-3, rng=seed)
+        for node in ("", "US", "US/CA", "US/NY", "FR", "FR/IDF"):
+            lo, hi = hr.ci(node)
+            assert 0.0 <= lo <= hi
+
+
+def test_ranges_of_different_lengths_are_a_typed_error():
+    for f in (R.count, R.stderr, R.ci):
+        with pytest.raises(InvalidParameterError, match="same length"):
+            f([0, 1], [5, 6, 7])
+
+
+# ------------------------------------------------------------------ silent drops and raw crashes in the API
+
+
+def test_hierarchy_counts_refuses_a_weight_it_cannot_use():
+    with pytest.raises(InvalidParameterError, match="weight"):
+        dptree.hierarchy_counts([("US", "CA")], H, epsilon=1.0, weight="w")
+
+
+def test_from_paths_none_label_ends_the_path_and_none_paths_are_refused():
+    h = dptree.Hierarchy.from_paths([("US", None), ("FR", "IDF")])
+    assert "US/None" not in h.all_paths() and "US" in h.all_paths()
+    with pytest.raises(DPTreeError):
+        dptree.Hierarchy.from_paths([("US", None, "x")])
+    with pytest.raises(InvalidParameterError, match="paths"):
+        dptree.Hierarchy.from_paths(None)
+
+
+def test_from_frame_refuses_lists_and_duplicate_columns_and_reads_polars():
+    pd = pytest.importorskip("pandas")
+    with pytest.raises(InvalidParameterError, match="DataFrame"):
+        dptree.Hierarchy.from_frame([1, 2], ["a"])
+    with pytest.raises(DPTreeError, match="duplicate"):
+        dptree.Hierarchy.from_frame(pd.DataFrame([["x", "y"]], columns=["a", "a"]), ["a"])
+    pl = pytest.importorskip("polars")
+    h = dptree.Hierarchy.from_frame(pl.DataFrame({"a": ["x", "y"], "b": ["1", "2"]}), ["a", "b"])
+    assert "x/1" in h.all_paths()
+
+
+def test_interior_point_refuses_two_dimensional_input_like_range_tree():
+    x2 = np.arange(100).reshape(10, 10)
+    for f in (dptree.interior_point, dptree.median):
+        with pytest.raises(DataError, match="one-dimensional"):
+            f(x2, lower=0, upper=1000, epsilon=1.0)
+
+
+@pytest.mark.parametrize("fraction", [None, "0.1", True])
+def test_learn_threshold_refuses_a_fraction_that_is_not_a_number(fraction):
+    with pytest.raises(InvalidParameterError, match="fraction"):
+        dptree.learn_threshold(X, X % 2, lower=0, upper=1000, epsilon=1.0, fraction=fraction)

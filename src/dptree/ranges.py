@@ -509,7 +509,12 @@ class RangeTree:
     def _leaf_range(self, lo: Any, hi: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         qlo = self.domain._query_array(lo)
         qhi = self.domain._query_array(hi)
-        qlo, qhi = np.broadcast_arrays(np.atleast_1d(qlo), np.atleast_1d(qhi))
+        try:
+            qlo, qhi = np.broadcast_arrays(np.atleast_1d(qlo), np.atleast_1d(qhi))
+        except ValueError:
+            raise InvalidParameterError(
+                "lo and hi must have the same length (or one of them be a single value)"
+            ) from None
         if np.any(qlo > qhi):
             raise InvalidParameterError("count(lo, hi) needs lo <= hi")
         a = np.atleast_1d(self.domain.leaf_of(lo))

@@ -156,7 +156,9 @@ def _encode_values(values: Any, enc: _Encoding, on_invalid: str = "error") -> li
     if isinstance(values, (str, bytes)) or values is None:
         raise DataError("values must be a sequence of numbers")
     if isinstance(values, np.ndarray):
-        arr = values.ravel()
+        from .inputs import _check_1d
+
+        arr = _check_1d(values, "values")  # as range_tree: a 2-D array is refused, not flattened
         if arr.dtype.kind == "f":
             finite = np.isfinite(arr)
             if not np.all(finite):
@@ -1174,8 +1176,8 @@ def learn_threshold(
         raise DataError("labels contain NaN; labels must be 0 or 1")
     if not np.all((ys == 0) | (ys == 1)):
         raise DataError("labels must be 0 or 1 (threshold functions are 1 left of the threshold)")
-    if not 0 < fraction <= 0.5:
-        raise InvalidParameterError("fraction must be in (0, 0.5]")
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction <= 0.5:
+        raise InvalidParameterError(f"fraction must be a number in (0, 0.5], e.g. 0.1; got {fraction!r}")
     if method not in ("auto", "exponential", "treelog", "heavypaths"):
         raise InvalidParameterError(f"method must be auto, exponential, treelog or heavypaths, got {method!r}")
     enc = _encoding(lower, upper)
