@@ -127,3 +127,90 @@ def test_interior_point_refuses_two_dimensional_input_like_range_tree():
 def test_learn_threshold_refuses_a_fraction_that_is_not_a_number(fraction):
     with pytest.raises(InvalidParameterError, match="fraction"):
         dptree.learn_threshold(X, X % 2, lower=0, upper=1000, epsilon=1.0, fraction=fraction)
+
+
+# ------------------------------------------------------------------ no lost file
+
+
+def _cli(*args):
+    from dptree.cli import main
+
+    return main([str(a) for a in args])
+
+
+@pytest.fixture
+def csv_and_release(tmp_path):
+    data = tmp_path / "d.csv"
+    data.write_text("age\n1\n5\n30\n")
+    rel = tmp_path / "r.json"
+    assert _cli("release", data, "--column", "age", "--lower", 0, "--upper", 100, "--epsilon", 1, "--out", rel) == 0
+    return data, rel
+
+
+def test_no_command_overwrites_its_input(csv_and_release, capsys):
+    data, rel = csv_and_release
+    before = data.read_bytes(), rel.read_bytes()
+    assert _cli("release", data, "--column", "age", "--lower", 0, "--upper", 100, "--epsilon", 1,
+                "--out", data, "--force") == 2
+    assert _cli("report", rel, "--out", rel, "--force") == 2
+    assert _cli("plot", rel, "--out", rel, "--force") == 2
+    assert (data.read_bytes(), rel.read_bytes()) == before
+    assert "input" in capsys.readouterr().err
+
+
+def test_a_file_that_is_not_a_dptree_artefact_needs_force(csv_and_release, capsys):
+    data, rel = csv_and_release
+    notes = data.parent / "notes.txt"
+    notes.write_text("my notes")
+    args = ("release", data, "--column", "age", "--lower", 0, "--upper", 100, "--epsilon", 1, "--out", notes)
+    assert _cli(*args) == 2
+    assert notes.read_text() == "my notes"
+    assert "--force" in capsys.readouterr().err
+    assert _cli("report", rel, "--out", notes) == 2 and _cli("plot", rel, "--out", notes) == 2
+    assert notes.read_text() == "my notes"
+    assert _cli(*args, "--force") == 0
+    assert dptree.load(notes).total() is not None
+    # the same kind of artefact is replaced without --force (a release, a report, a plot)
+    assert _cli(*args[:-1], rel) == 0
+    for cmd, name in (("report", "r.html"), ("plot", "r.png")):
+        assert _cli(cmd, rel, "--out", data.parent / name) == 0
+        assert _cli(cmd, rel, "--out", data.parent / name) == 0
+    with pytest.raises(DPTreeError, match="force=True"):
+        R.save(data, allow_nonprivate=True)
+    assert data.read_text().startswith("age")
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="needs FIFOs and symlinks")
+def test_links_pipes_and_devices_are_never_replaced(csv_and_release):
+    import os
+
+    data, rel = csv_and_release
+    link = data.parent / "link.json"
+    link.symlink_to(rel)
+    fifo = data.parent / "fifo"
+    os.mkfifo(fifo)
+    for target in (link, fifo, "/dev/null"):
+        assert _cli("plot", rel, "--out", target, "--force") == 2
+        with pytest.raises(DPTreeError, match="not a regular file"):
+            dptree.load(rel).save(target, force=True)
+    assert link.is_symlink() and fifo.is_fifo()
+
+
+def test_a_failed_save_leaves_no_temporary_file(tmp_path, monkeypatch):
+    import os
+
+    def fail(*a, **k):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", fail)
+    with pytest.raises(DPTreeError, match="No space left"):
+        R.save(tmp_path / "r.json", allow_nonprivate=True)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("path", [".", "", "a\0b"])
+def test_bad_release_paths_are_typed_errors(path):
+    with pytest.raises(DPTreeError):
+        R.save(path, allow_nonprivate=True)
+    with pytest.raises(DPTreeError):
+        dptree.load(path)

@@ -218,9 +218,13 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def check_output_path(out: str, *, inputs: Sequence[str] = (), ledger: str | None = None,
-                      flag: str = "--out") -> None:
+                      flag: str = "--out", kind: str = "release:range_tree", force: bool = False) -> None:
     """Refuse an output path that cannot be written, before anything is charged: its directory must
-    exist and be writable, and it must not be a directory, an input file or the ledger."""
+    exist and be writable, and it must not be a directory, an input file or the ledger, a link, pipe
+    or device, or (without --force) a file that is not a dptree artefact of ``kind``
+    (:func:`dptree.serialize.check_overwrite`)."""
+    from .serialize import check_overwrite
+
     if not out or not out.strip():
         raise InvalidParameterError(f"{flag} needs a file name, e.g. {flag} release.json")
     p = Path(out)
@@ -239,6 +243,7 @@ def check_output_path(out: str, *, inputs: Sequence[str] = (), ledger: str | Non
     for other, what in others:
         if _same_file(p, Path(other)):
             raise InvalidParameterError(f"{flag} {out} is {what}; write the release to another file")
+    check_overwrite(out, kind, force=force, flag=flag)
 
 
 def _output_paths(pattern: str, groups: Sequence[Any] | None) -> list[str]:
@@ -289,7 +294,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
     outs = _output_paths(args.out, groups)
     check_input_path(args.file)
     for out in outs:
-        check_output_path(out, inputs=[args.file], ledger=ledger)
+        check_output_path(out, inputs=[args.file], ledger=ledger, force=args.force)
     progress(f"planned a {plan.layout.branching}-ary tree over {plan.domain.size} buckets")
     src = cast(_noise.RngLike, _noise.make_source(args.seed))  # one stream: bounding, then noise
     label = args.ledger_label or f"{args.file}:{args.column}" + (f" by {args.by}" if args.by else "")
@@ -317,14 +322,14 @@ def _cmd_release(args: argparse.Namespace) -> int:
             from .grouped import release_groups
 
             rel = release_groups(plan, hist, groups, src)  # type: ignore[arg-type]
-            paths = rel.save(args.out, allow_nonprivate=args.allow_nonprivate)
+            paths = rel.save(args.out, allow_nonprivate=args.allow_nonprivate, force=args.force)
             if charge is not None:
                 charge.output = ", ".join(paths)
             names = ", ".join(map(str, rel.groups))
             summary = f"{len(paths)} group releases ({names}): " + rel[rel.groups[0]].summary()
         else:
             release = plan.release(hist, rng=src)
-            release.save(args.out, allow_nonprivate=args.allow_nonprivate)
+            release.save(args.out, allow_nonprivate=args.allow_nonprivate, force=args.force)
             if charge is not None:
                 charge.output = args.out
             summary = release.summary()
@@ -408,6 +413,9 @@ def _add_report(sub: Any) -> None:
     p = sub.add_parser("report", help="write a static HTML report of a range-tree release")
     p.add_argument("release")
     p.add_argument("--out", required=True, help="HTML file to write")
+    from .cli import add_force_option
+
+    add_force_option(p, "report")
     p.add_argument("--ci", type=float, default=0.95, help="confidence level of bands and intervals")
     p.add_argument("--bins", type=int, default=30, help="histogram bins (default 30)")
     p.add_argument("--title")
@@ -419,9 +427,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from .report import write_report
     from .serialize import load
 
+    check_output_path(args.out, inputs=[args.release], kind="report", force=args.force)
     release = load(args.release)
     if not isinstance(release, RangeTree):
         raise InvalidParameterError("report needs a range-tree release")
-    write_report(release, args.out, level=args.ci, bins=args.bins, title=args.title)
+    write_report(release, args.out, level=args.ci, bins=args.bins, title=args.title, force=args.force)
     print(f"wrote {args.out}")
     return 0

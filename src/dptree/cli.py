@@ -84,6 +84,7 @@ def _add_release(sub: Any) -> None:
     p.add_argument("--seed", type=int, help="TESTS ONLY: seeded, NOT private release")
     p.add_argument("--allow-nonprivate", action="store_true", help="allow saving a seeded release")
     p.add_argument("--out", required=True, help="where to write the release (JSON)")
+    add_force_option(p, "release")
     p.add_argument("--progress", action="store_true", help="print progress even when stderr is not a terminal")
     p.set_defaults(func=_cmd_release)
 
@@ -114,7 +115,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
     )
     check_exact_total(args)
     check_input_path(args.file)
-    check_output_path(args.out, inputs=[args.file])
+    check_output_path(args.out, inputs=[args.file], force=args.force)
     progress(f"planned a {plan.layout.branching}-ary tree over {plan.domain.size} buckets")
     hist = file_leaf_histogram(
         args.file,
@@ -127,10 +128,18 @@ def _cmd_release(args: argparse.Namespace) -> int:
     )
     progress("histogram computed; adding noise and estimating")
     release = plan.release(hist, rng=args.seed)
-    release.save(args.out, allow_nonprivate=args.allow_nonprivate)
+    release.save(args.out, allow_nonprivate=args.allow_nonprivate, force=args.force)
     progress(f"wrote {args.out}")
     print(release.summary())
     return 0
+
+
+def add_force_option(p: Any, what: str) -> None:
+    """--force: overwrite an existing --out that is not a dptree {what} (never an input, a link,
+    a pipe or a device)."""
+    p.add_argument(
+        "--force", action="store_true", help=f"overwrite an existing --out file that is not a dptree {what}"
+    )
 
 
 def _add_query(sub: Any) -> None:
@@ -255,17 +264,20 @@ def _add_plot(sub: Any) -> None:
     p = sub.add_parser("plot", help="plot the CDF of a range-tree release with its confidence band")
     p.add_argument("release")
     p.add_argument("--out", required=True, help="PNG file to write")
+    add_force_option(p, "plot")
     p.add_argument("--ci", type=float, default=0.95)
     p.set_defaults(func=_cmd_plot)
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
+    from ._cli_scale import check_output_path
     from .plot import plot_cdf
 
+    check_output_path(args.out, inputs=[args.release], kind="plot", force=args.force)
     release = load(args.release)
     if not isinstance(release, RangeTree):
         raise InvalidParameterError("plot needs a range-tree release")
-    plot_cdf(release, args.out, level=args.ci)
+    plot_cdf(release, args.out, level=args.ci, force=args.force)
     print(f"wrote {args.out}")
     return 0
 

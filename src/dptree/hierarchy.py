@@ -652,7 +652,7 @@ class HierarchyRelease:
             raise ReleaseFileError(f"not a hierarchy release (kind={doc.get('kind')!r})")
         return _from_document(doc)
 
-    def save(self, path: str | os.PathLike[str], *, allow_nonprivate: bool = False) -> None:
+    def save(self, path: str | os.PathLike[str], *, allow_nonprivate: bool = False, force: bool = False) -> None:
         """Write the release with the shared writer (:func:`dptree.serialize.write_release`:
         JSON, checksum, atomic rename). A release made with a seeded ``rng`` is not private and
         is refused unless ``allow_nonprivate=True`` (DESIGN section 3)."""
@@ -664,6 +664,7 @@ class HierarchyRelease:
             parameters=doc["parameters"],
             measurements=doc["measurements"],
             allow_nonprivate=allow_nonprivate,
+            force=force,
         )
 
     @classmethod

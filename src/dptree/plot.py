@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 import numpy as np
 
 from .errors import InputFormatError
 from .ranges import RangeTree
+from .serialize import atomic_write, check_overwrite
 
 __all__ = ["plot_cdf"]
 
@@ -23,10 +25,16 @@ def _pyplot() -> Any:
     return plt
 
 
-def plot_cdf(release: RangeTree, path: str, *, level: float = 0.95, max_points: int = 4000) -> None:
+def plot_cdf(
+    release: RangeTree, path: str, *, level: float = 0.95, max_points: int = 4000, force: bool = False
+) -> None:
     """Save a PNG of the estimated CDF (as a fraction of the estimated total) with its
     pointwise ``level`` confidence band (:meth:`RangeTree.ci` of each threshold count, divided by
-    the estimated total)."""
+    the estimated total). An existing file that is not a dptree plot is overwritten only with
+    ``force=True``."""
+    to_file = not hasattr(path, "write")  # a path; a file object (the report's buffer) is written directly
+    if to_file:
+        check_overwrite(path, "plot", force=force)
     plt = _pyplot()
     dom = release.domain
     idx = np.unique(np.linspace(0, dom.size - 1, min(dom.size, max_points)).astype(np.int64))
@@ -47,9 +55,12 @@ def plot_cdf(release: RangeTree, path: str, *, level: float = 0.95, max_points: 
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right")
     fig.tight_layout()
+    buf = io.BytesIO()
     try:
-        fig.savefig(path)
-    except OSError as exc:
-        raise InputFormatError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        fig.savefig(buf, format="png", metadata={"Software": "dptree"})  # marks a dptree plot
     finally:
         plt.close(fig)
+    if to_file:
+        atomic_write(path, buf.getvalue(), what="plot", error=InputFormatError)
+    else:
+        path.write(buf.getvalue())  # type: ignore[attr-defined]

@@ -728,11 +728,12 @@ class RangeTree:
         }
         return {"privacy": self.privacy, "parameters": params, "measurements": meas}
 
-    def save(self, path: Any, *, allow_nonprivate: bool = False) -> None:
+    def save(self, path: Any, *, allow_nonprivate: bool = False, force: bool = False) -> None:
         """Write the release as JSON (format in :mod:`dptree.serialize`). Seeded releases need
-        ``allow_nonprivate=True``."""
+        ``allow_nonprivate=True``. An existing file that is not a range-tree release is
+        overwritten only with ``force=True``; a link, pipe or device never."""
         doc = self.to_document()
-        write_release(path, "range_tree", allow_nonprivate=allow_nonprivate, **doc)
+        write_release(path, "range_tree", allow_nonprivate=allow_nonprivate, force=force, **doc)
 
     def summary(self) -> str:
         dom = self.domain

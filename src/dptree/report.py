@@ -193,7 +193,7 @@ def render_report(release: RangeTree, *, level: float = 0.95, bins: int = 30, ti
     heading = esc(title or "Private range-tree release")
     warn = "" if release.private else '<p class="warn">NOT PRIVATE: made with a test seed.</p>'
     return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{heading}</title>
+<html lang="en"><head><meta charset="utf-8"><meta name="generator" content="dptree"><title>{heading}</title>
 <style>
 body {{ font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; color: #222; }}
 table {{ border-collapse: collapse; margin: 1rem 0; }}
@@ -225,13 +225,11 @@ img {{ max-width: 100%; }}
 """
 
 
-def write_report(release: RangeTree, path: str | os.PathLike[str], **kw: Any) -> None:
-    """Write :func:`render_report` to ``path`` (atomically)."""
+def write_report(release: RangeTree, path: str | os.PathLike[str], *, force: bool = False, **kw: Any) -> None:
+    """Write :func:`render_report` to ``path`` (atomically). An existing file that is not a dptree
+    report is overwritten only with ``force=True`` (:func:`dptree.serialize.check_overwrite`)."""
+    from .serialize import atomic_write, check_overwrite
+
+    check_overwrite(path, "report", force=force)
     text = render_report(release, **kw)
-    tmp = f"{os.fspath(path)}.tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise InputFormatError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    atomic_write(path, text.encode("utf-8"), what="report", error=InputFormatError)
