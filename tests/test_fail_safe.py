@@ -214,3 +214,65 @@ def test_bad_release_paths_are_typed_errors(path):
         R.save(path, allow_nonprivate=True)
     with pytest.raises(DPTreeError):
         dptree.load(path)
+
+
+# ------------------------------------------------------------------ dates, floats and huge values
+
+
+def test_dates_outside_1678_2262_are_clamped_not_wrapped():
+    plan = dptree.plan_range_tree(lower="2024-01-01", upper="2024-12-31", epsilon=1.0)
+    import datetime as dt
+
+    for values in (
+        np.array(["9999-12-31", "9999-12-31", "1000-01-01"], dtype="datetime64[D]"),
+        ["9999-12-31", "9999-12-31", "1000-01-01"],
+        np.array([dt.datetime(9999, 12, 31, 5), dt.date(9999, 12, 31), dt.date(1, 1, 1)], dtype=object),
+    ):
+        hist = dptree.leaf_histogram(values, plan)
+        assert hist[0] == 1 and hist[plan.domain.size - 1] == 2
+    r = dptree.range_tree(np.array(["2024-06-01"], dtype="datetime64[D]"), lower="2024-01-01",
+                          upper="2024-12-31", epsilon=1e9, rng=1)
+    assert r.cdf("9999-12-31") == pytest.approx(r.total()) and r.cdf("1000-01-01") == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize("bounds", [("1000-01-01", "2024-12-31"), ("2024-01-01", "9999-12-31")])
+def test_date_bounds_outside_the_representable_range_say_so(bounds):
+    with pytest.raises(DPTreeError, match="outside the dates dptree can bound"):
+        dptree.range_tree(["2024-06-01"], lower=bounds[0], upper=bounds[1], epsilon=1.0)
+
+
+def test_float_data_with_integer_bounds_is_refused_with_the_fix():
+    for values in (np.array([1.2, 1000.9]), [1.2, 3]):
+        with pytest.raises(DataError, match="width") as info:
+            dptree.range_tree(values, lower=0, upper=2000, epsilon=1.0)
+        assert "1.2" not in str(info.value)
+    # whole numbers stored as floats are fine, and so are float bounds with a width
+    dptree.range_tree(np.array([1.0, 1000.0]), lower=0, upper=2000, epsilon=1.0)
+    dptree.range_tree(np.array([1.2, 1000.9]), lower=0.0, upper=2000.0, width=1.0, epsilon=1.0)
+
+
+def test_integers_beyond_int64_are_clamped_like_any_value_outside_the_bounds():
+    plan = dptree.plan_range_tree(lower=0, upper=10, epsilon=1.0)
+    hist = dptree.leaf_histogram(np.array([2**70, -(2**80), 5], dtype=object), plan)
+    assert hist[10] == 1 and hist[0] == 1 and hist[5] == 1
+
+
+def test_files_with_out_of_range_values_are_clamped_like_in_memory_data(tmp_path):
+    duckdb = pytest.importorskip("duckdb")
+    pq = tmp_path / "p.parquet"
+    duckdb.connect().execute(
+        "COPY (SELECT * FROM (VALUES (18446744073709551615::UBIGINT, DATE '9999-12-31', 1.2e29::DOUBLE, 1.5),"
+        " (5::UBIGINT, DATE '0001-01-01', 5.0, 2.0)) t(u, d, x, f)) TO '" + str(pq) + "' (FORMAT PARQUET)"
+    )
+    csv = tmp_path / "c.csv"
+    csv.write_text("u,d,x,f\n18446744073709551615,9999-12-31,1.2e29,1.5\n5,0001-01-01,5,2\n")
+    ints = dptree.plan_range_tree(lower=0, upper=100, epsilon=1.0)
+    days = dptree.plan_range_tree(lower="2024-01-01", upper="2024-12-31", epsilon=1.0)
+    for path in (pq, csv):
+        for col in ("u", "x"):
+            hist = dptree.leaf_histogram(str(path), ints, column=col)
+            assert hist[100] == 1 and hist[5] == 1
+        hist = dptree.leaf_histogram(str(path), days, column="d")
+        assert hist[0] == 1 and hist[days.domain.size - 1] == 1
+        with pytest.raises(DataError, match="width"):
+            dptree.leaf_histogram(str(path), ints, column="f")

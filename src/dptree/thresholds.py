@@ -47,7 +47,7 @@ import numpy as np
 
 from .boundary import Boundary
 from .budget import BUDGET_RANGE, Budget, check_delta, check_epsilon, check_release_budget
-from .errors import DataError, DomainError, DPTreeError, InvalidParameterError
+from .errors import DataError, DomainError, DPTreeError, InvalidParameterError, non_integer_values_error
 from .mechanisms import (
     AboveThreshold,
     _group,
@@ -194,9 +194,8 @@ def _encode_values(values: Any, enc: _Encoding, on_invalid: str = "error") -> li
                 if fv != math.floor(fv):
                     if drop:
                         continue
-                    raise DataError(
-                        "a value is not an integer but the domain is integer; pass float bounds "
-                        "(e.g. lower=0.0) to use the float encoding, or " + _INVALID_HINT
+                    raise non_integer_values_error(
+                        "pass float bounds (e.g. lower=0.0) to use the float encoding, or " + _INVALID_HINT
                     )
                 k = int(fv)
             else:

@@ -18,7 +18,16 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..domain import Domain
-from ..errors import DataError, InputFormatError, engine_error, infinite_values_error, missing_values_error, redact
+from ..errors import (
+    RANGE_TREE_FLOAT_FIX,
+    DataError,
+    InputFormatError,
+    engine_error,
+    infinite_values_error,
+    missing_values_error,
+    non_integer_values_error,
+    redact,
+)
 
 __all__ = ["file_leaf_histogram", "read_column", "open_table"]
 
@@ -142,14 +151,19 @@ def leaf_sql(con: Any, expr: str, column: str, domain: Any, missing: str) -> tup
     if domain.kind == "datetime":
         if not temporal:
             raise DataError(f"column {column!r} has type {ctype}, but the domain is dates: pass numeric bounds")
-        value = f"epoch_ns(CAST({col} AS TIMESTAMP))"
+        # clamp in the column's own (microsecond) range first: epoch_ns of 9999-12-31 overflows
+        lo_us, hi_us = int(domain.lower) // 1000, -(-int(domain.upper) // 1000)
+        value = (
+            f"epoch_ns(least(greatest(CAST({col} AS TIMESTAMP), make_timestamp({lo_us})), make_timestamp({hi_us})))"
+        )
         bad = f"{col} IS NULL"
     else:
         if not numeric:
             hint = " (for dates, give date bounds such as --lower 2024-01-01)" if temporal else ""
             raise DataError(f"column {column!r} has type {ctype}; a numeric domain needs numbers{hint}")
         if "INT" in ctype and "DOUBLE" not in ctype and domain.kind == "integer":
-            value = f"CAST({col} AS BIGINT)"
+            # clamp in the column's own type (UBIGINT, HUGEINT): uint64 max never reaches a BIGINT cast
+            value = f"CAST(least(greatest({col}, {int(domain.lower)}), {int(domain.upper)}) AS BIGINT)"
             bad = f"{col} IS NULL"
         else:
             value = f"CAST({col} AS DOUBLE)"
@@ -157,6 +171,12 @@ def leaf_sql(con: Any, expr: str, column: str, domain: Any, missing: str) -> tup
             if inf:
                 raise infinite_values_error(column)
             bad = f"({col} IS NULL OR isnan({value}))"
+            if domain.kind == "integer":  # as in memory: non-integers are refused, never floored
+                frac = con.execute(
+                    f"SELECT count_if(NOT isnan({value}) AND {value} <> floor({value})) FROM {expr}"
+                ).fetchone()[0]
+                if frac:
+                    raise non_integer_values_error(RANGE_TREE_FLOAT_FIX)
     # counted in a projection, not a WHERE: a filter could be pruned by Parquet statistics that omit NaN
     n_missing = con.execute(f"SELECT count_if({bad}) FROM {expr}").fetchone()[0]
     if n_missing and missing == "error":
