@@ -209,12 +209,18 @@ def _range_tree_answers(release: RangeTree, args: argparse.Namespace) -> list[di
         qs = np.asarray(args.quantile, dtype=float)
         vals = np.atleast_1d(release.quantile(qs))
         for q, v in zip(qs, vals):
+            # JSON gets a number (dates: ISO text, JSON has no dates); the table the short form
+            value: Any
             if release.domain.kind == "datetime":
-                shown = fmt(int(np.asarray(v).astype("datetime64[ns]").astype(np.int64)))
+                value = shown = fmt(int(np.asarray(v).astype("datetime64[ns]").astype(np.int64)))
+            elif release.domain.kind == "float":
+                value, shown = float(v), fmt(float(v))
             else:
-                shown = fmt(float(v)) if release.domain.kind == "float" else str(int(v))
+                value = int(v)
+                shown = str(value)
             rows.append(
-                {"query": f"quantile({q:g})", "estimate": shown, "stderr": None, "ci_low": None, "ci_high": None}
+                {"query": f"quantile({q:g})", "estimate": value, "stderr": None, "ci_low": None, "ci_high": None,
+                 "_shown": shown}
             )
     if args.total or not rows:
         c, s = release.total(), release.total_stderr()
@@ -229,7 +235,7 @@ def _print_table(rows: list[dict[str, Any]], level: float, header: str) -> None:
     body = []
     for r in rows:
         est = r["estimate"]
-        est_s = f"{est:,.1f}" if isinstance(est, float) else str(est)
+        est_s = r["_shown"] if "_shown" in r else f"{est:,.1f}" if isinstance(est, float) else str(est)
         se = "" if r["stderr"] is None else f"{r['stderr']:,.1f}"
         ci = "" if r["ci_low"] is None else f"[{r['ci_low']:,.1f}, {r['ci_high']:,.1f}]"
         body.append([r["query"], est_s, se, ci])
@@ -242,6 +248,15 @@ def _print_table(rows: list[dict[str, Any]], level: float, header: str) -> None:
 
 def _cmd_query(args: argparse.Namespace) -> int:
     release = load(args.release)
+    if not isinstance(release, RangeTree):
+        # options that only a range tree answers are refused, never ignored
+        given = [flag for flag, v in (("--count", args.count), ("--cdf", args.cdf), ("--quantile", args.quantile))
+                 if v]
+        if given:
+            raise InvalidParameterError(
+                f"{', '.join(given)}: only range-tree releases answer these; this release is a {type(release).__name__}"
+                + ("; ask for nodes with --node PATH (e.g. --node US/CA)" if hasattr(release, "hierarchy") else "")
+            )
     if isinstance(release, RangeTree):
         if args.node:
             raise InvalidParameterError("--node applies to hierarchy releases; this is a range tree")
@@ -254,7 +269,8 @@ def _cmd_query(args: argparse.Namespace) -> int:
         rows = answer(args)
         header = release.summary() if hasattr(release, "summary") else ""
     if args.format == "json":
-        print(json.dumps({"release": header, "ci_level": args.ci, "answers": rows}, indent=2))
+        answers = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
+        print(json.dumps({"release": header, "ci_level": args.ci, "answers": answers}, indent=2))
     else:
         _print_table(rows, args.ci, header)
     return 0

@@ -351,6 +351,8 @@ def _to_frame(
 
     if _is_spark_df(data):
         return _spark_leaf_totals(data, levels, weight), "__weight__"
+    if type(data).__module__.split(".")[0] in ("duckdb", "_duckdb") and hasattr(data, "df"):
+        return data.df(), weight  # a DuckDB relation is a table (it was read as a list of paths)
     if weight is not None and (isinstance(data, Mapping) or not hasattr(data, "to_pandas")):
         raise InvalidParameterError(
             "weight names a column of a table; a list of paths has none (a dict {path: count} carries its "

@@ -9,6 +9,7 @@ same histogram (tested).
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tempfile
 from contextlib import contextmanager
@@ -104,7 +105,18 @@ def _column_type(con: Any, expr: str, column: str) -> str:
     rows = con.execute(f"DESCRIBE SELECT * FROM {expr}").fetchall()
     types = {r[0]: r[1] for r in rows}
     if column not in types:
-        raise InputFormatError(f"column {column!r} not found; available columns: {', '.join(types)}")
+        names = list(types)
+        if expr.startswith("read_csv") and (
+            all(re.fullmatch(r"column\d+", n) for n in names) or any(d in n for n in names for d in ",;\t|")
+        ):
+            # DuckDB could not read a header: a ragged or short line, or an unusual delimiter. The
+            # names it made up may be a line of the data, so they are not listed.
+            raise InputFormatError(
+                f"column {column!r} not found: the CSV's header row could not be read; check that every line "
+                "has the same number of fields and that the delimiter is a comma (or pass --format parquet "
+                "for a Parquet file)"
+            )
+        raise InputFormatError(f"column {column!r} not found; available columns: {', '.join(names)}")
     return str(types[column]).upper()
 
 
