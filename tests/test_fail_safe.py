@@ -276,3 +276,94 @@ def test_files_with_out_of_range_values_are_clamped_like_in_memory_data(tmp_path
         assert hist[0] == 1 and hist[days.domain.size - 1] == 1
         with pytest.raises(DataError, match="width"):
             dptree.leaf_histogram(str(path), ints, column="f")
+
+
+# ------------------------------------------------------------------ the ledger
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_a_ledger_killed_during_creation_is_not_left_half_made(tmp_path):
+    import os
+    import signal
+    import time
+
+    from dptree.ledger import Ledger
+
+    path = tmp_path / "b.ledger"
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - child: creation stops after the tables, then waits to be killed
+        os.close(r)
+        try:
+            orig = Ledger._create
+
+            def slow(self, requested):
+                orig(self, requested)
+                os.write(w, b"T")
+                time.sleep(30)
+
+            Ledger._create = slow
+            Ledger(path, total_epsilon=1.0)
+        finally:
+            os._exit(1)
+    os.close(w)
+    assert os.read(r, 1) == b"T"
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    os.close(r)
+    assert not path.exists()  # not a half-made ledger that is then "corrupt", "new" or "already exists"
+    with Ledger(path, total_epsilon=1.0) as led:
+        assert led.total_epsilon == 1.0
+    with Ledger(path, read_only=True) as led:
+        assert led.spent().charges == 0
+
+
+# ------------------------------------------------------------------ CLI answers, files and memory
+
+
+def test_query_refuses_range_options_on_a_hierarchy_release(tmp_path, capsys):
+    rows, structure, out = tmp_path / "h.csv", tmp_path / "s.csv", tmp_path / "h.json"
+    rows.write_text("country,state\nUS,CA\nFR,IDF\n")
+    structure.write_text("country,state\nUS,CA\nUS,NY\nFR,IDF\n")
+    assert _cli("hierarchy", rows, "--levels", "country,state", "--structure", structure, "--epsilon", 1,
+                "--out", out) == 0
+    capsys.readouterr()
+    assert _cli("query", out, "--count", "1:2") == 2
+    assert "--node" in capsys.readouterr().err
+    assert _cli("query", out, "--node", "US") == 0
+
+
+def test_json_quantiles_are_numbers(csv_and_release, capsys):
+    import json
+
+    _, rel = csv_and_release
+    capsys.readouterr()
+    assert _cli("query", rel, "--quantile", 0.5, "--format", "json") == 0
+    answers = json.loads(capsys.readouterr().out)["answers"]
+    assert isinstance(answers[0]["estimate"], (int, float))
+
+
+def test_duckdb_relations_keep_their_weight_in_hierarchy_counts():
+    duckdb = pytest.importorskip("duckdb")
+    rel = duckdb.sql("SELECT * FROM (VALUES ('US', 'CA', 1000000)) t(country, state, w)")
+    out = dptree.hierarchy_counts(rel, H, epsilon=100.0, weight="w", levels=["country", "state"], rng=1)
+    assert out.count("US") > 1000
+
+
+def test_a_ragged_csv_says_its_header_could_not_be_read(tmp_path):
+    bad = tmp_path / "r.csv"
+    bad.write_text("age,x\n1,2\n3\n")
+    plan = dptree.plan_range_tree(lower=0, upper=100, epsilon=1.0)
+    with pytest.raises(DPTreeError, match="same number of fields") as info:
+        dptree.leaf_histogram(str(bad), plan, column="age")
+    assert "available" not in str(info.value)
+
+
+def test_a_tree_that_does_not_fit_in_memory_is_refused_before_allocating(monkeypatch):
+    from dptree import ranges
+
+    monkeypatch.setattr(ranges, "available_memory", lambda: 2**30)
+    with pytest.raises(DPTreeError, match="memory") as info:
+        dptree.plan_range_tree(lower=0, upper=2**26 - 1, epsilon=1.0)
+    assert "width" in str(info.value)
+    dptree.plan_range_tree(lower=0, upper=1000, epsilon=1.0)
