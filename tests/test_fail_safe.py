@@ -367,3 +367,22 @@ def test_a_tree_that_does_not_fit_in_memory_is_refused_before_allocating(monkeyp
         dptree.plan_range_tree(lower=0, upper=2**26 - 1, epsilon=1.0)
     assert "width" in str(info.value)
     dptree.plan_range_tree(lower=0, upper=1000, epsilon=1.0)
+
+
+def test_cli_errors_name_flags_not_python_keywords(tmp_path, capsys):
+    data = tmp_path / "d.csv"
+    data.write_text("age\n1\n")
+    out = tmp_path / "r.json"
+    assert _cli("release", data, "--column", "age", "--lower", 0, "--upper", 100, "--epsilon", 1,
+                "--noise", "gaussian", "--out", out) == 2
+    err = capsys.readouterr().err
+    assert "--delta 1e-6" in err and "delta=" not in err
+    assert _cli("interior-point", data, "--column", "age", "--lower", 0, "--upper", 100, "--epsilon", 1,
+                "--delta", 1e-6, "--method", "treelog") == 2
+    err = capsys.readouterr().err
+    assert "--n " in err and "n=" not in err
+
+
+def test_report_with_as_many_bins_as_buckets(csv_and_release):
+    _, rel = csv_and_release
+    assert _cli("report", rel, "--out", rel.parent / "r.html", "--bins", 10**9) == 0

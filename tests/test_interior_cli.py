@@ -119,4 +119,4 @@ def test_cli_missing_file_and_too_little_data(tmp_path, capsys):
         ],
         capsys,
     )
-    assert code == 2 and "run_anyway" in err
+    assert code == 2 and "--run-anyway" in err

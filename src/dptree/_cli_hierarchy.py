@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from .cli import add_force_option
+from .cli import add_force_option, cli_wording
 from .errors import DPTreeError, InputFormatError, InvalidParameterError
 from .hierarchy import Hierarchy, HierarchyRelease, hierarchy_counts
 
@@ -225,7 +225,7 @@ def _main_func(args: argparse.Namespace) -> int:
     try:
         return run_hierarchy(args)
     except DPTreeError as exc:
-        print(f"dptree hierarchy: error: {exc}", file=sys.stderr)
+        print(f"dptree hierarchy: error: {cli_wording(str(exc))}", file=sys.stderr)
         return 2
 
 

@@ -22,6 +22,7 @@ import sys
 import tempfile
 from typing import Any
 
+from .cli import cli_wording
 from .errors import DPTreeError, InputFormatError, InvalidParameterError
 
 __all__ = ["read_column", "register", "run_interior_point"]
@@ -101,7 +102,7 @@ def run_interior_point(args: argparse.Namespace) -> int:
             vals = read_column(args.file, args.column, drop_missing=args.on_invalid == "drop")
             res = _release(args, vals)
     except DPTreeError as exc:
-        print(f"dptree interior-point: error: {exc}", file=sys.stderr)
+        print(f"dptree interior-point: error: {cli_wording(str(exc))}", file=sys.stderr)
         return 2
     print(f"interior_point: {res.value}")
     print(f"method: {res.method}")

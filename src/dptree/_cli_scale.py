@@ -217,6 +217,19 @@ def _same_file(a: Path, b: Path) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 
 
+def known_flags() -> set[str]:
+    """Every option of every dptree command (for :func:`dptree.cli.cli_wording`)."""
+    from .cli import build_parser
+
+    out: set[str] = set()
+    for action in build_parser()._actions:
+        for sub in getattr(action, "choices", None) or {}:
+            parser = action.choices[sub]  # type: ignore[index]
+            for a in parser._actions:
+                out.update(s for s in a.option_strings if s.startswith("--"))
+    return out
+
+
 def check_output_path(out: str, *, inputs: Sequence[str] = (), ledger: str | None = None,
                       flag: str = "--out", kind: str = "release:range_tree", force: bool = False) -> None:
     """Refuse an output path that cannot be written, before anything is charged: its directory must

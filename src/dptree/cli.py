@@ -335,13 +335,38 @@ def _join_negative_values(argv: list[str]) -> list[str]:
     return out
 
 
+# Library parameters whose CLI flag has another spelling; every other name maps to --name with
+# underscores as dashes. Only names that are options of some command are translated.
+_FLAG_OF = {"unknown": "--unknown", "allow_nonprivate": "--allow-nonprivate", "force": "--force"}
+_PY_AND_FLAG = re.compile(r"\b[a-z_]+=[^\s()]+ \((--[a-z-]+(?: [^)\s]+)?)\)")
+_PY_ARG = re.compile(r"\b([a-z_]+)=('[^']*'|[^\s,;)']+|(?=[\s,;)]|$))")
+
+
+def cli_wording(message: str) -> str:
+    """An error message in the CLI's terms: "pass delta=1e-6" becomes "pass --delta 1e-6",
+    "missing='drop' (--missing drop)" becomes "--missing drop", "force=True" becomes "--force"."""
+    from ._cli_scale import known_flags
+
+    flags = known_flags()
+    message = _PY_AND_FLAG.sub(r"\1", message)
+
+    def flag(m: re.Match[str]) -> str:
+        name, value = m.group(1), m.group(2).strip("'")
+        opt = _FLAG_OF.get(name, "--" + name.replace("_", "-"))
+        if opt not in flags:
+            return m.group(0)
+        return opt if value in ("True", "") else f"{opt} {value}"
+
+    return _PY_ARG.sub(flag, message)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(_join_negative_values(list(sys.argv[1:] if argv is None else argv)))
     try:
         return int(args.func(args))
     except DPTreeError as exc:
-        print(f"dptree: error: {exc}", file=sys.stderr)
+        print(f"dptree: error: {cli_wording(str(exc))}", file=sys.stderr)
         return 2
     except OSError as exc:
         print(

@@ -115,7 +115,7 @@ def non_integer_values_error(fix: str) -> DataError:
 
 
 RANGE_TREE_FLOAT_FIX = (
-    "give float bounds and a bucket width to bucket them (lower=0.0, width=1.0; --lower 0.0 --width 1), "
+    "give float bounds and a bucket width to bucket them (lower=0.0, width=1.0), "
     "or round the values first"
 )
 

@@ -77,10 +77,11 @@ def _histogram_edges(release: RangeTree, bins: int) -> np.ndarray:
     if dom.kind == "datetime":
         edges = starts.astype("datetime64[ns]")
         edges[-1] = np.datetime64(int(dom.upper), "ns")
-        return edges
-    edges = np.asarray(starts, dtype=np.float64 if dom.kind == "float" else np.int64)
-    edges[-1] = dom.upper
-    return edges
+    else:
+        edges = np.asarray(starts, dtype=np.float64 if dom.kind == "float" else np.int64)
+        edges[-1] = dom.upper
+    # as many bins as buckets: the last bucket's start can equal upper; merge it into the last bin
+    return edges[np.r_[edges[1:] > edges[:-1], True]]
 
 
 def _hist_png(release: RangeTree, level: float, bins: int) -> tuple[str, Any]:

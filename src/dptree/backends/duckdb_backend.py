@@ -183,16 +183,15 @@ def leaf_sql(con: Any, expr: str, column: str, domain: Any, missing: str) -> tup
             if inf:
                 raise infinite_values_error(column)
             bad = f"({col} IS NULL OR isnan({value}))"
-            if domain.kind == "integer":  # as in memory: non-integers are refused, never floored
-                frac = con.execute(
-                    f"SELECT count_if(NOT isnan({value}) AND {value} <> floor({value})) FROM {expr}"
-                ).fetchone()[0]
-                if frac:
-                    raise non_integer_values_error(RANGE_TREE_FLOAT_FIX)
     # counted in a projection, not a WHERE: a filter could be pruned by Parquet statistics that omit NaN
     n_missing = con.execute(f"SELECT count_if({bad}) FROM {expr}").fetchone()[0]
     if n_missing and missing == "error":
         raise missing_values_error(column)
+    if domain.kind == "integer" and value.endswith("AS DOUBLE)"):
+        # as in memory: non-integers are refused, never floored (after the missing-values check)
+        frac = con.execute(f"SELECT count_if(NOT {bad} AND {value} <> floor({value})) FROM {expr}").fetchone()[0]
+        if frac:
+            raise non_integer_values_error(RANGE_TREE_FLOAT_FIX)
     lo, hi, w = domain.lower, domain.upper, domain.width
     if domain.kind == "float":
         leaf = f"CAST(floor((least(greatest({value}, {lo!r}), {hi!r}) - {lo!r}) / {w!r}) AS BIGINT)"
