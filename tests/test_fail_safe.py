@@ -386,3 +386,13 @@ def test_cli_errors_name_flags_not_python_keywords(tmp_path, capsys):
 def test_report_with_as_many_bins_as_buckets(csv_and_release):
     _, rel = csv_and_release
     assert _cli("report", rel, "--out", rel.parent / "r.html", "--bins", 10**9) == 0
+
+
+def test_nul_bytes_in_ledger_and_input_paths_are_typed_errors():
+    from dptree.ledger import Ledger
+
+    with pytest.raises(DPTreeError, match="NUL"):
+        Ledger("a\0b", total_epsilon=1.0)
+    plan = dptree.plan_range_tree(lower=0, upper=10, epsilon=1.0)
+    with pytest.raises(DPTreeError):
+        dptree.leaf_histogram("a\0b.csv", plan, column="x")

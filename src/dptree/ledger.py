@@ -290,6 +290,8 @@ class Ledger:
     def _check_path(path: object) -> Path:
         if not isinstance(path, (str, os.PathLike)) or not str(os.fspath(path)).strip():
             raise InvalidParameterError(f"the ledger path must be a non-empty file name, got {path!r}")
+        if "\0" in str(os.fspath(path)):
+            raise InvalidParameterError("the ledger path must not contain a NUL byte")
         return Path(path)
 
     @staticmethod
