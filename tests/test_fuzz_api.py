@@ -483,3 +483,93 @@ def test_make_domain_random_bounds(lower: Any, upper: Any, width: Any) -> None:
         assert dom.to_leaves(np.asarray([dom.lower, dom.upper]))[1] == dom.size - 1
     else:
         assert isinstance(dom, (dptree.DomainError, dptree.InvalidParameterError))
+
+
+# --------------------------------------------------------------------------- every other entry point
+# (issue 14): hierarchy counts, interior points, quantiles, thresholds, group-by and the ledger, with
+# budgets across and beyond the supported range and values of every kind: a result that satisfies
+# its invariants, or a DPTreeError; never another exception, never a hang.
+
+BUDGETS = st.one_of(st.sampled_from([1e-300, 1e-12, 1e-9, 4e-9, 0.1, 1.0, 100.0, 1e6, 1e300, 0.0, -1.0, NAN, INF]),
+                    st.floats(1e-9, 100.0))
+LEVELS_OK = st.floats(1e-6, 1 - 1e-12)
+ANY_VALUE = st.one_of(st.integers(-(2**80), 2**80), st.floats(allow_nan=True, allow_infinity=True),
+                      st.none(), st.text(max_size=3), st.booleans())
+H_FUZZ = dptree.Hierarchy.from_paths([("US", "CA"), ("US", "NY"), ("FR", "IDF"), ("DE",)])
+
+
+@SETTINGS_MANY
+@given(eps=BUDGETS, method=st.sampled_from(["laplace", "gaussian", "multiplicative"]),
+       delta=st.sampled_from([0.0, 1e-6, 0.5]), level=LEVELS_OK,
+       rows=st.lists(st.sampled_from(["US/CA", "US/NY", "FR/IDF", "DE", "US", "XX/YY", ("US", None), ("FR", "IDF")]),
+                     max_size=20),
+       seed=st.integers(0, 2**16))
+def test_fuzz_hierarchy_counts(eps: float, method: str, delta: float, level: float, rows: list[Any],
+                               seed: int) -> None:
+    kind, rel = outcome(lambda: dptree.hierarchy_counts(rows, H_FUZZ, epsilon=eps, delta=delta, method=method,
+                                                        alpha=0.5 if method == "multiplicative" else None,
+                                                        unknown="drop", rng=seed))
+    if kind == "ok":
+        for node in ("", "US", "US/CA", "FR", "DE"):
+            assert math.isfinite(rel.count(node))
+            lo, hi = rel.ci(node, level=level)
+            assert 0.0 <= lo <= hi
+
+
+@SETTINGS_MANY
+@given(eps=BUDGETS, values=st.one_of(st.lists(st.integers(-100, 2000), max_size=40),
+                                    st.lists(st.floats(-100, 2000), max_size=10), st.lists(ANY_VALUE, max_size=8)),
+       fn=st.sampled_from(["interior_point", "median", "quantile", "learn_threshold"]),
+       method=st.sampled_from(["auto", "exponential", "treelog", "heavypaths"]),
+       delta=st.sampled_from([0.0, 1e-6]), n=st.sampled_from([None, 10, 10**6]), seed=st.integers(0, 2**16))
+def test_fuzz_interior_points_quantiles_and_thresholds(eps: float, values: list[Any], fn: str, method: str,
+                                                       delta: float, n: int | None, seed: int) -> None:
+    lower, upper = 0, 1000
+    calls = {
+        "interior_point": lambda: dptree.interior_point(values, lower=lower, upper=upper, epsilon=eps, delta=delta,
+                                                        method=method, n=n, rng=seed),
+        "median": lambda: dptree.median(values, lower=lower, upper=upper, epsilon=eps, rng=seed),
+        "quantile": lambda: dptree.quantile(values, 0.25, lower=lower, upper=upper, epsilon=eps, rng=seed),
+        "learn_threshold": lambda: dptree.learn_threshold(values, [i % 2 for i in range(len(values))], lower=lower,
+                                                          upper=upper, epsilon=eps, delta=delta, rng=seed),
+    }
+    kind, res = outcome(calls[fn])
+    if kind == "ok":
+        if fn == "learn_threshold":
+            assert set(np.unique(res.predict(np.arange(0, 1001, 50))).tolist()) <= {0, 1}
+        else:
+            assert lower <= res.value <= upper  # a point of the public domain, whatever the data
+
+
+@SETTINGS
+@given(eps=BUDGETS, values=st.lists(st.integers(-50, 150), max_size=30),
+       labels=st.lists(st.sampled_from(["a", "b", "c", None]), max_size=30),
+       unknown=st.sampled_from(["error", "drop"]), seed=st.integers(0, 2**16))
+def test_fuzz_range_tree_by(eps: float, values: list[int], labels: list[Any], unknown: str, seed: int) -> None:
+    kind, rel = outcome(lambda: dptree.range_tree_by(values, by=labels, groups=["a", "b"], lower=0, upper=100,
+                                                     epsilon=eps, unknown=unknown, rng=seed))
+    if kind == "ok":
+        for g in ("a", "b"):
+            assert math.isfinite(rel[g].total())
+
+
+@SETTINGS
+@given(total=BUDGETS, charges=st.lists(st.one_of(BUDGETS, st.text(max_size=2)), max_size=5))
+def test_fuzz_ledger(tmp_path_factory: pytest.TempPathFactory, total: float, charges: list[Any]) -> None:
+    from dptree.ledger import Ledger
+
+    path = tmp_path_factory.mktemp("ledger") / "b.ledger"
+    kind, led = outcome(lambda: Ledger(path, total_epsilon=total))
+    if kind != "ok":
+        assert not path.exists() or Ledger(path, read_only=True)  # nothing half-made
+        return
+    with led:
+        for eps in charges:
+            def charge(eps: Any = eps) -> None:
+                with led.charge(epsilon=eps, label="fuzz"):
+                    pass
+            outcome(charge)
+        spent = led.spent()
+        assert spent.epsilon <= led.total_epsilon * (1 + 1e-12)
+    with Ledger(path, read_only=True) as again:
+        assert again.spent().charges == spent.charges

@@ -312,3 +312,51 @@ def test_known_cli_bug_is_a_clean_error(override: dict[str, str], csv_file: Path
             argv += [k, v]
     rc, _, err = run(argv, capsys)
     assert_clean_error(rc, err)
+
+
+# --------------------------------------------------------------------------- every subcommand (issue 14)
+
+NUMBERS = st.sampled_from(["1", "0.5", "1e-300", "1e300", "0", "-1", "nan", "inf", "1e-9", "100", "x", "", "2e9"])
+
+
+def assert_answer_or_clean_error(rc: int, err: str) -> None:
+    assert rc in (0, 2), f"exit status {rc}: {err}"
+    assert "internal error" not in err and "Traceback" not in err, err
+    if rc == 2:
+        assert_clean_error(rc, err)
+
+
+@pytest.fixture(scope="module")
+def hierarchy_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    d = tmp_path_factory.mktemp("hier")
+    rows, structure = d / "rows.csv", d / "structure.csv"
+    rows.write_text("country,state,w\nUS,CA,3\nUS,NY,1\nFR,IDF,2\n")
+    structure.write_text("country,state\nUS,CA\nUS,NY\nFR,IDF\n")
+    return rows, structure
+
+
+@SETTINGS
+@given(command=st.sampled_from(["hierarchy", "interior-point", "budget", "report", "plot", "query"]),
+       eps=NUMBERS, second=NUMBERS, flag=st.sampled_from(["", "--force", "--weight", "--ci", "--bins", "--n",
+                                                         "--method", "--count", "--node", "--quantile"]))
+def test_fuzz_every_subcommand(command: str, eps: str, second: str, flag: str, csv_file: Path, release_file: Path,
+                               hierarchy_files: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory,
+                               capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path_factory.mktemp("out")
+    rows, structure = hierarchy_files
+    argv = {
+        "hierarchy": ["hierarchy", str(rows), "--levels", "country,state", "--structure", str(structure),
+                      "--epsilon", eps, "--out", str(out / "h.json")],
+        "interior-point": ["interior-point", str(csv_file), "--column", "age", "--lower", "0", "--upper", "1000",
+                           "--epsilon", eps],
+        "budget": ["budget", str(out / "b.ledger"), "--create", "--total-epsilon", eps],
+        "report": ["report", str(release_file), "--out", str(out / "r.html"), "--ci", eps],
+        "plot": ["plot", str(release_file), "--out", str(out / "p.png"), "--ci", eps],
+        "query": ["query", str(release_file), "--ci", eps, "--format", "json"],
+    }[command]
+    if flag == "--force":
+        argv.append(flag)
+    elif flag:
+        argv += [flag, {"--weight": "w", "--method": "treelog", "--count": "1:2", "--node": "US"}.get(flag, second)]
+    rc, _, err = run(argv, capsys)
+    assert_answer_or_clean_error(rc, err)

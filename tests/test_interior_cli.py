@@ -119,7 +119,7 @@ def test_cli_missing_file_and_too_little_data(tmp_path, capsys):
         ],
         capsys,
     )
-    assert code == 2 and "run_anyway" in err
+    assert code == 2 and "--run-anyway" in err
 
 
 def test_cli_says_when_the_mechanism_returned_bottom(tmp_path, capsys):

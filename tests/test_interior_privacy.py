@@ -298,7 +298,8 @@ def test_learn_threshold_sample_size_does_not_depend_on_label_counts(monkeypatch
     orig = T.ordered_exponential_mechanism
 
     def spy(values, **kw):
-        seen.append(list(values))
+        counts = kw.get("counts") or [1] * len(values)  # S with its multiplicities (the padding)
+        seen.append([v for v, c in zip(values, counts) for _ in range(c)])
         return orig(values, **kw)
 
     monkeypatch.setattr(T, "ordered_exponential_mechanism", spy)

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+from .cli import add_force_option, cli_wording
 from .errors import DPTreeError, InputFormatError, InvalidParameterError
 from .hierarchy import Hierarchy, HierarchyRelease, hierarchy_counts
 
@@ -187,7 +188,8 @@ def run_hierarchy(args: argparse.Namespace) -> int:
     ledger = ledger_path(args.ledger)
     check_public_parameters(lambda data: _release(args, data, h, levels, "__n__"))
     check_input_path(args.file)
-    check_output_path(args.out, inputs=[args.file, args.structure], ledger=ledger)
+    check_output_path(args.out, inputs=[args.file, args.structure], ledger=ledger, kind="release:hierarchy",
+                      force=args.force)
     label = args.ledger_label or f"hierarchy {args.file} -> {args.out}"
     delta = 0.0 if args.method == "laplace" else args.delta
     from .serialize import _utc_now
@@ -198,7 +200,7 @@ def run_hierarchy(args: argparse.Namespace) -> int:
         rel = _release(args, frame, h, levels, wcol)
         rel.metadata.update(source="stdin" if args.file == "-" else args.file, created_utc=created)
         note_charge(rel, charge, ledger)
-        rel.save(args.out, allow_nonprivate=args.allow_nonprivate)
+        rel.save(args.out, allow_nonprivate=args.allow_nonprivate, force=args.force)
         if charge is not None:
             charge.output = args.out
     print(
@@ -235,7 +237,7 @@ def _main_func(args: argparse.Namespace) -> int:
     try:
         return run_hierarchy(args)
     except DPTreeError as exc:
-        print(f"dptree hierarchy: error: {exc}", file=sys.stderr)
+        print(f"dptree hierarchy: error: {cli_wording(str(exc))}", file=sys.stderr)
         return 2
 
 
@@ -279,6 +281,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--seed", type=int, default=None, help="reproducible, NOT private (tests only)")
     p.add_argument("--allow-nonprivate", dest="allow_nonprivate", action="store_true")
     p.add_argument("--out", required=True, help="output release file (.json)")
+    add_force_option(p, "hierarchy release")
     from ._cli_scale import add_ledger_options
 
     add_ledger_options(p)

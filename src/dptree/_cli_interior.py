@@ -24,6 +24,7 @@ import math
 import sys
 from typing import Any
 
+from .cli import cli_wording
 from .errors import DPTreeError, InputFormatError, InvalidParameterError
 
 __all__ = ["read_column", "register", "run_interior_point", "run_quantile"]
@@ -105,7 +106,7 @@ def run_interior_point(args: argparse.Namespace) -> int:
     try:
         res = _execute(args, lambda data: _release(args, data), "interior-point")
     except DPTreeError as exc:
-        print(f"dptree interior-point: error: {exc}", file=sys.stderr)
+        print(f"dptree interior-point: error: {cli_wording(str(exc))}", file=sys.stderr)
         return 2
     print(f"interior_point: {res.value}")
     if res.bottom:  # the mechanism's bottom output; the value above is only a placeholder

@@ -127,9 +127,9 @@ def charged(ledger_path_: str | None, plan: Any, label: str) -> Iterator[Any]:
 def charged_budget(ledger_path_: str | None, *, epsilon: float, delta: float = 0.0, label: str = "") -> Iterator[Any]:
     """Like :func:`charged`, for commands whose mechanism takes (epsilon, delta) directly
     (``hierarchy``, ``interior-point``): the charge is committed before the block reads the data."""
-    from .budget import check_delta, check_epsilon
+    from .budget import check_delta, check_release_budget
 
-    eps, dlt = check_epsilon(epsilon), check_delta(delta)  # never charge an invalid budget
+    eps, dlt = check_release_budget(epsilon), check_delta(delta)  # never charge an invalid budget
     if ledger_path(ledger_path_) is None:
         yield None
         return
@@ -217,10 +217,27 @@ def _same_file(a: Path, b: Path) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 
 
+def known_flags() -> set[str]:
+    """Every option of every dptree command (for :func:`dptree.cli.cli_wording`)."""
+    from .cli import build_parser
+
+    out: set[str] = set()
+    for action in build_parser()._actions:
+        for sub in getattr(action, "choices", None) or {}:
+            parser = action.choices[sub]  # type: ignore[index]
+            for a in parser._actions:
+                out.update(s for s in a.option_strings if s.startswith("--"))
+    return out
+
+
 def check_output_path(out: str, *, inputs: Sequence[str] = (), ledger: str | None = None,
-                      flag: str = "--out") -> None:
+                      flag: str = "--out", kind: str = "release:range_tree", force: bool = False) -> None:
     """Refuse an output path that cannot be written, before anything is charged: its directory must
-    exist and be writable, and it must not be a directory, an input file or the ledger."""
+    exist and be writable, and it must not be a directory, an input file or the ledger, a link, pipe
+    or device, or (without --force) a file that is not a dptree artefact of ``kind``
+    (:func:`dptree.serialize.check_overwrite`)."""
+    from .serialize import check_overwrite
+
     if not out or not out.strip():
         raise InvalidParameterError(f"{flag} needs a file name, e.g. {flag} release.json")
     p = Path(out)
@@ -239,6 +256,7 @@ def check_output_path(out: str, *, inputs: Sequence[str] = (), ledger: str | Non
     for other, what in others:
         if _same_file(p, Path(other)):
             raise InvalidParameterError(f"{flag} {out} is {what}; write the release to another file")
+    check_overwrite(out, kind, force=force, flag=flag)
 
 
 def _output_paths(pattern: str, groups: Sequence[Any] | None) -> list[str]:
@@ -289,7 +307,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
     outs = _output_paths(args.out, groups)
     check_input_path(args.file)
     for out in outs:
-        check_output_path(out, inputs=[args.file], ledger=ledger)
+        check_output_path(out, inputs=[args.file], ledger=ledger, force=args.force)
     progress(f"planned a {plan.layout.branching}-ary tree over {plan.domain.size} buckets")
     report = progress if progress.enabled else None
     src = cast(_noise.RngLike, _noise.make_source(args.seed))  # one stream: bounding, then noise
@@ -324,7 +342,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
                                  created=created)
             for _, r in rel.items():
                 note_charge(r, charge, ledger)
-            paths = rel.save(args.out, allow_nonprivate=args.allow_nonprivate)
+            paths = rel.save(args.out, allow_nonprivate=args.allow_nonprivate, force=args.force)
             if charge is not None:
                 charge.output = ", ".join(paths)
             names = ", ".join(map(str, rel.groups))
@@ -332,7 +350,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
         else:
             release = plan.release(hist, rng=src, column=args.column, source=args.file, created=created)
             note_charge(release, charge, ledger)
-            release.save(args.out, allow_nonprivate=args.allow_nonprivate)
+            release.save(args.out, allow_nonprivate=args.allow_nonprivate, force=args.force)
             if charge is not None:
                 charge.output = args.out
             summary = release.summary()
@@ -429,6 +447,9 @@ def _add_report(sub: Any) -> None:
     p = sub.add_parser("report", help="write a static HTML report of a range-tree or hierarchy release")
     p.add_argument("release")
     p.add_argument("--out", required=True, help="HTML file to write")
+    from .cli import add_force_option
+
+    add_force_option(p, "report")
     p.add_argument("--ci", type=float, default=0.95, help="confidence level of bands and intervals")
     p.add_argument("--bins", type=int, default=30, help="histogram bins (default 30)")
     p.add_argument("--title")
@@ -442,10 +463,11 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from .report import write_report
     from .serialize import load
 
+    check_output_path(args.out, inputs=[args.release], kind="report", force=args.force)
     release = load(args.release)
     if not isinstance(release, (RangeTree, HierarchyRelease)):
         raise InvalidParameterError("report needs a range-tree or hierarchy release")
     write_report(release, args.out, level=args.ci, bins=args.bins, title=args.title, log=args.log,
-                 clip_negative=args.clip_negative)
+                 clip_negative=args.clip_negative, force=args.force)
     print(f"wrote {args.out}")
     return 0

@@ -47,7 +47,10 @@ def split_path(path: str | Sequence[Any]) -> tuple[str, ...]:
     if isinstance(path, str):
         return tuple(p for p in path.split(SEP)) if path not in ("", SEP) else ()
     if isinstance(path, (tuple, list)):
-        return tuple(_label(p) for p in path)
+        labels = list(path)
+        while labels and _is_null(labels[-1]):
+            labels.pop()  # trailing nulls end a path early, as in a table (from_frame, data frames)
+        return tuple("" if _is_null(p) else _label(p) for p in labels)  # an inner null: empty label
     raise InvalidParameterError(f"a path must be a string like 'US/CA' or a tuple of labels, got {type(path).__name__}")
 
 
@@ -130,6 +133,10 @@ class Hierarchy:
         Every leaf must be listed exactly once; a listed path that is the prefix of another is an
         error (a leaf cannot have children). The root is implicit and not part of the paths.
         """
+        if paths is None or isinstance(paths, (str, bytes)) or not hasattr(paths, "__iter__"):
+            raise InvalidParameterError(
+                "paths must be a list of root-to-leaf paths such as ['US/CA', 'US/NY'] or [('US', 'CA')]"
+            )
         rows = [split_path(p) for p in paths]
         if not rows:
             raise DomainError("the hierarchy is empty: give at least one root-to-leaf path")
@@ -157,17 +164,29 @@ class Hierarchy:
         Trailing nulls end a path early (that leaf sits higher in the tree); a null followed by
         a label is an error.
         """
+        if isinstance(levels, str) or not hasattr(levels, "__iter__"):
+            raise InvalidParameterError("levels must be a list of column names, e.g. ['country', 'state']")
         levels = list(levels)
         if not levels:
             raise InvalidParameterError("levels must name at least one column")
-        missing = [c for c in levels if c not in getattr(frame, "columns", [])]
+        names = getattr(frame, "columns", None)
+        if names is None or isinstance(frame, (list, tuple, dict)):
+            raise InvalidParameterError(
+                "from_frame needs a pandas or polars DataFrame; for a list of paths use Hierarchy.from_paths"
+            )
+        names = [str(c) for c in names]
+        missing = [c for c in levels if c not in names]
         if missing:
-            raise InputFormatError(f"structure table has no column(s) {missing}; it has {list(frame.columns)}")
+            raise InputFormatError(f"structure table has no column(s) {missing}; it has {names}")
+        duplicated = sorted({c for c in levels if names.count(c) > 1})
+        if duplicated:
+            raise InputFormatError(f"structure table has duplicate column(s) {duplicated}; rename them first")
         if len(frame) == 0:
             raise DomainError("the hierarchy is empty: the structure table has no rows")
         cols = []
         for c in levels:
-            vals = frame[c].tolist()
+            col = frame.get_column(c) if hasattr(frame, "get_column") else frame[c]  # polars, pandas
+            vals = col.to_list()
             cols.append([None if _is_null(v) else _label(v) for v in vals])
         return cls._build(cols, levels=levels, other=other, root_label=root_label)
 

@@ -24,6 +24,9 @@ from .errors import InvalidParameterError
 __all__ = [
     "Budget",
     "check_epsilon",
+    "check_release_budget",
+    "BUDGET_RANGE",
+    "RANGE_TREE_BUDGET_RANGE",
     "check_delta",
     "check_rho",
     "zcdp_delta",
@@ -54,6 +57,29 @@ def check_epsilon(epsilon: object, name: str = "epsilon") -> float:
     v = _check_number(epsilon, name)
     if v <= 0:
         raise InvalidParameterError(f"{name} must be > 0, got {v}; pass e.g. {name}=1.0")
+    return v
+
+
+#: The budgets (epsilon or rho) a release accepts. Beyond them the exact samplers need numbers
+#: too large to compute with (epsilon=1e-300 hung, 1e300 overflowed) and the result is either
+#: pure noise or not meaningfully private. Range trees compute exactly over a wider range; the
+#: hierarchy, interior-point, quantile and threshold mechanisms (whose exponential-mechanism bases,
+#: windows and sample sizes grow like e^epsilon or 1/epsilon) over [1e-9, 100].
+RANGE_TREE_BUDGET_RANGE = (1e-12, 1e12)
+BUDGET_RANGE = (1e-9, 100.0)
+
+
+def check_release_budget(
+    value: object, name: str = "epsilon", supported: tuple[float, float] = BUDGET_RANGE
+) -> float:
+    """Validate the budget of a release (epsilon or rho): positive, finite and inside
+    ``supported``. The one range check of every mechanism (docs/privacy.md, input policy)."""
+    v = check_epsilon(value, name)
+    lo, hi = supported
+    if not lo <= v <= hi:
+        raise InvalidParameterError(
+            f"{name}={v:g} is outside the supported range [{lo:g}, {hi:g}]; choose {name} in that range"
+        )
     return v
 
 

@@ -84,6 +84,7 @@ def _add_release(sub: Any) -> None:
     p.add_argument("--seed", type=int, help="TESTS ONLY: seeded, NOT private release")
     p.add_argument("--allow-nonprivate", action="store_true", help="allow saving a seeded release")
     p.add_argument("--out", required=True, help="where to write the release (JSON)")
+    add_force_option(p, "release")
     p.add_argument("--progress", action="store_true", help="print progress even when stderr is not a terminal")
     p.set_defaults(func=_cmd_release)
 
@@ -114,7 +115,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
     )
     check_exact_total(args)
     check_input_path(args.file)
-    check_output_path(args.out, inputs=[args.file])
+    check_output_path(args.out, inputs=[args.file], force=args.force)
     progress(f"planned a {plan.layout.branching}-ary tree over {plan.domain.size} buckets")
     from .serialize import _utc_now
 
@@ -130,10 +131,18 @@ def _cmd_release(args: argparse.Namespace) -> int:
     )
     progress("histogram computed; adding noise and estimating")
     release = plan.release(hist, rng=args.seed, column=args.column, source=args.file, created=created)
-    release.save(args.out, allow_nonprivate=args.allow_nonprivate)
+    release.save(args.out, allow_nonprivate=args.allow_nonprivate, force=args.force)
     print(release.summary())
     print(f"wrote {args.out}")
     return 0
+
+
+def add_force_option(p: Any, what: str) -> None:
+    """--force: overwrite an existing --out that is not a dptree {what} (never an input, a link,
+    a pipe or a device)."""
+    p.add_argument(
+        "--force", action="store_true", help=f"overwrite an existing --out file that is not a dptree {what}"
+    )
 
 
 def _add_query(sub: Any) -> None:
@@ -254,6 +263,15 @@ def _print_table(rows: list[dict[str, Any]], level: float, header: str) -> None:
 
 def _cmd_query(args: argparse.Namespace) -> int:
     release = load(args.release)
+    if not isinstance(release, RangeTree):
+        # options that only a range tree answers are refused, never ignored
+        given = [flag for flag, v in (("--count", args.count), ("--cdf", args.cdf), ("--quantile", args.quantile))
+                 if v]
+        if given:
+            raise InvalidParameterError(
+                f"{', '.join(given)}: only range-tree releases answer these; this release is a {type(release).__name__}"
+                + ("; ask for nodes with --node PATH (e.g. --node US/CA)" if hasattr(release, "hierarchy") else "")
+            )
     if isinstance(release, RangeTree):
         if args.node:
             raise InvalidParameterError("--node applies to hierarchy releases; this is a range tree")
@@ -268,7 +286,8 @@ def _cmd_query(args: argparse.Namespace) -> int:
         rows = answer(args)
         header = release.summary() if hasattr(release, "summary") else ""
     if args.format == "json":
-        print(json.dumps({"release": header, "ci_level": args.ci, "answers": rows}, indent=2))
+        answers = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
+        print(json.dumps({"release": header, "ci_level": args.ci, "answers": answers}, indent=2))
     else:
         _print_table(rows, args.ci, header)
     return 0
@@ -285,6 +304,7 @@ def _add_plot(sub: Any) -> None:
     p = sub.add_parser("plot", help="plot a release: a range tree's CDF or histogram, a hierarchy's counts")
     p.add_argument("release")
     p.add_argument("--out", required=True, help="PNG file to write")
+    add_force_option(p, "plot")
     p.add_argument("--ci", type=float, default=0.95)
     p.add_argument("--kind", choices=["cdf", "histogram"], default="cdf", help="range trees: what to plot")
     p.add_argument("--bins", type=int, default=30, help="histogram: about this many bins with round edges")
@@ -294,11 +314,13 @@ def _add_plot(sub: Any) -> None:
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
+    from ._cli_scale import check_output_path
     from .hierarchy import HierarchyRelease
     from .plot import plot_cdf, plot_hierarchy, plot_histogram
 
+    check_output_path(args.out, inputs=[args.release], kind="plot", force=args.force)
     release = load(args.release)
-    view = {"level": args.ci, "clip_negative": args.clip_negative}
+    view = {"level": args.ci, "clip_negative": args.clip_negative, "force": args.force}
     if isinstance(release, HierarchyRelease):
         if args.log:
             raise InvalidParameterError("--log applies to range trees (a value axis); hierarchies have none")
@@ -350,13 +372,38 @@ def _join_negative_values(argv: list[str]) -> list[str]:
     return out
 
 
+# Library parameters whose CLI flag has another spelling; every other name maps to --name with
+# underscores as dashes. Only names that are options of some command are translated.
+_FLAG_OF = {"unknown": "--unknown", "allow_nonprivate": "--allow-nonprivate", "force": "--force"}
+_PY_AND_FLAG = re.compile(r"\b[a-z_]+=[^\s()]+ \((--[a-z-]+(?: [^)\s]+)?)\)")
+_PY_ARG = re.compile(r"\b([a-z_]+)=('[^']*'|[^\s,;)']+|(?=[\s,;)]|$))")
+
+
+def cli_wording(message: str) -> str:
+    """An error message in the CLI's terms: "pass delta=1e-6" becomes "pass --delta 1e-6",
+    "missing='drop' (--missing drop)" becomes "--missing drop", "force=True" becomes "--force"."""
+    from ._cli_scale import known_flags
+
+    flags = known_flags()
+    message = _PY_AND_FLAG.sub(r"\1", message)
+
+    def flag(m: re.Match[str]) -> str:
+        name, value = m.group(1), m.group(2).strip("'")
+        opt = _FLAG_OF.get(name, "--" + name.replace("_", "-"))
+        if opt not in flags:
+            return m.group(0)
+        return opt if value in ("True", "") else f"{opt} {value}"
+
+    return _PY_ARG.sub(flag, message)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(_join_negative_values(list(sys.argv[1:] if argv is None else argv)))
     try:
         return int(args.func(args))
     except DPTreeError as exc:
-        print(f"dptree: error: {exc}", file=sys.stderr)
+        print(f"dptree: error: {cli_wording(str(exc))}", file=sys.stderr)
         return 2
     except OSError as exc:
         print(

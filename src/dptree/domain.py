@@ -17,11 +17,18 @@ from __future__ import annotations
 import datetime as _dt
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
-from .errors import DataError, DomainError, infinite_values_error, missing_values_error
+from .errors import (
+    RANGE_TREE_FLOAT_FIX,
+    DataError,
+    DomainError,
+    infinite_values_error,
+    missing_values_error,
+    non_integer_values_error,
+)
 
 __all__ = ["Domain", "make_domain", "coerce_values", "MAX_LEAVES"]
 
@@ -52,33 +59,63 @@ def _to_datetime64(x: Any, name: str) -> np.datetime64:
         raise DomainError(f"{name} must be a number or a date, got {type(x).__name__}")
     if np.isnat(v):
         raise DomainError(f"{name} must not be NaT")
+    if not _NS_MIN <= v.astype("datetime64[D]") <= _NS_MAX:  # compared in days: no overflow
+        raise DomainError(
+            f"{name}={x} is outside the dates dptree can bound (nanosecond timestamps, "
+            f"{_NS_MIN} to {_NS_MAX}); choose bounds in that range (values outside the bounds are clamped)"
+        )
     return v.astype("datetime64[ns]")
+
+
+# Bounds are nanosecond timestamps; values are clamped in their own unit first, so a date such as
+# 9999-12-31 never wraps around when converted to nanoseconds (it used to land in the first bucket).
+_NS_MIN = np.datetime64("1677-09-22", "D")
+_NS_MAX = np.datetime64("2262-04-10", "D")
+
+
+def dates_to_ns(a: np.ndarray, lo_ns: int, hi_ns: int) -> np.ndarray:
+    """int64 nanoseconds of the datetime64 array ``a``, clamped to [lo_ns, hi_ns] in ``a``'s own
+    unit before the conversion (which would otherwise overflow outside 1678-2262)."""
+    unit, _ = np.datetime_data(a.dtype)
+    if unit in ("Y", "M", "W", "generic"):
+        a = a.astype("datetime64[D]")  # calendar units have no fixed length; days hold any year
+        unit = "D"
+    per = int(np.timedelta64(1, cast(Any, unit)).astype("timedelta64[ns]").astype(np.int64))
+    if unit in ("ps", "fs", "as"):
+        return a.astype("datetime64[ns]").astype(np.int64)  # finer than ns: the span is tiny anyway
+    raw = a.astype(np.int64)
+    nat = np.isnat(a)
+    lo_u, hi_u = lo_ns // int(per), -(-hi_ns // int(per))  # floor and ceiling in the source unit
+    out = np.clip(raw, lo_u, hi_u) * np.int64(per)
+    out = np.clip(out, lo_ns, hi_ns)
+    return np.where(nat, np.iinfo(np.int64).min, out)  # NaT stays NaT
 
 
 _DATE_SCALARS = (np.datetime64, _dt.date, str)
 
 
-def _date_query_array(x: Any) -> np.ndarray:
-    """Query points of a date domain as int64 nanoseconds; only dates, datetimes or date strings."""
+def _date_query_array(x: Any, lo_ns: int, hi_ns: int) -> np.ndarray:
+    """Query points of a date domain as int64 nanoseconds, clamped to [lo_ns, hi_ns]; only dates,
+    datetimes or date strings."""
     try:
         a = np.asarray(x)
     except (TypeError, ValueError) as exc:
         raise DataError(f"query points must be dates: {exc}") from exc
     if a.dtype.kind == "M":
-        out = a.astype("datetime64[ns]")
+        out = a
     elif a.dtype.kind in "OU":
         flat = a.ravel().tolist()
         if not all(isinstance(v, _DATE_SCALARS) for v in flat):
             raise DataError("query points of a date domain must be dates, datetimes or ISO date strings")
         try:
-            out = np.array([np.datetime64(v, "ns") for v in flat], dtype="datetime64[ns]").reshape(a.shape)
+            out = np.array([np.datetime64(v) for v in flat], dtype="datetime64").reshape(a.shape)
         except (TypeError, ValueError, OverflowError) as exc:
             raise DataError(f"query point is not a valid date: {exc}") from exc
     else:
         raise DataError(f"query points of a date domain must be dates, got {a.dtype}")
     if np.any(np.isnat(out)):
         raise DataError("query points must not be NaT / missing")
-    return out.astype(np.int64)
+    return dates_to_ns(out, lo_ns, hi_ns)
 
 
 @dataclass(frozen=True)
@@ -109,7 +146,7 @@ class Domain:
             else:
                 idx = (np.clip(v, self.lower, self.upper) - np.int64(self.lower)) // np.int64(self.width)
         elif self.kind == "datetime":
-            v = values.astype("datetime64[ns]").astype(np.int64)
+            v = dates_to_ns(values, int(self.lower), int(self.upper))
             idx = (np.clip(v, self.lower, self.upper) - np.int64(self.lower)) // np.int64(self.width)
         else:
             v = values.astype(np.float64, copy=False)
@@ -130,7 +167,8 @@ class Domain:
 
     def _query_array(self, x: Any) -> np.ndarray:
         if self.kind == "datetime":
-            return _date_query_array(x)
+            # points beyond the domain act like its ends (leaf_of clamps to one bucket beyond)
+            return _date_query_array(x, int(self.lower) - int(self.width), int(self.upper) + int(self.width))
         try:
             a = np.asarray(x)
         except (TypeError, ValueError) as exc:
@@ -286,13 +324,15 @@ def coerce_values(values: Any, domain: Domain, *, missing: str = "error") -> np.
     if arr.ndim != 1:
         raise DataError(f"values must be one-dimensional (one column), got a {arr.ndim}-dimensional array")
     if domain.kind == "datetime":
+        # values keep their own unit (days, seconds, ...): Domain.to_leaves clamps them in that
+        # unit before converting to nanoseconds, so dates outside 1678-2262 cannot wrap around
         if arr.dtype.kind == "M":
-            out = arr.astype("datetime64[ns]")
+            out = arr
         elif arr.dtype.kind in "OU" or arr.size == 0:
             if arr.dtype.kind == "O" and not all(v is None or isinstance(v, _DATE_SCALARS) for v in arr.tolist()):
                 raise DataError("a date domain needs dates, datetimes or ISO date strings as values")
             try:
-                out = arr.astype("datetime64[ns]") if arr.size else np.empty(0, "datetime64[ns]")
+                out = arr.astype("datetime64") if arr.size else np.empty(0, "datetime64[ns]")
             except (ValueError, TypeError, OverflowError):
                 raise DataError(
                     "values are not all dates: a date domain needs dates, datetimes or ISO date strings"
@@ -311,10 +351,17 @@ def coerce_values(values: Any, domain: Domain, *, missing: str = "error") -> np.
             if missing == "error":
                 raise missing_values_error(cli_flag=False)
             arr = arr[~has_none]
+        items = arr.tolist()
+        if any(isinstance(v, (str, bytes, bool, np.bool_)) for v in items):
+            raise DataError("values must be numbers; found a non-numeric entry (text or True/False)")
+        # integers beyond int64 (2^70) are clamped like any value outside the bounds
+        items = [max(min(v, 2**62), -(2**62)) if isinstance(v, int) else v for v in items]
         try:
-            if any(isinstance(v, (str, bytes, bool)) for v in arr.tolist()):
-                raise TypeError("non-numeric")
-            arr = arr.astype(np.float64) if any(isinstance(v, float) for v in arr.tolist()) else arr.astype(np.int64)
+            arr = (
+                np.array(items, dtype=np.float64)
+                if any(isinstance(v, (float, np.floating)) for v in items)
+                else np.array(items, dtype=np.int64)
+            )
         except (TypeError, ValueError, OverflowError):
             raise DataError("values must be numbers; found a non-numeric entry") from None
     if arr.size == 0:
@@ -330,7 +377,9 @@ def coerce_values(values: Any, domain: Domain, *, missing: str = "error") -> np.
         if np.isinf(arr).any():
             raise infinite_values_error()
         if domain.kind == "integer":
-            return np.floor(np.clip(arr, -(2.0**62), 2.0**62)).astype(np.int64)
+            if not np.array_equal(arr, np.floor(arr)):
+                raise non_integer_values_error(RANGE_TREE_FLOAT_FIX)  # never floored silently
+            return np.clip(arr, -(2.0**62), 2.0**62).astype(np.int64)
         return arr
     if arr.dtype.kind == "u":
         arr = np.minimum(arr, np.uint64(2**62)).astype(np.int64)

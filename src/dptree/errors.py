@@ -108,6 +108,18 @@ def missing_user_ids_error(column: str | None = None) -> DataError:
     )
 
 
+def non_integer_values_error(fix: str) -> DataError:
+    """Float values that are not whole numbers on an integer domain (integer bounds): refused,
+    never floored silently. ``fix`` names the caller's way out (float bounds with a width, ...)."""
+    return DataError(f"the values include non-integers but the bounds are integers (an integer domain); {fix}")
+
+
+RANGE_TREE_FLOAT_FIX = (
+    "give float bounds and a bucket width to bucket them (lower=0.0, width=1.0), "
+    "or round the values first"
+)
+
+
 def length_mismatch_error(name: str) -> DataError:
     """A per-record column (user ids, groups) does not have one entry per value."""
     return DataError(f"{name} must have one entry per value (the same length as the values)")

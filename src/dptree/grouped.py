@@ -254,7 +254,7 @@ class GroupedRelease:
             "releases": {str(g): self.releases[g].to_document() for g in self.groups},
         }
 
-    def save(self, pattern: str, *, allow_nonprivate: bool = False) -> list[str]:
+    def save(self, pattern: str, *, allow_nonprivate: bool = False, force: bool = False) -> list[str]:
         """Save each group's release to ``pattern`` with ``{group}`` replaced by the group."""
         if "{group}" not in pattern:
             raise InvalidParameterError("the output name must contain {group}, e.g. 'age-{group}.json'")
@@ -266,8 +266,12 @@ class GroupedRelease:
                     f"group {name!r} cannot be part of a file name; use groups made of letters, digits and _.=+-"
                 )
             paths.append(pattern.replace("{group}", name))
+        from .serialize import check_overwrite
+
+        for p in paths:  # every path before the first write: all or nothing
+            check_overwrite(p, "release:range_tree", force=force)
         for g, p in zip(self.groups, paths):
-            self.releases[g].save(p, allow_nonprivate=allow_nonprivate)
+            self.releases[g].save(p, allow_nonprivate=allow_nonprivate, force=force)
         return paths
 
 

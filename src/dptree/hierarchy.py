@@ -31,7 +31,6 @@ import os
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
-from statistics import NormalDist
 from typing import Any, ClassVar, Iterable, Literal, Mapping, Sequence
 
 import numpy as np
@@ -44,6 +43,7 @@ from .boundary import Boundary
 from .budget import (
     check_delta,
     check_epsilon,
+    check_release_budget,
     discrete_gaussian_delta,
     discrete_gaussian_exact_feasible,
     discrete_gaussian_sigma2_for,
@@ -51,6 +51,7 @@ from .budget import (
 )
 from .errors import DataError, InputFormatError, InvalidParameterError, ReleaseFileError
 from .estimation import consistent_estimates, node_variances
+from .intervals import check_level, clip_to_counts, normal_multiplier
 from .noise import (
     RngLike,
     discrete_gaussian,
@@ -360,6 +361,13 @@ def _to_frame(
 
     if _is_spark_df(data):
         return _spark_leaf_totals(data, levels, weight), "__weight__"
+    if type(data).__module__.split(".")[0] in ("duckdb", "_duckdb") and hasattr(data, "df"):
+        return data.df(), weight  # a DuckDB relation is a table (it was read as a list of paths)
+    if weight is not None and (isinstance(data, Mapping) or not hasattr(data, "to_pandas")):
+        raise InvalidParameterError(
+            "weight names a column of a table; a list of paths has none (a dict {path: count} carries its "
+            "own weights): pass a DataFrame with the level columns and the weight column, or leave weight out"
+        )
     if isinstance(data, Mapping):  # {path: count}
         cols = _paths_frame([split_path(p) for p in data.keys()], levels, unknown)
         cols["__weight__"] = list(data.values())
@@ -584,20 +592,21 @@ class HierarchyRelease:
         Lemma 3.3 window [w'' - B, w'' + B], which contains the true count with probability 1
         (``level`` is ignored). The lower end is clipped at 0 (true counts are >= 0).
         """
-        if not (0.0 < float(level) < 1.0):
-            raise InvalidParameterError(f"level must be in (0, 1), got {level}")
+        level = check_level(level)
         g = self._gid(path)
         if self.lower_bounds is not None and self.upper_bounds is not None:
-            return float(max(self.lower_bounds[g], 0.0)), float(self.upper_bounds[g])
-        half = self._half_width(np.array([self.variances[g]]), level)[0]
-        est = float(self.estimates[g])
-        return max(est - float(half), 0.0), est + float(half)
+            lo, hi = clip_to_counts(self.lower_bounds[g], self.upper_bounds[g])
+        else:
+            half = float(self._half_width(np.array([self.variances[g]]), level)[0])
+            est = float(self.estimates[g])
+            lo, hi = clip_to_counts(est - half, est + half)
+        return float(lo), float(hi)
 
     def _half_width(self, var: np.ndarray, level: float) -> np.ndarray:
         sd = np.sqrt(var)
         if self.parameters["method"] == "laplace":
-            return sd / math.sqrt(2.0) * -math.log(1.0 - level)
-        return sd * NormalDist().inv_cdf(0.5 + level / 2.0)
+            return sd / math.sqrt(2.0) * -math.log1p(-level)
+        return sd * normal_multiplier(level)
 
     def to_frame(self, level: float = 0.95) -> Any:
         """One row per node: path, depth (root 0), leaf flag, count (the released, possibly
@@ -607,10 +616,10 @@ class HierarchyRelease:
         h = self.hierarchy
         depth = np.repeat(np.arange(h.depth), h.sizes)
         if self.lower_bounds is not None and self.upper_bounds is not None:
-            lo, hi = np.maximum(self.lower_bounds, 0.0), self.upper_bounds.astype(np.float64)
+            lo, hi = clip_to_counts(self.lower_bounds, self.upper_bounds.astype(np.float64))
         else:
-            half = self._half_width(self.variances, level)
-            lo, hi = np.maximum(self.estimates - half, 0.0), self.estimates + half
+            half = self._half_width(self.variances, check_level(level))
+            lo, hi = clip_to_counts(self.estimates - half, self.estimates + half)
         counts = self.counts.astype(np.int64) if self.parameters.get("integer") else self.counts
         return result_frame(
             {"path": h.all_paths(), "depth": depth, "leaf": np.concatenate(h.is_leaf), "count": counts},
@@ -657,7 +666,7 @@ class HierarchyRelease:
             raise ReleaseFileError(f"not a hierarchy release (kind={doc.get('kind')!r})")
         return _from_document(doc)
 
-    def save(self, path: str | os.PathLike[str], *, allow_nonprivate: bool = False) -> None:
+    def save(self, path: str | os.PathLike[str], *, allow_nonprivate: bool = False, force: bool = False) -> None:
         """Write the release with the shared writer (:func:`dptree.serialize.write_release`:
         JSON, checksum, atomic rename). A release made with a seeded ``rng`` is not private and
         is refused unless ``allow_nonprivate=True`` (DESIGN section 3)."""
@@ -670,6 +679,7 @@ class HierarchyRelease:
             measurements=doc["measurements"],
             metadata=doc["metadata"],
             allow_nonprivate=allow_nonprivate,
+            force=force,
         )
 
     @classmethod
@@ -945,7 +955,7 @@ def hierarchy_counts(
     :data:`MAX_TOTAL` (2^61) or more raises :class:`TotalTooLargeError`. The guarantee covers
     datasets below that public limit; no error message contains a count, a total or a value.
     """
-    eps = check_epsilon(epsilon)
+    eps = check_release_budget(epsilon)
     if method not in METHODS:
         raise InvalidParameterError(f"method must be one of {METHODS}, got {method!r}")
     needs_delta = method in ("gaussian", "multiplicative")

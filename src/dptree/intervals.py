@@ -19,21 +19,32 @@ import numpy as np
 
 from .errors import InvalidParameterError
 
-__all__ = ["normal_multiplier", "laplace_mixture_multiplier"]
+__all__ = ["check_level", "normal_multiplier", "laplace_mixture_multiplier", "clip_to_counts"]
 
 _K_GRID = np.logspace(0.0, 4.0, 161)
 _N_QUANTILES = 4000
 
 
-def _check_level(level: float) -> float:
-    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0.0 < float(level) < 1.0:
-        raise InvalidParameterError(f"confidence level must be in (0, 1), got {level!r}")
-    return float(level)
+def check_level(level: object) -> float:
+    """A confidence level: a number strictly between 0 and 1 (every ``ci`` and ``--ci``)."""
+    if isinstance(level, bool) or not isinstance(level, (int, float, np.integer, np.floating)):
+        raise InvalidParameterError(f"confidence level must be a number in (0, 1), e.g. 0.95; got {level!r}")
+    v = float(level)
+    if not 0.0 < v < 1.0:
+        raise InvalidParameterError(f"confidence level must be in (0, 1), e.g. 0.95; got {level!r}")
+    return v
 
 
 def normal_multiplier(level: float) -> float:
-    """z such that a normal error lies within +-z standard deviations with probability ``level``."""
-    return NormalDist().inv_cdf((1.0 + _check_level(level)) / 2.0)
+    """z such that a normal error lies within +-z standard deviations with probability ``level``.
+    Computed from the tail (1 - level) / 2, which stays exact for levels within 1e-16 of one."""
+    return -NormalDist().inv_cdf((1.0 - check_level(level)) / 2.0)
+
+
+def clip_to_counts(low: np.ndarray | float, high: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
+    """An interval for a true count (>= 0) intersected with [0, inf): both ends are clipped at 0,
+    so a very negative estimate gives [0, 0], never low > high."""
+    return np.maximum(low, 0.0), np.maximum(high, 0.0)
 
 
 @lru_cache(maxsize=16)
@@ -51,13 +62,17 @@ def _table(level: float) -> np.ndarray:
         def coverage(z: float, root_g: np.ndarray = root_g) -> float:
             return float(np.mean(2.0 * ndtr(z / root_g) - 1.0)) - level
 
-        out[i] = brentq(coverage, 0.01, 60.0, xtol=1e-10)
+        hi = 60.0
+        while coverage(hi) < 0.0 and hi < 1e6:  # levels within 1e-15 of one
+            hi *= 4.0
+        # coverage(0) = -level < 0: the bracket starts at 0 (levels near 0 have z near 0)
+        out[i] = brentq(coverage, 0.0, hi, xtol=1e-12) if coverage(hi) >= 0.0 else hi
     return out
 
 
 def laplace_mixture_multiplier(k: np.ndarray, level: float) -> np.ndarray:
     """Multiplier of the standard error for an error N*sqrt(W), W ~ Gamma(k, Var/k) (see above)."""
-    lev = _check_level(level)
+    lev = check_level(level)
     table = _table(lev)
     kk = np.clip(np.asarray(k, dtype=np.float64), 1.0, None)
     out = np.interp(np.log(kk), np.log(_K_GRID), table)

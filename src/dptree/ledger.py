@@ -72,7 +72,7 @@ from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, cast
 
 from . import noise as _noise
 from .budget import check_delta, zcdp_epsilon
@@ -277,6 +277,8 @@ class Ledger:
                     f"{self.path} is a new ledger: give its total budget, e.g. total_epsilon=1.0 "
                     "(with total_delta) and/or total_rho"
                 )
+            if not exists:
+                self._create_file(cast(_Totals, requested))
         self._con = self._connect()
         try:
             self._totals = self._open(requested)
@@ -289,6 +291,8 @@ class Ledger:
     def _check_path(path: object) -> Path:
         if not isinstance(path, (str, os.PathLike)) or not str(os.fspath(path)).strip():
             raise InvalidParameterError(f"the ledger path must be a non-empty file name, got {path!r}")
+        if "\0" in str(os.fspath(path)):
+            raise InvalidParameterError("the ledger path must not contain a NUL byte")
         return Path(path)
 
     @staticmethod
@@ -326,6 +330,18 @@ class Ledger:
             if self.read_only:
                 uri = self.path.resolve().as_uri() + "?mode=ro"
                 con = sqlite3.connect(uri, uri=True, timeout=self.timeout, isolation_level=None)
+                try:
+                    con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                except sqlite3.OperationalError:
+                    # A WAL database opened read-only needs its -shm file, which a reader cannot
+                    # create in a read-only directory. With no pending WAL content there is nothing
+                    # beyond the main file, so it is read as immutable (no -shm needed).
+                    wal = Path(str(self.path) + "-wal")
+                    if wal.exists() and wal.stat().st_size > 0:
+                        raise
+                    con.close()
+                    con = sqlite3.connect(uri + "&immutable=1", uri=True, timeout=self.timeout,
+                                          isolation_level=None)
             else:
                 con = sqlite3.connect(str(self.path), timeout=self.timeout, isolation_level=None)
         except sqlite3.Error as exc:
@@ -395,6 +411,45 @@ class Ledger:
                 "(omit them to use the stored ones)"
             )
         return totals
+
+    def _create_file(self, requested: _Totals) -> None:
+        """Create a new ledger atomically: build it completely in a temporary file next to the path,
+        then link it into place (which fails if another process created the ledger meanwhile: that
+        one is then opened and its totals compared). A process killed during creation leaves no
+        half-made ledger at the path, only a hidden temporary file."""
+        import tempfile
+
+        parent = self.path.parent if str(self.path.parent) else Path(".")
+        fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{self.path.name}.", suffix=".creating")
+        os.close(fd)
+        try:
+            con = sqlite3.connect(tmp, timeout=self.timeout, isolation_level=None)
+            try:
+                con.execute("PRAGMA journal_mode=WAL")
+                con.execute("PRAGMA synchronous=FULL")
+                con.execute("BEGIN IMMEDIATE")
+                self._con = con
+                self._create(requested)
+                con.execute("COMMIT")
+                con.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # everything in the main file
+            finally:
+                con.close()
+            with open(tmp, "rb+") as fh:
+                os.fsync(fh.fileno())
+            try:
+                os.link(tmp, self.path)  # atomic, and never replaces an existing file
+            except FileExistsError:
+                pass  # created concurrently: opened below like any existing ledger
+        except sqlite3.Error as exc:
+            raise self._translate(exc) from exc
+        except OSError as exc:
+            raise LedgerError(f"cannot create ledger {self.path}: {exc.strerror or exc}") from None
+        finally:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                try:
+                    os.unlink(tmp + suffix)
+                except OSError:
+                    pass
 
     def _is_empty(self) -> bool:
         return self._con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0

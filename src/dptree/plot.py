@@ -9,6 +9,7 @@ would overstate the precision. ``clip_negative=True`` draws the post-processed v
 
 from __future__ import annotations
 
+import io
 import math
 from typing import Any
 
@@ -17,6 +18,7 @@ import numpy as np
 from .domain import Domain
 from .errors import InputFormatError, InvalidParameterError
 from .ranges import RangeTree
+from .serialize import atomic_write, check_overwrite
 
 __all__ = ["plot_cdf", "plot_histogram", "plot_hierarchy", "nice_edges", "value_label"]
 
@@ -136,13 +138,24 @@ def _set_value_scale(ax: Any, release: RangeTree, log: bool, axis: str = "x") ->
         setter("symlog", linthresh=max(float(release.domain.width), 1e-12))
 
 
+def _check_target(path: Any, force: bool) -> None:
+    """Before drawing: a path must be a new file or a dptree plot (``force`` for any other file);
+    a file object (the report's buffer) is written directly."""
+    if not hasattr(path, "write"):
+        check_overwrite(path, "plot", force=force)
+
+
 def _save(fig: Any, path: Any, plt: Any) -> None:
+    """PNG bytes marked as a dptree plot, written atomically to a path (or to a file object)."""
+    buf = io.BytesIO()
     try:
-        fig.savefig(path)
-    except OSError as exc:
-        raise InputFormatError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        fig.savefig(buf, format="png", metadata={"Software": "dptree"})  # marks a dptree plot
     finally:
         plt.close(fig)
+    if hasattr(path, "write"):
+        path.write(buf.getvalue())
+    else:
+        atomic_write(path, buf.getvalue(), what="plot", error=InputFormatError)
 
 
 def plot_cdf(
@@ -153,12 +166,15 @@ def plot_cdf(
     max_points: int = 4000,
     log: bool = False,
     clip_negative: bool = False,
+    force: bool = False,
 ) -> None:
     """Save a PNG of the estimated CDF (as a fraction of the estimated total) with its pointwise
     ``level`` confidence band (:meth:`RangeTree.ci` of each threshold count, divided by the
     estimated total), and the monotone fit. ``log``: logarithmic value axis (symlog when the
     domain reaches 0). The y axis shows the estimates as released, below 0 or above 1 included;
-    ``clip_negative`` clips them to [0, 1] and marks the plot as a post-processed view."""
+    ``clip_negative`` clips them to [0, 1] and marks the plot as a post-processed view. An
+    existing file that is not a dptree plot is overwritten only with ``force=True``."""
+    _check_target(path, force)
     plt = _pyplot()
     dom = release.domain
     idx = np.unique(np.linspace(0, dom.size - 1, min(dom.size, max_points)).astype(np.int64))
@@ -200,12 +216,14 @@ def plot_histogram(
     level: float = 0.95,
     log: bool = False,
     clip_negative: bool = False,
+    force: bool = False,
 ) -> Any:
     """Save a PNG of a histogram (round edges from :func:`nice_edges`, or ``edges``) with ``level``
     intervals; returns the :class:`~dptree.ranges.HistogramResult`. Bars are drawn at their true
     positions and widths on the value axis (``log``: logarithmic). Negative estimates are drawn
     below the zero line as released; ``clip_negative`` draws them as 0 (intervals still those of
     the released estimate) and marks the plot as a post-processed view."""
+    _check_target(path, force)
     plt = _pyplot()
     e = nice_edges(release.domain, bins, log=log) if edges is None else np.asarray(edges)
     h = release.histogram(e, level=level)
@@ -239,11 +257,13 @@ def plot_histogram(
 
 
 def plot_hierarchy(
-    release: Any, path: Any, *, level: float = 0.95, depth: int = 1, max_nodes: int = 40, clip_negative: bool = False
+    release: Any, path: Any, *, level: float = 0.95, depth: int = 1, max_nodes: int = 40, clip_negative: bool = False,
+    force: bool = False,
 ) -> Any:
     """Save a PNG bar chart of the counts of one level of a hierarchy release (``depth`` 1: the
     children of the root) with their intervals, largest first (at most ``max_nodes``); returns
     the frame that was drawn. Negative counts are drawn as released unless ``clip_negative``."""
+    _check_target(path, force)
     plt = _pyplot()
     frame = release.to_frame(level=level)
     h = release.hierarchy

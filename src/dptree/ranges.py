@@ -38,9 +38,11 @@ from . import serialize as _serialize
 from .allocation import choose_branching, level_weights
 from .boundary import Boundary
 from .budget import (
+    RANGE_TREE_BUDGET_RANGE,
     Budget,
     check_delta,
     check_epsilon,
+    check_release_budget,
     check_rho,
     discrete_gaussian_delta,
     discrete_gaussian_exact_feasible,
@@ -48,7 +50,7 @@ from .budget import (
     zcdp_epsilon,
 )
 from .domain import Domain, make_domain
-from .errors import DataError, InvalidParameterError, ReleaseFileError
+from .errors import DataError, DomainError, InvalidParameterError, ReleaseFileError
 from .estimation import consistent_estimates, range_error_moments, range_variance
 from .frames import result_frame
 from .intervals import laplace_mixture_multiplier, normal_multiplier
@@ -124,9 +126,45 @@ def _extreme_budget(epsilon: object, rho: object) -> str:
     """A message when a budget is too extreme to compute with (checked before exact arithmetic)."""
     for name, v in (("epsilon", epsilon), ("rho", rho)):
         if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0:
-            if v < 1e-12 or v > 1e12:
-                return f"{name}={v:g} is outside the supported range [1e-12, 1e12]"
+            try:
+                check_release_budget(v, name, RANGE_TREE_BUDGET_RANGE)
+            except InvalidParameterError as exc:
+                return str(exc)
     return ""
+
+
+#: Peak bytes per bucket of planning and releasing a range tree (measured: about 65 at 2^22
+#: buckets, planning included; rounded up for the estimator's temporaries).
+BYTES_PER_BUCKET = 100
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation (Linux MemAvailable), or None if unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def check_memory(buckets: int) -> None:
+    """Refuse, before allocating, a domain whose tree would not fit in the available memory (a
+    public estimate from the number of buckets; it used to die with MemoryError at 2^26)."""
+    need = buckets * BYTES_PER_BUCKET
+    avail = available_memory()
+    if avail is not None and need > avail:
+        fit = max(avail // BYTES_PER_BUCKET, 2)
+        raise DomainError(
+            f"a range tree over {buckets} buckets needs about {need / 2**30:.1f} GiB of memory, more than the "
+            f"{avail / 2**30:.1f} GiB available; choose a larger width or narrower bounds (about {fit} buckets "
+            "fit), or free memory"
+        )
 
 
 def _check_noise_range(noise_kind: str, params: list[Fraction | None]) -> None:
@@ -291,6 +329,7 @@ def plan_range_tree(
     k = _check_contributions(max_contributions)
     budget = _resolve_budget(noise_kind, epsilon, delta, rho)
     domain = make_domain(lower, upper, width)
+    check_memory(domain.size)
     root_exact = nb == "replace"
     if branching is None:
         b = choose_branching(domain.size, noise_kind, strategy, root_exact)
@@ -663,7 +702,12 @@ class RangeTree:
     def _leaf_range(self, lo: Any, hi: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         qlo = self.domain._query_array(lo)
         qhi = self.domain._query_array(hi)
-        qlo, qhi = np.broadcast_arrays(np.atleast_1d(qlo), np.atleast_1d(qhi))
+        try:
+            qlo, qhi = np.broadcast_arrays(np.atleast_1d(qlo), np.atleast_1d(qhi))
+        except ValueError:
+            raise InvalidParameterError(
+                "lo and hi must have the same length (or one of them be a single value)"
+            ) from None
         if np.any(qlo > qhi):
             raise InvalidParameterError("count(lo, hi) needs lo <= hi")
         a = np.atleast_1d(self.domain.leaf_of(lo))
@@ -983,11 +1027,12 @@ class RangeTree:
         }
         return {"privacy": self.privacy, "parameters": params, "measurements": meas, "metadata": self.metadata}
 
-    def save(self, path: Any, *, allow_nonprivate: bool = False) -> None:
+    def save(self, path: Any, *, allow_nonprivate: bool = False, force: bool = False) -> None:
         """Write the release as JSON (format in :mod:`dptree.serialize`). Seeded releases need
-        ``allow_nonprivate=True``."""
+        ``allow_nonprivate=True``. An existing file that is not a range-tree release is
+        overwritten only with ``force=True``; a link, pipe or device never."""
         doc = self.to_document()
-        write_release(path, "range_tree", allow_nonprivate=allow_nonprivate, **doc)
+        write_release(path, "range_tree", allow_nonprivate=allow_nonprivate, force=force, **doc)
 
     def summary(self) -> str:
         dom = self.domain

@@ -132,7 +132,7 @@ def _check_common(level: Any, bins: Any) -> None:
 
 def _page(heading: str, warn: str, sections: str) -> str:
     return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{heading}</title>
+<html lang="en"><head><meta charset="utf-8"><meta name="generator" content="dptree"><title>{heading}</title>
 <style>
 body {{ font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; color: #222; }}
 table {{ border-collapse: collapse; margin: 1rem 0; }}
@@ -313,13 +313,11 @@ def _hierarchy_report(rel: Any, *, level: float, title: str | None, clip_negativ
     return _page(heading, warn, sections)
 
 
-def write_report(release: Any, path: str | os.PathLike[str], **kw: Any) -> None:
-    """Write :func:`render_report` to ``path`` (atomically)."""
+def write_report(release: Any, path: str | os.PathLike[str], *, force: bool = False, **kw: Any) -> None:
+    """Write :func:`render_report` to ``path`` (atomically). An existing file that is not a dptree
+    report is overwritten only with ``force=True`` (:func:`dptree.serialize.check_overwrite`)."""
+    from .serialize import atomic_write, check_overwrite
+
+    check_overwrite(path, "report", force=force)
     text = render_report(release, **kw)
-    tmp = f"{os.fspath(path)}.tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise InputFormatError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    atomic_write(path, text.encode("utf-8"), what="report", error=InputFormatError)

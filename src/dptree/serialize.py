@@ -35,6 +35,8 @@ import hashlib
 import json
 import math
 import os
+import stat
+import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
@@ -51,6 +53,8 @@ __all__ = [
     "canonical_checksum",
     "creation_metadata",
     "check_metadata",
+    "check_overwrite",
+    "atomic_write",
 ]
 
 FORMAT = "dptree-release"
@@ -128,8 +132,11 @@ def write_release(
     measurements: dict[str, Any],
     metadata: dict[str, Any] | None = None,
     allow_nonprivate: bool = False,
+    force: bool = False,
 ) -> None:
-    """Write a release document atomically (temporary file, then rename)."""
+    """Write a release document atomically (temporary file, then rename). An existing file is
+    overwritten only when it is a dptree release of the same kind, or with ``force``
+    (:func:`check_overwrite`)."""
     _check_path(path)
     if not privacy.get("private", False) and not allow_nonprivate:
         raise ReleaseFileError(
@@ -150,19 +157,89 @@ def write_release(
         doc["checksum"] = canonical_checksum(doc)
     except ValueError as exc:
         raise ReleaseFileError(f"release contains a non-finite number and cannot be saved: {exc}") from exc
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, separators=(",", ":"), allow_nan=False)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise ReleaseFileError(f"cannot write release to {path}: {exc.strerror or exc}") from exc
+    check_overwrite(path, f"release:{kind}", force=force)
+    text = json.dumps(doc, separators=(",", ":"), allow_nan=False)
+    atomic_write(path, text.encode("utf-8"), what="release", error=ReleaseFileError)
 
 
 def _check_path(path: object) -> None:
     if not isinstance(path, (str, os.PathLike)) or str(path) == "":
         raise ReleaseFileError(f"a release path must be a non-empty string or path, got {path!r}")
+    if "\0" in os.fspath(path):
+        raise ReleaseFileError("a file path must not contain a NUL byte")
+
+
+# A file dptree may overwrite without force: a dptree artefact of the same kind (a release of
+# the same kind, a report, a plot). Anything else is refused without force; a link, pipe,
+# device or directory always (os.replace would swap it for a regular file).
+_MARKER = b"dptree"
+
+
+def _is_artefact(path: Path, kind: str) -> bool:
+    if kind.startswith("release:"):
+        try:
+            return read_release(path).get("kind") == kind.split(":", 1)[1]
+        except ReleaseFileError:
+            return False
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 16)
+    except OSError:
+        return False
+    magic = {"plot": b"\x89PNG", "report": b"<!"}.get(kind, b"")
+    return head.startswith(magic) and _MARKER in head
+
+
+def check_overwrite(path: str | os.PathLike[str], kind: str, *, force: bool = False, flag: str = "") -> None:
+    """Refuse to write ``path`` when it exists and is not a regular file (always), or is not a dptree
+    artefact of ``kind`` ("release:<kind>", "report", "plot") unless ``force``. ``flag`` names
+    the CLI option in the message (e.g. "--out")."""
+    _check_path(path)
+    p = Path(path)
+    shown = f"{flag} {p}" if flag else str(p)
+    if p.name in ("", ".", ".."):
+        raise ReleaseFileError(f"{shown} is a directory; give a file name such as release.json")
+    try:
+        st = os.lstat(p)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ReleaseFileError(f"cannot check {shown}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ReleaseFileError(f"{shown} is a directory; give a file name such as release.json")
+    if not stat.S_ISREG(st.st_mode):
+        raise ReleaseFileError(
+            f"{shown} exists and is not a regular file (a link, pipe or device); write to another path"
+        )
+    if not force and not _is_artefact(p, kind):
+        what = {"report": "dptree report", "plot": "dptree plot"}.get(kind, f"dptree {kind.split(':')[-1]} release")
+        raise ReleaseFileError(
+            f"{shown} exists and is not a {what}; choose another path, or overwrite it with "
+            + ("--force" if flag else "force=True")
+        )
+
+
+def atomic_write(
+    path: str | os.PathLike[str], data: bytes, *, what: str = "file", error: type[Exception] = ReleaseFileError
+) -> None:
+    """Write ``data`` to a private temporary file next to ``path``, then rename it over ``path``.
+    A failed write leaves neither a partial file nor a temporary file behind."""
+    p = Path(path)
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, p)
+        tmp = None
+    except OSError as exc:
+        raise error(f"cannot write {what} to {p}: {exc.strerror or exc}") from None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
 
 
 def _parse_float(text: str) -> float:

@@ -46,8 +46,8 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from .boundary import Boundary
-from .budget import Budget, check_delta, check_epsilon
-from .errors import DataError, DomainError, DPTreeError, InvalidParameterError
+from .budget import BUDGET_RANGE, Budget, check_delta, check_epsilon, check_release_budget
+from .errors import DataError, DomainError, DPTreeError, InvalidParameterError, non_integer_values_error
 from .mechanisms import (
     AboveThreshold,
     _group,
@@ -156,7 +156,9 @@ def _encode_values(values: Any, enc: _Encoding, on_invalid: str = "error") -> li
     if isinstance(values, (str, bytes)) or values is None:
         raise DataError("values must be a sequence of numbers")
     if isinstance(values, np.ndarray):
-        arr = values.ravel()
+        from .inputs import _check_1d
+
+        arr = _check_1d(values, "values")  # as range_tree: a 2-D array is refused, not flattened
         if arr.dtype.kind == "f":
             finite = np.isfinite(arr)
             if not np.all(finite):
@@ -192,9 +194,8 @@ def _encode_values(values: Any, enc: _Encoding, on_invalid: str = "error") -> li
                 if fv != math.floor(fv):
                     if drop:
                         continue
-                    raise DataError(
-                        "a value is not an integer but the domain is integer; pass float bounds "
-                        "(e.g. lower=0.0) to use the float encoding, or " + _INVALID_HINT
+                    raise non_integer_values_error(
+                        "pass float bounds (e.g. lower=0.0) to use the float encoding, or " + _INVALID_HINT
                     )
                 k = int(fv)
             else:
@@ -887,7 +888,7 @@ def interior_point(
     integer domain) without saying which or how many; "drop" removes such records (a per-record,
     data-independent policy; the count dropped is never revealed).
     """
-    eps = check_epsilon(epsilon)
+    eps = check_release_budget(epsilon)
     b = _check_beta(beta)
     if method not in ("auto", "exponential", "treelog", "heavypaths"):
         raise InvalidParameterError(f"method must be auto, exponential, treelog or heavypaths, got {method!r}")
@@ -1050,7 +1051,7 @@ def quantile(
     accepted for a uniform API and echoed as ``n_declared``; the mechanism needs no size.
     ``on_invalid`` as in :func:`interior_point`. This is the m = 1 reference for range-tree quantiles.
     """
-    eps = check_epsilon(epsilon)
+    eps = check_release_budget(epsilon)
     try:
         qf = float(q)
     except (TypeError, ValueError) as exc:
@@ -1153,15 +1154,18 @@ class ThresholdClassifier:
         return (arr <= self.threshold).astype(np.int64)
 
 
-def _boundary_sample(keys1: list[int], keys0: list[int], m: int, size: int) -> list[int]:
-    """S of exactly 2m offsets: the m largest 1-labelled and the m smallest 0-labelled points, the
-    missing slots padded deterministically with the public domain ends (0 for the ones, which lie
-    left of the threshold; size - 1 for the zeros). |S| = 2m depends only on the public m."""
+def _boundary_sample(keys1: list[int], keys0: list[int], m: int, size: int) -> tuple[list[int], list[int]]:
+    """S of exactly 2m offsets, as (values, multiplicities): the m largest 1-labelled and the m
+    smallest 0-labelled points, the missing slots padded deterministically with the public domain
+    ends (0 for the ones, which lie left of the threshold; size - 1 for the zeros). |S| = 2m
+    depends only on the public m. The padding is one value with a multiplicity, so a huge public
+    m (tiny epsilon: the noisy total is huge) costs no memory."""
     ones = sorted(keys1)[-m:] if m else []
     zeros = sorted(keys0)[:m] if m else []
-    ones = [0] * (m - len(ones)) + ones
-    zeros = zeros + [size - 1] * (m - len(zeros))
-    return ones + zeros
+    vals = [0] + ones + zeros + [size - 1]
+    cnts = [m - len(ones)] + [1] * (len(ones) + len(zeros)) + [m - len(zeros)]
+    keep = [i for i, c in enumerate(cnts) if c]
+    return [vals[i] for i in keep], [cnts[i] for i in keep]
 
 
 def learn_threshold(
@@ -1202,7 +1206,8 @@ def learn_threshold(
     """
     from .noise import discrete_laplace
 
-    eps = check_epsilon(epsilon)
+    # the interior point of S runs at epsilon/4, which must itself be in the supported range
+    eps = check_release_budget(epsilon, supported=(4 * BUDGET_RANGE[0], BUDGET_RANGE[1]))
     dlt = check_delta(delta)
     size_n, upper_bound = _declared_size(n, n_max)
     xs = np.asarray(x)
@@ -1213,8 +1218,8 @@ def learn_threshold(
         raise DataError("labels contain NaN; labels must be 0 or 1")
     if not np.all((ys == 0) | (ys == 1)):
         raise DataError("labels must be 0 or 1 (threshold functions are 1 left of the threshold)")
-    if not 0 < fraction <= 0.5:
-        raise InvalidParameterError("fraction must be in (0, 0.5]")
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction <= 0.5:
+        raise InvalidParameterError(f"fraction must be a number in (0, 0.5], e.g. 0.1; got {fraction!r}")
     if method not in ("auto", "exponential", "treelog", "heavypaths"):
         raise InvalidParameterError(f"method must be auto, exponential, treelog or heavypaths, got {method!r}")
     enc = _encoding(lower, upper)
@@ -1231,14 +1236,17 @@ def learn_threshold(
     m = max(1, int(fraction * total))
     if min(m0, m1) < m:
         return ThresholdClassifier(None, 1 if m1 >= m0 else 0, eps, dlt, src.private)
-    s_vals = _boundary_sample(keys[ys == 1].tolist(), keys[ys == 0].tolist(), m, enc.size)
+    s_vals, s_cnts = _boundary_sample(keys[ys == 1].tolist(), keys[ys == 0].tolist(), m, enc.size)
     e_ip, d_ip = eps / 4, dlt / (1 + math.exp(eps / 4))
     if method == "exponential" or (method == "auto" and dlt == 0):
-        yv = ordered_exponential_mechanism(s_vals, lower=0, upper=enc.size - 1, epsilon=e_ip, rng=src)
+        yv = ordered_exponential_mechanism(
+            s_vals, counts=s_cnts, lower=0, upper=enc.size - 1, epsilon=e_ip, rng=src
+        )
         return ThresholdClassifier(enc.decode(yv), None, eps, 0.0, src.private)
     # interior_point at (e, d) is (e, d)-DP per replacement of its input (replace-one)
     ip = interior_point(
         [enc.decode(v) for v in s_vals],
+        counts=s_cnts,
         lower=lower,
         upper=upper,
         epsilon=e_ip,

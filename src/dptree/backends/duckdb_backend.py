@@ -9,6 +9,7 @@ same histogram (tested).
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -20,7 +21,16 @@ from typing import Any, Callable, Iterator, Union
 import numpy as np
 
 from ..domain import Domain
-from ..errors import DataError, InputFormatError, engine_error, infinite_values_error, missing_values_error, redact
+from ..errors import (
+    RANGE_TREE_FLOAT_FIX,
+    DataError,
+    InputFormatError,
+    engine_error,
+    infinite_values_error,
+    missing_values_error,
+    non_integer_values_error,
+    redact,
+)
 
 __all__ = ["file_leaf_histogram", "read_column", "open_table", "Progress"]
 
@@ -151,7 +161,18 @@ def _column_type(con: Any, expr: str, column: str) -> str:
     rows = con.execute(f"DESCRIBE SELECT * FROM {expr}").fetchall()
     types = {r[0]: r[1] for r in rows}
     if column not in types:
-        raise InputFormatError(f"column {column!r} not found; available columns: {', '.join(types)}")
+        names = list(types)
+        if expr.startswith("read_csv") and (
+            all(re.fullmatch(r"column\d+", n) for n in names) or any(d in n for n in names for d in ",;\t|")
+        ):
+            # DuckDB could not read a header: a ragged or short line, or an unusual delimiter. The
+            # names it made up may be a line of the data, so they are not listed.
+            raise InputFormatError(
+                f"column {column!r} not found: the CSV's header row could not be read; check that every line "
+                "has the same number of fields and that the delimiter is a comma (or pass --format parquet "
+                "for a Parquet file)"
+            )
+        raise InputFormatError(f"column {column!r} not found; available columns: {', '.join(names)}")
     return str(types[column]).upper()
 
 
@@ -198,14 +219,19 @@ def leaf_sql(con: Any, expr: str, column: str, domain: Any, missing: str) -> tup
     if domain.kind == "datetime":
         if not temporal:
             raise DataError(f"column {column!r} has type {ctype}, but the domain is dates: pass numeric bounds")
-        value = f"epoch_ns(CAST({col} AS TIMESTAMP))"
+        # clamp in the column's own (microsecond) range first: epoch_ns of 9999-12-31 overflows
+        lo_us, hi_us = int(domain.lower) // 1000, -(-int(domain.upper) // 1000)
+        value = (
+            f"epoch_ns(least(greatest(CAST({col} AS TIMESTAMP), make_timestamp({lo_us})), make_timestamp({hi_us})))"
+        )
         bad = f"{col} IS NULL"
     else:
         if not numeric:
             hint = " (for dates, give date bounds such as --lower 2024-01-01)" if temporal else ""
             raise DataError(f"column {column!r} has type {ctype}; a numeric domain needs numbers{hint}")
         if "INT" in ctype and "DOUBLE" not in ctype and domain.kind == "integer":
-            value = f"CAST({col} AS BIGINT)"
+            # clamp in the column's own type (UBIGINT, HUGEINT): uint64 max never reaches a BIGINT cast
+            value = f"CAST(least(greatest({col}, {int(domain.lower)}), {int(domain.upper)}) AS BIGINT)"
             bad = f"{col} IS NULL"
         else:
             value = f"CAST({col} AS DOUBLE)"
@@ -217,6 +243,11 @@ def leaf_sql(con: Any, expr: str, column: str, domain: Any, missing: str) -> tup
     n_missing = con.execute(f"SELECT count_if({bad}) FROM {expr}").fetchone()[0]
     if n_missing and missing == "error":
         raise missing_values_error(column)
+    if domain.kind == "integer" and value.endswith("AS DOUBLE)"):
+        # as in memory: non-integers are refused, never floored (after the missing-values check)
+        frac = con.execute(f"SELECT count_if(NOT {bad} AND {value} <> floor({value})) FROM {expr}").fetchone()[0]
+        if frac:
+            raise non_integer_values_error(RANGE_TREE_FLOAT_FIX)
     lo, hi, w = domain.lower, domain.upper, domain.width
     if domain.kind == "float":
         leaf = f"CAST(floor((least(greatest({value}, {lo!r}), {hi!r}) - {lo!r}) / {w!r}) AS BIGINT)"
