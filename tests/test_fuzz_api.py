@@ -251,14 +251,16 @@ def test_invalid_date_values_raise_dptree_errors() -> None:
     st.floats(allow_nan=True, allow_infinity=True), st.integers(-2**70, 2**70), st.text(max_size=3), st.none(),
 ), min_size=1, max_size=10))
 def test_random_mixed_values_give_release_or_dptree_error(values: list[Any]) -> None:
-    """Any list: a valid release (numbers only, all finite) or a DPTreeError; never another error."""
+    """Any list: a valid release (whole numbers only, all finite: the bounds are integers, and
+    fractional data on integer bounds is refused) or a DPTreeError; never another error."""
     kind, rel = outcome(lambda: dptree.range_tree(values, **BASE))
     numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
     finite = numeric and all(math.isfinite(v) for v in values)
+    whole = finite and all(isinstance(v, int) or float(v).is_integer() for v in values)
     if kind == "ok":
-        assert finite, f"released from invalid values {values!r}"
+        assert whole, f"released from invalid values {values!r}"
         check_release(rel, lower=0, upper=20, n_values=len(values), neighbors="add_remove")
-    elif finite and all(abs(v) < 2**62 for v in values):
+    elif whole and all(abs(v) < 2**62 for v in values):
         raise AssertionError(f"valid values rejected: {values!r}: {rel}")
 
 
