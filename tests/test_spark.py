@@ -57,9 +57,13 @@ def test_histograms_match_numpy_on_every_domain_kind() -> None:
     p_f = plan_range_tree(lower=0.0, upper=100.0, width=0.5, epsilon=1.0)
     np.testing.assert_array_equal(spark_backend.spark_leaf_histogram(df, "f", p_f, missing="drop"),
                                   _numpy_hist(floats, p_f, missing="drop"))
-    # a float column on an integer domain (floored), NaN dropped
-    np.testing.assert_array_equal(spark_backend.spark_leaf_histogram(df, "f", p_int, missing="drop"),
-                                  _numpy_hist(floats, p_int, missing="drop"))
+    # a float column on an integer domain: whole numbers are binned (NaN dropped), fractions refused
+    whole = np.floor(floats)
+    wdf = spark_frame({"w": whole})
+    np.testing.assert_array_equal(spark_backend.spark_leaf_histogram(wdf, "w", p_int, missing="drop"),
+                                  _numpy_hist(whole, p_int, missing="drop"))
+    with pytest.raises(DataError, match="width"):
+        spark_backend.spark_leaf_histogram(df, "f", p_int, missing="drop")
     with pytest.raises(DataError, match="contains missing values"):
         spark_backend.spark_leaf_histogram(df, "f", p_f)
     # dates
@@ -130,3 +134,38 @@ def test_hierarchy_counts_on_a_spark_dataframe() -> None:
     with pytest.raises(dptree.DPTreeError):
         dptree.hierarchy_counts(spark_frame({"country": ["US"], "state": ["CA"], "n": [-1]}), h, epsilon=1.0,
                                 levels=["country", "state"], weight="n")
+
+
+def test_dates_beyond_2262_are_clamped_not_wrapped_in_spark() -> None:
+    """Issue 14: epoch nanoseconds of 9999-12-31 overflow int64; with ANSI off Spark wrapped them
+    into the first bucket. Clamped in the column's own unit (days, microseconds), like numpy."""
+    pytest.importorskip("pyspark", reason='pyspark is not installed: pip install "dptree[spark]"')
+    from _spark import spark_session
+
+    spark = spark_session()
+    plan = plan_range_tree(lower="2024-01-01", upper="2024-12-31", epsilon=1.0)
+    rows = [(dt.date(9999, 12, 31), dt.datetime(9999, 12, 31, 5)), (dt.date(9999, 12, 31), dt.datetime(9999, 12, 31)),
+            (dt.date(1000, 1, 1), dt.datetime(1000, 1, 1))]
+    df = spark.createDataFrame(rows, "d date, t timestamp")
+    previous = spark.conf.get("spark.sql.ansi.enabled")
+    try:
+        for ansi in ("false", "true"):
+            spark.conf.set("spark.sql.ansi.enabled", ansi)
+            for col in ("d", "t"):
+                hist = spark_backend.spark_leaf_histogram(df, col, plan)
+                assert hist[0] == 1 and hist[plan.domain.size - 1] == 2, (ansi, col)
+                assert np.array_equal(hist, _numpy_hist([r[0] for r in rows], plan))
+    finally:
+        spark.conf.set("spark.sql.ansi.enabled", previous)
+
+
+def test_float_data_with_integer_bounds_is_refused_in_spark() -> None:
+    pytest.importorskip("pyspark", reason='pyspark is not installed: pip install "dptree[spark]"')
+    from _spark import spark_session
+
+    plan = plan_range_tree(lower=0, upper=2000, epsilon=1.0)
+    df = spark_session().createDataFrame([(1.2,), (1000.9,)], "v double")
+    with pytest.raises(DataError, match="width"):
+        spark_backend.spark_leaf_histogram(df, "v", plan)
+    whole = spark_session().createDataFrame([(1.0,), (1000.0,)], "v double")
+    assert spark_backend.spark_leaf_histogram(whole, "v", plan).sum() == 2

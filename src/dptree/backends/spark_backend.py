@@ -17,12 +17,14 @@ import numpy as np
 from .. import noise as _noise
 from ..domain import Domain
 from ..errors import (
+    RANGE_TREE_FLOAT_FIX,
     DataError,
     InputFormatError,
     engine_error,
     infinite_values_error,
     missing_user_ids_error,
     missing_values_error,
+    non_integer_values_error,
     unknown_groups_error,
 )
 
@@ -66,12 +68,18 @@ def _leaf_sql(df: Any, column: str, domain: Domain) -> tuple[str, str]:
     tname = _type_name(df, column)
     col = _quote(column)
     if domain.kind == "datetime":
+        # clamp in the column's own unit (days, microseconds) before scaling to nanoseconds: the
+        # product overflows int64 beyond 2262 and, with ANSI off, wraps into the wrong end
+        lo_ns, hi_ns = int(domain.lower), int(domain.upper)
+        lo_d, hi_d = lo_ns // 86_400_000_000_000, -(-hi_ns // 86_400_000_000_000)
+        lo_us, hi_us = lo_ns // 1000, -(-hi_ns // 1000)
         if tname == "DateType":
-            value = f"(CAST(unix_date({col}) AS BIGINT) * 86400000000000)"
+            value = f"(CAST(least(greatest(unix_date({col}), {lo_d}), {hi_d}) AS BIGINT) * 86400000000000)"
         elif tname == "TimestampType":  # an instant: its UTC time, whatever the session time zone
-            value = f"(unix_micros({col}) * 1000)"
+            value = f"(least(greatest(unix_micros({col}), {lo_us}), {hi_us}) * 1000)"
         elif tname == "TimestampNTZType":  # a wall-clock time, like a naive numpy datetime64
-            value = f"(timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', {col}) * 1000)"
+            us = f"timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', {col})"
+            value = f"(least(greatest({us}, {lo_us}), {hi_us}) * 1000)"
         else:
             raise DataError(f"Spark column {column!r} has type {tname}, but the domain is dates: pass numeric bounds")
         bad = f"{col} IS NULL"
@@ -99,7 +107,7 @@ def _leaf_sql(df: Any, column: str, domain: Domain) -> tuple[str, str]:
     return f"least({leaf}, {domain.size - 1})", bad
 
 
-def _check_values(df: Any, column: str, bad: str, missing: str) -> None:
+def _check_values(df: Any, column: str, bad: str, missing: str, integer_domain: bool = False) -> None:
     from pyspark.sql import functions as F
 
     tname = _type_name(df, column)
@@ -107,11 +115,19 @@ def _check_values(df: Any, column: str, bad: str, missing: str) -> None:
     if tname in _FLOATING:
         infinite = f"CAST({_quote(column)} AS DOUBLE) IN (double('inf'), double('-inf'))"
         aggs.append(F.expr(f"count_if({infinite})").alias("inf"))
+    if integer_domain and tname not in _INTEGRAL:
+        # as in memory and in DuckDB: non-integers on an integer domain are refused, never floored
+        value = f"CAST({_quote(column)} AS DOUBLE)"
+        # x % 1 stays a double (floor() would cast to BIGINT and overflow on huge values)
+        fraction = f"NOT ({bad}) AND abs({value}) < double('inf') AND {value} % 1.0 <> 0.0"
+        aggs.append(F.expr(f"count_if({fraction})").alias("fraction"))
     row = df.agg(*aggs).collect()[0]
     if tname in _FLOATING and row["inf"]:
         raise infinite_values_error(column)
     if row["missing"] and missing == "error":
         raise missing_values_error(column)
+    if integer_domain and tname not in _INTEGRAL and row["fraction"]:
+        raise non_integer_values_error(RANGE_TREE_FLOAT_FIX)
 
 
 def _collect_hist(df: Any, n_cells: int) -> np.ndarray:
@@ -133,7 +149,7 @@ def spark_leaf_histogram(df: Any, column: str, plan: Any, *, missing: str = "err
     require_pyspark()
     try:
         leaf, bad = _leaf_sql(df, column, plan.domain)
-        _check_values(df, column, bad, missing)
+        _check_values(df, column, bad, missing, integer_domain=plan.domain.kind == "integer")
         rows = df.selectExpr(f"CASE WHEN {bad} THEN NULL ELSE {leaf} END AS leaf").where("leaf IS NOT NULL")
         return _collect_hist(rows, plan.layout.padded_size)
     except (DataError, InputFormatError):
@@ -205,7 +221,7 @@ def spark_bounded_histogram(
     try:
         leaf, bad = _leaf_sql(df, column, plan.domain)
         ucol = _check_users(df, user_column)
-        _check_values(df, column, bad, missing)
+        _check_values(df, column, bad, missing, integer_domain=plan.domain.kind == "integer")
         rows = df.selectExpr(f"{ucol} AS u", f"CASE WHEN {bad} THEN NULL ELSE {leaf} END AS leaf").where(
             "leaf IS NOT NULL")
         return _bounded_counts(rows, k, plan.layout.padded_size, src)
@@ -251,7 +267,7 @@ def spark_grouped_histograms(
             raise DataError(f"by column {by_column!r} has type {btype}; integer groups need an integer column")
         leaf, bad = _leaf_sql(df, column, plan.domain)
         ucol = _check_users(df, user_column) if user_column is not None else "CAST(NULL AS BIGINT)"
-        _check_values(df, column, bad, missing)
+        _check_values(df, column, bad, missing, integer_domain=plan.domain.kind == "integer")
         spark = df.sparkSession
         gtype = "string" if isinstance(gs[0], str) else "long"
         gdf = spark.createDataFrame([(g, i) for i, g in enumerate(gs)], f"dpt_gv {gtype}, dpt_gi long")
