@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -179,6 +180,42 @@ def test_read_only_file_permissions(tmp_path: Path) -> None:  # pragma: no cover
     path.chmod(0o444)
     with pytest.raises(LedgerReadOnlyError, match="chmod"):
         Ledger(path)
+
+
+def _chattr(flag: str, *paths: Path) -> bool:
+    import shutil
+    import subprocess
+
+    if shutil.which("chattr") is None:
+        return False
+    return subprocess.run(["chattr", flag, *map(str, paths)], capture_output=True).returncode == 0
+
+
+def test_read_only_wal_ledger_in_a_read_only_directory_can_be_listed(tmp_path: Path, capsys: Any) -> None:
+    """Issue 14: a WAL ledger whose directory cannot take a -shm file (read-only for the reader)
+    could not even be listed. The immutable attribute binds root too, so it stands in for a
+    read-only directory here."""
+    from dptree.cli import main
+
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    path = folder / "b.ledger"
+    with Ledger(path, total_epsilon=1.0) as led:
+        led.charge(epsilon=0.25, label="first")
+    for extra in folder.glob("b.ledger-*"):
+        extra.unlink()  # a cleanly closed WAL database: nothing pending
+    if not _chattr("+i", path, folder):
+        pytest.skip("chattr +i is not available on this file system")
+    try:
+        with pytest.raises(OSError):
+            (folder / "probe").write_text("x")  # the directory really is read-only now
+        with Ledger(path, read_only=True) as ro:
+            assert ro.spent().epsilon == pytest.approx(0.25)
+        capsys.readouterr()
+        assert main(["budget", str(path)]) == 0
+        assert "first" in capsys.readouterr().out
+    finally:
+        _chattr("-i", path, folder)
 
 
 _WORKER = r"""
