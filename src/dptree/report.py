@@ -222,15 +222,14 @@ def render_report(
         f'<td class="num">[{lo:,.1f}, {hi:,.1f}]</td></tr>'
         for i, (a, b, e, s, lo, hi) in enumerate(hframe.itertuples(index=False))
     )
-    negative = int((hist.counts < 0).sum())
-    neg_note = ""
-    if negative:
-        view = ("The plots show them as 0 (a post-processed view); the table and the CSV file hold the released "
-                "estimates." if clip_negative else "They are shown as released (red bars below zero).")
-        neg_note = (f'<p class="note">{negative} bin estimate(s) are below zero: noise, not data. True counts are '
-                    f"never negative, and the interval says how far the true count may be. {view}</p>")
+    neg_note = _negative_note(
+        int((hist.counts < 0).sum()), "bin estimate(s)", clip_negative,
+        "The plots show them as 0 (a post-processed view); the table and the CSV file hold the released estimates.",
+        "They are shown as released (red bars below zero).",
+        "True counts are never negative, and the interval says how far the true count may be. ",
+    )
     heading = esc(title or f"Private range-tree release of {col}")
-    warn = "" if release.private else '<p class="warn">NOT PRIVATE: made with a test seed.</p>'
+    warn = _not_private_warning(release)
     sections = f"""<h2>Privacy</h2>
 <p class="privacy">{esc(privacy_in_words(p))}</p>
 <h2>Parameters</h2>
@@ -254,6 +253,19 @@ def render_report(
 {qrow}
 </table>"""
     return _page(heading, warn, sections)
+
+
+def _negative_note(negative: int, what: str, clip_negative: bool, clipped: str, as_released: str,
+                   extra: str = "") -> str:
+    """The note about estimates below zero (released noise, not data), or "" when there are none."""
+    if not negative:
+        return ""
+    view = clipped if clip_negative else as_released
+    return f'<p class="note">{negative} {what} are below zero: noise, not data. {extra}{view}</p>'
+
+
+def _not_private_warning(release: Any) -> str:
+    return "" if release.private else '<p class="warn">NOT PRIVATE: made with a test seed.</p>'
 
 
 def _fmt(dom: Any, v: Any) -> str:
@@ -289,14 +301,13 @@ def _hierarchy_report(rel: Any, *, level: float, title: str | None, clip_negativ
     )
     more = (f"<p>The first {_MAX_ROWS} of {len(frame)} nodes; the CSV file has all of them.</p>"
             if len(frame) > _MAX_ROWS else "")
-    negative = int((frame["count"] < 0).sum())
-    neg_note = ""
-    if negative:
-        view = ("The charts show them as 0 (a post-processed view); the table and the CSV file hold the released "
-                "counts." if clip_negative else "They are shown as released (red bars left of zero).")
-        neg_note = (f'<p class="note">{negative} node count(s) are below zero: noise, not data. {view}</p>')
+    neg_note = _negative_note(
+        int((frame["count"] < 0).sum()), "node count(s)", clip_negative,
+        "The charts show them as 0 (a post-processed view); the table and the CSV file hold the released counts.",
+        "They are shown as released (red bars left of zero).",
+    )
     heading = esc(title or f"Private hierarchy counts by {levels or 'node'}")
-    warn = "" if rel.private else '<p class="warn">NOT PRIVATE: made with a test seed.</p>'
+    warn = _not_private_warning(rel)
     sections = f"""<h2>Privacy</h2>
 <p class="privacy">{esc(hierarchy_privacy_in_words(rel))}</p>
 <h2>Parameters</h2>
