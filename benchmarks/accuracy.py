@@ -7,7 +7,7 @@ Run from the repository root:
 
 Part 1 (closed form, no randomness): the exact average variance of the least-squares estimate
 over all D(D+1)/2 ranges of D = 1024 at epsilon = 1, from
-``dptree.allocation.average_range_variance``. Units 1/epsilon^2 with the continuous Laplace
+``dptree.rangetree.allocation.average_range_variance``. Units 1/epsilon^2 with the continuous Laplace
 variance 2 (Delta / epsilon_level)^2 per node, which is how DESIGN section 4's anchors are stated;
 the last columns use dptree's actual per-level noise (discrete Laplace at the exact dyadic scale
 the sampler uses, ``plan.level_variance``).
@@ -32,9 +32,9 @@ import time
 
 import numpy as np
 
-from dptree.allocation import _optimal_weights_cached, average_range_variance, choose_branching, level_weights
-from dptree.ranges import plan_range_tree
-from dptree.tree import build_layout
+from dptree.rangetree.allocation import _optimal_weights_cached, average_range_variance, choose_branching, level_weights
+from dptree.rangetree.layout import build_layout
+from dptree.rangetree.release import plan_range_tree
 
 D = 1024
 EPS = 1.0
@@ -136,7 +136,7 @@ def exact_law_coverage(plan, lo: np.ndarray, hi: np.ndarray, draws: int,  # type
     sampled with numpy (discrete Laplace = difference of two geometric variables). Returns the
     coverage and sqrt(sum c_v^2 Var Z_v) / closed-form stderr (should be 1).
     """
-    from dptree.ranges import RangeTree
+    from dptree.rangetree.release import RangeTree
 
     sizes = plan.layout.level_sizes
     measured = [j for j, p in enumerate(plan.noise_parameters) if p is not None]

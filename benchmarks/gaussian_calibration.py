@@ -6,7 +6,7 @@ No sampling: every number is computed from the plans (exact noise parameters and
 
 1. sigma / sqrt(m) for m unit shifts at (epsilon, 1e-6): zCDP (CKS 2020 Cor. 13), the continuous
    analytic Gaussian mechanism (Balle & Wang 2018, for reference) and the exact discrete Gaussian
-   (dptree.budget.discrete_gaussian_sigma2_for, dptree's default), with the coarsening slack.
+   (dptree.privacy.budget.discrete_gaussian_sigma2_for, dptree's default), with the coarsening slack.
 2. Range trees (uniform levels, k = 1): all-range average variance with each calibration.
 3. Hierarchies: noise variance per node (raw Gaussian baseline) with each calibration.
 """
@@ -16,15 +16,15 @@ from __future__ import annotations
 import math
 import time
 
-from dptree.allocation import average_range_variance
-from dptree.budget import (
+from dptree.noise import gaussian_sigma2_used
+from dptree.privacy.budget import (
     _continuous_gaussian_sigma2,
     discrete_gaussian_delta_slack,
     discrete_gaussian_sigma2_for,
     zcdp_rho_for,
 )
-from dptree.noise import gaussian_sigma2_used
-from dptree.ranges import plan_range_tree
+from dptree.rangetree.allocation import average_range_variance
+from dptree.rangetree.release import plan_range_tree
 
 DELTA = 1e-6
 

@@ -14,7 +14,7 @@ mechanism, TreeLog (Alg. 1) and HeavyPaths (Alg. 2-6):
   with the exact n at which the exponential mechanism reaches 90% on the adjacent pair.
 
 The range tree's median (a later issue) is not included; a column can be added with the same
-``success(...)`` helper once ``dptree.ranges`` exists.
+``success(...)`` helper once ``dptree.rangetree.release`` exists.
 
 Usage (the table in docs/interior_point.md was produced by this exact command):
 
@@ -37,11 +37,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from dptree.mechanisms import effective_epsilon, exponential_base, interior_quality_intervals
-from dptree.thresholds import (
+from dptree.interior.points import (
     interior_point,
     method_requirements_log2,
 )
+from dptree.interior.selection import effective_epsilon, exponential_base, interior_quality_intervals
 
 EPS, DELTA, BETA = 1.0, 1e-6, 0.1
 HEIGHTS = [8, 16, 32, 64, 1 << 10, 1 << 16, 1 << 18, 1 << 19, 1 << 20]

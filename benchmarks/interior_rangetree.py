@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from interior_point import DATASETS, EPS, dataset  # noqa: E402
 
-from dptree.ranges import plan_range_tree  # noqa: E402
+from dptree.rangetree.release import plan_range_tree  # noqa: E402
 
 
 def success(h: int, name: str, n: int, runs: int, seed: int, plans: dict) -> float:

@@ -47,15 +47,15 @@ def measure(what: str, path: str) -> dict[str, float]:
         out = con.execute(f"SELECT v, count(*) AS n FROM read_parquet('{path}') GROUP BY v").fetchnumpy()
         assert len(out["n"]) > 0
     elif what == "duckdb-release":
-        from dptree.backends.duckdb_backend import file_leaf_histogram
-        from dptree.ranges import plan_range_tree
+        from dptree.data.engines.duckdb import file_leaf_histogram
+        from dptree.rangetree.release import plan_range_tree
 
         plan = plan_range_tree(lower=0, upper=D - 1, epsilon=1.0)
         hist = file_leaf_histogram(path, "v", plan.domain, plan.layout.padded_size)
         plan.release(hist)
     elif what == "duckdb-bounded-release":
-        from dptree.bounding import file_bounded_histogram
-        from dptree.ranges import plan_range_tree
+        from dptree.data.bounding import file_bounded_histogram
+        from dptree.rangetree.release import plan_range_tree
 
         plan = plan_range_tree(lower=0, upper=D - 1, epsilon=1.0, max_contributions=5)
         plan.release(file_bounded_histogram(path, "v", "u", plan))
@@ -71,8 +71,8 @@ def measure(what: str, path: str) -> dict[str, float]:
             rows = df.groupBy("v").count().collect()
             assert rows
         else:
-            from dptree.backends.spark_backend import spark_leaf_histogram
-            from dptree.ranges import plan_range_tree
+            from dptree.data.engines.spark import spark_leaf_histogram
+            from dptree.rangetree.release import plan_range_tree
 
             plan = plan_range_tree(lower=0, upper=D - 1, epsilon=1.0)
             plan.release(spark_leaf_histogram(df, "v", plan))

@@ -47,8 +47,8 @@ import numpy as np
 
 import dptree
 from dptree import noise as _noise
-from dptree.domain import coerce_values
-from dptree.ranges import RangeTree, plan_range_tree
+from dptree.data.domain import coerce_values
+from dptree.rangetree.release import RangeTree, plan_range_tree
 
 EPS = 1.0
 
@@ -98,7 +98,7 @@ def paired_ratio(a: Clock, b: Clock, kind: str = "wall") -> float:
 
 
 def num_nodes(D: int, b: int) -> int:
-    from dptree.tree import build_layout
+    from dptree.rangetree.layout import build_layout
 
     return build_layout(D, b).num_nodes
 

@@ -42,10 +42,9 @@ from pathlib import Path
 
 import numpy as np
 
-from dptree._multiplicative import Tree, mrmse_wrapper, theorem_4_1_tau_min
-from dptree.budget import discrete_gaussian_sigma2_for, zcdp_rho_for
-from dptree.estimation import consistent_estimates, node_variances
-from dptree.hierarchy import Hierarchy, hierarchy_counts, node_weights
+from dptree.estimation.least_squares import consistent_estimates, node_variances
+from dptree.hierarchy.multiplicative import Tree, mrmse_wrapper, theorem_4_1_tau_min
+from dptree.hierarchy.release import Hierarchy, hierarchy_counts, node_weights
 from dptree.noise import (
     discrete_gaussian,
     discrete_gaussian_variance,
@@ -55,6 +54,7 @@ from dptree.noise import (
     laplace_scale_used,
     make_source,
 )
+from dptree.privacy.budget import discrete_gaussian_sigma2_for, zcdp_rho_for
 
 EPS, DELTA = 1.0, 1e-6
 ALPHAS = (0.0, 0.1, 0.5)

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .budget import Budget
-from .domain import Domain, make_domain
-from .errors import (
+from dptree.data.domain import Domain, make_domain
+from dptree.data.histograms import leaf_histogram
+from dptree.data.inputs import to_numpy
+from dptree.errors import (
     BudgetExceededError,
     DataError,
     DomainError,
@@ -32,14 +33,8 @@ from .errors import (
     InvalidParameterError,
     ReleaseFileError,
 )
-from .grouped import GroupedRelease, range_tree_by
-from .hierarchy import Hierarchy, HierarchyRelease, hierarchy_counts
-from .histograms import leaf_histogram
-from .inputs import to_numpy
-from .ledger import Ledger, LedgerCorruptError, LedgerError, LedgerLockedError, LedgerReadOnlyError
-from .ranges import Answers, HistogramResult, QuantileResult, RangeTree, RangeTreePlan, plan_range_tree, range_tree
-from .serialize import load
-from .thresholds import (
+from dptree.hierarchy.release import Hierarchy, HierarchyRelease, hierarchy_counts
+from dptree.interior.points import (
     InsufficientDataError,
     InteriorPoint,
     QuantileRelease,
@@ -49,6 +44,19 @@ from .thresholds import (
     median,
     method_requirements,
     quantile,
+)
+from dptree.io.release_file import load
+from dptree.privacy.budget import Budget
+from dptree.privacy.ledger import Ledger, LedgerCorruptError, LedgerError, LedgerLockedError, LedgerReadOnlyError
+from dptree.rangetree.groupby import GroupedRelease, range_tree_by
+from dptree.rangetree.release import (
+    Answers,
+    HistogramResult,
+    QuantileResult,
+    RangeTree,
+    RangeTreePlan,
+    plan_range_tree,
+    range_tree,
 )
 
 __all__ = [

@@ -1,0 +1,1 @@
+"""The ``dptree`` command line."""

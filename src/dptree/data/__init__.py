@@ -1,0 +1,1 @@
+"""From user data to leaf histograms: inputs, public domains, contribution bounding, engines."""

@@ -1,0 +1,197 @@
+"""One entry point for in-memory data: :func:`to_numpy` turns any supported input into a 1-D array.
+
+Supported: numpy arrays (masked arrays too), lists and tuples, pandas Series and DataFrame columns
+(nullable ``Int64``/``Float64``/``string``/``boolean`` dtypes included), polars Series and
+DataFrame columns, pyarrow Arrays, ChunkedArrays, Tables and RecordBatches, and DuckDB relations.
+Tables need ``column=``. Nothing here is private-data dependent in what it *releases*: it only
+changes the container. Missing entries become NaN (floats, and integers that fit a float exactly),
+NaT (dates) or None (everything else), which the domain then rejects or drops as the caller asked.
+
+Zero-copy where the format allows: numpy arrays are returned as they are; pandas, polars and
+single-chunk Arrow numeric data without nulls are viewed, not copied (tested with
+``np.shares_memory``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import numpy as np
+
+from dptree.errors import DataError
+
+__all__ = ["to_numpy"]
+
+_FLOAT_EXACT = 2**53
+
+
+def _type_path(obj: Any) -> str:
+    t = type(obj)
+    return f"{t.__module__}.{t.__qualname__}"
+
+
+def _ints_with_nulls(filled: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Integers with missing entries: float64 + NaN when exact, else an object array with None."""
+    if filled.size == 0 or int(np.abs(filled[~mask]).max(initial=0)) < _FLOAT_EXACT:
+        out = filled.astype(np.float64)
+        out[mask] = np.nan
+        return out
+    obj = filled.astype(object)
+    obj[mask] = None
+    return obj
+
+
+def _check_1d(arr: np.ndarray, name: str) -> np.ndarray:
+    if arr.ndim == 0:
+        raise DataError(f"{name} must be a one-dimensional array, got a scalar")
+    if arr.ndim != 1:
+        raise DataError(f"{name} must be one-dimensional, got a {arr.ndim}-dimensional array; pass one column")
+    return arr
+
+
+def _from_arrow(arr: Any, name: str) -> np.ndarray:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(arr, pa.ChunkedArray) and arr.num_chunks == 1:
+        arr = arr.chunk(0)
+    typ = arr.type
+    if pa.types.is_dictionary(typ):
+        arr = arr.cast(typ.value_type) if isinstance(arr, pa.Array) else pc.cast(arr, typ.value_type)
+        typ = arr.type
+    nulls = arr.null_count
+    if pa.types.is_integer(typ) and nulls:
+        mask = np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+        filled = np.asarray(arr.fill_null(0).to_numpy(zero_copy_only=False))
+        return _ints_with_nulls(filled.astype(np.int64, copy=False), mask)
+    if (pa.types.is_floating(typ) or pa.types.is_integer(typ) or pa.types.is_temporal(typ)) and not nulls:
+        return np.asarray(arr.to_numpy(zero_copy_only=False))
+    if pa.types.is_floating(typ) or pa.types.is_timestamp(typ) or pa.types.is_date(typ):
+        return np.asarray(arr.to_numpy(zero_copy_only=False))  # nulls -> NaN / NaT
+    if pa.types.is_decimal(typ):
+        return np.asarray(pc.cast(arr, pa.float64()).to_numpy(zero_copy_only=False))
+    return np.asarray(arr.to_pylist(), dtype=object)
+
+
+def _from_pandas_series(s: Any, name: str) -> np.ndarray:
+    import pandas as pd
+
+    dtype = s.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        return _from_pandas_series(s.astype(dtype.categories.dtype if not s.isna().any() else object), name)
+    if isinstance(dtype, pd.ArrowDtype):
+        import pyarrow as pa
+
+        return _from_arrow(pa.chunked_array(pd.array(s).__arrow_array__()), name)
+    if isinstance(dtype, np.dtype):
+        arr = s.to_numpy(copy=False)
+        return arr
+    kind = getattr(dtype, "kind", "O")
+    mask = np.asarray(s.isna(), dtype=bool)
+    if kind in "iu":  # nullable Int64 etc.
+        if not mask.any():
+            return s.to_numpy(dtype=dtype.numpy_dtype, copy=False)
+        return _ints_with_nulls(s.to_numpy(dtype=dtype.numpy_dtype, na_value=0), mask)
+    if kind == "f":
+        return s.to_numpy(dtype=dtype.numpy_dtype, na_value=np.nan)
+    if kind == "M":  # tz-aware datetimes: drop the zone (UTC instants)
+        return np.asarray(s.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy(dtype="datetime64[ns]"))
+    out = s.to_numpy(dtype=object, na_value=None)
+    return np.asarray(out, dtype=object)
+
+
+def _pick_column(table: Any, column: str | None, columns: list[str], what: str) -> Any:
+    if column is None:
+        if len(columns) == 1:
+            return columns[0]
+        raise DataError(f"{what} has columns {', '.join(map(str, columns))}: pass column='...' to choose one")
+    if column not in columns:
+        raise DataError(f"column {column!r} not found in the {what}; available: {', '.join(map(str, columns))}")
+    return column
+
+
+def to_numpy(data: Any, *, column: str | None = None, name: str = "values") -> np.ndarray:
+    """A 1-D numpy array of ``data`` (``column`` of a table), zero-copy where possible.
+
+    Raises :class:`DataError` for tables without a chosen column, unknown columns, Spark
+    DataFrames (use the Spark backend), strings, scalars and multi-dimensional arrays.
+    """
+    if isinstance(data, (str, bytes)):
+        raise DataError(f"{name} must be an array or a column, not a string")
+    if isinstance(data, (list, tuple)) and any(isinstance(v, (bool, np.bool_)) for v in data):
+        raise DataError(f"{name} must be numbers; found True/False (convert booleans explicitly if intended)")
+    if isinstance(data, np.ma.MaskedArray):
+        data = cast(Any, data)
+        if data.dtype.kind == "f":
+            return _check_1d(data.filled(np.nan), name)
+        if data.dtype.kind in "iu":
+            return _check_1d(_ints_with_nulls(data.filled(0).astype(np.int64), np.ma.getmaskarray(data)), name)
+        return _check_1d(np.asarray(data.astype(object).filled(None)), name)
+    if isinstance(data, np.ndarray):
+        return _check_1d(data, name)
+    if column is not None and not isinstance(column, str):
+        raise DataError(f"column must be a column name (string), got {type(column).__name__}")
+    path = _type_path(data)
+    mod = path.split(".")[0]
+    if mod == "pandas":
+        import pandas as pd
+
+        if isinstance(data, pd.DataFrame):
+            col = _pick_column(data, column, list(data.columns), "DataFrame")
+            return _check_1d(_from_pandas_series(data[col], name), name)
+        if isinstance(data, pd.Series):
+            return _check_1d(_from_pandas_series(data, name), name)
+        if isinstance(data, pd.Index):
+            return _check_1d(_from_pandas_series(data.to_series(), name), name)
+        if isinstance(data, pd.api.extensions.ExtensionArray):
+            return _check_1d(_from_pandas_series(pd.Series(data, copy=False), name), name)
+    if mod == "polars":
+        import polars as pl
+
+        if isinstance(data, pl.DataFrame):
+            col = _pick_column(data, column, data.columns, "polars DataFrame")
+            data = data.get_column(col)
+        if isinstance(data, pl.LazyFrame):
+            raise DataError("a polars LazyFrame must be collected first: pass lf.collect()")
+        if isinstance(data, pl.Series):
+            return _check_1d(_from_arrow(data.to_arrow(), name) if data.null_count() else data.to_numpy(), name)
+    if mod == "pyarrow":
+        import pyarrow as pa
+
+        if isinstance(data, (pa.Table, pa.RecordBatch)):
+            col = _pick_column(data, column, data.column_names, "Arrow table")
+            return _check_1d(_from_arrow(data.column(col), name), name)
+        if isinstance(data, (pa.Array, pa.ChunkedArray)):
+            return _check_1d(_from_arrow(data, name), name)
+    if mod in ("duckdb", "_duckdb"):
+        cols = list(getattr(data, "columns", []))
+        if hasattr(data, "arrow") and cols:
+            col = _pick_column(data, column, cols, "DuckDB relation")
+            proj = data.project(_quote_ident(col))
+            tbl = proj.arrow()
+            if hasattr(tbl, "read_all"):
+                tbl = tbl.read_all()
+            return _check_1d(_from_arrow(tbl.column(0), name), name)
+    if mod == "pyspark":
+        raise DataError(
+            "PySpark DataFrames are histogrammed inside Spark, not collected: the Spark backend is not part of "
+            "this build yet; export the column to Parquet and release the file instead"
+        )
+    if isinstance(data, dict):
+        raise DataError(f"{name} must be an array or a table column, not a dict")
+    if hasattr(data, "__array__") or isinstance(data, (list, tuple, range)):
+        try:
+            arr = np.asarray(data)
+        except (ValueError, TypeError):
+            raise DataError(f"{name} cannot be read as a one-dimensional array") from None
+        if arr.dtype.kind == "O" and arr.ndim > 1:
+            arr = np.asarray(list(data), dtype=object)
+        return _check_1d(arr, name)
+    raise DataError(
+        f"{name}: unsupported input type {path}; pass a numpy array, list, pandas/polars Series, "
+        "Arrow array or table, or DuckDB relation"
+    )
+
+
+def _quote_ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'

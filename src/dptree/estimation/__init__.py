@@ -1,0 +1,1 @@
+"""Estimation shared by both tree products: least squares, exact variances, intervals, post-processing."""

@@ -1,0 +1,1 @@
+"""Hierarchy counts on a public rooted tree (seed 001)."""

@@ -1,0 +1,1 @@
+"""Interior points, quantiles and thresholds (seed 002)."""

@@ -1,0 +1,331 @@
+"""Selection mechanisms for seed 002 (Kaplan, Ligett, Mansour, Naor, Stemmer, "Privately Learning
+Thresholds: Closing the Exponential Gap", ``002_2f350810784938f5.txt``).
+
+* :func:`exponential_mechanism` -- McSherry & Talwar 2007 (seed 002, Lemma 2.2) over a finite
+  candidate set with integer scores, sampled exactly (see the exponential-mechanism section of
+  :mod:`dptree.noise`).
+* :func:`ordered_exponential_mechanism` -- the same mechanism over an ordered integer domain
+  [lower, upper] of any size with the interior-point quality q(S, y) = min(#{x <= y}, #{x >= y})
+  (seed 002, Algorithm 1 step 1): q is constant between consecutive data points, so an interval is
+  sampled with weight length * b^q and then a uniform point inside it. O(n log n).
+* :func:`choosing_mechanism` -- the Choosing Mechanism of Beimel, Nissim & Stemmer 2013 for
+  k-bounded-growth qualities with the guarantee of seed 002, Lemma 2.4.
+* :class:`AboveThreshold` -- the sparse vector technique (Dwork et al.; seed 002, Theorem 4.2) on
+  integer-valued sensitivity-1 queries with exact discrete Laplace noise.
+
+All randomness comes from :mod:`dptree.noise`. Scores must be integers (every quality in seed 002
+is a count), which is what makes exact sampling possible.
+
+Neighbouring relations: each guarantee below holds for any relation under which the stated
+sensitivity holds. The interior-point quality and the Choosing Mechanism's node weights have
+sensitivity 1 under add/remove-one and under replace-one for the exponential mechanism; the
+Choosing Mechanism's Lemma 2.4 (k-bounded growth) and AboveThreshold are stated here for
+add/remove-one neighbours (the relation Lemma 3.6 and the HeavyPaths lemmas are proved for);
+:mod:`dptree.interior.points` turns that into replace-one by group privacy.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from dptree.errors import InvalidParameterError
+from dptree.noise import (
+    RandomSource,
+    RngLike,
+    discrete_laplace,
+    exp_lower_rational,
+    laplace_scale_used,
+    make_source,
+    sample_exponential_index,
+    uniform_int,
+)
+from dptree.privacy.budget import check_delta, check_epsilon
+
+__all__ = [
+    "BOTTOM",
+    "AboveThreshold",
+    "above_threshold_error_bound",
+    "choosing_error_bound",
+    "choosing_mechanism",
+    "choosing_threshold",
+    "effective_epsilon",
+    "exponential_base",
+    "exponential_mechanism",
+    "interior_quality_intervals",
+    "ordered_exponential_mechanism",
+]
+
+BOTTOM = None  # the symbol "bottom" (no answer) returned by the Choosing Mechanism
+
+
+def _check_int(x: object, name: str) -> int:
+    if isinstance(x, bool) or not isinstance(x, int):
+        try:
+            import numpy as np
+
+            if isinstance(x, np.integer):
+                return int(x)
+        except ImportError:  # pragma: no cover
+            pass
+        raise InvalidParameterError(f"{name} must be an integer, got {x!r}")
+    return int(x)
+
+
+def exponential_base(epsilon: float, sensitivity: int = 1) -> tuple[int, int]:
+    """Rational base (p, q) with 1 < p/q <= exp(epsilon / (2 * sensitivity)), used for the weights."""
+    eps = check_epsilon(epsilon)
+    sens = _check_int(sensitivity, "sensitivity")
+    if sens < 1:
+        raise InvalidParameterError("sensitivity must be a positive integer")
+    return exp_lower_rational(Fraction(eps) / (2 * sens))
+
+
+def effective_epsilon(base: tuple[int, int], sensitivity: int = 1) -> float:
+    """The privacy parameter 2 * sensitivity * ln(p/q) actually spent (<= the requested epsilon)."""
+    p, q = base
+    return 2.0 * sensitivity * math.log1p((p - q) / q)
+
+
+def exponential_mechanism(
+    scores: Sequence[int],
+    *,
+    epsilon: float,
+    sensitivity: int = 1,
+    weights: Sequence[int] | None = None,
+    rng: RngLike | RandomSource = None,
+) -> int:
+    """Index i with probability proportional to weights[i] * exp(epsilon * scores[i] / (2 sensitivity)).
+
+    Exponential mechanism (McSherry & Talwar 2007; seed 002, Lemma 2.2): epsilon-DP when every
+    score has sensitivity <= ``sensitivity`` and the (public) ``weights`` do not depend on data,
+    for whichever neighbouring relation (add/remove-one or replace-one) that sensitivity is for.
+    With probability >= 1 - beta the chosen score is >= max - (2 sens / epsilon) ln(|F| / beta).
+    Scores are integers; the weights are computed in log space (as exponents of an exact rational
+    base <= e^(epsilon/(2 sens))) and the index is sampled exactly (:mod:`dptree.noise`).
+    """
+    base = exponential_base(epsilon, sensitivity)
+    src = rng if hasattr(rng, "random_bytes") else make_source(rng)
+    sc = [_check_int(s, "score") for s in scores]
+    if not sc:
+        raise InvalidParameterError("the candidate set is empty")
+    if weights is None:
+        w = [1] * len(sc)
+    else:
+        w = [_check_int(x, "weight") for x in weights]
+        if len(w) != len(sc) or any(x < 0 for x in w) or not any(w):
+            raise InvalidParameterError("weights must be non-negative integers, one per score, not all 0")
+    top = max(s for s, x in zip(sc, w) if x > 0)
+    return sample_exponential_index(src, w, [max(0, top - s) if x > 0 else 0 for s, x in zip(sc, w)], base)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- ordered domains
+
+
+def _group(values: Sequence[int], counts: Sequence[int] | None) -> tuple[list[int], list[int]]:
+    """Sorted distinct values and their multiplicities."""
+    if counts is None:
+        srt = sorted(values)
+        vals: list[int] = []
+        cnt: list[int] = []
+        for v in srt:
+            if vals and vals[-1] == v:
+                cnt[-1] += 1
+            else:
+                vals.append(v)
+                cnt.append(1)
+        return vals, cnt
+    pairs = sorted(zip(values, counts))
+    vals, cnt = [], []
+    for v, c in pairs:
+        if c < 0:
+            raise InvalidParameterError("counts must be non-negative")
+        if c == 0:
+            continue
+        if vals and vals[-1] == v:
+            cnt[-1] += c
+        else:
+            vals.append(v)
+            cnt.append(c)
+    return vals, cnt
+
+
+def interior_quality_intervals(
+    vals: Sequence[int], cnt: Sequence[int], lower: int, upper: int
+) -> list[tuple[int, int, int]]:
+    """Intervals (start, end, quality) partitioning [lower, upper], quality q(S, y) = min(#{x<=y}, #{x>=y}).
+
+    ``vals`` sorted distinct values inside [lower, upper] with multiplicities ``cnt``. Empty
+    intervals are omitted. O(number of distinct values).
+    """
+    n = sum(cnt)
+    out: list[tuple[int, int, int]] = []
+    prev_end = lower - 1
+    below = 0  # #{x < current value}
+    for v, c in zip(vals, cnt):
+        if v - 1 > prev_end:  # the gap (prev_end, v): #{x <= y} = below, #{x >= y} = n - below
+            out.append((prev_end + 1, v - 1, min(below, n - below)))
+        out.append((v, v, min(below + c, n - below)))
+        below += c
+        prev_end = v
+    if upper > prev_end:
+        out.append((prev_end + 1, upper, min(below, n - below)))
+    return out
+
+
+def ordered_exponential_mechanism(
+    values: Sequence[int],
+    *,
+    lower: int,
+    upper: int,
+    epsilon: float,
+    counts: Sequence[int] | None = None,
+    rng: RngLike | RandomSource = None,
+) -> int:
+    """A point y of [lower, upper] with P(y) proportional to exp(epsilon * q(S, y) / 2).
+
+    q(S, y) = min(#{x in S: x <= y}, #{x in S: x >= y}) has sensitivity 1 (add/remove or replace
+    one record), so the release is epsilon-DP (seed 002, Lemma 2.2 and Algorithm 1 step 1). The
+    quality is constant on the O(n) intervals between data points: an interval is chosen with
+    weight length * b^q (b <= e^(epsilon/2) rational, exact sampling) and then a uniform point
+    inside it, so domains of any size (Python ints, e.g. 2^(2^20)) and ties are handled in
+    O(n log n). ``values`` must already lie in [lower, upper]; ``counts`` optionally gives
+    multiplicities (same semantics as repeating the values).
+    """
+    lo, hi = _check_int(lower, "lower"), _check_int(upper, "upper")
+    if lo > hi:
+        raise InvalidParameterError(f"lower must be <= upper, got {lo} > {hi}")
+    base = exponential_base(epsilon, 1)
+    src = rng if hasattr(rng, "random_bytes") else make_source(rng)
+    vals, cnt = _group(values, counts)
+    if vals and (vals[0] < lo or vals[-1] > hi):
+        raise InvalidParameterError("values must lie in [lower, upper] (clamp them first)")
+    iv = interior_quality_intervals(vals, cnt, lo, hi)
+    top = max(qq for _, _, qq in iv)
+    idx = sample_exponential_index(src, [e - s + 1 for s, e, _ in iv], [top - qq for _, _, qq in iv], base)  # type: ignore[arg-type]
+    s, e, _ = iv[idx]
+    return uniform_int(src, s, e)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- Choosing Mechanism
+
+
+def choosing_threshold(epsilon: float, delta: float, k: int = 1) -> float:
+    """The bottom-threshold (8/epsilon) ln(4k/(epsilon delta)) of the Choosing Mechanism."""
+    return 8.0 / epsilon * math.log(4.0 * k / (epsilon * delta))
+
+
+def choosing_error_bound(epsilon: float, delta: float, beta: float, n: int, k: int = 1) -> float:
+    """Seed 002, Lemma 2.4: with prob >= 1-beta, q(S, f) >= OPT - (16/eps) ln(4kn/(beta eps delta))."""
+    return 16.0 / epsilon * math.log(4.0 * k * max(n, 1) / (beta * epsilon * delta))
+
+
+def choosing_mechanism(
+    qualities: Sequence[int],
+    *,
+    epsilon: float,
+    delta: float,
+    k: int = 1,
+    rng: RngLike | RandomSource = None,
+) -> int | None:
+    """Choosing Mechanism (Beimel, Nissim & Stemmer 2013) for a k-bounded-growth quality.
+
+    ``qualities`` lists q(S, f) >= 0 for the candidates f (candidates with quality 0 may be
+    omitted: they are never chosen). Steps: best = max q + DLap(4/eps); if best < (8/eps)
+    ln(4k/(eps delta)) return ``None`` (bottom); else the exponential mechanism with privacy eps/2
+    (weights b^q, b <= e^(eps/4)) over G(S) = {f : q(S, f) >= 1}.
+
+    Guarantee (seed 002, Lemma 2.4, for 0 < eps <= 2, 0 < delta <= 1/e): (eps, delta)-DP for
+    add/remove-one neighbours (k-bounded growth: one added record raises at most k qualities by at
+    most 1; a replacement is two such changes, group privacy), and with
+    probability >= 1 - beta the output has quality >= OPT - (16/eps) ln(4kn/(beta eps delta))
+    (bottom counts as quality 0). The structure follows Beimel-Nissim-Stemmer (Theory of Computing
+    12(1), 2016, "Private Learning and Sanitization: Pure vs. Approximate Differential Privacy",
+    and Bun-Nissim-Stemmer-Vadhan FOCS 2015); the constants are re-proved for this exact variant
+    (discrete Laplace, rational base) in docs/heavypaths.md section 1.
+    """
+    eps = check_epsilon(epsilon)
+    dlt = check_delta(delta, required=True)
+    if eps > 2:
+        raise InvalidParameterError("the Choosing Mechanism needs epsilon <= 2 (seed 002, Lemma 2.4)")
+    if dlt > math.exp(-1):
+        raise InvalidParameterError("the Choosing Mechanism needs delta <= 1/e")
+    kk = _check_int(k, "k")
+    src = rng if hasattr(rng, "random_bytes") else make_source(rng)
+    qs = [_check_int(x, "quality") for x in qualities]
+    if any(x < 0 for x in qs):
+        raise InvalidParameterError("qualities must be non-negative")
+    opt = max(qs, default=0)
+    best = opt + int(discrete_laplace(src, Fraction(4) / Fraction(eps), 1)[0])  # type: ignore[arg-type]
+    if best < choosing_threshold(eps, dlt, kk):
+        return BOTTOM
+    good = [i for i, x in enumerate(qs) if x >= 1]
+    if not good:  # cannot happen for OPT >= 1; bottom keeps the function total
+        return BOTTOM
+    base = exp_lower_rational(Fraction(eps) / 4)
+    j = sample_exponential_index(src, [1] * len(good), [opt - qs[i] for i in good], base)  # type: ignore[arg-type]
+    return good[j]
+
+
+# --------------------------------------------------------------------------- AboveThreshold
+
+
+def above_threshold_error_bound(epsilon: float, m: int, beta: float) -> float:
+    """Accuracy alpha of :class:`AboveThreshold` over m queries with failure probability beta.
+
+    Seed 002, Theorem 4.2 states alpha = (8/eps) log(2m/beta) for continuous Laplace noise; with
+    discrete Laplace noise the two-sided tail is at most twice the continuous one, so dptree uses
+    the conservative alpha = (8/eps) ln(4m/beta).
+    """
+    return 8.0 / epsilon * math.log(4.0 * m / beta)
+
+
+@dataclass
+class AboveThreshold:
+    """AboveThreshold (Dwork, Naor, Reingold, Rothblum, Vadhan 2009; seed 002, Theorem 4.2).
+
+    ``threshold`` c is public. The noisy threshold is c + rho, rho ~ DLap(2/eps) (drawn once); each
+    integer-valued sensitivity-1 query answer f is compared as f + nu >= c + rho with fresh
+    nu ~ DLap(4/eps). Returns True (top) and halts at the first success, False (bottom) before.
+    Pure epsilon-DP over any number of bottoms and one top, for any neighbouring relation under
+    which every query has sensitivity 1 (the standard proof with integer shifts rho -> rho + 1,
+    nu -> nu + 2 holds verbatim for the discrete Laplace because the queries are integers).
+    Accuracy: :func:`above_threshold_error_bound`.
+    """
+
+    threshold: float
+    epsilon: float
+    rng: RngLike | RandomSource = None
+    _src: RandomSource = field(init=False, repr=False)
+    _noisy: Fraction = field(init=False, repr=False)
+    halted: bool = field(init=False, default=False)
+    answered: int = field(init=False, default=0)
+
+    def __post_init__(self) -> None:
+        eps = check_epsilon(self.epsilon)
+        self.epsilon = eps
+        self._src = self.rng if hasattr(self.rng, "random_bytes") else make_source(self.rng)  # type: ignore[assignment]
+        rho = int(discrete_laplace(self._src, Fraction(2) / Fraction(eps), 1)[0])
+        # f + nu >= c + rho  <=>  f + nu - rho >= ceil(c) for integer f, nu, rho
+        self._noisy = Fraction(math.ceil(Fraction(self.threshold))) + rho
+
+    @property
+    def noise_scales(self) -> tuple[Fraction, Fraction]:
+        """The exact discrete Laplace scales used for the threshold and the queries."""
+        return laplace_scale_used(Fraction(2) / Fraction(self.epsilon)), laplace_scale_used(
+            Fraction(4) / Fraction(self.epsilon)
+        )
+
+    def query(self, value: int) -> bool:
+        """Answer one integer query of sensitivity 1; True (top) halts the instance."""
+        if self.halted:
+            raise InvalidParameterError("AboveThreshold has halted after answering top")
+        v = _check_int(value, "query value")
+        nu = int(discrete_laplace(self._src, Fraction(4) / Fraction(self.epsilon), 1)[0])
+        self.answered += 1
+        if v + nu >= self._noisy:
+            self.halted = True
+            return True
+        return False

@@ -1,0 +1,1 @@
+"""Outputs: the release-file format and pandas tables."""

@@ -1,0 +1,1 @@
+"""Privacy accounting: budgets, the release boundary (public vs noisy fields), the ledger."""

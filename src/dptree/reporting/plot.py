@@ -1,0 +1,294 @@
+"""Plots of releases (needs matplotlib: ``pip install "dptree[plot]"``).
+
+Every plot is post-processing of a release. Axes are labelled with the released column (from the
+release's public metadata), histogram edges are round numbers, the value axis can be logarithmic,
+and negative estimates are drawn as released: noise can push a count below zero, and hiding that
+would overstate the precision. ``clip_negative=True`` draws the post-processed view instead
+(negative counts shown as 0, CDF clipped to [0, 1]) and says so in the title.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from typing import Any
+
+import numpy as np
+
+from dptree.data.domain import Domain
+from dptree.errors import InputFormatError, InvalidParameterError
+from dptree.io.release_file import atomic_write, check_overwrite
+from dptree.rangetree.release import RangeTree
+
+__all__ = ["plot_cdf", "plot_histogram", "plot_hierarchy", "nice_edges", "value_label"]
+
+_NICE = (1.0, 2.0, 2.5, 5.0, 10.0)
+_DATE_STEPS_S = (1, 5, 10, 30, 60, 300, 600, 1800, 3600, 6 * 3600, 12 * 3600, 86400, 7 * 86400, 14 * 86400,
+                 28 * 86400, 91 * 86400, 182 * 86400, 364 * 86400)
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise InputFormatError('plotting needs matplotlib: pip install "dptree[plot]"') from exc
+    return plt
+
+
+def _nice_step(raw: float) -> float:
+    """The smallest of 1, 2, 2.5, 5 times a power of ten that is >= raw."""
+    if raw <= 0:
+        return 1.0
+    p = 10.0 ** math.floor(math.log10(raw))
+    return next(m * p for m in _NICE if m * p >= raw * (1 - 1e-12))
+
+
+def _log_edges(domain: Domain, bins: int) -> np.ndarray:
+    """Round edges evenly spaced on a log scale: 1-2-5 (or 1, 3, or 1..9) times powers of ten."""
+    lo, hi = float(domain.lower), float(domain.upper)
+    best: np.ndarray | None = None
+    for mults in ((1.0,), (1.0, 3.0), (1.0, 2.0, 5.0), tuple(float(m) for m in range(1, 10))):
+        pts = [m * 10.0**e for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1) for m in mults]
+        inner = [p for p in pts if lo < p < hi]
+        edges = np.unique(np.round(np.array([lo, *inner, hi]), 12))
+        if best is None or abs(len(edges) - 1 - bins) < abs(len(best) - 1 - bins):
+            best = edges
+    assert best is not None
+    if domain.kind == "integer":
+        return np.unique(np.round(best).astype(np.int64))
+    return best
+
+
+def nice_edges(domain: Domain, bins: int, *, log: bool = False) -> np.ndarray:
+    """About ``bins`` histogram edges over the whole domain: the bounds, and between them the
+    multiples of a round step (1, 2, 2.5 or 5 times a power of ten; whole days or weeks for
+    dates). The step is a multiple of the bucket width, so bins never split a bucket when the
+    domain starts on a multiple of its width. ``log`` (a domain above 0): round numbers evenly
+    spaced on a log scale instead (1, 2, 5, 10, 20, ...)."""
+    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
+        raise InvalidParameterError(f"bins must be an integer >= 1, got {bins!r}")
+    if log and domain.kind != "datetime" and float(domain.lower) > 0:
+        return _log_edges(domain, int(bins))
+    lo, hi, w = domain.lower, domain.upper, domain.width
+    if domain.kind == "datetime":
+        span_s = (int(hi) - int(lo)) / 1e9
+        raw = max(span_s / bins, int(w) / 1e9)
+        if raw >= 20 * 86400 and int(w) % (86400 * 10**9) == 0:  # calendar months: 1, 2, 3, 6 or 12
+            months = min((1, 2, 3, 6, 12), key=lambda m: abs(math.log(m * 30.44 * 86400 / raw)))
+            first_m = np.datetime64(int(lo), "ns").astype("datetime64[M]").astype(np.int64)
+            last_m = np.datetime64(int(hi), "ns").astype("datetime64[M]").astype(np.int64)
+            starts = np.arange((first_m // months + 1) * months, last_m + 1, months).astype("datetime64[M]")
+            inner_ns = starts.astype("datetime64[ns]").astype(np.int64)
+            inner_ns = inner_ns[(inner_ns > int(lo)) & (inner_ns < int(hi))]
+            return np.concatenate([[int(lo)], inner_ns, [int(hi)]]).astype(np.int64).astype("datetime64[ns]")
+        if raw > _DATE_STEPS_S[-1]:
+            step_ns = int(math.ceil(raw / 86400) * 86400 * 1e9)
+        else:  # the whole-unit step nearest to the raw one (weeks, 4 weeks, quarters, ...)
+            step_ns = int(min(_DATE_STEPS_S, key=lambda s: abs(math.log(s / raw))) * 1e9)
+        step_ns = max(step_ns, int(w))
+        first_ns = (int(lo) // step_ns + 1) * step_ns
+        inner_ns = np.arange(first_ns, int(hi), step_ns, dtype=np.int64)
+        out = np.concatenate([[int(lo)], inner_ns, [int(hi)]]).astype(np.int64)
+        return out.astype("datetime64[ns]")
+    span = float(hi) - float(lo)
+    width = float(w)
+    step = width * _nice_step(max(span / bins, width) / width)
+    if domain.kind == "integer":
+        step = float(max(int(w), int(round(step / int(w))) * int(w)))
+    first = math.floor(float(lo) / step + 1) * step
+    inner = np.arange(first, float(hi) - 1e-9 * step, step)
+    edges = np.concatenate([[float(lo)], inner, [float(hi)]])
+    edges = np.unique(np.round(edges, 12))
+    if domain.kind == "integer":
+        return edges.astype(np.int64)
+    return edges
+
+
+def value_label(release: Any) -> str:
+    """The value axis label: the released column's name, or "value"."""
+    col = getattr(release, "column", None)
+    return str(col) if col else "value"
+
+
+def _title(kind: str, release: Any, clipped: bool, *, of_column: bool = True) -> str:
+    priv = release.privacy
+    spent = priv.get("budget_spent") or {k: priv[k] for k in ("epsilon", "delta") if priv.get(k)}
+    budget = ", ".join(f"{k}={v:.3g}" for k, v in spent.items())
+    col = getattr(release, "column", None)
+    what = f"{kind} of {col}" if col and of_column else kind
+    extra = "" if release.private else ", NOT PRIVATE"
+    title = f"Private {what} ({budget}{extra})"
+    if clipped:
+        title += "\npost-processed view: negative estimates shown as 0"
+    return title
+
+
+def _set_value_scale(ax: Any, release: RangeTree, log: bool, axis: str = "x") -> None:
+    if not log:
+        return
+    if release.domain.kind == "datetime":
+        raise InvalidParameterError("a log scale needs a numeric domain, not dates")
+    setter = ax.set_xscale if axis == "x" else ax.set_yscale
+    if float(release.domain.lower) > 0:
+        setter("log")
+    else:  # zero or negative values: logarithmic away from zero, linear near it
+        setter("symlog", linthresh=max(float(release.domain.width), 1e-12))
+
+
+def _check_target(path: Any, force: bool) -> None:
+    """Before drawing: a path must be a new file or a dptree plot (``force`` for any other file);
+    a file object (the report's buffer) is written directly."""
+    if not hasattr(path, "write"):
+        check_overwrite(path, "plot", force=force)
+
+
+def _save(fig: Any, path: Any, plt: Any) -> None:
+    """PNG bytes marked as a dptree plot, written atomically to a path (or to a file object)."""
+    buf = io.BytesIO()
+    try:
+        fig.savefig(buf, format="png", metadata={"Software": "dptree"})  # marks a dptree plot
+    finally:
+        plt.close(fig)
+    if hasattr(path, "write"):
+        path.write(buf.getvalue())
+    else:
+        atomic_write(path, buf.getvalue(), what="plot", error=InputFormatError)
+
+
+def plot_cdf(
+    release: RangeTree,
+    path: Any,
+    *,
+    level: float = 0.95,
+    max_points: int = 4000,
+    log: bool = False,
+    clip_negative: bool = False,
+    force: bool = False,
+) -> None:
+    """Save a PNG of the estimated CDF (as a fraction of the estimated total) with its pointwise
+    ``level`` confidence band (:meth:`RangeTree.ci` of each threshold count, divided by the
+    estimated total), and the monotone fit. ``log``: logarithmic value axis (symlog when the
+    domain reaches 0). The y axis shows the estimates as released, below 0 or above 1 included;
+    ``clip_negative`` clips them to [0, 1] and marks the plot as a post-processed view. An
+    existing file that is not a dptree plot is overwritten only with ``force=True``."""
+    _check_target(path, force)
+    plt = _pyplot()
+    dom = release.domain
+    idx = np.unique(np.linspace(0, dom.size - 1, min(dom.size, max_points)).astype(np.int64))
+    xs = dom.leaf_start(idx)
+    counts = release.cdf(xs)
+    band_low, band_high = release.ci(np.full(xs.shape, xs[0]), xs, level=level)
+    mono = release.cdf(xs, monotone=True)
+    n = max(float(release.cdf(xs[-1:])[0]), 1e-12)
+    ys, lo, hi, mo = counts / n, band_low / n, band_high / n, mono / n
+    if clip_negative:
+        ys, lo, hi, mo = (np.clip(a, 0.0, 1.0) for a in (ys, lo, hi, mo))
+    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
+    ax.fill_between(xs, lo, hi, color="tab:blue", alpha=0.25, label=f"{level:.0%} pointwise band")
+    ax.plot(xs, ys, color="tab:blue", lw=1.2, label="least-squares estimate")
+    ax.plot(xs, mo, color="tab:orange", lw=1.0, ls="--", label="monotone fit")
+    ymin = min(-0.05, float(np.min(lo)) - 0.02)
+    ymax = max(1.05, float(np.max(hi)) + 0.02)
+    ax.set_ylim(ymin, ymax)
+    if ymin < -0.05 or ymax > 1.05:
+        ax.axhspan(ymin, 0.0, color="0.85", alpha=0.5, lw=0)
+        ax.axhspan(1.0, ymax, color="0.85", alpha=0.5, lw=0)
+    col = value_label(release)
+    ax.set_xlabel(col)
+    ax.set_ylabel(f"fraction of records with {col} <= x")
+    _set_value_scale(ax, release, log)
+    ax.set_title(_title("CDF", release, clip_negative), fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    _save(fig, path, plt)
+
+
+def plot_histogram(
+    release: RangeTree,
+    path: Any,
+    *,
+    bins: int = 30,
+    edges: Any = None,
+    level: float = 0.95,
+    log: bool = False,
+    clip_negative: bool = False,
+    force: bool = False,
+) -> Any:
+    """Save a PNG of a histogram (round edges from :func:`nice_edges`, or ``edges``) with ``level``
+    intervals; returns the :class:`~dptree.rangetree.release.HistogramResult`. Bars are drawn at their true
+    positions and widths on the value axis (``log``: logarithmic). Negative estimates are drawn
+    below the zero line as released; ``clip_negative`` draws them as 0 (intervals still those of
+    the released estimate) and marks the plot as a post-processed view."""
+    _check_target(path, force)
+    plt = _pyplot()
+    e = nice_edges(release.domain, bins, log=log) if edges is None else np.asarray(edges)
+    h = release.histogram(e, level=level)
+    counts = np.clip(h.counts, 0.0, None) if clip_negative else h.counts
+    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
+    left, right = e[:-1], e[1:]
+    widths = right - left
+    centers = left + widths / 2
+    colors = np.where(h.counts < 0, "tab:red", "tab:blue")
+    ax.bar(left, counts, width=widths, align="edge", color=colors, alpha=0.8, edgecolor="white", lw=0.5,
+           label="estimated count")
+    ax.errorbar(centers, h.counts, yerr=[h.counts - h.ci_low, h.ci_high - h.counts], fmt="none", ecolor="black",
+                capsize=2, lw=0.8, label=f"{level:.0%} interval")
+    ax.axhline(0.0, color="black", lw=0.8)
+    handles, labels = ax.get_legend_handles_labels()
+    if not clip_negative and np.any(h.counts < 0):
+        from matplotlib.patches import Patch
+
+        handles.append(Patch(color="tab:red", alpha=0.8))
+        labels.append("negative estimate (noise), as released")
+    col = value_label(release)
+    ax.set_xlabel(col)
+    ax.set_ylabel("records")
+    _set_value_scale(ax, release, log)
+    ax.set_title(_title("histogram", release, clip_negative), fontsize=10)
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(handles, labels, loc="upper right", fontsize=8)
+    fig.tight_layout()
+    _save(fig, path, plt)
+    return h
+
+
+def plot_hierarchy(
+    release: Any, path: Any, *, level: float = 0.95, depth: int = 1, max_nodes: int = 40, clip_negative: bool = False,
+    force: bool = False,
+) -> Any:
+    """Save a PNG bar chart of the counts of one level of a hierarchy release (``depth`` 1: the
+    children of the root) with their intervals, largest first (at most ``max_nodes``); returns
+    the frame that was drawn. Negative counts are drawn as released unless ``clip_negative``."""
+    _check_target(path, force)
+    plt = _pyplot()
+    frame = release.to_frame(level=level)
+    h = release.hierarchy
+    if isinstance(depth, bool) or not isinstance(depth, int) or not 0 <= depth < h.depth:
+        raise InvalidParameterError(f"depth must be an integer in [0, {h.depth - 1}], got {depth!r}")
+    part = frame[frame["depth"] == depth].sort_values("estimate", ascending=False).head(max_nodes)
+    est = part["count"].to_numpy(dtype=np.float64)
+    shown = np.clip(est, 0.0, None) if clip_negative else est
+    fig, ax = plt.subplots(figsize=(7, 0.35 * len(part) + 1.8), dpi=110)
+    y = np.arange(len(part))[::-1]
+    colors = np.where(est < 0, "tab:red", "tab:blue")
+    ax.barh(y, shown, color=colors, alpha=0.75, label="released count")
+    lo, hi = part["ci_low"].to_numpy(), part["ci_high"].to_numpy()
+    ax.errorbar(est, y, xerr=[np.maximum(est - lo, 0.0), np.maximum(hi - est, 0.0)], fmt="none", ecolor="black",
+                capsize=2, lw=0.8, label=f"{level:.0%} interval")
+    ax.axvline(0.0, color="black", lw=0.8)
+    ax.set_yticks(y)
+    ax.set_yticklabels(list(part["path"]), fontsize=8)
+    levels = list(release.parameters.get("levels") or getattr(h, "levels", []) or [])
+    ax.set_ylabel(levels[depth - 1] if 0 < depth <= len(levels) else f"depth {depth}")
+    ax.set_xlabel("records")
+    ax.set_title(_title(f"counts by {levels[depth - 1]}" if 0 < depth <= len(levels) else "counts", release,
+                        clip_negative, of_column=False), fontsize=10)
+    ax.grid(alpha=0.3, axis="x")
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    _save(fig, path, plt)
+    return part

@@ -1,0 +1,1 @@
+"""The privacy-audit harness (generic; mechanism registrations live in tests/)."""

@@ -1,0 +1,226 @@
+"""--ledger on every releasing command: the charge is committed before the output exists, and a
+release that does not fit the remaining budget is refused without output."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+from dptree import Ledger
+from dptree.cli.main import main
+
+
+def spent(path: Path) -> float:
+    with Ledger(path) as led:
+        return float(sum(float(c["epsilon"] or 0) for c in led.history()))
+
+
+def test_every_releasing_command_charges_the_ledger(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    led = tmp_path / "budget.sqlite"
+    with Ledger(led, total_epsilon=2.0):
+        pass
+    data = tmp_path / "d.csv"
+    data.write_text("v,country,state\n" + "".join(f"{i % 50},US,{'CA' if i % 2 else 'NY'}\n" for i in range(200)))
+    struct = tmp_path / "s.csv"
+    struct.write_text("country,state\nUS,CA\nUS,NY\nFR,IDF\n")
+    common = ["--seed", "1", "--allow-nonprivate", "--ledger", str(led)]
+    assert main(["release", str(data), "--column", "v", "--lower", "0", "--upper", "63", "--epsilon", "0.5",
+                 "--out", str(tmp_path / "r.json")] + common) == 0
+    assert main(["hierarchy", str(data), "--levels", "country,state", "--structure", str(struct), "--epsilon", "0.5",
+                 "--out", str(tmp_path / "h.json")] + common) == 0
+    assert main(["interior-point", str(data), "--column", "v", "--lower", "0", "--upper", "63", "--epsilon", "0.5",
+                 "--method", "exponential", "--seed", "2", "--allow-nonprivate", "--ledger", str(led)]) == 0
+    assert np.isclose(spent(led), 1.5)
+    # 0.5 + 0.5 + 0.5 spent of 2.0: a release of 1.0 does not fit and leaves no file behind
+    out = tmp_path / "h2.json"
+    code = main(["hierarchy", str(data), "--levels", "country,state", "--structure", str(struct), "--epsilon", "1.0",
+                 "--out", str(out)] + common)
+    err = capsys.readouterr().err
+    assert code == 2 and "budget" in err.lower()
+    assert not out.exists()
+    assert np.isclose(spent(led), 1.5)
+
+
+# --------------------------------------------------------------------------- issue 10: charge order
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> dict[str, Path]:
+    data = tmp_path / "d.csv"
+    data.write_text("v,g,country,state\n" + "".join(
+        f"{i % 50},{'n' if i % 3 else 's'},US,{'CA' if i % 2 else 'NY'}\n" for i in range(200)))
+    struct = tmp_path / "s.csv"
+    struct.write_text("country,state\nUS,CA\nUS,NY\nFR,IDF\n")
+    led = tmp_path / "b.ledger"
+    Ledger(led, total_epsilon=10.0).close()
+    return {"data": data, "struct": struct, "led": led, "dir": tmp_path}
+
+
+def commands(f: dict[str, Path], out: str) -> dict[str, list[str]]:
+    """Every releasing command, charging 0.5 to the ledger of ``f``."""
+    data, led = str(f["data"]), ["--ledger", str(f["led"])]
+    rel = ["release", data, "--column", "v", "--lower", "0", "--upper", "63", "--epsilon", "0.5"]
+    return {
+        "release": rel + ["--out", out] + led,
+        "release --by": rel + ["--by", "g", "--groups", "n,s", "--out", out.replace(".json", "-{group}.json")] + led,
+        "release --user-id": rel + ["--user-id", "g", "--out", out] + led,
+        "hierarchy": ["hierarchy", data, "--levels", "country,state", "--structure", str(f["struct"]),
+                      "--epsilon", "0.5", "--out", out] + led,
+        "interior-point": ["interior-point", data, "--column", "v", "--lower", "0", "--upper", "63",
+                           "--epsilon", "0.5", "--method", "exponential"] + led,
+    }
+
+
+def charges(led: Path) -> list[dict[str, Any]]:
+    with Ledger(led, read_only=True) as ledger:
+        return ledger.history()
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(argv)
+    return code, capsys.readouterr().err
+
+
+def with_option(argv: list[str], option: str, value: str) -> list[str]:
+    out = list(argv)
+    if option in out:
+        out[out.index(option) + 1] = value
+    else:
+        out += [option, value]
+    return out
+
+
+@pytest.mark.parametrize("command", ["release", "release --by", "release --user-id", "hierarchy", "interior-point"])
+def test_empty_ledger_is_an_error(setup: dict[str, Path], command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """--ledger "" used to mean 'no ledger': the release ran and was never charged."""
+    out = setup["dir"] / "r.json"
+    argv = with_option(commands(setup, str(out))[command], "--ledger", "")
+    code, err = run(argv, capsys)
+    assert code == 2 and "--ledger needs a file name" in err and err.count("\n") == 1
+    assert list(setup["dir"].glob("r*.json")) == []
+
+
+@pytest.mark.parametrize("command", ["release", "release --by", "release --user-id", "hierarchy"])
+def test_bad_out_is_refused_before_the_charge(setup: dict[str, Path], command: str,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """A typo in --out used to burn the budget: the charge came before the output was checked."""
+    before = setup["data"].read_bytes()
+    bad = {
+        "missing directory": str(setup["dir"] / "nope" / "r.json"),
+        "a directory": str(setup["dir"]),
+        "the input file": str(setup["data"]),
+        "the ledger": str(setup["led"]),
+    }
+    if command == "release --by":  # --out must contain {group}: every group's file is checked
+        (setup["dir"] / "r-s.json").mkdir()
+        bad = {"missing directory": str(setup["dir"] / "nope" / "r-{group}.json"),
+               "a directory (group s)": str(setup["dir"] / "r-{group}.json")}
+    for what, out in bad.items():
+        argv = with_option(commands(setup, out)[command], "--out", out)
+        code, err = run(argv, capsys)
+        assert code == 2 and "--out" in err and err.count("\n") == 1, (what, err)
+        assert charges(setup["led"]) == [], what
+    assert setup["data"].read_bytes() == before  # the input was not overwritten
+
+
+@pytest.mark.parametrize("command", ["release", "release --by", "release --user-id", "hierarchy", "interior-point"])
+def test_the_charge_is_committed_before_the_data_is_read(setup: dict[str, Path], command: str,
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 10, 2(b): every data reader of every releasing command runs after the charge."""
+    import dptree.cli.hierarchy as ch
+    import dptree.cli.interior as ci
+    import dptree.data.bounding as bd
+    import dptree.data.engines.duckdb as db
+    import dptree.rangetree.groupby as gr
+
+    seen: list[int] = []
+
+    def spy(module: Any, name: str) -> None:
+        original: Callable[..., Any] = getattr(module, name)
+
+        def reader(*args: Any, **kwargs: Any) -> Any:
+            con = sqlite3.connect(setup["led"])  # another connection: only committed charges
+            seen.append(con.execute("SELECT count(*) FROM charges").fetchone()[0])
+            con.close()
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, reader)
+
+    for module, name in ((db, "file_leaf_histogram"), (bd, "file_bounded_histogram"),
+                         (gr, "file_grouped_histograms"), (ch, "read_grouped"), (ci, "read_column")):
+        spy(module, name)
+    code, err = run(commands(setup, str(setup["dir"] / "r.json"))[command], capsys)
+    assert code == 0, err
+    assert seen == [1]  # one data read, and the charge was already committed when it began
+    (h,) = charges(setup["led"])
+    assert h["status"] == "done" and h["epsilon"] == 0.5
+
+
+DATA_FAILURES = {  # data-dependent refusals: each used to be free (raised before the charge)
+    "release": ("--column", "nope"),
+    "release --by": ("--groups", "n,x"),          # rows of group s are not in the listed groups
+    "release --user-id": ("--user-id", "nope"),
+    "hierarchy": ("--levels", "country,g"),       # the data's paths are not in the structure
+    "interior-point": ("--column", "g"),          # not numeric
+}
+
+
+@pytest.mark.parametrize("command", sorted(DATA_FAILURES))
+def test_a_release_that_fails_on_its_data_keeps_its_charge(setup: dict[str, Path], command: str,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """Probing with errors costs budget: the charge is committed first and stays (status failed)."""
+    out = setup["dir"] / "r.json"
+    argv = with_option(commands(setup, str(out))[command], *DATA_FAILURES[command])
+    if command == "hierarchy":
+        setup["struct"].write_text("country,g\nUS,zz\nFR,IDF\n")
+    code, err = run(argv, capsys)
+    assert code == 2 and err.count("\n") == 1, err
+    assert "stays spent" in err
+    (h,) = charges(setup["led"])
+    assert h["status"] == "failed" and h["epsilon"] == 0.5
+    assert list(setup["dir"].glob("r*.json")) == []
+
+
+INVALID_PARAMETERS = {  # not data-dependent: refused before any charge
+    "release": [("--epsilon", "-1"), ("--lower", "70"), ("--width", "0")],
+    "release --by": [("--groups", "a b,c"), ("--neighbors", "replace")],
+    "release --user-id": [("--max-contributions", "0")],
+    "hierarchy": [("--method", "multiplicative"), ("--tau-min", "1"), ("--levels", "country"),
+                  ("--max-contributions", "0"), ("--epsilon", "0")],
+    "interior-point": [("--beta", "2"), ("--method", "treelog"), ("--lower", "99"), ("--epsilon", "nan")],
+}
+
+
+@pytest.mark.parametrize("command", sorted(INVALID_PARAMETERS))
+def test_invalid_parameters_are_refused_before_any_charge(setup: dict[str, Path], command: str,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    for option, value in INVALID_PARAMETERS[command]:
+        argv = with_option(commands(setup, str(setup["dir"] / "r.json"))[command], option, value)
+        code, err = run(argv, capsys)
+        assert code == 2 and err.count("\n") == 1, (option, value, err)
+        assert "stays spent" not in err
+        assert charges(setup["led"]) == [], (option, value)
+
+
+def test_interior_point_seed_needs_allow_nonprivate(setup: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 10, leak 5: --seed ran a seeded (not private) release without confirmation."""
+    argv = commands(setup, "")["interior-point"] + ["--seed", "3"]
+    code, err = run(argv, capsys)
+    assert code == 2 and "--allow-nonprivate" in err and "NOT private" in err
+    assert charges(setup["led"]) == []
+    code, err = run(argv + ["--allow-nonprivate"], capsys)
+    assert code == 0, err
+
+
+def test_missing_ledger_names_the_cli_command(setup: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    """The message used Python syntax (total_epsilon=1.0); the CLI user needs the command."""
+    missing = str(setup["dir"] / "none.ledger")
+    for command, argv in commands(setup, str(setup["dir"] / "r.json")).items():
+        code, err = run(with_option(argv, "--ledger", missing), capsys)
+        assert code == 2 and "dptree budget" in err and "--create" in err and "total_epsilon=" not in err, command
+    assert not (setup["dir"] / "none.ledger").exists()

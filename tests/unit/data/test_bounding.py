@@ -1,0 +1,197 @@
+"""Contribution bounding: one test suite for the numpy and the DuckDB engines."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from scipy import stats
+
+from dptree.data.bounding import bounded_histogram, file_bounded_histogram
+from dptree.errors import DataError, InvalidParameterError
+from dptree.noise import SeededRandomSource, uniform_subsets
+from dptree.rangetree.release import plan_range_tree
+
+P_FAIL = 1e-6  # a correct implementation fails a statistical check with probability < 1e-6
+
+Engine = Callable[..., np.ndarray]
+
+
+def _numpy_engine(tmp_path: Path) -> Engine:
+    def run(values: Any, users: Any, plan: Any, **kw: Any) -> np.ndarray:
+        return bounded_histogram(values, users, plan, **kw)
+    return run
+
+
+def _file_engine(tmp_path: Path, fmt: str) -> Engine:
+    counter = itertools.count()
+
+    def run(values: Any, users: Any, plan: Any, **kw: Any) -> np.ndarray:
+        path = tmp_path / f"data{next(counter)}.{fmt}"
+        table = pa.table({"v": pa.array(values), "u": pa.array(users)})
+        if fmt == "parquet":
+            pq.write_table(table, path)
+        else:
+            table.to_pandas().to_csv(path, index=False)
+        return file_bounded_histogram(str(path), "v", "u", plan, **kw)
+    return run
+
+
+def _spark_engine() -> Engine:
+    from _spark import spark_frame
+
+    from dptree.data.engines.spark import spark_bounded_histogram
+
+    def run(values: Any, users: Any, plan: Any, **kw: Any) -> np.ndarray:
+        return spark_bounded_histogram(spark_frame({"v": values, "u": users}), "v", "u", plan, **kw)
+    return run
+
+
+@pytest.fixture(params=["numpy", "duckdb-parquet", "duckdb-csv", pytest.param("spark", marks=pytest.mark.slow)])
+def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Engine:
+    if request.param == "numpy":
+        return _numpy_engine(tmp_path)
+    if request.param == "spark":
+        return _spark_engine()
+    return _file_engine(tmp_path, request.param.split("-")[1])
+
+
+def _data(seed: int, n_users: int = 300) -> tuple[np.ndarray, np.ndarray]:
+    gen = np.random.default_rng(seed)
+    per_user = gen.geometric(0.15, size=n_users)  # many users above k, some far above
+    users = np.repeat(np.arange(n_users) * 7 + 1000, per_user)
+    values = gen.integers(-5, 60, size=users.size)  # some outside [0, 49]: clamped
+    perm = gen.permutation(users.size)
+    return values[perm], users[perm]
+
+
+@pytest.mark.parametrize("k", [1, 3, 40])
+def test_engines_agree_exactly_for_the_same_seed(engine: Engine, tmp_path: Path, k: int) -> None:
+    values, users = _data(k)
+    plan = plan_range_tree(lower=0, upper=49, epsilon=1.0, max_contributions=k)
+    reference = bounded_histogram(values, users, plan, rng=123)
+    got = engine(values, users, plan, rng=123)
+    np.testing.assert_array_equal(got, reference)
+    counts = np.bincount(np.unique(users, return_inverse=True)[1])
+    assert got.sum() == np.minimum(counts, k).sum()
+    # a different seed keeps a different subset (same size)
+    other = engine(values, users, plan, rng=124)
+    assert other.sum() == got.sum() and not np.array_equal(other, got)
+
+
+def test_each_user_keeps_min_of_count_and_k(engine: Engine) -> None:
+    gen = np.random.default_rng(1)
+    counts = gen.integers(1, 12, size=50)
+    users = np.repeat(np.arange(50), counts)  # value == user: the histogram shows each user's kept count
+    plan = plan_range_tree(lower=0, upper=49, epsilon=1.0, max_contributions=4)
+    hist = engine(users.copy(), users, plan, rng=5)
+    np.testing.assert_array_equal(hist[:50], np.minimum(counts, 4))
+    assert hist[50:].sum() == 0
+
+
+@pytest.mark.parametrize("k", [2, 33])
+def test_kept_records_are_uniform_over_positions(engine: Engine, k: int) -> None:
+    # every user holds one record of each value 0..c-1; a biased choice (e.g. the k smallest)
+    # would pile the kept counts on some values
+    c, n_users = k + 4, 1500
+    values = np.tile(np.arange(c), n_users)
+    users = np.repeat(np.arange(n_users), c)
+    plan = plan_range_tree(lower=0, upper=49, epsilon=1.0, max_contributions=k)
+    hist = engine(values, users, plan, rng=7)[:c]
+    assert hist.sum() == k * n_users
+    # each value is kept by each user independently across users with probability k/c
+    p = k / c
+    z = (hist - n_users * p) / np.sqrt(n_users * p * (1 - p))
+    assert np.max(np.abs(z)) < stats.norm.isf(P_FAIL / (2 * c))
+
+
+def test_uniform_subsets_distribution_floyd_and_keys() -> None:
+    src = SeededRandomSource(11)
+    # Floyd branch: all C(6, 2) = 15 subsets equally likely
+    sub = uniform_subsets(src, np.full(30000, 6), 2)
+    cats = sub[:, 0] * 6 + sub[:, 1]
+    observed = np.bincount(cats, minlength=36)[[a * 6 + b for a in range(6) for b in range(a + 1, 6)]]
+    assert observed.sum() == 30000
+    assert stats.chisquare(observed).pvalue > P_FAIL
+    # key-ranking branch (k > 32): 33 of 35 kept, so the 2 dropped form a uniform 2-subset
+    sub = uniform_subsets(src, np.full(12000, 35), 33)
+    assert np.all(np.diff(sub, axis=1) > 0)
+    dropped = np.array([sorted(set(range(35)) - set(r.tolist())) for r in sub])
+    cats = dropped[:, 0] * 35 + dropped[:, 1]
+    observed = np.bincount(cats, minlength=35 * 35)[[a * 35 + b for a in range(35) for b in range(a + 1, 35)]]
+    assert observed.sum() == 12000
+    assert stats.chisquare(observed).pvalue > P_FAIL
+    # the test has teeth: "always the first k" is rejected
+    biased = np.bincount(np.zeros(30000, dtype=np.int64) + 1, minlength=15)
+    assert stats.chisquare(biased).pvalue < P_FAIL
+
+
+def test_missing_values_dropped_before_bounding(engine: Engine) -> None:
+    values = np.array([1.0, np.nan, 2.0, 3.0, np.nan, 4.0])
+    users = np.array([1, 1, 1, 2, 2, 2])
+    plan = plan_range_tree(lower=0, upper=9, epsilon=1.0, max_contributions=2)
+    hist = engine(values, users, plan, missing="drop", rng=0)
+    np.testing.assert_array_equal(hist[:5], [0, 1, 1, 1, 1])
+    with pytest.raises(DataError, match="missing"):
+        engine(values, users, plan, rng=0)
+
+
+def test_release_from_bounded_histogram() -> None:
+    values, users = _data(3)
+    plan = plan_range_tree(lower=0, upper=49, epsilon=1.0, max_contributions=3)
+    rel = plan.release(bounded_histogram(values, users, plan, rng=1), rng=2)
+    assert rel.privacy["max_contributions"] == 3 and rel.privacy["l1_sensitivity"] == 3 * len(rel.privacy["levels"])
+
+
+def test_user_id_nulls_are_errors(tmp_path: Path) -> None:
+    plan = plan_range_tree(lower=0, upper=9, epsilon=1.0, max_contributions=2)
+    for users in (np.array([1.0, np.nan, 2.0]), [1, None, 2], pd.Series([1, None, 2], dtype="Int64"),
+                  pd.Series(["a", None, "b"])):
+        with pytest.raises(DataError, match="user_id contains missing ids"):
+            bounded_histogram([1, 2, 3], users, plan)
+    path = tmp_path / "d.parquet"
+    pq.write_table(pa.table({"v": [1, 2, 3], "u": pa.array([1, None, 2])}), path)
+    with pytest.raises(DataError, match="user column 'u' contains missing"):
+        file_bounded_histogram(str(path), "v", "u", plan)
+    # NaN ids in a float column (Parquet statistics omit NaN: the check must not be pruned away)
+    pq.write_table(pa.table({"v": [1, 2, 3], "u": pa.array(np.array([1.0, np.nan, 2.0]))}), path)
+    with pytest.raises(DataError, match="user column 'u' contains missing"):
+        file_bounded_histogram(str(path), "v", "u", plan)
+
+
+def test_bad_bounds_and_shapes(tmp_path: Path) -> None:
+    plan = plan_range_tree(lower=0, upper=9, epsilon=1.0, max_contributions=2)
+    for k in (0, -1, 1.5, True):
+        with pytest.raises(InvalidParameterError, match=">= 1"):
+            bounded_histogram([1, 2], [1, 1], plan, max_contributions=k)  # type: ignore[arg-type]
+    with pytest.raises(InvalidParameterError, match="exceeds the plan"):
+        bounded_histogram([1, 2], [1, 1], plan, max_contributions=3)
+    with pytest.raises(InvalidParameterError, match="max_contributions"):
+        plan_range_tree(lower=0, upper=9, epsilon=1.0, max_contributions=0)
+    with pytest.raises(DataError, match="one entry per value"):
+        bounded_histogram([1, 2, 3], [1, 1], plan)
+    with pytest.raises(DataError, match="one comparable type"):
+        bounded_histogram([1, 2], np.array([1, "a"], dtype=object), plan)
+    path = tmp_path / "d.parquet"
+    pq.write_table(pa.table({"v": [1, 2, 3], "u": [1, 1, 2]}), path)
+    from dptree.errors import InputFormatError
+
+    with pytest.raises(InputFormatError, match="column 'who' not found"):
+        file_bounded_histogram(str(path), "v", "who", plan)
+    # k smaller than the plan's is allowed (the noise then over-covers)
+    assert bounded_histogram([1, 2, 3], [1, 1, 1], plan, max_contributions=1, rng=0).sum() == 1
+
+
+def test_string_user_ids_agree_across_engines(tmp_path: Path) -> None:
+    values, users = _data(9, n_users=80)
+    names = np.array([f"user-{u:05d}-é" for u in users], dtype=object)
+    plan = plan_range_tree(lower=0, upper=49, epsilon=1.0, max_contributions=2)
+    ref = bounded_histogram(values, names, plan, rng=3)
+    got = _file_engine(tmp_path, "parquet")(values, names, plan, rng=3)
+    np.testing.assert_array_equal(got, ref)
