@@ -69,6 +69,36 @@ class InputFormatError(DPTreeError):
     """An input file or table cannot be read (missing file, missing column, bad format)."""
 
 
+class TotalTooLargeError(DataError):
+    """The total weight of the data reaches the limit, beyond what the noise arithmetic
+    holds exactly (2^61, ``dptree.hierarchy``). The message never contains the total."""
+
+
+class InsufficientDataError(DPTreeError, ValueError):
+    """No method's stated success guarantee holds at this n (pass run_anyway=True to run regardless)."""
+
+
+class LedgerError(DPTreeError):
+    """The budget ledger cannot be used."""
+
+
+class LedgerCorruptError(LedgerError):
+    """The ledger file is not a valid dptree ledger (corrupt, truncated or another file)."""
+
+
+class LedgerOutdatedError(LedgerError):
+    """The ledger was written by an older dptree, in a format without integrity checks; upgrade it
+    once with :meth:`Ledger.upgrade` (``dptree budget PATH --upgrade``)."""
+
+
+class LedgerLockedError(LedgerError):
+    """Another process held the ledger locked for longer than the timeout."""
+
+
+class LedgerReadOnlyError(LedgerError):
+    """The ledger cannot be written (read-only file, directory or opening mode)."""
+
+
 # --------------------------------------------------------------------------- data-derived errors
 # One wording per data problem, shared by the numpy, DuckDB and Spark engines. None of them takes
 # a count or a value: only caller-supplied names (column names) and the fix.

@@ -35,7 +35,7 @@ from typing import Any, ClassVar, Iterable, Literal, Mapping, Sequence
 
 import numpy as np
 
-from dptree.errors import DataError, InputFormatError, InvalidParameterError, ReleaseFileError
+from dptree.errors import DataError, InputFormatError, InvalidParameterError, ReleaseFileError, TotalTooLargeError
 from dptree.estimation.intervals import check_level, clip_to_counts, normal_multiplier
 from dptree.estimation.least_squares import consistent_estimates, node_variances
 from dptree.estimation.postprocess import project_families, round_families
@@ -150,11 +150,6 @@ MAX_TOTAL = 2**61
 #: Float weights are accepted only up to 2^53, where every integer is a float64 value: a float
 #: above it may already be the rounding of a different integer.
 _FLOAT_EXACT = 2**53
-
-
-class TotalTooLargeError(DataError):
-    """The total weight of the data reaches :data:`MAX_TOTAL`, beyond what the noise arithmetic
-    holds exactly. The message never contains the total."""
 
 
 def _too_large(name: str | None) -> TotalTooLargeError:

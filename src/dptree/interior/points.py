@@ -45,7 +45,13 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from dptree.errors import DataError, DomainError, DPTreeError, InvalidParameterError, non_integer_values_error
+from dptree.errors import (
+    DataError,
+    DomainError,
+    InsufficientDataError,
+    InvalidParameterError,
+    non_integer_values_error,
+)
 from dptree.interior.selection import (
     AboveThreshold,
     _group,
@@ -83,10 +89,6 @@ __all__ = [
 Method = Literal["auto", "exponential", "treelog", "heavypaths"]
 _BASE_DOMAIN = 16  # the "|X| = O(1)" of Algorithms 1 and 2
 _BASE_H = 4  # log2(_BASE_DOMAIN): heights are compared, not sizes (|X| may be 2^(2^40))
-
-
-class InsufficientDataError(DPTreeError, ValueError):
-    """No method's stated success guarantee holds at this n (pass run_anyway=True to run regardless)."""
 
 
 # --------------------------------------------------------------------------- domain encoding

@@ -75,7 +75,15 @@ from types import TracebackType
 from typing import Any, Iterator, Mapping, cast
 
 from dptree import noise as _noise
-from dptree.errors import BudgetExceededError, DPTreeError, InvalidParameterError
+from dptree.errors import (
+    BudgetExceededError,
+    InvalidParameterError,
+    LedgerCorruptError,
+    LedgerError,
+    LedgerLockedError,
+    LedgerOutdatedError,
+    LedgerReadOnlyError,
+)
 from dptree.privacy.budget import check_delta, zcdp_epsilon
 
 __all__ = [
@@ -92,27 +100,6 @@ __all__ = [
 _FORMAT = "dptree-ledger"
 _VERSION = "2"
 _V1 = "1"  # no constraints, no chain: upgraded by Ledger.upgrade
-
-
-class LedgerError(DPTreeError):
-    """The budget ledger cannot be used."""
-
-
-class LedgerCorruptError(LedgerError):
-    """The ledger file is not a valid dptree ledger (corrupt, truncated or another file)."""
-
-
-class LedgerOutdatedError(LedgerError):
-    """The ledger was written by an older dptree, in a format without integrity checks; upgrade it
-    once with :meth:`Ledger.upgrade` (``dptree budget PATH --upgrade``)."""
-
-
-class LedgerLockedError(LedgerError):
-    """Another process held the ledger locked for longer than the timeout."""
-
-
-class LedgerReadOnlyError(LedgerError):
-    """The ledger cannot be written (read-only file, directory or opening mode)."""
 
 
 # --------------------------------------------------------------------------- exact amounts
