@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import dptree.hierarchy.release as hmod
+import dptree.hierarchy.counting as hmod
 from dptree.errors import DataError
 from dptree.hierarchy.release import Hierarchy, hierarchy_counts, leaf_counts, node_weights
 from dptree.testing import audit
