@@ -22,6 +22,14 @@ __all__ = [
     "BudgetExceededError",
     "ReleaseFileError",
     "InputFormatError",
+    "MissingDependencyError",
+    "TotalTooLargeError",
+    "InsufficientDataError",
+    "LedgerError",
+    "LedgerCorruptError",
+    "LedgerOutdatedError",
+    "LedgerLockedError",
+    "LedgerReadOnlyError",
     "redact",
 ]
 
@@ -67,6 +75,10 @@ class ReleaseFileError(DPTreeError, ValueError):
 
 class InputFormatError(DPTreeError):
     """An input file or table cannot be read (missing file, missing column, bad format)."""
+
+
+class MissingDependencyError(DPTreeError, ImportError):
+    """An optional package a feature needs is not installed; the message names the extra."""
 
 
 class TotalTooLargeError(DataError):

@@ -1,0 +1,192 @@
+"""Declarative parameter validation and the optional-dependency guard.
+
+Each public function declares the constraints on its parameters next to its signature (modelled on
+scikit-learn's ``validate_params``)::
+
+    @validate_params({"epsilon": [Interval(Real, 0, None, closed="neither")],
+                      "noise": [Options({"laplace", "gaussian"})],
+                      "rng": [None, InstanceOf(int, object)]})
+    def range_tree(values, *, epsilon, noise="laplace", rng=None): ...
+
+A call that breaks a constraint raises :class:`~dptree.errors.InvalidParameterError` naming the
+parameter, what it must be and what it got, before any data is read. The declaration is kept on
+the function (``func.constraints``), where the fuzz tests read it to generate invalid values.
+Conversions (``float(epsilon)``) stay in the function: the constraints only accept or refuse.
+
+:func:`require` imports an optional dependency or says which extra installs it.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import math
+from abc import ABC, abstractmethod
+from numbers import Integral, Real
+from types import ModuleType
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
+
+from dptree.errors import InvalidParameterError, MissingDependencyError
+
+__all__ = [
+    "Constraint",
+    "Interval",
+    "Options",
+    "InstanceOf",
+    "validate_params",
+    "check_param",
+    "require",
+    "EXTRAS",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Constraint(ABC):
+    """One acceptable kind of value for a parameter."""
+
+    hint: str = ""
+
+    @abstractmethod
+    def is_satisfied_by(self, value: Any) -> bool: ...
+
+    @abstractmethod
+    def describe(self) -> str: ...
+
+    @abstractmethod
+    def invalid_examples(self) -> list[Any]:
+        """Values this constraint refuses (the fuzz tests call the function with them)."""
+
+
+class Interval(Constraint):
+    """A finite real (``Real``) or integer (``Integral``) number in an interval; booleans, NaN and
+    infinities are refused. ``left``/``right`` None: unbounded on that side. ``closed`` is one of
+    "both", "left", "right", "neither"."""
+
+    def __init__(self, kind: type, left: float | None, right: float | None, *, closed: str = "both",
+                 hint: str = "") -> None:
+        if kind not in (Real, Integral) or closed not in ("both", "left", "right", "neither"):
+            raise TypeError("Interval(Real | Integral, left, right, closed='both'|'left'|'right'|'neither')")
+        self.kind, self.left, self.right, self.closed, self.hint = kind, left, right, closed, hint
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        if isinstance(value, bool) or not isinstance(value, self.kind):
+            return False
+        v = float(value)
+        if not math.isfinite(v):
+            return False
+        if self.left is not None and (v < self.left or (v == self.left and self.closed in ("right", "neither"))):
+            return False
+        if self.right is not None and (v > self.right or (v == self.right and self.closed in ("left", "neither"))):
+            return False
+        return True
+
+    def describe(self) -> str:
+        what = "an integer" if self.kind is Integral else "a finite number"
+        lo = hi = ""
+        if self.left is not None:
+            lo = "{} {:g}".format(">=" if self.closed in ("both", "left") else ">", self.left)
+        if self.right is not None:
+            hi = "{} {:g}".format("<=" if self.closed in ("both", "right") else "<", self.right)
+        bounds = " and ".join(b for b in (lo, hi) if b)
+        return what + (f" {bounds}" if bounds else "")
+
+    def invalid_examples(self) -> list[Any]:
+        out: list[Any] = [True, "1", float("nan"), float("inf")]
+        if self.left is not None:
+            out.append(self.left - 1 if self.kind is Integral else self.left - abs(self.left) * 0.5 - 1.0)
+            if self.closed in ("right", "neither"):
+                out.append(self.left if self.kind is Real else int(self.left))
+        if self.right is not None:
+            out.append(self.right + 1 if self.kind is Integral else self.right * 2 + 1.0)
+        if self.kind is Integral:
+            out.append(1.5)
+        return out
+
+
+class Options(Constraint):
+    """One of a fixed set of values (strings compared exactly)."""
+
+    def __init__(self, values: Iterable[Any], *, hint: str = "") -> None:
+        self.values = tuple(values)
+        self.hint = hint
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        return isinstance(value, type(self.values[0])) and not isinstance(value, bool) and value in self.values
+
+    def describe(self) -> str:
+        return "one of " + ", ".join(repr(v) for v in self.values)
+
+    def invalid_examples(self) -> list[Any]:
+        return ["no such option", 1]
+
+
+class InstanceOf(Constraint):
+    """An instance of one of ``types`` (``description`` names them for the message)."""
+
+    def __init__(self, *types: type, description: str = "", hint: str = "") -> None:
+        self.types, self.hint = types, hint
+        self.description = description or " or ".join(t.__name__ for t in types)
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        return isinstance(value, self.types) and not (isinstance(value, bool) and bool not in self.types)
+
+    def describe(self) -> str:
+        return self.description
+
+    def invalid_examples(self) -> list[Any]:
+        return [object()] if object not in self.types else []
+
+
+def _ok(value: Any, options: Sequence[Constraint | None]) -> bool:
+    return any(value is None if c is None else c.is_satisfied_by(value) for c in options)
+
+
+def check_param(name: str, value: Any, options: Sequence[Constraint | None]) -> None:
+    """Raise InvalidParameterError unless ``value`` meets one of ``options`` (None: None allowed)."""
+    if _ok(value, options):
+        return
+    words = [("None" if c is None else c.describe()) for c in options]
+    hints = [c.hint for c in options if c is not None and c.hint]
+    shown = repr(value) if len(repr(value)) <= 60 else type(value).__name__
+    msg = f"{name} must be {' or '.join(words)}; got {shown}"
+    raise InvalidParameterError(msg + (f"; {hints[0]}" if hints else ""))
+
+
+def validate_params(constraints: Mapping[str, Sequence[Constraint | None]]) -> Callable[[F], F]:
+    """Decorator: check the declared parameters of every call before the body runs."""
+
+    def decorate(func: F) -> F:
+        sig = inspect.signature(func)
+        unknown = set(constraints) - set(sig.parameters)
+        if unknown:
+            raise TypeError(f"{func.__qualname__}: constraints for unknown parameters {sorted(unknown)}")
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            bound = sig.bind(*args, **kwargs)  # a TypeError for a wrong call, as without the decorator
+            bound.apply_defaults()
+            for name, options in constraints.items():
+                check_param(name, bound.arguments[name], options)
+            return func(*args, **kwargs)
+
+        wrapper.constraints = dict(constraints)  # type: ignore[attr-defined]
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+#: optional module -> the extra that installs it
+EXTRAS = {"matplotlib": "plot", "pyspark": "spark", "polars": "polars"}
+
+
+def require(module: str, feature: str) -> ModuleType:
+    """Import an optional dependency, or raise MissingDependencyError naming the extra to install."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        top = module.split(".")[0]
+        extra = EXTRAS.get(top)
+        how = f"pip install 'dptree[{extra}]'" if extra else f"pip install {top}"
+        raise MissingDependencyError(f"{feature} needs the optional package {top!r}: {how}") from exc
