@@ -1200,7 +1200,7 @@ def user_bounded_spec(name: str, *, plan: Any, pairs: Sequence[tuple[str, Any, A
     kept (uniformly at random, :mod:`dptree.data.bounding`), then the noise of ``plan``. A dataset is a
     pair (values, user ids); neighbours add or remove one *user* with any number of records."""
     def release_default(data: Any, seed: int) -> Any:
-        from dptree.rangetree.release import range_tree
+        from dptree.rangetree.api import range_tree
 
         values, users = data
         budget = plan.statement["budget_requested"]
