@@ -13,8 +13,10 @@
   :func:`leaf_histogram` / :func:`to_numpy` (arrays, DataFrames, Arrow, files via DuckDB, Spark).
 * :func:`load` -- read any saved release.
 
-Budgets are in :mod:`dptree.budget`, exact noise in :mod:`dptree.noise` (the only module that draws
-randomness), errors in :mod:`dptree.errors`.
+One package per stage: :mod:`dptree.privacy` (budgets, statements, ledger), :mod:`dptree.noise` (the
+only code that draws randomness), :mod:`dptree.data`, :mod:`dptree.estimation`, the products
+:mod:`dptree.rangetree`, :mod:`dptree.hierarchy`, :mod:`dptree.interior`, then :mod:`dptree.io`,
+:mod:`dptree.reporting` and :mod:`dptree.cli`; errors in :mod:`dptree.errors`.
 """
 
 from __future__ import annotations
