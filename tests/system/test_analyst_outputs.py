@@ -18,7 +18,6 @@ import pandas as pd
 import pytest
 
 import dptree
-from dptree.cli.main import main
 from dptree.errors import InvalidParameterError, ReleaseFileError
 from dptree.io import release_file as serialize
 
@@ -33,13 +32,6 @@ def _rel(**kw: Any) -> dptree.RangeTree:
     args: dict[str, Any] = dict(lower=0, upper=120, epsilon=1.0, rng=3)
     args.update(kw)
     return dptree.range_tree(_ages(), **args)
-
-
-def _cli(argv: list[str], capsys: Any) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _people(tmp: Path, n: int = 400) -> Path:
@@ -150,40 +142,39 @@ def test_hierarchy_grouped_and_single_value_results_have_frames() -> None:
 # --------------------------------------------------------------------------- CLI
 
 
-def test_query_json_gives_numbers_and_quantile_intervals(tmp_path: Path, capsys: Any) -> None:
+def test_query_json_gives_numbers_and_quantile_intervals(tmp_path: Path, cli_run: Any) -> None:
     rel = _rel()
     rel.save(tmp_path / "r.json", allow_nonprivate=True)
-    code, out, err = _cli(["query", str(tmp_path / "r.json"), "--quantile", "0.5", "--quantile", "0.9",
-                           "--format", "json"], capsys)
+    code, out, err = cli_run(["query", str(tmp_path / "r.json"), "--quantile", "0.5", "--quantile", "0.9",
+                              "--format", "json"])
     assert code == 0, err
     rows = json.loads(out)["answers"]
     assert [r["query"] for r in rows] == ["quantile(0.5)", "quantile(0.9)"]
     for r, q in zip(rows, (0.5, 0.9)):
         assert isinstance(r["estimate"], int) and r["estimate"] == int(rel.quantile(q))
         assert isinstance(r["ci_low"], int) and r["ci_low"] <= r["estimate"] <= r["ci_high"]
-    code, out, _ = _cli(["query", str(tmp_path / "r.json"), "--quantile", "0.5"], capsys)
+    code, out, _ = cli_run(["query", str(tmp_path / "r.json"), "--quantile", "0.5"])
     assert re.search(r"quantile\(0\.5\)\s+\d+\s+\[\d+, \d+\]", out), out
     floats = dptree.range_tree(np.linspace(1, 9, 500), lower=0.0, upper=10.0, width=0.01, epsilon=1.0, rng=1)
     floats.save(tmp_path / "f.json", allow_nonprivate=True)
-    code, out, _ = _cli(["query", str(tmp_path / "f.json"), "--quantile", "0.5", "--format", "json"], capsys)
+    code, out, _ = cli_run(["query", str(tmp_path / "f.json"), "--quantile", "0.5", "--format", "json"])
     assert isinstance(json.loads(out)["answers"][0]["estimate"], float)
 
 
-def test_query_histogram_edges_and_round_bins(tmp_path: Path, capsys: Any) -> None:
+def test_query_histogram_edges_and_round_bins(tmp_path: Path, cli_run: Any) -> None:
     rel = _rel()
     rel.save(tmp_path / "r.json", allow_nonprivate=True)
-    code, out, err = _cli(["query", str(tmp_path / "r.json"), "--histogram", "0,18,65,120", "--format", "json"],
-                          capsys)
+    code, out, err = cli_run(["query", str(tmp_path / "r.json"), "--histogram", "0,18,65,120", "--format", "json"])
     assert code == 0, err
     rows = json.loads(out)["answers"]
     h = rel.histogram([0, 18, 65, 120])
     assert [r["query"] for r in rows] == ["bin[0, 18)", "bin[18, 65)", "bin[65, 120]"]
     assert [r["estimate"] for r in rows] == pytest.approx(list(h.counts))
     assert [r["ci_low"] for r in rows] == pytest.approx(list(h.ci_low))
-    code, out, _ = _cli(["query", str(tmp_path / "r.json"), "--bins", "6", "--format", "json"], capsys)
+    code, out, _ = cli_run(["query", str(tmp_path / "r.json"), "--bins", "6", "--format", "json"])
     names = [r["query"] for r in json.loads(out)["answers"]]
     assert names == ["bin[0, 20)", "bin[20, 40)", "bin[40, 60)", "bin[60, 80)", "bin[80, 100)", "bin[100, 120]"]
-    code, _, err = _cli(["query", str(tmp_path / "r.json"), "--bins", "6", "--histogram", "0,1"], capsys)
+    code, _, err = cli_run(["query", str(tmp_path / "r.json"), "--bins", "6", "--histogram", "0,1"])
     assert code == 2 and "not both" in err
 
 
@@ -206,76 +197,78 @@ def test_nice_edges_are_round() -> None:
     assert set(np.diff(weeks[1:-1]).astype("timedelta64[D]").astype(int)) == {7}
 
 
-def test_release_says_where_it_wrote_and_remembers_column_and_source(tmp_path: Path, capsys: Any) -> None:
+def test_release_says_where_it_wrote_and_remembers_column_and_source(tmp_path: Path, cli_run: Any) -> None:
     data = _people(tmp_path)
     out_path = tmp_path / "age.json"
-    code, out, err = _cli(["release", str(data), "--column", "age", "--lower", "0", "--upper", "120",
-                           "--epsilon", "1", "--out", str(out_path)], capsys)
+    code, out, err = cli_run(["release", str(data), "--column", "age", "--lower", "0", "--upper", "120",
+                              "--epsilon", "1", "--out", str(out_path)])
     assert code == 0, err
-    assert out.strip().splitlines()[-1] == f"wrote {out_path}"
+    assert out.startswith("RangeTree of 'age'") and "wrote" not in out  # the result on stdout
+    assert err.strip().splitlines()[-1] == f"wrote {out_path}"  # the diagnostic on stderr
     rel = dptree.load(out_path)
     assert rel.metadata["column"] == "age" and rel.metadata["source"] == str(data) and rel.column == "age"
     created = dt.datetime.strptime(rel.metadata["created_utc"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
     assert abs((dt.datetime.now(dt.timezone.utc) - created).total_seconds()) < 600
     # bounded and grouped releases say it too
-    code, out, err = _cli(["release", str(data), "--column", "age", "--lower", "0", "--upper", "120",
-                           "--epsilon", "1", "--user-id", "person", "--out", str(tmp_path / "b.json")], capsys)
-    assert code == 0 and out.strip().splitlines()[-1] == f"wrote {tmp_path / 'b.json'}", err
+    code, out, err = cli_run(["release", str(data), "--column", "age", "--lower", "0", "--upper", "120",
+                              "--epsilon", "1", "--user-id", "person", "--out", str(tmp_path / "b.json")])
+    assert code == 0 and err.strip().splitlines()[-1] == f"wrote {tmp_path / 'b.json'}", err
 
 
-def test_the_ledger_charge_is_kept_and_shown_in_the_report(tmp_path: Path, capsys: Any) -> None:
+def test_the_ledger_charge_is_kept_and_shown_in_the_report(tmp_path: Path, cli_run: Any) -> None:
     data = _people(tmp_path)
     led = tmp_path / "budget.sqlite"
-    assert _cli(["budget", str(led), "--create", "--total-epsilon", "2"], capsys)[0] == 0
-    code, out, err = _cli(["release", str(data), "--column", "age", "--lower", "0", "--upper", "120",
-                           "--epsilon", "0.5", "--ledger", str(led), "--ledger-label", "ages-q1",
-                           "--out", str(tmp_path / "r.json")], capsys)
+    assert cli_run(["budget", str(led), "--create", "--total-epsilon", "2"]).code == 0
+    code, out, err = cli_run(["release", str(data), "--column", "age", "--lower", "0", "--upper", "120",
+                              "--epsilon", "0.5", "--ledger", str(led), "--ledger-label", "ages-q1",
+                              "--out", str(tmp_path / "r.json")])
     assert code == 0, err
     meta = dptree.load(tmp_path / "r.json").metadata["ledger"]
     assert meta["label"] == "ages-q1" and meta["epsilon"] == 0.5 and meta["path"] == str(led)
-    assert _cli(["report", str(tmp_path / "r.json"), "--out", str(tmp_path / "r.html")], capsys)[0] == 0
+    assert cli_run(["report", str(tmp_path / "r.json"), "--out", str(tmp_path / "r.html")]).code == 0
     text = (tmp_path / "r.html").read_text()
     assert "Ledger charge" in text and "ages-q1" in text and "epsilon = 0.5" in text
     _rel().save(tmp_path / "plain.json", allow_nonprivate=True)
-    assert _cli(["report", str(tmp_path / "plain.json"), "--out", str(tmp_path / "p.html")], capsys)[0] == 0
+    assert cli_run(["report", str(tmp_path / "plain.json"), "--out", str(tmp_path / "p.html")]).code == 0
     assert "Ledger charge" not in (tmp_path / "p.html").read_text()
 
 
-def test_median_and_quantile_commands(tmp_path: Path, capsys: Any, monkeypatch: Any) -> None:
+def test_median_and_quantile_commands(tmp_path: Path, cli_run: Any, monkeypatch: Any) -> None:
     data = _people(tmp_path)
-    code, out, err = _cli(["median", str(data), "--column", "age", "--lower", "0", "--upper", "1000",
-                           "--epsilon", "2", "--seed", "1", "--allow-nonprivate"], capsys)
+    code, out, err = cli_run(["median", str(data), "--column", "age", "--lower", "0", "--upper", "1000",
+                              "--epsilon", "2", "--seed", "1", "--allow-nonprivate"])
     assert code == 0, err
     lines = dict(line.split(": ", 1) for line in out.strip().splitlines())
     assert 40 <= int(lines["median"]) <= 65  # ages are uniform on 18..89
-    code, out, err = _cli(["quantile", str(data), "--column", "age", "--q", "0.9", "--lower", "0", "--upper", "1000",
-                           "--epsilon", "2", "--seed", "1", "--allow-nonprivate"], capsys)
+    code, out, err = cli_run(["quantile", str(data), "--column", "age", "--q", "0.9", "--lower", "0", "--upper", "1000",
+                              "--epsilon", "2", "--seed", "1", "--allow-nonprivate"])
     assert code == 0, err
     value = int(dict(line.split(": ", 1) for line in out.strip().splitlines())["quantile(0.9)"])
     assert 75 <= value <= 89
     monkeypatch.setattr("sys.stdin", io.StringIO("v\n" + "".join(f"{v}\n" for v in range(1, 201))))
-    code, out, err = _cli(["median", "-", "--column", "v", "--lower", "0", "--upper", "200", "--epsilon", "1",
-                           "--seed", "1", "--allow-nonprivate"], capsys)
+    code, out, err = cli_run(["median", "-", "--column", "v", "--lower", "0", "--upper", "200", "--epsilon", "1",
+                              "--seed", "1", "--allow-nonprivate"])
     assert code == 0, err
     assert 70 <= int(out.split("median: ", 1)[1].split()[0]) <= 130
-    with pytest.raises(SystemExit):  # --epsilon is required
-        main(["median", str(data), "--column", "age", "--lower", "0", "--upper", "1000"])
+    code, out, err = cli_run(["median", str(data), "--column", "age", "--lower", "0", "--upper", "1000"])
+    assert code == 2 and out == "" and "usage" in err  # --epsilon is required
+    assert err.splitlines()[-1].startswith("dptree: error: the following arguments are required: --epsilon")
 
 
-def test_interior_point_and_median_read_parquet(tmp_path: Path, capsys: Any) -> None:
+def test_interior_point_and_median_read_parquet(tmp_path: Path, cli_run: Any) -> None:
     pq = tmp_path / "lat.parquet"
     pd.DataFrame({"latency": np.arange(400, 700, dtype=np.int64)}).to_parquet(pq)
     for cmd in ("interior-point", "median"):
-        code, out, err = _cli([cmd, str(pq), "--column", "latency", "--lower", "0", "--upper", "1000",
-                               "--epsilon", "1", "--seed", "3", "--allow-nonprivate"], capsys)
+        code, out, err = cli_run([cmd, str(pq), "--column", "latency", "--lower", "0", "--upper", "1000",
+                                  "--epsilon", "1", "--seed", "3", "--allow-nonprivate"])
         assert code == 0, err
         key = "interior_point" if cmd == "interior-point" else "median"
         value = int(out.split(f"{key}: ", 1)[1].split()[0])
         assert 400 <= value <= 699 and (cmd != "median" or 500 <= value <= 600)
     noext = tmp_path / "lat.data"
     noext.write_bytes(pq.read_bytes())  # detected from the file's first bytes, like release
-    code, out, err = _cli(["interior-point", str(noext), "--column", "latency", "--lower", "0", "--upper", "1000",
-                           "--epsilon", "1", "--seed", "3", "--allow-nonprivate"], capsys)
+    code, out, err = cli_run(["interior-point", str(noext), "--column", "latency", "--lower", "0", "--upper", "1000",
+                              "--epsilon", "1", "--seed", "3", "--allow-nonprivate"])
     assert code == 0 and 400 <= int(out.split("interior_point: ", 1)[1].split()[0]) <= 699, err
 
 
@@ -363,12 +356,12 @@ def test_plots_label_the_column_use_log_scale_and_show_negatives(tmp_path: Path,
     assert sorted(cap.figs[-1]["widths"]) == pytest.approx(sorted(hr.to_frame().query("depth == 1")["count"]))
 
 
-def test_report_has_csv_downloads_metadata_and_works_for_hierarchies(tmp_path: Path, capsys: Any) -> None:
+def test_report_has_csv_downloads_metadata_and_works_for_hierarchies(tmp_path: Path, cli_run: Any) -> None:
     from dptree.reporting.report import render_report
 
     data = _people(tmp_path)
-    assert _cli(["release", str(data), "--column", "age", "--lower", "0", "--upper", "120", "--epsilon", "1",
-                 "--out", str(tmp_path / "r.json")], capsys)[0] == 0
+    assert cli_run(["release", str(data), "--column", "age", "--lower", "0", "--upper", "120", "--epsilon", "1",
+                    "--out", str(tmp_path / "r.json")]).code == 0
     rel = dptree.load(tmp_path / "r.json")
     text = render_report(rel, bins=6)
     assert "<th>Column</th><td>age</td>" in text and f"<th>Source</th><td>{data}</td>" in text
@@ -387,9 +380,9 @@ def test_report_has_csv_downloads_metadata_and_works_for_hierarchies(tmp_path: P
     rows.write_text("country,state\n" + "US,CA\n" * 20 + "FR,IDF\n" * 4)
     structure = tmp_path / "s.csv"
     structure.write_text("country,state\nUS,CA\nUS,NY\nFR,IDF\n")
-    assert _cli(["hierarchy", str(rows), "--levels", "country,state", "--structure", str(structure),
-                 "--epsilon", "1", "--out", str(tmp_path / "h.json")], capsys)[0] == 0
-    code, out, err = _cli(["report", str(tmp_path / "h.json"), "--out", str(tmp_path / "h.html")], capsys)
+    assert cli_run(["hierarchy", str(rows), "--levels", "country,state", "--structure", str(structure),
+                    "--epsilon", "1", "--out", str(tmp_path / "h.json")]).code == 0
+    code, out, err = cli_run(["report", str(tmp_path / "h.json"), "--out", str(tmp_path / "h.html")])
     assert code == 0, err
     page = (tmp_path / "h.html").read_text()
     assert "by country, state" in page and "data:image/png;base64," in page and f"{rows}" in page
@@ -399,18 +392,18 @@ def test_report_has_csv_downloads_metadata_and_works_for_hierarchies(tmp_path: P
     hrel = dptree.load(tmp_path / "h.json")
     assert frame.set_index("path").loc["US", "estimate"] == pytest.approx(hrel.to_frame().set_index("path")
                                                                         .loc["US", "estimate"])
-    code, _, err = _cli(["query", str(tmp_path / "h.json"), "--bins", "4"], capsys)
+    code, _, err = cli_run(["query", str(tmp_path / "h.json"), "--bins", "4"])
     assert code == 2 and "--node" in err
-    code, out, err = _cli(["plot", str(tmp_path / "h.json"), "--out", str(tmp_path / "h.png")], capsys)
+    code, out, err = cli_run(["plot", str(tmp_path / "h.json"), "--out", str(tmp_path / "h.png")])
     assert code == 0 and (tmp_path / "h.png").read_bytes()[:4] == b"\x89PNG", err
 
 
-def test_plot_kind_histogram_and_log_from_the_cli(tmp_path: Path, capsys: Any) -> None:
+def test_plot_kind_histogram_and_log_from_the_cli(tmp_path: Path, cli_run: Any) -> None:
     rel = dptree.range_tree(np.arange(1, 500), lower=1, upper=1000, epsilon=1.0, rng=1)
     rel.save(tmp_path / "r.json", allow_nonprivate=True)
-    code, out, err = _cli(["plot", str(tmp_path / "r.json"), "--kind", "histogram", "--log", "--clip-negative",
-                           "--out", str(tmp_path / "h.png")], capsys)
-    assert code == 0 and out.strip() == f"wrote {tmp_path / 'h.png'}", err
+    code, out, err = cli_run(["plot", str(tmp_path / "r.json"), "--kind", "histogram", "--log", "--clip-negative",
+                              "--out", str(tmp_path / "h.png")])
+    assert code == 0 and out == "" and err.strip() == f"wrote {tmp_path / 'h.png'}", err
 
 
 # --------------------------------------------------------------------------- progress
@@ -444,13 +437,14 @@ def test_bounded_release_reports_its_stages_on_stderr(tmp_path: Path) -> None:
                   "drawing which 2 record(s) each user keeps", "histogram computed"):
         assert stage in proc.stderr
     assert "dptree:" not in proc.stdout and "%" not in proc.stdout
-    assert proc.stdout.strip().splitlines()[-1] == f"wrote {tmp_path / 'b.json'}"
+    assert proc.stdout.startswith("RangeTree of 'age'") and "wrote" not in proc.stdout
+    assert proc.stderr.strip().splitlines()[-1] == f"wrote {tmp_path / 'b.json'}"
 
 
-def test_median_command_rejects_a_bad_level(tmp_path: Path, capsys: Any) -> None:
+def test_median_command_rejects_a_bad_level(tmp_path: Path, cli_run: Any) -> None:
     data = _people(tmp_path)
-    code, _, err = _cli(["quantile", str(data), "--column", "age", "--q", "1.5", "--lower", "0", "--upper", "100",
-                         "--epsilon", "1"], capsys)
+    code, _, err = cli_run(["quantile", str(data), "--column", "age", "--q", "1.5", "--lower", "0", "--upper", "100",
+                            "--epsilon", "1"])
     assert code == 2 and "q must be in [0, 1]" in err
 
 
@@ -459,7 +453,7 @@ def test_quantile_levels_are_checked_once() -> None:
         _rel().quantiles([1.5])
 
 
-def test_the_creation_time_is_read_before_the_data(tmp_path: Path, capsys: Any, monkeypatch: Any) -> None:
+def test_the_creation_time_is_read_before_the_data(tmp_path: Path, cli_run: Any, monkeypatch: Any) -> None:
     """A time taken after reading would tell how long the reading took (about the number of rows)."""
     import dptree.data.engines.duckdb as db
     import dptree.data.histograms as hist
@@ -478,6 +472,6 @@ def test_the_creation_time_is_read_before_the_data(tmp_path: Path, capsys: Any, 
     assert dptree.range_tree(_ages(50), lower=0, upper=120, epsilon=1.0).metadata["created_utc"] == "BEFORE"
     read["done"] = False
     data = _people(tmp_path)
-    assert _cli(["release", str(data), "--column", "age", "--lower", "0", "--upper", "120", "--epsilon", "1",
-                 "--out", str(tmp_path / "r.json")], capsys)[0] == 0
+    assert cli_run(["release", str(data), "--column", "age", "--lower", "0", "--upper", "120", "--epsilon", "1",
+                    "--out", str(tmp_path / "r.json")]).code == 0
     assert read["done"] and dptree.load(tmp_path / "r.json").metadata["created_utc"] == "BEFORE"

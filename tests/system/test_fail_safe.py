@@ -132,56 +132,50 @@ def test_learn_threshold_refuses_a_fraction_that_is_not_a_number(fraction):
 # ------------------------------------------------------------------ no lost file
 
 
-def _cli(*args):
-    from dptree.cli.main import main
-
-    return main([str(a) for a in args])
-
-
 @pytest.fixture
-def csv_and_release(tmp_path):
+def csv_and_release(tmp_path, cli_run):
     data = tmp_path / "d.csv"
     data.write_text("age\n1\n5\n30\n")
     rel = tmp_path / "r.json"
-    assert _cli("release", data, "--column", "age", "--lower", 0, "--upper", 100, "--epsilon", 1, "--out", rel) == 0
+    assert cli_run(["release", data, "--column", "age", "--lower", 0, "--upper", 100, "--epsilon", 1,
+                    "--out", rel]).code == 0
     return data, rel
 
 
-def test_no_command_overwrites_its_input(csv_and_release, capsys):
+def test_no_command_overwrites_its_input(csv_and_release, cli_run):
     data, rel = csv_and_release
     before = data.read_bytes(), rel.read_bytes()
-    assert _cli("release", data, "--column", "age", "--lower", 0, "--upper", 100, "--epsilon", 1,
-                "--out", data, "--force") == 2
-    assert _cli("report", rel, "--out", rel, "--force") == 2
-    assert _cli("plot", rel, "--out", rel, "--force") == 2
+    for argv in (["release", data, "--column", "age", "--lower", 0, "--upper", 100, "--epsilon", 1, "--out", data],
+                 ["report", rel, "--out", rel], ["plot", rel, "--out", rel]):
+        code, _, err = cli_run(argv + ["--force"])
+        assert code == 2 and "input" in err, err
     assert (data.read_bytes(), rel.read_bytes()) == before
-    assert "input" in capsys.readouterr().err
 
 
-def test_a_file_that_is_not_a_dptree_artefact_needs_force(csv_and_release, capsys):
+def test_a_file_that_is_not_a_dptree_artefact_needs_force(csv_and_release, cli_run):
     data, rel = csv_and_release
     notes = data.parent / "notes.txt"
     notes.write_text("my notes")
-    args = ("release", data, "--column", "age", "--lower", 0, "--upper", 100, "--epsilon", 1, "--out", notes)
-    assert _cli(*args) == 2
+    args = ["release", data, "--column", "age", "--lower", 0, "--upper", 100, "--epsilon", 1, "--out", notes]
+    code, _, err = cli_run(args)
+    assert code == 2 and "--force" in err
     assert notes.read_text() == "my notes"
-    assert "--force" in capsys.readouterr().err
-    assert _cli("report", rel, "--out", notes) == 2 and _cli("plot", rel, "--out", notes) == 2
+    assert cli_run(["report", rel, "--out", notes]).code == 2 and cli_run(["plot", rel, "--out", notes]).code == 2
     assert notes.read_text() == "my notes"
-    assert _cli(*args, "--force") == 0
+    assert cli_run(args + ["--force"]).code == 0
     assert dptree.load(notes).total() is not None
     # the same kind of artefact is replaced without --force (a release, a report, a plot)
-    assert _cli(*args[:-1], rel) == 0
+    assert cli_run(args[:-1] + [rel]).code == 0
     for cmd, name in (("report", "r.html"), ("plot", "r.png")):
-        assert _cli(cmd, rel, "--out", data.parent / name) == 0
-        assert _cli(cmd, rel, "--out", data.parent / name) == 0
+        assert cli_run([cmd, rel, "--out", data.parent / name]).code == 0
+        assert cli_run([cmd, rel, "--out", data.parent / name]).code == 0
     with pytest.raises(DPTreeError, match="force=True"):
         R.save(data, allow_nonprivate=True)
     assert data.read_text().startswith("age")
 
 
 @pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="needs FIFOs and symlinks")
-def test_links_pipes_and_devices_are_never_replaced(csv_and_release):
+def test_links_pipes_and_devices_are_never_replaced(csv_and_release, cli_run):
     import os
 
     data, rel = csv_and_release
@@ -190,7 +184,7 @@ def test_links_pipes_and_devices_are_never_replaced(csv_and_release):
     fifo = data.parent / "fifo"
     os.mkfifo(fifo)
     for target in (link, fifo, "/dev/null"):
-        assert _cli("plot", rel, "--out", target, "--force") == 2
+        assert cli_run(["plot", rel, "--out", target, "--force"]).code == 2
         with pytest.raises(DPTreeError, match="not a regular file"):
             dptree.load(rel).save(target, force=True)
     assert link.is_symlink() and fifo.is_fifo()
@@ -321,25 +315,24 @@ def test_a_ledger_killed_during_creation_is_not_left_half_made(tmp_path):
 # ------------------------------------------------------------------ CLI answers, files and memory
 
 
-def test_query_refuses_range_options_on_a_hierarchy_release(tmp_path, capsys):
+def test_query_refuses_range_options_on_a_hierarchy_release(tmp_path, cli_run):
     rows, structure, out = tmp_path / "h.csv", tmp_path / "s.csv", tmp_path / "h.json"
     rows.write_text("country,state\nUS,CA\nFR,IDF\n")
     structure.write_text("country,state\nUS,CA\nUS,NY\nFR,IDF\n")
-    assert _cli("hierarchy", rows, "--levels", "country,state", "--structure", structure, "--epsilon", 1,
-                "--out", out) == 0
-    capsys.readouterr()
-    assert _cli("query", out, "--count", "1:2") == 2
-    assert "--node" in capsys.readouterr().err
-    assert _cli("query", out, "--node", "US") == 0
+    assert cli_run(["hierarchy", rows, "--levels", "country,state", "--structure", structure, "--epsilon", 1,
+                    "--out", out]).code == 0
+    code, _, err = cli_run(["query", out, "--count", "1:2"])
+    assert code == 2 and "--node" in err
+    assert cli_run(["query", out, "--node", "US"]).code == 0
 
 
-def test_json_quantiles_are_numbers(csv_and_release, capsys):
+def test_json_quantiles_are_numbers(csv_and_release, cli_run):
     import json
 
     _, rel = csv_and_release
-    capsys.readouterr()
-    assert _cli("query", rel, "--quantile", 0.5, "--format", "json") == 0
-    answers = json.loads(capsys.readouterr().out)["answers"]
+    code, out, _ = cli_run(["query", rel, "--quantile", 0.5, "--format", "json"])
+    assert code == 0
+    answers = json.loads(out)["answers"]
     assert isinstance(answers[0]["estimate"], (int, float))
 
 
@@ -368,23 +361,21 @@ def test_a_tree_that_does_not_fit_in_memory_is_refused_before_allocating(monkeyp
     dptree.plan_range_tree(lower=0, upper=1000, epsilon=1.0)
 
 
-def test_cli_errors_name_flags_not_python_keywords(tmp_path, capsys):
+def test_cli_errors_name_flags_not_python_keywords(tmp_path, cli_run):
     data = tmp_path / "d.csv"
     data.write_text("age\n1\n")
     out = tmp_path / "r.json"
-    assert _cli("release", data, "--column", "age", "--lower", 0, "--upper", 100, "--epsilon", 1,
-                "--noise", "gaussian", "--out", out) == 2
-    err = capsys.readouterr().err
-    assert "--delta 1e-6" in err and "delta=" not in err
-    assert _cli("interior-point", data, "--column", "age", "--lower", 0, "--upper", 100, "--epsilon", 1,
-                "--delta", 1e-6, "--method", "treelog") == 2
-    err = capsys.readouterr().err
-    assert "--n " in err and "n=" not in err
+    code, _, err = cli_run(["release", data, "--column", "age", "--lower", 0, "--upper", 100, "--epsilon", 1,
+                            "--noise", "gaussian", "--out", out])
+    assert code == 2 and "--delta 1e-6" in err and "delta=" not in err
+    code, _, err = cli_run(["interior-point", data, "--column", "age", "--lower", 0, "--upper", 100, "--epsilon", 1,
+                            "--delta", 1e-6, "--method", "treelog"])
+    assert code == 2 and "--n " in err and "n=" not in err
 
 
-def test_report_with_as_many_bins_as_buckets(csv_and_release):
+def test_report_with_as_many_bins_as_buckets(csv_and_release, cli_run):
     _, rel = csv_and_release
-    assert _cli("report", rel, "--out", rel.parent / "r.html", "--bins", 10**9) == 0
+    assert cli_run(["report", rel, "--out", rel.parent / "r.html", "--bins", 10**9]).code == 0
 
 
 def test_nul_bytes_in_ledger_and_input_paths_are_typed_errors():

@@ -88,12 +88,9 @@ NOISY_LINES: dict[str, tuple[str, ...]] = {
 }
 
 
-def _cli(argv: list[str], capsys: Any) -> str:
-    from dptree.cli.main import main
-
-    capsys.readouterr()
-    code = main(argv)
-    out, err = capsys.readouterr()
+def _printed(result: Any) -> str:
+    """Everything a successful ``cli_run`` printed, stdout then stderr."""
+    code, out, err = result
     assert code == 0, err
     return out + err
 
@@ -120,33 +117,33 @@ def _neighbouring_csvs(tmp: Path, header: str, rows: list[str], extra: str) -> t
     return d0, d1
 
 
-def test_cli_prints_nothing_that_depends_on_the_data_outside_the_noise(tmp_path: Path, capsys: Any) -> None:
+def test_cli_prints_nothing_that_depends_on_the_data_outside_the_noise(tmp_path: Path, cli_run: Any) -> None:
     rows = [str(v) for v in (3, 5, 5, 8, 13, 21, 21, 34, 55, 89)] * 7
     d0, d1 = _neighbouring_csvs(tmp_path, "v", rows, "40")
     common = ["--column", "v", "--lower", "0", "--upper", "100", "--epsilon", "1", "--seed", "5", "--allow-nonprivate"]
     outs = {}
     for label, path in (("d0", d0), ("d1", d1)):
-        outs[label] = _cli(["release", str(path), *common, "--out", str(path.parent / "r.json")], capsys)
+        outs[label] = _printed(cli_run(["release", str(path), *common, "--out", str(path.parent / "r.json")]))
     assert _differing_lines(outs["d0"], outs["d1"], tmp_path) == []
     # the interior point: only the value line may differ
     outs = {}
     for label, path in (("d0", d0), ("d1", d1)):
-        outs[label] = _cli(["interior-point", str(path), "--column", "v", "--lower", "0", "--upper", "100",
-                            "--epsilon", "1", "--seed", "5", "--allow-nonprivate"], capsys)
+        outs[label] = _printed(cli_run(["interior-point", str(path), "--column", "v", "--lower", "0", "--upper", "100",
+                                        "--epsilon", "1", "--seed", "5", "--allow-nonprivate"]))
     for x, y in _differing_lines(outs["d0"], outs["d1"], tmp_path):
         assert x.startswith(NOISY_LINES["interior-point"]), f"printed line depends on the data: {x!r} vs {y!r}"
     # median and one quantile: only the value line may differ
     for cmd, extra in (("median", []), ("quantile", ["--q", "0.9"])):
         outs = {}
         for label, path in (("d0", d0), ("d1", d1)):
-            outs[label] = _cli([cmd, str(path), "--column", "v", *extra, "--lower", "0", "--upper", "100",
-                                "--epsilon", "1", "--seed", "5", "--allow-nonprivate"], capsys)
+            outs[label] = _printed(cli_run([cmd, str(path), "--column", "v", *extra, "--lower", "0", "--upper", "100",
+                                            "--epsilon", "1", "--seed", "5", "--allow-nonprivate"]))
         for x, y in _differing_lines(outs["d0"], outs["d1"], tmp_path):
             assert x.startswith(NOISY_LINES[cmd]), f"{cmd}: printed line depends on the data: {x!r} vs {y!r}"
     # query output of the two releases: only estimates may differ, never the structure
     for label in ("d0", "d1"):
-        outs[label] = _cli(["query", str(tmp_path / label / "r.json"), "--count", "0:50", "--quantile", "0.5",
-                            "--bins", "4"], capsys)
+        outs[label] = _printed(cli_run(["query", str(tmp_path / label / "r.json"), "--count", "0:50", "--quantile", "0.5",
+                                        "--bins", "4"]))
     for x, y in _differing_lines(outs["d0"], outs["d1"], tmp_path):
         assert x.split()[0] == y.split()[0] and x.split()[0] not in ("query", "RangeTree"), (x, y)
     # hierarchy counts
@@ -157,9 +154,9 @@ def test_cli_prints_nothing_that_depends_on_the_data_outside_the_noise(tmp_path:
     structure.write_text("country,state\nUS,CA\nUS,NY\nFR,IDF\n")
     outs = {}
     for label, path in (("d0", h0), ("d1", h1)):
-        outs[label] = _cli(["hierarchy", str(path), "--levels", "country,state", "--structure", str(structure),
-                            "--epsilon", "1", "--seed", "5", "--allow-nonprivate",
-                            "--out", str(path.parent / "h.json")], capsys)
+        outs[label] = _printed(cli_run(["hierarchy", str(path), "--levels", "country,state", "--structure", str(structure),
+                                        "--epsilon", "1", "--seed", "5", "--allow-nonprivate",
+                                        "--out", str(path.parent / "h.json")]))
     assert _differing_lines(outs["d0"], outs["d1"], tmp_path) == []
 
 

@@ -206,21 +206,19 @@ def test_redact_removes_values_and_line_numbers() -> None:
     assert "Could not convert" in out or "Conversion Error" in out
 
 
-def test_cli_replace_with_bounding_or_drop_is_refused_before_any_charge(tmp_path: Path, capsys: Any) -> None:
-    from dptree.cli.main import main
+def test_cli_replace_with_bounding_or_drop_is_refused_before_any_charge(tmp_path: Path, cli_run: Any) -> None:
     from dptree.privacy.ledger import Ledger
 
     data = tmp_path / "d.csv"
     data.write_text("v,u\n1,7\n1,7\n1,8\n")
     ledger = tmp_path / "b.sqlite"
-    assert main(["budget", str(ledger), "--create", "--total-epsilon", "5"]) == 0
+    assert cli_run(["budget", str(ledger), "--create", "--total-epsilon", "5"]).code == 0
     base = ["release", str(data), "--column", "v", "--lower", "0", "--upper", "7", "--epsilon", "1",
             "--neighbors", "replace", "--max-contributions", "2", "--out", str(tmp_path / "o.json")]
     for extra in (["--user-id", "u"], ["--missing", "drop"], ["--user-id", "u", "--ledger", str(ledger)],
                   ["--missing", "drop", "--ledger", str(ledger)]):
-        capsys.readouterr()
-        assert main(base + extra) == 2
-        err = capsys.readouterr().err
+        code, _, err = cli_run(base + extra)
+        assert code == 2
         assert "--neighbors replace" in err and "--neighbors add_remove" in err
     assert not (tmp_path / "o.json").exists()
     assert Ledger(str(ledger)).spent().epsilon == 0

@@ -1,201 +1,254 @@
-"""Command-line additions of issue 6: ``--ledger``/``--user-id``/``--by`` on ``release``,
-``dptree budget`` and ``dptree report``.
+"""The one core of the ``dptree`` command line: the conventions every command shares.
 
-:func:`register` is called by :func:`dptree.cli.main.build_parser` with the subcommand action. It adds
-the new subcommands and extends the existing ``release`` parser in place: with none of the new
-options given, ``release`` runs exactly as before.
+* **Streams.** Results go to stdout; diagnostics (progress, warnings, ``wrote FILE``) and errors
+  go to stderr.
+* **Errors.** One line, ``dptree: error: MESSAGE``, for every command and for argparse's usage
+  errors too (after the usage line). Library messages are put in CLI terms (:func:`cli_wording`).
+* **Exit status.** 0 ok, 2 user error (bad input, a refused release), 3 internal error (a bug; set
+  ``DPTREE_DEBUG=1`` for its traceback), 130 interrupted.
+* **Inputs.** ``--lower``/``--upper``/``--width`` are parsed once (:func:`parse_bound`,
+  :func:`parse_width`); ``--seed`` needs ``--allow-nonprivate`` (:func:`check_seed`); the data
+  file must exist and be a file, ``-`` is CSV on standard input (:func:`check_input_path`,
+  :func:`readable_path`).
+* **Outputs.** ``--out`` is checked before anything is charged or read (:func:`check_output_path`:
+  its directory, not an input or the ledger, not a link/pipe/device, ``--force`` to replace a file
+  that is not a dptree artefact of the same kind); the library writes it atomically.
+* **Releases.** Commands that read a saved release (query, plot, report) tell its kind by the
+  ``KIND`` of its class, through one table per command (:func:`for_kind`), never by ``isinstance``.
 
-Order of every releasing command (``release``, ``release --by/--user-id``, ``hierarchy``,
-``interior-point``), the ledger's contract:
-
-1. everything public is validated: the budget and the other parameters (through the mechanism's
-   own checks, on a stand-in that refuses to be read: :func:`check_public_parameters`), the
-   ``--out`` path (its directory exists and is writable, it is not the input or the ledger), the
-   input file's existence (a file-system fact, not its content);
-2. with ``--ledger``, the charge is committed (one durable transaction);
-3. only then is the data file read, the noise drawn and the output written.
-
-So no message derived from the data can come out before the budget is spent: a release that
-fails on its data (a bad column, missing values, unknown groups, ...) keeps its charge (it is
-recorded as ``failed``), and errors cannot be used as a free counting oracle.
+The ledger options and the charge (committed before the data is read) are in
+:mod:`dptree.cli.ledger_options`.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import datetime as _dt
+import math
 import os
+import re
 import sys
+import tempfile
+import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence, cast
+from typing import Any, Iterator, Mapping, NoReturn, Sequence, TypeVar
 
 from dptree.errors import DPTreeError, InputFormatError, InvalidParameterError
 
 __all__ = [
-    "register",
-    "charged",
-    "charged_budget",
-    "add_ledger_options",
-    "ledger_path",
+    "Parser",
+    "run",
+    "error",
+    "info",
+    "cli_wording",
+    "known_flags",
+    "Progress",
+    "add_progress_option",
+    "progress_of",
+    "parse_bound",
+    "parse_width",
+    "add_seed_options",
+    "check_seed",
+    "add_input_options",
     "check_input_path",
+    "readable_path",
+    "add_force_option",
     "check_output_path",
-    "check_public_parameters",
+    "wrote",
+    "release_kind",
+    "for_kind",
 ]
 
-LEDGER_HELP = (
-    "charge this budget ledger (create it with: dptree budget PATH --create --total-epsilon E). "
-    "The charge is committed BEFORE the data file is read: a release that then fails on its data "
-    "(bad column, missing values, unknown groups, ...) keeps its charge"
-)
+PROG = "dptree"
+EXIT_OK, EXIT_USER_ERROR, EXIT_INTERNAL_ERROR, EXIT_INTERRUPTED = 0, 2, 3, 130
+
+T = TypeVar("T")
 
 
-def register(sub: Any) -> None:
-    """Add ``budget`` and ``report``, and the issue-6 options of ``release``."""
-    release = sub.choices.get("release")
-    if release is not None:
-        g = release.add_argument_group("scale (issue 6)")
-        g.add_argument("--ledger", metavar="PATH", help=LEDGER_HELP)
-        g.add_argument("--ledger-label", metavar="TEXT", help="label of the charge (default: FILE:COLUMN)")
-        g.add_argument("--user-id", metavar="COLUMN",
-                       help="keep at most --max-contributions records per value of COLUMN (chosen at random)")
-        g.add_argument("--by", metavar="COLUMN", help="one release per group of COLUMN (parallel composition)")
-        g.add_argument("--groups", metavar="A,B,...", help="the public list of groups (required with --by)")
-        g.add_argument("--unknown-groups", choices=["error", "drop"], default="error",
-                       help="rows of a group not in --groups: error (default) or drop")
-        release.set_defaults(func=_cmd_release)
-    _add_budget(sub)
-    _add_report(sub)
+# --------------------------------------------------------------------------- parser, errors, streams
 
 
-def ledger_path(value: str | None) -> str | None:
-    """The ``--ledger`` value: None (no ledger) or a non-empty path; ``--ledger ""`` is an error."""
-    if value is None:
-        return None
-    if not value.strip():
-        raise InvalidParameterError(
-            "--ledger needs a file name; an empty --ledger is not 'no ledger' (omit --ledger to release without one)"
-        )
+class Parser(argparse.ArgumentParser):
+    """argparse with the CLI's one error prefix. Its subcommands (``add_subparsers``) are parsers
+    of this class too, and the subparsers action is kept as :attr:`commands`."""
+
+    commands: Any = None
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USER_ERROR, f"{PROG}: error: {message}\n")
+
+    def add_subparsers(self, **kwargs: Any) -> Any:
+        self.commands = super().add_subparsers(**kwargs)
+        return self.commands
+
+
+def error(message: str) -> None:
+    """The one error line: ``dptree: error: MESSAGE`` on stderr."""
+    print(f"{PROG}: error: {message}", file=sys.stderr, flush=True)
+
+
+def info(message: str) -> None:
+    """A diagnostic line on stderr (stdout is for results only)."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def run(parser: Parser, argv: Sequence[str]) -> int:
+    """Parse ``argv``, run the command's ``func`` and turn what it raises into the exit status and
+    the one error line."""
+    args = parser.parse_args(_join_negative_values(list(argv)))
+    try:
+        return int(args.func(args))
+    except DPTreeError as exc:
+        error(cli_wording(str(exc), known_flags(parser)))
+        return EXIT_USER_ERROR
+    except OSError as exc:
+        error(f"{exc.strerror or exc}: {getattr(exc, 'filename', '') or ''}".rstrip(": "))
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        error("interrupted")
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # a bug: say so in one line, traceback on request
+        if os.environ.get("DPTREE_DEBUG"):
+            raise
+        error(f"internal error: {type(exc).__name__}: {exc} (set DPTREE_DEBUG=1 for a traceback)")
+        return EXIT_INTERNAL_ERROR
+
+
+_VALUE_OPTIONS = ("--count", "--cdf", "--lower", "--upper")
+_NEGATIVE = re.compile(r"^-\d")
+
+
+def _join_negative_values(argv: list[str]) -> list[str]:
+    """Let ``--count -5:3`` and ``--lower -10`` work: argparse would read them as options."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        if tok in _VALUE_OPTIONS and i + 1 < len(argv) and _NEGATIVE.match(argv[i + 1]):
+            out.append(f"{tok}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(tok)
+        i += 1
+    return out
+
+
+def known_flags(parser: Parser) -> set[str]:
+    """Every ``--option`` of every command of ``parser`` (read from their usage lines)."""
+    parsers = [parser, *(parser.commands.choices.values() if parser.commands is not None else ())]
+    return {flag for p in parsers for flag in re.findall(r"--[a-z][a-z0-9-]*", p.format_usage())}
+
+
+# Library parameters whose CLI flag has another spelling; every other name maps to --name with
+# underscores as dashes. Only names that are options of some command are translated.
+_FLAG_OF = {"unknown": "--unknown", "allow_nonprivate": "--allow-nonprivate", "force": "--force"}
+_PY_AND_FLAG = re.compile(r"\b[a-z_]+=[^\s()]+ \((--[a-z-]+(?: [^)\s]+)?)\)")
+_PY_ARG = re.compile(r"\b([a-z_]+)=('[^']*'|[^\s,;)']+|(?=[\s,;)]|$))")
+
+
+def cli_wording(message: str, flags: set[str] | None = None) -> str:
+    """An error message in the CLI's terms: "pass delta=1e-6" becomes "pass --delta 1e-6",
+    "missing='drop' (--missing drop)" becomes "--missing drop", "force=True" becomes "--force".
+    ``flags``: the options that may be named (default: those of the ``dptree`` parser)."""
+    if flags is None:
+        from dptree.cli.main import build_parser
+
+        flags = known_flags(build_parser())
+    message = _PY_AND_FLAG.sub(r"\1", message)
+
+    def flag(m: re.Match[str]) -> str:
+        name, value = m.group(1), m.group(2).strip("'")
+        opt = _FLAG_OF.get(name, "--" + name.replace("_", "-"))
+        if opt not in flags:
+            return m.group(0)
+        return opt if value in ("True", "") else f"{opt} {value}"
+
+    return _PY_ARG.sub(flag, message)
+
+
+class Progress:
+    """Stage messages on stderr when it is a terminal (or with --progress)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.t0 = time.perf_counter()
+
+    def __call__(self, msg: str) -> None:
+        if self.enabled:
+            info(f"{PROG}: {msg} [{time.perf_counter() - self.t0:.1f}s]")
+
+
+def add_progress_option(p: Any) -> None:
+    p.add_argument("--progress", action="store_true", help="print progress even when stderr is not a terminal")
+
+
+def progress_of(args: argparse.Namespace) -> Progress:
+    return Progress(bool(getattr(args, "progress", False)) or sys.stderr.isatty())
+
+
+# --------------------------------------------------------------------------- bounds and the seed
+
+
+def parse_bound(text: str, flag: str, *, dates: bool = True) -> Any:
+    """A public bound (``--lower``, ``--upper``, a numeric ``--width``): an int, else a float
+    (finite), else with ``dates`` the text itself, a date or timestamp left for the domain to parse."""
+    value: int | float
+    try:
+        value = int(text)
+    except ValueError:
+        try:
+            value = float(text)
+        except ValueError:
+            if dates:
+                return text
+            raise InvalidParameterError(f"{flag} must be a number, got {text!r}") from None
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InvalidParameterError(f"{flag} must be a finite number, got {text!r}")
     return value
 
 
-def _open_ledger(path: str) -> Any:
-    from dptree.privacy.ledger import Ledger
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(d|h|m|s|w)\s*$")
 
-    if not os.path.exists(ledger_path(path) or ""):
+
+def parse_width(text: str | None, lower: Any) -> Any:
+    """``--width``: a number, or for a date domain (``lower`` is text) a duration such as 1d or 6h."""
+    if text is None:
+        return None
+    if isinstance(lower, str):
+        m = _DURATION.match(text)
+        if not m:
+            raise InvalidParameterError(f"date width must look like 1d, 12h, 30m, 10s or 1w; got {text!r}")
+        unit = {"d": "days", "h": "hours", "m": "minutes", "s": "seconds", "w": "weeks"}[m.group(2)]
+        return _dt.timedelta(**{unit: float(m.group(1))})
+    return parse_bound(text, "--width", dates=False)
+
+
+def add_seed_options(p: Any) -> None:
+    p.add_argument("--seed", type=int, default=None,
+                   help="TESTS ONLY: seeded, reproducible and NOT private (needs --allow-nonprivate)")
+    p.add_argument("--allow-nonprivate", dest="allow_nonprivate", action="store_true",
+                   help="confirm a seeded, NOT private release")
+
+
+def check_seed(args: argparse.Namespace) -> None:
+    """``--seed`` needs ``--allow-nonprivate``: a seeded release is reproducible and not private."""
+    if args.seed is not None and not args.allow_nonprivate:
         raise InvalidParameterError(
-            f"--ledger {path} does not exist; create it first: dptree budget {path} --create --total-epsilon E "
-            "[--total-delta D] and/or --total-rho R"
+            "--seed makes the release reproducible and NOT private; add --allow-nonprivate to confirm"
         )
-    return Ledger(path)
 
 
-def _kept(exc: DPTreeError, charge: Any) -> None:
-    """Say in the (one-line) message that the failed release's charge stays spent."""
-    note = (f" [ledger charge {charge.id} stays spent: the charge is committed before the data is read, "
-            "and a release that fails on its data keeps it]")
-    if len(exc.args) == 1 and isinstance(exc.args[0], str):
-        exc.args = (exc.args[0] + note,)
+# --------------------------------------------------------------------------- input files
 
 
-@contextmanager
-def charged(ledger_path_: str | None, plan: Any, label: str) -> Iterator[Any]:
-    """Charge ``plan`` to the ledger at ``ledger_path_`` for the duration of the block (no-op for None;
-    ``""`` is an error).
-
-    Use it around the data reading, the noise and the output of any releasing command, after
-    every public check; the charge is committed before the block runs, and its status and output
-    are recorded when the block ends (a block that raises keeps its charge, marked ``failed``)::
-
-        with charged(args.ledger, plan, label) as charge:
-            hist = read(file); release = plan.release(hist); release.save(out)
-            if charge is not None: charge.output = out
-    """
-    if ledger_path(ledger_path_) is None:
-        yield None
-        return
-    with _open_ledger(cast(str, ledger_path_)) as ledger:
-        with ledger.charge_for(plan, label=label) as charge:
-            try:
-                yield charge
-            except DPTreeError as exc:
-                _kept(exc, charge)
-                raise
-
-
-@contextmanager
-def charged_budget(ledger_path_: str | None, *, epsilon: float, delta: float = 0.0, label: str = "") -> Iterator[Any]:
-    """Like :func:`charged`, for commands whose mechanism takes (epsilon, delta) directly
-    (``hierarchy``, ``interior-point``): the charge is committed before the block reads the data."""
-    from dptree.privacy.budget import check_delta, check_release_budget
-
-    eps, dlt = check_release_budget(epsilon), check_delta(delta)  # never charge an invalid budget
-    if ledger_path(ledger_path_) is None:
-        yield None
-        return
-    with _open_ledger(cast(str, ledger_path_)) as ledger:
-        with ledger.charge(epsilon=eps, delta=dlt, label=label) as charge:
-            try:
-                yield charge
-            except DPTreeError as exc:
-                _kept(exc, charge)
-                raise
-
-
-def add_ledger_options(p: Any) -> None:
-    """``--ledger PATH`` and ``--ledger-label TEXT`` for a releasing command."""
-    p.add_argument("--ledger", default=None, metavar="PATH", help=LEDGER_HELP)
-    p.add_argument("--ledger-label", dest="ledger_label", default=None, help="label of the charge")
-
-
-# --------------------------------------------------------------------------- public checks
-
-
-class _DataBoundary(BaseException):
-    """Raised when a mechanism run on :class:`_Unread` reaches its data (a BaseException so that
-    no ``except Exception`` on the way can swallow it)."""
-
-
-class _Unread:
-    """A stand-in for the private data that refuses to be read."""
-
-    def __getattr__(self, name: str) -> Any:
-        raise _DataBoundary(name)
-
-    def __iter__(self) -> Any:
-        raise _DataBoundary("__iter__")
-
-    def __len__(self) -> int:
-        raise _DataBoundary("__len__")
-
-    def __getitem__(self, key: Any) -> Any:
-        raise _DataBoundary("__getitem__")
-
-    def __array__(self, *args: Any, **kwargs: Any) -> Any:
-        raise _DataBoundary("__array__")
-
-
-def check_public_parameters(release: Callable[[Any], Any]) -> None:
-    """Run ``release(data)`` on a stand-in that raises as soon as it is read: the mechanism's own
-    checks of its public parameters run (and raise their errors) without any data, noise or charge.
-    Call it before the charge so that an invalid parameter never costs budget."""
-    try:
-        release(_Unread())
-    except _DataBoundary:
-        return
-
-
-def check_exact_total(args: argparse.Namespace) -> None:
-    """``--neighbors replace`` publishes the exact total: refuse the options that make it data-dependent
-    (the CLI face of :meth:`dptree.rangetree.release.RangeTreePlan.check_public_total`)."""
-    used = [flag for flag, on in (("--by", getattr(args, "by", None)), ("--user-id", getattr(args, "user_id", None)),
-                                  ("--missing drop", args.missing == "drop")) if on]
-    if args.neighbors == "replace" and used:
-        raise InvalidParameterError(
-            "--neighbors replace publishes the total number of records exactly, which is only private when every "
-            f"input record is counted; {', '.join(used)} make(s) the counted total depend on the data: use "
-            "--neighbors add_remove"
-        )
+def add_input_options(p: Any, *, formats: bool = True) -> None:
+    """The data file (``-`` for CSV on stdin) and, with ``formats``, ``--format csv|parquet``."""
+    p.add_argument("file", metavar="FILE", help="CSV or Parquet file, or - for CSV on standard input")
+    if formats:
+        p.add_argument("--format", dest="input_format", choices=["csv", "parquet"],
+                       help="input format (default: from the name, or the file's first bytes)")
 
 
 def check_input_path(path: str) -> None:
@@ -208,6 +261,31 @@ def check_input_path(path: str) -> None:
         raise InputFormatError(f"input {path} is a directory, not a CSV or Parquet file")
 
 
+@contextmanager
+def readable_path(path: str) -> Iterator[str]:
+    """A path a reader can open: ``path`` itself, or for ``-`` a private temporary copy of
+    standard input (CSV), removed when the block ends. Reads stdin: call it after the charge."""
+    if path != "-":
+        yield path
+        return
+    with tempfile.NamedTemporaryFile(prefix="dptree-stdin-", suffix=".csv", delete=False) as tmp:
+        stdin = sys.stdin
+        tmp.write(stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode("utf-8"))
+    try:
+        yield tmp.name
+    finally:
+        os.unlink(tmp.name)
+
+
+# --------------------------------------------------------------------------- output files
+
+
+def add_force_option(p: Any, what: str) -> None:
+    """--force: overwrite an existing --out that is not a dptree {what} (never an input, a link,
+    a pipe or a device)."""
+    p.add_argument("--force", action="store_true", help=f"overwrite an existing --out file that is not a dptree {what}")
+
+
 def _same_file(a: Path, b: Path) -> bool:
     try:
         if a.exists() and b.exists():
@@ -215,19 +293,6 @@ def _same_file(a: Path, b: Path) -> bool:
     except OSError:
         pass
     return os.path.realpath(a) == os.path.realpath(b)
-
-
-def known_flags() -> set[str]:
-    """Every option of every dptree command (for :func:`dptree.cli.main.cli_wording`)."""
-    from dptree.cli.main import build_parser
-
-    out: set[str] = set()
-    for action in build_parser()._actions:
-        for sub in getattr(action, "choices", None) or {}:
-            parser = action.choices[sub]  # type: ignore[index]
-            for a in parser._actions:
-                out.update(s for s in a.option_strings if s.startswith("--"))
-    return out
 
 
 def check_output_path(out: str, *, inputs: Sequence[str] = (), ledger: str | None = None,
@@ -259,215 +324,36 @@ def check_output_path(out: str, *, inputs: Sequence[str] = (), ledger: str | Non
     check_overwrite(out, kind, force=force, flag=flag)
 
 
-def _output_paths(pattern: str, groups: Sequence[Any] | None) -> list[str]:
-    """The files a release will write: ``--out``, or one per group with ``{group}`` replaced."""
-    if groups is None:
-        return [pattern]
-    from dptree.rangetree.groupby import _SAFE_NAME
-
-    paths = []
-    for g in groups:
-        name = str(g)
-        if not _SAFE_NAME.match(name):
-            raise InvalidParameterError(
-                f"--groups: {name!r} cannot be part of a file name; use groups made of letters, digits and _.=+-"
-            )
-        paths.append(pattern.replace("{group}", name))
-    return paths
+def wrote(paths: str | Sequence[str]) -> None:
+    """``wrote FILE[, FILE...]`` on stderr: a diagnostic, not a result."""
+    info("wrote " + (paths if isinstance(paths, str) else ", ".join(paths)))
 
 
-def _cmd_release(args: argparse.Namespace) -> int:
-    from dptree.cli import main as cli
+# --------------------------------------------------------------------------- release kinds
 
-    ledger = ledger_path(args.ledger)
-    if not (ledger or args.user_id or args.by):
-        return cli._cmd_release(args)
-    from dptree import noise as _noise
-    from dptree.rangetree.release import plan_range_tree
-
-    progress = cli._Progress(args.progress or sys.stderr.isatty())
-    # 1. everything public, before any charge
-    if args.seed is not None and not args.allow_nonprivate:
-        raise InvalidParameterError("--seed makes a NOT private release; add --allow-nonprivate to save it")
-    if args.by and not args.groups:
-        raise InvalidParameterError("--by needs --groups A,B,... (the public list of groups)")
-    if args.groups and not args.by:
-        raise InvalidParameterError("--groups needs --by COLUMN")
-    if args.by and "{group}" not in args.out:
-        raise InvalidParameterError("with --by, --out must contain {group}, e.g. --out 'age-{group}.json'")
-    lower = cli._parse_bound(args.lower)
-    upper = cli._parse_bound(args.upper)
-    plan = plan_range_tree(
-        lower=lower, upper=upper, epsilon=args.epsilon, delta=args.delta, rho=args.rho,
-        width=cli._parse_width(args.width, lower), branching=args.branching, noise=args.noise,
-        neighbors=args.neighbors, max_contributions=args.max_contributions, levels=args.levels,
-    )
-    check_exact_total(args)
-    groups = _parse_groups(args.groups) if args.by else None
-    outs = _output_paths(args.out, groups)
-    check_input_path(args.file)
-    for out in outs:
-        check_output_path(out, inputs=[args.file], ledger=ledger, force=args.force)
-    progress(f"planned a {plan.layout.branching}-ary tree over {plan.domain.size} buckets")
-    report = progress if progress.enabled else None
-    src = cast(_noise.RngLike, _noise.make_source(args.seed))  # one stream: bounding, then noise
-    label = args.ledger_label or f"{args.file}:{args.column}" + (f" by {args.by}" if args.by else "")
-    # 2. the charge (committed), 3. the data, the noise and the output
-    from dptree.io.release_file import _utc_now
-
-    created = _utc_now()  # before the data is read: the file must not time the reading
-    with charged(ledger, plan, label) as charge:
-        if args.by:
-            from dptree.rangetree.groupby import file_grouped_histograms
-
-            hist = file_grouped_histograms(
-                args.file, args.column, args.by, plan, groups=groups, unknown=args.unknown_groups,  # type: ignore[arg-type]
-                user_column=args.user_id, missing=args.missing, rng=src, fmt=args.input_format, progress=report,
-            )
-        elif args.user_id:
-            from dptree.data.bounding import file_bounded_histogram
-
-            hist = file_bounded_histogram(args.file, args.column, args.user_id, plan, missing=args.missing,
-                                          rng=src, fmt=args.input_format, progress=report)
-        else:
-            from dptree.data.engines.duckdb import file_leaf_histogram
-
-            hist = file_leaf_histogram(args.file, args.column, plan.domain, plan.layout.padded_size,
-                                       missing=args.missing, fmt=args.input_format, progress=report)
-        progress("histogram computed; adding noise and estimating")
-        if args.by:
-            from dptree.rangetree.groupby import release_groups
-
-            rel = release_groups(plan, hist, groups, src, column=args.column, source=args.file,  # type: ignore[arg-type]
-                                 created=created)
-            for _, r in rel.items():
-                note_charge(r, charge, ledger)
-            paths = rel.save(args.out, allow_nonprivate=args.allow_nonprivate, force=args.force)
-            if charge is not None:
-                charge.output = ", ".join(paths)
-            names = ", ".join(map(str, rel.groups))
-            summary = f"{len(paths)} group releases ({names}): " + rel[rel.groups[0]].summary()
-        else:
-            release = plan.release(hist, rng=src, column=args.column, source=args.file, created=created)
-            note_charge(release, charge, ledger)
-            release.save(args.out, allow_nonprivate=args.allow_nonprivate, force=args.force)
-            if charge is not None:
-                charge.output = args.out
-            summary = release.summary()
-            paths = [args.out]
-    print(summary)
-    print("wrote " + ", ".join(paths))
-    return 0
+_KIND_NAMES = {"range_tree": "range-tree", "hierarchy": "hierarchy"}
 
 
-def note_charge(release: Any, charge: Any, ledger: str | None) -> None:
-    """Record a ledger charge in the release's public metadata (the report shows it): the ledger's
-    path, the charge's id and label and the amounts charged (the budget, a public parameter)."""
-    if charge is None:
-        return
-    release.metadata["ledger"] = {"path": str(ledger), "charge": int(charge.id), "label": str(charge.label),
-                                  "epsilon": float(charge.epsilon), "delta": float(charge.delta),
-                                  "rho": float(charge.rho)}
-
-
-def _parse_groups(text: str) -> list[Any]:
-    parts = [p.strip() for p in text.split(",")]
-    if not parts or any(p == "" for p in parts):
-        raise InvalidParameterError("--groups must be a comma-separated list such as north,south,east")
-    try:
-        return [int(p) for p in parts]
-    except ValueError:
-        return parts
-
-
-def _add_budget(sub: Any) -> None:
-    p = sub.add_parser("budget", help="create a budget ledger or show its spend history")
-    p.add_argument("ledger", help="ledger file (SQLite)")
-    p.add_argument("--create", action="store_true", help="create the ledger with the totals given")
-    p.add_argument("--total-epsilon", type=float)
-    p.add_argument("--total-delta", type=float, default=0.0)
-    p.add_argument("--total-rho", type=float)
-    p.add_argument("--upgrade", action="store_true",
-                   help="upgrade a ledger written by an older dptree (format 1) to the checked format")
-    p.add_argument("--format", choices=["table", "json"], default="table")
-    p.set_defaults(func=_cmd_budget)
-
-
-def _cmd_budget(args: argparse.Namespace) -> int:
-    from dptree.privacy.ledger import Ledger
-
-    if args.upgrade:
-        if args.create or args.total_epsilon is not None or args.total_rho is not None:
-            raise InvalidParameterError("--upgrade keeps the ledger's totals; give it alone")
-        n = Ledger.upgrade(args.ledger)
-        print(f"upgraded ledger {args.ledger}: {n} charge(s) checked and chained", file=sys.stderr)
-    if args.create:
-        if os.path.exists(args.ledger):
-            raise InvalidParameterError(f"{args.ledger} already exists; it keeps its totals (drop --create to show it)")
-        if args.total_epsilon is None and args.total_rho is None:
-            raise InvalidParameterError("--create needs --total-epsilon (and --total-delta) and/or --total-rho")
-        Ledger(args.ledger, total_epsilon=args.total_epsilon, total_delta=args.total_delta,
-               total_rho=args.total_rho).close()
-    elif args.total_epsilon is not None or args.total_rho is not None:
-        raise InvalidParameterError("totals are set once, with --create")
-    with Ledger(args.ledger, read_only=not args.create) as led:
-        spent = led.spent()
-        history = led.history()
-        totals = {"epsilon": led.total_epsilon, "delta": led.total_delta, "rho": led.total_rho}
-    if args.format == "json":
-        print(json.dumps({"ledger": args.ledger, "totals": totals,
-                          "spent": {"epsilon": spent.epsilon, "delta": spent.delta, "rho": spent.rho,
-                                    "charges": spent.charges},
-                          "history": history}, indent=2))
-        return 0
-    shown = {k: v for k, v in totals.items() if v is not None and (k != "delta" or totals["epsilon"] is not None)}
-    tot = ", ".join(f"{k}={v:g}" for k, v in shown.items())
-    print(f"ledger {args.ledger}: total {tot}")
-    parts = []
-    if totals["epsilon"] is not None:
-        parts.append(f"epsilon={spent.epsilon:.6g} of {totals['epsilon']:g}, "
-                     f"delta={spent.delta:.3g} of {totals['delta']:g}")
-    if totals["rho"] is not None:
-        parts.append(f"rho={spent.rho:.6g} of {totals['rho']:g}")
-    print(f"spent in {spent.charges} charge(s): " + "; ".join(parts))
-    if history:
-        cols = ["id", "time (UTC)", "label", "kind", "epsilon", "delta", "rho", "status", "output"]
-        body = [[str(h["id"]), h["created_utc"], h["label"], h["kind"], f"{h['epsilon']:g}", f"{h['delta']:g}",
-                 f"{h['rho']:g}", h["status"], h["output"] or ""] for h in history]
-        widths = [max(len(c), *(len(r[i]) for r in body)) for i, c in enumerate(cols)]
-        print("  ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip())
-        for r in body:
-            print("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip())
-    return 0
-
-
-def _add_report(sub: Any) -> None:
-    from dptree.cli.main import add_view_options
-
-    p = sub.add_parser("report", help="write a static HTML report of a range-tree or hierarchy release")
-    p.add_argument("release")
-    p.add_argument("--out", required=True, help="HTML file to write")
-    from dptree.cli.main import add_force_option
-
-    add_force_option(p, "report")
-    p.add_argument("--ci", type=float, default=0.95, help="confidence level of bands and intervals")
-    p.add_argument("--bins", type=int, default=30, help="histogram bins (default 30)")
-    p.add_argument("--title")
-    add_view_options(p)
-    p.set_defaults(func=_cmd_report)
-
-
-def _cmd_report(args: argparse.Namespace) -> int:
+def release_kind(release: Any) -> str | None:
+    """The kind of a loaded release ("range_tree", "hierarchy"): its class's ``KIND``, or for
+    classes without one, the kind their files are saved under."""
+    kind = getattr(type(release), "KIND", None)
+    if isinstance(kind, str):
+        return kind
     from dptree.hierarchy.release import HierarchyRelease
-    from dptree.io.release_file import load
     from dptree.rangetree.release import RangeTree
-    from dptree.reporting.report import write_report
 
-    check_output_path(args.out, inputs=[args.release], kind="report", force=args.force)
-    release = load(args.release)
-    if not isinstance(release, (RangeTree, HierarchyRelease)):
-        raise InvalidParameterError("report needs a range-tree or hierarchy release")
-    write_report(release, args.out, level=args.ci, bins=args.bins, title=args.title, log=args.log,
-                 clip_negative=args.clip_negative, force=args.force)
-    print(f"wrote {args.out}")
-    return 0
+    return {RangeTree: "range_tree", HierarchyRelease: "hierarchy"}.get(type(release))
+
+
+def for_kind(table: Mapping[str, T], release: Any, command: str) -> T:
+    """The entry of ``table`` for the kind of ``release``, or a clear error naming the kinds that
+    ``command`` takes."""
+    kind = release_kind(release)
+    if kind is None or kind not in table:
+        wanted = " or ".join(_KIND_NAMES.get(k, k) for k in table)
+        raise InvalidParameterError(
+            f"{command} needs a {wanted} release; this one is a {kind or type(release).__name__} release"
+        )
+    return table[kind]
+

@@ -308,25 +308,6 @@ class HierarchyRelease:
             f"{self.privacy['neighbours']}{'' if self.private else ', NOT PRIVATE (test seed)'}"
         )
 
-    def cli_answers(self, args: Any) -> list[dict[str, Any]]:
-        """Rows for ``dptree query REL.json --node US/CA`` (``args.node``, ``args.ci``)."""
-        nodes = list(getattr(args, "node", None) or [""])
-        level = float(getattr(args, "ci", 0.95))
-        rows = []
-        for node in nodes:
-            lo, hi = self.ci(node, level)
-            se = self.stderr(node)
-            rows.append(
-                {
-                    "query": node or "(total)",
-                    "estimate": self.count(node),
-                    "stderr": None if math.isnan(se) else se,
-                    "ci_low": lo,
-                    "ci_high": hi,
-                }
-            )
-        return rows
-
     def __repr__(self) -> str:
         p = self.parameters
         return (

@@ -11,22 +11,15 @@ import numpy as np
 import pytest
 
 import dptree
-from dptree.cli.main import main
 from dptree.data.engines import file_leaf_histogram
 from dptree.rangetree.release import plan_range_tree
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "data" / "people.csv"
 
 
-def run(argv: list[str], capsys) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]
-    code = main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def test_release_query_plot_on_the_example(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_release_query_plot_on_the_example(tmp_path, cli_run) -> None:  # type: ignore[no-untyped-def]
     rel = tmp_path / "age.json"
-    code, out, err = run(
+    code, out, err = cli_run(
         [
             "release",
             str(EXAMPLE),
@@ -40,24 +33,21 @@ def test_release_query_plot_on_the_example(tmp_path, capsys) -> None:  # type: i
             "1",
             "--out",
             str(rel),
-        ],
-        capsys,
-    )
+        ])
     assert code == 0, err
     assert "RangeTree" in out and rel.exists()
-    code, out, _ = run(
-        ["query", str(rel), "--count", "18:29", "--cdf", "40", "--quantile", "0.5", "--format", "json"], capsys
-    )
+    code, out, _ = cli_run(
+        ["query", str(rel), "--count", "18:29", "--cdf", "40", "--quantile", "0.5", "--format", "json"])
     assert code == 0
     answers = json.loads(out)["answers"]
     ages = np.loadtxt(EXAMPLE, delimiter=",", skiprows=1, usecols=1)
     c = answers[0]
     assert c["ci_low"] < c["estimate"] < c["ci_high"]
     assert abs(c["estimate"] - ((ages >= 18) & (ages <= 29)).sum()) < 6 * c["stderr"]
-    code, out, _ = run(["query", str(rel), "--count", "18:29"], capsys)
+    code, out, _ = cli_run(["query", str(rel), "--count", "18:29"])
     assert "count[18, 29]" in out and "95% CI" in out
     png = tmp_path / "cdf.png"
-    code, out, _ = run(["plot", str(rel), "--out", str(png)], capsys)
+    code, out, _ = cli_run(["plot", str(rel), "--out", str(png)])
     assert code == 0 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -232,18 +222,18 @@ def test_stdin_and_seeded_release(tmp_path) -> None:  # type: ignore[no-untyped-
         (["query", "/nonexistent.json"], "not found"),
     ],
 )
-def test_errors_are_one_clear_line(argv: list[str], needle: str, capsys, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_errors_are_one_clear_line(argv: list[str], needle: str, cli_run, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.chdir(tmp_path)
-    code, out, err = run(argv, capsys)
+    code, out, err = cli_run(argv)
     assert code == 2
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("dptree: error:") and needle in lines[0], err
 
 
-def test_unreadable_format(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_unreadable_format(tmp_path, cli_run) -> None:  # type: ignore[no-untyped-def]
     bad = tmp_path / "bad.parquet"
     bad.write_bytes(b"this is not parquet at all")
-    code, _, err = run(
+    code, _, err = cli_run(
         [
             "release",
             str(bad),
@@ -257,17 +247,15 @@ def test_unreadable_format(tmp_path, capsys) -> None:  # type: ignore[no-untyped
             "1",
             "--out",
             str(tmp_path / "o.json"),
-        ],
-        capsys,
-    )
+        ])
     assert code == 2 and "cannot read" in err
     notjson = tmp_path / "n.json"
     notjson.write_text("{not json")
-    code, _, err = run(["query", str(notjson)], capsys)
+    code, _, err = cli_run(["query", str(notjson)])
     assert code == 2 and "not valid JSON" in err
 
 
-def test_missing_values_in_files(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_missing_values_in_files(tmp_path, cli_run) -> None:  # type: ignore[no-untyped-def]
     f = tmp_path / "m.csv"
     f.write_text("v\n1\n\n3\nnan\n")
     args = [
@@ -284,26 +272,26 @@ def test_missing_values_in_files(tmp_path, capsys) -> None:  # type: ignore[no-u
         "--out",
         str(tmp_path / "o.json"),
     ]
-    code, _, err = run(args, capsys)
+    code, _, err = cli_run(args)
     assert code == 2 and "missing" in err
-    code, _, err = run(args + ["--missing", "drop"], capsys)
+    code, _, err = cli_run(args + ["--missing", "drop"])
     assert code == 0, err
 
 
-def test_parquet_column_with_nan(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_parquet_column_with_nan(tmp_path, cli_run) -> None:  # type: ignore[no-untyped-def]
     """DuckDB's Parquet statistics omit NaN; the backend must still see (and report) it."""
     import pandas as pd
 
     pd.DataFrame({"v": [1.0, float("nan"), 3.0, 4.0]}).to_parquet(tmp_path / "n.parquet")
     args = ["release", str(tmp_path / "n.parquet"), "--column", "v", "--lower", "0", "--upper", "9",
             "--epsilon", "1", "--seed", "1", "--allow-nonprivate", "--out", str(tmp_path / "o.json")]
-    code, _, err = run(args, capsys)
+    code, _, err = cli_run(args)
     assert code == 2 and "contains missing values" in err and "1 missing" not in err
-    code, _, err = run(args + ["--missing", "drop"], capsys)
+    code, _, err = cli_run(args + ["--missing", "drop"])
     assert code == 0, err
 
 
-def test_out_is_checked_before_the_data_is_read(tmp_path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_out_is_checked_before_the_data_is_read(tmp_path, cli_run, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Issue 10: --out is validated first (directory exists and is writable, not the input file);
     --out equal to the input used to overwrite the data file with the release."""
     import dptree.data.engines.duckdb as db
@@ -317,8 +305,8 @@ def test_out_is_checked_before_the_data_is_read(tmp_path, capsys, monkeypatch) -
     base = ["release", str(data), "--column", "v", "--lower", "0", "--upper", "9", "--epsilon", "1"]
     for out, needle in ((str(tmp_path / "no" / "r.json"), "does not exist"), (str(tmp_path), "is a directory"),
                         (str(data), "is the input file"), ("", "needs a file name")):
-        code, _, err = run(base + ["--out", out], capsys)
+        code, _, err = cli_run(base + ["--out", out])
         assert code == 2 and err.startswith("dptree: error: --out") and needle in err, err
     assert read == [] and data.read_bytes() == before
-    code, _, err = run(base + ["--out", str(tmp_path / "r.json")], capsys)
+    code, _, err = cli_run(base + ["--out", str(tmp_path / "r.json")])
     assert code == 0 and read == ["read"], err

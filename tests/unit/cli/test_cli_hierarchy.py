@@ -1,23 +1,17 @@
-"""The `dptree hierarchy` subcommand (registered on a test parser) and query_hierarchy."""
+"""The `dptree hierarchy` subcommand and query_hierarchy."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
 
-from dptree.cli.hierarchy import query_hierarchy, register
+from dptree.cli.query import query_hierarchy
 from dptree.hierarchy.release import load_hierarchy_release
-
-
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="dptree")
-    register(p.add_subparsers(dest="command", required=True))
-    return p
 
 
 @pytest.fixture
@@ -44,17 +38,13 @@ def files(tmp_path: Path) -> dict[str, Path]:
     return {"dir": tmp_path}
 
 
-def run(argv: list[str]) -> int:
-    ns = parser().parse_args(["hierarchy", *argv])
-    return int(ns.func(ns))
-
-
 @pytest.mark.parametrize("data", ["rows.csv", "rows.parquet"])
-def test_release_and_query(files: dict[str, Path], data: str) -> None:
+def test_release_and_query(files: dict[str, Path], data: str, cli_run: Any) -> None:
     d = files["dir"]
     out = d / "rel.json"
-    code = run(
+    code, stdout, err = cli_run(
         [
+            "hierarchy",
             str(d / data),
             "--levels",
             "country,state,city",
@@ -73,7 +63,9 @@ def test_release_and_query(files: dict[str, Path], data: str) -> None:
             str(out),
         ]
     )
-    assert code == 0
+    assert code == 0, err
+    assert stdout.startswith("Hierarchy release:") and "NOT PRIVATE" in stdout  # the result on stdout
+    assert err == f"wrote {out}\n"  # the diagnostic on stderr
     rel = load_hierarchy_release(out)
     assert rel.hierarchy.depth == 4 and rel.method == "gaussian"
     res = query_hierarchy(rel, ["US/CA", "FR"], ci=0.9)
@@ -83,11 +75,12 @@ def test_release_and_query(files: dict[str, Path], data: str) -> None:
     assert query_hierarchy(rel.to_dict(), ["US"])[0]["count"] == rel.count("US")
 
 
-def test_weights_parent_table_and_other(files: dict[str, Path]) -> None:
+def test_weights_parent_table_and_other(files: dict[str, Path], cli_run: Any) -> None:
     d = files["dir"]
     out = d / "w.json"
-    code = run(
+    code, _, err = cli_run(
         [
+            "hierarchy",
             str(d / "agg.csv"),
             "--levels",
             "country,state,city",
@@ -108,13 +101,21 @@ def test_weights_parent_table_and_other(files: dict[str, Path]) -> None:
             str(out),
         ]
     )
-    assert code == 0
+    assert code == 0, err
     rel = load_hierarchy_release(out)
     assert rel.count("US/(other)") >= 0 and rel.parameters["integer"]
 
 
-def test_cli_errors_are_clear(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_errors_are_clear(files: dict[str, Path], cli_run: Any) -> None:
     d = files["dir"]
+
+    def refused(argv: list[str]) -> int:
+        code, out, err = cli_run(["hierarchy", *argv])
+        assert out == "" and err.startswith("dptree: error: ") and err.count("\n") == 1, err
+        errors.append(err)
+        return int(code)
+
+    errors: list[str] = []
     base = [
         str(d / "rows.csv"),
         "--levels",
@@ -124,12 +125,12 @@ def test_cli_errors_are_clear(files: dict[str, Path], capsys: pytest.CaptureFixt
         "--out",
         str(d / "x.json"),
     ]
-    assert run(base + ["--epsilon", "1", "--seed", "1"]) == 2  # seed without --allow-nonprivate
-    assert "NOT private" in capsys.readouterr().err
-    assert run(base + ["--epsilon", "1", "--method", "gaussian"]) == 2
-    assert "delta > 0" in capsys.readouterr().err
-    assert run([str(d / "missing.csv")] + base[1:] + ["--epsilon", "1"]) == 2
-    assert "no such file" in capsys.readouterr().err
+    assert refused(base + ["--epsilon", "1", "--seed", "1"]) == 2  # seed without --allow-nonprivate
+    assert "NOT private" in errors[-1]
+    assert refused(base + ["--epsilon", "1", "--method", "gaussian"]) == 2
+    assert "delta > 0" in errors[-1]
+    assert refused([str(d / "missing.csv")] + base[1:] + ["--epsilon", "1"]) == 2
+    assert "no such file" in errors[-1]
     bad = [
         str(d / "rows.csv"),
         "--levels",
@@ -141,43 +142,18 @@ def test_cli_errors_are_clear(files: dict[str, Path], capsys: pytest.CaptureFixt
         "--epsilon",
         "1",
     ]
-    assert run(bad) == 2
-    assert re.search("level columns|no column", capsys.readouterr().err)
+    assert refused(bad) == 2
+    assert re.search("level columns|no column", errors[-1])
     pd.DataFrame({"country": ["US"], "state": ["CA"], "city": ["SF"], "n": [-1]}).to_csv(d / "neg.csv", index=False)
-    assert run([str(d / "neg.csv")] + base[1:] + ["--epsilon", "1", "--weight", "n"]) == 2
-    assert "negative" in capsys.readouterr().err
+    assert refused([str(d / "neg.csv")] + base[1:] + ["--epsilon", "1", "--weight", "n"]) == 2
+    assert "negative" in errors[-1]
 
 
-def test_private_run_without_seed(files: dict[str, Path]) -> None:
+def test_private_run_without_seed(files: dict[str, Path], cli_run: Any) -> None:
     d = files["dir"]
     out = d / "p.json"
     assert (
-        run(
-            [
-                str(d / "rows.csv"),
-                "--levels",
-                "country,state,city",
-                "--structure",
-                str(d / "struct.csv"),
-                "--epsilon",
-                "1",
-                "--out",
-                str(out),
-            ]
-        )
-        == 0
-    )
-    assert load_hierarchy_release(out).private
-
-
-def test_main_cli_release_and_query(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    """End to end through the lead's `dptree` entry point: hierarchy release, then query --node."""
-    from dptree.cli.main import main
-
-    d = files["dir"]
-    out = d / "m.json"
-    assert (
-        main(
+        cli_run(
             [
                 "hierarchy",
                 str(d / "rows.csv"),
@@ -190,13 +166,37 @@ def test_main_cli_release_and_query(files: dict[str, Path], capsys: pytest.Captu
                 "--out",
                 str(out),
             ]
-        )
+        ).code
         == 0
     )
-    capsys.readouterr()
-    assert main(["query", str(out), "--node", "US/CA", "--node", "FR", "--format", "json"]) == 0
-    doc = json.loads(capsys.readouterr().out)
+    assert load_hierarchy_release(out).private
+
+
+def test_main_cli_release_and_query(files: dict[str, Path], cli_run: Any) -> None:
+    """End to end: hierarchy release, then query --node."""
+    d = files["dir"]
+    out = d / "m.json"
+    assert (
+        cli_run(
+            [
+                "hierarchy",
+                str(d / "rows.csv"),
+                "--levels",
+                "country,state,city",
+                "--structure",
+                str(d / "struct.csv"),
+                "--epsilon",
+                "1",
+                "--out",
+                str(out),
+            ]
+        ).code
+        == 0
+    )
+    code, stdout, _ = cli_run(["query", str(out), "--node", "US/CA", "--node", "FR", "--format", "json"])
+    assert code == 0
+    doc = json.loads(stdout)
     assert [a["query"] for a in doc["answers"]] == ["US/CA", "FR"]
     assert "Hierarchy release" in doc["release"]
-    assert main(["query", str(out), "--node", "US/TX"]) == 2
-    assert "names no node" in capsys.readouterr().err
+    code, _, err = cli_run(["query", str(out), "--node", "US/TX"])
+    assert code == 2 and "names no node" in err

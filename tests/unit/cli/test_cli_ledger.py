@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 from dptree import Ledger
-from dptree.cli.main import main
 
 
 def spent(path: Path) -> float:
@@ -19,7 +18,7 @@ def spent(path: Path) -> float:
         return float(sum(float(c["epsilon"] or 0) for c in led.history()))
 
 
-def test_every_releasing_command_charges_the_ledger(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_every_releasing_command_charges_the_ledger(tmp_path: Path, cli_run: Any) -> None:
     led = tmp_path / "budget.sqlite"
     with Ledger(led, total_epsilon=2.0):
         pass
@@ -28,18 +27,17 @@ def test_every_releasing_command_charges_the_ledger(tmp_path: Path, capsys) -> N
     struct = tmp_path / "s.csv"
     struct.write_text("country,state\nUS,CA\nUS,NY\nFR,IDF\n")
     common = ["--seed", "1", "--allow-nonprivate", "--ledger", str(led)]
-    assert main(["release", str(data), "--column", "v", "--lower", "0", "--upper", "63", "--epsilon", "0.5",
-                 "--out", str(tmp_path / "r.json")] + common) == 0
-    assert main(["hierarchy", str(data), "--levels", "country,state", "--structure", str(struct), "--epsilon", "0.5",
-                 "--out", str(tmp_path / "h.json")] + common) == 0
-    assert main(["interior-point", str(data), "--column", "v", "--lower", "0", "--upper", "63", "--epsilon", "0.5",
-                 "--method", "exponential", "--seed", "2", "--allow-nonprivate", "--ledger", str(led)]) == 0
+    assert cli_run(["release", str(data), "--column", "v", "--lower", "0", "--upper", "63", "--epsilon", "0.5",
+                    "--out", str(tmp_path / "r.json")] + common).code == 0
+    assert cli_run(["hierarchy", str(data), "--levels", "country,state", "--structure", str(struct), "--epsilon", "0.5",
+                    "--out", str(tmp_path / "h.json")] + common).code == 0
+    assert cli_run(["interior-point", str(data), "--column", "v", "--lower", "0", "--upper", "63", "--epsilon", "0.5",
+                    "--method", "exponential", "--seed", "2", "--allow-nonprivate", "--ledger", str(led)]).code == 0
     assert np.isclose(spent(led), 1.5)
     # 0.5 + 0.5 + 0.5 spent of 2.0: a release of 1.0 does not fit and leaves no file behind
     out = tmp_path / "h2.json"
-    code = main(["hierarchy", str(data), "--levels", "country,state", "--structure", str(struct), "--epsilon", "1.0",
-                 "--out", str(out)] + common)
-    err = capsys.readouterr().err
+    code, _, err = cli_run(["hierarchy", str(data), "--levels", "country,state", "--structure", str(struct),
+                            "--epsilon", "1.0", "--out", str(out)] + common)
     assert code == 2 and "budget" in err.lower()
     assert not out.exists()
     assert np.isclose(spent(led), 1.5)
@@ -80,11 +78,6 @@ def charges(led: Path) -> list[dict[str, Any]]:
         return ledger.history()
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    code = main(argv)
-    return code, capsys.readouterr().err
-
-
 def with_option(argv: list[str], option: str, value: str) -> list[str]:
     out = list(argv)
     if option in out:
@@ -95,18 +88,18 @@ def with_option(argv: list[str], option: str, value: str) -> list[str]:
 
 
 @pytest.mark.parametrize("command", ["release", "release --by", "release --user-id", "hierarchy", "interior-point"])
-def test_empty_ledger_is_an_error(setup: dict[str, Path], command: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_empty_ledger_is_an_error(setup: dict[str, Path], command: str, cli_run: Any) -> None:
     """--ledger "" used to mean 'no ledger': the release ran and was never charged."""
     out = setup["dir"] / "r.json"
     argv = with_option(commands(setup, str(out))[command], "--ledger", "")
-    code, err = run(argv, capsys)
+    code, _, err = cli_run(argv)
     assert code == 2 and "--ledger needs a file name" in err and err.count("\n") == 1
     assert list(setup["dir"].glob("r*.json")) == []
 
 
 @pytest.mark.parametrize("command", ["release", "release --by", "release --user-id", "hierarchy"])
 def test_bad_out_is_refused_before_the_charge(setup: dict[str, Path], command: str,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+                                              cli_run: Any) -> None:
     """A typo in --out used to burn the budget: the charge came before the output was checked."""
     before = setup["data"].read_bytes()
     bad = {
@@ -121,7 +114,7 @@ def test_bad_out_is_refused_before_the_charge(setup: dict[str, Path], command: s
                "a directory (group s)": str(setup["dir"] / "r-{group}.json")}
     for what, out in bad.items():
         argv = with_option(commands(setup, out)[command], "--out", out)
-        code, err = run(argv, capsys)
+        code, _, err = cli_run(argv)
         assert code == 2 and "--out" in err and err.count("\n") == 1, (what, err)
         assert charges(setup["led"]) == [], what
     assert setup["data"].read_bytes() == before  # the input was not overwritten
@@ -130,10 +123,9 @@ def test_bad_out_is_refused_before_the_charge(setup: dict[str, Path], command: s
 @pytest.mark.parametrize("command", ["release", "release --by", "release --user-id", "hierarchy", "interior-point"])
 def test_the_charge_is_committed_before_the_data_is_read(setup: dict[str, Path], command: str,
                                                          monkeypatch: pytest.MonkeyPatch,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+                                                         cli_run: Any) -> None:
     """Issue 10, 2(b): every data reader of every releasing command runs after the charge."""
-    import dptree.cli.hierarchy as ch
-    import dptree.cli.interior as ci
+    import dptree.cli.readers as rd
     import dptree.data.bounding as bd
     import dptree.data.engines.duckdb as db
     import dptree.rangetree.groupby as gr
@@ -152,9 +144,9 @@ def test_the_charge_is_committed_before_the_data_is_read(setup: dict[str, Path],
         monkeypatch.setattr(module, name, reader)
 
     for module, name in ((db, "file_leaf_histogram"), (bd, "file_bounded_histogram"),
-                         (gr, "file_grouped_histograms"), (ch, "read_grouped"), (ci, "read_column")):
+                         (gr, "file_grouped_histograms"), (rd, "read_grouped"), (rd, "read_column")):
         spy(module, name)
-    code, err = run(commands(setup, str(setup["dir"] / "r.json"))[command], capsys)
+    code, _, err = cli_run(commands(setup, str(setup["dir"] / "r.json"))[command])
     assert code == 0, err
     assert seen == [1]  # one data read, and the charge was already committed when it began
     (h,) = charges(setup["led"])
@@ -172,13 +164,13 @@ DATA_FAILURES = {  # data-dependent refusals: each used to be free (raised befor
 
 @pytest.mark.parametrize("command", sorted(DATA_FAILURES))
 def test_a_release_that_fails_on_its_data_keeps_its_charge(setup: dict[str, Path], command: str,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+                                                           cli_run: Any) -> None:
     """Probing with errors costs budget: the charge is committed first and stays (status failed)."""
     out = setup["dir"] / "r.json"
     argv = with_option(commands(setup, str(out))[command], *DATA_FAILURES[command])
     if command == "hierarchy":
         setup["struct"].write_text("country,g\nUS,zz\nFR,IDF\n")
-    code, err = run(argv, capsys)
+    code, _, err = cli_run(argv)
     assert code == 2 and err.count("\n") == 1, err
     assert "stays spent" in err
     (h,) = charges(setup["led"])
@@ -198,29 +190,29 @@ INVALID_PARAMETERS = {  # not data-dependent: refused before any charge
 
 @pytest.mark.parametrize("command", sorted(INVALID_PARAMETERS))
 def test_invalid_parameters_are_refused_before_any_charge(setup: dict[str, Path], command: str,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+                                                          cli_run: Any) -> None:
     for option, value in INVALID_PARAMETERS[command]:
         argv = with_option(commands(setup, str(setup["dir"] / "r.json"))[command], option, value)
-        code, err = run(argv, capsys)
+        code, _, err = cli_run(argv)
         assert code == 2 and err.count("\n") == 1, (option, value, err)
         assert "stays spent" not in err
         assert charges(setup["led"]) == [], (option, value)
 
 
-def test_interior_point_seed_needs_allow_nonprivate(setup: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+def test_interior_point_seed_needs_allow_nonprivate(setup: dict[str, Path], cli_run: Any) -> None:
     """Issue 10, leak 5: --seed ran a seeded (not private) release without confirmation."""
     argv = commands(setup, "")["interior-point"] + ["--seed", "3"]
-    code, err = run(argv, capsys)
+    code, _, err = cli_run(argv)
     assert code == 2 and "--allow-nonprivate" in err and "NOT private" in err
     assert charges(setup["led"]) == []
-    code, err = run(argv + ["--allow-nonprivate"], capsys)
+    code, _, err = cli_run(argv + ["--allow-nonprivate"])
     assert code == 0, err
 
 
-def test_missing_ledger_names_the_cli_command(setup: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_ledger_names_the_cli_command(setup: dict[str, Path], cli_run: Any) -> None:
     """The message used Python syntax (total_epsilon=1.0); the CLI user needs the command."""
     missing = str(setup["dir"] / "none.ledger")
     for command, argv in commands(setup, str(setup["dir"] / "r.json")).items():
-        code, err = run(with_option(argv, "--ledger", missing), capsys)
+        code, _, err = cli_run(with_option(argv, "--ledger", missing))
         assert code == 2 and "dptree budget" in err and "--create" in err and "total_epsilon=" not in err, command
     assert not (setup["dir"] / "none.ledger").exists()

@@ -11,148 +11,124 @@ import pandas as pd
 import pytest
 
 import dptree
-from dptree.cli import main as cli
-from dptree.cli.core import charged, charged_budget, register
+from dptree.cli.ledger_options import charged, charged_budget
 from dptree.errors import InvalidParameterError
 from dptree.privacy.ledger import Ledger
 from dptree.rangetree.release import plan_range_tree
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "data" / "people.csv"
-
-
-@pytest.fixture(autouse=True)
-def wired(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Wire register() into the parser (a no-op once cli.build_parser does it itself)."""
-    original = cli.build_parser
-
-    def build() -> Any:
-        parser = original()
-        sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
-        if "budget" not in sub.choices:
-            register(sub)
-        return parser
-
-    monkeypatch.setattr(cli, "build_parser", build)
-
-
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = cli.main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 RELEASE = ["release", str(EXAMPLE), "--column", "age", "--lower", "0", "--upper", "120"]
 
 
-def test_ledgered_releases_until_the_budget_is_spent(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_ledgered_releases_until_the_budget_is_spent(tmp_path: Path, cli_run: Any) -> None:
     led = str(tmp_path / "people.ledger")
-    code, out, err = run(["budget", led, "--create", "--total-epsilon", "1.0"], capsys)
+    code, out, err = cli_run(["budget", led, "--create", "--total-epsilon", "1.0"])
     assert code == 0 and "spent in 0 charge(s)" in out, err
     for i in range(2):
         out_i = str(tmp_path / f"r{i}.json")
-        code, out, err = run(RELEASE + ["--epsilon", "0.5", "--ledger", led, "--out", out_i], capsys)
+        code, out, err = cli_run(RELEASE + ["--epsilon", "0.5", "--ledger", led, "--out", out_i])
         assert code == 0, err
-    code, out, err = run(RELEASE + ["--epsilon", "0.1", "--ledger", led, "--out", str(tmp_path / "r2.json")], capsys)
+    code, out, err = cli_run(RELEASE + ["--epsilon", "0.1", "--ledger", led, "--out", str(tmp_path / "r2.json")])
     assert code == 2 and err.count("\n") == 1 and "would exceed the total budget" in err
     assert not (tmp_path / "r2.json").exists()  # refused before any output
-    code, out, err = run(["budget", led], capsys)
+    code, out, err = cli_run(["budget", led])
     assert code == 0 and "spent in 2 charge(s): epsilon=1 of 1" in out
     assert out.count("done") == 2 and "r1.json" in out
-    code, out, _ = run(["budget", led, "--format", "json"], capsys)
+    code, out, _ = cli_run(["budget", led, "--format", "json"])
     doc = json.loads(out)
     assert doc["spent"]["charges"] == 2 and [h["output"] for h in doc["history"]] == [
         str(tmp_path / "r0.json"), str(tmp_path / "r1.json")]
 
 
-def test_ledger_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_ledger_errors_are_one_line(tmp_path: Path, cli_run: Any) -> None:
     missing = str(tmp_path / "none.ledger")
-    code, _, err = run(RELEASE + ["--epsilon", "0.5", "--ledger", missing, "--out", str(tmp_path / "r.json")], capsys)
+    code, _, err = cli_run(RELEASE + ["--epsilon", "0.5", "--ledger", missing, "--out", str(tmp_path / "r.json")])
     assert code == 2 and f"dptree budget {missing} --create" in err and err.count("\n") == 1
     junk = tmp_path / "junk.ledger"
     junk.write_bytes(b"garbage" * 1000)
-    code, _, err = run(RELEASE + ["--epsilon", "0.5", "--ledger", str(junk), "--out", str(tmp_path / "r.json")], capsys)
+    code, _, err = cli_run(RELEASE + ["--epsilon", "0.5", "--ledger", str(junk), "--out", str(tmp_path / "r.json")])
     assert code == 2 and "corrupt" in err and not (tmp_path / "r.json").exists()
-    code, _, err = run(["budget", missing], capsys)
+    code, _, err = cli_run(["budget", missing])
     assert code == 2 and "not found" in err
     led = str(tmp_path / "b.ledger")
-    run(["budget", led, "--create", "--total-rho", "0.5"], capsys)
-    code, _, err = run(["budget", led, "--create", "--total-rho", "0.5"], capsys)
+    cli_run(["budget", led, "--create", "--total-rho", "0.5"])
+    code, _, err = cli_run(["budget", led, "--create", "--total-rho", "0.5"])
     assert code == 2 and "already exists" in err
-    code, _, err = run(["budget", str(tmp_path / "c.ledger"), "--create"], capsys)
+    code, _, err = cli_run(["budget", str(tmp_path / "c.ledger"), "--create"])
     assert code == 2 and "--total-epsilon" in err
     # a bad column fails on the data, after the charge (issue 10, 2(b)): the charge stays, marked failed
-    code, _, err = run(["release", str(EXAMPLE), "--column", "nope", "--lower", "0", "--upper", "9",
-                        "--noise", "gaussian", "--rho", "0.1", "--ledger", led,
-                        "--out", str(tmp_path / "x.json")], capsys)
+    code, _, err = cli_run(["release", str(EXAMPLE), "--column", "nope", "--lower", "0", "--upper", "9",
+                            "--noise", "gaussian", "--rho", "0.1", "--ledger", led,
+                            "--out", str(tmp_path / "x.json")])
     assert code == 2 and "not found" in err and "stays spent" in err and err.count("\n") == 1
     (h,) = Ledger(led).history()
     assert h["status"] == "failed" and h["rho"] == pytest.approx(0.1)
     # a bad parameter fails before it: nothing more is spent
-    code, _, err = run(["release", str(EXAMPLE), "--column", "age", "--lower", "0", "--upper", "9",
-                        "--noise", "gaussian", "--rho", "-0.1", "--ledger", led,
-                        "--out", str(tmp_path / "x.json")], capsys)
+    code, _, err = cli_run(["release", str(EXAMPLE), "--column", "age", "--lower", "0", "--upper", "9",
+                            "--noise", "gaussian", "--rho", "-0.1", "--ledger", led,
+                            "--out", str(tmp_path / "x.json")])
     assert code == 2 and "stays spent" not in err
     assert Ledger(led).spent().charges == 1
 
 
-def test_gaussian_release_charges_rho(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_gaussian_release_charges_rho(tmp_path: Path, cli_run: Any) -> None:
     led = str(tmp_path / "b.ledger")
-    run(["budget", led, "--create", "--total-rho", "0.5"], capsys)
-    code, _, err = run(RELEASE + ["--noise", "gaussian", "--rho", "0.2", "--ledger", led, "--ledger-label", "ages",
-                                  "--out", str(tmp_path / "g.json")], capsys)
+    cli_run(["budget", led, "--create", "--total-rho", "0.5"])
+    code, _, err = cli_run(RELEASE + ["--noise", "gaussian", "--rho", "0.2", "--ledger", led, "--ledger-label", "ages",
+                           "--out", str(tmp_path / "g.json")])
     assert code == 0, err
     (h,) = Ledger(led).history()
     assert h["label"] == "ages" and h["kind"] == "zcdp" and h["rho"] == pytest.approx(0.2)
 
 
-def test_user_bounded_release(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_user_bounded_release(tmp_path: Path, cli_run: Any) -> None:
     df = pd.DataFrame({"age": np.repeat([30, 50, 70], [1, 5, 20]), "who": np.repeat(["a", "b", "c"], [1, 5, 20])})
     path = tmp_path / "d.csv"
     df.to_csv(path, index=False)
     out = tmp_path / "r.json"
-    code, _, err = run(["release", str(path), "--column", "age", "--lower", "0", "--upper", "99", "--epsilon", "50",
-                        "--user-id", "who", "--max-contributions", "2", "--seed", "1", "--allow-nonprivate",
-                        "--out", str(out)], capsys)
+    code, _, err = cli_run(["release", str(path), "--column", "age", "--lower", "0", "--upper", "99", "--epsilon", "50",
+                            "--user-id", "who", "--max-contributions", "2", "--seed", "1", "--allow-nonprivate",
+                            "--out", str(out)])
     assert code == 0, err
     rel = dptree.load(out)
     assert rel.privacy["max_contributions"] == 2
     assert abs(rel.total() - 5) < 6 * rel.total_stderr()  # 1 + 2 + 2 records kept, not 26
-    code, _, err = run(["release", str(path), "--column", "age", "--lower", "0", "--upper", "99", "--epsilon", "1",
-                        "--user-id", "whom", "--out", str(out)], capsys)
+    code, _, err = cli_run(["release", str(path), "--column", "age", "--lower", "0", "--upper", "99", "--epsilon", "1",
+                            "--user-id", "whom", "--out", str(out)])
     assert code == 2 and "not found" in err
 
 
-def test_grouped_release(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_grouped_release(tmp_path: Path, cli_run: Any) -> None:
     df = pd.DataFrame({"age": [20, 30, 40, 50], "region": ["n", "s", "n", "x"]})
     path = tmp_path / "d.parquet"
     df.to_parquet(path)
     led = str(tmp_path / "b.ledger")
-    run(["budget", led, "--create", "--total-epsilon", "1"], capsys)
+    cli_run(["budget", led, "--create", "--total-epsilon", "1"])
     base = ["release", str(path), "--column", "age", "--lower", "0", "--upper", "99", "--epsilon", "1",
             "--by", "region", "--ledger", led]
     # rows outside the listed groups are found in the data: after the charge, which stays (issue 10, 2(b))
-    code, _, err = run(base + ["--groups", "n,s,e", "--out", str(tmp_path / "r-{group}.json")], capsys)
+    code, _, err = cli_run(base + ["--groups", "n,s,e", "--out", str(tmp_path / "r-{group}.json")])
     assert code == 2 and "not in groups" in err and "stays spent" in err
     (h,) = Ledger(led).history()
     assert h["status"] == "failed"
     led = str(tmp_path / "b2.ledger")
-    run(["budget", led, "--create", "--total-epsilon", "1"], capsys)
+    cli_run(["budget", led, "--create", "--total-epsilon", "1"])
     base[base.index("--ledger") + 1] = led
-    code, out, err = run(base + ["--groups", "n,s,e", "--unknown-groups", "drop",
-                                 "--out", str(tmp_path / "r-{group}.json")], capsys)
+    code, out, err = cli_run(base + ["--groups", "n,s,e", "--unknown-groups", "drop",
+                             "--out", str(tmp_path / "r-{group}.json")])
     assert code == 0 and "3 group releases" in out, err
     assert all((tmp_path / f"r-{g}.json").exists() for g in "nse")
     (h,) = Ledger(led).history()  # one charge for all groups (parallel composition)
     assert h["epsilon"] == 1.0 and "r-e.json" in h["output"]
-    code, _, err = run(base + ["--groups", "n", "--out", str(tmp_path / "r.json")], capsys)
+    code, _, err = cli_run(base + ["--groups", "n", "--out", str(tmp_path / "r.json")])
     assert code == 2 and "{group}" in err
-    code, _, err = run(["release", str(path), "--column", "age", "--lower", "0", "--upper", "99", "--epsilon", "1",
-                        "--by", "region", "--out", str(tmp_path / "r-{group}.json")], capsys)
+    code, _, err = cli_run(["release", str(path), "--column", "age", "--lower", "0", "--upper", "99", "--epsilon", "1",
+                            "--by", "region", "--out", str(tmp_path / "r-{group}.json")])
     assert code == 2 and "--groups" in err
 
 
-def test_release_without_new_options_is_unchanged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(RELEASE + ["--epsilon", "1", "--out", str(tmp_path / "r.json")], capsys)
+def test_release_without_new_options_is_unchanged(tmp_path: Path, cli_run: Any) -> None:
+    code, out, err = cli_run(RELEASE + ["--epsilon", "1", "--out", str(tmp_path / "r.json")])
     assert code == 0 and "RangeTree" in out, err
 
 
@@ -174,22 +150,22 @@ def test_charged_helper(tmp_path: Path) -> None:
     assert (h["status"], h["output"], h["epsilon"]) == ("done", "o.json", 0.5)
 
 
-def test_report_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_report_command(tmp_path: Path, cli_run: Any) -> None:
     rel = tmp_path / "r.json"
-    run(RELEASE + ["--epsilon", "1", "--out", str(rel)], capsys)
+    cli_run(RELEASE + ["--epsilon", "1", "--out", str(rel)])
     html = tmp_path / "report.html"
-    code, out, err = run(["report", str(rel), "--out", str(html)], capsys)
+    code, out, err = cli_run(["report", str(rel), "--out", str(html)])
     assert code == 0, err
     text = html.read_text()
     for part in ("<h2>Privacy</h2>", "e^epsilon = 2.718", "data:image/png;base64,", "<th>q</th>", "0.5"):
         assert part in text
-    code, _, err = run(["report", str(tmp_path / "missing.json"), "--out", str(html)], capsys)
+    code, _, err = cli_run(["report", str(tmp_path / "missing.json"), "--out", str(html)])
     assert code == 2 and err.count("\n") == 1
-    code, _, err = run(["report", str(rel), "--out", str(html), "--ci", "1.5"], capsys)
+    code, _, err = cli_run(["report", str(rel), "--out", str(html), "--ci", "1.5"])
     assert code == 2 and "level" in err
 
 
-def test_old_ledger_is_upgraded_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_old_ledger_is_upgraded_from_the_cli(tmp_path: Path, cli_run: Any) -> None:
     """A ledger of the format before issue 10 (no chain) is refused with the command that upgrades it."""
     import sqlite3
 
@@ -207,30 +183,30 @@ def test_old_ledger_is_upgraded_from_the_cli(tmp_path: Path, capsys: pytest.Capt
                 "VALUES ('2026-01-01T00:00:00Z', 'old', 'pure', '0.5', '0.0', '0.0', 'done', NULL, 1)")
     con.close()
     argv = RELEASE + ["--epsilon", "0.25", "--ledger", str(led), "--out", str(tmp_path / "r.json")]
-    code, _, err = run(argv, capsys)
+    code, _, err = cli_run(argv)
     assert code == 2 and f"dptree budget {led} --upgrade" in err and not (tmp_path / "r.json").exists()
-    code, out, err = run(["budget", str(led)], capsys)
+    code, out, err = cli_run(["budget", str(led)])
     assert code == 2 and "--upgrade" in err
-    code, _, err = run(["budget", str(led), "--upgrade"], capsys)
+    code, _, err = cli_run(["budget", str(led), "--upgrade"])
     assert code == 0 and "1 charge(s) checked" in err
-    code, _, err = run(argv, capsys)
+    code, _, err = cli_run(argv)
     assert code == 0, err
-    code, out, _ = run(["budget", str(led)], capsys)
+    code, out, _ = cli_run(["budget", str(led)])
     assert "spent in 2 charge(s): epsilon=0.75 of 1" in out
-    code, _, err = run(["budget", str(led), "--upgrade", "--total-epsilon", "2"], capsys)
+    code, _, err = cli_run(["budget", str(led), "--upgrade", "--total-epsilon", "2"])
     assert code == 2 and "--upgrade keeps" in err
 
 
-def test_budget_refuses_a_tampered_ledger(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_budget_refuses_a_tampered_ledger(tmp_path: Path, cli_run: Any) -> None:
     import sqlite3
 
     led = str(tmp_path / "b.ledger")
-    run(["budget", led, "--create", "--total-epsilon", "1"], capsys)
-    run(RELEASE + ["--epsilon", "0.5", "--ledger", led, "--out", str(tmp_path / "r.json")], capsys)
+    cli_run(["budget", led, "--create", "--total-epsilon", "1"])
+    cli_run(RELEASE + ["--epsilon", "0.5", "--ledger", led, "--out", str(tmp_path / "r.json")])
     con = sqlite3.connect(led, isolation_level=None)
     con.execute("DELETE FROM charges")
     con.close()
     for argv in (["budget", led], RELEASE + ["--epsilon", "0.5", "--ledger", led, "--out", str(tmp_path / "s.json")]):
-        code, _, err = run(argv, capsys)
+        code, _, err = cli_run(argv)
         assert code == 2 and "restore it from a backup" in err and err.count("\n") == 1
     assert not (tmp_path / "s.json").exists()

@@ -1,45 +1,33 @@
-"""The interior-point CLI subcommand (register() is wired into the main CLI by the lead)."""
+"""The interior-point CLI subcommand."""
 
 from __future__ import annotations
 
-import argparse
 import io
 
 import pytest
 
-from dptree.cli.interior import register
+
+@pytest.fixture
+def interior(cli_run):
+    """``dptree interior-point ARGV``: (code, out, err)."""
+    return lambda argv: cli_run(["interior-point", *argv])
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="dptree")
-    sub = p.add_subparsers(dest="command", required=True)
-    register(sub)
-    return p
-
-
-def _run(argv, capsys):
-    args = _parser().parse_args(["interior-point"] + list(argv))
-    code = args.func(args)
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
-def test_cli_interior_point(tmp_path, capsys):
+def test_cli_interior_point(tmp_path, interior):
     f = tmp_path / "ages.csv"
     f.write_text("age,other\n" + "".join(f"{30 + i % 5},x\n" for i in range(300)))
-    code, out, err = _run(
-        [str(f), "--column", "age", "--lower", "0", "--upper", "150", "--epsilon", "1", "--seed", "3", "--allow-nonprivate"], capsys
-    )
+    code, out, err = interior(
+        [str(f), "--column", "age", "--lower", "0", "--upper", "150", "--epsilon", "1", "--seed", "3", "--allow-nonprivate"])
     assert code == 0, err
     lines = dict(line.split(": ", 1) for line in out.strip().splitlines())
     assert 30 <= int(lines["interior_point"]) <= 34
     assert lines["method"] == "exponential" and lines["private"] == "False"
 
 
-def test_cli_float_bounds_and_treelog(tmp_path, capsys):
+def test_cli_float_bounds_and_treelog(tmp_path, interior):
     f = tmp_path / "d.csv"
     f.write_text("v\n" + "".join(f"{0.5 + (i % 3) / 10}\n" for i in range(60)))
-    code, out, _ = _run(
+    code, out, _ = interior(
         [
             str(f),
             "--column",
@@ -59,17 +47,14 @@ def test_cli_float_bounds_and_treelog(tmp_path, capsys):
             "--allow-nonprivate",
             "--n",
             "60",
-        ],
-        capsys,
-    )
+        ])
     assert code == 0 and "method: treelog" in out and "guarantee_applies: False" in out
 
 
-def test_cli_stdin(tmp_path, capsys, monkeypatch):
+def test_cli_stdin(tmp_path, interior, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO("v\n" + "7\n" * 100))
-    code, out, _ = _run(
-        ["-", "--column", "v", "--lower", "0", "--upper", "100", "--epsilon", "1", "--seed", "2", "--allow-nonprivate"], capsys
-    )
+    code, out, _ = interior(
+        ["-", "--column", "v", "--lower", "0", "--upper", "100", "--epsilon", "1", "--seed", "2", "--allow-nonprivate"])
     assert code == 0 and "interior_point: 7" in out
 
 
@@ -79,29 +64,26 @@ def test_cli_stdin(tmp_path, capsys, monkeypatch):
         (["--column", "nope", "--lower", "0", "--upper", "10", "--epsilon", "1"], "not in"),
         (["--column", "v", "--lower", "10", "--upper", "0", "--epsilon", "1"], "lower must be <= upper"),
         (["--column", "v", "--lower", "0", "--upper", "10", "--epsilon", "0"], "epsilon must be > 0"),
-        (["--column", "v", "--lower", "0", "--upper", "2**64", "--epsilon", "1"], None),
+        (["--column", "v", "--lower", "0", "--upper", "2**64", "--epsilon", "1"], "--upper must be a number"),
+        (["--column", "v", "--lower", "nan", "--upper", "10", "--epsilon", "1"], "--lower must be a finite number"),
+        (["--column", "v", "--lower", "2020-01-01", "--upper", "10", "--epsilon", "1"], "--lower must be a number"),
     ],
 )
-def test_cli_errors_are_one_line(tmp_path, capsys, argv_tail, needle):
+def test_cli_errors_are_one_line(tmp_path, interior, argv_tail, needle):
     f = tmp_path / "d.csv"
     f.write_text("v\n1\n2\n")
-    if needle is None:
-        with pytest.raises(SystemExit):
-            _parser().parse_args(["interior-point", str(f)] + argv_tail)
-        return
-    code, out, err = _run([str(f)] + argv_tail, capsys)
+    code, out, err = interior([str(f)] + argv_tail)
     assert code == 2 and out == ""
-    assert len(err.strip().splitlines()) == 1 and needle in err
+    assert len(err.strip().splitlines()) == 1 and err.startswith("dptree: error: ") and needle in err
 
 
-def test_cli_missing_file_and_too_little_data(tmp_path, capsys):
-    code, _, err = _run(
-        [str(tmp_path / "none.csv"), "--column", "v", "--lower", "0", "--upper", "9", "--epsilon", "1"], capsys
-    )
+def test_cli_missing_file_and_too_little_data(tmp_path, interior):
+    code, _, err = interior(
+        [str(tmp_path / "none.csv"), "--column", "v", "--lower", "0", "--upper", "9", "--epsilon", "1"])
     assert code == 2 and "file not found" in err
     f = tmp_path / "d.csv"
     f.write_text("v\n1\n2\n")
-    code, _, err = _run(
+    code, _, err = interior(
         [
             str(f),
             "--column",
@@ -116,24 +98,22 @@ def test_cli_missing_file_and_too_little_data(tmp_path, capsys):
             "1e-6",
             "--n",
             "2",
-        ],
-        capsys,
-    )
+        ])
     assert code == 2 and "--run-anyway" in err
 
 
-def test_cli_says_when_the_mechanism_returned_bottom(tmp_path, capsys):
+def test_cli_says_when_the_mechanism_returned_bottom(tmp_path, interior):
     """HeavyPaths far below its requirement on spread data returns bottom: the CLI says so next to
     the placeholder value; the exponential mechanism never does."""
     f = tmp_path / "d.csv"
     f.write_text("v\n" + "".join(f"{i}\n" for i in range(60)))
     common = [str(f), "--column", "v", "--lower", "0", "--upper", "255", "--epsilon", "1", "--seed", "2",
               "--allow-nonprivate"]
-    code, out, err = _run(common + ["--delta", "1e-6", "--method", "heavypaths", "--n", "60", "--run-anyway"], capsys)
+    code, out, err = interior(common + ["--delta", "1e-6", "--method", "heavypaths", "--n", "60", "--run-anyway"])
     assert code == 0, err
     lines = dict(line.split(": ", 1) for line in out.strip().splitlines())
     assert lines["interior_point"] == "0" and lines["bottom"].startswith("True")
-    code, out, err = _run(common, capsys)
+    code, out, err = interior(common)
     assert code == 0, err
     lines = dict(line.split(": ", 1) for line in out.strip().splitlines())
     assert lines["bottom"] == "False" and 0 <= int(lines["interior_point"]) <= 59

@@ -7,7 +7,6 @@ n, rows read or dropped) can reach the caller outside the noise.
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 from typing import Any
 
@@ -91,21 +90,16 @@ def test_only_declared_noisy_fields_differ(method: str, pair: str) -> None:
         assert any(docs[0]["measurements"][k] != docs[1]["measurements"][k] for k in noisy)
 
 
-def test_cli_output_is_the_same_on_neighbours(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from dptree.cli.hierarchy import register
-
+def test_cli_output_is_the_same_on_neighbours(tmp_path: Path, cli_run: Any) -> None:
     pd.DataFrame({"country": ["US", "US", "FR", "FR"], "city": ["Boston", "Austin", "Paris", "Lyon"]}).to_csv(
         tmp_path / "struct.csv", index=False
     )
     texts = []
     for data in (rows(BASE), rows(BASE + ["FR/Lyon"] + ["US/Nowhere"] * 9)):
         data.to_csv(tmp_path / "rows.csv", index=False)
-        p = argparse.ArgumentParser(prog="dptree")
-        register(p.add_subparsers(dest="command", required=True))
-        ns = p.parse_args(["hierarchy", str(tmp_path / "rows.csv"), "--levels", "country,city", "--structure",
-                           str(tmp_path / "struct.csv"), "--epsilon", "1", "--unknown", "drop", "--seed", "5",
-                           "--allow-nonprivate", "--out", str(tmp_path / "rel.json")])
-        assert ns.func(ns) == 0
-        out = capsys.readouterr()
-        texts.append(out.out + out.err)
+        code, out, err = cli_run(["hierarchy", str(tmp_path / "rows.csv"), "--levels", "country,city", "--structure",
+                                  str(tmp_path / "struct.csv"), "--epsilon", "1", "--unknown", "drop", "--seed", "5",
+                                  "--allow-nonprivate", "--out", str(tmp_path / "rel.json")])
+        assert code == 0, err
+        texts.append(out + err)
     assert texts[0] == texts[1], texts

@@ -10,7 +10,6 @@ Where a declared policy can replace the refusal (unknown paths: drop / other) th
 
 from __future__ import annotations
 
-import argparse
 import re
 from pathlib import Path
 from typing import Any, Callable
@@ -102,15 +101,15 @@ def test_declared_policies_replace_the_refusal() -> None:
 # ------------------------------------------------------------------------ the CLI
 
 
-def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    from dptree.cli.hierarchy import register
+@pytest.fixture
+def hierarchy_cli(cli_run: Any) -> Callable[[list[str]], tuple[int, str]]:
+    """``dptree hierarchy ARGV``: (exit status, everything printed)."""
 
-    p = argparse.ArgumentParser(prog="dptree")
-    register(p.add_subparsers(dest="command", required=True))
-    ns = p.parse_args(["hierarchy", *argv])
-    code = int(ns.func(ns))
-    out = capsys.readouterr()
-    return code, out.out + out.err
+    def hierarchy(argv: list[str]) -> tuple[int, str]:
+        code, out, err = cli_run(["hierarchy", *argv])
+        return code, out + err
+
+    return hierarchy
 
 
 @pytest.fixture
@@ -134,7 +133,7 @@ CLI_DATA = {
 @pytest.mark.parametrize("name", list(CLI_DATA))
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
 def test_cli_messages_hold_no_count_or_value(
-    name: str, fmt: str, tmp_path: Path, struct: Path, capsys: pytest.CaptureFixture[str]
+    name: str, fmt: str, tmp_path: Path, struct: Path, hierarchy_cli: Any
 ) -> None:
     frame, weighted = CLI_DATA[name]
     data = tmp_path / f"rows.{fmt}"
@@ -146,35 +145,35 @@ def test_cli_messages_hold_no_count_or_value(
         frame.to_parquet(data)
     argv = [str(data), "--levels", "country,city", "--structure", str(struct), "--epsilon", "1",
             "--out", str(tmp_path / "rel.json")]
-    code, text = _cli(argv + (["--weight", "n"] if weighted else []), capsys)
+    code, text = hierarchy_cli(argv + (["--weight", "n"] if weighted else []))
     assert code == 2, text
     assert not leaks(text), (name, text)
     assert not (tmp_path / "rel.json").exists()
 
 
-def test_cli_unknown_policy_flag(tmp_path: Path, struct: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_unknown_policy_flag(tmp_path: Path, struct: Path, hierarchy_cli: Any) -> None:
     with_bad("US", LABEL).to_csv(tmp_path / "rows.csv", index=False)
     base = [str(tmp_path / "rows.csv"), "--levels", "country,city", "--structure", str(struct), "--epsilon", "1",
             "--seed", "3", "--allow-nonprivate"]
-    code, text = _cli(base + ["--out", str(tmp_path / "a.json")], capsys)
+    code, text = hierarchy_cli(base + ["--out", str(tmp_path / "a.json")])
     assert code == 2 and "--unknown drop" in text
-    code, text = _cli(base + ["--unknown", "drop", "--out", str(tmp_path / "b.json")], capsys)
+    code, text = hierarchy_cli(base + ["--unknown", "drop", "--out", str(tmp_path / "b.json")])
     assert code == 0, text
-    code, text = _cli(base + ["--unknown", "other", "--out", str(tmp_path / "c.json")], capsys)
+    code, text = hierarchy_cli(base + ["--unknown", "other", "--out", str(tmp_path / "c.json")])
     assert code == 2 and "--other" in text  # needs a structure with 'other' leaves
-    code, text = _cli(base + ["--other", "(other)", "--unknown", "other", "--out", str(tmp_path / "d.json")], capsys)
+    code, text = hierarchy_cli(base + ["--other", "(other)", "--unknown", "other", "--out", str(tmp_path / "d.json")])
     assert code == 0, text
 
 
 def test_cli_unreadable_file_message_quotes_no_data(
-    tmp_path: Path, struct: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, struct: Path, hierarchy_cli: Any
 ) -> None:
     """DuckDB's own message for a malformed CSV quotes the offending line (a data value)."""
     lines = ["country,city,n"] + ["US,Boston,1"] * GOOD + [f'US,"Boston,{VALUE},{LABEL}'] * BAD
     (tmp_path / "bad.csv").write_text("\n".join(lines) + "\n")
     argv = [str(tmp_path / "bad.csv"), "--levels", "country,city", "--structure", str(struct), "--epsilon", "1",
             "--weight", "n", "--out", str(tmp_path / "rel.json")]
-    code, text = _cli(argv, capsys)
+    code, text = hierarchy_cli(argv)
     assert code == 2, text
     assert not leaks(text), text
 

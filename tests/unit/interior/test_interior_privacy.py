@@ -6,7 +6,6 @@ Each test here failed on the code before the fix (checked by running it against 
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import math
 import random
@@ -15,7 +14,6 @@ import numpy as np
 import pytest
 
 import dptree.interior.points as T
-from dptree.cli.interior import register
 from dptree.errors import DataError, DomainError, InvalidParameterError
 from dptree.interior.points import (
     _MS,
@@ -350,44 +348,35 @@ def test_error_messages_do_not_echo_data_and_offer_a_policy():
 # ------------------------------------------------------------------ CLI
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="dptree")
-    register(p.add_subparsers(dest="command", required=True))
-    return p
+@pytest.fixture
+def interior_cli(cli_run):
+    """``dptree interior-point ARGV``: (code, out, err)."""
+    return lambda argv: cli_run(["interior-point", *argv])
 
 
-def _cli(argv, capsys):
-    args = _parser().parse_args(["interior-point"] + list(argv))
-    code = args.func(args)
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
-def test_cli_does_not_print_the_actual_n(tmp_path, capsys):
+def test_cli_does_not_print_the_actual_n(tmp_path, interior_cli):
     """Old CLI printed ``(n=1001, ...)``."""
     outs = []
     for rows in (1000, 1001):
         f = tmp_path / f"d{rows}.csv"
         f.write_text("v\n" + "".join(f"{40 + i % 7}\n" for i in range(rows)))
-        code, out, _ = _cli([str(f), "--column", "v", "--lower", "0", "--upper", "255", "--epsilon", "1"], capsys)
+        code, out, _ = interior_cli([str(f), "--column", "v", "--lower", "0", "--upper", "255", "--epsilon", "1"])
         assert code == 0 and str(rows) not in out
         outs.append([ln for ln in out.splitlines() if not ln.startswith("interior_point:")])
     assert outs[0] == outs[1]
     f = tmp_path / "d1001.csv"
-    code, out, _ = _cli(
+    code, out, _ = interior_cli(
         [str(f), "--column", "v", "--lower", "0", "--upper", "255", "--epsilon", "1", "--delta", "1e-6"]
-        + ["--method", "treelog", "--n-max", "5000", "--seed", "1", "--allow-nonprivate"],
-        capsys,
-    )
+        + ["--method", "treelog", "--n-max", "5000", "--seed", "1", "--allow-nonprivate"])
     assert code == 0 and "declared n_max=5000" in out and "1001" not in out
 
 
-def test_cli_missing_values_message_offers_the_drop_policy(tmp_path, capsys):
+def test_cli_missing_values_message_offers_the_drop_policy(tmp_path, interior_cli):
     """Old CLI: a data-dependent refusal with no policy to avoid it."""
     f = tmp_path / "m.csv"
     f.write_text("v\n" + "5\n" * 40 + "\n" * 3)
     base = [str(f), "--column", "v", "--lower", "0", "--upper", "255", "--epsilon", "1", "--seed", "1", "--allow-nonprivate"]
-    code, _, err = _cli(base, capsys)
+    code, _, err = interior_cli(base)
     assert code == 2 and "--on-invalid drop" in err and "3" not in err.replace("255", "")
-    code, out, _ = _cli(base + ["--on-invalid", "drop"], capsys)
+    code, out, _ = interior_cli(base + ["--on-invalid", "drop"])
     assert code == 0 and "interior_point: 5" in out

@@ -191,12 +191,10 @@ def _chattr(flag: str, *paths: Path) -> bool:
     return subprocess.run(["chattr", flag, *map(str, paths)], capture_output=True).returncode == 0
 
 
-def test_read_only_wal_ledger_in_a_read_only_directory_can_be_listed(tmp_path: Path, capsys: Any) -> None:
+def test_read_only_wal_ledger_in_a_read_only_directory_can_be_listed(tmp_path: Path, cli_run: Any) -> None:
     """Issue 14: a WAL ledger whose directory cannot take a -shm file (read-only for the reader)
     could not even be listed. The immutable attribute binds root too, so it stands in for a
     read-only directory here."""
-    from dptree.cli.main import main
-
     folder = tmp_path / "ro"
     folder.mkdir()
     path = folder / "b.ledger"
@@ -211,9 +209,8 @@ def test_read_only_wal_ledger_in_a_read_only_directory_can_be_listed(tmp_path: P
             (folder / "probe").write_text("x")  # the directory really is read-only now
         with Ledger(path, read_only=True) as ro:
             assert ro.spent().epsilon == pytest.approx(0.25)
-        capsys.readouterr()
-        assert main(["budget", str(path)]) == 0
-        assert "first" in capsys.readouterr().out
+        code, out, err = cli_run(["budget", str(path)])
+        assert code == 0 and "first" in out, err
     finally:
         _chattr("-i", path, folder)
 

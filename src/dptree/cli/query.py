@@ -1,0 +1,197 @@
+"""``dptree query``: answer queries from a saved release (post-processing, no privacy cost).
+
+Range trees answer ``--count``/``--cdf``/``--quantile``/``--total`` and ``--histogram``/``--bins``;
+hierarchy releases answer ``--node PATH``. Options that the release's kind does not answer are
+refused, never ignored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from dptree.cli import core
+from dptree.errors import InvalidParameterError
+
+__all__ = ["register", "query_hierarchy"]
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("query", help="answer queries from a saved release (no privacy cost)")
+    p.add_argument("release")
+    p.add_argument("--count", action="append", default=[], metavar="LO:HI",
+                   help="records with LO <= value <= HI (for dates use LO,HI)")
+    p.add_argument("--cdf", action="append", default=[], metavar="X", help="records with value <= X")
+    p.add_argument("--quantile", action="append", default=[], type=float, metavar="Q")
+    p.add_argument("--total", action="store_true", help="the estimated number of records")
+    p.add_argument("--histogram", metavar="E0,E1,...",
+                   help="counts of the bins [E0, E1), [E1, E2), ..., the last bin closed")
+    p.add_argument("--bins", type=int, metavar="N", help="a histogram of about N bins with round edges")
+    p.add_argument("--node", action="append", default=[], metavar="PATH",
+                   help="hierarchy releases: node path, e.g. US/CA")
+    p.add_argument("--ci", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
+    p.add_argument("--format", choices=["table", "json"], default="table")
+    p.set_defaults(func=run_query)
+
+
+def run_query(args: argparse.Namespace) -> int:
+    from dptree.io.release_file import load
+
+    release = load(args.release)
+    rows = core.for_kind(_ANSWERS, release, "query")(release, args)
+    header = release.summary()
+    if args.format == "json":
+        answers = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
+        print(json.dumps({"release": header, "ci_level": args.ci, "answers": answers}, indent=2))
+    else:
+        _print_table(rows, args.ci, header)
+    return 0
+
+
+# --------------------------------------------------------------------------- range trees
+
+
+def _range_tree_rows(release: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Rows of :meth:`RangeTree.answer` (numbers stay numbers, quantiles get intervals), then the
+    bins of ``--histogram``/``--bins``."""
+    if args.node:
+        raise InvalidParameterError("--node applies to hierarchy releases; this is a range tree")
+    count = []
+    for text in args.count:
+        lo_t, hi_t = _split_range(text, release.domain.kind)
+        count.append((_query_value(lo_t, release), _query_value(hi_t, release)))
+    cdf = [_query_value(text, release) for text in args.cdf]
+    edges = _histogram_edges(release, args)
+    asked = bool(count or cdf or args.quantile or args.total)
+    rows = [] if edges is not None and not asked else release.answer(
+        count=count, cdf=cdf, quantile=args.quantile, total=args.total, level=args.ci).rows
+    if edges is not None:
+        h = release.histogram(edges, level=args.ci)
+        show = release._json_value
+        last = len(edges) - 2
+        for i in range(len(edges) - 1):
+            rows.append({"query": f"bin[{show(edges[i])}, {show(edges[i + 1])}{']' if i == last else ')'}",
+                         "estimate": float(h.counts[i]), "stderr": float(h.stderr[i]),
+                         "ci_low": float(h.ci_low[i]), "ci_high": float(h.ci_high[i])})
+    return list(rows)
+
+
+def _split_range(text: str, kind: str) -> tuple[str, str]:
+    if "," in text:
+        lo, _, hi = text.partition(",")
+    elif kind != "datetime" and text.count(":") == 1:
+        lo, _, hi = text.partition(":")
+    else:
+        raise InvalidParameterError(f"--count needs LO:HI (or LO,HI for dates); got {text!r}")
+    return lo.strip(), hi.strip()
+
+
+def _query_value(text: str, release: Any) -> Any:
+    if release.domain.kind == "datetime":
+        try:
+            return np.datetime64(text)
+        except ValueError as exc:
+            raise InvalidParameterError(f"{text!r} is not a date") from exc
+    try:
+        return float(text) if release.domain.kind == "float" else int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError as exc:
+            raise InvalidParameterError(f"{text!r} is not a number") from exc
+
+
+def _histogram_edges(release: Any, args: argparse.Namespace) -> Any:
+    """The edges of ``--histogram E0,E1,...`` or of ``--bins N`` (round edges over the domain)."""
+    if args.histogram is not None and args.bins is not None:
+        raise InvalidParameterError("give --histogram EDGES or --bins N, not both")
+    if args.histogram is not None:
+        parts = [t.strip() for t in args.histogram.split(",")]
+        if len(parts) < 2 or any(not t for t in parts):
+            raise InvalidParameterError("--histogram needs at least two comma-separated edges, e.g. 0,18,65,120")
+        return np.asarray([_query_value(t, release) for t in parts])
+    if args.bins is not None:
+        from dptree.reporting.plot import nice_edges
+
+        if args.bins < 1:
+            raise InvalidParameterError(f"--bins must be at least 1, got {args.bins}")
+        return nice_edges(release.domain, args.bins)
+    return None
+
+
+# --------------------------------------------------------------------------- hierarchies
+
+
+def _hierarchy_rows(release: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Rows for ``--node PATH`` (the root's total without any)."""
+    given = [flag for flag, v in (("--count", args.count), ("--cdf", args.cdf), ("--quantile", args.quantile)) if v]
+    if given:
+        raise InvalidParameterError(
+            f"{', '.join(given)}: only range-tree releases answer these; this release is a {type(release).__name__}"
+            "; ask for nodes with --node PATH (e.g. --node US/CA)"
+        )
+    if args.histogram is not None or args.bins is not None:
+        raise InvalidParameterError("--histogram and --bins apply to range-tree releases; use --node PATH here")
+    rows = []
+    for node in args.node or [""]:
+        lo, hi = release.ci(node, args.ci)
+        se = release.stderr(node)
+        rows.append({"query": node or "(total)", "estimate": release.count(node),
+                     "stderr": None if math.isnan(se) else se, "ci_low": lo, "ci_high": hi})
+    return rows
+
+
+def query_hierarchy(release: Any, nodes: list[str], ci: float = 0.95) -> list[dict[str, Any]]:
+    """Answer node queries on a hierarchy release: one dict per node with its path, count,
+    stderr and a ``ci``-level interval (post-processing; no budget). ``release`` may be a
+    :class:`~dptree.hierarchy.release.HierarchyRelease`, its ``to_dict()`` or a file path."""
+    from dptree.hierarchy.release import HierarchyRelease, load_hierarchy_release
+
+    if isinstance(release, str):
+        release = load_hierarchy_release(release)
+    elif isinstance(release, dict):
+        release = HierarchyRelease.from_dict(release)
+    out = []
+    for node in nodes:
+        lo, hi = release.ci(node, ci)
+        out.append({"node": node, "count": release.count(node), "stderr": release.stderr(node), "ci_level": ci,
+                    "ci_low": lo, "ci_high": hi, "method": release.method})
+    return out
+
+
+#: How ``dptree query`` answers each kind of release.
+_ANSWERS: dict[str, Callable[[Any, argparse.Namespace], list[dict[str, Any]]]] = {
+    "range_tree": _range_tree_rows,
+    "hierarchy": _hierarchy_rows,
+}
+
+
+# --------------------------------------------------------------------------- the table
+
+
+def _number(v: Any) -> str:
+    return f"{v:,.1f}" if isinstance(v, float) else str(v)
+
+
+def _value(v: Any) -> str:
+    return f"{v:.6g}" if isinstance(v, float) else str(v)
+
+
+def _print_table(rows: list[dict[str, Any]], level: float, header: str) -> None:
+    print(header)
+    cols = ["query", "estimate", "stderr", f"{level:.0%} CI"]
+    body = []
+    for r in rows:
+        fmt = _number if r["stderr"] is not None else _value  # a quantile's values are domain values
+        se = "" if r["stderr"] is None else f"{r['stderr']:,.1f}"
+        ci = "" if r["ci_low"] is None else f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]"
+        body.append([r["query"], fmt(r["estimate"]), se, ci])
+    widths = [max(len(c), *(len(b[i]) for b in body)) for i, c in enumerate(cols)]
+    print("  ".join(c.ljust(w) for c, w in zip(cols, widths)))
+    print("  ".join("-" * w for w in widths))
+    for b in body:
+        print("  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(b, widths))))

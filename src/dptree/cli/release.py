@@ -1,0 +1,166 @@
+"""``dptree release``: a private range tree of one column of a CSV/Parquet file (or stdin), plain,
+bounded per user (``--user-id``) or one per group (``--by``), optionally charged to a ledger."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, Sequence, cast
+
+from dptree.cli import core
+from dptree.cli.ledger_options import add_ledger_options, charged, ledger_path, note_charge
+from dptree.errors import InvalidParameterError
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("release", help="release a private range tree of one column of a CSV/Parquet file")
+    core.add_input_options(p)
+    p.add_argument("--column", required=True)
+    p.add_argument("--lower", required=True, help="public lower bound (number or date)")
+    p.add_argument("--upper", required=True, help="public upper bound (number or date)")
+    p.add_argument("--epsilon", type=float)
+    p.add_argument("--delta", type=float, default=0.0)
+    p.add_argument("--rho", type=float)
+    p.add_argument("--width", help="public bucket width (number; for dates e.g. 1d, 6h)")
+    p.add_argument("--branching", type=int)
+    p.add_argument("--noise", choices=["laplace", "gaussian"], default="laplace")
+    p.add_argument("--neighbors", choices=["add_remove", "replace"], default="add_remove")
+    p.add_argument("--max-contributions", type=int, default=1)
+    p.add_argument("--levels", choices=["uniform", "optimal"], default="uniform")
+    p.add_argument("--missing", choices=["error", "drop"], default="error")
+    core.add_seed_options(p)
+    p.add_argument("--out", required=True, help="where to write the release (JSON); with --by it contains {group}")
+    core.add_force_option(p, "release")
+    core.add_progress_option(p)
+    add_ledger_options(p)
+    g = p.add_argument_group("users and groups")
+    g.add_argument("--user-id", metavar="COLUMN",
+                   help="keep at most --max-contributions records per value of COLUMN (chosen at random)")
+    g.add_argument("--by", metavar="COLUMN", help="one release per group of COLUMN (parallel composition)")
+    g.add_argument("--groups", metavar="A,B,...", help="the public list of groups (required with --by)")
+    g.add_argument("--unknown-groups", choices=["error", "drop"], default="error",
+                   help="rows of a group not in --groups: error (default) or drop")
+    p.set_defaults(func=run_release)
+
+
+def check_exact_total(args: argparse.Namespace) -> None:
+    """``--neighbors replace`` publishes the exact total: refuse the options that make it data-dependent
+    (the CLI face of :meth:`dptree.rangetree.release.RangeTreePlan.check_public_total`)."""
+    options = (("--by", args.by), ("--user-id", args.user_id), ("--missing drop", args.missing == "drop"))
+    used = [flag for flag, on in options if on]
+    if args.neighbors == "replace" and used:
+        raise InvalidParameterError(
+            "--neighbors replace publishes the total number of records exactly, which is only private when every "
+            f"input record is counted; {', '.join(used)} make(s) the counted total depend on the data: use "
+            "--neighbors add_remove"
+        )
+
+
+def _parse_groups(text: str) -> list[Any]:
+    parts = [p.strip() for p in text.split(",")]
+    if not parts or any(p == "" for p in parts):
+        raise InvalidParameterError("--groups must be a comma-separated list such as north,south,east")
+    try:
+        return [int(p) for p in parts]
+    except ValueError:
+        return parts
+
+
+def _output_paths(pattern: str, groups: Sequence[Any] | None) -> list[str]:
+    """The files a release will write: ``--out``, or one per group with ``{group}`` replaced."""
+    if groups is None:
+        return [pattern]
+    from dptree.rangetree.groupby import _SAFE_NAME
+
+    paths = []
+    for g in groups:
+        name = str(g)
+        if not _SAFE_NAME.match(name):
+            raise InvalidParameterError(
+                f"--groups: {name!r} cannot be part of a file name; use groups made of letters, digits and _.=+-"
+            )
+        paths.append(pattern.replace("{group}", name))
+    return paths
+
+
+def run_release(args: argparse.Namespace) -> int:
+    """Every public check (the --out paths included), the charge, then the data, the noise and
+    the output (:mod:`dptree.cli.ledger_options`)."""
+    from dptree import noise as _noise
+    from dptree.io import release_file
+    from dptree.rangetree.release import plan_range_tree
+
+    progress = core.progress_of(args)
+    # 1. everything public, before any charge
+    ledger = ledger_path(args.ledger)
+    core.check_seed(args)
+    if args.by and not args.groups:
+        raise InvalidParameterError("--by needs --groups A,B,... (the public list of groups)")
+    if args.groups and not args.by:
+        raise InvalidParameterError("--groups needs --by COLUMN")
+    if args.by and "{group}" not in args.out:
+        raise InvalidParameterError("with --by, --out must contain {group}, e.g. --out 'age-{group}.json'")
+    lower = core.parse_bound(args.lower, "--lower")
+    upper = core.parse_bound(args.upper, "--upper")
+    plan = plan_range_tree(
+        lower=lower, upper=upper, epsilon=args.epsilon, delta=args.delta, rho=args.rho,
+        width=core.parse_width(args.width, lower), branching=args.branching, noise=args.noise,
+        neighbors=args.neighbors, max_contributions=args.max_contributions, levels=args.levels,
+    )
+    check_exact_total(args)
+    groups = _parse_groups(args.groups) if args.by else None
+    outs = _output_paths(args.out, groups)
+    core.check_input_path(args.file)
+    for out in outs:
+        core.check_output_path(out, inputs=[args.file], ledger=ledger, force=args.force)
+    progress(f"planned a {plan.layout.branching}-ary tree over {plan.domain.size} buckets")
+    report = progress if progress.enabled else None
+    src = cast(_noise.RngLike, _noise.make_source(args.seed))  # one stream: bounding, then noise
+    label = args.ledger_label or f"{args.file}:{args.column}" + (f" by {args.by}" if args.by else "")
+    created = release_file._utc_now()  # before the data is read: the file must not time the reading
+    # 2. the charge (committed), 3. the data, the noise and the output
+    with charged(ledger, plan, label) as charge:
+        hist = _histogram(args, plan, groups, src, report)
+        progress("histogram computed; adding noise and estimating")
+        if args.by:
+            from dptree.rangetree.groupby import release_groups
+
+            rel = release_groups(plan, hist, groups, src, column=args.column, source=args.file,  # type: ignore[arg-type]
+                                 created=created)
+            for _, r in rel.items():
+                note_charge(r, charge, ledger)
+            paths = rel.save(args.out, allow_nonprivate=args.allow_nonprivate, force=args.force)
+            names = ", ".join(map(str, rel.groups))
+            summary = f"{len(paths)} group releases ({names}): " + rel[rel.groups[0]].summary()
+        else:
+            release = plan.release(hist, rng=src, column=args.column, source=args.file, created=created)
+            note_charge(release, charge, ledger)
+            release.save(args.out, allow_nonprivate=args.allow_nonprivate, force=args.force)
+            summary, paths = release.summary(), [args.out]
+        if charge is not None:
+            charge.output = ", ".join(paths)
+    print(summary)
+    core.wrote(paths)
+    return 0
+
+
+def _histogram(args: argparse.Namespace, plan: Any, groups: list[Any] | None, src: Any, report: Any) -> Any:
+    """The leaf histogram(s) of the data file: per group (--by), bounded per user (--user-id) or
+    plain. Reads the data: only inside the charge."""
+    if args.by:
+        from dptree.rangetree import groupby
+
+        return groupby.file_grouped_histograms(
+            args.file, args.column, args.by, plan, groups=groups, unknown=args.unknown_groups,  # type: ignore[arg-type]
+            user_column=args.user_id, missing=args.missing, rng=src, fmt=args.input_format, progress=report,
+        )
+    if args.user_id:
+        from dptree.data import bounding
+
+        return bounding.file_bounded_histogram(args.file, args.column, args.user_id, plan, missing=args.missing,
+                                               rng=src, fmt=args.input_format, progress=report)
+    from dptree.data.engines import duckdb as engine
+
+    return engine.file_leaf_histogram(args.file, args.column, plan.domain, plan.layout.padded_size,
+                                      missing=args.missing, fmt=args.input_format, progress=report)

@@ -1,0 +1,45 @@
+"""``dptree report``: a static HTML report of a saved release (parameters, privacy, plots, CSV,
+the ledger charge)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, Callable
+
+from dptree.cli import core
+from dptree.cli.plot import add_view_options
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("report", help="write a static HTML report of a range-tree or hierarchy release")
+    p.add_argument("release")
+    p.add_argument("--out", required=True, help="HTML file to write")
+    core.add_force_option(p, "report")
+    p.add_argument("--ci", type=float, default=0.95, help="confidence level of bands and intervals")
+    p.add_argument("--bins", type=int, default=30, help="histogram bins (default 30)")
+    p.add_argument("--title")
+    add_view_options(p)
+    p.set_defaults(func=run_report)
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from dptree.io.release_file import load
+
+    core.check_output_path(args.out, inputs=[args.release], kind="report", force=args.force)
+    release = load(args.release)
+    core.for_kind(_REPORTS, release, "report")(release, args)
+    core.wrote(args.out)
+    return 0
+
+
+def _write(release: Any, args: argparse.Namespace) -> None:
+    from dptree.reporting.report import write_report
+
+    write_report(release, args.out, level=args.ci, bins=args.bins, title=args.title, log=args.log,
+                 clip_negative=args.clip_negative, force=args.force)
+
+
+#: The kinds of release ``dptree report`` describes (one writer renders both).
+_REPORTS: dict[str, Callable[[Any, argparse.Namespace], None]] = {"range_tree": _write, "hierarchy": _write}
