@@ -1,7 +1,7 @@
 """Measure the audit's false-alarm rate and its power (issue 3 target: zero false alarms in 100 runs).
 
 Runs ``--runs`` independent audits (seeds 1000, 1001, ...) of every registered mechanism and of
-the four planted bugs of tests/test_audit.py, with the configured sample sizes (a spec's own
+the four planted bugs of tests/statistical/test_audit.py, with the configured sample sizes (a spec's own
 ``extra["fast"]``/``extra["slow"]`` config where it has one, else audit.FAST unless
 --slow), and prints one line per mechanism: failures / runs and the range of the epsilon lower
 bounds. Correct mechanisms should never fail; planted bugs should always fail.
@@ -19,8 +19,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "statistical"))
 
-from dptree import audit  # noqa: E402
+import audit_registry  # noqa: E402, F401  (registers every mechanism)
+
+from dptree.testing import audit  # noqa: E402
 
 
 def main() -> int:

@@ -16,8 +16,8 @@ def binom_sf(k: int, n: int, p: float) -> float:
 
 def eps_lower_bound(k1: int, k2: int, trials: int, alpha: float = 1e-6) -> float:
     """Audit: a (1 - alpha)-confidence lower bound on epsilon from counts of one event on D and D'
-    (the shared harness's Clopper-Pearson bound, :func:`dptree.testing.audit.epsilon_lower_bound`)."""
-    from dptree.testing.audit import epsilon_lower_bound
+    (the shared Clopper-Pearson bound, :func:`dptree.testing.statistics.epsilon_lower_bound`)."""
+    from dptree.testing.statistics import epsilon_lower_bound
 
     return max(0.0, epsilon_lower_bound(k1, k2, trials, alpha, 0.0)[0])
 

@@ -1,7 +1,7 @@
 """The privacy boundary (issue 10): nothing computed from the private rows leaves a release except
 through noise.
 
-Every registered mechanism (:mod:`dptree.testing.audit`) is run on each of its worst-case neighbouring
+Every registered mechanism (``tests/audit_registry/``, :mod:`dptree.testing.registry`) is run on each of its worst-case neighbouring
 pairs with the same test seed, so the noise is identical and only the data differs. Field by
 field, everything that differs must be declared noisy by the release kind's ``BOUNDARY``
 (:mod:`dptree.privacy.boundary`), and every field must be declared. The same comparison covers what the
@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 from typing import Any, ClassVar
 
+import audit_registry  # noqa: F401  (registers every mechanism)
 import pytest
 
 from dptree.privacy.boundary import Boundary, boundary_violations, release_fields

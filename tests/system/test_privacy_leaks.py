@@ -227,6 +227,8 @@ def test_cli_replace_with_bounding_or_drop_is_refused_before_any_charge(tmp_path
 def test_audit_catches_the_exact_total_after_bounding_as_a_planted_bug() -> None:
     """Leak 1 planted: the old behaviour (replace plan, exact root, but the histogram bounded per
     user) on two datasets with the same raw n that differ in one record's user id."""
+    from audit_registry.user_bounding import user_bounded_spec
+
     from dptree.data.bounding import bounded_histogram
     from dptree.testing import audit
 
@@ -238,7 +240,7 @@ def test_audit_catches_the_exact_total_after_bounding_as_a_planted_bug() -> None
         src = make_source(seed)
         return replace.release(bounded_histogram(values, users, twin, rng=src), src)
 
-    spec = audit.user_bounded_spec(
+    spec = user_bounded_spec(
         "bug/replace_exact_total_after_bounding", plan=replace, epsilon=1.0, release=old_release,
         pairs=[("one record changes its user id", ([1, 1, 1], [7, 7, 7]), ([1, 1, 1], [7, 7, 8]))],
     )

@@ -79,13 +79,11 @@ def l2sq_error(estimates: np.ndarray, truth: np.ndarray) -> float:
 
 
 def clopper_pearson_upper(k: np.ndarray | int, n: int, confidence: float = 0.95) -> np.ndarray:
-    """One-sided Clopper-Pearson upper bound on a binomial proportion (k successes of n)."""
-    from scipy.stats import beta as beta_dist
+    """One-sided Clopper-Pearson upper bound on a binomial proportion (k successes of n), at
+    ``confidence``: :func:`dptree.testing.statistics.clopper_pearson_upper` at alpha = 1 - confidence."""
+    from dptree.testing.statistics import clopper_pearson_upper as upper_bound
 
-    k_arr = np.asarray(k, dtype=np.float64)
-    with np.errstate(invalid="ignore"):
-        up = beta_dist.ppf(confidence, k_arr + 1, n - k_arr)
-    return np.where(k_arr >= n, 1.0, up)
+    return upper_bound(k, n, 1.0 - confidence)
 
 
 @dataclass

@@ -9,7 +9,7 @@ document as either
 
 Nothing else may be part of a release: no count, size or value computed from the private rows
 outside the noise (issue 10). ``tests/test_privacy_boundary.py`` enforces the declaration: it
-builds every registered mechanism (:mod:`dptree.testing.audit`) on two neighbouring datasets with the same
+builds every registered mechanism (``tests/audit_registry/``) on two neighbouring datasets with the same
 test seed, so the noise is identical, and checks field by field that every field that differs is
 declared noisy, and that every field is declared.
 """

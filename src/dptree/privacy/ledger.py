@@ -60,19 +60,13 @@ every old charge, adds the constraints and builds the chain over them, in one tr
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import os
 import sqlite3
-import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from decimal import Decimal
 from fractions import Fraction
-from pathlib import Path
 from types import TracebackType
-from typing import Any, Iterator, Mapping, cast
+from typing import Any, Mapping, cast
 
 from dptree import noise as _noise
 from dptree.errors import (
@@ -85,6 +79,26 @@ from dptree.errors import (
     LedgerReadOnlyError,
 )
 from dptree.privacy.budget import check_delta, zcdp_epsilon
+from dptree.privacy.ledger_format import (
+    CHARGES_SQL,
+    FORMAT,
+    ROW_FIELDS,
+    TABLES,
+    VERSION,
+    VERSION_1,
+    ChainState,
+    ExactSum,
+    Totals,
+    amount_fraction,
+    amount_text,
+    budget_violation,
+    describe_charge,
+    describe_totals,
+    genesis_hash,
+    row_hash,
+    utc_now,
+)
+from dptree.privacy.ledger_store import LedgerStore
 
 __all__ = [
     "Ledger",
@@ -96,27 +110,6 @@ __all__ = [
     "LedgerOutdatedError",
     "LedgerReadOnlyError",
 ]
-
-_FORMAT = "dptree-ledger"
-_VERSION = "2"
-_V1 = "1"  # no constraints, no chain: upgraded by Ledger.upgrade
-
-
-# --------------------------------------------------------------------------- exact amounts
-
-
-def _amount(x: object, name: str) -> str:
-    """A non-negative finite number as its shortest exact decimal string."""
-    if isinstance(x, bool) or not isinstance(x, (int, float)) and not hasattr(x, "__float__"):
-        raise InvalidParameterError(f"{name} must be a number, got {type(x).__name__}")
-    v = float(x)  # type: ignore[arg-type,unused-ignore]
-    if not math.isfinite(v) or v < 0:
-        raise InvalidParameterError(f"{name} must be a finite number >= 0, got {x!r}")
-    return str(Decimal(repr(v)))
-
-
-def _frac(s: str) -> Fraction:
-    return Fraction(Decimal(s))
 
 
 @dataclass(frozen=True)
@@ -158,77 +151,7 @@ class Charge:
                 self.status_recorded = False
 
 
-@dataclass(frozen=True)
-class _Totals:
-    epsilon: Fraction | None
-    delta: Fraction
-    rho: Fraction | None
-
-
-def _amount_check(col: str) -> str:
-    # a non-negative finite decimal as str(Decimal) writes it: no sign, no NaN, no Infinity
-    return (f"typeof({col}) = 'text' AND {col} GLOB '[0-9]*' AND NOT {col} GLOB '*[^0-9.E+-]*' "
-            f"AND length({col}) <= 64")
-
-
-def _hash_check(col: str) -> str:
-    return f"typeof({col}) = 'text' AND length({col}) = 64 AND NOT {col} GLOB '*[^0-9a-f]*'"
-
-
-_META_SQL = "CREATE TABLE ledger_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
-_CHARGES_SQL = f"""CREATE TABLE charges (
-    id INTEGER PRIMARY KEY AUTOINCREMENT CHECK (id > 0),
-    created_utc TEXT NOT NULL CHECK (typeof(created_utc) = 'text'),
-    label TEXT NOT NULL CHECK (typeof(label) = 'text'),
-    kind TEXT NOT NULL CHECK (kind IN ('pure', 'approx', 'zcdp')),
-    epsilon TEXT NOT NULL CHECK ({_amount_check("epsilon")}),
-    delta TEXT NOT NULL CHECK ({_amount_check("delta")}),
-    rho TEXT NOT NULL CHECK ({_amount_check("rho")}),
-    status TEXT NOT NULL CHECK (status IN ('charged', 'done', 'failed')),
-    output TEXT,
-    pid INTEGER NOT NULL CHECK (typeof(pid) = 'integer'),
-    prev_hash TEXT NOT NULL CHECK ({_hash_check("prev_hash")}),
-    hash TEXT NOT NULL UNIQUE CHECK ({_hash_check("hash")})
-)"""
-_TABLES = {"ledger_meta": _META_SQL, "charges": _CHARGES_SQL, "sqlite_sequence": None}
-_META_KEYS = ("format", "version", "ledger_id", "created_utc", "total_epsilon", "total_delta", "total_rho", "head")
-_ROW_FIELDS = "id, created_utc, label, kind, epsilon, delta, rho, pid, prev_hash, hash"
-
-
-def _norm_sql(sql: object) -> str:
-    return " ".join(str(sql).split())
-
-
-def _sha(fields: list[Any]) -> str:
-    text = json.dumps(fields, ensure_ascii=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode("ascii")).hexdigest()
-
-
-def _genesis(meta: Mapping[str, str]) -> str:
-    """The chain's first link: binds the totals, the creation time and the ledger's random id."""
-    return _sha(["dptree-ledger genesis", meta["version"], meta["ledger_id"], meta["created_utc"],
-                 meta["total_epsilon"], meta["total_delta"], meta["total_rho"]])
-
-
-def _row_hash(prev: str, cid: int, created: str, label: str, kind: str, e: str, d: str, r: str, pid: int) -> str:
-    return _sha([prev, cid, created, label, kind, e, d, r, pid])
-
-
-@dataclass(frozen=True)
-class _State:
-    """The verified content of the charges table: exact sums, count, last id and chain head."""
-
-    eps: Fraction
-    delta: Fraction
-    rho: Fraction
-    rho_pure: Fraction
-    approx: bool
-    n: int
-    last_id: int
-    head: str
-
-
-class Ledger:
+class Ledger(LedgerStore):
     """A privacy budget shared by every process that opens the same SQLite file.
 
     The first opening creates the file and fixes the totals (``total_epsilon`` with
@@ -265,7 +188,7 @@ class Ledger:
                     "(with total_delta) and/or total_rho"
                 )
             if not exists:
-                self._create_file(cast(_Totals, requested))
+                self._create_file(cast(Totals, requested))
         self._con = self._connect()
         try:
             self._totals = self._open(requested)
@@ -275,322 +198,18 @@ class Ledger:
 
     # ------------------------------------------------------------------ opening
     @staticmethod
-    def _check_path(path: object) -> Path:
-        if not isinstance(path, (str, os.PathLike)) or not str(os.fspath(path)).strip():
-            raise InvalidParameterError(f"the ledger path must be a non-empty file name, got {path!r}")
-        if "\0" in str(os.fspath(path)):
-            raise InvalidParameterError("the ledger path must not contain a NUL byte")
-        return Path(path)
-
-    @staticmethod
-    def _check_timeout(timeout: object) -> float:
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout >= 0:
-            raise InvalidParameterError(f"timeout must be a number of seconds >= 0, got {timeout!r}")
-        return float(timeout)
-
-    @staticmethod
-    def _requested_totals(eps: object, delta: object, rho: object) -> _Totals | None:
+    def _requested_totals(eps: object, delta: object, rho: object) -> Totals | None:
         if eps is None and rho is None:
             if delta not in (0, 0.0, None):
                 raise InvalidParameterError("total_delta needs total_epsilon as well")
             return None
-        e = None if eps is None else _amount(eps, "total_epsilon")
-        r = None if rho is None else _amount(rho, "total_rho")
-        d = _amount(check_delta(0.0 if delta is None else delta), "total_delta")
-        if (e is not None and _frac(e) == 0) or (r is not None and _frac(r) == 0):
+        e = None if eps is None else amount_text(eps, "total_epsilon")
+        r = None if rho is None else amount_text(rho, "total_rho")
+        d = amount_text(check_delta(0.0 if delta is None else delta), "total_delta")
+        if (e is not None and amount_fraction(e) == 0) or (r is not None and amount_fraction(r) == 0):
             raise InvalidParameterError("ledger totals must be > 0")
-        return _Totals(None if e is None else _frac(e), _frac(d), None if r is None else _frac(r))
-
-    def _check_writable(self, exists: bool) -> None:
-        parent = self.path.parent if str(self.path.parent) else Path(".")
-        if exists and not os.access(self.path, os.W_OK):
-            raise LedgerReadOnlyError(f"ledger {self.path} is read-only; make it writable (chmod u+w) to charge it")
-        if not parent.exists():
-            raise LedgerError(f"directory {parent} does not exist; create it first")
-        if not os.access(parent, os.W_OK):
-            raise LedgerReadOnlyError(
-                f"directory {parent} is read-only; the ledger needs to write its journal (-wal, -shm) there"
-            )
-
-    def _connect(self) -> sqlite3.Connection:
-        try:
-            if self.read_only:
-                uri = self.path.resolve().as_uri() + "?mode=ro"
-                con = sqlite3.connect(uri, uri=True, timeout=self.timeout, isolation_level=None)
-                try:
-                    con.execute("SELECT count(*) FROM sqlite_master").fetchone()
-                except sqlite3.OperationalError:
-                    # A WAL database opened read-only needs its -shm file, which a reader cannot
-                    # create in a read-only directory. With no pending WAL content there is nothing
-                    # beyond the main file, so it is read as immutable (no -shm needed).
-                    wal = Path(str(self.path) + "-wal")
-                    if wal.exists() and wal.stat().st_size > 0:
-                        raise
-                    con.close()
-                    con = sqlite3.connect(uri + "&immutable=1", uri=True, timeout=self.timeout,
-                                          isolation_level=None)
-            else:
-                con = sqlite3.connect(str(self.path), timeout=self.timeout, isolation_level=None)
-        except sqlite3.Error as exc:
-            raise self._translate(exc) from exc
-        return con
-
-    def _translate(self, exc: BaseException) -> LedgerError:
-        msg = str(exc)
-        low = msg.lower()
-        if "locked" in low or "busy" in low:
-            return LedgerLockedError(
-                f"ledger {self.path} stayed locked by another process for more than {self.timeout:g} s; "
-                "retry, or pass a longer timeout"
-            )
-        if "readonly" in low or "read-only" in low or "read only" in low:
-            return LedgerReadOnlyError(
-                f"ledger {self.path} is read-only ({msg}); open it writable to charge releases"
-            )
-        if ("not a database" in low or "malformed" in low or "corrupt" in low or "no such table" in low
-                or "constraint" in low or "no such column" in low):
-            return self._corrupt(f"is corrupt or not a dptree ledger ({msg})")
-        return LedgerError(f"ledger {self.path}: {msg}")
-
-    def _corrupt(self, what: str) -> LedgerCorruptError:
-        return LedgerCorruptError(
-            f"ledger {self.path} {what}; refusing to use it: restore it from a backup (never start a new "
-            "ledger for the same data: that would reset its spent budget)"
-        )
-
-    def _open(self, requested: _Totals | None) -> _Totals:
-        con = self._con
-        try:
-            if not self.read_only:
-                mode = con.execute("PRAGMA journal_mode=WAL").fetchone()
-                if mode is None or str(mode[0]).lower() != "wal":
-                    raise LedgerError(f"ledger {self.path}: cannot switch to WAL mode (got {mode})")
-                con.execute("PRAGMA synchronous=FULL")
-                con.execute("BEGIN IMMEDIATE")
-            else:
-                con.execute("BEGIN")  # one snapshot for the schema, the totals and the chain
-            try:
-                if not self.read_only and self._is_empty():
-                    # an empty database (new file): the only case where tables are ever created
-                    if requested is None:
-                        raise InvalidParameterError(
-                            f"{self.path} is a new ledger: give its total budget, e.g. total_epsilon=1.0 "
-                            "(with total_delta) and/or total_rho"
-                        )
-                    self._create(requested)
-                meta = self._meta()
-                totals = self._parse_meta(meta)
-                self._check_schema()
-                self._state(totals)  # the chain, the amounts and the spend
-                con.execute("COMMIT")
-            except BaseException:
-                if con.in_transaction:
-                    con.execute("ROLLBACK")
-                raise
-            check = con.execute("PRAGMA quick_check").fetchone()
-            if not check or check[0] != "ok":
-                raise self._corrupt(f"failed SQLite's integrity check ({check})")
-        except sqlite3.Error as exc:
-            raise self._translate(exc) from exc
-        if requested is not None and requested != totals:
-            raise InvalidParameterError(
-                f"ledger {self.path} was created with totals {self._describe(totals)}; totals cannot change "
-                "(omit them to use the stored ones)"
-            )
-        return totals
-
-    def _create_file(self, requested: _Totals) -> None:
-        """Create a new ledger atomically: build it completely in a temporary file next to the path,
-        then link it into place (which fails if another process created the ledger meanwhile: that
-        one is then opened and its totals compared). A process killed during creation leaves no
-        half-made ledger at the path, only a hidden temporary file."""
-        import tempfile
-
-        parent = self.path.parent if str(self.path.parent) else Path(".")
-        fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{self.path.name}.", suffix=".creating")
-        os.close(fd)
-        try:
-            con = sqlite3.connect(tmp, timeout=self.timeout, isolation_level=None)
-            try:
-                con.execute("PRAGMA journal_mode=WAL")
-                con.execute("PRAGMA synchronous=FULL")
-                con.execute("BEGIN IMMEDIATE")
-                self._con = con
-                self._create(requested)
-                con.execute("COMMIT")
-                con.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # everything in the main file
-            finally:
-                con.close()
-            with open(tmp, "rb+") as fh:
-                os.fsync(fh.fileno())
-            try:
-                os.link(tmp, self.path)  # atomic, and never replaces an existing file
-            except FileExistsError:
-                pass  # created concurrently: opened below like any existing ledger
-        except sqlite3.Error as exc:
-            raise self._translate(exc) from exc
-        except OSError as exc:
-            raise LedgerError(f"cannot create ledger {self.path}: {exc.strerror or exc}") from None
-        finally:
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                try:
-                    os.unlink(tmp + suffix)
-                except OSError:
-                    pass
-
-    def _is_empty(self) -> bool:
-        return self._con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
-
-    def _create(self, requested: _Totals) -> None:
-        con = self._con
-        con.execute(_META_SQL)
-        con.execute(_CHARGES_SQL)
-        meta = {
-            "format": _FORMAT,
-            "version": _VERSION,
-            "ledger_id": _noise.random_hex(16),
-            "created_utc": _now(),
-            "total_epsilon": _dec_str(requested.epsilon),
-            "total_delta": _dec_str(requested.delta),
-            "total_rho": _dec_str(requested.rho),
-        }
-        meta["head"] = _genesis(meta)
-        con.executemany("INSERT INTO ledger_meta(key, value) VALUES (?, ?)", meta.items())
-
-    def _meta(self) -> dict[str, str]:
-        tables = {r[0] for r in self._con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if "ledger_meta" not in tables:
-            if not tables:
-                raise self._corrupt("is empty, not a dptree ledger")
-            raise self._corrupt("is not a dptree ledger (no ledger_meta table)")
-        meta: dict[str, str] = {}
-        for key, value in self._con.execute("SELECT key, value FROM ledger_meta"):
-            if not isinstance(key, str) or not isinstance(value, str):
-                raise self._corrupt("has a malformed ledger_meta table")
-            meta[key] = value
-        return meta
-
-    def _check_schema(self) -> None:
-        """Exactly the tables of a format-2 ledger, with their constraints, and no triggers."""
-        objects = self._con.execute("SELECT type, name, sql FROM sqlite_master").fetchall()
-        tables = {name: sql for typ, name, sql in objects if typ == "table"}
-        for name in _TABLES:
-            if name not in tables:
-                raise self._corrupt(f"has no {name} table (dropped?); it is never re-created")
-        for name, sql in tables.items():
-            if name not in _TABLES:
-                raise self._corrupt(f"has an unexpected table {name!r}")
-            expected = _TABLES[name]
-            if expected is not None and _norm_sql(sql) != _norm_sql(expected):
-                raise self._corrupt(f"has a modified {name} table (constraints removed or changed?)")
-        others = [f"{typ} {name}" for typ, name, _ in objects if typ not in ("table", "index")]
-        if others:
-            raise self._corrupt(f"has unexpected schema objects ({', '.join(others)})")
-
-    def _parse_meta(self, meta: Mapping[str, str]) -> _Totals:
-        if meta.get("format") != _FORMAT:
-            raise self._corrupt("is not a dptree ledger (no format marker)")
-        version = meta.get("version")
-        if version == _V1:
-            raise LedgerOutdatedError(
-                f"ledger {self.path} was written by an older dptree (format 1, without integrity checks); "
-                f"upgrade it once with: dptree budget {self.path} --upgrade (Python: Ledger.upgrade(path)), "
-                "which checks every charge and adds the hash chain"
-            )
-        if version != _VERSION:
-            raise self._corrupt(f"has unsupported format version {version!r} (written by a newer dptree?)")
-        missing = [k for k in _META_KEYS if k not in meta]
-        if missing:
-            raise self._corrupt(f"lacks {', '.join(missing)} in ledger_meta")
-        return self._totals_of(meta)
-
-    def _totals_of(self, meta: Mapping[str, str]) -> _Totals:
-        try:
-            eps = meta["total_epsilon"]
-            rho = meta["total_rho"]
-            totals = _Totals(
-                None if eps == "" else Fraction(_stored(eps)),
-                Fraction(_stored(meta["total_delta"])),
-                None if rho == "" else Fraction(_stored(rho)),
-            )
-        except (KeyError, ArithmeticError, ValueError) as exc:
-            raise self._corrupt("has malformed totals") from exc
-        if totals.epsilon is None and totals.rho is None:
-            raise self._corrupt("has no total budget")
-        if totals.epsilon == 0 or totals.rho == 0 or totals.delta >= 1 or (totals.epsilon is None and totals.delta):
-            raise self._corrupt("has malformed totals")
-        return totals
-
-    # ------------------------------------------------------------------ verification
-    def _state(self, totals: _Totals | None = None) -> _State:
-        """Read every charge, verify the hash chain from the totals to the stored head, the amounts
-        of each row and that the spend fits the totals; return the exact sums. Call it inside a
-        transaction (one snapshot). Raises LedgerCorruptError on anything that does not verify."""
-        t = self._totals if totals is None else totals
-        con = self._con
-        meta = self._meta()
-        try:
-            prev = _genesis(meta)
-        except KeyError as exc:
-            raise self._corrupt("lacks its chain fields in ledger_meta") from exc
-        eps, delta, rho, rho_pure = _Sum(), _Sum(), _Sum(), _Sum()
-        approx = False
-        n = last_id = 0
-        for row in con.execute(f"SELECT {_ROW_FIELDS} FROM charges ORDER BY id"):
-            cid, created, label, kind, e, d, r, pid, prev_hash, own = row
-            de, dd, dr = self._row_amounts(cid, kind, e, d, r)
-            try:
-                expected = _row_hash(prev, cid, created, label, kind, e, d, r, pid)
-            except (TypeError, ValueError) as exc:
-                raise self._corrupt(f"has a malformed charge (id {cid!r})") from exc
-            if not isinstance(cid, int) or prev_hash != prev or own != expected:
-                raise self._corrupt(f"failed its hash chain at charge id {cid!r} (a charge was edited, inserted "
-                                    "or deleted)")
-            prev = own
-            n += 1
-            last_id = cid
-            eps.add(de)
-            delta.add(dd)
-            rho.add(dr)
-            if kind == "pure":
-                rho_pure.add_half_square(de)
-            elif kind == "approx":
-                approx = True
-        if prev != meta.get("head"):
-            raise self._corrupt("failed its hash chain at the end (a charge was deleted or the totals edited)")
-        seq = con.execute("SELECT seq FROM sqlite_sequence WHERE name = 'charges'").fetchone()
-        if (seq[0] if seq else 0) != last_id:
-            raise self._corrupt("lost its last charges (the id sequence is ahead of the chain)")
-        sums = eps.value(), delta.value(), rho.value(), rho_pure.value()
-        why = _violation(t, *sums, approx)
-        if why is not None:
-            raise self._corrupt(f"records a spend above its totals ({why})")
-        return _State(*sums, approx, n, last_id, prev)
-
-    def _row_amounts(self, cid: object, kind: object, e: object, d: object, r: object
-                     ) -> tuple[Decimal, Decimal, Decimal]:
-        try:
-            fe, fd, fr = _stored(e), _stored(d), _stored(r)
-        except (TypeError, ValueError, ArithmeticError) as exc:
-            raise self._corrupt(f"has a charge (id {cid!r}) whose amount is not a finite number >= 0") from exc
-        ok = {
-            "pure": fe > 0 and fd == 0 and fr == 0,
-            "approx": fe > 0 and 0 < fd < 1 and fr == 0,
-            "zcdp": fe == 0 and fd == 0 and fr > 0,
-        }.get(kind if isinstance(kind, str) else "", False)
-        if not ok:
-            raise self._corrupt(f"has a charge (id {cid!r}) whose kind does not match its amounts")
-        return fe, fd, fr
-
-    # ------------------------------------------------------------------ accounting
-    @staticmethod
-    def _describe(t: _Totals) -> str:
-        parts = []
-        if t.epsilon is not None:
-            parts.append(f"epsilon={float(t.epsilon):g}, delta={float(t.delta):g}")
-        if t.rho is not None:
-            parts.append(f"rho={float(t.rho):g}")
-        return ", ".join(parts)
+        return Totals(None if e is None else amount_fraction(e), amount_fraction(d),
+                      None if r is None else amount_fraction(r))
 
     @property
     def total_epsilon(self) -> float | None:
@@ -604,7 +223,7 @@ class Ledger:
     def total_rho(self) -> float | None:
         return None if self._totals.rho is None else float(self._totals.rho)
 
-    def _spend_of(self, s: _State) -> Spend:
+    def _spend_of(self, s: ChainState) -> Spend:
         t = self._totals
         e_out, d_out = float(s.eps), float(s.delta)
         if s.rho > 0:
@@ -615,37 +234,6 @@ class Ledger:
             else:  # no delta to convert rho with: no finite epsilon
                 e_out = math.inf
         return Spend(epsilon=e_out, delta=d_out, rho=float(s.rho + s.rho_pure), charges=s.n)
-
-    @contextmanager
-    def _transaction(self, begin: str) -> Iterator[None]:
-        """``begin`` ... COMMIT, rolled back on any exception; SQLite errors become ledger errors."""
-        con = self._con
-        try:
-            con.execute(begin)
-            try:
-                yield
-                con.execute("COMMIT")
-            except BaseException:
-                if con.in_transaction:
-                    con.execute("ROLLBACK")
-                raise
-        except sqlite3.Error as exc:
-            raise self._translate(exc) from exc
-
-    def _read(self, query: str | None = None) -> tuple[_State, list[Any]]:
-        """The verified state and (optionally) the rows of ``query``, from one snapshot."""
-        con = self._con
-        try:
-            con.execute("BEGIN")
-            try:
-                state = self._state()
-                rows = [] if query is None else con.execute(query).fetchall()
-            finally:
-                if con.in_transaction:
-                    con.execute("COMMIT")
-        except sqlite3.Error as exc:
-            raise self._translate(exc) from exc
-        return state, rows
 
     def spent(self) -> Spend:
         """The budget spent so far: epsilon (and delta) as counted against the epsilon total, rho
@@ -669,8 +257,8 @@ class Ledger:
         and durable. The ledger is verified inside the same transaction (LedgerCorruptError)."""
         if self.read_only:
             raise LedgerReadOnlyError(f"ledger {self.path} was opened read_only; open it writable to charge releases")
-        e, d, r = _amount(epsilon, "epsilon"), _amount(delta, "delta"), _amount(rho, "rho")
-        fe, fd, fr = _frac(e), _frac(d), _frac(r)
+        e, d, r = amount_text(epsilon, "epsilon"), amount_text(delta, "delta"), amount_text(rho, "rho")
+        fe, fd, fr = amount_fraction(e), amount_fraction(d), amount_fraction(r)
         if fr > 0 and (fe > 0 or fd > 0):
             raise InvalidParameterError("charge either rho (zCDP) or epsilon/delta, not both")
         if fe == 0 and fr == 0:
@@ -685,19 +273,19 @@ class Ledger:
             s = self._state()
             eps2, dl2, rh2 = s.eps + (fe if kind != "zcdp" else 0), s.delta + fd, s.rho + fr
             rp2 = s.rho_pure + (fe * fe / 2 if kind == "pure" else 0)
-            why = _violation(self._totals, eps2, dl2, rh2, rp2, s.approx or kind == "approx")
+            why = budget_violation(self._totals, eps2, dl2, rh2, rp2, s.approx or kind == "approx")
             if why is not None:
                 left = self._spend_of(s)
                 raise BudgetExceededError(
-                    f"ledger {self.path}: this release ({_describe_charge(fe, fd, fr)}) would exceed the "
-                    f"total budget ({self._describe(self._totals)}): {why}. Already spent in {s.n} charges: "
+                    f"ledger {self.path}: this release ({describe_charge(fe, fd, fr)}) would exceed the "
+                    f"total budget ({describe_totals(self._totals)}): {why}. Already spent in {s.n} charges: "
                     f"epsilon={left.epsilon:.6g}, delta={left.delta:.3g}, rho={left.rho:.6g}. "
                     "Ask a smaller budget or stop releasing from this data."
                 )
-            cid, created, pid = s.last_id + 1, _now(), os.getpid()
-            own = _row_hash(s.head, cid, created, label, kind, e, d, r, pid)
+            cid, created, pid = s.last_id + 1, utc_now(), os.getpid()
+            own = row_hash(s.head, cid, created, label, kind, e, d, r, pid)
             con.execute(
-                f"INSERT INTO charges({_ROW_FIELDS}, status, output) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                f"INSERT INTO charges({ROW_FIELDS}, status, output) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
                 "'charged', NULL)",
                 (cid, created, label, kind, e, d, r, pid, s.head, own),
             )
@@ -724,13 +312,6 @@ class Ledger:
         if eps < spent["epsilon"]:
             eps = math.nextafter(float(spent["epsilon"]), math.inf)
         return self.charge(epsilon=eps, delta=float(spent.get("delta") or 0.0), label=label)
-
-    def _finish(self, cid: int, status: str, output: str | None) -> None:
-        # status and output are bookkeeping outside the hash chain: they do not enter the spend
-        try:
-            self._con.execute("UPDATE charges SET status = ?, output = ? WHERE id = ?", (status, output, cid))
-        except sqlite3.Error as exc:
-            raise self._translate(exc) from exc
 
     # ------------------------------------------------------------------ upgrade
     @classmethod
@@ -766,20 +347,20 @@ class Ledger:
     def _upgrade_v1(self) -> int:
         con = self._con
         meta = self._meta()
-        if meta.get("format") != _FORMAT:
+        if meta.get("format") != FORMAT:
             raise self._corrupt("is not a dptree ledger (no format marker)")
-        if meta.get("version") == _VERSION:
+        if meta.get("version") == VERSION:
             raise InvalidParameterError(f"ledger {self.path} is already in the current format; nothing to upgrade")
-        if meta.get("version") != _V1:
+        if meta.get("version") != VERSION_1:
             raise self._corrupt(f"has unsupported format version {meta.get('version')!r}")
         totals = self._totals_of(meta)
         tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if tables != set(_TABLES):
+        if tables != set(TABLES):
             raise self._corrupt("does not have the tables of a format-1 ledger (a table was dropped?)")
         rows = con.execute(
             "SELECT id, created_utc, label, kind, epsilon, delta, rho, status, output, pid FROM charges ORDER BY id"
         ).fetchall()
-        eps, delta, rho, rho_pure = _Sum(), _Sum(), _Sum(), _Sum()
+        eps, delta, rho, rho_pure = ExactSum(), ExactSum(), ExactSum(), ExactSum()
         approx = False
         for cid, created, label, kind, e, d, r, status, output, pid in rows:
             fe, fd, fr = self._row_amounts(cid, kind, e, d, r)
@@ -793,25 +374,25 @@ class Ledger:
             if kind == "pure":
                 rho_pure.add_half_square(fe)
             approx = approx or kind == "approx"
-        why = _violation(totals, eps.value(), delta.value(), rho.value(), rho_pure.value(), approx)
+        why = budget_violation(totals, eps.value(), delta.value(), rho.value(), rho_pure.value(), approx)
         if why is not None:
             raise self._corrupt(f"records a spend above its totals ({why})")
         con.execute("ALTER TABLE charges RENAME TO charges_v1")
-        con.execute(_CHARGES_SQL)
-        meta["version"] = _VERSION
+        con.execute(CHARGES_SQL)
+        meta["version"] = VERSION
         meta["ledger_id"] = _noise.random_hex(16)
-        meta.setdefault("created_utc", _now())
-        prev = _genesis(meta)
+        meta.setdefault("created_utc", utc_now())
+        prev = genesis_hash(meta)
         for cid, created, label, kind, e, d, r, status, output, pid in rows:
-            own = _row_hash(prev, cid, created, label, kind, e, d, r, pid)
+            own = row_hash(prev, cid, created, label, kind, e, d, r, pid)
             con.execute(
-                f"INSERT INTO charges({_ROW_FIELDS}, status, output) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO charges({ROW_FIELDS}, status, output) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (cid, created, label, kind, e, d, r, pid, prev, own, status, output),
             )
             prev = own
         con.execute("DROP TABLE charges_v1")
         meta["head"] = prev
-        meta["upgraded_utc"] = _now()
+        meta["upgraded_utc"] = utc_now()
         con.executemany("INSERT OR REPLACE INTO ledger_meta(key, value) VALUES (?, ?)", meta.items())
         self._check_schema()
         self._state(totals)
@@ -829,7 +410,7 @@ class Ledger:
         for row in rows:
             rec = dict(zip(keys, row))
             for k in ("epsilon", "delta", "rho"):
-                rec[k] = float(_frac(rec[k]))
+                rec[k] = float(amount_fraction(rec[k]))
             out.append(rec)
         return out
 
@@ -843,96 +424,4 @@ class Ledger:
         self.close()
 
     def __repr__(self) -> str:
-        return f"<Ledger {self.path} totals {self._describe(self._totals)}>"
-
-
-def _violation(t: _Totals, eps: Fraction, delta: Fraction, rho: Fraction, rho_pure: Fraction,
-               approx: bool) -> str | None:
-    """Why a spend (eps, delta from (eps, delta) charges; rho from zCDP charges) exceeds the totals."""
-    if t.rho is not None:
-        if approx:
-            return "an (epsilon, delta) charge cannot be counted against a zCDP (rho) total"
-        if rho + rho_pure > t.rho:
-            return f"rho {float(rho + rho_pure):.6g} > total_rho {float(t.rho):g}"
-    if t.epsilon is not None:
-        if delta > t.delta:
-            return f"delta {float(delta):.6g} > total_delta {float(t.delta):g}"
-        total_eps = eps
-        if rho > 0:
-            if delta >= t.delta:
-                return "zCDP (Gaussian) charges need some total_delta left to convert rho to epsilon"
-            total_eps += Fraction(zcdp_epsilon(float(rho), float(t.delta - delta)))
-        if total_eps > t.epsilon:
-            return f"epsilon {float(total_eps):.6g} > total_epsilon {float(t.epsilon):g}"
-    return None
-
-
-def _stored(s: object) -> Decimal:
-    """A stored amount: a decimal string of a finite number >= 0 (else ValueError)."""
-    if not isinstance(s, str):
-        raise ValueError("amount is not text")
-    d = Decimal(s)
-    if not d.is_finite() or d.is_signed():
-        raise ValueError("amount is not a finite number >= 0")
-    return d
-
-
-class _Sum:
-    """An exact sum of decimals: integer mantissas bucketed by exponent (much faster than Fractions)."""
-
-    def __init__(self) -> None:
-        self._by_exp: dict[int, int] = {}
-        self._halves: dict[int, int] = {}
-
-    def add(self, d: Decimal) -> None:
-        sign, digits, exp = d.as_tuple()
-        if digits != (0,):
-            m = int("".join(map(str, digits)))
-            self._by_exp[int(exp)] = self._by_exp.get(int(exp), 0) + m
-
-    def add_half_square(self, d: Decimal) -> None:
-        """Add d^2 / 2 (a pure epsilon charge counted against a rho total)."""
-        sign, digits, exp = d.as_tuple()
-        if digits != (0,):
-            m = int("".join(map(str, digits)))
-            self._halves[2 * int(exp)] = self._halves.get(2 * int(exp), 0) + m * m
-
-    def value(self) -> Fraction:
-        total = Fraction(0)
-        for exp, m in self._by_exp.items():
-            total += Fraction(m) * Fraction(10) ** exp
-        for exp, m in self._halves.items():
-            total += Fraction(m, 2) * Fraction(10) ** exp
-        return total
-
-
-def _describe_charge(e: Fraction, d: Fraction, r: Fraction) -> str:
-    if r > 0:
-        return f"rho={float(r):g}"
-    return f"epsilon={float(e):g}" + (f", delta={float(d):g}" if d > 0 else "")
-
-
-def _dec_str(f: Fraction | None) -> str:
-    """Exact decimal text of a total that came from a decimal string ('' for None)."""
-    if f is None:
-        return ""
-    num, den = f.numerator, f.denominator
-    scale = 0
-    while den % 10 == 0 or den % 2 == 0 or den % 5 == 0:
-        if den % 10 == 0:
-            den //= 10
-        elif den % 2 == 0:
-            den //= 2
-            num *= 5
-        else:
-            den //= 5
-            num *= 2
-        scale += 1
-    if den != 1:  # pragma: no cover - totals always come from decimal strings
-        raise InvalidParameterError("ledger totals must be decimal numbers")
-    return str(Decimal(num).scaleb(-scale))
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
+        return f"<Ledger {self.path} totals {describe_totals(self._totals)}>"

@@ -1,1 +1,3 @@
-"""The privacy-audit harness (generic; mechanism registrations live in tests/)."""
+"""The privacy-audit harness, generic: :mod:`~dptree.testing.audit` (the audit; re-exports the
+rest), :mod:`~dptree.testing.registry`, :mod:`~dptree.testing.statistics` and
+:mod:`~dptree.testing.sensitivity`. The mechanism registrations live in ``tests/audit_registry/``."""

@@ -5,34 +5,24 @@ neighbouring inputs (DESIGN section 8), with a planted bug it must flag."""
 from __future__ import annotations
 
 import itertools
-import math
 
 import numpy as np
 import pytest
 from hier_helpers import random_hierarchy
-from scipy.stats import beta as beta_dist
 
 import dptree.hierarchy.release as hmod
 from dptree.hierarchy.multiplicative import Tree, mrmse_wrapper
 from dptree.hierarchy.release import Hierarchy, _measure, node_weights
 from dptree.noise import make_source
+from dptree.testing.statistics import epsilon_lower_bound
 
 CONF = 1e-6  # each Clopper-Pearson bound fails with probability <= 1e-6
 
 
-def cp_lower(k: int, n: int) -> float:
-    return 0.0 if k == 0 else float(beta_dist.ppf(CONF, k, n - k + 1))
-
-
-def cp_upper(k: int, n: int) -> float:
-    return 1.0 if k == n else float(beta_dist.ppf(1 - CONF, k + 1, n - k))
-
-
 def eps_lower_bound(k1: int, k0: int, n: int, delta: float = 0.0) -> float:
-    """Lower bound on epsilon from P[E | D'] <= e^eps P[E | D] + delta, both ways bounded."""
-    num = cp_lower(k1, n) - delta
-    den = cp_upper(k0, n)
-    return -math.inf if num <= 0 else math.log(num / den)
+    """Lower bound on epsilon from P[E | D'] <= e^eps P[E | D] + delta, both ways bounded (the shared
+    Clopper-Pearson bound, CONF per side)."""
+    return epsilon_lower_bound(k1, k0, n, 2 * CONF, delta)[0]
 
 
 # ---------------------------------------------------------------- brute-force sensitivities

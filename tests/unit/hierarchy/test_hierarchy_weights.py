@@ -12,6 +12,7 @@ from __future__ import annotations
 from decimal import Decimal
 from pathlib import Path
 
+import audit_registry  # noqa: F401  (registers every mechanism)
 import numpy as np
 import pandas as pd
 import pytest

@@ -1,4 +1,4 @@
-"""Exact samplers (noise.py, exponential-mechanism section) and dptree.interior.selection (seed 002 section 2)."""
+"""Exact samplers (dptree.noise.exponential) and dptree.interior.selection (seed 002 section 2)."""
 
 from __future__ import annotations
 
@@ -26,8 +26,9 @@ from dptree.interior.selection import (
     interior_quality_intervals,
     ordered_exponential_mechanism,
 )
+from dptree.noise import exponential as noise_exponential
 
-# ------------------------------------------------------------------ noise.py samplers
+# ------------------------------------------------------------------ dptree.noise.exponential samplers
 
 
 @pytest.mark.parametrize("x", [1e-6, 0.01, 0.5, 1.0, 3.0, 25.0])
@@ -54,7 +55,7 @@ def test_exp_lower_rational_below_series_upper_bound():
 def test_bernoulli_pow_ratio_frequency(r):
     p, q = noise.exp_lower_rational(0.5)
     k = q.bit_length() - 1
-    lam = noise._log2_lower(p, q)
+    lam = noise_exponential._log2_lower(p, q)
     m = (r * lam.numerator) // lam.denominator
     x = 2.0**m / (p / q) ** r
     assert 0.5 < x <= 1
@@ -123,7 +124,7 @@ def test_sample_exponential_index_tail_branch(monkeypatch):
             return hi  # the last value: inside the tail bound
         return real(s, lo, hi)
 
-    monkeypatch.setattr(noise, "uniform_int", fake)
+    monkeypatch.setattr(noise_exponential, "uniform_int", fake)  # the name the sampler calls
     i = noise.sample_exponential_index(src, lengths, expo, base)
     assert i in (0, 1, 2)
     assert calls["n"] >= 2

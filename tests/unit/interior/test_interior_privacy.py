@@ -12,6 +12,7 @@ import random
 
 import numpy as np
 import pytest
+from audit_registry.interior_points import INTERIOR_TREE_AUDIT, even_spread, interior_tree_pairs
 
 import dptree.interior.points as T
 from dptree.errors import DataError, DomainError, InvalidParameterError
@@ -54,7 +55,7 @@ def test_treelog_issue_counterexample_is_private():
 
 
 def _bottoms_at(n: int, n_max: int, runs: int, seed: int) -> int:
-    vals, cnt = audit._even(256, n)
+    vals, cnt = even_spread(256, n)
     return sum(
         interior_point(vals, counts=cnt, lower=0, upper=255, epsilon=1.0, delta=1e-6, method="heavypaths",
                        n_max=n_max, rng=seed + r).bottom
@@ -100,7 +101,7 @@ def test_audit_catches_the_treelog_shortcut_as_a_planted_bug(monkeypatch):
     """The registered TreeLog audit (public API, declared n_max) passes on the fixed code and
     fails (eps lower bound > 1) when the old shortcut is planted back into _treelog."""
     spec = audit.get("interior_point/treelog/add_remove")
-    pair = audit.interior_tree_pairs()["treelog/add_remove"][0]
+    pair = interior_tree_pairs()["treelog/add_remove"][0]
     cfg = audit.AuditConfig(n_select=300, n_eval=900)
     ok = audit.audit_pair(spec, pair, config=cfg, seed=7)
     assert ok.passed(spec.epsilon), ok
@@ -112,8 +113,8 @@ def test_audit_catches_the_treelog_shortcut_as_a_planted_bug(monkeypatch):
 @pytest.mark.slow
 def test_treelog_boundary_through_the_public_api_slow():
     """3000 releases per side of the 3t / 3t + 1 boundary via interior_point (declared n_max)."""
-    a = audit.INTERIOR_TREE_AUDIT
-    pair = audit.interior_tree_pairs()["treelog/add_remove"][0]
+    a = INTERIOR_TREE_AUDIT
+    pair = interior_tree_pairs()["treelog/add_remove"][0]
     runs = 3000
     ks = []
     for d, base in ((pair.d0, 0), (pair.d1, 10**6)):
@@ -156,7 +157,7 @@ def test_every_method_is_registered_with_the_audit():
         "learn_threshold/treelog/add_remove",
     ):
         assert n in names
-    pairs = audit.interior_tree_pairs()["treelog/add_remove"]
+    pairs = interior_tree_pairs()["treelog/add_remove"]
     (v0, c0), (v1, c1) = pairs[0].d0, pairs[0].d1
     assert v0 == v1 == [85] and c1[0] == c0[0] + 1 and c0[0] % 3 == 0  # |S| = 3t vs 3t + 1
 

@@ -10,6 +10,7 @@ import pytest
 
 from dptree import noise
 from dptree.errors import InvalidParameterError
+from dptree.noise import laplace as noise_laplace
 
 
 def test_sources_and_private_flag() -> None:
@@ -122,8 +123,17 @@ def test_discrete_laplace_exact_path_has_the_right_law(lam: float, monkeypatch) 
     """Force most samples through the exact decimal path (huge float margin) and test the pmf."""
     from scipy.stats import chi2
 
-    monkeypatch.setattr(noise, "_FLOAT_SLACK", 0.2)
+    exact = {"calls": 0}
+    geometric_exact = noise_laplace._geometric_exact
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        exact["calls"] += 1
+        return geometric_exact(*args, **kwargs)
+
+    monkeypatch.setattr(noise_laplace, "_FLOAT_SLACK", 0.2)  # the module the sampler reads it from
+    monkeypatch.setattr(noise_laplace, "_geometric_exact", counted)
     x = noise.discrete_laplace(noise.make_source(int(lam * 10)), lam, 20_000)
+    assert exact["calls"] > 10_000  # the margin took effect: most samples took the exact path
     stat, df = chi_square_stat(x, laplace_pmf(float(noise.laplace_scale_used(lam))), np.arange(-60, 61))
     assert stat < chi2.isf(1e-6, df)
     # the same samples are rejected against a 10% wrong scale

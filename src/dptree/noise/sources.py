@@ -1,0 +1,144 @@
+"""Random sources: where every random byte of dptree comes from.
+
+:class:`SystemRandomSource` (the operating system's CSPRNG, ``os.urandom``) is the only source
+whose releases are private. Seeded sources exist for tests and reproducible experiments; anything
+made with them is marked not private by its caller. :func:`make_source` turns the public ``rng``
+argument into a source.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Protocol, Union, cast
+
+import numpy as np
+
+from dptree.errors import InvalidParameterError
+
+__all__ = [
+    "RandomSource",
+    "SystemRandomSource",
+    "SeededRandomSource",
+    "CountingRandomSource",
+    "ExternalRandomSource",
+    "random_hex",
+    "RngLike",
+    "make_source",
+]
+
+
+class RandomSource(Protocol):
+    """A source of uniformly random bytes."""
+
+    @property
+    def private(self) -> bool:
+        """Whether releases made with this source are private (True for the OS CSPRNG only)."""
+        ...
+
+    def random_bytes(self, n: int) -> bytes:
+        """Return ``n`` uniformly random bytes."""
+        ...
+
+
+class SystemRandomSource:
+    """The operating system's CSPRNG (``os.urandom``). Releases made with it are private.
+
+    It is the only private source: ``private`` is a read-only property that is True for this
+    exact class only (a subclass could replace ``random_bytes``), and every other source reports
+    False whatever attributes it carries (issue 10, leak 5).
+    """
+
+    @property
+    def private(self) -> bool:
+        return type(self) is SystemRandomSource
+
+    def random_bytes(self, n: int) -> bytes:
+        return os.urandom(n)
+
+
+class SeededRandomSource:
+    """A reproducible pseudo-random source for tests and experiments. NOT private."""
+
+    @property
+    def private(self) -> bool:
+        return False
+
+    def __init__(self, seed: Union[int, np.random.Generator]) -> None:
+        if isinstance(seed, np.random.Generator):
+            self._gen = seed
+        else:
+            self._gen = np.random.Generator(np.random.PCG64(seed))
+
+    def random_bytes(self, n: int) -> bytes:
+        return self._gen.bytes(n)
+
+
+class CountingRandomSource:
+    """A seeded (NOT private) source that counts the calls and bytes a sampler asks for, to
+    measure how many random draws a sample needs (tests and ``benchmarks/sampler_cost.py``)."""
+
+    @property
+    def private(self) -> bool:
+        return False
+
+    def __init__(self, seed: int) -> None:
+        self.inner = SeededRandomSource(seed)
+        self.calls = 0
+        self.bytes = 0
+
+    def random_bytes(self, n: int) -> bytes:
+        self.calls += 1
+        self.bytes += n
+        return self.inner.random_bytes(n)
+
+
+def random_hex(nbytes: int) -> str:
+    """A random identifier (hex) from the OS CSPRNG, for non-statistical uses such as a ledger's id."""
+    return SystemRandomSource().random_bytes(nbytes).hex()
+
+
+class ExternalRandomSource:
+    """Any other object with ``random_bytes``, wrapped: its bytes are used, but a release made with
+    it is marked NOT private (only :class:`SystemRandomSource` is trusted)."""
+
+    def __init__(self, inner: RandomSource) -> None:
+        self.inner = inner
+
+    @property
+    def private(self) -> bool:
+        return False
+
+    def random_bytes(self, n: int) -> bytes:
+        out = self.inner.random_bytes(n)
+        if not isinstance(out, bytes) or len(out) != n:
+            raise InvalidParameterError("the random source's random_bytes(n) must return exactly n bytes")
+        return out
+
+
+RngLike = Union[None, int, np.random.Generator, RandomSource]
+
+
+def make_source(rng: RngLike) -> RandomSource:
+    """Turn the public ``rng`` argument into a random source.
+
+    ``None`` (the default) gives the OS CSPRNG. An ``int`` seed or a numpy ``Generator`` gives a
+    seeded source whose ``private`` attribute is False: use it for tests only.
+    """
+    if rng is None:
+        return SystemRandomSource()
+    if isinstance(rng, (SystemRandomSource, SeededRandomSource, CountingRandomSource, ExternalRandomSource)):
+        return rng
+    if callable(getattr(rng, "random_bytes", None)):
+        # any other object with random bytes (a test double, a user's generator): usable, but
+        # never private, whatever its own ``private`` attribute says
+        return ExternalRandomSource(cast(RandomSource, rng))
+    if isinstance(rng, np.random.Generator):
+        return SeededRandomSource(rng)
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+        if int(rng) < 0:
+            raise InvalidParameterError(f"rng seed must be a non-negative integer, got {rng}")
+        return SeededRandomSource(int(rng))
+    raise InvalidParameterError(
+        "rng must be None (private, OS randomness), an int seed or a numpy Generator "
+        f"(tests only); got {type(rng).__name__}"
+    )

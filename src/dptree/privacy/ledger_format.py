@@ -1,0 +1,252 @@
+"""The on-disk format of a privacy-budget ledger (format 2): schema, hash chain, exact amounts.
+
+Pure data and functions, no connection (the SQLite file is :mod:`dptree.privacy.ledger_store`, the
+public API :mod:`dptree.privacy.ledger`, whose docstring states the guarantees):
+
+* the schema, whose CHECK constraints refuse amounts that are not non-negative finite decimals
+  and malformed kinds, statuses and hashes at the SQL level;
+* the hash chain: SHA-256 over each charge's immutable fields and the previous hash, starting
+  from a hash of the totals and the ledger's random id;
+* exact amounts: floats stored as their shortest decimal and summed as exact rationals, and the
+  composition rules a spend must satisfy (:func:`budget_violation`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import time
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any, Mapping
+
+from dptree.errors import InvalidParameterError
+from dptree.privacy.budget import zcdp_epsilon
+
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "VERSION_1",
+    "META_SQL",
+    "CHARGES_SQL",
+    "TABLES",
+    "META_KEYS",
+    "ROW_FIELDS",
+    "Totals",
+    "ChainState",
+    "amount_text",
+    "amount_fraction",
+    "stored_amount",
+    "ExactSum",
+    "total_text",
+    "budget_violation",
+    "describe_charge",
+    "describe_totals",
+    "normalised_sql",
+    "genesis_hash",
+    "row_hash",
+    "utc_now",
+]
+
+FORMAT = "dptree-ledger"
+VERSION = "2"
+VERSION_1 = "1"  # no constraints, no chain: upgraded by Ledger.upgrade
+
+
+# --------------------------------------------------------------------------- exact amounts
+
+
+def amount_text(x: object, name: str) -> str:
+    """A non-negative finite number as its shortest exact decimal string."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)) and not hasattr(x, "__float__"):
+        raise InvalidParameterError(f"{name} must be a number, got {type(x).__name__}")
+    v = float(x)  # type: ignore[arg-type,unused-ignore]
+    if not math.isfinite(v) or v < 0:
+        raise InvalidParameterError(f"{name} must be a finite number >= 0, got {x!r}")
+    return str(Decimal(repr(v)))
+
+
+def amount_fraction(s: str) -> Fraction:
+    """The exact value of an amount written by :func:`amount_text`."""
+    return Fraction(Decimal(s))
+
+
+@dataclass(frozen=True)
+class Totals:
+    """A ledger's total budget, exactly (None: no total of that kind)."""
+
+    epsilon: Fraction | None
+    delta: Fraction
+    rho: Fraction | None
+
+
+def budget_violation(t: Totals, eps: Fraction, delta: Fraction, rho: Fraction, rho_pure: Fraction,
+                     approx: bool) -> str | None:
+    """Why a spend (eps, delta from (eps, delta) charges; rho from zCDP charges) exceeds the totals."""
+    if t.rho is not None:
+        if approx:
+            return "an (epsilon, delta) charge cannot be counted against a zCDP (rho) total"
+        if rho + rho_pure > t.rho:
+            return f"rho {float(rho + rho_pure):.6g} > total_rho {float(t.rho):g}"
+    if t.epsilon is not None:
+        if delta > t.delta:
+            return f"delta {float(delta):.6g} > total_delta {float(t.delta):g}"
+        total_eps = eps
+        if rho > 0:
+            if delta >= t.delta:
+                return "zCDP (Gaussian) charges need some total_delta left to convert rho to epsilon"
+            total_eps += Fraction(zcdp_epsilon(float(rho), float(t.delta - delta)))
+        if total_eps > t.epsilon:
+            return f"epsilon {float(total_eps):.6g} > total_epsilon {float(t.epsilon):g}"
+    return None
+
+
+def stored_amount(s: object) -> Decimal:
+    """A stored amount: a decimal string of a finite number >= 0 (else ValueError)."""
+    if not isinstance(s, str):
+        raise ValueError("amount is not text")
+    d = Decimal(s)
+    if not d.is_finite() or d.is_signed():
+        raise ValueError("amount is not a finite number >= 0")
+    return d
+
+
+class ExactSum:
+    """An exact sum of decimals: integer mantissas bucketed by exponent (much faster than Fractions)."""
+
+    def __init__(self) -> None:
+        self._by_exp: dict[int, int] = {}
+        self._halves: dict[int, int] = {}
+
+    def add(self, d: Decimal) -> None:
+        sign, digits, exp = d.as_tuple()
+        if digits != (0,):
+            m = int("".join(map(str, digits)))
+            self._by_exp[int(exp)] = self._by_exp.get(int(exp), 0) + m
+
+    def add_half_square(self, d: Decimal) -> None:
+        """Add d^2 / 2 (a pure epsilon charge counted against a rho total)."""
+        sign, digits, exp = d.as_tuple()
+        if digits != (0,):
+            m = int("".join(map(str, digits)))
+            self._halves[2 * int(exp)] = self._halves.get(2 * int(exp), 0) + m * m
+
+    def value(self) -> Fraction:
+        total = Fraction(0)
+        for exp, m in self._by_exp.items():
+            total += Fraction(m) * Fraction(10) ** exp
+        for exp, m in self._halves.items():
+            total += Fraction(m, 2) * Fraction(10) ** exp
+        return total
+
+
+def describe_charge(e: Fraction, d: Fraction, r: Fraction) -> str:
+    if r > 0:
+        return f"rho={float(r):g}"
+    return f"epsilon={float(e):g}" + (f", delta={float(d):g}" if d > 0 else "")
+
+
+def total_text(f: Fraction | None) -> str:
+    """Exact decimal text of a total that came from a decimal string ('' for None)."""
+    if f is None:
+        return ""
+    num, den = f.numerator, f.denominator
+    scale = 0
+    while den % 10 == 0 or den % 2 == 0 or den % 5 == 0:
+        if den % 10 == 0:
+            den //= 10
+        elif den % 2 == 0:
+            den //= 2
+            num *= 5
+        else:
+            den //= 5
+            num *= 2
+        scale += 1
+    if den != 1:  # pragma: no cover - totals always come from decimal strings
+        raise InvalidParameterError("ledger totals must be decimal numbers")
+    return str(Decimal(num).scaleb(-scale))
+
+
+def describe_totals(t: Totals) -> str:
+    """The totals as text, e.g. ``epsilon=1, delta=1e-06, rho=0.5``."""
+    parts = []
+    if t.epsilon is not None:
+        parts.append(f"epsilon={float(t.epsilon):g}, delta={float(t.delta):g}")
+    if t.rho is not None:
+        parts.append(f"rho={float(t.rho):g}")
+    return ", ".join(parts)
+
+
+# --------------------------------------------------------------------------- schema and hash chain
+
+
+def _amount_check(col: str) -> str:
+    # a non-negative finite decimal as str(Decimal) writes it: no sign, no NaN, no Infinity
+    return (f"typeof({col}) = 'text' AND {col} GLOB '[0-9]*' AND NOT {col} GLOB '*[^0-9.E+-]*' "
+            f"AND length({col}) <= 64")
+
+
+def _hash_check(col: str) -> str:
+    return f"typeof({col}) = 'text' AND length({col}) = 64 AND NOT {col} GLOB '*[^0-9a-f]*'"
+
+
+META_SQL = "CREATE TABLE ledger_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+CHARGES_SQL = f"""CREATE TABLE charges (
+    id INTEGER PRIMARY KEY AUTOINCREMENT CHECK (id > 0),
+    created_utc TEXT NOT NULL CHECK (typeof(created_utc) = 'text'),
+    label TEXT NOT NULL CHECK (typeof(label) = 'text'),
+    kind TEXT NOT NULL CHECK (kind IN ('pure', 'approx', 'zcdp')),
+    epsilon TEXT NOT NULL CHECK ({_amount_check("epsilon")}),
+    delta TEXT NOT NULL CHECK ({_amount_check("delta")}),
+    rho TEXT NOT NULL CHECK ({_amount_check("rho")}),
+    status TEXT NOT NULL CHECK (status IN ('charged', 'done', 'failed')),
+    output TEXT,
+    pid INTEGER NOT NULL CHECK (typeof(pid) = 'integer'),
+    prev_hash TEXT NOT NULL CHECK ({_hash_check("prev_hash")}),
+    hash TEXT NOT NULL UNIQUE CHECK ({_hash_check("hash")})
+)"""
+TABLES = {"ledger_meta": META_SQL, "charges": CHARGES_SQL, "sqlite_sequence": None}
+META_KEYS = ("format", "version", "ledger_id", "created_utc", "total_epsilon", "total_delta", "total_rho", "head")
+ROW_FIELDS = "id, created_utc, label, kind, epsilon, delta, rho, pid, prev_hash, hash"
+
+
+def normalised_sql(sql: object) -> str:
+    """SQL with its whitespace collapsed, to compare a stored schema with :data:`TABLES`."""
+    return " ".join(str(sql).split())
+
+
+def _sha(fields: list[Any]) -> str:
+    text = json.dumps(fields, ensure_ascii=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def genesis_hash(meta: Mapping[str, str]) -> str:
+    """The chain's first link: binds the totals, the creation time and the ledger's random id."""
+    return _sha(["dptree-ledger genesis", meta["version"], meta["ledger_id"], meta["created_utc"],
+                 meta["total_epsilon"], meta["total_delta"], meta["total_rho"]])
+
+
+def row_hash(prev: str, cid: int, created: str, label: str, kind: str, e: str, d: str, r: str, pid: int) -> str:
+    """A charge's link: the previous hash and the charge's immutable fields."""
+    return _sha([prev, cid, created, label, kind, e, d, r, pid])
+
+
+@dataclass(frozen=True)
+class ChainState:
+    """The verified content of the charges table: exact sums, count, last id and chain head."""
+
+    eps: Fraction
+    delta: Fraction
+    rho: Fraction
+    rho_pure: Fraction
+    approx: bool
+    n: int
+    last_id: int
+    head: str
+
+
+def utc_now() -> str:
+    """The current UTC time as stored in a ledger."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

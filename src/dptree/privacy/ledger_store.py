@@ -1,0 +1,397 @@
+"""The SQLite file behind a :class:`~dptree.privacy.ledger.Ledger`: opening, creating, verifying.
+
+:class:`LedgerStore` holds the connection and everything that reads or writes the file below
+the public API: atomic creation, WAL mode with ``synchronous=FULL``, transactions, the checks
+run on every open and inside every charge's transaction (schema, totals, hash chain, amounts,
+spend within the totals; anything else raises :class:`~dptree.errors.LedgerCorruptError`), and
+the one-transaction upgrade of a format-1 ledger. Format: :mod:`dptree.privacy.ledger_format`.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from contextlib import contextmanager
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from dptree import noise as _noise
+from dptree.errors import (
+    InvalidParameterError,
+    LedgerCorruptError,
+    LedgerError,
+    LedgerLockedError,
+    LedgerOutdatedError,
+    LedgerReadOnlyError,
+)
+from dptree.privacy.ledger_format import (
+    CHARGES_SQL,
+    FORMAT,
+    META_KEYS,
+    META_SQL,
+    ROW_FIELDS,
+    TABLES,
+    VERSION,
+    VERSION_1,
+    ChainState,
+    ExactSum,
+    Totals,
+    budget_violation,
+    describe_totals,
+    genesis_hash,
+    normalised_sql,
+    row_hash,
+    stored_amount,
+    total_text,
+    utc_now,
+)
+
+__all__ = ["LedgerStore"]
+
+
+class LedgerStore:
+    """The connection to one ledger file and the verified reads and writes on it (no public API:
+    :class:`~dptree.privacy.ledger.Ledger` builds on it)."""
+
+    path: Path
+    timeout: float
+    read_only: bool
+    _con: sqlite3.Connection
+    _totals: Totals
+
+    # ------------------------------------------------------------------ opening
+    @staticmethod
+    def _check_path(path: object) -> Path:
+        if not isinstance(path, (str, os.PathLike)) or not str(os.fspath(path)).strip():
+            raise InvalidParameterError(f"the ledger path must be a non-empty file name, got {path!r}")
+        if "\0" in str(os.fspath(path)):
+            raise InvalidParameterError("the ledger path must not contain a NUL byte")
+        return Path(path)
+
+    @staticmethod
+    def _check_timeout(timeout: object) -> float:
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout >= 0:
+            raise InvalidParameterError(f"timeout must be a number of seconds >= 0, got {timeout!r}")
+        return float(timeout)
+
+
+    def _check_writable(self, exists: bool) -> None:
+        parent = self.path.parent if str(self.path.parent) else Path(".")
+        if exists and not os.access(self.path, os.W_OK):
+            raise LedgerReadOnlyError(f"ledger {self.path} is read-only; make it writable (chmod u+w) to charge it")
+        if not parent.exists():
+            raise LedgerError(f"directory {parent} does not exist; create it first")
+        if not os.access(parent, os.W_OK):
+            raise LedgerReadOnlyError(
+                f"directory {parent} is read-only; the ledger needs to write its journal (-wal, -shm) there"
+            )
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            if self.read_only:
+                uri = self.path.resolve().as_uri() + "?mode=ro"
+                con = sqlite3.connect(uri, uri=True, timeout=self.timeout, isolation_level=None)
+                try:
+                    con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                except sqlite3.OperationalError:
+                    # A WAL database opened read-only needs its -shm file, which a reader cannot
+                    # create in a read-only directory. With no pending WAL content there is nothing
+                    # beyond the main file, so it is read as immutable (no -shm needed).
+                    wal = Path(str(self.path) + "-wal")
+                    if wal.exists() and wal.stat().st_size > 0:
+                        raise
+                    con.close()
+                    con = sqlite3.connect(uri + "&immutable=1", uri=True, timeout=self.timeout,
+                                          isolation_level=None)
+            else:
+                con = sqlite3.connect(str(self.path), timeout=self.timeout, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise self._translate(exc) from exc
+        return con
+
+    def _translate(self, exc: BaseException) -> LedgerError:
+        msg = str(exc)
+        low = msg.lower()
+        if "locked" in low or "busy" in low:
+            return LedgerLockedError(
+                f"ledger {self.path} stayed locked by another process for more than {self.timeout:g} s; "
+                "retry, or pass a longer timeout"
+            )
+        if "readonly" in low or "read-only" in low or "read only" in low:
+            return LedgerReadOnlyError(
+                f"ledger {self.path} is read-only ({msg}); open it writable to charge releases"
+            )
+        if ("not a database" in low or "malformed" in low or "corrupt" in low or "no such table" in low
+                or "constraint" in low or "no such column" in low):
+            return self._corrupt(f"is corrupt or not a dptree ledger ({msg})")
+        return LedgerError(f"ledger {self.path}: {msg}")
+
+    def _corrupt(self, what: str) -> LedgerCorruptError:
+        return LedgerCorruptError(
+            f"ledger {self.path} {what}; refusing to use it: restore it from a backup (never start a new "
+            "ledger for the same data: that would reset its spent budget)"
+        )
+
+    def _open(self, requested: Totals | None) -> Totals:
+        con = self._con
+        try:
+            if not self.read_only:
+                mode = con.execute("PRAGMA journal_mode=WAL").fetchone()
+                if mode is None or str(mode[0]).lower() != "wal":
+                    raise LedgerError(f"ledger {self.path}: cannot switch to WAL mode (got {mode})")
+                con.execute("PRAGMA synchronous=FULL")
+                con.execute("BEGIN IMMEDIATE")
+            else:
+                con.execute("BEGIN")  # one snapshot for the schema, the totals and the chain
+            try:
+                if not self.read_only and self._is_empty():
+                    # an empty database (new file): the only case where tables are ever created
+                    if requested is None:
+                        raise InvalidParameterError(
+                            f"{self.path} is a new ledger: give its total budget, e.g. total_epsilon=1.0 "
+                            "(with total_delta) and/or total_rho"
+                        )
+                    self._create(requested)
+                meta = self._meta()
+                totals = self._parse_meta(meta)
+                self._check_schema()
+                self._state(totals)  # the chain, the amounts and the spend
+                con.execute("COMMIT")
+            except BaseException:
+                if con.in_transaction:
+                    con.execute("ROLLBACK")
+                raise
+            check = con.execute("PRAGMA quick_check").fetchone()
+            if not check or check[0] != "ok":
+                raise self._corrupt(f"failed SQLite's integrity check ({check})")
+        except sqlite3.Error as exc:
+            raise self._translate(exc) from exc
+        if requested is not None and requested != totals:
+            raise InvalidParameterError(
+                f"ledger {self.path} was created with totals {describe_totals(totals)}; totals cannot change "
+                "(omit them to use the stored ones)"
+            )
+        return totals
+
+    def _create_file(self, requested: Totals) -> None:
+        """Create a new ledger atomically: build it completely in a temporary file next to the path,
+        then link it into place (which fails if another process created the ledger meanwhile: that
+        one is then opened and its totals compared). A process killed during creation leaves no
+        half-made ledger at the path, only a hidden temporary file."""
+        import tempfile
+
+        parent = self.path.parent if str(self.path.parent) else Path(".")
+        fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{self.path.name}.", suffix=".creating")
+        os.close(fd)
+        try:
+            con = sqlite3.connect(tmp, timeout=self.timeout, isolation_level=None)
+            try:
+                con.execute("PRAGMA journal_mode=WAL")
+                con.execute("PRAGMA synchronous=FULL")
+                con.execute("BEGIN IMMEDIATE")
+                self._con = con
+                self._create(requested)
+                con.execute("COMMIT")
+                con.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # everything in the main file
+            finally:
+                con.close()
+            with open(tmp, "rb+") as fh:
+                os.fsync(fh.fileno())
+            try:
+                os.link(tmp, self.path)  # atomic, and never replaces an existing file
+            except FileExistsError:
+                pass  # created concurrently: opened below like any existing ledger
+        except sqlite3.Error as exc:
+            raise self._translate(exc) from exc
+        except OSError as exc:
+            raise LedgerError(f"cannot create ledger {self.path}: {exc.strerror or exc}") from None
+        finally:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                try:
+                    os.unlink(tmp + suffix)
+                except OSError:
+                    pass
+
+    def _is_empty(self) -> bool:
+        return self._con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+
+    def _create(self, requested: Totals) -> None:
+        con = self._con
+        con.execute(META_SQL)
+        con.execute(CHARGES_SQL)
+        meta = {
+            "format": FORMAT,
+            "version": VERSION,
+            "ledger_id": _noise.random_hex(16),
+            "created_utc": utc_now(),
+            "total_epsilon": total_text(requested.epsilon),
+            "total_delta": total_text(requested.delta),
+            "total_rho": total_text(requested.rho),
+        }
+        meta["head"] = genesis_hash(meta)
+        con.executemany("INSERT INTO ledger_meta(key, value) VALUES (?, ?)", meta.items())
+
+    def _meta(self) -> dict[str, str]:
+        tables = {r[0] for r in self._con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "ledger_meta" not in tables:
+            if not tables:
+                raise self._corrupt("is empty, not a dptree ledger")
+            raise self._corrupt("is not a dptree ledger (no ledger_meta table)")
+        meta: dict[str, str] = {}
+        for key, value in self._con.execute("SELECT key, value FROM ledger_meta"):
+            if not isinstance(key, str) or not isinstance(value, str):
+                raise self._corrupt("has a malformed ledger_meta table")
+            meta[key] = value
+        return meta
+
+    def _check_schema(self) -> None:
+        """Exactly the tables of a format-2 ledger, with their constraints, and no triggers."""
+        objects = self._con.execute("SELECT type, name, sql FROM sqlite_master").fetchall()
+        tables = {name: sql for typ, name, sql in objects if typ == "table"}
+        for name in TABLES:
+            if name not in tables:
+                raise self._corrupt(f"has no {name} table (dropped?); it is never re-created")
+        for name, sql in tables.items():
+            if name not in TABLES:
+                raise self._corrupt(f"has an unexpected table {name!r}")
+            expected = TABLES[name]
+            if expected is not None and normalised_sql(sql) != normalised_sql(expected):
+                raise self._corrupt(f"has a modified {name} table (constraints removed or changed?)")
+        others = [f"{typ} {name}" for typ, name, _ in objects if typ not in ("table", "index")]
+        if others:
+            raise self._corrupt(f"has unexpected schema objects ({', '.join(others)})")
+
+    def _parse_meta(self, meta: Mapping[str, str]) -> Totals:
+        if meta.get("format") != FORMAT:
+            raise self._corrupt("is not a dptree ledger (no format marker)")
+        version = meta.get("version")
+        if version == VERSION_1:
+            raise LedgerOutdatedError(
+                f"ledger {self.path} was written by an older dptree (format 1, without integrity checks); "
+                f"upgrade it once with: dptree budget {self.path} --upgrade (Python: Ledger.upgrade(path)), "
+                "which checks every charge and adds the hash chain"
+            )
+        if version != VERSION:
+            raise self._corrupt(f"has unsupported format version {version!r} (written by a newer dptree?)")
+        missing = [k for k in META_KEYS if k not in meta]
+        if missing:
+            raise self._corrupt(f"lacks {', '.join(missing)} in ledger_meta")
+        return self._totals_of(meta)
+
+    def _totals_of(self, meta: Mapping[str, str]) -> Totals:
+        try:
+            eps = meta["total_epsilon"]
+            rho = meta["total_rho"]
+            totals = Totals(
+                None if eps == "" else Fraction(stored_amount(eps)),
+                Fraction(stored_amount(meta["total_delta"])),
+                None if rho == "" else Fraction(stored_amount(rho)),
+            )
+        except (KeyError, ArithmeticError, ValueError) as exc:
+            raise self._corrupt("has malformed totals") from exc
+        if totals.epsilon is None and totals.rho is None:
+            raise self._corrupt("has no total budget")
+        if totals.epsilon == 0 or totals.rho == 0 or totals.delta >= 1 or (totals.epsilon is None and totals.delta):
+            raise self._corrupt("has malformed totals")
+        return totals
+
+    # ------------------------------------------------------------------ verification
+    def _state(self, totals: Totals | None = None) -> ChainState:
+        """Read every charge, verify the hash chain from the totals to the stored head, the amounts
+        of each row and that the spend fits the totals; return the exact sums. Call it inside a
+        transaction (one snapshot). Raises LedgerCorruptError on anything that does not verify."""
+        t = self._totals if totals is None else totals
+        con = self._con
+        meta = self._meta()
+        try:
+            prev = genesis_hash(meta)
+        except KeyError as exc:
+            raise self._corrupt("lacks its chain fields in ledger_meta") from exc
+        eps, delta, rho, rho_pure = ExactSum(), ExactSum(), ExactSum(), ExactSum()
+        approx = False
+        n = last_id = 0
+        for row in con.execute(f"SELECT {ROW_FIELDS} FROM charges ORDER BY id"):
+            cid, created, label, kind, e, d, r, pid, prev_hash, own = row
+            de, dd, dr = self._row_amounts(cid, kind, e, d, r)
+            try:
+                expected = row_hash(prev, cid, created, label, kind, e, d, r, pid)
+            except (TypeError, ValueError) as exc:
+                raise self._corrupt(f"has a malformed charge (id {cid!r})") from exc
+            if not isinstance(cid, int) or prev_hash != prev or own != expected:
+                raise self._corrupt(f"failed its hash chain at charge id {cid!r} (a charge was edited, inserted "
+                                    "or deleted)")
+            prev = own
+            n += 1
+            last_id = cid
+            eps.add(de)
+            delta.add(dd)
+            rho.add(dr)
+            if kind == "pure":
+                rho_pure.add_half_square(de)
+            elif kind == "approx":
+                approx = True
+        if prev != meta.get("head"):
+            raise self._corrupt("failed its hash chain at the end (a charge was deleted or the totals edited)")
+        seq = con.execute("SELECT seq FROM sqlite_sequence WHERE name = 'charges'").fetchone()
+        if (seq[0] if seq else 0) != last_id:
+            raise self._corrupt("lost its last charges (the id sequence is ahead of the chain)")
+        sums = eps.value(), delta.value(), rho.value(), rho_pure.value()
+        why = budget_violation(t, *sums, approx)
+        if why is not None:
+            raise self._corrupt(f"records a spend above its totals ({why})")
+        return ChainState(*sums, approx, n, last_id, prev)
+
+    def _row_amounts(self, cid: object, kind: object, e: object, d: object, r: object
+                     ) -> tuple[Decimal, Decimal, Decimal]:
+        try:
+            fe, fd, fr = stored_amount(e), stored_amount(d), stored_amount(r)
+        except (TypeError, ValueError, ArithmeticError) as exc:
+            raise self._corrupt(f"has a charge (id {cid!r}) whose amount is not a finite number >= 0") from exc
+        ok = {
+            "pure": fe > 0 and fd == 0 and fr == 0,
+            "approx": fe > 0 and 0 < fd < 1 and fr == 0,
+            "zcdp": fe == 0 and fd == 0 and fr > 0,
+        }.get(kind if isinstance(kind, str) else "", False)
+        if not ok:
+            raise self._corrupt(f"has a charge (id {cid!r}) whose kind does not match its amounts")
+        return fe, fd, fr
+
+    @contextmanager
+    def _transaction(self, begin: str) -> Iterator[None]:
+        """``begin`` ... COMMIT, rolled back on any exception; SQLite errors become ledger errors."""
+        con = self._con
+        try:
+            con.execute(begin)
+            try:
+                yield
+                con.execute("COMMIT")
+            except BaseException:
+                if con.in_transaction:
+                    con.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise self._translate(exc) from exc
+
+    def _read(self, query: str | None = None) -> tuple[ChainState, list[Any]]:
+        """The verified state and (optionally) the rows of ``query``, from one snapshot."""
+        con = self._con
+        try:
+            con.execute("BEGIN")
+            try:
+                state = self._state()
+                rows = [] if query is None else con.execute(query).fetchall()
+            finally:
+                if con.in_transaction:
+                    con.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise self._translate(exc) from exc
+        return state, rows
+
+    def _finish(self, cid: int, status: str, output: str | None) -> None:
+        # status and output are bookkeeping outside the hash chain: they do not enter the spend
+        try:
+            self._con.execute("UPDATE charges SET status = ?, output = ? WHERE id = ?", (status, output, cid))
+        except sqlite3.Error as exc:
+            raise self._translate(exc) from exc

@@ -1,0 +1,28 @@
+"""The audit registrations of every public mechanism of dptree, one module per product.
+
+Importing this package (or any of its modules) registers every spec with
+:mod:`dptree.testing.registry`, in a fixed order: range trees, hierarchies, interior points,
+group-by, user bounding. Every test that uses the registry imports it first. To audit a new
+mechanism, add a ``register_*`` function that builds its
+:class:`~dptree.testing.registry.MechanismSpec` and calls ``register``, and list it in
+``REGISTRATIONS`` below (docs/verification.md).
+"""
+
+from __future__ import annotations
+
+from audit_registry import grouped, hierarchies, interior_points, range_trees, user_bounding
+
+__all__ = ["range_trees", "hierarchies", "interior_points", "grouped", "user_bounding", "REGISTRATIONS"]
+
+#: Every registration, in the order the specs are registered (and the audit tests are listed).
+REGISTRATIONS = (
+    range_trees.register_range_trees,
+    hierarchies.register_hierarchies,
+    hierarchies.register_multiplicative,
+    interior_points.register_interior_points,
+    grouped.register_grouped,
+    user_bounding.register_user_bounding,
+)
+
+for _register in REGISTRATIONS:
+    _register()
