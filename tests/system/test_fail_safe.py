@@ -353,7 +353,7 @@ def test_a_ragged_csv_says_its_header_could_not_be_read(tmp_path):
 
 
 def test_a_tree_that_does_not_fit_in_memory_is_refused_before_allocating(monkeypatch):
-    from dptree.rangetree import release as ranges
+    from dptree.rangetree import plan as ranges
     monkeypatch.setattr(ranges, "available_memory", lambda: 2**30)
     with pytest.raises(DPTreeError, match="memory") as info:
         dptree.plan_range_tree(lower=0, upper=2**26 - 1, epsilon=1.0)

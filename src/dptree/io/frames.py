@@ -5,13 +5,13 @@ same way everywhere: first the columns that say what was asked (``lo``/``hi``, `
 ``bin_high``, ``q``, ``path``, ``group``, ...), then ``estimate``, ``stderr``, ``ci_low``,
 ``ci_high`` (where the kind has them), then any further public columns. The interval level is kept
 in ``frame.attrs["ci_level"]``. Everything in a frame is post-processing of a release.
+
+pandas is a dependency of dptree; it is imported on the first table, not with the package.
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping
-
-from dptree.errors import InputFormatError
 
 __all__ = ["result_frame", "concat_frames", "ESTIMATE_COLUMNS"]
 
@@ -20,10 +20,8 @@ ESTIMATE_COLUMNS = ("estimate", "stderr", "ci_low", "ci_high")
 
 
 def _pandas() -> Any:
-    try:
-        import pandas as pd
-    except ImportError as exc:  # pragma: no cover - pandas is a test dependency
-        raise InputFormatError("to_frame() needs pandas: pip install pandas") from exc
+    import pandas as pd
+
     return pd
 
 

@@ -18,7 +18,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from dptree.errors import InvalidParameterError
+from dptree._validation import Options, validate_params
 from dptree.rangetree.layout import TreeLayout, build_layout
 
 __all__ = [
@@ -99,6 +99,7 @@ def _objective(layout: TreeLayout, measurable: np.ndarray, noise: NoiseKind, roo
     return f
 
 
+@validate_params({"strategy": [Options(("uniform", "optimal"))], "noise": [Options(("laplace", "gaussian"))]})
 def level_weights(
     layout: TreeLayout,
     *,
@@ -117,8 +118,6 @@ def level_weights(
     if strategy == "uniform":
         w[1:] = 1.0 / L
         return w
-    if strategy != "optimal":
-        raise InvalidParameterError(f"levels must be 'uniform' or 'optimal', got {strategy!r}")
     measurable = np.ones(L + 1, dtype=bool)
     measurable[0] = not root_exact
     return np.asarray(

@@ -13,9 +13,11 @@ in practice.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from numbers import Integral
 
 import numpy as np
 
+from dptree._validation import Interval, validate_params
 from dptree.errors import DomainError, InvalidParameterError
 
 __all__ = ["TreeLayout", "build_layout"]
@@ -69,13 +71,10 @@ class TreeLayout:
         return {"branching": self.branching, "fanouts": list(self.fanouts), "domain_size": self.domain_size}
 
 
+@validate_params({"branching": [Interval(Integral, 2, None)]})
 def build_layout(domain_size: int, branching: int) -> TreeLayout:
     """Layout with fan-out ``branching`` on every level but the lowest, which takes the remainder."""
-    if isinstance(branching, bool) or not isinstance(branching, (int, np.integer)):
-        raise InvalidParameterError(f"branching must be an integer >= 2, got {branching!r}")
     b = int(branching)
-    if b < 2:
-        raise InvalidParameterError(f"branching must be >= 2, got {b}")
     d = int(domain_size)
     if d < 2:
         raise DomainError("a range tree needs at least two leaves")

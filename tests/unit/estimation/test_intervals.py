@@ -7,10 +7,11 @@ import math
 import numpy as np
 import pytest
 
+import dptree
 from dptree import noise
 from dptree.estimation.intervals import laplace_mixture_multiplier, normal_multiplier
 from dptree.estimation.least_squares import consistent_estimates
-from dptree.rangetree.release import plan_range_tree
+from dptree.rangetree.plan import plan_range_tree
 
 
 @pytest.mark.parametrize("level", [0.8, 0.9, 0.95, 0.99])
@@ -91,3 +92,23 @@ def test_95_percent_intervals_cover_95_percent(noise_kind: str, branching: int) 
 def test_coverage_smoke() -> None:
     cov = coverage("laplace", 16, 2000, seed=10_000)
     assert np.all(np.abs(cov - 0.95) < 0.025), cov
+
+
+def test_the_interval_helpers_agree_with_the_multipliers() -> None:
+    from dptree.estimation.intervals import LEVEL, check_level, gamma_shape, multiplier, symmetric_interval
+
+    # one dominant node: W = sigma^2 E, shape 1 (exactly Laplace); no fourth moment: normal
+    k = gamma_shape([2.0, 3.0, 0.0], [4.0, 0.0, 0.0])
+    assert k[0] == 1.0 and np.isinf(k[1]) and np.isinf(k[2])
+    m = multiplier("laplace", 0.9, k)
+    assert m[0] == pytest.approx(laplace_mixture_multiplier(np.array([1.0]), 0.9)[0])
+    assert m[1] == pytest.approx(normal_multiplier(0.9), rel=1e-3)
+    g = multiplier("gaussian", 0.9, np.zeros(4))
+    assert g.shape == (4,) and np.all(g == normal_multiplier(0.9))
+    low, high = symmetric_interval(np.array([10.0, 0.0]), np.array([1.0, 2.0]), np.array([2.0, 1.0]))
+    np.testing.assert_array_equal(low, [8.0, -2.0])
+    np.testing.assert_array_equal(high, [12.0, 2.0])
+    assert check_level(np.float32(0.5)) == 0.5 and LEVEL[0].is_satisfied_by(0.95)
+    for bad in (0.0, 1.0, 1.5, "0.9", True, float("nan"), None):
+        with pytest.raises(dptree.InvalidParameterError, match="level must be .*confidence level"):
+            check_level(bad)

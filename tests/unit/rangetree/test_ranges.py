@@ -10,7 +10,7 @@ import pytest
 import dptree
 from dptree import DataError, DomainError, InvalidParameterError, ReleaseFileError
 from dptree.rangetree.allocation import average_range_variance
-from dptree.rangetree.release import plan_range_tree
+from dptree.rangetree.plan import plan_range_tree
 
 
 def skewed(n: int, seed: int = 0) -> np.ndarray:
@@ -319,3 +319,87 @@ def test_seed003_theorem_2_5_error_bound_and_scaling() -> None:
         assert mean_max < bound, (D, mean_max, bound)
         ratios.append(mean_max / L**3)
     assert ratios[-1] <= ratios[0] * 1.1, ratios  # not growing faster than log^3 D
+
+
+def test_parameters_are_declared_and_refused_by_name() -> None:
+    """plan_range_tree and the query methods declare their constraints (dptree._validation)."""
+    declared = plan_range_tree.constraints  # type: ignore[attr-defined]
+    assert {"epsilon", "delta", "rho", "branching", "noise", "neighbors", "max_contributions", "levels",
+            "gaussian_calibration"} <= set(declared)
+    for name, options in declared.items():
+        for bad in (c for opt in options if opt is not None for c in opt.invalid_examples()):
+            if any(opt is not None and opt.is_satisfied_by(bad) for opt in options):
+                continue
+            with pytest.raises(InvalidParameterError, match=name):
+                plan_range_tree(lower=0, upper=9, **{"epsilon": 1.0, name: bad})
+    rel = dptree.range_tree([1, 2, 3], lower=0, upper=9, epsilon=1.0, rng=0)
+    calls = [lambda v: rel.ci(0, 5, level=v), lambda v: rel.total_ci(level=v), lambda v: rel.cdf_ci(3, level=v),
+             lambda v: rel.quantiles([0.5], level=v), lambda v: rel.quantile_ci(0.5, level=v),
+             lambda v: rel.histogram([0, 5, 9], level=v), lambda v: rel.to_frame(level=v),
+             lambda v: rel.answer(total=True, level=v)]
+    for call in calls:
+        for bad in (0.0, 1.0, "0.9", True):
+            with pytest.raises(InvalidParameterError, match="level must be"):
+                call(bad)
+    for kw in ({"normalize": "yes"}, {"monotone": 1}):
+        with pytest.raises(InvalidParameterError, match=next(iter(kw))):
+            rel.cdf(3, **kw)
+    with pytest.raises(InvalidParameterError, match="grid"):
+        rel.quantile_ci(0.5, grid=1)
+    assert rel.cdf(3, normalize=np.bool_(True), monotone=True) >= 0.0
+
+
+def test_the_noise_step_goes_through_the_measurement_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dptree.rangetree.plan as plan_module
+    from dptree.privacy.measurement import measure
+
+    seen = []
+
+    def spy(blocks, spec, source):  # type: ignore[no-untyped-def]
+        seen.append(spec)
+        return measure(blocks, spec, source)
+
+    monkeypatch.setattr(plan_module, "measure", spy)
+    for kw in ({"epsilon": 1.0}, {"rho": 0.5, "noise": "gaussian", "neighbors": "replace"}):
+        plan = plan_range_tree(lower=0, upper=99, branching=4, **kw)
+        rel = plan.release(np.ones(100, np.int64), rng=1)
+        assert seen[-1].family == plan.noise and list(seen[-1].parameters) == plan.noise_parameters
+        if plan.root_exact:
+            assert rel.measurements[0] is not None and int(rel.measurements[0][0]) == 100  # the public n
+    assert len(seen) == 2
+
+
+def test_the_statement_has_the_one_schema_and_the_release_the_contract(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from dptree.io.contract import CountRelease
+    from dptree.privacy.statement import REQUIRED, read_statement
+    from dptree.rangetree.release import RangeTree
+
+    rel = dptree.range_tree([1, 2, 3], lower=0, upper=9, epsilon=1.0, max_contributions=2, rng=0)
+    assert isinstance(rel, CountRelease) and RangeTree.KIND == "range_tree"
+    assert "save" not in RangeTree.__dict__  # the contract's save, registered with dptree.load
+    assert list(rel.privacy)[: len(REQUIRED) - 2] == list(REQUIRED[:-2])
+    assert list(rel.privacy)[-2:] == ["library", "private"]
+    assert rel.privacy["neighbors"] == "add_remove" and rel.privacy["max_contributions"] == 2
+    assert read_statement(rel.privacy, kind="range_tree") == rel.privacy
+    rel.save(tmp_path / "r.json", allow_nonprivate=True)
+    back = dptree.load(tmp_path / "r.json")
+    assert type(back) is RangeTree and back.privacy == rel.privacy and repr(back) == repr(rel)
+
+
+def test_a_saved_file_of_the_previous_layout_still_loads(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A release file written by the single-module release.py (keys in its order) loads unchanged."""
+    from dptree.io.release_file import canonical_checksum
+
+    rel = dptree.range_tree([1, 2, 3, 7], lower=0, upper=20, epsilon=1.0, delta=1e-6, noise="gaussian",
+                            neighbors="replace", branching=4, rng=3)
+    rel.save(tmp_path / "r.json", allow_nonprivate=True)
+    doc = json.loads((tmp_path / "r.json").read_text())
+    old = ["mechanism", "neighbors", "max_contributions", "guarantee", "budget_requested", "budget_spent",
+           "l1_sensitivity", "l2_sensitivity", "levels", "root", "library", "private", "calibration"]
+    assert set(old) == set(doc["privacy"])
+    doc["privacy"] = {k: doc["privacy"][k] for k in old}
+    doc["privacy"]["library"] = "dptree 0.1.0"
+    doc["checksum"] = canonical_checksum(doc)
+    (tmp_path / "old.json").write_text(json.dumps(doc))
+    back = dptree.load(tmp_path / "old.json")
+    assert back.count(0, 20) == pytest.approx(rel.count(0, 20)) and back.privacy["library"] == "dptree 0.1.0"

@@ -1,0 +1,126 @@
+"""A range tree as a release file's parts, and back (format: :mod:`dptree.io.release_file`).
+
+``parameters`` hold the public inputs of :func:`~dptree.rangetree.plan.plan_range_tree`;
+``measurements`` the noisy node counts of every level (``null`` for an unmeasured level) and the
+exact noise parameters as fractions. Loading re-plans from the parameters and refuses a file whose
+noise parameters, layout or privacy statement do not match what the plan derives (the checksum
+is not a signature). Files from before issue 16 have no ``gaussian_calibration`` (zCDP).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping
+
+import numpy as np
+
+from dptree.errors import ReleaseFileError
+from dptree.io.release_file import check_metadata
+from dptree.privacy.statement import read_statement
+from dptree.rangetree.plan import RangeTreePlan, plan_range_tree
+
+if TYPE_CHECKING:
+    from dptree.rangetree.release import RangeTree
+
+__all__ = ["range_tree_document", "range_tree_from_document"]
+
+
+def _fractions(plan: RangeTreePlan) -> list[str | None]:
+    return [None if p is None else f"{p.numerator}/{p.denominator}" for p in plan.noise_parameters]
+
+
+def range_tree_document(release: RangeTree) -> dict[str, Any]:
+    """The parts of the release file: ``privacy``, ``parameters``, ``measurements``, ``metadata``."""
+    plan, dom = release.plan, release.domain
+    if dom.kind == "datetime":
+        lower: Any = str(np.datetime64(int(dom.lower), "ns"))
+        upper: Any = str(np.datetime64(int(dom.upper), "ns"))
+    else:
+        lower, upper = dom.lower, dom.upper
+    params = {
+        "domain": {"kind": dom.kind, "lower": lower, "upper": upper, "width": dom.width, "size": dom.size},
+        "branching": plan.layout.branching,
+        "fanouts": list(plan.layout.fanouts),
+        "noise": plan.noise,
+        "neighbors": plan.neighbors,
+        "max_contributions": plan.max_contributions,
+        "levels": plan.levels,
+        "gaussian_calibration": "exact" if "implied_rho" in plan.statement.get("calibration", {}) else "zcdp",
+        "budget": {"epsilon": plan.budget.epsilon, "delta": plan.budget.delta, "rho": plan.budget.rho},
+    }
+    meas = {
+        "levels": [None if m is None else [int(v) for v in m] for m in release.measurements],
+        "noise_parameters": _fractions(plan),
+    }
+    return {"privacy": release.privacy, "parameters": params, "measurements": meas, "metadata": release.metadata}
+
+
+def _plan(params: Mapping[str, Any]) -> RangeTreePlan:
+    dom = params["domain"]
+    if dom["kind"] == "datetime":
+        lower: Any = np.datetime64(dom["lower"])
+        upper: Any = np.datetime64(dom["upper"])
+        width: Any = np.timedelta64(int(dom["width"]), "ns")
+    else:
+        lower, upper, width = dom["lower"], dom["upper"], dom["width"]
+    budget = params["budget"]
+    plan = plan_range_tree(
+        lower=lower,
+        upper=upper,
+        width=width,
+        branching=params["branching"],
+        epsilon=budget["epsilon"],
+        delta=budget["delta"] or 0.0,
+        rho=budget["rho"],
+        noise=params["noise"],
+        neighbors=params["neighbors"],
+        max_contributions=params["max_contributions"],
+        levels=params["levels"],
+        gaussian_calibration=params.get("gaussian_calibration", "zcdp"),  # files before issue 16: zCDP
+    )
+    if plan.domain.size != dom["size"] or list(plan.layout.fanouts) != list(params["fanouts"]):
+        raise ReleaseFileError("release file: domain or tree layout does not match its parameters")
+    return plan
+
+
+def _measurements(plan: RangeTreePlan, levels: Any) -> list[np.ndarray | None]:
+    if not isinstance(levels, list) or len(levels) != plan.layout.depth + 1:
+        raise ReleaseFileError("release file: wrong number of levels")
+    out: list[np.ndarray | None] = []
+    for j, (vals, size) in enumerate(zip(levels, plan.layout.level_sizes)):
+        should_exist = plan.noise_parameters[j] is not None or (j == 0 and plan.root_exact)
+        if vals is None:
+            if should_exist:
+                raise ReleaseFileError(f"release file: level {j} measurements are missing")
+            out.append(None)
+            continue
+        if not should_exist:
+            raise ReleaseFileError(f"release file: level {j} should not be measured")
+        if (
+            not isinstance(vals, list)
+            or len(vals) != size
+            or not all(isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2**62 for v in vals)
+        ):
+            raise ReleaseFileError(f"release file: level {j} must hold {size} integers")
+        out.append(np.asarray(vals, dtype=np.int64))
+    if plan.root_exact and out[0] is not None and out[0][0] < 0:
+        raise ReleaseFileError("release file: the public total cannot be negative")
+    return out
+
+
+def range_tree_from_document(cls: type[RangeTree], doc: Mapping[str, Any]) -> RangeTree:
+    """Rebuild a release of class ``cls`` from a validated document, re-deriving and checking its
+    noise parameters, layout and privacy statement (read with :func:`read_statement`)."""
+    plan = _plan(doc["parameters"])
+    meas = doc["measurements"]
+    if meas["noise_parameters"] != _fractions(plan):
+        raise ReleaseFileError("release file: noise parameters do not match the stated budget (tampered?)")
+    measurements = _measurements(plan, meas["levels"])
+    raw = doc["privacy"]
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("private"), bool):
+        raise ReleaseFileError("release file: privacy statement lacks the 'private' flag")
+    privacy = read_statement(raw, kind="range_tree")
+    stated = {k: v for k, v in raw.items() if k not in ("private", "library")}
+    derived = {k: v for k, v in plan.statement.items() if k not in ("private", "library")}
+    if stated != derived:
+        raise ReleaseFileError("release file: privacy statement does not match its parameters (tampered?)")
+    return cls(plan=plan, measurements=measurements, statement=privacy, metadata=check_metadata(doc.get("metadata")))

@@ -1,0 +1,102 @@
+"""The estimates behind every range-tree answer: least-squares leaf counts and exact range errors.
+
+From the noisy node counts, :class:`LeafEstimates` computes the generalised least-squares
+estimate of every leaf (seed 004, Honaker's two passes,
+:func:`dptree.estimation.least_squares.consistent_estimates`), conditioned on the public fact that
+the padding leaves beyond the domain hold no records. Any range of leaves then has the estimate
+``cum[b+1] - cum[a]``, its exact variance in O(levels)
+(:func:`~dptree.estimation.least_squares.range_variance`, DESIGN section 4) and its interval
+multiplier (:mod:`dptree.estimation.intervals`). Everything here is post-processing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dptree.estimation.intervals import gamma_shape, multiplier
+from dptree.estimation.least_squares import consistent_estimates, range_error_moments, range_variance
+from dptree.rangetree.calibration import NoiseKind
+from dptree.rangetree.layout import TreeLayout
+
+__all__ = ["LeafEstimates"]
+
+
+class LeafEstimates:
+    """Consistent estimates of the ``domain_size`` real leaves of a tree, and the exact error of
+    any leaf range [a, b] (vectorised; ``empty`` marks empty ranges, whose count and error are 0)."""
+
+    def __init__(self, layout: TreeLayout, domain_size: int, noise: NoiseKind, level_variance: np.ndarray,
+                 measurements: list[np.ndarray | None]) -> None:
+        self.layout, self.size, self.noise = layout, domain_size, noise
+        self.level_variance = level_variance
+        sizes = layout.level_sizes
+        y = [np.zeros(n) if m is None else m.astype(np.float64) for m, n in zip(measurements, sizes)]
+        var = [float(v) for v in level_variance]
+        parents: list[np.ndarray | None] = [None] * len(sizes)  # implied by the fanouts
+        leaf = consistent_estimates(y, var, parents, fanouts=layout.fanouts).x[-1]
+        D, Dp = domain_size, layout.padded_size
+        self._pad_var = 0.0
+        if Dp > D:
+            # The padding buckets [D, Dp) hold no records (public). Conditioning the least-squares
+            # estimate on "their sum is 0" is the constrained GLS estimate:
+            # x' = x - Cov(x, P) / Var(P) * P_hat, Var' = Var - Cov(., P)^2 / Var(P).
+            idx = np.arange(D)
+            self._pad_var = float(self._raw_variance(np.array([D]), np.array([Dp - 1]))[0])
+            if self._pad_var > 0:
+                pad_hat = float(leaf[D:].sum())
+                leaf = leaf[:D] - self._cov_with_padding(idx, idx) / self._pad_var * pad_hat
+        #: the estimate of every bucket of the domain
+        self.leaf = leaf[:D]
+        #: cum[i] = estimated number of records in buckets 0 .. i-1
+        self.cum = np.concatenate([[0.0], np.cumsum(self.leaf)])
+        self._monotone_cdf: np.ndarray | None = None
+
+    def _raw_variance(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Closed-form variance of leaf ranges of the whole (padded) tree; 0 for empty ranges."""
+        empty = a > b
+        v = range_variance(self.layout.block_sizes, self.level_variance, np.where(empty, 0, a), np.where(empty, 0, b))
+        return np.where(empty, 0.0, v)
+
+    def _cov_with_padding(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Cov(range [a, b] of the domain, padding range P), from four contiguous-range variances:
+        with M = [b+1, D-1], 2 Cov(q, P) = Var(q+M+P) + Var(M) - Var(q+M) - Var(M+P)."""
+        D, last = self.size, self.layout.padded_size - 1
+        end = np.full(a.shape, D - 1)
+        return 0.5 * (
+            self._raw_variance(a, np.full(a.shape, last))
+            + self._raw_variance(b + 1, end)
+            - self._raw_variance(a, end)
+            - self._raw_variance(b + 1, np.full(a.shape, last))
+        )
+
+    def counts(self, a: np.ndarray, b: np.ndarray, empty: np.ndarray) -> np.ndarray:
+        """Estimated counts of the leaf ranges [a, b]."""
+        return np.where(empty, 0.0, self.cum[b + 1] - self.cum[a])
+
+    def variances(self, a: np.ndarray, b: np.ndarray, empty: np.ndarray) -> np.ndarray:
+        """Exact variances of :meth:`counts` (conditioned on the empty padding)."""
+        v = range_variance(self.layout.block_sizes, self.level_variance, a, b)
+        if self._pad_var > 0:
+            v = v - self._cov_with_padding(a, b) ** 2 / self._pad_var
+        return np.where(empty, 0.0, np.maximum(v, 0.0))
+
+    def spread(self, a: np.ndarray, b: np.ndarray, empty: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+        """(standard error, interval multiplier at ``level``) of the leaf ranges [a, b].
+
+        Gaussian noise: the normal quantile. Laplace noise: the variance-gamma quantile at the
+        range's exact error moments; with padding, the conditioned variance is exact and the shape
+        that of the unconditioned estimate (an approximation for the multiplier only)."""
+        s = np.sqrt(self.variances(a, b, empty))
+        if self.noise == "gaussian":
+            return s, multiplier("gaussian", level, a)
+        v1, v2 = range_error_moments(self.layout.fanouts, self.level_variance, a, b)
+        return s, multiplier("laplace", level, gamma_shape(v1, v2))
+
+    def monotone_cdf(self) -> np.ndarray:
+        """The isotonic (non-decreasing, non-negative) fit of ``cum[1:]``, computed once."""
+        if self._monotone_cdf is None:
+            from scipy.optimize import isotonic_regression
+
+            fit = isotonic_regression(self.cum[1:], increasing=True).x
+            self._monotone_cdf = np.clip(fit, 0.0, None)
+        return self._monotone_cdf

@@ -1,0 +1,298 @@
+"""The plan of a range-tree release: everything decided from public parameters, before any data.
+
+:func:`plan_range_tree` validates the parameters, picks the layout (:mod:`dptree.rangetree.layout`,
+:mod:`dptree.rangetree.allocation`), calibrates each level's noise
+(:mod:`dptree.rangetree.calibration`) and writes the privacy statement
+(:func:`dptree.privacy.statement.make_statement`). :meth:`RangeTreePlan.release` is the one private
+step: the node counts of a leaf histogram go through the measurement core
+(:func:`dptree.privacy.measurement.measure`), then least squares (seed 004, Honaker) in
+:class:`~dptree.rangetree.release.RangeTree`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from fractions import Fraction
+from numbers import Integral, Real
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+
+from dptree import noise as _noise
+from dptree._validation import Interval, Options, validate_params
+from dptree.data.domain import Domain, make_domain
+from dptree.errors import DataError, DomainError, InvalidParameterError
+from dptree.io.release_file import creation_metadata
+from dptree.privacy.budget import Budget
+from dptree.privacy.measurement import NoiseSpec, measure
+from dptree.privacy.statement import Neighbors, Relation, make_statement
+from dptree.rangetree.allocation import choose_branching, level_weights
+from dptree.rangetree.calibration import (
+    LevelNoise,
+    NoiseKind,
+    calibrate_gaussian,
+    calibrate_laplace,
+    check_budget_range,
+    check_noise_range,
+    exact_shares,
+    level_sensitivities,
+    resolve_budget,
+)
+from dptree.rangetree.layout import TreeLayout, build_layout
+
+if TYPE_CHECKING:
+    from dptree.rangetree.release import RangeTree
+
+__all__ = ["RangeTreePlan", "plan_range_tree", "check_memory", "available_memory", "BYTES_PER_BUCKET"]
+
+#: Peak bytes per bucket of planning and releasing a range tree (measured: about 65 at 2^22
+#: buckets, planning included; rounded up for the estimator's temporaries).
+BYTES_PER_BUCKET = 100
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation (Linux MemAvailable), or None if unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def check_memory(buckets: int) -> None:
+    """Refuse, before allocating, a domain whose tree would not fit in the available memory (a
+    public estimate from the number of buckets; it used to die with MemoryError at 2^26)."""
+    need = buckets * BYTES_PER_BUCKET
+    avail = available_memory()
+    if avail is not None and need > avail:
+        fit = max(avail // BYTES_PER_BUCKET, 2)
+        raise DomainError(
+            f"a range tree over {buckets} buckets needs about {need / 2**30:.1f} GiB of memory, more than the "
+            f"{avail / 2**30:.1f} GiB available; choose a larger width or narrower bounds (about {fit} buckets "
+            "fit), or free memory"
+        )
+
+
+def _check_histogram(leaf_counts: Any) -> np.ndarray:
+    """A 1-D array of non-negative int64 counts, or a DataError."""
+    try:
+        arr = np.asarray(leaf_counts)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise DataError(f"leaf histogram must be an array of counts: {exc}") from exc
+    if arr.ndim != 1 or arr.dtype.kind not in "iu":
+        raise DataError(f"leaf histogram must be a 1-D array of integers, got {arr.dtype} with shape {arr.shape}")
+    if arr.dtype.kind == "u" and arr.size and arr.max() >= 2**62:
+        raise DataError("leaf histogram counts must be below 2^62")
+    hist = arr.astype(np.int64)
+    if hist.size and (hist.min() < 0 or hist.max() >= 2**62):
+        raise DataError("leaf histogram counts must be non-negative and below 2^62")
+    return hist
+
+
+@dataclass
+class RangeTreePlan:
+    """Everything about a range-tree release that depends only on public parameters.
+
+    Built (and validated) before any data is read; :meth:`release` then adds the noise to a leaf
+    histogram. ``noise_parameters[l]`` is the exact discrete-Laplace scale or discrete-Gaussian
+    sigma^2 used on level l (None: level not measured or, at the root under replace, exact).
+    """
+
+    domain: Domain
+    layout: TreeLayout
+    budget: Budget
+    noise: NoiseKind
+    neighbors: Relation
+    max_contributions: int
+    levels: str
+    weights: np.ndarray
+    noise_parameters: list[Fraction | None]
+    level_variance: np.ndarray
+    statement: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def root_exact(self) -> bool:
+        """Under ``replace`` the root is the public number of records, published exactly."""
+        return self.neighbors == "replace"
+
+    @property
+    def noise_spec(self) -> NoiseSpec:
+        """The per-level noise as the measurement core takes it (one block per level)."""
+        return NoiseSpec(self.noise, tuple(self.noise_parameters))
+
+    def check_public_total(self, *, user_id: Any = None, missing: str = "error", by: Any = None) -> None:
+        """Refuse input policies that make the released exact total depend on the private data.
+
+        Under ``neighbors="replace"`` the root is published without noise: sound only when the
+        total is the public number of input records. User bounding (Sum_u min(c_u, k)),
+        ``missing="drop"`` and a split by group all change the counted total when one record is
+        replaced, which would make the exact root an unbounded leak (issue 10, leak 1). Called
+        before any data is read.
+        """
+        if not self.root_exact:
+            return
+        for active, what in (
+            (user_id is not None, "user_id bounding keeps at most max_contributions records per user"),
+            (missing == "drop", "missing='drop' drops missing values"),
+            (by is not None, "a split by group moves a replaced record between groups"),
+        ):
+            if active:
+                raise InvalidParameterError(
+                    "neighbors='replace' publishes the total number of records exactly, which is only "
+                    f"private when every input record is counted; {what}, so the counted total depends "
+                    "on the private data. Use neighbors='add_remove' (the total is then noised)."
+                )
+
+    def release(
+        self,
+        leaf_counts: np.ndarray,
+        rng: _noise.RngLike = None,
+        *,
+        column: Any = None,
+        source: Any = None,
+        created: str | None = None,
+    ) -> RangeTree:
+        """Add noise to the true counts derived from ``leaf_counts`` and estimate (the private step).
+
+        Every measured level gets independent exact discrete noise through the measurement core
+        (:func:`~dptree.privacy.measurement.measure`, :attr:`noise_spec`); under ``replace`` the root
+        is the public total, kept exact. ``column`` and ``source`` (the caller's column name and
+        input path) are kept, with the creation time, in the release's public ``metadata``.
+        ``created``: that time, read from the clock (``release_file._utc_now()``) before the data
+        was read; default: now."""
+        from dptree.rangetree.release import RangeTree
+
+        src = _noise.make_source(rng)
+        hist = _check_histogram(leaf_counts)
+        if hist.shape != (self.layout.padded_size,):
+            if hist.ndim == 1 and hist.size == self.domain.size:
+                hist = np.concatenate([hist, np.zeros(self.layout.padded_size - hist.size, np.int64)])
+            else:
+                raise InvalidParameterError("leaf histogram does not match the domain")
+        true_levels = self.layout.level_counts(hist)
+        measurements = measure(true_levels, self.noise_spec, src)
+        if self.root_exact:
+            measurements[0] = true_levels[0].copy()  # the public total n
+        statement = dict(self.statement)
+        statement["private"] = bool(src.private)
+        meta = creation_metadata(column=column, source=source, created=created)
+        return RangeTree(plan=self, measurements=measurements, statement=statement, metadata=meta)
+
+
+def _statement(layout: TreeLayout, budget: Budget, noise_kind: str, who: Neighbors, noise: LevelNoise,
+               l1: np.ndarray, l2sq: np.ndarray) -> dict[str, Any]:
+    """The privacy statement of a plan (one schema, :mod:`dptree.privacy.statement`)."""
+    params = noise.parameters
+    measured = [j for j in range(len(params)) if params[j] is not None]
+    name = "Laplace" if noise_kind == "laplace" else "Gaussian"
+    if noise.exact_gaussian:
+        guarantee = "(epsilon, delta)-DP (exact discrete-Gaussian accounting)"
+    else:
+        guarantee = {"laplace": "pure epsilon-DP", "gaussian": "rho-zCDP"}[noise_kind] + (
+            ", implies (epsilon, delta)-DP" if budget.kind == "approx" else ""
+        )
+    if who.relation == "replace":
+        root = "exact public total (bounded DP)"
+    else:
+        root = "noised" if params[0] is not None else "not measured"
+    extra: dict[str, Any] = {
+        "budget_requested": {"epsilon": budget.epsilon, "delta": budget.delta, "rho": budget.rho},
+        "budget_spent": noise.spent,
+        "l1_sensitivity": float(l1[measured].sum()),
+        "l2_sensitivity": float(math.sqrt(l2sq[measured].sum())),
+        "levels": noise.per_level,
+        "root": root,
+    }
+    if noise_kind == "gaussian":
+        extra["calibration"] = noise.calibration
+    return make_statement(
+        mechanism=f"range tree, {layout.branching}-ary, discrete {name} noise per level",
+        neighbors=who,
+        guarantee=guarantee,
+        private=True,
+        **extra,
+    )
+
+
+@validate_params(
+    {
+        "epsilon": [None, Interval(Real, 0, None, closed="neither", hint="e.g. epsilon=1.0")],
+        "delta": [Interval(Real, 0, 1, closed="left", hint="e.g. delta=1e-6 with noise='gaussian'")],
+        "rho": [None, Interval(Real, 0, None, closed="neither", hint="e.g. rho=0.5 with noise='gaussian'")],
+        "branching": [None, Interval(Integral, 2, None, hint="e.g. branching=16, or None to choose it")],
+        "noise": [Options(("laplace", "gaussian"))],
+        "neighbors": [Options(("add_remove", "replace"))],
+        "max_contributions": [
+            Interval(Integral, 1, None, hint="how many records one person may contribute, e.g. max_contributions=1")
+        ],
+        "levels": [Options(("uniform", "optimal"))],
+        "gaussian_calibration": [Options(("exact", "zcdp"))],
+    }
+)
+def plan_range_tree(
+    *,
+    lower: Any,
+    upper: Any,
+    epsilon: float | None = None,
+    delta: float = 0.0,
+    rho: float | None = None,
+    width: Any = None,
+    branching: int | None = None,
+    noise: str = "laplace",
+    neighbors: str = "add_remove",
+    max_contributions: int = 1,
+    levels: str = "uniform",
+    gaussian_calibration: str = "exact",
+) -> RangeTreePlan:
+    """Validate public parameters and compute the per-level noise (no data involved).
+
+    ``gaussian_calibration`` (Gaussian noise with an (epsilon, delta) budget only): ``"exact"``
+    (default) gives every noised level the smallest sigma^2 whose exact discrete-Gaussian delta at
+    epsilon is <= delta (:func:`dptree.privacy.budget.discrete_gaussian_sigma2_for`; one record moves one
+    count per level by 1, or two under ``replace``), when that computation applies: one record per
+    person and the same share on every noised level (``levels="uniform"``); otherwise, and with
+    ``"zcdp"``, sigma^2 = L2^2 / (2 rho w_l) with rho = zcdp_rho_for(epsilon, delta) (CKS Cor. 13).
+    A rho budget always uses the zCDP calibration.
+    """
+    check_budget_range(epsilon, rho)
+    k = int(max_contributions)
+    kind = cast(NoiseKind, noise)
+    who = Neighbors(cast(Relation, neighbors), k)
+    budget = resolve_budget(noise, epsilon, delta, rho)
+    domain = make_domain(lower, upper, width)
+    check_memory(domain.size)
+    root_exact = who.relation == "replace"
+    b = choose_branching(domain.size, kind, levels, root_exact) if branching is None else int(branching)
+    layout = build_layout(domain.size, b)
+    weights = level_weights(layout, strategy=levels, noise=kind, root_exact=root_exact)
+    if root_exact:
+        weights[0] = 0.0
+    shares = exact_shares(weights)
+    l1, l2sq = level_sensitivities(who.relation, k, layout.depth)
+    if noise == "laplace":
+        level_noise = calibrate_laplace(budget, shares, l1, root_exact)
+    else:
+        level_noise = calibrate_gaussian(budget, shares, l2sq, root_exact, calibration=gaussian_calibration,
+                                         max_contributions=k)
+    check_noise_range(noise, level_noise.parameters)
+    return RangeTreePlan(
+        domain=domain,
+        layout=layout,
+        budget=budget,
+        noise=kind,
+        neighbors=who.relation,
+        max_contributions=k,
+        levels=levels,
+        weights=np.asarray(weights, dtype=np.float64),
+        noise_parameters=level_noise.parameters,
+        level_variance=level_noise.variances,
+        statement=_statement(layout, budget, noise, who, level_noise, l1, l2sq),
+    )
