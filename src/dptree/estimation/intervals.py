@@ -27,6 +27,8 @@ from numpy.typing import ArrayLike
 from dptree._validation import Interval, check_param
 
 __all__ = [
+    "clopper_pearson_lower",
+    "clopper_pearson_upper",
     "LEVEL",
     "check_level",
     "normal_multiplier",
@@ -119,3 +121,28 @@ def symmetric_interval(estimate: Any, stderr: Any, mult: Any) -> tuple[Any, Any]
     """The interval estimate -+ mult * stderr (elementwise)."""
     half = np.asarray(mult) * stderr
     return estimate - half, estimate + half
+
+
+# --------------------------------------------------------------------------- Clopper-Pearson (binomial)
+
+
+def clopper_pearson_lower(k: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
+    """One-sided Clopper-Pearson lower bound(s) on p from k successes of n: the ``alpha`` quantile
+    of Beta(k, n - k + 1), and 0 where k = 0. Vectorised over ``k``."""
+    from scipy.stats import beta
+
+    k_arr = np.asarray(k, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lo = beta.ppf(alpha, np.maximum(k_arr, 1), n - k_arr + 1)
+    return np.where(k_arr > 0, lo, 0.0)
+
+
+def clopper_pearson_upper(k: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
+    """One-sided Clopper-Pearson upper bound(s) on p from k successes of n: the ``1 - alpha``
+    quantile of Beta(k + 1, n - k), and 1 where k = n. Vectorised over ``k``."""
+    from scipy.stats import beta
+
+    k_arr = np.asarray(k, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        hi = beta.ppf(1.0 - alpha, k_arr + 1, np.maximum(n - k_arr, 1))
+    return np.where(k_arr < n, hi, 1.0)

@@ -80,8 +80,8 @@ def l2sq_error(estimates: np.ndarray, truth: np.ndarray) -> float:
 
 def clopper_pearson_upper(k: np.ndarray | int, n: int, confidence: float = 0.95) -> np.ndarray:
     """One-sided Clopper-Pearson upper bound on a binomial proportion (k successes of n), at
-    ``confidence``: :func:`dptree.testing.statistics.clopper_pearson_upper` at alpha = 1 - confidence."""
-    from dptree.testing.statistics import clopper_pearson_upper as upper_bound
+    ``confidence``: :func:`dptree.estimation.intervals.clopper_pearson_upper` at alpha = 1 - confidence."""
+    from dptree.estimation.intervals import clopper_pearson_upper as upper_bound
 
     return upper_bound(k, n, 1.0 - confidence)
 

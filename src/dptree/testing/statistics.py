@@ -1,8 +1,8 @@
 """Statistics of the privacy audits: Clopper-Pearson bounds, the epsilon lower bound, likelihood ratios.
 
 The one Clopper-Pearson implementation of dptree (exact binomial bounds from beta quantiles;
-Clopper & Pearson 1934): the audit harness, the tests' hand-rolled audits and
-:func:`dptree.hierarchy.error_metrics.clopper_pearson_upper` all use it. Each one-sided bound at
+Clopper & Pearson 1934) is in :mod:`dptree.estimation.intervals`: the audit harness, the tests'
+hand-rolled audits and :func:`dptree.hierarchy.error_metrics.clopper_pearson_upper` all use it. Each one-sided bound at
 significance ``alpha`` fails with probability at most ``alpha``.
 """
 
@@ -14,6 +14,7 @@ from typing import Callable
 import numpy as np
 
 from dptree.errors import InvalidParameterError
+from dptree.estimation.intervals import clopper_pearson_lower, clopper_pearson_upper
 
 __all__ = [
     "clopper_pearson",
@@ -26,29 +27,7 @@ __all__ = [
 ]
 
 
-# --------------------------------------------------------------------------- Clopper-Pearson
-
-
-def clopper_pearson_lower(k: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
-    """One-sided Clopper-Pearson lower bound(s) on p from k successes of n: the ``alpha`` quantile
-    of Beta(k, n - k + 1), and 0 where k = 0. Vectorised over ``k``."""
-    from scipy.stats import beta
-
-    k_arr = np.asarray(k, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lo = beta.ppf(alpha, np.maximum(k_arr, 1), n - k_arr + 1)
-    return np.where(k_arr > 0, lo, 0.0)
-
-
-def clopper_pearson_upper(k: np.ndarray | int, n: int, alpha: float) -> np.ndarray:
-    """One-sided Clopper-Pearson upper bound(s) on p from k successes of n: the ``1 - alpha``
-    quantile of Beta(k + 1, n - k), and 1 where k = n. Vectorised over ``k``."""
-    from scipy.stats import beta
-
-    k_arr = np.asarray(k, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        hi = beta.ppf(1.0 - alpha, k_arr + 1, np.maximum(n - k_arr, 1))
-    return np.where(k_arr < n, hi, 1.0)
+# Clopper-Pearson: the bounds live with the other intervals (dptree.estimation.intervals).
 
 
 def clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
