@@ -64,7 +64,7 @@ def _bottoms_at(n: int, n_max: int, runs: int, seed: int) -> int:
 
 
 def test_heavypaths_halting_depends_only_on_the_declared_size(monkeypatch):
-    """Issue 16 (found by the widened Lemma 4.3 check, tests/test_interior_lemma43.py): ConstructPaths
+    """Issue 16 (found by the widened Lemma 4.3 check, tests/unit/interior/test_interior_lemma43.py): ConstructPaths
     halted on the private |S_d| <= 10t. With n_max = 10^8 declared on |X| = 2^8, data spread evenly
     with 10t records stopped after S_1 and returned bottom every time, with 10t + 1 records it
     went on to S_2 and answered every time (30/30 each): add/remove neighbours, not (1, 1e-6)-DP. Halting on
