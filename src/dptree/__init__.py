@@ -35,7 +35,9 @@ from dptree.errors import (
     InvalidParameterError,
     ReleaseFileError,
 )
-from dptree.hierarchy.release import Hierarchy, HierarchyRelease, hierarchy_counts
+from dptree.hierarchy.api import hierarchy_counts
+from dptree.hierarchy.release import HierarchyRelease
+from dptree.hierarchy.structure import Hierarchy
 from dptree.interior.points import (
     InsufficientDataError,
     InteriorPoint,

@@ -17,10 +17,12 @@ on the same input -- or (nodes,) for a single run, and the true counts (nodes,).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from numbers import Integral, Real
 from typing import Callable
 
 import numpy as np
 
+from dptree._validation import Interval, validate_params
 from dptree.errors import InvalidParameterError
 
 __all__ = [
@@ -46,17 +48,15 @@ def _prep(estimates: np.ndarray, truth: np.ndarray) -> tuple[np.ndarray, np.ndar
     return est, z
 
 
-def _check_alpha(alpha: float) -> float:
-    a = float(alpha)
-    if not a >= 0:
-        raise InvalidParameterError(f"alpha must be >= 0, got {alpha}")
-    return a
+#: alpha of Definition 1.4 (0: the ordinary error)
+_ALPHA = Interval(Real, 0, None)
 
 
+@validate_params({"alpha": [_ALPHA]})
 def rmse_alpha(estimates: np.ndarray, truth: np.ndarray, alpha: float = 0.0) -> np.ndarray:
     """Per-node alpha-RMSE (Definition 1.4), estimated over the rows of ``estimates``."""
     est, z = _prep(estimates, truth)
-    a = _check_alpha(alpha)
+    a = float(alpha)
     excess = np.maximum(np.abs(est - z) - a * z, 0.0)
     return np.sqrt(np.mean(excess * excess, axis=0))
 
@@ -103,6 +103,8 @@ class AccuracyReport:
         return bool(self.worst_rate <= self.eta)
 
 
+@validate_params({"alpha": [_ALPHA], "eta": [Interval(Real, 0, 1, closed="left")],
+                  "reps": [None, Interval(Integral, 1, None)], "confidence": [Interval(Real, 0, 1, closed="neither")]})
 def alpha_eta_accuracy(
     run: Callable[[int], np.ndarray] | np.ndarray,
     truth: np.ndarray,
@@ -119,11 +121,9 @@ def alpha_eta_accuracy(
     of estimates (reps, nodes). A node fails a run when |z~_u - z_u| > alpha max{z_u, tau_u};
     the mechanism is (alpha, eta)-accurate when every node fails with probability <= eta.
     """
-    a = _check_alpha(alpha)
-    if not 0 <= eta < 1:
-        raise InvalidParameterError(f"eta must be in [0, 1), got {eta}")
+    a = float(alpha)
     if callable(run):
-        if reps is None or reps < 1:
+        if reps is None:
             raise InvalidParameterError("reps must be a positive integer when run is a function")
         est = np.stack([np.asarray(run(s), dtype=np.float64) for s in range(reps)])
     else:

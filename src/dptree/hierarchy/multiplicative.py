@@ -48,11 +48,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from numbers import Real
 from typing import Any, Sequence
 
 import numpy as np
 
-from dptree.errors import InvalidParameterError
+from dptree._validation import Interval, validate_params
 from dptree.noise import (
     RandomSource,
     discrete_laplace,
@@ -361,6 +362,11 @@ def estimation(
     return est, M, info
 
 
+_UNIT = Interval(Real, 0, 1, closed="neither")
+
+
+@validate_params({"alpha": [_UNIT], "epsilon": [Interval(Real, 0, None, closed="neither")], "delta": [_UNIT],
+                  "eta": [None, _UNIT], "tau_min": [None, Interval(Real, 0, None, closed="neither")]})
 def mrmse_wrapper(
     src: RandomSource,
     tree: Tree,
@@ -387,8 +393,6 @@ def mrmse_wrapper(
         eta = 1.0 / d**2
     if tau_min is None:
         tau_min = theorem_4_1_tau_min(alpha, epsilon, delta, d)
-    if not tau_min > 0:
-        raise InvalidParameterError(f"tau_min must be > 0, got {tau_min}")
     est, M, info = estimation(
         src, tree, w, alpha=alpha, epsilon=epsilon / 2.0, delta=delta / 2.0, eta=eta, tau_min=tau_min
     )

@@ -4,6 +4,7 @@
 :func:`dptree.estimation.least_squares.consistent_estimates` wants it: one array per depth, level 0 holding the
 root, ``parents[j][i]`` the index (in level j-1) of node i of level j. Nodes of a level are
 sorted by (parent, label), so the children of a node are contiguous and sorted by label.
+The constructors' parsing and the level arrays are built in :mod:`dptree.hierarchy.building`.
 """
 
 from __future__ import annotations
@@ -12,46 +13,54 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from dptree.errors import DomainError, InputFormatError, InvalidParameterError
+from dptree._validation import Constraint, InstanceOf, validate_params
+from dptree.errors import DomainError, InvalidParameterError
+from dptree.hierarchy.building import (
+    SEP,
+    build,
+    frame_columns,
+    parent_table_columns,
+    path_columns,
+    split_path,
+)
 
-__all__ = ["Hierarchy", "SEP"]
-
-SEP = "/"
-_MAX_DEPTH = 1000
-
-
-def _is_null(v: Any) -> bool:
-    if v is None:
-        return True
-    if isinstance(v, float) and v != v:
-        return True
-    try:
-        import pandas as pd
-
-        return bool(pd.isna(v)) if not isinstance(v, (str, tuple, list)) else False
-    except (ImportError, TypeError, ValueError):  # no pandas, or an object pd.isna cannot judge
-        return False
+__all__ = ["Hierarchy", "SEP", "split_path"]
 
 
-def _label(v: Any) -> str:
-    """Labels are compared as strings; integral floats (from columns with nulls) lose '.0'."""
-    if isinstance(v, (float, np.floating)) and float(v).is_integer():
-        return str(int(v))
-    if isinstance(v, bytes):
-        return v.decode()
-    return str(v)
+class _Listing(Constraint):
+    """An iterable of items (a list, tuple, array, Series, generator), but not one string."""
+
+    def __init__(self, what: str, hint: str = "") -> None:
+        self.what, self.hint = what, hint
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        return value is not None and not isinstance(value, (str, bytes)) and hasattr(value, "__iter__")
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list[Any]:
+        return [None, "a/b", 1]
 
 
-def split_path(path: str | Sequence[Any]) -> tuple[str, ...]:
-    """'US/CA' -> ('US', 'CA'); '' or () -> () (the root); tuples are taken label by label."""
-    if isinstance(path, str):
-        return tuple(p for p in path.split(SEP)) if path not in ("", SEP) else ()
-    if isinstance(path, (tuple, list)):
-        labels = list(path)
-        while labels and _is_null(labels[-1]):
-            labels.pop()  # trailing nulls end a path early, as in a table (from_frame, data frames)
-        return tuple("" if _is_null(p) else _label(p) for p in labels)  # an inner null: empty label
-    raise InvalidParameterError(f"a path must be a string like 'US/CA' or a tuple of labels, got {type(path).__name__}")
+class _Frame(Constraint):
+    """A pandas or polars DataFrame (anything with ``columns`` that is not a plain container)."""
+
+    hint = "for a list of paths use Hierarchy.from_paths"
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        return getattr(value, "columns", None) is not None and not isinstance(value, (list, tuple, dict))
+
+    def describe(self) -> str:
+        return "a pandas or polars DataFrame"
+
+    def invalid_examples(self) -> list[Any]:
+        return [[1, 2], {"a": [1]}]
+
+
+_PATHS = _Listing("a list of root-to-leaf paths such as ['US/CA', 'US/NY'] or [('US', 'CA')]")
+_NAMES = _Listing("a list of column names, e.g. ['country', 'state']")
+_LABEL = InstanceOf(str, description="a label (a string)")
 
 
 class Hierarchy:
@@ -120,6 +129,7 @@ class Hierarchy:
     # ------------------------------------------------------------------ constructors
 
     @classmethod
+    @validate_params({"paths": [_PATHS], "levels": [None, _NAMES], "other": [None, _LABEL], "root_label": [_LABEL]})
     def from_paths(
         cls,
         paths: Iterable[str | Sequence[Any]],
@@ -133,24 +143,10 @@ class Hierarchy:
         Every leaf must be listed exactly once; a listed path that is the prefix of another is an
         error (a leaf cannot have children). The root is implicit and not part of the paths.
         """
-        if paths is None or isinstance(paths, (str, bytes)) or not hasattr(paths, "__iter__"):
-            raise InvalidParameterError(
-                "paths must be a list of root-to-leaf paths such as ['US/CA', 'US/NY'] or [('US', 'CA')]"
-            )
-        rows = [split_path(p) for p in paths]
-        if not rows:
-            raise DomainError("the hierarchy is empty: give at least one root-to-leaf path")
-        for r in rows:
-            if len(r) == 0:
-                raise DomainError("an empty path names the root; list root-to-leaf paths such as 'US/CA'")
-            for lab in r:
-                if lab == "":
-                    raise DomainError(f"path {SEP.join(r)!r} has an empty label")
-        width = max(len(r) for r in rows)
-        cols = [[r[j] if j < len(r) else None for r in rows] for j in range(width)]
-        return cls._build(cols, levels=levels, other=other, root_label=root_label)
+        return build(cls, path_columns(paths), levels=levels, other=other, root_label=root_label)
 
     @classmethod
+    @validate_params({"frame": [_Frame()], "levels": [_NAMES], "other": [None, _LABEL], "root_label": [_LABEL]})
     def from_frame(
         cls,
         frame: Any,
@@ -164,33 +160,13 @@ class Hierarchy:
         Trailing nulls end a path early (that leaf sits higher in the tree); a null followed by
         a label is an error.
         """
-        if isinstance(levels, str) or not hasattr(levels, "__iter__"):
-            raise InvalidParameterError("levels must be a list of column names, e.g. ['country', 'state']")
         levels = list(levels)
         if not levels:
             raise InvalidParameterError("levels must name at least one column")
-        names = getattr(frame, "columns", None)
-        if names is None or isinstance(frame, (list, tuple, dict)):
-            raise InvalidParameterError(
-                "from_frame needs a pandas or polars DataFrame; for a list of paths use Hierarchy.from_paths"
-            )
-        names = [str(c) for c in names]
-        missing = [c for c in levels if c not in names]
-        if missing:
-            raise InputFormatError(f"structure table has no column(s) {missing}; it has {names}")
-        duplicated = sorted({c for c in levels if names.count(c) > 1})
-        if duplicated:
-            raise InputFormatError(f"structure table has duplicate column(s) {duplicated}; rename them first")
-        if len(frame) == 0:
-            raise DomainError("the hierarchy is empty: the structure table has no rows")
-        cols = []
-        for c in levels:
-            col = frame.get_column(c) if hasattr(frame, "get_column") else frame[c]  # polars, pandas
-            vals = col.to_list()
-            cols.append([None if _is_null(v) else _label(v) for v in vals])
-        return cls._build(cols, levels=levels, other=other, root_label=root_label)
+        return build(cls, frame_columns(frame, levels), levels=levels, other=other, root_label=root_label)
 
     @classmethod
+    @validate_params({"node": [_LABEL], "parent": [_LABEL], "levels": [None, _NAMES], "other": [None, _LABEL]})
     def from_parent_table(
         cls,
         table: Any,
@@ -200,191 +176,15 @@ class Hierarchy:
         levels: Sequence[str] | None = None,
         other: str | None = None,
     ) -> "Hierarchy":
-        """A hierarchy from (node, parent) pairs; node ids must be unique.
+        """A hierarchy from (node, parent) pairs (a mapping, a table or a list of pairs); node ids
+        must be unique.
 
         Nodes whose parent is null/empty hang below the root. If exactly one node has no parent,
         it *is* the root (its label becomes ``root_label``); otherwise the root is implicit.
         Cycles and unknown parents are errors.
         """
-        if isinstance(table, Mapping):
-            pairs = list(table.items())
-        elif hasattr(table, "columns"):
-            for c in (node, parent):
-                if c not in table.columns:
-                    raise InputFormatError(f"parent table has no column {c!r}; it has {list(table.columns)}")
-            pairs = list(zip(table[node].tolist(), table[parent].tolist()))
-        else:
-            pairs = [tuple(p) for p in table]
-        if not pairs:
-            raise DomainError("the hierarchy is empty: the parent table has no rows")
-        ids: list[str] = []
-        pars: list[str | None] = []
-        for a, b in pairs:
-            if _is_null(a) or _label(a) == "":
-                raise DomainError("a node id in the parent table is empty")
-            ids.append(_label(a))
-            pars.append(None if (_is_null(b) or _label(b) == "") else _label(b))
-        pos: dict[str, int] = {}
-        for i, a in enumerate(ids):
-            if a in pos:
-                raise DomainError(f"node {a!r} appears twice in the parent table; node ids must be unique")
-            pos[a] = i
-        n = len(ids)
-        par = np.full(n, -1, dtype=np.int64)
-        for i, b in enumerate(pars):
-            if b is not None:
-                if b not in pos:
-                    raise DomainError(f"node {ids[i]!r} has parent {b!r}, which is not a node of the table")
-                if b == ids[i]:
-                    raise DomainError(f"node {b!r} is its own parent (a cycle)")
-                par[i] = pos[b]
-        # depth by walking up, with cycle detection
-        depth = np.zeros(n, dtype=np.int64)
-        anc = par.copy()
-        active = np.flatnonzero(anc >= 0)
-        steps = 0
-        while active.size:
-            steps += 1
-            if steps > _MAX_DEPTH:
-                start = int(active[0])
-                seen = []
-                v = start
-                for _ in range(n + 1):
-                    seen.append(v)
-                    v = int(par[v])
-                    if v < 0 or v in seen:
-                        break
-                if v >= 0:
-                    cyc = [ids[k] for k in seen[seen.index(v) :]] + [ids[v]]
-                    raise DomainError(f"the parent table has a cycle: {' -> '.join(cyc)}")
-                raise DomainError(f"the hierarchy is deeper than {_MAX_DEPTH} levels")
-            depth[active] += 1
-            anc[active] = par[anc[active]]
-            active = active[anc[active] >= 0]
-        tops = np.flatnonzero(par < 0)
-        root_label = "(all)"
-        skip = 0
-        if tops.size == 1:
-            root_label = ids[int(tops[0])]
-            skip = 1
-        has_child = np.zeros(n, dtype=bool)
-        has_child[par[par >= 0]] = True
-        leaves = np.flatnonzero(~has_child)
-        rows: list[tuple[str, ...]] = []
-        for leaf in leaves.tolist():
-            chain = []
-            v = leaf
-            while v >= 0:
-                chain.append(ids[v])
-                v = int(par[v])
-            chain.reverse()
-            rows.append(tuple(chain[skip:]))
-        if skip and len(rows) == 1 and rows[0] == ():
-            raise DomainError("the hierarchy has a single node; it needs at least one leaf below the root")
-        width = max(len(r) for r in rows)
-        cols = [[r[j] if j < len(r) else None for r in rows] for j in range(width)]
-        return cls._build(cols, levels=levels, other=other, root_label=root_label)
-
-    @classmethod
-    def _build(
-        cls,
-        cols: list[list[str | None]],
-        *,
-        levels: Sequence[str] | None,
-        other: str | None,
-        root_label: str,
-    ) -> "Hierarchy":
-        import pandas as pd
-
-        if len(cols) + 1 > _MAX_DEPTH:
-            raise DomainError(f"the hierarchy is deeper than {_MAX_DEPTH} levels")
-        if levels is not None and len(levels) != len(cols):
-            raise InvalidParameterError(f"{len(levels)} level names for paths with {len(cols)} levels")
-        n_rows = len(cols[0])
-        for col in cols:
-            for lab in col:
-                if lab is not None and SEP in lab:
-                    raise DomainError(f"label {lab!r} contains {SEP!r}, the path separator; rename it")
-                if lab == "":
-                    raise DomainError("a label of the hierarchy is empty")
-        if other is not None:
-            other = str(other)
-            if other == "" or SEP in other:
-                raise InvalidParameterError(f"other={other!r} must be a non-empty label without {SEP!r}")
-        node = np.zeros(n_rows, dtype=np.int64)
-        ended = np.zeros(n_rows, dtype=bool)
-        end_level = np.zeros(n_rows, dtype=np.int64)
-        end_node = np.zeros(n_rows, dtype=np.int64)
-        parents: list[np.ndarray | None] = [None]
-        labels: list[np.ndarray] = [np.array([root_label], dtype=object)]
-        prev_size = 1
-        for j, col in enumerate(cols, start=1):
-            arr = np.array(col, dtype=object)
-            null = np.array([v is None for v in col], dtype=bool)
-            bad = ended & ~null
-            if bad.any():
-                i = int(np.flatnonzero(bad)[0])
-                raise DomainError(
-                    f"structure row {i} has a missing level followed by a label ({col[i]!r}); "
-                    "only trailing levels may be empty"
-                )
-            newly = ~ended & null
-            end_level[newly] = j - 1
-            end_node[newly] = node[newly]
-            ended |= null
-            live = np.flatnonzero(~ended)
-            if live.size == 0:
-                break
-            codes, uniq = pd.factorize(arr[live], sort=True)
-            key = node[live] * len(uniq) + codes
-            ukey, inv = np.unique(key, return_inverse=True)
-            parents.append((ukey // len(uniq)).astype(np.int64))
-            labels.append(np.asarray(uniq, dtype=object)[ukey % len(uniq)])
-            node[live] = inv
-            prev_size = ukey.size
-        del prev_size
-        full = ~ended
-        end_level[full] = len(parents) - 1
-        end_node[full] = node[full]
-        lv = None if levels is None else list(levels)[: len(parents) - 1]
-        tree = cls(parents, labels, levels=lv, other=None, root_label=root_label)
-        # every listed row must end at a leaf, exactly once
-        gid = tree.offsets[end_level] + end_node
-        leaf_flag = np.concatenate(tree.is_leaf)
-        not_leaf = ~leaf_flag[gid]
-        if not_leaf.any():
-            i = int(np.flatnonzero(not_leaf)[0])
-            shown = SEP.join(str(c[i]) for c in cols if c[i] is not None)
-            raise DomainError(
-                f"path {shown!r} is listed as a leaf but other paths continue below it; list only root-to-leaf paths"
-            )
-        uniq_gid, counts = np.unique(gid, return_counts=True)
-        if (counts > 1).any():
-            g = int(uniq_gid[np.flatnonzero(counts > 1)[0]])
-            raise DomainError(f"path {tree.path_string(g)!r} is listed more than once (duplicate structure)")
-        if tree.depth < 2:
-            raise DomainError("the hierarchy is empty: it needs at least one level below the root")
-        if other is None:
-            return tree
-        # add an "other" leaf under every internal node (public, data-independent)
-        internal = np.flatnonzero(~leaf_flag)
-        extra_rows: list[tuple[str, ...]] = []
-        existing = set()
-        for g in range(tree.n_nodes):
-            existing.add(tree.path_of(g))
-        for g in internal.tolist():
-            op = tree.path_of(g) + (other,)
-            if op in existing:
-                if not leaf_flag[tree.node_id(op)]:
-                    raise DomainError(f"{SEP.join(op)!r} exists and has children; choose another 'other' label")
-                continue
-            extra_rows.append(op)
-        leaf_rows = [tree.path_of(g) for g in np.flatnonzero(leaf_flag).tolist()] + extra_rows
-        width = tree.depth - 1
-        cols2 = [[r[j] if j < len(r) else None for r in leaf_rows] for j in range(width)]
-        out = cls._build(cols2, levels=tree.levels, other=None, root_label=root_label)
-        out.other = other
-        return out
+        cols, root_label = parent_table_columns(table, node, parent)
+        return build(cls, cols, levels=levels, other=other, root_label=root_label)
 
     # ------------------------------------------------------------------ addressing
 
@@ -444,14 +244,12 @@ class Hierarchy:
     def vocab(self) -> tuple[list[np.ndarray], list[np.ndarray]]:
         """Sorted label vocabulary per level and each node's code in it (for vectorised lookup)."""
         if self._vocab is None:
-            import pandas as pd
-
             vocab: list[np.ndarray] = [np.array([], dtype=object)]
             codes: list[np.ndarray] = [np.zeros(1, dtype=np.int64)]
             for j in range(1, self.depth):
-                c, u = pd.factorize(self.labels[j], sort=True)
+                u, c = np.unique(self.labels[j], return_inverse=True)
                 vocab.append(np.asarray(u, dtype=object))
-                codes.append(c.astype(np.int64))
+                codes.append(c.reshape(-1).astype(np.int64))
             self._vocab, self._codes = vocab, codes
         assert self._codes is not None
         return self._vocab, self._codes

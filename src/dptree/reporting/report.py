@@ -291,7 +291,7 @@ def _hierarchy_report(rel: Any, *, level: float, title: str | None, clip_negativ
         ("Method", f"{p['method']}" + (f", alpha = {p['alpha']}" if p.get("alpha") is not None else "")),
         ("Budget", f"epsilon = {p['epsilon']:.6g}, delta = {float(p.get('delta') or 0):.3g}"),
         ("Post-processing", ", ".join(k for k in ("consistent", "nonnegative", "integer") if p.get(k)) or "none"),
-        ("Library", str(rel.privacy.get("library_version"))),
+        ("Library", str(rel.privacy.get("library"))),
     ]
     shown = frame.head(_MAX_ROWS)
     rows = "\n".join(

@@ -14,7 +14,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dptree.hierarchy.release import NOISY_MEASUREMENTS, Hierarchy, hierarchy_counts
+from dptree.hierarchy.api import hierarchy_counts
+from dptree.hierarchy.release import NOISY_MEASUREMENTS
+from dptree.hierarchy.structure import Hierarchy
 
 LEVELS = ["country", "city"]
 H = Hierarchy.from_paths(["US/Boston", "US/Austin", "FR/Paris", "FR/Lyon"], levels=LEVELS, other="(other)")

@@ -19,7 +19,9 @@ import pandas as pd
 import pytest
 
 from dptree.errors import DPTreeError
-from dptree.hierarchy.release import Hierarchy, hierarchy_counts, leaf_counts
+from dptree.hierarchy.api import hierarchy_counts
+from dptree.hierarchy.counting import leaf_counts
+from dptree.hierarchy.structure import Hierarchy
 
 BAD = 7  # distinctive number of bad rows
 GOOD = 31

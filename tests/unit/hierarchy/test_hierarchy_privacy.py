@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 from hier_helpers import random_hierarchy
 
-import dptree.hierarchy.release as hmod
+import dptree.hierarchy.measure as hmod
+from dptree.hierarchy.counting import node_weights
+from dptree.hierarchy.measure import NodeMechanism, calibrate, measure_nodes
 from dptree.hierarchy.multiplicative import Tree, mrmse_wrapper
-from dptree.hierarchy.release import Hierarchy, _measure, node_weights
+from dptree.hierarchy.structure import Hierarchy
 from dptree.noise import make_source
 from dptree.testing.statistics import epsilon_lower_bound
 
@@ -53,8 +55,8 @@ def test_sensitivity_brute_force(seed: int, k: int) -> None:
             diff = np.concatenate(node_weights(x1, h.parents)) - w0
             best_l1 = max(best_l1, int(np.abs(diff).sum()))
             best_l2 = max(best_l2, int((diff**2).sum()))
-    assert best_l1 == hmod._l1_sensitivity(h.depth, k)
-    assert best_l2 == hmod._l2sq_sensitivity(h.depth, k)
+    assert best_l1 == hmod.l1_sensitivity(h.depth, k)
+    assert best_l2 == hmod.l2sq_sensitivity(h.depth, k)
 
 
 # ---------------------------------------------------------------- the audit
@@ -76,9 +78,10 @@ def run_counts(method: str, h: Hierarchy, x_leaf: int, runs: int, seed: int, **k
     w = node_weights(x, h.parents)
     path = [h.node_id("/".join(f"l{i}" for i in range(t))) for t in range(h.depth)]
     src = make_source(seed)
+    cal = calibrate(NodeMechanism(method, kw["epsilon"], kw.get("delta", 0.0)), h.depth)
     out = np.empty((runs, len(path)))
     for r in range(runs):
-        meas, _, _ = _measure(src, h, w, method, kw["epsilon"], kw.get("delta", 0.0), 1, None, None)
+        meas = measure_nodes(src, h, w, cal)
         out[r] = np.asarray(meas["y"])[path]
     return out
 
@@ -100,7 +103,7 @@ def test_laplace_audit_respects_epsilon() -> None:
 
 
 def test_audit_flags_planted_sensitivity_bug(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(hmod, "_l1_sensitivity", lambda depth, k: k)  # forgets the depth
+    monkeypatch.setattr(hmod, "l1_sensitivity", lambda depth, k: k)  # forgets the depth
     lb = laplace_audit()
     assert lb > 1.0, lb
 

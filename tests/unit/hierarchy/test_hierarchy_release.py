@@ -14,14 +14,10 @@ from oracle import dense_gls, incidence
 
 from dptree.errors import DPTreeError, ReleaseFileError
 from dptree.estimation.least_squares import consistent_estimates
-from dptree.hierarchy.release import (
-    Hierarchy,
-    HierarchyRelease,
-    hierarchy_counts,
-    leaf_counts,
-    load_hierarchy_release,
-    node_weights,
-)
+from dptree.hierarchy.api import hierarchy_counts
+from dptree.hierarchy.counting import leaf_counts, node_weights
+from dptree.hierarchy.release import HierarchyRelease, load_hierarchy_release
+from dptree.hierarchy.structure import Hierarchy
 from dptree.noise import discrete_gaussian, discrete_laplace, discrete_laplace_variance, make_source
 from dptree.privacy.budget import zcdp_rho_for
 

@@ -7,7 +7,9 @@ import pandas as pd
 import pytest
 
 from dptree.errors import DataError, DomainError, DPTreeError, InputFormatError, InvalidParameterError
-from dptree.hierarchy.release import Hierarchy, hierarchy_counts, leaf_counts, node_weights
+from dptree.hierarchy.api import hierarchy_counts
+from dptree.hierarchy.counting import leaf_counts, node_weights
+from dptree.hierarchy.structure import Hierarchy
 
 PATHS = ["US/CA/SF", "US/CA/LA", "US/NY", "FR/IDF/Paris", "FR/PACA/Nice"]
 

@@ -19,7 +19,9 @@ import pytest
 
 import dptree.hierarchy.counting as hmod
 from dptree.errors import DataError
-from dptree.hierarchy.release import Hierarchy, hierarchy_counts, leaf_counts, node_weights
+from dptree.hierarchy.api import hierarchy_counts
+from dptree.hierarchy.counting import leaf_counts, node_weights
+from dptree.hierarchy.structure import Hierarchy
 from dptree.testing import audit
 
 P52 = 2**52

@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 
+from dptree.hierarchy.counting import node_weights
 from dptree.hierarchy.error_metrics import alpha_eta_accuracy, rmse_alpha
 from dptree.hierarchy.multiplicative import (
     RoundParams,
@@ -20,7 +21,7 @@ from dptree.hierarchy.multiplicative import (
     mrmse_wrapper,
     theorem_4_1_tau_min,
 )
-from dptree.hierarchy.release import Hierarchy, node_weights
+from dptree.hierarchy.structure import Hierarchy
 from dptree.noise import (
     make_source,
     truncated_discrete_laplace,
@@ -305,7 +306,7 @@ def test_small_tau_min_is_still_private_machinery() -> None:
 
 
 def test_hierarchy_counts_multiplicative_statement() -> None:
-    from dptree.hierarchy.release import hierarchy_counts
+    from dptree.hierarchy.api import hierarchy_counts
 
     h = Hierarchy.from_paths(["a/b", "a/c", "d"])
     rel = hierarchy_counts(

@@ -1,0 +1,179 @@
+"""``hierarchy_counts``: the one entry point from user data to a hierarchy release (seed 001:
+Ghazi, Kamath, Kumar, Manurangsi, Wu, "On Differentially Private Counting on Trees",
+``001_4ad1135f2c911f1b.txt``).
+
+The walk goes downward: public parameters (validated, then calibrated:
+:func:`dptree.hierarchy.measure.calibrate`) -> data to node counts
+(:mod:`dptree.hierarchy.counting`) -> the noise step (:func:`dptree.hierarchy.measure.measure_nodes`)
+-> post-processing into a :class:`~dptree.hierarchy.release.HierarchyRelease`.
+"""
+
+from __future__ import annotations
+
+import os
+from numbers import Integral, Real
+from typing import Any, Literal, Sequence
+
+import numpy as np
+
+from dptree import noise as _noise
+from dptree._validation import InstanceOf, Interval, Options, validate_params
+from dptree.errors import InvalidParameterError
+from dptree.hierarchy.counting import leaf_counts, node_weights
+from dptree.hierarchy.measure import METHODS, NodeMechanism, calibrate, measure_nodes
+from dptree.hierarchy.release import HierarchyRelease, assemble
+from dptree.hierarchy.structure import Hierarchy
+from dptree.io import release_file as _serialize
+from dptree.privacy.budget import BUDGET_RANGE, check_delta
+from dptree.privacy.measurement import measure
+
+__all__ = ["hierarchy_counts", "measurement_copies"]
+
+_FLAG = InstanceOf(bool, np.bool_, description="True or False")
+_EPSILON = Interval(Real, BUDGET_RANGE[0], BUDGET_RANGE[1], closed="both",
+                    hint=f"epsilon outside the supported range [{BUDGET_RANGE[0]:g}, {BUDGET_RANGE[1]:g}] is "
+                    "refused; pass e.g. epsilon=1.0")
+_CONSTRAINTS: dict[str, list[Any]] = {
+    "hierarchy": [InstanceOf(Hierarchy, description="a dptree.Hierarchy",
+                             hint="build one with Hierarchy.from_paths, from_frame or from_parent_table")],
+    "epsilon": [_EPSILON],
+    "delta": [Interval(Real, 0, 1, closed="left")],
+    "method": [Options(METHODS)],
+    "alpha": [None, Interval(Real, 0, 1, closed="neither",
+                             hint="alpha is in (0, 1): the multiplicative error allowance of seed 001's "
+                             "alpha-mRMSE (e.g. alpha=0.1)")],
+    "consistent": [_FLAG],
+    "nonnegative": [_FLAG],
+    "integer": [_FLAG],
+    "max_contributions": [Interval(Integral, 1, None)],
+    "tau_min": [None, Interval(Real, 0, None, closed="neither")],
+    "unknown": [Options(("error", "drop", "other"))],
+}
+
+
+@validate_params(_CONSTRAINTS)
+def hierarchy_counts(
+    data: Any,
+    hierarchy: Hierarchy,
+    *,
+    epsilon: float,
+    delta: float = 0.0,
+    method: Literal["laplace", "gaussian", "multiplicative"] = "laplace",
+    alpha: float | None = None,
+    consistent: bool = True,
+    nonnegative: bool = False,
+    integer: bool = False,
+    max_contributions: int = 1,
+    tau_min: float | None = None,
+    levels: Sequence[str] | None = None,
+    weight: str | None = None,
+    unknown: Literal["error", "drop", "other"] = "error",
+    rng: _noise.RngLike = None,
+) -> HierarchyRelease:
+    """Release a differentially private count for every node of ``hierarchy`` (seed 001).
+
+    Released: one noisy measurement per node (Laplace/Gaussian), or Theorem 4.1's estimates
+    and windows (multiplicative). Neighbours: add/remove one record (``max_contributions=1``)
+    or one user with at most ``max_contributions`` records; dptree cannot see users here, so
+    the caller must have bounded contributions before. With a ``weight`` column each unit of
+    weight is one record (seed 001: x in N^leaves, neighbours at L1 distance 1).
+
+    * ``laplace``: (epsilon, 0)-DP; discrete Laplace of scale k d / epsilon per node
+      (Corollary 2.7 / Lemma 2.5; L1 sensitivity k d, d = depth of the hierarchy).
+    * ``gaussian``: (epsilon, delta)-DP, delta > 0; discrete Gaussian. With k = 1, sigma^2 is the
+      smallest (sampler-grid) value whose exact discrete-Gaussian delta(epsilon) over the d unit
+      shifts of a root-leaf path is <= delta (:func:`dptree.privacy.budget.discrete_gaussian_sigma2_for`;
+      sigma = 4.22 sqrt(d) at (1, 1e-6), against 4.53 sqrt(d) through zCDP); with k > 1,
+      sigma^2 = k^2 d / (2 rho), rho = zcdp_rho_for(epsilon, delta). The statement's
+      ``calibration`` says which.
+    * ``multiplicative``: (epsilon, delta)-DP, delta > 0, ``alpha`` in (0, 1) required; the
+      algorithm of Theorem 4.1 (Lemma 3.3 wrapper around Estimation, Algorithm 4). ``tau_min``
+      defaults to the bound of Corollary 4.7 used in Theorem 4.1's proof; a smaller value may
+      be passed: privacy does not depend on tau_min, only the accuracy guarantee does. For
+      k > 1 the algorithm runs at (epsilon/k, delta (e^(epsilon/k)-1)/(e^epsilon-1)) and group
+      privacy (Fact 2.2) gives (epsilon, delta) for users with k records. ``consistent`` does
+      not apply; ``nonnegative`` clips at 0; ``integer=True`` is refused (rounding node by node
+      would not keep children summing to parents, and these estimates are not consistent anyway).
+
+    ``consistent`` (Laplace/Gaussian): least-squares estimates for any tree shape, children
+    summing to parents, exact variance per node. ``nonnegative``/``integer``: top-down simplex
+    projection and sum-preserving rounding (biased post-processing; docs/hierarchy.md).
+    ``rng``: ``None`` (default) uses the OS CSPRNG; a seed makes the release reproducible and
+    marks it not private. ``unknown``: the declared policy for records whose path is not a leaf
+    of the public hierarchy: "error" (default; the message never says how many or which),
+    "drop" or "other" (see :func:`leaf_counts`).
+
+    Weights are summed exactly in integers (numpy, pandas, Spark and the CLI's DuckDB reader);
+    missing, negative, non-integer or non-finite weights are refused, and a total of
+    :data:`~dptree.hierarchy.counting.MAX_TOTAL` (2^61) or more raises
+    :class:`~dptree.errors.TotalTooLargeError`. The guarantee covers datasets below that public
+    limit; no error message contains a count, a total or a value.
+    """
+    needs_delta = method in ("gaussian", "multiplicative")
+    dlt = check_delta(delta, required=needs_delta)  # delta > 0 for approximate DP
+    if method == "multiplicative" and alpha is None:
+        raise InvalidParameterError("method='multiplicative' needs alpha in (0, 1), e.g. alpha=0.5")
+    if tau_min is not None and method != "multiplicative":
+        raise InvalidParameterError("tau_min only applies to method='multiplicative'")
+    if integer and method == "multiplicative":
+        # rounding the multiplicative estimates node by node breaks children-sum-to-parent, and
+        # those estimates are not consistent to begin with (no family projection applies to them)
+        raise InvalidParameterError(
+            "integer=True does not apply to method='multiplicative': its per-node estimates are not "
+            "consistent (children need not sum to parents), so there is no sum-preserving rounding to "
+            "apply; round them yourself, or use method='laplace'/'gaussian' with integer=True"
+        )
+    mech = NodeMechanism(method, float(epsilon), dlt if needs_delta else 0.0, int(max_contributions),
+                         None if alpha is None else float(alpha), None if tau_min is None else float(tau_min))
+    h = hierarchy
+    cal = calibrate(mech, h.depth)  # public parameters only
+    src = _noise.make_source(rng)
+    created = _serialize._utc_now()  # before the data is read: no timing of the reading
+    x = leaf_counts(data, h, levels=levels, weight=weight, unknown=unknown)
+    meas = measure_nodes(src, h, node_weights(x, h.parents), cal)
+    params: dict[str, Any] = {
+        "method": method,
+        "epsilon": mech.epsilon,
+        "delta": mech.delta,
+        "alpha": mech.alpha,
+        "consistent": bool(consistent) if method != "multiplicative" else False,
+        "nonnegative": bool(nonnegative),
+        "integer": bool(integer),
+        "max_contributions": mech.max_contributions,
+        "depth": h.depth,
+        "levels": list(h.levels if levels is None else levels),
+        "unknown": unknown,
+        **cal.parameters,
+    }
+    source = data if isinstance(data, (str, os.PathLike)) else None
+    return assemble(h, params, cal.privacy(private=src.private), meas,
+                    _serialize.creation_metadata(column=params["levels"], source=source, created=created))
+
+
+def measurement_copies(
+    data: Any,
+    hierarchy: Hierarchy,
+    *,
+    method: str,
+    epsilon: float,
+    delta: float,
+    copies: int,
+    rng: _noise.RngLike,
+    levels: Sequence[str] | None = None,
+    weight: str | None = None,
+    unknown: Literal["error", "drop", "other"] = "error",
+) -> np.ndarray:
+    """``copies`` independent measurement vectors of a Laplace/Gaussian release, for audits.
+
+    Runs the measurement core (:func:`dptree.privacy.measurement.measure`, the only
+    data-touching step of :func:`hierarchy_counts`) once on the node counts stacked ``copies``
+    times, with the noise :func:`~dptree.hierarchy.measure.calibrate` gives (k = 1); with
+    ``copies = 1`` the draws equal those of ``hierarchy_counts(data, hierarchy, ..., rng=rng).measurements["y"]``.
+    """
+    cal = calibrate(NodeMechanism(method, epsilon, delta), hierarchy.depth)
+    if cal.spec is None:
+        raise InvalidParameterError("measurement_copies applies to method='laplace' or 'gaussian'")
+    x = leaf_counts(data, hierarchy, levels=levels, weight=weight, unknown=unknown)
+    w = np.concatenate(node_weights(x, hierarchy.parents))
+    (y,) = measure([np.tile(w, copies)], cal.spec, _noise.make_source(rng))
+    return np.asarray(y).reshape(copies, hierarchy.n_nodes)
