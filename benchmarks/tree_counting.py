@@ -43,8 +43,8 @@ from pathlib import Path
 import numpy as np
 
 from dptree.estimation.least_squares import consistent_estimates, node_variances
+from dptree.hierarchy import Hierarchy, hierarchy_counts, node_weights
 from dptree.hierarchy.multiplicative import Tree, mrmse_wrapper, theorem_4_1_tau_min
-from dptree.hierarchy.release import Hierarchy, hierarchy_counts, node_weights
 from dptree.noise import (
     discrete_gaussian,
     discrete_gaussian_variance,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dptree.hierarchy.release import Hierarchy
+from dptree.hierarchy import Hierarchy
 
 
 def random_paths(

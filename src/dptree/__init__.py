@@ -35,8 +35,8 @@ from dptree.errors import (
     InvalidParameterError,
     ReleaseFileError,
 )
+from dptree.hierarchy import HierarchyRelease
 from dptree.hierarchy.api import hierarchy_counts
-from dptree.hierarchy.release import HierarchyRelease
 from dptree.hierarchy.structure import Hierarchy
 from dptree.interior.points import (
     InsufficientDataError,

@@ -23,8 +23,8 @@ def hierarchy_batch(
     weight: str | None = None,
 ) -> np.ndarray:
     """``n`` independent measurement vectors of ``hierarchy_counts`` from one integer ``seed``
-    (``dptree.hierarchy.release.measurement_copies``; n = 1 reproduces ``hierarchy_counts(..., rng=seed)``)."""
-    from dptree.hierarchy.release import measurement_copies
+    (``dptree.hierarchy.measurement_copies``; n = 1 reproduces ``hierarchy_counts(..., rng=seed)``)."""
+    from dptree.hierarchy import measurement_copies
 
     return measurement_copies(
         rows, hierarchy, method=method, epsilon=epsilon, delta=delta, copies=n, rng=seed, weight=weight
@@ -64,7 +64,7 @@ def register_hierarchies() -> None:
     """Laplace and Gaussian baselines (Corollary 2.7) on a depth-3 tree; worst cases: one record
     at a leaf (changes d counts by one), and a weighted pair whose totals straddle 2^53 (the
     weights must be summed exactly: issue 10, leak 4)."""
-    from dptree.hierarchy.release import Hierarchy, hierarchy_counts, leaf_counts, node_weights
+    from dptree.hierarchy import Hierarchy, hierarchy_counts, leaf_counts, node_weights
 
     h = Hierarchy.from_paths([("a", "x"), ("a", "y"), ("b", "z")])
     base = [("a", "x"), ("a", "y"), ("b", "z"), ("b", "z")]
@@ -118,7 +118,7 @@ def register_hierarchies() -> None:
 def register_multiplicative() -> None:
     """The multiplicative-error algorithm of seed 001 (Theorem 4.1) at (1, 1e-6): one release per
     output, audited on its noisy released counts (the estimates of every node)."""
-    from dptree.hierarchy.release import Hierarchy, hierarchy_counts
+    from dptree.hierarchy import Hierarchy, hierarchy_counts
 
     h = Hierarchy.from_paths([("a", "x"), ("a", "y"), ("b", "z")])
     base = [("a", "x")] * 30 + [("b", "z")] * 12

@@ -340,7 +340,7 @@ def release_kind(release: Any) -> str | None:
     kind = getattr(type(release), "KIND", None)
     if isinstance(kind, str):
         return kind
-    from dptree.hierarchy.release import HierarchyRelease
+    from dptree.hierarchy import HierarchyRelease
     from dptree.rangetree.release import RangeTree
 
     return {RangeTree: "range_tree", HierarchyRelease: "hierarchy"}.get(type(release))

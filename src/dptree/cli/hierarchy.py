@@ -99,7 +99,7 @@ def run_hierarchy(args: argparse.Namespace) -> int:
 
 
 def _release(args: argparse.Namespace, frame: Any, h: Any, levels: list[str], wcol: Any) -> Any:
-    from dptree.hierarchy.release import hierarchy_counts
+    from dptree.hierarchy import hierarchy_counts
 
     if args.unknown_to_other and args.unknown not in (None, "other"):
         raise InvalidParameterError("--unknown-to-other contradicts --unknown " + str(args.unknown))

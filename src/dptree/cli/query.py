@@ -149,7 +149,7 @@ def query_hierarchy(release: Any, nodes: list[str], ci: float = 0.95) -> list[di
     """Answer node queries on a hierarchy release: one dict per node with its path, count,
     stderr and a ``ci``-level interval (post-processing; no budget). ``release`` may be a
     :class:`~dptree.hierarchy.release.HierarchyRelease`, its ``to_dict()`` or a file path."""
-    from dptree.hierarchy.release import HierarchyRelease, load_hierarchy_release
+    from dptree.hierarchy import HierarchyRelease, load_hierarchy_release
 
     if isinstance(release, str):
         release = load_hierarchy_release(release)

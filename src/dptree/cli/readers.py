@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from dptree.errors import InputFormatError
-from dptree.hierarchy.release import Hierarchy
+from dptree.hierarchy import Hierarchy
 
 __all__ = ["read_structure", "read_grouped", "read_column"]
 
@@ -72,7 +72,7 @@ def _weight_sql(col: str, ctype: str) -> tuple[str, list[tuple[str, str]]]:
 
     Never through DOUBLE: TRY_CAST(w AS DOUBLE) rounds above 2^53, and TRY_CAST('2.5' AS HUGEINT)
     rounds to 3, so text is checked against an integer pattern before the cast."""
-    from dptree.hierarchy.release import _FLOAT_EXACT
+    from dptree.hierarchy.counting import _FLOAT_EXACT
 
     t = ctype.upper()
     if t in _INT_TYPES:
@@ -111,7 +111,7 @@ def read_grouped(path: str, levels: Sequence[str], weight: str | None = None, *,
     import duckdb
 
     from dptree.errors import DataError
-    from dptree.hierarchy.release import MAX_TOTAL, _too_large
+    from dptree.hierarchy.counting import MAX_TOTAL, _too_large
 
     shown = name or path
     con = duckdb.connect()

@@ -15,3 +15,11 @@ Read in this order, following one release from the call to the file:
 * :mod:`~dptree.hierarchy.document` -- reading a saved release, re-deriving its noise;
 * :mod:`~dptree.hierarchy.error_metrics` -- seed 001's error measures, for experiments.
 """
+
+from dptree.hierarchy.api import hierarchy_counts, measurement_copies
+from dptree.hierarchy.counting import leaf_counts, node_weights
+from dptree.hierarchy.release import HierarchyRelease, load_hierarchy_release
+from dptree.hierarchy.structure import Hierarchy
+
+__all__ = ["Hierarchy", "HierarchyRelease", "hierarchy_counts", "leaf_counts", "node_weights", "load_hierarchy_release",
+           "measurement_copies"]

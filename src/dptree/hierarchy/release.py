@@ -32,13 +32,6 @@ from dptree.errors import ReleaseFileError
 from dptree.estimation.intervals import clip_to_counts, normal_multiplier
 from dptree.estimation.least_squares import consistent_estimates, node_variances
 from dptree.estimation.postprocess import project_families, round_families
-from dptree.hierarchy.counting import (  # noqa: F401  (still importable from here, as before the split)
-    _FLOAT_EXACT,
-    MAX_TOTAL,
-    _too_large,
-    leaf_counts,
-    node_weights,
-)
 from dptree.hierarchy.document import jsonable, read_document
 from dptree.hierarchy.structure import Hierarchy
 from dptree.io.contract import CountRelease
@@ -304,13 +297,3 @@ def assemble(h: Hierarchy, params: dict[str, Any], privacy: dict[str, Any], meas
         upper_bounds=hi,
         metadata=metadata or {},
     )
-
-
-def __getattr__(name: str) -> Any:
-    """Names that moved to :mod:`dptree.hierarchy.api`, still importable from here (lazily: the
-    API module imports this one)."""
-    if name in ("hierarchy_counts", "measurement_copies"):
-        from dptree.hierarchy import api
-
-        return getattr(api, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from dptree._validation import require
 from dptree.data.domain import Domain
 from dptree.errors import InputFormatError, InvalidParameterError
 from dptree.io.release_file import atomic_write, check_overwrite
@@ -28,14 +29,8 @@ _DATE_STEPS_S = (1, 5, 10, 30, 60, 300, 600, 1800, 3600, 6 * 3600, 12 * 3600, 86
 
 
 def _pyplot() -> Any:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise InputFormatError('plotting needs matplotlib: pip install "dptree[plot]"') from exc
-    return plt
+    require("matplotlib", "plotting").use("Agg")
+    return require("matplotlib.pyplot", "plotting")
 
 
 def _nice_step(raw: float) -> float:

@@ -15,10 +15,12 @@ import io
 import math
 import os
 import re
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 
+from dptree._validation import InstanceOf, Interval, validate_params
 from dptree.errors import InputFormatError, InvalidParameterError
 from dptree.rangetree.release import RangeTree
 
@@ -123,13 +125,6 @@ def _metadata_rows(release: Any) -> list[tuple[str, str]]:
     return rows
 
 
-def _check_common(level: Any, bins: Any) -> None:
-    if not (isinstance(level, float) and 0.5 <= level < 1.0):
-        raise InvalidParameterError(f"level must be a float in [0.5, 1), got {level!r}")
-    if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
-        raise InvalidParameterError(f"bins must be an integer >= 1, got {bins!r}")
-
-
 def _page(heading: str, warn: str, sections: str) -> str:
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="generator" content="dptree"><title>{heading}</title>
@@ -158,6 +153,13 @@ def _table(rows: list[tuple[str, str]]) -> str:
     return "<table>" + "\n".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in rows) + "</table>"
 
 
+@validate_params({
+    "level": [Interval(Real, 0.5, 1, closed="left")],
+    "bins": [Interval(Integral, 1, None)],
+    "title": [None, InstanceOf(str)],
+    "log": [InstanceOf(bool)],
+    "clip_negative": [InstanceOf(bool)],
+})
 def render_report(
     release: Any,
     *,
@@ -171,14 +173,14 @@ def render_report(
     quantiles with intervals) or a hierarchy release (counts per node). ``log``: logarithmic
     value axis; ``clip_negative``: plots in a clearly marked post-processed view with negative
     estimates shown as 0 (tables and CSV files always hold the released estimates)."""
-    from dptree.hierarchy.release import HierarchyRelease
-
-    if isinstance(release, HierarchyRelease):
-        _check_common(level, bins)
-        return _hierarchy_report(release, level=level, title=title, clip_negative=clip_negative)
-    if not isinstance(release, RangeTree):
+    report = _REPORTS.get(getattr(release, "KIND", ""))
+    if report is None:
         raise InvalidParameterError("a report needs a range-tree or hierarchy release")
-    _check_common(level, bins)
+    return report(release, level=level, bins=bins, title=title, log=log, clip_negative=clip_negative)
+
+
+def _range_tree_report(release: RangeTree, *, level: float, bins: int, title: str | None, log: bool,
+                       clip_negative: bool) -> str:
     from dptree.reporting.plot import plot_cdf, plot_histogram, value_label
 
     esc = html.escape
@@ -274,7 +276,7 @@ def _fmt(dom: Any, v: Any) -> str:
     return str(dom.format_value(float(v) if dom.kind == "float" else int(v)))
 
 
-def _hierarchy_report(rel: Any, *, level: float, title: str | None, clip_negative: bool) -> str:
+def _hierarchy_report(rel: Any, *, level: float, bins: int, title: str | None, log: bool, clip_negative: bool) -> str:
     from dptree.reporting.plot import plot_hierarchy
 
     esc = html.escape
@@ -322,6 +324,9 @@ def _hierarchy_report(rel: Any, *, level: float, title: str | None, clip_negativ
 {rows}
 </table>"""
     return _page(heading, warn, sections)
+
+
+_REPORTS = {"range_tree": _range_tree_report, "hierarchy": _hierarchy_report}
 
 
 def write_report(release: Any, path: str | os.PathLike[str], *, force: bool = False, **kw: Any) -> None:

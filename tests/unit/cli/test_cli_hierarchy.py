@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from dptree.cli.query import query_hierarchy
-from dptree.hierarchy.release import load_hierarchy_release
+from dptree.hierarchy import load_hierarchy_release
 
 
 @pytest.fixture

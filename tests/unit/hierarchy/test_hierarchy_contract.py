@@ -14,8 +14,8 @@ import pytest
 
 import dptree
 from dptree.errors import InvalidParameterError, ReleaseFileError
+from dptree.hierarchy import HierarchyRelease, load_hierarchy_release
 from dptree.hierarchy.api import hierarchy_counts
-from dptree.hierarchy.release import HierarchyRelease, load_hierarchy_release
 from dptree.hierarchy.structure import Hierarchy
 from dptree.io.contract import CountRelease
 from dptree.privacy.statement import REQUIRED, library

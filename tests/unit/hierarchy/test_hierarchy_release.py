@@ -14,9 +14,9 @@ from oracle import dense_gls, incidence
 
 from dptree.errors import DPTreeError, ReleaseFileError
 from dptree.estimation.least_squares import consistent_estimates
+from dptree.hierarchy import HierarchyRelease, load_hierarchy_release
 from dptree.hierarchy.api import hierarchy_counts
 from dptree.hierarchy.counting import leaf_counts, node_weights
-from dptree.hierarchy.release import HierarchyRelease, load_hierarchy_release
 from dptree.hierarchy.structure import Hierarchy
 from dptree.noise import discrete_gaussian, discrete_laplace, discrete_laplace_variance, make_source
 from dptree.privacy.budget import zcdp_rho_for

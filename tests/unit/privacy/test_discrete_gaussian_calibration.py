@@ -109,7 +109,7 @@ def test_gain_over_zcdp_at_epsilon_1() -> None:
 
 
 def test_hierarchy_gaussian_uses_the_exact_calibration_and_states_it() -> None:
-    from dptree.hierarchy.release import Hierarchy, HierarchyRelease, hierarchy_counts
+    from dptree.hierarchy import Hierarchy, HierarchyRelease, hierarchy_counts
 
     h = Hierarchy.from_paths(["a/b/c/d", "a/b/e", "f"])  # depth 5
     rel = hierarchy_counts(["f"], h, epsilon=1.0, delta=1e-6, method="gaussian", rng=1)
