@@ -165,7 +165,7 @@ class InteriorPoint(Release):
         check_param("n_declared", n, DECLARED_SIZE)
         check_param("n_is_upper_bound", upper, [InstanceOf(bool)])
         if (n is None and upper) or (method in TREE_METHODS and (n is None or dlt == 0)):
-            raise ReleaseFileError(f"{kind} release: {method} with this declared size and delta cannot be released")
+            raise ReleaseFileError(f"{kind} release: {method} needs a declared size and delta > 0")
         derived = plan("auto" if "auto" in cal else method, enc.size, eps, dlt, beta, n, upper)
         stated = (method, p["delta"], p["n_required"], p["guarantee_applies"], cal)
         if (derived.method, derived.delta, derived.n_required, derived.guarantee_applies,
