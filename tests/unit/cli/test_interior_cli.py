@@ -78,7 +78,7 @@ def test_cli_stdin(tmp_path, capsys, monkeypatch):
     [
         (["--column", "nope", "--lower", "0", "--upper", "10", "--epsilon", "1"], "not in"),
         (["--column", "v", "--lower", "10", "--upper", "0", "--epsilon", "1"], "lower must be <= upper"),
-        (["--column", "v", "--lower", "0", "--upper", "10", "--epsilon", "0"], "epsilon must be > 0"),
+        (["--column", "v", "--lower", "0", "--upper", "10", "--epsilon", "0"], "epsilon must be a finite number > 0"),
         (["--column", "v", "--lower", "0", "--upper", "2**64", "--epsilon", "1"], None),
     ],
 )
