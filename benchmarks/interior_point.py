@@ -37,10 +37,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from dptree.interior.points import (
-    interior_point,
-    method_requirements_log2,
-)
+from dptree.interior.api import interior_point
+from dptree.interior.calibration import method_requirements_log2
 from dptree.interior.selection import effective_epsilon, exponential_base, interior_quality_intervals
 
 EPS, DELTA, BETA = 1.0, 1e-6, 0.1

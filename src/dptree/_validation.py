@@ -73,9 +73,13 @@ class Interval(Constraint):
     def is_satisfied_by(self, value: Any) -> bool:
         if isinstance(value, bool) or not isinstance(value, self.kind):
             return False
-        v = float(value)
-        if not math.isfinite(v):
-            return False
+        v: int | float
+        if isinstance(value, Integral):
+            v = int(value)  # exact: Python compares any int with a float bound exactly
+        else:
+            v = float(value)
+            if not math.isfinite(v):
+                return False
         if self.left is not None and (v < self.left or (v == self.left and self.closed in ("right", "neither"))):
             return False
         if self.right is not None and (v > self.right or (v == self.right and self.closed in ("left", "neither"))):

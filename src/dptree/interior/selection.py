@@ -21,16 +21,18 @@ sensitivity holds. The interior-point quality and the Choosing Mechanism's node 
 sensitivity 1 under add/remove-one and under replace-one for the exponential mechanism; the
 Choosing Mechanism's Lemma 2.4 (k-bounded growth) and AboveThreshold are stated here for
 add/remove-one neighbours (the relation Lemma 3.6 and the HeavyPaths lemmas are proved for);
-:mod:`dptree.interior.points` turns that into replace-one by group privacy.
+:mod:`dptree.interior.calibration` turns that into replace-one by group privacy.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from numbers import Integral, Real
 
+from dptree._validation import InstanceOf, Interval, check_param, validate_params
 from dptree.errors import InvalidParameterError
 from dptree.noise import (
     RandomSource,
@@ -42,7 +44,6 @@ from dptree.noise import (
     sample_exponential_index,
     uniform_int,
 )
-from dptree.privacy.budget import check_delta, check_epsilon
 
 __all__ = [
     "BOTTOM",
@@ -61,26 +62,27 @@ __all__ = [
 BOTTOM = None  # the symbol "bottom" (no answer) returned by the Choosing Mechanism
 
 
-def _check_int(x: object, name: str) -> int:
-    if isinstance(x, bool) or not isinstance(x, int):
-        try:
-            import numpy as np
-
-            if isinstance(x, np.integer):
-                return int(x)
-        except ImportError:  # pragma: no cover
-            pass
-        raise InvalidParameterError(f"{name} must be an integer, got {x!r}")
-    return int(x)
+#: the declared constraints of this module (dptree._validation); integers may be of any size
+_INTEGER = [InstanceOf(Integral, description="an integer")]
+_EPSILON = [Interval(Real, 0, None, closed="neither", hint="pass e.g. epsilon=1.0")]
+_POSITIVE = [Interval(Integral, 1, None)]
 
 
+def _ints(values: Iterable[object], name: str) -> list[int]:
+    """``values`` as Python ints, each checked to be an integer (scores and counts are integers,
+    which is what makes exact sampling possible)."""
+    out = []
+    for x in values:
+        if type(x) is not int:
+            check_param(name, x, _INTEGER)
+        out.append(int(x))  # type: ignore[call-overload]
+    return out
+
+
+@validate_params({"epsilon": _EPSILON, "sensitivity": _POSITIVE})
 def exponential_base(epsilon: float, sensitivity: int = 1) -> tuple[int, int]:
     """Rational base (p, q) with 1 < p/q <= exp(epsilon / (2 * sensitivity)), used for the weights."""
-    eps = check_epsilon(epsilon)
-    sens = _check_int(sensitivity, "sensitivity")
-    if sens < 1:
-        raise InvalidParameterError("sensitivity must be a positive integer")
-    return exp_lower_rational(Fraction(eps) / (2 * sens))
+    return exp_lower_rational(Fraction(float(epsilon)) / (2 * int(sensitivity)))
 
 
 def effective_epsilon(base: tuple[int, int], sensitivity: int = 1) -> float:
@@ -89,6 +91,7 @@ def effective_epsilon(base: tuple[int, int], sensitivity: int = 1) -> float:
     return 2.0 * sensitivity * math.log1p((p - q) / q)
 
 
+@validate_params({"epsilon": _EPSILON, "sensitivity": _POSITIVE})
 def exponential_mechanism(
     scores: Sequence[int],
     *,
@@ -108,13 +111,13 @@ def exponential_mechanism(
     """
     base = exponential_base(epsilon, sensitivity)
     src = rng if hasattr(rng, "random_bytes") else make_source(rng)
-    sc = [_check_int(s, "score") for s in scores]
+    sc = _ints(scores, "score")
     if not sc:
         raise InvalidParameterError("the candidate set is empty")
     if weights is None:
         w = [1] * len(sc)
     else:
-        w = [_check_int(x, "weight") for x in weights]
+        w = _ints(weights, "weight")
         if len(w) != len(sc) or any(x < 0 for x in w) or not any(w):
             raise InvalidParameterError("weights must be non-negative integers, one per score, not all 0")
     top = max(s for s, x in zip(sc, w) if x > 0)
@@ -175,6 +178,7 @@ def interior_quality_intervals(
     return out
 
 
+@validate_params({"lower": _INTEGER, "upper": _INTEGER, "epsilon": _EPSILON})
 def ordered_exponential_mechanism(
     values: Sequence[int],
     *,
@@ -194,7 +198,7 @@ def ordered_exponential_mechanism(
     O(n log n). ``values`` must already lie in [lower, upper]; ``counts`` optionally gives
     multiplicities (same semantics as repeating the values).
     """
-    lo, hi = _check_int(lower, "lower"), _check_int(upper, "upper")
+    lo, hi = int(lower), int(upper)
     if lo > hi:
         raise InvalidParameterError(f"lower must be <= upper, got {lo} > {hi}")
     base = exponential_base(epsilon, 1)
@@ -222,6 +226,11 @@ def choosing_error_bound(epsilon: float, delta: float, beta: float, n: int, k: i
     return 16.0 / epsilon * math.log(4.0 * k * max(n, 1) / (beta * epsilon * delta))
 
 
+@validate_params({
+    "epsilon": [Interval(Real, 0, 2, closed="right", hint="the Choosing Mechanism needs epsilon <= 2 (Lemma 2.4)")],
+    "delta": [Interval(Real, 0, math.exp(-1), closed="right", hint="the Choosing Mechanism needs 0 < delta <= 1/e")],
+    "k": _POSITIVE,
+})
 def choosing_mechanism(
     qualities: Sequence[int],
     *,
@@ -246,15 +255,9 @@ def choosing_mechanism(
     and Bun-Nissim-Stemmer-Vadhan FOCS 2015); the constants are re-proved for this exact variant
     (discrete Laplace, rational base) in docs/heavypaths.md section 1.
     """
-    eps = check_epsilon(epsilon)
-    dlt = check_delta(delta, required=True)
-    if eps > 2:
-        raise InvalidParameterError("the Choosing Mechanism needs epsilon <= 2 (seed 002, Lemma 2.4)")
-    if dlt > math.exp(-1):
-        raise InvalidParameterError("the Choosing Mechanism needs delta <= 1/e")
-    kk = _check_int(k, "k")
+    eps, dlt, kk = float(epsilon), float(delta), int(k)
     src = rng if hasattr(rng, "random_bytes") else make_source(rng)
-    qs = [_check_int(x, "quality") for x in qualities]
+    qs = _ints(qualities, "quality")
     if any(x < 0 for x in qs):
         raise InvalidParameterError("qualities must be non-negative")
     opt = max(qs, default=0)
@@ -304,8 +307,8 @@ class AboveThreshold:
     answered: int = field(init=False, default=0)
 
     def __post_init__(self) -> None:
-        eps = check_epsilon(self.epsilon)
-        self.epsilon = eps
+        check_param("epsilon", self.epsilon, _EPSILON)
+        eps = self.epsilon = float(self.epsilon)
         self._src = self.rng if hasattr(self.rng, "random_bytes") else make_source(self.rng)  # type: ignore[assignment]
         rho = int(discrete_laplace(self._src, Fraction(2) / Fraction(eps), 1)[0])
         # f + nu >= c + rho  <=>  f + nu - rho >= ceil(c) for integer f, nu, rho
@@ -322,7 +325,7 @@ class AboveThreshold:
         """Answer one integer query of sensitivity 1; True (top) halts the instance."""
         if self.halted:
             raise InvalidParameterError("AboveThreshold has halted after answering top")
-        v = _check_int(value, "query value")
+        (v,) = _ints([value], "query value")
         nu = int(discrete_laplace(self._src, Fraction(4) / Fraction(self.epsilon), 1)[0])
         self.answered += 1
         if v + nu >= self._noisy:

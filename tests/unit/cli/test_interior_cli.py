@@ -63,7 +63,7 @@ def test_cli_stdin(tmp_path, interior, monkeypatch):
     [
         (["--column", "nope", "--lower", "0", "--upper", "10", "--epsilon", "1"], "not in"),
         (["--column", "v", "--lower", "10", "--upper", "0", "--epsilon", "1"], "lower must be <= upper"),
-        (["--column", "v", "--lower", "0", "--upper", "10", "--epsilon", "0"], "epsilon must be > 0"),
+        (["--column", "v", "--lower", "0", "--upper", "10", "--epsilon", "0"], "epsilon must be a finite number > 0"),
         (["--column", "v", "--lower", "0", "--upper", "2**64", "--epsilon", "1"], "--upper must be a number"),
         (["--column", "v", "--lower", "nan", "--upper", "10", "--epsilon", "1"], "--lower must be a finite number"),
         (["--column", "v", "--lower", "2020-01-01", "--upper", "10", "--epsilon", "1"], "--lower must be a number"),

@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from dptree.errors import DataError, DomainError, DPTreeError, InvalidParameterError
-from dptree.interior.points import interior_point, learn_threshold, median, quantile
+from dptree.interior.api import interior_point
+from dptree.interior.quantiles import median, quantile
+from dptree.interior.thresholds import learn_threshold
 
 
 def test_lower_greater_than_upper():

@@ -12,7 +12,7 @@ Each case is a data set S (a multiset on [0, 2^h)) with its neighbours: one reco
 the heavy path of S at its split levels and at forced levels -- which raises one level's fall-off
 by one or creates a new one, the change the lemma is about --, copies of data values and their
 +-1 neighbours, the domain ends, random points), removed (the extremes and a sample), or replaced
-(a removal with one of those additions). ``_violations`` runs dptree's ``_construct_paths`` on S
+(a removal with one of those additions). ``_violations`` runs dptree's ``construct_paths`` on S
 and on every neighbour and returns every broken statement. Data shapes:
 
 * ``designed-d2`` / ``designed-d3`` -- S_1 is built from a chosen S_2 (one fall-off group per value
@@ -47,7 +47,8 @@ from typing import Any
 
 import pytest
 
-import dptree.interior.points as T
+import dptree.interior.heavypaths as HP
+import dptree.interior.multisets as MSET
 from dptree.interior.selection import _group
 
 Case = tuple[str, int, int, int, list[int], list[tuple[str, list[int]]]]  # shape, h, t, k, S, neighbours
@@ -60,7 +61,7 @@ def _dbs(values: list[int], h: int, t: int, n_public: int | None = None) -> list
     """dptree's ConstructPaths on ``values``: [(S_d as a Counter, height of X_d)]; ``n_public`` the
     declared size that decides when step 1 halts (None: the actual size, as the paper's fixed n)."""
     vals, cnt = _group(values, None)
-    dbs = T._construct_paths(T._MS(vals, cnt), h, t, n_public)
+    dbs = HP.construct_paths(MSET.MS(vals, cnt), h, t, n_public)
     return [(Counter(dict(zip(ms.vals, ms.cnt))), hh) for ms, hh in dbs]
 
 
@@ -71,7 +72,7 @@ def _reference_dbs(values: list[int], h: int, t: int) -> list[tuple[Counter, int
     while True:
         out.append((Counter(s), h))
         n = len(s)
-        if n <= 10 * t or h <= T._BASE_H:  # step 1
+        if n <= 10 * t or h <= MSET.BASE_H:  # step 1
             return out
         s_hat = s[t : n - t]  # step 2
 
@@ -98,7 +99,7 @@ def _reference_dbs(values: list[int], h: int, t: int) -> list[tuple[Counter, int
                 break
             d += [level] * min(w(level + 1, 2 * j + 1 - b), n - 3 * t - len(d))
         s = sorted(d)
-        h = T._height(h + 1)
+        h = MSET.height(h + 1)
 
 
 # --------------------------------------------------------------------------- the statements
@@ -413,12 +414,13 @@ def test_halting_on_the_actual_size_breaks_lemma_4_5_for_add_remove():
 
 
 def _planted(monkeypatch: Any, old: str, new: str) -> None:
-    """Recompile thresholds._path_and_D with one line changed (a planted bug)."""
-    src = inspect.getsource(T._path_and_D)
+    """Recompile multisets.path_and_D with one line changed (a planted bug), as ConstructPaths
+    (heavypaths.py) calls it."""
+    src = inspect.getsource(MSET.path_and_D)
     assert src.count(old) == 1
     ns: dict[str, Any] = {}
-    exec(compile(src.replace(old, new), T.__file__, "exec"), T.__dict__, ns)  # noqa: S102
-    monkeypatch.setattr(T, "_path_and_D", ns["_path_and_D"])
+    exec(compile(src.replace(old, new), MSET.__file__, "exec"), MSET.__dict__, ns)  # noqa: S102
+    monkeypatch.setattr(HP, "path_and_D", ns["path_and_D"])
 
 
 _PLANT_CASES = {"heights": [8, 20, 64], "tk": [(4, 2), (9, 4)]}

@@ -1,4 +1,4 @@
-"""dptree.interior.points: interior points (seed 002), calibration against the lemmas, quantiles, learning."""
+"""dptree.interior (api, calibration, treelog, heavypaths, quantiles, thresholds): interior points (seed 002), calibration against the lemmas, quantiles, learning."""
 
 from __future__ import annotations
 
@@ -8,23 +8,15 @@ import numpy as np
 import pytest
 from interior_stats import binom_sf, em_interval_law, ln_int
 
-from dptree.interior.points import (
-    InsufficientDataError,
-    InteriorPoint,
-    _advanced,
-    exponential_requirement,
-    heavypaths_parameters,
-    heavypaths_privacy,
-    interior_point,
-    learn_threshold,
-    log_star_levels,
-    median,
-    method_requirements,
-    quantile,
-    treelog_parameters,
-    treelog_privacy,
-)
+from dptree.errors import InsufficientDataError
+from dptree.interior.api import InteriorPoint, interior_point
+from dptree.interior.calibration import exponential_requirement, method_requirements
+from dptree.interior.heavypaths import _advanced, heavypaths_parameters, heavypaths_privacy
+from dptree.interior.multisets import log_star_levels
+from dptree.interior.quantiles import median, quantile
 from dptree.interior.selection import effective_epsilon, exponential_base
+from dptree.interior.thresholds import learn_threshold
+from dptree.interior.treelog import treelog_parameters, treelog_privacy
 from dptree.privacy.budget import Budget
 
 EPS, DELTA, BETA = 1.0, 1e-6, 0.1
@@ -256,10 +248,10 @@ def test_bottom_flag_equals_the_mechanism_bottom_both_ways(monkeypatch):
     method's requirement (bottom), point masses at the stated n (a point), including a point mass
     *at the placeholder* lower = 0 (a genuine 0 that must not be flagged). The exponential
     mechanism has no bottom."""
-    import dptree.interior.points as T
+    import dptree.interior.api as T
 
     raw: list = []
-    for name in ("_treelog", "_heavypaths"):
+    for name in ("run_treelog", "run_heavypaths"):
         orig = getattr(T, name)
 
         def spy(*a, _orig=orig, **k):

@@ -1,7 +1,7 @@
 """Issue 10, leak 3: interior points must neither publish nor branch on the exact number of records.
 
 Each test here failed on the code before the fix (checked by running it against the old
-``src/dptree/interior/points.py``); the comment on each says which bug it catches.
+``src/dptree/interior/points.py``, now split into the modules of ``src/dptree/interior/``); the comment on each says which bug it catches.
 """
 
 from __future__ import annotations
@@ -14,19 +14,20 @@ import numpy as np
 import pytest
 from audit_registry.interior_points import INTERIOR_TREE_AUDIT, even_spread, interior_tree_pairs
 
-import dptree.interior.points as T
-from dptree.errors import DataError, DomainError, InvalidParameterError
-from dptree.interior.points import (
-    _MS,
-    _treelog,
-    interior_point,
-    learn_threshold,
-    median,
-    quantile,
-    treelog_parameters,
-    treelog_privacy,
-)
-from dptree.interior.selection import ordered_exponential_mechanism
+import dptree.interior.api as API
+import dptree.interior.heavypaths as HP
+import dptree.interior.thresholds as TH
+import dptree.interior.treelog as TL
+from dptree.errors import DataError, DomainError, InsufficientDataError, InvalidParameterError
+from dptree.interior.api import interior_point
+from dptree.interior.calibration import swap_budget
+from dptree.interior.heavypaths import heavypaths_parameters
+from dptree.interior.multisets import MS as _MS
+from dptree.interior.quantiles import median, quantile
+from dptree.interior.selection import _group, ordered_exponential_mechanism
+from dptree.interior.thresholds import learn_threshold
+from dptree.interior.treelog import run_treelog as _treelog
+from dptree.interior.treelog import treelog_parameters, treelog_privacy
 from dptree.noise import make_source
 from dptree.testing import audit
 
@@ -70,8 +71,8 @@ def test_heavypaths_halting_depends_only_on_the_declared_size(monkeypatch):
     went on to S_2 and answered every time (30/30 each): add/remove neighbours, not (1, 1e-6)-DP. Halting on
     the declared size, both behave alike; planting the old rule back fails the same check."""
     n_max = 10**8
-    e_in, d_in = T._swap_budget(1.0, 1e-6)
-    t = T.heavypaths_parameters(n_max, 256, e_in, d_in)["t"]
+    e_in, d_in = swap_budget(1.0, 1e-6)
+    t = heavypaths_parameters(n_max, 256, e_in, d_in)["t"]
     runs = 100
 
     def eps_lb() -> float:
@@ -79,8 +80,8 @@ def test_heavypaths_halting_depends_only_on_the_declared_size(monkeypatch):
         return max(audit.epsilon_lower_bound(a, b, runs, 1e-6, 1e-6)[0] for a, b in ((k0, k1), (k1, k0)))
 
     assert eps_lb() <= 1.0
-    orig = T._construct_paths
-    monkeypatch.setattr(T, "_construct_paths", lambda ms, h, t, n_public=None: orig(ms, h, t))
+    orig = HP.construct_paths
+    monkeypatch.setattr(HP, "construct_paths", lambda ms, h, t, n_public=None: orig(ms, h, t))
     assert eps_lb() > 1.0
 
 
@@ -105,7 +106,9 @@ def test_audit_catches_the_treelog_shortcut_as_a_planted_bug(monkeypatch):
     cfg = audit.AuditConfig(n_select=300, n_eval=900)
     ok = audit.audit_pair(spec, pair, config=cfg, seed=7)
     assert ok.passed(spec.epsilon), ok
-    monkeypatch.setattr(T, "_treelog", _planted_shortcut(T._treelog))
+    planted = _planted_shortcut(TL.run_treelog)
+    monkeypatch.setattr(TL, "run_treelog", planted)  # every recursive call
+    monkeypatch.setattr(API, "run_treelog", planted)  # the top-level call of interior_point
     bad = audit.audit_pair(spec, pair, config=cfg, seed=7)
     assert not bad.passed(spec.epsilon) and bad.epsilon_lower_bound > 2.0, bad
 
@@ -166,8 +169,10 @@ def test_every_method_is_registered_with_the_audit():
 
 
 def _meta(r):
+    """Every field but the released value (and the creation time, which is the clock's)."""
     d = dataclasses.asdict(r)
     d.pop("value")
+    d.pop("metadata")
     return d
 
 
@@ -221,7 +226,7 @@ def test_declared_size_is_validated():
 def test_auto_without_a_size_uses_the_exponential_mechanism_and_refuses_only_on_the_declared_n():
     r = interior_point([3] * 5, lower=0, upper=2**64 - 1, epsilon=1.0, delta=1e-6, rng=1)
     assert r.method == "exponential" and r.guarantee_applies is None and "auto" in r.parameters
-    with pytest.raises(T.InsufficientDataError, match="declared n=5"):
+    with pytest.raises(InsufficientDataError, match="declared n=5"):
         interior_point([3] * 10_000, lower=0, upper=2**64 - 1, epsilon=1.0, delta=1e-6, n=5)
     r = interior_point([3] * 2, lower=0, upper=255, epsilon=1.0, rng=1, n_max=10_000)
     assert r.guarantee_applies is None  # an upper bound cannot tell whether the actual n suffices
@@ -231,7 +236,7 @@ def test_auto_without_a_size_uses_the_exponential_mechanism_and_refuses_only_on_
 
 
 def _capped(xs: list[int], size: int) -> list[int]:
-    vals, cnt = T._group(xs, None)
+    vals, cnt = _group(xs, None)
     c = _MS(vals, cnt).cap(size)
     return sorted(v for v, k in zip(c.vals, c.cnt) for _ in range(k))
 
@@ -275,7 +280,7 @@ def test_cap_keeps_the_interior():
 def test_tree_methods_are_calibrated_per_replacement(eps, delta):
     """Old code calibrated the add/remove lemma at (eps, delta) and called the result valid for
     any neighbours; a replacement is a removal plus an addition (group privacy)."""
-    e_in, d_in = T._swap_budget(eps, delta)
+    e_in, d_in = swap_budget(eps, delta)
     assert 2 * e_in <= eps * (1 + 1e-12) and d_in * (1 + math.exp(e_in)) <= delta * (1 + 1e-12)
     r = interior_point([9] * 40, lower=0, upper=255, epsilon=eps, delta=delta, method="treelog", n=40, rng=1)
     p = r.parameters
@@ -284,7 +289,7 @@ def test_tree_methods_are_calibrated_per_replacement(eps, delta):
     assert e_lemma <= e_in * (1 + 1e-9) and d_lemma <= d_in * (1 + 1e-9)
     e2, d2 = 2 * e_lemma, d_lemma * (1 + math.exp(e_lemma))  # remove, then add
     assert e2 <= eps * (1 + 1e-9) and d2 <= delta * (1 + 1e-9)
-    assert "replace" in p["neighbors"]
+    assert r.privacy["neighbors"] == "add_remove" and "group privacy" in r.privacy["replace"]
 
 
 # ------------------------------------------------------------------ learn_threshold's sample size
@@ -294,14 +299,14 @@ def test_learn_threshold_sample_size_does_not_depend_on_label_counts(monkeypatch
     """Old code: S = (up to) m ones + (up to) m zeros, so |S| was m + #ones when the noisy count
     of ones exceeded the true one -- a size computed from the true label counts."""
     seen: list[list[int]] = []
-    orig = T.ordered_exponential_mechanism
+    orig = TH.ordered_exponential_mechanism
 
     def spy(values, **kw):
         counts = kw.get("counts") or [1] * len(values)  # S with its multiplicities (the padding)
         seen.append([v for v, c in zip(values, counts) for _ in range(c)])
         return orig(values, **kw)
 
-    monkeypatch.setattr(T, "ordered_exponential_mechanism", spy)
+    monkeypatch.setattr(TH, "ordered_exponential_mechanism", spy)
     x0 = [1, 2, 3, 4] + list(range(100, 160))
     y0 = [1, 1, 1, 1] + [0] * 60
     hits = 0

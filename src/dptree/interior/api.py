@@ -1,0 +1,269 @@
+"""``interior_point``: a private point between the minimum and the maximum of the data (seed 002).
+
+An *interior point* of a multiset S is any y with min S <= y <= max S (seed 002,
+``002_2f350810784938f5.txt``, Def. 1.1). :func:`interior_point` releases one by
+
+* ``"exponential"`` -- the exponential mechanism with q(S, y) = min(#{x<=y}, #{x>=y}) (pure eps);
+* ``"treelog"`` -- Algorithm 1 (TreeLog, :mod:`dptree.interior.treelog`), privacy from Lemma 3.7;
+* ``"heavypaths"`` -- Algorithms 2-6 (:mod:`dptree.interior.heavypaths`), privacy from Lemmas 4.5,
+  4.6, 4.9 and 4.11 with explicit constants (derivation: docs/heavypaths.md);
+* ``"auto"`` -- the method whose stated sample requirement at (|X|, eps, delta, beta) is smallest.
+
+The walk: public checks -> the plan (:mod:`dptree.interior.calibration`, public inputs only) -> the
+data (:mod:`dptree.interior.encoding`) -> the mechanism -> :class:`InteriorPoint`.
+
+**The number of records is private; a size is public only when the caller declares it.**
+TreeLog and HeavyPaths calibrate eps0, delta0 and t from a size (Lemma 3.7 has log n and
+delta0 <= eps0/(4n)). dptree never uses the actual |S| for that: the caller declares ``n=`` (an
+exact public size) or ``n_max=`` (a public upper bound) and the declared value N drives every
+calibration, the ``method="auto"`` choice and ``guarantee_applies``. To stay private for *any*
+data whatever was declared, the tree methods first cap the data at N records (ceil(k/2) smallest,
+floor(k/2) largest removed when k = |S| - N > 0; an interior point of the rest is an interior
+point of S) and are calibrated for datasets of at most N + 1 records. No field of a release is
+computed from |S|.
+
+**Neighbouring relations.** Lemma 3.6 (TreeLog), Lemmas 4.6/4.9/4.11 (HeavyPaths) are proved for
+add/remove-one neighbours. The cap maps some add/remove pairs to replace pairs and a replace pair
+is a removal followed by an addition, so the tree methods run their calibration at
+(eps/2, delta/(1 + e^(eps/2))) and are (eps, delta)-DP under both add/remove-one and replace-one
+(group privacy, docs/interior_point.md). The exponential mechanism's quality has sensitivity 1
+under both relations (pure eps, no size used).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, Mapping
+
+from dptree._validation import InstanceOf, check_param, validate_params
+from dptree.errors import InvalidParameterError, ReleaseFileError
+from dptree.interior.calibration import (
+    BETA,
+    DECLARED_SIZE,
+    DELTA,
+    EPSILON,
+    METHOD,
+    ON_INVALID,
+    TREE_METHODS,
+    Method,
+    Plan,
+    check_budget,
+    declared_size,
+    plan,
+    restated,
+)
+from dptree.interior.encoding import domain_document, domain_from_document, encoding, prepare
+from dptree.interior.heavypaths import run_heavypaths
+from dptree.interior.multisets import MS, height
+from dptree.interior.selection import ordered_exponential_mechanism
+from dptree.interior.treelog import run_treelog
+from dptree.io.contract import Release
+from dptree.io.release_file import check_metadata, creation_metadata
+from dptree.noise import RngLike, make_source
+from dptree.privacy.boundary import Boundary
+from dptree.privacy.budget import Budget, check_release_budget
+from dptree.privacy.statement import read_statement
+
+__all__ = ["InteriorPoint", "interior_point"]
+
+
+@dataclass(frozen=True, repr=False)
+class InteriorPoint(Release):
+    """A private interior point: ``value`` (and ``bottom``) is the release, every other field is public.
+
+    Public fields are the caller's parameters or functions of them only (never of the data):
+    ``lower``/``upper`` the domain, ``n_declared`` the size the caller declared (``n=`` or
+    ``n_max=``; None if none), ``n_is_upper_bound`` whether it was ``n_max``.
+    ``guarantee_applies``: whether the method's stated success guarantee (an interior point with
+    probability >= 1 - beta) holds at the declared size -- True/False for a declared exact n,
+    False or None (unknown: it depends on the actual size) for ``n_max``, None when no size was
+    declared; ``n_required`` the size from which it does. ``parameters``: the method's
+    calibration. ``privacy``: the statement (``private`` is False when a seeded, test-only random
+    source was used). ``metadata``: the creation time.
+
+    ``bottom``: True when the mechanism returned its bottom symbol (no answer: a Choosing
+    Mechanism or StoppingPoint's AboveThreshold found nothing heavy enough, or TreeLog's Step 7
+    chose nothing); ``value`` is then the data-independent placeholder ``lower`` and is *not*
+    an interior point of anything. The bit is part of the private output (the mechanism's
+    output is "bottom" or a point; the placeholder is post-processing), hence declared noisy.
+    Always False for the exponential mechanism, which has no bottom.
+    """
+
+    KIND: ClassVar[str] = "interior_point"
+    #: the privacy boundary (:mod:`dptree.privacy.boundary`)
+    BOUNDARY: ClassVar[Boundary] = Boundary(
+        public=("privacy.*", "parameters.*", "metadata", "metadata.*"),
+        noisy=("measurements.value", "measurements.bottom"),
+    )
+
+    value: int | float
+    method: str
+    epsilon: float
+    delta: float
+    beta: float
+    n_declared: int | None
+    n_is_upper_bound: bool
+    n_required: int | None
+    guarantee_applies: bool | None
+    privacy: dict[str, Any]
+    parameters: dict[str, Any] = field(default_factory=dict)
+    bottom: bool = False
+    lower: int | float = field(default=0, kw_only=True)
+    upper: int | float = field(default=0, kw_only=True)
+    metadata: dict[str, Any] = field(default_factory=dict, kw_only=True)
+
+    @property
+    def budget(self) -> Budget:
+        """The (pure or approximate) DP budget of the release."""
+        if self.delta == 0:
+            return Budget.pure(self.epsilon)
+        return Budget.approx(self.epsilon, self.delta)
+
+    def summary(self) -> str:
+        declared = "none" if self.n_declared is None else (
+            f"{'n_max' if self.n_is_upper_bound else 'n'}={self.n_declared}")
+        out = "bottom (no answer)" if self.bottom else repr(self.value)
+        return (f"InteriorPoint {out} by {self.method} over [{self.lower!r}, {self.upper!r}], "
+                f"{self.budget.describe()}, declared {declared}{'' if self.private else ', NOT PRIVATE (test seed)'}")
+
+    def to_frame(self) -> Any:
+        """One row: estimate (the released point), then the public fields (no standard error or
+        interval: the guarantee is that the point lies between the data's minimum and maximum)."""
+        from dptree.io.frames import result_frame
+
+        return result_frame({}, estimate=[self.value], extra={
+            "method": [self.method], "epsilon": [self.epsilon], "delta": [self.delta], "beta": [self.beta],
+            "n_declared": [self.n_declared], "guarantee_applies": [self.guarantee_applies],
+            "private": [self.private]})
+
+    def to_document(self) -> dict[str, Any]:
+        """The file's parts (:mod:`dptree.io.release_file`): the domain, budget, declared size and
+        calibration are public; the point and the bottom bit are the measurement."""
+        params = {
+            "domain": domain_document(encoding(self.lower, self.upper)), "method": self.method,
+            "epsilon": self.epsilon, "delta": self.delta, "beta": self.beta, "n_declared": self.n_declared,
+            "n_is_upper_bound": self.n_is_upper_bound, "n_required": self.n_required,
+            "guarantee_applies": self.guarantee_applies, "calibration": _json(self.parameters),
+        }
+        return {"privacy": self.privacy, "parameters": params,
+                "measurements": {"value": self.value, "bottom": self.bottom}, "metadata": self.metadata}
+
+    @classmethod
+    def from_document(cls, doc: Mapping[str, Any]) -> InteriorPoint:
+        """Rebuild a saved release: the plan is re-derived from the public parameters (method,
+        budget, beta, declared size) and must match the file's calibration and statement."""
+        kind = cls.KIND
+        privacy = read_statement(doc["privacy"], kind=kind)
+        p, m = doc["parameters"], doc["measurements"]
+        enc = domain_from_document(p["domain"], kind)
+        method, cal = p["method"], p["calibration"]
+        if method not in ("exponential", *TREE_METHODS) or not isinstance(cal, Mapping):
+            raise ReleaseFileError(f"{kind} release: unknown method {method!r}")
+        eps, dlt, beta = check_budget(p["epsilon"], p["delta"], p["beta"])
+        n, upper = p["n_declared"], p["n_is_upper_bound"]
+        check_param("n_declared", n, DECLARED_SIZE)
+        check_param("n_is_upper_bound", upper, [InstanceOf(bool)])
+        if (n is None and upper) or (method in TREE_METHODS and (n is None or dlt == 0)):
+            raise ReleaseFileError(f"{kind} release: {method} needs a declared size and delta > 0")
+        derived = plan("auto" if "auto" in cal else method, enc.size, eps, dlt, beta, n, upper)
+        stated = (method, p["delta"], p["n_required"], p["guarantee_applies"], cal)
+        if (derived.method, derived.delta, derived.n_required, derived.guarantee_applies,
+                _json(derived.calibration)) != stated:
+            raise ReleaseFileError(f"{kind} release: the calibration does not match its public parameters")
+        restated(privacy, derived.statement(privacy["private"]), kind)
+        value, bottom = m["value"], m["bottom"]
+        if type(bottom) is not bool or not enc.contains(value) or (
+                bottom and (method == "exponential" or value != enc.decode(0))):
+            raise ReleaseFileError(f"{kind} release: the measurement must be a point of the domain, or bottom")
+        return _result(derived, value, bottom, enc.bounds, privacy, check_metadata(doc.get("metadata")))
+
+
+def _json(x: Any) -> Any:
+    """``x`` as it reads back from JSON (tuples become lists)."""
+    if isinstance(x, dict):
+        return {k: _json(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_json(v) for v in x]
+    return x
+
+
+def _result(pl: Plan, value: int | float, bottom: bool, bounds: tuple[int | float, int | float],
+            privacy: dict[str, Any], metadata: dict[str, Any]) -> InteriorPoint:
+    return InteriorPoint(value, pl.method, pl.epsilon, pl.delta, pl.beta, pl.n_declared, pl.n_is_upper_bound,
+                         pl.n_required, pl.guarantee_applies, privacy, pl.calibration, bottom,
+                         lower=bounds[0], upper=bounds[1], metadata=metadata)
+
+
+@validate_params({"epsilon": EPSILON, "delta": DELTA, "method": METHOD, "beta": BETA, "n": DECLARED_SIZE,
+                  "n_max": DECLARED_SIZE, "run_anyway": [InstanceOf(bool)], "on_invalid": ON_INVALID})
+def interior_point(
+    values: Any,
+    *,
+    lower: float,
+    upper: float,
+    epsilon: float,
+    delta: float = 0.0,
+    method: Method = "auto",
+    beta: float = 0.1,
+    rng: RngLike = None,
+    counts: Sequence[int] | None = None,
+    run_anyway: bool = False,
+    n: int | None = None,
+    n_max: int | None = None,
+    on_invalid: Literal["error", "drop"] = "error",
+) -> InteriorPoint:
+    """Release a point between min and max of ``values`` with differential privacy (seed 002).
+
+    ``method``: "exponential" (epsilon-DP; delta ignored; needs no size), "treelog" (Algorithm 1;
+    (epsilon, delta)-DP by Lemma 3.7), "heavypaths" (Algorithm 6; (epsilon, delta)-DP by Lemma 4.11
+    with the constants of docs/heavypaths.md), or "auto".
+
+    ``n`` / ``n_max`` -- **public** size declared by the caller: ``n`` the exact number of records,
+    ``n_max`` an upper bound. Both are treated as public knowledge (publish them or derive them
+    from public facts; never compute them from the private data). The declared value N -- never
+    the actual number of records -- drives the TreeLog/HeavyPaths calibration (eps0, delta0, t),
+    the ``auto`` choice and ``guarantee_applies``. The tree methods require it; they cap the data
+    at N records (the most extreme records beyond N are dropped) so that the release is
+    (epsilon, delta)-DP for *any* data, whatever was declared; a wrong declaration only costs
+    utility. ``auto`` without a declared size uses the exponential mechanism (the only method
+    whose calibration needs no size); with one it takes the method with the smallest stated
+    sample requirement at (|X|, epsilon, delta, beta) and raises :class:`InsufficientDataError`
+    when the declared N is below it (public quantities only) unless ``run_anyway=True``.
+
+    Neighbouring relation: every method is (epsilon, delta)-DP for add/remove-one *and*
+    replace-one neighbours (module docstring; ``privacy["replace"]``). ``counts`` optionally gives
+    multiplicities of ``values``. ``on_invalid``: "error" refuses NaN/infinite values (and
+    non-integers in an integer domain) without saying which or how many; "drop" removes such
+    records (a per-record, data-independent policy; the count dropped is never revealed).
+    """
+    eps = check_release_budget(epsilon)
+    dlt, b = float(delta), float(beta)
+    if method in TREE_METHODS and dlt == 0:
+        raise InvalidParameterError(
+            f"method={method!r} needs delta > 0 (approximate DP); pass e.g. delta=1e-6, "
+            "or use method='exponential' (pure epsilon-DP)"
+        )
+    size_n, upper_bound = declared_size(n, n_max)
+    if method in TREE_METHODS and size_n is None:
+        raise InvalidParameterError(
+            f"method={method!r} calibrates eps0, delta0 and t from the number of records, which is "
+            "private unless declared: pass n= (the exact public size) or n_max= (a public upper "
+            "bound), or use method='exponential', which needs no size"
+        )
+    enc = encoding(lower, upper)
+    pl = plan(method, enc.size, eps, dlt, b, size_n, upper_bound, run_anyway=run_anyway)
+    metadata = creation_metadata()  # the clock, read before the data (no timing of the reading)
+    enc, vals, cnt = prepare(values, lower, upper, counts, on_invalid)
+    src = make_source(rng)
+    y: int | None
+    if pl.method == "exponential":
+        y = ordered_exponential_mechanism(vals, counts=cnt, lower=0, upper=enc.size - 1, epsilon=eps, rng=src)
+    else:
+        assert size_n is not None
+        ms = MS(vals, cnt).cap(size_n)  # at most the declared size (module docstring)
+        run = run_treelog if pl.method == "treelog" else run_heavypaths
+        y = run(ms, height(enc.size), pl.calibration, src)
+    is_bottom = y is None  # part of the mechanism's output (reported as ``bottom``)
+    value = enc.decode(0 if y is None else y)  # bottom -> the data-independent placeholder ``lower``
+    return _result(pl, value, is_bottom, enc.bounds, pl.statement(src.private), metadata)

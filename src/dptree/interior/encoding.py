@@ -1,0 +1,214 @@
+"""Domain encoding of the interior-point family (seed 002): public bounds and values to integer keys.
+
+Integer domains [lower, upper] of any size keep their values; float domains go through the
+order-preserving map of a float64 to a 64-bit integer key, so every mechanism works on offsets
+``key - key(lower)`` in [0, |X|). Values outside [lower, upper] are clamped (a per-record
+transformation; how many were clamped is never revealed). Invalid values (NaN, infinities,
+non-integers in an integer domain) raise an error that names no value, position or count, or are
+dropped record by record with ``on_invalid="drop"``.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Mapping
+
+import numpy as np
+
+from dptree.errors import DataError, DomainError, InvalidParameterError, ReleaseFileError, non_integer_values_error
+from dptree.interior.selection import _group
+
+__all__ = ["Encoding", "domain_document", "domain_from_document", "encoding", "encode_values", "prepare"]
+
+
+def _float_key(x: float) -> int:
+    """Order-preserving map float64 -> int (monotone; -0.0 and 0.0 both map to 0)."""
+    i = struct.unpack(">q", struct.pack(">d", x))[0]
+    return -(i & 0x7FFFFFFFFFFFFFFF) if i < 0 else i
+
+
+def _key_float(k: int) -> float:
+    bits = ((-k) | (1 << 63)) if k < 0 else k
+    return struct.unpack(">d", struct.pack(">Q", bits))[0]
+
+
+def _is_intlike(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """The public domain as keys [lo, hi]: ``kind`` "integer" (the values) or "float" (float64 keys)."""
+
+    kind: Literal["integer", "float"]
+    lo: int  # key of lower
+    hi: int  # key of upper
+
+    @property
+    def size(self) -> int:
+        """|X|, the number of points of the domain."""
+        return self.hi - self.lo + 1
+
+    @property
+    def bounds(self) -> tuple[int | float, int | float]:
+        """(lower, upper) as plain Python numbers of the domain's kind (what a release file holds)."""
+        return self.decode(0), self.decode(self.size - 1)
+
+    def decode(self, offset: int) -> int | float:
+        """The domain point at ``offset`` (clamped to the domain)."""
+        key = self.lo + min(max(offset, 0), self.size - 1)
+        return key if self.kind == "integer" else _key_float(key)
+
+    def contains(self, value: Any) -> bool:
+        """Whether ``value`` is a point of this domain, of its kind (for re-validating a loaded file)."""
+        if self.kind == "integer":
+            return _is_intlike(value) and self.lo <= int(value) <= self.hi
+        return isinstance(value, float) and math.isfinite(value) and self.lo <= _float_key(value) <= self.hi
+
+
+def encoding(lower: Any, upper: Any) -> Encoding:
+    """The encoding of the public domain [lower, upper]: integer when both bounds are ints, float
+    otherwise. Raises DomainError for bounds that are not finite numbers or not ordered."""
+    for name, b in (("lower", lower), ("upper", upper)):
+        if isinstance(b, (bool, np.bool_)) or not (_is_intlike(b) or isinstance(b, (float, np.floating))):
+            raise DomainError(f"{name} must be an int or a float, got {type(b).__name__}")
+        if isinstance(b, (float, np.floating)) and not math.isfinite(float(b)):
+            raise DomainError(f"{name} must be finite, got {b}")
+    if _is_intlike(lower) and _is_intlike(upper):
+        lo, hi, kind = int(lower), int(upper), "integer"
+    else:
+        try:
+            lo, hi, kind = _float_key(float(lower)), _float_key(float(upper)), "float"
+        except OverflowError as exc:
+            raise DomainError("bounds do not fit a float64 domain; use integer bounds") from exc
+    if lo > hi:
+        raise DomainError(f"lower must be <= upper, got lower={lower!r} > upper={upper!r}; swap them")
+    return Encoding(kind, lo, hi)  # type: ignore[arg-type]
+
+
+
+def domain_document(enc: Encoding) -> dict[str, Any]:
+    """The public domain as a release file holds it: kind and bounds."""
+    lower, upper = enc.bounds
+    return {"kind": enc.kind, "lower": lower, "upper": upper}
+
+
+def domain_from_document(doc: Any, kind: str) -> Encoding:
+    """The encoding of a loaded ``parameters.domain``, checked (ReleaseFileError otherwise)."""
+    if not isinstance(doc, Mapping) or doc.get("kind") not in ("integer", "float"):
+        raise ReleaseFileError(f"{kind} release: parameters.domain must give kind 'integer' or 'float'")
+    want = int if doc["kind"] == "integer" else float
+    if not (type(doc.get("lower")) is want and type(doc.get("upper")) is want):
+        raise ReleaseFileError(f"{kind} release: the domain bounds must be {doc['kind']}s")
+    enc = encoding(doc["lower"], doc["upper"])
+    if domain_document(enc) != dict(doc):
+        raise ReleaseFileError(f"{kind} release: parameters.domain is malformed")
+    return enc
+
+_INVALID_HINT = (
+    "pass on_invalid='drop' to drop such records (a per-record policy; how many are dropped is "
+    "never revealed), or clean the data first"
+)
+
+
+def _items(values: Any, drop: bool) -> list[Any]:
+    """The records as a list (arrays of floats: NaN/infinities refused or dropped here)."""
+    if isinstance(values, (str, bytes)) or values is None:
+        raise DataError("values must be a sequence of numbers")
+    if not isinstance(values, np.ndarray):
+        try:
+            return list(values)
+        except TypeError as exc:
+            raise DataError("values must be a sequence of numbers") from exc
+    from dptree.data.inputs import _check_1d
+
+    arr = _check_1d(values, "values")  # as range_tree: a 2-D array is refused, not flattened
+    if arr.dtype.kind == "f":
+        finite = np.isfinite(arr)
+        if not np.all(finite):
+            if not drop:
+                raise DataError("values contain NaN or infinity; " + _INVALID_HINT)
+            arr = arr[finite]
+        return list(arr.tolist())
+    if arr.dtype.kind in "iu":
+        return list(arr.tolist())
+    if arr.dtype.kind == "O":
+        return list(arr)
+    raise DataError(f"values must be numbers, got dtype {arr.dtype}")
+
+
+def _key(v: Any, enc: Encoding, drop: bool) -> int | None:
+    """The key of one record, or None when it is dropped (``drop``) as invalid."""
+    if isinstance(v, (bool, np.bool_)):
+        raise DataError("values must be numbers, not bools")
+    if enc.kind == "integer":
+        if _is_intlike(v):
+            return int(v)
+        if not isinstance(v, (float, np.floating)):
+            raise DataError("values must be numbers (int or float)")
+        fv = float(v)
+        if not math.isfinite(fv):
+            if drop:
+                return None
+            raise DataError("values contain NaN or infinity; " + _INVALID_HINT)
+        if fv != math.floor(fv):
+            if drop:
+                return None
+            raise non_integer_values_error(
+                "pass float bounds (e.g. lower=0.0) to use the float encoding, or " + _INVALID_HINT
+            )
+        return int(fv)
+    if not (_is_intlike(v) or isinstance(v, (float, np.floating))):
+        raise DataError("values must be numbers (int or float)")
+    try:
+        fv = float(v)
+    except OverflowError as exc:
+        if drop:
+            return None
+        raise DomainError(
+            "a value does not fit the float64 encoding of this domain; use integer bounds, or " + _INVALID_HINT
+        ) from exc
+    if not math.isfinite(fv):
+        if drop:
+            return None
+        raise DataError("values contain NaN or infinity; " + _INVALID_HINT)
+    return _float_key(fv)
+
+
+def encode_values(values: Any, enc: Encoding, on_invalid: str = "error") -> list[int]:
+    """Offsets (key - lo) of the clamped values.
+
+    NaN/infinite values (and non-integers in an integer domain) raise :class:`DataError` with a
+    message that names no value, position or count, or are dropped with ``on_invalid="drop"``.
+    Values of a wrong type (strings, bools) always raise (a schema error, not a data value)."""
+    drop = on_invalid == "drop"
+    out: list[int] = []
+    lo, hi = enc.lo, enc.hi
+    for v in _items(values, drop):
+        k = _key(v, enc, drop)
+        if k is not None:
+            out.append(min(max(k, lo), hi) - lo)
+    return out
+
+
+def prepare(
+    values: Any, lower: Any, upper: Any, counts: Sequence[int] | None, on_invalid: str = "error"
+) -> tuple[Encoding, list[int], list[int]]:
+    """The domain's encoding and the data as sorted distinct offsets with multiplicities.
+
+    There is no refusal on empty data: whether the data is empty is private; the mechanisms are
+    defined on the empty multiset (every quality is 0) and their output is then data-independent."""
+    enc = encoding(lower, upper)
+    if counts is not None and on_invalid == "drop":
+        raise InvalidParameterError("on_invalid='drop' cannot be combined with counts=; drop the rows first")
+    offs = encode_values(values, enc, on_invalid)
+    cl: list[int] | None = None
+    if counts is not None:
+        cl = [int(c) for c in counts]
+        if len(cl) != len(offs) or any(c < 0 for c in cl):
+            raise DataError("counts must be non-negative integers, one per value")
+    vals, cnt = _group(offs, cl)
+    return enc, vals, cnt

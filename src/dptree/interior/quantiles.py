@@ -1,0 +1,198 @@
+"""A single private quantile (and the median) by the exponential mechanism (seed 002, section 2).
+
+The m = 1 reference for the range-tree quantiles: with q = a/b (the level rounded to a
+denominator <= 1000), the score of y is -|b #{x <= y} - a |S||, an integer of sensitivity b under
+add/remove-one and replace-one; P(y) is proportional to exp(epsilon * score / (2b)) over the
+public domain [lower, upper], sampled exactly interval by interval (McSherry & Talwar 2007;
+seed 002, Lemma 2.2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from numbers import Real
+from typing import Any, ClassVar, Literal, Mapping
+
+from dptree._validation import InstanceOf, Interval, check_param, validate_params
+from dptree.errors import ReleaseFileError
+from dptree.interior.calibration import DECLARED_SIZE, EPSILON, ON_INVALID, declared_size, restated
+from dptree.interior.encoding import domain_document, domain_from_document, encoding, prepare
+from dptree.interior.selection import exponential_base
+from dptree.io.contract import Release
+from dptree.io.release_file import check_metadata, creation_metadata
+from dptree.noise import RngLike, make_source, sample_exponential_index, uniform_int
+from dptree.privacy.boundary import Boundary
+from dptree.privacy.budget import check_release_budget
+from dptree.privacy.statement import Neighbors, make_statement, read_statement
+
+__all__ = ["QuantileRelease", "median", "quantile"]
+
+Q = [Interval(Real, 0, 1, hint="the quantile level, e.g. q=0.9")]
+
+
+def _statement(epsilon: float, private: bool) -> dict[str, Any]:
+    return make_statement(
+        mechanism="single quantile: exponential mechanism with score -|b #{x <= y} - a |S|| for the level "
+        "q ~ a/b, b <= 1000 (sensitivity b; seed 002, Lemma 2.2)",
+        neighbors=Neighbors("add_remove"), guarantee="pure epsilon-DP", private=private,
+        replace="also holds: replace-one neighbours (the score has sensitivity b under both)",
+        budget_spent={"epsilon": epsilon, "delta": 0.0},
+    )
+
+
+@dataclass(frozen=True, repr=False)
+class QuantileRelease(Release):
+    """A private single quantile: ``value`` at level ``q`` (``q_used`` the rational level used).
+
+    ``n_declared``: the public size the caller declared (None if none; ``n_is_upper_bound`` when
+    it was ``n_max``); the mechanism does not need it (the count inside the score is handled by
+    the exponential mechanism's sensitivity). Everything but ``value`` is public.
+    """
+
+    KIND: ClassVar[str] = "quantile"
+    #: the privacy boundary (:mod:`dptree.privacy.boundary`)
+    BOUNDARY: ClassVar[Boundary] = Boundary(
+        public=("privacy.*", "parameters.*", "metadata", "metadata.*"), noisy=("measurements.value",)
+    )
+
+    value: int | float
+    q: float
+    q_used: Fraction
+    epsilon: float
+    n_declared: int | None
+    privacy: dict[str, Any]
+    n_is_upper_bound: bool = field(default=False, kw_only=True)
+    lower: int | float = field(default=0, kw_only=True)
+    upper: int | float = field(default=0, kw_only=True)
+    metadata: dict[str, Any] = field(default_factory=dict, kw_only=True)
+
+    @property
+    def n_public(self) -> bool:
+        """Whether the caller declared a (public) size."""
+        return self.n_declared is not None
+
+    def summary(self) -> str:
+        return (f"QuantileRelease q={self.q:g}: {self.value!r} over [{self.lower!r}, {self.upper!r}], "
+                f"{self.epsilon:g}-DP (pure){'' if self.private else ', NOT PRIVATE (test seed)'}")
+
+    def to_frame(self) -> Any:
+        """One row: q, estimate, then the public fields (no standard error: the exponential
+        mechanism's output has no variance model)."""
+        from dptree.io.frames import result_frame
+
+        return result_frame({"q": [self.q]}, estimate=[self.value], extra={
+            "epsilon": [self.epsilon], "n_declared": [self.n_declared], "private": [self.private]})
+
+    def to_document(self) -> dict[str, Any]:
+        """The file's parts (:mod:`dptree.io.release_file`); the quantile is the measurement."""
+        params = {
+            "domain": domain_document(encoding(self.lower, self.upper)), "q": self.q,
+            "q_used": f"{self.q_used.numerator}/{self.q_used.denominator}", "epsilon": self.epsilon,
+            "n_declared": self.n_declared, "n_is_upper_bound": self.n_is_upper_bound,
+        }
+        return {"privacy": self.privacy, "parameters": params, "measurements": {"value": self.value},
+                "metadata": self.metadata}
+
+    @classmethod
+    def from_document(cls, doc: Mapping[str, Any]) -> QuantileRelease:
+        """Rebuild a saved quantile, re-checking the level, the budget and the statement."""
+        kind = cls.KIND
+        privacy = read_statement(doc["privacy"], kind=kind)
+        p, value = doc["parameters"], doc["measurements"]["value"]
+        enc = domain_from_document(p["domain"], kind)
+        check_param("q", p["q"], Q)
+        check_param("epsilon", p["epsilon"], EPSILON)
+        check_param("n_declared", p["n_declared"], DECLARED_SIZE)
+        check_param("n_is_upper_bound", p["n_is_upper_bound"], [InstanceOf(bool)])
+        eps, qf = check_release_budget(p["epsilon"]), float(p["q"])
+        q_used = Fraction(qf).limit_denominator(1000)
+        if p["q_used"] != f"{q_used.numerator}/{q_used.denominator}":
+            raise ReleaseFileError(f"{kind} release: q_used does not match q")
+        restated(privacy, _statement(eps, privacy["private"]), kind)
+        if not enc.contains(value):
+            raise ReleaseFileError(f"{kind} release: the measurement must be a point of the domain")
+        return QuantileRelease(value, qf, q_used, eps, p["n_declared"], privacy, n_is_upper_bound=p["n_is_upper_bound"],
+                               lower=enc.bounds[0], upper=enc.bounds[1], metadata=check_metadata(doc.get("metadata")))
+
+
+@validate_params({"q": Q, "epsilon": EPSILON, "n": DECLARED_SIZE, "n_max": DECLARED_SIZE, "on_invalid": ON_INVALID})
+def quantile(
+    values: Any,
+    q: float,
+    *,
+    lower: float,
+    upper: float,
+    epsilon: float,
+    rng: RngLike = None,
+    counts: Sequence[int] | None = None,
+    n: int | None = None,
+    n_max: int | None = None,
+    on_invalid: Literal["error", "drop"] = "error",
+) -> QuantileRelease:
+    """Single quantile by the exponential mechanism (epsilon-DP, add/remove or replace one record).
+
+    With q = a/b (the level rounded to a denominator <= 1000), the score of y is
+    -|b #{x <= y} - a |S||, an integer of sensitivity b under add/remove-one (|S| and the count
+    move together: |b dc - a| <= b) and under replace-one (|b dc| <= b); P(y) proportional to
+    exp(epsilon * score / (2b)) over [lower, upper], sampled exactly interval by interval (the
+    score is constant between data points). The record count only enters inside the mechanism's
+    score; nothing else reads it. ``n``/``n_max`` (a **public** declared size, optional) are
+    accepted for a uniform API and echoed as ``n_declared``; the mechanism needs no size.
+    ``on_invalid`` as in :func:`~dptree.interior.api.interior_point`.
+    """
+    eps = check_release_budget(epsilon)
+    qf = float(q)
+    size_n, upper_bound = declared_size(n, n_max)
+    qr = Fraction(qf).limit_denominator(1000)
+    a, bden = qr.numerator, qr.denominator
+    metadata = creation_metadata()  # the clock, read before the data
+    enc, vals, cnt = prepare(values, lower, upper, counts, on_invalid)
+    n_rows = sum(cnt)  # used only inside the exponential mechanism's score (sensitivity b)
+    size = enc.size
+    lengths: list[int] = []
+    scores: list[int] = []
+    starts: list[int] = []
+    prev_end, below = -1, 0
+    for v, c in zip(vals, cnt):
+        if v - 1 > prev_end:
+            starts.append(prev_end + 1)
+            lengths.append(v - 1 - prev_end)
+            scores.append(-abs(bden * below - a * n_rows))
+        below += c
+        starts.append(v)
+        lengths.append(1)
+        scores.append(-abs(bden * below - a * n_rows))
+        prev_end = v
+    if size - 1 > prev_end:
+        starts.append(prev_end + 1)
+        lengths.append(size - 1 - prev_end)
+        scores.append(-abs(bden * below - a * n_rows))
+    src = make_source(rng)
+    base = exponential_base(eps, bden)
+    top = max(scores)
+    i = sample_exponential_index(src, lengths, [top - s for s in scores], base)
+    y = uniform_int(src, starts[i], starts[i] + lengths[i] - 1)
+    lo, hi = enc.bounds
+    return QuantileRelease(enc.decode(y), qf, qr, eps, size_n, _statement(eps, src.private),
+                           n_is_upper_bound=upper_bound, lower=lo, upper=hi, metadata=metadata)
+
+
+@validate_params({"epsilon": EPSILON, "n": DECLARED_SIZE, "n_max": DECLARED_SIZE, "on_invalid": ON_INVALID})
+def median(
+    values: Any,
+    *,
+    lower: float,
+    upper: float,
+    epsilon: float,
+    rng: RngLike = None,
+    counts: Sequence[int] | None = None,
+    n: int | None = None,
+    n_max: int | None = None,
+    on_invalid: Literal["error", "drop"] = "error",
+) -> QuantileRelease:
+    """The private median: :func:`quantile` at q = 1/2 (epsilon-DP, add/remove or replace one
+    record). ``n``/``n_max``: an optional **public** declared size (not needed by the mechanism)."""
+    return quantile(values, 0.5, lower=lower, upper=upper, epsilon=epsilon, rng=rng, counts=counts, n=n,
+                    n_max=n_max, on_invalid=on_invalid)

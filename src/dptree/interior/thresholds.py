@@ -1,0 +1,265 @@
+"""Learning a threshold classifier privately by the interior-point reduction (seed 002, section 1).
+
+Threshold functions h(x) = 1{x <= y} over an ordered domain: a private learner is an interior
+point of the 2m records nearest the boundary between the labels (``002_2f350810784938f5.txt``,
+section 1 and footnote 1). The label counts are noised first so that the sample size m is public.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from numbers import Real
+from typing import Any, ClassVar, Mapping
+
+import numpy as np
+
+from dptree._validation import InstanceOf, Interval, check_param, validate_params
+from dptree.errors import DataError, InvalidParameterError, ReleaseFileError
+from dptree.interior.api import interior_point
+from dptree.interior.calibration import (
+    BETA,
+    DECLARED_SIZE,
+    DELTA,
+    EPSILON,
+    METHOD,
+    TREE_METHODS,
+    Method,
+    check_budget,
+    declared_size,
+    restated,
+)
+from dptree.interior.encoding import domain_document, domain_from_document, encode_values, encoding
+from dptree.interior.selection import ordered_exponential_mechanism
+from dptree.io.contract import Release
+from dptree.io.release_file import check_metadata, creation_metadata
+from dptree.noise import RngLike, discrete_laplace, make_source
+from dptree.privacy.boundary import Boundary
+from dptree.privacy.budget import BUDGET_RANGE, check_release_budget
+from dptree.privacy.statement import Neighbors, make_statement, read_statement
+
+__all__ = ["ThresholdClassifier", "learn_threshold"]
+
+FRACTION = [Interval(Real, 0, 0.5, closed="right", hint="the share of records near the boundary, e.g. 0.1")]
+#: the interior point of S runs at epsilon/4, which must itself be in the supported range
+SUPPORTED = (4 * BUDGET_RANGE[0], BUDGET_RANGE[1])
+
+
+def _pure(method: str, delta: float) -> bool:
+    """Whether the learner is pure epsilon-DP (the exponential mechanism for the interior point)."""
+    return method == "exponential" or (method == "auto" and delta == 0)
+
+
+def _statement(epsilon: float, delta: float, private: bool) -> dict[str, Any]:
+    return make_statement(
+        mechanism="threshold learning by the interior-point reduction (seed 002, section 1): label counts "
+        "with discrete Laplace noise of scale 4/epsilon, then an interior point of the 2m records nearest "
+        "the boundary at (epsilon/4, delta/(1 + e^(epsilon/4))) per replacement",
+        neighbors=Neighbors("add_remove"), guarantee="pure epsilon-DP" if delta == 0 else "(epsilon, delta)-DP",
+        private=private,
+        replace="also holds: replace-one neighbours (two label counts at epsilon/4 each and two replacements "
+        "of the sample: group privacy)",
+        budget_spent={"epsilon": epsilon, "delta": delta},
+    )
+
+
+@dataclass(frozen=True, repr=False)
+class ThresholdClassifier(Release):
+    """h(x) = 1 if x <= threshold else 0 (seed 002, footnote 1), or a constant classifier.
+
+    ``threshold`` and ``constant`` (which of the two, and its value) are the release; the
+    parameters of :func:`learn_threshold` (domain, method, fraction, beta, declared size) are public.
+    """
+
+    KIND: ClassVar[str] = "threshold"
+    #: the privacy boundary (:mod:`dptree.privacy.boundary`): which classifier, and its threshold, are noisy
+    BOUNDARY: ClassVar[Boundary] = Boundary(
+        public=("privacy.*", "parameters.*", "metadata", "metadata.*"),
+        noisy=("measurements.threshold", "measurements.constant"),
+    )
+
+    threshold: int | float | None
+    constant: int | None
+    epsilon: float
+    delta: float
+    privacy: dict[str, Any]
+    lower: int | float = field(default=0, kw_only=True)
+    upper: int | float = field(default=0, kw_only=True)
+    method: str = field(default="exponential", kw_only=True)
+    fraction: float = field(default=0.1, kw_only=True)
+    beta: float = field(default=0.1, kw_only=True)
+    n_declared: int | None = field(default=None, kw_only=True)
+    n_is_upper_bound: bool = field(default=False, kw_only=True)
+    metadata: dict[str, Any] = field(default_factory=dict, kw_only=True)
+
+    def summary(self) -> str:
+        h = f"1{{x <= {self.threshold!r}}}" if self.constant is None else f"constant {self.constant}"
+        budget = f"{self.epsilon:g}-DP (pure)" if self.delta == 0 else f"({self.epsilon:g}, {self.delta:g})-DP"
+        return (f"ThresholdClassifier {h} over [{self.lower!r}, {self.upper!r}], {budget}"
+                f"{'' if self.private else ', NOT PRIVATE (test seed)'}")
+
+    def to_frame(self) -> Any:
+        """One row: the threshold (or the constant label) and the public fields."""
+        from dptree.io.frames import result_frame
+
+        return result_frame({}, estimate=[self.threshold], extra={
+            "constant": [self.constant], "epsilon": [self.epsilon], "delta": [self.delta],
+            "private": [self.private]})
+
+    def predict(self, x: Any) -> np.ndarray:
+        """The labels h(x) (post-processing)."""
+        arr = np.asarray(x)
+        if self.constant is not None:
+            return np.full(arr.shape, self.constant, dtype=np.int64)
+        return (arr <= self.threshold).astype(np.int64)
+
+    def to_document(self) -> dict[str, Any]:
+        """The file's parts (:mod:`dptree.io.release_file`); the classifier is the measurement."""
+        params = {
+            "domain": domain_document(encoding(self.lower, self.upper)), "method": self.method,
+            "epsilon": self.epsilon, "delta": self.delta, "fraction": self.fraction, "beta": self.beta,
+            "n_declared": self.n_declared, "n_is_upper_bound": self.n_is_upper_bound,
+        }
+        return {"privacy": self.privacy, "parameters": params,
+                "measurements": {"threshold": self.threshold, "constant": self.constant}, "metadata": self.metadata}
+
+    @classmethod
+    def from_document(cls, doc: Mapping[str, Any]) -> ThresholdClassifier:
+        """Rebuild a saved classifier, re-checking the method, the budget and the statement."""
+        kind = cls.KIND
+        privacy = read_statement(doc["privacy"], kind=kind)
+        p, m = doc["parameters"], doc["measurements"]
+        enc = domain_from_document(p["domain"], kind)
+        check_param("method", p["method"], METHOD)
+        check_param("fraction", p["fraction"], FRACTION)
+        check_param("n_declared", p["n_declared"], DECLARED_SIZE)
+        check_param("n_is_upper_bound", p["n_is_upper_bound"], [InstanceOf(bool)])
+        eps, dlt, beta = check_budget(p["epsilon"], p["delta"], p["beta"])
+        check_release_budget(eps, supported=SUPPORTED)
+        if (dlt == 0) != _pure(p["method"], dlt):
+            raise ReleaseFileError(f"{kind} release: delta does not match the method")
+        restated(privacy, _statement(eps, dlt, privacy["private"]), kind)
+        threshold, constant = m["threshold"], m["constant"]
+        if not ((constant is None and enc.contains(threshold)) or (threshold is None and constant in (0, 1)
+                                                                   and type(constant) is int)):
+            raise ReleaseFileError(f"{kind} release: the measurement must be a threshold in the domain or a label")
+        lo, hi = enc.bounds
+        return ThresholdClassifier(threshold, constant, eps, dlt, privacy, lower=lo, upper=hi, method=p["method"],
+                                   fraction=float(p["fraction"]), beta=beta, n_declared=p["n_declared"],
+                                   n_is_upper_bound=p["n_is_upper_bound"], metadata=check_metadata(doc.get("metadata")))
+
+
+def _boundary_sample(keys1: list[int], keys0: list[int], m: int, size: int) -> tuple[list[int], list[int]]:
+    """S of exactly 2m offsets, as (values, multiplicities): the m largest 1-labelled and the m
+    smallest 0-labelled points, the missing slots padded deterministically with the public domain
+    ends (0 for the ones, which lie left of the threshold; size - 1 for the zeros). |S| = 2m
+    depends only on the public m. The padding is one value with a multiplicity, so a huge public
+    m (tiny epsilon: the noisy total is huge) costs no memory."""
+    ones = sorted(keys1)[-m:] if m else []
+    zeros = sorted(keys0)[:m] if m else []
+    vals = [0] + ones + zeros + [size - 1]
+    cnts = [m - len(ones)] + [1] * (len(ones) + len(zeros)) + [m - len(zeros)]
+    keep = [i for i, c in enumerate(cnts) if c]
+    return [vals[i] for i in keep], [cnts[i] for i in keep]
+
+
+@validate_params({"epsilon": EPSILON, "delta": DELTA, "method": METHOD, "fraction": FRACTION, "beta": BETA,
+                  "n": DECLARED_SIZE, "n_max": DECLARED_SIZE})
+def learn_threshold(
+    x: Any,
+    y: Any,
+    *,
+    lower: float,
+    upper: float,
+    epsilon: float,
+    delta: float = 0.0,
+    method: Method = "exponential",
+    fraction: float = 0.1,
+    beta: float = 0.1,
+    rng: RngLike = None,
+    n: int | None = None,
+    n_max: int | None = None,
+) -> ThresholdClassifier:
+    """Privately learn a threshold classifier from labelled data (seed 002, section 1 reduction).
+
+    ``n`` / ``n_max``: optional **public** declared number of labelled records (exact / upper
+    bound); it replaces (``n``) or caps (``n_max``) the noisy total below. Never the actual size.
+
+    1. The label counts m0 = #{y=0}, m1 = #{y=1} get discrete Laplace noise of scale 4/epsilon
+       (eps/4 per unit change of one count). With T = the declared n, or the noisy total
+       m0~ + m1~ (capped at n_max), m = max(1, floor(fraction * T)) is public. If
+       min(m0~, m1~) < m, the constant classifier of the larger noisy label is returned.
+    2. Otherwise S has exactly 2m elements: the m largest points labelled 1 and the m smallest
+       labelled 0, missing slots padded with the public domain ends (so |S| never depends on the
+       true label counts). Adding or removing a record changes S by at most one replacement;
+       replacing a record by at most two.
+    3. y* = an interior point of S at (epsilon/4, delta/(1 + e^(epsilon/4))) per replacement of
+       S (the exponential mechanism, or the tree methods with the public size n = 2m, which are
+       (eps', delta')-DP per replacement, see :func:`~dptree.interior.api.interior_point`);
+       h(x) = 1{x <= y*}.
+
+    Accounting: add/remove-one: eps/4 (one count) + eps/4 (one replacement of S) = eps/2;
+    replace-one: eps/2 (two counts) + 2 * eps/4 with delta' (1 + e^(eps/4)) = delta (group privacy
+    over two replacements) = (eps, delta). So (epsilon, delta)-DP under both relations; pure
+    epsilon-DP (delta reported 0) with the exponential mechanism.
+    """
+    eps = check_release_budget(epsilon, supported=SUPPORTED)
+    dlt = float(delta)
+    if method in TREE_METHODS and dlt == 0:
+        raise InvalidParameterError(f"method={method!r} needs delta > 0 (approximate DP); pass e.g. delta=1e-6")
+    size_n, upper_bound = declared_size(n, n_max)
+    xs = np.asarray(x)
+    ys = np.asarray(y)
+    if xs.shape != ys.shape or xs.ndim != 1:
+        raise DataError("x and y must be 1-d sequences of equal length")
+    if ys.dtype.kind == "f" and not np.all(np.isfinite(ys)):
+        raise DataError("labels contain NaN; labels must be 0 or 1")
+    if not np.all((ys == 0) | (ys == 1)):
+        raise DataError("labels must be 0 or 1 (threshold functions are 1 left of the threshold)")
+    enc = encoding(lower, upper)
+    spent = 0.0 if _pure(method, dlt) else dlt
+    metadata = creation_metadata()  # the clock, read before the data
+    keys = np.array(encode_values(xs, enc), dtype=object)  # validate before any noise is drawn
+    src = make_source(rng)
+
+    def result(threshold: int | float | None, constant: int | None) -> ThresholdClassifier:
+        lo, hi = enc.bounds
+        return ThresholdClassifier(
+            threshold, constant, eps, spent, _statement(eps, spent, src.private), lower=lo, upper=hi, method=method,
+            fraction=float(fraction), beta=float(beta), n_declared=size_n, n_is_upper_bound=upper_bound,
+            metadata=metadata)
+
+    ys = ys.astype(np.int64)
+    m1_true = int(ys.sum())
+    m0_true = int(ys.size) - m1_true
+    noise = discrete_laplace(src, Fraction(4) / Fraction(eps), 2)  # two counts, eps/4 each
+    m0, m1 = m0_true + int(noise[0]), m1_true + int(noise[1])
+    total = m0 + m1
+    if size_n is not None:
+        total = min(total, size_n) if upper_bound else size_n
+    m = max(1, int(fraction * total))
+    if min(m0, m1) < m:
+        return result(None, 1 if m1 >= m0 else 0)
+    s_vals, s_cnts = _boundary_sample(keys[ys == 1].tolist(), keys[ys == 0].tolist(), m, enc.size)
+    e_ip, d_ip = eps / 4, dlt / (1 + math.exp(eps / 4))
+    if _pure(method, dlt):
+        yv = ordered_exponential_mechanism(
+            s_vals, counts=s_cnts, lower=0, upper=enc.size - 1, epsilon=e_ip, rng=src
+        )
+        return result(enc.decode(yv), None)
+    # interior_point at (e, d) is (e, d)-DP per replacement of its input (replace-one)
+    ip = interior_point(
+        [enc.decode(v) for v in s_vals],
+        counts=s_cnts,
+        lower=lower,
+        upper=upper,
+        epsilon=e_ip,
+        delta=d_ip,
+        method=method,
+        beta=beta,
+        rng=src,
+        run_anyway=True,
+        n=2 * m,
+    )
+    return result(ip.value, None)
