@@ -51,7 +51,7 @@ CALLS: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
     "quantile": (dptree.quantile, lambda **kw: dptree.quantile(
         VALUES, **{"q": 0.25, "lower": 0, "upper": 2**20, "epsilon": 1.0, "rng": 0, **kw})),
     "learn_threshold": (dptree.learn_threshold, lambda **kw: dptree.learn_threshold(
-        VALUES, **{"labels": VALUES < 20, "lower": 0, "upper": 2**20, "epsilon": 1.0, "delta": 1e-6,
+        VALUES, VALUES < 20, **{"lower": 0, "upper": 2**20, "epsilon": 1.0, "delta": 1e-6,
                    "rng": 0, **kw})),
     "method_requirements": (dptree.method_requirements, lambda **kw: dptree.method_requirements(
         **{"size": 2**20, "epsilon": 1.0, "delta": 1e-6, **kw})),
