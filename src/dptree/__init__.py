@@ -32,14 +32,14 @@ from dptree.errors import (
     DomainError,
     DPTreeError,
     InputFormatError,
+    InsufficientDataError,
     InvalidParameterError,
     ReleaseFileError,
 )
 from dptree.hierarchy import HierarchyRelease
 from dptree.hierarchy.api import hierarchy_counts
 from dptree.hierarchy.structure import Hierarchy
-from dptree.interior.points import (
-    InsufficientDataError,
+from dptree.interior import (
     InteriorPoint,
     QuantileRelease,
     ThresholdClassifier,

@@ -26,7 +26,9 @@ def interior_tree_pairs() -> dict[str, list[NeighbourPair]]:
     the data-size boundaries of the algorithms (TreeLog: |S| = 3t vs 3t + 1, where the removed
     ``n <= 3t`` shortcut switched mechanisms; HeavyPaths: the AboveThreshold threshold k/2 and
     ConstructPaths' |S| <= 10t halt, with a point mass and with spread data)."""
-    from dptree.interior.points import _swap_budget, heavypaths_parameters, treelog_parameters
+    from dptree.interior.calibration import swap_budget as _swap_budget
+    from dptree.interior.heavypaths import heavypaths_parameters
+    from dptree.interior.treelog import treelog_parameters
 
     a = INTERIOR_TREE_AUDIT
     size = int(a["upper"]) - int(a["lower"]) + 1
@@ -91,7 +93,7 @@ def register_interior_points() -> None:
     auto), median, quantile and learn_threshold, under add/remove-one (neighbours of sizes n and
     n + 1) and replace-one. One release per output, so smaller samples
     (``extra["fast"]``/``extra["slow"]`` configs). Sizes are declared (``n=``/``n_max=``, public)."""
-    from dptree.interior.points import interior_point, learn_threshold, median, quantile
+    from dptree.interior import interior_point, learn_threshold, median, quantile
 
     small = {"fast": AuditConfig(n_select=4_000, n_eval=12_000), "slow": FAST}
     lite = {"fast": AuditConfig(n_select=1_500, n_eval=4_500), "slow": FAST}

@@ -7,13 +7,16 @@ import math
 import pytest
 from interior_audit import audit_epsilon
 
-from dptree.interior.points import _MS, _treelog, quantile, treelog_privacy
+from dptree.interior import quantile
+from dptree.interior.multisets import MS as _MS
 from dptree.interior.selection import (
     AboveThreshold,
     choosing_mechanism,
     exponential_mechanism,
     ordered_exponential_mechanism,
 )
+from dptree.interior.treelog import run_treelog as _treelog
+from dptree.interior.treelog import treelog_privacy
 
 EPS = 1.0
 

@@ -101,7 +101,7 @@ def _declared(res: Any) -> str:
 
 
 def run_interior_point(args: argparse.Namespace) -> int:
-    from dptree.interior.points import interior_point
+    from dptree.interior import interior_point
 
     lower, upper = _bounds(args)
 
@@ -127,7 +127,7 @@ def run_interior_point(args: argparse.Namespace) -> int:
 def run_quantile(args: argparse.Namespace) -> int:
     """``dptree median`` / ``dptree quantile --q Q``: the exponential-mechanism quantile of a column
     (pure epsilon-DP)."""
-    from dptree.interior.points import quantile
+    from dptree.interior import quantile
 
     q = 0.5 if args.command == "median" else args.q
     lower, upper = _bounds(args)

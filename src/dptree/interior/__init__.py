@@ -7,6 +7,13 @@ integer offsets) -> the mechanisms: :mod:`~dptree.interior.selection` (exponenti
 Choosing Mechanism, AboveThreshold), :mod:`~dptree.interior.multisets` (the tree over the domain),
 :mod:`~dptree.interior.treelog` (Algorithm 1), :mod:`~dptree.interior.heavypaths` (Algorithms
 2-6). Built on them: :mod:`~dptree.interior.quantiles` (``quantile``, ``median``) and
-:mod:`~dptree.interior.thresholds` (``learn_threshold``). :mod:`~dptree.interior.points` only
-re-exports the names of the module this package replaced.
+:mod:`~dptree.interior.thresholds` (``learn_threshold``).
 """
+
+from dptree.interior.api import InteriorPoint, interior_point
+from dptree.interior.calibration import method_requirements, method_requirements_log2
+from dptree.interior.quantiles import QuantileRelease, median, quantile
+from dptree.interior.thresholds import ThresholdClassifier, learn_threshold
+
+__all__ = ["InteriorPoint", "interior_point", "method_requirements", "method_requirements_log2", "QuantileRelease",
+           "median", "quantile", "ThresholdClassifier", "learn_threshold"]
