@@ -32,7 +32,7 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Mapping, NoReturn, Sequence, TypeVar
+from typing import Any, Callable, Iterator, Mapping, NoReturn, Sequence, TypeVar
 
 from dptree.errors import DPTreeError, InputFormatError, InvalidParameterError
 
@@ -357,3 +357,15 @@ def for_kind(table: Mapping[str, T], release: Any, command: str) -> T:
         )
     return table[kind]
 
+
+def write_from_release(args: argparse.Namespace, handlers: Mapping[str, Callable[[Any, argparse.Namespace], None]],
+                       what: str) -> int:
+    """``plot`` and ``report``: check ``--out``, load the release, run the handler for its kind,
+    say what was written (on stderr)."""
+    from dptree.io.release_file import load
+
+    check_output_path(args.out, inputs=[args.release], kind=what, force=args.force)
+    release = load(args.release)
+    for_kind(handlers, release, what)(release, args)
+    wrote(args.out)
+    return 0

@@ -32,13 +32,7 @@ def register(sub: Any) -> None:
 
 
 def run_plot(args: argparse.Namespace) -> int:
-    from dptree.io.release_file import load
-
-    core.check_output_path(args.out, inputs=[args.release], kind="plot", force=args.force)
-    release = load(args.release)
-    core.for_kind(_PLOTS, release, "plot")(release, args)
-    core.wrote(args.out)
-    return 0
+    return core.write_from_release(args, _PLOTS, "plot")
 
 
 def _plot_range_tree(release: Any, args: argparse.Namespace) -> None:

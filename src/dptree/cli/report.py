@@ -25,13 +25,7 @@ def register(sub: Any) -> None:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from dptree.io.release_file import load
-
-    core.check_output_path(args.out, inputs=[args.release], kind="report", force=args.force)
-    release = load(args.release)
-    core.for_kind(_REPORTS, release, "report")(release, args)
-    core.wrote(args.out)
-    return 0
+    return core.write_from_release(args, _REPORTS, "report")
 
 
 def _write(release: Any, args: argparse.Namespace) -> None:
