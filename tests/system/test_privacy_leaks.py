@@ -22,8 +22,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import dptree
-from dptree.data.bounding import bounded_histogram, file_bounded_histogram
-from dptree.data.histograms import leaf_histogram
+from dptree.data.histograms import bounded_histogram, file_bounded_histogram, leaf_histogram
 from dptree.errors import DPTreeError, InvalidParameterError, redact
 from dptree.noise import SeededRandomSource, SystemRandomSource, make_source
 from dptree.rangetree.groupby import grouped_histograms, release_groups
@@ -229,7 +228,7 @@ def test_cli_replace_with_bounding_or_drop_is_refused_before_any_charge(tmp_path
 def test_audit_catches_the_exact_total_after_bounding_as_a_planted_bug() -> None:
     """Leak 1 planted: the old behaviour (replace plan, exact root, but the histogram bounded per
     user) on two datasets with the same raw n that differ in one record's user id."""
-    from dptree.data.bounding import bounded_histogram
+    from dptree.data.histograms import bounded_histogram
     from dptree.testing import audit
 
     replace = plan_range_tree(lower=0, upper=5, epsilon=1.0, branching=3, neighbors="replace", max_contributions=2)

@@ -325,7 +325,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
                 user_column=args.user_id, missing=args.missing, rng=src, fmt=args.input_format, progress=report,
             )
         elif args.user_id:
-            from dptree.data.bounding import file_bounded_histogram
+            from dptree.data.histograms import file_bounded_histogram
 
             hist = file_bounded_histogram(args.file, args.column, args.user_id, plan, missing=args.missing,
                                           rng=src, fmt=args.input_format, progress=report)

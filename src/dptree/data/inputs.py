@@ -20,7 +20,7 @@ import numpy as np
 
 from dptree.errors import DataError
 
-__all__ = ["to_numpy"]
+__all__ = ["to_numpy", "present"]
 
 _FLOAT_EXACT = 2**53
 
@@ -195,3 +195,14 @@ def to_numpy(data: Any, *, column: str | None = None, name: str = "values") -> n
 
 def _quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
+
+
+def present(raw: np.ndarray) -> np.ndarray:
+    """Mask of the entries of a :func:`to_numpy` array that are not missing (NaN, NaT, None)."""
+    if raw.dtype.kind == "f":
+        return ~np.isnan(raw)
+    if raw.dtype.kind == "M":
+        return ~np.isnat(raw)
+    if raw.dtype.kind == "O":
+        return np.fromiter((v is not None and not (isinstance(v, float) and v != v) for v in raw), bool, raw.size)
+    return np.ones(raw.size, bool)

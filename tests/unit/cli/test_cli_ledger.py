@@ -134,8 +134,8 @@ def test_the_charge_is_committed_before_the_data_is_read(setup: dict[str, Path],
     """Issue 10, 2(b): every data reader of every releasing command runs after the charge."""
     import dptree.cli.hierarchy as ch
     import dptree.cli.interior as ci
-    import dptree.data.bounding as bd
     import dptree.data.engines.duckdb as db
+    import dptree.data.histograms as bd
     import dptree.rangetree.groupby as gr
 
     seen: list[int] = []
