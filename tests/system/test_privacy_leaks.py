@@ -173,10 +173,7 @@ def _bad_inputs(tmp: Path) -> dict[str, Callable[[], Any]]:
         "parquet nan": lambda: dptree.range_tree(str(pq_nan), column="v", **kw),
         "parquet user nan": lambda: dptree.range_tree(str(pq_nan), column="v", user_id="u", missing="drop", **kw),
         "parquet groups": lambda: dptree.range_tree_by(str(pq_nan), column="v", by="g", groups=["a"],
-                                                      missing="drop", **kw)
-        if "column" in dptree.range_tree_by.__code__.co_varnames
-        else leaf_histogram(str(pq_nan), plan_range_tree(lower=0, upper=99, epsilon=1.0), column="v",
-                            by="g", groups=["a"], missing="drop"),
+                                                      missing="drop", **kw),
         "csv huge value": lambda: dptree.range_tree(str(big), column="v", **kw),
     }
 
