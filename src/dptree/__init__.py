@@ -52,8 +52,8 @@ from dptree.interior import (
 from dptree.io.release_file import load
 from dptree.privacy.budget import Budget
 from dptree.privacy.ledger import Ledger, LedgerCorruptError, LedgerError, LedgerLockedError, LedgerReadOnlyError
-from dptree.rangetree.api import range_tree
-from dptree.rangetree.groupby import GroupedRelease, range_tree_by
+from dptree.rangetree.api import range_tree, range_tree_by
+from dptree.rangetree.groupby import GroupedRelease
 from dptree.rangetree.release import Answers, HistogramResult, QuantileResult, RangeTree, RangeTreePlan, plan_range_tree
 
 __all__ = [

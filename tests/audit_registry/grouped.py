@@ -13,7 +13,7 @@ from dptree.testing.registry import MechanismSpec, NeighbourPair, register
 def register_grouped() -> None:
     """``range_tree_by`` (parallel composition): one record added to one group; every group's
     noisy counts are the output. One release per output, so smaller samples."""
-    from dptree.rangetree.groupby import range_tree_by
+    from dptree.rangetree.api import range_tree_by
 
     groups = ["a", "b"]
     base_v, base_g = [1, 2, 4, 5], ["a", "b", "a", "b"]

@@ -22,8 +22,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import dptree
-from dptree.data.bounding import bounded_histogram, file_bounded_histogram
-from dptree.data.histograms import leaf_histogram
+from dptree.data.histograms import bounded_histogram, file_bounded_histogram, leaf_histogram
 from dptree.errors import DPTreeError, InvalidParameterError, redact
 from dptree.noise import SeededRandomSource, SystemRandomSource, make_source
 from dptree.rangetree.groupby import grouped_histograms, release_groups
@@ -174,10 +173,7 @@ def _bad_inputs(tmp: Path) -> dict[str, Callable[[], Any]]:
         "parquet nan": lambda: dptree.range_tree(str(pq_nan), column="v", **kw),
         "parquet user nan": lambda: dptree.range_tree(str(pq_nan), column="v", user_id="u", missing="drop", **kw),
         "parquet groups": lambda: dptree.range_tree_by(str(pq_nan), column="v", by="g", groups=["a"],
-                                                      missing="drop", **kw)
-        if "column" in dptree.range_tree_by.__code__.co_varnames
-        else leaf_histogram(str(pq_nan), plan_range_tree(lower=0, upper=99, epsilon=1.0), column="v",
-                            by="g", groups=["a"], missing="drop"),
+                                                      missing="drop", **kw),
         "csv huge value": lambda: dptree.range_tree(str(big), column="v", **kw),
     }
 
@@ -229,7 +225,7 @@ def test_audit_catches_the_exact_total_after_bounding_as_a_planted_bug() -> None
     user) on two datasets with the same raw n that differ in one record's user id."""
     from audit_registry.user_bounding import user_bounded_spec
 
-    from dptree.data.bounding import bounded_histogram
+    from dptree.data.histograms import bounded_histogram
     from dptree.testing import audit
 
     replace = plan_range_tree(lower=0, upper=5, epsilon=1.0, branching=3, neighbors="replace", max_contributions=2)

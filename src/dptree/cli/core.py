@@ -148,14 +148,10 @@ _PY_AND_FLAG = re.compile(r"\b[a-z_]+=[^\s()]+ \((--[a-z-]+(?: [^)\s]+)?)\)")
 _PY_ARG = re.compile(r"\b([a-z_]+)=('[^']*'|[^\s,;)']+|(?=[\s,;)]|$))")
 
 
-def cli_wording(message: str, flags: set[str] | None = None) -> str:
+def cli_wording(message: str, flags: set[str]) -> str:
     """An error message in the CLI's terms: "pass delta=1e-6" becomes "pass --delta 1e-6",
     "missing='drop' (--missing drop)" becomes "--missing drop", "force=True" becomes "--force".
-    ``flags``: the options that may be named (default: those of the ``dptree`` parser)."""
-    if flags is None:
-        from dptree.cli.main import build_parser
-
-        flags = known_flags(build_parser())
+    ``flags``: the options that may be named (those of the parser, :func:`known_flags`)."""
     message = _PY_AND_FLAG.sub(r"\1", message)
 
     def flag(m: re.Match[str]) -> str:
@@ -335,15 +331,10 @@ _KIND_NAMES = {"range_tree": "range-tree", "hierarchy": "hierarchy"}
 
 
 def release_kind(release: Any) -> str | None:
-    """The kind of a loaded release ("range_tree", "hierarchy"): its class's ``KIND``, or for
-    classes without one, the kind their files are saved under."""
+    """The kind of a loaded release ("range_tree", "hierarchy", ...): its class's ``KIND`` (the
+    release contract, :mod:`dptree.io.contract`)."""
     kind = getattr(type(release), "KIND", None)
-    if isinstance(kind, str):
-        return kind
-    from dptree.hierarchy import HierarchyRelease
-    from dptree.rangetree.release import RangeTree
-
-    return {RangeTree: "range_tree", HierarchyRelease: "hierarchy"}.get(type(release))
+    return kind if isinstance(kind, str) else None
 
 
 def for_kind(table: Mapping[str, T], release: Any, command: str) -> T:

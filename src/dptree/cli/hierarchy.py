@@ -2,9 +2,9 @@
 
 The data file (CSV or Parquet, ``-`` for CSV on stdin) is read with DuckDB, which also does the
 GROUP BY over the level columns, so only one row per distinct path reaches Python
-(:func:`dptree.cli.readers.read_grouped`). The structure file is a CSV/Parquet with the same level
-columns (one row per leaf) or with ``node``/``parent`` columns. ``dptree query REL.json --node
-US/CA`` answers from the saved release (:mod:`dptree.cli.query`).
+(:func:`dptree.data.histograms.path_counts`, the engines' seam). The structure file is a
+CSV/Parquet with the same level columns (one row per leaf) or with ``node``/``parent`` columns.
+``dptree query REL.json --node US/CA`` answers from the saved release (:mod:`dptree.cli.query`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from dptree.cli import core, readers
+from dptree.cli import core
 from dptree.cli.ledger_options import (
     add_ledger_options,
     charged_budget,
@@ -20,10 +20,11 @@ from dptree.cli.ledger_options import (
     ledger_path,
     note_charge,
 )
-from dptree.cli.readers import read_grouped, read_structure
+from dptree.cli.readers import read_structure
+from dptree.data.engines.base import COUNT
 from dptree.errors import InvalidParameterError
 
-__all__ = ["register", "read_structure", "read_grouped"]  # the readers: re-exported for their callers
+__all__ = ["register"]
 
 
 def register(sub: Any) -> None:
@@ -68,6 +69,7 @@ def register(sub: Any) -> None:
 def run_hierarchy(args: argparse.Namespace) -> int:
     """Every public check (the structure is public), the charge, then the data, the release and
     its file."""
+    from dptree.data import histograms
     from dptree.io import release_file
 
     levels = [c.strip() for c in args.levels.split(",") if c.strip()]
@@ -76,7 +78,7 @@ def run_hierarchy(args: argparse.Namespace) -> int:
     core.check_seed(args)
     h = read_structure(args.structure, levels, other=args.other)  # public
     ledger = ledger_path(args.ledger)
-    check_public_parameters(lambda data: _release(args, data, h, levels, "__n__"))
+    check_public_parameters(lambda data: _release(args, data, h, levels, COUNT))
     core.check_input_path(args.file)
     core.check_output_path(args.out, inputs=[args.file, args.structure], ledger=ledger, kind="release:hierarchy",
                            force=args.force)
@@ -85,9 +87,8 @@ def run_hierarchy(args: argparse.Namespace) -> int:
     created = release_file._utc_now()  # before the data is read: the file must not time the reading
     with charged_budget(ledger, epsilon=args.epsilon, delta=delta, label=label) as charge:
         with core.readable_path(args.file) as path:
-            frame, wcol = readers.read_grouped(path, levels, args.weight,
-                                               name="stdin" if args.file == "-" else None)
-        rel = _release(args, frame, h, levels, wcol)
+            frame = histograms.path_counts(path, levels, weight=args.weight)  # the engines' one seam
+        rel = _release(args, frame, h, levels, COUNT)
         rel.metadata.update(source="stdin" if args.file == "-" else args.file, created_utc=created)
         note_charge(rel, charge, ledger)
         rel.save(args.out, allow_nonprivate=args.allow_nonprivate, force=args.force)

@@ -148,19 +148,10 @@ def run_release(args: argparse.Namespace) -> int:
 def _histogram(args: argparse.Namespace, plan: Any, groups: list[Any] | None, src: Any, report: Any) -> Any:
     """The leaf histogram(s) of the data file: per group (--by), bounded per user (--user-id) or
     plain. Reads the data: only inside the charge."""
-    if args.by:
-        from dptree.rangetree import groupby
+    from dptree.data import histograms
 
-        return groupby.file_grouped_histograms(
-            args.file, args.column, args.by, plan, groups=groups, unknown=args.unknown_groups,  # type: ignore[arg-type]
-            user_column=args.user_id, missing=args.missing, rng=src, fmt=args.input_format, progress=report,
-        )
-    if args.user_id:
-        from dptree.data import bounding
-
-        return bounding.file_bounded_histogram(args.file, args.column, args.user_id, plan, missing=args.missing,
-                                               rng=src, fmt=args.input_format, progress=report)
-    from dptree.data.engines import duckdb as engine
-
-    return engine.file_leaf_histogram(args.file, args.column, plan.domain, plan.layout.padded_size,
-                                      missing=args.missing, fmt=args.input_format, progress=report)
+    return histograms.leaf_histogram(
+        args.file, plan, column=args.column, user_id=args.user_id or None, by=args.by or None,
+        groups=groups if args.by else None, unknown=args.unknown_groups, missing=args.missing, rng=src,
+        fmt=args.input_format, progress=report or False,
+    )

@@ -1,1 +1,15 @@
-"""From user data to leaf histograms: inputs, public domains, contribution bounding, engines."""
+"""The data stage: from the caller's rows to exact (not yet private) counts.
+
+* :mod:`~dptree.data.histograms` -- the one dispatcher: :func:`leaf_histogram` (range trees: plain,
+  bounded per user, split by group) and :func:`path_counts` (hierarchies) pick the engine;
+* :mod:`~dptree.data.engines` -- the one interface (:class:`~dptree.data.engines.base.Engine`) and
+  its engines: numpy (in-memory data), DuckDB (files, DuckDB relations), Spark (DataFrames);
+* :mod:`~dptree.data.inputs` -- any in-memory container as a 1-D numpy array (:func:`to_numpy`);
+* :mod:`~dptree.data.domain` -- public ordered domains: values to leaves and back;
+* :mod:`~dptree.data.bounding` -- at most k records per user, chosen uniformly at random;
+* :mod:`~dptree.data.groups` -- the public list of groups; :mod:`~dptree.data.weights` -- exact
+  integer weights.
+
+Nothing here adds noise, and nothing here imports a product (range trees, hierarchies): the plan is
+passed in, typed by :class:`~dptree.data.engines.base.LeafPlan` (``tests/system/test_architecture.py``).
+"""

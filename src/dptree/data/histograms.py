@@ -1,136 +1,197 @@
-"""One API for the data-touching step: the leaf histogram(s) of any input, in the right engine.
+"""The one dispatcher from user data to exact counts: which engine reads which input.
 
-:func:`leaf_histogram` takes arrays and columns of in-memory tables (through
-:func:`dptree.data.inputs.to_numpy`, numpy engine), CSV/Parquet file paths (DuckDB engine) or PySpark
-DataFrames (Spark engine), optionally bounds each user's contributions (``user_id``) and splits by
-a public list of groups (``by``/``groups``), and returns what ``plan.release`` (or
-:func:`dptree.rangetree.groupby.release_groups`) needs. The three engines give identical results for the
-same ``rng`` (tested), so the choice of engine never changes what is released.
+===================================================== ============================================
+input                                                 engine (:mod:`dptree.data.engines`)
+===================================================== ============================================
+numpy arrays, lists, pandas, polars, Arrow            :class:`~dptree.data.engines.numpy.NumpyEngine`
+CSV/Parquet paths (``str``, ``os.PathLike``, ``"-"``) :class:`~dptree.data.engines.duckdb.DuckDBEngine`
+DuckDB relations                                      :class:`~dptree.data.engines.duckdb.DuckDBEngine`
+PySpark DataFrames                                    :class:`~dptree.data.engines.spark.SparkEngine`
+===================================================== ============================================
+
+:func:`leaf_histogram` serves range trees (plain, bounded with ``user_id``, split by group with
+``by``/``groups``) and :func:`path_counts` serves hierarchies. Every public check (the plan's
+policies, the groups, the contribution bound) runs here, before an engine reads any row. The
+engines give identical counts for the same ``rng`` (tested), so the choice of engine never
+changes what is released.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any, Sequence, cast
+from numbers import Integral
+from typing import TYPE_CHECKING, Any, Sequence, Union
 
 import numpy as np
 
 from dptree import noise as _noise
-from dptree.errors import DataError, InvalidParameterError
+from dptree._validation import Constraint, InstanceOf, Interval, Options, validate_params
+from dptree.data.bounding import check_bound
+from dptree.data.engines.base import Engine, LeafPlan, Missing, Unknown
+from dptree.data.engines.duckdb import DuckDBEngine, Progress, is_relation
+from dptree.data.engines.numpy import NumpyEngine
+from dptree.data.engines.spark import SparkEngine, is_spark_df
+from dptree.data.groups import check_groups
+from dptree.errors import InvalidParameterError
 
-__all__ = ["leaf_histogram"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "engine_for",
+    "is_table",
+    "leaf_histogram",
+    "path_counts",
+    "bounded_histogram",
+    "file_bounded_histogram",
+    "grouped_histograms",
+    "file_grouped_histograms",
+]
+
+Constraints = list[Union[Constraint, None]]
+
+#: declared constraints of the data stage's parameters (:mod:`dptree._validation`)
+MISSING: Constraints = [Options(("error", "drop"), hint="missing='drop' leaves missing values out (a declared policy)")]
+UNKNOWN: Constraints = [Options(("error", "drop"), hint="unknown='drop' leaves rows of unlisted groups out")]
+FORMAT: Constraints = [None, Options(("csv", "parquet"))]
 
 
-def _engine(data: Any) -> str:
-    if isinstance(data, (str, os.PathLike)):
-        return "file"
-    mod = type(data).__module__
-    if mod.startswith("pyspark.sql") and hasattr(data, "selectExpr"):
-        return "spark"
-    return "numpy"
+class _RandomSource(Constraint):
+    """An object with ``random_bytes(n)`` (:class:`dptree.noise.RandomSource`)."""
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        return callable(getattr(value, "random_bytes", None))
+
+    def describe(self) -> str:
+        return "a random source"
+
+    def invalid_examples(self) -> list[Any]:
+        return [object()]
 
 
-def _column_of(data: Any, ref: Any, what: str) -> Any:
-    """A column given by name (taken from ``data``) or directly as array-like."""
-    from dptree.data.inputs import to_numpy
-
-    if isinstance(ref, str):
-        return to_numpy(data, column=ref, name=what)
-    return ref
+RNG: Constraints = [None, Interval(Integral, 0, None, hint="rng is for tests only: a seeded release is not private"),
+                    InstanceOf(np.random.Generator), _RandomSource()]
+COLUMN: Constraints = [None, InstanceOf(str, description="a column name (str)")]
+K: Constraints = [None, Interval(Integral, 1, None)]
 
 
+def is_file(data: Any) -> bool:
+    """A CSV/Parquet path (``str`` or ``os.PathLike``; ``"-"`` is CSV on standard input)."""
+    return isinstance(data, (str, os.PathLike))
+
+
+def is_table(data: Any) -> bool:
+    """Rows with named columns: a pandas/polars DataFrame, an Arrow table, a DuckDB relation, a
+    Spark DataFrame, or a file."""
+    import pandas as pd
+
+    return (isinstance(data, pd.DataFrame) or hasattr(data, "to_pandas") or is_file(data) or is_relation(data)
+            or is_spark_df(data))
+
+
+def engine_for(data: Any, *, fmt: str | None = None, progress: Progress = False) -> Engine:
+    """The engine that reads ``data`` (table in the module docstring). ``fmt`` and ``progress``
+    apply to files (and ``progress`` to DuckDB relations)."""
+    if is_file(data):
+        return DuckDBEngine(fmt, progress)
+    if fmt is not None:
+        raise InvalidParameterError("fmt applies to files only")
+    if is_relation(data):
+        return DuckDBEngine(None, progress)
+    if is_spark_df(data):
+        return SparkEngine()
+    return NumpyEngine()
+
+
+@validate_params({"column": COLUMN, "unknown": UNKNOWN, "missing": MISSING, "fmt": FORMAT, "rng": RNG,
+                  "max_contributions": K})
 def leaf_histogram(
     data: Any,
-    plan: Any,
+    plan: LeafPlan,
     *,
     column: str | None = None,
     user_id: Any = None,
     by: Any = None,
     groups: Sequence[Any] | None = None,
-    unknown: str = "error",
-    missing: str = "error",
+    unknown: Unknown = "error",
+    missing: Missing = "error",
     rng: _noise.RngLike = None,
     fmt: str | None = None,
+    max_contributions: int | None = None,
+    progress: Progress = False,
 ) -> np.ndarray:
-    """Leaf histogram of ``data`` for ``plan``: shape (padded_size,), or (len(groups), padded_size)
-    with ``by``.
+    """Exact leaf histogram of ``data`` for ``plan``: shape (padded_size,), or
+    (len(groups), padded_size) with ``by``. Not private: feed it to ``plan.release``.
 
-    ``data``: an array-like (``column`` must be None), a table with ``column`` (pandas, polars,
-    Arrow, DuckDB relation), a CSV/Parquet path with ``column``, or a PySpark DataFrame with
-    ``column``. ``user_id`` and ``by`` are column names of ``data`` or (for in-memory data)
-    arrays. With ``user_id``, at most ``plan.max_contributions`` records per user are kept,
-    chosen uniformly at random (:mod:`dptree.data.bounding`).
+    ``data``: an array-like (``column`` None), a table with ``column`` (pandas, polars, Arrow, DuckDB
+    relation), a CSV/Parquet path with ``column``, or a PySpark DataFrame with ``column``.
+    ``user_id`` and ``by`` are column names of ``data`` or (for in-memory data) arrays. With
+    ``user_id``, at most k records per user are kept, chosen uniformly at random
+    (:mod:`dptree.data.bounding`; k = ``plan.max_contributions``, or a smaller
+    ``max_contributions``), across groups with ``by``. Pass one random source as ``rng`` here and
+    to ``plan.release`` to draw bounding and noise from one stream.
     """
-    engine = _engine(data)
     if (by is None) != (groups is None):
         raise InvalidParameterError("by and groups go together: by= names the column, groups= lists the public groups")
     plan.check_public_total(user_id=user_id, missing=missing, by=by)
-    src = cast(_noise.RngLike, _noise.make_source(rng))  # pass a source to share it with plan.release
-    gs: Sequence[Any] = groups if groups is not None else []
-    if engine in ("file", "spark"):
-        where = "a file" if engine == "file" else "a Spark DataFrame"
-        if not isinstance(column, str):
-            raise InvalidParameterError(f"for {where}, pass column='name' (the column to release)")
-        for name, ref in (("user_id", user_id), ("by", by)):
-            if ref is not None and not isinstance(ref, str):
-                raise InvalidParameterError(f"for {where}, {name} must be a column name")
-        if engine == "file":
-            path = os.fspath(data)
-            if by is not None:
-                from dptree.rangetree.groupby import file_grouped_histograms
-
-                return file_grouped_histograms(path, column, by, plan, groups=gs,
-                                               unknown=unknown, user_column=user_id, missing=missing,
-                                               rng=src, fmt=fmt)
-            if user_id is not None:
-                from dptree.data.bounding import file_bounded_histogram
-
-                return file_bounded_histogram(path, column, user_id, plan, missing=missing,
-                                              rng=src, fmt=fmt)
-            from dptree.data.engines.duckdb import file_leaf_histogram
-
-            return file_leaf_histogram(path, column, plan.domain, plan.layout.padded_size, missing=missing, fmt=fmt)
-        from dptree.data.engines import spark as sb
-
-        if by is not None:
-            return sb.spark_grouped_histograms(data, column, by, plan, groups=gs, unknown=unknown,
-                                               user_column=user_id, missing=missing, rng=src)
-        if user_id is not None:
-            return sb.spark_bounded_histogram(data, column, user_id, plan, missing=missing,
-                                              rng=src)
-        return sb.spark_leaf_histogram(data, column, plan, missing=missing)
-    if fmt is not None:
-        raise InvalidParameterError("fmt applies to files only")
-    from dptree.data.inputs import to_numpy
-
-    values = to_numpy(data, column=column, name="values")
-    users = _column_of(data, user_id, "user_id") if user_id is not None else None
-    if isinstance(user_id, str) and column is None:
-        raise DataError("user_id names a column: pass the table as data and column='...' for the values")
+    engine = engine_for(data, fmt=fmt, progress=progress)
+    k = check_bound(plan, max_contributions) if user_id is not None else None
+    gs = check_groups(groups) if by is not None else []
+    src = _noise.make_source(rng)
+    domain, cells = plan.domain, plan.layout.padded_size
     if by is not None:
-        from dptree.rangetree.groupby import grouped_histograms
-
-        return grouped_histograms(values, _column_of(data, by, "by"), plan, groups=gs,
-                                  unknown=unknown, user_ids=users, missing=missing, rng=src)
-    if users is not None:
-        from dptree.data.bounding import bounded_histogram
-
-        return bounded_histogram(values, users, plan, missing=missing, rng=src)
-    from dptree.data.domain import coerce_values
-
-    return bin_values(plan, coerce_values(values, plan.domain, missing=missing))
+        return engine.grouped_histograms(data, domain, cells, column=column, by=by, groups=gs, unknown=unknown,
+                                         user_id=user_id, k=k, missing=missing, source=src)
+    if k is not None:
+        return engine.bounded_histogram(data, domain, cells, column=column, user_id=user_id, k=k,
+                                         missing=missing, source=src)
+    return engine.leaf_histogram(data, domain, cells, column=column, missing=missing)
 
 
-_BIN_CHUNK = 1 << 21
+def path_counts(data: Any, levels: Sequence[str], *, weight: str | None = None) -> pd.DataFrame:
+    """Exact records (or integer ``weight`` sums) per distinct combination of the ``levels``
+    columns of a table, file, DuckDB relation or Spark DataFrame (:meth:`Engine.path_counts`):
+    the data stage of hierarchy counts. Not private."""
+    return engine_for(data).path_counts(data, levels, weight=weight)
 
 
-def bin_values(plan: Any, values: np.ndarray) -> np.ndarray:
-    """Bucket counts of validated ``values``, binned in chunks so that the clamped copy of the
-    input never exists at full size (extra memory ~16 bytes x 2^21, not 16 bytes per value)."""
-    size = plan.layout.padded_size
-    if values.size <= _BIN_CHUNK:
-        return np.bincount(plan.domain.to_leaves(values), minlength=size).astype(np.int64)
-    hist = np.zeros(size, dtype=np.int64)
-    for start in range(0, values.size, _BIN_CHUNK):
-        hist += np.bincount(plan.domain.to_leaves(values[start : start + _BIN_CHUNK]), minlength=size)
-    return hist
+# --------------------------------------------------------------------------- by engine and input
+# The functions below name the engine in their signature; each is leaf_histogram for one input.
+
+
+def bounded_histogram(values: Any, user_ids: Any, plan: LeafPlan, *, max_contributions: int | None = None,
+                      missing: Missing = "error", rng: _noise.RngLike = None) -> np.ndarray:
+    """Leaf histogram of in-memory ``values`` keeping at most k records per user of ``user_ids``
+    (any 1-D inputs :func:`dptree.data.inputs.to_numpy` reads), chosen uniformly at random."""
+    return leaf_histogram(values, plan, user_id=user_ids, max_contributions=max_contributions,
+                          missing=missing, rng=rng, progress=False)
+
+
+def file_bounded_histogram(path: str, column: str, user_column: str, plan: LeafPlan, *,
+                           max_contributions: int | None = None, missing: Missing = "error",
+                           rng: _noise.RngLike = None, fmt: str | None = None,
+                           progress: Progress = False) -> np.ndarray:
+    """:func:`bounded_histogram` of a CSV/Parquet file, in DuckDB. ``progress`` (True, or a callable
+    receiving messages): stage messages and DuckDB's progress, on stderr, never on stdout."""
+    return leaf_histogram(path, plan, column=column, user_id=user_column,
+                          max_contributions=max_contributions, missing=missing, rng=rng, fmt=fmt, progress=progress)
+
+
+def grouped_histograms(values: Any, by: Any, plan: LeafPlan, *, groups: Sequence[Any], unknown: Unknown = "error",
+                       user_ids: Any = None, max_contributions: int | None = None, missing: Missing = "error",
+                       rng: _noise.RngLike = None) -> np.ndarray:
+    """Leaf histograms of in-memory ``values`` per group of ``by``, shape (len(groups),
+    padded_size); with ``user_ids``, at most k records per user across groups."""
+    return leaf_histogram(values, plan, by=by, groups=groups, unknown=unknown, user_id=user_ids,
+                          max_contributions=max_contributions, missing=missing, rng=rng)
+
+
+def file_grouped_histograms(path: str, column: str, by_column: str, plan: LeafPlan, *, groups: Sequence[Any],
+                            unknown: Unknown = "error", user_column: str | None = None,
+                            max_contributions: int | None = None, missing: Missing = "error",
+                            rng: _noise.RngLike = None, fmt: str | None = None,
+                            progress: Progress = False) -> np.ndarray:
+    """:func:`grouped_histograms` of a CSV/Parquet file, in DuckDB (same results)."""
+    return leaf_histogram(path, plan, column=column, by=by_column, groups=groups,
+                          unknown=unknown, user_id=user_column, max_contributions=max_contributions,
+                          missing=missing, rng=rng, fmt=fmt, progress=progress)

@@ -18,9 +18,10 @@ from typing import Any, cast
 
 import numpy as np
 
+from dptree._validation import InstanceOf, require, validate_params
 from dptree.errors import DataError
 
-__all__ = ["to_numpy"]
+__all__ = ["to_numpy", "present"]
 
 _FLOAT_EXACT = 2**53
 
@@ -110,11 +111,16 @@ def _pick_column(table: Any, column: str | None, columns: list[str], what: str) 
     return column
 
 
+_NAME = [InstanceOf(str, description="a column name (str)")]
+
+
+@validate_params({"column": [None, *_NAME], "name": _NAME})
 def to_numpy(data: Any, *, column: str | None = None, name: str = "values") -> np.ndarray:
     """A 1-D numpy array of ``data`` (``column`` of a table), zero-copy where possible.
 
     Raises :class:`DataError` for tables without a chosen column, unknown columns, Spark
-    DataFrames (use the Spark backend), strings, scalars and multi-dimensional arrays.
+    DataFrames (histogrammed in Spark, :mod:`dptree.data.engines.spark`), strings, scalars and
+    multi-dimensional arrays; :class:`InvalidParameterError` for a column that is not a name.
     """
     if isinstance(data, (str, bytes)):
         raise DataError(f"{name} must be an array or a column, not a string")
@@ -129,8 +135,6 @@ def to_numpy(data: Any, *, column: str | None = None, name: str = "values") -> n
         return _check_1d(np.asarray(data.astype(object).filled(None)), name)
     if isinstance(data, np.ndarray):
         return _check_1d(data, name)
-    if column is not None and not isinstance(column, str):
-        raise DataError(f"column must be a column name (string), got {type(column).__name__}")
     path = _type_path(data)
     mod = path.split(".")[0]
     if mod == "pandas":
@@ -146,7 +150,7 @@ def to_numpy(data: Any, *, column: str | None = None, name: str = "values") -> n
         if isinstance(data, pd.api.extensions.ExtensionArray):
             return _check_1d(_from_pandas_series(pd.Series(data, copy=False), name), name)
     if mod == "polars":
-        import polars as pl
+        pl = require("polars", "reading polars data")
 
         if isinstance(data, pl.DataFrame):
             col = _pick_column(data, column, data.columns, "polars DataFrame")
@@ -174,8 +178,8 @@ def to_numpy(data: Any, *, column: str | None = None, name: str = "values") -> n
             return _check_1d(_from_arrow(tbl.column(0), name), name)
     if mod == "pyspark":
         raise DataError(
-            "PySpark DataFrames are histogrammed inside Spark, not collected: the Spark backend is not part of "
-            "this build yet; export the column to Parquet and release the file instead"
+            "PySpark DataFrames are counted inside Spark, not collected: pass the DataFrame itself to "
+            "dptree.range_tree or dptree.leaf_histogram with column='...'"
         )
     if isinstance(data, dict):
         raise DataError(f"{name} must be an array or a table column, not a dict")
@@ -195,3 +199,14 @@ def to_numpy(data: Any, *, column: str | None = None, name: str = "values") -> n
 
 def _quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
+
+
+def present(raw: np.ndarray) -> np.ndarray:
+    """Mask of the entries of a :func:`to_numpy` array that are not missing (NaN, NaT, None)."""
+    if raw.dtype.kind == "f":
+        return ~np.isnan(raw)
+    if raw.dtype.kind == "M":
+        return ~np.isnat(raw)
+    if raw.dtype.kind == "O":
+        return np.fromiter((v is not None and not (isinstance(v, float) and v != v) for v in raw), bool, raw.size)
+    return np.ones(raw.size, bool)

@@ -17,7 +17,15 @@ from typing import Any, ClassVar, Mapping
 
 from dptree.io.release_file import register_kind, write_release
 
-__all__ = ["Release", "CountRelease"]
+__all__ = ["Release", "CountRelease", "release_class"]
+
+_CLASSES: dict[str, type[Release]] = {}
+
+
+def release_class(kind: str) -> type[Release]:
+    """The release class of ``kind`` (registered by defining it): lets a plan build its release
+    without importing the module that defines it, so the import graph stays acyclic."""
+    return _CLASSES[kind]
 
 
 class Release(ABC):
@@ -32,6 +40,7 @@ class Release(ABC):
         super().__init_subclass__(**kwargs)
         if "KIND" in cls.__dict__:
             register_kind(cls.KIND, cls.from_document)
+            _CLASSES[cls.KIND] = cls
 
     @property
     def private(self) -> bool:

@@ -1,22 +1,50 @@
 """``range_tree``: the one entry point from user data to a range-tree release (seeds 000, 003, 004).
 
-The walk goes downward: plan (public parameters) -> data (leaf histogram through an engine) ->
-the plan's measurement and estimation -> :class:`~dptree.rangetree.release.RangeTree`.
+The walk goes downward: plan (public parameters, :func:`~dptree.rangetree.release.plan_range_tree`)
+-> data (the leaf histogram(s), through the one dispatcher :func:`dptree.data.histograms.leaf_histogram`
+and its engines) -> the plan's measurement and estimation -> a
+:class:`~dptree.rangetree.release.RangeTree`, or with ``by=`` a
+:class:`~dptree.rangetree.groupby.GroupedRelease` (one tree per public group).
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Sequence, overload
 
 from dptree import noise as _noise
-from dptree.data.histograms import leaf_histogram
-from dptree.io import release_file as _serialize
+from dptree._validation import Constraint, validate_params
+from dptree.data.engines.base import Missing, Unknown
+from dptree.data.histograms import COLUMN, MISSING, RNG, UNKNOWN, leaf_histogram
+from dptree.errors import InvalidParameterError
+from dptree.io import release_file as _release_file
+from dptree.rangetree.groupby import GroupedRelease, release_groups
 from dptree.rangetree.release import RangeTree, plan_range_tree
 
-__all__ = ["range_tree"]
+__all__ = ["range_tree", "range_tree_by"]
+
+_CONSTRAINTS: dict[str, Sequence[Constraint | None]] = {
+    "missing": MISSING, "column": COLUMN, "unknown": UNKNOWN, "rng": RNG,
+}
 
 
+@overload
+def range_tree(values: Any, *, lower: Any, upper: Any, epsilon: float | None = ..., delta: float = ...,
+               rho: float | None = ..., width: Any = ..., branching: int | None = ..., noise: str = ...,
+               neighbors: str = ..., max_contributions: int = ..., levels: str = ..., missing: Missing = ...,
+               column: str | None = ..., user_id: Any = ..., by: None = ..., groups: None = ..., unknown: Unknown = ...,
+               rng: _noise.RngLike = ...) -> RangeTree: ...
+
+
+@overload
+def range_tree(values: Any, *, lower: Any, upper: Any, epsilon: float | None = ..., delta: float = ...,
+               rho: float | None = ..., width: Any = ..., branching: int | None = ..., noise: str = ...,
+               neighbors: str = ..., max_contributions: int = ..., levels: str = ..., missing: Missing = ...,
+               column: str | None = ..., user_id: Any = ..., by: Any, groups: Sequence[Any], unknown: Unknown = ...,
+               rng: _noise.RngLike = ...) -> GroupedRelease: ...
+
+
+@validate_params(_CONSTRAINTS)
 def range_tree(
     values: Any,
     *,
@@ -31,11 +59,14 @@ def range_tree(
     neighbors: str = "add_remove",
     max_contributions: int = 1,
     levels: str = "uniform",
-    missing: str = "error",
+    missing: Missing = "error",
     column: str | None = None,
     user_id: Any = None,
+    by: Any = None,
+    groups: Sequence[Any] | None = None,
+    unknown: Unknown = "error",
     rng: _noise.RngLike = None,
-) -> RangeTree:
+) -> RangeTree | GroupedRelease:
     """Release a private b-ary range tree of ``values`` over the public domain [lower, upper].
 
     Returns a :class:`RangeTree` that answers every range count, CDF value, histogram and quantile
@@ -44,35 +75,73 @@ def range_tree(
     Privacy: ``noise="laplace"`` gives pure ``epsilon``-DP; ``noise="gaussian"`` gives ``rho``-zCDP,
     or (``epsilon``, ``delta``)-DP when given those, under the ``neighbors`` relation
     (``"add_remove"`` one record, or ``"replace"`` one record with n public), for persons with at
-    most ``max_contributions`` records (bounding them is the caller's job here). Values outside
-    [lower, upper] are clamped. NaN/None raise unless ``missing="drop"``. ``rng`` is for tests
-    only: a seeded release is marked ``private: false``.
+    most ``max_contributions`` records. Values outside [lower, upper] are clamped. NaN/None raise
+    unless ``missing="drop"``. ``rng`` is for tests only: a seeded release is marked ``private: false``.
 
     ``values``: an array-like, a table (pandas, polars, Arrow, DuckDB) with ``column``, a
     CSV/Parquet path with ``column`` (read by DuckDB), or a Spark DataFrame with ``column``.
     ``user_id`` (a column name or an array): keep at most ``max_contributions`` records per user,
     chosen uniformly at random before the histogram (:mod:`dptree.data.bounding`).
 
+    ``by`` (a column name or an array) with ``groups`` (the public list of groups): one tree per
+    group, a :class:`GroupedRelease`, for the budget of one release (parallel composition,
+    :mod:`dptree.rangetree.groupby`; add/remove neighbours only). Every listed group is released,
+    present in the data or not; rows of unlisted groups raise, or are dropped with ``unknown="drop"``.
+
     ``levels="uniform"`` splits the budget equally over the noised levels (seed 004, Algorithm 1);
     ``"optimal"`` minimises the exact average variance over all ranges. ``branching=None`` picks,
     among 2, 4, ..., 64, the factor with the lowest average range variance (data-independent).
     """
+    if (by is None) != (groups is None):
+        raise InvalidParameterError("by and groups go together: by= names the column, groups= lists the public groups")
     plan = plan_range_tree(
-        lower=lower,
-        upper=upper,
-        epsilon=epsilon,
-        delta=delta,
-        rho=rho,
-        width=width,
-        branching=branching,
-        noise=noise,
-        neighbors=neighbors,
-        max_contributions=max_contributions,
-        levels=levels,
+        lower=lower, upper=upper, epsilon=epsilon, delta=delta, rho=rho, width=width, branching=branching,
+        noise=noise, neighbors=neighbors, max_contributions=max_contributions, levels=levels,
     )
-    plan.check_public_total(user_id=user_id, missing=missing)
+    if by is not None and neighbors == "replace":
+        raise InvalidParameterError(
+            "group-by releases use add/remove neighbours: under 'replace' a record could move between groups "
+            "and each group's total would not be public"
+        )
+    plan.check_public_total(user_id=user_id, missing=missing, by=by)
     src = _noise.make_source(rng)  # one source for bounding and noise
-    created = _serialize._utc_now()  # before the data is read: no timing of the reading
-    hist = leaf_histogram(values, plan, column=column, user_id=user_id, missing=missing, rng=src)
-    return plan.release(hist, src, column=column, source=values if isinstance(values, (str, os.PathLike)) else None,
-                        created=created)
+    created = _release_file._utc_now()  # before the data is read: no timing of the reading
+    source = values if isinstance(values, (str, os.PathLike)) else None
+    hist = leaf_histogram(values, plan, column=column, user_id=user_id, by=by, groups=groups, unknown=unknown,
+                          missing=missing, rng=src)
+    if by is None:
+        return plan.release(hist, src, column=column, source=source, created=created)
+    assert groups is not None
+    return release_groups(plan, hist, groups, src, column=column, source=source, created=created)
+
+
+@validate_params(_CONSTRAINTS)
+def range_tree_by(
+    values: Any,
+    *,
+    by: Any,
+    groups: Sequence[Any],
+    lower: Any,
+    upper: Any,
+    epsilon: float | None = None,
+    delta: float = 0.0,
+    rho: float | None = None,
+    width: Any = None,
+    branching: int | None = None,
+    noise: str = "laplace",
+    neighbors: str = "add_remove",
+    max_contributions: int = 1,
+    levels: str = "uniform",
+    unknown: Unknown = "error",
+    user_id: Any = None,
+    missing: Missing = "error",
+    column: str | None = None,
+    rng: _noise.RngLike = None,
+) -> GroupedRelease:
+    """:func:`range_tree` with ``by=`` and ``groups=``: one range tree per public group, for the
+    budget of one release (parallel composition, McSherry 2009, Thm 4)."""
+    return range_tree(
+        values, by=by, groups=groups, lower=lower, upper=upper, epsilon=epsilon, delta=delta, rho=rho, width=width,
+        branching=branching, noise=noise, neighbors=neighbors, max_contributions=max_contributions, levels=levels,
+        unknown=unknown, user_id=user_id, missing=missing, column=column, rng=rng,
+    )

@@ -24,6 +24,7 @@ from dptree import noise as _noise
 from dptree._validation import Interval, Options, validate_params
 from dptree.data.domain import Domain, make_domain
 from dptree.errors import DataError, DomainError, InvalidParameterError
+from dptree.io.contract import release_class
 from dptree.io.release_file import creation_metadata
 from dptree.privacy.budget import Budget
 from dptree.privacy.measurement import NoiseSpec, measure
@@ -168,7 +169,7 @@ class RangeTreePlan:
         input path) are kept, with the creation time, in the release's public ``metadata``.
         ``created``: that time, read from the clock (``release_file._utc_now()``) before the data
         was read; default: now."""
-        from dptree.rangetree.release import RangeTree
+        release_type = release_class("range_tree")  # rangetree.release imports this module, not back
 
         src = _noise.make_source(rng)
         hist = _check_histogram(leaf_counts)
@@ -184,7 +185,8 @@ class RangeTreePlan:
         statement = dict(self.statement)
         statement["private"] = bool(src.private)
         meta = creation_metadata(column=column, source=source, created=created)
-        return RangeTree(plan=self, measurements=measurements, statement=statement, metadata=meta)
+        return cast("RangeTree", release_type(plan=self, measurements=measurements,  # type: ignore[call-arg]
+                                              statement=statement, metadata=meta))
 
 
 def _statement(layout: TreeLayout, budget: Budget, noise_kind: str, who: Neighbors, noise: LevelNoise,

@@ -294,14 +294,14 @@ def test_parquet_column_with_nan(tmp_path, cli_run) -> None:  # type: ignore[no-
 def test_out_is_checked_before_the_data_is_read(tmp_path, cli_run, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Issue 10: --out is validated first (directory exists and is writable, not the input file);
     --out equal to the input used to overwrite the data file with the release."""
-    import dptree.data.engines.duckdb as db
+    import dptree.data.histograms as db
 
     data = tmp_path / "d.csv"
     data.write_text("v\n" + "1\n" * 20)
     before = data.read_bytes()
     read: list[str] = []
-    original = db.file_leaf_histogram
-    monkeypatch.setattr(db, "file_leaf_histogram", lambda *a, **k: read.append("read") or original(*a, **k))
+    original = db.leaf_histogram
+    monkeypatch.setattr(db, "leaf_histogram", lambda *a, **k: read.append("read") or original(*a, **k))
     base = ["release", str(data), "--column", "v", "--lower", "0", "--upper", "9", "--epsilon", "1"]
     for out, needle in ((str(tmp_path / "no" / "r.json"), "does not exist"), (str(tmp_path), "is a directory"),
                         (str(data), "is the input file"), ("", "needs a file name")):

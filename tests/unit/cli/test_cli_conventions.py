@@ -220,4 +220,4 @@ def test_hierarchy_reads_stdin(files: dict[str, Path], cli_run: Any, monkeypatch
     monkeypatch.setattr("sys.stdin", io.StringIO("country\nUS\n"))
     code, _, err = cli_run(["hierarchy", "-", "--levels", "country,state", "--structure", str(files["structure"]),
                             "--epsilon", "1", "--out", str(files["dir"] / "stdin2.json")])
-    assert code == 2 and re.match(r"dptree: error: data file stdin has no column\(s\) \['state'\]", err), err
+    assert code == 2 and re.match(r"dptree: error: the data has no column\(s\) \['state'\]", err), err

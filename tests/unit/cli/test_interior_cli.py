@@ -61,7 +61,7 @@ def test_cli_stdin(tmp_path, interior, monkeypatch):
 @pytest.mark.parametrize(
     "argv_tail,needle",
     [
-        (["--column", "nope", "--lower", "0", "--upper", "10", "--epsilon", "1"], "not in"),
+        (["--column", "nope", "--lower", "0", "--upper", "10", "--epsilon", "1"], "not found"),
         (["--column", "v", "--lower", "10", "--upper", "0", "--epsilon", "1"], "lower must be <= upper"),
         (["--column", "v", "--lower", "0", "--upper", "10", "--epsilon", "0"], "epsilon must be a finite number > 0"),
         (["--column", "v", "--lower", "0", "--upper", "2**64", "--epsilon", "1"], "--upper must be a number"),

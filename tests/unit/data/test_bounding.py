@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from scipy import stats
 
-from dptree.data.bounding import bounded_histogram, file_bounded_histogram
+from dptree.data.histograms import bounded_histogram, file_bounded_histogram
 from dptree.errors import DataError, InvalidParameterError
 from dptree.noise import SeededRandomSource, uniform_subsets
 from dptree.rangetree.release import plan_range_tree

@@ -11,7 +11,7 @@ import pytest
 
 from dptree.data.domain import coerce_values
 from dptree.data.engines import spark as spark_backend
-from dptree.errors import DataError, InputFormatError, InvalidParameterError
+from dptree.errors import DataError, InputFormatError, InvalidParameterError, MissingDependencyError
 from dptree.rangetree.release import plan_range_tree
 
 
@@ -30,7 +30,7 @@ def test_missing_pyspark_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> Non
 
     monkeypatch.setattr(builtins, "__import__", fake)
     plan = plan_range_tree(lower=0, upper=9, epsilon=1.0)
-    with pytest.raises(InputFormatError, match=r'pip install "dptree\[spark\]"'):
+    with pytest.raises(MissingDependencyError, match=r"pip install 'dptree\[spark\]'"):
         spark_backend.spark_leaf_histogram(object(), "v", plan)
 
 

@@ -18,6 +18,8 @@ import pandas as pd
 import pytest
 
 import dptree.hierarchy.counting as hmod
+from dptree.data.engines.base import COUNT
+from dptree.data.histograms import path_counts
 from dptree.errors import DataError
 from dptree.hierarchy.api import hierarchy_counts
 from dptree.hierarchy.counting import leaf_counts, node_weights
@@ -116,19 +118,17 @@ def test_bad_weights_are_refused(ws: list, problem: str) -> None:
         leaf_counts(frame(ws), H, weight="w")
 
 
-# ------------------------------------------------------------------------ the CLI's DuckDB reader
+# ------------------------------------------------------------------------ the DuckDB engine's path counts
 
 
 def test_duckdb_reader_sums_exactly(tmp_path: Path) -> None:
-    from dptree.cli.hierarchy import read_grouped
-
     df = frame([P52, P52, 1, 7], ["a/x", "a/x", "a/x", "b/z"])
     df.to_csv(tmp_path / "w.csv", index=False)
     df.to_parquet(tmp_path / "w.parquet")
     df.assign(w=df["w"].astype("float64")).to_parquet(tmp_path / "f.parquet")  # floats up to 2^53 are exact
     df.assign(w=df["w"].astype(str) + ".0").to_csv(tmp_path / "t.csv", index=False)
     for name in ("w.csv", "w.parquet", "f.parquet", "t.csv"):
-        g, col = read_grouped(str(tmp_path / name), ["l1", "l2"], "w")
+        g, col = path_counts(str(tmp_path / name), ["l1", "l2"], weight="w"), COUNT
         got = dict(zip(g["l1"] + "/" + g["l2"], (int(v) for v in g[col])))
         assert got == {"a/x": 2**53 + 1, "b/z": 7}, name
         x = leaf_counts(g, H, levels=["l1", "l2"], weight=col)
@@ -148,15 +148,13 @@ def test_duckdb_reader_sums_exactly(tmp_path: Path) -> None:
     ],
 )
 def test_duckdb_reader_refuses(tmp_path: Path, values: list[str], exc_name: str, problem: str) -> None:
-    from dptree.cli.hierarchy import read_grouped
-
     exc = DataError if exc_name == "DataError" else hmod.TotalTooLargeError
 
     pd.DataFrame({"l1": ["a"] * len(values), "l2": ["x"] * len(values), "w": values}).to_csv(
         tmp_path / "bad.csv", index=False
     )
     with pytest.raises(exc, match=problem) as info:
-        read_grouped(str(tmp_path / "bad.csv"), ["l1", "l2"], "w")
+        path_counts(str(tmp_path / "bad.csv"), ["l1", "l2"], weight="w")
     msg = str(info.value)
     for v in set(values) - {"", "1", "0"}:
         assert v not in msg
@@ -164,11 +162,9 @@ def test_duckdb_reader_refuses(tmp_path: Path, values: list[str], exc_name: str,
 
 
 def test_duckdb_reader_refuses_float_weights_above_2_53(tmp_path: Path) -> None:
-    from dptree.cli.hierarchy import read_grouped
-
     pd.DataFrame({"l1": ["a"], "l2": ["x"], "w": [2.0**60]}).to_parquet(tmp_path / "f.parquet")
     with pytest.raises(DataError, match="above 2\\^53"):
-        read_grouped(str(tmp_path / "f.parquet"), ["l1", "l2"], "w")
+        path_counts(str(tmp_path / "f.parquet"), ["l1", "l2"], weight="w")
 
 
 # ------------------------------------------------------------------------ Spark

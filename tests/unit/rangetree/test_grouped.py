@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import copy
+import json
 from pathlib import Path
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -11,8 +14,10 @@ import pyarrow.parquet as pq
 import pytest
 
 import dptree
-from dptree.errors import DataError, InputFormatError, InvalidParameterError
-from dptree.rangetree.groupby import file_grouped_histograms, grouped_histograms, range_tree_by, release_groups
+from dptree.errors import DataError, InputFormatError, InvalidParameterError, ReleaseFileError
+from dptree.io.contract import CountRelease
+from dptree.rangetree.api import range_tree_by
+from dptree.rangetree.groupby import GroupedRelease, file_grouped_histograms, grouped_histograms, release_groups
 from dptree.rangetree.release import plan_range_tree
 
 GROUPS = ["north", "south", "east", "west"]  # "west" never occurs in the data
@@ -118,8 +123,8 @@ def test_range_tree_by_end_to_end(tmp_path: Path) -> None:
     assert [Path(p).name for p in paths] == [f"age-{g}.json" for g in GROUPS]
     back = dptree.load(paths[0])
     assert back.total() == pytest.approx(rel["north"].total())
-    with pytest.raises(InvalidParameterError, match="must contain"):
-        rel.save(str(tmp_path / "age.json"), allow_nonprivate=True)
+    with pytest.raises(InvalidParameterError, match="cannot be part of a file name"):
+        range_tree_by([1], by=["a b"], groups=["a b"], lower=0, upper=9, epsilon=1.0).save(str(tmp_path / "{group}"))
     with pytest.raises(InvalidParameterError, match="add/remove"):
         range_tree_by([1], by=["a"], groups=["a"], lower=0, upper=9, epsilon=1.0, neighbors="replace")
 
@@ -154,3 +159,112 @@ def test_spark_agrees_with_numpy() -> None:
         spark_grouped_histograms(sdf, "v", "g", plan, groups=[1, 2])
     with pytest.raises(InputFormatError, match="not found"):
         spark_grouped_histograms(sdf, "v", "region", plan, groups=GROUPS)
+
+
+# --------------------------------------------------------------------------- range_tree(by=), one file
+
+
+def test_range_tree_with_by_is_range_tree_by() -> None:
+    df = _data(5)
+    kw: dict[str, Any] = dict(groups=GROUPS, lower=0, upper=99, epsilon=1.0, rng=8)
+    a = dptree.range_tree(df["v"], by=df["g"], **kw)
+    b = dptree.range_tree_by(df["v"], by=df["g"], **kw)
+    assert isinstance(a, GroupedRelease) and isinstance(a, CountRelease)
+    for g in GROUPS:
+        for m, n in zip(a[g].measurements, b[g].measurements):
+            assert (m is None and n is None) or np.array_equal(m, n)
+    assert a.count("north", 10, 20) == a["north"].count(10, 20)
+    assert a.stderr("north", 10, 20) == a["north"].stderr(10, 20)
+    assert a.ci("north", 10, 20) == a["north"].ci(10, 20)
+    assert a.summary().startswith("GroupedRelease of 4 groups (north, south, east, west)")
+    with pytest.raises(InvalidParameterError, match="by and groups go together"):
+        dptree.range_tree(df["v"], by=df["g"], lower=0, upper=99, epsilon=1.0)
+    with pytest.raises(InvalidParameterError, match="unknown must be one of"):
+        dptree.range_tree(df["v"], by=df["g"], groups=GROUPS, lower=0, upper=99, epsilon=1.0, unknown="skip")
+
+
+def _same(a: GroupedRelease, b: GroupedRelease) -> None:
+    assert a.groups == b.groups and a.privacy == b.privacy
+    for g in a.groups:
+        for m, n in zip(a[g].measurements, b[g].measurements):
+            assert (m is None and n is None) or np.array_equal(m, n)
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_dataframes_and_files_like_range_tree(tmp_path: Path, bounded: bool) -> None:
+    """range_tree_by used to refuse column= (a TypeError); tables and files now work as in range_tree."""
+    df = _data(6)
+    kw: dict[str, Any] = dict(groups=GROUPS, lower=0, upper=99, epsilon=1.0, max_contributions=2, rng=11)
+    arrays = range_tree_by(df["v"], by=df["g"], user_id=df["u"] if bounded else None, **kw)
+    user = "u" if bounded else None
+    frame = range_tree_by(df, column="v", by="g", user_id=user, **kw)
+    _same(frame, arrays)
+    path = _parquet(df, tmp_path)
+    from_file = dptree.range_tree(path, column="v", by="g", user_id=user, **kw)
+    _same(from_file, arrays)
+    assert from_file.metadata["source"] == path and from_file.metadata["column"] == "v"
+    assert from_file["north"].metadata["source"] == path
+    csv = tmp_path / "d.csv"
+    df.to_csv(csv, index=False)
+    _same(range_tree_by(csv, column="v", by="g", user_id=user, **kw), arrays)
+    with pytest.raises(InvalidParameterError, match="by must be a column name"):
+        range_tree_by(path, column="v", by=df["g"], groups=GROUPS, lower=0, upper=99, epsilon=1.0)
+    with pytest.raises(DataError, match="by names a column"):
+        range_tree_by(df["v"], by="g", groups=GROUPS, lower=0, upper=99, epsilon=1.0)
+
+
+def test_one_file_round_trips_through_load(tmp_path: Path) -> None:
+    df = _data(7)
+    rel = range_tree_by(df, column="v", by="g", groups=GROUPS, lower=0, upper=99, epsilon=1.0, rng=2)
+    path = tmp_path / "groups.json"
+    assert rel.save(path, allow_nonprivate=True) == [str(path)]
+    back = dptree.load(path)
+    assert isinstance(back, GroupedRelease) and back.metadata == rel.metadata
+    _same(back, rel)
+    assert back.count("east", 0, 50) == pytest.approx(rel.count("east", 0, 50))
+    assert back.to_frame().equals(rel.to_frame())
+    doc = json.loads(path.read_text())
+    assert doc["kind"] == "range_tree_groups" and doc["parameters"]["groups"] == GROUPS
+    assert len(doc["measurements"]["levels"]) == len(GROUPS)
+    assert GroupedRelease.from_document(rel.to_document()).groups == GROUPS
+    with pytest.raises(ReleaseFileError, match="seed"):
+        rel.save(tmp_path / "again.json")  # a seeded release needs allow_nonprivate
+
+
+def _tampered(rel: GroupedRelease, change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    doc = copy.deepcopy(rel.to_document())
+    change(doc)
+    return doc
+
+
+def test_a_tampered_file_is_refused() -> None:
+    df = _data(8)
+    rel = range_tree_by(df["v"], by=df["g"], groups=GROUPS, lower=0, upper=99, epsilon=1.0, rng=2)
+
+    def more_groups(d: dict[str, Any]) -> None:
+        d["parameters"]["groups"] = GROUPS + ["x"]
+
+    def fewer_levels(d: dict[str, Any]) -> None:
+        d["measurements"]["levels"] = d["measurements"]["levels"][:2]
+
+    def cheaper_noise(d: dict[str, Any]) -> None:
+        d["parameters"]["tree"]["budget"]["epsilon"] = 10.0
+
+    def private_flag(d: dict[str, Any]) -> None:
+        d["privacy"]["private"] = "yes"
+
+    for change in (more_groups, fewer_levels, cheaper_noise, private_flag):
+        with pytest.raises(ReleaseFileError):
+            GroupedRelease.from_document(_tampered(rel, change))
+
+
+@pytest.mark.slow
+def test_range_tree_by_on_a_spark_dataframe() -> None:
+    from _spark import spark_frame
+
+    df = _data(9, n=800)
+    sdf = spark_frame({"v": df["v"].to_numpy(), "g": df["g"].to_numpy(dtype=object), "u": df["u"].to_numpy()})
+    kw: dict[str, Any] = dict(groups=GROUPS, lower=0, upper=99, epsilon=1.0, max_contributions=2, rng=4)
+    _same(range_tree_by(sdf, column="v", by="g", **kw), range_tree_by(df, column="v", by="g", **kw))
+    _same(dptree.range_tree(sdf, column="v", by="g", user_id="u", **kw),
+          range_tree_by(df["v"], by=df["g"], user_id=df["u"], **kw))

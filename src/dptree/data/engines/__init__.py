@@ -1,5 +1,9 @@
-"""Engines that compute leaf histograms: numpy for arrays (in :mod:`dptree.rangetree.release`), DuckDB for files."""
+"""The engines behind the one interface :class:`~dptree.data.engines.base.Engine`: numpy (in-memory
+data), DuckDB (files and DuckDB relations) and Spark; :mod:`dptree.data.histograms` picks one."""
 
-from dptree.data.engines.duckdb import file_leaf_histogram, read_column
+from dptree.data.engines.base import Engine
+from dptree.data.engines.duckdb import DuckDBEngine, file_leaf_histogram, read_column
+from dptree.data.engines.numpy import NumpyEngine
+from dptree.data.engines.spark import SparkEngine
 
-__all__ = ["file_leaf_histogram", "read_column"]
+__all__ = ["Engine", "NumpyEngine", "DuckDBEngine", "SparkEngine", "file_leaf_histogram", "read_column"]

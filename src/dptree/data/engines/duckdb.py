@@ -1,38 +1,46 @@
-"""Leaf histograms of CSV and Parquet files computed inside DuckDB (out of core, multi-threaded).
+"""The DuckDB engine: CSV and Parquet files (out of core, multi-threaded) and DuckDB relations.
 
-Only the histogram (one count per bucket) leaves DuckDB; the rows never enter Python. The SQL
-clamps values into [lower, upper] and maps them to bucket indices exactly as
-:meth:`dptree.data.domain.Domain.to_leaves` does, so a file and the same values as an array give the
-same histogram (tested).
+Only counts leave DuckDB: the histogram (one count per bucket), for contribution bounding the
+record counts of the users above k (numbers without ids), for hierarchies one count per distinct
+path. The rows never enter Python. The SQL (:mod:`dptree.data.engines.duckdb_sql`) buckets values
+exactly as :meth:`dptree.data.domain.Domain.to_leaves` does and bounding follows
+:mod:`dptree.data.bounding`, so a file and the same values as an array give the same counts
+(tested). A DuckDB relation is read through Arrow (only the columns used) into a connection of
+its own: nothing is created in the caller's connection.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import sys
 import tempfile
 import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, Union
 
 import numpy as np
 
+from dptree.data.bounding import kept_pairs
 from dptree.data.domain import Domain
-from dptree.errors import (
-    RANGE_TREE_FLOAT_FIX,
-    DataError,
-    InputFormatError,
-    engine_error,
-    infinite_values_error,
-    missing_values_error,
-    non_integer_values_error,
-    redact,
+from dptree.data.engines.base import COUNT, Engine, Group, Missing, Unknown
+from dptree.data.engines.duckdb_sql import (
+    check_weight_column,
+    column_type,
+    column_types,
+    leaf_sql,
+    quote_ident,
+    quote_str,
+    user_sql,
 )
+from dptree.errors import DataError, InputFormatError, InvalidParameterError, engine_error, redact, unknown_groups_error
+from dptree.noise import RandomSource
 
-__all__ = ["file_leaf_histogram", "read_column", "open_table", "Progress"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["DuckDBEngine", "file_leaf_histogram", "read_column", "open_table", "is_relation", "Progress"]
 
 #: ``progress=`` of the file readers: False/None (silent), True (messages on stderr) or a callable
 #: that receives each message
@@ -87,12 +95,13 @@ def _poll_progress(con: Any, report: Callable[[str], None] | None, what: str) ->
         thread.join()
 
 
-def _quote_ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+# the names the command line and older code import from here
+_quote_ident, _column_type = quote_ident, column_type
 
 
-def _quote_str(s: str) -> str:
-    return "'" + s.replace("'", "''") + "'"
+def is_relation(data: Any) -> bool:
+    """A DuckDB relation (``duckdb.sql(...)``, ``con.table(...)``)."""
+    return type(data).__module__.split(".")[0] in ("duckdb", "_duckdb") and hasattr(data, "columns")
 
 
 def _detect_format(path: str) -> str:
@@ -109,47 +118,69 @@ def _detect_format(path: str) -> str:
     return "parquet" if head == b"PAR1" else "csv"
 
 
-@contextmanager
-def open_table(path: str, fmt: str | None = None, progress: Progress = False) -> Iterator[tuple[Any, str]]:
-    """Yield (DuckDB connection, SQL table expression) for a CSV/Parquet file or '-' (CSV on stdin).
+def _register_relation(con: Any, rel: Any, columns: Sequence[str] | None) -> str:
+    """Register the used ``columns`` of a relation (as Arrow) in ``con``; the table's name."""
+    have = list(rel.columns)
+    for c in columns or ():
+        if c not in have:
+            raise InputFormatError(f"column {c!r} not found; available columns: {', '.join(have)}")
+    if columns:
+        rel = rel.project(", ".join(quote_ident(c) for c in dict.fromkeys(columns)))
+    table = rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()  # duckdb >= 1.4 / older
+    con.register("dpt_input", table)
+    return "dpt_input"
 
-    Standard input is copied to a private temporary file that is removed on exit. ``progress``:
+
+@contextmanager
+def open_table(source: Any, fmt: str | None = None, progress: Progress = False, *,
+               columns: Sequence[str] | None = None, text: bool = False) -> Iterator[tuple[Any, str]]:
+    """Yield (DuckDB connection, SQL table expression) for a CSV/Parquet file, '-' (CSV on stdin)
+    or a DuckDB relation (only its ``columns``, when given, are read).
+
+    Standard input is copied to a private temporary file that is removed on exit. ``text``: read
+    every CSV column as text (hierarchy labels such as "007" stay as written). ``progress``:
     report DuckDB's progress on stderr (or to a callable) while the block runs; never on stdout.
     """
-    try:
-        import duckdb
-    except ImportError as exc:  # pragma: no cover - duckdb is a core dependency
-        raise InputFormatError("reading files needs duckdb: pip install duckdb") from exc
+    import duckdb
+
     tmp_name = None
-    if path == "-":
-        with tempfile.NamedTemporaryFile(prefix="dptree-stdin-", suffix=".csv", delete=False) as tmp:
-            stdin = sys.stdin
-            tmp.write(stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode("utf-8"))
-            tmp_name = tmp.name
-        path, fmt = tmp_name, "csv"
-    elif not os.path.exists(path):
-        raise InputFormatError(f"input file not found: {path}")
-    elif os.path.isdir(path):
-        raise InputFormatError(f"{path} is a directory, not a CSV or Parquet file")
+    path = ""
+    if not is_relation(source):
+        path = os.fspath(source)
+        if path == "-":
+            with tempfile.NamedTemporaryFile(prefix="dptree-stdin-", suffix=".csv", delete=False) as tmp:
+                stdin = sys.stdin
+                tmp.write(stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode("utf-8"))
+                tmp_name = tmp.name
+            path, fmt = tmp_name, "csv"
+        elif not os.path.exists(path):
+            raise InputFormatError(f"input file not found: {path}")
+        elif os.path.isdir(path):
+            raise InputFormatError(f"{path} is a directory, not a CSV or Parquet file")
     con = duckdb.connect()
     try:
         # Parquet statistics leave NaN out, so DuckDB would fold isnan(x) to false and then fail
         # ("statistics corrupt") on a column that holds NaN: keep the optimiser from trusting them.
         con.execute("SET disabled_optimizers = 'statistics_propagation'")
         con.execute("SET enable_progress_bar_print = false")  # DuckDB would print it on stdout
-        fmt = fmt or _detect_format(path)
-        if fmt == "parquet":
-            expr = f"read_parquet({_quote_str(path)})"
-        elif fmt == "csv":
-            expr = f"read_csv({_quote_str(path)}, auto_detect=true)"
+        if not path:
+            expr, shown = _register_relation(con, source, columns), "a DuckDB relation"
         else:
-            raise InputFormatError(f"unknown input format {fmt!r}; use csv or parquet")
-        try:
-            con.execute(f"DESCRIBE SELECT * FROM {expr}").fetchall()
-        except Exception as exc:  # duckdb raises its own exception types
+            fmt = fmt or _detect_format(path)
+            if fmt == "parquet":
+                expr = f"read_parquet({quote_str(path)})"
+            elif fmt == "csv":
+                extra = ", all_varchar=true, header=true" if text else ""
+                expr = f"read_csv({quote_str(path)}, auto_detect=true{extra})"
+            else:
+                raise InputFormatError(f"unknown input format {fmt!r}; use csv or parquet")
             shown = "stdin" if tmp_name else Path(path).name
-            raise InputFormatError(f"cannot read {shown} as {fmt}: {redact(exc)}") from None
-        with _poll_progress(con, progress_reporter(progress), "reading " + ("stdin" if tmp_name else path)):
+            try:
+                con.execute(f"DESCRIBE SELECT * FROM {expr}").fetchall()
+            except Exception as exc:  # duckdb raises its own exception types
+                raise InputFormatError(f"cannot read {shown} as {fmt}: {redact(exc)}") from None
+            shown = "stdin" if tmp_name else path
+        with _poll_progress(con, progress_reporter(progress), "reading " + shown):
             yield con, expr
     finally:
         con.close()
@@ -157,114 +188,180 @@ def open_table(path: str, fmt: str | None = None, progress: Progress = False) ->
             os.unlink(tmp_name)
 
 
-def _column_type(con: Any, expr: str, column: str) -> str:
-    rows = con.execute(f"DESCRIBE SELECT * FROM {expr}").fetchall()
-    types = {r[0]: r[1] for r in rows}
-    if column not in types:
-        names = list(types)
-        if expr.startswith("read_csv") and (
-            all(re.fullmatch(r"column\d+", n) for n in names) or any(d in n for n in names for d in ",;\t|")
-        ):
-            # DuckDB could not read a header: a ragged or short line, or an unusual delimiter. The
-            # names it made up may be a line of the data, so they are not listed.
-            raise InputFormatError(
-                f"column {column!r} not found: the CSV's header row could not be read; check that every line "
-                "has the same number of fields and that the delimiter is a comma (or pass --format parquet "
-                "for a Parquet file)"
-            )
-        raise InputFormatError(f"column {column!r} not found; available columns: {', '.join(names)}")
-    return str(types[column]).upper()
-
-
-def file_leaf_histogram(
-    path: str,
-    column: str,
-    domain: Domain,
-    padded_size: int,
-    *,
-    missing: str = "error",
-    fmt: str | None = None,
-    progress: Progress = False,
-) -> np.ndarray:
-    """Bucket counts of ``column`` of a CSV/Parquet file (or '-' for CSV on stdin), via DuckDB."""
-    try:
-        with open_table(path, fmt, progress) as (con, expr):
-            return _histogram(con, expr, column, domain, padded_size, missing)
-    except (DataError, InputFormatError):
-        raise
-    except Exception as exc:
-        raise engine_error("histogram", column, exc) from None
-
-
-def _histogram(con: Any, expr: str, column: str, domain: Domain, padded_size: int, missing: str) -> np.ndarray:
-    _column_type(con, expr, column)
-    if con.execute(f"SELECT count(*) FROM {expr}").fetchone()[0] == 0:
-        return np.zeros(padded_size, dtype=np.int64)  # empty input: a release of noise around zero
-    leaf, bad = leaf_sql(con, expr, column, domain, missing)
-    sql = f"SELECT {leaf} AS leaf, count(*) AS n FROM {expr} WHERE NOT {bad} GROUP BY 1"
+def _fetch_hist(con: Any, sql: str, cells: int) -> np.ndarray:
+    """Counts per cell of ``sql`` (rows ``leaf, n``)."""
     rows = con.execute(sql).fetchnumpy()
-    hist = np.zeros(padded_size, dtype=np.int64)
+    hist = np.zeros(cells, dtype=np.int64)
     np.add.at(hist, np.asarray(rows["leaf"], dtype=np.int64), np.asarray(rows["n"], dtype=np.int64))
     return hist
 
 
-def leaf_sql(con: Any, expr: str, column: str, domain: Any, missing: str) -> tuple[str, str]:
-    """(SQL bucket index, SQL 'value missing' predicate) for ``column``: the same clamping and
-    bucketing as :meth:`dptree.data.domain.Domain.to_leaves`. Raises for a column of the wrong type,
-    +-inf values, and (with ``missing="error"``) missing values."""
-    ctype = _column_type(con, expr, column)
-    col = _quote_ident(column)
-    numeric = any(t in ctype for t in ("INT", "DOUBLE", "FLOAT", "DECIMAL", "REAL", "NUMERIC"))
-    temporal = "DATE" in ctype or "TIMESTAMP" in ctype
-    if domain.kind == "datetime":
-        if not temporal:
-            raise DataError(f"column {column!r} has type {ctype}, but the domain is dates: pass numeric bounds")
-        # clamp in the column's own (microsecond) range first: epoch_ns of 9999-12-31 overflows
-        lo_us, hi_us = int(domain.lower) // 1000, -(-int(domain.upper) // 1000)
-        value = (
-            f"epoch_ns(least(greatest(CAST({col} AS TIMESTAMP), make_timestamp({lo_us})), make_timestamp({hi_us})))"
+def bounded_counts(con: Any, table: str, k: int, cells: int, source: RandomSource,
+                   report: Callable[[str], None] | None = None) -> np.ndarray:
+    """Counts per cell of ``table(u, leaf)`` after keeping at most k rows per user u
+    (:mod:`dptree.data.bounding`): rows of a user ranked by cell, users above k numbered in id
+    order, the drawn ranks joined back. ``report`` receives the name of each stage (never a count)."""
+    say = report or (lambda msg: None)
+    say("counting records per user")
+    con.execute(f"CREATE TEMP TABLE dpt_uc AS SELECT u, count(*) AS c FROM {table} GROUP BY u")
+    con.execute(
+        f"CREATE TEMP TABLE dpt_heavy AS SELECT u, c, row_number() OVER (ORDER BY u) - 1 AS h "
+        f"FROM dpt_uc WHERE c > {k}"
+    )
+    counts = np.asarray(con.execute("SELECT c FROM dpt_heavy ORDER BY h").fetchnumpy()["c"], dtype=np.int64)
+    # users with at most k rows keep them all: a hash join, no window
+    hist = _fetch_hist(con, f"SELECT t.leaf, count(*) AS n FROM {table} t JOIN dpt_uc uc ON t.u = uc.u "
+                            f"WHERE uc.c <= {k} GROUP BY t.leaf", cells)
+    if counts.size:
+        import pyarrow as pa
+
+        say(f"drawing which {k} record(s) each user keeps")
+        kept = kept_pairs(source, counts, k)  # heavy users in id order
+        say("counting the kept records")
+        con.register("dpt_kept", pa.table({name: pa.array(col) for name, col in kept.items()}))
+        # positions (rank by leaf inside the user) only for the rows of users above k
+        ranked = (
+            f"SELECT hv.h, t.leaf, row_number() OVER (PARTITION BY t.u ORDER BY t.leaf) - 1 AS pos "
+            f"FROM {table} t JOIN dpt_heavy hv ON t.u = hv.u"
         )
-        bad = f"{col} IS NULL"
-    else:
-        if not numeric:
-            hint = " (for dates, give date bounds such as --lower 2024-01-01)" if temporal else ""
-            raise DataError(f"column {column!r} has type {ctype}; a numeric domain needs numbers{hint}")
-        if "INT" in ctype and "DOUBLE" not in ctype and domain.kind == "integer":
-            # clamp in the column's own type (UBIGINT, HUGEINT): uint64 max never reaches a BIGINT cast
-            value = f"CAST(least(greatest({col}, {int(domain.lower)}), {int(domain.upper)}) AS BIGINT)"
-            bad = f"{col} IS NULL"
-        else:
-            value = f"CAST({col} AS DOUBLE)"
-            inf = con.execute(f"SELECT count_if(isinf({value})) FROM {expr}").fetchone()[0]
-            if inf:
-                raise infinite_values_error(column)
-            bad = f"({col} IS NULL OR isnan({value}))"
-    # counted in a projection, not a WHERE: a filter could be pruned by Parquet statistics that omit NaN
-    n_missing = con.execute(f"SELECT count_if({bad}) FROM {expr}").fetchone()[0]
-    if n_missing and missing == "error":
-        raise missing_values_error(column)
-    if domain.kind == "integer" and value.endswith("AS DOUBLE)"):
-        # as in memory: non-integers are refused, never floored (after the missing-values check)
-        frac = con.execute(f"SELECT count_if(NOT {bad} AND {value} <> floor({value})) FROM {expr}").fetchone()[0]
-        if frac:
-            raise non_integer_values_error(RANGE_TREE_FLOAT_FIX)
-    lo, hi, w = domain.lower, domain.upper, domain.width
-    if domain.kind == "float":
-        leaf = f"CAST(floor((least(greatest({value}, {lo!r}), {hi!r}) - {lo!r}) / {w!r}) AS BIGINT)"
-    elif domain.kind == "integer" and value.startswith("CAST(") and value.endswith("AS DOUBLE)"):
-        # clamp in DOUBLE first: NaN and huge values never reach the BIGINT cast
-        leaf = f"(CAST(floor(least(greatest({value}, {int(lo)}), {int(hi)})) AS BIGINT) - {int(lo)}) // {int(w)}"
-    else:
-        leaf = f"(least(greatest({value}, {int(lo)}), {int(hi)}) - {int(lo)}) // {int(w)}"
-    return f"least({leaf}, {domain.size - 1})", bad
+        hist += _fetch_hist(con, f"SELECT r.leaf, count(*) AS n FROM ({ranked}) r JOIN dpt_kept kp "
+                                 "ON r.h = kp.h AND r.pos = kp.pos GROUP BY r.leaf", cells)
+        con.unregister("dpt_kept")
+    con.execute("DROP TABLE dpt_heavy")
+    con.execute("DROP TABLE dpt_uc")
+    return hist
+
+
+class DuckDBEngine(Engine):
+    """Counts of CSV/Parquet files and DuckDB relations, computed in DuckDB. ``fmt``: the file
+    format ("csv" or "parquet"; default: from the name or the first bytes). ``progress``: stage
+    messages and DuckDB's progress, on stderr (or to a callable), never on stdout."""
+
+    READS = "a file"
+
+    def __init__(self, fmt: str | None = None, progress: Progress = False) -> None:
+        self.fmt, self.progress = fmt, progress
+
+    def _names(self, data: Any, column: Any, **refs: Any) -> None:
+        self.names(column, reads="a DuckDB relation" if is_relation(data) else None, **refs)
+
+    def _open(self, data: Any, *columns: str | None, text: bool = False) -> Any:
+        return open_table(data, self.fmt, self.progress, columns=[c for c in columns if c], text=text)
+
+    def leaf_histogram(self, data: Any, domain: Domain, cells: int, *, column: str | None,
+                       missing: Missing) -> np.ndarray:
+        self._names(data, column)
+        assert column is not None
+        try:
+            with self._open(data, column) as (con, expr):
+                column_type(con, expr, column)
+                if con.execute(f"SELECT count(*) FROM {expr}").fetchone()[0] == 0:
+                    return np.zeros(cells, dtype=np.int64)  # empty input: a release of noise around zero
+                leaf, bad = leaf_sql(con, expr, column, domain, missing)
+                return _fetch_hist(con, f"SELECT {leaf} AS leaf, count(*) AS n FROM {expr} WHERE NOT {bad} "
+                                        "GROUP BY 1", cells)
+        except (DataError, InputFormatError):
+            raise
+        except Exception as exc:
+            raise engine_error("histogram", column, exc) from None
+
+    def bounded_histogram(self, data: Any, domain: Domain, cells: int, *, column: str | None, user_id: Any,
+                          k: int, missing: Missing, source: RandomSource) -> np.ndarray:
+        self._names(data, column, user_id=user_id)
+        report = progress_reporter(self.progress)
+        try:
+            with self._open(data, column, user_id) as (con, expr):
+                leaf, bad = leaf_sql(con, expr, str(column), domain, missing)
+                ucol = user_sql(con, expr, user_id)
+                if report:
+                    report("bucketing the rows")
+                con.execute(
+                    f"CREATE TEMP TABLE dpt_rows AS SELECT u, leaf FROM (SELECT {ucol} AS u, "
+                    f"CASE WHEN {bad} THEN NULL ELSE {leaf} END AS leaf FROM {expr}) WHERE leaf IS NOT NULL"
+                )
+                if report:
+                    report(f"keeping at most {k} record(s) per user")
+                return bounded_counts(con, "dpt_rows", k, cells, source, report)
+        except (DataError, InputFormatError, InvalidParameterError):
+            raise
+        except Exception as exc:
+            raise engine_error("bounded histogram", column, exc) from None
+
+    def grouped_histograms(self, data: Any, domain: Domain, cells: int, *, column: str | None, by: Any,
+                           groups: Sequence[Group], unknown: Unknown, user_id: Any, k: int | None,
+                           missing: Missing, source: RandomSource) -> np.ndarray:
+        import pyarrow as pa
+
+        self._names(data, column, user_id=user_id, by=by)
+        G = len(groups)
+        try:
+            with self._open(data, column, by, user_id) as (con, expr):
+                btype = column_type(con, expr, by)
+                if isinstance(groups[0], str) != ("VARCHAR" in btype or "CHAR" in btype or "TEXT" in btype):
+                    raise DataError(
+                        f"by column {by!r} has type {btype} but groups are "
+                        f"{'strings' if isinstance(groups[0], str) else 'integers'}; give groups of the column's type"
+                    )
+                numeric = any(t in btype for t in ("INT", "DOUBLE", "FLOAT", "DECIMAL"))
+                if not isinstance(groups[0], str) and not numeric:
+                    raise DataError(f"by column {by!r} has type {btype}; integer groups need a numeric column")
+                con.register("dpt_groups", pa.table({"gv": pa.array(list(groups)),
+                                                     "gi": pa.array(np.arange(G, dtype=np.int64))}))
+                leaf, bad = leaf_sql(con, expr, str(column), domain, missing)
+                ucol = user_sql(con, expr, user_id) if user_id is not None else "NULL"
+                con.execute(
+                    f"CREATE TEMP TABLE dpt_joined AS SELECT {ucol} AS u, g.gi AS gi, CASE WHEN {bad} THEN NULL "
+                    f"ELSE {leaf} END AS leaf FROM {expr} t LEFT JOIN dpt_groups g ON t.{quote_ident(by)} = g.gv"
+                )
+                if con.execute("SELECT count_if(gi IS NULL) FROM dpt_joined").fetchone()[0] and unknown == "error":
+                    raise unknown_groups_error()
+                con.execute(f"CREATE TEMP TABLE dpt_rows AS SELECT u, gi * {cells} + leaf AS leaf FROM dpt_joined "
+                            "WHERE gi IS NOT NULL AND leaf IS NOT NULL")
+                if k is None or user_id is None:
+                    hist = _fetch_hist(con, "SELECT leaf, count(*) AS n FROM dpt_rows GROUP BY leaf", G * cells)
+                else:
+                    hist = bounded_counts(con, "dpt_rows", k, G * cells, source, progress_reporter(self.progress))
+                return hist.reshape(G, cells)
+        except (DataError, InputFormatError, InvalidParameterError):
+            raise
+        except Exception as exc:
+            raise engine_error("grouped histograms", column, exc) from None
+
+    def path_counts(self, data: Any, levels: Sequence[str], *, weight: str | None) -> pd.DataFrame:
+        import duckdb
+
+        try:
+            with self._open(data, *levels, weight, text=True) as (con, expr):
+                have = column_types(con, expr)
+                absent = [c for c in list(levels) + ([weight] if weight else []) if c not in have]
+                if absent:
+                    # the file's column names are not listed: on a malformed CSV they can be a data line
+                    raise InputFormatError(f"the data has no column(s) {absent}; check its header row")
+                keys = ", ".join(quote_ident(c) for c in levels)
+                value = "1" if weight is None else check_weight_column(con, expr, weight)
+                # every group sum <= the total < MAX_TOTAL: exact in BIGINT
+                return con.execute(f"SELECT {keys}, CAST(SUM({value}) AS BIGINT) AS {COUNT} FROM {expr} "
+                                   f"GROUP BY ALL").df()
+        except duckdb.Error as exc:
+            # DuckDB's message may quote a line or a value of the file: say only what failed
+            raise InputFormatError(
+                f"cannot read the data ({type(exc).__name__}); check that it is a valid CSV/Parquet file "
+                "with a header row"
+            ) from None
+
+
+def file_leaf_histogram(path: str, column: str, domain: Domain, padded_size: int, *, missing: Missing = "error",
+                        fmt: str | None = None, progress: Progress = False) -> np.ndarray:
+    """Bucket counts of ``column`` of a CSV/Parquet file (or '-' for CSV on stdin), via DuckDB."""
+    return DuckDBEngine(fmt, progress).leaf_histogram(path, domain, padded_size, column=column, missing=missing)
 
 
 def read_column(path: str, column: str, fmt: str | None = None) -> np.ndarray:
     """All values of one column as a numpy array (for mechanisms that need the values themselves)."""
     try:
         with open_table(path, fmt) as (con, expr):
-            _column_type(con, expr, column)
-            out = con.execute(f"SELECT {_quote_ident(column)} FROM {expr}").fetchnumpy()[column]
+            column_type(con, expr, column)
+            out = con.execute(f"SELECT {quote_ident(column)} FROM {expr}").fetchnumpy()[column]
     except (DataError, InputFormatError):
         raise
     except Exception as exc:

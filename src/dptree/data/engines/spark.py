@@ -1,25 +1,31 @@
-"""Leaf histograms of PySpark DataFrames, computed in Spark (``pip install "dptree[spark]"``).
+"""The Spark engine: PySpark DataFrames, counted in Spark (``pip install "dptree[spark]"``).
 
-Only aggregates reach the driver: the histogram (one count per bucket) and, for contribution
-bounding, the record counts of the users above k (numbers without ids), from which the driver
-draws the positions to keep (randomness from :mod:`dptree.noise`) and sends them back as a small
-DataFrame. The SQL maps values to buckets exactly as :meth:`dptree.data.domain.Domain.to_leaves` and the
-DuckDB backend do, and bounding uses the same algorithm as :mod:`dptree.data.bounding`, so the three
-engines give identical histograms for the same seed (tested).
+Only aggregates reach the driver: the histogram (one count per bucket), for contribution bounding
+the record counts of the users above k (numbers without ids), from which the driver draws the
+positions to keep (:mod:`dptree.data.bounding`) and sends them back as a small DataFrame, and for
+hierarchies one exact count per distinct path. The SQL maps values to buckets exactly as
+:meth:`dptree.data.domain.Domain.to_leaves` and the DuckDB engine do, so the three engines give
+identical counts for the same random source (tested).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
 from dptree import noise as _noise
+from dptree._validation import require
+from dptree.data.bounding import check_bound, kept_pairs
 from dptree.data.domain import Domain
+from dptree.data.engines.base import COUNT, Engine, Group, LeafPlan, Missing, Unknown
+from dptree.data.groups import check_groups
+from dptree.data.weights import FLOAT_EXACT, MAX_TOTAL, too_large, weight_error
 from dptree.errors import (
     RANGE_TREE_FLOAT_FIX,
     DataError,
     InputFormatError,
+    InvalidParameterError,
     engine_error,
     infinite_values_error,
     missing_user_ids_error,
@@ -28,24 +34,22 @@ from dptree.errors import (
     unknown_groups_error,
 )
 
-__all__ = ["spark_leaf_histogram", "spark_bounded_histogram", "spark_grouped_histograms", "require_pyspark"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["SparkEngine", "is_spark_df", "spark_leaf_histogram", "spark_bounded_histogram", "spark_grouped_histograms"]
 
 _NUMERIC = ("ByteType", "ShortType", "IntegerType", "LongType", "FloatType", "DoubleType", "DecimalType")
 _INTEGRAL = ("ByteType", "ShortType", "IntegerType", "LongType")
 _FLOATING = ("FloatType", "DoubleType")
 
 
-def require_pyspark() -> Any:
-    """The pyspark module, or a clear error naming the extra to install."""
-    try:
-        import pyspark
-        import pyspark.sql  # noqa: F401
-    except ImportError as exc:
-        raise InputFormatError('the Spark backend needs pyspark: pip install "dptree[spark]"') from exc
-    return pyspark
+def _pyspark() -> Any:
+    return require("pyspark.sql", "the Spark engine")
 
 
-def _is_spark_df(df: Any) -> bool:
+def is_spark_df(df: Any) -> bool:
+    """A PySpark DataFrame (recognised without importing pyspark)."""
     mod = type(df).__module__
     return mod.startswith("pyspark.sql") and hasattr(df, "schema") and hasattr(df, "selectExpr")
 
@@ -55,7 +59,7 @@ def _quote(name: str) -> str:
 
 
 def _type_name(df: Any, column: str) -> str:
-    if not _is_spark_df(df):
+    if not is_spark_df(df):
         raise DataError(f"expected a PySpark DataFrame, got {type(df).__name__}")
     fields = {f.name: f for f in df.schema.fields}
     if column not in fields:
@@ -144,20 +148,6 @@ def _wrap(what: str, column: str, exc: Exception) -> InputFormatError:
     return engine_error(f"{what} in Spark", column, exc)
 
 
-def spark_leaf_histogram(df: Any, column: str, plan: Any, *, missing: str = "error") -> np.ndarray:
-    """Bucket counts of ``column`` of a Spark DataFrame for ``plan`` (length ``padded_size``)."""
-    require_pyspark()
-    try:
-        leaf, bad = _leaf_sql(df, column, plan.domain)
-        _check_values(df, column, bad, missing, integer_domain=plan.domain.kind == "integer")
-        rows = df.selectExpr(f"CASE WHEN {bad} THEN NULL ELSE {leaf} END AS leaf").where("leaf IS NOT NULL")
-        return _collect_hist(rows, plan.layout.padded_size)
-    except (DataError, InputFormatError):
-        raise
-    except Exception as exc:
-        raise _wrap("histogram", column, exc) from None
-
-
 def _check_users(df: Any, user_column: str) -> str:
     from pyspark.sql import functions as F
 
@@ -171,11 +161,9 @@ def _check_users(df: Any, user_column: str) -> str:
 
 
 def _bounded_counts(rows: Any, k: int, n_cells: int, src: _noise.RandomSource) -> np.ndarray:
-    """Counts per cell of ``rows(u, leaf)`` keeping at most k rows per user (the numpy algorithm)."""
+    """Counts per cell of ``rows(u, leaf)`` keeping at most k rows per user (:mod:`dptree.data.bounding`)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
-
-    from dptree.data.bounding import _kept_positions
 
     by_user = Window.partitionBy("u")
     ranked = rows.select(
@@ -192,99 +180,167 @@ def _bounded_counts(rows: Any, k: int, n_cells: int, src: _noise.RandomSource) -
         counts = np.zeros(len(counts_rows), dtype=np.int64)
         for r in counts_rows:
             counts[int(r["h"])] = int(r["count"])
-        chosen = _kept_positions(src, counts, k)
-        kept = rows.sparkSession.createDataFrame(
-            [(int(h), int(p)) for h, p in zip(np.repeat(np.arange(counts.size), k), chosen.ravel())],
-            "h long, pos long",
-        )
-        joined = ranked.join(heavy.select("u", "h"), "u").join(kept, ["h", "pos"])
+        kept = kept_pairs(src, counts, k)
+        kept_df = rows.sparkSession.createDataFrame(
+            [(int(h), int(p)) for h, p in zip(kept["h"], kept["pos"])], "h long, pos long")
+        joined = ranked.join(heavy.select("u", "h"), "u").join(kept_df, ["h", "pos"])
         hist += _collect_hist(joined, n_cells)
     return hist
 
 
-def spark_bounded_histogram(
-    df: Any,
-    column: str,
-    user_column: str,
-    plan: Any,
-    *,
-    max_contributions: int | None = None,
-    missing: str = "error",
-    rng: _noise.RngLike = None,
-) -> np.ndarray:
-    """:func:`dptree.data.bounding.bounded_histogram` of a Spark DataFrame, computed in Spark."""
-    require_pyspark()
-    from dptree.data.bounding import check_bound
-
-    k = check_bound(plan, max_contributions)
-    src = _noise.make_source(rng)
-    try:
-        leaf, bad = _leaf_sql(df, column, plan.domain)
-        ucol = _check_users(df, user_column)
-        _check_values(df, column, bad, missing, integer_domain=plan.domain.kind == "integer")
-        rows = df.selectExpr(f"{ucol} AS u", f"CASE WHEN {bad} THEN NULL ELSE {leaf} END AS leaf").where(
-            "leaf IS NOT NULL")
-        return _bounded_counts(rows, k, plan.layout.padded_size, src)
-    except (DataError, InputFormatError):
-        raise
-    except Exception as exc:
-        raise _wrap("bounded histogram", column, exc) from None
-
-
-def spark_grouped_histograms(
-    df: Any,
-    column: str,
-    by_column: str,
-    plan: Any,
-    *,
-    groups: Any,
-    unknown: str = "error",
-    user_column: str | None = None,
-    max_contributions: int | None = None,
-    missing: str = "error",
-    rng: _noise.RngLike = None,
-) -> np.ndarray:
-    """:func:`dptree.rangetree.groupby.grouped_histograms` of a Spark DataFrame, shape (len(groups), padded_size)."""
-    require_pyspark()
+def _weight_column(df: Any, weight: str) -> Any:
+    """The weight column as an exact DecimalType(38, 0) Spark column, after refusing (without
+    counts or values) missing, negative, non-integer, non-finite and inexact float weights."""
     from pyspark.sql import functions as F
+    from pyspark.sql import types as T
 
-    from dptree.data.bounding import check_bound
-    from dptree.rangetree.groupby import _check_unknown, check_groups
+    dtype = df.schema[weight].dataType
+    w = F.col(weight)
+    if isinstance(dtype, (T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
+        checks = [("missing values", w.isNull()), ("negative values", w < 0)]
+    elif isinstance(dtype, T.DecimalType):
+        checks = [("missing values", w.isNull()), ("negative values", w < 0), ("non-integer values", w != F.floor(w))]
+    elif isinstance(dtype, (T.FloatType, T.DoubleType)):
+        checks = [
+            ("missing values", w.isNull()),
+            ("non-finite values", F.isnan(w) | (F.abs(w) == float("inf"))),
+            ("negative values", w < 0),
+            ("non-integer values", w != F.floor(w)),
+            ("float values above 2^53, which are not exact integers (pass an integer column)", w > float(FLOAT_EXACT)),
+        ]
+    else:
+        raise weight_error(weight, "values that are not numbers (the column type is not numeric)")
+    for problem, cond in checks:
+        if df.filter(cond).limit(1).count():
+            raise weight_error(weight, problem)
+    return w.cast(T.DecimalType(38, 0))
 
-    plan.check_public_total(by=by_column)
+
+class SparkEngine(Engine):
+    """Counts of a PySpark DataFrame, computed in Spark; only aggregates reach the driver."""
+
+    READS = "a Spark DataFrame"
+
+    def leaf_histogram(self, data: Any, domain: Domain, cells: int, *, column: str | None,
+                       missing: Missing) -> np.ndarray:
+        _pyspark()
+        self.names(column)
+        assert column is not None
+        try:
+            leaf, bad = _leaf_sql(data, column, domain)
+            _check_values(data, column, bad, missing, integer_domain=domain.kind == "integer")
+            rows = data.selectExpr(f"CASE WHEN {bad} THEN NULL ELSE {leaf} END AS leaf").where("leaf IS NOT NULL")
+            return _collect_hist(rows, cells)
+        except (DataError, InputFormatError):
+            raise
+        except Exception as exc:
+            raise _wrap("histogram", column, exc) from None
+
+    def bounded_histogram(self, data: Any, domain: Domain, cells: int, *, column: str | None, user_id: Any,
+                          k: int, missing: Missing, source: _noise.RandomSource) -> np.ndarray:
+        _pyspark()
+        self.names(column, user_id=user_id)
+        assert column is not None
+        try:
+            leaf, bad = _leaf_sql(data, column, domain)
+            ucol = _check_users(data, user_id)
+            _check_values(data, column, bad, missing, integer_domain=domain.kind == "integer")
+            rows = data.selectExpr(f"{ucol} AS u", f"CASE WHEN {bad} THEN NULL ELSE {leaf} END AS leaf").where(
+                "leaf IS NOT NULL")
+            return _bounded_counts(rows, k, cells, source)
+        except (DataError, InputFormatError):
+            raise
+        except Exception as exc:
+            raise _wrap("bounded histogram", column, exc) from None
+
+    def grouped_histograms(self, data: Any, domain: Domain, cells: int, *, column: str | None, by: Any,
+                           groups: Sequence[Group], unknown: Unknown, user_id: Any, k: int | None,
+                           missing: Missing, source: _noise.RandomSource) -> np.ndarray:
+        _pyspark()
+        from pyspark.sql import functions as F
+
+        self.names(column, user_id=user_id, by=by)
+        assert column is not None
+        P, G = cells, len(groups)
+        try:
+            btype = _type_name(data, by)
+            if isinstance(groups[0], str) != (btype == "StringType"):
+                raise DataError(
+                    f"by column {by!r} has type {btype} but groups are "
+                    f"{'strings' if isinstance(groups[0], str) else 'integers'}; give groups of the column's type"
+                )
+            if not isinstance(groups[0], str) and btype not in _INTEGRAL:
+                raise DataError(f"by column {by!r} has type {btype}; integer groups need an integer column")
+            leaf, bad = _leaf_sql(data, column, domain)
+            ucol = _check_users(data, user_id) if user_id is not None else "CAST(NULL AS BIGINT)"
+            _check_values(data, column, bad, missing, integer_domain=domain.kind == "integer")
+            gtype = "string" if isinstance(groups[0], str) else "long"
+            gdf = data.sparkSession.createDataFrame([(g, i) for i, g in enumerate(groups)],
+                                                    f"dpt_gv {gtype}, dpt_gi long")
+            base = data.selectExpr(f"{ucol} AS u", f"{_quote(by)} AS dpt_b",
+                                   f"CASE WHEN {bad} THEN NULL ELSE {leaf} END AS dpt_leaf")
+            joined = base.join(F.broadcast(gdf), base["dpt_b"] == gdf["dpt_gv"], "left")
+            n_unknown = joined.agg(F.expr("count_if(dpt_gi IS NULL)").alias("n")).collect()[0]["n"]
+            if n_unknown and unknown == "error":
+                raise unknown_groups_error()
+            rows = joined.where("dpt_gi IS NOT NULL AND dpt_leaf IS NOT NULL").selectExpr(
+                "u", f"dpt_gi * {P} + dpt_leaf AS leaf")
+            if k is None or user_id is None:
+                hist = _collect_hist(rows, G * P)
+            else:
+                hist = _bounded_counts(rows, k, G * P, source)
+            return hist.reshape(G, P)
+        except (DataError, InputFormatError):
+            raise
+        except Exception as exc:
+            raise _wrap("grouped histograms", column, exc) from None
+
+    def path_counts(self, data: Any, levels: Sequence[str], *, weight: str | None) -> pd.DataFrame:
+        """Records (or exact weight sums, as DecimalType(38, 0): a long sum would wrap, a double
+        sum round above 2^53) per distinct path, aggregated inside Spark."""
+        _pyspark()
+        from pyspark.sql import functions as F
+
+        absent = [c for c in list(levels) + ([weight] if weight else []) if c not in data.columns]
+        if absent:
+            raise InputFormatError(f"Spark DataFrame has no column(s) {absent}; it has {list(data.columns)}")
+        total = F.count(F.lit(1)) if weight is None else F.sum(_weight_column(data, weight))
+        pdf = data.groupBy(*levels).agg(total.alias(COUNT)).toPandas()
+        exact = [int(v) for v in pdf[COUNT].tolist()]  # Decimal -> int: exact
+        if sum(exact) >= MAX_TOTAL:
+            raise too_large(weight)
+        pdf[COUNT] = np.asarray(exact, dtype=np.int64)
+        return pdf
+
+
+def spark_leaf_histogram(df: Any, column: str, plan: LeafPlan, *, missing: Missing = "error") -> np.ndarray:
+    """Bucket counts of ``column`` of a Spark DataFrame for ``plan`` (length ``padded_size``)."""
+    plan.check_public_total(missing=missing)
+    return SparkEngine().leaf_histogram(df, plan.domain, plan.layout.padded_size, column=column, missing=missing)
+
+
+def spark_bounded_histogram(df: Any, column: str, user_column: str, plan: LeafPlan, *,
+                            max_contributions: int | None = None, missing: Missing = "error",
+                            rng: _noise.RngLike = None) -> np.ndarray:
+    """:meth:`SparkEngine.bounded_histogram` for ``plan`` (k: the plan's, or a smaller one)."""
+    _pyspark()
+    plan.check_public_total(missing=missing)
+    k = check_bound(plan, max_contributions)
+    return SparkEngine().bounded_histogram(df, plan.domain, plan.layout.padded_size, column=column,
+                                           user_id=user_column, k=k, missing=missing, source=_noise.make_source(rng))
+
+
+def spark_grouped_histograms(df: Any, column: str, by_column: str, plan: LeafPlan, *, groups: Any,
+                             unknown: Unknown = "error", user_column: str | None = None,
+                             max_contributions: int | None = None, missing: Missing = "error",
+                             rng: _noise.RngLike = None) -> np.ndarray:
+    """:meth:`SparkEngine.grouped_histograms` for ``plan``, shape (len(groups), padded_size)."""
+    _pyspark()
+    plan.check_public_total(by=by_column, missing=missing)
     gs = check_groups(groups)
-    _check_unknown(unknown)
+    if unknown not in ("error", "drop"):
+        raise InvalidParameterError(f"unknown must be 'error' or 'drop', got {unknown!r}")
     k = check_bound(plan, max_contributions) if user_column is not None else None
-    P, G = plan.layout.padded_size, len(gs)
-    try:
-        btype = _type_name(df, by_column)
-        if isinstance(gs[0], str) != (btype == "StringType"):
-            raise DataError(
-                f"by column {by_column!r} has type {btype} but groups are "
-                f"{'strings' if isinstance(gs[0], str) else 'integers'}; give groups of the column's type"
-            )
-        if not isinstance(gs[0], str) and btype not in _INTEGRAL:
-            raise DataError(f"by column {by_column!r} has type {btype}; integer groups need an integer column")
-        leaf, bad = _leaf_sql(df, column, plan.domain)
-        ucol = _check_users(df, user_column) if user_column is not None else "CAST(NULL AS BIGINT)"
-        _check_values(df, column, bad, missing, integer_domain=plan.domain.kind == "integer")
-        spark = df.sparkSession
-        gtype = "string" if isinstance(gs[0], str) else "long"
-        gdf = spark.createDataFrame([(g, i) for i, g in enumerate(gs)], f"dpt_gv {gtype}, dpt_gi long")
-        base = df.selectExpr(f"{ucol} AS u", f"{_quote(by_column)} AS dpt_b",
-                             f"CASE WHEN {bad} THEN NULL ELSE {leaf} END AS dpt_leaf")
-        joined = base.join(F.broadcast(gdf), base["dpt_b"] == gdf["dpt_gv"], "left")
-        n_unknown = joined.agg(F.expr("count_if(dpt_gi IS NULL)").alias("n")).collect()[0]["n"]
-        if n_unknown and unknown == "error":
-            raise unknown_groups_error()
-        rows = joined.where("dpt_gi IS NOT NULL AND dpt_leaf IS NOT NULL").selectExpr(
-            "u", f"dpt_gi * {P} + dpt_leaf AS leaf")
-        if k is None:
-            hist = _collect_hist(rows, G * P)
-        else:
-            hist = _bounded_counts(rows, k, G * P, _noise.make_source(rng))
-        return hist.reshape(G, P)
-    except (DataError, InputFormatError):
-        raise
-    except Exception as exc:
-        raise _wrap("grouped histograms", column, exc) from None
+    return SparkEngine().grouped_histograms(df, plan.domain, plan.layout.padded_size, column=column, by=by_column,
+                                            groups=gs, unknown=unknown, user_id=user_column, k=k, missing=missing,
+                                            source=_noise.make_source(rng))

@@ -1,0 +1,105 @@
+"""The one engine interface: how exact counts are computed from a kind of input.
+
+An engine turns the caller's rows into exact counts, and nothing else: it never adds noise and
+never returns anything but the counts (no sizes, no values; its errors name a kind of problem,
+never a count or a value, :mod:`dptree.errors`). Four operations, each over public cells:
+
+* :meth:`Engine.leaf_histogram` -- records per leaf of a public :class:`~dptree.data.domain.Domain`;
+* :meth:`Engine.bounded_histogram` -- the same after keeping at most k records per user, chosen
+  uniformly at random (the algorithm of :mod:`dptree.data.bounding`);
+* :meth:`Engine.grouped_histograms` -- one leaf histogram per group of a public list (optionally
+  bounded across groups);
+* :meth:`Engine.path_counts` -- records (or exact integer weights) per distinct combination of
+  hierarchy level columns.
+
+:mod:`dptree.data.engines.numpy` (in-memory data), :mod:`~dptree.data.engines.duckdb` (files and
+DuckDB relations) and :mod:`~dptree.data.engines.spark` (Spark DataFrames) implement it, with
+identical results for the same random source (tested); :mod:`dptree.data.histograms` picks one.
+Arguments reach an engine validated: groups checked, ``k`` resolved, the random source made.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, Sequence, Union
+
+import numpy as np
+
+from dptree.data.domain import Domain
+from dptree.errors import InvalidParameterError
+from dptree.noise import RandomSource
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Engine", "LeafPlan", "Missing", "Unknown", "Group", "COUNT"]
+
+Missing = Literal["error", "drop"]
+Unknown = Literal["error", "drop"]
+Group = Union[str, int]
+
+#: the count column of :meth:`Engine.path_counts`
+COUNT = "__n__"
+
+
+class Cells(Protocol):
+    @property
+    def padded_size(self) -> int: ...
+
+
+class LeafPlan(Protocol):
+    """What the data stage reads of a range-tree plan (:class:`dptree.RangeTreePlan` is one): the
+    public domain, the number of leaf cells (the padded size), the contribution bound, and the
+    refusal of input policies that would make an exactly released total private."""
+
+    @property
+    def domain(self) -> Domain: ...
+
+    @property
+    def layout(self) -> Cells: ...
+
+    @property
+    def max_contributions(self) -> int: ...
+
+    def check_public_total(self, *, user_id: Any = None, missing: str = "error", by: Any = None) -> None: ...
+
+
+class Engine(ABC):
+    """Exact counts of one kind of input. ``cells`` is the length of a histogram (the domain's
+    leaves plus the tree's padding leaves, which stay 0)."""
+
+    #: what the engine reads, for messages ("a file", "a Spark DataFrame")
+    READS: ClassVar[str]
+
+    @abstractmethod
+    def leaf_histogram(self, data: Any, domain: Domain, cells: int, *, column: str | None,
+                       missing: Missing) -> np.ndarray:
+        """Records per leaf (int64, length ``cells``); values outside the domain are clamped."""
+
+    @abstractmethod
+    def bounded_histogram(self, data: Any, domain: Domain, cells: int, *, column: str | None, user_id: Any,
+                          k: int, missing: Missing, source: RandomSource) -> np.ndarray:
+        """:meth:`leaf_histogram` of at most ``k`` records per user, chosen uniformly at random."""
+
+    @abstractmethod
+    def grouped_histograms(self, data: Any, domain: Domain, cells: int, *, column: str | None, by: Any,
+                           groups: Sequence[Group], unknown: Unknown, user_id: Any, k: int | None,
+                           missing: Missing, source: RandomSource) -> np.ndarray:
+        """One histogram per group, shape (len(groups), cells); with ``user_id``, at most ``k``
+        records per user across all groups. Rows of unlisted groups raise or are dropped."""
+
+    @abstractmethod
+    def path_counts(self, data: Any, levels: Sequence[str], *, weight: str | None) -> pd.DataFrame:
+        """One row per distinct combination of the ``levels`` columns (values as read, missing
+        ones kept) with :data:`COUNT`: its records, or its exact sum of the integer ``weight``
+        column (int64; a total of :data:`dptree.data.weights.MAX_TOTAL` or more raises)."""
+
+    def names(self, column: Any, *, reads: str | None = None, **refs: Any) -> None:
+        """Refuse what this engine cannot read: a missing ``column``, or a reference (user ids,
+        groups) given as an array instead of a column name. ``reads``: the input, in words."""
+        where = reads or self.READS
+        if not isinstance(column, str):
+            raise InvalidParameterError(f"for {where}, pass column='name' (the column to release)")
+        for name, ref in refs.items():
+            if ref is not None and not isinstance(ref, str):
+                raise InvalidParameterError(f"for {where}, {name} must be a column name")

@@ -1,0 +1,176 @@
+"""The SQL of the DuckDB engine: column types, the bucketing of values, the checks on user ids
+and on weights. Each expression mirrors the numpy reference (:meth:`Domain.to_leaves`,
+:mod:`dptree.data.weights`) exactly, so a file and the same values in memory give the same counts.
+
+The checks count offending rows inside DuckDB and raise on "some"; only the kind of problem
+reaches the message, never the count (:mod:`dptree.errors`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from dptree.data.domain import Domain
+from dptree.data.weights import FLOAT_EXACT, MAX_TOTAL, too_large, weight_error
+from dptree.errors import (
+    RANGE_TREE_FLOAT_FIX,
+    DataError,
+    InputFormatError,
+    infinite_values_error,
+    missing_user_ids_error,
+    missing_values_error,
+    non_integer_values_error,
+)
+
+__all__ = ["quote_ident", "quote_str", "column_type", "leaf_sql", "user_sql", "check_weight_column"]
+
+
+def quote_ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def quote_str(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
+
+
+def column_types(con: Any, expr: str) -> dict[str, str]:
+    return {r[0]: str(r[1]).upper() for r in con.execute(f"DESCRIBE SELECT * FROM {expr}").fetchall()}
+
+
+def column_type(con: Any, expr: str, column: str) -> str:
+    """The DuckDB type of ``column`` (upper case), or an :class:`InputFormatError` naming the
+    available columns (not when the header of a CSV could not be read: the names DuckDB made up
+    may then be a line of the data)."""
+    types = column_types(con, expr)
+    if column not in types:
+        names = list(types)
+        if expr.startswith("read_csv") and (
+            all(re.fullmatch(r"column\d+", n) for n in names) or any(d in n for n in names for d in ",;\t|")
+        ):
+            raise InputFormatError(
+                f"column {column!r} not found: the CSV's header row could not be read; check that every line "
+                "has the same number of fields and that the delimiter is a comma (or pass --format parquet "
+                "for a Parquet file)"
+            )
+        raise InputFormatError(f"column {column!r} not found; available columns: {', '.join(names)}")
+    return types[column]
+
+
+def leaf_sql(con: Any, expr: str, column: str, domain: Domain, missing: str) -> tuple[str, str]:
+    """(SQL bucket index, SQL 'value missing' predicate) for ``column``: the same clamping and
+    bucketing as :meth:`dptree.data.domain.Domain.to_leaves`. Raises for a column of the wrong type,
+    +-inf values, and (with ``missing="error"``) missing values."""
+    ctype = column_type(con, expr, column)
+    col = quote_ident(column)
+    numeric = any(t in ctype for t in ("INT", "DOUBLE", "FLOAT", "DECIMAL", "REAL", "NUMERIC"))
+    temporal = "DATE" in ctype or "TIMESTAMP" in ctype
+    if domain.kind == "datetime":
+        if not temporal:
+            raise DataError(f"column {column!r} has type {ctype}, but the domain is dates: pass numeric bounds")
+        # clamp in the column's own (microsecond) range first: epoch_ns of 9999-12-31 overflows
+        lo_us, hi_us = int(domain.lower) // 1000, -(-int(domain.upper) // 1000)
+        value = (
+            f"epoch_ns(least(greatest(CAST({col} AS TIMESTAMP), make_timestamp({lo_us})), make_timestamp({hi_us})))"
+        )
+        bad = f"{col} IS NULL"
+    else:
+        if not numeric:
+            hint = " (for dates, give date bounds such as --lower 2024-01-01)" if temporal else ""
+            raise DataError(f"column {column!r} has type {ctype}; a numeric domain needs numbers{hint}")
+        if "INT" in ctype and "DOUBLE" not in ctype and domain.kind == "integer":
+            # clamp in the column's own type (UBIGINT, HUGEINT): uint64 max never reaches a BIGINT cast
+            value = f"CAST(least(greatest({col}, {int(domain.lower)}), {int(domain.upper)}) AS BIGINT)"
+            bad = f"{col} IS NULL"
+        else:
+            value = f"CAST({col} AS DOUBLE)"
+            inf = con.execute(f"SELECT count_if(isinf({value})) FROM {expr}").fetchone()[0]
+            if inf:
+                raise infinite_values_error(column)
+            bad = f"({col} IS NULL OR isnan({value}))"
+    # counted in a projection, not a WHERE: a filter could be pruned by Parquet statistics that omit NaN
+    n_missing = con.execute(f"SELECT count_if({bad}) FROM {expr}").fetchone()[0]
+    if n_missing and missing == "error":
+        raise missing_values_error(column)
+    if domain.kind == "integer" and value.endswith("AS DOUBLE)"):
+        # as in memory: non-integers are refused, never floored (after the missing-values check)
+        frac = con.execute(f"SELECT count_if(NOT {bad} AND {value} <> floor({value})) FROM {expr}").fetchone()[0]
+        if frac:
+            raise non_integer_values_error(RANGE_TREE_FLOAT_FIX)
+    lo, hi, w = domain.lower, domain.upper, domain.width
+    if domain.kind == "float":
+        leaf = f"CAST(floor((least(greatest({value}, {lo!r}), {hi!r}) - {lo!r}) / {w!r}) AS BIGINT)"
+    elif domain.kind == "integer" and value.startswith("CAST(") and value.endswith("AS DOUBLE)"):
+        # clamp in DOUBLE first: NaN and huge values never reach the BIGINT cast
+        leaf = f"(CAST(floor(least(greatest({value}, {int(lo)}), {int(hi)})) AS BIGINT) - {int(lo)}) // {int(w)}"
+    else:
+        leaf = f"(least(greatest({value}, {int(lo)}), {int(hi)}) - {int(lo)}) // {int(w)}"
+    return f"least({leaf}, {domain.size - 1})", bad
+
+
+def user_sql(con: Any, expr: str, user_column: str) -> str:
+    """The quoted user column after checking it has no missing ids (NULL, or NaN in float columns)."""
+    utype = column_type(con, expr, user_column)
+    ucol = quote_ident(user_column)
+    ubad = f"{ucol} IS NULL" + (f" OR isnan({ucol})" if any(t in utype for t in ("DOUBLE", "FLOAT", "REAL")) else "")
+    n_null = con.execute(f"SELECT count_if({ubad}) FROM {expr}").fetchone()[0]
+    if n_null:
+        raise missing_user_ids_error(user_column)
+    return ucol
+
+
+_INT_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT",
+              "UHUGEINT")
+
+
+def _weight_sql(col: str, ctype: str) -> tuple[str, list[tuple[str, str]]]:
+    """(exact HUGEINT value of a valid weight, [(problem, SQL predicate of a bad row)]).
+
+    Never through DOUBLE: TRY_CAST(w AS DOUBLE) rounds above 2^53, and TRY_CAST('2.5' AS HUGEINT)
+    rounds to 3, so text is checked against an integer pattern before the cast."""
+    t = ctype.upper()
+    if t in _INT_TYPES:
+        return f"TRY_CAST({col} AS HUGEINT)", [("missing values", f"{col} IS NULL"), ("negative values", f"{col} < 0")]
+    if t.startswith("DECIMAL") or t.startswith("NUMERIC"):
+        return f"TRY_CAST({col} AS HUGEINT)", [
+            ("missing values", f"{col} IS NULL"),
+            ("negative values", f"{col} < 0"),
+            ("non-integer values", f"{col} <> floor({col})"),
+        ]
+    if t in ("FLOAT", "DOUBLE", "REAL"):
+        return f"TRY_CAST({col} AS HUGEINT)", [
+            ("missing values", f"{col} IS NULL OR isnan({col})"),
+            ("non-finite values", f"isinf({col})"),
+            ("negative values", f"{col} < 0"),
+            ("non-integer values", f"{col} <> floor({col})"),
+            ("float values above 2^53, which are not exact integers", f"{col} > {FLOAT_EXACT}"),
+        ]
+    if t == "VARCHAR":
+        txt = f"trim({col})"
+        pattern = "'[+]?[0-9]+([.]0*)?'"
+        return f"TRY_CAST(regexp_extract({txt}, '^[+]?([0-9]+)', 1) AS HUGEINT)", [
+            ("missing values", f"{col} IS NULL OR {txt} = ''"),
+            ("negative values", f"regexp_full_match({txt}, '-[0-9]+([.][0-9]*)?')"),
+            ("values that are not non-negative integers", f"NOT regexp_full_match({txt}, {pattern})"),
+        ]
+    return "NULL", [("values that are not numbers", "TRUE")]
+
+
+def check_weight_column(con: Any, expr: str, weight: str) -> str:
+    """The exact HUGEINT value of the ``weight`` column, after refusing (by kind, never by count)
+    missing, negative, non-integer, non-finite and inexact weights, and totals of
+    :data:`~dptree.data.weights.MAX_TOTAL` or more (:class:`~dptree.errors.TotalTooLargeError`)."""
+    value, checks = _weight_sql(quote_ident(weight), column_type(con, expr, weight))
+    flags = ", ".join(f"bool_or({cond})" for _, cond in checks)
+    bad = con.execute(f"SELECT {flags} FROM {expr}").fetchone()
+    for (problem, _), hit in zip(checks, bad or ()):
+        if hit:
+            raise weight_error(weight, problem)
+    limit = int(MAX_TOTAL)
+    row = con.execute(
+        f"SELECT bool_or({value} IS NULL OR {value} >= {limit}), "
+        f"SUM(CASE WHEN {value} < {limit} THEN {value} ELSE 0 END) FROM {expr}"
+    ).fetchone()
+    if row is not None and (row[0] or (row[1] is not None and int(row[1]) >= limit)):
+        raise too_large(weight)
+    return value

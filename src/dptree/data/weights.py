@@ -1,0 +1,145 @@
+"""Exact integer weights: a row that stands for several records (hierarchy counts, ``weight=``).
+
+Weights are non-negative integer counts summed exactly in integers, never through float64
+(``np.bincount(weights=...)`` rounds above 2^53; issue 10, leak 4). Node counts and noisy
+measurements are int64, so a total of :data:`MAX_TOTAL` (2^61) or more is refused with
+:class:`~dptree.errors.TotalTooLargeError`. No message contains a count, a total or a value.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+
+from dptree.errors import DataError, TotalTooLargeError
+
+__all__ = ["MAX_TOTAL", "FLOAT_EXACT", "check_weights", "exact_total", "too_large", "weight_error"]
+
+#: Exclusive upper bound on the total weight (number of records) a hierarchy release accepts.
+#: Node counts and noisy measurements are int64 (exact below 2^63); the discrete Laplace and
+#: Gaussian samplers return magnitudes below 2^62 on their fast path, and release files accept
+#: measurements |y| < 2^62. A total below 2^61 leaves room for any noise draw below 2^61
+#: (probability 1 - exp(-2^61/scale)); a larger draw is refused from the noisy value alone
+#: (post-processing). It is a public constant: the guarantee covers datasets whose total weight is
+#: below it, and the refusal never states the total.
+MAX_TOTAL = 2**61
+
+#: Float weights are accepted only up to 2^53, where every integer is a float64 value: a float
+#: above it may already be the rounding of a different integer.
+FLOAT_EXACT = 2**53
+
+
+def too_large(name: str | None) -> TotalTooLargeError:
+    """The refusal of a total of :data:`MAX_TOTAL` or more (it never states the total)."""
+    what = f"the weights in column {name!r}" if name else "the records"
+    return TotalTooLargeError(
+        f"{what} add up to 2^61 or more, more than hierarchy counts can add noise to exactly "
+        "(node counts and noisy measurements are 64-bit integers; the limit is dptree.hierarchy.release.MAX_TOTAL); "
+        "split the data or rescale the unit of a record"
+    )
+
+
+def weight_error(name: str, problem: str) -> DataError:
+    """A weight column holds something other than non-negative integer counts (the kind only)."""
+    return DataError(
+        f"weight column {name!r} must hold non-negative integer counts: it has {problem}; "
+        "fix or drop those rows first (a weight is a number of records)"
+    )
+
+
+def exact_total(v: np.ndarray) -> int:
+    """Exact sum (a Python int) of non-negative int64 values < 2^63, without overflow: high and
+    low 32-bit halves are summed separately in int64 (each sum < 2^62 for up to 2^30 rows)."""
+    total = 0
+    step = 1 << 30
+    for s in range(0, v.size, step):
+        c = v[s : s + step]
+        total += (int(np.sum(c >> 32, dtype=np.int64)) << 32) + int(np.sum(c & 0xFFFFFFFF, dtype=np.int64))
+    return total
+
+
+def _float_weight(f: float, name: str) -> int:
+    if not math.isfinite(f):
+        raise weight_error(name, "non-finite values")
+    if f != math.floor(f):
+        raise weight_error(name, "non-integer values")
+    if f > FLOAT_EXACT:
+        raise weight_error(name, "float values above 2^53, which are not exact integers (pass an integer column)")
+    return int(f)
+
+
+def _object_weights(values: np.ndarray, name: str) -> np.ndarray:
+    """Exact Python integers of an object column (ints of any size, integral floats up to
+    2^53, integral Decimals); raises without showing any value."""
+    import pandas as pd
+
+    out = np.empty(values.size, dtype=object)
+    for i, x in enumerate(values.tolist()):
+        if x is None or (isinstance(x, float) and x != x):
+            raise weight_error(name, "missing values")
+        if isinstance(x, (bool, np.bool_)):
+            raise weight_error(name, "true/false values")
+        if isinstance(x, (int, np.integer)):
+            out[i] = int(x)
+        elif isinstance(x, (float, np.floating)):
+            out[i] = _float_weight(float(x), name)
+        elif isinstance(x, Decimal):
+            if not x.is_finite():
+                raise weight_error(name, "non-finite values")
+            if x != x.to_integral_value():
+                raise weight_error(name, "non-integer values")
+            out[i] = int(x)
+        else:
+            try:
+                if pd.isna(x):
+                    raise weight_error(name, "missing values")
+            except (TypeError, ValueError):
+                pass
+            raise weight_error(name, "values that are not numbers")
+    return out
+
+
+def check_weights(w: Any, name: str) -> np.ndarray:
+    """Weights as exact int64 counts: integer columns of any width, integral floats up to 2^53,
+    Python ints / Decimals in object columns. Refuses missing, negative, non-integer and
+    non-finite weights, and (:class:`TotalTooLargeError`) totals of :data:`MAX_TOTAL` or more."""
+    import pandas as pd
+
+    s = pd.Series(w)
+    if pd.api.types.is_bool_dtype(s.dtype):
+        raise weight_error(name, "true/false values")
+    if s.isna().any():
+        raise weight_error(name, "missing values")
+    if pd.api.types.is_integer_dtype(s.dtype):
+        v = s.to_numpy()
+        if v.dtype.kind == "i" and (v < 0).any():
+            raise weight_error(name, "negative values")
+        if v.size and v.max() >= MAX_TOTAL:  # unsigned values above 2^63 never reach int64
+            raise too_large(name)
+        v = v.astype(np.int64)
+    elif pd.api.types.is_float_dtype(s.dtype):
+        f = s.to_numpy(dtype=np.float64)
+        if not np.isfinite(f).all():
+            raise weight_error(name, "non-finite values")
+        if (f < 0).any():
+            raise weight_error(name, "negative values")
+        if (np.floor(f) != f).any():
+            raise weight_error(name, "non-integer values")
+        if f.size and f.max() > FLOAT_EXACT:
+            raise weight_error(name, "float values above 2^53, which are not exact integers (pass an integer column)")
+        v = f.astype(np.int64)
+    elif s.dtype == object:
+        ints = _object_weights(s.to_numpy(dtype=object), name)
+        if any(x < 0 for x in ints):
+            raise weight_error(name, "negative values")
+        if any(x >= MAX_TOTAL for x in ints):
+            raise too_large(name)
+        v = ints.astype(np.int64)
+    else:
+        raise weight_error(name, "values that are not numbers")
+    if exact_total(v) >= MAX_TOTAL:
+        raise too_large(name)
+    return v
