@@ -182,3 +182,15 @@ def test_spark_path_counts_agree_with_pandas() -> None:
         assert _sorted(path_counts(sdf, keys, weight=weight), keys) == _sorted(path_counts(rows, keys, weight=weight),
                                                                               keys)
     assert type(engine_for(sdf)) is SparkEngine
+
+
+def test_read_column_gives_none_for_null_integers_and_nan_for_null_floats(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A masked integer column once came back with '?' in place of NULL (numpy's default fill)."""
+    from dptree.data.engines.duckdb import read_column
+
+    (tmp_path / "i.csv").write_text("v\n5\n7\n\n")
+    got = read_column(str(tmp_path / "i.csv"), "v")
+    assert got.tolist() == [5, 7, None]
+    (tmp_path / "f.csv").write_text("v\n5.5\n\n")
+    f = read_column(str(tmp_path / "f.csv"), "v")
+    assert f[0] == 5.5 and np.isnan(f[1])

@@ -367,6 +367,10 @@ def read_column(path: str, column: str, fmt: str | None = None) -> np.ndarray:
     except Exception as exc:
         raise engine_error("values", column, exc) from None
     if isinstance(out, np.ma.MaskedArray):
-        masked: Any = out
-        return np.asarray(masked.astype(object).filled(None) if out.dtype.kind != "f" else masked.filled(np.nan))
+        mask = np.ma.getmaskarray(out)
+        if out.dtype.kind == "f":
+            return np.where(mask, np.nan, out.data)
+        values = np.asarray(out.data, dtype=object)  # NULLs become None (filled(None) would give '?')
+        values[mask] = None
+        return values
     return np.asarray(out)
