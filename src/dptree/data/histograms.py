@@ -33,6 +33,7 @@ from dptree.data.engines.numpy import NumpyEngine
 from dptree.data.engines.spark import SparkEngine, is_spark_df
 from dptree.data.groups import check_groups
 from dptree.errors import InvalidParameterError
+from dptree.noise.sources import RNG
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -56,21 +57,6 @@ UNKNOWN: Constraints = [Options(("error", "drop"), hint="unknown='drop' leaves r
 FORMAT: Constraints = [None, Options(("csv", "parquet"))]
 
 
-class _RandomSource(Constraint):
-    """An object with ``random_bytes(n)`` (:class:`dptree.noise.RandomSource`)."""
-
-    def is_satisfied_by(self, value: Any) -> bool:
-        return callable(getattr(value, "random_bytes", None))
-
-    def describe(self) -> str:
-        return "a random source"
-
-    def invalid_examples(self) -> list[Any]:
-        return [object()]
-
-
-RNG: Constraints = [None, Interval(Integral, 0, None, hint="rng is for tests only: a seeded release is not private"),
-                    InstanceOf(np.random.Generator), _RandomSource()]
 COLUMN: Constraints = [None, InstanceOf(str, description="a column name (str)")]
 K: Constraints = [None, Interval(Integral, 1, None)]
 

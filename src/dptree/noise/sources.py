@@ -9,10 +9,12 @@ argument into a source.
 from __future__ import annotations
 
 import os
-from typing import Protocol, Union, cast
+from numbers import Integral
+from typing import Any, Protocol, Union, cast
 
 import numpy as np
 
+from dptree._validation import Constraint, InstanceOf, Interval
 from dptree.errors import InvalidParameterError
 
 __all__ = [
@@ -142,3 +144,25 @@ def make_source(rng: RngLike) -> RandomSource:
         "rng must be None (private, OS randomness), an int seed or a numpy Generator "
         f"(tests only); got {type(rng).__name__}"
     )
+
+
+class _RandomSource(Constraint):
+    """An object with ``random_bytes(n)`` (:class:`dptree.noise.RandomSource`)."""
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        return callable(getattr(value, "random_bytes", None))
+
+    def describe(self) -> str:
+        return "a random source"
+
+    def invalid_examples(self) -> list[Any]:
+        return [object()]
+
+
+#: the declared constraint of every public ``rng`` parameter (dptree._validation)
+RNG: list[Constraint | None] = [
+    None,
+    Interval(Integral, 0, None, hint="rng is for tests only: a seeded release is not private"),
+    InstanceOf(np.random.Generator),
+    _RandomSource(),
+]
