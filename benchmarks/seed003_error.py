@@ -5,7 +5,7 @@ Run from the repository root:
     PYTHONPATH=src python3 benchmarks/seed003_error.py           # D = 2^4 .. 2^16
     PYTHONPATH=src python3 benchmarks/seed003_error.py --quick   # D = 2^4 .. 2^10, few simulations
 
-Mechanisms (neighbours: add/remove one record, so sensitivities are counts of affected queries):
+Mechanisms (neighbors: add/remove one record, so sensitivities are counts of affected queries):
 
 * Laplace baseline (seed 003 eq. 6): independent Laplace noise on every interval query. A record
   at position t lies in t(D-t+1) intervals, so the L1 sensitivity is max_t t(D-t+1) ~ D^2/4
@@ -126,7 +126,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.quick:
         args.max_log2, args.sims, args.sims_large = 10, 20, 20
-    print(f"# Seed 003: expected max error over all D(D+1)/2 intervals, epsilon = {EPS}, add/remove neighbours")
+    print(f"# Seed 003: expected max error over all D(D+1)/2 intervals, epsilon = {EPS}, add/remove neighbors")
     print(f"# simulations: {args.sims} releases per D (D >= 2^{args.large_from}: {args.sims_large}); "
           f"seed {args.seed}; +- is one standard error of the mean\n")
     rows = []

@@ -1,6 +1,6 @@
 """A small privacy-audit harness (same form as the planned shared harness, DESIGN.md section 8).
 
-Run a mechanism many times on two neighbouring datasets, choose an output event on a *pilot* run
+Run a mechanism many times on two neighboring datasets, choose an output event on a *pilot* run
 (single outputs and their complements/prefixes), count it on fresh runs, and turn the counts into a
 Clopper-Pearson (1 - alpha) lower bound on epsilon. A correct epsilon-DP mechanism exceeds its
 claimed epsilon only with probability <= alpha (up to the delta term, negligible here).
@@ -39,7 +39,7 @@ def audit_epsilon(
     alpha: float = 1e-6,
     seed: int = 0,
 ) -> float:
-    """Clopper-Pearson lower bound on the epsilon of ``mech`` from the neighbours d1, d2."""
+    """Clopper-Pearson lower bound on the epsilon of ``mech`` from the neighbors d1, d2."""
     src = make_source(seed)
     pilot = max(200, trials // 4)
     p1 = [mech(d1, src) for _ in range(pilot)]

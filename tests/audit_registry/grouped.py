@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from dptree.testing.audit import AuditConfig, repeat
-from dptree.testing.registry import MechanismSpec, NeighbourPair, register
+from dptree.testing.registry import MechanismSpec, NeighborPair, register
 
 
 def register_grouped() -> None:
@@ -35,7 +35,7 @@ def register_grouped() -> None:
             delta=0.0,
             sample=repeat(run),
             worst_cases=lambda: iter(
-                [NeighbourPair("add a record to group a", (base_v, base_g), (base_v + [3], base_g + ["a"]))]
+                [NeighborPair("add a record to group a", (base_v, base_g), (base_v + [3], base_g + ["a"]))]
             ),
             description="one range tree per public group, eps = 1 for the whole set",
             release=release,

@@ -8,7 +8,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from dptree.testing.audit import AuditConfig, repeat
-from dptree.testing.registry import MechanismSpec, NeighbourPair, register
+from dptree.testing.registry import MechanismSpec, NeighborPair, register
 from dptree.testing.statistics import gaussian_llr, laplace_llr
 
 
@@ -80,7 +80,7 @@ def register_hierarchies() -> None:
             weight = HIERARCHY_WEIGHT if hasattr(rows, "columns") else None
             return hierarchy_batch(h, rows, method, eps, dlt, n, seed, weight=weight)
 
-        def worst_cases(method: str = method, param: float = param) -> Iterator[NeighbourPair]:
+        def worst_cases(method: str = method, param: float = param) -> Iterator[NeighborPair]:
             for label, r0, r1 in (
                 ("add a record at a leaf", base, base + [("a", "x")]),
                 ("remove the only record of a subtree", [("a", "y")], []),
@@ -91,7 +91,7 @@ def register_hierarchies() -> None:
                 c1 = np.concatenate(node_weights(leaf_counts(r1, h, weight=weight), h.parents))
                 per_node = np.full(h.n_nodes, param)
                 llr = laplace_llr if method == "laplace" else gaussian_llr
-                yield NeighbourPair(label, r0, r1, statistic=_centred(llr, c0, c1, per_node))
+                yield NeighborPair(label, r0, r1, statistic=_centred(llr, c0, c1, per_node))
 
         def release(rows: Any, seed: int, method: str = method, eps: float = eps, dlt: float = dlt) -> Any:
             weight = HIERARCHY_WEIGHT if hasattr(rows, "columns") else None
@@ -139,8 +139,8 @@ def register_multiplicative() -> None:
             delta=1e-6,
             sample=repeat(run),
             worst_cases=lambda: iter([
-                NeighbourPair("add a record at a leaf", base, base + [("a", "x")]),
-                NeighbourPair("remove the only record of a subtree", [("a", "y")], []),
+                NeighborPair("add a record at a leaf", base, base + [("a", "x")]),
+                NeighborPair("remove the only record of a subtree", [("a", "y")], []),
             ]),
             description="Ghazi et al. Algorithms 1-4 with the Lemma 3.3 window, alpha = 0.5",
             release=release,

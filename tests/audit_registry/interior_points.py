@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterator
 
 from dptree.testing.audit import FAST, AuditConfig, repeat
-from dptree.testing.registry import MechanismSpec, NeighbourPair, register
+from dptree.testing.registry import MechanismSpec, NeighborPair, register
 
 #: Domain, claim and declared sizes of the tree-method audits (public parameters of the specs).
 INTERIOR_TREE_AUDIT = {
@@ -20,8 +20,8 @@ INTERIOR_TREE_AUDIT = {
 }
 
 
-def interior_tree_pairs() -> dict[str, list[NeighbourPair]]:
-    """Worst-case neighbours of the tree methods at the public parameters of
+def interior_tree_pairs() -> dict[str, list[NeighborPair]]:
+    """Worst-case neighbors of the tree methods at the public parameters of
     :data:`INTERIOR_TREE_AUDIT`: datasets are ``(values, counts)`` point masses whose sizes sit on
     the data-size boundaries of the algorithms (TreeLog: |S| = 3t vs 3t + 1, where the removed
     ``n <= 3t`` shortcut switched mechanisms; HeavyPaths: the AboveThreshold threshold k/2 and
@@ -40,22 +40,22 @@ def interior_tree_pairs() -> dict[str, list[NeighbourPair]]:
     assert 4 * t + 1 <= int(a["n_treelog"]) and 10 * th + 1 <= int(a["n_heavy"])
     return {
         "treelog/add_remove": [
-            NeighbourPair(
+            NeighborPair(
                 "TreeLog boundary: point mass at 85, |S| = 3t vs 3t + 1", ([85], [3 * t]), ([85], [3 * t + 1])
             ),
-            NeighbourPair(
+            NeighborPair(
                 "add a record below two clusters", ([3, 200], [2 * t, 2 * t]), ([0, 3, 200], [1, 2 * t, 2 * t])
             ),
         ],
         "treelog/replace": [
-            NeighbourPair("replace one record of a 3t + 1 point mass", ([85], [3 * t + 1]), ([0, 85], [1, 3 * t])),
+            NeighborPair("replace one record of a 3t + 1 point mass", ([85], [3 * t + 1]), ([0, 85], [1, 3 * t])),
         ],
         "heavypaths/add_remove": [
-            NeighbourPair("point mass at the StoppingPoint threshold k/2", ([85], [k // 2]), ([85], [k // 2 + 1])),
-            NeighbourPair("point mass at the ConstructPaths halt |S| = 10t", ([85], [10 * th]), ([85], [10 * th + 1])),
+            NeighborPair("point mass at the StoppingPoint threshold k/2", ([85], [k // 2]), ([85], [k // 2 + 1])),
+            NeighborPair("point mass at the ConstructPaths halt |S| = 10t", ([85], [10 * th]), ([85], [10 * th + 1])),
             # spread data there: S_1 has no heavy element, so StoppingPoint needs S_2, which exists
             # for 10t + 1 records and, before issue 16, not for 10t (halting on the private size)
-            NeighbourPair(
+            NeighborPair(
                 "spread data at the ConstructPaths halt |S| = 10t", even_spread(size, 10 * th), even_spread(size, 10 * th + 1)
             ),
         ],
@@ -68,7 +68,7 @@ def even_spread(size: int, n: int) -> tuple[list[int], list[int]]:
     return list(range(size)), [base + (i < rem) for i in range(size)]
 
 
-def _fixed_pairs(pairs: list[NeighbourPair]) -> Callable[[], Iterator[NeighbourPair]]:
+def _fixed_pairs(pairs: list[NeighborPair]) -> Callable[[], Iterator[NeighborPair]]:
     return lambda: iter(pairs)
 
 
@@ -90,7 +90,7 @@ def _tree_output_of(release: Callable[[Any, int], Any]) -> Callable[[Any, int], 
 
 def register_interior_points() -> None:
     """Seed-002 mechanisms: interior_point with each method (exponential, treelog, heavypaths,
-    auto), median, quantile and learn_threshold, under add/remove-one (neighbours of sizes n and
+    auto), median, quantile and learn_threshold, under add/remove-one (neighbors of sizes n and
     n + 1) and replace-one. One release per output, so smaller samples
     (``extra["fast"]``/``extra["slow"]`` configs). Sizes are declared (``n=``/``n_max=``, public)."""
     from dptree.interior import interior_point, learn_threshold, median, quantile
@@ -100,7 +100,7 @@ def register_interior_points() -> None:
     tree = {"fast": AuditConfig(n_select=500, n_eval=1_500), "slow": AuditConfig(n_select=2_000, n_eval=6_000)}
     base = [3, 3, 4, 9]
 
-    def em_spec(neighbors: str, pairs: list[NeighbourPair], **kw: Any) -> None:
+    def em_spec(neighbors: str, pairs: list[NeighborPair], **kw: Any) -> None:
         method = kw.pop("method", "exponential")
         cfg = small if (method, neighbors) == ("exponential", "add_remove") else lite
 
@@ -125,15 +125,15 @@ def register_interior_points() -> None:
     em_spec(
         "add_remove",
         [
-            NeighbourPair("add a record at the top", base, base + [15]),
-            NeighbourPair("add a record at the bottom", base, base + [0]),
+            NeighborPair("add a record at the top", base, base + [15]),
+            NeighborPair("add a record at the bottom", base, base + [0]),
         ],
     )
-    em_spec("replace", [NeighbourPair("move a record from the bottom to the top", base, [3, 4, 9, 15])])
+    em_spec("replace", [NeighborPair("move a record from the bottom to the top", base, [3, 4, 9, 15])])
     # auto with a declared (public) n: the choice depends on (|X|, eps, delta, beta, n) only
     em_spec(
         "add_remove",
-        [NeighbourPair("add a record at the top", base, base + [15])],
+        [NeighborPair("add a record at the top", base, base + [15])],
         method="auto",
         n_max=5,
         run_anyway=True,
@@ -183,9 +183,9 @@ def register_interior_points() -> None:
         return quantile(data, 0.25, lower=0, upper=15, epsilon=1.0, rng=seed)
 
     for name, fn, neighbors, pair in (
-        ("median/exponential/add_remove", med, "add_remove", NeighbourPair("add above the median", base, base + [15])),
-        ("median/exponential/replace", med, "replace", NeighbourPair("move a record across", base, [3, 4, 9, 15])),
-        ("quantile/q=0.25/add_remove", q25, "add_remove", NeighbourPair("add at the bottom", base, base + [0])),
+        ("median/exponential/add_remove", med, "add_remove", NeighborPair("add above the median", base, base + [15])),
+        ("median/exponential/replace", med, "replace", NeighborPair("move a record across", base, [3, 4, 9, 15])),
+        ("quantile/q=0.25/add_remove", q25, "add_remove", NeighborPair("add at the bottom", base, base + [0])),
     ):
         register(
             MechanismSpec(
@@ -210,19 +210,19 @@ def register_interior_points() -> None:
             "exponential",
             0.0,
             "add_remove",
-            NeighbourPair("add a labelled example", (xs, ys), (xs + [6], ys + [1])),
+            NeighborPair("add a labelled example", (xs, ys), (xs + [6], ys + [1])),
         ),
         (
             "exponential",
             0.0,
             "replace",
-            NeighbourPair("flip one example's label and move it", (xs, ys), (xs[:-1] + [0], ys[:-1] + [0])),
+            NeighborPair("flip one example's label and move it", (xs, ys), (xs[:-1] + [0], ys[:-1] + [0])),
         ),
         (
             "treelog",
             1e-6,
             "add_remove",
-            NeighbourPair("add a labelled example", (xs, ys), (xs + [6], ys + [1])),
+            NeighborPair("add a labelled example", (xs, ys), (xs + [6], ys + [1])),
         ),
     ):
 

@@ -8,7 +8,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from dptree.testing.registry import MechanismSpec, NeighbourPair, register
+from dptree.testing.registry import MechanismSpec, NeighborPair, register
 from dptree.testing.statistics import gaussian_llr, laplace_llr
 
 
@@ -31,7 +31,7 @@ def range_tree_batch(plan: Any, hist: np.ndarray, n: int, seed: int) -> np.ndarr
     """``n`` independent releases of ``plan`` on ``hist`` in one call of ``RangeTreePlan.release``.
 
     The ``n`` copies of the tree hang under a virtual super-root (not measured; exact under
-    replace neighbours, like the root), so one call of the library's own release code draws the
+    replace neighbors, like the root), so one call of the library's own release code draws the
     noise of all of them from ``rng=seed``. Returns the noisy counts of the noised levels, shape
     (n, nodes). With ``n = 1`` the draws happen in the same order as ``plan.release(hist, seed)``
     and the output is identical (tested).
@@ -86,7 +86,7 @@ def range_tree_spec(
 ) -> MechanismSpec:
     """A spec auditing the range-tree release made by ``plan`` (a :class:`RangeTreePlan`).
 
-    ``pairs``: (label, values0, values1) of neighbouring datasets, given as raw values (they go
+    ``pairs``: (label, values0, values1) of neighboring datasets, given as raw values (they go
     through the same validation, clamping and bucketing as :func:`dptree.range_tree`). The
     statistic of each pair is the log-likelihood ratio of the *claimed* noise (the scales in the
     plan's privacy statement) on the nodes whose counts differ.
@@ -95,7 +95,7 @@ def range_tree_spec(
     def sample(values: Any, n: int, seed: int) -> np.ndarray:
         return range_tree_batch(plan, range_tree_leaf_histogram(plan, values), n, seed)
 
-    def worst_cases() -> Iterator[NeighbourPair]:
+    def worst_cases() -> Iterator[NeighborPair]:
         claimed = _claimed_level_parameters(plan)
         per_node = np.concatenate(
             [
@@ -108,7 +108,7 @@ def range_tree_spec(
             c0 = range_tree_noised_counts(plan, range_tree_leaf_histogram(plan, v0))
             c1 = range_tree_noised_counts(plan, range_tree_leaf_histogram(plan, v1))
             llr = laplace_llr if plan.noise == "laplace" else gaussian_llr
-            yield NeighbourPair(label, v0, v1, statistic=llr(c0, c1, per_node))
+            yield NeighborPair(label, v0, v1, statistic=llr(c0, c1, per_node))
 
     return MechanismSpec(
         name=name,

@@ -8,14 +8,14 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from dptree.testing.audit import AuditConfig, repeat
-from dptree.testing.registry import MechanismSpec, NeighbourPair, register
+from dptree.testing.registry import MechanismSpec, NeighborPair, register
 
 
 def user_bounded_spec(name: str, *, plan: Any, pairs: Sequence[tuple[str, Any, Any]], epsilon: float,
                       release: Callable[[Any, int], Any] | None = None) -> MechanismSpec:
     """``range_tree(values, user_id=...)`` with ``plan``'s parameters: at most k records per user
     kept (uniformly at random, :mod:`dptree.data.bounding`), then the noise of ``plan``. A dataset is a
-    pair (values, user ids); neighbours add or remove one *user* with any number of records."""
+    pair (values, user ids); neighbors add or remove one *user* with any number of records."""
     def release_default(data: Any, seed: int) -> Any:
         from dptree.rangetree.api import range_tree
 
@@ -38,7 +38,7 @@ def user_bounded_spec(name: str, *, plan: Any, pairs: Sequence[tuple[str, Any, A
         epsilon=epsilon,
         delta=0.0,
         sample=repeat(run),
-        worst_cases=lambda: iter([NeighbourPair(label, d0, d1) for label, d0, d1 in pairs]),
+        worst_cases=lambda: iter([NeighborPair(label, d0, d1) for label, d0, d1 in pairs]),
         description="user-level contribution bounding before the tree",
         release=rel,
         extra={
@@ -49,7 +49,7 @@ def user_bounded_spec(name: str, *, plan: Any, pairs: Sequence[tuple[str, Any, A
     )
 
 
-#: neighbouring datasets (values, user ids) for user bounding with k = 2
+#: neighboring datasets (values, user ids) for user bounding with k = 2
 USER_BOUNDING_PAIRS: list[tuple[str, Any, Any]] = [
     ("add a user with 5 records in one leaf (bounded to 2)",
      ([1, 2, 4], [10, 11, 12]), ([1, 2, 4, 3, 3, 3, 3, 3], [10, 11, 12, 99, 99, 99, 99, 99])),

@@ -100,7 +100,7 @@ def _bug_half_noise() -> audit.MechanismSpec:
 
 
 def _bug_replace_as_add_remove() -> audit.MechanismSpec:
-    # The claim is about replace neighbours, but each level's noise is calibrated to the
+    # The claim is about replace neighbors, but each level's noise is calibrated to the
     # add/remove sensitivity 1 instead of 2.
     replace = plan_range_tree(lower=0, upper=5, epsilon=1.0, branching=3, neighbors="replace")
     add_remove = plan_range_tree(lower=0, upper=5, epsilon=1.0, branching=3)
@@ -121,7 +121,7 @@ def _bug_float_laplace() -> audit.MechanismSpec:
 
     def worst_cases():
         stat = lambda y: producible_from_zero(y, scale).astype(np.float64)  # noqa: E731
-        yield audit.NeighbourPair("count 0 vs count 1", 0, 1, statistic=stat)
+        yield audit.NeighborPair("count 0 vs count 1", 0, 1, statistic=stat)
 
     return audit.MechanismSpec(
         name="bug/textbook_float_laplace", covers=(), neighbors="add_remove", epsilon=1.0, delta=0.0,

@@ -98,7 +98,7 @@ def test_audit_treelog_against_lemma_3_6():
     # The bound is loose, so this audit has little power against subtle bugs, but it catches leaks.
     eps0, delta0 = 0.05, 5e-6
     t = 750
-    n = 2401  # the larger neighbour
+    n = 2401  # the larger neighbor
     assert delta0 <= eps0 / (4 * n) and t >= 3 / eps0 * math.log(1 / delta0) and n - 1 > 3 * t
     p = {"eps0": eps0, "delta0": delta0, "t": t, "n_calls": 2}
     d1 = _MS([3, 40], [1200, 1200])

@@ -61,7 +61,7 @@ def chi_square_pvalue(samples: np.ndarray, pmf: "callable", n_expected_support: 
     """Chi-square p-value of integer ``samples`` against ``pmf`` (a function of an int array).
 
     Cells: every integer whose expected count is >= 20 (a contiguous window for these unimodal
-    laws) and the two pooled tails; a tail expecting < 20 is merged into its neighbour cell.
+    laws) and the two pooled tails; a tail expecting < 20 is merged into its neighbor cell.
     Returns (p-value, number of cells).
     """
     n = samples.size

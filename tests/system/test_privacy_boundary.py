@@ -1,7 +1,7 @@
 """The privacy boundary (issue 10): nothing computed from the private rows leaves a release except
 through noise.
 
-Every registered mechanism (``tests/audit_registry/``, :mod:`dptree.testing.registry`) is run on each of its worst-case neighbouring
+Every registered mechanism (``tests/audit_registry/``, :mod:`dptree.testing.registry`) is run on each of its worst-case neighboring
 pairs with the same test seed, so the noise is identical and only the data differs. Field by
 field, everything that differs must be declared noisy by the release kind's ``BOUNDARY``
 (:mod:`dptree.privacy.boundary`), and every field must be declared. The same comparison covers what the
@@ -26,7 +26,7 @@ SPECS = audit.registered()
 
 @pytest.fixture(autouse=True)
 def _same_clock(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The creation time is public (the clock), like the seed: neighbouring runs read the same one."""
+    """The creation time is public (the clock), like the seed: neighboring runs read the same one."""
     monkeypatch.setattr("dptree.io.release_file._utc_now", lambda: "2026-01-01T00:00:00Z")
 
 
@@ -79,7 +79,7 @@ def test_boundary_check_catches_a_leaked_size_and_an_undeclared_field() -> None:
 # --------------------------------------------------------------------------- printed CLI output
 
 #: lines of each data-touching command's printed output that render noisy values (a prefix per
-#: line); every other printed line must be identical on neighbouring data
+#: line); every other printed line must be identical on neighboring data
 NOISY_LINES: dict[str, tuple[str, ...]] = {
     "release": (),
     "hierarchy": (),
@@ -110,7 +110,7 @@ def _differing_lines(a: str, b: str, tmp: Path) -> list[tuple[str, str]]:
     return [(x, y) for x, y in zip(la, lb) if x != y]
 
 
-def _neighbouring_csvs(tmp: Path, header: str, rows: list[str], extra: str) -> tuple[Path, Path]:
+def _neighboring_csvs(tmp: Path, header: str, rows: list[str], extra: str) -> tuple[Path, Path]:
     d0, d1 = tmp / "d0" / "data.csv", tmp / "d1" / "data.csv"
     for d, rs in ((d0, rows), (d1, rows + [extra])):
         d.parent.mkdir()
@@ -120,7 +120,7 @@ def _neighbouring_csvs(tmp: Path, header: str, rows: list[str], extra: str) -> t
 
 def test_cli_prints_nothing_that_depends_on_the_data_outside_the_noise(tmp_path: Path, cli_run: Any) -> None:
     rows = [str(v) for v in (3, 5, 5, 8, 13, 21, 21, 34, 55, 89)] * 7
-    d0, d1 = _neighbouring_csvs(tmp_path, "v", rows, "40")
+    d0, d1 = _neighboring_csvs(tmp_path, "v", rows, "40")
     common = ["--column", "v", "--lower", "0", "--upper", "100", "--epsilon", "1", "--seed", "5", "--allow-nonprivate"]
     outs = {}
     for label, path in (("d0", d0), ("d1", d1)):
@@ -150,7 +150,7 @@ def test_cli_prints_nothing_that_depends_on_the_data_outside_the_noise(tmp_path:
     # hierarchy counts
     hrows = ["US,CA", "US,NY", "FR,IDF", "US,CA"] * 5
     (tmp_path / "h").mkdir()
-    h0, h1 = _neighbouring_csvs(tmp_path / "h", "country,state", hrows, "FR,IDF")
+    h0, h1 = _neighboring_csvs(tmp_path / "h", "country,state", hrows, "FR,IDF")
     structure = tmp_path / "structure.csv"
     structure.write_text("country,state\nUS,CA\nUS,NY\nFR,IDF\n")
     outs = {}

@@ -241,7 +241,7 @@ def test_audit_catches_the_exact_total_after_bounding_as_a_planted_bug() -> None
         pairs=[("one record changes its user id", ([1, 1, 1], [7, 7, 7]), ([1, 1, 1], [7, 7, 8]))],
     )
     d0, d1 = ([1, 1, 1], [7, 7, 7]), ([1, 1, 1], [7, 7, 8])
-    root = audit.NeighbourPair("one record changes its user id; event on the root", d0, d1,
+    root = audit.NeighborPair("one record changes its user id; event on the root", d0, d1,
                                statistic=lambda out: np.asarray(out)[:, 0].astype(float))
     spec = dataclasses.replace(spec, worst_cases=lambda: iter([root]))
     report = audit.audit(spec, config=audit.AuditConfig(n_select=300, n_eval=600), seed=3)

@@ -1,6 +1,6 @@
 """User-level contribution bounding: keep at most k records per user before counting.
 
-Under user-level neighbours (add or remove one *user*), a release whose sensitivity assumes
+Under user-level neighbors (add or remove one *user*), a release whose sensitivity assumes
 ``max_contributions = k`` (DESIGN section 3: L1 k per level, L2 k per level) is only private if no
 user contributes more than k records. The engines enforce it with one algorithm, whose
 engine-independent part is here:

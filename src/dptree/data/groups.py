@@ -3,7 +3,7 @@
 The list of groups is public and fixed by the caller: every listed group gets a release even when
 it has no records, so the set of groups present in the data is never revealed. A row whose group
 is not listed (or is missing) is refused, or dropped with ``unknown="drop"`` (a per-row policy:
-neighbouring datasets stay neighbouring). The checks here are on public input only; the engines
+neighboring datasets stay neighboring). The checks here are on public input only; the engines
 apply the list to the rows (:meth:`dptree.data.engines.base.Engine.grouped_histograms`).
 """
 

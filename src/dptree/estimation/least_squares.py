@@ -2,7 +2,7 @@
 
 Input: noisy node counts y_v with known noise variances sigma_v^2 on a tree whose true counts
 satisfy "parent = sum of children". ``sigma_v^2 = inf`` marks a node that was not measured and
-``sigma_v^2 = 0`` a node known exactly (e.g. the public total under replace-one neighbours).
+``sigma_v^2 = 0`` a node known exactly (e.g. the public total under replace-one neighbors).
 
 :func:`consistent_estimates` is the generalised least-squares (GLS) estimate, computed in two
 O(nodes) passes (seed 004, Honaker's equations 10, 11 and 13, written as an inverse-variance

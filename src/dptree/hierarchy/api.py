@@ -73,10 +73,10 @@ def hierarchy_counts(
     """Release a differentially private count for every node of ``hierarchy`` (seed 001).
 
     Released: one noisy measurement per node (Laplace/Gaussian), or Theorem 4.1's estimates
-    and windows (multiplicative). Neighbours: add/remove one record (``max_contributions=1``)
+    and windows (multiplicative). Neighbors: add/remove one record (``max_contributions=1``)
     or one user with at most ``max_contributions`` records; dptree cannot see users here, so
     the caller must have bounded contributions before. With a ``weight`` column each unit of
-    weight is one record (seed 001: x in N^leaves, neighbours at L1 distance 1).
+    weight is one record (seed 001: x in N^leaves, neighbors at L1 distance 1).
 
     * ``laplace``: (epsilon, 0)-DP; discrete Laplace of scale k d / epsilon per node
       (Corollary 2.7 / Lemma 2.5; L1 sensitivity k d, d = depth of the hierarchy).

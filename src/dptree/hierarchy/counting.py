@@ -128,7 +128,7 @@ def leaf_counts(
     policy ``unknown``: "error" (default) refuses, without saying how many rows or which paths;
     "drop" leaves the row out; "other" counts it for the "other" leaf under its deepest known
     ancestor (the hierarchy must have been built with ``other=...``). "drop" and "other" act on
-    each record alone, so neighbouring datasets stay neighbouring and the sensitivity is
+    each record alone, so neighboring datasets stay neighboring and the sensitivity is
     unchanged. Internal nodes get 0.
     """
     import pandas as pd

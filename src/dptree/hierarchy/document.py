@@ -1,5 +1,5 @@
 """Reading a hierarchy release's file document: the tree, the privacy statement in the one schema
-(:func:`dptree.privacy.statement.read_statement`; files with the old ``neighbours`` /
+(:func:`dptree.privacy.statement.read_statement`; files with the old ``neighbors`` /
 ``library_version`` spelling still load) and the noise re-derived from the stated parameters.
 
 A file whose stated budget, sensitivity, noise parameter, noise variance or window disagrees with

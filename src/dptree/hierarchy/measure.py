@@ -57,7 +57,7 @@ SEED = "001_4ad1135f2c911f1b.txt (Ghazi, Kamath, Kumar, Manurangsi, Wu)"
 @dataclass(frozen=True)
 class NodeMechanism:
     """The public parameters of the noise step: ``method``, the budget (``epsilon``, ``delta``),
-    ``max_contributions`` k (records per person, bounded by the caller; add/remove neighbours)
+    ``max_contributions`` k (records per person, bounded by the caller; add/remove neighbors)
     and, for the multiplicative method, ``alpha`` and ``tau_min`` (None: Theorem 4.1's value)."""
 
     method: str
@@ -131,7 +131,7 @@ def _lap_var(scale: float) -> float:
 def gaussian_sigma2(d: int, k: int, eps: float, dlt: float, calibration: str = "exact") -> tuple[Fraction, str]:
     """sigma^2 of the Gaussian baseline and the calibration used.
 
-    ``exact`` (default) when one record per person (k = 1): a neighbour moves the d counts of one
+    ``exact`` (default) when one record per person (k = 1): a neighbor moves the d counts of one
     root-leaf path by exactly 1 (a shallower leaf: fewer counts, a marginal of the full path, so no
     larger delta); sigma^2 is the smallest grid value with the exact discrete-Gaussian
     delta(epsilon) <= delta over those d unit shifts (:func:`dptree.privacy.budget.discrete_gaussian_sigma2_for`).

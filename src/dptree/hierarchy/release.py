@@ -48,7 +48,7 @@ KIND = "hierarchy"
 #: tau_min, k, the ``unknown`` policy, ...) or one of these noisy measurements, or
 #: post-processing of them (estimates, variances, counts, windows: recomputed from the
 #: measurements on load). ``rounds`` (Estimation's ell) is a function of the noisy M.
-#: tests/unit/hierarchy/test_hierarchy_boundary.py releases on neighbouring datasets with one
+#: tests/unit/hierarchy/test_hierarchy_boundary.py releases on neighboring datasets with one
 #: seed and checks that every other field is identical.
 NOISY_MEASUREMENTS: dict[str, tuple[str, ...]] = {
     "laplace": ("y",),

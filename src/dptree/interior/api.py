@@ -22,8 +22,8 @@ floor(k/2) largest removed when k = |S| - N > 0; an interior point of the rest i
 point of S) and are calibrated for datasets of at most N + 1 records. No field of a release is
 computed from |S|.
 
-**Neighbouring relations.** Lemma 3.6 (TreeLog), Lemmas 4.6/4.9/4.11 (HeavyPaths) are proved for
-add/remove-one neighbours. The cap maps some add/remove pairs to replace pairs and a replace pair
+**Neighboring relations.** Lemma 3.6 (TreeLog), Lemmas 4.6/4.9/4.11 (HeavyPaths) are proved for
+add/remove-one neighbors. The cap maps some add/remove pairs to replace pairs and a replace pair
 is a removal followed by an addition, so the tree methods run their calibration at
 (eps/2, delta/(1 + e^(eps/2))) and are (eps, delta)-DP under both add/remove-one and replace-one
 (group privacy, docs/interior_point.md). The exponential mechanism's quality has sensitivity 1
@@ -231,8 +231,8 @@ def interior_point(
     sample requirement at (|X|, epsilon, delta, beta) and raises :class:`InsufficientDataError`
     when the declared N is below it (public quantities only) unless ``run_anyway=True``.
 
-    Neighbouring relation: every method is (epsilon, delta)-DP for add/remove-one *and*
-    replace-one neighbours (module docstring; ``privacy["replace"]``). ``counts`` optionally gives
+    Neighboring relation: every method is (epsilon, delta)-DP for add/remove-one *and*
+    replace-one neighbors (module docstring; ``privacy["replace"]``). ``counts`` optionally gives
     multiplicities of ``values``. ``on_invalid``: "error" refuses NaN/infinite values (and
     non-integers in an integer domain) without saying which or how many; "drop" removes such
     records (a per-record, data-independent policy; the count dropped is never revealed).

@@ -112,7 +112,7 @@ def _requirement_search(pred: Any, start: int = 8, cap: int = 1 << 62) -> int | 
 def swap_budget(epsilon: float, delta: float) -> tuple[float, float]:
     """Per-replacement budget of the tree methods: (eps/2, delta/(1 + e^(eps/2))).
 
-    A mechanism that is (e, d)-DP for add/remove-one neighbours of at most N + 1 records is
+    A mechanism that is (e, d)-DP for add/remove-one neighbors of at most N + 1 records is
     (2e, (1 + e^e) d)-DP for one replacement (remove, then add: group privacy), so calibrating the
     tree methods at (eps/2, delta/(1 + e^(eps/2))) makes them (eps, delta)-DP under add/remove-one
     and replace-one after the cap (docs/interior_point.md)."""
@@ -207,7 +207,7 @@ class Plan:
                 mechanism="interior point: exponential mechanism over the ordered domain with "
                 "q(S, y) = min(#{x <= y}, #{x >= y}) (seed 002, Lemma 2.2 and Algorithm 1 step 1)",
                 neighbors=Neighbors("add_remove"), guarantee="pure epsilon-DP", private=private,
-                replace="also holds: replace-one neighbours (the quality has sensitivity 1 under both)",
+                replace="also holds: replace-one neighbors (the quality has sensitivity 1 under both)",
                 budget_spent=budget,
             )
         source = ("TreeLog (seed 002, Algorithm 1; privacy Lemma 3.7)" if self.method == "treelog" else
@@ -215,7 +215,7 @@ class Plan:
         return make_statement(
             mechanism=f"interior point: {source}, calibrated for the declared size; data capped at it",
             neighbors=Neighbors("add_remove"), guarantee="(epsilon, delta)-DP", private=private,
-            replace="also holds: replace-one neighbours (the add/remove lemma is calibrated at "
+            replace="also holds: replace-one neighbors (the add/remove lemma is calibrated at "
             "(eps/2, delta/(1 + e^(eps/2))); a replacement is a removal and an addition: group privacy)",
             budget_spent=budget,
         )

@@ -2,7 +2,7 @@
 
 ConstructPaths (Algorithm 2), StoppingPoint (3), OneRandomPath (4), LevelUp (5) and HeavyPaths
 (6). :func:`heavypaths_parameters` derives every constant from a public size, privacy from
-Lemmas 4.5, 4.6, 4.9 and 4.11 for add/remove-one neighbours (derivation: docs/heavypaths.md).
+Lemmas 4.5, 4.6, 4.9 and 4.11 for add/remove-one neighbors (derivation: docs/heavypaths.md).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def heavypaths_privacy(
 ) -> tuple[float, float]:
     """(eps_bar, delta_bar) of HeavyPaths (seed 002, Lemma 4.11 with explicit constants).
 
-    For add/remove-one neighbours: the lemmas are stated for S, S' in X^n but proved with
+    For add/remove-one neighbors: the lemmas are stated for S, S' in X^n but proved with
     Lemma 3.6's path argument (S' = S + {x}); ``n`` is a public bound on the sizes.
 
     StoppingPoint: pure eps1 on the events d_hat <= d*(S), failure delta_sp = e^{-eps1 (k-2)/8}
@@ -144,7 +144,7 @@ def construct_paths(ms: MS, h: int, t: int, n_public: int | None = None) -> list
     """Algorithm 2 (ConstructPaths): the databases S_1 = S, S_2, ... with their tree heights.
 
     Step 1 halts when |S_d| <= 10t or the domain is O(1). Seed 002 states its lemmas for
-    S, S' in X^n, where |S_d| = n - 3t(d - 1) is public. For add/remove neighbours the actual
+    S, S' in X^n, where |S_d| = n - 3t(d - 1) is public. For add/remove neighbors the actual
     size is private and halting on it is not private: S with 10t records would stop after S_1 and
     S + {x} would go on to S_2, so StoppingPoint asks one more query and, on spread data,
     HeavyPaths returns bottom on one and a point on the other (issue 16). With ``n_public`` (the

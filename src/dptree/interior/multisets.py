@@ -100,8 +100,8 @@ class MS:
         """At most ``size`` elements: drop ceil(k/2) smallest and floor(k/2) largest, k = n - size.
 
         A data-independent policy (the declared public size is the only input besides the data):
-        for add/remove or replace neighbours S, S' the capped multisets are identical, add/remove
-        neighbours, or differ by one replacement (docs/interior_point.md, "the cap")."""
+        for add/remove or replace neighbors S, S' the capped multisets are identical, add/remove
+        neighbors, or differ by one replacement (docs/interior_point.md, "the cap")."""
         k = self.n - size
         if k <= 0:
             return self

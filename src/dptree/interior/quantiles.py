@@ -37,7 +37,7 @@ def _statement(epsilon: float, private: bool) -> dict[str, Any]:
         mechanism="single quantile: exponential mechanism with score -|b #{x <= y} - a |S|| for the level "
         "q ~ a/b, b <= 1000 (sensitivity b; seed 002, Lemma 2.2)",
         neighbors=Neighbors("add_remove"), guarantee="pure epsilon-DP", private=private,
-        replace="also holds: replace-one neighbours (the score has sensitivity b under both)",
+        replace="also holds: replace-one neighbors (the score has sensitivity b under both)",
         budget_spent={"epsilon": epsilon, "delta": 0.0},
     )
 

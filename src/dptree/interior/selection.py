@@ -16,11 +16,11 @@ Thresholds: Closing the Exponential Gap", ``002_2f350810784938f5.txt``).
 All randomness comes from :mod:`dptree.noise`. Scores must be integers (every quality in seed 002
 is a count), which is what makes exact sampling possible.
 
-Neighbouring relations: each guarantee below holds for any relation under which the stated
+Neighboring relations: each guarantee below holds for any relation under which the stated
 sensitivity holds. The interior-point quality and the Choosing Mechanism's node weights have
 sensitivity 1 under add/remove-one and under replace-one for the exponential mechanism; the
 Choosing Mechanism's Lemma 2.4 (k-bounded growth) and AboveThreshold are stated here for
-add/remove-one neighbours (the relation Lemma 3.6 and the HeavyPaths lemmas are proved for);
+add/remove-one neighbors (the relation Lemma 3.6 and the HeavyPaths lemmas are proved for);
 :mod:`dptree.interior.calibration` turns that into replace-one by group privacy.
 """
 
@@ -104,7 +104,7 @@ def exponential_mechanism(
 
     Exponential mechanism (McSherry & Talwar 2007; seed 002, Lemma 2.2): epsilon-DP when every
     score has sensitivity <= ``sensitivity`` and the (public) ``weights`` do not depend on data,
-    for whichever neighbouring relation (add/remove-one or replace-one) that sensitivity is for.
+    for whichever neighboring relation (add/remove-one or replace-one) that sensitivity is for.
     With probability >= 1 - beta the chosen score is >= max - (2 sens / epsilon) ln(|F| / beta).
     Scores are integers; the weights are computed in log space (as exponents of an exact rational
     base <= e^(epsilon/(2 sens))) and the index is sampled exactly (:mod:`dptree.noise`).
@@ -247,7 +247,7 @@ def choosing_mechanism(
     (weights b^q, b <= e^(eps/4)) over G(S) = {f : q(S, f) >= 1}.
 
     Guarantee (seed 002, Lemma 2.4, for 0 < eps <= 2, 0 < delta <= 1/e): (eps, delta)-DP for
-    add/remove-one neighbours (k-bounded growth: one added record raises at most k qualities by at
+    add/remove-one neighbors (k-bounded growth: one added record raises at most k qualities by at
     most 1; a replacement is two such changes, group privacy), and with
     probability >= 1 - beta the output has quality >= OPT - (16/eps) ln(4kn/(beta eps delta))
     (bottom counts as quality 0). The structure follows Beimel-Nissim-Stemmer (Theory of Computing
@@ -292,7 +292,7 @@ class AboveThreshold:
     ``threshold`` c is public. The noisy threshold is c + rho, rho ~ DLap(2/eps) (drawn once); each
     integer-valued sensitivity-1 query answer f is compared as f + nu >= c + rho with fresh
     nu ~ DLap(4/eps). Returns True (top) and halts at the first success, False (bottom) before.
-    Pure epsilon-DP over any number of bottoms and one top, for any neighbouring relation under
+    Pure epsilon-DP over any number of bottoms and one top, for any neighboring relation under
     which every query has sensitivity 1 (the standard proof with integer shifts rho -> rho + 1,
     nu -> nu + 2 holds verbatim for the discrete Laplace because the queries are integers).
     Accuracy: :func:`above_threshold_error_bound`.

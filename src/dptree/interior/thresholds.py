@@ -58,7 +58,7 @@ def _statement(epsilon: float, delta: float, private: bool) -> dict[str, Any]:
         "the boundary at (epsilon/4, delta/(1 + e^(epsilon/4))) per replacement",
         neighbors=Neighbors("add_remove"), guarantee="pure epsilon-DP" if delta == 0 else "(epsilon, delta)-DP",
         private=private,
-        replace="also holds: replace-one neighbours (two label counts at epsilon/4 each and two replacements "
+        replace="also holds: replace-one neighbors (two label counts at epsilon/4 each and two replacements "
         "of the sample: group privacy)",
         budget_spent={"epsilon": epsilon, "delta": delta},
     )

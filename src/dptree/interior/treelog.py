@@ -1,7 +1,7 @@
 """TreeLog, Algorithm 1 of seed 002 (``002_2f350810784938f5.txt``), with its calibration.
 
 :func:`treelog_parameters` derives the per-step (eps0, delta0) and the trimming t from a public
-size (Lemma 3.7, add/remove-one neighbours) and checks the success guarantee (Lemma 3.8 with
+size (Lemma 3.7, add/remove-one neighbors) and checks the success guarantee (Lemma 3.8 with
 explicit constants, docs/heavypaths.md section 3); :func:`run_treelog` is the algorithm.
 """
 
@@ -33,7 +33,7 @@ __all__ = ["run_treelog", "treelog_parameters", "treelog_privacy"]
 
 def treelog_privacy(eps0: float, delta0: float, n: int, n_calls: int) -> tuple[float, float]:
     """Seed 002, Lemma 3.6/3.7: TreeLog with per-step (eps0, delta0) and N recursive calls is
-    (5 eps0 N log n, 3 delta0 n N e^{3 eps0 N log n})-DP for **add/remove-one** neighbours
+    (5 eps0 N log n, 3 delta0 n N e^{3 eps0 N log n})-DP for **add/remove-one** neighbors
     (the proof takes S' = S + {x'}; n the larger size, a public bound), log in base 2 (the conservative base:
     the proof of Claim 3.5 bounds the number of ambiguous steps by log_{3/2} n <= 2 log2 n)."""
     ln = math.log2(max(n, 2))
@@ -48,7 +48,7 @@ def treelog_parameters(
     ``n`` is a public size (the caller's declaration, see :func:`~dptree.interior.api.interior_point`),
     never the actual |S|; ``epsilon``/``delta`` are the add/remove-one budget (interior_point passes
     the per-replacement budget of :func:`~dptree.interior.calibration.swap_budget`).
-    Privacy (Lemma 3.7, add/remove-one, with n + 1 for a neighbour and N = number of calls including the base):
+    Privacy (Lemma 3.7, add/remove-one, with n + 1 for a neighbor and N = number of calls including the base):
     eps0 = eps / (5 N log2(n+1)); delta0 = min(eps0 / (4(n+1)), delta e^{-3eps/5} / (3 (n+1) N)),
     so that (5 eps0 N log n, 3 delta0 n N e^{3 eps0 N log n}) <= (eps, delta) and
     delta0 <= eps0/(4n) (Claim 3.5). t >= (3/eps0) ln(1/delta0) >= (2/eps0) log2(1/delta0)

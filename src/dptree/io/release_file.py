@@ -6,7 +6,7 @@ A release file is a JSON object::
       "format": "dptree-release",
       "version": 1,
       "kind": "range_tree" | "hierarchy" | ...,
-      "privacy": {...},        # mechanism, neighbours, budget, sensitivity, library, private flag
+      "privacy": {...},        # mechanism, neighbors, budget, sensitivity, library, private flag
       "parameters": {...},     # public parameters needed to interpret the measurements
       "measurements": {...},   # the noisy values (integers) and their noise variances
       "metadata": {...},       # optional: column, source, created_utc, ledger charge (all public)

@@ -9,7 +9,7 @@ float Laplace does (Mironov 2012), so dptree samples it *exactly*:
    1 < b <= exp(epsilon / (2 * sensitivity)), computed from a partial sum of the exponential
    series (every partial sum of e^x, x > 0, is a lower bound). The mechanism with weights
    length_i * b^score_i is (2 * sensitivity * ln b)-DP <= epsilon-DP by the usual proof
-   (McSherry & Talwar 2007): for neighbours every weight changes by a factor in
+   (McSherry & Talwar 2007): for neighbors every weight changes by a factor in
    [b^-sens, b^sens] and so does the normaliser. Rounding the base *down* is conservative.
 2. Exact rejection sampling. Let r_i = max_score - score_i >= 0 so the target weight is
    length_i * b^-r_i. The proposal weight is length_i * 2^-m_i with the integer

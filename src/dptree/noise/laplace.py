@@ -166,9 +166,9 @@ def truncated_laplace_delta(scale: float | Fraction, bound: int, sensitivity: in
     """delta of the truncated discrete Laplace mechanism for an integer query.
 
     Adding :func:`truncated_discrete_laplace` noise (``scale``, ``bound``) to an integer
-    query whose value moves by at most ``sensitivity`` between neighbours is
+    query whose value moves by at most ``sensitivity`` between neighbors is
     (sensitivity / scale_used, delta)-DP with delta = P(|Z| > bound - sensitivity) / 2, i.e.
-    the mass of the ``sensitivity`` outermost points on one side, which one neighbour can
+    the mass of the ``sensitivity`` outermost points on one side, which one neighbor can
     produce and the other cannot: with p = exp(-1/scale_used),
     delta = sum_{j=0}^{s-1} p^(bound-j) / Z_bound,  Z_bound = 1 + 2 p (1 - p^bound) / (1 - p).
     Inside both supports the probability ratio is at most p^(-sensitivity).

@@ -9,7 +9,7 @@ document as either
 
 Nothing else may be part of a release: no count, size or value computed from the private rows
 outside the noise (issue 10). ``tests/system/test_privacy_boundary.py`` enforces the declaration: it
-builds every registered mechanism (``tests/audit_registry/``) on two neighbouring datasets with the same
+builds every registered mechanism (``tests/audit_registry/``) on two neighboring datasets with the same
 test seed, so the noise is identical, and checks field by field that every field that differs is
 declared noisy, and that every field is declared.
 """
@@ -99,7 +99,7 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def boundary_violations(r0: Any, r1: Any) -> list[str]:
-    """For releases of the same mechanism on neighbouring data with the same test seed: the fields
+    """For releases of the same mechanism on neighboring data with the same test seed: the fields
     that are undeclared, or that differ without being declared noisy (each a line of text)."""
     b = _boundary_of(r0)
     f0, f1 = release_fields(r0), release_fields(r1)

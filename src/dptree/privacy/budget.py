@@ -240,7 +240,7 @@ class Budget:
 # (1, ..., 1), L = sum_i (1 - 2 Z_i) / (2 sigma^2) = (m - 2T) / (2 sigma^2), T = Z_1 + ... + Z_m, an
 # integer whose law is the m-fold convolution of the discrete Gaussian pmf. So
 #     delta(eps) = sum_t P[T = t] (1 - exp(eps - (m - 2t) / (2 sigma^2)))_+
-# exactly (the swapped pair gives the same value by the symmetry z -> 1 - z). A neighbour that
+# exactly (the swapped pair gives the same value by the symmetry z -> 1 - z). A neighbor that
 # changes fewer counts (a shorter path) has a loss that is a marginal of this one, so its delta is
 # no larger (post-processing). Note that the discrete Gaussian's delta is *not* a function of the
 # L2 norm of the shift alone (unlike the continuous one), which is why the shift pattern is fixed.
@@ -300,7 +300,7 @@ def _conv_power(p: np.ndarray, m: int) -> np.ndarray:
 
 
 def discrete_gaussian_delta(epsilon: float, sigma2: float, m: int, *, block: int | None = None) -> float:
-    """delta(epsilon) of m independent N_Z(0, sigma2) noises when one neighbour shifts all m
+    """delta(epsilon) of m independent N_Z(0, sigma2) noises when one neighbor shifts all m
     counts by 1 (an upper bound that is exact up to float rounding when no coarsening is needed).
 
     ``block``: force the coarsening block b (tests); default :func:`discrete_gaussian_block`.
@@ -371,7 +371,7 @@ def discrete_gaussian_exact_feasible(epsilon: float, delta: float, m: int) -> bo
 @lru_cache(maxsize=512)
 def discrete_gaussian_sigma2_for(epsilon: float, delta: float, m: int) -> Fraction:
     """Smallest sigma^2 on the sampler's dyadic grid (``noise.gaussian_sigma2_used``) such that m
-    counts, each changed by at most 1 by a neighbour and each noised with N_Z(0, sigma^2), are
+    counts, each changed by at most 1 by a neighbor and each noised with N_Z(0, sigma^2), are
     (epsilon, delta)-DP by :func:`discrete_gaussian_delta`.
 
     Searched by bisection (with an FFT evaluation, for speed) near the continuous analytic

@@ -1,4 +1,4 @@
-"""The neighbouring relation and the privacy statement: one schema for every release kind.
+"""The neighboring relation and the privacy statement: one schema for every release kind.
 
 Every release carries a privacy statement (``release.privacy``, the ``"privacy"`` object of its
 file). Its keys have one spelling across range trees, group releases, hierarchies and interior
@@ -7,14 +7,14 @@ points (:data:`REQUIRED` are always present; a mechanism adds its own, such as `
 
 ==================== ==========================================================================
 ``mechanism``        what was run, with its source (paper, algorithm, lemma)
-``neighbors``        the neighbouring relation: ``"add_remove"`` or ``"replace"`` (:class:`Neighbors`)
+``neighbors``        the neighboring relation: ``"add_remove"`` or ``"replace"`` (:class:`Neighbors`)
 ``max_contributions`` records one person may contribute (the caller bounds them; 1 = record level)
 ``guarantee``        the privacy notion proven: pure epsilon-DP, (epsilon, delta)-DP or rho-zCDP
 ``library``          ``"dptree <version>"`` that made the release
 ``private``          False for a release made with a test seed (never private; see docs/privacy.md)
 ==================== ==========================================================================
 
-Files written before this schema spelled two keys differently (``neighbours`` as a sentence and
+Files written before this schema spelled two keys differently (``neighbors`` as a sentence and
 ``library_version`` in hierarchy files); :func:`read_statement` reads them under the new names.
 """
 
@@ -42,9 +42,9 @@ def library() -> str:
 
 @dataclass(frozen=True)
 class Neighbors:
-    """The neighbouring relation a guarantee is stated under (the privacy unit).
+    """The neighboring relation a guarantee is stated under (the privacy unit).
 
-    ``add_remove``: two datasets are neighbours when one is the other plus one person's records.
+    ``add_remove``: two datasets are neighbors when one is the other plus one person's records.
     ``replace``: one person's records are swapped for another's; the number of records is public
     and the caller must declare it. ``max_contributions`` is how many records one person may have;
     the caller's data must respect it (``user_id=`` bounds it).
@@ -95,7 +95,7 @@ def make_statement(*, mechanism: str, neighbors: Neighbors, guarantee: str, priv
 def read_statement(privacy: Any, *, kind: str) -> dict[str, Any]:
     """Validate the statement of a loaded file and return it in the schema's spelling.
 
-    Legacy spellings are renamed (an old hierarchy file's ``neighbours`` sentence becomes
+    Legacy spellings are renamed (an old hierarchy file's ``neighbors`` sentence becomes
     ``neighbors: "add_remove"``, the only relation hierarchies were ever released under).
     """
     if not isinstance(privacy, Mapping):
@@ -115,7 +115,7 @@ def read_statement(privacy: Any, *, kind: str) -> dict[str, Any]:
     if not isinstance(out["private"], bool):
         raise ReleaseFileError(f"{kind} release: the privacy statement's 'private' flag must be true or false")
     if out["neighbors"] not in RELATIONS:
-        raise ReleaseFileError(f"{kind} release: unknown neighbouring relation {out['neighbors']!r}")
+        raise ReleaseFileError(f"{kind} release: unknown neighboring relation {out['neighbors']!r}")
     k = out["max_contributions"]
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ReleaseFileError(f"{kind} release: max_contributions must be a positive integer")

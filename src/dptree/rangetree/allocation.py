@@ -109,8 +109,8 @@ def level_weights(
 ) -> np.ndarray:
     """Budget share of each level (root first); 0 means the level is not measured.
 
-    Under add/remove neighbours the uniform rule leaves the root out (its budget is better spent
-    on the other levels, DESIGN section 4); under replace neighbours the root is the public total
+    Under add/remove neighbors the uniform rule leaves the root out (its budget is better spent
+    on the other levels, DESIGN section 4); under replace neighbors the root is the public total
     and is never noised. ``"optimal"`` may measure the root if that lowers the average variance.
     """
     L = layout.depth

@@ -85,7 +85,7 @@ def range_tree(
 
     ``by`` (a column name or an array) with ``groups`` (the public list of groups): one tree per
     group, a :class:`GroupedRelease`, for the budget of one release (parallel composition,
-    :mod:`dptree.rangetree.groupby`; add/remove neighbours only). Every listed group is released,
+    :mod:`dptree.rangetree.groupby`; add/remove neighbors only). Every listed group is released,
     present in the data or not; rows of unlisted groups raise, or are dropped with ``unknown="drop"``.
 
     ``levels="uniform"`` splits the budget equally over the noised levels (seed 004, Algorithm 1);
@@ -100,7 +100,7 @@ def range_tree(
     )
     if by is not None and neighbors == "replace":
         raise InvalidParameterError(
-            "group-by releases use add/remove neighbours: under 'replace' a record could move between groups "
+            "group-by releases use add/remove neighbors: under 'replace' a record could move between groups "
             "and each group's total would not be public"
         )
     plan.check_public_total(user_id=user_id, missing=missing, by=by)

@@ -230,7 +230,7 @@ class RangeTree(CountRelease):
 
         It inverts the pointwise interval of :meth:`cdf_ci` at the estimated total (whose own noise
         is ignored), so it is approximate. The band is read on at most ``grid`` evenly spaced
-        buckets; between grid points the interval is widened to the neighbouring points, so it
+        buckets; between grid points the interval is widened to the neighboring points, so it
         can only grow. Float domains give bucket edges, integers a bucket's first and last value,
         dates the first and the last bucket's start (bucket resolution, like :meth:`quantile`).
         With an estimated total <= 0 the interval is the whole domain."""
@@ -370,13 +370,13 @@ class RangeTree(CountRelease):
         return range_tree_from_document(cls, doc)
 
     def summary(self) -> str:
-        """One line: domain, tree, noise, neighbouring relation and the budget spent."""
+        """One line: domain, tree, noise, neighboring relation and the budget spent."""
         dom = self.domain
         spent = self.privacy["budget_spent"]
         budget = ", ".join(f"{k}={v:g}" for k, v in spent.items())
         col = f"of {self.column!r} " if self.column else ""
         return (
             f"RangeTree {col}over [{dom.format_value(dom.lower)}, {dom.format_value(dom.upper)}] ({dom.size} buckets), "
-            f"{self.layout.branching}-ary, {self.plan.noise} noise, {self.plan.neighbors} neighbours, "
+            f"{self.layout.branching}-ary, {self.plan.noise} noise, {self.plan.neighbors} neighbors, "
             f"{budget}{'' if self.private else ', NOT PRIVATE (test seed)'}"
         )

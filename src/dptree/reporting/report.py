@@ -199,7 +199,7 @@ def _range_tree_report(release: RangeTree, *, level: float, bins: int, title: st
                    f"{dom.size} buckets of width {width}"),
         ("Tree", f"{release.layout.branching}-ary, {release.layout.depth + 1} levels, root {p.get('root')}"),
         ("Noise", f"discrete {release.plan.noise} ({p.get('guarantee')})"),
-        ("Neighbours", f"{p.get('neighbors')}, at most {p.get('max_contributions')} record(s) per person"),
+        ("Neighbors", f"{p.get('neighbors')}, at most {p.get('max_contributions')} record(s) per person"),
         ("Budget spent", ", ".join(f"{k} = {v:.6g}" for k, v in p.get("budget_spent", {}).items())),
         ("Sensitivity", f"L1 {p.get('l1_sensitivity'):g}, L2 {p.get('l2_sensitivity'):.4g}"),
         ("Estimated total", f"{release.total():,.1f} ({level:.0%} interval [{total_lo:,.1f}, {total_hi:,.1f}])"),

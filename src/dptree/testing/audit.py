@@ -1,6 +1,6 @@
 """Empirical privacy audits: a lower bound on epsilon from many runs of a mechanism.
 
-An audit runs a mechanism ``n`` times on each of two neighbouring datasets ``d0`` and ``d1``
+An audit runs a mechanism ``n`` times on each of two neighboring datasets ``d0`` and ``d1``
 (chosen as worst cases), picks the most revealing output event ``S`` on a *selection* sample,
 then counts how often ``S`` occurs on *fresh evaluation* samples and computes, with
 Clopper-Pearson intervals at total significance ``alpha`` (``alpha/2`` for each of the two
@@ -49,13 +49,13 @@ from dptree.errors import InvalidParameterError
 from dptree.testing.registry import (
     NOT_MECHANISMS,
     MechanismSpec,
-    NeighbourPair,
+    NeighborPair,
     get,
     register,
     registered,
     unregistered_public_mechanisms,
 )
-from dptree.testing.sensitivity import brute_force_sensitivity, neighbouring_datasets
+from dptree.testing.sensitivity import brute_force_sensitivity, neighboring_datasets
 from dptree.testing.statistics import (
     clopper_pearson,
     epsilon_lower_bound,
@@ -65,7 +65,7 @@ from dptree.testing.statistics import (
 )
 
 __all__ = [
-    "NeighbourPair",
+    "NeighborPair",
     "MechanismSpec",
     "PairResult",
     "AuditReport",
@@ -86,7 +86,7 @@ __all__ = [
     "laplace_llr",
     "gaussian_llr",
     "brute_force_sensitivity",
-    "neighbouring_datasets",
+    "neighboring_datasets",
 ]
 
 
@@ -113,7 +113,7 @@ SLOW = AuditConfig(n_select=100_000, n_eval=300_000)
 
 @dataclass(frozen=True)
 class PairResult:
-    """The audit of one neighbouring pair."""
+    """The audit of one neighboring pair."""
 
     label: str
     direction: str  # "d0>d1" (P[M(d0) in S] vs P[M(d1) in S]) or "d1>d0"
@@ -278,13 +278,13 @@ def _select_event(
 
 def audit_pair(
     spec: MechanismSpec,
-    pair: NeighbourPair,
+    pair: NeighborPair,
     *,
     config: AuditConfig = FAST,
     seed: int = 0,
     statistic: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> PairResult:
-    """Audit one neighbouring pair: select an event, evaluate it on fresh samples."""
+    """Audit one neighboring pair: select an event, evaluate it on fresh samples."""
     stat = statistic or pair.statistic
     key = (spec.name, pair.label, seed)
     sel0 = _sample_scores(spec, pair.d0, config.n_select, key + ("select", 0), config, stat)

@@ -1,8 +1,8 @@
 """The registry of audited mechanisms: what each public mechanism claims and how to sample it.
 
 Every public mechanism of dptree registers a :class:`MechanismSpec` with :func:`register`: its
-name, the public functions it covers, its neighbouring relation, its claimed (epsilon, delta), a
-batched sampler and a generator of worst-case neighbouring pairs. The registrations live in the
+name, the public functions it covers, its neighboring relation, its claimed (epsilon, delta), a
+batched sampler and a generator of worst-case neighboring pairs. The registrations live in the
 tests (``tests/audit_registry/``, one module per product), which register everything when
 imported; :func:`unregistered_public_mechanisms` names every public function of :mod:`dptree`
 that may release something and that no registered spec covers. See docs/verification.md.
@@ -18,7 +18,7 @@ import numpy as np
 from dptree.errors import InvalidParameterError
 
 __all__ = [
-    "NeighbourPair",
+    "NeighborPair",
     "MechanismSpec",
     "NOT_MECHANISMS",
     "register",
@@ -29,8 +29,8 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class NeighbourPair:
-    """Two neighbouring datasets under the spec's relation, and optionally a test statistic.
+class NeighborPair:
+    """Two neighboring datasets under the spec's relation, and optionally a test statistic.
 
     ``statistic(outputs) -> scores`` maps an array of ``n`` outputs (first axis) to ``n`` real
     scores; events are sets of scores. It may use anything public (the two datasets, the claimed
@@ -49,15 +49,15 @@ class MechanismSpec:
 
     * ``name``: unique registry key, e.g. ``"range_tree/laplace/add_remove"``;
     * ``covers``: the public functions of :mod:`dptree` this spec audits;
-    * ``neighbors``: the neighbouring relation the claim is about (``"add_remove"``,
+    * ``neighbors``: the neighboring relation the claim is about (``"add_remove"``,
       ``"replace"``, ``"add_remove_user(k=3)"``, ...);
     * ``epsilon``, ``delta``: the claimed guarantee;
     * ``sample(dataset, n, seed)``: ``n`` independent outputs of the mechanism on ``dataset``
       (first axis of the returned array), using only the integer ``seed`` for randomness
       (pass it, or seeds derived from it, to the mechanism's ``rng`` argument; see :func:`dptree.testing.audit.repeat`);
-    * ``worst_cases()``: the neighbouring pairs to audit;
+    * ``worst_cases()``: the neighboring pairs to audit;
     * ``release(dataset, seed)``: the whole release object the public function returns on
-      ``dataset`` with ``rng=seed`` (the privacy-boundary test compares its fields on neighbours).
+      ``dataset`` with ``rng=seed`` (the privacy-boundary test compares its fields on neighbors).
     """
 
     name: str
@@ -66,7 +66,7 @@ class MechanismSpec:
     epsilon: float
     delta: float
     sample: Callable[[Any, int, int], np.ndarray]
-    worst_cases: Callable[[], Iterable[NeighbourPair]]
+    worst_cases: Callable[[], Iterable[NeighborPair]]
     description: str = ""
     extra: dict[str, Any] = field(default_factory=dict)  # e.g. {"plan": RangeTreePlan} for checks
     release: Callable[[Any, int], Any] | None = None

@@ -1,4 +1,4 @@
-"""Brute-force sensitivities: the largest change of a query over every neighbouring pair of tiny datasets.
+"""Brute-force sensitivities: the largest change of a query over every neighboring pair of tiny datasets.
 
 Checks a privacy statement's L1/L2 sensitivity against the exhaustive maximum (an upper bound
 that is tight when the statement is), for the add/remove (up to k records) and replace relations.
@@ -12,13 +12,13 @@ import numpy as np
 
 from dptree.errors import InvalidParameterError
 
-__all__ = ["neighbouring_datasets", "brute_force_sensitivity"]
+__all__ = ["neighboring_datasets", "brute_force_sensitivity"]
 
 
-def neighbouring_datasets(
+def neighboring_datasets(
     domain_size: int, max_records: int, relation: str = "add_remove", k: int = 1
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Every neighbouring pair of leaf histograms on a tiny domain (brute force).
+    """Every neighboring pair of leaf histograms on a tiny domain (brute force).
 
     Datasets are multisets of leaves with at most ``max_records`` records. ``relation``:
     ``"add_remove"`` (d1 = d0 plus up to ``k`` records: a user with <= k records) or ``"replace"``
@@ -45,13 +45,13 @@ def neighbouring_datasets(
                             h1[dst] += 1
                             yield h0, h1
             else:
-                raise InvalidParameterError(f"unknown neighbouring relation {relation!r}")
+                raise InvalidParameterError(f"unknown neighboring relation {relation!r}")
 
 
 def brute_force_sensitivity(
     query: Callable[[np.ndarray], np.ndarray], pairs: Iterable[tuple[Any, Any]]
 ) -> tuple[float, float]:
-    """(max L1, max L2) of ``query(d0) - query(d1)`` over the given neighbouring pairs."""
+    """(max L1, max L2) of ``query(d0) - query(d1)`` over the given neighboring pairs."""
     l1 = l2 = 0.0
     for d0, d1 in pairs:
         diff = np.asarray(query(d0), dtype=np.float64) - np.asarray(query(d1), dtype=np.float64)

@@ -87,7 +87,7 @@ def regular_tree(layout_fanouts: tuple[int, ...]) -> tuple[list[np.ndarray | Non
     [
         (8, 2, [1.0, 1.0, 1.0, 1.0]),
         (10, 3, [np.inf, 2.0, 1.0, 0.5]),  # padded to 3*3*2 = 18 leaves
-        (27, 3, [0.0, 3.0, 1.5, 0.7]),  # root exact (replace neighbours)
+        (27, 3, [0.0, 3.0, 1.5, 0.7]),  # root exact (replace neighbors)
         (16, 4, [5.0, 0.2, 1.0]),
         (30, 5, [np.inf, 1.0, 4.0, 2.0]),
     ],

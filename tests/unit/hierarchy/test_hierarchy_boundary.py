@@ -1,4 +1,4 @@
-"""Issue 10, "one privacy boundary" (hierarchy part): a release on neighbouring datasets, with
+"""Issue 10, "one privacy boundary" (hierarchy part): a release on neighboring datasets, with
 the same test seed, differs only in the fields ``hierarchy.NOISY_MEASUREMENTS`` declares noisy
 (and in what is post-processing of them). Everything else -- parameters, privacy statement,
 summary, repr, printed CLI output -- is identical, so no exact quantity of the rows (a total,
@@ -57,7 +57,7 @@ def _flat(d: Any, prefix: str = "") -> dict[str, Any]:
 
 @pytest.fixture(autouse=True)
 def _same_clock(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The creation time in the metadata is public (the clock): neighbouring runs read the same one."""
+    """The creation time in the metadata is public (the clock): neighboring runs read the same one."""
     monkeypatch.setattr("dptree.io.release_file._utc_now", lambda: "2026-01-01T00:00:00Z")
 
 
@@ -92,7 +92,7 @@ def test_only_declared_noisy_fields_differ(method: str, pair: str) -> None:
         assert any(docs[0]["measurements"][k] != docs[1]["measurements"][k] for k in noisy)
 
 
-def test_cli_output_is_the_same_on_neighbours(tmp_path: Path, cli_run: Any) -> None:
+def test_cli_output_is_the_same_on_neighbors(tmp_path: Path, cli_run: Any) -> None:
     pd.DataFrame({"country": ["US", "US", "FR", "FR"], "city": ["Boston", "Austin", "Paris", "Lyon"]}).to_csv(
         tmp_path / "struct.csv", index=False
     )

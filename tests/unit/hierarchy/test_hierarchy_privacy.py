@@ -1,6 +1,6 @@
 """Privacy checks for hierarchy counts: brute-force sensitivities on tiny trees, and an audit
 that estimates a Clopper-Pearson lower bound on epsilon from many runs on worst-case
-neighbouring inputs (DESIGN section 8), with a planted bug it must flag."""
+neighboring inputs (DESIGN section 8), with a planted bug it must flag."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def eps_lower_bound(k1: int, k0: int, n: int, delta: float = 0.0) -> float:
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("k", [1, 2, 3])
 def test_sensitivity_brute_force(seed: int, k: int) -> None:
-    # k = 3 enumerates many more neighbours: smaller trees keep it fast (and it always runs)
+    # k = 3 enumerates many more neighbors: smaller trees keep it fast (and it always runs)
     h = random_hierarchy(seed, max_depth=4 if k < 3 else 3, max_arity=3)
     leaves = [(j, i) for j in range(h.depth) for i in np.flatnonzero(h.is_leaf[j])]
     assert len(leaves) <= (40 if k < 3 else 20)

@@ -48,7 +48,7 @@ def test_weights_straddling_2_53_are_summed_exactly() -> None:
     assert w2[H.node_id("a")] == 2**53 + 1 and w2[H.node_id("")] == 2**53 + 1
 
 
-def test_neighbours_at_2_53_differ_by_one_on_the_path() -> None:
+def test_neighbors_at_2_53_differ_by_one_on_the_path() -> None:
     w0 = np.array(totals(frame([P52, P52, 1]), weight="w"), dtype=object)
     w1 = np.array(totals(frame([P52, P52, 1, 1]), weight="w"), dtype=object)
     diff = w1 - w0
@@ -193,7 +193,7 @@ def _old_float_sum(out: np.ndarray, index: np.ndarray, values: np.ndarray) -> No
     out += np.bincount(np.asarray(index), weights=values, minlength=out.size).astype(np.int64)
 
 
-def _weighted_pair(spec: audit.MechanismSpec) -> audit.NeighbourPair:
+def _weighted_pair(spec: audit.MechanismSpec) -> audit.NeighborPair:
     pairs = [p for p in spec.worst_cases() if "2^52" in p.label]
     assert len(pairs) == 1
     return pairs[0]
@@ -208,7 +208,7 @@ def test_audit_of_the_weighted_pair_respects_epsilon() -> None:
 
 def test_audit_flags_the_old_float_summation(monkeypatch: pytest.MonkeyPatch) -> None:
     """Planted bug: the old float64 summation. 2^53 + 1 rounds to 2^53 and 2^53 + 2 does not,
-    so the neighbours' counts differ by 2 on the path: the audit measures eps > 1."""
+    so the neighbors' counts differ by 2 on the path: the audit measures eps > 1."""
     monkeypatch.setattr(hmod, "_add_at", _old_float_sum)
     spec = audit.get("hierarchy_counts/laplace/add_remove")
     res = audit.audit_pair(spec, _weighted_pair(spec), seed=2026)

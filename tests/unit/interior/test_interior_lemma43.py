@@ -1,19 +1,19 @@
 """Seed 002, Lemma 4.3 (and the sensitivity claim of Lemma 4.5) checked by brute force on ConstructPaths.
 
-Lemma 4.3: for neighbouring S, S' and t >= 2k, the databases S_d, S'_d that ConstructPaths
-(Algorithm 2) produces are neighbouring for every d < d*(S), where d*(S) is the first d with
+Lemma 4.3: for neighboring S, S' and t >= 2k, the databases S_d, S'_d that ConstructPaths
+(Algorithm 2) produces are neighboring for every d < d*(S), where d*(S) is the first d with
 f_d(S) = max multiplicity of S_d >= k. Lemma 4.5's proof adds |f_d(S) - f_d(S')| <= 1 for every
 d <= d*(S) (so StoppingPoint's AboveThreshold sees sensitivity-1 queries). The paper states both for
 S, S' in X^n (replace-one); dptree reads the HeavyPaths lemmas for add/remove-one as well
 (docs/heavypaths.md section 0), so both relations are checked, with ConstructPaths halting on the
-public size as dptree runs it (N = |S| + 1, at least every neighbour's size).
+public size as dptree runs it (N = |S| + 1, at least every neighbor's size).
 
-Each case is a data set S (a multiset on [0, 2^h)) with its neighbours: one record added (beside
+Each case is a data set S (a multiset on [0, 2^h)) with its neighbors: one record added (beside
 the heavy path of S at its split levels and at forced levels -- which raises one level's fall-off
 by one or creates a new one, the change the lemma is about --, copies of data values and their
-+-1 neighbours, the domain ends, random points), removed (the extremes and a sample), or replaced
++-1 neighbors, the domain ends, random points), removed (the extremes and a sample), or replaced
 (a removal with one of those additions). ``_violations`` runs dptree's ``construct_paths`` on S
-and on every neighbour and returns every broken statement. Data shapes:
+and on every neighbor and returns every broken statement. Data shapes:
 
 * ``designed-d2`` / ``designed-d3`` -- S_1 is built from a chosen S_2 (one fall-off group per value
   of S_2 beside a random path, t trimmed records at each end, a t-record tail under the path), with
@@ -51,7 +51,7 @@ import dptree.interior.heavypaths as HP
 import dptree.interior.multisets as MSET
 from dptree.interior.selection import _group
 
-Case = tuple[str, int, int, int, list[int], list[tuple[str, list[int]]]]  # shape, h, t, k, S, neighbours
+Case = tuple[str, int, int, int, list[int], list[tuple[str, list[int]]]]  # shape, h, t, k, S, neighbors
 
 
 # --------------------------------------------------------------------------- ConstructPaths
@@ -105,7 +105,7 @@ def _reference_dbs(values: list[int], h: int, t: int) -> list[tuple[Counter, int
 # --------------------------------------------------------------------------- the statements
 
 
-def _neighbouring(a: Counter, b: Counter, relation: str) -> bool:
+def _neighboring(a: Counter, b: Counter, relation: str) -> bool:
     """replace: same size, one element swapped (or equal); add_remove: one is the other plus one."""
     na, nb = sum(a.values()), sum(b.values())
     if relation == "replace":
@@ -125,17 +125,17 @@ def _dstar(dbs: list[tuple[Counter, int]], k: int) -> int | None:
 def _violations(case: Case, public_halt: bool = True) -> tuple[list[str], Counter]:
     """Every broken statement of Lemma 4.3 / Lemma 4.5 on one case, and what was checked.
 
-    ``public_halt``: ConstructPaths halts on the public size N = |S| + 1 (>= every neighbour's
+    ``public_halt``: ConstructPaths halts on the public size N = |S| + 1 (>= every neighbor's
     size, as dptree runs it with the declared N after the cap); False: on each data set's own
     size (what dptree did before issue 16)."""
-    shape, h, t, k, s, neighbours = case
+    shape, h, t, k, s, neighbors = case
     assert t >= 2 * k  # the lemma's hypothesis
     n_pub = len(s) + 1 if public_halt else None
     dbs = _dbs(s, h, t, n_pub)
     ds = _dstar(dbs, k)
     checked: Counter = Counter()
     bad = []
-    for relation, s2 in neighbours:
+    for relation, s2 in neighbors:
         dbs2 = _dbs(s2, h, t, n_pub)
         last = len(dbs) if ds is None else ds
         for d in range(1, last + 1):
@@ -147,8 +147,8 @@ def _violations(case: Case, public_halt: bool = True) -> tuple[list[str], Counte
             fa, fb = max(a.values(), default=0), max(b.values(), default=0)
             if abs(fa - fb) > 1:  # Lemma 4.5's sensitivity claim, for d <= d*(S)
                 bad.append(f"{shape} h={h} t={t} {relation}: |f_{d}(S) - f_{d}(S')| = {abs(fa - fb)} (d*={ds})")
-            if (ds is None or d < ds) and not _neighbouring(a, b, relation):  # Lemma 4.3
-                bad.append(f"{shape} h={h} t={t} {relation}: S_{d} and S'_{d} not neighbours (d*={ds})")
+            if (ds is None or d < ds) and not _neighboring(a, b, relation):  # Lemma 4.3
+                bad.append(f"{shape} h={h} t={t} {relation}: S_{d} and S'_{d} not neighbors (d*={ds})")
             checked[(relation, "lemma 4.3" if ds is None or d < ds else "lemma 4.5 at d*")] += 1
         checked[("d*", ds)] += 1
     checked[("cases with d*", ds)] += 1
@@ -287,9 +287,9 @@ def _off_path(s: list[int], h: int, t: int, rng: random.Random) -> list[int]:
     return out
 
 
-def _neighbours(s: list[int], h: int, t: int, rng: random.Random, n_each: int) -> list[tuple[str, list[int]]]:
+def _neighbors(s: list[int], h: int, t: int, rng: random.Random, n_each: int) -> list[tuple[str, list[int]]]:
     """Records to add: points beside the heavy path (a sample of levels), copies of data values,
-    their +-1 neighbours, the domain ends, random points; records to remove: a sample of data
+    their +-1 neighbors, the domain ends, random points; records to remove: a sample of data
     values (smallest and largest included); replacements: a removal with one of the additions."""
     srt = sorted(s)
     distinct = sorted(set(s))
@@ -347,7 +347,7 @@ def _sweep(
                     shapes.append((f"uniform-{n - 10 * t:+d}", [rng.randrange(1 << h) for _ in range(n)]))
                 for shape, s in shapes:
                     if s and shape.startswith(only):
-                        cases.append((shape, h, t, k, s, _neighbours(s, h, t, rng, n_each)))
+                        cases.append((shape, h, t, k, s, _neighbors(s, h, t, rng, n_each)))
     return cases
 
 
@@ -367,8 +367,8 @@ def _run(cases: list[Case]) -> tuple[list[str], Counter]:
 def test_reference_construct_paths_matches_dptree():
     """dptree's ConstructPaths (path jumps over forced levels, prefix sums) equals Algorithm 2
     written step by step, on every shape and height <= 64 of the sweep."""
-    for shape, h, t, _k, s, neighbours in _sweep(7, 1, 2, heights=[5, 8, 20, 31, 64]):
-        for data in [s] + [x for _, x in neighbours[:6]]:
+    for shape, h, t, _k, s, neighbors in _sweep(7, 1, 2, heights=[5, 8, 20, 31, 64]):
+        for data in [s] + [x for _, x in neighbors[:6]]:
             assert _dbs(data, h, t) == _reference_dbs(data, h, t), (shape, h, t)
 
 
@@ -381,9 +381,9 @@ def _fast_cases() -> list[Case]:
 
 def test_lemma_4_3_brute_force():
     """Lemma 4.3 and Lemma 4.5's sensitivity claim on the fast sample, for add/remove and replace
-    neighbours, with ConstructPaths halting on the public size. Coverage floors make sure the
+    neighbors, with ConstructPaths halting on the public size. Coverage floors make sure the
     deep cases (d* = 3, i.e. S_1 and S_2 both spread) are really there. Measured: 183 data sets,
-    7,870 neighbouring pairs (961 of them with d*(S) = 3, from 21 data sets), 5,191 Lemma 4.3
+    7,870 neighboring pairs (961 of them with d*(S) = 3, from 21 data sets), 5,191 Lemma 4.3
     comparisons (2,796 replace, 2,395 add/remove)."""
     bad, checked = _run(_fast_cases())
     assert not bad, bad[:5]
@@ -395,7 +395,7 @@ def test_lemma_4_3_brute_force():
 @pytest.mark.slow
 def test_lemma_4_3_brute_force_wide():
     """The full sweep (another seed): heights up to 2^(2^16), every (t, k) of TK, every shape, more
-    neighbours per case. Measured: 503 data sets, 39,264 neighbouring pairs (6,591 with d*(S) = 3,
+    neighbors per case. Measured: 503 data sets, 39,264 neighboring pairs (6,591 with d*(S) = 3,
     from 73 data sets), 33,200 Lemma 4.3 comparisons; 197 s on the shared 2-core machine."""
     bad, checked = _run(_sweep(2, 1, 5))
     assert not bad, bad[:5]
@@ -404,7 +404,7 @@ def test_lemma_4_3_brute_force_wide():
 
 def test_halting_on_the_actual_size_breaks_lemma_4_5_for_add_remove():
     """What dptree did before issue 16: step 1 of ConstructPaths halting on the private |S_d|. At
-    |S| = 10t + 1 against its neighbour with 10t records, S has a second database (d*(S) = 2 on
+    |S| = 10t + 1 against its neighbor with 10t records, S has a second database (d*(S) = 2 on
     spread data) and S' has none, so StoppingPoint's query sequences differ in length -- the
     brute-force check reports it; halting on the public size (the default above) does not."""
     cases = [c for c in _sweep(1, 1, 2, heights=[8, 20, 64], tk=[(4, 2), (9, 4)]) if c[0].startswith("uniform-")]
@@ -434,14 +434,14 @@ def test_lemma_4_3_check_catches_a_planted_off_by_one(monkeypatch):
     assert not _run(cases)[0]
     _planted(monkeypatch, "add = min(other, total - size)", "add = min(other + 1, total - size)")
     bad, _ = _run(cases)
-    assert any("not neighbours" in b for b in bad), bad[:3]
+    assert any("not neighbors" in b for b in bad), bad[:3]
 
 
 def test_reference_check_catches_a_planted_off_by_one_in_the_path_jump(monkeypatch):
     """Teeth for the reference comparison: jumping one level past the level where a node's points
     separate (an off-by-one in the forced-step shortcut) follows the left child whatever the
     weights and drops a fall-off. The Lemma 4.3 check does not see this one (D then is a
-    single level repeated, which is 'neighbouring' trivially), the step-by-step reference does."""
+    single level repeated, which is 'neighboring' trivially), the step-by-step reference does."""
     cases = _sweep(1, 1, 2, **_PLANT_CASES)  # type: ignore[arg-type]
     _planted(
         monkeypatch,

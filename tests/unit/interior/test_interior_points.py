@@ -117,7 +117,7 @@ def test_treelog_calibration_meets_lemma_3_7(n, size):
     N = p["n_calls"]
     nn = n + 1
     eps0, delta0, t = p["eps0"], p["delta0"], p["t"]
-    # Lemma 3.7 written out independently (log base 2, neighbour size n + 1)
+    # Lemma 3.7 written out independently (log base 2, neighbor size n + 1)
     eps_tot = 5 * eps0 * N * math.log2(nn)
     delta_tot = 3 * delta0 * nn * N * math.exp(3 * eps0 * N * math.log2(nn))
     assert treelog_privacy(eps0, delta0, nn, N) == pytest.approx((eps_tot, delta_tot))
@@ -377,7 +377,7 @@ def test_learn_threshold_with_treelog_backend_runs():
 # ------------------------------------------------------------------ sensitivities, brute force on tiny domains
 
 
-def _neighbours(data, dom):
+def _neighbors(data, dom):
     for x in dom:  # add one record
         yield data + [x]
     for i in range(len(data)):  # remove one record
@@ -391,7 +391,7 @@ def test_interior_quality_has_sensitivity_one_brute_force():
     for m in range(0, 5):
         for data in itertools.combinations_with_replacement(dom, m):
             data = list(data)
-            for nb in _neighbours(data, dom):
+            for nb in _neighbors(data, dom):
                 for y in dom:
                     q1 = min(sum(x <= y for x in data), sum(x >= y for x in data))
                     q2 = min(sum(x <= y for x in nb), sum(x >= y for x in nb))
@@ -409,7 +409,7 @@ def test_quantile_score_sensitivity_is_denominator_brute_force():
         for m in range(0, 5):
             for data in itertools.combinations_with_replacement(dom, m):
                 data = list(data)
-                for nb in _neighbours(data, dom):
+                for nb in _neighbors(data, dom):
                     for y in dom:
                         s1 = -abs(b * sum(x <= y for x in data) - a * len(data))
                         s2 = -abs(b * sum(x <= y for x in nb) - a * len(nb))

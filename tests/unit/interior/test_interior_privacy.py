@@ -68,7 +68,7 @@ def test_heavypaths_halting_depends_only_on_the_declared_size(monkeypatch):
     """Issue 16 (found by the widened Lemma 4.3 check, tests/unit/interior/test_interior_lemma43.py): ConstructPaths
     halted on the private |S_d| <= 10t. With n_max = 10^8 declared on |X| = 2^8, data spread evenly
     with 10t records stopped after S_1 and returned bottom every time, with 10t + 1 records it
-    went on to S_2 and answered every time (30/30 each): add/remove neighbours, not (1, 1e-6)-DP. Halting on
+    went on to S_2 and answered every time (30/30 each): add/remove neighbors, not (1, 1e-6)-DP. Halting on
     the declared size, both behave alike; planting the old rule back fails the same check."""
     n_max = 10**8
     e_in, d_in = swap_budget(1.0, 1e-6)
@@ -145,7 +145,7 @@ def test_treelog_boundary_through_the_public_api_slow():
 
 def test_every_method_is_registered_with_the_audit():
     """Issue 10 audit coverage: each interior_point method, median, quantile, learn_threshold,
-    under add/remove (neighbours of sizes n and n + 1) and replace."""
+    under add/remove (neighbors of sizes n and n + 1) and replace."""
     names = {s.name for s in audit.registered()}
     for m in ("exponential", "auto", "treelog", "heavypaths"):
         assert f"interior_point/{m}/add_remove" in names
@@ -248,9 +248,9 @@ def _sym_diff(a: list[int], b: list[int]) -> tuple[int, int]:
     return sum((ca - cb).values()), sum((cb - ca).values())
 
 
-def test_cap_maps_neighbours_to_neighbours_or_one_replacement():
-    """docs/interior_point.md: for add/remove or replace neighbours, the capped multisets are
-    add/remove neighbours or differ by one replacement (the basis of the group-privacy step)."""
+def test_cap_maps_neighbors_to_neighbors_or_one_replacement():
+    """docs/interior_point.md: for add/remove or replace neighbors, the capped multisets are
+    add/remove neighbors or differ by one replacement (the basis of the group-privacy step)."""
     rnd = random.Random(0)
     for _ in range(3000):
         m = rnd.randrange(0, 12)
@@ -279,7 +279,7 @@ def test_cap_keeps_the_interior():
 @pytest.mark.parametrize("eps,delta", [(1.0, 1e-6), (0.3, 1e-8), (2.0, 1e-5)])
 def test_tree_methods_are_calibrated_per_replacement(eps, delta):
     """Old code calibrated the add/remove lemma at (eps, delta) and called the result valid for
-    any neighbours; a replacement is a removal plus an addition (group privacy)."""
+    any neighbors; a replacement is a removal plus an addition (group privacy)."""
     e_in, d_in = swap_budget(eps, delta)
     assert 2 * e_in <= eps * (1 + 1e-12) and d_in * (1 + math.exp(e_in)) <= delta * (1 + 1e-12)
     r = interior_point([9] * 40, lower=0, upper=255, epsilon=eps, delta=delta, method="treelog", n=40, rng=1)
@@ -320,7 +320,7 @@ def test_learn_threshold_sample_size_does_not_depend_on_label_counts(monkeypatch
                 hits += 1
                 assert s[:m].count(0) == m - 4
     assert hits >= 3
-    # with a declared public n the slot count m = floor(fraction * n) is the same for neighbours
+    # with a declared public n the slot count m = floor(fraction * n) is the same for neighbors
     for seed in range(50):
         seen.clear()
         learn_threshold(x0, y0, lower=0, upper=255, epsilon=0.2, fraction=0.1, rng=seed, n=100)

@@ -1,7 +1,7 @@
-"""Range-tree sensitivities checked by brute force over all neighbouring pairs on tiny domains.
+"""Range-tree sensitivities checked by brute force over all neighboring pairs on tiny domains.
 
-For every dataset of up to two records (plus the neighbour's change) on small domains and trees,
-compute every level's true counts and the largest change between neighbours; the claims of
+For every dataset of up to two records (plus the neighbor's change) on small domains and trees,
+compute every level's true counts and the largest change between neighbors; the claims of
 ``level_sensitivities`` (DESIGN section 3) must be upper bounds and tight.
 """
 
@@ -26,7 +26,7 @@ def level_vectors(layout, records) -> list[np.ndarray]:  # type: ignore[no-untyp
     return layout.level_counts(hist)
 
 
-def neighbour_pairs(domain: int, neighbors: str, k: int, base_size: int = 2):  # type: ignore[no-untyped-def]
+def neighbor_pairs(domain: int, neighbors: str, k: int, base_size: int = 2):  # type: ignore[no-untyped-def]
     leaves = range(domain)
     for n in range(base_size + 1):
         for base in itertools.combinations_with_replacement(leaves, n):
@@ -53,7 +53,7 @@ def test_level_sensitivities_are_tight_upper_bounds(domain: int, branching: int,
     l1_claim, l2sq_claim = level_sensitivities(neighbors, k, layout.depth)
     l1_max = np.zeros(layout.depth + 1)
     l2_max = np.zeros(layout.depth + 1)
-    for a, b in neighbour_pairs(domain, neighbors, k, base_size=k + 1):
+    for a, b in neighbor_pairs(domain, neighbors, k, base_size=k + 1):
         for j, (u, v) in enumerate(zip(level_vectors(layout, a), level_vectors(layout, b))):
             d = (u - v).astype(float)
             l1_max[j] = max(l1_max[j], np.abs(d).sum())

@@ -47,7 +47,7 @@ def test_stderr_matches_monte_carlo() -> None:
     assert np.all(np.abs(est.mean(axis=0) - truth) < 5 * claimed / np.sqrt(1500))  # unbiased
 
 
-def test_replace_neighbours_publish_the_exact_total() -> None:
+def test_replace_neighbors_publish_the_exact_total() -> None:
     x = skewed(5000)
     rel = dptree.range_tree(x, lower=0, upper=4095, epsilon=1.0, neighbors="replace", rng=2)
     assert rel.total() == pytest.approx(5000, abs=1e-6)

@@ -143,7 +143,7 @@ def _relation(spec: audit.MechanismSpec) -> tuple[str, int]:
 
 @pytest.mark.parametrize("name", RANGE_TREE_IDS)
 def test_statement_sensitivity_is_the_brute_force_maximum(name: str) -> None:
-    """Over all neighbouring datasets with <= 2 records on the spec's own domain, the L1/L2
+    """Over all neighboring datasets with <= 2 records on the spec's own domain, the L1/L2
     sensitivity in the privacy statement equals the brute-force maximum (an upper bound, tight)."""
     spec = audit.get(name)
     plan = spec.extra["plan"]
@@ -153,7 +153,7 @@ def test_statement_sensitivity_is_the_brute_force_maximum(name: str) -> None:
     def query(h: np.ndarray) -> np.ndarray:
         return range_tree_noised_counts(plan, np.concatenate([h, np.zeros(P - D, np.int64)]))
 
-    pairs = audit.neighbouring_datasets(D, max_records=2 if k == 1 else 1, relation=relation, k=k)
+    pairs = audit.neighboring_datasets(D, max_records=2 if k == 1 else 1, relation=relation, k=k)
     l1, l2 = audit.brute_force_sensitivity(query, pairs)
     assert plan.statement["l1_sensitivity"] == pytest.approx(l1, rel=1e-12)
     assert plan.statement["l2_sensitivity"] == pytest.approx(l2, rel=1e-12)
@@ -190,8 +190,8 @@ def test_brute_force_detects_an_understated_sensitivity() -> None:
     """The brute-force helper finds what the statement would hide (teeth for the check above)."""
     plan = plan_range_tree(lower=0, upper=7, epsilon=1.0, branching=2, neighbors="replace")
     query = lambda h: range_tree_noised_counts(plan, h)  # noqa: E731
-    l1, _ = audit.brute_force_sensitivity(query, audit.neighbouring_datasets(8, 2, "replace"))
-    l1_add, _ = audit.brute_force_sensitivity(query, audit.neighbouring_datasets(8, 2, "add_remove"))
+    l1, _ = audit.brute_force_sensitivity(query, audit.neighboring_datasets(8, 2, "replace"))
+    l1_add, _ = audit.brute_force_sensitivity(query, audit.neighboring_datasets(8, 2, "add_remove"))
     assert l1 == 2 * l1_add == 2 * 3  # 3 noised levels below the exact root
 
 
