@@ -1,9 +1,11 @@
-"""Shared helpers for the hierarchy tests: random irregular trees as path lists."""
+"""Shared helpers for the hierarchy tests: random irregular trees as path lists, the linear map of
+the consistent estimator."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from dptree.estimation.least_squares import consistent_estimates
 from dptree.hierarchy import Hierarchy
 
 
@@ -32,3 +34,16 @@ def random_hierarchy(seed: int, **kw: int) -> Hierarchy:
 
 def flat(levels: list[np.ndarray]) -> np.ndarray:
     return np.concatenate([np.asarray(a) for a in levels])
+
+
+def linear_map(h: Hierarchy) -> np.ndarray:
+    """The GLS estimator is linear: its matrix, column by column, from the production code."""
+    n = h.n_nodes
+    G = np.zeros((n, n))
+    var = [np.ones(s) for s in h.sizes]
+    for i in range(n):
+        e = np.zeros(n)
+        e[i] = 1.0
+        ys = np.split(e, np.cumsum(h.sizes)[:-1])
+        G[:, i] = flat(consistent_estimates(ys, var, h.parents).x)
+    return G

@@ -12,7 +12,7 @@ import random
 
 import numpy as np
 import pytest
-from audit_registry.interior_points import INTERIOR_TREE_AUDIT, even_spread, interior_tree_pairs
+from audit_registry.interior_points import even_spread, interior_tree_pairs
 
 import dptree.interior.api as API
 import dptree.interior.heavypaths as HP
@@ -111,36 +111,6 @@ def test_audit_catches_the_treelog_shortcut_as_a_planted_bug(monkeypatch):
     monkeypatch.setattr(API, "run_treelog", planted)  # the top-level call of interior_point
     bad = audit.audit_pair(spec, pair, config=cfg, seed=7)
     assert not bad.passed(spec.epsilon) and bad.epsilon_lower_bound > 2.0, bad
-
-
-@pytest.mark.slow
-def test_treelog_boundary_through_the_public_api_slow():
-    """3000 releases per side of the 3t / 3t + 1 boundary via interior_point (declared n_max)."""
-    a = INTERIOR_TREE_AUDIT
-    pair = interior_tree_pairs()["treelog/add_remove"][0]
-    runs = 3000
-    ks = []
-    for d, base in ((pair.d0, 0), (pair.d1, 10**6)):
-        vals, cnt = d
-        ks.append(
-            sum(
-                interior_point(
-                    vals,
-                    counts=cnt,
-                    lower=0,
-                    upper=255,
-                    epsilon=1.0,
-                    delta=1e-6,
-                    method="treelog",
-                    n_max=a["n_treelog"],
-                    rng=base + i,
-                ).value
-                != 85
-                for i in range(runs)
-            )
-        )
-    for ka, kb in ((ks[0], ks[1]), (ks[1], ks[0])):
-        assert audit.epsilon_lower_bound(ka, kb, runs, 1e-6, 1e-6)[0] <= 1.0, ks
 
 
 def test_every_method_is_registered_with_the_audit():
