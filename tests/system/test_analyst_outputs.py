@@ -459,7 +459,7 @@ def test_the_creation_time_is_read_before_the_data(tmp_path: Path, cli_run: Any,
     import dptree.data.histograms as hist
 
     read = {"done": False}
-    monkeypatch.setattr(serialize, "_utc_now", lambda: "AFTER" if read["done"] else "BEFORE")
+    monkeypatch.setattr(serialize, "utc_now", lambda: "AFTER" if read["done"] else "BEFORE")
     for module, name in ((hist, "leaf_histogram"), (db, "file_leaf_histogram")):
         real = getattr(module, name)
 

@@ -27,7 +27,7 @@ SPECS = audit.registered()
 @pytest.fixture(autouse=True)
 def _same_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     """The creation time is public (the clock), like the seed: neighboring runs read the same one."""
-    monkeypatch.setattr("dptree.io.release_file._utc_now", lambda: "2026-01-01T00:00:00Z")
+    monkeypatch.setattr("dptree.io.release_file.utc_now", lambda: "2026-01-01T00:00:00Z")
 
 
 @pytest.mark.parametrize("name", [s.name for s in SPECS])

@@ -84,7 +84,7 @@ def run_hierarchy(args: argparse.Namespace) -> int:
                            force=args.force)
     label = args.ledger_label or f"hierarchy {args.file} -> {args.out}"
     delta = 0.0 if args.method == "laplace" else args.delta
-    created = release_file._utc_now()  # before the data is read: the file must not time the reading
+    created = release_file.utc_now()  # before the data is read: the file must not time the reading
     with charged_budget(ledger, epsilon=args.epsilon, delta=delta, label=label) as charge:
         with core.readable_path(args.file) as path:
             frame = histograms.path_counts(path, levels, weight=args.weight)  # the engines' one seam

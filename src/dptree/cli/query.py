@@ -71,7 +71,7 @@ def _range_tree_rows(release: Any, args: argparse.Namespace) -> list[dict[str, A
         count=count, cdf=cdf, quantile=args.quantile, total=args.total, level=args.ci).rows
     if edges is not None:
         h = release.histogram(edges, level=args.ci)
-        show = release._json_value
+        show = release.json_value
         last = len(edges) - 2
         for i in range(len(edges) - 1):
             rows.append({"query": f"bin[{show(edges[i])}, {show(edges[i + 1])}{']' if i == last else ')'}",

@@ -71,12 +71,12 @@ def _output_paths(pattern: str, groups: Sequence[Any] | None) -> list[str]:
     """The files a release will write: ``--out``, or one per group with ``{group}`` replaced."""
     if groups is None:
         return [pattern]
-    from dptree.rangetree.groupby import _SAFE_NAME
+    from dptree.rangetree.groupby import SAFE_GROUP_NAME
 
     paths = []
     for g in groups:
         name = str(g)
-        if not _SAFE_NAME.match(name):
+        if not SAFE_GROUP_NAME.match(name):
             raise InvalidParameterError(
                 f"--groups: {name!r} cannot be part of a file name; use groups made of letters, digits and _.=+-"
             )
@@ -118,7 +118,7 @@ def run_release(args: argparse.Namespace) -> int:
     report = progress if progress.enabled else None
     src = cast(_noise.RngLike, _noise.make_source(args.seed))  # one stream: bounding, then noise
     label = args.ledger_label or f"{args.file}:{args.column}" + (f" by {args.by}" if args.by else "")
-    created = release_file._utc_now()  # before the data is read: the file must not time the reading
+    created = release_file.utc_now()  # before the data is read: the file must not time the reading
     # 2. the charge (committed), 3. the data, the noise and the output
     with charged(ledger, plan, label) as charge:
         hist = _histogram(args, plan, groups, src, report)

@@ -128,7 +128,7 @@ def hierarchy_counts(
     h = hierarchy
     cal = calibrate(mech, h.depth)  # public parameters only
     src = _noise.make_source(rng)
-    created = _serialize._utc_now()  # before the data is read: no timing of the reading
+    created = _serialize.utc_now()  # before the data is read: no timing of the reading
     x = leaf_counts(data, h, levels=levels, weight=weight, unknown=unknown)
     meas = measure_nodes(src, h, node_weights(x, h.parents), cal)
     params: dict[str, Any] = {

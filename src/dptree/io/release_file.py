@@ -55,6 +55,7 @@ __all__ = [
     "check_metadata",
     "check_overwrite",
     "atomic_write",
+    "utc_now",
 ]
 
 FORMAT = "dptree-release"
@@ -70,7 +71,7 @@ def register_kind(kind: str, loader: Callable[[dict[str, Any]], Any]) -> None:
     _LOADERS[kind] = loader
 
 
-def _utc_now() -> str:
+def utc_now() -> str:
     """The clock (public); one function so that tests can freeze it. Read it before the data is
     read: a time taken after reading would tell how long the reading took (about the size)."""
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -88,13 +89,13 @@ def _source_name(source: Any) -> str | None:
 
 def creation_metadata(*, column: Any = None, source: Any = None, created: str | None = None) -> dict[str, Any]:
     """A release's public metadata: the caller's column name(s), the input path (a caller-supplied
-    name; None for in-memory data) and the creation time: ``created``, read with :func:`_utc_now`
+    name; None for in-memory data) and the creation time: ``created``, read with :func:`utc_now`
     before the data was read (now, if not given). Nothing here is computed from the rows."""
     if isinstance(column, (list, tuple)):
         col: Any = ",".join(str(c) for c in column)
     else:
         col = None if column is None else str(column)
-    return {"column": col, "source": _source_name(source), "created_utc": created or _utc_now()}
+    return {"column": col, "source": _source_name(source), "created_utc": created or utc_now()}
 
 
 _META_KEYS = {"column", "source", "created_utc", "ledger"}

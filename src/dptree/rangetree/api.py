@@ -105,7 +105,7 @@ def range_tree(
         )
     plan.check_public_total(user_id=user_id, missing=missing, by=by)
     src = _noise.make_source(rng)  # one source for bounding and noise
-    created = _release_file._utc_now()  # before the data is read: no timing of the reading
+    created = _release_file.utc_now()  # before the data is read: no timing of the reading
     source = values if isinstance(values, (str, os.PathLike)) else None
     hist = leaf_histogram(values, plan, column=column, user_id=user_id, by=by, groups=groups, unknown=unknown,
                           missing=missing, rng=src)

@@ -26,8 +26,7 @@ from dptree import noise as _noise
 from dptree.data.groups import check_groups
 from dptree.data.histograms import file_grouped_histograms, grouped_histograms
 from dptree.errors import InvalidParameterError, ReleaseFileError
-from dptree.io import release_file as _release_file
-from dptree.io.contract import CountRelease
+from dptree.io.contract import CountRelease, release_class
 from dptree.io.release_file import check_metadata, check_overwrite, creation_metadata
 from dptree.privacy.boundary import Boundary
 from dptree.privacy.statement import read_statement
@@ -36,7 +35,7 @@ from dptree.rangetree.release import RangeTree, RangeTreePlan
 __all__ = ["GroupedRelease", "release_groups", "grouped_histograms", "file_grouped_histograms", "check_groups"]
 
 #: group names that can be part of a file name (``save("age-{group}.json")``)
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9_.=+-]+$")
+SAFE_GROUP_NAME = re.compile(r"^[A-Za-z0-9_.=+-]+$")
 
 #: keys the group release adds to each group's privacy statement
 _GROUP_KEYS = ("composition", "groups")
@@ -51,7 +50,7 @@ def _composition(n_groups: int) -> str:
 
 def _tree_from_document(doc: Mapping[str, Any]) -> RangeTree:
     """A group's tree, through the loader registered for range-tree files (``dptree.load``)."""
-    return cast(RangeTree, _release_file._LOADERS["range_tree"](dict(doc)))
+    return cast(RangeTree, release_class("range_tree").from_document(dict(doc)))
 
 
 @dataclass(repr=False)
@@ -161,7 +160,7 @@ class GroupedRelease(CountRelease):
         paths = []
         for g in self.groups:
             name = str(g)
-            if not _SAFE_NAME.match(name):
+            if not SAFE_GROUP_NAME.match(name):
                 raise InvalidParameterError(
                     f"group {name!r} cannot be part of a file name; use groups made of letters, digits and _.=+-"
                 )

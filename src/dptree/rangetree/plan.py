@@ -167,7 +167,7 @@ class RangeTreePlan:
         (:func:`~dptree.privacy.measurement.measure`, :attr:`noise_spec`); under ``replace`` the root
         is the public total, kept exact. ``column`` and ``source`` (the caller's column name and
         input path) are kept, with the creation time, in the release's public ``metadata``.
-        ``created``: that time, read from the clock (``release_file._utc_now()``) before the data
+        ``created``: that time, read from the clock (``release_file.utc_now()``) before the data
         was read; default: now."""
         release_type = release_class("range_tree")  # rangetree.release imports this module, not back
 

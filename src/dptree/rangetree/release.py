@@ -284,7 +284,7 @@ class RangeTree(CountRelease):
         ``(lo, hi)``, threshold counts, quantiles (with :meth:`quantile_ci` intervals) and the
         total; with no query at all, the total."""
         rows: list[dict[str, Any]] = []
-        show = self._json_value
+        show = self.json_value
         for lo, hi in count:
             low, high = self.ci(lo, hi, level=level)
             rows.append({"query": f"count[{show(lo)}, {show(hi)}]", "estimate": float(self.count(lo, hi)),
@@ -304,7 +304,7 @@ class RangeTree(CountRelease):
                          "ci_low": low, "ci_high": high})
         return Answers(rows=rows, level=level)
 
-    def _json_value(self, v: Any) -> Any:
+    def json_value(self, v: Any) -> Any:
         """A domain value as a JSON-ready number (dates: ISO text, as in the release file)."""
         dom = self.domain
         if dom.kind == "datetime":

@@ -206,7 +206,7 @@ def _range_tree_report(release: RangeTree, *, level: float, bins: int, title: st
         ("Library", str(p.get("library"))),
     ]
     quant = release.quantiles(np.asarray(QUANTILES), level)
-    show = release._json_value
+    show = release.json_value
     qrow = "\n".join(
         f"<tr><td>{q:g}</td><td>{esc(_fmt(dom, v))}</td><td>[{esc(_fmt(dom, a))}, {esc(_fmt(dom, b))}]</td></tr>"
         for q, v, a, b in zip(quant.q, quant.values, quant.ci_low, quant.ci_high)

@@ -58,7 +58,7 @@ def _flat(d: Any, prefix: str = "") -> dict[str, Any]:
 @pytest.fixture(autouse=True)
 def _same_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     """The creation time in the metadata is public (the clock): neighboring runs read the same one."""
-    monkeypatch.setattr("dptree.io.release_file._utc_now", lambda: "2026-01-01T00:00:00Z")
+    monkeypatch.setattr("dptree.io.release_file.utc_now", lambda: "2026-01-01T00:00:00Z")
 
 
 def _cases() -> list[Any]:
