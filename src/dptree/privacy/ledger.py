@@ -283,7 +283,7 @@ class Ledger(LedgerStore):
                     "Ask a smaller budget or stop releasing from this data."
                 )
             cid, created, pid = s.last_id + 1, utc_now(), os.getpid()
-            own = row_hash(s.head, cid, created, label, kind, e, d, r, pid)
+            own = row_hash(s.head, (cid, created, label, kind, e, d, r, pid))
             con.execute(
                 f"INSERT INTO charges({ROW_FIELDS}, status, output) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
                 "'charged', NULL)",
@@ -384,7 +384,7 @@ class Ledger(LedgerStore):
         meta.setdefault("created_utc", utc_now())
         prev = genesis_hash(meta)
         for cid, created, label, kind, e, d, r, status, output, pid in rows:
-            own = row_hash(prev, cid, created, label, kind, e, d, r, pid)
+            own = row_hash(prev, (cid, created, label, kind, e, d, r, pid))
             con.execute(
                 f"INSERT INTO charges({ROW_FIELDS}, status, output) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (cid, created, label, kind, e, d, r, pid, prev, own, status, output),

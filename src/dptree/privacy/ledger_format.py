@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from dptree.errors import InvalidParameterError
 from dptree.privacy.budget import zcdp_epsilon
@@ -228,9 +228,10 @@ def genesis_hash(meta: Mapping[str, str]) -> str:
                  meta["total_epsilon"], meta["total_delta"], meta["total_rho"]])
 
 
-def row_hash(prev: str, cid: int, created: str, label: str, kind: str, e: str, d: str, r: str, pid: int) -> str:
-    """A charge's link: the previous hash and the charge's immutable fields."""
-    return _sha([prev, cid, created, label, kind, e, d, r, pid])
+def row_hash(prev: str, row: Sequence[object]) -> str:
+    """A charge's link: the previous hash and the charge's immutable fields, in the order of
+    ``ROW_FIELDS`` (id, created_utc, label, kind, epsilon, delta, rho, pid)."""
+    return _sha([prev, *row])
 
 
 @dataclass(frozen=True)

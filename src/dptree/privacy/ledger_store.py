@@ -316,7 +316,7 @@ class LedgerStore:
             cid, created, label, kind, e, d, r, pid, prev_hash, own = row
             de, dd, dr = self._row_amounts(cid, kind, e, d, r)
             try:
-                expected = row_hash(prev, cid, created, label, kind, e, d, r, pid)
+                expected = row_hash(prev, (cid, created, label, kind, e, d, r, pid))
             except (TypeError, ValueError) as exc:
                 raise self._corrupt(f"has a malformed charge (id {cid!r})") from exc
             if not isinstance(cid, int) or prev_hash != prev or own != expected:

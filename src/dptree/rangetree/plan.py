@@ -189,7 +189,7 @@ class RangeTreePlan:
                                               statement=statement, metadata=meta))
 
 
-def _statement(layout: TreeLayout, budget: Budget, noise_kind: str, who: Neighbors, noise: LevelNoise,
+def _statement(layout: TreeLayout, *, budget: Budget, noise_kind: str, who: Neighbors, noise: LevelNoise,
                l1: np.ndarray, l2sq: np.ndarray) -> dict[str, Any]:
     """The privacy statement of a plan (one schema, :mod:`dptree.privacy.statement`)."""
     params = noise.parameters
@@ -296,5 +296,5 @@ def plan_range_tree(
         weights=np.asarray(weights, dtype=np.float64),
         noise_parameters=level_noise.parameters,
         level_variance=level_noise.variances,
-        statement=_statement(layout, budget, noise, who, level_noise, l1, l2sq),
+        statement=_statement(layout, budget=budget, noise_kind=noise, who=who, noise=level_noise, l1=l1, l2sq=l2sq),
     )
