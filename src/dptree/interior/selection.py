@@ -295,7 +295,9 @@ def quantile_exponential_mechanism(
     a - b [x <= y], in [a - b, a]; as 0 <= a <= b both moves lie in [-b, b], and a maximum of
     terms (one of them the constant 0) moves by at most the largest move of a term: |ds| <= b.
     Removing a record is the same with the roles of the data sets swapped. Replace one record:
-    n and a n fixed, L and U each move by -b, 0 or b, so again |ds| <= b. Hence the release is
+    n and a n fixed, L and U each move by -b, 0 or b, so again |ds| <= b (attained). Under
+    add/remove alone the moves are at most max(a, b - a) (attained); the calibration uses b so
+    that one statement covers both relations, the guarantee dptree has always stated. Hence the release is
     epsilon-DP (2 b ln beta <= epsilon, :func:`effective_epsilon`) under add/remove-one and under
     replace-one neighbors; `tests/unit/interior/test_quantile_ties.py` checks |ds| <= b (and that
     it is attained) over all neighboring pairs of small data sets.
