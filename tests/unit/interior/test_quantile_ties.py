@@ -22,7 +22,6 @@ from scipy import stats
 
 from dptree import load
 from dptree.errors import DPTreeError, ReleaseFileError
-from dptree.noise import make_source
 from dptree.interior import quantiles as QM
 from dptree.interior.quantiles import median, quantile
 from dptree.interior.selection import (
@@ -31,6 +30,7 @@ from dptree.interior.selection import (
     quantile_level,
     quantile_score_intervals,
 )
+from dptree.noise import make_source
 
 LEVELS = (Fraction(1, 2), Fraction(1, 10), Fraction(9, 10), Fraction(1, 3), Fraction(0), Fraction(1))
 
