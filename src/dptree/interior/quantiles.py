@@ -1,10 +1,16 @@
-"""A single private quantile (and the median) by the exponential mechanism (seed 002, section 2).
+"""A single private quantile (and the median) by the tie-aware exponential mechanism (seed 002, section 2).
 
 The m = 1 reference for the range-tree quantiles: with q = a/b (the level rounded to a
-denominator <= 1000), the score of y is -|b #{x <= y} - a |S||, an integer of sensitivity b under
+denominator <= 1000), the utility of y is -dist(q |S|, [#{x < y}, #{x <= y}]) -- 0 when the target
+rank falls inside y's tie block -- as the integer score b times it, of sensitivity b under
 add/remove-one and replace-one; P(y) is proportional to exp(epsilon * score / (2b)) over the
-public domain [lower, upper], sampled exactly interval by interval (McSherry & Talwar 2007;
-seed 002, Lemma 2.2).
+public domain [lower, upper], sampled exactly block by block
+(:func:`dptree.interior.selection.quantile_exponential_mechanism`, which states the proof;
+McSherry & Talwar 2007; seed 002, Lemma 2.2).
+
+Releases saved before the tie-aware score (statement ``_LEGACY_MECHANISM``, score
+-|b #{x <= y} - a |S||, also sensitivity b) still load: their statement names the mechanism that
+made them.
 """
 
 from __future__ import annotations
@@ -19,10 +25,10 @@ from dptree._validation import InstanceOf, Interval, check_param, validate_param
 from dptree.errors import ReleaseFileError
 from dptree.interior.calibration import DECLARED_SIZE, EPSILON, ON_INVALID, declared_size, restated
 from dptree.interior.encoding import domain_document, domain_from_document, encoding, prepare
-from dptree.interior.selection import exponential_base
+from dptree.interior.selection import quantile_exponential_mechanism, quantile_level
 from dptree.io.contract import Release
 from dptree.io.release_file import check_metadata, creation_metadata
-from dptree.noise import RngLike, make_source, sample_exponential_index, uniform_int
+from dptree.noise import RngLike, make_source
 from dptree.privacy.boundary import Boundary
 from dptree.privacy.budget import check_release_budget
 from dptree.privacy.statement import Neighbors, make_statement, read_statement
@@ -32,10 +38,16 @@ __all__ = ["QuantileRelease", "median", "quantile"]
 Q = [Interval(Real, 0, 1, hint="the quantile level, e.g. q=0.9")]
 
 
-def _statement(epsilon: float, private: bool) -> dict[str, Any]:
+_MECHANISM = ("single quantile: tie-aware exponential mechanism with score -dist(a |S|, [b #{x < y}, b #{x <= y}]) "
+              "for the level q ~ a/b, b <= 1000, counting measure on the domain (sensitivity b; seed 002, Lemma 2.2)")
+#: the statement of releases made before the tie-aware score (loaded, never made)
+_LEGACY_MECHANISM = ("single quantile: exponential mechanism with score -|b #{x <= y} - a |S|| for the level "
+                     "q ~ a/b, b <= 1000 (sensitivity b; seed 002, Lemma 2.2)")
+
+
+def _statement(epsilon: float, private: bool, mechanism: str = _MECHANISM) -> dict[str, Any]:
     return make_statement(
-        mechanism="single quantile: exponential mechanism with score -|b #{x <= y} - a |S|| for the level "
-        "q ~ a/b, b <= 1000 (sensitivity b; seed 002, Lemma 2.2)",
+        mechanism=mechanism,
         neighbors=Neighbors("add_remove"), guarantee="pure epsilon-DP", private=private,
         replace="also holds: replace-one neighbors (the score has sensitivity b under both)",
         budget_spent={"epsilon": epsilon, "delta": 0.0},
@@ -107,10 +119,11 @@ class QuantileRelease(Release):
         check_param("n_declared", p["n_declared"], DECLARED_SIZE)
         check_param("n_is_upper_bound", p["n_is_upper_bound"], [InstanceOf(bool)])
         eps, qf = check_release_budget(p["epsilon"]), float(p["q"])
-        q_used = Fraction(qf).limit_denominator(1000)
+        q_used = quantile_level(qf)
         if p["q_used"] != f"{q_used.numerator}/{q_used.denominator}":
             raise ReleaseFileError(f"{kind} release: q_used does not match q")
-        restated(privacy, _statement(eps, privacy["private"]), kind)
+        legacy = privacy.get("mechanism") == _LEGACY_MECHANISM
+        restated(privacy, _statement(eps, privacy["private"], _LEGACY_MECHANISM if legacy else _MECHANISM), kind)
         if not enc.contains(value):
             raise ReleaseFileError(f"{kind} release: the measurement must be a point of the domain")
         return QuantileRelease(value, qf, q_used, eps, p["n_declared"], privacy, n_is_upper_bound=p["n_is_upper_bound"],
@@ -131,49 +144,28 @@ def quantile(
     n_max: int | None = None,
     on_invalid: Literal["error", "drop"] = "error",
 ) -> QuantileRelease:
-    """Single quantile by the exponential mechanism (epsilon-DP, add/remove or replace one record).
+    """Single quantile by the tie-aware exponential mechanism (epsilon-DP, add/remove or replace one record).
 
-    With q = a/b (the level rounded to a denominator <= 1000), the score of y is
-    -|b #{x <= y} - a |S||, an integer of sensitivity b under add/remove-one (|S| and the count
-    move together: |b dc - a| <= b) and under replace-one (|b dc| <= b); P(y) proportional to
-    exp(epsilon * score / (2b)) over [lower, upper], sampled exactly interval by interval (the
-    score is constant between data points). The record count only enters inside the mechanism's
-    score; nothing else reads it. ``n``/``n_max`` (a **public** declared size, optional) are
-    accepted for a uniform API and echoed as ``n_declared``; the mechanism needs no size.
-    ``on_invalid`` as in :func:`~dptree.interior.api.interior_point`.
+    With q = a/b (the level rounded to a denominator <= 1000), the utility of y is
+    -dist(q |S|, [#{x < y}, #{x <= y}]): 0 when the target rank q |S| falls inside y's tie block
+    (so on tied data the tied value itself is the answer), minus the distance in ranks otherwise.
+    Its integer form b times that has sensitivity b under add/remove-one and replace-one (proof in
+    :func:`~dptree.interior.selection.quantile_exponential_mechanism`); P(y) proportional to
+    exp(epsilon * score / (2b)) over [lower, upper], sampled exactly block by block (the score is
+    constant on each distinct data value and on each gap between them). The record count only
+    enters inside the mechanism's score; nothing else reads it. ``n``/``n_max`` (a **public**
+    declared size, optional) are accepted for a uniform API and echoed as ``n_declared``; the
+    mechanism needs no size. ``on_invalid`` as in :func:`~dptree.interior.api.interior_point`.
     """
     eps = check_release_budget(epsilon)
     qf = float(q)
     size_n, upper_bound = declared_size(n, n_max)
-    qr = Fraction(qf).limit_denominator(1000)
-    a, bden = qr.numerator, qr.denominator
+    qr = quantile_level(qf)
     metadata = creation_metadata()  # the clock, read before the data
     enc, vals, cnt = prepare(values, lower, upper, counts, on_invalid)
-    n_rows = sum(cnt)  # used only inside the exponential mechanism's score (sensitivity b)
-    size = enc.size
-    lengths: list[int] = []
-    scores: list[int] = []
-    starts: list[int] = []
-    prev_end, below = -1, 0
-    for v, c in zip(vals, cnt):
-        if v - 1 > prev_end:
-            starts.append(prev_end + 1)
-            lengths.append(v - 1 - prev_end)
-            scores.append(-abs(bden * below - a * n_rows))
-        below += c
-        starts.append(v)
-        lengths.append(1)
-        scores.append(-abs(bden * below - a * n_rows))
-        prev_end = v
-    if size - 1 > prev_end:
-        starts.append(prev_end + 1)
-        lengths.append(size - 1 - prev_end)
-        scores.append(-abs(bden * below - a * n_rows))
     src = make_source(rng)
-    base = exponential_base(eps, bden)
-    top = max(scores)
-    i = sample_exponential_index(src, lengths, [top - s for s in scores], base)
-    y = uniform_int(src, starts[i], starts[i] + lengths[i] - 1)
+    # the only step that reads the data: the tie-aware exponential mechanism (sensitivity b)
+    y = quantile_exponential_mechanism(vals, counts=cnt, q=qf, lower=0, upper=enc.size - 1, epsilon=eps, rng=src)
     lo, hi = enc.bounds
     return QuantileRelease(enc.decode(y), qf, qr, eps, size_n, _statement(eps, src.private),
                            n_is_upper_bound=upper_bound, lower=lo, upper=hi, metadata=metadata)

@@ -8,6 +8,9 @@ Thresholds: Closing the Exponential Gap", ``002_2f350810784938f5.txt``).
   [lower, upper] of any size with the interior-point quality q(S, y) = min(#{x <= y}, #{x >= y})
   (seed 002, Algorithm 1 step 1): q is constant between consecutive data points, so an interval is
   sampled with weight length * b^q and then a uniform point inside it. O(n log n).
+* :func:`quantile_exponential_mechanism` -- the tie-aware exponential mechanism for one quantile
+  over the same blocks: utility -dist(q n, [#{x < y}, #{x <= y}]), sensitivity 1 (proved in its
+  docstring), used by every quantile and median path (:mod:`dptree.interior.quantiles`).
 * :func:`choosing_mechanism` -- the Choosing Mechanism of Beimel, Nissim & Stemmer 2013 for
   k-bounded-growth qualities with the guarantee of seed 002, Lemma 2.4.
 * :class:`AboveThreshold` -- the sparse vector technique (Dwork et al.; seed 002, Theorem 4.2) on
@@ -57,6 +60,10 @@ __all__ = [
     "exponential_mechanism",
     "interior_quality_intervals",
     "ordered_exponential_mechanism",
+    "quantile_exponential_mechanism",
+    "quantile_level",
+    "quantile_score_intervals",
+    "rank_blocks",
 ]
 
 BOTTOM = None  # the symbol "bottom" (no answer) returned by the Choosing Mechanism
@@ -155,27 +162,43 @@ def _group(values: Sequence[int], counts: Sequence[int] | None) -> tuple[list[in
     return vals, cnt
 
 
+def rank_blocks(
+    vals: Sequence[int], cnt: Sequence[int], lower: int, upper: int
+) -> list[tuple[int, int, int, int]]:
+    """The partition of [lower, upper] on which both ranks of y are constant: (start, end, below, upto).
+
+    below = #{x < y}, upto = #{x <= y} for every y in [start, end]. Each distinct data value v is
+    its own block (start = end = v, upto - below its multiplicity, the whole tie block); the gaps
+    between consecutive distinct values, below the smallest and above the largest are blocks with
+    below = upto. ``vals`` sorted distinct values inside [lower, upper] with multiplicities
+    ``cnt``; empty gaps are omitted. O(number of distinct values). The one partition every
+    exponential mechanism over an ordered domain in dptree samples from (interior points,
+    quantiles, medians, thresholds).
+    """
+    out: list[tuple[int, int, int, int]] = []
+    prev_end = lower - 1
+    below = 0  # #{x < current value}
+    for v, c in zip(vals, cnt):
+        if v - 1 > prev_end:  # the gap (prev_end, v): #{x < y} = #{x <= y} = below
+            out.append((prev_end + 1, v - 1, below, below))
+        out.append((v, v, below, below + c))
+        below += c
+        prev_end = v
+    if upper > prev_end:
+        out.append((prev_end + 1, upper, below, below))
+    return out
+
+
 def interior_quality_intervals(
     vals: Sequence[int], cnt: Sequence[int], lower: int, upper: int
 ) -> list[tuple[int, int, int]]:
     """Intervals (start, end, quality) partitioning [lower, upper], quality q(S, y) = min(#{x<=y}, #{x>=y}).
 
     ``vals`` sorted distinct values inside [lower, upper] with multiplicities ``cnt``. Empty
-    intervals are omitted. O(number of distinct values).
+    intervals are omitted. O(number of distinct values); the blocks of :func:`rank_blocks`.
     """
     n = sum(cnt)
-    out: list[tuple[int, int, int]] = []
-    prev_end = lower - 1
-    below = 0  # #{x < current value}
-    for v, c in zip(vals, cnt):
-        if v - 1 > prev_end:  # the gap (prev_end, v): #{x <= y} = below, #{x >= y} = n - below
-            out.append((prev_end + 1, v - 1, min(below, n - below)))
-        out.append((v, v, min(below + c, n - below)))
-        below += c
-        prev_end = v
-    if upper > prev_end:
-        out.append((prev_end + 1, upper, min(below, n - below)))
-    return out
+    return [(s, e, min(upto, n - below)) for s, e, below, upto in rank_blocks(vals, cnt, lower, upper)]
 
 
 @validate_params({"lower": _INTEGER, "upper": _INTEGER, "epsilon": _EPSILON})
@@ -206,11 +229,101 @@ def ordered_exponential_mechanism(
     vals, cnt = _group(values, counts)
     if vals and (vals[0] < lo or vals[-1] > hi):
         raise InvalidParameterError("values must lie in [lower, upper] (clamp them first)")
-    iv = interior_quality_intervals(vals, cnt, lo, hi)
-    top = max(qq for _, _, qq in iv)
-    idx = sample_exponential_index(src, [e - s + 1 for s, e, _ in iv], [top - qq for _, _, qq in iv], base)  # type: ignore[arg-type]
-    s, e, _ = iv[idx]
-    return uniform_int(src, s, e)  # type: ignore[arg-type]
+    return _sample_blocks(src, interior_quality_intervals(vals, cnt, lo, hi), base)  # type: ignore[arg-type]
+
+
+def _sample_blocks(src: RandomSource, blocks: Sequence[tuple[int, int, int]], base: tuple[int, int]) -> int:
+    """A point of the union of ``blocks`` (start, end, score) with P(y) proportional to
+    (p/q)^score(y), base = (p, q): a block with weight length * (p/q)^score, then a uniform point in
+    it; both steps exact (:func:`dptree.noise.sample_exponential_index`, ``uniform_int``)."""
+    top = max(sc for _, _, sc in blocks)
+    idx = sample_exponential_index(src, [e - s + 1 for s, e, _ in blocks], [top - sc for _, _, sc in blocks], base)
+    s, e, _ = blocks[idx]
+    return uniform_int(src, s, e)
+
+
+# --------------------------------------------------------------------------- quantiles
+
+#: quantile levels q are used as the fraction a/b nearest to q with b <= this denominator
+LEVEL_DENOMINATOR = 1000
+_LEVEL = [Interval(Real, 0, 1, hint="the quantile level, e.g. q=0.9")]
+
+
+def quantile_level(q: float) -> Fraction:
+    """The rational level a/b (b <= 1000) used for the quantile level ``q``; b is the score's sensitivity."""
+    return Fraction(float(q)).limit_denominator(LEVEL_DENOMINATOR)
+
+
+def quantile_score_intervals(
+    vals: Sequence[int], cnt: Sequence[int], lower: int, upper: int, level: Fraction
+) -> list[tuple[int, int, int]]:
+    """Blocks (start, end, score) partitioning [lower, upper] with the tie-aware quantile score.
+
+    For the level q = a/b and n = sum(cnt): score(y) = -dist(a n, [b #{x < y}, b #{x <= y}]),
+    i.e. b times -dist(q n, [#{x < y}, #{x <= y}]): 0 when the target rank q n falls inside y's
+    tie block, otherwise b times the number of ranks between q n and the block. Constant on the
+    blocks of :func:`rank_blocks` (each distinct data value alone, the gaps between them).
+    """
+    a, b = level.numerator, level.denominator
+    t = a * sum(cnt)
+    return [(s, e, -max(b * below - t, 0, t - b * upto)) for s, e, below, upto in rank_blocks(vals, cnt, lower, upper)]
+
+
+@validate_params({"q": _LEVEL, "lower": _INTEGER, "upper": _INTEGER, "epsilon": _EPSILON})
+def quantile_exponential_mechanism(
+    values: Sequence[int],
+    *,
+    q: float,
+    lower: int,
+    upper: int,
+    epsilon: float,
+    counts: Sequence[int] | None = None,
+    rng: RngLike | RandomSource = None,
+) -> int:
+    """The tie-aware exponential mechanism for the q-quantile: a point y of [lower, upper].
+
+    Utility u(y) = -dist(q n, [#{x < y}, #{x <= y}]) with n = |S|: 0 for every y whose rank
+    interval contains the target rank q n (a tied value whose block straddles q n included),
+    otherwise minus the number of ranks to it. With q rounded to a/b (:func:`quantile_level`,
+    b <= 1000) the integer score s(y) = b u(y) = -max(b L - a n, 0, a n - b U), L = #{x < y},
+    U = #{x <= y}, is sampled with P(y) proportional to beta^s(y) for a rational
+    beta <= exp(epsilon / (2 b)) (:func:`exponential_base` with sensitivity b): the exponential
+    mechanism (McSherry & Talwar 2007) with the counting measure on [lower, upper] as base measure.
+
+    Sensitivity b (proof). Add one record: n -> n + 1, so a n grows by a, and L, U each grow by
+    b or 0. Then b L - a n moves by b [x < y] - a, in [-a, b - a], and a n - b U moves by
+    a - b [x <= y], in [a - b, a]; as 0 <= a <= b both moves lie in [-b, b], and a maximum of
+    terms (one of them the constant 0) moves by at most the largest move of a term: |ds| <= b.
+    Removing a record is the same with the roles of the data sets swapped. Replace one record:
+    n and a n fixed, L and U each move by -b, 0 or b, so again |ds| <= b (attained). Under
+    add/remove alone the moves are at most max(a, b - a) (attained); the calibration uses b so
+    that one statement covers both relations, the guarantee dptree has always stated. Hence the release is
+    epsilon-DP (2 b ln beta <= epsilon, :func:`effective_epsilon`) under add/remove-one and under
+    replace-one neighbors; `tests/unit/interior/test_quantile_ties.py` checks |ds| <= b (and that
+    it is attained) over all neighboring pairs of small data sets.
+
+    Base measure. It must not depend on the data (a data-dependent base measure is itself a
+    release needing its own sensitivity argument); the counting measure of the domain gives every
+    distinct data value an atom of weight 1 and every gap between consecutive distinct values
+    (and below the minimum, above the maximum) weight = its length -- the candidate intervals of
+    Smith 2011 and of JointExp (Gillenwater, Joseph & Kulesza 2021) for one quantile, each with
+    its own weight length * beta^score, with the tie block as an interval of its own. Data values
+    are preferred through the utility: a value's rank interval contains the ranks of both gaps
+    next to it, so its utility is at least theirs, and strictly larger whenever q n lies inside
+    its block. Sampling is exact: a block with weight length * beta^score, then a uniform point.
+    With probability >= 1 - t the output's utility is >= -(2 / epsilon')(ln |X| + ln(1 / t)),
+    epsilon' = :func:`effective_epsilon` (|X| = upper - lower + 1). O(n log n).
+    """
+    lo, hi = int(lower), int(upper)
+    if lo > hi:
+        raise InvalidParameterError(f"lower must be <= upper, got {lo} > {hi}")
+    level = quantile_level(q)
+    base = exponential_base(epsilon, level.denominator)
+    src = rng if hasattr(rng, "random_bytes") else make_source(rng)
+    vals, cnt = _group(values, counts)
+    if vals and (vals[0] < lo or vals[-1] > hi):
+        raise InvalidParameterError("values must lie in [lower, upper] (clamp them first)")
+    return _sample_blocks(src, quantile_score_intervals(vals, cnt, lo, hi, level), base)  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------- Choosing Mechanism

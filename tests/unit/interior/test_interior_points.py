@@ -396,22 +396,3 @@ def test_interior_quality_has_sensitivity_one_brute_force():
                     q1 = min(sum(x <= y for x in data), sum(x >= y for x in data))
                     q2 = min(sum(x <= y for x in nb), sum(x >= y for x in nb))
                     assert abs(q1 - q2) <= 1
-
-
-def test_quantile_score_sensitivity_is_denominator_brute_force():
-    import itertools
-    from fractions import Fraction
-
-    dom = range(4)
-    for q in (Fraction(1, 2), Fraction(1, 10), Fraction(9, 10), Fraction(1, 3)):
-        a, b = q.numerator, q.denominator
-        worst = 0
-        for m in range(0, 5):
-            for data in itertools.combinations_with_replacement(dom, m):
-                data = list(data)
-                for nb in _neighbors(data, dom):
-                    for y in dom:
-                        s1 = -abs(b * sum(x <= y for x in data) - a * len(data))
-                        s2 = -abs(b * sum(x <= y for x in nb) - a * len(nb))
-                        worst = max(worst, abs(s1 - s2))
-        assert worst <= b  # quantile() calibrates the exponential mechanism with sensitivity b
