@@ -260,7 +260,7 @@ def _optimal_weights_cached(
         if np.isfinite(v) and v < best_v:
             best_x, best_v = x, v
     if workload == "prefix":
-        # the prefix optimum measures a few well-spaced levels (blocks of 250, 25, 1 ... at
+        # the prefix optimum measures a few well-spaced levels (blocks of 256, 16, 1 at
         # D = 1024): local search over supports from every evenly spaced set and the best above
         # (the all-range split keeps its multi-start, so "optimal" files re-plan to the same noise)
         supports = strided_supports(k) + [tuple(int(i) for i in np.flatnonzero(best_x > 0))]
