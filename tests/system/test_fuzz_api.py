@@ -119,7 +119,7 @@ def test_valid_integer_releases(lower: int, size: int, data: st.DataObject, budg
     buckets=st.integers(2, 500),
     data=st.data(),
     eps=st.floats(0.05, 20),
-    levels=st.sampled_from(["uniform", "optimal"]),
+    levels=st.sampled_from(["uniform", "all_ranges", "prefix", "optimal"]),
     seed=st.integers(0, 2**32),
 )
 def test_valid_float_releases(lower: float, span: float, buckets: int, data: st.DataObject, eps: float,

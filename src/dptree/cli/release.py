@@ -27,7 +27,7 @@ def register(sub: Any) -> None:
     p.add_argument("--noise", choices=["laplace", "gaussian"], default="laplace")
     p.add_argument("--neighbors", choices=["add_remove", "replace"], default="add_remove")
     p.add_argument("--max-contributions", type=int, default=1)
-    p.add_argument("--levels", choices=["uniform", "optimal"], default="uniform")
+    p.add_argument("--levels", choices=["uniform", "all_ranges", "prefix", "optimal"], default="uniform")
     p.add_argument("--missing", choices=["error", "drop"], default="error")
     core.add_seed_options(p)
     p.add_argument("--out", required=True, help="where to write the release (JSON); with --by it contains {group}")

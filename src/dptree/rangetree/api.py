@@ -89,8 +89,10 @@ def range_tree(
     present in the data or not; rows of unlisted groups raise, or are dropped with ``unknown="drop"``.
 
     ``levels="uniform"`` splits the budget equally over the noised levels (seed 004, Algorithm 1);
-    ``"optimal"`` minimises the exact average variance over all ranges. ``branching=None`` picks,
-    among 2, 4, ..., 64, the factor with the lowest average range variance (data-independent).
+    ``"all_ranges"`` (alias ``"optimal"``) minimises the exact average variance over all ranges and
+    ``"prefix"`` over the prefixes [lower, x] (CDF, threshold and quantile read-offs), from public
+    quantities only. ``branching=None`` picks, among 2, 4, ..., 64 (for ``"prefix"`` also 3, 5, 6,
+    10, 12), the factor with the lowest average variance over the workload (data-independent).
     """
     if (by is None) != (groups is None):
         raise InvalidParameterError("by and groups go together: by= names the column, groups= lists the public groups")

@@ -121,6 +121,8 @@ def range_tree_from_document(cls: type[RangeTree], doc: Mapping[str, Any]) -> Ra
     privacy = read_statement(raw, kind="range_tree")
     stated = {k: v for k, v in raw.items() if k not in ("private", "library")}
     derived = {k: v for k, v in plan.statement.items() if k not in ("private", "library")}
+    if "budget_split" not in raw:  # files written before issue 12 do not record the workload
+        derived.pop("budget_split", None)
     if stated != derived:
         raise ReleaseFileError("release file: privacy statement does not match its parameters (tampered?)")
     return cls(plan=plan, measurements=measurements, statement=privacy, metadata=check_metadata(doc.get("metadata")))

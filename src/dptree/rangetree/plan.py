@@ -29,7 +29,13 @@ from dptree.io.release_file import creation_metadata
 from dptree.privacy.budget import Budget
 from dptree.privacy.measurement import NoiseSpec, measure
 from dptree.privacy.statement import Neighbors, Relation, make_statement
-from dptree.rangetree.allocation import choose_branching, level_weights
+from dptree.rangetree.allocation import (
+    LEVEL_OPTIONS,
+    canonical_levels,
+    choose_branching,
+    level_weights,
+    workload_description,
+)
 from dptree.rangetree.calibration import (
     LevelNoise,
     NoiseKind,
@@ -190,7 +196,7 @@ class RangeTreePlan:
 
 
 def _statement(layout: TreeLayout, *, budget: Budget, noise_kind: str, who: Neighbors, noise: LevelNoise,
-               l1: np.ndarray, l2sq: np.ndarray) -> dict[str, Any]:
+               l1: np.ndarray, l2sq: np.ndarray, budget_split: dict[str, str]) -> dict[str, Any]:
     """The privacy statement of a plan (one schema, :mod:`dptree.privacy.statement`)."""
     params = noise.parameters
     measured = [j for j in range(len(params)) if params[j] is not None]
@@ -211,6 +217,7 @@ def _statement(layout: TreeLayout, *, budget: Budget, noise_kind: str, who: Neig
         "l1_sensitivity": float(l1[measured].sum()),
         "l2_sensitivity": float(math.sqrt(l2sq[measured].sum())),
         "levels": noise.per_level,
+        "budget_split": budget_split,
         "root": root,
     }
     if noise_kind == "gaussian":
@@ -235,7 +242,7 @@ def _statement(layout: TreeLayout, *, budget: Budget, noise_kind: str, who: Neig
         "max_contributions": [
             Interval(Integral, 1, None, hint="how many records one person may contribute, e.g. max_contributions=1")
         ],
-        "levels": [Options(("uniform", "optimal"))],
+        "levels": [Options(LEVEL_OPTIONS)],
         "gaussian_calibration": [Options(("exact", "zcdp"))],
     }
 )
@@ -263,6 +270,15 @@ def plan_range_tree(
     person and the same share on every noised level (``levels="uniform"``); otherwise, and with
     ``"zcdp"``, sigma^2 = L2^2 / (2 rho w_l) with rho = zcdp_rho_for(epsilon, delta) (CKS Cor. 13).
     A rho budget always uses the zCDP calibration.
+
+    ``levels``: how the budget is split over the tree's levels. ``"uniform"``: equal shares
+    (seed 004, Algorithm 1). A workload: the shares that minimise the exact average variance of the
+    least-squares estimate over its queries, ``"all_ranges"`` (alias ``"optimal"``, its name before
+    issue 12) over all ranges [l, r], ``"prefix"`` over the prefixes [lower, x] (CDF and threshold
+    queries). The optimisation uses public quantities only (the domain size, the branching, the
+    noise family and the neighbor relation; never the data, and epsilon only scales the answer),
+    and ``branching=None`` then picks the branching for the same workload. The statement's
+    ``budget_split`` records the choice and its workload.
     """
     check_budget_range(epsilon, rho)
     k = int(max_contributions)
@@ -272,6 +288,7 @@ def plan_range_tree(
     domain = make_domain(lower, upper, width)
     check_memory(domain.size)
     root_exact = who.relation == "replace"
+    levels = canonical_levels(levels)
     b = choose_branching(domain.size, kind, levels, root_exact) if branching is None else int(branching)
     layout = build_layout(domain.size, b)
     weights = level_weights(layout, strategy=levels, noise=kind, root_exact=root_exact)
@@ -296,5 +313,8 @@ def plan_range_tree(
         weights=np.asarray(weights, dtype=np.float64),
         noise_parameters=level_noise.parameters,
         level_variance=level_noise.variances,
-        statement=_statement(layout, budget=budget, noise_kind=noise, who=who, noise=level_noise, l1=l1, l2sq=l2sq),
+        statement=_statement(
+            layout, budget=budget, noise_kind=noise, who=who, noise=level_noise, l1=l1, l2sq=l2sq,
+            budget_split={"levels": levels, "workload": workload_description(levels)},
+        ),
     )
