@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import datetime as dt
+import sys
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,10 @@ def test_missing_pyspark_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> Non
         return real_import(name, *args, **kw)
 
     monkeypatch.setattr(builtins, "__import__", fake)
+    # importlib.import_module (the guard) does not call __import__ for an already imported module:
+    # hide pyspark from sys.modules too (None makes every import of it fail), as on a plain install
+    for name in [m for m in sys.modules if m == "pyspark" or m.startswith("pyspark.")] + ["pyspark", "pyspark.sql"]:
+        monkeypatch.setitem(sys.modules, name, None)
     plan = plan_range_tree(lower=0, upper=9, epsilon=1.0)
     with pytest.raises(MissingDependencyError, match=r"pip install 'dptree\[spark\]'"):
         spark_backend.spark_leaf_histogram(object(), "v", plan)
