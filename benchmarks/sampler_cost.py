@@ -8,11 +8,19 @@ Prints two tables (used in docs/verification.md):
 2. batched (vectorised) calls: bytes per sample and total calls for growing batch sizes.
 
     PYTHONPATH=src python3 benchmarks/sampler_cost.py
+
+With ``--speed`` it prints instead (issue 13) the throughput of the private source
+(SystemRandomSource: ChaCha20 keyed from the OS, dptree.noise.chacha) against ``os.urandom``
+(the source before issue 13), per request size, and the discrete Laplace sampler's time per
+sample with each source; rounds are interleaved and ratios are medians of per-round ratios:
+
+    PYTHONPATH=src python3 benchmarks/sampler_cost.py --speed [--reps 5]
 """
 
 from __future__ import annotations
 
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -57,7 +65,52 @@ def batched(sampler, param: float) -> None:
         print(f"  {size:>9d} {src.bytes / size:>13.1f} {src.calls:>7d}")
 
 
+class UrandomSource:
+    """The private source before issue 13: every byte straight from the kernel (os.urandom)."""
+
+    def random_bytes(self, n: int) -> bytes:
+        return os.urandom(n)
+
+
+def _interleaved(fns: dict, reps: int) -> dict[str, list[float]]:
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    for f in fns.values():  # warm-up
+        f()
+    for _ in range(reps):
+        for k, f in fns.items():
+            t0 = time.perf_counter()
+            f()
+            times[k].append(time.perf_counter() - t0)
+    return times
+
+
+def speed(reps: int) -> None:
+    print(f"# random sources and the discrete Laplace sampler; {os.cpu_count()} cpus, load "
+          f"{os.getloadavg()[0]:.1f}, medians of {reps} interleaved rounds")
+    print(f"\n  {'request':>10s} {'calls':>7s} {'urandom MB/s':>13s} {'ChaCha MB/s':>12s} {'ChaCha / urandom':>17s}")
+    new, old = noise.SystemRandomSource(), UrandomSource()
+    for size, calls in ((16, 20_000), (4096, 2_000), (1 << 20, 40), (80_000_000, 1)):
+        t = _interleaved({"old": lambda: [old.random_bytes(size) for _ in range(calls)],
+                          "new": lambda: [new.random_bytes(size) for _ in range(calls)]}, reps)
+        o, w = np.median(t["old"]), np.median(t["new"])
+        ratio = np.median(np.array(t["old"]) / np.array(t["new"]))
+        print(f"  {size:>10d} {calls:>7d} {size * calls / o / 1e6:>13.0f} {size * calls / w / 1e6:>12.0f} "
+              f"{ratio:>16.2f}x")
+    print(f"\n  {'samples':>10s} {'scale':>6s} {'urandom ns/sample':>18s} {'ChaCha ns/sample':>17s} {'old / new':>10s}")
+    for size in (10**6, 10**7):
+        for scale in (3.0, 1000.0):
+            t = _interleaved({"old": lambda: noise.discrete_laplace(old, scale, size),
+                              "new": lambda: noise.discrete_laplace(new, scale, size)}, reps)
+            o, w = np.median(t["old"]), np.median(t["new"])
+            ratio = np.median(np.array(t["old"]) / np.array(t["new"]))
+            print(f"  {size:>10d} {scale:>6g} {o / size * 1e9:>18.1f} {w / size * 1e9:>17.1f} {ratio:>9.2f}x")
+
+
 def main() -> None:
+    if "--speed" in sys.argv:
+        reps = int(sys.argv[sys.argv.index("--reps") + 1]) if "--reps" in sys.argv else 5
+        speed(reps)
+        return
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 20_000
     one_at_a_time(noise.discrete_laplace, 3.0, 3.0, n)
     one_at_a_time(noise.discrete_gaussian, 9.0, 3.0, n)

@@ -233,6 +233,10 @@ def _bottom_up_weights(fanouts: Sequence[int], level_var: np.ndarray) -> np.ndar
     return lam
 
 
+#: ranges per block in :func:`range_error_moments`
+_MOMENT_BLOCK = 16384
+
+
 def range_error_moments(
     fanouts: Sequence[int], level_var: ArrayLike, lo: np.ndarray, hi: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -267,65 +271,68 @@ def range_error_moments(
             H[m + 1, ell] = G[m + 1 : ell, ell].sum()
     lo = np.atleast_1d(np.asarray(lo, dtype=np.int64))
     hi = np.atleast_1d(np.asarray(hi, dtype=np.int64))
-    Q = lo.size
-    measured = np.isfinite(var) & (var > 0)
-    v1 = np.zeros(Q)
-    v2 = np.zeros(Q)
-
-    def add(count: np.ndarray, coef: np.ndarray, ell: int) -> None:
-        if measured[ell]:
-            a = coef * coef * var[ell]
-            v1[:] += count * a
-            v2[:] += count * a * a
-
-    # boundary nodes and their overlaps, per level
-    Lb = np.stack([lo // s[j] for j in range(L + 1)])
-    Rb = np.stack([hi // s[j] for j in range(L + 1)])
-
-    def overlap(b: np.ndarray, j: int) -> np.ndarray:
-        return (np.minimum(hi, (b + 1) * s[j] - 1) - np.maximum(lo, b * s[j]) + 1) / s[j]
-
-    wL = np.stack([overlap(Lb[j], j) for j in range(L + 1)])
-    wR = np.stack([overlap(Rb[j], j) for j in range(L + 1)])
-    same = Lb == Rb
-    # the whole padded tree inside the range: every node has all-one ancestors
-    root_full = wL[0] >= 1.0
-    for ell in range(L + 1):
-        c = lam[ell] - H[0, ell]  # lam[L] = 1: a leaf's own count enters with weight one
-        add(root_full * (s[0] / s[ell]), np.full(Q, c), ell)
-    AL = np.zeros((Q, L + 1))  # A_L(m, :) = sum_{j <= m} omega^L_j G[j, :]
-    AR = np.zeros((Q, L + 1))
-    for m in range(L):  # partial boundary nodes at level m and the classes below them
-        prevL, prevR = AL.copy(), AR.copy()
-        AL += wL[m][:, None] * G[m][None, :]
-        AR += wR[m][:, None] * G[m][None, :]
-        pL = (wL[m] > 0) & (wL[m] < 1)
-        pR = (wR[m] > 0) & (wR[m] < 1) & ~same[m]
-        # the partial nodes themselves
-        add(pL.astype(float), lam[m] * wL[m] - prevL[:, m], m)
-        add(pR.astype(float), lam[m] * wR[m] - prevR[:, m], m)
-        # their children: full-in / full-out counts at level m+1
-        fm = f[m]
-        first_L = Lb[m] * fm
-        cL, cR = Lb[m + 1], Rb[m + 1]
-        fullL = wL[m + 1] >= 1.0
-        fullR = wR[m + 1] >= 1.0
-        one = cL == cR
-        in_same = np.where(one, fullL, (cR - cL - 1) + fullL + fullR)
-        out_same = np.where(one, fm - 1, fm - (cR - cL + 1))
-        in_left = (first_L + fm - 1 - cL) + fullL
-        out_left = cL - first_L
-        first_R = Rb[m] * fm
-        in_right = (cR - first_R) + fullR
-        out_right = first_R + fm - 1 - cR
-        nin_L = np.where(same[m], in_same, in_left) * pL
-        nout_L = np.where(same[m], out_same, out_left) * pL
-        nin_R = in_right * pR
-        nout_R = out_right * pR
-        for ell in range(m + 1, L + 1):
-            per = s[m + 1] / s[ell]
-            add(nin_L * per, lam[ell] - AL[:, ell] - H[m + 1, ell], ell)
-            add(nout_L * per, -AL[:, ell], ell)
-            add(nin_R * per, lam[ell] - AR[:, ell] - H[m + 1, ell], ell)
-            add(nout_R * per, -AR[:, ell], ell)
+    if lo.size > _MOMENT_BLOCK:  # blocks of ranges keep the temporaries in cache
+        parts = [
+            range_error_moments(fanouts, level_var, lo[i : i + _MOMENT_BLOCK], hi[i : i + _MOMENT_BLOCK])
+            for i in range(0, lo.size, _MOMENT_BLOCK)
+        ]
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    # per-level weights of the sums: mv = sigma^2 on measured levels, 0 elsewhere (no term)
+    mv = np.where(np.isfinite(var) & (var > 0), var, 0.0)
+    mv2 = mv * mv
+    sf = np.asarray(s, dtype=np.float64)
+    # the whole padded tree inside the range: every node has all-one ancestors; a class of
+    # (s_0 / s_l) nodes per level with the constant coefficient lam_l - H[0, l]
+    c_root = lam - H[0]
+    root_full = ((lo <= 0) & (hi >= s[0] - 1)).astype(np.float64)
+    v1 = root_full * float(np.sum(sf[0] / sf * c_root**2 * mv))
+    v2 = root_full * float(np.sum(sf[0] / sf * c_root**4 * mv2))
+    for side in (0, 1):  # the left (lo) and right (hi) boundary paths
+        # A[l] = sum_{j <= m} omega_j G[j, l] along this side's boundary path, level by level
+        A = np.zeros((L + 1, lo.size))  # row l: A[l] for every range
+        b_prev = np.zeros_like(lo)  # this side's boundary node at level m (root: 0)
+        other_prev = np.zeros_like(lo)  # the other side's boundary node at level m
+        w_prev = np.minimum(hi, s[0] - 1) - np.maximum(lo, 0) + 1  # overlap (in leaves) at level m
+        for m in range(L):
+            sm, sn, fm = s[m], s[m + 1], f[m]
+            same = b_prev == other_prev
+            # partial boundary nodes at level m (on the right side: only where it differs from the left)
+            partial = (w_prev > 0) & (w_prev < sm)
+            if side == 1:
+                partial &= ~same
+            omega = w_prev / sm
+            a_m = A[m].copy()
+            A[m:] += G[m][m:, None] * omega[None, :]  # G[m, l] = 0 for l <= m: rows above unchanged
+            coef = lam[m] * omega - a_m
+            t = coef * coef * mv[m]
+            v1 += partial * t
+            v2 += partial * t * t
+            # the children at level m+1: numbers fully inside (n_in) and outside (n_out) the range
+            cL, cR = lo // sn, hi // sn
+            fullL = (np.minimum(hi, (cL + 1) * sn - 1) - np.maximum(lo, cL * sn) + 1) >= sn
+            fullR = (np.minimum(hi, (cR + 1) * sn - 1) - np.maximum(lo, cR * sn) + 1) >= sn
+            first = b_prev * fm
+            if side == 0:
+                one = cL == cR
+                n_in = np.where(same, np.where(one, fullL, (cR - cL - 1) + fullL + fullR),
+                                (first + fm - 1 - cL) + fullL)
+                n_out = np.where(same, np.where(one, fm - 1, fm - (cR - cL + 1)), cL - first)
+                c_next, other_next = cL, cR
+            else:
+                n_in = (cR - first) + fullR
+                n_out = first + fm - 1 - cR
+                c_next, other_next = cR, cL
+            n_in = n_in * partial
+            n_out = n_out * partial
+            per = sf[m + 1] / sf[m + 1 :]
+            p1, p2 = per * mv[m + 1 :], per * mv2[m + 1 :]
+            X = A[m + 1 :]
+            X2 = X * X
+            Y = (lam[m + 1 :] - H[m + 1, m + 1 :])[:, None] - X
+            Y2 = Y * Y
+            # weighted sums over the levels l > m (einsum: no BLAS threads for these thin products)
+            v1 += n_in * np.einsum("l,lq->q", p1, Y2) + n_out * np.einsum("l,lq->q", p1, X2)
+            v2 += n_in * np.einsum("l,lq,lq->q", p2, Y2, Y2) + n_out * np.einsum("l,lq,lq->q", p2, X2, X2)
+            w_prev = np.minimum(hi, (c_next + 1) * sn - 1) - np.maximum(lo, c_next * sn) + 1
+            b_prev, other_prev = c_next, other_next
     return v1, v2

@@ -2,15 +2,17 @@
 
 Samplers follow Canonne, Kamath and Steinke, "The Discrete Gaussian for Differential Privacy"
 (NeurIPS 2020), in integer arithmetic only, vectorised over numpy arrays (each loop of the paper
-runs on the samples still undecided). Random bits come from the operating system's CSPRNG
-(``os.urandom``) through :class:`SystemRandomSource`; a seeded source exists for tests and
-reproducible experiments only, and anything made with it is marked not private by its caller.
+runs on the samples still undecided). Random bits come from ChaCha20 keyed by the operating
+system's CSPRNG (``os.urandom``) through :class:`SystemRandomSource` (:mod:`~dptree.noise.chacha`);
+a seeded source exists for tests and reproducible experiments only, and anything made with it
+is marked not private by its caller.
 Noise parameters are used as exact rationals, rounded *up* (more noise) where needed.
 Running time depends on the sampled values (rejection loops), as in CKS 2020; see
 docs/verification.md.
 
 One module per family; the public names are re-exported here:
 
+* :mod:`~dptree.noise.chacha` -- the ChaCha20 generator behind the private source;
 * :mod:`~dptree.noise.sources` -- random sources and :func:`make_source`;
 * :mod:`~dptree.noise.integers` -- exactly uniform integers;
 * :mod:`~dptree.noise.bernoulli` -- Bernoulli(num/den) and Bernoulli(exp(-gamma)) (CKS Alg. 1);

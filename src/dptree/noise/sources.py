@@ -1,14 +1,13 @@
 """Random sources: where every random byte of dptree comes from.
 
-:class:`SystemRandomSource` (the operating system's CSPRNG, ``os.urandom``) is the only source
-whose releases are private. Seeded sources exist for tests and reproducible experiments; anything
-made with them is marked not private by its caller. :func:`make_source` turns the public ``rng``
-argument into a source.
+:class:`SystemRandomSource` (a ChaCha20 generator keyed from the operating system's CSPRNG,
+:mod:`dptree.noise.chacha`) is the only source whose releases are private. Seeded sources exist
+for tests and reproducible experiments; anything made with them is marked not private by its
+caller. :func:`make_source` turns the public ``rng`` argument into a source.
 """
 
 from __future__ import annotations
 
-import os
 from numbers import Integral
 from typing import Any, Protocol, Union, cast
 
@@ -16,6 +15,7 @@ import numpy as np
 
 from dptree._validation import Constraint, InstanceOf, Interval
 from dptree.errors import InvalidParameterError
+from dptree.noise.chacha import ChaChaStream
 
 __all__ = [
     "RandomSource",
@@ -43,8 +43,11 @@ class RandomSource(Protocol):
 
 
 class SystemRandomSource:
-    """The operating system's CSPRNG (``os.urandom``). Releases made with it are private.
+    """A cryptographically secure generator in user space: ChaCha20 keyed from the OS CSPRNG
+    (``os.urandom``), with fast key erasure, reseeding after at most 1.6 MB and a reseed in
+    forked children (:class:`~dptree.noise.chacha.ChaChaStream`). Releases made with it are private.
 
+    Every instance has its own stream (seeded on first use); a copy or pickle starts a new one.
     It is the only private source: ``private`` is a read-only property that is True for this
     exact class only (a subclass could replace ``random_bytes``), and every other source reports
     False whatever attributes it carries (issue 10, leak 5).
@@ -54,8 +57,14 @@ class SystemRandomSource:
     def private(self) -> bool:
         return type(self) is SystemRandomSource
 
+    def __init__(self) -> None:
+        self._stream = ChaChaStream()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), ())  # a copy never replays this source's stream
+
     def random_bytes(self, n: int) -> bytes:
-        return os.urandom(n)
+        return self._stream.random_bytes(n)
 
 
 class SeededRandomSource:

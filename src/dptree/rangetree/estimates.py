@@ -86,10 +86,13 @@ class LeafEstimates:
         Gaussian noise: the normal quantile. Laplace noise: the variance-gamma quantile at the
         range's exact error moments; with padding, the conditioned variance is exact and the shape
         that of the unconditioned estimate (an approximation for the multiplier only)."""
-        s = np.sqrt(self.variances(a, b, empty))
         if self.noise == "gaussian":
-            return s, multiplier("gaussian", level, a)
+            return np.sqrt(self.variances(a, b, empty)), multiplier("gaussian", level, a)
         v1, v2 = range_error_moments(self.layout.fanouts, self.level_variance, a, b)
+        if self._pad_var > 0:
+            s = np.sqrt(self.variances(a, b, empty))
+        else:  # no padding: v1 is the exact variance (range_variance), computed once
+            s = np.sqrt(np.where(empty, 0.0, np.maximum(v1, 0.0)))
         return s, multiplier("laplace", level, gamma_shape(v1, v2))
 
     def monotone_cdf(self) -> np.ndarray:
