@@ -24,6 +24,7 @@ from dptree.hierarchy.measure import METHODS, NodeMechanism, calibrate, measure_
 from dptree.hierarchy.release import HierarchyRelease, assemble
 from dptree.hierarchy.structure import Hierarchy
 from dptree.io import release_file as _serialize
+from dptree.noise.sources import RNG
 from dptree.privacy.budget import BUDGET_RANGE, check_delta
 from dptree.privacy.measurement import measure
 
@@ -34,6 +35,7 @@ _EPSILON = Interval(Real, BUDGET_RANGE[0], BUDGET_RANGE[1], closed="both",
                     hint=f"epsilon outside the supported range [{BUDGET_RANGE[0]:g}, {BUDGET_RANGE[1]:g}] is "
                     "refused; pass e.g. epsilon=1.0")
 _CONSTRAINTS: dict[str, list[Any]] = {
+    "rng": RNG,
     "hierarchy": [InstanceOf(Hierarchy, description="a dptree.Hierarchy",
                              hint="build one with Hierarchy.from_paths, from_frame or from_parent_table")],
     "epsilon": [_EPSILON],

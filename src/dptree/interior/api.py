@@ -61,6 +61,7 @@ from dptree.interior.treelog import run_treelog
 from dptree.io.contract import Release
 from dptree.io.release_file import check_metadata, creation_metadata
 from dptree.noise import RngLike, make_source
+from dptree.noise.sources import RNG
 from dptree.privacy.boundary import Boundary
 from dptree.privacy.budget import Budget, check_release_budget
 from dptree.privacy.statement import read_statement
@@ -196,7 +197,8 @@ def _result(pl: Plan, value: int | float, bottom: bool, bounds: tuple[int | floa
 
 
 @validate_params({"epsilon": EPSILON, "delta": DELTA, "method": METHOD, "beta": BETA, "n": DECLARED_SIZE,
-                  "n_max": DECLARED_SIZE, "run_anyway": [InstanceOf(bool)], "on_invalid": ON_INVALID})
+                  "n_max": DECLARED_SIZE, "run_anyway": [InstanceOf(bool)], "on_invalid": ON_INVALID,
+                  "rng": RNG})
 def interior_point(
     values: Any,
     *,

@@ -29,6 +29,7 @@ from dptree.interior.selection import quantile_exponential_mechanism, quantile_l
 from dptree.io.contract import Release
 from dptree.io.release_file import check_metadata, creation_metadata
 from dptree.noise import RngLike, make_source
+from dptree.noise.sources import RNG
 from dptree.privacy.boundary import Boundary
 from dptree.privacy.budget import check_release_budget
 from dptree.privacy.statement import Neighbors, make_statement, read_statement
@@ -130,7 +131,8 @@ class QuantileRelease(Release):
                                lower=enc.bounds[0], upper=enc.bounds[1], metadata=check_metadata(doc.get("metadata")))
 
 
-@validate_params({"q": Q, "epsilon": EPSILON, "n": DECLARED_SIZE, "n_max": DECLARED_SIZE, "on_invalid": ON_INVALID})
+@validate_params({"q": Q, "epsilon": EPSILON, "n": DECLARED_SIZE, "n_max": DECLARED_SIZE, "on_invalid": ON_INVALID,
+                  "rng": RNG})
 def quantile(
     values: Any,
     q: float,
@@ -171,7 +173,8 @@ def quantile(
                            n_is_upper_bound=upper_bound, lower=lo, upper=hi, metadata=metadata)
 
 
-@validate_params({"epsilon": EPSILON, "n": DECLARED_SIZE, "n_max": DECLARED_SIZE, "on_invalid": ON_INVALID})
+@validate_params({"epsilon": EPSILON, "n": DECLARED_SIZE, "n_max": DECLARED_SIZE, "on_invalid": ON_INVALID,
+                  "rng": RNG})
 def median(
     values: Any,
     *,

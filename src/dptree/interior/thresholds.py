@@ -35,6 +35,7 @@ from dptree.interior.selection import ordered_exponential_mechanism
 from dptree.io.contract import Release
 from dptree.io.release_file import check_metadata, creation_metadata
 from dptree.noise import RngLike, discrete_laplace, make_source
+from dptree.noise.sources import RNG
 from dptree.privacy.boundary import Boundary
 from dptree.privacy.budget import BUDGET_RANGE, check_release_budget
 from dptree.privacy.statement import Neighbors, make_statement, read_statement
@@ -165,7 +166,7 @@ def _boundary_sample(keys1: list[int], keys0: list[int], m: int, size: int) -> t
 
 
 @validate_params({"epsilon": EPSILON, "delta": DELTA, "method": METHOD, "fraction": FRACTION, "beta": BETA,
-                  "n": DECLARED_SIZE, "n_max": DECLARED_SIZE})
+                  "n": DECLARED_SIZE, "n_max": DECLARED_SIZE, "rng": RNG})
 def learn_threshold(
     x: Any,
     y: Any,
