@@ -199,7 +199,8 @@ class RangeTree(CountRelease):
 
     # ------------------------------------------------------------------ quantiles
     def quantile(self, q: Any) -> Any:
-        """The q-quantile(s): the smallest x with monotone CDF(x) >= q * n_hat (vectorised).
+        """The q-quantile(s): the smallest x with monotone CDF(x) >= q * n_hat, n_hat the
+        least-squares total :meth:`total` (unbiased), vectorised.
 
         Read off the isotonic fit of the CDF, so negative noisy counts and a non-monotone raw CDF
         cannot send the search to a wrong bucket. Float domains interpolate inside the bucket;
@@ -208,7 +209,9 @@ class RangeTree(CountRelease):
         """
         qa = quantile_levels(q)
         F = self._est.monotone_cdf()
-        n = F[-1]
+        # the target rank uses the least-squares total, which is unbiased; the isotonic fit's
+        # endpoint F[-1] is not (it overstates the total on data reaching the top of the domain)
+        n = self.total()
         target = qa * n
         idx = np.searchsorted(F, target, side="left")
         idx = np.clip(idx, 0, self.domain.size - 1)
