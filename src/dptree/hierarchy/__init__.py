@@ -4,8 +4,9 @@ Read in this order, following one release from the call to the file:
 
 * :mod:`~dptree.hierarchy.api` -- :func:`hierarchy_counts`, the entry point (validates, then
   walks the stages below);
-* :mod:`~dptree.hierarchy.structure` / :mod:`~dptree.hierarchy.building` -- the public tree
-  (:class:`Hierarchy`) and its constructors;
+* :mod:`~dptree.hierarchy.structure` / :mod:`~dptree.hierarchy.building` /
+  :mod:`~dptree.hierarchy.levels` -- the public tree (:class:`Hierarchy`), its constructors and
+  the level arrays built from integer label codes;
 * :mod:`~dptree.hierarchy.counting` -- data to exact leaf and node counts (the private input);
 * :mod:`~dptree.hierarchy.measure` -- calibration from public parameters and the noise step
   (Laplace/Gaussian through :mod:`dptree.privacy.measurement`; the multiplicative algorithm of

@@ -15,13 +15,14 @@ import numpy as np
 import pandas as pd
 
 from dptree.errors import DomainError, InputFormatError, InvalidParameterError
+from dptree.hierarchy.levels import Column, check_labels, column_from_list, level_arrays, string_path_columns
 
 __all__ = ["SEP", "MAX_DEPTH", "split_path", "label", "is_null", "path_columns", "frame_columns",
            "parent_table_columns", "build"]
 
 SEP = "/"
 MAX_DEPTH = 1000
-Columns = list[list[Any]]
+Columns = list[Column]
 
 
 def is_null(v: Any) -> bool:
@@ -59,12 +60,17 @@ def split_path(path: str | Sequence[Any]) -> tuple[str, ...]:
 
 def _columns(rows: Sequence[tuple[str, ...]]) -> Columns:
     width = max(len(r) for r in rows)
-    return [[r[j] if j < len(r) else None for r in rows] for j in range(width)]
+    return [column_from_list([r[j] if j < len(r) else None for r in rows]) for j in range(width)]
 
 
 def path_columns(paths: Iterable[str | Sequence[Any]]) -> Columns:
     """The columns of a list of root-to-leaf paths (every path non-empty, no empty label)."""
-    rows = [split_path(p) for p in paths]
+    listed = list(paths)
+    if listed and set(map(type, listed)) == {str}:
+        cols = string_path_columns(listed)  # type: ignore[arg-type]  # split in Arrow, not one tuple per path
+        if cols is not None:
+            return cols
+    rows = [split_path(p) for p in listed]
     if not rows:
         raise DomainError("the hierarchy is empty: give at least one root-to-leaf path")
     for r in rows:
@@ -89,7 +95,7 @@ def frame_columns(frame: Any, levels: list[str]) -> Columns:
     cols = []
     for c in levels:
         col = frame.get_column(c) if hasattr(frame, "get_column") else frame[c]  # polars, pandas
-        cols.append([None if is_null(v) else label(v) for v in col.to_list()])
+        cols.append(column_from_list([None if is_null(v) else label(v) for v in col.to_list()]))
     return cols
 
 
@@ -174,52 +180,50 @@ def parent_table_columns(table: Any, node: str, parent: str) -> tuple[Columns, s
 def _check_labels(cols: Columns, other: str | None) -> None:
     if len(cols) + 1 > MAX_DEPTH:
         raise DomainError(f"the hierarchy is deeper than {MAX_DEPTH} levels")
-    for col in cols:
-        for lab in col:
-            if lab is not None and SEP in lab:
-                raise DomainError(f"label {lab!r} contains {SEP!r}, the path separator; rename it")
-            if lab == "":
-                raise DomainError("a label of the hierarchy is empty")
+    check_labels(cols)
     if other is not None and (other == "" or SEP in other):
         raise InvalidParameterError(f"other={other!r} must be a non-empty label without {SEP!r}")
 
 
-def _levels(cols: Columns, root_label: str) -> tuple[list[np.ndarray | None], list[np.ndarray], np.ndarray, np.ndarray]:
-    """Level arrays (nodes of a level sorted by (parent, label)) and where each row ends."""
-    n_rows = len(cols[0])
-    node = np.zeros(n_rows, dtype=np.int64)
-    ended = np.zeros(n_rows, dtype=bool)
-    end_level = np.zeros(n_rows, dtype=np.int64)
-    end_node = np.zeros(n_rows, dtype=np.int64)
-    parents: list[np.ndarray | None] = [None]
-    labels: list[np.ndarray] = [np.array([root_label], dtype=object)]
-    for j, col in enumerate(cols, start=1):
-        arr = np.array(col, dtype=object)
-        null = np.array([v is None for v in col], dtype=bool)
-        bad = ended & ~null
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise DomainError(
-                f"structure row {i} has a missing level followed by a label ({col[i]!r}); "
-                "only trailing levels may be empty"
-            )
-        newly = ~ended & null
-        end_level[newly] = j - 1
-        end_node[newly] = node[newly]
-        ended |= null
-        live = np.flatnonzero(~ended)
-        if live.size == 0:
-            break
-        uniq, codes = np.unique(arr[live], return_inverse=True)  # labels are str: sorted as Python sorts
-        key = node[live] * len(uniq) + codes.reshape(-1)
-        ukey, inv = np.unique(key, return_inverse=True)
-        parents.append((ukey // len(uniq)).astype(np.int64))
-        labels.append(np.asarray(uniq, dtype=object)[ukey % len(uniq)])
-        node[live] = inv.reshape(-1)
-    full = ~ended
-    end_level[full] = len(parents) - 1
-    end_node[full] = node[full]
-    return parents, labels, end_level, end_node
+def _with_other(tree: Any, other: str, leaf_flag: np.ndarray) -> Columns:
+    """Columns of the tree's leaves plus an ``other`` leaf under every internal node that has no
+    child of that label (an existing ``other`` child that has children of its own is an error)."""
+    has_other = np.zeros(tree.n_nodes, dtype=bool)
+    clash: list[int] = []
+    for j in range(1, tree.depth):
+        hit = np.flatnonzero(tree.labels[j] == other)
+        owner = tree.offsets[j - 1] + np.asarray(tree.parents[j])[hit]
+        has_other[owner] = True
+        clash.extend(owner[~tree.is_leaf[j][hit]].tolist())
+    if clash:
+        g = min(clash)
+        raise DomainError(f"{SEP.join(tree.path_of(g) + (other,))!r} exists and has children; "
+                          "choose another 'other' label")
+    ends = np.concatenate([np.flatnonzero(leaf_flag), np.flatnonzero(~leaf_flag & ~has_other)])
+    n_leaf = int(leaf_flag.sum())
+    end_level = tree.level_of(ends)
+    extra = np.arange(ends.size) >= n_leaf  # rows that end in a new 'other' leaf below their node
+    row_depth = end_level + extra
+    cur = ends - tree.offsets[end_level]
+    lev = end_level.copy()
+    width = int(row_depth.max())
+    cols: Columns = []
+    at_level: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * (width + 1)
+    for j in range(width, 0, -1):  # walk every row up from its end node, one level at a time
+        idx = np.full(ends.size, -1, dtype=np.int64)
+        here = lev == j
+        idx[here] = cur[here]
+        cur[here] = np.asarray(tree.parents[j])[cur[here]]
+        lev[here] -= 1
+        at_level[j] = idx
+    for j in range(1, width + 1):
+        present = row_depth >= j
+        lab = np.empty(ends.size, dtype=object)
+        inner = at_level[j] >= 0
+        lab[inner] = tree.labels[j][at_level[j][inner]]
+        lab[extra & (row_depth == j)] = other
+        cols.append(column_from_list(lab[present].tolist(), present))
+    return cols
 
 
 def build(cls: Any, cols: Columns, *, levels: Sequence[str] | None, other: str | None, root_label: str) -> Any:
@@ -229,7 +233,7 @@ def build(cls: Any, cols: Columns, *, levels: Sequence[str] | None, other: str |
     if levels is not None and len(levels) != len(cols):
         raise InvalidParameterError(f"{len(levels)} level names for paths with {len(cols)} levels")
     _check_labels(cols, other)
-    parents, labels, end_level, end_node = _levels(cols, root_label)
+    parents, labels, end_level, end_node = level_arrays(cols, root_label)
     lv = None if levels is None else list(levels)[: len(parents) - 1]
     tree = cls(parents, labels, levels=lv, other=None, root_label=root_label)
     gid = tree.offsets[end_level] + end_node
@@ -237,28 +241,18 @@ def build(cls: Any, cols: Columns, *, levels: Sequence[str] | None, other: str |
     not_leaf = ~leaf_flag[gid]
     if not_leaf.any():
         i = int(np.flatnonzero(not_leaf)[0])
-        shown = SEP.join(str(c[i]) for c in cols if c[i] is not None)
+        shown = SEP.join(lab for lab in (c.label_at(i) for c in cols) if lab is not None)
         raise DomainError(
             f"path {shown!r} is listed as a leaf but other paths continue below it; list only root-to-leaf paths"
         )
-    uniq_gid, counts = np.unique(gid, return_counts=True)
+    counts = np.bincount(gid, minlength=tree.n_nodes)
     if (counts > 1).any():
-        g = int(uniq_gid[np.flatnonzero(counts > 1)[0]])
+        g = int(np.flatnonzero(counts > 1)[0])
         raise DomainError(f"path {tree.path_string(g)!r} is listed more than once (duplicate structure)")
     if tree.depth < 2:
         raise DomainError("the hierarchy is empty: it needs at least one level below the root")
     if other is None:
         return tree
-    existing = {tree.path_of(g) for g in range(tree.n_nodes)}
-    extra_rows: list[tuple[str, ...]] = []
-    for g in np.flatnonzero(~leaf_flag).tolist():
-        op = tree.path_of(g) + (other,)
-        if op in existing:
-            if not leaf_flag[tree.node_id(op)]:
-                raise DomainError(f"{SEP.join(op)!r} exists and has children; choose another 'other' label")
-            continue
-        extra_rows.append(op)
-    leaf_rows = [tree.path_of(g) for g in np.flatnonzero(leaf_flag).tolist()] + extra_rows
-    out = build(cls, _columns(leaf_rows), levels=tree.levels, other=None, root_label=root_label)
+    out = build(cls, _with_other(tree, other, leaf_flag), levels=tree.levels, other=None, root_label=root_label)
     out.other = other
     return out
