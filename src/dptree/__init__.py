@@ -54,9 +54,9 @@ from dptree.privacy.budget import Budget
 from dptree.privacy.ledger import Ledger, LedgerCorruptError, LedgerError, LedgerLockedError, LedgerReadOnlyError
 from dptree.rangetree.api import range_tree, range_tree_by
 from dptree.rangetree.groupby import GroupedRelease
+from dptree.rangetree.release import Answers, HistogramResult, QuantileResult, RangeTree, RangeTreePlan, plan_range_tree
 from dptree.sparsetree.api import sparse_range_tree
 from dptree.sparsetree.release import SparseRangeTree
-from dptree.rangetree.release import Answers, HistogramResult, QuantileResult, RangeTree, RangeTreePlan, plan_range_tree
 
 __all__ = [
     "__version__",

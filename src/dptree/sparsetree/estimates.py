@@ -60,7 +60,8 @@ class MeasuredTree:
             if not np.isfinite(s2):
                 lam = np.zeros(y[d].size)
             else:
-                lam = np.where(self.has_child[d], VC / (s2 + VC), 1.0)
+                with np.errstate(divide="ignore", invalid="ignore"):  # exact levels (s2 = 0): z = y
+                    lam = np.where(self.has_child[d], np.where(s2 + VC > 0, VC / (s2 + VC), 1.0), 1.0)
             self.lam.append(lam)
         # the cells, sorted by their first key
         depth = np.concatenate([np.full(int((~h).sum()), d, dtype=np.int64)
@@ -69,7 +70,7 @@ class MeasuredTree:
         start = np.concatenate([levels[d - 1].index[~self.has_child[d]] << np.uint64(sh[d]) for d in range(1, L + 1)])
         order = np.argsort(start, kind="stable")
         self.cell_depth, self.cell_pos, self.cell_start = depth[order], pos[order], start[order]
-        inside = self.cell_start < np.uint64(size)
+        inside = self.cell_start <= np.uint64(size - 1)
         self.cell_depth, self.cell_pos, self.cell_start = (a[inside] for a in (self.cell_depth, self.cell_pos,
                                                                                    self.cell_start))
         width = np.ldexp(1.0, np.asarray([sh[d] for d in range(L + 1)])[self.cell_depth])

@@ -28,7 +28,6 @@ __all__ = ["KeyKind", "KeyDomain", "key_domain", "float_keys", "key_floats", "IN
 
 KeyKind = Literal["int", "uint", "float", "datetime"]
 _SIGN = np.uint64(1 << 63)
-_MAG = np.int64(0x7FFFFFFFFFFFFFFF)
 _U64_MAX = (1 << 64) - 1
 _FMAX = float(np.finfo(np.float64).max)
 _NS_LO = -(2**63) + 1  # int64 min is NaT
@@ -42,8 +41,11 @@ INVALID_HINT = (
 def float_keys(v: np.ndarray) -> np.ndarray:
     """Order-preserving uint64 keys of finite float64 values (``_float_key(x) + 2^63``)."""
     bits = np.ascontiguousarray(v, dtype=np.float64).view(np.int64)
-    signed = np.where(bits < 0, -(bits & _MAG), bits)
-    return signed.view(np.uint64) ^ _SIGN
+    m = bits >> np.int64(63)  # -1 for negative floats, else 0
+    # negative: -bits = 2^63 - |bits| (and -0.0 -> 2^63, as 0.0); positive: bits + 2^63
+    out = ((bits ^ m) - m).view(np.uint64)
+    out += (~m).view(np.uint64) & _SIGN
+    return out
 
 
 def key_floats(k: np.ndarray) -> np.ndarray:
