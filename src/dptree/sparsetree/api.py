@@ -20,7 +20,6 @@ from dptree.data.inputs import to_numpy
 from dptree.errors import InvalidParameterError
 from dptree.io.release_file import creation_metadata, utc_now
 from dptree.sparsetree.keys import key_domain
-from dptree.sparsetree.mechanism import measure_levels
 from dptree.sparsetree.plan import SparsePlan, plan_sparse_tree
 from dptree.sparsetree.release import SparseRangeTree
 
@@ -38,6 +37,8 @@ def sparse_range_tree(
     max_contributions: int = 1,
     dense_depth: int | None = None,
     threshold: int | None = None,
+    method: str = "privtree",
+    structure_share: float = 0.2,
     column: str | None = None,
     on_invalid: str = "error",
     rng: _noise.RngLike = None,
@@ -46,8 +47,11 @@ def sparse_range_tree(
     nanosecond timestamps, with no bucket width (the leaves are single 64-bit keys).
 
     Privacy: pure ``epsilon``-DP under add/remove of one person with at most
-    ``max_contributions`` records (adaptive composition over the tree's levels; the expansion
-    rule reads only noisy counts; :mod:`dptree.sparsetree.mechanism`). Without ``lower`` and
+    ``max_contributions`` records (:mod:`dptree.sparsetree.mechanism`). ``method="privtree"``
+    (default): ``structure_share`` of epsilon grows the tree's shape by PrivTree's biased-count
+    rule, whose cost does not grow with the depth, and the rest measures every node of the shape;
+    ``method="levels"``: every level is noised at epsilon / L and a node's children are measured
+    where its noisy count reaches ``threshold`` (adaptive composition over the L levels). Without ``lower`` and
     ``upper`` the tree covers every key of the column's type (int64, uint64, float64 or
     datetime64[ns]): the top levels cover everything, so no bounds are needed and none are
     estimated. With bounds, values outside them are clamped and the tree has fewer levels.
@@ -59,7 +63,8 @@ def sparse_range_tree(
     """
     def plan_for(kind: str) -> SparsePlan:
         return plan_sparse_tree(key_domain(lower, upper, kind), epsilon=epsilon, branching=branching,
-                                max_contributions=max_contributions, dense_depth=dense_depth, threshold=threshold)
+                                max_contributions=max_contributions, dense_depth=dense_depth, threshold=threshold,
+                                method=method, structure_share=structure_share)
 
     plan = plan_for("i")  # every public parameter is checked before the data is touched
     if isinstance(data, (str, os.PathLike)):
@@ -72,7 +77,7 @@ def sparse_range_tree(
     dom = plan.domain
     src = _noise.make_source(rng)
     keys = np.sort(dom.offsets(arr, on_invalid=on_invalid))
-    levels = measure_levels(keys, plan.layout, plan.scales, plan.thresholds, plan.dense_depth, src)
+    levels, depth = plan.measure(keys, src)
     statement = dict(plan.statement)
     statement["private"] = bool(src.private)
-    return SparseRangeTree(plan, levels, statement, creation_metadata(column=column, created=created))
+    return SparseRangeTree(plan, levels, int(depth[0]), statement, creation_metadata(column=column, created=created))

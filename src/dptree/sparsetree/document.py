@@ -1,10 +1,13 @@
 """A sparse range tree as a release file's parts, and back (format: :mod:`dptree.io.release_file`).
 
-``parameters``: the domain (kind and bounds), branching, ``max_contributions``, ``dense_depth``,
-the threshold and epsilon. ``measurements``: per level the measured node indices and their noisy
-counts, and the exact noise scales. Loading re-plans from the parameters and refuses a file whose
-noise scales or statement differ from what the plan derives, or whose measured nodes are not
-exactly the children of the nodes the expansion rule picks from the stored noisy counts.
+``parameters``: the domain (kind and bounds), branching, method, ``max_contributions``,
+``dense_depth``, the threshold, the shape's share and epsilon. ``measurements``: per level the
+measured node indices and their noisy counts, the released number of levels h and the exact noise
+scale of the counts. Loading re-plans from the parameters and refuses a file whose noise scale or
+statement differ from what the plan derives, or whose measured nodes are not a tree the method can
+release: every level is the children of some nodes of the level above (all of them above
+``dense_depth``; for ``"levels"``, exactly those the expansion rule picks from the stored noisy
+counts), and h is its deepest non-empty level.
 """
 
 from __future__ import annotations
@@ -28,8 +31,9 @@ __all__ = ["sparse_document", "sparse_from_document"]
 _KINDS = {"int": "i", "uint": "u", "float": "f", "datetime": "M"}
 
 
-def _fractions(plan: SparsePlan) -> list[str]:
-    return [f"{s.numerator}/{s.denominator}" for s in plan.scales]
+def _fraction(plan: SparsePlan, depth: int) -> str:
+    s = plan.count_scale(depth)
+    return f"{s.numerator}/{s.denominator}"
 
 
 def sparse_document(release: SparseRangeTree) -> dict[str, Any]:
@@ -39,14 +43,17 @@ def sparse_document(release: SparseRangeTree) -> dict[str, Any]:
     params = {
         "domain": {"kind": dom.kind, "lower": lower, "upper": upper, "bits": dom.bits},
         "branching": plan.layout.branching,
+        "method": plan.method,
         "max_contributions": plan.max_contributions,
         "dense_depth": plan.dense_depth,
-        "threshold": plan.thresholds[0],
+        "threshold": plan.threshold,
+        "structure_share": plan.structure_share,
         "budget": {"epsilon": plan.epsilon},
     }
     meas = {
         "levels": [{"index": [int(v) for v in lv.index], "noisy": [int(v) for v in lv.noisy]} for lv in release.levels],
-        "noise_parameters": _fractions(plan),
+        "depth": release.depth,
+        "noise_parameters": _fraction(plan, release.depth),
     }
     return {"privacy": release.privacy, "parameters": params, "measurements": meas, "metadata": release.metadata}
 
@@ -86,12 +93,18 @@ def _levels(plan: SparsePlan, raw: Any) -> list[Level]:
         if not ok:
             raise ReleaseFileError(f"sparse range tree: level {d} must hold matching lists of integers")
         index = np.asarray(idx, dtype=np.uint64)
+        if plan.method == "privtree" and d > plan.dense_depth:  # the children of some nodes of the level above
+            step = np.uint64(plan.layout.shifts[d - 1] - plan.layout.shifts[d])
+            parents = np.unique(index >> step)
+            if not np.all(np.isin(parents, out[-1].index)):
+                parents = np.full(1, np.uint64(2**64 - 1))  # not a tree: refused below
         if not np.array_equal(index, children(parents, plan.layout.fanout(d - 1))):
-            raise ReleaseFileError(f"sparse range tree: the measured nodes of level {d} are not the children of the "
-                                   "nodes its noisy counts expand (tampered?)")
+            raise ReleaseFileError(f"sparse range tree: the measured nodes of level {d} are not a tree the method "
+                                   "releases (tampered?)")
         level = Level(index, np.asarray(noisy, dtype=np.int64))
         out.append(level)
-        parents = expanded(level, d, plan.layout, plan.dense_depth, plan.thresholds[d - 1])
+        parents = expanded(level, d, plan.layout, plan.dense_depth, plan.threshold) if plan.method == "levels" \
+            else level.index
     return out
 
 
@@ -102,7 +115,8 @@ def sparse_from_document(cls: type[SparseRangeTree], doc: Mapping[str, Any]) -> 
         dom = _domain(params.get("domain"))
         plan = plan_sparse_tree(dom, epsilon=params["budget"]["epsilon"], branching=params["branching"],
                                 max_contributions=params["max_contributions"], dense_depth=params["dense_depth"],
-                                threshold=params["threshold"])
+                                threshold=params["threshold"], method=params["method"],
+                                structure_share=params["structure_share"] or 0.2)
     except (KeyError, TypeError) as exc:
         raise ReleaseFileError(f"sparse range tree: malformed parameters ({type(exc).__name__})") from None
     except ReleaseFileError:
@@ -110,9 +124,12 @@ def sparse_from_document(cls: type[SparseRangeTree], doc: Mapping[str, Any]) -> 
     except DPTreeError as exc:
         raise ReleaseFileError(f"sparse range tree: invalid parameters: {exc}") from None
     meas = doc["measurements"]
-    if meas.get("noise_parameters") != _fractions(plan):
-        raise ReleaseFileError("sparse range tree: noise parameters do not match the stated budget (tampered?)")
     levels = _levels(plan, meas.get("levels"))
+    depth = max([d for d, lv in enumerate(levels, start=1) if lv.index.size], default=0)
+    if meas.get("depth") != depth:
+        raise ReleaseFileError("sparse range tree: the stated number of levels is not the released tree's (tampered?)")
+    if meas.get("noise_parameters") != _fraction(plan, depth):
+        raise ReleaseFileError("sparse range tree: noise parameters do not match the stated budget (tampered?)")
     raw = doc["privacy"]
     if not isinstance(raw, Mapping) or not isinstance(raw.get("private"), bool):
         raise ReleaseFileError("sparse range tree: privacy statement lacks the 'private' flag")
@@ -121,4 +138,4 @@ def sparse_from_document(cls: type[SparseRangeTree], doc: Mapping[str, Any]) -> 
     derived = {k: v for k, v in plan.statement.items() if k not in ("private", "library")}
     if stated != derived:
         raise ReleaseFileError("sparse range tree: privacy statement does not match its parameters (tampered?)")
-    return cls(plan=plan, levels=levels, statement=privacy, metadata=check_metadata(doc.get("metadata")))
+    return cls(plan=plan, levels=levels, depth=depth, statement=privacy, metadata=check_metadata(doc.get("metadata")))

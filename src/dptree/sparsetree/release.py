@@ -39,18 +39,21 @@ class SparseRangeTree(CountRelease):
     """A private sparse range tree over a 64-bit key domain; every query costs no budget."""
 
     KIND: ClassVar[str] = "sparse_range_tree"
-    #: the noisy node counts, and the measured node sets they determine, are the only data-dependent fields
+    #: the measured node sets with their noisy counts, and what the released shape determines (its
+    #: number of levels and so the counts' noise scales), are the only data-dependent fields
     BOUNDARY: ClassVar[Boundary] = Boundary(
-        public=("privacy.*", "parameters.*", "measurements.noise_parameters", "metadata", "metadata.*"),
-        noisy=("measurements.levels",),
+        public=("privacy.*", "parameters.*", "metadata", "metadata.*"),
+        noisy=("measurements.levels", "measurements.depth", "measurements.noise_parameters"),
     )
 
-    def __init__(self, plan: SparsePlan, levels: list[Level], statement: dict[str, Any],
+    def __init__(self, plan: SparsePlan, levels: list[Level], depth: int, statement: dict[str, Any],
                  metadata: dict[str, Any] | None = None) -> None:
         self.plan, self.domain, self.layout, self.levels = plan, plan.domain, plan.layout, levels
+        #: h, the number of levels of the released tree (a function of the released shape)
+        self.depth = int(depth)
         self.privacy = statement
         self.metadata: dict[str, Any] = dict(metadata or {})
-        self._tree = MeasuredTree(plan.layout, levels, plan.variances, plan.domain.size)
+        self._tree = MeasuredTree(plan.layout, levels, plan.variances(self.depth), plan.domain.size)
 
     @property
     def column(self) -> str | None:
@@ -77,6 +80,13 @@ class SparseRangeTree(CountRelease):
         empty = below | ((off == 0) & ~above)
         return np.where(above, last, np.where(empty, np.uint64(0), off - np.uint64(1))), empty
 
+    def _estimate(self, terms: list[tuple[tuple[np.ndarray, np.ndarray], int]]) -> np.ndarray:
+        """The estimate of sums of sign * prefix, without its error (cheap)."""
+        t = self._tree
+        ends = [(*self._prefix(end), sign) for end, sign in terms]
+        return np.asarray(sum(sign * np.where(empty, 0.0, t.cum[i] + f * t.cell_est[i])
+                              for i, f, empty, sign in ends), dtype=np.float64)
+
     def _answer(self, terms: list[tuple[tuple[np.ndarray, np.ndarray], int]], level: float
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(estimate, stderr, ci_low, ci_high) of sums of sign * prefix, each prefix given as
@@ -95,7 +105,7 @@ class SparseRangeTree(CountRelease):
             low, high = (low - below, high + above) if sign > 0 else (low - above, high + below)
         return np.asarray(est, dtype=np.float64), se, low, high
 
-    def _range(self, lo: Any, hi: Any, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def _range_terms(self, lo: Any, hi: Any) -> list[tuple[tuple[np.ndarray, np.ndarray], int]]:
         try:
             klo, khi = np.broadcast_arrays(self.domain.query_keys(lo), self.domain.query_keys(hi))
         except ValueError:
@@ -106,21 +116,21 @@ class SparseRangeTree(CountRelease):
         b, eb = self._ends(hi, inclusive=True)
         a, ea = self._ends(lo, inclusive=False)
         b, eb, a, ea = np.broadcast_arrays(b, eb, a, ea)
-        return self._answer([((b, eb), 1), ((a, ea), -1)], level)
+        return [((b, eb), 1), ((a, ea), -1)]
 
     def count(self, lo: Any, hi: Any) -> Any:
         """Estimated number of records with lo <= value <= hi (vectorised)."""
-        return _out(self._range(lo, hi, 0.95)[0], lo if np.ndim(lo) else hi)
+        return _out(self._estimate(self._range_terms(lo, hi)), lo if np.ndim(lo) else hi)
 
     def stderr(self, lo: Any, hi: Any) -> Any:
         """Exact standard error of :meth:`count`'s least-squares estimate (noise only)."""
-        return _out(self._range(lo, hi, 0.95)[1], lo if np.ndim(lo) else hi)
+        return _out(self._answer(self._range_terms(lo, hi), 0.95)[1], lo if np.ndim(lo) else hi)
 
     @validate_params({"level": LEVEL})
     def ci(self, lo: Any, hi: Any, level: float = 0.95) -> tuple[Any, Any]:
         """Interval for :meth:`count`: the variance-gamma multiplier of the exact error moments
         (Laplace noise), widened by the spread bound of any cell a query end cuts."""
-        _, _, low, high = self._range(lo, hi, level)
+        _, _, low, high = self._answer(self._range_terms(lo, hi), level)
         like = lo if np.ndim(lo) else hi
         return _out(low, like), _out(high, like)
 
@@ -267,5 +277,6 @@ class SparseRangeTree(CountRelease):
         col = f"of {self.column!r} " if self.column else ""
         eps = self.privacy["budget_spent"]["epsilon"]
         return (f"SparseRangeTree {col}over [{lo}, {hi}] ({self.domain.kind}, 2^{self.domain.bits} keys), "
-                f"{self.layout.branching}-ary, {self.measured_nodes} measured nodes, add_remove neighbors, "
+                f"{self.layout.branching}-ary, {self.plan.method}, {self.depth} levels, {self.measured_nodes} measured "
+                f"nodes, add_remove neighbors, "
                 f"epsilon={eps:g}{'' if self.private else ', NOT PRIVATE (test seed)'}")

@@ -21,7 +21,7 @@ def data() -> np.ndarray:
 
 
 def test_huge_epsilon_answers_exactly(data: np.ndarray) -> None:
-    r = dptree.sparse_range_tree(data, epsilon=EXACT, rng=1)
+    r = dptree.sparse_range_tree(data, epsilon=EXACT, method="levels", rng=1)
     for x in (0.5, 7.0, 7.25, 1e3):
         assert r.cdf(x) == pytest.approx(np.sum(data <= x), abs=1e-6)
     assert r.count(2.0, 9.0) == pytest.approx(np.sum((data >= 2.0) & (data <= 9.0)), abs=1e-6)
@@ -35,20 +35,21 @@ def test_huge_epsilon_answers_exactly(data: np.ndarray) -> None:
 
 def test_integers_and_timestamps_over_64_bits() -> None:
     ids = np.array([3, 2**62, 2**62 + 5, -(2**63), 2**63 - 1] * 20, dtype=np.int64)
-    r = dptree.sparse_range_tree(ids, epsilon=EXACT, rng=2)
+    r = dptree.sparse_range_tree(ids, epsilon=EXACT, method="levels", rng=2)
     assert r.domain.bits == 64 and r.layout.depth == 16
     assert r.count(2**62, 2**62 + 5) == pytest.approx(40)
     assert r.quantile(0.5) == 2**62
     ts = np.datetime64("2024-03-01T00:00:00", "ns") + np.arange(0, 10**6, 997).astype("timedelta64[ns]")
-    rt = dptree.sparse_range_tree(ts, epsilon=EXACT, rng=3)
+    rt = dptree.sparse_range_tree(ts, epsilon=EXACT, method="levels", rng=3)
     assert rt.domain.kind == "datetime"
     assert rt.quantile(0.5) == np.quantile(ts.astype(np.int64), 0.5, method="inverted_cdf").astype("datetime64[ns]")
     assert rt.cdf(np.datetime64("2024-03-01T00:00:00.0005", "ns")) == pytest.approx(np.sum(ts <= np.datetime64(
         "2024-03-01T00:00:00.0005", "ns")))
 
 
-def test_noisy_answers_have_honest_error_bars(data: np.ndarray) -> None:
-    r = dptree.sparse_range_tree(data, epsilon=1.0, rng=4)
+@pytest.mark.parametrize("method", ["privtree", "levels"])
+def test_noisy_answers_have_honest_error_bars(data: np.ndarray, method: str) -> None:
+    r = dptree.sparse_range_tree(data, epsilon=1.0, rng=4, method=method)
     assert r.private is False and "NOT PRIVATE" in r.summary()
     x = np.array([1.0, 5.0, 30.0])
     se = r.cdf_stderr(x)
@@ -65,8 +66,9 @@ def test_noisy_answers_have_honest_error_bars(data: np.ndarray) -> None:
     assert frame["estimate"].sum() == pytest.approx(r.total())
 
 
-def test_file_round_trip_and_tampering(tmp_path: Path, data: np.ndarray) -> None:
-    r = dptree.sparse_range_tree(data, epsilon=1.0, lower=0.0, upper=1e4, rng=5, column=None)
+@pytest.mark.parametrize("method", ["privtree", "levels"])
+def test_file_round_trip_and_tampering(tmp_path: Path, data: np.ndarray, method: str) -> None:
+    r = dptree.sparse_range_tree(data, epsilon=1.0, lower=0.0, upper=1e4, rng=5, method=method)
     path = tmp_path / "s.json"
     with pytest.raises(Exception, match="allow_nonprivate"):
         r.save(path)
@@ -92,12 +94,23 @@ def test_file_round_trip_and_tampering(tmp_path: Path, data: np.ndarray) -> None
         lv["index"].pop()
         lv["noisy"].pop()
 
-    def raise_count(doc: dict) -> None:  # a count that changes which nodes are expanded
+    def raise_count(doc: dict) -> None:  # levels: a count that changes which nodes are expanded
         lv = doc["measurements"]["levels"][3]
         lv["noisy"][lv["noisy"].index(min(lv["noisy"]))] = 10**6
 
-    for edit in (drop_node, raise_count,
-                 lambda d: d["measurements"]["noise_parameters"].__setitem__(0, "1/1"),
+    def orphan(doc: dict) -> None:  # privtree: children under a node that is not in the level above
+        levels = doc["measurements"]["levels"]
+        d = next(i for i in range(len(levels) - 1, 0, -1) if levels[i]["index"] and levels[i - 1]["index"])
+        b = doc["parameters"]["branching"]
+        missing = max(levels[d - 1]["index"]) + 1
+        levels[d]["index"] += [missing * b + j for j in range(b)]
+        levels[d]["noisy"] += [0] * b
+
+    def deeper(doc: dict) -> None:
+        doc["measurements"]["depth"] += 1
+
+    for edit in (drop_node, raise_count if method == "levels" else orphan, deeper,
+                 lambda d: d["measurements"].__setitem__("noise_parameters", "1/1"),
                  lambda d: d["privacy"].__setitem__("guarantee", "none"),
                  lambda d: d["parameters"]["budget"].__setitem__("epsilon", 10.0)):
         with pytest.raises(ReleaseFileError):
@@ -125,7 +138,8 @@ def test_bad_input() -> None:
 
 @pytest.mark.parametrize("kw", [{"epsilon": 0.0}, {"epsilon": -1.0}, {"epsilon": float("nan")}, {"branching": 3},
                                 {"branching": 512}, {"branching": True}, {"max_contributions": 0},
-                                {"threshold": 0}, {"on_invalid": "skip"}])
+                                {"threshold": 0, "method": "levels"}, {"threshold": 1.5}, {"method": "dense"},
+                                {"structure_share": 1.0}, {"structure_share": 0}, {"on_invalid": "skip"}])
 def test_invalid_parameters_are_refused_before_the_data_is_read(kw: dict) -> None:
     args = {"epsilon": 1.0, **kw}
     with pytest.raises(InvalidParameterError):
