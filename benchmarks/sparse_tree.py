@@ -5,10 +5,11 @@ epsilon = 1, add/remove, Laplace: the mean quantile rank error over q = 0.01 .. 
 in records, from q n to the rank interval of the returned value) and the mean absolute error of
 random range counts, for
 
-* ``sparse``: ``dptree.sparse_range_tree`` with no bounds and no width (the shipped mechanism);
-* ``privtree``: a PrivTree-style variant (Zhang, Xiao, Xie 2016, as read: biased counts
-  max(theta - delta, c - depth delta), theta = 0, delta = lambda ln b, lambda = (2b - 1)/(b - 1)/eps1,
-  eps1 = eps2 = eps/2, noisy leaf counts only), written here, not shipped;
+* ``sparse``: ``dptree.sparse_range_tree`` with no bounds and no width, ``method="privtree"`` (the
+  default: PrivTree shape, then every node of it measured);
+* ``levels``: the same with ``method="levels"`` (every level at eps / L, noisy-count expansion);
+* ``leaf privtree``: PrivTree as published (Zhang, Xiao, Xie 2016, as read: the same shape at eps/2
+  with delta = lambda ln b, then noisy counts of the leaves only at eps/2), written here, not shipped;
 * ``dense oracle``: ``dptree.range_tree`` over the data's true [min, max] (non-private bounds) with the
   number of buckets D in 2^8 .. 2^20 that is best for that data set (oracle width);
 * ``dense fixed``: the same with the one D that is best over all data sets (geometric mean).
@@ -98,7 +99,7 @@ def privtree_quantiles(x: np.ndarray, seed: int, b: int = 16) -> np.ndarray:
     keys = np.sort(dom.offsets(x))
     lay = SparseLayout(dom.bits, b)
     src = _noise.make_source(seed)
-    lam = Fraction(2 * b - 1, b - 1) / Fraction(EPS / 2)
+    lam = _noise.laplace_scale_used(Fraction(2 * b - 1, b - 1) / Fraction(EPS / 2))
     delta, theta = float(lam) * math.log(b), 0.0
     leaves_idx, leaves_depth = [], []
     parents = np.zeros(1, dtype=np.uint64)
@@ -143,6 +144,8 @@ def accuracy(n: int, repeats: int) -> list[dict]:
             s = dptree.sparse_range_tree(x, epsilon=EPS, rng=r)
             res.setdefault("sparse", []).append(rank_error(sx, s.quantile(QS)))
             res.setdefault("sparse range", []).append(float(np.mean(np.abs(s.count(lo, hi) - truth))))
+            lv = dptree.sparse_range_tree(x, epsilon=EPS, method="levels", rng=r)
+            res.setdefault("levels", []).append(rank_error(sx, lv.quantile(QS)))
             res.setdefault("privtree", []).append(rank_error(sx, privtree_quantiles(x, r)))
             for D in DENSE_D:
                 t = dense(x, D, r)
@@ -157,18 +160,19 @@ def report_accuracy(rows: list[dict], n: int, repeats: int) -> None:
     fixed = min(geo, key=lambda D: geo[D])
     print(f"\nAccuracy, n = {n}, epsilon = {EPS}, {repeats} repeats: mean quantile rank error (records), "
           f"mean |range error|; best fixed D = 2^{int(math.log2(fixed))}")
-    print(f"{'data':22s} {'oracle D':>9s} {'dense oracle':>13s} {'dense fixed':>12s} {'sparse':>9s} "
-          f"{'sparse/oracle':>14s} {'privtree':>9s} {'privtree/oracle':>16s} {'range: sparse/oracle':>21s}")
+    print(f"{'data':20s} {'oracle D':>8s} {'dense oracle':>12s} {'dense fixed':>11s} {'sparse':>7s} "
+          f"{'/oracle':>7s} {'/fixed':>6s} {'levels':>7s} {'/oracle':>7s} {'leaf privtree':>13s} {'/oracle':>7s} "
+          f"{'range err: sparse/oracle':>24s}")
     for r in rows:
         D = min(DENSE_D, key=lambda d: r[f"dense {d}"])
-        o = r[f"dense {D}"]
-        print(f"{r['data']:22s} {'2^' + str(int(math.log2(D))):>9s} {o:13.1f} {r[f'dense {fixed}']:12.1f} "
-              f"{r['sparse']:9.1f} {r['sparse'] / o:14.2f} {r['privtree']:9.1f} {r['privtree'] / o:16.2f} "
-              f"{r['sparse range'] / r[f'dense range {D}']:21.2f}")
+        o, f = r[f"dense {D}"], r[f"dense {fixed}"]
+        print(f"{r['data']:20s} {'2^' + str(int(math.log2(D))):>8s} {o:12.1f} {f:11.1f} {r['sparse']:7.1f} "
+              f"{r['sparse'] / o:7.2f} {r['sparse'] / f:6.2f} {r['levels']:7.1f} {r['levels'] / o:7.2f} "
+              f"{r['privtree']:13.1f} {r['privtree'] / o:7.2f} {r['sparse range'] / r[f'dense range {D}']:24.2f}")
 
 
 _CHILD = r"""
-import json, resource, sys, time
+import json, sys, time
 import numpy as np
 sys.path.insert(0, {src!r}); sys.path.insert(0, {bench!r})
 import dptree
@@ -178,18 +182,19 @@ if kind == "dense":
     x = np.random.default_rng(0).integers(0, 2**20, n)
 else:
     x = dataset(kind, n, 0)
-def rss():
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * resource.getpagesize()
-base = rss()
+import tracemalloc
+def release():
+    if kind == "dense":
+        return dptree.range_tree(x, lower=0, upper=2**20 - 1, epsilon=1.0, branching=16, rng=1)
+    return dptree.sparse_range_tree(x, epsilon=1.0, rng=1)
 t = time.perf_counter()
-if kind == "dense":
-    dptree.range_tree(x, lower=0, upper=2**20 - 1, epsilon=1.0, branching=16, rng=1)
-else:
-    dptree.sparse_range_tree(x, epsilon=1.0, rng=1)
+r = release()
 el = time.perf_counter() - t
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-print(json.dumps({{"time": el, "mem": max(peak - base, 0)}}))
+del r
+tracemalloc.start()  # a second release, traced: peak bytes allocated by it (numpy reports to tracemalloc)
+r = release()
+peak = tracemalloc.get_traced_memory()[1]
+print(json.dumps({{"time": el, "mem": peak}}))
 """
 
 
@@ -200,8 +205,8 @@ def run_child(kind: str, n: int) -> dict:
 
 
 def scaling(ns: list[int], repeats: int) -> None:
-    print("\nTime and peak memory (median of repeats, alternating runs), ratios to the dense D = 2^20 release of the "
-          "same n")
+    print("\nTime and peak traced memory (median of repeats, alternating runs, each in a fresh process), ratios to "
+          "the dense D = 2^20 release of the same n")
     print(f"{'n':>10s} {'dense s':>8s} {'dense MiB':>10s} {'data':22s} {'sparse s':>9s} {'time ratio':>11s} "
           f"{'sparse MiB':>11s} {'mem ratio':>10s}")
     for n in ns:

@@ -76,7 +76,8 @@ def sparse_range_tree(
         plan = plan_for(arr.dtype.kind)  # the column's type is schema, not data
     dom = plan.domain
     src = _noise.make_source(rng)
-    keys = np.sort(dom.offsets(arr, on_invalid=on_invalid))
+    keys = dom.offsets(arr, on_invalid=on_invalid)  # a fresh array: sorted in place
+    keys.sort()
     levels, depth = plan.measure(keys, src)
     statement = dict(plan.statement)
     statement["private"] = bool(src.private)

@@ -39,13 +39,16 @@ INVALID_HINT = (
 
 
 def float_keys(v: np.ndarray) -> np.ndarray:
-    """Order-preserving uint64 keys of finite float64 values (``_float_key(x) + 2^63``)."""
+    """Order-preserving uint64 keys of finite float64 values (``_float_key(x) + 2^63``).
+
+    Negative floats: ~bits + 1 = 2^63 - |bits| (-0.0 -> 2^63, as 0.0); others: bits + 2^63. Two
+    buffers, updated in place (a fresh large array costs page faults)."""
     bits = np.ascontiguousarray(v, dtype=np.float64).view(np.int64)
-    m = bits >> np.int64(63)  # -1 for negative floats, else 0
-    # negative: -bits = 2^63 - |bits| (and -0.0 -> 2^63, as 0.0); positive: bits + 2^63
-    out = ((bits ^ m) - m).view(np.uint64)
-    out += (~m).view(np.uint64) & _SIGN
-    return out
+    sign = np.right_shift(bits, 63)  # -1 for negative floats, else 0
+    out = np.bitwise_or(sign, np.int64(-(2**63)), out=sign)  # all ones, or just the sign bit
+    out = np.bitwise_xor(bits, out, out=out)
+    np.add(out, bits < 0, out=out, casting="unsafe")  # + 1 for negative floats
+    return out.view(np.uint64)
 
 
 def key_floats(k: np.ndarray) -> np.ndarray:
@@ -160,10 +163,14 @@ class KeyDomain:
         if arr.dtype.kind == "b":
             raise DataError("values must be numbers or dates, not True/False")
         keys = self._keys(arr, on_invalid == "drop", query=False)
+        if keys is arr or np.shares_memory(keys, arr):
+            keys = keys.copy()
         lo, hi = np.uint64(self.lo), np.uint64(self.hi)
-        if keys.size and (keys.min() < lo or keys.max() > hi):  # clamp (a no-op skipped is no output)
-            keys = np.clip(keys, lo, hi)
-        return keys - lo if self.lo else keys
+        if self.lo > 0 or self.hi < 2**64 - 1:  # clamp in place (public bounds; no-op for the full range)
+            np.clip(keys, lo, hi, out=keys)
+        if self.lo:
+            keys -= lo
+        return keys
 
     def query_keys(self, x: Any) -> np.ndarray:
         """Global keys (not clamped) of public query points."""
