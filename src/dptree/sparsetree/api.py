@@ -11,8 +11,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import numpy as np
-
 from dptree import noise as _noise
 from dptree._validation import Options, validate_params
 from dptree.data.histograms import COLUMN, RNG
