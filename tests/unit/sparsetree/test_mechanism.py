@@ -215,7 +215,7 @@ def _privtree_log_prob(plan, shape: list[np.ndarray], counts: list[np.ndarray], 
 
 @pytest.mark.parametrize("bug", [False, True])
 def test_privtree_brute_force_privacy_loss(bug: bool) -> None:
-    """Every shape of a 4-key binary tree and every count in a window, for every dataset of up to
+    """Every shape of a 4-key binary tree and every count in {0, 1}, for every dataset of up to
     two records and its neighbours: the loss is at most the stated epsilon (and infinite when the
     shape follows the true counts)."""
     plan = plan_sparse_tree(key_domain(0, 3, "i"), epsilon=1.0, branching=2, dense_depth=1, structure_share=0.5)
@@ -223,8 +223,8 @@ def test_privtree_brute_force_privacy_loss(bug: bool) -> None:
     level1 = children(np.zeros(1, dtype=np.uint64), 2)
     shapes = [[level1, children(np.array(s, dtype=np.uint64), 2)] for s in ([], [0], [1], [0, 1])]
     outputs = [(shape, [np.array(y1), np.array(y2)]) for shape in shapes
-               for y1 in itertools.product(range(-1, 2), repeat=2)
-               for y2 in itertools.product(range(-1, 2), repeat=shape[1].size)]
+               for y1 in itertools.product(range(0, 2), repeat=2)
+               for y2 in itertools.product(range(0, 2), repeat=shape[1].size)]
     datasets = [c for r in range(4) for c in itertools.combinations_with_replacement(range(4), r)]
     logp = {data: np.array([_privtree_log_prob(plan, s, y, data, bug) for s, y in outputs]) for data in datasets}
     worst = 0.0
