@@ -55,6 +55,8 @@ from dptree.privacy.ledger import Ledger, LedgerCorruptError, LedgerError, Ledge
 from dptree.rangetree.api import range_tree, range_tree_by
 from dptree.rangetree.groupby import GroupedRelease
 from dptree.rangetree.release import Answers, HistogramResult, QuantileResult, RangeTree, RangeTreePlan, plan_range_tree
+from dptree.sparsetree.api import sparse_range_tree
+from dptree.sparsetree.release import SparseRangeTree
 
 __all__ = [
     "__version__",
@@ -78,6 +80,8 @@ __all__ = [
     "load",
     "range_tree_by",
     "GroupedRelease",
+    "sparse_range_tree",
+    "SparseRangeTree",
     "leaf_histogram",
     "to_numpy",
     "Ledger",

@@ -2,7 +2,7 @@
 
 Importing this package (or any of its modules) registers every spec with
 :mod:`dptree.testing.registry`, in a fixed order: range trees, hierarchies, interior points,
-group-by, user bounding. Every test that uses the registry imports it first. To audit a new
+group-by, user bounding, sparse trees. Every test that uses the registry imports it first. To audit a new
 mechanism, add a ``register_*`` function that builds its
 :class:`~dptree.testing.registry.MechanismSpec` and calls ``register``, and list it in
 ``REGISTRATIONS`` below (docs/verification.md).
@@ -10,9 +10,9 @@ mechanism, add a ``register_*`` function that builds its
 
 from __future__ import annotations
 
-from audit_registry import grouped, hierarchies, interior_points, range_trees, user_bounding
+from audit_registry import grouped, hierarchies, interior_points, range_trees, sparse_trees, user_bounding
 
-__all__ = ["range_trees", "hierarchies", "interior_points", "grouped", "user_bounding", "REGISTRATIONS"]
+__all__ = ["range_trees", "hierarchies", "interior_points", "grouped", "user_bounding", "sparse_trees", "REGISTRATIONS"]
 
 #: Every registration, in the order the specs are registered (and the audit tests are listed).
 REGISTRATIONS = (
@@ -22,6 +22,7 @@ REGISTRATIONS = (
     interior_points.register_interior_points,
     grouped.register_grouped,
     user_bounding.register_user_bounding,
+    sparse_trees.register_sparse_trees,
 )
 
 for _register in REGISTRATIONS:

@@ -1,0 +1,82 @@
+"""``sparse_range_tree``: a private range tree over a 64-bit key domain with no width to choose.
+
+Plan (public parameters; :mod:`dptree.sparsetree.plan`) -> keys (the column as order-preserving
+64-bit offsets, :mod:`dptree.sparsetree.keys`, sorted once) -> the mechanism
+(:func:`dptree.sparsetree.mechanism.measure_levels`) -> a
+:class:`~dptree.sparsetree.release.SparseRangeTree`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from dptree import noise as _noise
+from dptree._validation import Options, validate_params
+from dptree.data.histograms import COLUMN, RNG
+from dptree.data.inputs import to_numpy
+from dptree.errors import InvalidParameterError
+from dptree.io.release_file import creation_metadata, utc_now
+from dptree.sparsetree.keys import key_domain
+from dptree.sparsetree.plan import SparsePlan, plan_sparse_tree
+from dptree.sparsetree.release import SparseRangeTree
+
+__all__ = ["sparse_range_tree"]
+
+
+@validate_params({"on_invalid": [Options(("error", "drop"))], "column": COLUMN, "rng": RNG})
+def sparse_range_tree(
+    data: Any,
+    *,
+    epsilon: float,
+    lower: Any = None,
+    upper: Any = None,
+    branching: int = 16,
+    max_contributions: int = 1,
+    dense_depth: int | None = None,
+    threshold: int | None = None,
+    method: str = "privtree",
+    structure_share: float = 0.2,
+    column: str | None = None,
+    on_invalid: str = "error",
+    rng: _noise.RngLike = None,
+) -> SparseRangeTree:
+    """Release a private sparse range tree of ``data``: integers up to 64 bits, floats or
+    nanosecond timestamps, with no bucket width (the leaves are single 64-bit keys).
+
+    Privacy: pure ``epsilon``-DP under add/remove of one person with at most
+    ``max_contributions`` records (:mod:`dptree.sparsetree.mechanism`). ``method="privtree"``
+    (default): ``structure_share`` of epsilon grows the tree's shape by PrivTree's biased-count
+    rule, whose cost does not grow with the depth, and the rest measures every node of the shape;
+    ``method="levels"``: every level is noised at epsilon / L and a node's children are measured
+    where its noisy count reaches ``threshold`` (adaptive composition over the L levels). Without ``lower`` and
+    ``upper`` the tree covers every key of the column's type (int64, uint64, float64 or
+    datetime64[ns]): the top levels cover everything, so no bounds are needed and none are
+    estimated. With bounds, values outside them are clamped and the tree has fewer levels.
+    NaN, NaT, None and infinities raise unless ``on_invalid="drop"``. ``rng`` is for tests only: a
+    seeded release is marked ``private: false``.
+
+    ``branching``: a power of two (2 .. 256). ``dense_depth``, ``threshold``: see
+    :func:`~dptree.sparsetree.plan.plan_sparse_tree`.
+    """
+    def plan_for(kind: str) -> SparsePlan:
+        return plan_sparse_tree(key_domain(lower, upper, kind), epsilon=epsilon, branching=branching,
+                                max_contributions=max_contributions, dense_depth=dense_depth, threshold=threshold,
+                                method=method, structure_share=structure_share)
+
+    plan = plan_for("i")  # every public parameter is checked before the data is touched
+    if isinstance(data, (str, os.PathLike)):
+        raise InvalidParameterError("sparse_range_tree reads arrays and tables; read the file first "
+                                    "(e.g. pandas.read_parquet) and pass the column")
+    created = utc_now()  # before the data is read
+    arr = to_numpy(data, column=column)
+    if lower is None:
+        plan = plan_for(arr.dtype.kind)  # the column's type is schema, not data
+    dom = plan.domain
+    src = _noise.make_source(rng)
+    keys = dom.offsets(arr, on_invalid=on_invalid)  # a fresh array: sorted in place
+    keys.sort()
+    levels, depth = plan.measure(keys, src)
+    statement = dict(plan.statement)
+    statement["private"] = bool(src.private)
+    return SparseRangeTree(plan, levels, int(depth[0]), statement, creation_metadata(column=column, created=created))

@@ -1,0 +1,141 @@
+"""A sparse range tree as a release file's parts, and back (format: :mod:`dptree.io.release_file`).
+
+``parameters``: the domain (kind and bounds), branching, method, ``max_contributions``,
+``dense_depth``, the threshold, the shape's share and epsilon. ``measurements``: per level the
+measured node indices and their noisy counts, the released number of levels h and the exact noise
+scale of the counts. Loading re-plans from the parameters and refuses a file whose noise scale or
+statement differ from what the plan derives, or whose measured nodes are not a tree the method can
+release: every level is the children of some nodes of the level above (all of them above
+``dense_depth``; for ``"levels"``, exactly those the expansion rule picks from the stored noisy
+counts), and h is its deepest non-empty level.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping
+
+import numpy as np
+
+from dptree.errors import DPTreeError, ReleaseFileError
+from dptree.io.release_file import check_metadata
+from dptree.privacy.statement import read_statement
+from dptree.sparsetree.keys import KeyDomain, key_domain
+from dptree.sparsetree.mechanism import Level, children, expanded
+from dptree.sparsetree.plan import SparsePlan, plan_sparse_tree
+
+if TYPE_CHECKING:
+    from dptree.sparsetree.release import SparseRangeTree
+
+__all__ = ["sparse_document", "sparse_from_document"]
+
+_KINDS = {"int": "i", "uint": "u", "float": "f", "datetime": "M"}
+
+
+def _fraction(plan: SparsePlan, depth: int) -> str:
+    s = plan.count_scale(depth)
+    return f"{s.numerator}/{s.denominator}"
+
+
+def sparse_document(release: SparseRangeTree) -> dict[str, Any]:
+    """The parts of the release file: ``privacy``, ``parameters``, ``measurements``, ``metadata``."""
+    plan, dom = release.plan, release.domain
+    lower, upper = dom.bounds
+    params = {
+        "domain": {"kind": dom.kind, "lower": lower, "upper": upper, "bits": dom.bits},
+        "branching": plan.layout.branching,
+        "method": plan.method,
+        "max_contributions": plan.max_contributions,
+        "dense_depth": plan.dense_depth,
+        "threshold": plan.threshold,
+        "structure_share": plan.structure_share,
+        "budget": {"epsilon": plan.epsilon},
+    }
+    meas = {
+        "levels": [{"index": [int(v) for v in lv.index], "noisy": [int(v) for v in lv.noisy]} for lv in release.levels],
+        "depth": release.depth,
+        "noise_parameters": _fraction(plan, release.depth),
+    }
+    return {"privacy": release.privacy, "parameters": params, "measurements": meas, "metadata": release.metadata}
+
+
+def _domain(doc: Any) -> KeyDomain:
+    if not isinstance(doc, Mapping) or doc.get("kind") not in _KINDS:
+        raise ReleaseFileError("sparse range tree: parameters.domain must give a kind among " + str(list(_KINDS)))
+    kind = doc["kind"]
+    lower, upper = doc.get("lower"), doc.get("upper")
+    if kind == "datetime":
+        lower, upper = np.datetime64(str(lower), "ns"), np.datetime64(str(upper), "ns")
+    want = float if kind == "float" else int
+    if kind != "datetime" and not (type(lower) is want and type(upper) is want):
+        raise ReleaseFileError(f"sparse range tree: the domain bounds must be {want.__name__}s")
+    dom = key_domain(lower, upper, _KINDS[kind])
+    if dom.kind != kind and not (kind == "int" and dom.kind == "uint"):
+        raise ReleaseFileError("sparse range tree: the domain kind does not match its bounds")
+    if kind == "int" and dom.kind == "uint":
+        dom = KeyDomain("int", dom.lo + (1 << 63), dom.hi + (1 << 63))
+    if dom.bits != doc.get("bits"):
+        raise ReleaseFileError("sparse range tree: the domain's number of key bits does not match its bounds")
+    return dom
+
+
+def _levels(plan: SparsePlan, raw: Any) -> list[Level]:
+    L = plan.layout.depth
+    if not isinstance(raw, list) or len(raw) != L:
+        raise ReleaseFileError(f"sparse range tree: the file must hold {L} measured levels")
+    out: list[Level] = []
+    parents = np.zeros(1, dtype=np.uint64)
+    for d, lv in enumerate(raw, start=1):
+        if not (isinstance(lv, Mapping) and isinstance(lv.get("index"), list) and isinstance(lv.get("noisy"), list)):
+            raise ReleaseFileError(f"sparse range tree: level {d} must give 'index' and 'noisy' lists")
+        idx, noisy = lv["index"], lv["noisy"]
+        ok = len(idx) == len(noisy) and all(type(v) is int and 0 <= v < 2**64 for v in idx) and all(
+            type(v) is int and abs(v) < 2**62 for v in noisy)
+        if not ok:
+            raise ReleaseFileError(f"sparse range tree: level {d} must hold matching lists of integers")
+        index = np.asarray(idx, dtype=np.uint64)
+        if plan.method == "privtree" and d > plan.dense_depth:  # the children of some nodes of the level above
+            step = np.uint64(plan.layout.shifts[d - 1] - plan.layout.shifts[d])
+            parents = np.unique(index >> step)
+            if not np.all(np.isin(parents, out[-1].index)):
+                parents = np.full(1, np.uint64(2**64 - 1))  # not a tree: refused below
+        if not np.array_equal(index, children(parents, plan.layout.fanout(d - 1))):
+            raise ReleaseFileError(f"sparse range tree: the measured nodes of level {d} are not a tree the method "
+                                   "releases (tampered?)")
+        level = Level(index, np.asarray(noisy, dtype=np.int64))
+        out.append(level)
+        parents = expanded(level, d, plan.layout, plan.dense_depth, plan.threshold) if plan.method == "levels" \
+            else level.index
+    return out
+
+
+def sparse_from_document(cls: type[SparseRangeTree], doc: Mapping[str, Any]) -> SparseRangeTree:
+    """Rebuild a release from a validated document, re-deriving its noise, statement and measured sets."""
+    params = doc["parameters"]
+    try:
+        dom = _domain(params.get("domain"))
+        plan = plan_sparse_tree(dom, epsilon=params["budget"]["epsilon"], branching=params["branching"],
+                                max_contributions=params["max_contributions"], dense_depth=params["dense_depth"],
+                                threshold=params["threshold"], method=params["method"],
+                                structure_share=params["structure_share"] or 0.2)
+    except (KeyError, TypeError) as exc:
+        raise ReleaseFileError(f"sparse range tree: malformed parameters ({type(exc).__name__})") from None
+    except ReleaseFileError:
+        raise
+    except DPTreeError as exc:
+        raise ReleaseFileError(f"sparse range tree: invalid parameters: {exc}") from None
+    meas = doc["measurements"]
+    levels = _levels(plan, meas.get("levels"))
+    depth = max([d for d, lv in enumerate(levels, start=1) if lv.index.size], default=0)
+    if meas.get("depth") != depth:
+        raise ReleaseFileError("sparse range tree: the stated number of levels is not the released tree's (tampered?)")
+    if meas.get("noise_parameters") != _fraction(plan, depth):
+        raise ReleaseFileError("sparse range tree: noise parameters do not match the stated budget (tampered?)")
+    raw = doc["privacy"]
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("private"), bool):
+        raise ReleaseFileError("sparse range tree: privacy statement lacks the 'private' flag")
+    privacy = read_statement(raw, kind="sparse_range_tree")
+    stated = {k: v for k, v in raw.items() if k not in ("private", "library")}
+    derived = {k: v for k, v in plan.statement.items() if k not in ("private", "library")}
+    if stated != derived:
+        raise ReleaseFileError("sparse range tree: privacy statement does not match its parameters (tampered?)")
+    return cls(plan=plan, levels=levels, depth=depth, statement=privacy, metadata=check_metadata(doc.get("metadata")))

@@ -1,0 +1,198 @@
+"""Estimates on the measured (irregular) tree of a sparse range tree: all post-processing.
+
+The measured nodes form a tree (the root, unmeasured, above level 1; every expanded node has all
+its children measured). Its generalised least-squares estimate is Honaker's two passes on that
+tree (:func:`dptree.estimation.least_squares.consistent_estimates` with parents arrays), so every
+node estimate is consistent. The measured nodes without measured children (*cells*) partition
+the key range; a threshold count is the sum of the cells before the point plus, for the cell that
+contains it, the fraction of the cell's keys up to the point times its estimate (which assumes the
+cell's records are spread uniformly over its keys; :meth:`MeasuredTree.spread_bound` states what
+that can cost otherwise).
+
+Error bars are exact for the least-squares part: the estimate of a query is linear in the noisy
+counts, sum_u g_u y_u, and :meth:`MeasuredTree.prefix_moments` finds every g_u by running the
+two passes backwards (their adjoint, O(nodes) per query), which gives the variance
+sum_u g_u^2 sigma_u^2 and the fourth-moment sum used by the interval multiplier
+(:mod:`dptree.estimation.intervals`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dptree.estimation.least_squares import consistent_estimates, node_variances
+from dptree.sparsetree.mechanism import Level, SparseLayout
+
+__all__ = ["MeasuredTree"]
+
+_CHUNK = 4_000_000  # nodes x queries per adjoint block
+
+
+class MeasuredTree:
+    """Least-squares estimates and exact errors on the measured nodes of a sparse range tree."""
+
+    def __init__(self, layout: SparseLayout, levels: list[Level], variances: list[float], size: int) -> None:
+        self.layout, self.levels, self.size = layout, levels, size
+        L = layout.depth
+        sh = layout.shifts
+        self.var = [np.inf] + [float(v) for v in variances]  # depth 0: the root, not measured
+        y = [np.zeros(1)] + [lv.noisy.astype(np.float64) for lv in levels]
+        parents: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+        for d in range(1, L + 1):
+            idx = levels[d - 1].index
+            if d == 1:
+                parents.append(np.zeros(idx.size, dtype=np.int64))
+            else:
+                up = idx >> np.uint64(sh[d - 1] - sh[d])
+                parents.append(np.searchsorted(levels[d - 2].index, up).astype(np.int64))
+        self.parents = parents
+        tree_parents: list[np.ndarray | None] = [None, *parents[1:]]
+        est = consistent_estimates(y, self.var, tree_parents)
+        self.x, self.z, self.V = est.x, est.z, est.V
+        # lambda: the weight of a node's own measurement in its bottom-up estimate z
+        self.has_child = [np.bincount(parents[d + 1], minlength=y[d].size) > 0 if d < L else
+                          np.zeros(y[d].size, dtype=bool) for d in range(L + 1)]
+        self.lam: list[np.ndarray] = []
+        for d in range(L + 1):
+            n_d = y[d].size
+            VC = np.bincount(parents[d + 1], weights=self.V[d + 1], minlength=n_d) if d < L else np.zeros(n_d)
+            s2 = self.var[d]
+            if not np.isfinite(s2):
+                lam = np.zeros(y[d].size)
+            else:
+                with np.errstate(divide="ignore", invalid="ignore"):  # exact levels (s2 = 0): z = y
+                    lam = np.where(self.has_child[d], np.where(s2 + VC > 0, VC / (s2 + VC), 1.0), 1.0)
+            self.lam.append(lam)
+        # the cells, sorted by their first key
+        depth = np.concatenate([np.full(int((~h).sum()), d, dtype=np.int64)
+                                for d, h in enumerate(self.has_child) if d > 0])
+        pos = np.concatenate([np.flatnonzero(~h) for d, h in enumerate(self.has_child) if d > 0])
+        start = np.concatenate([levels[d - 1].index[~self.has_child[d]] << np.uint64(sh[d]) for d in range(1, L + 1)])
+        order = np.argsort(start, kind="stable")
+        self.cell_depth, self.cell_pos, self.cell_start = depth[order], pos[order], start[order]
+        inside = self.cell_start <= np.uint64(size - 1)
+        self.cell_depth, self.cell_pos, self.cell_start = (a[inside] for a in (self.cell_depth, self.cell_pos,
+                                                                                   self.cell_start))
+        width = np.ldexp(1.0, np.asarray([sh[d] for d in range(L + 1)])[self.cell_depth])
+        room = (np.uint64(size - 1) - self.cell_start).astype(np.float64) + 1.0
+        self.cell_width = np.minimum(width, room)  # keys of the cell inside the domain
+        self.cell_est = _gather(self.x, self.cell_depth, self.cell_pos)
+        self.cum = np.concatenate([[0.0], np.cumsum(self.cell_est)])
+        self._node_var: list[np.ndarray] | None = None
+        self._monotone: np.ndarray | None = None
+
+    # ------------------------------------------------------------------ threshold queries
+    def locate(self, off: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(cell index, fraction of the cell's keys <= off) of offsets inside the domain."""
+        i = np.searchsorted(self.cell_start, off, side="right") - 1
+        frac = ((off - self.cell_start[i]).astype(np.float64) + 1.0) / self.cell_width[i]
+        return i, np.minimum(frac, 1.0)
+
+    def prefix(self, off: np.ndarray) -> np.ndarray:
+        """Estimated number of records with offset <= off (uniform spread inside the cut cell)."""
+        i, f = self.locate(off)
+        return self.cum[i] + f * self.cell_est[i]
+
+    def monotone_cdf(self) -> np.ndarray:
+        """The isotonic (non-decreasing, non-negative) fit of the cumulative counts at cell ends."""
+        if self._monotone is None:
+            from scipy.optimize import isotonic_regression
+
+            self._monotone = np.clip(isotonic_regression(self.cum[1:], increasing=True).x, 0.0, None)
+        return self._monotone
+
+    def total(self) -> float:
+        return float(self.cum[-1])
+
+    # ------------------------------------------------------------------ exact errors
+    def node_variance(self) -> list[np.ndarray]:
+        """Exact variance of every node's estimate (:func:`node_variances`), computed once."""
+        if self._node_var is None:
+            var = [np.asarray(v) for v in self.var]
+            self._node_var = node_variances(var, [None, *self.parents[1:]], self.V)
+        return self._node_var
+
+    def cell_sd(self, i: np.ndarray) -> np.ndarray:
+        """Standard error of the estimates of cells ``i``."""
+        return np.sqrt(_gather(self.node_variance(), self.cell_depth[i], self.cell_pos[i]))
+
+    def prefix_moments(self, ends: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]]
+                       ) -> tuple[np.ndarray, np.ndarray]:
+        """(sum_u g_u^2 sigma_u^2, sum_u g_u^4 sigma_u^4) of the queries sum of sign * prefix.
+
+        ``ends``: per term, (cut cell i, fraction f, empty, sign) arrays over the queries; the
+        prefix is every cell before i plus f times cell i (nothing where empty). g is the adjoint
+        of the two passes applied to the cell weights, in blocks of queries.
+        """
+        Q = ends[0][0].size
+        C = self.cell_est.size
+        nodes = sum(lv.index.size for lv in self.levels) + 1
+        step = max(1, _CHUNK // max(nodes + C, 1))
+        v1, v2 = np.zeros(Q), np.zeros(Q)
+        cells = np.arange(C)[:, None]
+        for q0 in range(0, Q, step):
+            sl = slice(q0, q0 + step)
+            W = np.zeros((C, min(step, Q - q0)))
+            for i, f, empty, sign in ends:
+                cols = np.arange(W.shape[1])
+                part = (cells < i[sl][None, :]).astype(np.float64)
+                part[i[sl], cols] = f[sl]
+                part[:, empty[sl]] = 0.0
+                W += sign * part
+            v1[sl], v2[sl] = self._adjoint(W)
+        return v1, v2
+
+    def _adjoint(self, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        L, Q = self.layout.depth, W.shape[1]
+        gx = [np.zeros((self.x[d].size, Q)) for d in range(L + 1)]
+        for d in range(1, L + 1):
+            sel = self.cell_depth == d
+            if sel.any():
+                gx[d][self.cell_pos[sel]] += W[sel]
+        gz = [np.zeros_like(g) for g in gx]
+        for d in range(L, 0, -1):  # back through the downward pass
+            par = self.parents[d]
+            SV = np.bincount(par, weights=self.V[d], minlength=self.x[d - 1].size)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                r = np.where(SV[par] > 0, self.V[d] / SV[par], 0.0)
+            a = _sum_rows(par, r[:, None] * gx[d], self.x[d - 1].size)
+            gx[d - 1] += a
+            gz[d] += gx[d] - a[par]
+        gz[0] += gx[0]
+        v1, v2 = np.zeros(Q), np.zeros(Q)
+        for d in range(L + 1):  # back through the upward pass
+            gy = self.lam[d][:, None] * gz[d]
+            if d < L:
+                gC = (1.0 - self.lam[d])[:, None] * gz[d]
+                gz[d + 1] += gC[self.parents[d + 1]]
+            if d > 0:
+                t = gy * gy * self.var[d]
+                v1 += t.sum(axis=0)
+                v2 += (t * t).sum(axis=0)
+        return v1, v2
+
+    def spread_bound(self, i: np.ndarray, f: np.ndarray, level_multiplier: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """How far below / above the estimate the true prefix can be because the cut cell's records
+        are not spread uniformly: at most f c and (1 - f) c for a cell of c records, with c bounded
+        by the upper interval end of the cell's estimate (0 when the point ends its cell)."""
+        c = np.maximum(self.cell_est[i] + level_multiplier * self.cell_sd(i), 0.0)
+        cut = f < 1.0
+        return np.where(cut, f * c, 0.0), np.where(cut, (1.0 - f) * c, 0.0)
+
+
+def _gather(per_level: list[np.ndarray], depth: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    out = np.empty(depth.size)
+    for d in np.unique(depth):
+        sel = depth == d
+        out[sel] = per_level[int(d)][pos[sel]]
+    return out
+
+
+def _sum_rows(par: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """Row sums of ``values`` grouped by the non-decreasing parent index ``par`` (siblings are
+    consecutive), as an (n, queries) array."""
+    out = np.zeros((n, values.shape[1]))
+    if par.size:
+        first = np.flatnonzero(np.concatenate([[True], par[1:] != par[:-1]]))
+        out[par[first]] = np.add.reduceat(values, first, axis=0)
+    return out

@@ -1,0 +1,238 @@
+"""The sparse range tree's mechanisms: a b-ary tree over 2^bits keys, measured top-down, expanded
+only where noise says there is mass. Two ways to decide where (docs/privacy.md, "Sparse range
+trees"; docs/sparse_tree.md compares their accuracy).
+
+**method="privtree"** (the default). Phase 1 grows the tree's shape with PrivTree's biased-count
+rule (Zhang, Xiao, Xie, SIGMOD 2016, Algorithm 2 and Theorem 3.1): a node of decision depth i
+is split when max(theta - delta, c_v - i delta) + DLap(lambda_1) > theta, with
+delta >= lambda_1 ln(b). Along one record's root-to-leaf path the biased counts fall by delta per
+level, so the privacy losses of the split decisions form a geometric series: the shape is
+eps_1-DP with eps_1 = k (2b - 1) / ((b - 1) lambda_1), whatever its depth (checked numerically for
+the discrete Laplace by :func:`privtree_path_loss`). Phase 2 measures every node of the released
+shape: the h non-empty levels (h is a function of the released shape) each get DLap(k h / eps_2),
+so the counts are eps_2-DP given the shape (one person's k records change each level's disjoint
+counts by at most k in L1). Sequential composition: eps_1 + eps_2. Unlike a fixed per-level split
+over all 64 / log2(b) levels, the count budget goes only to the levels the data fills.
+
+**method="levels"** (in the spirit of Google's pruned quantile tree). Depth 0 is the root (all
+keys; never measured). Level
+d = 1..L holds nodes of 2^shift[d] keys. The measured set M_1 is every child of the root; for
+d >= 1 a node of M_d is *expanded* when d < ``dense_depth`` (the top levels are noised in full),
+or when d < L and its noisy count y_v >= theta_d; M_{d+1} is every child of every expanded node,
+empty or not, and each gets y_v = c_v + Z_v with Z_v ~ DLap(lambda_d) (exact discrete Laplace,
+:mod:`dptree.noise`). The expansion rule reads only the noisy counts of level d.
+
+**Privacy** (add/remove one person with at most k records; docs/privacy.md, "Sparse range trees").
+Fix the outputs y_1..y_{d-1} of the levels above. They determine M_d (post-processing), the same
+set for both neighbours. The nodes of M_d are disjoint key ranges, so adding or removing k records
+changes the count vector (c_v)_{v in M_d} by at most k in L1: level d alone is (k/lambda_d)-DP
+(Laplace mechanism). The release is the adaptive sequential composition of the L levels (each
+chosen from the previous outputs only), so it is (sum_d k/lambda_d)-DP = epsilon-DP for
+lambda_d = k L / epsilon (uniform split; every level is charged whether or not anything below the
+top is expanded, so the budget does not depend on the data). The measured set is part of the
+output, and it costs nothing beyond the counts it is computed from.
+
+**Cost.** The keys are sorted once; the counts of a level are found by binary search of its node
+boundaries, so time and memory grow with n log n and with the number of measured nodes (about
+b n / theta at the deepest busy level), not with 2^bits.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Callable
+
+import numpy as np
+
+from dptree import noise as _noise
+
+__all__ = ["SparseLayout", "Level", "node_counts", "children", "expanded", "measure_levels", "default_threshold",
+           "privtree_delta", "grow_structure", "realised_depths", "measure_structure", "privtree_path_loss"]
+
+
+@dataclass(frozen=True)
+class SparseLayout:
+    """The public shape of the tree: 2^bits leaves (single keys), ``branching`` = 2^s children per
+    node (the root may have fewer: its fan-out takes the remainder bits), levels 1..depth."""
+
+    bits: int
+    branching: int
+
+    @property
+    def step(self) -> int:
+        return self.branching.bit_length() - 1
+
+    @property
+    def depth(self) -> int:
+        """L, the number of levels below the root (the last one holds single keys)."""
+        return -(-self.bits // self.step)
+
+    @property
+    def shifts(self) -> tuple[int, ...]:
+        """shift[d]: a node of level d covers 2^shift[d] keys (d = 0 .. L; shift[L] = 0)."""
+        L, s = self.depth, self.step
+        return (self.bits,) + tuple(s * (L - d) for d in range(1, L + 1))
+
+    def fanout(self, d: int) -> int:
+        """Children of a node of level d."""
+        sh = self.shifts
+        return 1 << (sh[d] - sh[d + 1])
+
+
+@dataclass
+class Level:
+    """The measured nodes of one level: sorted node indices and their noisy counts."""
+
+    index: np.ndarray  # uint64, sorted
+    noisy: np.ndarray  # int64
+
+
+def default_threshold(scale: Fraction, branching: int) -> int:
+    """theta = ceil(lambda ln(4 b)): an empty node is expanded with probability about 1/(8b), so
+    the expected number of noise-only expansions shrinks by 8 per level (a subcritical branching
+    process), while a node holding 2 theta records is expanded almost surely."""
+    return max(1, math.ceil(float(scale) * math.log(4 * branching)))
+
+
+def node_counts(keys: np.ndarray, index: np.ndarray, shift: int) -> np.ndarray:
+    """Exact number of ``keys`` (sorted uint64) in each node ``index`` (sorted) of 2^shift keys."""
+    n = keys.size
+    if index.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    sh = np.uint64(shift)
+    left = np.searchsorted(keys, index << sh, side="left")
+    right = np.empty_like(left)
+    nxt = index[:-1] + np.uint64(1)
+    consecutive = index[1:] == nxt
+    right[:-1] = left[1:]
+    ends = np.flatnonzero(~consecutive).tolist() + [index.size - 1]
+    last = index[ends]
+    wraps = last == np.uint64((1 << (64 - shift)) - 1)  # the last node of 2^64 keys: its end would wrap
+    stop = np.where(wraps, np.uint64(0), last + np.uint64(1)) << sh
+    right[ends] = np.where(wraps, n, np.searchsorted(keys, stop, side="left"))
+    return (right - left).astype(np.int64)
+
+
+def children(parents: np.ndarray, fanout: int) -> np.ndarray:
+    """Sorted indices of every child of the sorted node indices ``parents``."""
+    f = np.uint64(fanout)
+    return (parents[:, None] * f + np.arange(fanout, dtype=np.uint64)[None, :]).ravel()
+
+
+def expanded(level: Level, d: int, layout: SparseLayout, dense_depth: int, threshold: int) -> np.ndarray:
+    """The nodes of level d whose children are measured: all of them above ``dense_depth``, none
+    at the last level, else those with noisy count >= ``threshold``. Reads only noisy counts."""
+    if d >= layout.depth:
+        return level.index[:0]
+    if d < dense_depth:
+        return level.index
+    return level.index[level.noisy >= threshold]
+
+
+def measure_levels(keys: np.ndarray, layout: SparseLayout, scales: list[Fraction], thresholds: list[int],
+                   dense_depth: int, source: _noise.RandomSource, *, roots: int = 1) -> list[Level]:
+    """Run the mechanism on sorted uint64 offsets ``keys``: the measured levels 1..L.
+
+    ``roots`` > 1 runs independent copies at once (the audit): copy i's keys are offset by
+    i * 2^bits and its nodes hang under root i (bits + log2(roots) must fit 64 bits).
+    """
+    out: list[Level] = []
+    parents = np.arange(roots, dtype=np.uint64)
+    for d in range(1, layout.depth + 1):
+        idx = children(parents, layout.fanout(d - 1))
+        c = node_counts(keys, idx, layout.shifts[d])
+        y = c + _noise.discrete_laplace(source, scales[d - 1], idx.size).astype(np.int64)
+        lev = Level(idx, y)
+        out.append(lev)
+        parents = expanded(lev, d, layout, dense_depth, thresholds[d - 1])
+    return out
+
+
+# --------------------------------------------------------------------------- method="privtree"
+
+
+def privtree_delta(lam: Fraction, branching: int) -> int:
+    """The bias per level: delta = ceil(lambda ln(4 b)). PrivTree needs delta >= lambda ln(b); the
+    factor 4 makes an empty node split with probability about 1/(8 b) instead of 1/(2 b), so that
+    noise alone rarely grows deep chains of empty nodes (each would add a level to h)."""
+    return math.ceil(float(lam) * math.log(4 * branching))
+
+
+def grow_structure(keys: np.ndarray, layout: SparseLayout, lam: Fraction, delta: int, theta: int, dense_depth: int,
+                   source: _noise.RandomSource, *, roots: int = 1) -> list[np.ndarray]:
+    """Phase 1: the measured node sets of levels 1..L. Levels 1 .. dense_depth - 1 split every
+    node, the last level none; a node of level d >= dense_depth (decision depth i = d -
+    dense_depth + 1) splits when max(theta - delta, c_v - i delta) + DLap(lambda) > theta. Only the
+    decisions are kept, never the noisy biased counts."""
+    out: list[np.ndarray] = []
+    parents = np.arange(roots, dtype=np.uint64)
+    for d in range(1, layout.depth + 1):
+        idx = children(parents, layout.fanout(d - 1))
+        out.append(idx)
+        if d == layout.depth:
+            break
+        if d < dense_depth:
+            parents = idx
+            continue
+        c = node_counts(keys, idx, layout.shifts[d])
+        biased = np.maximum(theta - delta, c - (d - dense_depth + 1) * delta)
+        parents = idx[biased + _noise.discrete_laplace(source, lam, idx.size).astype(np.int64) > theta]
+    return out
+
+
+def realised_depths(layout: SparseLayout, structure: list[np.ndarray], roots: int = 1) -> np.ndarray:
+    """h of every tree (copy): its deepest level with a measured node."""
+    depth = np.zeros(roots, dtype=np.int64)
+    for d, idx in enumerate(structure, start=1):
+        depth[np.unique(idx >> np.uint64(layout.bits - layout.shifts[d])).astype(np.int64)] = d
+    return depth
+
+
+def measure_structure(keys: np.ndarray, layout: SparseLayout, structure: list[np.ndarray],
+                      scale_for: Callable[[int], Fraction], source: _noise.RandomSource, *, roots: int = 1
+                      ) -> list[Level]:
+    """Phase 2: a noisy count for every node of the released shape, at the scale ``scale_for(h)``
+    of its tree's realised depth h (a function of the released shape only)."""
+    depth = realised_depths(layout, structure, roots)
+    out: list[Level] = []
+    for d, idx in enumerate(structure, start=1):
+        c = node_counts(keys, idx, layout.shifts[d])
+        h = depth[(idx >> np.uint64(layout.bits - layout.shifts[d])).astype(np.int64)]
+        for hv in np.unique(h).tolist():
+            sel = h == hv
+            c[sel] += _noise.discrete_laplace(source, scale_for(int(hv)), int(sel.sum())).astype(np.int64)
+        out.append(Level(idx, c))
+    return out
+
+
+def privtree_path_loss(lam: float, delta: int, theta: int, levels: int, max_count: int = 4000) -> float:
+    """The largest privacy loss of the split decisions when one record is added, over every
+    non-increasing sequence of counts c_1 >= c_2 >= ... along its path (0 .. max_count) and every
+    stopping depth, with the exact discrete-Laplace probabilities: a numerical check of PrivTree's
+    bound (2b - 1) / ((b - 1) lambda) for the discrete noise (dynamic programming over levels)."""
+    p = math.exp(-1.0 / lam)
+
+    def log_split(b: np.ndarray) -> np.ndarray:  # log P[b + Z > theta]
+        t = (theta - b).astype(np.float64)
+        hi = (t + 1) * math.log(p) - math.log1p(p)  # t >= 0: P[Z >= t + 1]
+        below = np.log1p(-np.power(p, np.maximum(-t, 0.0)) / (1 + p))  # t < 0: 1 - P[Z >= -t]
+        return np.where(t >= 0, hi, below)
+
+    def log_stop(b: np.ndarray) -> np.ndarray:  # log P[b + Z <= theta]
+        t = (theta - b).astype(np.float64)
+        above = np.log1p(-np.power(p, np.maximum(t + 1, 0.0)) / (1 + p))  # t >= 0: 1 - P[Z >= t + 1]
+        below = -t * math.log(p) - math.log1p(p)  # t < 0: P[Z >= -t]
+        return np.where(t >= 0, above, below)
+
+    c = np.arange(max_count + 1)
+    best: np.ndarray | None = None
+    for i in range(levels, 0, -1):  # i: decision depth; the last one (i = levels) cannot split
+        b0 = np.maximum(theta - delta, c - i * delta)
+        b1 = np.maximum(theta - delta, c + 1 - i * delta)
+        split = np.abs(log_split(b1) - log_split(b0))
+        stop = np.abs(log_stop(b1) - log_stop(b0)) if i < levels else np.zeros(c.size)
+        best = stop if best is None else np.maximum(stop, split + np.maximum.accumulate(best))
+    assert best is not None
+    return float(best.max())

@@ -1,0 +1,242 @@
+"""The sparse tree's mechanism: layout, counting, the measured sets, and its privacy by brute force.
+
+The brute force enumerates, on a tiny domain, every output (measured sets and noisy counts, the
+noise restricted to a window) of every dataset of up to two records and of its add/remove
+neighbours, and computes the exact probability of each output from the discrete Laplace law and
+the library's own expansion rule: the privacy loss never exceeds the stated epsilon. The same
+enumeration with an expansion rule that reads true counts finds outputs possible under one
+neighbour only (infinite loss)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+from typing import Callable
+
+import numpy as np
+import pytest
+
+from dptree import noise as _noise
+from dptree.sparsetree.keys import key_domain
+from dptree.sparsetree.mechanism import (
+    Level,
+    SparseLayout,
+    children,
+    default_threshold,
+    expanded,
+    measure_levels,
+    node_counts,
+    privtree_path_loss,
+)
+from dptree.sparsetree.plan import plan_sparse_tree
+
+
+def test_layout_shifts_and_fanouts() -> None:
+    lay = SparseLayout(64, 16)
+    assert lay.depth == 16 and lay.shifts[:3] == (64, 60, 56) and lay.shifts[-1] == 0
+    odd = SparseLayout(10, 8)  # 10 bits in steps of 3: the root takes the remainder bit
+    assert odd.depth == 4 and odd.shifts == (10, 9, 6, 3, 0)
+    assert [odd.fanout(d) for d in range(4)] == [2, 8, 8, 8]
+
+
+@pytest.mark.parametrize("shift", [0, 3, 61, 63])
+def test_node_counts_match_brute_force_including_the_last_node_of_2_64(shift: int) -> None:
+    rng = np.random.default_rng(shift)
+    top = (1 << (64 - shift)) - 1
+    keys = np.sort(np.concatenate([rng.integers(0, 2**63, 300).astype(np.uint64) * np.uint64(2),
+                                   np.array([2**64 - 1, 2**64 - 1, 0], dtype=np.uint64)]))
+    nodes = np.unique(np.concatenate([(keys >> np.uint64(shift))[::7], np.array([0, top], dtype=np.uint64),
+                                      rng.integers(0, top, 20, dtype=np.uint64, endpoint=True)]))
+    got = node_counts(keys, nodes, shift)
+    want = [int(np.sum((keys >> np.uint64(shift)) == v)) for v in nodes]
+    assert got.tolist() == want
+
+
+def test_measured_sets_are_all_children_of_expanded_nodes() -> None:
+    lay = SparseLayout(12, 4)
+    keys = np.sort(np.random.default_rng(1).integers(0, 300, 2000).astype(np.uint64))
+    levels = measure_levels(keys, lay, [Fraction(2)] * lay.depth, [10] * lay.depth, 2, _noise.make_source(3))
+    parents = np.zeros(1, dtype=np.uint64)
+    for d, lv in enumerate(levels, start=1):
+        assert np.array_equal(lv.index, children(parents, lay.fanout(d - 1)))  # empty children included
+        parents = expanded(lv, d, lay, 2, 10)
+    assert levels[0].index.size == 4 and levels[1].index.size == 16  # dense top: every node
+    assert levels[-1].index.size < 1 << 12  # sparse below: only near the data
+    assert sum(lv.noisy.size for lv in levels) == sum(lv.index.size for lv in levels)
+
+
+def test_default_threshold_makes_noise_expansion_subcritical() -> None:
+    for b in (2, 16, 256):
+        lam = Fraction(16)
+        theta = default_threshold(lam, b)
+        p = math.exp(-theta / float(lam)) / (1 + math.exp(-1 / float(lam)))  # P(DLap >= theta)
+        assert b * p <= 1 / 7
+
+
+def test_statements_account_every_phase_and_level() -> None:
+    dom = key_domain(None, None, "i")
+    plan = plan_sparse_tree(dom, epsilon=1.0, branching=16, max_contributions=2, method="levels")
+    st = plan.statement
+    assert st["neighbors"] == "add_remove" and st["max_contributions"] == 2
+    assert st["levels"]["count"] == 16 and st["budget_spent"]["epsilon"] <= 1.0
+    assert math.isclose(16 * st["levels"]["epsilon_each"], st["budget_spent"]["epsilon"])
+    assert st["levels"]["laplace_scale"] >= 2 * 16  # k L / epsilon
+    pt = plan_sparse_tree(dom, epsilon=1.0, branching=16, max_contributions=2, structure_share=0.25)
+    st = pt.statement
+    assert st["method"] == "privtree" and st["budget_spent"]["epsilon"] <= 1.0
+    assert st["structure"]["epsilon"] <= 0.25 and st["counts"]["epsilon"] <= 0.75
+    assert math.isclose(st["structure"]["epsilon"] + st["counts"]["epsilon"], st["budget_spent"]["epsilon"])
+    assert float(pt.structure_scale) >= 2 * 31 / 15 / 0.25  # k (2b - 1) / ((b - 1) eps_1)
+    assert all(float(pt.count_scale(h)) >= 2 * h / 0.75 for h in range(1, 17))  # k h / eps_2
+
+
+# --------------------------------------------------------------------------- brute-force privacy
+
+Rule = Callable[[Level, int, np.ndarray], np.ndarray]
+
+
+def _noisy_rule(plan) -> Rule:
+    return lambda lv, d, true: expanded(lv, d, plan.layout, plan.dense_depth, plan.threshold)
+
+
+def _true_count_rule(plan) -> Rule:  # the planted bug
+    def rule(lv: Level, d: int, true: np.ndarray) -> np.ndarray:
+        if d >= plan.layout.depth:
+            return lv.index[:0]
+        return lv.index if d < plan.dense_depth else lv.index[true >= plan.threshold]
+    return rule
+
+
+def _log_pmf(z: np.ndarray, lam: float) -> np.ndarray:
+    return -np.abs(z) / lam + math.log(math.tanh(1 / (2 * lam)))
+
+
+def _outputs(plan, window: range) -> list[list[Level]]:
+    """Every output whose noisy counts lie in ``window``, for every way the expansions can go."""
+    lay = plan.layout
+    found: list[list[Level]] = []
+
+    def grow(prefix: list[Level], parents: np.ndarray, d: int) -> None:
+        if d > lay.depth:
+            found.append(prefix)
+            return
+        idx = children(parents, lay.fanout(d - 1))
+        for ys in itertools.product(window, repeat=idx.size):
+            lv = Level(idx, np.array(ys, dtype=np.int64))
+            grow(prefix + [lv], expanded(lv, d, lay, plan.dense_depth, plan.threshold), d + 1)
+    grow([], np.zeros(1, dtype=np.uint64), 1)
+    return found
+
+
+def _log_prob(plan, out: list[Level], data: list[int], rule: Rule) -> float:
+    """log P[M(data) = out] restricted to the window (exact discrete Laplace), -inf if impossible."""
+    keys = np.sort(np.array(data, dtype=np.uint64))
+    parents = np.zeros(1, dtype=np.uint64)
+    total = 0.0
+    for d, lv in enumerate(out, start=1):
+        if not np.array_equal(lv.index, children(parents, plan.layout.fanout(d - 1))):
+            return -math.inf
+        c = node_counts(keys, lv.index, plan.layout.shifts[d])
+        total += float(_log_pmf(lv.noisy - c, float(plan.count_scale(0))).sum())
+        parents = rule(lv, d, c)
+    return total
+
+
+def _max_loss(rule_of: Callable[..., Rule]) -> float:
+    plan = plan_sparse_tree(key_domain(0, 3, "i"), epsilon=1.0, branching=2, dense_depth=1, threshold=1,
+                            method="levels")
+    rule = rule_of(plan)
+    outs = _outputs(plan, range(-1, 2))
+    datasets = [c for r in range(4) for c in itertools.combinations_with_replacement(range(4), r)]
+    logp = {data: np.array([_log_prob(plan, out, list(data), rule) for out in outs]) for data in datasets}
+    worst = 0.0
+    for data in datasets:
+        if len(data) == 3:
+            continue
+        for extra in range(4):
+            a, b = logp[data], logp[tuple(sorted(data + (extra,)))]
+            both = ~(np.isneginf(a) & np.isneginf(b))
+            with np.errstate(invalid="ignore"):
+                worst = max(worst, float(np.max(np.abs(a[both] - b[both]))))
+    return worst
+
+
+def test_brute_force_privacy_loss_is_at_most_the_stated_epsilon() -> None:
+    plan = plan_sparse_tree(key_domain(0, 3, "i"), epsilon=1.0, branching=2, dense_depth=1, threshold=1,
+                            method="levels")
+    loss = _max_loss(_noisy_rule)
+    assert loss <= plan.statement["budget_spent"]["epsilon"] + 1e-9
+    assert loss > 0.9 * plan.statement["budget_spent"]["epsilon"]  # tight: one record moves one node per level
+
+
+def test_brute_force_catches_expansion_on_true_counts() -> None:
+    assert _max_loss(_true_count_rule) == math.inf
+
+
+# --------------------------------------------------------------------------- method="privtree"
+
+
+@pytest.mark.parametrize("b, lam", [(2, 2.0), (2, 25.0), (16, 3.0), (16, 40.0), (256, 10.0)])
+def test_privtree_bound_holds_for_the_discrete_laplace(b: int, lam: float) -> None:
+    """PrivTree's Theorem 3.1 bound (2b - 1) / ((b - 1) lambda), for the exact discrete-Laplace
+    split probabilities, over every count sequence along the record's path (up to 4000)."""
+    for delta in (math.ceil(lam * math.log(b)), math.ceil(lam * math.log(4 * b))):
+        loss = privtree_path_loss(lam, delta, 0, 16)
+        assert loss <= (2 * b - 1) / ((b - 1) * lam)
+        assert loss >= 1.9 / lam  # near the threshold one split and one stop cost about 1/lambda each
+    assert privtree_path_loss(lam, 0, 0, 16) > 10 / lam  # no bias: the loss grows with the depth
+
+
+def _privtree_log_prob(plan, shape: list[np.ndarray], counts: list[np.ndarray], data: tuple, bug: bool) -> float:
+    """log P[M(data) = (shape, counts)]: the split decisions' exact probabilities, then the counts' law."""
+    lay, p = plan.layout, math.exp(-1 / float(plan.structure_scale))
+    keys = np.sort(np.array(data, dtype=np.uint64))
+    total = 0.0
+    for d in range(1, lay.depth + 1):
+        idx = shape[d - 1]
+        c = node_counts(keys, idx, lay.shifts[d])
+        h = max([j for j, s in enumerate(shape, start=1) if s.size], default=1)
+        total += float(_log_pmf(counts[d - 1] - c, float(plan.count_scale(h))).sum())
+        if d == lay.depth or d < plan.dense_depth:
+            continue
+        nxt = shape[d] if d < lay.depth else np.zeros(0, dtype=np.uint64)
+        split = np.isin(idx, nxt >> np.uint64(lay.shifts[d] - lay.shifts[d + 1]))
+        if bug:  # planted: the shape follows the true counts
+            if not np.array_equal(split, c > 0):
+                return -math.inf
+            continue
+        biased = np.maximum(plan.threshold - plan.delta, c - (d - plan.dense_depth + 1) * plan.delta)
+        t = plan.threshold - biased  # split iff Z > t
+        p_split = np.where(t >= 0, p ** (t + 1) / (1 + p), 1 - p ** np.maximum(-t, 0) / (1 + p))
+        total += float(np.log(np.where(split, p_split, 1 - p_split)).sum())
+    return total
+
+
+@pytest.mark.parametrize("bug", [False, True])
+def test_privtree_brute_force_privacy_loss(bug: bool) -> None:
+    """Every shape of a 4-key binary tree and every count in {0, 1}, for every dataset of up to
+    two records and its neighbours: the loss is at most the stated epsilon (and infinite when the
+    shape follows the true counts)."""
+    plan = plan_sparse_tree(key_domain(0, 3, "i"), epsilon=1.0, branching=2, dense_depth=1, structure_share=0.5)
+    lay = plan.layout
+    level1 = children(np.zeros(1, dtype=np.uint64), 2)
+    shapes = [[level1, children(np.array(s, dtype=np.uint64), 2)] for s in ([], [0], [1], [0, 1])]
+    outputs = [(shape, [np.array(y1), np.array(y2)]) for shape in shapes
+               for y1 in itertools.product(range(0, 2), repeat=2)
+               for y2 in itertools.product(range(0, 2), repeat=shape[1].size)]
+    datasets = [c for r in range(4) for c in itertools.combinations_with_replacement(range(4), r)]
+    logp = {data: np.array([_privtree_log_prob(plan, s, y, data, bug) for s, y in outputs]) for data in datasets}
+    worst = 0.0
+    for data in datasets:
+        for extra in range(4) if len(data) < 3 else ():
+            a, b = logp[data], logp[tuple(sorted(data + (extra,)))]
+            both = ~(np.isneginf(a) & np.isneginf(b))
+            with np.errstate(invalid="ignore"):
+                worst = max(worst, float(np.max(np.abs(a[both] - b[both]))))
+    assert lay.depth == 2
+    if bug:
+        assert worst == math.inf
+    else:
+        assert worst <= plan.statement["budget_spent"]["epsilon"] + 1e-9
+        assert worst > 0.6 * plan.statement["budget_spent"]["epsilon"]
