@@ -10,9 +10,9 @@ mechanism, add a ``register_*`` function that builds its
 
 from __future__ import annotations
 
-from audit_registry import grouped, hierarchies, interior_points, range_trees, user_bounding
+from audit_registry import grouped, hierarchies, interior_points, quantiles, range_trees, user_bounding
 
-__all__ = ["range_trees", "hierarchies", "interior_points", "grouped", "user_bounding", "REGISTRATIONS"]
+__all__ = ["range_trees", "hierarchies", "interior_points", "grouped", "user_bounding", "quantiles", "REGISTRATIONS"]
 
 #: Every registration, in the order the specs are registered (and the audit tests are listed).
 REGISTRATIONS = (
@@ -22,6 +22,7 @@ REGISTRATIONS = (
     interior_points.register_interior_points,
     grouped.register_grouped,
     user_bounding.register_user_bounding,
+    quantiles.register_quantiles,
 )
 
 for _register in REGISTRATIONS:
