@@ -55,6 +55,8 @@ CALLS: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
                    "rng": 0, **kw})),
     "method_requirements": (dptree.method_requirements, lambda **kw: dptree.method_requirements(
         **{"size": 2**20, "epsilon": 1.0, "delta": 1e-6, **kw})),
+    "quantiles": (dptree.quantiles, lambda **kw: dptree.quantiles(
+        VALUES, **{"qs": [0.25, 0.75], "lower": 0, "upper": 63, "epsilon": 1.0, "rng": 0, **kw})),
     "RangeTree.ci": (type(REL).ci, lambda **kw: REL.ci(**{"lo": 0, "hi": 10, **kw})),
     "HierarchyRelease.ci": (type(HREL).ci, lambda **kw: HREL.ci(**{"path": "US", **kw})),
 }

@@ -20,7 +20,7 @@ from dptree.privacy.budget import check_release_budget
 from dptree.quantiles.approx import approx_quantiles, em_call, layer_epsilon
 from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS, choose_method
 from dptree.quantiles.intervals import em_radii, tree_intervals, value_intervals
-from dptree.quantiles.release import METHODS, NEIGHBORS, QuantilesRelease, statement
+from dptree.quantiles.release import METHODS, NEIGHBORS, QuantilesRelease, joint_module, statement
 from dptree.rangetree.results import quantile_levels
 
 __all__ = ["quantiles"]
@@ -113,9 +113,9 @@ def quantiles(
     src = make_source(rng)
     radius: list[float] | None = None
     if method == "tree":
-        import dptree
+        from dptree.rangetree.api import range_tree
 
-        tree = dptree.range_tree(data, lower=lo, upper=hi, epsilon=eps, width=width, levels=TREE_LEVELS,
+        tree = range_tree(data, lower=lo, upper=hi, epsilon=eps, width=width, levels=TREE_LEVELS,
                                  branching=TREE_BRANCHING, neighbors=neighbors, column=column, missing=on_invalid,
                                  rng=src)
         values = [v.item() if hasattr(v, "item") else v for v in np.atleast_1d(tree.quantile(qa))]
@@ -132,10 +132,9 @@ def quantiles(
         elif method == "exponential":
             offs = [em_call(vals, cnt, float(q), 0, top, eps / qa.size, src, neighbors) for q in qa]
         else:
-            from dptree.quantiles.joint import joint_exponential
-
-            offs = [int(v) for v in joint_exponential(np.asarray(vals), np.asarray(cnt), qa, lower=0, upper=top,
-                                                      epsilon=eps, rng=src)]
+            joint = joint_module().joint_exponential
+            offs = [int(v) for v in joint(np.asarray(vals), np.asarray(cnt), qa, lower=0, upper=top, epsilon=eps,
+                                          rng=src)]
         values = [enc.decode(o) for o in offs]
         r = em_radii(method, qa, size=enc.size, epsilon=eps, neighbors=neighbors, level=level)
         radius = [float(x) for x in r]

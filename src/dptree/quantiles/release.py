@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 
 from dptree._validation import Options, check_param
-from dptree.errors import ReleaseFileError
+from dptree.errors import InvalidParameterError, ReleaseFileError
 from dptree.estimation.intervals import LEVEL
 from dptree.interior.calibration import DECLARED_SIZE, EPSILON, restated
 from dptree.interior.encoding import domain_document, domain_from_document, encoding
@@ -30,6 +30,16 @@ METHODS: tuple[str, ...] = ("auto", "tree", "approx", "joint", "exponential")
 NEIGHBORS = [Options(("add_remove", "replace"))]
 #: the sensitivity every exponential-mechanism call is calibrated to, for the level a/b
 _SENSITIVITY = {"add_remove": "max(a, b - a) (add/remove-one)", "replace": "b (replace-one)"}
+
+
+def joint_module() -> Any:
+    """:mod:`dptree.quantiles.joint` (JointExp, written beside this package), imported when used."""
+    import importlib
+
+    try:
+        return importlib.import_module("dptree.quantiles.joint")
+    except ModuleNotFoundError as exc:
+        raise InvalidParameterError("method='joint' is not available in this build; use 'approx' or 'tree'") from exc
 
 
 def statement(method: str, epsilon: float, m: int, neighbors: str, private: bool, *, lower: Any = None,
@@ -64,11 +74,9 @@ def statement(method: str, epsilon: float, m: int, neighbors: str, private: bool
                          "epsilon / (2L - 1) per layer: below the first layer a replaced record can move between "
                          "two pieces, so a layer costs twice its budget"))
     if method == "joint":
-        from dptree.quantiles.joint import joint_statement
-
         base = make_statement(mechanism="JointExp (Gillenwater, Joseph & Kulesza, ICML 2021)", neighbors=who,
                               guarantee="pure epsilon-DP", private=private, budget_spent=budget)
-        return {**base, **joint_statement(), "private": bool(private)}
+        return {**base, **joint_module().joint_statement(), "private": bool(private)}
     raise ValueError(method)
 
 
