@@ -8,6 +8,10 @@ writes the fitted constants to src/dptree/quantiles/fitted.py (``--write``), the
 crossover table (the smallest m at which the tree is predicted to win) by epsilon and domain.
 
     PYTHONPATH=src python3 benchmarks/quantiles_auto.py --trials 6 --write
+
+``--coverage`` instead measures the coverage of the 95% intervals (docs/quantiles.md): the tree's
+pivot interval (:func:`dptree.quantiles.intervals.tree_intervals`) beside
+``RangeTree.quantile_ci``, and the rank radius of the exponential-mechanism methods.
 """
 
 from __future__ import annotations
@@ -33,13 +37,57 @@ def rank_errors(x_sorted: np.ndarray, qs: np.ndarray, est: np.ndarray) -> np.nda
     return np.maximum(0, np.maximum(below - t, t - upto))
 
 
+def coverage(trials: int) -> None:
+    from dptree.quantiles.intervals import tree_intervals
+
+    qs = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
+    D = 1024
+    print(f"tree, 95% intervals, [0, {D}), epsilon = 1, {trials} trials x 5 levels (0.05 .. 0.95)")
+    print(f"{'data':>10} {'n':>7} {'quantile_ci':>12} {'pivot':>8}   per level (pivot)")
+    for kind in ("uniform", "lognormal"):
+        for n in (1000, 10_000):
+            rs = np.random.default_rng(0)
+            x = rs.integers(0, D, n) if kind == "uniform" else np.minimum(rs.lognormal(5, 1, n).astype(int), D - 1)
+            x = np.sort(x)
+            F = np.searchsorted(x, np.arange(D), side="right")
+            true = np.array([np.searchsorted(F, q * n, side="left") for q in qs])
+            old = np.zeros(qs.size)
+            new = np.zeros(qs.size)
+            for s in range(trials):
+                t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, levels=TREE_LEVELS,
+                                      branching=TREE_BRANCHING, rng=s)
+                lo, hi = t.quantile_ci(qs, 0.95)
+                old += (lo <= true) & (true <= hi)
+                lo, hi = tree_intervals(t, qs, 0.95)
+                new += (lo <= true) & (true <= hi)
+            print(f"{kind:>10} {n:7d} {old.mean() / trials:12.3f} {new.mean() / trials:8.3f}   "
+                  + " ".join(f"{v:.3f}" for v in new / trials))
+    print("exponential-mechanism methods: P(every level's rank error <= its radius), 95% radius")
+    D = 2**16
+    x = np.sort(np.random.default_rng(1).choice(D, 1000, replace=False))
+    q10 = np.linspace(0.05, 0.95, 10)
+    for method in ("exponential", "approx"):
+        ok, ratio = 0, []
+        for s in range(trials // 5):
+            r = dptree.quantiles(x, q10, lower=0, upper=D - 1, epsilon=1.0, method=method, rng=s)
+            errs = rank_errors(x, q10, np.asarray(r.values))
+            ok += bool(np.all(errs <= np.asarray(r.rank_radius)))
+            ratio.append(float(np.max(errs / np.asarray(r.rank_radius))))
+        print(f"{method:>12}: spread data n = 1000 over 2^16, m = 10: coverage {ok / (trials // 5):.3f}, "
+              f"largest error / radius {max(ratio):.3f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--coverage", action="store_true")
     ap.add_argument("--trials", type=int, default=6)
     ap.add_argument("--n", type=int, default=10_000)
     ap.add_argument("--D", type=int, default=2**20)
     ap.add_argument("--write", action="store_true")
     a = ap.parse_args()
+    if a.coverage:
+        coverage(max(a.trials, 50))
+        return
     rs = np.random.default_rng(1)
     x = np.sort(rs.integers(0, a.D, a.n))
     vals, cnt = np.unique(x, return_counts=True)

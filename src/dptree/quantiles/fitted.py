@@ -3,6 +3,6 @@ mean rank error ~ APPROX_A * L^APPROX_B / epsilon, and the tree's measured mean 
 its closed-form prediction, TREE_FACTOR. Written by ``benchmarks/quantiles_auto.py``
 (uniform n = 10000 over [0, 1048576), 6 trials per point)."""
 
-APPROX_A = 2.0870
-APPROX_B = 1.1727
+APPROX_A = 1.0699
+APPROX_B = 1.2265
 TREE_FACTOR = 0.5606

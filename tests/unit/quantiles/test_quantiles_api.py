@@ -71,6 +71,15 @@ def test_tables_and_files(tmp_path, method):
     assert a.values == b.values == c.values
 
 
+def test_duckdb_relation_with_the_tree_and_a_clear_refusal_otherwise():
+    duckdb = pytest.importorskip("duckdb")
+    rel = duckdb.sql("SELECT range % 1000 AS v FROM range(3000)")
+    r = dptree.quantiles(rel, QS, lower=0, upper=1023, epsilon=1.0, method="tree", column="v", rng=2)
+    assert r.method == "tree" and r.values == sorted(r.values)
+    with pytest.raises(InvalidParameterError, match="method='tree'"):
+        dptree.quantiles(rel, QS, lower=0, upper=1023, epsilon=1.0, method="approx", column="v", rng=2)
+
+
 def test_float_domain_and_ties():
     xf = np.round(np.random.default_rng(0).normal(size=400), 1)
     for method in ("tree", "approx"):
