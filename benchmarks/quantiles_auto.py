@@ -17,6 +17,7 @@ pivot interval (:func:`dptree.quantiles.intervals.tree_intervals`) beside
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import pathlib
 import time
@@ -26,7 +27,7 @@ import numpy as np
 import dptree
 from dptree.noise import make_source
 from dptree.quantiles.approx import approx_quantiles, layer_epsilon, layers
-from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS, predicted_errors, tree_error
+from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS, tree_error
 
 
 def rank_errors(x_sorted: np.ndarray, qs: np.ndarray, est: np.ndarray) -> np.ndarray:
@@ -109,7 +110,7 @@ def main() -> None:
                 mx.append(e.max())
             dt = (time.perf_counter() - t0) / a.trials
             terr = []
-            for s in range(2 if m in (1, 8, 64) else 0):
+            for s in range(4 if m in (1, 8, 64) else 0):
                 tr = dptree.range_tree(x, lower=0, upper=a.D - 1, epsilon=eps, levels=TREE_LEVELS,
                                        branching=TREE_BRANCHING, rng=s)
                 terr.append(rank_errors(x, qs, np.floor(np.atleast_1d(tr.quantile(qs)))).mean())
@@ -135,13 +136,15 @@ def main() -> None:
             f'(uniform n = {a.n} over [0, {a.D}), {a.trials} trials per point)."""\n\n'
             f"APPROX_A = {A:.4f}\nAPPROX_B = {B:.4f}\nTREE_FACTOR = {T:.4f}\n")
         print(f"wrote {path}")
+        importlib.reload(importlib.import_module("dptree.quantiles.fitted"))
+    auto = importlib.reload(importlib.import_module("dptree.quantiles.auto"))
     print("crossover: smallest m at which the tree is predicted to beat approx (auto's rule)")
     print(f"{'domain':>8} " + " ".join(f"eps={e:<6g}" for e in (0.1, 1.0, 10.0)))
     for logd in (10, 16, 20, 24, 30):
         cells = []
         for eps in (0.1, 1.0, 10.0):
             cross = next((m for m in range(1, 5000) if (lambda p: p["tree"] < p["approx"])(
-                predicted_errors(m, lower=0, upper=2**logd - 1, epsilon=eps, width=max(1, 2 ** (logd - 24))))), None)
+                auto.predicted_errors(m, lower=0, upper=2**logd - 1, epsilon=eps, width=max(1, 2 ** (logd - 24))))), None)
             cells.append(f"{cross!s:>10}")
         print(f"{'2^' + str(logd):>8} " + " ".join(cells))
 
