@@ -5,9 +5,11 @@ Tree (:func:`tree_intervals`). The q-quantile x* is the first bucket with F(x*) 
 P(x) = F_hat(x) - q n_hat (both least-squares estimates from one release) has mean F(x) - q n and
 the exact variance (1 - q) Var F_hat(x) + (q^2 - q) Var n_hat + q Var S_hat(x), S(x) = n - F(x) the
 suffix count (from Cov(F_hat, n_hat) = (Var F_hat + Var n_hat - Var S_hat) / 2, three range
-variances of the closed form). The interval keeps the buckets where the pivot is not
-significantly negative (low end) up to the first bucket where it is significantly positive
-(high end), each at the two-sided ``level`` multiplier of :mod:`dptree.estimation.intervals`.
+variances of the closed form). The interval runs from the first bucket where the pivot is
+not significantly negative to the bucket after the last one where it is not significantly
+positive, each test at the two-sided ``level`` multiplier of :mod:`dptree.estimation.intervals`:
+the low end misses x* only if the test at x* errs, the high end only if the test at x* - 1 errs
+(so one test per end, no multiple testing over the buckets near x*).
 :meth:`dptree.rangetree.release.RangeTree.quantile_ci` inverts the band of F_hat alone at the
 estimated total, ignoring n_hat's noise and its correlation with F_hat (docs/quantiles.md has the
 coverage of both).
@@ -61,9 +63,10 @@ def tree_intervals(tree: Any, qs: np.ndarray, level: float, *, grid: int = 4096)
             continue
         j = int(up[0])
         low_leaf[i] = idx[j - 1] + 1 if j > 0 else idx[0]
-        hi_ = np.flatnonzero(piv - mult * sd >= 0)
-        if hi_.size:
-            high_leaf[i] = idx[int(hi_[0])]
+        below = np.flatnonzero(piv - mult * sd < 0)  # buckets where F(x) >= q n is not established
+        k = int(below[-1]) + 1 if below.size else 0
+        if k < idx.size:
+            high_leaf[i] = idx[k]
     low = dom.leaf_start(low_leaf)
     if dom.kind == "float":
         high: Any = np.minimum(dom.lower + (high_leaf + 1) * dom.width, dom.upper)
