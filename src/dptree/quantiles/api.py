@@ -98,7 +98,7 @@ def quantiles(
     """
     eps = check_release_budget(epsilon)
     qa = _levels(qs)
-    size_n, _ = declared_size(n, n_max)
+    size_n, upper_bound = declared_size(n, n_max)
     enc = encoding(lower, upper)
     lo, hi = enc.bounds
     if method == "auto":
@@ -116,8 +116,7 @@ def quantiles(
         from dptree.rangetree.api import range_tree
 
         tree = range_tree(data, lower=lo, upper=hi, epsilon=eps, width=width, levels=TREE_LEVELS,
-                                 branching=TREE_BRANCHING, neighbors=neighbors, column=column, missing=on_invalid,
-                                 rng=src)
+                          branching=TREE_BRANCHING, neighbors=neighbors, column=column, missing=on_invalid, rng=src)
         values = [v.item() if hasattr(v, "item") else v for v in np.atleast_1d(tree.quantile(qa))]
         low, high = tree_intervals(tree, qa, level, grid=grid)
         ci_low, ci_high = [v.item() for v in low], [v.item() for v in high]
@@ -136,9 +135,13 @@ def quantiles(
             offs = [int(v) for v in joint(np.asarray(vals), np.asarray(cnt), qa, lower=0, upper=top, epsilon=eps,
                                           rng=src)]
         values = [enc.decode(o) for o in offs]
-        r = em_radii(method, qa, size=enc.size, epsilon=eps, neighbors=neighbors, level=level)
-        radius = [float(x) for x in r]
-        ci_low, ci_high = value_intervals(qa, values, r, size_n if n is not None else None, lo, hi)
+        if method == "joint":  # no interval derived for JointExp yet: the domain (docs/quantiles.md)
+            ci_low, ci_high = [lo] * qa.size, [hi] * qa.size
+        else:
+            r = em_radii(method, qa, size=enc.size, epsilon=eps, neighbors=neighbors, level=level)
+            radius = [float(x) for x in r]
+            ci_low, ci_high = value_intervals(qa, values, r, None if upper_bound else size_n, lo, hi)
     return QuantilesRelease(qa, values, ci_low, ci_high, float(level), method, eps, size_n, lo, hi,
                             statement(method, eps, qa.size, neighbors, src.private, lower=lo, upper=hi, width=width),
-                            neighbors=neighbors, width=width, rank_radius=radius, metadata=metadata)
+                            neighbors=neighbors, width=width, rank_radius=radius, n_is_upper_bound=upper_bound,
+                            metadata=metadata)

@@ -25,7 +25,6 @@ q_j n + r_j <= q_i n is below the true q_i-quantile and one with q_j n - r_j >= 
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -105,5 +104,4 @@ def em_radii(method: str, qs: np.ndarray, *, size: int, epsilon: float, neighbor
     if method == "exponential":
         return np.array([call_radius(float(q), size=size, epsilon=epsilon / m, tail=tail / m, neighbors=rel)
                          for q in qs])
-    # joint: one exponential mechanism over at most |X|^m candidate m-tuples, utility sensitivity 1
-    return np.array([2.0 / epsilon * (m * math.log(size) + math.log(1.0 / tail))] * m)
+    raise ValueError(f"no rank radius is derived for method {method!r}")

@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
-from dptree._validation import Options, check_param
+from dptree._validation import InstanceOf, Options, check_param
 from dptree.errors import InvalidParameterError, ReleaseFileError
 from dptree.estimation.intervals import LEVEL
 from dptree.interior.calibration import DECLARED_SIZE, EPSILON, restated
@@ -108,6 +108,7 @@ class QuantilesRelease(Release):
     neighbors: str = "add_remove"
     width: Any = None
     rank_radius: list[float] | None = None
+    n_is_upper_bound: bool = field(default=False, kw_only=True)
     metadata: dict[str, Any] = field(default_factory=dict, kw_only=True)
 
     def summary(self) -> str:
@@ -130,7 +131,7 @@ class QuantilesRelease(Release):
         """The file's parts (:mod:`dptree.io.release_file`)."""
         params = {"domain": domain_document(encoding(self.lower, self.upper)), "q": [float(x) for x in self.q],
                   "level": self.level, "method": self.method, "epsilon": self.epsilon, "n_declared": self.n_declared,
-                  "neighbors": self.neighbors, "width": self.width}
+                  "n_is_upper_bound": self.n_is_upper_bound, "neighbors": self.neighbors, "width": self.width}
         meas = {"values": list(self.values), "ci_low": list(self.ci_low), "ci_high": list(self.ci_high),
                 "rank_radius": self.rank_radius}
         return {"privacy": self.privacy, "parameters": params, "measurements": meas, "metadata": self.metadata}
@@ -146,6 +147,7 @@ class QuantilesRelease(Release):
         check_param("epsilon", p["epsilon"], EPSILON)
         check_param("n_declared", p["n_declared"], DECLARED_SIZE)
         check_param("level", p["level"], LEVEL)
+        check_param("n_is_upper_bound", p["n_is_upper_bound"], [InstanceOf(bool)])
         check_param("neighbors", p["neighbors"], NEIGHBORS)
         check_param("method", p["method"], [Options(METHODS[1:])])
         q = p["q"]
@@ -165,10 +167,10 @@ class QuantilesRelease(Release):
         if any(a > b for a, b in zip(cols[1], cols[2])):
             raise ReleaseFileError(f"{kind} release: an interval has ci_low > ci_high")
         radius = meas.get("rank_radius")
-        want = None if p["method"] == "tree" else [float(x) for x in em_radii(
+        want = None if p["method"] in ("tree", "joint") else [float(x) for x in em_radii(
             p["method"], np.asarray(q), size=enc.size, epsilon=eps, neighbors=p["neighbors"], level=float(p["level"]))]
         if radius != want:
             raise ReleaseFileError(f"{kind} release: rank_radius does not match the parameters")
         return cls(np.asarray(q), cols[0], cols[1], cols[2], float(p["level"]), p["method"], eps, p["n_declared"],
                    lo, hi, privacy, neighbors=p["neighbors"], width=p["width"], rank_radius=radius,
-                   metadata=check_metadata(doc.get("metadata")))
+                   n_is_upper_bound=p["n_is_upper_bound"], metadata=check_metadata(doc.get("metadata")))
