@@ -9,6 +9,8 @@
 * :func:`interior_point`, :func:`median`, :func:`quantile`, :func:`learn_threshold` -- a private
   point between the data's minimum and maximum, single quantiles and threshold classifiers on
   domains of any size: exponential mechanism, TreeLog, HeavyPaths (seed 002).
+* :func:`quantiles` -- m quantiles with intervals: range tree, ApproxQuantiles, JointExp or one
+  exponential mechanism per level, chosen by predicted error (issue 12).
 * :func:`range_tree_by` (one release per public group), :class:`Ledger` (a persistent budget),
   :func:`leaf_histogram` / :func:`to_numpy` (arrays, DataFrames, Arrow, files via DuckDB, Spark).
 * :func:`load` -- read any saved release.
@@ -52,6 +54,7 @@ from dptree.interior import (
 from dptree.io.release_file import load
 from dptree.privacy.budget import Budget
 from dptree.privacy.ledger import Ledger, LedgerCorruptError, LedgerError, LedgerLockedError, LedgerReadOnlyError
+from dptree.quantiles import QuantilesRelease, quantiles
 from dptree.rangetree.api import range_tree, range_tree_by
 from dptree.rangetree.groupby import GroupedRelease
 from dptree.rangetree.release import Answers, HistogramResult, QuantileResult, RangeTree, RangeTreePlan, plan_range_tree
@@ -100,5 +103,7 @@ __all__ = [
     "median",
     "quantile",
     "QuantileRelease",
+    "quantiles",
+    "QuantilesRelease",
     "method_requirements",
 ]

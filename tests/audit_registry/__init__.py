@@ -10,9 +10,10 @@ mechanism, add a ``register_*`` function that builds its
 
 from __future__ import annotations
 
-from audit_registry import grouped, hierarchies, interior_points, range_trees, sparse_trees, user_bounding
+from audit_registry import grouped, hierarchies, interior_points, quantiles, range_trees, sparse_trees, user_bounding
 
-__all__ = ["range_trees", "hierarchies", "interior_points", "grouped", "user_bounding", "sparse_trees", "REGISTRATIONS"]
+__all__ = ["range_trees", "hierarchies", "interior_points", "grouped", "user_bounding", "sparse_trees", "quantiles",
+           "REGISTRATIONS"]
 
 #: Every registration, in the order the specs are registered (and the audit tests are listed).
 REGISTRATIONS = (
@@ -23,6 +24,7 @@ REGISTRATIONS = (
     grouped.register_grouped,
     user_bounding.register_user_bounding,
     sparse_trees.register_sparse_trees,
+    quantiles.register_quantiles,
 )
 
 for _register in REGISTRATIONS:

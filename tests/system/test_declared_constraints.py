@@ -55,6 +55,8 @@ CALLS: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
                    "rng": 0, **kw})),
     "method_requirements": (dptree.method_requirements, lambda **kw: dptree.method_requirements(
         **{"size": 2**20, "epsilon": 1.0, "delta": 1e-6, **kw})),
+    "quantiles": (dptree.quantiles, lambda **kw: dptree.quantiles(
+        VALUES, **{"qs": [0.25, 0.75], "lower": 0, "upper": 63, "epsilon": 1.0, "rng": 0, **kw})),
     "RangeTree.ci": (type(REL).ci, lambda **kw: REL.ci(**{"lo": 0, "hi": 10, **kw})),
     "HierarchyRelease.ci": (type(HREL).ci, lambda **kw: HREL.ci(**{"path": "US", **kw})),
 }
@@ -94,7 +96,8 @@ def test_every_refused_value_raises_a_clear_error(name: str) -> None:
     assert tried, f"{name}: its constraints generate no invalid values"
 
 
-@pytest.mark.parametrize("name", ["range_tree", "hierarchy_counts", "interior_point", "median", "quantile"])
+@pytest.mark.parametrize("name", ["range_tree", "hierarchy_counts", "interior_point", "median", "quantile",
+                                  "quantiles"])
 def test_parameters_are_checked_before_the_data_is_read(name: str) -> None:
     fn, _ = CALLS[name]
     params = inspect.signature(fn).parameters
@@ -102,7 +105,7 @@ def test_parameters_are_checked_before_the_data_is_read(name: str) -> None:
     kw: dict[str, Any] = {"epsilon": -1.0}
     bound = {"range_tree": {"lower": 0, "upper": 63}, "interior_point": {"lower": 0, "upper": 9, "delta": 1e-6},
              "median": {"lower": 0, "upper": 9}, "quantile": {"q": 0.5, "lower": 0, "upper": 9},
-             "hierarchy_counts": {}}[name]
+             "quantiles": {"qs": [0.5], "lower": 0, "upper": 9}, "hierarchy_counts": {}}[name]
     args = (Untouchable(), H) if name == "hierarchy_counts" else (Untouchable(),)
     with pytest.raises(InvalidParameterError, match="epsilon"):
         fn(*args, **bound, **kw)

@@ -1,0 +1,147 @@
+"""``dptree.quantiles``: m private quantiles with intervals, by the method with the smallest predicted
+error or the one named (issue 12). Methods, algorithms and proofs: docs/quantiles.md."""
+
+from __future__ import annotations
+
+from numbers import Integral
+from typing import Any, Literal
+
+import numpy as np
+
+from dptree._validation import Interval, Options, validate_params
+from dptree.data.histograms import COLUMN, RNG, is_file
+from dptree.errors import InvalidParameterError
+from dptree.estimation.intervals import LEVEL
+from dptree.interior.calibration import DECLARED_SIZE, EPSILON, ON_INVALID, declared_size
+from dptree.interior.encoding import encoding, prepare
+from dptree.io.release_file import creation_metadata
+from dptree.noise import RngLike, make_source
+from dptree.privacy.budget import check_release_budget
+from dptree.quantiles.approx import approx_quantiles, em_call, layer_epsilon
+from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS, choose_method
+from dptree.quantiles.intervals import em_radii, tree_intervals, value_intervals
+from dptree.quantiles.release import METHODS, NEIGHBORS, QuantilesRelease, joint_module, statement
+from dptree.rangetree.results import quantile_levels
+
+__all__ = ["quantiles"]
+
+#: at most this many levels (the exponential-mechanism methods loop over them in Python)
+MAX_LEVELS = 100_000
+
+
+def _levels(qs: Any) -> np.ndarray:
+    qa = np.sort(quantile_levels(qs))
+    if qa.size > MAX_LEVELS:
+        raise InvalidParameterError(f"at most {MAX_LEVELS} levels, got {qa.size}; use fewer levels")
+    return qa
+
+
+def _em_data(data: Any, column: str | None, lower: Any, upper: Any,
+             on_invalid: str) -> tuple[Any, list[int], list[int]]:
+    """The data as sorted distinct encoded offsets and counts (:func:`dptree.interior.encoding.prepare`)."""
+    from dptree.data.engines.duckdb import is_relation
+    from dptree.data.engines.spark import is_spark_df
+    from dptree.data.inputs import to_numpy
+
+    if is_file(data):
+        if column is None:
+            raise InvalidParameterError("a file needs column= (the column to read)")
+        from dptree.data.engines.duckdb import read_column
+
+        arr: Any = read_column(str(data), column)
+    elif is_spark_df(data) or is_relation(data):
+        raise InvalidParameterError("Spark DataFrames and DuckDB relations are read by method='tree' only for now; "
+                                    "pass method='tree' or collect the column")
+    elif isinstance(data, (list, tuple)) and column is None:
+        arr = data
+    else:
+        arr = to_numpy(data, column=column)
+    return prepare(arr, lower, upper, None, on_invalid)
+
+
+@validate_params({"epsilon": EPSILON, "method": [Options(METHODS)], "level": LEVEL, "n": DECLARED_SIZE,
+                  "n_max": DECLARED_SIZE, "column": COLUMN, "rng": RNG, "on_invalid": ON_INVALID,
+                  "neighbors": NEIGHBORS, "grid": [Interval(Integral, 2, None, hint="e.g. grid=4096")]})
+def quantiles(
+    data: Any,
+    qs: Any,
+    *,
+    lower: Any,
+    upper: Any,
+    epsilon: float,
+    method: str = "auto",
+    level: float = 0.95,
+    n: int | None = None,
+    n_max: int | None = None,
+    column: str | None = None,
+    width: Any = None,
+    neighbors: Literal["add_remove", "replace"] = "add_remove",
+    grid: int = 4096,
+    rng: RngLike = None,
+    on_invalid: Literal["error", "drop"] = "error",
+) -> QuantilesRelease:
+    """m private quantiles of ``data`` over the public domain [lower, upper], each with an interval.
+
+    ``qs``: the levels (sorted here). ``method``: ``"tree"`` (a range-tree release read off,
+    prefix-workload budget split), ``"approx"`` (ApproxQuantiles, Kaplan, Schnapp & Stemmer 2022,
+    Algorithm 1), ``"joint"`` (JointExp, Gillenwater, Joseph & Kulesza 2021), ``"exponential"``
+    (one tie-aware exponential mechanism per level at epsilon / m), or ``"auto"``: the method with
+    the smaller predicted error from public quantities only (m, epsilon, the domain, ``n``/``n_max``
+    if declared; :mod:`dptree.quantiles.auto`). Pure ``epsilon``-DP under ``neighbors``
+    (add/remove-one or replace-one record). Intervals at ``level``: the tree's from its CDF band
+    (approximate), the others' a stated bound from the exponential mechanism's utility tail (a rank
+    radius holding for all levels at once; values from the other estimates when ``n`` is declared,
+    the domain's ends otherwise). ``data`` as for :func:`dptree.range_tree` (arrays, tables with
+    ``column``, CSV/Parquet paths; Spark and DuckDB relations with the tree method). ``width``:
+    the tree's bucket width. ``n``/``n_max``: a PUBLIC size, never computed from the data.
+    ``rng``: tests only (a seeded release is not private).
+    """
+    eps = check_release_budget(epsilon)
+    qa = _levels(qs)
+    size_n, upper_bound = declared_size(n, n_max)
+    enc = encoding(lower, upper)
+    lo, hi = enc.bounds
+    if method == "auto":
+        method = choose_method(qa.size, lower=lo, upper=hi, epsilon=eps, width=width, neighbors=neighbors,
+                               n=n if n is not None else n_max)
+    if method == "joint" and neighbors == "replace":
+        raise InvalidParameterError("method='joint' is stated for add/remove-one neighbors; use neighbors='add_remove'")
+    if width is not None and method != "tree":
+        raise InvalidParameterError("width= is the tree's bucket width; the other methods use every point of the "
+                                    "domain")
+    metadata = creation_metadata(column=column)  # the clock, read before the data
+    src = make_source(rng)
+    radius: list[float] | None = None
+    if method == "tree":
+        from dptree.rangetree.api import range_tree
+
+        tree = range_tree(data, lower=lo, upper=hi, epsilon=eps, width=width, levels=TREE_LEVELS,
+                          branching=TREE_BRANCHING, neighbors=neighbors, column=column, missing=on_invalid, rng=src)
+        values = [v.item() if hasattr(v, "item") else v for v in np.atleast_1d(tree.quantile(qa))]
+        low, high = tree_intervals(tree, qa, level, grid=grid)
+        ci_low, ci_high = [v.item() for v in low], [v.item() for v in high]
+        if enc.kind == "float":
+            values, ci_low, ci_high = ([float(v) for v in c] for c in (values, ci_low, ci_high))
+    else:
+        _, vals, cnt = _em_data(data, column, lower, upper, on_invalid)
+        top = enc.size - 1
+        if method == "approx":
+            offs = approx_quantiles(vals, cnt, qa, lower=0, upper=top, rng=src, neighbors=neighbors,
+                                    epsilon_call=layer_epsilon(eps, qa.size, neighbors))
+        elif method == "exponential":
+            offs = [em_call(vals, cnt, float(q), 0, top, eps / qa.size, src, neighbors) for q in qa]
+        else:
+            joint = joint_module().joint_exponential
+            offs = [int(v) for v in joint(np.asarray(vals), np.asarray(cnt), qa, lower=0, upper=top, epsilon=eps,
+                                          rng=src)]
+        values = [enc.decode(o) for o in offs]
+        if method == "joint":  # no interval derived for JointExp yet: the domain (docs/quantiles.md)
+            ci_low, ci_high = [lo] * qa.size, [hi] * qa.size
+        else:
+            r = em_radii(method, qa, size=enc.size, epsilon=eps, neighbors=neighbors, level=level)
+            radius = [float(x) for x in r]
+            ci_low, ci_high = value_intervals(qa, values, r, None if upper_bound else size_n, lo, hi)
+    return QuantilesRelease(qa, values, ci_low, ci_high, float(level), method, eps, size_n, lo, hi,
+                            statement(method, eps, qa.size, neighbors, src.private, lower=lo, upper=hi, width=width),
+                            neighbors=neighbors, width=width, rank_radius=radius, n_is_upper_bound=upper_bound,
+                            metadata=metadata)

@@ -1,0 +1,107 @@
+"""Intervals for quantiles: the range tree's from its exact CDF band, the exponential-mechanism
+methods' from the mechanism's utility tail (a stated bound, no data involved).
+
+Tree (:func:`tree_intervals`). The q-quantile x* is the first bucket with F(x*) >= q n. The pivot
+P(x) = F_hat(x) - q n_hat (both least-squares estimates from one release) has mean F(x) - q n and
+the exact variance (1 - q) Var F_hat(x) + (q^2 - q) Var n_hat + q Var S_hat(x), S(x) = n - F(x) the
+suffix count (from Cov(F_hat, n_hat) = (Var F_hat + Var n_hat - Var S_hat) / 2, three range
+variances of the closed form). The interval runs from the first bucket where the pivot is
+not significantly negative to the bucket after the last one where it is not significantly
+positive, each test at the two-sided ``level`` multiplier of :mod:`dptree.estimation.intervals`:
+the low end misses x* only if the test at x* errs, the high end only if the test at x* - 1 errs
+(so one test per end, no multiple testing over the buckets near x*).
+:meth:`dptree.rangetree.release.RangeTree.quantile_ci` inverts the band of F_hat alone at the
+estimated total, ignoring n_hat's noise and its correlation with F_hat (docs/quantiles.md has the
+coverage of both).
+
+Exponential mechanism (:func:`~dptree.quantiles.approx.call_radius`). With probability >= 1 - t
+one call returns a y with dist(q n, [#{x < y}, #{x <= y}]) <= (2 s / (b epsilon'))(ln |X| + ln(1 / t))
+(McSherry & Talwar 2007's utility tail for P(y) ~ exp(epsilon' b u(y) / (2 s)), s the score's
+sensitivity). A union bound over the m calls
+(t = (1 - level) / m) gives a rank radius holding for all levels at once. Turned into values with
+no extra budget (:func:`value_intervals`): on that event, when n is declared, an estimate y_j with
+q_j n + r_j <= q_i n is below the true q_i-quantile and one with q_j n - r_j >= q_i n is above it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dptree.quantiles.approx import Relation, call_radius, layer_epsilon, path_radii
+
+__all__ = ["tree_intervals", "value_intervals", "em_radii"]
+
+
+def tree_intervals(tree: Any, qs: np.ndarray, level: float, *, grid: int = 4096) -> tuple[np.ndarray, np.ndarray]:
+    """The ``level`` interval of each q-quantile of a :class:`~dptree.rangetree.release.RangeTree`
+    (bucket resolution, like its :meth:`quantile`), from the pivot F_hat(x) - q n_hat with its exact
+    variance (module docstring). Read on at most ``grid`` evenly spaced buckets, widened to the
+    neighbouring grid points. An estimated total <= 0 gives the whole domain."""
+    est, dom = tree._est, tree.domain
+    D = dom.size
+    idx = np.unique(np.linspace(0, D - 1, min(D, int(grid))).astype(np.int64))
+    zeros, none = np.zeros_like(idx), np.zeros(idx.shape, dtype=bool)
+    F = est.counts(zeros, idx, none)
+    vF = est.variances(zeros, idx, none)
+    _, mult = est.spread(zeros, idx, none, level)
+    suf_empty = idx + 1 > D - 1
+    vS = est.variances(np.where(suf_empty, 0, idx + 1), np.full(idx.shape, D - 1), suf_empty)
+    whole = (np.array([0]), np.array([D - 1]), np.array([False]))
+    n_hat, vN = float(est.counts(*whole)[0]), float(est.variances(*whole)[0])
+    low_leaf = np.zeros(qs.size, dtype=np.int64)
+    high_leaf = np.full(qs.size, D - 1, dtype=np.int64)
+    for i, q in enumerate(qs):
+        if n_hat <= 0:
+            continue
+        piv = F - q * n_hat
+        sd = np.sqrt(np.maximum((1 - q) * vF + (q * q - q) * vN + q * vS, 0.0))
+        up = np.flatnonzero(piv + mult * sd >= 0)
+        if not up.size:
+            continue
+        j = int(up[0])
+        low_leaf[i] = idx[j - 1] + 1 if j > 0 else idx[0]
+        below = np.flatnonzero(piv - mult * sd < 0)  # buckets where F(x) >= q n is not established
+        k = int(below[-1]) + 1 if below.size else 0
+        if k < idx.size:
+            high_leaf[i] = idx[k]
+    low = dom.leaf_start(low_leaf)
+    if dom.kind == "float":
+        high: Any = np.minimum(dom.lower + (high_leaf + 1) * dom.width, dom.upper)
+    elif dom.kind == "datetime":
+        high = dom.leaf_start(high_leaf)
+    else:
+        high = np.minimum(np.int64(dom.lower) + (high_leaf + 1) * np.int64(dom.width) - 1, np.int64(dom.upper))
+    return np.asarray(low), np.asarray(high)
+
+
+def value_intervals(qs: np.ndarray, estimates: list[Any], radii: np.ndarray, n: int | None,
+                    lower: Any, upper: Any) -> tuple[list[Any], list[Any]]:
+    """Value bounds from the other estimates, at no extra budget (module docstring): the largest
+    estimate certainly below the q_i-quantile and the smallest certainly above it, on the event
+    that every rank error is within its radius; the domain's ends otherwise (and without a
+    declared ``n``)."""
+    low, high = [lower] * len(qs), [upper] * len(qs)
+    if n is None:
+        return low, high
+    for i, qi in enumerate(qs):
+        for j, qj in enumerate(qs):
+            if qj * n + radii[j] < qi * n:
+                low[i] = max(low[i], estimates[j])
+            if qj * n - radii[j] >= qi * n:
+                high[i] = min(high[i], estimates[j])
+    return low, high
+
+
+def em_radii(method: str, qs: np.ndarray, *, size: int, epsilon: float, neighbors: str, level: float) -> np.ndarray:
+    """The rank radius of each level's interval for an exponential-mechanism method (public: a
+    function of the parameters only; :mod:`dptree.quantiles.intervals`)."""
+    m, tail = qs.size, 1.0 - level
+    rel: Relation = "replace" if neighbors == "replace" else "add_remove"
+    if method == "approx":
+        return path_radii(qs, size=size, epsilon_call=layer_epsilon(epsilon, m, rel), tail=tail, neighbors=rel)
+    if method == "exponential":
+        return np.array([call_radius(float(q), size=size, epsilon=epsilon / m, tail=tail / m, neighbors=rel)
+                         for q in qs])
+    raise ValueError(f"no rank radius is derived for method {method!r}")

@@ -1,0 +1,176 @@
+"""``QuantilesRelease``: m private quantiles with intervals, the method used and the privacy statement.
+
+The statement is re-derived from the public parameters (:func:`statement`) both when a release
+is made and when a file is loaded, so a tampered file is refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping
+
+import numpy as np
+
+from dptree._validation import InstanceOf, Options, check_param
+from dptree.errors import InvalidParameterError, ReleaseFileError
+from dptree.estimation.intervals import LEVEL
+from dptree.interior.calibration import DECLARED_SIZE, EPSILON, restated
+from dptree.interior.encoding import domain_document, domain_from_document, encoding
+from dptree.io.contract import Release
+from dptree.io.release_file import check_metadata
+from dptree.privacy.boundary import Boundary
+from dptree.privacy.budget import check_release_budget
+from dptree.privacy.statement import Neighbors, make_statement, read_statement
+from dptree.quantiles.approx import layer_epsilon, layers
+from dptree.quantiles.intervals import em_radii
+
+__all__ = ["QuantilesRelease", "METHODS", "statement"]
+
+METHODS: tuple[str, ...] = ("auto", "tree", "approx", "joint", "exponential")
+NEIGHBORS = [Options(("add_remove", "replace"))]
+#: the sensitivity every exponential-mechanism call is calibrated to, for the level a/b
+_SENSITIVITY = {"add_remove": "max(a, b - a) (add/remove-one)", "replace": "b (replace-one)"}
+
+
+def joint_module() -> Any:
+    """:mod:`dptree.quantiles.joint` (JointExp, written beside this package), imported when used."""
+    import importlib
+
+    try:
+        return importlib.import_module("dptree.quantiles.joint")
+    except ModuleNotFoundError as exc:
+        raise InvalidParameterError("method='joint' is not available in this build; use 'approx' or 'tree'") from exc
+
+
+def statement(method: str, epsilon: float, m: int, neighbors: str, private: bool, *, lower: Any = None,
+              upper: Any = None, width: Any = None) -> dict[str, Any]:
+    """The privacy statement of a quantiles release, from public parameters only."""
+    who = Neighbors(neighbors)  # type: ignore[arg-type]
+    budget = {"epsilon": epsilon, "delta": 0.0}
+    if method == "tree":
+        from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS
+        from dptree.rangetree.plan import plan_range_tree
+
+        plan = plan_range_tree(lower=lower, upper=upper, epsilon=epsilon, width=width, levels=TREE_LEVELS,
+                           branching=TREE_BRANCHING,                                neighbors=neighbors)
+        st = dict(plan.statement)
+        st["mechanism"] = "quantiles read off a " + st["mechanism"] + " (seeds 000, 003, 004)"
+        st["private"] = bool(private)
+        return st
+    if method == "exponential":
+        return make_statement(
+            mechanism=f"{m} tie-aware exponential mechanisms (one per level, seed 002 Lemma 2.2) at epsilon/{m}: "
+                      "basic composition", neighbors=who, guarantee="pure epsilon-DP", private=private,
+            budget_spent=budget, epsilon_per_call=epsilon / m, sensitivity=_SENSITIVITY[neighbors])
+    if method == "approx":
+        L = layers(m)
+        return make_statement(
+            mechanism=f"ApproxQuantiles (Kaplan, Schnapp & Stemmer, ICML 2022, Algorithm 1): {L} layers of tie-aware "
+                      "exponential mechanisms on disjoint pieces (parallel composition within a layer), ties at a "
+                      "split sent to one side by a fair coin", neighbors=who, guarantee="pure epsilon-DP",
+            private=private, budget_spent=budget, layers=L, epsilon_per_call=layer_epsilon(epsilon, m, who.relation),
+            sensitivity=_SENSITIVITY[neighbors],
+            calibration=("epsilon / L per layer" if neighbors == "add_remove" else
+                         "epsilon / (2L - 1) per layer: below the first layer a replaced record can move between "
+                         "two pieces, so a layer costs twice its budget"))
+    if method == "joint":
+        base = make_statement(mechanism="JointExp (Gillenwater, Joseph & Kulesza, ICML 2021)", neighbors=who,
+                              guarantee="pure epsilon-DP", private=private, budget_spent=budget)
+        return {**base, **joint_module().joint_statement(), "private": bool(private)}
+    raise ValueError(method)
+
+
+@dataclass(frozen=True, repr=False)
+class QuantilesRelease(Release):
+    """m private quantiles: ``values[i]`` estimates the ``q[i]``-quantile; [``ci_low[i]``, ``ci_high[i]``]
+    its interval at ``level`` (tree: from the CDF band; exponential-mechanism methods: from the
+    utility tail, see :mod:`dptree.quantiles.intervals`; ``rank_radius[i]`` the rank radius of that
+    bound, None for the tree). ``method`` is the method that ran (also when auto chose it).
+    Everything but ``values``, ``ci_low`` and ``ci_high`` is public parameters."""
+
+    KIND: ClassVar[str] = "quantiles"
+    BOUNDARY: ClassVar[Boundary] = Boundary(
+        public=("privacy.*", "parameters.*", "metadata", "metadata.*", "measurements.rank_radius"),
+        noisy=("measurements.values", "measurements.ci_low", "measurements.ci_high"),
+    )
+
+    q: np.ndarray
+    values: list[Any]
+    ci_low: list[Any]
+    ci_high: list[Any]
+    level: float
+    method: str
+    epsilon: float
+    n_declared: int | None
+    lower: Any
+    upper: Any
+    privacy: dict[str, Any]
+    neighbors: str = "add_remove"
+    width: Any = None
+    rank_radius: list[float] | None = None
+    n_is_upper_bound: bool = field(default=False, kw_only=True)
+    metadata: dict[str, Any] = field(default_factory=dict, kw_only=True)
+
+    def summary(self) -> str:
+        return (f"QuantilesRelease of {len(self.values)} levels by {self.method!r} over [{self.lower!r}, "
+                f"{self.upper!r}], {self.epsilon:g}-DP (pure, {self.neighbors}), {self.level:g} intervals"
+                f"{'' if self.private else ', NOT PRIVATE (test seed)'}")
+
+    def to_frame(self) -> Any:
+        """One row per level: q, estimate, ci_low, ci_high, method (and rank_radius for the
+        exponential-mechanism methods)."""
+        from dptree.io.frames import result_frame
+
+        extra: dict[str, Any] = {"method": [self.method] * len(self.values)}
+        if self.rank_radius is not None:
+            extra["rank_radius"] = list(self.rank_radius)
+        return result_frame({"q": self.q}, estimate=list(self.values), ci=(list(self.ci_low), list(self.ci_high)),
+                            level=self.level, extra=extra)
+
+    def to_document(self) -> dict[str, Any]:
+        """The file's parts (:mod:`dptree.io.release_file`)."""
+        params = {"domain": domain_document(encoding(self.lower, self.upper)), "q": [float(x) for x in self.q],
+                  "level": self.level, "method": self.method, "epsilon": self.epsilon, "n_declared": self.n_declared,
+                  "n_is_upper_bound": self.n_is_upper_bound, "neighbors": self.neighbors, "width": self.width}
+        meas = {"values": list(self.values), "ci_low": list(self.ci_low), "ci_high": list(self.ci_high),
+                "rank_radius": self.rank_radius}
+        return {"privacy": self.privacy, "parameters": params, "measurements": meas, "metadata": self.metadata}
+
+    @classmethod
+    def from_document(cls, doc: Mapping[str, Any]) -> QuantilesRelease:
+        """Rebuild a saved release, re-checking levels, budget, statement and that every value and
+        interval end is a point of the domain."""
+        kind = cls.KIND
+        privacy = read_statement(doc["privacy"], kind=kind)
+        p, meas = doc["parameters"], doc["measurements"]
+        enc = domain_from_document(p["domain"], kind)
+        check_param("epsilon", p["epsilon"], EPSILON)
+        check_param("n_declared", p["n_declared"], DECLARED_SIZE)
+        check_param("level", p["level"], LEVEL)
+        check_param("n_is_upper_bound", p["n_is_upper_bound"], [InstanceOf(bool)])
+        check_param("neighbors", p["neighbors"], NEIGHBORS)
+        check_param("method", p["method"], [Options(METHODS[1:])])
+        q = p["q"]
+        if (not isinstance(q, list) or not q or any(type(x) is not float or not 0 <= x <= 1 for x in q)
+                or q != sorted(q)):
+            raise ReleaseFileError(f"{kind} release: parameters.q must be sorted levels in [0, 1]")
+        eps = check_release_budget(p["epsilon"])
+        lo, hi = enc.bounds
+        restated(privacy, statement(p["method"], eps, len(q), p["neighbors"], privacy["private"], lower=lo,
+                                    upper=hi, width=p["width"]), kind)
+        cols = [meas.get(k) for k in ("values", "ci_low", "ci_high")]
+        if any(not isinstance(c, list) or len(c) != len(q) for c in cols):
+            raise ReleaseFileError(f"{kind} release: values and intervals must give one entry per level")
+        if not all(enc.contains(v) or (enc.kind == "float" and isinstance(v, int) and enc.contains(float(v)))
+                   for c in cols for v in c):
+            raise ReleaseFileError(f"{kind} release: every value and interval end must be a point of the domain")
+        if any(a > b for a, b in zip(cols[1], cols[2])):
+            raise ReleaseFileError(f"{kind} release: an interval has ci_low > ci_high")
+        radius = meas.get("rank_radius")
+        want = None if p["method"] in ("tree", "joint") else [float(x) for x in em_radii(
+            p["method"], np.asarray(q), size=enc.size, epsilon=eps, neighbors=p["neighbors"], level=float(p["level"]))]
+        if radius != want:
+            raise ReleaseFileError(f"{kind} release: rank_radius does not match the parameters")
+        return cls(np.asarray(q), cols[0], cols[1], cols[2], float(p["level"]), p["method"], eps, p["n_declared"],
+                   lo, hi, privacy, neighbors=p["neighbors"], width=p["width"], rank_radius=radius,
+                   n_is_upper_bound=p["n_is_upper_bound"], metadata=check_metadata(doc.get("metadata")))

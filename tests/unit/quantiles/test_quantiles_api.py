@@ -1,0 +1,139 @@
+"""dptree.quantiles: every method runs from arrays, tables and files, returns sorted estimates in
+the domain with intervals, round-trips through dptree.load (tampering refused), validates its
+parameters, and auto chooses from public quantities only."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dptree
+from dptree.errors import InvalidParameterError, ReleaseFileError
+from dptree.quantiles.auto import choose_method, predicted_errors
+
+X = np.random.default_rng(3).integers(0, 1000, 3000)
+QS = [0.1, 0.5, 0.9]
+
+
+@pytest.mark.parametrize("method", ["tree", "approx", "exponential"])
+def test_methods_estimate_near_the_truth_with_intervals(method):
+    r = dptree.quantiles(X, QS, lower=0, upper=1023, epsilon=2.0, method=method, n=X.size, rng=5)
+    truth = np.quantile(X, QS)
+    assert r.method == method and len(r.values) == 3
+    assert np.all(np.abs(np.asarray(r.values) - truth) < 60), (r.values, truth)
+    assert all(lo <= hi for lo, hi in zip(r.ci_low, r.ci_high))
+    assert all(0 <= v <= 1023 for v in r.values + r.ci_low + r.ci_high)
+    if method != "exponential":
+        assert r.values == sorted(r.values)
+    frame = r.to_frame()
+    assert list(frame.columns[:4]) == ["q", "estimate", "ci_low", "ci_high"] and set(frame["method"]) == {method}
+    assert (r.rank_radius is None) == (method == "tree")
+
+
+def test_levels_are_sorted_and_auto_reports_the_method_it_ran():
+    r = dptree.quantiles(X, [0.9, 0.1], lower=0, upper=1023, epsilon=1.0, rng=1)
+    assert list(r.q) == [0.1, 0.9]
+    assert r.method == choose_method(2, lower=0, upper=1023, epsilon=1.0)
+
+
+def test_auto_reads_only_public_quantities():
+    """The choice is the same for any data: choose_method has no data argument, and two very
+    different data sets give the same method."""
+    a = dptree.quantiles(X, QS, lower=0, upper=1023, epsilon=1.0, rng=1).method
+    b = dptree.quantiles(np.zeros(5, dtype=int), QS, lower=0, upper=1023, epsilon=1.0, rng=1).method
+    assert a == b
+    many = choose_method(2000, lower=0, upper=2**20 - 1, epsilon=1.0)
+    few = choose_method(1, lower=0, upper=2**20 - 1, epsilon=1.0)
+    assert (few, many) == ("approx", "tree")  # the tree's error is flat in m, approx grows with log m
+    p = predicted_errors(4, lower=0, upper=2**20 - 1, epsilon=1.0)
+    q = predicted_errors(4, lower=0, upper=2**20 - 1, epsilon=2.0)
+    assert q["approx"] == pytest.approx(p["approx"] / 2) and q["tree"] == pytest.approx(p["tree"] / 2, rel=0.01)
+
+
+def test_replace_calibration_is_stated():
+    r = dptree.quantiles(X, QS, lower=0, upper=1023, epsilon=1.0, method="approx", neighbors="replace", rng=1)
+    assert r.privacy["neighbors"] == "replace" and r.privacy["epsilon_per_call"] == pytest.approx(1.0 / 3)
+    r = dptree.quantiles(X, QS, lower=0, upper=1023, epsilon=1.0, method="approx", rng=1)
+    assert r.privacy["neighbors"] == "add_remove" and r.privacy["epsilon_per_call"] == pytest.approx(1.0 / 2)
+
+
+@pytest.mark.parametrize("method", ["tree", "approx"])
+def test_tables_and_files(tmp_path, method):
+    df = pd.DataFrame({"v": X})
+    a = dptree.quantiles(df, QS, lower=0, upper=1023, epsilon=1.0, method=method, column="v", rng=2)
+    path = tmp_path / "x.csv"
+    df.to_csv(path, index=False)
+    b = dptree.quantiles(str(path), QS, lower=0, upper=1023, epsilon=1.0, method=method, column="v", rng=2)
+    c = dptree.quantiles(X, QS, lower=0, upper=1023, epsilon=1.0, method=method, rng=2)
+    assert a.values == b.values == c.values
+
+
+def test_duckdb_relation_with_the_tree_and_a_clear_refusal_otherwise():
+    duckdb = pytest.importorskip("duckdb")
+    rel = duckdb.sql("SELECT range % 1000 AS v FROM range(3000)")
+    r = dptree.quantiles(rel, QS, lower=0, upper=1023, epsilon=1.0, method="tree", column="v", rng=2)
+    assert r.method == "tree" and r.values == sorted(r.values)
+    with pytest.raises(InvalidParameterError, match="method='tree'"):
+        dptree.quantiles(rel, QS, lower=0, upper=1023, epsilon=1.0, method="approx", column="v", rng=2)
+
+
+def test_float_domain_and_ties():
+    xf = np.round(np.random.default_rng(0).normal(size=400), 1)
+    for method in ("tree", "approx"):
+        r = dptree.quantiles(xf, [0.25, 0.5, 0.75], lower=-4.0, upper=4.0, epsilon=2.0, method=method,
+                             width=0.1 if method == "tree" else None, rng=1)
+        assert all(isinstance(v, float) for v in r.values)
+        assert np.all(np.abs(np.asarray(r.values) - np.quantile(xf, [0.25, 0.5, 0.75])) < 0.3), r.values
+    # a point mass: every level is the tied value (the fair-coin split keeps the block on both sides)
+    r = dptree.quantiles([7] * 2000, [0.1, 0.3, 0.5, 0.7, 0.9], lower=0, upper=2**20, epsilon=1.0, method="approx",
+                         rng=3)
+    assert r.values == [7] * 5
+
+
+@pytest.mark.parametrize("method", ["tree", "approx", "exponential"])
+def test_round_trip_and_tampering(tmp_path, method):
+    r = dptree.quantiles(X, QS, lower=0, upper=1023, epsilon=1.0, method=method, n=X.size, rng=4)
+    path = tmp_path / "q.json"
+    r.save(path, allow_nonprivate=True)
+    back = dptree.load(path)
+    assert isinstance(back, dptree.QuantilesRelease)
+    assert (back.values, back.ci_low, back.ci_high, back.method) == (r.values, r.ci_low, r.ci_high, r.method)
+    doc = json.loads(path.read_text())
+    for edit in ("epsilon", "method", "radius", "value"):
+        bad = json.loads(json.dumps(doc))
+        if edit == "epsilon":
+            bad["parameters"]["epsilon"] = 5.0
+        elif edit == "method":
+            bad["parameters"]["method"] = "exponential" if method != "exponential" else "approx"
+        elif edit == "radius":
+            bad["measurements"]["rank_radius"] = [1.0, 1.0, 1.0]
+        else:
+            bad["measurements"]["values"][0] = 5000
+        with pytest.raises(ReleaseFileError):
+            dptree.QuantilesRelease.from_document(bad)
+
+
+@pytest.mark.parametrize("kw", [
+    {"qs": []}, {"qs": [0.5, 1.5]}, {"qs": [float("nan")]}, {"epsilon": 0}, {"method": "best"},
+    {"level": 1.0}, {"n": 0}, {"neighbors": "swap"}, {"method": "approx", "width": 4},
+])
+def test_bad_parameters_raise_clear_errors(kw):
+    args = {"qs": QS, "lower": 0, "upper": 1023, "epsilon": 1.0, **kw}
+    qs = args.pop("qs")
+    with pytest.raises(InvalidParameterError):
+        dptree.quantiles(X, qs, **args)
+
+
+def test_joint_is_dispatched_to_its_module():
+    import importlib.util
+
+    if importlib.util.find_spec("dptree.quantiles.joint") is None:
+        with pytest.raises(InvalidParameterError, match="joint"):
+            dptree.quantiles(X, QS, lower=0, upper=1023, epsilon=1.0, method="joint", rng=1)
+        return
+    r = dptree.quantiles(X[:300], QS, lower=0, upper=1023, epsilon=1.0, method="joint", rng=1)
+    assert r.method == "joint" and r.values == sorted(r.values) and r.rank_radius is None
+    assert (r.ci_low, r.ci_high) == ([0] * 3, [1023] * 3)
