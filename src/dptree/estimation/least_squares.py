@@ -32,6 +32,8 @@ from dptree.errors import InvalidParameterError
 __all__ = [
     "TreeEstimate",
     "consistent_estimates",
+    "regular_passes",
+    "block_sums",
     "node_variances",
     "range_variance",
     "prefix_block_sums",
@@ -48,10 +50,21 @@ class TreeEstimate:
     V: list[np.ndarray]
 
 
-def _child_sums(parent: np.ndarray, values: np.ndarray, n_parent: int, fanout: int | None = None) -> np.ndarray:
-    if fanout is not None:  # contiguous children, `fanout` per parent (regular trees)
-        return values.reshape(n_parent, fanout).sum(axis=1)
+def _child_sums(parent: np.ndarray, values: np.ndarray, n_parent: int) -> np.ndarray:
     return np.bincount(parent, weights=values, minlength=n_parent)
+
+
+def block_sums(values: np.ndarray, fanout: int) -> np.ndarray:
+    """Float64 sums of consecutive blocks of ``fanout`` values (the children of each node of a
+    regular tree). Small fan-outs add strided slices (one pass, vectorised); larger ones reduce
+    rows, summing integers exactly in int64 (counts and noise stay far below 2^58)."""
+    f = int(fanout)
+    if f <= 4:
+        out = values[0::f].astype(np.float64)
+        for i in range(1, f):
+            out += values[i::f]
+        return out
+    return values.reshape(-1, f).sum(axis=1).astype(np.float64, copy=False)
 
 
 def _combine(y: np.ndarray, s2: np.ndarray, C: np.ndarray, VC: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -84,13 +97,16 @@ def consistent_estimates(
     a variance may be one number for the whole level. ``parents[j]``: for j >= 1, the index in
     level j-1 of each node's parent (``parents[0]`` is ignored). A node without children is a leaf
     and must be measured (finite variance). ``fanouts`` (optional) declares a regular tree whose
-    level j+1 holds ``fanouts[j]`` contiguous children per node of level j, which is faster.
+    level j+1 holds ``fanouts[j]`` contiguous children per node of level j, with one variance per
+    level: the fast path :func:`regular_passes` then computes every level.
     """
     depth = len(y)
     if not (len(var) == depth == len(parents)) or depth == 0:
         raise InvalidParameterError("y, var and parents must describe the same non-empty list of levels")
-    if fanouts is not None and len(fanouts) != depth - 1:
-        raise InvalidParameterError("fanouts must have one entry per level below the root")
+    if fanouts is not None:
+        if len(fanouts) != depth - 1:
+            raise InvalidParameterError("fanouts must have one entry per level below the root")
+        return regular_passes(y, var, fanouts, all_levels=True)
     yv = [np.asarray(a, dtype=np.float64) for a in y]
     sv = [np.asarray(v, dtype=np.float64) for v in var]
     sv = [v if v.ndim == 0 else np.broadcast_to(v, a.shape) for v, a in zip(sv, yv)]
@@ -101,13 +117,6 @@ def consistent_estimates(
             n = yv[j].size
             s2 = sv[j]
             if j + 1 < depth and yv[j + 1].size:
-                if fanouts is not None:
-                    f = int(fanouts[j])
-                    C = _child_sums(np.empty(0, np.int64), z[j + 1], n, f)
-                    VC = _child_sums(np.empty(0, np.int64), V[j + 1], n, f)
-                    zj, Vj = _combine(yv[j], s2, C, VC)
-                    z[j], V[j] = zj, np.broadcast_to(Vj, (n,)) if np.ndim(Vj) == 0 else Vj
-                    continue
                 par = np.asarray(parents[j + 1], dtype=np.int64)
                 has_child = np.bincount(par, minlength=n) > 0
                 C = _child_sums(par, z[j + 1], n)
@@ -128,19 +137,79 @@ def consistent_estimates(
         x[0] = z[0].copy()
         for j in range(1, depth):
             n_par = yv[j - 1].size
-            if fanouts is not None:
-                f = int(fanouts[j - 1])
-                S = _child_sums(np.empty(0, np.int64), z[j], n_par, f)
-                SV = _child_sums(np.empty(0, np.int64), V[j], n_par, f)
-                gap = np.where(SV > 0, (x[j - 1] - S) / SV, 0.0)
-                x[j] = z[j] + V[j] * np.repeat(gap, f)
-                continue
             par = np.asarray(parents[j], dtype=np.int64)
             S = _child_sums(par, z[j], n_par)
             SV = _child_sums(par, V[j], n_par)
             share = np.where(SV[par] > 0, V[j] / SV[par], 0.0)
             x[j] = z[j] + share * (x[j - 1][par] - S[par])
     return TreeEstimate(x=x, z=z, V=V)
+
+
+def regular_passes(
+    y: Sequence[np.ndarray | None], level_var: ArrayLike, fanouts: Sequence[int], *, all_levels: bool = False
+) -> TreeEstimate:
+    """Honaker's two passes on a regular tree with one noise variance per level, in O(nodes).
+
+    With one variance per level, V and the weight lambda_j = VC / (sigma_j^2 + VC) of a node's own
+    measurement are per-level numbers (:func:`_bottom_up_weights`), and the passes above become
+    up: C_j = block sums of z_{j+1}, d_j = lambda_j (y_j - C_j), z_j = C_j + d_j;
+    down: g_{-1} = 0, g_j = (d_j + g_{j-1} repeated) / f_j, x_leaf = y_leaf + g_{L-1} repeated
+    (g_j is the share of node j's residual x_j - C_j that each child receives; a child level with
+    V = 0 gets none). Only the d_j of the internal levels are kept, so the leaves cost one block
+    sum, one broadcast add and their float64 output. ``all_levels=False`` returns the leaves only
+    (``x == [leaves]``, ``z`` and ``V`` empty); ``True`` every level, as :func:`consistent_estimates`.
+    """
+    f = [int(v) for v in fanouts]
+    L = len(f)
+    var = np.asarray(level_var, dtype=np.float64)
+    if var.shape != (L + 1,) or len(y) != L + 1:
+        raise InvalidParameterError("a regular tree needs one measurement array and one variance per level")
+    if not np.isfinite(var[L]):
+        raise InvalidParameterError("every leaf must be measured (finite noise variance)")
+    lam, V = _bottom_up_weights(f, var)
+    leaves = np.asarray(y[L])
+    if L == 0:
+        x0 = leaves.astype(np.float64)
+        return TreeEstimate(x=[x0], z=[x0.copy()] if all_levels else [], V=[np.broadcast_to(V[0], x0.shape)])
+    d: list[np.ndarray] = [np.empty(0)] * L
+    C: list[np.ndarray] = [np.empty(0)] * L  # kept for all_levels only
+    below = leaves
+    for j in range(L - 1, -1, -1):  # up
+        zj = block_sums(below, f[j])  # C_j, then z_j in place
+        if all_levels:
+            C[j] = zj.copy()
+        yj = y[j]
+        if lam[j] > 0.0 and yj is not None:
+            d[j] = np.subtract(yj, zj, dtype=np.float64)
+            d[j] *= lam[j]
+            zj += d[j]
+        elif lam[j] > 0.0:
+            raise InvalidParameterError("a measured level needs its measurements")
+        else:  # not measured: z_j = C_j
+            d[j] = np.zeros(zj.size)
+        below = zj
+    g = np.zeros(1)
+    x: list[np.ndarray] = [np.empty(0)] * (L + 1)
+    for j in range(L):  # down: d_j becomes g_j in place
+        gj = d[j]
+        if j and V[j] > 0.0:
+            gj.reshape(-1, f[j - 1])[...] += g[:, None]
+        if all_levels:
+            x[j] = C[j] + gj
+        gj /= f[j]
+        g = gj
+    out = np.empty(leaves.shape, dtype=np.float64)
+    if V[L] > 0.0:
+        np.add(leaves.reshape(-1, f[L - 1]), g[:, None], out=out.reshape(-1, f[L - 1]))
+    else:
+        out[...] = leaves
+    if not all_levels:
+        return TreeEstimate(x=[out], z=[], V=[])
+    x[L] = out
+    # d_j now holds g_j: z_j = C_j + lambda_j (y_j - C_j) again
+    z = [c + lam[j] * (np.asarray(y[j], dtype=np.float64) - c) if lam[j] > 0 else c for j, c in enumerate(C)]
+    z.append(np.asarray(leaves, dtype=np.float64))
+    return TreeEstimate(x=x, z=z, V=[np.broadcast_to(v, (zj.size,)) for v, zj in zip(V, z)])
 
 
 def node_variances(
@@ -213,24 +282,26 @@ def range_variance(block_sizes: Sequence[int], level_var: ArrayLike, lo: np.ndar
     return terms.sum(axis=0)
 
 
-def _bottom_up_weights(fanouts: Sequence[int], level_var: np.ndarray) -> np.ndarray:
-    """lambda_j = VC_j / (sigma_j^2 + VC_j): the weight of a node's own measurement in z_v.
+def _bottom_up_weights(fanouts: Sequence[int], level_var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(lambda_j, V_j) per level of a regular tree: lambda_j = VC_j / (sigma_j^2 + VC_j) is the
+    weight of a node's own measurement in z_v and V_j the variance of z_v (VC_j = f_j V_{j+1}).
 
-    0 for unmeasured levels, 1 for exact ones; leaves get 1 (z = y there).
+    lambda is 0 for unmeasured levels, 1 for exact ones; leaves get 1 (z = y there).
     """
     L = len(fanouts)
     lam = np.ones(L + 1)
-    V = float(level_var[L])
+    V = np.empty(L + 1)
+    V[L] = float(level_var[L])
     for j in range(L - 1, -1, -1):
-        vc = fanouts[j] * V
+        vc = fanouts[j] * V[j + 1]
         s2 = float(level_var[j])
         if not np.isfinite(s2):
-            lam[j], V = 0.0, vc
+            lam[j], V[j] = 0.0, vc
         elif s2 == 0.0:
-            lam[j], V = 1.0, 0.0
+            lam[j], V[j] = 1.0, 0.0
         else:
-            lam[j], V = vc / (s2 + vc), s2 * vc / (s2 + vc)
-    return lam
+            lam[j], V[j] = vc / (s2 + vc), s2 * vc / (s2 + vc)
+    return lam, V
 
 
 #: ranges per block in :func:`range_error_moments`
@@ -256,7 +327,7 @@ def range_error_moments(
     s = [1] * (L + 1)
     for j in range(L - 1, -1, -1):
         s[j] = s[j + 1] * f[j]
-    lam = _bottom_up_weights(f, var)
+    lam, _ = _bottom_up_weights(f, var)
     lam_int = lam.copy()
     lam_int[L] = 0.0  # leaves have no (y - C) term
     # G[j, l] = lambda_j * kappa(j+1, l) for j < l, kappa(j+1, l) = lam~_l prod_{t=j+1}^{l-1} (1 - lambda_t)
