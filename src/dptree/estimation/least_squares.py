@@ -106,7 +106,7 @@ def consistent_estimates(
     if fanouts is not None:
         if len(fanouts) != depth - 1:
             raise InvalidParameterError("fanouts must have one entry per level below the root")
-        return regular_passes(y, var, fanouts, all_levels=True)
+        return regular_passes(y, [float(np.asarray(v)) for v in var], fanouts, all_levels=True)
     yv = [np.asarray(a, dtype=np.float64) for a in y]
     sv = [np.asarray(v, dtype=np.float64) for v in var]
     sv = [v if v.ndim == 0 else np.broadcast_to(v, a.shape) for v, a in zip(sv, yv)]
