@@ -106,6 +106,8 @@ def consistent_estimates(
     if fanouts is not None:
         if len(fanouts) != depth - 1:
             raise InvalidParameterError("fanouts must have one entry per level below the root")
+        if any(np.ndim(v) for v in var):
+            raise InvalidParameterError("a regular tree (fanouts=) takes one noise variance per level, not per node")
         return regular_passes(y, [float(np.asarray(v)) for v in var], fanouts, all_levels=True)
     yv = [np.asarray(a, dtype=np.float64) for a in y]
     sv = [np.asarray(v, dtype=np.float64) for v in var]
