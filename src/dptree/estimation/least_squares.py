@@ -307,7 +307,50 @@ def _bottom_up_weights(fanouts: Sequence[int], level_var: np.ndarray) -> tuple[n
 
 
 #: ranges per block in :func:`range_error_moments`
-_MOMENT_BLOCK = 16384
+_MOMENT_BLOCK = 8192
+
+
+def _moment_tables(f: list[int], var: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(lambda, G, H) of :func:`range_error_moments`: lambda_j from :func:`_bottom_up_weights`,
+    G[j, l] = lambda_j kappa(j+1, l) for j < l with kappa(j+1, l) = lambda~_l prod_{t=j+1}^{l-1} (1 - lambda_t)
+    (lambda~: lambda with 0 at the leaves, which have no (y - C) term), and
+    H[m+1, l] = sum_{j=m+1}^{l-1} G[j, l] (row 0 for m = -1)."""
+    L = len(f)
+    lam, _ = _bottom_up_weights(f, var)
+    lam_int = lam.copy()
+    lam_int[L] = 0.0
+    G = np.zeros((L + 1, L + 1))
+    for j in range(L):
+        for ell in range(j + 1, L + 1):
+            G[j, ell] = lam_int[j] * lam[ell] * np.prod(1.0 - lam_int[j + 1 : ell])
+    H = np.zeros((L + 2, L + 1))
+    for m in range(-1, L):
+        for ell in range(m + 1, L + 1):
+            H[m + 1, ell] = G[m + 1 : ell, ell].sum()
+    return lam, G, H
+
+
+def _moment_constants(lam: np.ndarray, H: np.ndarray, sf: np.ndarray,
+                      var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-level constants of the children classes in :func:`range_error_moments`.
+
+    Below the boundary node at level m, G[j, l] = a(j, m) b(m, l) for j <= m < l, with
+    b(m, l) = lambda_l prod_{t=m+1}^{l-1} (1 - lambda_t); so A_m[l] = b(m, l) S_m with the
+    per-range S_m = (1 - lambda_m) S_{m-1} + lambda_m omega_m. With h_l = lambda_l - H[m+1, l],
+    p_l = mv_l s_{m+1} / s_l and r_l = mv_l^2 s_{m+1} / s_l:
+    K1[m] = sum_{l>m} p_l (h^2, h b, b^2), K2[m] = sum_{l>m} r_l (h^4, h^3 b, h^2 b^2, h b^3, b^4)."""
+    L = lam.size - 1
+    mv = np.where(np.isfinite(var) & (var > 0), var, 0.0)
+    K1, K2 = np.zeros((L, 3)), np.zeros((L, 5))
+    for m in range(L):
+        ls = np.arange(m + 1, L + 1)
+        b = np.array([lam[ell] * np.prod(1.0 - lam[m + 1 : ell]) for ell in ls])
+        h = lam[ls] - H[m + 1, ls]
+        per = sf[m + 1] / sf[ls]
+        p, r = per * mv[ls], per * mv[ls] ** 2
+        K1[m] = [np.sum(p * h * h), np.sum(p * h * b), np.sum(p * b * b)]
+        K2[m] = [np.sum(r * h ** (4 - k) * b**k) for k in range(5)]
+    return K1, K2
 
 
 def range_error_moments(
@@ -319,29 +362,20 @@ def range_error_moments(
     regular tree, the range estimate is sum_{i in q} y_i + sum_a lambda_a omega_a (y_a - C_a)
     with omega_a = |q cap B_a| / s_a, so c_u depends only on u's level and the omegas of its
     ancestors. Those are 0 or 1 except on the two paths to the range's ends, which leaves O(L^2)
-    classes of equal coefficients per range. The first sum is the variance (equal to
-    :func:`range_variance`); the second measures how far the error is from Gaussian, for
-    intervals (see :mod:`dptree.estimation.intervals`).
+    classes of equal coefficients per range; their sums over the levels below a boundary node are
+    polynomials in one number S_m per path (:func:`_moment_constants`), so a range costs O(L).
+    The first sum is the variance (equal to :func:`range_variance`); the second measures how far
+    the error is from Gaussian, for intervals (see :mod:`dptree.estimation.intervals`).
+
+    Both boundary paths are walked at once, as the columns [lo side | hi side] of one array: the
+    distance from a path's end to its node's far edge is e mod s_m + 1 with e = (-lo - 1, hi), and
+    (e // s_{m+1}) mod f_m counts the children of the boundary node inside the range on that side.
+    While both ends lie in one node, the two columns see the same ancestors and the node is
+    counted once (on the lo side, which also drops the f_m children counted twice).
     """
     f = [int(x) for x in fanouts]
     L = len(f)
     var = np.asarray(level_var, dtype=np.float64)
-    s = [1] * (L + 1)
-    for j in range(L - 1, -1, -1):
-        s[j] = s[j + 1] * f[j]
-    lam, _ = _bottom_up_weights(f, var)
-    lam_int = lam.copy()
-    lam_int[L] = 0.0  # leaves have no (y - C) term
-    # G[j, l] = lambda_j * kappa(j+1, l) for j < l, kappa(j+1, l) = lam~_l prod_{t=j+1}^{l-1} (1 - lambda_t)
-    G = np.zeros((L + 1, L + 1))
-    for j in range(L):
-        for ell in range(j + 1, L + 1):
-            G[j, ell] = lam_int[j] * lam[ell] * np.prod(1.0 - lam_int[j + 1 : ell])
-    # H[m+1, l] = sum_{j=m+1}^{l-1} G[j, l]  (index shifted by one so m = -1 is row 0)
-    H = np.zeros((L + 2, L + 1))
-    for m in range(-1, L):
-        for ell in range(m + 1, L + 1):
-            H[m + 1, ell] = G[m + 1 : ell, ell].sum()
     lo = np.atleast_1d(np.asarray(lo, dtype=np.int64))
     hi = np.atleast_1d(np.asarray(hi, dtype=np.int64))
     if lo.size > _MOMENT_BLOCK:  # blocks of ranges keep the temporaries in cache
@@ -350,62 +384,68 @@ def range_error_moments(
             for i in range(0, lo.size, _MOMENT_BLOCK)
         ]
         return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    s = [1] * (L + 1)
+    for j in range(L - 1, -1, -1):
+        s[j] = s[j + 1] * f[j]
+    lam, G, H = _moment_tables(f, var)
+    K1, K2 = _moment_constants(lam, H, np.asarray(s, dtype=np.float64), var)
     # per-level weights of the sums: mv = sigma^2 on measured levels, 0 elsewhere (no term)
     mv = np.where(np.isfinite(var) & (var > 0), var, 0.0)
     mv2 = mv * mv
     sf = np.asarray(s, dtype=np.float64)
+    q = lo.size
     # the whole padded tree inside the range: every node has all-one ancestors; a class of
     # (s_0 / s_l) nodes per level with the constant coefficient lam_l - H[0, l]
     c_root = lam - H[0]
     root_full = ((lo <= 0) & (hi >= s[0] - 1)).astype(np.float64)
     v1 = root_full * float(np.sum(sf[0] / sf * c_root**2 * mv))
     v2 = root_full * float(np.sum(sf[0] / sf * c_root**4 * mv2))
-    for side in (0, 1):  # the left (lo) and right (hi) boundary paths
-        # A[l] = sum_{j <= m} omega_j G[j, l] along this side's boundary path, level by level
-        A = np.zeros((L + 1, lo.size))  # row l: A[l] for every range
-        b_prev = np.zeros_like(lo)  # this side's boundary node at level m (root: 0)
-        other_prev = np.zeros_like(lo)  # the other side's boundary node at level m
-        w_prev = np.minimum(hi, s[0] - 1) - np.maximum(lo, 0) + 1  # overlap (in leaves) at level m
-        for m in range(L):
-            sm, sn, fm = s[m], s[m + 1], f[m]
-            same = b_prev == other_prev
-            # partial boundary nodes at level m (on the right side: only where it differs from the left)
-            partial = (w_prev > 0) & (w_prev < sm)
-            if side == 1:
-                partial &= ~same
-            omega = w_prev / sm
-            a_m = A[m].copy()
-            A[m:] += G[m][m:, None] * omega[None, :]  # G[m, l] = 0 for l <= m: rows above unchanged
-            coef = lam[m] * omega - a_m
-            t = coef * coef * mv[m]
-            v1 += partial * t
-            v2 += partial * t * t
-            # the children at level m+1: numbers fully inside (n_in) and outside (n_out) the range
-            cL, cR = lo // sn, hi // sn
-            fullL = (np.minimum(hi, (cL + 1) * sn - 1) - np.maximum(lo, cL * sn) + 1) >= sn
-            fullR = (np.minimum(hi, (cR + 1) * sn - 1) - np.maximum(lo, cR * sn) + 1) >= sn
-            first = b_prev * fm
-            if side == 0:
-                one = cL == cR
-                n_in = np.where(same, np.where(one, fullL, (cR - cL - 1) + fullL + fullR),
-                                (first + fm - 1 - cL) + fullL)
-                n_out = np.where(same, np.where(one, fm - 1, fm - (cR - cL + 1)), cL - first)
-                c_next, other_next = cL, cR
-            else:
-                n_in = (cR - first) + fullR
-                n_out = first + fm - 1 - cR
-                c_next, other_next = cR, cL
-            n_in = n_in * partial
-            n_out = n_out * partial
-            per = sf[m + 1] / sf[m + 1 :]
-            p1, p2 = per * mv[m + 1 :], per * mv2[m + 1 :]
-            X = A[m + 1 :]
-            X2 = X * X
-            Y = (lam[m + 1 :] - H[m + 1, m + 1 :])[:, None] - X
-            Y2 = Y * Y
-            # weighted sums over the levels l > m (einsum: no BLAS threads for these thin products)
-            v1 += n_in * np.einsum("l,lq->q", p1, Y2) + n_out * np.einsum("l,lq->q", p1, X2)
-            v2 += n_in * np.einsum("l,lq,lq->q", p2, Y2, Y2) + n_out * np.einsum("l,lq,lq->q", p2, X2, X2)
-            w_prev = np.minimum(hi, (c_next + 1) * sn - 1) - np.maximum(lo, c_next * sn) + 1
-            b_prev, other_prev = c_next, other_next
-    return v1, v2
+    w1 = np.zeros(2 * q)  # both sides' sums, folded at the end
+    w2 = np.zeros(2 * q)
+    e = np.concatenate([-lo - 1, hi])
+    width = hi - lo + 1
+    width2 = np.concatenate([width, width])
+    Q = e // s[0]
+    edge = e - Q * s[0] + 1  # distance from the path's end to the far edge of its node, in leaves
+    S = np.zeros(2 * q)  # S_m: A_m[l] = b[m, l] S_m along each path
+    for m in range(L):
+        sm, sn, fm = s[m], s[m + 1], f[m]
+        w = np.minimum(edge, width2)  # overlap of the boundary node with the range
+        same = width <= edge[:q]  # both ends in one node of level m
+        counted = w < sm  # a partial boundary node: its children classes are counted here
+        partial = counted.copy()
+        omega = w / sm
+        partial[q:] &= ~same  # one node while both ends are in it
+        coef = omega - S  # the boundary node's own coefficient, over lambda_m
+        coef *= partial
+        t = coef * coef
+        t *= lam[m] ** 2 * mv[m]
+        w1 += t
+        w2 += t * t
+        S *= 1.0 - lam[m]
+        S += lam[m] * omega
+        # the boundary node's children at level m+1 inside (n_in) and outside (n_out) the range
+        if sn & (sn - 1) == 0:  # powers of two: shifts and masks (same integers)
+            Qn = e >> (sn.bit_length() - 1)
+            edge = (e & (sn - 1)) + 1
+        else:
+            Qn = e // sn
+            edge = e - Qn * sn + 1
+        inner = Qn - Q * fm  # (e // s_{m+1}) mod f_m
+        Q = Qn
+        full = edge >= sn
+        full &= width2 >= sn
+        # both ends in one node: the lo side counts its children once (not f_m more), and one child
+        # holding both ends counts as inside only when the range is that child
+        one = same & (width <= edge[:q])
+        n_in = inner + full
+        n_in[:q] -= same * fm - one * ~full[:q]
+        n_in *= counted
+        n_all = n_in + counted * ((fm - 1) - inner)  # n_in + n_out
+        # the classes below: sum_{l > m} p_l (h_l - b_l S)^2 inside, p_l (b_l S)^2 outside (and
+        # 4th powers), expanded in powers of S with per-level constants
+        k1, k2 = K1[m], K2[m]
+        S2 = S * S
+        w1 += n_in * (k1[0] - 2.0 * k1[1] * S) + n_all * (k1[2] * S2)
+        w2 += n_in * (k2[0] + S * (-4.0 * k2[1] + S * (6.0 * k2[2] - 4.0 * k2[3] * S))) + n_all * (k2[4] * S2 * S2)
+    return v1 + w1[:q] + w1[q:], v2 + w2[:q] + w2[q:]

@@ -100,3 +100,26 @@ def test_peak_memory_is_at_most_24_bytes_per_node(b: int) -> None:
     tracemalloc.stop()
     assert est.cum.size == 2**16 + 1
     assert peak <= 24 * lay.num_nodes, peak / lay.num_nodes
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_moments_equal_the_old_class_sums(seed: int) -> None:
+    """range_error_moments in O(L) per range (both paths at once, sums as polynomials in S_m) gives
+    the numbers of the old O(L^2) class sums (which the dense tests of test_estimation pin)."""
+    from dptree.estimation.least_squares import range_error_moments
+
+    rng = np.random.default_rng(100 + seed)
+    b = int(rng.integers(2, 17))
+    lay = build_layout(int(rng.integers(2, 6000)), b)
+    Dp = lay.padded_size
+    var = rng.uniform(0.05, 8.0, lay.depth + 1)
+    var[0] = [np.inf, 0.0, 1.0][seed % 3]
+    if seed % 4 == 3 and lay.depth > 1:
+        var[1] = [np.inf, 0.0][(seed // 4) % 2]  # an unmeasured or exact level below the root
+    u, v = rng.integers(0, Dp, 2000), rng.integers(0, Dp, 2000)
+    lo, hi = np.minimum(u, v), np.maximum(u, v)
+    lo[:4], hi[:4] = [0, 0, Dp - 1, Dp // 2], [Dp - 1, 0, Dp - 1, Dp // 2]
+    old = ref.range_error_moments(lay.fanouts, var, lo, hi)
+    new = range_error_moments(lay.fanouts, var, lo, hi)
+    for a, c in zip(old, new):
+        np.testing.assert_allclose(c, a, rtol=1e-11, atol=1e-300)
