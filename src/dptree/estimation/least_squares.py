@@ -54,17 +54,17 @@ def _child_sums(parent: np.ndarray, values: np.ndarray, n_parent: int) -> np.nda
     return np.bincount(parent, weights=values, minlength=n_parent)
 
 
-def block_sums(values: np.ndarray, fanout: int) -> np.ndarray:
-    """Float64 sums of consecutive blocks of ``fanout`` values (the children of each node of a
-    regular tree). Small fan-outs add strided slices (one pass, vectorised); larger ones reduce
-    rows, summing integers exactly in int64 (counts and noise stay far below 2^58)."""
+def block_sums(values: np.ndarray, fanout: int, dtype: type = np.float64) -> np.ndarray:
+    """Sums of consecutive blocks of ``fanout`` values (the children of each node of a regular
+    tree), as ``dtype``. Small fan-outs add strided slices (one vectorised pass); larger ones
+    reduce rows, integers exactly in int64 (counts and noise stay far below 2^58)."""
     f = int(fanout)
     if f <= 4:
-        out = values[0::f].astype(np.float64)
+        out = values[0::f].astype(dtype)
         for i in range(1, f):
             out += values[i::f]
         return out
-    return values.reshape(-1, f).sum(axis=1).astype(np.float64, copy=False)
+    return values.reshape(-1, f).sum(axis=1).astype(dtype, copy=False)
 
 
 def _combine(y: np.ndarray, s2: np.ndarray, C: np.ndarray, VC: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
