@@ -60,7 +60,7 @@ def block_sums(values: np.ndarray, fanout: int, dtype: type = np.float64) -> np.
     reduce rows, integers exactly in int64 (counts and noise stay far below 2^58)."""
     f = int(fanout)
     if f <= 4:
-        out = values[0::f].astype(dtype)
+        out: np.ndarray = values[0::f].astype(dtype)
         for i in range(1, f):
             out += values[i::f]
         return out
@@ -378,28 +378,33 @@ def range_error_moments(
     var = np.asarray(level_var, dtype=np.float64)
     lo = np.atleast_1d(np.asarray(lo, dtype=np.int64))
     hi = np.atleast_1d(np.asarray(hi, dtype=np.int64))
-    if lo.size > _MOMENT_BLOCK:  # blocks of ranges keep the temporaries in cache
-        parts = [
-            range_error_moments(fanouts, level_var, lo[i : i + _MOMENT_BLOCK], hi[i : i + _MOMENT_BLOCK])
-            for i in range(0, lo.size, _MOMENT_BLOCK)
-        ]
-        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
     s = [1] * (L + 1)
     for j in range(L - 1, -1, -1):
         s[j] = s[j + 1] * f[j]
-    lam, G, H = _moment_tables(f, var)
-    K1, K2 = _moment_constants(lam, H, np.asarray(s, dtype=np.float64), var)
+    lam, _, H = _moment_tables(f, var)
+    sf = np.asarray(s, dtype=np.float64)
+    K1, K2 = _moment_constants(lam, H, sf, var)
     # per-level weights of the sums: mv = sigma^2 on measured levels, 0 elsewhere (no term)
     mv = np.where(np.isfinite(var) & (var > 0), var, 0.0)
-    mv2 = mv * mv
-    sf = np.asarray(s, dtype=np.float64)
-    q = lo.size
     # the whole padded tree inside the range: every node has all-one ancestors; a class of
     # (s_0 / s_l) nodes per level with the constant coefficient lam_l - H[0, l]
     c_root = lam - H[0]
-    root_full = ((lo <= 0) & (hi >= s[0] - 1)).astype(np.float64)
-    v1 = root_full * float(np.sum(sf[0] / sf * c_root**2 * mv))
-    v2 = root_full * float(np.sum(sf[0] / sf * c_root**4 * mv2))
+    root = (float(np.sum(sf[0] / sf * c_root**2 * mv)), float(np.sum(sf[0] / sf * c_root**4 * mv * mv)))
+    v1, v2 = np.empty(lo.size), np.empty(lo.size)
+    for i in range(0, lo.size, _MOMENT_BLOCK):  # blocks of ranges keep the temporaries in cache
+        blk = slice(i, i + _MOMENT_BLOCK)
+        v1[blk], v2[blk] = _block_moments(f, s, lam, mv, K1, K2, root, lo[blk], hi[blk])
+    return v1, v2
+
+
+def _block_moments(f: list[int], s: list[int], lam: np.ndarray, mv: np.ndarray, K1: np.ndarray, K2: np.ndarray,
+                   root: tuple[float, float], lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`range_error_moments` of one block of ranges (tables precomputed)."""
+    L = len(f)
+    q = lo.size
+    root_full = (lo <= 0) & (hi >= s[0] - 1)
+    v1 = root_full * root[0]
+    v2 = root_full * root[1]
     w1 = np.zeros(2 * q)  # both sides' sums, folded at the end
     w2 = np.zeros(2 * q)
     e = np.concatenate([-lo - 1, hi])
