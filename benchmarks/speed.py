@@ -4,6 +4,7 @@ Run from the repository root:
 
     PYTHONPATH=src python3 benchmarks/speed.py            # D = 2^20, n = 10^7 (a few minutes)
     PYTHONPATH=src python3 benchmarks/speed.py --quick    # smoke run (D = 2^14, n = 10^5)
+    PYTHONPATH=src python3 benchmarks/speed.py --grid     # release per node at D = 2^16..2^24, n = 1e6, 1e7
 
 What is timed (all in one process, same data; the calls run round-robin, --reps rounds after one
 warm-up round; wall time and this process's CPU time; ratios are medians of per-round ratios):
@@ -340,6 +341,11 @@ def query_bench(D: int, n: int, b: int, q: int, reps: int) -> list[list[str]]:
 
 
 def main() -> None:
+    if "--grid" in sys.argv:  # the release grid, D = 2^16 .. 2^24 (its own options: release_grid.py --help)
+        import release_grid
+
+        release_grid.main([a for a in sys.argv[1:] if a != "--grid"])
+        return
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--log2-domain", type=int, default=20, help="D = 2^k leaves (default 20)")
     ap.add_argument("--n", type=int, default=10**7, help="number of input integers (default 1e7)")

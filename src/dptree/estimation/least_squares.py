@@ -32,6 +32,8 @@ from dptree.errors import InvalidParameterError
 __all__ = [
     "TreeEstimate",
     "consistent_estimates",
+    "regular_passes",
+    "block_sums",
     "node_variances",
     "range_variance",
     "prefix_block_sums",
@@ -48,10 +50,21 @@ class TreeEstimate:
     V: list[np.ndarray]
 
 
-def _child_sums(parent: np.ndarray, values: np.ndarray, n_parent: int, fanout: int | None = None) -> np.ndarray:
-    if fanout is not None:  # contiguous children, `fanout` per parent (regular trees)
-        return values.reshape(n_parent, fanout).sum(axis=1)
+def _child_sums(parent: np.ndarray, values: np.ndarray, n_parent: int) -> np.ndarray:
     return np.bincount(parent, weights=values, minlength=n_parent)
+
+
+def block_sums(values: np.ndarray, fanout: int, dtype: type = np.float64) -> np.ndarray:
+    """Sums of consecutive blocks of ``fanout`` values (the children of each node of a regular
+    tree), as ``dtype``. Small fan-outs add strided slices (one vectorised pass); larger ones
+    reduce rows, integers exactly in int64 (counts and noise stay far below 2^58)."""
+    f = int(fanout)
+    if f <= 4:
+        out: np.ndarray = values[0::f].astype(dtype)
+        for i in range(1, f):
+            out += values[i::f]
+        return out
+    return values.reshape(-1, f).sum(axis=1).astype(dtype, copy=False)
 
 
 def _combine(y: np.ndarray, s2: np.ndarray, C: np.ndarray, VC: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -84,13 +97,18 @@ def consistent_estimates(
     a variance may be one number for the whole level. ``parents[j]``: for j >= 1, the index in
     level j-1 of each node's parent (``parents[0]`` is ignored). A node without children is a leaf
     and must be measured (finite variance). ``fanouts`` (optional) declares a regular tree whose
-    level j+1 holds ``fanouts[j]`` contiguous children per node of level j, which is faster.
+    level j+1 holds ``fanouts[j]`` contiguous children per node of level j, with one variance per
+    level: the fast path :func:`regular_passes` then computes every level.
     """
     depth = len(y)
     if not (len(var) == depth == len(parents)) or depth == 0:
         raise InvalidParameterError("y, var and parents must describe the same non-empty list of levels")
-    if fanouts is not None and len(fanouts) != depth - 1:
-        raise InvalidParameterError("fanouts must have one entry per level below the root")
+    if fanouts is not None:
+        if len(fanouts) != depth - 1:
+            raise InvalidParameterError("fanouts must have one entry per level below the root")
+        if any(np.ndim(v) for v in var):
+            raise InvalidParameterError("a regular tree (fanouts=) takes one noise variance per level, not per node")
+        return regular_passes(y, [float(np.asarray(v)) for v in var], fanouts, all_levels=True)
     yv = [np.asarray(a, dtype=np.float64) for a in y]
     sv = [np.asarray(v, dtype=np.float64) for v in var]
     sv = [v if v.ndim == 0 else np.broadcast_to(v, a.shape) for v, a in zip(sv, yv)]
@@ -101,13 +119,6 @@ def consistent_estimates(
             n = yv[j].size
             s2 = sv[j]
             if j + 1 < depth and yv[j + 1].size:
-                if fanouts is not None:
-                    f = int(fanouts[j])
-                    C = _child_sums(np.empty(0, np.int64), z[j + 1], n, f)
-                    VC = _child_sums(np.empty(0, np.int64), V[j + 1], n, f)
-                    zj, Vj = _combine(yv[j], s2, C, VC)
-                    z[j], V[j] = zj, np.broadcast_to(Vj, (n,)) if np.ndim(Vj) == 0 else Vj
-                    continue
                 par = np.asarray(parents[j + 1], dtype=np.int64)
                 has_child = np.bincount(par, minlength=n) > 0
                 C = _child_sums(par, z[j + 1], n)
@@ -128,19 +139,79 @@ def consistent_estimates(
         x[0] = z[0].copy()
         for j in range(1, depth):
             n_par = yv[j - 1].size
-            if fanouts is not None:
-                f = int(fanouts[j - 1])
-                S = _child_sums(np.empty(0, np.int64), z[j], n_par, f)
-                SV = _child_sums(np.empty(0, np.int64), V[j], n_par, f)
-                gap = np.where(SV > 0, (x[j - 1] - S) / SV, 0.0)
-                x[j] = z[j] + V[j] * np.repeat(gap, f)
-                continue
             par = np.asarray(parents[j], dtype=np.int64)
             S = _child_sums(par, z[j], n_par)
             SV = _child_sums(par, V[j], n_par)
             share = np.where(SV[par] > 0, V[j] / SV[par], 0.0)
             x[j] = z[j] + share * (x[j - 1][par] - S[par])
     return TreeEstimate(x=x, z=z, V=V)
+
+
+def regular_passes(
+    y: Sequence[np.ndarray | None], level_var: ArrayLike, fanouts: Sequence[int], *, all_levels: bool = False
+) -> TreeEstimate:
+    """Honaker's two passes on a regular tree with one noise variance per level, in O(nodes).
+
+    With one variance per level, V and the weight lambda_j = VC / (sigma_j^2 + VC) of a node's own
+    measurement are per-level numbers (:func:`_bottom_up_weights`), and the passes above become
+    up: C_j = block sums of z_{j+1}, d_j = lambda_j (y_j - C_j), z_j = C_j + d_j;
+    down: g_{-1} = 0, g_j = (d_j + g_{j-1} repeated) / f_j, x_leaf = y_leaf + g_{L-1} repeated
+    (g_j is the share of node j's residual x_j - C_j that each child receives; a child level with
+    V = 0 gets none). Only the d_j of the internal levels are kept, so the leaves cost one block
+    sum, one broadcast add and their float64 output. ``all_levels=False`` returns the leaves only
+    (``x == [leaves]``, ``z`` and ``V`` empty); ``True`` every level, as :func:`consistent_estimates`.
+    """
+    f = [int(v) for v in fanouts]
+    L = len(f)
+    var = np.asarray(level_var, dtype=np.float64)
+    if var.shape != (L + 1,) or len(y) != L + 1:
+        raise InvalidParameterError("a regular tree needs one measurement array and one variance per level")
+    if not np.isfinite(var[L]):
+        raise InvalidParameterError("every leaf must be measured (finite noise variance)")
+    lam, V = _bottom_up_weights(f, var)
+    leaves = np.asarray(y[L])
+    if L == 0:
+        x0 = leaves.astype(np.float64)
+        return TreeEstimate(x=[x0], z=[x0.copy()] if all_levels else [], V=[np.broadcast_to(V[0], x0.shape)])
+    d: list[np.ndarray] = [np.empty(0)] * L
+    C: list[np.ndarray] = [np.empty(0)] * L  # kept for all_levels only
+    below = leaves
+    for j in range(L - 1, -1, -1):  # up
+        zj = block_sums(below, f[j])  # C_j, then z_j in place
+        if all_levels:
+            C[j] = zj.copy()
+        yj = y[j]
+        if lam[j] > 0.0 and yj is not None:
+            d[j] = np.subtract(yj, zj, dtype=np.float64)
+            d[j] *= lam[j]
+            zj += d[j]
+        elif lam[j] > 0.0:
+            raise InvalidParameterError("a measured level needs its measurements")
+        else:  # not measured: z_j = C_j
+            d[j] = np.zeros(zj.size)
+        below = zj
+    g = np.zeros(1)
+    x: list[np.ndarray] = [np.empty(0)] * (L + 1)
+    for j in range(L):  # down: d_j becomes g_j in place
+        gj = d[j]
+        if j and V[j] > 0.0:
+            gj.reshape(-1, f[j - 1])[...] += g[:, None]
+        if all_levels:
+            x[j] = C[j] + gj
+        gj /= f[j]
+        g = gj
+    out = np.empty(leaves.shape, dtype=np.float64)
+    if V[L] > 0.0:
+        np.add(leaves.reshape(-1, f[L - 1]), g[:, None], out=out.reshape(-1, f[L - 1]))
+    else:
+        out[...] = leaves
+    if not all_levels:
+        return TreeEstimate(x=[out], z=[], V=[])
+    x[L] = out
+    # d_j now holds g_j: z_j = C_j + lambda_j (y_j - C_j) again
+    z = [c + lam[j] * (np.asarray(y[j], dtype=np.float64) - c) if lam[j] > 0 else c for j, c in enumerate(C)]
+    z.append(np.asarray(leaves, dtype=np.float64))
+    return TreeEstimate(x=x, z=z, V=[np.broadcast_to(v, (zj.size,)) for v, zj in zip(V, z)])
 
 
 def node_variances(
@@ -213,28 +284,73 @@ def range_variance(block_sizes: Sequence[int], level_var: ArrayLike, lo: np.ndar
     return terms.sum(axis=0)
 
 
-def _bottom_up_weights(fanouts: Sequence[int], level_var: np.ndarray) -> np.ndarray:
-    """lambda_j = VC_j / (sigma_j^2 + VC_j): the weight of a node's own measurement in z_v.
+def _bottom_up_weights(fanouts: Sequence[int], level_var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(lambda_j, V_j) per level of a regular tree: lambda_j = VC_j / (sigma_j^2 + VC_j) is the
+    weight of a node's own measurement in z_v and V_j the variance of z_v (VC_j = f_j V_{j+1}).
 
-    0 for unmeasured levels, 1 for exact ones; leaves get 1 (z = y there).
+    lambda is 0 for unmeasured levels, 1 for exact ones; leaves get 1 (z = y there).
     """
     L = len(fanouts)
     lam = np.ones(L + 1)
-    V = float(level_var[L])
+    V = np.empty(L + 1)
+    V[L] = float(level_var[L])
     for j in range(L - 1, -1, -1):
-        vc = fanouts[j] * V
+        vc = fanouts[j] * V[j + 1]
         s2 = float(level_var[j])
         if not np.isfinite(s2):
-            lam[j], V = 0.0, vc
+            lam[j], V[j] = 0.0, vc
         elif s2 == 0.0:
-            lam[j], V = 1.0, 0.0
+            lam[j], V[j] = 1.0, 0.0
         else:
-            lam[j], V = vc / (s2 + vc), s2 * vc / (s2 + vc)
-    return lam
+            lam[j], V[j] = vc / (s2 + vc), s2 * vc / (s2 + vc)
+    return lam, V
 
 
 #: ranges per block in :func:`range_error_moments`
-_MOMENT_BLOCK = 16384
+_MOMENT_BLOCK = 8192
+
+
+def _moment_tables(f: list[int], var: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(lambda, G, H) of :func:`range_error_moments`: lambda_j from :func:`_bottom_up_weights`,
+    G[j, l] = lambda_j kappa(j+1, l) for j < l with kappa(j+1, l) = lambda~_l prod_{t=j+1}^{l-1} (1 - lambda_t)
+    (lambda~: lambda with 0 at the leaves, which have no (y - C) term), and
+    H[m+1, l] = sum_{j=m+1}^{l-1} G[j, l] (row 0 for m = -1)."""
+    L = len(f)
+    lam, _ = _bottom_up_weights(f, var)
+    lam_int = lam.copy()
+    lam_int[L] = 0.0
+    G = np.zeros((L + 1, L + 1))
+    for j in range(L):
+        for ell in range(j + 1, L + 1):
+            G[j, ell] = lam_int[j] * lam[ell] * np.prod(1.0 - lam_int[j + 1 : ell])
+    H = np.zeros((L + 2, L + 1))
+    for m in range(-1, L):
+        for ell in range(m + 1, L + 1):
+            H[m + 1, ell] = G[m + 1 : ell, ell].sum()
+    return lam, G, H
+
+
+def _moment_constants(lam: np.ndarray, H: np.ndarray, sf: np.ndarray,
+                      var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-level constants of the children classes in :func:`range_error_moments`.
+
+    Below the boundary node at level m, G[j, l] = a(j, m) b(m, l) for j <= m < l, with
+    b(m, l) = lambda_l prod_{t=m+1}^{l-1} (1 - lambda_t); so A_m[l] = b(m, l) S_m with the
+    per-range S_m = (1 - lambda_m) S_{m-1} + lambda_m omega_m. With h_l = lambda_l - H[m+1, l],
+    p_l = mv_l s_{m+1} / s_l and r_l = mv_l^2 s_{m+1} / s_l:
+    K1[m] = sum_{l>m} p_l (h^2, h b, b^2), K2[m] = sum_{l>m} r_l (h^4, h^3 b, h^2 b^2, h b^3, b^4)."""
+    L = lam.size - 1
+    mv = np.where(np.isfinite(var) & (var > 0), var, 0.0)
+    K1, K2 = np.zeros((L, 3)), np.zeros((L, 5))
+    for m in range(L):
+        ls = np.arange(m + 1, L + 1)
+        b = np.array([lam[ell] * np.prod(1.0 - lam[m + 1 : ell]) for ell in ls])
+        h = lam[ls] - H[m + 1, ls]
+        per = sf[m + 1] / sf[ls]
+        p, r = per * mv[ls], per * mv[ls] ** 2
+        K1[m] = [np.sum(p * h * h), np.sum(p * h * b), np.sum(p * b * b)]
+        K2[m] = [np.sum(r * h ** (4 - k) * b**k) for k in range(5)]
+    return K1, K2
 
 
 def range_error_moments(
@@ -246,93 +362,95 @@ def range_error_moments(
     regular tree, the range estimate is sum_{i in q} y_i + sum_a lambda_a omega_a (y_a - C_a)
     with omega_a = |q cap B_a| / s_a, so c_u depends only on u's level and the omegas of its
     ancestors. Those are 0 or 1 except on the two paths to the range's ends, which leaves O(L^2)
-    classes of equal coefficients per range. The first sum is the variance (equal to
-    :func:`range_variance`); the second measures how far the error is from Gaussian, for
-    intervals (see :mod:`dptree.estimation.intervals`).
+    classes of equal coefficients per range; their sums over the levels below a boundary node are
+    polynomials in one number S_m per path (:func:`_moment_constants`), so a range costs O(L).
+    The first sum is the variance (equal to :func:`range_variance`); the second measures how far
+    the error is from Gaussian, for intervals (see :mod:`dptree.estimation.intervals`).
+
+    Both boundary paths are walked at once, as the columns [lo side | hi side] of one array: the
+    distance from a path's end to its node's far edge is e mod s_m + 1 with e = (-lo - 1, hi), and
+    (e // s_{m+1}) mod f_m counts the children of the boundary node inside the range on that side.
+    While both ends lie in one node, the two columns see the same ancestors and the node is
+    counted once (on the lo side, which also drops the f_m children counted twice).
     """
     f = [int(x) for x in fanouts]
     L = len(f)
     var = np.asarray(level_var, dtype=np.float64)
+    lo = np.atleast_1d(np.asarray(lo, dtype=np.int64))
+    hi = np.atleast_1d(np.asarray(hi, dtype=np.int64))
     s = [1] * (L + 1)
     for j in range(L - 1, -1, -1):
         s[j] = s[j + 1] * f[j]
-    lam = _bottom_up_weights(f, var)
-    lam_int = lam.copy()
-    lam_int[L] = 0.0  # leaves have no (y - C) term
-    # G[j, l] = lambda_j * kappa(j+1, l) for j < l, kappa(j+1, l) = lam~_l prod_{t=j+1}^{l-1} (1 - lambda_t)
-    G = np.zeros((L + 1, L + 1))
-    for j in range(L):
-        for ell in range(j + 1, L + 1):
-            G[j, ell] = lam_int[j] * lam[ell] * np.prod(1.0 - lam_int[j + 1 : ell])
-    # H[m+1, l] = sum_{j=m+1}^{l-1} G[j, l]  (index shifted by one so m = -1 is row 0)
-    H = np.zeros((L + 2, L + 1))
-    for m in range(-1, L):
-        for ell in range(m + 1, L + 1):
-            H[m + 1, ell] = G[m + 1 : ell, ell].sum()
-    lo = np.atleast_1d(np.asarray(lo, dtype=np.int64))
-    hi = np.atleast_1d(np.asarray(hi, dtype=np.int64))
-    if lo.size > _MOMENT_BLOCK:  # blocks of ranges keep the temporaries in cache
-        parts = [
-            range_error_moments(fanouts, level_var, lo[i : i + _MOMENT_BLOCK], hi[i : i + _MOMENT_BLOCK])
-            for i in range(0, lo.size, _MOMENT_BLOCK)
-        ]
-        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    lam, _, H = _moment_tables(f, var)
+    sf = np.asarray(s, dtype=np.float64)
+    K1, K2 = _moment_constants(lam, H, sf, var)
     # per-level weights of the sums: mv = sigma^2 on measured levels, 0 elsewhere (no term)
     mv = np.where(np.isfinite(var) & (var > 0), var, 0.0)
-    mv2 = mv * mv
-    sf = np.asarray(s, dtype=np.float64)
     # the whole padded tree inside the range: every node has all-one ancestors; a class of
     # (s_0 / s_l) nodes per level with the constant coefficient lam_l - H[0, l]
     c_root = lam - H[0]
-    root_full = ((lo <= 0) & (hi >= s[0] - 1)).astype(np.float64)
-    v1 = root_full * float(np.sum(sf[0] / sf * c_root**2 * mv))
-    v2 = root_full * float(np.sum(sf[0] / sf * c_root**4 * mv2))
-    for side in (0, 1):  # the left (lo) and right (hi) boundary paths
-        # A[l] = sum_{j <= m} omega_j G[j, l] along this side's boundary path, level by level
-        A = np.zeros((L + 1, lo.size))  # row l: A[l] for every range
-        b_prev = np.zeros_like(lo)  # this side's boundary node at level m (root: 0)
-        other_prev = np.zeros_like(lo)  # the other side's boundary node at level m
-        w_prev = np.minimum(hi, s[0] - 1) - np.maximum(lo, 0) + 1  # overlap (in leaves) at level m
-        for m in range(L):
-            sm, sn, fm = s[m], s[m + 1], f[m]
-            same = b_prev == other_prev
-            # partial boundary nodes at level m (on the right side: only where it differs from the left)
-            partial = (w_prev > 0) & (w_prev < sm)
-            if side == 1:
-                partial &= ~same
-            omega = w_prev / sm
-            a_m = A[m].copy()
-            A[m:] += G[m][m:, None] * omega[None, :]  # G[m, l] = 0 for l <= m: rows above unchanged
-            coef = lam[m] * omega - a_m
-            t = coef * coef * mv[m]
-            v1 += partial * t
-            v2 += partial * t * t
-            # the children at level m+1: numbers fully inside (n_in) and outside (n_out) the range
-            cL, cR = lo // sn, hi // sn
-            fullL = (np.minimum(hi, (cL + 1) * sn - 1) - np.maximum(lo, cL * sn) + 1) >= sn
-            fullR = (np.minimum(hi, (cR + 1) * sn - 1) - np.maximum(lo, cR * sn) + 1) >= sn
-            first = b_prev * fm
-            if side == 0:
-                one = cL == cR
-                n_in = np.where(same, np.where(one, fullL, (cR - cL - 1) + fullL + fullR),
-                                (first + fm - 1 - cL) + fullL)
-                n_out = np.where(same, np.where(one, fm - 1, fm - (cR - cL + 1)), cL - first)
-                c_next, other_next = cL, cR
-            else:
-                n_in = (cR - first) + fullR
-                n_out = first + fm - 1 - cR
-                c_next, other_next = cR, cL
-            n_in = n_in * partial
-            n_out = n_out * partial
-            per = sf[m + 1] / sf[m + 1 :]
-            p1, p2 = per * mv[m + 1 :], per * mv2[m + 1 :]
-            X = A[m + 1 :]
-            X2 = X * X
-            Y = (lam[m + 1 :] - H[m + 1, m + 1 :])[:, None] - X
-            Y2 = Y * Y
-            # weighted sums over the levels l > m (einsum: no BLAS threads for these thin products)
-            v1 += n_in * np.einsum("l,lq->q", p1, Y2) + n_out * np.einsum("l,lq->q", p1, X2)
-            v2 += n_in * np.einsum("l,lq,lq->q", p2, Y2, Y2) + n_out * np.einsum("l,lq,lq->q", p2, X2, X2)
-            w_prev = np.minimum(hi, (c_next + 1) * sn - 1) - np.maximum(lo, c_next * sn) + 1
-            b_prev, other_prev = c_next, other_next
+    root = (float(np.sum(sf[0] / sf * c_root**2 * mv)), float(np.sum(sf[0] / sf * c_root**4 * mv * mv)))
+    v1, v2 = np.empty(lo.size), np.empty(lo.size)
+    for i in range(0, lo.size, _MOMENT_BLOCK):  # blocks of ranges keep the temporaries in cache
+        blk = slice(i, i + _MOMENT_BLOCK)
+        v1[blk], v2[blk] = _block_moments(f, s, lam, mv, K1, K2, root, lo[blk], hi[blk])
     return v1, v2
+
+
+def _block_moments(f: list[int], s: list[int], lam: np.ndarray, mv: np.ndarray, K1: np.ndarray, K2: np.ndarray,
+                   root: tuple[float, float], lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`range_error_moments` of one block of ranges (tables precomputed)."""
+    L = len(f)
+    q = lo.size
+    root_full = (lo <= 0) & (hi >= s[0] - 1)
+    v1 = root_full * root[0]
+    v2 = root_full * root[1]
+    w1 = np.zeros(2 * q)  # both sides' sums, folded at the end
+    w2 = np.zeros(2 * q)
+    e = np.concatenate([-lo - 1, hi])
+    width = hi - lo + 1
+    width2 = np.concatenate([width, width])
+    Q = e // s[0]
+    edge = e - Q * s[0] + 1  # distance from the path's end to the far edge of its node, in leaves
+    S = np.zeros(2 * q)  # S_m: A_m[l] = b[m, l] S_m along each path
+    for m in range(L):
+        sm, sn, fm = s[m], s[m + 1], f[m]
+        w = np.minimum(edge, width2)  # overlap of the boundary node with the range
+        same = width <= edge[:q]  # both ends in one node of level m
+        counted = w < sm  # a partial boundary node: its children classes are counted here
+        partial = counted.copy()
+        omega = w / sm
+        partial[q:] &= ~same  # one node while both ends are in it
+        coef = omega - S  # the boundary node's own coefficient, over lambda_m
+        coef *= partial
+        t = coef * coef
+        t *= lam[m] ** 2 * mv[m]
+        w1 += t
+        w2 += t * t
+        S *= 1.0 - lam[m]
+        S += lam[m] * omega
+        # the boundary node's children at level m+1 inside (n_in) and outside (n_out) the range
+        if sn & (sn - 1) == 0:  # powers of two: shifts and masks (same integers)
+            Qn = e >> (sn.bit_length() - 1)
+            edge = (e & (sn - 1)) + 1
+        else:
+            Qn = e // sn
+            edge = e - Qn * sn + 1
+        inner = Qn - Q * fm  # (e // s_{m+1}) mod f_m
+        Q = Qn
+        full = edge >= sn
+        full &= width2 >= sn
+        # both ends in one node: the lo side counts its children once (not f_m more), and one child
+        # holding both ends counts as inside only when the range is that child
+        one = same & (width <= edge[:q])
+        n_in = inner + full
+        n_in[:q] -= same * fm - one * ~full[:q]
+        n_in *= counted
+        n_all = n_in + counted * ((fm - 1) - inner)  # n_in + n_out
+        # the classes below: sum_{l > m} p_l (h_l - b_l S)^2 inside, p_l (b_l S)^2 outside (and
+        # 4th powers), expanded in powers of S with per-level constants
+        k1, k2 = K1[m], K2[m]
+        S2 = S * S
+        w1 += n_in * (k1[0] - 2.0 * k1[1] * S) + n_all * (k1[2] * S2)
+        w2 += n_in * (k2[0] + S * (-4.0 * k2[1] + S * (6.0 * k2[2] - 4.0 * k2[3] * S))) + n_all * (k2[4] * S2 * S2)
+    return v1 + w1[:q] + w1[q:], v2 + w2[:q] + w2[q:]

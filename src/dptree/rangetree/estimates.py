@@ -1,8 +1,8 @@
 """The estimates behind every range-tree answer: least-squares leaf counts and exact range errors.
 
 From the noisy node counts, :class:`LeafEstimates` computes the generalised least-squares
-estimate of every leaf (seed 004, Honaker's two passes,
-:func:`dptree.estimation.least_squares.consistent_estimates`), conditioned on the public fact that
+estimate of every leaf (seed 004, Honaker's two passes on a regular tree,
+:func:`dptree.estimation.least_squares.regular_passes`), conditioned on the public fact that
 the padding leaves beyond the domain hold no records. Any range of leaves then has the estimate
 ``cum[b+1] - cum[a]``, its exact variance in O(levels)
 (:func:`~dptree.estimation.least_squares.range_variance`, DESIGN section 4) and its interval
@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from dptree.estimation.intervals import gamma_shape, multiplier
-from dptree.estimation.least_squares import consistent_estimates, range_error_moments, range_variance
+from dptree.estimation.least_squares import range_error_moments, range_variance, regular_passes
 from dptree.rangetree.calibration import NoiseKind
 from dptree.rangetree.layout import TreeLayout
 
@@ -29,26 +29,27 @@ class LeafEstimates:
                  measurements: list[np.ndarray | None]) -> None:
         self.layout, self.size, self.noise = layout, domain_size, noise
         self.level_variance = level_variance
-        sizes = layout.level_sizes
-        y = [np.zeros(n) if m is None else m.astype(np.float64) for m, n in zip(measurements, sizes)]
         var = [float(v) for v in level_variance]
-        parents: list[np.ndarray | None] = [None] * len(sizes)  # implied by the fanouts
-        leaf = consistent_estimates(y, var, parents, fanouts=layout.fanouts).x[-1]
+        leaf = regular_passes(measurements, var, layout.fanouts).x[0]  # unmeasured levels: None
         D, Dp = domain_size, layout.padded_size
         self._pad_var = 0.0
         if Dp > D:
             # The padding buckets [D, Dp) hold no records (public). Conditioning the least-squares
             # estimate on "their sum is 0" is the constrained GLS estimate:
             # x' = x - Cov(x, P) / Var(P) * P_hat, Var' = Var - Cov(., P)^2 / Var(P).
-            idx = np.arange(D)
             self._pad_var = float(self._raw_variance(np.array([D]), np.array([Dp - 1]))[0])
             if self._pad_var > 0:
+                self._pad_segments()
                 pad_hat = float(leaf[D:].sum())
-                leaf = leaf[:D] - self._cov_with_padding(idx, idx) / self._pad_var * pad_hat
+                leaf = leaf[:D]
+                for t0, t1, cov in zip(self._seg_start[:-1], self._seg_start[1:], self._seg_cov):
+                    leaf[t0:t1] -= cov / self._pad_var * pad_hat
         #: the estimate of every bucket of the domain
         self.leaf = leaf[:D]
         #: cum[i] = estimated number of records in buckets 0 .. i-1
-        self.cum = np.concatenate([[0.0], np.cumsum(self.leaf)])
+        self.cum = np.empty(D + 1)
+        self.cum[0] = 0.0
+        np.cumsum(self.leaf, out=self.cum[1:])
         self._monotone_cdf: np.ndarray | None = None
 
     def _raw_variance(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -57,7 +58,7 @@ class LeafEstimates:
         v = range_variance(self.layout.block_sizes, self.level_variance, np.where(empty, 0, a), np.where(empty, 0, b))
         return np.where(empty, 0.0, v)
 
-    def _cov_with_padding(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    def _cov_with_padding_direct(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Cov(range [a, b] of the domain, padding range P), from four contiguous-range variances:
         with M = [b+1, D-1], 2 Cov(q, P) = Var(q+M+P) + Var(M) - Var(q+M) - Var(M+P)."""
         D, last = self.size, self.layout.padded_size - 1
@@ -68,6 +69,28 @@ class LeafEstimates:
             - self._raw_variance(a, end)
             - self._raw_variance(b + 1, np.full(a.shape, last))
         )
+
+    def _pad_segments(self) -> None:
+        """Cov(leaf i, P) is constant on the segments [t_j, t_{j+1}) of leaves whose lowest common
+        ancestor with leaf D is at level j (t_j: the first leaf of D's level-j block): the covariance
+        of two leaf estimates depends only on the level of their common ancestor, and every padding
+        leaf meets all leaves of a segment at the same level. One direct covariance per segment."""
+        D = self.size
+        t = np.array([D // s * s for s in self.layout.block_sizes] + [D], dtype=np.int64)
+        self._seg_start = np.unique(t)  # t_0 = 0 <= ... <= t_L = D, empty segments dropped
+        first = self._seg_start[:-1]
+        self._seg_cov = self._cov_with_padding_direct(first, first)
+        # prefix sums of Cov(leaf i, P) at the segment starts (for ranges)
+        self._seg_prefix = np.concatenate([[0.0], np.cumsum(self._seg_cov * np.diff(self._seg_start))])
+
+    def _cov_with_padding(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Cov(range [a, b] of the domain, padding range P) = F(b + 1) - F(a), F(t) the sum of the
+        per-leaf covariances below t (piecewise linear over :meth:`_pad_segments`)."""
+        return self._cov_prefix(np.asarray(b) + 1) - self._cov_prefix(np.asarray(a))
+
+    def _cov_prefix(self, t: np.ndarray) -> np.ndarray:
+        k = np.clip(np.searchsorted(self._seg_start, t, side="right") - 1, 0, self._seg_cov.size - 1)
+        return self._seg_prefix[k] + (t - self._seg_start[k]) * self._seg_cov[k]
 
     def counts(self, a: np.ndarray, b: np.ndarray, empty: np.ndarray) -> np.ndarray:
         """Estimated counts of the leaf ranges [a, b]."""

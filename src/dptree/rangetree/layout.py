@@ -19,6 +19,7 @@ import numpy as np
 
 from dptree._validation import Interval, validate_params
 from dptree.errors import DomainError, InvalidParameterError
+from dptree.estimation.least_squares import block_sums
 
 __all__ = ["TreeLayout", "build_layout"]
 
@@ -64,7 +65,7 @@ class TreeLayout:
             raise InvalidParameterError("leaf histogram has the wrong length for this layout")
         levels = [leaf_counts.astype(np.int64, copy=False)]
         for f in reversed(self.fanouts):
-            levels.append(levels[-1].reshape(-1, f).sum(axis=1))
+            levels.append(block_sums(levels[-1], f, np.int64))
         return list(reversed(levels))
 
     def describe(self) -> dict[str, object]:

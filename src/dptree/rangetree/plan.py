@@ -98,7 +98,7 @@ def _check_histogram(leaf_counts: Any) -> np.ndarray:
         raise DataError(f"leaf histogram must be a 1-D array of integers, got {arr.dtype} with shape {arr.shape}")
     if arr.dtype.kind == "u" and arr.size and arr.max() >= 2**62:
         raise DataError("leaf histogram counts must be below 2^62")
-    hist = arr.astype(np.int64)
+    hist = arr.astype(np.int64, copy=False)  # no copy of an int64 histogram (never written to)
     if hist.size and (hist.min() < 0 or hist.max() >= 2**62):
         raise DataError("leaf histogram counts must be non-negative and below 2^62")
     return hist
