@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from dptree.noise.laplace import _exp_neg_bounds
+from dptree.noise.inversion import _exp_neg_bounds
 from dptree.noise.parameters import laplace_scale_used
 from dptree.noise.sources import RandomSource
 
