@@ -243,6 +243,7 @@ class InversionTable:
         span = max(offset, law.ncells)
         self.dtype = np.int16 if span < (1 << 15) - 1 else np.int32
         self.slow = int(np.iinfo(self.dtype).min)
+        self.top = int(np.iinfo(self.dtype).max)
         self.guide = np.where(decided, j.astype(np.int64) - offset, self.slow).astype(self.dtype)
 
     def draw(self, src: RandomSource, n: int) -> np.ndarray:
@@ -258,7 +259,7 @@ class InversionTable:
         for i in np.flatnonzero(undecided | _FORCE_EXACT):
             cells[i] = _exact_cell(src, int(ws[i]), self.law, int(cells[i]))
         values = self.law.finish(src, cells)
-        if values.size and (values.min() <= np.iinfo(out.dtype).min or values.max() > np.iinfo(out.dtype).max):
-            out = out.astype(np.int64)
+        if out.dtype != np.int64 and (values.min() <= self.slow or values.max() > self.top):
+            out = out.astype(np.int64)  # a tail value beyond the guide's integer type
         out[slow] = values
         return out

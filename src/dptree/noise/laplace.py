@@ -73,11 +73,13 @@ def discrete_laplace(src: RandomSource, scale: float | Fraction, size: int) -> n
         if not digits:
             out[start : start + n] = a
             continue
-        d = digits[0].draw(src, n).astype(np.int64)
+        d = digits[0].draw(src, n)
         for i, table in enumerate(digits[1:], start=1):
-            d += table.draw(src, n).astype(np.int64) * _RADIX**i
-        a64 = a.astype(np.int64)
-        out[start : start + n] = a64 * big + np.where(a64 < 0, big - 1 - d, d)
+            d = d.astype(np.int64) + table.draw(src, n).astype(np.int64) * _RADIX**i
+        b = np.where(a < 0, d.dtype.type(big - 1) - d, d)  # B = L - 1 - D when A < 0, else D
+        o = out[start : start + n]
+        np.multiply(a, np.int64(big), out=o)
+        o += b
     return out
 
 
