@@ -38,8 +38,7 @@ __all__ = ["InversionTable", "GeometricLaw", "TruncatedGeometricLaw", "TwoSidedG
 
 Interval = tuple[int, int]  # lo <= value * 2^P <= hi, for a precision P known from the context
 
-GUIDE_BITS = 16
-_SHIFT = np.uint64(64 - GUIDE_BITS)
+GUIDE_BITS = 16  # at least; up to 20 for tables of more than 2^11 cells
 _PREC = 192  # bits of the fixed-point bounds the tables are built from
 _TAIL_BITS = 40  # unbounded laws: the table covers all but < 2^-40 of the mass (tails stay exact)
 _FORCE_EXACT = False  # tests: send every draw through the exact path (its law is tested alone)
@@ -84,7 +83,10 @@ class _Law:
 
     ncells: int
     a: Fraction
+    k: int = 0
     tail_cells: tuple[int, ...] = ()
+    exact_tails = False  # True: tail cells are resolved by the exact search with the same U
+    offset = 0  # value = cell - offset
 
     def _cdf(self, c: int, p: int, pw: Callable[[int], Interval]) -> Interval:
         """Bounds on F_c 2^p, given bounds pw(j) on rho^j 2^p."""
@@ -165,6 +167,7 @@ class TwoSidedGeometricLaw(_Law):
     def __init__(self, a: Fraction, b: Fraction) -> None:
         self.a, self.b = a, b
         self.k = _tail_count(a)
+        self.offset = self.k + 1
         self.ncells = 2 * self.k + 3
         self.tail_cells = (0, 2 * self.k + 2)
         self.geometric = InversionTable(GeometricLaw(a))
@@ -177,7 +180,7 @@ class TwoSidedGeometricLaw(_Law):
         return _one_minus(_div(pw(c - self.k), one_plus_q, p), p)
 
     def finish(self, src: RandomSource, cells: np.ndarray) -> np.ndarray:
-        out = cells.astype(np.int64) - (self.k + 1)
+        out = cells.astype(np.int64) - self.offset
         tail = np.flatnonzero(np.abs(out) == self.k + 1)
         if tail.size:
             g = self.geometric.draw(src, tail.size)
@@ -190,13 +193,14 @@ def _exact_cell(src: RandomSource, word: int, law: _Law, guess: int) -> int:
 
     Further 64-bit words of U are drawn while a comparison is undecided; F_c is bounded at 32 bits
     beyond U's current precision each time, so every comparison ends with probability one (U has
-    a continuous law, P(U = F_c) = 0).
+    a continuous law, P(U = F_c) = 0). With ``law.exact_tails`` the cells are all integers (F_c
+    for c < 0 and c >= ncells - 1 too): the tails are searched with the same U.
     """
     a, k = word, 64
 
     def below(c: int) -> bool:  # is U < F_c ?
         nonlocal a, k
-        if c >= law.ncells - 1:
+        if c >= law.ncells - 1 and not law.exact_tails:
             return True
         while True:
             p = k + 32
@@ -208,8 +212,8 @@ def _exact_cell(src: RandomSource, word: int, law: _Law, guess: int) -> int:
             a = (a << 64) | int.from_bytes(src.random_bytes(8), "little")
             k += 64
 
-    c = min(max(guess, 0), law.ncells - 1)
-    while c > 0 and below(c - 1):
+    c = guess if law.exact_tails else min(max(guess, 0), law.ncells - 1)
+    while (c > 0 or law.exact_tails) and below(c - 1):
         c -= 1
     while not below(c):
         c += 1
@@ -234,28 +238,31 @@ class InversionTable:
         h1 = np.array([-((-hi) >> shift) - 1 for _, hi in bounds], dtype=np.uint64)
         self.t = np.minimum.accumulate(t[::-1])[::-1].copy()
         self.h1 = np.maximum.accumulate(h1)
-        starts = np.arange(1 << GUIDE_BITS, dtype=np.uint64) << _SHIFT
+        bits = min(20, max(GUIDE_BITS, law.ncells.bit_length() + 5))
+        self.shift = np.uint64(64 - bits)
+        starts = np.arange(1 << bits, dtype=np.uint64) << self.shift
         j = np.searchsorted(self.t, starts, side="right")
-        same = j == np.searchsorted(self.t, starts + np.uint64((1 << 48) - 1), side="right")
+        same = j == np.searchsorted(self.t, starts + ((np.uint64(1) << self.shift) - np.uint64(1)), side="right")
         decided = same & ((j == 0) | (starts > self.h1[np.maximum(j - 1, 0)]))
         decided &= ~np.isin(j, law.tail_cells)
-        offset = law.k + 1 if isinstance(law, TwoSidedGeometricLaw) else 0  # guide holds values
-        span = max(offset, law.ncells)
+        span = max(law.offset, law.ncells)
         self.dtype = np.int16 if span < (1 << 15) - 1 else np.int32
         self.slow = int(np.iinfo(self.dtype).min)
         self.top = int(np.iinfo(self.dtype).max)
-        self.guide = np.where(decided, j.astype(np.int64) - offset, self.slow).astype(self.dtype)
+        self.guide = np.where(decided, j.astype(np.int64) - law.offset, self.slow).astype(self.dtype)
 
     def draw(self, src: RandomSource, n: int) -> np.ndarray:
         """``n`` independent exact draws (int16/int32 values of the law, tails resolved)."""
         w = np.frombuffer(src.random_bytes(8 * n), dtype=np.uint64)
-        out = np.take(self.guide, (w >> _SHIFT).view(np.int64), mode="clip")  # indices < 2^16
+        out = np.take(self.guide, (w >> self.shift).view(np.int64), mode="clip")  # indices < guide size
         slow = np.arange(n) if _FORCE_EXACT else np.flatnonzero(out == self.slow)
         if slow.size == 0:
             return out
         ws = w[slow]
         cells = np.searchsorted(self.t, ws, side="right")
         undecided = (cells > 0) & (ws <= self.h1[np.maximum(cells - 1, 0)])
+        if self.law.exact_tails:
+            undecided |= np.isin(cells, self.law.tail_cells)
         for i in np.flatnonzero(undecided | _FORCE_EXACT):
             cells[i] = _exact_cell(src, int(ws[i]), self.law, int(cells[i]))
         values = self.law.finish(src, cells)

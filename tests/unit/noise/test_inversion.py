@@ -77,12 +77,12 @@ def test_guide_table_agrees_with_the_binary_search() -> None:
     """Every guide entry that decides a 2^48-word cell gives the binary-search value at both ends."""
     table = inversion.InversionTable(inversion.TwoSidedGeometricLaw(Fraction(1, 7), Fraction(1, 7)))
     ok = np.flatnonzero(table.guide != table.slow)
-    starts = ok.astype(np.uint64) << np.uint64(48)
-    for w in (starts, starts + np.uint64(2**48 - 1)):
+    starts = ok.astype(np.uint64) << table.shift
+    for w in (starts, starts + ((np.uint64(1) << table.shift) - np.uint64(1))):
         j = np.searchsorted(table.t, w, side="right")
         assert np.array_equal(j - (table.law.k + 1), table.guide[ok])
         assert np.all((j == 0) | (w > table.h1[np.maximum(j - 1, 0)]))
-    assert 0 < ok.size < 2**16
+    assert 0 < ok.size < table.guide.size
 
 
 def test_tails_beyond_the_table_are_exact(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -160,3 +160,63 @@ def test_extreme_scales(lam: Fraction) -> None:
     v = noise.discrete_laplace_variance(lam)
     assert abs(x.var() / v - 1) < 6 * math.sqrt(5 / 50_000) + 1e-12
     assert abs(x.mean()) < 6 * math.sqrt(v / 50_000) + 1e-9
+
+
+def gaussian_pmf(sigma2: float):  # type: ignore[no-untyped-def]
+    half = int(40 * math.sqrt(sigma2) + 10)
+    z = float(np.exp(-np.arange(-half, half + 1) ** 2 / (2 * sigma2)).sum())
+    return lambda k: np.exp(-np.asarray(k, dtype=np.float64) ** 2 / (2 * sigma2)) / z
+
+
+def _gaussian_fit(x: np.ndarray, sigma2: float, power: bool) -> None:
+    reach = np.arange(-int(12 * math.sqrt(sigma2)) - 5, int(12 * math.sqrt(sigma2)) + 6)
+    stat, df = chi_square_stat(x, gaussian_pmf(sigma2), reach)
+    assert stat < chi2.isf(1e-6, df)
+    if power:
+        wrong, _ = chi_square_stat(x, gaussian_pmf(sigma2 * 1.1), reach)
+        assert wrong > chi2.isf(1e-6, df)
+
+
+@pytest.mark.parametrize("sigma2", [0.5, 10.7])
+def test_gaussian_exact_path_has_the_right_law(sigma2: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every draw through the exact path (the hook ``_FORCE_EXACT``): the pmf is N_Z(0, sigma2)."""
+    calls = {"n": 0}
+    exact_cell = inversion._exact_cell
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        return exact_cell(*args, **kwargs)
+
+    monkeypatch.setattr(inversion, "_FORCE_EXACT", True)
+    monkeypatch.setattr(inversion, "_exact_cell", counted)
+    x = noise.discrete_gaussian(noise.make_source(11), sigma2, 20_000)
+    assert calls["n"] >= 20_000
+    _gaussian_fit(x, float(noise.gaussian_sigma2_used(sigma2)), power=sigma2 > 1)
+
+
+def test_gaussian_tails_are_searched_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table covering all but ~1/4 of the mass: the tails are found by the exact search with the
+    same uniform, and the pmf is still N_Z(0, sigma2)."""
+    from dptree.noise import gaussian
+
+    monkeypatch.setattr(gaussian, "_TAIL_BITS", 2)
+    gaussian._gaussian_table.cache_clear()
+    try:
+        sigma2 = 10.7
+        table = gaussian._gaussian_table(noise.gaussian_sigma2_used(sigma2))
+        x = noise.discrete_gaussian(noise.make_source(12), sigma2, 60_000)
+        assert (np.abs(x) > table.law.k).mean() > 0.03  # 4.4% with this seed
+        _gaussian_fit(x, float(noise.gaussian_sigma2_used(sigma2)), power=True)
+    finally:
+        gaussian._gaussian_table.cache_clear()
+
+
+def test_gaussian_table_and_cks_agree() -> None:
+    """Two-sample test: table inversion against CKS Algorithm 3 at the same sigma2."""
+    from dptree.noise.gaussian import _cks_gaussian
+
+    a = _cks_gaussian(noise.make_source(13), 50, 1, 100_000)
+    b = noise.discrete_gaussian(noise.make_source(14), 50, 100_000)
+    edges = np.unique(np.quantile(np.concatenate([a, b]), np.linspace(0, 1, 41)))
+    table = np.array([np.histogram(a, edges)[0], np.histogram(b, edges)[0]])
+    assert chi2_contingency(table[:, table.sum(axis=0) > 0])[1] > 1e-6
