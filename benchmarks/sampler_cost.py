@@ -61,7 +61,10 @@ def one_at_a_time(sampler, param: float, scale: float, n: int) -> None:
             continue
         label = "0" if lo == 0 else f"[{lo:g}, {hi:g})"
         print(f"  {label:>12s} {int(sel.sum()):>8d} {a[sel, 1].mean():>8.1f} {a[sel, 2].mean():>8.1f} {a[sel, 3].mean() / 1000:>8.1f}")
-    print(f"  correlation(|x|, calls) = {np.corrcoef(a[:, 0], a[:, 2])[0, 1]:.3f}")
+    if a[:, 2].std() == 0:
+        print(f"  calls per sample constant ({a[0, 2]:.0f}): no correlation with |x|")
+    else:
+        print(f"  correlation(|x|, calls) = {np.corrcoef(a[:, 0], a[:, 2])[0, 1]:.3f}")
 
 
 def batched(sampler, param: float) -> None:

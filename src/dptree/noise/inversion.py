@@ -170,10 +170,13 @@ class TwoSidedGeometricLaw(_Law):
         self.offset = self.k + 1
         self.ncells = 2 * self.k + 3
         self.tail_cells = (0, 2 * self.k + 2)
-        self.geometric = InversionTable(GeometricLaw(a))
+        self._geometric: InversionTable | None = None  # built at the first tail draw
+        self._q: dict[int, Interval] = {}
 
     def _cdf(self, c: int, p: int, pw: Callable[[int], Interval]) -> Interval:
-        q = exp_fixed(self.b, p)
+        q = self._q.get(p)
+        if q is None:
+            q = self._q[p] = exp_fixed(self.b, p)
         one_plus_q = ((1 << p) + q[0], (1 << p) + q[1])
         if c <= self.k:  # x = c - 1 - K <= -1, and the left tail (c = 0)
             return _div(_mul(q, pw(self.k - c), p), one_plus_q, p)
@@ -183,7 +186,9 @@ class TwoSidedGeometricLaw(_Law):
         out = cells.astype(np.int64) - self.offset
         tail = np.flatnonzero(np.abs(out) == self.k + 1)
         if tail.size:
-            g = self.geometric.draw(src, tail.size)
+            if self._geometric is None:
+                self._geometric = InversionTable(GeometricLaw(self.a))
+            g = self._geometric.draw(src, tail.size)
             out[tail] += np.where(out[tail] < 0, -g, g)
         return out
 
