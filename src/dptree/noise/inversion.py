@@ -15,8 +15,8 @@ which keeps both bounds valid because F is increasing) and j = #{c : T_c <= w}:
 So when j = 0 or w >= H_{j-1}, the smallest c with U < F_c is j, whatever the later bits of U.
 Otherwise (w in [T_{j-1}, H_{j-1}), probability about C 2^-64) the same U is extended with further
 random words and compared with F at growing precision until it is decided (:func:`_exact_cell`);
-no floating-point value ever decides an outcome. A guide table on the top 16 bits of w holds j
-for every 2^48-wide cell of words on which j is constant and decided, so that a draw is one gather;
+no floating-point value ever decides an outcome. A guide table on the top 16-20 bits of w holds j
+for every block of words on which j is constant and decided, so that a draw is one gather;
 the other words (near a threshold) take a binary search, and the undecided ones the exact path.
 The random bytes used are 8 per draw, whatever the outcome, except on the exact path and in the
 tails of unbounded laws (probability < 2^-40 per draw by the choice of the table's size).
@@ -229,8 +229,8 @@ class InversionTable:
     """Exact inversion sampler of a :class:`_Law` from 64-bit words (proof: module docstring).
 
     ``t`` holds T_c and ``h1`` holds H_c - 1 (so that the bound H_c = 2^64 fits a uint64);
-    ``guide`` holds, per value of the top 16 bits of w, the decided value, or ``_SLOW`` where the
-    2^48 words of that cell straddle a threshold or fall in a tail cell.
+    ``guide`` holds, per value of the top 16-20 bits of w, the decided value, or ``slow`` where
+    the words of that block straddle a threshold or fall in a tail cell.
     """
 
     def __init__(self, law: _Law) -> None:

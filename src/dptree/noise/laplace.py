@@ -31,13 +31,14 @@ __all__ = [
 
 
 _RADIX = 256  # the digits of the magnitude below the top table take values 0..255
-_TOP_SCALE = 32  # the top table's scale lam / 256^k is at most this (its size is ~ 55 times it)
+_TOP_SCALE = 128  # the top table's scale lam / 256^k is at most this (its size is ~ 55 times it)
 _BLOCK = 1 << 15  # samples per pass: the temporaries stay in the CPU caches
 
 
 @functools.lru_cache(maxsize=256)
 def _laplace_plan(lam: Fraction, radix: int, top_scale: int) -> tuple[int, InversionTable, list[InversionTable]]:
     """(L, the table of A, the tables of the digits of D) for the scale ``lam`` (cached per scale)."""
+    assert radix & (radix - 1) == 0, "L - 1 - D is D xor (L - 1) only for a power of two"
     k = 0
     while lam / radix**k > top_scale:
         k += 1
@@ -51,12 +52,12 @@ def discrete_laplace(src: RandomSource, scale: float | Fraction, size: int) -> n
     """``size`` exact samples of the discrete Laplace: P(x) proportional to q^|x|, q = exp(-1/scale).
 
     Exact table inversion (:mod:`dptree.noise.inversion`; proof there and in docs/privacy.md) of
-    the decomposition X = L A + B with L = R^k (R = 256) the smallest power with scale / L <= 32
+    the decomposition X = L A + B with L = R^k (R = 256) the smallest power with scale / L <= 128
     and B = X mod L. From P(A = a, B = b) ~ q^|La + b|: P(A = a) ~ rho^a for a >= 0 and
     q rho^(|a|-1) for a <= -1 (rho = q^L); given A, B = D if A >= 0 and B = L - 1 - D if A < 0,
     where D (P(D = d) ~ q^d on 0..L-1) is independent of A, and the base-R digits D_i of D are
     independent with P(D_i = d) ~ (q^(R^i))^d on 0..R-1. Each of A, D_0, .., D_(k-1) costs one
-    64-bit word and one table lookup (k = 0 for scale <= 32), with no rejection loop: the random
+    64-bit word and one table lookup (k = 0 for scale <= 128), with no rejection loop: the random
     bytes used do not depend on the output, except with probability < 2^-39 per sample. The law
     is exact for the scale actually used (:func:`laplace_scale_used`, >= the requested one): the
     law of CKS 2020 (Algorithm 2). Added to an integer query of L1 sensitivity D it gives
@@ -76,10 +77,11 @@ def discrete_laplace(src: RandomSource, scale: float | Fraction, size: int) -> n
         d = digits[0].draw(src, n)
         for i, table in enumerate(digits[1:], start=1):
             d = d.astype(np.int64) + table.draw(src, n).astype(np.int64) * _RADIX**i
-        b = np.where(a < 0, d.dtype.type(big - 1) - d, d)  # B = L - 1 - D when A < 0, else D
         o = out[start : start + n]
-        np.multiply(a, np.int64(big), out=o)
-        o += b
+        o[:] = a
+        np.multiply(o, big, out=o)
+        neg = np.right_shift(a, 8 * a.dtype.itemsize - 1).astype(d.dtype, copy=False)  # -1 where A < 0
+        np.add(o, d ^ (neg & d.dtype.type(big - 1)), out=o)  # B = L - 1 - D = D xor (L - 1) when A < 0
     return out
 
 

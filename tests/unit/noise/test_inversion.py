@@ -142,7 +142,7 @@ def test_a_planted_off_by_one_threshold_is_caught(monkeypatch: pytest.MonkeyPatc
 
 def test_new_sampler_agrees_with_the_old_one() -> None:
     """Two-sample test against the pre-issue-13 float-fast-path sampler (reference_laplace.py)."""
-    for lam in (1.0, 37.5):
+    for lam in (1.0, 37.5, 1000.0):  # one table, and a top table with one base-256 digit
         a = reference_laplace.discrete_laplace(noise.make_source(8), lam, 100_000)
         b = noise.discrete_laplace(noise.make_source(9), lam, 100_000)
         edges = np.unique(np.quantile(np.concatenate([a, b]), np.linspace(0, 1, 41)))
