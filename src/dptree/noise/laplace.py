@@ -1,20 +1,24 @@
 """Exact discrete Laplace noise, P(x) proportional to exp(-|x|/scale) on Z, and its truncation.
 
 :func:`discrete_laplace` follows Canonne, Kamath and Steinke (NeurIPS 2020, Algorithm 2, last
-step), with an exact inversion sampler for the magnitude. :func:`truncated_discrete_laplace` is
+step: the same law), sampled by exact table inversion on 64-bit words
+(:mod:`dptree.noise.inversion`). :func:`truncated_discrete_laplace` is
 seed 001's TruncLap (Lemma 2.8) on the integers, with its exact delta
 (:func:`truncated_laplace_delta`) and the smallest bound for a target delta
-(:func:`truncated_laplace_bound`). Running time depends on the sampled values (rejection loops).
+(:func:`truncated_laplace_bound`). The truncated sampler's running time depends on the sampled
+values (a rejection loop).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
 import numpy as np
 
 from dptree.errors import InvalidParameterError
+from dptree.noise.inversion import InversionTable, TruncatedGeometricLaw, TwoSidedGeometricLaw
 from dptree.noise.parameters import laplace_scale_used
 from dptree.noise.sources import RandomSource
 
@@ -26,110 +30,58 @@ __all__ = [
 ]
 
 
-# Margins for the float fast path of :func:`discrete_laplace`. The decision floor(x) is taken from
-# floats only when x is farther than _FLOAT_SLACK * lambda * (1 + |ln U|) + _FLOAT_SLACK * x from an
-# integer: float64 log/multiply errors are below 2^-50 relative, so 2^-40 leaves a margin of
-# ~2^10 times the worst error. Tests enlarge it to push many samples through the exact path.
-_FLOAT_SLACK = 2.0**-40
+_RADIX = 256  # the digits of the magnitude below the top table take values 0..255
+_TOP_SCALE = 128  # the top table's scale lam / 256^k is at most this (its size is ~ 55 times it)
+_BLOCK = 1 << 15  # samples per pass: the temporaries stay in the CPU caches
 
 
-def _exp_neg_bounds(x: Fraction, digits: int) -> tuple[Fraction, Fraction]:
-    """Rational bounds lo <= exp(-x) <= hi from correctly rounded decimal arithmetic."""
-    import decimal
-
-    ctx = decimal.Context(prec=digits)
-    xd = ctx.divide(decimal.Decimal(x.numerator), decimal.Decimal(x.denominator))
-    val = ctx.exp(-xd)
-    # relative error of val: argument rounding (<= x * 10^(1-P)) plus result rounding (10^(1-P))
-    rel = Fraction(1, 10 ** (digits - 1)) * (1 + x + 1)
-    v = Fraction(val)
-    return v * (1 - rel), v * (1 + rel)
-
-
-def _geometric_exact(src: RandomSource, word: int, lam: Fraction, guess: int) -> int:
-    """M = #{m >= 1 : U < exp(-m/lam)} exactly, for U whose first 64 bits are ``word``.
-
-    Further bits of U are drawn as needed; thresholds come from :func:`_exp_neg_bounds`.
-    """
-    a, k, digits = word, 64, 40
-    m = max(guess - 1, 0)
-
-    def below(mm: int) -> bool:  # is U < exp(-mm/lam)?  (mm = 0: always)
-        nonlocal a, k, digits
-        if mm == 0:
-            return True
-        while True:
-            lo_c, hi_c = _exp_neg_bounds(Fraction(mm) / lam, digits)
-            if Fraction(a + 1, 1 << k) <= lo_c:
-                return True
-            if Fraction(a, 1 << k) >= hi_c:
-                return False
-            a = (a << 64) | int.from_bytes(src.random_bytes(8), "little")
-            k += 64
-            digits += 25
-
-    while not below(m):
-        m -= 1
-    while below(m + 1):
-        m += 1
-    return m
+@functools.lru_cache(maxsize=256)
+def _laplace_plan(lam: Fraction, radix: int, top_scale: int) -> tuple[int, InversionTable, list[InversionTable]]:
+    """(L, the table of A, the tables of the digits of D) for the scale ``lam`` (cached per scale)."""
+    assert radix & (radix - 1) == 0, "L - 1 - D is D xor (L - 1) only for a power of two"
+    k = 0
+    while lam / radix**k > top_scale:
+        k += 1
+    big = radix**k
+    top = InversionTable(TwoSidedGeometricLaw(Fraction(big) / lam, 1 / lam))
+    digits = [InversionTable(TruncatedGeometricLaw(Fraction(radix**i) / lam, radix)) for i in range(k)]
+    return big, top, digits
 
 
 def discrete_laplace(src: RandomSource, scale: float | Fraction, size: int) -> np.ndarray:
-    """``size`` exact samples of the discrete Laplace: P(x) proportional to exp(-|x|/scale).
+    """``size`` exact samples of the discrete Laplace: P(x) proportional to q^|x|, q = exp(-1/scale).
 
-    As in CKS 2020 (Algorithm 2, last step): a fair sign B and a magnitude M with
-    P(M >= m) = q^m, q = exp(-1/scale); (B = 1, M = 0) is rejected, giving P(x) ~ q^|x|.
-    M is sampled by inversion, M = #{m >= 1 : U < q^m} for U uniform on [0, 1), from the first 64
-    random bits of U: the float value of floor(-scale ln U) is used only when the whole interval of
-    U those bits allow, widened by a rigorous float-error margin, gives the same integer; otherwise
-    (probability about 2^-39 per sample) the same U is extended with more random bits and compared
-    with correctly rounded decimal values of q^m (:func:`_geometric_exact`). The result is exactly
-    distributed for the scale actually used (:func:`laplace_scale_used`, >= the requested scale).
-    Adding it to an integer query of L1 sensitivity D gives (D/scale)-DP.
+    Exact table inversion (:mod:`dptree.noise.inversion`; proof there and in docs/privacy.md) of
+    the decomposition X = L A + B with L = R^k (R = 256) the smallest power with scale / L <= 128
+    and B = X mod L. From P(A = a, B = b) ~ q^|La + b|: P(A = a) ~ rho^a for a >= 0 and
+    q rho^(|a|-1) for a <= -1 (rho = q^L); given A, B = D if A >= 0 and B = L - 1 - D if A < 0,
+    where D (P(D = d) ~ q^d on 0..L-1) is independent of A, and the base-R digits D_i of D are
+    independent with P(D_i = d) ~ (q^(R^i))^d on 0..R-1. Each of A, D_0, .., D_(k-1) costs one
+    64-bit word and one table lookup (k = 0 for scale <= 128), with no rejection loop: the random
+    bytes used do not depend on the output, except with probability < 2^-39 per sample. The law
+    is exact for the scale actually used (:func:`laplace_scale_used`, >= the requested one): the
+    law of CKS 2020 (Algorithm 2). Added to an integer query of L1 sensitivity D it gives
+    (D/scale)-DP.
     """
     if size < 0:
         raise InvalidParameterError("size must be non-negative")
     lam = laplace_scale_used(scale)
-    out = np.zeros(size, dtype=np.int64)
-    for start in range(0, size, _LAPLACE_CHUNK):  # bounds the float temporaries (~80 B/sample)
-        stop = min(size, start + _LAPLACE_CHUNK)
-        out[start:stop] = _discrete_laplace_block(src, lam, stop - start)
-    return out
-
-
-_LAPLACE_CHUNK = 1 << 18
-
-
-def _discrete_laplace_block(src: RandomSource, lam: Fraction, size: int) -> np.ndarray:
-    """One block of :func:`discrete_laplace` (same algorithm, at most ``_LAPLACE_CHUNK`` samples)."""
-    lam_f = float(lam)
-    out = np.zeros(size, dtype=np.int64)
-    todo = np.arange(size)
-    two64 = 2.0**64
-    while todo.size:
-        n = todo.size
-        words = np.frombuffer(src.random_bytes(8 * n), dtype=np.uint64)
-        signs = np.unpackbits(np.frombuffer(src.random_bytes((n + 7) // 8), dtype=np.uint8))[:n]
-        w = words.astype(np.float64)  # relative rounding <= 2^-53, covered by the margin
-        with np.errstate(divide="ignore"):
-            ln_hi = np.log(w / two64)  # U >= w / 2^64
-        ln_lo = np.log((w + 1.0) / two64)  # U < (w + 1) / 2^64
-        x_hi = -lam_f * ln_hi  # largest possible -lam ln U
-        x_lo = -lam_f * ln_lo
-        slack = _FLOAT_SLACK * (lam_f * (1.0 - ln_hi) + x_hi)
-        with np.errstate(invalid="ignore"):
-            m_lo = np.floor(x_lo - slack)
-            m_hi = np.floor(x_hi + slack)
-        sure = np.isfinite(m_hi) & (m_lo == m_hi) & (m_hi < 2.0**62)
-        mag = np.zeros(n, dtype=np.int64)
-        mag[sure] = m_lo[sure].astype(np.int64)
-        for i in np.flatnonzero(~sure):
-            guess = int(m_lo[i]) if np.isfinite(m_lo[i]) and m_lo[i] >= 0 else 0
-            mag[i] = _geometric_exact(src, int(words[i]), lam, guess)
-        ok = ~((signs == 1) & (mag == 0))
-        out[todo[ok]] = np.where(signs[ok] == 1, -mag[ok], mag[ok])
-        todo = todo[~ok]
+    big, top, digits = _laplace_plan(lam, _RADIX, _TOP_SCALE)
+    out = np.empty(size, dtype=np.int64)
+    for start in range(0, size, _BLOCK):
+        n = min(size, start + _BLOCK) - start
+        a = top.draw(src, n)
+        if not digits:
+            out[start : start + n] = a
+            continue
+        d = digits[0].draw(src, n)
+        for i, table in enumerate(digits[1:], start=1):
+            d = d.astype(np.int64) + table.draw(src, n).astype(np.int64) * _RADIX**i
+        o = out[start : start + n]
+        o[:] = a
+        np.multiply(o, big, out=o)
+        neg = np.right_shift(a, 8 * a.dtype.itemsize - 1).astype(d.dtype, copy=False)  # -1 where A < 0
+        np.add(o, d ^ (neg & d.dtype.type(big - 1)), out=o)  # B = L - 1 - D = D xor (L - 1) when A < 0
     return out
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from dptree import noise
 from dptree.errors import InvalidParameterError
-from dptree.noise import laplace as noise_laplace
+from dptree.noise import inversion as noise_inversion
 
 
 def test_sources_and_private_flag() -> None:
@@ -118,27 +118,29 @@ def laplace_pmf(lam: float):  # type: ignore[no-untyped-def]
     return lambda k: (1 - q) / (1 + q) * q ** np.abs(k)
 
 
-@pytest.mark.parametrize("lam", [0.6, 2.5, 7.0])
+@pytest.mark.parametrize("lam", [0.6, 2.5, 7.0, 40.0, 300.0])
 def test_discrete_laplace_exact_path_has_the_right_law(lam: float, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Force most samples through the exact decimal path (huge float margin) and test the pmf."""
+    """Force every table draw through the exact path (the hook ``_FORCE_EXACT``) and test the pmf."""
     from scipy.stats import chi2
 
     exact = {"calls": 0}
-    geometric_exact = noise_laplace._geometric_exact
+    exact_cell = noise_inversion._exact_cell
 
     def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
         exact["calls"] += 1
-        return geometric_exact(*args, **kwargs)
+        return exact_cell(*args, **kwargs)
 
-    monkeypatch.setattr(noise_laplace, "_FLOAT_SLACK", 0.2)  # the module the sampler reads it from
-    monkeypatch.setattr(noise_laplace, "_geometric_exact", counted)
-    x = noise.discrete_laplace(noise.make_source(int(lam * 10)), lam, 20_000)
-    assert exact["calls"] > 10_000  # the margin took effect: most samples took the exact path
-    stat, df = chi_square_stat(x, laplace_pmf(float(noise.laplace_scale_used(lam))), np.arange(-60, 61))
+    monkeypatch.setattr(noise_inversion, "_FORCE_EXACT", True)  # the module the tables read it from
+    monkeypatch.setattr(noise_inversion, "_exact_cell", counted)
+    n = 20_000
+    x = noise.discrete_laplace(noise.make_source(int(lam * 10)), lam, n)
+    assert exact["calls"] >= n  # every sample took the exact path (scale 300: two tables per sample)
+    reach = np.arange(-int(20 * lam) - 20, int(20 * lam) + 21)
+    stat, df = chi_square_stat(x, laplace_pmf(float(noise.laplace_scale_used(lam))), reach)
     assert stat < chi2.isf(1e-6, df)
-    # the same samples are rejected against a 10% wrong scale
-    wrong, _ = chi_square_stat(x, laplace_pmf(lam * 1.1), np.arange(-60, 61))
-    assert wrong > chi2.isf(1e-6, df) or lam < 1
+    # the same samples are rejected against a 10% wrong scale (where 20 000 samples have the power)
+    wrong, _ = chi_square_stat(x, laplace_pmf(lam * 1.1), reach)
+    assert wrong > chi2.isf(1e-6, df) or lam < 1 or lam > 10
 
 
 def cks_discrete_laplace(src, t: int, n: int) -> np.ndarray:  # type: ignore[no-untyped-def]
