@@ -24,7 +24,7 @@ import numpy as np
 
 from dptree.data.bounding import kept_pairs
 from dptree.data.domain import Domain
-from dptree.data.engines.base import COUNT, Engine, Group, Missing, Unknown
+from dptree.data.engines.base import COUNT, Engine, Group, Missing, Unknown, invalid_values_error
 from dptree.data.engines.duckdb_sql import (
     check_weight_column,
     column_type,
@@ -327,6 +327,19 @@ class DuckDBEngine(Engine):
         except Exception as exc:
             raise engine_error("grouped histograms", column, exc) from None
 
+    def value_counts(self, data: Any, *, column: str | None, missing: Missing = "error",
+                     infinite: Missing = "error", message: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """One ``GROUP BY x ORDER BY x`` in DuckDB; only the distinct values and counts leave it."""
+        self._names(data, column)
+        assert column is not None
+        try:
+            with self._open(data, column) as (con, expr):
+                return _value_counts(con, expr, column, missing, infinite, message)
+        except (DataError, InputFormatError):
+            raise
+        except Exception as exc:
+            raise engine_error("value counts", column, exc) from None
+
     def path_counts(self, data: Any, levels: Sequence[str], *, weight: str | None) -> pd.DataFrame:
         import duckdb
 
@@ -348,6 +361,33 @@ class DuckDBEngine(Engine):
                 f"cannot read the data ({type(exc).__name__}); check that it is a valid CSV/Parquet file "
                 "with a header row"
             ) from None
+
+
+def _value_counts(con: Any, expr: str, column: str, missing: Missing, infinite: Missing,
+                  message: str | None) -> tuple[np.ndarray, np.ndarray]:
+    ctype = column_type(con, expr, column)
+    col = quote_ident(column)
+    floating = any(t in ctype for t in ("DOUBLE", "FLOAT", "REAL", "DECIMAL", "NUMERIC"))
+    if not (floating or "INT" in ctype or "DATE" in ctype or "TIMESTAMP" in ctype):
+        raise DataError(f"column {column!r} has type {ctype}; the values must be numbers or dates")
+    value = f"CAST({col} AS DOUBLE)" if floating else col
+    bad_missing = f"({col} IS NULL" + (f" OR isnan({value}))" if floating else ")")
+    bad_inf = f"isinf({value})" if floating else "false"
+    # counted in a projection, not a WHERE: a filter could be pruned by Parquet statistics that omit NaN
+    n_missing, n_inf = con.execute(f"SELECT count_if({bad_missing}), count_if({bad_inf}) FROM {expr}").fetchone()
+    if n_missing and missing == "error":
+        raise invalid_values_error("missing", column, message)
+    if n_inf and infinite == "error":
+        raise invalid_values_error("infinite", column, message)
+    sql = (f"SELECT {value} AS v, count(*) AS n FROM {expr} WHERE NOT ({bad_missing} OR {bad_inf}) "
+           "GROUP BY 1 ORDER BY 1")
+    if "HUGEINT" in ctype:  # wider than 64 bits: the distinct values as Python ints
+        rows = con.execute(sql).fetchall()
+        return np.array([r[0] for r in rows], dtype=object), np.array([r[1] for r in rows], dtype=np.int64)
+    out = con.execute(sql).fetchnumpy()
+    vals = out["v"]
+    vals = np.asarray(vals.data if isinstance(vals, np.ma.MaskedArray) else vals)
+    return vals, np.asarray(out["n"], dtype=np.int64)
 
 
 def file_leaf_histogram(path: str, column: str, domain: Domain, padded_size: int, *, missing: Missing = "error",
