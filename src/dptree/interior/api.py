@@ -39,6 +39,7 @@ from typing import Any, ClassVar, Literal, Mapping
 from dptree._validation import InstanceOf, check_param, validate_params
 from dptree.data.histograms import COLUMN
 from dptree.errors import InvalidParameterError, ReleaseFileError
+from dptree.interior.blocks import as_lists
 from dptree.interior.calibration import (
     BETA,
     DECLARED_SIZE,
@@ -55,7 +56,6 @@ from dptree.interior.calibration import (
     restated,
 )
 from dptree.interior.encoding import domain_document, domain_from_document, encoding, prepare
-from dptree.interior.blocks import as_lists
 from dptree.interior.heavypaths import run_heavypaths
 from dptree.interior.multisets import MS, height
 from dptree.interior.selection import ordered_exponential_mechanism
