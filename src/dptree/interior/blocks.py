@@ -12,13 +12,13 @@ vectorised exact sampler (:func:`dptree.noise.sample_exponential_index` on array
 from __future__ import annotations
 
 import operator
-from typing import Any
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
 from dptree.errors import InvalidParameterError
 
-__all__ = ["as_lists", "block_arrays", "group_arrays", "offsets_array"]
+__all__ = ["Blocks", "as_lists", "block_arrays", "group_arrays", "offsets_array"]
 
 
 def as_lists(x: Any) -> Any:
@@ -66,27 +66,54 @@ def group_arrays(arr: np.ndarray, counts: Any) -> tuple[np.ndarray, np.ndarray]:
 _U64 = 1 << 64
 
 
-def block_arrays(vals: Any, cnt: Any, lower: int, upper: int) -> tuple[np.ndarray, ...] | None:
-    """The blocks of :func:`rank_blocks` as arrays (start uint64, length uint64, below int64, upto
-    int64) -- the distinct values first, then the non-empty gaps, not in domain order -- or
-    None when it does not apply (Python ints, a domain outside [0, 2^64), no data value, counts
-    whose total is 2^62 or more): O(distinct values) numpy work, no Python object per block."""
+class Blocks(NamedTuple):
+    """The blocks of :func:`~dptree.interior.selection.rank_blocks` as arrays, in the layout
+    [each distinct value, the gap below each value, the gap above the maximum] (2k + 1 blocks,
+    empty gaps included with length 0: the sampler never draws them)."""
+
+    values: np.ndarray  # k sorted distinct values (uint64)
+    below: np.ndarray  # #{x < value} (int64)
+    upto: np.ndarray  # #{x <= value} (int64)
+    lengths: np.ndarray  # 2k + 1 block lengths (uint64)
+    lower: int
+
+    def per_block(self, f: Callable[[Any, Any], np.ndarray]) -> np.ndarray:
+        """``f(below, upto)`` of every block (int64, the layout above): the ranks of a value's
+        block are (below, upto), of the gap below it (below, below), of the top gap (n, n)."""
+        n = np.array([self.upto[-1]])
+        return np.concatenate((f(self.below, self.upto), f(self.below, self.below), f(n, n)))
+
+    def start(self, i: int) -> int:
+        """The first point of block ``i``."""
+        k = self.values.size
+        if i < k:
+            return int(self.values[i])
+        j = i - k
+        return self.lower if j == 0 else int(self.values[j - 1]) + 1
+
+    def starts(self) -> np.ndarray:
+        """Every block's first point (object array of Python ints; for checks, not the hot path)."""
+        return np.array([self.start(i) for i in range(self.lengths.size)], dtype=object)
+
+
+def block_arrays(vals: Any, cnt: Any, lower: int, upper: int) -> Blocks | None:
+    """The :class:`Blocks` of sorted distinct ``vals`` with multiplicities ``cnt`` in [lower,
+    upper], or None when they do not apply (Python ints, a domain outside [0, 2^64), no data
+    value, counts whose total is 2^62 or more): O(distinct values) numpy work, no Python object
+    per block."""
     v = offsets_array(vals)
     if v is None or v.size == 0 or not (0 <= lower and upper < _U64) or not isinstance(cnt, np.ndarray):
         return None
-    c = cnt.astype(np.int64)
-    if int(c.sum(dtype=np.float64)) >= 1 << 62:
+    c = cnt.astype(np.int64, copy=False)
+    if float(c.sum(dtype=np.float64)) >= 2.0**62:
         return None
     upto = np.cumsum(c)
-    below = upto - c
-    n, last = int(upto[-1]), int(v[-1])
-    gap_start = np.empty(v.size, np.uint64)
-    gap_start[0] = lower
-    np.add(v[:-1], np.uint64(1), out=gap_start[1:])
-    gap_len = v - gap_start
-    g = np.flatnonzero(gap_len)  # the non-empty gaps below each value
-    top = [np.uint64(upper - last)] if upper > last else []  # the gap above the maximum
-    start = np.concatenate((v, gap_start[g], np.array([last + 1] if top else [], np.uint64)))
-    length = np.concatenate((np.ones(v.size, np.uint64), gap_len[g], np.array(top, np.uint64)))
-    gap_rank = np.concatenate((below[g], np.full(len(top), n, np.int64)))
-    return start, length, np.concatenate((below, gap_rank)), np.concatenate((upto, gap_rank))
+    k, last = v.size, int(v[-1])
+    lengths = np.empty(2 * k + 1, np.uint64)
+    lengths[:k] = 1
+    gaps = lengths[k:2 * k]
+    np.subtract(v[1:], v[:-1], out=gaps[1:])
+    gaps[1:] -= np.uint64(1)
+    gaps[0] = int(v[0]) - lower
+    lengths[-1] = upper - last
+    return Blocks(v, upto - c, upto, lengths, lower)

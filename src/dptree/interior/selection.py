@@ -40,7 +40,7 @@ import numpy as np
 
 from dptree._validation import InstanceOf, Interval, check_param, validate_params
 from dptree.errors import InvalidParameterError
-from dptree.interior.blocks import as_lists, block_arrays, group_arrays, offsets_array
+from dptree.interior.blocks import Blocks, as_lists, block_arrays, group_arrays, offsets_array
 from dptree.noise import (
     RandomSource,
     RngLike,
@@ -235,10 +235,11 @@ def ordered_exponential_mechanism(
     base = exponential_base(epsilon, 1)
     src = rng if hasattr(rng, "random_bytes") else make_source(rng)
     vals, cnt = _in_domain(values, counts, lo, hi)
-    arrays = block_arrays(vals, cnt, lo, hi)
-    if arrays is not None:
-        start, length, below, upto = arrays
-        return _sample_block_arrays(src, start, length, np.minimum(upto, upto[-1] - below), base)  # type: ignore[arg-type]
+    blocks = block_arrays(vals, cnt, lo, hi)
+    if blocks is not None:  # score min(upto, n - below) as badness -score
+        n = int(blocks.upto[-1])
+        bad = blocks.per_block(lambda below, upto: -np.minimum(upto, n - below))
+        return _sample_block_arrays(src, blocks, bad, base)  # type: ignore[arg-type]
     vals, cnt = as_lists(vals), as_lists(cnt)
     return _sample_blocks(src, interior_quality_intervals(vals, cnt, lo, hi), base)  # type: ignore[arg-type]
 
@@ -251,13 +252,14 @@ def _in_domain(values: Any, counts: Any, lo: int, hi: int) -> tuple[Any, Any]:
     return vals, cnt
 
 
-def _sample_block_arrays(src: RandomSource, start: np.ndarray, length: np.ndarray, score: np.ndarray,
-                         base: tuple[int, int]) -> int:
-    """:func:`_sample_blocks` on arrays (:func:`block_arrays`): the same law, exactly, with the
-    vectorised exact sampler (:func:`dptree.noise.sample_exponential_index` on arrays)."""
-    idx = sample_exponential_index(src, length, score.max() - score, base)
-    s = int(start[idx])
-    return uniform_int(src, s, s + int(length[idx]) - 1)
+def _sample_block_arrays(src: RandomSource, blocks: Blocks, badness: np.ndarray, base: tuple[int, int]) -> int:
+    """:func:`_sample_blocks` on :class:`~dptree.interior.blocks.Blocks` with scores -badness:
+    the same law, exactly, with the vectorised exact sampler
+    (:func:`dptree.noise.sample_exponential_index` on arrays)."""
+    badness -= badness.min()
+    idx = sample_exponential_index(src, blocks.lengths, badness, base)
+    s = blocks.start(idx)
+    return uniform_int(src, s, s + int(blocks.lengths[idx]) - 1)
 
 
 def _sample_blocks(src: RandomSource, blocks: Sequence[tuple[int, int, int]], base: tuple[int, int]) -> int:
@@ -349,13 +351,17 @@ def quantile_exponential_mechanism(
     base = exponential_base(epsilon, level.denominator)
     src = rng if hasattr(rng, "random_bytes") else make_source(rng)
     vals, cnt = _in_domain(values, counts, lo, hi)
-    arrays = block_arrays(vals, cnt, lo, hi)
+    blocks = block_arrays(vals, cnt, lo, hi)
     a, b = level.numerator, level.denominator
-    if arrays is not None and b * int(arrays[3][-1]) < 1 << 62:  # b n in int64
-        start, length, below, upto = arrays
-        t = a * int(upto[-1])
-        score = -np.maximum(np.maximum(b * below - t, 0), t - b * upto)
-        return _sample_block_arrays(src, start, length, score, base)  # type: ignore[arg-type]
+    if blocks is not None and b * int(blocks.upto[-1]) < 1 << 62:  # b n in int64
+        t = a * int(blocks.upto[-1])
+
+        def badness(below: np.ndarray, upto: np.ndarray) -> np.ndarray:  # -score = max(bL - t, 0, t - bU)
+            out = b * below - t
+            np.maximum(out, t - b * upto, out=out)
+            return np.maximum(out, 0, out=out)
+
+        return _sample_block_arrays(src, blocks, blocks.per_block(badness), base)  # type: ignore[arg-type]
     vals, cnt = as_lists(vals), as_lists(cnt)
     return _sample_blocks(src, quantile_score_intervals(vals, cnt, lo, hi, level), base)  # type: ignore[arg-type]
 

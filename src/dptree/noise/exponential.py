@@ -225,30 +225,35 @@ def _sample_arrays(src: RandomSource, lengths: np.ndarray, exponents: np.ndarray
         raise InvalidParameterError("lengths and exponents must be integer arrays")
     if (lengths.dtype.kind == "i" and (lengths < 0).any()) or (exponents.dtype.kind == "i" and (exponents < 0).any()):
         raise InvalidParameterError("lengths and exponents must be non-negative")
-    if lengths.all():
-        live, lens = None, lengths
-    else:
-        live = np.flatnonzero(lengths)
-        if live.size == 0:
-            raise InvalidParameterError("all candidate lengths are zero")
-        lens, exponents = lengths[live], exponents[live]
     lam = _log2_lower(p, 1 << k)  # < log2 b
     s = 21 - math.floor(math.log2(lam))  # N in [2^21, 2^22]: r N < 2^63 for r <= 2^40
     num = math.floor(lam * (1 << s)) if s >= 0 else 0
     if num <= 0:  # pragma: no cover - a base beyond e^(2^21): the list path handles any size
-        j = sample_exponential_index(src, lens.tolist(), exponents.tolist(), (p, 1 << k))
-        return j if live is None else int(live[j])
-    m = np.minimum(exponents, _R_CAP).astype(np.int64, copy=False)
-    m *= num
-    m >>= s  # m_i <= r_i N / 2^s <= r_i lam
-    e = _bit_length(lens)  # length < 2^e
-    d = m - e
+        return sample_exponential_index(src, lengths.tolist(), exponents.tolist(), (p, 1 << k))
+
+    def m_of(r: Any) -> Any:  # m_i <= r_i N / 2^s <= r_i lam, in place on arrays
+        r = np.minimum(r, _R_CAP).astype(np.int64, copy=False)
+        r *= num
+        r >>= s
+        return r
+
+    d = m_of(exponents)
+    e = _bit_length(lengths)  # length < 2^e
+    d -= e  # m - e
+    empty = None if lengths.all() else lengths == 0
+    if empty is not None:
+        if empty.all():
+            raise InvalidParameterError("all candidate lengths are zero")
+        d[empty] = np.iinfo(np.int64).max // 2  # never drawn: excluded from every level below
     d -= d.min()
-    top = 64 + lens.size.bit_length()
-    level_counts = np.bincount(np.minimum(d, top + 1), minlength=top + 2)
+    top = 64 + n.bit_length()
+    np.minimum(d, top + 1, out=e)
+    level_counts = np.bincount(e, minlength=top + 2)
+    del e
     units = [int(c) << (top - j) for j, c in enumerate(level_counts[:-1].tolist())]
     total = sum(units)
-    tail_bound = (int(level_counts[-1]) + 1) // 2  # each tail weight is <= 1/2 unit
+    n_tail = int(level_counts[-1]) - (0 if empty is None else int(empty.sum()))
+    tail_bound = (n_tail + 1) // 2  # each tail weight is <= 1/2 unit
     while True:
         u = uniform_int(src, 0, total + tail_bound - 1)
         if u < total:
@@ -258,14 +263,15 @@ def _sample_arrays(src: RandomSource, lengths: np.ndarray, exponents: np.ndarray
                 j += 1
             i = int(np.flatnonzero(d == j)[u >> (top - j)])  # u // 2^(top-j): uniform in the level
         else:
-            i = _tail_pick(src, d, np.flatnonzero(d > top), top, tail_bound)
+            tail = np.flatnonzero((d > top) if empty is None else (d > top) & ~empty)
+            i = _tail_pick(src, d, tail, top, tail_bound)
             if i < 0:
                 continue
-        li = int(lens[i])
-        if uniform_int(src, 0, (1 << int(e[i])) - 1) >= li:
+        li, ri = int(lengths[i]), int(exponents[i])
+        if uniform_int(src, 0, (1 << math.frexp(float(li))[1]) - 1) >= li:  # e_i as in _bit_length
             continue
-        if bernoulli_pow_ratio(src, p, k, int(exponents[i]), int(m[i])):
-            return i if live is None else int(live[i])
+        if bernoulli_pow_ratio(src, p, k, ri, int(m_of(np.array([ri], np.uint64))[0])):
+            return i
 
 
 def _bit_length(x: np.ndarray) -> np.ndarray:
