@@ -34,6 +34,7 @@ from dptree.data.engines.duckdb_sql import (
     quote_str,
     user_sql,
 )
+from dptree.data.engines.numpy import run_lengths
 from dptree.errors import DataError, InputFormatError, InvalidParameterError, engine_error, redact, unknown_groups_error
 from dptree.noise import RandomSource
 
@@ -374,20 +375,37 @@ def _value_counts(con: Any, expr: str, column: str, missing: Missing, infinite: 
     bad_missing = f"({col} IS NULL" + (f" OR isnan({value}))" if floating else ")")
     bad_inf = f"isinf({value})" if floating else "false"
     # counted in a projection, not a WHERE: a filter could be pruned by Parquet statistics that omit NaN
-    n_missing, n_inf = con.execute(f"SELECT count_if({bad_missing}), count_if({bad_inf}) FROM {expr}").fetchone()
+    n_missing, n_inf = con.execute(f"SELECT count_if({bad_missing}), count_if({bad_inf}) FROM {expr}").fetchall()[0]
     if n_missing and missing == "error":
         raise invalid_values_error("missing", column, message)
     if n_inf and infinite == "error":
         raise invalid_values_error("infinite", column, message)
-    sql = (f"SELECT {value} AS v, count(*) AS n FROM {expr} WHERE NOT ({bad_missing} OR {bad_inf}) "
-           "GROUP BY 1 ORDER BY 1")
+    where = f"FROM {expr} WHERE NOT ({bad_missing} OR {bad_inf})"
     if "HUGEINT" in ctype:  # wider than 64 bits: the distinct values as Python ints
-        rows = con.execute(sql).fetchall()
+        rows = con.execute(f"SELECT {value} AS v, count(*) AS n {where} GROUP BY 1 ORDER BY 1").fetchall()
         return np.array([r[0] for r in rows], dtype=object), np.array([r[1] for r in rows], dtype=np.int64)
-    out = con.execute(sql).fetchnumpy()
-    vals = out["v"]
-    vals = np.asarray(vals.data if isinstance(vals, np.ma.MaskedArray) else vals)
-    return vals, np.asarray(out["n"], dtype=np.int64)
+    # DuckDB sorts (in parallel, out of core); the sorted rows stream out in batches and only
+    # their runs are kept, so Python holds the distinct values and one batch. (A GROUP BY with
+    # ORDER BY is ~3x slower on high-cardinality columns: hashing every distinct value, then sorting.)
+    rel = con.sql(f"SELECT {value} AS v {where} ORDER BY 1")
+    reader = rel.to_arrow_reader(_BATCH) if hasattr(rel, "to_arrow_reader") else rel.fetch_record_batch(_BATCH)
+    vals: list[np.ndarray] = []
+    cnts: list[np.ndarray] = []
+    for batch in reader:
+        v, c = run_lengths(np.asarray(batch.column(0).to_numpy(zero_copy_only=False)))
+        if vals and v.size and vals[-1][-1] == v[0]:  # a run across two batches
+            cnts[-1][-1] += c[0]
+            v, c = v[1:], c[1:]
+        vals.append(v)
+        cnts.append(c)
+    if not vals:
+        out = con.execute(f"SELECT {value} AS v {where} LIMIT 0").fetchnumpy()["v"]
+        return np.asarray(out), np.zeros(0, np.int64)
+    return np.concatenate(vals), np.concatenate(cnts)
+
+
+#: rows per batch streamed out of DuckDB by :func:`_value_counts`
+_BATCH = 1 << 20
 
 
 def file_leaf_histogram(path: str, column: str, domain: Domain, padded_size: int, *, missing: Missing = "error",

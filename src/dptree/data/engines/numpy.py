@@ -30,7 +30,7 @@ from dptree.noise import RandomSource
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["NumpyEngine", "bin_cells", "bound_cells", "user_codes", "group_codes", "distinct_counts"]
+__all__ = ["NumpyEngine", "bin_cells", "bound_cells", "user_codes", "group_codes", "distinct_counts", "run_lengths"]
 
 _BIN_CHUNK = 1 << 21
 
@@ -107,9 +107,13 @@ def bound_cells(cells_of_rows: np.ndarray, codes: np.ndarray, k: int, cells: int
 def distinct_counts(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Sorted distinct values of a 1-D array and their counts (int64): one sort, then the run
     boundaries (``np.unique`` with counts, without its extra copies)."""
-    if arr.size == 0:
-        return arr[:0].copy(), np.zeros(0, np.int64)
-    srt = np.sort(arr, kind="stable" if arr.dtype.kind == "O" else None)
+    return run_lengths(np.sort(arr, kind="stable" if arr.dtype.kind == "O" else None))
+
+
+def run_lengths(srt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values of a sorted 1-D array and the length of each run (int64)."""
+    if srt.size == 0:
+        return srt[:0].copy(), np.zeros(0, np.int64)
     starts = np.flatnonzero(np.concatenate(([True], srt[1:] != srt[:-1])))
     return srt[starts], np.diff(np.append(starts, srt.size)).astype(np.int64)
 
