@@ -77,11 +77,17 @@ class Blocks(NamedTuple):
     lengths: np.ndarray  # 2k + 1 block lengths (uint64)
     lower: int
 
-    def per_block(self, f: Callable[[Any, Any], np.ndarray]) -> np.ndarray:
-        """``f(below, upto)`` of every block (int64, the layout above): the ranks of a value's
-        block are (below, upto), of the gap below it (below, below), of the top gap (n, n)."""
-        n = np.array([self.upto[-1]])
-        return np.concatenate((f(self.below, self.upto), f(self.below, self.below), f(n, n)))
+    def per_block(self, f: Callable[[Any, Any, np.ndarray], Any]) -> np.ndarray:
+        """``f(below, upto, out)`` of every block written into one int64 array (the layout
+        above): the ranks of a value's block are (below, upto), of the gap below it (below,
+        below), of the top gap (n, n)."""
+        k = self.values.size
+        out = np.empty(2 * k + 1, np.int64)
+        n = self.upto[-1:]
+        f(self.below, self.upto, out[:k])
+        f(self.below, self.below, out[k:2 * k])
+        f(n, n, out[2 * k:])
+        return out
 
     def start(self, i: int) -> int:
         """The first point of block ``i``."""

@@ -209,14 +209,23 @@ def _clamped_offsets(v: np.ndarray, enc: Encoding) -> np.ndarray:
         return np.full(v.size, enc.size - 1, np.uint64)
     if enc.lo > info.max:
         return np.zeros(v.size, np.uint64)
-    c = np.clip(v, v.dtype.type(max(enc.lo, info.min)), v.dtype.type(min(enc.hi, info.max)))
-    return c.astype(np.uint64) - np.uint64(enc.lo % (1 << 64))
+    if enc.lo <= info.min and enc.hi >= info.max:  # the domain holds every value of the type
+        c = v.astype(np.uint64)
+    else:
+        c = np.clip(v, v.dtype.type(max(enc.lo, info.min)), v.dtype.type(min(enc.hi, info.max))).astype(
+            np.uint64, copy=False)
+    if enc.lo % (1 << 64):
+        c -= np.uint64(enc.lo % (1 << 64))
+    return c
 
 
 def _float_keys(v: np.ndarray) -> np.ndarray:
     """:func:`_float_key` of a float64 array, vectorised through its int64 view."""
-    i = np.ascontiguousarray(v, dtype=np.float64).view(np.int64)
-    return np.where(i < 0, -(i & _SIGN), i)
+    keys = np.array(v, dtype=np.float64).view(np.int64)  # a copy: updated in place below
+    neg = keys < 0
+    np.bitwise_and(keys, _SIGN, out=keys, where=neg)
+    np.negative(keys, out=keys, where=neg)
+    return keys
 
 
 def _encode_array(arr: np.ndarray, enc: Encoding, drop: bool) -> tuple[np.ndarray, np.ndarray | None]:
@@ -235,8 +244,11 @@ def _encode_array(arr: np.ndarray, enc: Encoding, drop: bool) -> tuple[np.ndarra
         out = np.array(offs, dtype=np.uint64) if enc.size <= 1 << 64 else np.array(offs, dtype=object)
         return out, (None if len(kept) == arr.size else np.array(kept, dtype=np.int64))
     if enc.kind == "float":
-        keys = _float_keys(arr if kind == "f" else arr.astype(np.float64))
-        return np.clip(keys, enc.lo, enc.hi).astype(np.uint64) - np.uint64(enc.lo % (1 << 64)), None
+        keys = _float_keys(arr)
+        np.clip(keys, enc.lo, enc.hi, out=keys)
+        out = keys.view(np.uint64)
+        out -= np.uint64(enc.lo % (1 << 64))  # modulo 2^64: exact, the offsets lie in [0, 2^64)
+        return out, None
     if kind in "iu":
         return _clamped_offsets(arr, enc), None
     whole = arr == np.floor(arr)

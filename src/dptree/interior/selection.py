@@ -238,7 +238,11 @@ def ordered_exponential_mechanism(
     blocks = block_arrays(vals, cnt, lo, hi)
     if blocks is not None:  # score min(upto, n - below) as badness -score
         n = int(blocks.upto[-1])
-        bad = blocks.per_block(lambda below, upto: -np.minimum(upto, n - below))
+        def badness(below: np.ndarray, upto: np.ndarray, out: np.ndarray) -> None:  # -min(upto, n - below)
+            np.subtract(below, n, out=out)
+            np.maximum(out, -upto, out=out)
+
+        bad = blocks.per_block(badness)
         return _sample_block_arrays(src, blocks, bad, base)  # type: ignore[arg-type]
     vals, cnt = as_lists(vals), as_lists(cnt)
     return _sample_blocks(src, interior_quality_intervals(vals, cnt, lo, hi), base)  # type: ignore[arg-type]
@@ -356,10 +360,16 @@ def quantile_exponential_mechanism(
     if blocks is not None and b * int(blocks.upto[-1]) < 1 << 62:  # b n in int64
         t = a * int(blocks.upto[-1])
 
-        def badness(below: np.ndarray, upto: np.ndarray) -> np.ndarray:  # -score = max(bL - t, 0, t - bU)
-            out = b * below - t
-            np.maximum(out, t - b * upto, out=out)
-            return np.maximum(out, 0, out=out)
+        def badness(below: np.ndarray, upto: np.ndarray, out: np.ndarray) -> None:  # -score = max(bL-t, 0, t-bU)
+            np.multiply(below, b, out=out)
+            out -= t
+            if upto is below:  # a gap: t - bU = -(bL - t)
+                np.abs(out, out=out)
+                return
+            scratch = np.multiply(upto, -b)
+            scratch += t
+            np.maximum(out, scratch, out=out)
+            np.maximum(out, 0, out=out)
 
         return _sample_block_arrays(src, blocks, blocks.per_block(badness), base)  # type: ignore[arg-type]
     vals, cnt = as_lists(vals), as_lists(cnt)

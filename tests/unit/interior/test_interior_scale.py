@@ -104,8 +104,8 @@ def test_block_arrays_are_the_rank_blocks(seed: int) -> None:
     vals, cnt = _group(values, None)
     got = block_arrays(np.array(vals, np.uint64), np.array(cnt, np.int64), 0, upper)
     assert got is not None
-    below = got.per_block(lambda lo, up: lo).tolist()
-    upto = got.per_block(lambda lo, up: up).tolist()
+    below = got.per_block(lambda lo, up, out: np.copyto(out, lo)).tolist()
+    upto = got.per_block(lambda lo, up, out: np.copyto(out, up)).tolist()
     blocks = sorted((s, s + ln - 1, b, u) for s, ln, b, u in zip(got.starts(), got.lengths.tolist(), below, upto)
                     if ln > 0)
     assert blocks == rank_blocks(vals, cnt, 0, upper)

@@ -114,8 +114,16 @@ def run_lengths(srt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct values of a sorted 1-D array and the length of each run (int64)."""
     if srt.size == 0:
         return srt[:0].copy(), np.zeros(0, np.int64)
-    starts = np.flatnonzero(np.concatenate(([True], srt[1:] != srt[:-1])))
-    return srt[starts], np.diff(np.append(starts, srt.size)).astype(np.int64)
+    ends = np.flatnonzero(srt[1:] != srt[:-1])  # the last position of every run but the last
+    if ends.size == srt.size - 1:  # all distinct (continuous data): no gather
+        return srt, np.ones(srt.size, np.int64)
+    starts = np.empty(ends.size + 1, np.int64)
+    starts[0] = 0
+    np.add(ends, 1, out=starts[1:])
+    counts = np.empty(starts.size, np.int64)
+    np.subtract(starts[1:], starts[:-1], out=counts[:-1])
+    counts[-1] = srt.size - starts[-1]
+    return srt[starts], counts
 
 
 def _column(data: Any, column: str | None, ref: Any, what: str) -> Any:
