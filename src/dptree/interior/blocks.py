@@ -11,14 +11,19 @@ vectorised exact sampler (:func:`dptree.noise.sample_exponential_index` on array
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
 from dptree.errors import InvalidParameterError
+from dptree.noise import RandomSource, bernoulli_pow_ratio, sample_exponential_index, uniform_int
 
-__all__ = ["Blocks", "as_lists", "block_arrays", "group_arrays", "offsets_array"]
+__all__ = ["Badness", "Blocks", "as_lists", "block_arrays", "group_arrays", "offsets_array", "sample_windowed"]
+
+#: ``badness(below, upto, out)``: writes the integer badness (-score) of blocks with these ranks
+Badness = Callable[[np.ndarray, np.ndarray, np.ndarray], Any]
 
 
 def as_lists(x: Any) -> Any:
@@ -123,3 +128,80 @@ def block_arrays(vals: Any, cnt: Any, lower: int, upper: int) -> Blocks | None:
     gaps[0] = int(v[0]) - lower
     lengths[-1] = upper - last
     return Blocks(v, upto - c, upto, lengths, lower)
+
+
+#: bits of relative weight the blocks outside the window may carry at most (for speed only: the
+#: law is exact for any window)
+_WINDOW_BITS = 160
+
+
+def sample_windowed(src: RandomSource, blocks: Blocks, badness: Badness, center: float, slope: int,
+                    base: tuple[int, int]) -> int:
+    """A point y with P(y) proportional to beta^-badness(y), beta = p/q = ``base``, exactly, doing
+    numpy work only on the blocks near the best rank.
+
+    ``badness(below, upto, out)`` writes the (integer) badness of blocks with those ranks into
+    ``out``; it must be unimodal in the rank: at least ``badness(0, u)`` at every point whose
+    #{x <= y} is at most u, and at least ``badness(l, n)`` at every point whose #{x < y} is at
+    least l (true of -quality for interior points and of the tie-aware quantile badness).
+    ``center``/``slope``: the best rank and the badness per rank away from it (for the window).
+
+    The window holds the distinct values whose ranks lie within rho = WINDOW_BITS / (slope log2
+    beta) of ``center``, their gaps, and the top gap if it is reached; the points below it (a
+    prefix of the domain) and above it (a suffix) form two more candidates of weight length *
+    beta^-bound with the bounds above, so each of their points is over-weighted. One exact draw
+    (:func:`~dptree.noise.sample_exponential_index` on the arrays) picks a candidate; a window
+    block gives a uniform point of it; a prefix/suffix gives a uniform point y of it, accepted
+    with probability beta^-(badness(y) - bound) (exact, :func:`~dptree.noise.bernoulli_pow_ratio`),
+    otherwise everything is drawn again. So every point y is output with probability
+    proportional to beta^-badness(y): the law of sampling all blocks, exactly.
+    """
+    p, q = base
+    k_bits = q.bit_length() - 1
+    v, below, upto, k = blocks.values, blocks.below, blocks.upto, blocks.values.size
+    n, upper = int(upto[-1]), int(v[-1]) + int(blocks.lengths[-1])
+    rho = math.ceil(_WINDOW_BITS / (slope * math.log2(p / q)))
+    i0 = int(np.searchsorted(upto, center - rho, side="left"))  # first value with upto >= center - rho
+    i1 = int(np.searchsorted(below, center + rho, side="right"))  # first value with below > center + rho
+    i0, i1 = min(i0, k - 1), max(i1, min(i0, k - 1) + 1)
+    m = i1 - i0
+    top = i1 == k
+    lengths = [np.ones(m, np.uint64), blocks.lengths[k + i0:k + i1]]
+    regions: list[tuple[int, int, int]] = []  # (first point, length, bound) of the prefix / suffix
+    if i0 > 0:
+        regions.append((blocks.lower, int(v[i0 - 1]) - blocks.lower + 1, _bad(badness, 0, int(upto[i0 - 1]))))
+    if not top:
+        regions.append((int(v[i1 - 1]) + 1, upper - int(v[i1 - 1]), _bad(badness, int(upto[i1 - 1]), n)))
+    extra = [blocks.lengths[-1]] if top else []
+    lengths.append(np.array(extra + [r[1] for r in regions], np.uint64))
+    bad = np.empty(2 * m + len(extra) + len(regions), np.int64)
+    window_below, ranks_n = below[i0:i1], upto[-1:]
+    badness(window_below, upto[i0:i1], bad[:m])
+    badness(window_below, window_below, bad[m:2 * m])  # the gaps: #{x < y} = #{x <= y}
+    if top:
+        badness(ranks_n, ranks_n, bad[2 * m:2 * m + 1])
+    bad[len(bad) - len(regions):] = [r[2] for r in regions]
+    bad -= bad.min()
+    all_lengths = np.concatenate(lengths)
+    while True:
+        i = sample_exponential_index(src, all_lengths, bad, base)
+        j = i - (2 * m + len(extra))
+        if j < 0:
+            s = blocks.start(i0 + i if i < m else (k + i0 + i - m if i < 2 * m else 2 * k))
+            return uniform_int(src, s, s + int(all_lengths[i]) - 1)
+        first, length, bound = regions[j]
+        y = uniform_int(src, first, first + length - 1)
+        pos = int(np.searchsorted(v, np.uint64(y), side="left"))  # values < y: v[:pos]
+        lo_rank = int(upto[pos - 1]) if pos else 0
+        hi_rank = lo_rank + (int(upto[pos]) - lo_rank if pos < k and int(v[pos]) == y else 0)
+        r = _bad(badness, lo_rank, hi_rank) - bound
+        if bernoulli_pow_ratio(src, p, k_bits, r, 0):
+            return y
+
+
+def _bad(badness: Badness, lo_rank: int, hi_rank: int) -> int:
+    """``badness`` of one point with #{x < y} = lo_rank, #{x <= y} = hi_rank."""
+    out = np.empty(1, np.int64)
+    lo = np.array([lo_rank], np.int64)
+    badness(lo, lo if lo_rank == hi_rank else np.array([hi_rank], np.int64), out)
+    return int(out[0])

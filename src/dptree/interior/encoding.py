@@ -267,6 +267,15 @@ def _encode_array(arr: np.ndarray, enc: Encoding, drop: bool) -> tuple[np.ndarra
     return out, keep
 
 
+def _exact(values: Any) -> Any:
+    """A list or tuple holding integers beyond 2^53 as an object array: numpy would make it
+    float64 and round them (integer domains are exact at any size)."""
+    if isinstance(values, (list, tuple)) and any(
+            _is_intlike(v) and not -(2**53) <= v <= 2**53 for v in values):
+        return np.array(values, dtype=object)
+    return values
+
+
 def prepare(
     values: Any, lower: Any, upper: Any, counts: Sequence[int] | None, on_invalid: str = "error",
     column: str | None = None,
@@ -290,6 +299,7 @@ def prepare(
         raise InvalidParameterError("on_invalid='drop' cannot be combined with counts=; drop the rows first")
     if (isinstance(values, (str, bytes)) and column is None) or values is None:
         raise DataError("values must be a sequence of numbers")
+    values = _exact(values)
     policy: Literal["error", "drop"] = "drop" if drop else "error"
     if counts is not None:
         arr = to_numpy(values, column=column, name="values")

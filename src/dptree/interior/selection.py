@@ -40,7 +40,7 @@ import numpy as np
 
 from dptree._validation import InstanceOf, Interval, check_param, validate_params
 from dptree.errors import InvalidParameterError
-from dptree.interior.blocks import Blocks, as_lists, block_arrays, group_arrays, offsets_array
+from dptree.interior.blocks import as_lists, block_arrays, group_arrays, offsets_array, sample_windowed
 from dptree.noise import (
     RandomSource,
     RngLike,
@@ -242,8 +242,7 @@ def ordered_exponential_mechanism(
             np.subtract(below, n, out=out)
             np.maximum(out, -upto, out=out)
 
-        bad = blocks.per_block(badness)
-        return _sample_block_arrays(src, blocks, bad, base)  # type: ignore[arg-type]
+        return sample_windowed(src, blocks, badness, n / 2, 1, base)  # type: ignore[arg-type]
     vals, cnt = as_lists(vals), as_lists(cnt)
     return _sample_blocks(src, interior_quality_intervals(vals, cnt, lo, hi), base)  # type: ignore[arg-type]
 
@@ -254,16 +253,6 @@ def _in_domain(values: Any, counts: Any, lo: int, hi: int) -> tuple[Any, Any]:
     if len(vals) and (int(vals[0]) < lo or int(vals[-1]) > hi):
         raise InvalidParameterError("values must lie in [lower, upper] (clamp them first)")
     return vals, cnt
-
-
-def _sample_block_arrays(src: RandomSource, blocks: Blocks, badness: np.ndarray, base: tuple[int, int]) -> int:
-    """:func:`_sample_blocks` on :class:`~dptree.interior.blocks.Blocks` with scores -badness:
-    the same law, exactly, with the vectorised exact sampler
-    (:func:`dptree.noise.sample_exponential_index` on arrays)."""
-    badness -= badness.min()
-    idx = sample_exponential_index(src, blocks.lengths, badness, base)
-    s = blocks.start(idx)
-    return uniform_int(src, s, s + int(blocks.lengths[idx]) - 1)
 
 
 def _sample_blocks(src: RandomSource, blocks: Sequence[tuple[int, int, int]], base: tuple[int, int]) -> int:
@@ -371,7 +360,7 @@ def quantile_exponential_mechanism(
             np.maximum(out, scratch, out=out)
             np.maximum(out, 0, out=out)
 
-        return _sample_block_arrays(src, blocks, blocks.per_block(badness), base)  # type: ignore[arg-type]
+        return sample_windowed(src, blocks, badness, t / b, b, base)  # type: ignore[arg-type]
     vals, cnt = as_lists(vals), as_lists(cnt)
     return _sample_blocks(src, quantile_score_intervals(vals, cnt, lo, hi, level), base)  # type: ignore[arg-type]
 

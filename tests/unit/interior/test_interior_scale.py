@@ -15,9 +15,17 @@ from scipy import stats
 
 from dptree import interior_point, median, noise, quantile
 from dptree.errors import DataError, InvalidParameterError
+from dptree.interior import blocks as blocks_module
 from dptree.interior.blocks import block_arrays, group_arrays
 from dptree.interior.encoding import encode_values, encoding, prepare
-from dptree.interior.selection import _group, rank_blocks
+from dptree.interior.selection import (
+    _group,
+    exponential_base,
+    ordered_exponential_mechanism,
+    quantile_exponential_mechanism,
+    quantile_level,
+    rank_blocks,
+)
 from dptree.noise import exponential as noise_exponential
 
 # ------------------------------------------------------------------ the vectorised sampler
@@ -187,3 +195,69 @@ def test_interior_point_on_a_million_values_over_2_64_is_interior() -> None:
     q = quantile(x, 0.25, lower=0, upper=2**64 - 1, epsilon=1.0, rng=2)
     rank = np.searchsorted(np.sort(x), q.value) / x.size
     assert abs(rank - 0.25) < 1e-3
+
+
+# ------------------------------------------------------------------ the window around the best rank
+
+
+@pytest.mark.parametrize("which", ["interior", "quantile"])
+def test_windowed_sampling_has_the_exact_law_when_the_outside_carries_mass(which, monkeypatch) -> None:
+    """With a window of ~3 ranks, the prefix and suffix candidates (over-weighted, then accepted
+    with probability beta^-(badness - bound)) carry most of the mass: the output must still follow
+    the exponential mechanism's law point by point (brute force over the domain), and a 10% wrong
+    base must be rejected."""
+    monkeypatch.setattr(blocks_module, "_WINDOW_BITS", 2)
+    data = [3, 3, 7, 12, 12, 12, 20, 21, 30, 31, 33, 40, 41, 41, 50, 55]
+    upper, eps, n = 60, 1.0, len(data)
+    level = quantile_level(0.3)
+    base = exponential_base(eps, 1 if which == "interior" else level.denominator)
+    beta = base[0] / base[1]
+
+    def score(y: int) -> int:
+        lo, up = sum(x < y for x in data), sum(x <= y for x in data)
+        if which == "interior":
+            return min(up, n - lo)
+        a, b = level.numerator, level.denominator
+        return -max(b * lo - a * n, 0, a * n - b * up)
+
+    def law(bb: float) -> list[float]:
+        w = [bb ** (score(y) - max(score(z) for z in range(upper + 1))) for y in range(upper + 1)]
+        return [x / sum(w) for x in w]
+
+    src = noise.make_source(31)
+    draws = 12000
+    vals, cnt = np.array(sorted(set(data)), np.uint64), np.array([data.count(v) for v in sorted(set(data))])
+    if which == "interior":
+        out = [ordered_exponential_mechanism(vals, counts=cnt, lower=0, upper=upper, epsilon=eps, rng=src)
+               for _ in range(draws)]
+    else:
+        out = [quantile_exponential_mechanism(vals, counts=cnt, q=0.3, lower=0, upper=upper, epsilon=eps, rng=src)
+               for _ in range(draws)]
+    counts = np.bincount(out, minlength=upper + 1).tolist()
+
+    def pvalue(probs: list[float]) -> float:
+        exp = np.array(probs) * draws
+        order = np.argsort(exp)  # pool the smallest cells until each pooled cell expects >= 5
+        obs_cells, exp_cells, acc_o, acc_e = [], [], 0.0, 0.0
+        for i in order:
+            acc_o += counts[i]
+            acc_e += exp[i]
+            if acc_e >= 5:
+                obs_cells.append(acc_o)
+                exp_cells.append(acc_e)
+                acc_o = acc_e = 0.0
+        exp_cells[-1] += acc_e
+        obs_cells[-1] += acc_o
+        return float(stats.chisquare(obs_cells, exp_cells).pvalue)
+
+    assert pvalue(law(beta)) > 1e-6
+    assert pvalue(law(math.exp(1.1 * math.log(beta)))) < 1e-6, pvalue(law(math.exp(1.1 * math.log(beta))))
+
+
+def test_lists_of_integers_beyond_2_53_stay_exact() -> None:
+    """numpy would read [1, 2^64 - 3] as float64 and round the large value."""
+    s = 2**64
+    enc, vals, cnt = prepare([1, 2, s - 3, s - 2], 0, s - 1, [5, 5, 5, 6])
+    assert list(vals) == [1, 2, s - 3, s - 2] and list(cnt) == [5, 5, 5, 6]
+    enc, vals, cnt = prepare([2**53 + 1, 2**53 + 1, 3], 0, 2**60, None)
+    assert list(vals) == [3, 2**53 + 1] and list(cnt) == [1, 2]
