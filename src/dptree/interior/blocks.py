@@ -72,25 +72,48 @@ _U64 = 1 << 64
 
 
 class Blocks(NamedTuple):
-    """The blocks of :func:`~dptree.interior.selection.rank_blocks` as arrays, in the layout
-    [each distinct value, the gap below each value, the gap above the maximum] (2k + 1 blocks,
-    empty gaps included with length 0: the sampler never draws them)."""
+    """The blocks of :func:`~dptree.interior.selection.rank_blocks`, held as the k sorted distinct
+    values with their cumulative counts; the block layout is [each distinct value, the gap below
+    each value, the gap above the maximum] (2k + 1 blocks, empty gaps included with length 0: the
+    sampler never draws them). Lengths and ranks are computed for the slices a sampler needs."""
 
     values: np.ndarray  # k sorted distinct values (uint64)
-    below: np.ndarray  # #{x < value} (int64)
-    upto: np.ndarray  # #{x <= value} (int64)
-    lengths: np.ndarray  # 2k + 1 block lengths (uint64)
+    upto: np.ndarray  # #{x <= value} (int64, the cumulative counts)
+    counts: np.ndarray  # multiplicities (int64)
     lower: int
+    upper: int
+
+    def gap_lengths(self, i0: int, i1: int) -> np.ndarray:
+        """Lengths (uint64) of the gaps below the values i0 .. i1 - 1."""
+        v = self.values
+        out = np.empty(i1 - i0, np.uint64)
+        if i1 > i0:
+            np.subtract(v[i0 + 1:i1], v[i0:i1 - 1], out=out[1:])
+            out[1:] -= np.uint64(1)
+            out[0] = int(v[i0]) - (self.lower if i0 == 0 else int(v[i0 - 1]) + 1)
+        return out
+
+    @property
+    def below(self) -> np.ndarray:
+        """#{x < value} for every distinct value (int64)."""
+        return self.upto - self.counts
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """All 2k + 1 block lengths (uint64; for checks, not the hot path)."""
+        k = self.values.size
+        return np.concatenate((np.ones(k, np.uint64), self.gap_lengths(0, k),
+                               np.array([self.upper - int(self.values[-1])], np.uint64)))
 
     def per_block(self, f: Callable[[Any, Any, np.ndarray], Any]) -> np.ndarray:
         """``f(below, upto, out)`` of every block written into one int64 array (the layout
         above): the ranks of a value's block are (below, upto), of the gap below it (below,
-        below), of the top gap (n, n)."""
-        k = self.values.size
+        below), of the top gap (n, n). For checks, not the hot path."""
+        k, below = self.values.size, self.below
         out = np.empty(2 * k + 1, np.int64)
         n = self.upto[-1:]
-        f(self.below, self.upto, out[:k])
-        f(self.below, self.below, out[k:2 * k])
+        f(below, self.upto, out[:k])
+        f(below, below, out[k:2 * k])
         f(n, n, out[2 * k:])
         return out
 
@@ -104,30 +127,20 @@ class Blocks(NamedTuple):
 
     def starts(self) -> np.ndarray:
         """Every block's first point (object array of Python ints; for checks, not the hot path)."""
-        return np.array([self.start(i) for i in range(self.lengths.size)], dtype=object)
+        return np.array([self.start(i) for i in range(2 * self.values.size + 1)], dtype=object)
 
 
 def block_arrays(vals: Any, cnt: Any, lower: int, upper: int) -> Blocks | None:
     """The :class:`Blocks` of sorted distinct ``vals`` with multiplicities ``cnt`` in [lower,
     upper], or None when they do not apply (Python ints, a domain outside [0, 2^64), no data
-    value, counts whose total is 2^62 or more): O(distinct values) numpy work, no Python object
-    per block."""
+    value, counts whose total is 2^62 or more): one cumulative sum, no Python object per block."""
     v = offsets_array(vals)
     if v is None or v.size == 0 or not (0 <= lower and upper < _U64) or not isinstance(cnt, np.ndarray):
         return None
     c = cnt.astype(np.int64, copy=False)
     if float(c.sum(dtype=np.float64)) >= 2.0**62:
         return None
-    upto = np.cumsum(c)
-    k, last = v.size, int(v[-1])
-    lengths = np.empty(2 * k + 1, np.uint64)
-    lengths[:k] = 1
-    gaps = lengths[k:2 * k]
-    np.subtract(v[1:], v[:-1], out=gaps[1:])
-    gaps[1:] -= np.uint64(1)
-    gaps[0] = int(v[0]) - lower
-    lengths[-1] = upper - last
-    return Blocks(v, upto - c, upto, lengths, lower)
+    return Blocks(v, np.cumsum(c), c, lower, upper)
 
 
 #: bits of relative weight the blocks outside the window may carry at most (for speed only: the
@@ -158,24 +171,24 @@ def sample_windowed(src: RandomSource, blocks: Blocks, badness: Badness, center:
     """
     p, q = base
     k_bits = q.bit_length() - 1
-    v, below, upto, k = blocks.values, blocks.below, blocks.upto, blocks.values.size
-    n, upper = int(upto[-1]), int(v[-1]) + int(blocks.lengths[-1])
+    v, upto, k = blocks.values, blocks.upto, blocks.values.size
+    n, upper = int(upto[-1]), blocks.upper
     rho = math.ceil(_WINDOW_BITS / (slope * math.log2(p / q)))
-    i0 = int(np.searchsorted(upto, center - rho, side="left"))  # first value with upto >= center - rho
-    i1 = int(np.searchsorted(below, center + rho, side="right"))  # first value with below > center + rho
-    i0, i1 = min(i0, k - 1), max(i1, min(i0, k - 1) + 1)
+    i0 = min(int(np.searchsorted(upto, center - rho, side="left")), k - 1)  # first value: upto >= center - rho
+    # first value with below = upto of the previous one > center + rho
+    i1 = max(min(int(np.searchsorted(upto, center + rho, side="right")) + 1, k), i0 + 1)
     m = i1 - i0
     top = i1 == k
-    lengths = [np.ones(m, np.uint64), blocks.lengths[k + i0:k + i1]]
+    lengths = [np.ones(m, np.uint64), blocks.gap_lengths(i0, i1)]
     regions: list[tuple[int, int, int]] = []  # (first point, length, bound) of the prefix / suffix
     if i0 > 0:
         regions.append((blocks.lower, int(v[i0 - 1]) - blocks.lower + 1, _bad(badness, 0, int(upto[i0 - 1]))))
     if not top:
         regions.append((int(v[i1 - 1]) + 1, upper - int(v[i1 - 1]), _bad(badness, int(upto[i1 - 1]), n)))
-    extra = [blocks.lengths[-1]] if top else []
+    extra = [upper - int(v[-1])] if top else []
     lengths.append(np.array(extra + [r[1] for r in regions], np.uint64))
     bad = np.empty(2 * m + len(extra) + len(regions), np.int64)
-    window_below, ranks_n = below[i0:i1], upto[-1:]
+    window_below, ranks_n = upto[i0:i1] - blocks.counts[i0:i1], upto[-1:]
     badness(window_below, upto[i0:i1], bad[:m])
     badness(window_below, window_below, bad[m:2 * m])  # the gaps: #{x < y} = #{x <= y}
     if top:
