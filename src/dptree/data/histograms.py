@@ -10,7 +10,8 @@ PySpark DataFrames                                    :class:`~dptree.data.engin
 ===================================================== ============================================
 
 :func:`leaf_histogram` serves range trees (plain, bounded with ``user_id``, split by group with
-``by``/``groups``) and :func:`path_counts` serves hierarchies. Every public check (the plan's
+``by``/``groups``), :func:`path_counts` hierarchies and :func:`value_counts` the exponential
+mechanisms over ordered domains (interior points, quantiles). Every public check (the plan's
 policies, the groups, the contribution bound) runs here, before an engine reads any row. The
 engines give identical counts for the same ``rng`` (tested), so the choice of engine never
 changes what is released.
@@ -43,6 +44,7 @@ __all__ = [
     "is_table",
     "leaf_histogram",
     "path_counts",
+    "value_counts",
     "bounded_histogram",
     "file_bounded_histogram",
     "grouped_histograms",
@@ -139,6 +141,16 @@ def path_counts(data: Any, levels: Sequence[str], *, weight: str | None = None) 
     columns of a table, file, DuckDB relation or Spark DataFrame (:meth:`Engine.path_counts`):
     the data stage of hierarchy counts. Not private."""
     return engine_for(data).path_counts(data, levels, weight=weight)
+
+
+@validate_params({"column": COLUMN, "missing": MISSING, "infinite": MISSING, "fmt": FORMAT})
+def value_counts(data: Any, *, column: str | None = None, missing: Missing = "error", infinite: Missing = "error",
+                 message: str | None = None, fmt: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct values of ``data`` (``column`` of a table, file, DuckDB relation or Spark
+    DataFrame) and their exact record counts (:meth:`Engine.value_counts`): memory O(distinct
+    values), never one Python object per row. Not private."""
+    return engine_for(data, fmt=fmt).value_counts(data, column=column, missing=missing, infinite=infinite,
+                                                  message=message)
 
 
 # --------------------------------------------------------------------------- by engine and input

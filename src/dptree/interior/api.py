@@ -37,7 +37,9 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Mapping
 
 from dptree._validation import InstanceOf, check_param, validate_params
+from dptree.data.histograms import COLUMN
 from dptree.errors import InvalidParameterError, ReleaseFileError
+from dptree.interior.blocks import as_lists
 from dptree.interior.calibration import (
     BETA,
     DECLARED_SIZE,
@@ -198,7 +200,7 @@ def _result(pl: Plan, value: int | float, bottom: bool, bounds: tuple[int | floa
 
 @validate_params({"epsilon": EPSILON, "delta": DELTA, "method": METHOD, "beta": BETA, "n": DECLARED_SIZE,
                   "n_max": DECLARED_SIZE, "run_anyway": [InstanceOf(bool)], "on_invalid": ON_INVALID,
-                  "rng": RNG})
+                  "rng": RNG, "column": COLUMN})
 def interior_point(
     values: Any,
     *,
@@ -214,6 +216,7 @@ def interior_point(
     n: int | None = None,
     n_max: int | None = None,
     on_invalid: Literal["error", "drop"] = "error",
+    column: str | None = None,
 ) -> InteriorPoint:
     """Release a point between min and max of ``values`` with differential privacy (seed 002).
 
@@ -238,6 +241,10 @@ def interior_point(
     multiplicities of ``values``. ``on_invalid``: "error" refuses NaN/infinite values (and
     non-integers in an integer domain) without saying which or how many; "drop" removes such
     records (a per-record, data-independent policy; the count dropped is never revealed).
+
+    ``values``: an array-like, or with ``column=`` a table (pandas, polars, Arrow), a CSV/Parquet
+    path, a DuckDB relation or a Spark DataFrame; it is counted in its engine (sorted distinct
+    values and counts, :func:`dptree.data.histograms.value_counts`), never one Python object per row.
     """
     eps = check_release_budget(epsilon)
     dlt, b = float(delta), float(beta)
@@ -256,14 +263,15 @@ def interior_point(
     enc = encoding(lower, upper)
     pl = plan(method, enc.size, eps, dlt, b, size_n, upper_bound, run_anyway=run_anyway)
     metadata = creation_metadata()  # the clock, read before the data (no timing of the reading)
-    enc, vals, cnt = prepare(values, lower, upper, counts, on_invalid)
+    enc, vals, cnt = prepare(values, lower, upper, counts, on_invalid, column)
     src = make_source(rng)
     y: int | None
     if pl.method == "exponential":
         y = ordered_exponential_mechanism(vals, counts=cnt, lower=0, upper=enc.size - 1, epsilon=eps, rng=src)
     else:
         assert size_n is not None
-        ms = MS(vals, cnt).cap(size_n)  # at most the declared size (module docstring)
+        # the tree methods walk Python ints (domains of any size): one per distinct value, not per row
+        ms = MS(as_lists(vals), as_lists(cnt)).cap(size_n)  # at most the declared size (module docstring)
         run = run_treelog if pl.method == "treelog" else run_heavypaths
         y = run(ms, height(enc.size), pl.calibration, src)
     is_bottom = y is None  # part of the mechanism's output (reported as ``bottom``)

@@ -194,21 +194,129 @@ def encode_values(values: Any, enc: Encoding, on_invalid: str = "error") -> list
     return out
 
 
+_INVALID_VALUES = "values contain missing values (NaN, None) or infinities; " + _INVALID_HINT
+_I64 = np.iinfo(np.int64)
+_U64 = np.iinfo(np.uint64)
+_SIGN = np.int64(0x7FFFFFFFFFFFFFFF)
+
+
+def _clamped_offsets(v: np.ndarray, enc: Encoding) -> np.ndarray:
+    """Offsets (uint64) of an int64 or uint64 array clamped to the domain (|X| <= 2^64): the
+    clamp runs in the array's own type, the subtraction of lo modulo 2^64 (exact: the true
+    offset lies in [0, 2^64))."""
+    info = np.iinfo(v.dtype)
+    if enc.hi < info.min:
+        return np.full(v.size, enc.size - 1, np.uint64)
+    if enc.lo > info.max:
+        return np.zeros(v.size, np.uint64)
+    if enc.lo <= info.min and enc.hi >= info.max:  # the domain holds every value of the type
+        c = v.astype(np.uint64)
+    else:
+        c = np.clip(v, v.dtype.type(max(enc.lo, info.min)), v.dtype.type(min(enc.hi, info.max))).astype(
+            np.uint64, copy=False)
+    if enc.lo % (1 << 64):
+        c -= np.uint64(enc.lo % (1 << 64))
+    return c
+
+
+def _float_keys(v: np.ndarray) -> np.ndarray:
+    """:func:`_float_key` of a float64 array, vectorised through its int64 view."""
+    keys = np.array(v, dtype=np.float64).view(np.int64)  # a copy: updated in place below
+    neg = keys < 0
+    np.bitwise_and(keys, _SIGN, out=keys, where=neg)
+    np.negative(keys, out=keys, where=neg)
+    return keys
+
+
+def _encode_array(arr: np.ndarray, enc: Encoding, drop: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """(offsets, kept positions or None for all) of finite values: uint64 offsets when
+    |X| <= 2^64, vectorised; Python ints otherwise (and for object arrays), value by value."""
+    kind = arr.dtype.kind
+    if kind == "M":
+        raise DataError("dates are not supported by this mechanism yet; pass numbers (e.g. epoch seconds) "
+                        "with numeric bounds")
+    if kind not in "iufO":
+        raise DataError("values must be numbers (int or float)")
+    if kind == "O" or enc.size > 1 << 64:
+        found = [_key(v, enc, drop) for v in arr.tolist()]
+        kept = [i for i, k in enumerate(found) if k is not None]
+        offs = [min(max(found[i], enc.lo), enc.hi) - enc.lo for i in kept]  # type: ignore[type-var,operator]
+        out = np.array(offs, dtype=np.uint64) if enc.size <= 1 << 64 else np.array(offs, dtype=object)
+        return out, (None if len(kept) == arr.size else np.array(kept, dtype=np.int64))
+    if enc.kind == "float":
+        keys = _float_keys(arr)
+        np.clip(keys, enc.lo, enc.hi, out=keys)
+        out = keys.view(np.uint64)
+        out -= np.uint64(enc.lo % (1 << 64))  # modulo 2^64: exact, the offsets lie in [0, 2^64)
+        return out, None
+    if kind in "iu":
+        return _clamped_offsets(arr, enc), None
+    whole = arr == np.floor(arr)
+    keep = None
+    if not whole.all():
+        if not drop:
+            raise non_integer_values_error(
+                "pass float bounds (e.g. lower=0.0) to use the float encoding, or " + _INVALID_HINT)
+        keep = np.flatnonzero(whole)
+        arr = arr[keep]
+    small = np.abs(arr) < 2.0**63
+    out = np.empty(arr.size, np.uint64)
+    out[small] = _clamped_offsets(arr[small].astype(np.int64), enc)
+    if not small.all():  # whole floats beyond int64 (rare): exact through Python ints
+        out[~small] = [min(max(int(x), enc.lo), enc.hi) - enc.lo for x in arr[~small].tolist()]
+    return out, keep
+
+
+def _exact(values: Any) -> Any:
+    """A list or tuple holding integers beyond 2^53 as an object array: numpy would make it
+    float64 and round them (integer domains are exact at any size)."""
+    if isinstance(values, (list, tuple)) and any(
+            _is_intlike(v) and not -(2**53) <= v <= 2**53 for v in values):
+        return np.array(values, dtype=object)
+    return values
+
+
 def prepare(
-    values: Any, lower: Any, upper: Any, counts: Sequence[int] | None, on_invalid: str = "error"
-) -> tuple[Encoding, list[int], list[int]]:
+    values: Any, lower: Any, upper: Any, counts: Sequence[int] | None, on_invalid: str = "error",
+    column: str | None = None,
+) -> tuple[Encoding, Any, Any]:
     """The domain's encoding and the data as sorted distinct offsets with multiplicities.
+
+    ``values``: anything :func:`dptree.data.histograms.value_counts` reads (arrays, lists,
+    pandas/polars/Arrow, with ``column=`` a table, a CSV/Parquet file, a DuckDB relation or a
+    Spark DataFrame), counted in its engine (memory O(distinct values)) and encoded vectorised:
+    offsets as uint64 and multiplicities as int64 numpy arrays when |X| <= 2^64, Python ints
+    beyond. ``counts``: multiplicities of in-memory ``values`` instead.
 
     There is no refusal on empty data: whether the data is empty is private; the mechanisms are
     defined on the empty multiset (every quality is 0) and their output is then data-independent."""
+    from dptree.data.histograms import value_counts
+    from dptree.data.inputs import to_numpy
+
     enc = encoding(lower, upper)
-    if counts is not None and on_invalid == "drop":
+    drop = on_invalid == "drop"
+    if counts is not None and drop:
         raise InvalidParameterError("on_invalid='drop' cannot be combined with counts=; drop the rows first")
-    offs = encode_values(values, enc, on_invalid)
-    cl: list[int] | None = None
+    if (isinstance(values, (str, bytes)) and column is None) or values is None:
+        raise DataError("values must be a sequence of numbers")
+    values = _exact(values)
+    policy: Literal["error", "drop"] = "drop" if drop else "error"
     if counts is not None:
-        cl = [int(c) for c in counts]
-        if len(cl) != len(offs) or any(c < 0 for c in cl):
+        arr = to_numpy(values, column=column, name="values")
+        if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+            raise DataError(_INVALID_VALUES)
+        cnt = np.asarray(counts)
+        if cnt.dtype.kind not in "iu":
+            cnt = np.array([int(c) for c in counts], dtype=np.int64)
+        if cnt.shape != arr.shape or (cnt.size and cnt.min() < 0):
             raise DataError("counts must be non-negative integers, one per value")
-    vals, cnt = _group(offs, cl)
-    return enc, vals, cnt
+    else:
+        arr, cnt = value_counts(values, column=column, missing=policy, infinite=policy, message=_INVALID_VALUES)
+    offs, keep = _encode_array(arr, enc, drop)
+    if keep is not None:
+        cnt = cnt[keep]
+    if offs.dtype == object:
+        vals, c = _group(offs.tolist(), cnt.tolist())
+        return enc, vals, c
+    vals, c = _group(offs, cnt)
+    return enc, vals, c

@@ -22,6 +22,7 @@ from numbers import Real
 from typing import Any, ClassVar, Literal, Mapping
 
 from dptree._validation import InstanceOf, Interval, check_param, validate_params
+from dptree.data.histograms import COLUMN
 from dptree.errors import ReleaseFileError
 from dptree.interior.calibration import DECLARED_SIZE, EPSILON, ON_INVALID, declared_size, restated
 from dptree.interior.encoding import domain_document, domain_from_document, encoding, prepare
@@ -132,7 +133,7 @@ class QuantileRelease(Release):
 
 
 @validate_params({"q": Q, "epsilon": EPSILON, "n": DECLARED_SIZE, "n_max": DECLARED_SIZE, "on_invalid": ON_INVALID,
-                  "rng": RNG})
+                  "rng": RNG, "column": COLUMN})
 def quantile(
     values: Any,
     q: float,
@@ -145,6 +146,7 @@ def quantile(
     n: int | None = None,
     n_max: int | None = None,
     on_invalid: Literal["error", "drop"] = "error",
+    column: str | None = None,
 ) -> QuantileRelease:
     """Single quantile by the tie-aware exponential mechanism (epsilon-DP, add/remove or replace one record).
 
@@ -157,14 +159,15 @@ def quantile(
     constant on each distinct data value and on each gap between them). The record count only
     enters inside the mechanism's score; nothing else reads it. ``n``/``n_max`` (a **public**
     declared size, optional) are accepted for a uniform API and echoed as ``n_declared``; the
-    mechanism needs no size. ``on_invalid`` as in :func:`~dptree.interior.api.interior_point`.
+    mechanism needs no size. ``on_invalid`` and ``column`` (tables, files, DuckDB relations, Spark
+    DataFrames, counted in their engine) as in :func:`~dptree.interior.api.interior_point`.
     """
     eps = check_release_budget(epsilon)
     qf = float(q)
     size_n, upper_bound = declared_size(n, n_max)
     qr = quantile_level(qf)
     metadata = creation_metadata()  # the clock, read before the data
-    enc, vals, cnt = prepare(values, lower, upper, counts, on_invalid)
+    enc, vals, cnt = prepare(values, lower, upper, counts, on_invalid, column)
     src = make_source(rng)
     # the only step that reads the data: the tie-aware exponential mechanism (sensitivity b)
     y = quantile_exponential_mechanism(vals, counts=cnt, q=qf, lower=0, upper=enc.size - 1, epsilon=eps, rng=src)
@@ -174,7 +177,7 @@ def quantile(
 
 
 @validate_params({"epsilon": EPSILON, "n": DECLARED_SIZE, "n_max": DECLARED_SIZE, "on_invalid": ON_INVALID,
-                  "rng": RNG})
+                  "rng": RNG, "column": COLUMN})
 def median(
     values: Any,
     *,
@@ -186,8 +189,10 @@ def median(
     n: int | None = None,
     n_max: int | None = None,
     on_invalid: Literal["error", "drop"] = "error",
+    column: str | None = None,
 ) -> QuantileRelease:
     """The private median: :func:`quantile` at q = 1/2 (epsilon-DP, add/remove or replace one
-    record). ``n``/``n_max``: an optional **public** declared size (not needed by the mechanism)."""
+    record). ``n``/``n_max``: an optional **public** declared size (not needed by the mechanism);
+    ``column``: as in :func:`quantile`."""
     return quantile(values, 0.5, lower=lower, upper=upper, epsilon=epsilon, rng=rng, counts=counts, n=n,
-                    n_max=n_max, on_invalid=on_invalid)
+                    n_max=n_max, on_invalid=on_invalid, column=column)

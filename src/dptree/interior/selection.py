@@ -34,9 +34,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
 
 from dptree._validation import InstanceOf, Interval, check_param, validate_params
 from dptree.errors import InvalidParameterError
+from dptree.interior.blocks import as_lists, block_arrays, group_arrays, offsets_array, sample_windowed
 from dptree.noise import (
     RandomSource,
     RngLike,
@@ -134,8 +138,12 @@ def exponential_mechanism(
 # --------------------------------------------------------------------------- ordered domains
 
 
-def _group(values: Sequence[int], counts: Sequence[int] | None) -> tuple[list[int], list[int]]:
-    """Sorted distinct values and their multiplicities."""
+def _group(values: Any, counts: Any) -> tuple[Any, Any]:
+    """Sorted distinct values and their multiplicities (numpy arrays for non-negative integer
+    arrays below 2^64, vectorised; Python lists otherwise)."""
+    arr = offsets_array(values)
+    if arr is not None:
+        return group_arrays(arr, counts)
     if counts is None:
         srt = sorted(values)
         vals: list[int] = []
@@ -226,10 +234,25 @@ def ordered_exponential_mechanism(
         raise InvalidParameterError(f"lower must be <= upper, got {lo} > {hi}")
     base = exponential_base(epsilon, 1)
     src = rng if hasattr(rng, "random_bytes") else make_source(rng)
-    vals, cnt = _group(values, counts)
-    if vals and (vals[0] < lo or vals[-1] > hi):
-        raise InvalidParameterError("values must lie in [lower, upper] (clamp them first)")
+    vals, cnt = _in_domain(values, counts, lo, hi)
+    blocks = block_arrays(vals, cnt, lo, hi)
+    if blocks is not None:  # score min(upto, n - below) as badness -score
+        n = int(blocks.upto[-1])
+        def badness(below: np.ndarray, upto: np.ndarray, out: np.ndarray) -> None:  # -min(upto, n - below)
+            np.subtract(below, n, out=out)
+            np.maximum(out, -upto, out=out)
+
+        return sample_windowed(src, blocks, badness, n / 2, 1, base)  # type: ignore[arg-type]
+    vals, cnt = as_lists(vals), as_lists(cnt)
     return _sample_blocks(src, interior_quality_intervals(vals, cnt, lo, hi), base)  # type: ignore[arg-type]
+
+
+def _in_domain(values: Any, counts: Any, lo: int, hi: int) -> tuple[Any, Any]:
+    """:func:`_group` of the values, checked to lie in [lo, hi]."""
+    vals, cnt = _group(values, counts)
+    if len(vals) and (int(vals[0]) < lo or int(vals[-1]) > hi):
+        raise InvalidParameterError("values must lie in [lower, upper] (clamp them first)")
+    return vals, cnt
 
 
 def _sample_blocks(src: RandomSource, blocks: Sequence[tuple[int, int, int]], base: tuple[int, int]) -> int:
@@ -320,9 +343,25 @@ def quantile_exponential_mechanism(
     level = quantile_level(q)
     base = exponential_base(epsilon, level.denominator)
     src = rng if hasattr(rng, "random_bytes") else make_source(rng)
-    vals, cnt = _group(values, counts)
-    if vals and (vals[0] < lo or vals[-1] > hi):
-        raise InvalidParameterError("values must lie in [lower, upper] (clamp them first)")
+    vals, cnt = _in_domain(values, counts, lo, hi)
+    blocks = block_arrays(vals, cnt, lo, hi)
+    a, b = level.numerator, level.denominator
+    if blocks is not None and b * int(blocks.upto[-1]) < 1 << 62:  # b n in int64
+        t = a * int(blocks.upto[-1])
+
+        def badness(below: np.ndarray, upto: np.ndarray, out: np.ndarray) -> None:  # -score = max(bL-t, 0, t-bU)
+            np.multiply(below, b, out=out)
+            out -= t
+            if upto is below:  # a gap: t - bU = -(bL - t)
+                np.abs(out, out=out)
+                return
+            scratch = np.multiply(upto, -b)
+            scratch += t
+            np.maximum(out, scratch, out=out)
+            np.maximum(out, 0, out=out)
+
+        return sample_windowed(src, blocks, badness, t / b, b, base)  # type: ignore[arg-type]
+    vals, cnt = as_lists(vals), as_lists(cnt)
     return _sample_blocks(src, quantile_score_intervals(vals, cnt, lo, hi, level), base)  # type: ignore[arg-type]
 
 

@@ -22,6 +22,21 @@ float Laplace does (Mironov 2012), so dptree samples it *exactly*:
 
 Running time depends on the data through the number of rejections (expected < 2.1 rounds), as
 for the CKS samplers.
+
+3. Arrays (:func:`sample_exponential_index` given numpy arrays): the same law, exactly, in O(n)
+   numpy work and O(1) Python work per round (no Python integer per candidate). The proposal is
+   2^-d_i with the integer d_i = m_i - e_i - min(m - e): m_i <= r_i log2 b as in step 2 (from a
+   rational N / 2^s <= L with a 22-bit N, so r_i N fits int64), e_i the float64 exponent of
+   length_i, so length_i < 2^e_i exactly (rounding is monotone) and length_i is about 2^(e_i-1)
+   or more. A level d is drawn with the exact integer weights #{i: d_i = d} 2^(D - d) for
+   d <= D = 64 + log2 n (a Python sum of D + 1 integers), the far tail d > D with an exact bound
+   (#tail + 1) // 2 on its weight (entered with probability < n 2^-64; resolved exactly with
+   Python integers, rejecting the bound's slack), then a uniform candidate of the level. It is
+   accepted with the two exact Bernoulli draws length_i / 2^e_i (a uniform integer) and
+   b^-r_i 2^m_i (:func:`bernoulli_pow_ratio`). So a round proposes i with probability
+   proportional to 2^-(m_i - e_i) and accepts it with length_i 2^-e_i b^-r_i 2^m_i: the accepted
+   i has probability proportional to length_i b^-r_i, the target, with no rounding in any
+   decision (each factor <= 1, about 1/2 or more where the mass is: a few rounds are expected).
 """
 
 from __future__ import annotations
@@ -30,6 +45,9 @@ import bisect
 import functools
 import math
 from fractions import Fraction
+from typing import Any
+
+import numpy as np
 
 from dptree.errors import InvalidParameterError
 from dptree.noise.integers import uniform_int
@@ -134,20 +152,23 @@ def bernoulli_pow_ratio(src: RandomSource, p: int, k: int, r: int, m: int) -> bo
 
 def sample_exponential_index(
     src: RandomSource,
-    lengths: list[int],
-    exponents: list[int],
+    lengths: list[int] | np.ndarray,
+    exponents: list[int] | np.ndarray,
     base: tuple[int, int],
 ) -> int:
     """Index i with probability exactly proportional to lengths[i] * (q/p)^exponents[i].
 
     ``base`` = (p, q) with q = 2^K and p > q odd (see :func:`exp_lower_rational`); lengths are
-    non-negative Python ints of any size (not all zero), exponents non-negative ints. Exact
-    rejection sampling as described in the module docstring.
+    non-negative Python ints of any size (not all zero), exponents non-negative ints, or both
+    numpy arrays (lengths uint64/int64, exponents int64; steps 2 and 3 of the module docstring).
+    Exact rejection sampling as described in the module docstring.
     """
     p, q = base
     k = q.bit_length() - 1
     if q != 1 << k or p <= q:
         raise InvalidParameterError("base must be (p, 2^K) with p > 2^K")
+    if isinstance(lengths, np.ndarray) and isinstance(exponents, np.ndarray):
+        return _sample_arrays(src, lengths, exponents, p, k)
     n = len(lengths)
     if n == 0 or n != len(exponents):
         raise InvalidParameterError("lengths and exponents must be non-empty and of equal length")
@@ -188,3 +209,91 @@ def sample_exponential_index(
             i = tail[bisect.bisect_right(tcum, v)]
         if bernoulli_pow_ratio(src, p, k, exponents[i], ms[i]):
             return i
+
+
+#: exponents above this are treated as this one in the proposal of :func:`_sample_arrays` (a lower
+#: bound on m stays valid: their proposal weight only grows, and stays negligible)
+_R_CAP = 1 << 40
+
+
+def _sample_arrays(src: RandomSource, lengths: np.ndarray, exponents: np.ndarray, p: int, k: int) -> int:
+    """Step 3 of the module docstring: :func:`sample_exponential_index` on numpy arrays."""
+    n = lengths.size
+    if n == 0 or n != exponents.size:
+        raise InvalidParameterError("lengths and exponents must be non-empty and of equal length")
+    if lengths.dtype.kind not in "iu" or exponents.dtype.kind not in "iu":
+        raise InvalidParameterError("lengths and exponents must be integer arrays")
+    if (lengths.dtype.kind == "i" and (lengths < 0).any()) or (exponents.dtype.kind == "i" and (exponents < 0).any()):
+        raise InvalidParameterError("lengths and exponents must be non-negative")
+    lam = _log2_lower(p, 1 << k)  # < log2 b
+    s = 21 - math.floor(math.log2(lam))  # N in [2^21, 2^22]: r N < 2^63 for r <= 2^40
+    num = math.floor(lam * (1 << s)) if s >= 0 else 0
+    if num <= 0:  # pragma: no cover - a base beyond e^(2^21): the list path handles any size
+        return sample_exponential_index(src, lengths.tolist(), exponents.tolist(), (p, 1 << k))
+
+    def m_of(r: Any) -> Any:  # m_i <= r_i N / 2^s <= r_i lam, in place on arrays
+        r = np.minimum(r, _R_CAP).astype(np.int64, copy=False)
+        r *= num
+        r >>= s
+        return r
+
+    d = m_of(exponents)
+    e = _bit_length(lengths)  # length < 2^e
+    d -= e  # m - e
+    empty = None if lengths.all() else lengths == 0
+    if empty is not None:
+        if empty.all():
+            raise InvalidParameterError("all candidate lengths are zero")
+        d[empty] = np.iinfo(np.int64).max // 2  # never drawn: excluded from every level below
+    d -= d.min()
+    top = 64 + n.bit_length()
+    np.minimum(d, top + 1, out=e)
+    level_counts = np.bincount(e, minlength=top + 2)
+    del e
+    units = [int(c) << (top - j) for j, c in enumerate(level_counts[:-1].tolist())]
+    total = sum(units)
+    n_tail = int(level_counts[-1]) - (0 if empty is None else int(empty.sum()))
+    tail_bound = (n_tail + 1) // 2  # each tail weight is <= 1/2 unit
+    while True:
+        u = uniform_int(src, 0, total + tail_bound - 1)
+        if u < total:
+            j = 0
+            while u >= units[j]:
+                u -= units[j]
+                j += 1
+            i = int(np.flatnonzero(d == j)[u >> (top - j)])  # u // 2^(top-j): uniform in the level
+        else:
+            tail = np.flatnonzero((d > top) if empty is None else (d > top) & ~empty)
+            i = _tail_pick(src, d, tail, top, tail_bound)
+            if i < 0:
+                continue
+        li, ri = int(lengths[i]), int(exponents[i])
+        if uniform_int(src, 0, (1 << math.frexp(float(li))[1]) - 1) >= li:  # e_i as in _bit_length
+            continue
+        if bernoulli_pow_ratio(src, p, k, ri, int(m_of(np.array([ri], np.uint64))[0])):
+            return i
+
+
+def _bit_length(x: np.ndarray) -> np.ndarray:
+    """e (int64) with 2^(e-1) <= x < 2^e up to float64 rounding, for positive integers: the
+    exponent field of float64(x) (= ``frexp``'s). x < 2^e is exact: rounding is monotone and 2^e
+    a float, so x >= 2^e would give float64(x) >= 2^e; and x > 2^(e-1) (1 - 2^-53)."""
+    e = x.astype(np.float64).view(np.int64)
+    e >>= 52
+    e -= 1022
+    return e
+
+
+def _tail_pick(src: RandomSource, d: np.ndarray, tail: np.ndarray, top: int, bound: int) -> Any:
+    """A tail candidate with probability 2^(top - d_i) / bound, or -1 (the bound's slack): exact,
+    in Python integers (entered with probability < n 2^-64)."""
+    ds = d[tail].tolist()
+    e_max = max(ds)
+    cum, acc = [], 0
+    for x in ds:
+        acc += 1 << (e_max - x)
+        cum.append(acc)
+    v = uniform_int(src, 0, (bound << (e_max - top)) - 1)
+    if v >= acc:
+        return -1
+    return int(tail[bisect.bisect_right(cum, v)])

@@ -2,7 +2,7 @@
 
 An engine turns the caller's rows into exact counts, and nothing else: it never adds noise and
 never returns anything but the counts (no sizes, no values; its errors name a kind of problem,
-never a count or a value, :mod:`dptree.errors`). Four operations, each over public cells:
+never a count or a value, :mod:`dptree.errors`). Five operations:
 
 * :meth:`Engine.leaf_histogram` -- records per leaf of a public :class:`~dptree.data.domain.Domain`;
 * :meth:`Engine.bounded_histogram` -- the same after keeping at most k records per user, chosen
@@ -10,7 +10,9 @@ never a count or a value, :mod:`dptree.errors`). Four operations, each over publ
 * :meth:`Engine.grouped_histograms` -- one leaf histogram per group of a public list (optionally
   bounded across groups);
 * :meth:`Engine.path_counts` -- records (or exact integer weights) per distinct combination of
-  hierarchy level columns.
+  hierarchy level columns;
+* :meth:`Engine.value_counts` -- the sorted distinct values of a column and their records (the
+  data stage of the exponential mechanisms over ordered domains: interior points, quantiles).
 
 :mod:`dptree.data.engines.numpy` (in-memory data), :mod:`~dptree.data.engines.duckdb` (files and
 DuckDB relations) and :mod:`~dptree.data.engines.spark` (Spark DataFrames) implement it, with
@@ -26,13 +28,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, Sequence, Un
 import numpy as np
 
 from dptree.data.domain import Domain
-from dptree.errors import InvalidParameterError
+from dptree.errors import DataError, InvalidParameterError, infinite_values_error, missing_values_error
 from dptree.noise import RandomSource
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Engine", "LeafPlan", "Missing", "Unknown", "Group", "COUNT"]
+__all__ = ["Engine", "LeafPlan", "Missing", "Unknown", "Group", "COUNT", "invalid_values_error"]
 
 Missing = Literal["error", "drop"]
 Unknown = Literal["error", "drop"]
@@ -40,6 +42,14 @@ Group = Union[str, int]
 
 #: the count column of :meth:`Engine.path_counts`
 COUNT = "__n__"
+
+
+def invalid_values_error(kind: Literal["missing", "infinite"], column: str | None, message: str | None) -> DataError:
+    """The error of :meth:`Engine.value_counts` for missing or infinite values (``message``: the
+    caller's own text), naming no value, position or count."""
+    if message is not None:
+        return DataError(message)
+    return missing_values_error(column, cli_flag=False) if kind == "missing" else infinite_values_error(column)
 
 
 class Cells(Protocol):
@@ -93,6 +103,17 @@ class Engine(ABC):
         """One row per distinct combination of the ``levels`` columns (values as read, missing
         ones kept) with :data:`COUNT`: its records, or its exact sum of the integer ``weight``
         column (int64; a total of :data:`dptree.data.weights.MAX_TOTAL` or more raises)."""
+
+    def value_counts(self, data: Any, *, column: str | None, missing: Missing = "error",
+                     infinite: Missing = "error", message: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(sorted distinct values, records per value as int64): memory O(distinct values), no
+        Python object per row. Values keep their type (int64/uint64, float64, datetime64; Python
+        ints only for integers wider than 64 bits). Missing values (NULL, None, NaN, NaT) raise
+        :func:`~dptree.errors.missing_values_error` or are dropped (``missing``), +-inf raise
+        :func:`~dptree.errors.infinite_values_error` or are dropped (``infinite``), as for
+        :meth:`leaf_histogram`; ``message`` replaces the text of both errors (the caller's policy
+        names its own parameter). The messages name no value, position or count."""
+        raise InvalidParameterError(f"value counts are not available for {self.READS}")
 
     def names(self, column: Any, *, reads: str | None = None, **refs: Any) -> None:
         """Refuse what this engine cannot read: a missing ``column``, or a reference (user ids,

@@ -14,7 +14,7 @@ import numpy as np
 
 from dptree.data.bounding import kept_positions
 from dptree.data.domain import Domain, coerce_values
-from dptree.data.engines.base import COUNT, Engine, Group, Missing, Unknown
+from dptree.data.engines.base import COUNT, Engine, Group, Missing, Unknown, invalid_values_error
 from dptree.data.inputs import present, to_numpy
 from dptree.data.weights import MAX_TOTAL, check_weights, too_large
 from dptree.errors import (
@@ -30,7 +30,7 @@ from dptree.noise import RandomSource
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["NumpyEngine", "bin_cells", "bound_cells", "user_codes", "group_codes"]
+__all__ = ["NumpyEngine", "bin_cells", "bound_cells", "user_codes", "group_codes", "distinct_counts", "run_lengths"]
 
 _BIN_CHUNK = 1 << 21
 
@@ -104,6 +104,28 @@ def bound_cells(cells_of_rows: np.ndarray, codes: np.ndarray, k: int, cells: int
     return np.bincount(sl[keep], minlength=cells).astype(np.int64)
 
 
+def distinct_counts(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct values of a 1-D array and their counts (int64): one sort, then the run
+    boundaries (``np.unique`` with counts, without its extra copies)."""
+    return run_lengths(np.sort(arr, kind="stable" if arr.dtype.kind == "O" else None))
+
+
+def run_lengths(srt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values of a sorted 1-D array and the length of each run (int64)."""
+    if srt.size == 0:
+        return srt[:0].copy(), np.zeros(0, np.int64)
+    ends = np.flatnonzero(srt[1:] != srt[:-1])  # the last position of every run but the last
+    if ends.size == srt.size - 1:  # all distinct (continuous data): no gather
+        return srt, np.ones(srt.size, np.int64)
+    starts = np.empty(ends.size + 1, np.int64)
+    starts[0] = 0
+    np.add(ends, 1, out=starts[1:])
+    counts = np.empty(starts.size, np.int64)
+    np.subtract(starts[1:], starts[:-1], out=counts[:-1])
+    counts[-1] = srt.size - starts[-1]
+    return srt[starts], counts
+
+
 def _column(data: Any, column: str | None, ref: Any, what: str) -> Any:
     """A per-row column given by name (read from the table ``data``) or as an array."""
     if not isinstance(ref, str):
@@ -151,6 +173,36 @@ class NumpyEngine(Engine):
         else:
             hist = bound_cells(flat, ucodes[keep], k, len(groups) * cells, source)
         return hist.astype(np.int64).reshape(len(groups), cells)
+
+    def value_counts(self, data: Any, *, column: str | None, missing: Missing = "error",
+                     infinite: Missing = "error", message: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+        arr = to_numpy(data, column=column, name="values")
+        kind = arr.dtype.kind
+        if kind not in "iufMO" or (kind == "O" and any(isinstance(v, (str, bytes, bool, np.bool_)) for v in arr)):
+            raise DataError("values must be numbers or dates (not text or True/False)")
+        if kind in "fM" or (kind == "O" and arr.size):
+            here = present(arr)
+            if not here.all():
+                if missing == "error":
+                    raise invalid_values_error("missing", None, message)
+                arr = arr[here]
+            if kind == "f":
+                finite = np.isfinite(arr)
+                if not finite.all():
+                    if infinite == "error":
+                        raise invalid_values_error("infinite", None, message)
+                    arr = arr[finite]
+            elif kind == "O":
+                items = arr.tolist()
+                if any(isinstance(v, float) and not np.isfinite(v) for v in items):
+                    if infinite == "error":
+                        raise invalid_values_error("infinite", None, message)
+                    arr = np.array([v for v in items if not (isinstance(v, float) and not np.isfinite(v))],
+                                   dtype=object)
+        try:
+            return distinct_counts(arr)
+        except TypeError:
+            raise DataError("values must be numbers of one comparable type") from None
 
     def path_counts(self, data: Any, levels: Sequence[str], *, weight: str | None) -> pd.DataFrame:
         import pandas as pd

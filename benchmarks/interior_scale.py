@@ -1,0 +1,118 @@
+"""Interior points and medians at scale (issue 12 item 3, issue 13 item 4), as ratios to baselines
+measured in the same run:
+
+* ``interior_point`` (exponential mechanism) on 10^6 uint64 values over [0, 2^64) against
+  ``np.sort`` of the same values (target <= 3x);
+* ``dptree.median`` of a float column of a Parquet file against a range-tree release of the same
+  column from the same file (``dptree.range_tree(path, column=..., lower=, upper=, width=)``;
+  target <= 2x), each in a fresh process, with its peak RSS (``ru_maxrss``).
+
+Rounds are interleaved (baseline, dptree, baseline, ...) and the median of each is reported.
+
+Usage (``--quick``: 5*10^6 rows; the default file has 5*10^7 rows, ~400 MB):
+
+    PYTHONPATH=src python3 benchmarks/interior_scale.py --quick
+    PYTHONPATH=src python3 benchmarks/interior_scale.py --rows 50000000 --rounds 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+LOWER, UPPER, WIDTH = -8.0, 8.0, 2.0**-10  # 16384 leaves for the range tree
+
+
+def _child(task: str, path: str) -> None:
+    """One timed operation in this (fresh) process; prints JSON with its time and peak RSS."""
+    import dptree
+
+    t0 = time.perf_counter()
+    if task == "range_tree":
+        dptree.range_tree(path, column="x", lower=LOWER, upper=UPPER, width=WIDTH, epsilon=1.0)
+    else:
+        dptree.median(path, column="x", lower=LOWER, upper=UPPER, epsilon=1.0)
+    dt = time.perf_counter() - t0
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # MiB (Linux reports KiB)
+    print(json.dumps({"seconds": dt, "rss_mib": rss}))
+
+
+def _run_child(task: str, path: str) -> dict[str, float]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    out = subprocess.run([sys.executable, __file__, "--child", task, path], capture_output=True, text=True,
+                         env=env, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def in_memory(rounds: int) -> list[str]:
+    import numpy as np
+
+    from dptree import interior_point
+
+    x = np.random.default_rng(0).integers(0, 2**64 - 1, 10**6, dtype=np.uint64, endpoint=True)
+    base, ours = [], []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        np.sort(x)
+        base.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        interior_point(x, lower=0, upper=2**64 - 1, epsilon=1.0, method="exponential")
+        ours.append(time.perf_counter() - t0)
+    b, o = statistics.median(base), statistics.median(ours)
+    return ["| interior_point, exponential, 10^6 uint64 over [0, 2^64) | np.sort | "
+            f"{b * 1e3:.0f} ms | {o * 1e3:.0f} ms | {o / b:.2f}x | - |"]
+
+
+def from_file(rows: int, rounds: int) -> list[str]:
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    with tempfile.TemporaryDirectory(prefix="dptree-interior-scale-") as tmp:
+        path = str(Path(tmp) / "x.parquet")
+        gen = np.random.default_rng(1)
+        with pq.ParquetWriter(path, pa.schema([("x", pa.float64())])) as w:
+            for start in range(0, rows, 5_000_000):  # written in chunks: bounded memory here too
+                w.write_table(pa.table({"x": gen.normal(0, 1, min(5_000_000, rows - start))}))
+        base, ours = [], []
+        for _ in range(rounds):
+            base.append(_run_child("range_tree", path))
+            ours.append(_run_child("median", path))
+        b = statistics.median(r["seconds"] for r in base)
+        o = statistics.median(r["seconds"] for r in ours)
+        rb, ro = max(r["rss_mib"] for r in base), max(r["rss_mib"] for r in ours)
+        return [f"| dptree.median, {rows:.0e} float64 rows from Parquet | range_tree of the same file "
+                f"(width 2^-10, 16384 leaves) | {b:.2f} s ({rb:.0f} MiB) | {o:.2f} s ({ro:.0f} MiB) | {o / b:.2f}x "
+                f"| {ro / rb:.2f}x |"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="5*10^6 rows in the file benchmark")
+    ap.add_argument("--rows", type=int, default=50_000_000)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        _child(*args.child)
+        return
+    rows = 5_000_000 if args.quick else args.rows
+    print("| operation | baseline | baseline time | dptree time | ratio | peak RSS ratio |")
+    print("|---|---|---|---|---|---|")
+    for line in in_memory(max(args.rounds, 3)) + from_file(rows, args.rounds):
+        print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
