@@ -255,7 +255,7 @@ class DuckDBEngine(Engine):
         try:
             with self._open(data, column) as (con, expr):
                 column_type(con, expr, column)
-                if con.execute(f"SELECT count(*) FROM {expr}").fetchone()[0] == 0:
+                if con.execute(f"SELECT count(*) FROM {expr}").fetchall()[0][0] == 0:
                     return np.zeros(cells, dtype=np.int64)  # empty input: a release of noise around zero
                 leaf, bad = leaf_sql(con, expr, column, domain, missing)
                 return _fetch_hist(con, f"SELECT {leaf} AS leaf, count(*) AS n FROM {expr} WHERE NOT {bad} "
@@ -313,7 +313,7 @@ class DuckDBEngine(Engine):
                     f"CREATE TEMP TABLE dpt_joined AS SELECT {ucol} AS u, g.gi AS gi, CASE WHEN {bad} THEN NULL "
                     f"ELSE {leaf} END AS leaf FROM {expr} t LEFT JOIN dpt_groups g ON t.{quote_ident(by)} = g.gv"
                 )
-                if con.execute("SELECT count_if(gi IS NULL) FROM dpt_joined").fetchone()[0] and unknown == "error":
+                if con.execute("SELECT count_if(gi IS NULL) FROM dpt_joined").fetchall()[0][0] and unknown == "error":
                     raise unknown_groups_error()
                 con.execute(f"CREATE TEMP TABLE dpt_rows AS SELECT u, gi * {cells} + leaf AS leaf FROM dpt_joined "
                             "WHERE gi IS NOT NULL AND leaf IS NOT NULL")
@@ -338,10 +338,13 @@ class DuckDBEngine(Engine):
                     # the file's column names are not listed: on a malformed CSV they can be a data line
                     raise InputFormatError(f"the data has no column(s) {absent}; check its header row")
                 keys = ", ".join(quote_ident(c) for c in levels)
-                value = "1" if weight is None else check_weight_column(con, expr, weight)
-                # every group sum <= the total < MAX_TOTAL: exact in BIGINT
-                return con.execute(f"SELECT {keys}, CAST(SUM({value}) AS BIGINT) AS {COUNT} FROM {expr} "
-                                   f"GROUP BY ALL").df()
+                # every group sum <= the total < MAX_TOTAL: exact in BIGINT; count(*) without weights
+                # (a SUM of 1s would add in HUGEINT)
+                total = ("count(*)" if weight is None
+                         else f"CAST(SUM({check_weight_column(con, expr, weight)}) AS BIGINT)")
+                rel = con.sql(f"SELECT {keys}, {total} AS {COUNT} FROM {expr} GROUP BY ALL")
+                # through Arrow: labels stay Arrow strings (no Python object per distinct path)
+                return (rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()).to_pandas()
         except duckdb.Error as exc:
             # DuckDB's message may quote a line or a value of the file: say only what failed
             raise InputFormatError(

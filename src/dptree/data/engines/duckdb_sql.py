@@ -84,17 +84,17 @@ def leaf_sql(con: Any, expr: str, column: str, domain: Domain, missing: str) -> 
             bad = f"{col} IS NULL"
         else:
             value = f"CAST({col} AS DOUBLE)"
-            inf = con.execute(f"SELECT count_if(isinf({value})) FROM {expr}").fetchone()[0]
+            inf = con.execute(f"SELECT count_if(isinf({value})) FROM {expr}").fetchall()[0][0]
             if inf:
                 raise infinite_values_error(column)
             bad = f"({col} IS NULL OR isnan({value}))"
     # counted in a projection, not a WHERE: a filter could be pruned by Parquet statistics that omit NaN
-    n_missing = con.execute(f"SELECT count_if({bad}) FROM {expr}").fetchone()[0]
+    n_missing = con.execute(f"SELECT count_if({bad}) FROM {expr}").fetchall()[0][0]
     if n_missing and missing == "error":
         raise missing_values_error(column)
     if domain.kind == "integer" and value.endswith("AS DOUBLE)"):
         # as in memory: non-integers are refused, never floored (after the missing-values check)
-        frac = con.execute(f"SELECT count_if(NOT {bad} AND {value} <> floor({value})) FROM {expr}").fetchone()[0]
+        frac = con.execute(f"SELECT count_if(NOT {bad} AND {value} <> floor({value})) FROM {expr}").fetchall()[0][0]
         if frac:
             raise non_integer_values_error(RANGE_TREE_FLOAT_FIX)
     lo, hi, w = domain.lower, domain.upper, domain.width
@@ -113,7 +113,7 @@ def user_sql(con: Any, expr: str, user_column: str) -> str:
     utype = column_type(con, expr, user_column)
     ucol = quote_ident(user_column)
     ubad = f"{ucol} IS NULL" + (f" OR isnan({ucol})" if any(t in utype for t in ("DOUBLE", "FLOAT", "REAL")) else "")
-    n_null = con.execute(f"SELECT count_if({ubad}) FROM {expr}").fetchone()[0]
+    n_null = con.execute(f"SELECT count_if({ubad}) FROM {expr}").fetchall()[0][0]
     if n_null:
         raise missing_user_ids_error(user_column)
     return ucol
@@ -162,7 +162,7 @@ def check_weight_column(con: Any, expr: str, weight: str) -> str:
     :data:`~dptree.data.weights.MAX_TOTAL` or more (:class:`~dptree.errors.TotalTooLargeError`)."""
     value, checks = _weight_sql(quote_ident(weight), column_type(con, expr, weight))
     flags = ", ".join(f"bool_or({cond})" for _, cond in checks)
-    bad = con.execute(f"SELECT {flags} FROM {expr}").fetchone()
+    bad = con.execute(f"SELECT {flags} FROM {expr}").fetchall()[0]
     for (problem, _), hit in zip(checks, bad or ()):
         if hit:
             raise weight_error(weight, problem)
@@ -170,7 +170,7 @@ def check_weight_column(con: Any, expr: str, weight: str) -> str:
     row = con.execute(
         f"SELECT bool_or({value} IS NULL OR {value} >= {limit}), "
         f"SUM(CASE WHEN {value} < {limit} THEN {value} ELSE 0 END) FROM {expr}"
-    ).fetchone()
+    ).fetchall()[0]
     if row is not None and (row[0] or (row[1] is not None and int(row[1]) >= limit)):
         raise too_large(weight)
     return value
