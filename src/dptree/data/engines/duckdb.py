@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, Union
 
 import numpy as np
 
-from dptree.data.bounding import kept_pairs
+from dptree.data.bounding import kept_positions
 from dptree.data.domain import Domain
 from dptree.data.engines.base import COUNT, Engine, Group, Missing, Unknown
 from dptree.data.engines.duckdb_sql import (
@@ -212,39 +212,55 @@ def dense_group_by(con: Any, cells: int) -> None:
         con.execute(f"SET perfect_ht_threshold = {max(bits, 12)}")
 
 
+#: rows per batch of the sorted stream that :func:`bounded_counts` reads
+STREAM_BATCH = 1 << 20
+
+
+def _kept_in_batch(off: int, size: int, ends: np.ndarray, light: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    """Keep-mask of the sorted rows off..off+size-1: every row of a user with at most k rows, and
+    the drawn global ranks ``kept`` (sorted) of the users above k."""
+    a = int(np.searchsorted(ends, off, side="right"))
+    b = int(np.searchsorted(ends, off + size - 1, side="right"))
+    lens = np.diff(np.concatenate([[off], np.minimum(ends[a:b + 1], off + size)]))
+    mask = np.repeat(light[a:b + 1], lens)
+    lo, hi = np.searchsorted(kept, [off, off + size])
+    mask[kept[lo:hi] - off] = True
+    return mask
+
+
 def bounded_counts(con: Any, table: str, k: int, cells: int, source: RandomSource,
                    report: Callable[[str], None] | None = None) -> np.ndarray:
-    """Counts per cell of ``table(u, leaf)`` after keeping at most k rows per user u
-    (:mod:`dptree.data.bounding`): rows of a user ranked by cell, users above k numbered in id
-    order, the drawn ranks joined back. ``report`` receives the name of each stage (never a count)."""
+    """Counts per cell of ``table(u, leaf)`` (a table or a parenthesised query) after keeping at
+    most k rows per user u (:mod:`dptree.data.bounding`): rows of a user ranked by cell, users
+    above k in id order draw their ranks. Two queries and no window: the records of every user in
+    id order (numbers without ids), then the rows sorted by (user, cell), streamed in batches of
+    cells only; a row's global rank in that order is its user's start plus its rank inside the
+    user, so the drawn ranks select rows without a per-user window. ``report`` receives the
+    name of each stage (never a count)."""
     say = report or (lambda msg: None)
     say("counting records per user")
-    con.execute(f"CREATE TEMP TABLE dpt_uc AS SELECT u, count(*) AS c FROM {table} GROUP BY u")
-    con.execute(
-        f"CREATE TEMP TABLE dpt_heavy AS SELECT u, c, row_number() OVER (ORDER BY u) - 1 AS h "
-        f"FROM dpt_uc WHERE c > {k}"
-    )
-    counts = np.asarray(con.execute("SELECT c FROM dpt_heavy ORDER BY h").fetchnumpy()["c"], dtype=np.int64)
-    # users with at most k rows keep them all: a hash join, no window
-    hist = _fetch_hist(con, f"SELECT t.leaf, count(*) AS n FROM {table} t JOIN dpt_uc uc ON t.u = uc.u "
-                            f"WHERE uc.c <= {k} GROUP BY t.leaf", cells)
-    if counts.size:
-        import pyarrow as pa
-
+    counts = np.asarray(con.execute(f"SELECT count(*) AS c FROM {table} GROUP BY u ORDER BY u").fetchnumpy()["c"],
+                        dtype=np.int64)
+    hist = np.zeros(cells, dtype=np.int64)
+    if counts.size == 0:
+        return hist
+    ends = np.cumsum(counts)
+    heavy = np.flatnonzero(counts > k)
+    kept = np.zeros(0, dtype=np.int64)
+    if heavy.size:
         say(f"drawing which {k} record(s) each user keeps")
-        kept = kept_pairs(source, counts, k)  # heavy users in id order
-        say("counting the kept records")
-        con.register("dpt_kept", pa.table({name: pa.array(col) for name, col in kept.items()}))
-        # positions (rank by leaf inside the user) only for the rows of users above k
-        ranked = (
-            f"SELECT hv.h, t.leaf, row_number() OVER (PARTITION BY t.u ORDER BY t.leaf) - 1 AS pos "
-            f"FROM {table} t JOIN dpt_heavy hv ON t.u = hv.u"
-        )
-        hist += _fetch_hist(con, f"SELECT r.leaf, count(*) AS n FROM ({ranked}) r JOIN dpt_kept kp "
-                                 "ON r.h = kp.h AND r.pos = kp.pos GROUP BY r.leaf", cells)
-        con.unregister("dpt_kept")
-    con.execute("DROP TABLE dpt_heavy")
-    con.execute("DROP TABLE dpt_uc")
+        chosen = kept_positions(source, counts[heavy], k)  # heavy users in id order
+        kept = ((ends[heavy] - counts[heavy])[:, None] + chosen).ravel()  # sorted: users, then ranks
+    say("counting the kept records")
+    rel = con.sql(f"SELECT leaf FROM {table} ORDER BY u, leaf")
+    reader = next(getattr(rel, m) for m in ("to_arrow_reader", "fetch_arrow_reader", "fetch_record_batch")
+                  if hasattr(rel, m))(STREAM_BATCH)  # the name differs across DuckDB versions
+    light, off = counts <= k, 0
+    for batch in reader:
+        leaf = np.asarray(batch.column(0).to_numpy(), dtype=np.int64)
+        if leaf.size:
+            hist += np.bincount(leaf[_kept_in_batch(off, leaf.size, ends, light, kept)], minlength=cells)
+            off += leaf.size
     return hist
 
 
@@ -296,14 +312,12 @@ class DuckDBEngine(Engine):
                 leaf, bad = leaf_sql(con, expr, str(column), domain, missing)
                 ucol = user_sql(con, expr, user_id)
                 if report:
-                    report("bucketing the rows")
-                con.execute(
-                    f"CREATE TEMP TABLE dpt_rows AS SELECT u, leaf FROM (SELECT {ucol} AS u, "
-                    f"CASE WHEN {bad} THEN NULL ELSE {leaf} END AS leaf FROM {expr}) WHERE leaf IS NOT NULL"
-                )
-                if report:
-                    report(f"keeping at most {k} record(s) per user")
-                return bounded_counts(con, "dpt_rows", k, cells, source, report)
+                    report(f"bucketing the rows and keeping at most {k} record(s) per user")
+                # a query, not a table: each of bounded_counts' two scans reads the file again, which
+                # costs less than writing every row into DuckDB first
+                rows = (f"(SELECT u, leaf FROM (SELECT {ucol} AS u, CASE WHEN {bad} THEN NULL ELSE {leaf} END AS leaf "
+                        f"FROM {expr}) WHERE leaf IS NOT NULL)")
+                return bounded_counts(con, rows, k, cells, source, report)
         except (DataError, InputFormatError, InvalidParameterError):
             raise
         except Exception as exc:
