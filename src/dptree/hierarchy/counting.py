@@ -1,12 +1,14 @@
 """From the caller's rows to the leaf counts of a public hierarchy, and the node weights w_u
 (seed 001, Problem 1.2).
 
-The data stage counts the rows per distinct path (:func:`dptree.data.histograms.path_counts`:
-pandas, polars and Arrow in memory, files and DuckDB relations in DuckDB, Spark DataFrames in
-Spark; integer weights summed exactly, :mod:`dptree.data.weights`). This module turns lists and
-dicts of paths into such a table, maps each distinct path to its leaf of the hierarchy under the
-declared ``unknown`` policy, and sums the node weights.
-"""
+In-memory tables (pandas, polars, Arrow) are counted through integer codes
+(:mod:`dptree.data.codes`: each level dictionary-encoded once, one bincount of the combined
+code); files, DuckDB relations and Spark DataFrames are aggregated by their engine
+(:func:`dptree.data.histograms.path_counts`; integer weights summed exactly,
+:mod:`dptree.data.weights`). Either way only the distinct paths come here: each level's distinct
+labels are looked up once in the structure's sorted vocabulary, and the paths are walked down
+the levels with integer keys (a dense table or a hash lookup per level), under the declared
+``unknown`` policy. Lists and dicts of paths are turned into such a table first."""
 
 from __future__ import annotations
 

@@ -1,12 +1,15 @@
 """The DuckDB engine: CSV and Parquet files (out of core, multi-threaded) and DuckDB relations.
 
-Only counts leave DuckDB: the histogram (one count per bucket), for contribution bounding the
-record counts of the users above k (numbers without ids), for hierarchies one count per distinct
-path. The rows never enter Python. The SQL (:mod:`dptree.data.engines.duckdb_sql`) buckets values
-exactly as :meth:`dptree.data.domain.Domain.to_leaves` does and bounding follows
-:mod:`dptree.data.bounding`, so a file and the same values as an array give the same counts
-(tested). A DuckDB relation is read through Arrow (only the columns used) into a connection of
-its own: nothing is created in the caller's connection.
+Only counts and cells leave DuckDB: the histogram (one count per bucket, in one scan that also
+runs the checks), for contribution bounding the record count of every user (numbers without ids,
+in id order) and then the cells of the rows sorted by (user, cell), streamed in batches of
+:data:`STREAM_BATCH` bucket numbers (no ids, no values; memory bounded by the batch), for
+hierarchies one count per distinct path. No user id or value enters Python. The SQL
+(:mod:`dptree.data.engines.duckdb_sql`) buckets values exactly as
+:meth:`dptree.data.domain.Domain.to_leaves` does and bounding follows :mod:`dptree.data.bounding`,
+so a file and the same values as an array give the same counts (tested). A DuckDB relation is
+read through Arrow (only the columns used) into a connection of its own: nothing is created in
+the caller's connection.
 """
 
 from __future__ import annotations
