@@ -1,12 +1,14 @@
 """From the caller's rows to the leaf counts of a public hierarchy, and the node weights w_u
 (seed 001, Problem 1.2).
 
-The data stage counts the rows per distinct path (:func:`dptree.data.histograms.path_counts`:
-pandas, polars and Arrow in memory, files and DuckDB relations in DuckDB, Spark DataFrames in
-Spark; integer weights summed exactly, :mod:`dptree.data.weights`). This module turns lists and
-dicts of paths into such a table, maps each distinct path to its leaf of the hierarchy under the
-declared ``unknown`` policy, and sums the node weights.
-"""
+In-memory tables (pandas, polars, Arrow) are counted through integer codes
+(:mod:`dptree.data.codes`: each level dictionary-encoded once, one bincount of the combined
+code); files, DuckDB relations and Spark DataFrames are aggregated by their engine
+(:func:`dptree.data.histograms.path_counts`; integer weights summed exactly,
+:mod:`dptree.data.weights`). Either way only the distinct paths come here: each level's distinct
+labels are looked up once in the structure's sorted vocabulary, and the paths are walked down
+the levels with integer keys (a dense table or a hash lookup per level), under the declared
+``unknown`` policy. Lists and dicts of paths are turned into such a table first."""
 
 from __future__ import annotations
 
@@ -14,10 +16,12 @@ from typing import Any, Iterable, Literal, Mapping, Sequence
 
 import numpy as np
 
+from dptree.data.codes import coded_counts, encode
 from dptree.data.engines.base import COUNT
-from dptree.data.histograms import is_table, path_counts
+from dptree.data.engines.numpy import NumpyEngine
+from dptree.data.histograms import engine_for, is_table, path_counts
 from dptree.data.weights import FLOAT_EXACT as _FLOAT_EXACT  # noqa: F401  (re-exported)
-from dptree.data.weights import MAX_TOTAL
+from dptree.data.weights import MAX_TOTAL, check_weights
 from dptree.data.weights import too_large as _too_large  # noqa: F401  (re-exported)
 from dptree.errors import DataError, InputFormatError, InvalidParameterError, TotalTooLargeError  # noqa: F401
 from dptree.hierarchy.structure import Hierarchy, split_path
@@ -43,10 +47,34 @@ def _as_label_array(values: Any) -> tuple[np.ndarray, np.ndarray]:
     return s.astype(str).to_numpy(dtype=object), null
 
 
+def _vocab_codes(codes: np.ndarray, values: Any, vocab: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(index in the sorted ``vocab`` of each distinct path's label at one level, -1 when not in
+    it; null mask) from the path's ``codes`` into the level column's distinct ``values``: each
+    distinct value is labelled and looked up once, never one string per path or per row."""
+    import pandas as pd
+
+    labels, _ = _as_label_array(values)  # distinct values, none missing
+    found = pd.Index(vocab).get_indexer(labels) if len(vocab) and len(labels) else np.full(len(labels), -1)
+    null = codes < 0
+    return np.where(null, -1, np.append(np.asarray(found, dtype=np.int64), -1)[codes]), null
+
+
 def _add_at(out: np.ndarray, index: np.ndarray, values: np.ndarray) -> None:
     """out[index] += values, exactly, in int64 (callers check that every sum stays below
     :data:`MAX_TOTAL`). Never through float64 (np.bincount(weights=...) rounds above 2^53)."""
     np.add.at(out, np.asarray(index, dtype=np.int64), np.asarray(values, dtype=np.int64))
+
+
+def _lookup(keys: np.ndarray, queries: np.ndarray, span: int) -> np.ndarray:
+    """Position of each query in the distinct ``keys`` (all in [0, span)), -1 if absent: a dense
+    table when ``span`` is not much larger than the arrays, else a hash lookup."""
+    if span <= 8 * (keys.size + queries.size) + (1 << 16):
+        table = np.full(span, -1, dtype=np.int64)
+        table[keys] = np.arange(keys.size, dtype=np.int64)
+        return table[queries]
+    import pandas as pd
+
+    return np.asarray(pd.Index(keys).get_indexer(queries), dtype=np.int64)
 
 
 _DEEP = "__deep__"  # internal column: the row's path ran deeper than the hierarchy (truncated)
@@ -81,13 +109,46 @@ def _paths_frame(paths: list[tuple[str, ...]], levels: Sequence[str], unknown: s
     return cols
 
 
-def _path_counts(data: Any, levels: list[str], weight: str | None, unknown: str) -> Any:
-    """Records (or weights) per distinct path, through the data stage: tables, files, DuckDB
-    relations and Spark DataFrames directly; a list of paths or a dict {path: count} as a table."""
+#: per key column: the code of each distinct path (-1: missing) and the column's distinct values;
+#: then the records (or weights) of each distinct path
+Coded = tuple[list[np.ndarray], list[Any], np.ndarray]
+
+
+def _frame_counts(data: Any, keys: list[str], weight: str | None) -> Coded:
+    """Distinct paths of an in-memory table (pandas, polars, Arrow) through integer codes
+    (:func:`dptree.data.codes.coded_counts`): one dictionary encoding per column, one bincount."""
+    import pandas as pd
+
+    frame = data if isinstance(data, pd.DataFrame) else getattr(data, "to_pandas", lambda: None)()
+    if not isinstance(frame, pd.DataFrame):
+        raise InputFormatError(f"path counts need a table with the level columns; got {type(data).__name__}")
+    names = list(frame.columns)
+    absent = [c for c in keys + ([weight] if weight else []) if c not in names]
+    if absent:
+        raise InputFormatError(f"data has no column(s) {absent}; it has {names}")
+    twice = sorted({str(c) for c in keys + ([weight] if weight else []) if names.count(c) > 1})
+    if twice:
+        raise InputFormatError(f"data has duplicate column(s) {twice}; rename them first")
+    w = None if weight is None else check_weights(frame[weight], weight)  # exact int64, total < MAX_TOTAL
+    if len(frame) >= MAX_TOTAL:  # pragma: no cover - no table this large fits in memory
+        raise _too_large(None)
+    enc = [encode(frame[c]) for c in keys]
+    codes, counts = coded_counts([c for c, _ in enc], [len(u) for _, u in enc], w)
+    return codes, [u for _, u in enc], counts
+
+
+def _path_counts(data: Any, levels: list[str], weight: str | None, unknown: str) -> Coded:
+    """Records (or weights) per distinct path: in-memory tables through integer codes; files,
+    DuckDB relations and Spark DataFrames in their engine (the data stage,
+    :func:`dptree.data.histograms.path_counts`); a list of paths or a dict {path: count} as a table."""
     import pandas as pd
 
     if is_table(data):
-        return path_counts(data, levels, weight=weight)
+        if not isinstance(engine_for(data), NumpyEngine):
+            g = path_counts(data, levels, weight=weight)  # one row per distinct path, aggregated by the engine
+            enc = [encode(g[c]) for c in levels]
+            return [c for c, _ in enc], [u for _, u in enc], g[COUNT].to_numpy(dtype=np.int64)
+        return _frame_counts(data, levels, weight)
     if weight is not None:
         raise InvalidParameterError(
             "weight names a column of a table; a list of paths has none (a dict {path: count} carries its "
@@ -97,7 +158,7 @@ def _path_counts(data: Any, levels: list[str], weight: str | None, unknown: str)
         cols = _paths_frame([split_path(p) for p in data.keys()], levels, unknown)
         cols["__weight__"] = list(data.values())
         keys = levels + ([_DEEP] if _DEEP in cols else [])
-        return path_counts(pd.DataFrame(cols), keys, weight="__weight__")
+        return _frame_counts(pd.DataFrame(cols), keys, "__weight__")
     if isinstance(data, bytes) or not isinstance(data, Iterable):
         raise InputFormatError(
             "data must be a table with the level columns (pandas, polars, Arrow, DuckDB, Spark, or a CSV/Parquet "
@@ -105,7 +166,7 @@ def _path_counts(data: Any, levels: list[str], weight: str | None, unknown: str)
         )
     cols = _paths_frame([split_path(p) for p in data], levels, unknown)
     keys = levels + ([_DEEP] if _DEEP in cols else [])
-    return path_counts(pd.DataFrame(cols, columns=keys), keys)
+    return _frame_counts(pd.DataFrame(cols, columns=keys), keys, None)
 
 
 def leaf_counts(
@@ -131,8 +192,6 @@ def leaf_counts(
     each record alone, so neighboring datasets stay neighboring and the sensitivity is
     unchanged. Internal nodes get 0.
     """
-    import pandas as pd
-
     h = hierarchy
     lv: list[str] = list(h.levels if levels is None else levels)
     if len(lv) != h.depth - 1:
@@ -146,20 +205,19 @@ def leaf_counts(
             "unknown='other' needs a hierarchy with 'other' leaves: build it with other='(other)'"
         )
     x = [np.zeros(s, dtype=np.int64) for s in h.sizes]
-    g = _path_counts(data, lv, weight, unknown)  # exact; every sum <= total < MAX_TOTAL
-    if len(g) == 0:
+    paths, values, n = _path_counts(data, lv, weight, unknown)  # exact; every sum <= total < MAX_TOTAL
+    m = n.size
+    if m == 0:
         return x
-    n = g[COUNT].to_numpy(dtype=np.int64)
-    m = len(g)
     vocab, codes = h.vocab()
     node = np.zeros(m, dtype=np.int64)
     level = np.zeros(m, dtype=np.int64)
     ok = np.ones(m, dtype=bool)
     # ran past the deepest level (truncated): past a leaf, unknown below its deepest known node
-    deep = g[_DEEP].to_numpy(dtype=bool) if _DEEP in g.columns else np.zeros(m, dtype=bool)
+    deep = np.asarray(values[-1], dtype=bool)[paths[-1]] if len(paths) > len(lv) else np.zeros(m, dtype=bool)
     ended = np.zeros(m, dtype=bool)
     for j in range(1, h.depth):
-        lab, null = _as_label_array(g[lv[j - 1]])
+        code_all, null = _vocab_codes(paths[j - 1], values[j - 1], vocab[j])
         gap = ended & ~null
         if gap.any():
             if unknown == "error":
@@ -173,11 +231,10 @@ def leaf_counts(
         ok[go[leaf_here]] = False  # deeper than a leaf: unknown below the leaf
         go = go[~leaf_here]
         V = max(len(vocab[j]), 1)
-        code = pd.Index(vocab[j]).get_indexer(lab[go]) if len(vocab[j]) else np.full(go.size, -1)
+        code = code_all[go]
         keys_j = np.asarray(h.parents[j], dtype=np.int64) * V + codes[j]
-        key = node[go] * V + np.maximum(code, 0)
-        pos = np.minimum(np.searchsorted(keys_j, key), keys_j.size - 1)
-        found = (code >= 0) & (keys_j[pos] == key)
+        pos = _lookup(keys_j, node[go] * V + np.maximum(code, 0), h.sizes[j - 1] * V)
+        found = (code >= 0) & (pos >= 0)
         ok[go[~found]] = False
         node[go[found]] = pos[found]
         level[go[found]] = j
@@ -196,16 +253,16 @@ def leaf_counts(
             other = h.other_leaf()
             tgt_level = level.copy()
             tgt_node = node.copy()
-            idx = np.flatnonzero(bad)
             # deepest known ancestor = node reached; a leaf cannot have an 'other' child: go up one
-            for i in idx.tolist():
-                j, v = int(level[i]), int(node[i])
-                if h.is_leaf[j][v]:
-                    v, j = int(h.parents[j][v]), j - 1  # type: ignore[index]
-                o = int(other[j][v])
-                if o < 0:  # pragma: no cover - every internal node has one by construction
-                    raise DataError("the hierarchy has an internal node without an 'other' leaf")
-                tgt_level[i], tgt_node[i] = j + 1, o
+            for j in range(h.depth):
+                sel = np.flatnonzero(bad & (level == j))
+                v = node[sel]
+                up = h.is_leaf[j][v]
+                tgt_level[sel[~up]], tgt_node[sel[~up]] = j + 1, other[j][v[~up]]
+                if up.any():  # only below the root: the root is never a leaf
+                    tgt_level[sel[up]], tgt_node[sel[up]] = j, other[j - 1][np.asarray(h.parents[j])[v[up]]]
+            if (tgt_node[bad] < 0).any():  # pragma: no cover - every internal node has one by construction
+                raise DataError("the hierarchy has an internal node without an 'other' leaf")
             level, node = tgt_level, tgt_node
     for j in range(h.depth):
         sel = level == j

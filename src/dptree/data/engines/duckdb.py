@@ -1,12 +1,15 @@
 """The DuckDB engine: CSV and Parquet files (out of core, multi-threaded) and DuckDB relations.
 
-Only counts leave DuckDB: the histogram (one count per bucket), for contribution bounding the
-record counts of the users above k (numbers without ids), for hierarchies one count per distinct
-path. The rows never enter Python. The SQL (:mod:`dptree.data.engines.duckdb_sql`) buckets values
-exactly as :meth:`dptree.data.domain.Domain.to_leaves` does and bounding follows
-:mod:`dptree.data.bounding`, so a file and the same values as an array give the same counts
-(tested). A DuckDB relation is read through Arrow (only the columns used) into a connection of
-its own: nothing is created in the caller's connection.
+Only counts and cells leave DuckDB: the histogram (one count per bucket, in one scan that also
+runs the checks), for contribution bounding the record count of every user (numbers without ids,
+in id order) and then the cells of the rows sorted by (user, cell), streamed in batches of
+:data:`STREAM_BATCH` bucket numbers (no ids, no values; memory bounded by the batch), for
+hierarchies one count per distinct path. No user id or value enters Python. The SQL
+(:mod:`dptree.data.engines.duckdb_sql`) buckets values exactly as
+:meth:`dptree.data.domain.Domain.to_leaves` does and bounding follows :mod:`dptree.data.bounding`,
+so a file and the same values as an array give the same counts (tested). A DuckDB relation is
+read through Arrow (only the columns used) into a connection of its own: nothing is created in
+the caller's connection.
 """
 
 from __future__ import annotations
@@ -22,10 +25,12 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, Union
 
 import numpy as np
 
-from dptree.data.bounding import kept_pairs
+from dptree.data.bounding import kept_positions
 from dptree.data.domain import Domain
 from dptree.data.engines.base import COUNT, Engine, Group, Missing, Unknown, invalid_values_error
 from dptree.data.engines.duckdb_sql import (
+    cell_sql,
+    check_cells,
     check_weight_column,
     column_type,
     column_types,
@@ -190,46 +195,79 @@ def open_table(source: Any, fmt: str | None = None, progress: Progress = False, 
 
 
 def _fetch_hist(con: Any, sql: str, cells: int) -> np.ndarray:
-    """Counts per cell of ``sql`` (rows ``leaf, n``)."""
+    """Counts per cell of ``sql`` (rows ``leaf, n`` of a GROUP BY leaf: each leaf once)."""
     rows = con.execute(sql).fetchnumpy()
     hist = np.zeros(cells, dtype=np.int64)
-    np.add.at(hist, np.asarray(rows["leaf"], dtype=np.int64), np.asarray(rows["n"], dtype=np.int64))
+    hist[np.asarray(rows["leaf"], dtype=np.int64)] = np.asarray(rows["n"], dtype=np.int64)
     return hist
+
+
+#: the most bits of a dense GROUP BY key for which DuckDB may use its perfect hash aggregate (a
+#: table of 2^bits counts per thread: ~38 MB at 22 bits)
+PERFECT_BITS = 22
+
+
+def dense_group_by(con: Any, cells: int, ctype: str) -> None:
+    """Let DuckDB count a GROUP BY of cells in [-3, cells) of an integer column (type ``ctype``)
+    with its perfect hash aggregate (an array indexed by the key, no hashing) when the column's
+    statistics bound the key (Parquet statistics through the clamping). DuckDB's default allows
+    12 bits; the statistics, which :func:`open_table` switches off because Parquet's leave NaN
+    out, are switched back on: an integer column holds no NaN."""
+    bits = (cells + 4).bit_length() + 1  # the key's range, plus one value for NULL
+    if "INT" in ctype and "DOUBLE" not in ctype and bits <= PERFECT_BITS:
+        con.execute("SET disabled_optimizers = ''")
+        con.execute(f"SET perfect_ht_threshold = {max(bits, 12)}")
+
+
+#: rows per batch of the sorted stream that :func:`bounded_counts` reads
+STREAM_BATCH = 1 << 20
+
+
+def _kept_in_batch(off: int, size: int, ends: np.ndarray, light: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    """Keep-mask of the sorted rows off..off+size-1: every row of a user with at most k rows, and
+    the drawn global ranks ``kept`` (sorted) of the users above k."""
+    a = int(np.searchsorted(ends, off, side="right"))
+    b = int(np.searchsorted(ends, off + size - 1, side="right"))
+    lens = np.diff(np.concatenate([[off], np.minimum(ends[a:b + 1], off + size)]))
+    mask = np.repeat(light[a:b + 1], lens)
+    lo, hi = np.searchsorted(kept, [off, off + size])
+    mask[kept[lo:hi] - off] = True
+    return mask
 
 
 def bounded_counts(con: Any, table: str, k: int, cells: int, source: RandomSource,
                    report: Callable[[str], None] | None = None) -> np.ndarray:
-    """Counts per cell of ``table(u, leaf)`` after keeping at most k rows per user u
-    (:mod:`dptree.data.bounding`): rows of a user ranked by cell, users above k numbered in id
-    order, the drawn ranks joined back. ``report`` receives the name of each stage (never a count)."""
+    """Counts per cell of ``table(u, leaf)`` (a table or a parenthesised query) after keeping at
+    most k rows per user u (:mod:`dptree.data.bounding`): rows of a user ranked by cell, users
+    above k in id order draw their ranks. Two queries and no window: the records of every user in
+    id order (numbers without ids), then the rows sorted by (user, cell), streamed in batches of
+    cells only; a row's global rank in that order is its user's start plus its rank inside the
+    user, so the drawn ranks select rows without a per-user window. ``report`` receives the
+    name of each stage (never a count)."""
     say = report or (lambda msg: None)
     say("counting records per user")
-    con.execute(f"CREATE TEMP TABLE dpt_uc AS SELECT u, count(*) AS c FROM {table} GROUP BY u")
-    con.execute(
-        f"CREATE TEMP TABLE dpt_heavy AS SELECT u, c, row_number() OVER (ORDER BY u) - 1 AS h "
-        f"FROM dpt_uc WHERE c > {k}"
-    )
-    counts = np.asarray(con.execute("SELECT c FROM dpt_heavy ORDER BY h").fetchnumpy()["c"], dtype=np.int64)
-    # users with at most k rows keep them all: a hash join, no window
-    hist = _fetch_hist(con, f"SELECT t.leaf, count(*) AS n FROM {table} t JOIN dpt_uc uc ON t.u = uc.u "
-                            f"WHERE uc.c <= {k} GROUP BY t.leaf", cells)
-    if counts.size:
-        import pyarrow as pa
-
+    counts = np.asarray(con.execute(f"SELECT count(*) AS c FROM {table} GROUP BY u ORDER BY u").fetchnumpy()["c"],
+                        dtype=np.int64)
+    hist = np.zeros(cells, dtype=np.int64)
+    if counts.size == 0:
+        return hist
+    ends = np.cumsum(counts)
+    heavy = np.flatnonzero(counts > k)
+    kept = np.zeros(0, dtype=np.int64)
+    if heavy.size:
         say(f"drawing which {k} record(s) each user keeps")
-        kept = kept_pairs(source, counts, k)  # heavy users in id order
-        say("counting the kept records")
-        con.register("dpt_kept", pa.table({name: pa.array(col) for name, col in kept.items()}))
-        # positions (rank by leaf inside the user) only for the rows of users above k
-        ranked = (
-            f"SELECT hv.h, t.leaf, row_number() OVER (PARTITION BY t.u ORDER BY t.leaf) - 1 AS pos "
-            f"FROM {table} t JOIN dpt_heavy hv ON t.u = hv.u"
-        )
-        hist += _fetch_hist(con, f"SELECT r.leaf, count(*) AS n FROM ({ranked}) r JOIN dpt_kept kp "
-                                 "ON r.h = kp.h AND r.pos = kp.pos GROUP BY r.leaf", cells)
-        con.unregister("dpt_kept")
-    con.execute("DROP TABLE dpt_heavy")
-    con.execute("DROP TABLE dpt_uc")
+        chosen = kept_positions(source, counts[heavy], k)  # heavy users in id order
+        kept = ((ends[heavy] - counts[heavy])[:, None] + chosen).ravel()  # sorted: users, then ranks
+    say("counting the kept records")
+    rel = con.sql(f"SELECT leaf FROM {table} ORDER BY u, leaf")
+    reader = next(getattr(rel, m) for m in ("to_arrow_reader", "fetch_arrow_reader", "fetch_record_batch")
+                  if hasattr(rel, m))(STREAM_BATCH)  # the name differs across DuckDB versions
+    light, off = counts <= k, 0
+    for batch in reader:
+        leaf = np.asarray(batch.column(0).to_numpy(), dtype=np.int64)
+        if leaf.size:
+            hist += np.bincount(leaf[_kept_in_batch(off, leaf.size, ends, light, kept)], minlength=cells)
+            off += leaf.size
     return hist
 
 
@@ -255,12 +293,18 @@ class DuckDBEngine(Engine):
         assert column is not None
         try:
             with self._open(data, column) as (con, expr):
-                column_type(con, expr, column)
-                if con.execute(f"SELECT count(*) FROM {expr}").fetchone()[0] == 0:
+                ctype = column_type(con, expr, column)
+                if not con.execute(f"SELECT count(*) FROM (SELECT 1 FROM {expr} LIMIT 1)").fetchall()[0][0]:
                     return np.zeros(cells, dtype=np.int64)  # empty input: a release of noise around zero
-                leaf, bad = leaf_sql(con, expr, column, domain, missing)
-                return _fetch_hist(con, f"SELECT {leaf} AS leaf, count(*) AS n FROM {expr} WHERE NOT {bad} "
-                                        "GROUP BY 1", cells)
+                # one scan: the leaves and the checks' flags (negative cells) in one GROUP BY
+                dense_group_by(con, cells, ctype)
+                rows = con.execute(f"SELECT {cell_sql(con, expr, column, domain)} AS leaf, count(*) AS n "
+                                   f"FROM {expr} GROUP BY 1").fetchnumpy()
+                leaf, n = np.asarray(rows["leaf"], dtype=np.int64), np.asarray(rows["n"], dtype=np.int64)
+                check_cells(set(leaf[leaf < 0].tolist()), column, missing)
+                hist = np.zeros(cells, dtype=np.int64)
+                hist[leaf[leaf >= 0]] = n[leaf >= 0]
+                return hist
         except (DataError, InputFormatError):
             raise
         except Exception as exc:
@@ -275,14 +319,12 @@ class DuckDBEngine(Engine):
                 leaf, bad = leaf_sql(con, expr, str(column), domain, missing)
                 ucol = user_sql(con, expr, user_id)
                 if report:
-                    report("bucketing the rows")
-                con.execute(
-                    f"CREATE TEMP TABLE dpt_rows AS SELECT u, leaf FROM (SELECT {ucol} AS u, "
-                    f"CASE WHEN {bad} THEN NULL ELSE {leaf} END AS leaf FROM {expr}) WHERE leaf IS NOT NULL"
-                )
-                if report:
-                    report(f"keeping at most {k} record(s) per user")
-                return bounded_counts(con, "dpt_rows", k, cells, source, report)
+                    report(f"bucketing the rows and keeping at most {k} record(s) per user")
+                # a query, not a table: each of bounded_counts' two scans reads the file again, which
+                # costs less than writing every row into DuckDB first
+                rows = (f"(SELECT u, leaf FROM (SELECT {ucol} AS u, CASE WHEN {bad} THEN NULL ELSE {leaf} END AS leaf "
+                        f"FROM {expr}) WHERE leaf IS NOT NULL)")
+                return bounded_counts(con, rows, k, cells, source, report)
         except (DataError, InputFormatError, InvalidParameterError):
             raise
         except Exception as exc:
@@ -314,7 +356,7 @@ class DuckDBEngine(Engine):
                     f"CREATE TEMP TABLE dpt_joined AS SELECT {ucol} AS u, g.gi AS gi, CASE WHEN {bad} THEN NULL "
                     f"ELSE {leaf} END AS leaf FROM {expr} t LEFT JOIN dpt_groups g ON t.{quote_ident(by)} = g.gv"
                 )
-                if con.execute("SELECT count_if(gi IS NULL) FROM dpt_joined").fetchone()[0] and unknown == "error":
+                if con.execute("SELECT count_if(gi IS NULL) FROM dpt_joined").fetchall()[0][0] and unknown == "error":
                     raise unknown_groups_error()
                 con.execute(f"CREATE TEMP TABLE dpt_rows AS SELECT u, gi * {cells} + leaf AS leaf FROM dpt_joined "
                             "WHERE gi IS NOT NULL AND leaf IS NOT NULL")
@@ -352,10 +394,13 @@ class DuckDBEngine(Engine):
                     # the file's column names are not listed: on a malformed CSV they can be a data line
                     raise InputFormatError(f"the data has no column(s) {absent}; check its header row")
                 keys = ", ".join(quote_ident(c) for c in levels)
-                value = "1" if weight is None else check_weight_column(con, expr, weight)
-                # every group sum <= the total < MAX_TOTAL: exact in BIGINT
-                return con.execute(f"SELECT {keys}, CAST(SUM({value}) AS BIGINT) AS {COUNT} FROM {expr} "
-                                   f"GROUP BY ALL").df()
+                # every group sum <= the total < MAX_TOTAL: exact in BIGINT; count(*) without weights
+                # (a SUM of 1s would add in HUGEINT)
+                total = ("count(*)" if weight is None
+                         else f"CAST(SUM({check_weight_column(con, expr, weight)}) AS BIGINT)")
+                rel = con.sql(f"SELECT {keys}, {total} AS {COUNT} FROM {expr} GROUP BY ALL")
+                # through Arrow: labels stay Arrow strings (no Python object per distinct path)
+                return (rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()).to_pandas()
         except duckdb.Error as exc:
             # DuckDB's message may quote a line or a value of the file: say only what failed
             raise InputFormatError(

@@ -23,7 +23,8 @@ from dptree.errors import (
     non_integer_values_error,
 )
 
-__all__ = ["quote_ident", "quote_str", "column_type", "leaf_sql", "user_sql", "check_weight_column"]
+__all__ = ["quote_ident", "quote_str", "column_type", "leaf_sql", "cell_sql", "check_cells", "user_sql",
+           "check_weight_column", "MISSING_CELL", "INFINITE_CELL", "FRACTION_CELL"]
 
 
 def quote_ident(name: str) -> str:
@@ -57,55 +58,89 @@ def column_type(con: Any, expr: str, column: str) -> str:
     return types[column]
 
 
-def leaf_sql(con: Any, expr: str, column: str, domain: Domain, missing: str) -> tuple[str, str]:
-    """(SQL bucket index, SQL 'value missing' predicate) for ``column``: the same clamping and
-    bucketing as :meth:`dptree.data.domain.Domain.to_leaves`. Raises for a column of the wrong type,
-    +-inf values, and (with ``missing="error"``) missing values."""
+#: the cells of :func:`cell_sql` that flag a problem instead of a leaf (never counted)
+MISSING_CELL, INFINITE_CELL, FRACTION_CELL = -1, -2, -3
+
+def _bucketing(con: Any, expr: str, column: str, domain: Domain) -> tuple[str, str, str | None, str | None]:
+    """(SQL leaf index of a present value, SQL 'value missing' predicate, SQL '+-inf' predicate or
+    None, SQL 'not an integer on an integer domain' predicate or None) for ``column``: the same
+    clamping and bucketing as :meth:`dptree.data.domain.Domain.to_leaves`, with no cast a BIGINT
+    column does not need. Reads the column's type only; raises for a column of
+    the wrong type."""
     ctype = column_type(con, expr, column)
     col = quote_ident(column)
     numeric = any(t in ctype for t in ("INT", "DOUBLE", "FLOAT", "DECIMAL", "REAL", "NUMERIC"))
     temporal = "DATE" in ctype or "TIMESTAMP" in ctype
+    lo, hi, w = domain.lower, domain.upper, domain.width
+    inf = frac = None
     if domain.kind == "datetime":
         if not temporal:
             raise DataError(f"column {column!r} has type {ctype}, but the domain is dates: pass numeric bounds")
         # clamp in the column's own (microsecond) range first: epoch_ns of 9999-12-31 overflows
-        lo_us, hi_us = int(domain.lower) // 1000, -(-int(domain.upper) // 1000)
-        value = (
-            f"epoch_ns(least(greatest(CAST({col} AS TIMESTAMP), make_timestamp({lo_us})), make_timestamp({hi_us})))"
-        )
+        lo_us, hi_us = int(lo) // 1000, -(-int(hi) // 1000)
+        value = f"epoch_ns(least(greatest(CAST({col} AS TIMESTAMP), make_timestamp({lo_us})), make_timestamp({hi_us})))"
+        bad = f"{col} IS NULL"
+        leaf = f"(least(greatest({value}, {int(lo)}), {int(hi)}) - {int(lo)}) // {int(w)}"
+    elif not numeric:
+        hint = " (for dates, give date bounds such as --lower 2024-01-01)" if temporal else ""
+        raise DataError(f"column {column!r} has type {ctype}; a numeric domain needs numbers{hint}")
+    elif domain.kind == "integer" and "INT" in ctype and "DOUBLE" not in ctype:
+        # clamp in the column's own type (UBIGINT, HUGEINT): uint64 max never reaches a BIGINT cast;
+        # then BIGINT arithmetic (a cast only for other types: INTEGER could overflow in the subtraction)
+        clamped = f"least(greatest({col}, {int(lo)}), {int(hi)})"
+        if ctype != "BIGINT":
+            clamped = f"CAST({clamped} AS BIGINT)"
+        leaf = clamped if int(lo) == 0 else f"({clamped} - {int(lo)})"
+        leaf = leaf if int(w) == 1 else f"{leaf} // {int(w)}"
         bad = f"{col} IS NULL"
     else:
-        if not numeric:
-            hint = " (for dates, give date bounds such as --lower 2024-01-01)" if temporal else ""
-            raise DataError(f"column {column!r} has type {ctype}; a numeric domain needs numbers{hint}")
-        if "INT" in ctype and "DOUBLE" not in ctype and domain.kind == "integer":
-            # clamp in the column's own type (UBIGINT, HUGEINT): uint64 max never reaches a BIGINT cast
-            value = f"CAST(least(greatest({col}, {int(domain.lower)}), {int(domain.upper)}) AS BIGINT)"
-            bad = f"{col} IS NULL"
-        else:
-            value = f"CAST({col} AS DOUBLE)"
-            inf = con.execute(f"SELECT count_if(isinf({value})) FROM {expr}").fetchone()[0]
-            if inf:
-                raise infinite_values_error(column)
-            bad = f"({col} IS NULL OR isnan({value}))"
-    # counted in a projection, not a WHERE: a filter could be pruned by Parquet statistics that omit NaN
-    n_missing = con.execute(f"SELECT count_if({bad}) FROM {expr}").fetchone()[0]
-    if n_missing and missing == "error":
+        value = f"CAST({col} AS DOUBLE)"
+        bad = f"({col} IS NULL OR isnan({value}))"
+        inf = f"isinf({value})"
+        if domain.kind == "float":
+            leaf = f"CAST(floor((least(greatest({value}, {lo!r}), {hi!r}) - {lo!r}) / {w!r}) AS BIGINT)"
+        else:  # integers read as DOUBLE: non-integers are refused, never floored (as in memory)
+            frac = f"{value} <> floor({value})"
+            # clamp in DOUBLE first: NaN and huge values never reach the BIGINT cast
+            leaf = f"(CAST(floor(least(greatest({value}, {int(lo)}), {int(hi)})) AS BIGINT) - {int(lo)}) // {int(w)}"
+    if domain.kind != "integer" or int(hi - lo) // int(w) > domain.size - 1:
+        leaf = f"least({leaf}, {domain.size - 1})"
+    return leaf, bad, inf, frac
+
+
+def cell_sql(con: Any, expr: str, column: str, domain: Domain) -> str:
+    """One SQL expression per row: its leaf index (as :func:`leaf_sql`), or :data:`MISSING_CELL`,
+    :data:`INFINITE_CELL`, :data:`FRACTION_CELL` for a row that a check refuses. One GROUP BY of
+    it counts the leaves and runs every check in the same scan (:func:`check_cells`)."""
+    leaf, bad, inf, frac = _bucketing(con, expr, column, domain)
+    cases = f"WHEN {bad} THEN {MISSING_CELL} "
+    cases += f"WHEN {inf} THEN {INFINITE_CELL} " if inf else ""
+    cases += f"WHEN {frac} THEN {FRACTION_CELL} " if frac else ""
+    return f"CASE {cases}ELSE {leaf} END"
+
+
+def check_cells(flagged: set[int], column: str, missing: str) -> None:
+    """Raise for the problems :func:`cell_sql` flagged in some row (by kind, never by count), in
+    the order :func:`leaf_sql` checks them: +-inf, missing values (``missing="error"``), non-integers."""
+    if INFINITE_CELL in flagged:
+        raise infinite_values_error(column)
+    if MISSING_CELL in flagged and missing == "error":
         raise missing_values_error(column)
-    if domain.kind == "integer" and value.endswith("AS DOUBLE)"):
-        # as in memory: non-integers are refused, never floored (after the missing-values check)
-        frac = con.execute(f"SELECT count_if(NOT {bad} AND {value} <> floor({value})) FROM {expr}").fetchone()[0]
-        if frac:
-            raise non_integer_values_error(RANGE_TREE_FLOAT_FIX)
-    lo, hi, w = domain.lower, domain.upper, domain.width
-    if domain.kind == "float":
-        leaf = f"CAST(floor((least(greatest({value}, {lo!r}), {hi!r}) - {lo!r}) / {w!r}) AS BIGINT)"
-    elif domain.kind == "integer" and value.startswith("CAST(") and value.endswith("AS DOUBLE)"):
-        # clamp in DOUBLE first: NaN and huge values never reach the BIGINT cast
-        leaf = f"(CAST(floor(least(greatest({value}, {int(lo)}), {int(hi)})) AS BIGINT) - {int(lo)}) // {int(w)}"
-    else:
-        leaf = f"(least(greatest({value}, {int(lo)}), {int(hi)}) - {int(lo)}) // {int(w)}"
-    return f"least({leaf}, {domain.size - 1})", bad
+    if FRACTION_CELL in flagged:
+        raise non_integer_values_error(RANGE_TREE_FLOAT_FIX)
+
+
+def leaf_sql(con: Any, expr: str, column: str, domain: Domain, missing: str) -> tuple[str, str]:
+    """(SQL bucket index, SQL 'value missing' predicate) for ``column``: the same clamping and
+    bucketing as :meth:`dptree.data.domain.Domain.to_leaves`. Raises for a column of the wrong type,
+    +-inf values, and (with ``missing="error"``) missing values (one scan for all the checks)."""
+    leaf, bad, inf, frac = _bucketing(con, expr, column, domain)
+    # counted in a projection, not a WHERE: a filter could be pruned by Parquet statistics that omit NaN
+    flags = [f"count_if({inf or 'FALSE'})", f"count_if({bad})", f"count_if(NOT {bad} AND {frac or 'FALSE'})"]
+    n_inf, n_missing, n_frac = con.execute(f"SELECT {', '.join(flags)} FROM {expr}").fetchall()[0]
+    check_cells({c for c, n in zip((INFINITE_CELL, MISSING_CELL, FRACTION_CELL), (n_inf, n_missing, n_frac)) if n},
+                column, missing)
+    return leaf, bad
 
 
 def user_sql(con: Any, expr: str, user_column: str) -> str:
@@ -113,7 +148,7 @@ def user_sql(con: Any, expr: str, user_column: str) -> str:
     utype = column_type(con, expr, user_column)
     ucol = quote_ident(user_column)
     ubad = f"{ucol} IS NULL" + (f" OR isnan({ucol})" if any(t in utype for t in ("DOUBLE", "FLOAT", "REAL")) else "")
-    n_null = con.execute(f"SELECT count_if({ubad}) FROM {expr}").fetchone()[0]
+    n_null = con.execute(f"SELECT count_if({ubad}) FROM {expr}").fetchall()[0][0]
     if n_null:
         raise missing_user_ids_error(user_column)
     return ucol
@@ -162,7 +197,7 @@ def check_weight_column(con: Any, expr: str, weight: str) -> str:
     :data:`~dptree.data.weights.MAX_TOTAL` or more (:class:`~dptree.errors.TotalTooLargeError`)."""
     value, checks = _weight_sql(quote_ident(weight), column_type(con, expr, weight))
     flags = ", ".join(f"bool_or({cond})" for _, cond in checks)
-    bad = con.execute(f"SELECT {flags} FROM {expr}").fetchone()
+    bad = con.execute(f"SELECT {flags} FROM {expr}").fetchall()[0]
     for (problem, _), hit in zip(checks, bad or ()):
         if hit:
             raise weight_error(weight, problem)
@@ -170,7 +205,7 @@ def check_weight_column(con: Any, expr: str, weight: str) -> str:
     row = con.execute(
         f"SELECT bool_or({value} IS NULL OR {value} >= {limit}), "
         f"SUM(CASE WHEN {value} < {limit} THEN {value} ELSE 0 END) FROM {expr}"
-    ).fetchone()
+    ).fetchall()[0]
     if row is not None and (row[0] or (row[1] is not None and int(row[1]) >= limit)):
         raise too_large(weight)
     return value
