@@ -1,0 +1,1 @@
+"""Quantiles of a private column: several methods behind one call (issue 12)."""
