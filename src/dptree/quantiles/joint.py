@@ -60,13 +60,13 @@ import numpy as np
 
 from dptree._validation import InstanceOf, Interval, validate_params
 from dptree.errors import InvalidParameterError
-from dptree.noise import RandomSource, exp_lower_rational, sample_exponential_index, uniform_int
+from dptree.noise import RandomSource, exp_lower_rational, sample_exponential_index, uniform_below, uniform_int
 
 __all__ = ["JOINT_MAX_CELLS", "float_slack", "joint_exponential", "joint_statement"]
 
-#: refuse when m * (len(values) + 1) exceeds this: about 1.5 GB of tables and a minute of work
+#: refuse when m * (len(values) + 1) exceeds this: about 0.4 GB and 20-35 s at the limit
 #: (measured, docs/quantiles_benchmark.md)
-JOINT_MAX_CELLS = 4_000_000
+JOINT_MAX_CELLS = 2_000_000
 _CLAMP_NATS = 36.0  # a * C = 36 + ln |X|: a clamped term weighs exp(-36) / |X|
 _MAX_DENOMINATOR = 1 << 20  # levels are used as k / Q with Q = lcm of their denominators, or 2^20
 _MAX_ROWS = 1 << 40  # scaled ranks Q * n stay below 2^62
@@ -97,13 +97,14 @@ def float_slack(m: int, domain_size: int) -> tuple[float, float]:
     i.e. 2^-51 (M + 1); an entry is the end of a chain of at most m (128 + m + 32) operations (m
     steps, each <= 2 * 64 range-table levels, <= m run extensions and a few more), so
     rho <= m (m + 160) (M + 1) 2^-50 (twice the per-operation bound for margin). A sampler weight
-    (an integer mantissa of 53 bits times a rational base to an integer power) errs by
-    eta <= (M + 4) 2^-50. Depends on public quantities only.
+    (an integer mantissa in [2^38 / e, 2^38] times a rational base to an integer power) errs by
+    eta <= (M + 4) 2^-50 + 2^-37 (the mantissas' int64 sum stays below 2^62 for N < 2^23 blocks).
+    Depends on public quantities only.
     """
     ac = _CLAMP_NATS + math.log(domain_size)
     big_m = (m + 2) * ac + m * math.log(domain_size + m) + 64.0
     rho = m * (m + 160) * (big_m + 1.0) * 2.0**-50
-    eta = (big_m + 4.0) * 2.0**-50
+    eta = (big_m + 4.0) * 2.0**-50 + 2.0**-37
     return rho + eta, big_m
 
 
@@ -169,15 +170,26 @@ def _range(levels: list[np.ndarray], x: np.ndarray, lo: np.ndarray, hi: np.ndarr
 
 def _draw(src: RandomSource, logw: np.ndarray) -> int:
     """Index i with probability exactly proportional to the weight represented for exp(logw[i]):
-    a 53-bit integer mantissa times (q/p)^r_i for the rational base p/q <= e (never 0)."""
+    an integer mantissa of 38 bits times (q/p)^r_i for the rational base p/q <= e (never 0).
+
+    Two exact stages: the exponent r with weight (sum of the mantissas with that r) (q/p)^r
+    (:func:`dptree.noise.sample_exponential_index`), then an index among those with weight its
+    mantissa (an exactly uniform integer below their int64 sum)."""
     p, q = exp_lower_rational(1.0)
     lnb = math.log(p) - math.log(q)
     live = np.flatnonzero(np.isfinite(logw))  # -inf: a run that cannot exist (before the first block)
     d = np.max(logw[live]) - logw[live]
     r = np.floor(d / lnb)
     f = np.clip(d - r * lnb, 0.0, lnb)
-    mant = np.rint(np.ldexp(np.exp(-f), 53)).astype(np.int64)
-    return int(live[sample_exponential_index(src, mant.tolist(), r.astype(np.int64).tolist(), (p, q))])
+    mant = np.rint(np.ldexp(np.exp(-f), 38)).astype(np.int64)
+    exps, group = np.unique(r.astype(np.int64), return_inverse=True)
+    sums = np.zeros(exps.size, dtype=np.int64)
+    np.add.at(sums, group, mant)
+    g = sample_exponential_index(src, sums.tolist(), exps.tolist(), (p, q))
+    members = np.flatnonzero(group == g)
+    cum = np.cumsum(mant[members])
+    pick = int(uniform_below(src, int(cum[-1]))[0])
+    return int(live[members[np.searchsorted(cum, pick, side="right")]])
 
 
 def _multiset(src: RandomSource, start: int, length: int, k: int) -> list[int]:
@@ -269,7 +281,8 @@ def _forward(v: np.ndarray, c: np.ndarray, qv: np.ndarray, span: int, eps: float
     rank = [den * below + k * cnt for k in levels_k[: m + 1]]  # rank[j][b], j = 0..m (rank[0] unused)
     loglen = np.log(length.astype(np.float64))
     gaps = np.flatnonzero(length > 1)
-    glen = length[gaps].astype(np.float64)
+    kk = np.arange(1, m + 1, dtype=np.float64)[:, None]
+    grow = np.log((length[gaps].astype(np.float64) + kk - 1) / kk)  # grow[k - 1]: log((L + k - 1) / k)
 
     def term(d: np.ndarray) -> np.ndarray:
         return -scale * np.minimum(np.abs(d), clamp).astype(np.float64)
@@ -302,11 +315,10 @@ def _forward(v: np.ndarray, c: np.ndarray, qv: np.ndarray, span: int, eps: float
         # runs: value blocks and gaps of length 1 keep one running sum; longer gaps keep every length
         h[j] = a1[j] if j == 1 else np.logaddexp(a1[j], h[j - 1] + stay)
         if gaps.size:
-            ks_ = np.arange(2, j + 1, dtype=np.float64)[:, None]
-            runs[2: j + 1] = runs[1:j] + stay[gaps] + np.log((glen + ks_ - 1) / ks_)
+            runs[2: j + 1] = runs[1:j] + stay[gaps] + grow[1:j]
             runs[1] = a1[j, gaps]
-            with np.errstate(divide="ignore"):
-                h[j, gaps] = np.logaddexp.reduce(runs[1: j + 1], axis=0)
+            top = runs[1: j + 1].max(axis=0)
+            h[j, gaps] = top + np.log(np.exp(runs[1: j + 1] - top).sum(axis=0))
     return _Tables(start, length, rank, targets, a1, h, cum, scale, clamp)
 
 
