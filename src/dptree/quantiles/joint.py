@@ -47,6 +47,15 @@ conditional probability within exp(+-2 (rho + eta)) of the exact sequential samp
 product is the exponential mechanism's law. The release is therefore (epsilon' + 4 m (rho + eta))-DP;
 the mechanism runs at epsilon' = epsilon - 4 m (rho + eta), computed from public m and |X| only,
 so the stated epsilon holds.
+
+Zero probabilities. No output may have probability 0 under one data set and not under a
+neighbour. The floor is applied to the utility, not to the draws: each term's weight is
+max(exp(-a |d|), exp(-a C)), i.e. max(w, c w_max) with w_max = 1 -- a 1-Lipschitz clamp, so the
+sensitivity proof above covers it. Flooring each draw's weights instead (max(w_i, c max_k w_k))
+keeps the e^epsilon ratio of one exponential-mechanism draw (if w_i <= e^d w'_i for all i then
+max(w_i, c W) <= e^d max(w'_i, c W') with W <= e^d W'), but the sequential sampler's privacy rests
+on the product of its m conditionals telescoping to the joint law, which a per-draw floor breaks;
+the sampler here never needs one (weights are mantissa times base^exponent, never rounded to 0).
 """
 
 from __future__ import annotations
