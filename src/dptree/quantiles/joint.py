@@ -96,12 +96,13 @@ def joint_statement() -> dict[str, Any]:
     }
 
 
-def float_slack(m: int, domain_size: int) -> tuple[float, float]:
+def float_slack(m: int, domain_size: int, epsilon: float) -> tuple[float, float]:
     """(rho + eta, M): the bound on the relative error of every computed table entry plus that of
     every weight handed to the sampler, and the bound M on the magnitude of every float log-value.
 
     |log-value| <= M = (m + 2) a C + m ln(|X| + m) + 64: a prefix weight is a sum of at most
-    (|X| + m)^m terms each in [exp(-(m + 1) a C), 1], and anchored range sums add at most a C.
+    (|X| + m)^m terms each in [exp(-(m + 1) a C), 1], and anchored range sums add at most a C;
+    a C <= max(36 + ln |X|, epsilon / 4) (the clamp is at least one scaled rank unit).
     Each float64 operation (add, logaddexp, log, exp) errs by at most 2 ulp of a magnitude <= M,
     i.e. 2^-51 (M + 1); an entry is the end of a chain of at most m (128 + m + 32) operations (m
     steps, each <= 2 * 64 range-table levels, <= m run extensions and a few more), so
@@ -110,7 +111,7 @@ def float_slack(m: int, domain_size: int) -> tuple[float, float]:
     eta <= (M + 4) 2^-50 + 2^-37 (the mantissas' int64 sum stays below 2^62 for N < 2^23 blocks).
     Depends on public quantities only.
     """
-    ac = _CLAMP_NATS + math.log(domain_size)
+    ac = max(_CLAMP_NATS + math.log(domain_size), epsilon / 4)
     big_m = (m + 2) * ac + m * math.log(domain_size + m) + 64.0
     rho = m * (m + 160) * (big_m + 1.0) * 2.0**-50
     eta = (big_m + 4.0) * 2.0**-50 + 2.0**-37
@@ -241,7 +242,7 @@ def joint_exponential(values: np.ndarray, counts: np.ndarray, qs: np.ndarray, *,
     if m * (v.size + 1) > JOINT_MAX_CELLS:
         raise InvalidParameterError(f"JointExp with {m} levels exceeds its size limit ({JOINT_MAX_CELLS:,} cells "
                                     "= levels x (distinct values + 1)): ask for fewer levels or use method='approx'")
-    slack, _ = float_slack(m, span)
+    slack, _ = float_slack(m, span, float(epsilon))
     if slack > float(epsilon) / 20:
         raise InvalidParameterError(f"JointExp with {m} levels cannot bound its float64 error within epsilon/20: "
                                     "ask for fewer levels or use method='approx'")
@@ -283,7 +284,7 @@ def _forward(v: np.ndarray, c: np.ndarray, qv: np.ndarray, span: int, eps: float
     n = int(c.sum())
     a = eps / 4.0
     scale = a / den  # log-weight per scaled rank unit
-    clamp = int(math.floor((_CLAMP_NATS + math.log(span)) / a * den))  # C in scaled ranks (an integer)
+    clamp = max(1, int(math.floor((_CLAMP_NATS + math.log(span)) / a * den)))  # C in scaled ranks, >= 1
     cterm = -scale * clamp
     targets = [0] + [k * n for k in ks] + [den * n]  # scaled t_0..t_{m+1}
     levels_k = [0] + ks + [den]

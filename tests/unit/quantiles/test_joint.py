@@ -132,6 +132,13 @@ def test_accuracy_at_large_epsilon_and_on_a_tie_block() -> None:
     assert np.all(o == 10)
 
 
+def test_huge_epsilon_returns_exact_quantiles() -> None:
+    x = np.arange(0, 2000, 2)
+    qs = np.array([0.1, 0.5, 0.9])
+    o = joint_exponential(x, np.ones_like(x), qs, lower=0, upper=2**20, epsilon=1e4, rng=make_source(4))
+    assert np.array_equal(np.searchsorted(x, o, side="left"), (qs * 1000).astype(int))
+
+
 def test_refusals_say_what_to_do() -> None:
     m = 100
     k = JOINT_MAX_CELLS // m
@@ -150,7 +157,7 @@ def test_refusals_say_what_to_do() -> None:
 
 
 def test_float_slack_is_small_where_joint_runs_and_statement() -> None:
-    assert float_slack(100, 2**20)[0] < 1e-4
-    assert float_slack(300, 2**20)[0] < 1e-2
+    assert float_slack(100, 2**20, 1.0)[0] < 1e-4
+    assert float_slack(300, 2**20, 1.0)[0] < 1e-2
     st = joint_statement()
     assert st["sensitivity"] == 2 and "replace" in st["neighbors"]
