@@ -5,6 +5,7 @@ Run from the repository root:
     PYTHONPATH=src:benchmarks python3 benchmarks/quantiles.py --quick          # ~2 minutes
     PYTHONPATH=src:benchmarks python3 benchmarks/quantiles.py                  # the full grid (hours)
     PYTHONPATH=src:benchmarks python3 benchmarks/quantiles.py --methods ref-approx,ref-joint,range-tree
+    PYTHONPATH=src:benchmarks python3 benchmarks/quantiles.py --joint-cost     # time/memory of JointExp
 
 Setting: epsilon = 1 for all m levels together, integer domain [0, 2^20 - 1], levels
 q_i = i / (m + 1), m in {1, 4, 20, 50, 100, 300, 1000}, n in {10^3, 10^4, 10^5}. Data:
@@ -114,6 +115,31 @@ def too_costly(method: str, m: int, n: int, distinct: int, args: argparse.Namesp
     return None
 
 
+def joint_cost() -> None:
+    """Time and peak traced memory of one ``joint_exponential`` call (uniform data), the measurement
+    behind ``JOINT_MAX_CELLS``."""
+    import tracemalloc
+
+    joint = importlib.import_module("dptree.quantiles.joint")
+    noise = importlib.import_module("dptree.noise")
+    g = np.random.default_rng(1)
+    print("| n | distinct | m | cells m (distinct + 1) | time s | peak memory MB | s per 10^6 cells |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for n, m in ((1000, 100), (1000, 300), (1000, 1000), (10_000, 20), (10_000, 100), (10_000, 200),
+                 (100_000, 4), (100_000, 20)):
+        u, c = np.unique(g.integers(LOWER, UPPER + 1, size=n), return_counts=True)
+        qs = np.arange(1, m + 1) / (m + 1)
+        tracemalloc.start()
+        t0 = time.perf_counter()
+        joint.joint_exponential(u, c, qs, lower=LOWER, upper=UPPER, epsilon=1.0, rng=noise.make_source(3))
+        secs = time.perf_counter() - t0
+        peak = tracemalloc.get_traced_memory()[1] / 1e6
+        tracemalloc.stop()
+        cells = m * (u.size + 1)
+        print(f"| {n:,} | {u.size:,} | {m} | {cells:,} | {secs:.1f} | {peak:.0f} | {secs / cells * 1e6:.1f} |",
+              flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--methods", default=",".join(API_METHODS + OTHER))
@@ -125,7 +151,11 @@ def main() -> None:
     ap.add_argument("--joint-max-cells", type=float, default=5e5, help="skip joint when m (distinct + 1) exceeds this")
     ap.add_argument("--seed", type=int, default=12)
     ap.add_argument("--quick", action="store_true", help="n = 10^3, m in {1, 20, 100}, 3 trials, small budgets")
+    ap.add_argument("--joint-cost", action="store_true", help="only time joint_exponential (JOINT_MAX_CELLS)")
     args = ap.parse_args()
+    if args.joint_cost:
+        joint_cost()
+        return
     if args.quick:
         args.ns, args.ms, args.trials = "1000", "1,20,100", 3
         args.ref_joint_max, args.joint_max_cells = 2e7, 2e5
