@@ -16,8 +16,11 @@ r_{m+1} = n. With targets t_j = q_j n (t_0 = 0, t_{m+1} = n) and e_j = r_j - t_j
     u(o) = -sum_{j=1}^{m+1} min(|e_j - e_{j-1}|, C),
 
 i.e. minus the distance between the number of records between consecutive outputs and its target
-(q_j - q_{j-1}) n, each term clamped at C = (36 + ln |X|) / a ranks (a = epsilon' / 4: a term's
-weight never falls below exp(-36) / |X|). Without ties and without the clamp this is exactly the
+(q_j - q_{j-1}) n, each term clamped at C = A / a ranks, a = epsilon' / 4,
+A = :func:`clamp_nats` = 36 + m ln(|X| + m) + (epsilon / 4)(m + 1): a clamped term weighs e^-A,
+so all outputs with a clamped term together, at most (|X| + m)^m of them, weigh less than
+e^-36 times an output whose every term is within one rank of its target. The clamp only bounds
+the float magnitudes (below); without ties and without it this is exactly the
 paper's utility.
 
 Sensitivity 2 under add/remove-one and under replace-one (proof). Each clamped term is a
@@ -71,12 +74,12 @@ from dptree._validation import InstanceOf, Interval, validate_params
 from dptree.errors import InvalidParameterError
 from dptree.noise import RandomSource, exp_lower_rational, sample_exponential_index, uniform_below, uniform_int
 
-__all__ = ["JOINT_MAX_CELLS", "float_slack", "joint_exponential", "joint_statement"]
+__all__ = ["JOINT_MAX_CELLS", "clamp_nats", "float_slack", "joint_exponential", "joint_statement"]
 
 #: refuse when m * (len(values) + 1) exceeds this: about 0.4 GB and 20-35 s at the limit
 #: (measured, docs/quantiles_benchmark.md)
 JOINT_MAX_CELLS = 2_000_000
-_CLAMP_NATS = 36.0  # a * C = 36 + ln |X|: a clamped term weighs exp(-36) / |X|
+_CLAMP_NATS = 36.0  # see clamp_nats
 _MAX_DENOMINATOR = 1 << 20  # levels are used as k / Q with Q = lcm of their denominators, or 2^20
 _MAX_ROWS = 1 << 40  # scaled ranks Q * n stay below 2^62
 
@@ -96,13 +99,20 @@ def joint_statement() -> dict[str, Any]:
     }
 
 
+def clamp_nats(m: int, domain_size: int, epsilon: float) -> float:
+    """A = a C, the clamp of each utility term in nats: 36 + m ln(|X| + m) + (epsilon / 4)(m + 1)."""
+    return _CLAMP_NATS + m * math.log(domain_size + m) + epsilon / 4 * (m + 1)
+
+
 def float_slack(m: int, domain_size: int, epsilon: float) -> tuple[float, float]:
-    """(rho + eta, M): the bound on the relative error of every computed table entry plus that of
-    every weight handed to the sampler, and the bound M on the magnitude of every float log-value.
+    """(4 m (rho + eta), M): the epsilon the float64 computation may cost -- rho bounds the relative
+    error of every computed table entry, eta that of every weight handed to the sampler, and each
+    of the <= m draws of each of two neighbours errs by at most 2 (rho + eta) -- and the bound M on
+    the magnitude of every float log-value.
 
     |log-value| <= M = (m + 2) a C + m ln(|X| + m) + 64: a prefix weight is a sum of at most
     (|X| + m)^m terms each in [exp(-(m + 1) a C), 1], and anchored range sums add at most a C;
-    a C <= max(36 + ln |X|, epsilon / 4) (the clamp is at least one scaled rank unit).
+    a C <= A = :func:`clamp_nats` (and >= epsilon / 4 >= a: the clamp is at least one rank unit).
     Each float64 operation (add, logaddexp, log, exp) errs by at most 2 ulp of a magnitude <= M,
     i.e. 2^-51 (M + 1); an entry is the end of a chain of at most m (128 + m + 32) operations (m
     steps, each <= 2 * 64 range-table levels, <= m run extensions and a few more), so
@@ -111,11 +121,11 @@ def float_slack(m: int, domain_size: int, epsilon: float) -> tuple[float, float]
     eta <= (M + 4) 2^-50 + 2^-37 (the mantissas' int64 sum stays below 2^62 for N < 2^23 blocks).
     Depends on public quantities only.
     """
-    ac = max(_CLAMP_NATS + math.log(domain_size), epsilon / 4)
+    ac = clamp_nats(m, domain_size, epsilon)
     big_m = (m + 2) * ac + m * math.log(domain_size + m) + 64.0
     rho = m * (m + 160) * (big_m + 1.0) * 2.0**-50
     eta = (big_m + 4.0) * 2.0**-50 + 2.0**-37
-    return rho + eta, big_m
+    return 4 * m * (rho + eta), big_m
 
 
 def _levels(qs: np.ndarray) -> tuple[int, list[int]]:
@@ -284,7 +294,7 @@ def _forward(v: np.ndarray, c: np.ndarray, qv: np.ndarray, span: int, eps: float
     n = int(c.sum())
     a = eps / 4.0
     scale = a / den  # log-weight per scaled rank unit
-    clamp = max(1, int(math.floor((_CLAMP_NATS + math.log(span)) / a * den)))  # C in scaled ranks, >= 1
+    clamp = max(1, int(math.floor(clamp_nats(m, span, 4 * a) / a * den)))  # C in scaled ranks, >= 1
     cterm = -scale * clamp
     targets = [0] + [k * n for k in ks] + [den * n]  # scaled t_0..t_{m+1}
     levels_k = [0] + ks + [den]
