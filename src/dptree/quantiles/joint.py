@@ -234,7 +234,7 @@ def joint_exponential(values: np.ndarray, counts: np.ndarray, qs: np.ndarray, *,
     ``qs``: sorted levels in [0, 1]; ``rng``: a random source of :mod:`dptree.noise`.
     epsilon-DP under add/remove-one and replace-one neighbours (module docstring: utility,
     sensitivity 2, float slack). Utility (exponential mechanism, McSherry & Talwar 2007): with
-    probability >= 1 - e^-t, u(o) >= max u - (8 / epsilon')(m ln(|X| + m) + t).
+    probability >= 1 - e^-t, u(o) >= max u - (4 / epsilon')(m ln(|X| + m) + t) (2 Delta / epsilon' with Delta = 2).
     The refusals depend on m, |X|, epsilon and len(values) only; len(values) is
     not public: a caller must check m * (n_max + 1) <= JOINT_MAX_CELLS with a declared n_max first.
     """
