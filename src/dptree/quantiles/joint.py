@@ -13,17 +13,18 @@ Output j in a block gets the rank r_j = B + q_j c (a gap: #{x < y}; a tie block:
 the block, so quantiles that fall inside a large tie block can land on it), with r_0 = 0 and
 r_{m+1} = n. With targets t_j = q_j n (t_0 = 0, t_{m+1} = n) and e_j = r_j - t_j,
 
-    u(o) = -sum_{j=1}^{m+1} min(|e_j - e_{j-1}|, C),
+    u(o) = -sum_{j=1}^{m+1} psi(|e_j - e_{j-1}|),
 
 i.e. minus the distance between the number of records between consecutive outputs and its target
-(q_j - q_{j-1}) n, each term clamped at C = A / a ranks, a = epsilon' / 4,
-A = :func:`clamp_nats` = 36 + m ln(|X| + m) + (epsilon / 4)(m + 1): a clamped term weighs e^-A,
-so all outputs with a clamped term together, at most (|X| + m)^m of them, weigh less than
-e^-36 times an output whose every term is within one rank of its target. The clamp only bounds
-the float magnitudes (below); without ties and without it this is exactly the
-paper's utility.
+(q_j - q_{j-1}) n, each passed through psi: psi(d) = d up to C = A / a ranks (a = epsilon' / 4,
+A = :func:`clamp_nats` = 4 (36 + ln |X|) nats), then linear pieces of slopes 1/4, 1/16, ... each
+adding C (piece k covers (C (4^k - 1) / 3, C (4^(k+1) - 1) / 3]). psi is 1-Lipschitz, concave and
+increasing, and psi(n) <= 31 C for any n < 2^62, so no float log-value grows with n (below) while
+far-off outputs still lose weight (a flat clamp would not: when no output lies within C of its
+targets, e.g. a target inside a large tie block, a clamp makes every output equally bad and the
+longest empty gap wins). Without ties and for terms below C this is exactly the paper's utility.
 
-Sensitivity 2 under add/remove-one and under replace-one (proof). Each clamped term is a
+Sensitivity 2 under add/remove-one and under replace-one (proof). Each term is a
 1-Lipschitz function of e_j - e_{j-1}, so |du| <= TV(de) = sum_j |de_j - de_{j-1}|. Add a record
 x: dr_j = [x < o_j] + q_j [x = o_j] and dt_j = q_j; over j = 0..m+1 both sequences are
 non-decreasing from 0 to 1 (o and q sorted; o_0 = -inf, o_{m+1} = +inf), so TV(de) <= TV(dr) +
@@ -35,11 +36,12 @@ paper states 2 for its swap relation and 2 (1 - min gap of the levels) for add/r
 Sampling (the paper's Algorithm 2 in log space). Forward tables over (output j, block b): the
 log-weight of all prefixes o_1..o_j ending with a run of k outputs in b. A run of k outputs in a
 block of length L has C(L + k - 1, k) placements (the counting measure); value blocks have L = 1.
-The transition sum over earlier blocks is split where the clamp and the sign of the distance
-change and read from range-sum tables whose entries are anchored at their first element, so no
-float quantity exceeds the bound M of :func:`float_slack` whatever n is. O(m N log N) time for
-the transitions plus O(m^2 G) for the runs in the G gap blocks longer than 1, O(m N) memory,
-N <= 2 len(values) + 1 blocks. Backward sampling then draws each block and each run length with
+The transition sum over earlier blocks is split by the sign of the distance and the pieces of
+psi (on each the kernel is one exponential) and read from range-sum tables whose entries are
+anchored at their first element, so no float quantity exceeds the bound M of
+:func:`float_slack` whatever n is. O(m N log N log(n / C)) time for the transitions plus
+O(m^2 G) for the runs in the G gap blocks longer than 1, O(m N) memory, N <= 2 len(values) + 1
+blocks. Backward sampling then draws each block and each run length with
 :func:`dptree.noise.sample_exponential_index` (exact, given the float log-weights written as
 integer mantissas times powers of a rational base: no candidate ever gets probability 0) and the
 run's points as a uniform multiset (Floyd's algorithm on exactly uniform integers).
@@ -52,9 +54,10 @@ the mechanism runs at epsilon' = epsilon - 4 m (rho + eta), computed from public
 so the stated epsilon holds.
 
 Zero probabilities. No output may have probability 0 under one data set and not under a
-neighbour. The floor is applied to the utility, not to the draws: each term's weight is
-max(exp(-a |d|), exp(-a C)), i.e. max(w, c w_max) with w_max = 1 -- a 1-Lipschitz clamp, so the
-sensitivity proof above covers it. Flooring each draw's weights instead (max(w_i, c max_k w_k))
+neighbour. Every weight is positive in exact arithmetic and is never rounded to 0: the sampler
+gets mantissas times powers of a base, and each term's log-weight is at least -31 a C (psi keeps
+the floating-point range bounded, the job a floor max(w, c w_max) would do). Flooring each draw's
+weights instead (max(w_i, c max_k w_k))
 keeps the e^epsilon ratio of one exponential-mechanism draw (if w_i <= e^d w'_i for all i then
 max(w_i, c W) <= e^d max(w'_i, c W') with W <= e^d W'), but the sequential sampler's privacy rests
 on the product of its m conditionals telescoping to the joint law, which a per-draw floor breaks;
@@ -79,7 +82,7 @@ __all__ = ["JOINT_MAX_CELLS", "clamp_nats", "float_slack", "joint_exponential", 
 #: refuse when m * (len(values) + 1) exceeds this: about 0.4 GB and 20-35 s at the limit
 #: (measured, docs/quantiles_benchmark.md)
 JOINT_MAX_CELLS = 2_000_000
-_CLAMP_NATS = 36.0  # see clamp_nats
+_CLAMP_NATS, _CLAMP_FACTOR = 36.0, 4.0  # see clamp_nats
 _MAX_DENOMINATOR = 1 << 20  # levels are used as k / Q with Q = lcm of their denominators, or 2^20
 _MAX_ROWS = 1 << 40  # scaled ranks Q * n stay below 2^62
 
@@ -91,7 +94,7 @@ def joint_statement() -> dict[str, Any]:
     """The privacy statement of :func:`joint_exponential`."""
     return {
         "mechanism": ("JointExp (Gillenwater, Joseph & Kulesza 2021): exponential mechanism over sorted "
-                      "integer m-tuples, utility -sum_j min(|e_j - e_{j-1}|, C), e_j = r_j - q_j n, "
+                      "integer m-tuples, utility -sum_j psi(|e_j - e_{j-1}|), e_j = r_j - q_j n, "
                       "r_j = #{x < o_j} + q_j #{x = o_j}; counting measure; exact sampling"),
         "neighbors": "add/remove-one and replace-one",
         "sensitivity": 2,
@@ -99,9 +102,11 @@ def joint_statement() -> dict[str, Any]:
     }
 
 
-def clamp_nats(m: int, domain_size: int, epsilon: float) -> float:
-    """A = a C, the clamp of each utility term in nats: 36 + m ln(|X| + m) + (epsilon / 4)(m + 1)."""
-    return _CLAMP_NATS + m * math.log(domain_size + m) + epsilon / 4 * (m + 1)
+def clamp_nats(domain_size: int) -> float:
+    """A = a C: the log-weight of a term where psi leaves its linear start, 4 (36 + ln |X|) nats
+    (the factor 4 keeps psi linear far enough that JointExp's law matches the paper's where it is
+    accurate; measured in docs/quantiles_benchmark.md)."""
+    return _CLAMP_FACTOR * (_CLAMP_NATS + math.log(domain_size))
 
 
 def float_slack(m: int, domain_size: int, epsilon: float) -> tuple[float, float]:
@@ -110,9 +115,10 @@ def float_slack(m: int, domain_size: int, epsilon: float) -> tuple[float, float]
     of the <= m draws of each of two neighbours errs by at most 2 (rho + eta) -- and the bound M on
     the magnitude of every float log-value.
 
-    |log-value| <= M = (m + 2) a C + m ln(|X| + m) + 64: a prefix weight is a sum of at most
-    (|X| + m)^m terms each in [exp(-(m + 1) a C), 1], and anchored range sums add at most a C;
-    a C <= A = :func:`clamp_nats` (and >= epsilon / 4 >= a: the clamp is at least one rank unit).
+    |log-value| <= M = 31 (m + 2) A' + m ln(|X| + m) + 64, A' = max(A, epsilon / 4), A =
+    :func:`clamp_nats`: a prefix weight is a sum of at most (|X| + m)^m terms each in
+    [exp(-31 (m + 1) a C), 1] (a C <= A', C being at least one scaled rank unit), and an anchored
+    range sum adds at most 3 a C (a window of piece k is 3 C 4^k wide, its slope a / 4^k).
     Each float64 operation (add, logaddexp, log, exp) errs by at most 2 ulp of a magnitude <= M,
     i.e. 2^-51 (M + 1); an entry is the end of a chain of at most m (128 + m + 32) operations (m
     steps, each <= 2 * 64 range-table levels, <= m run extensions and a few more), so
@@ -121,8 +127,8 @@ def float_slack(m: int, domain_size: int, epsilon: float) -> tuple[float, float]
     eta <= (M + 4) 2^-50 + 2^-37 (the mantissas' int64 sum stays below 2^62 for N < 2^23 blocks).
     Depends on public quantities only.
     """
-    ac = clamp_nats(m, domain_size, epsilon)
-    big_m = (m + 2) * ac + m * math.log(domain_size + m) + 64.0
+    ac = max(clamp_nats(domain_size), epsilon / 4)
+    big_m = 31 * (m + 2) * ac + m * math.log(domain_size + m) + 64.0
     rho = m * (m + 160) * (big_m + 1.0) * 2.0**-50
     eta = (big_m + 4.0) * 2.0**-50 + 2.0**-37
     return 4 * m * (rho + eta), big_m
@@ -264,6 +270,21 @@ def joint_exponential(values: np.ndarray, counts: np.ndarray, qs: np.ndarray, *,
     return lo + _sample(v, c, qv, span, float(epsilon) - slack, rng)
 
 
+_PIECES = 31  # psi's linear pieces: piece k covers scaled distances (s_k, s_{k+1}], s_31 > 2^62
+
+
+def _breaks(clamp: int) -> list[int]:
+    """s_0 = 0 < s_1 < ... < s_31: piece k of psi covers distances (s_k, s_{k+1}], s_k = C (4^k - 1) / 3."""
+    return [clamp * ((1 << (2 * k)) - 1) // 3 for k in range(_PIECES + 1)]
+
+
+def _psi(d: np.ndarray, clamp: int) -> np.ndarray:
+    """psi(d) = k C + (d - s_k) / 4^k on piece k: 1-Lipschitz, concave, psi(d) = d up to C; d >= 0."""
+    br = np.array([min(b, (1 << 62)) for b in _breaks(clamp)], dtype=np.int64)
+    k = np.maximum(np.searchsorted(br, d, side="left") - 1, 0)
+    return k * float(clamp) + (d - br[k]).astype(np.float64) / np.ldexp(1.0, 2 * k)
+
+
 class _Tables(NamedTuple):
     """The forward tables of :func:`_forward` and what the backward draws need."""
 
@@ -278,13 +299,42 @@ class _Tables(NamedTuple):
     clamp: int
 
     def term(self, d: np.ndarray) -> np.ndarray:
-        """The clamped log-weight -a min(|d|, C) of a scaled rank distance d."""
-        return -self.scale * np.minimum(np.abs(d), self.clamp).astype(np.float64)
+        """The log-weight -a psi(|d|) of a scaled rank distance d (module docstring)."""
+        return -self.scale * _psi(np.abs(np.asarray(d, dtype=np.int64)), self.clamp)
 
     def end(self) -> np.ndarray:
         """log-weights of the last output's block: h[m] plus the term of the gap above it."""
         m = len(self.targets) - 2
         return self.h[m] + self.term(self.rank[m] - self.targets[m])
+
+
+def _transition(x: np.ndarray, prev: np.ndarray, y: np.ndarray, clamp: int, scale: float) -> np.ndarray:
+    """log sum_{b' < b} exp(prev[b'] - scale psi(|y_b - x_b'|)) for every b: per piece of psi and side,
+    an anchored range-sum table with that piece's slope (on a window of one piece the kernel is one
+    exponential); tables are built only for the pieces some window uses."""
+    nb = x.size
+    idx = np.arange(nb)
+    acc = np.full(nb, -np.inf)
+    br = _breaks(clamp)
+    top = max(int(y.max()) - int(x.min()), int(x.max()) - int(y.min()))
+    for k in range(_PIECES):
+        if br[k] > top:
+            break
+        slope = scale / float(1 << (2 * k))
+        const = -scale * (k * clamp - br[k] / float(1 << (2 * k)))
+        lo_hi = (  # below: d = y - x in piece k (d = 0 counts here); above: d = x - y in piece k
+            (np.searchsorted(x, y - min(br[k + 1], 1 << 62), side="left"),
+             np.searchsorted(x, y, side="right") if k == 0 else np.searchsorted(x, y - br[k], side="left"), +1),
+            (np.searchsorted(x, y + br[k], side="right"),
+             np.searchsorted(x, y + min(br[k + 1], 1 << 62), side="right"), -1),
+        )
+        for lo, hi, sign in lo_hi:
+            hi = np.minimum(hi, idx)
+            lo = np.minimum(lo, hi)
+            if np.any(hi > lo):
+                part = _range(_tables(x, prev, sign, slope), x, lo, hi, y, sign, slope)
+                acc = np.logaddexp(acc, part + const)
+    return acc
 
 
 def _forward(v: np.ndarray, c: np.ndarray, qv: np.ndarray, span: int, eps: float) -> _Tables:
@@ -296,8 +346,7 @@ def _forward(v: np.ndarray, c: np.ndarray, qv: np.ndarray, span: int, eps: float
     n = int(c.sum())
     a = eps / 4.0
     scale = a / den  # log-weight per scaled rank unit
-    clamp = max(1, int(math.floor(clamp_nats(m, span, 4 * a) / a * den)))  # C in scaled ranks, >= 1
-    cterm = -scale * clamp
+    clamp = max(1, int(math.floor(clamp_nats(span) / a * den)))  # C in scaled ranks, >= 1
     targets = [0] + [k * n for k in ks] + [den * n]  # scaled t_0..t_{m+1}
     levels_k = [0] + ks + [den]
     rank = [den * below + k * cnt for k in levels_k[: m + 1]]  # rank[j][b], j = 0..m (rank[0] unused)
@@ -307,7 +356,7 @@ def _forward(v: np.ndarray, c: np.ndarray, qv: np.ndarray, span: int, eps: float
     grow = np.log((length[gaps].astype(np.float64) + kk - 1) / kk)  # grow[k - 1]: log((L + k - 1) / k)
 
     def term(d: np.ndarray) -> np.ndarray:
-        return -scale * np.minimum(np.abs(d), clamp).astype(np.float64)
+        return -scale * _psi(np.abs(d), clamp)
 
     a1 = np.empty((m + 1, nb))  # a1[j, b]: runs of length 1 at j (a new block entered)
     h = np.empty((m + 1, nb))  # h[j, b]: all runs ending at j in b
@@ -319,19 +368,7 @@ def _forward(v: np.ndarray, c: np.ndarray, qv: np.ndarray, span: int, eps: float
         if j == 1:
             a1[1] = loglen + term(y)
         else:
-            x, prev = rank[j - 1], h[j - 1]
-            idx = np.arange(nb)
-            p1 = np.minimum(np.searchsorted(x, y - clamp, side="left"), idx)
-            p2 = np.minimum(np.searchsorted(x, y, side="right"), idx)
-            p3 = np.minimum(np.searchsorted(x, y + clamp, side="right"), idx)
-            far_low = np.concatenate([[-np.inf], np.logaddexp.accumulate(prev)])[p1] + cterm
-            up = _tables(x, prev, +1, scale)
-            down = _tables(x, prev, -1, scale)
-            flat = _tables(x, prev, 0, scale)
-            near_low = _range(up, x, p1, p2, y, +1, scale)
-            near_high = _range(down, x, p2, p3, y, -1, scale)
-            far_high = _range(flat, x, p3, idx, y, 0, scale) + cterm
-            a1[j] = loglen + np.logaddexp(np.logaddexp(far_low, near_low), np.logaddexp(near_high, far_high))
+            a1[j] = loglen + _transition(rank[j - 1], h[j - 1], y, clamp, scale)
         stay = term(rank[j] - rank[j - 1] - dt) if j > 1 else np.zeros(nb)
         cum[j] = cum[j - 1] + stay
         # runs: value blocks and gaps of length 1 keep one running sum; longer gaps keep every length

@@ -19,15 +19,25 @@ LEVEL_SETS = ([Fraction(1, 2)], [Fraction(1, 4), Fraction(3, 4)], [Fraction(3, 1
               [Fraction(0), Fraction(1)], [Fraction(1, 3), Fraction(1, 2)])
 
 
+def psi(d: Fraction, c: Fraction | None) -> Fraction:
+    """d up to C, then pieces of slopes 4^-k on (C (4^k - 1) / 3, C (4^(k+1) - 1) / 3], each adding C."""
+    if c is None:
+        return d
+    k = 0
+    while d > c * (4 ** (k + 1) - 1) / 3:
+        k += 1
+    return k * c + (d - c * (4**k - 1) / 3) / 4**k
+
+
 def utility(data: tuple[int, ...], qs: list[Fraction], o: tuple[int, ...], clamp: Fraction | None) -> Fraction:
-    """The definition: -sum_j min(|e_j - e_{j-1}|, C), e_j = #{x < o_j} + q_j #{x = o_j} - q_j n."""
+    """The definition: -sum_j psi(|e_j - e_{j-1}|), e_j = #{x < o_j} + q_j #{x = o_j} - q_j n."""
     n = len(data)
     e = [Fraction(0)]
     for q, y in zip(qs, o):
         e.append(sum(x < y for x in data) + q * sum(x == y for x in data) - q * n)
     e.append(Fraction(0))
     terms = [abs(b - a) for a, b in zip(e, e[1:])]
-    return -sum((t if clamp is None else min(t, clamp)) for t in terms)
+    return -sum(psi(t, clamp) for t in terms)
 
 
 def datasets(domain: int, max_n: int) -> list[tuple[int, ...]]:
@@ -38,7 +48,7 @@ def outputs(domain: int, m: int) -> list[tuple[int, ...]]:
     return list(itertools.combinations_with_replacement(range(domain), m))
 
 
-@pytest.mark.parametrize("clamp", [None, Fraction(3, 2)])
+@pytest.mark.parametrize("clamp", [None, Fraction(1, 2)])
 def test_sensitivity_is_two_under_add_remove_and_replace(clamp: Fraction | None) -> None:
     domain = 4
     seen = {"add": Fraction(0), "replace": Fraction(0)}
@@ -55,12 +65,14 @@ def test_sensitivity_is_two_under_add_remove_and_replace(clamp: Fraction | None)
                     du = max(abs(a - b) for a, b in zip(u, (utility(other, qs, o, clamp) for o in outs)))
                     seen["replace"] = max(seen["replace"], du)
     assert seen["add"] <= 2 and seen["replace"] <= 2
-    assert seen["replace"] == 2  # the bound is attained
-    assert seen["add"] >= Fraction(3, 2)
+    if clamp is None:  # the bound is attained by the unclamped utility
+        assert seen["replace"] == 2 and seen["add"] >= Fraction(3, 2)
+    else:
+        assert seen["replace"] > 1
 
 
 def enumerated_log_weights(data: tuple[int, ...], qs: list[Fraction], span: int, t: joint._Tables) -> dict:
-    """log of mu(o) exp(-a sum_j min(|e_j - e_{j-1}|, C)) for every sorted o (counting measure)."""
+    """log of mu(o) exp(-a sum_j psi(|e_j - e_{j-1}|)) for every sorted o (counting measure)."""
     den = math.lcm(*[q.denominator for q in qs])
     clamp = Fraction(t.clamp, den)
     a = t.scale * den
@@ -72,7 +84,7 @@ def tables(data: tuple[int, ...], qs: list[Fraction], span: int, eps: float) -> 
     return joint._forward(u, c, np.array([float(q) for q in qs]), span, eps)
 
 
-@pytest.mark.parametrize("eps", [1.0, 200.0])  # 200: the clamp binds (C = 3 to 5 ranks)
+@pytest.mark.parametrize("eps", [1.0, 200.0])  # 200: C < 1 rank, psi's pieces all used
 @pytest.mark.parametrize("data", [(), (2,), (1, 1, 1, 4), (0, 2, 2, 5, 5, 5), (3, 3, 3, 3, 3),
                                   tuple(sorted([0] * 9 + [1] * 3 + [3] * 20 + [5] * 8))])
 def test_forward_tables_match_enumeration(data: tuple[int, ...], eps: float) -> None:
@@ -158,8 +170,8 @@ def test_refusals_say_what_to_do() -> None:
 
 
 def test_float_slack_is_small_where_joint_runs_and_statement() -> None:
-    assert float_slack(20, 2**20, 1.0)[0] < 1e-5
-    assert float_slack(100, 2**20, 1.0)[0] < 2e-3
+    assert float_slack(20, 2**20, 1.0)[0] < 1e-4
+    assert float_slack(100, 2**20, 1.0)[0] < 1e-2
     assert float_slack(300, 2**20, 1.0)[0] > 0.05  # refused at epsilon = 1 (slack > epsilon / 20)
     with pytest.raises(InvalidParameterError, match="float64"):
         joint_exponential(np.array([1]), np.array([1]), np.linspace(0.001, 0.999, 300), lower=0, upper=2**20,
@@ -168,7 +180,7 @@ def test_float_slack_is_small_where_joint_runs_and_statement() -> None:
     assert st["sensitivity"] == 2 and "replace" in st["neighbors"]
 
 
-@pytest.mark.parametrize("eps", [0.5, 50.0])  # 50: the clamp (about 8 ranks) binds often
+@pytest.mark.parametrize("eps", [0.5, 50.0])  # 50: C is about 4 ranks, several pieces of psi
 def test_transition_sums_match_direct_sums(eps: float) -> None:
     """Every new-block entry a1[j, b] = log L_b + log sum_{b' < b} exp(h[j-1, b'] + term(b' -> b)),
     against the O(N^2) sum (checks the windows, anchors and clamp boundaries of the range tables)."""
