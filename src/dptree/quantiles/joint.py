@@ -79,7 +79,7 @@ from dptree.noise import RandomSource, exp_lower_rational, sample_exponential_in
 
 __all__ = ["JOINT_MAX_CELLS", "clamp_nats", "float_slack", "joint_exponential", "joint_statement"]
 
-#: refuse when m * (len(values) + 1) exceeds this: about 0.4 GB and 20-35 s at the limit
+#: refuse when m * (len(values) + 1) exceeds this: about 0.4 GB and 20-35 s at the limit before psi
 #: (measured, docs/quantiles_benchmark.md)
 JOINT_MAX_CELLS = 2_000_000
 _CLAMP_NATS, _CLAMP_FACTOR = 36.0, 4.0  # see clamp_nats
