@@ -84,7 +84,7 @@ def runner(method: str) -> Callable[[np.ndarray, np.ndarray, int], np.ndarray] |
         api = getattr(dptree, "quantiles", None)
         if not callable(api):
             return None
-        return lambda x, qs, s: np.asarray(api(x, qs, lower=LOWER, upper=UPPER, epsilon=1.0, method=method,
+        return lambda x, qs, s: np.asarray(api(x, qs, lower=LOWER, upper=UPPER, epsilon=1.0, method=method, n=x.size,
                                                rng=s).values)
     if method == "range-tree":
         return lambda x, qs, s: np.asarray(dptree.range_tree(x, lower=LOWER, upper=UPPER, epsilon=1.0,

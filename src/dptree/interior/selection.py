@@ -343,6 +343,15 @@ def quantile_exponential_mechanism(
     level = quantile_level(q)
     base = exponential_base(epsilon, level.denominator)
     src = rng if hasattr(rng, "random_bytes") else make_source(rng)
+    return sample_quantile_blocks(src,  # type: ignore[arg-type]
+                                  values, counts, lo, hi, level, base)
+
+
+def sample_quantile_blocks(src: RandomSource, values: Any, counts: Any, lo: int, hi: int, level: Fraction,
+                           base: tuple[int, int]) -> int:
+    """The sampling step of :func:`quantile_exponential_mechanism` for a given base (p, q):
+    P(y) proportional to (p/q)^score(y) over [lo, hi], exactly; the caller states the
+    sensitivity the base was calibrated for (vectorised blocks when b n fits in int64)."""
     vals, cnt = _in_domain(values, counts, lo, hi)
     blocks = block_arrays(vals, cnt, lo, hi)
     a, b = level.numerator, level.denominator
@@ -360,9 +369,9 @@ def quantile_exponential_mechanism(
             np.maximum(out, scratch, out=out)
             np.maximum(out, 0, out=out)
 
-        return sample_windowed(src, blocks, badness, t / b, b, base)  # type: ignore[arg-type]
+        return sample_windowed(src, blocks, badness, t / b, b, base)
     vals, cnt = as_lists(vals), as_lists(cnt)
-    return _sample_blocks(src, quantile_score_intervals(vals, cnt, lo, hi, level), base)  # type: ignore[arg-type]
+    return _sample_blocks(src, quantile_score_intervals(vals, cnt, lo, hi, level), base)
 
 
 # --------------------------------------------------------------------------- Choosing Mechanism

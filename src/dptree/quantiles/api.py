@@ -106,6 +106,8 @@ def quantiles(
                                n=n if n is not None else n_max)
     if method == "joint" and neighbors == "replace":
         raise InvalidParameterError("method='joint' is stated for add/remove-one neighbors; use neighbors='add_remove'")
+    if method == "joint":
+        _check_joint_size(qa.size, size_n)
     if width is not None and method != "tree":
         raise InvalidParameterError("width= is the tree's bucket width; the other methods use every point of the "
                                     "domain")
@@ -132,8 +134,8 @@ def quantiles(
             offs = [em_call(vals, cnt, float(q), 0, top, eps / qa.size, src, neighbors) for q in qa]
         else:
             joint = joint_module().joint_exponential
-            offs = [int(v) for v in joint(np.asarray(vals), np.asarray(cnt), qa, lower=0, upper=top, epsilon=eps,
-                                          rng=src)]
+            jv, jc = _cap_records(np.asarray(vals), np.asarray(cnt, dtype=np.int64), int(size_n))  # type: ignore[arg-type]
+            offs = [int(v) for v in joint(jv, jc, qa, lower=0, upper=top, epsilon=eps, rng=src)]
         values = [enc.decode(o) for o in offs]
         if method == "joint":  # no interval derived for JointExp yet: the domain (docs/quantiles.md)
             ci_low, ci_high = [lo] * qa.size, [hi] * qa.size
@@ -145,3 +147,33 @@ def quantiles(
                             statement(method, eps, qa.size, neighbors, src.private, lower=lo, upper=hi, width=width),
                             neighbors=neighbors, width=width, rank_radius=radius, n_is_upper_bound=upper_bound,
                             metadata=metadata)
+
+
+def _check_joint_size(m: int, size_n: int | None) -> None:
+    """JointExp's O(m n) tables are sized from a **declared** size, never from the data."""
+    limit = joint_module().JOINT_MAX_CELLS
+    if size_n is None:
+        raise InvalidParameterError("method='joint' needs a public size: declare n= or n_max= (its O(m n) tables are "
+                                    "sized from it, never from the data), or use method='approx'")
+    if size_n > 2**40 or m * (size_n + 1) > limit:
+        raise InvalidParameterError(f"method='joint' with {m} levels and a declared size of {size_n:,} exceeds its "
+                                    f"limit of {limit:,} cells (levels x (size + 1)); use method='approx' or 'tree'")
+
+
+def _cap_records(vals: np.ndarray, cnt: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """At most ``size`` records: drop ceil(k/2) smallest and floor(k/2) largest, k = n - size.
+
+    Part of the joint mechanism (no output, no error depends on whether it cut): capping maps
+    add/remove-one neighbors to identical, add/remove-one or replace-one pairs, and JointExp's
+    utility has sensitivity 2 under both relations (:mod:`dptree.quantiles.joint`), so the cap
+    keeps the stated guarantee while the tables stay within the declared size."""
+    k = int(cnt.sum()) - size
+    if k <= 0:
+        return vals, cnt
+    c = cnt.copy()
+    for drop, order in (((k + 1) // 2, slice(None)), (k // 2, slice(None, None, -1))):
+        view = c[order]
+        before = np.cumsum(view) - view  # records strictly before each value, in this direction
+        view -= np.clip(drop - before, 0, view)
+    keep = c > 0
+    return vals[keep], c[keep]

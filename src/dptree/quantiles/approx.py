@@ -51,11 +51,10 @@ from typing import Literal
 import numpy as np
 
 from dptree.interior.selection import (
-    _sample_blocks,
     effective_epsilon,
     exponential_base,
     quantile_level,
-    quantile_score_intervals,
+    sample_quantile_blocks,
 )
 from dptree.noise import RandomSource
 
@@ -82,7 +81,7 @@ def em_call(vals: Sequence[int], cnt: Sequence[int], q: float, lo: int, hi: int,
     sampled exactly block by block (the blocks and the sampler of
     :func:`~dptree.interior.selection.quantile_exponential_mechanism`)."""
     base = exponential_base(epsilon, call_sensitivity(q, neighbors))
-    return _sample_blocks(src, quantile_score_intervals(vals, cnt, lo, hi, quantile_level(q)), base)
+    return sample_quantile_blocks(src, vals, cnt, lo, hi, quantile_level(q), base)
 
 
 def call_radius(q: float, *, size: int, epsilon: float, tail: float, neighbors: Relation) -> float:

@@ -198,3 +198,23 @@ def test_transition_sums_match_direct_sums(eps: float) -> None:
             w = np.where(np.arange(w.shape[1])[None, :] < np.arange(w.shape[0])[:, None], w, -np.inf)
             direct = np.log(t.length.astype(float)) + np.logaddexp.reduce(w, axis=1)
             assert np.allclose(t.a1[j, 1:], direct[1:], rtol=0, atol=1e-9)
+
+
+def test_api_joint_needs_a_declared_size_and_caps_the_data_to_it():
+    """The joint tables are sized from the declared size; data beyond it is capped symmetrically
+    (no refusal that depends on the data)."""
+    import dptree
+    from dptree.errors import InvalidParameterError
+    from dptree.quantiles.api import _cap_records
+
+    x = np.arange(200)
+    with pytest.raises(InvalidParameterError, match="n= or n_max="):
+        dptree.quantiles(x, [0.5], lower=0, upper=255, epsilon=1.0, method="joint")
+    with pytest.raises(InvalidParameterError, match="limit"):
+        dptree.quantiles(x, [0.5] * 3, lower=0, upper=255, epsilon=1.0, method="joint", n_max=10**6)
+    r = dptree.quantiles(x, [0.5], lower=0, upper=255, epsilon=50.0, method="joint", n_max=100, rng=1)
+    assert 45 <= r.values[0] <= 155  # the median of the capped middle 100 records
+    v, c = _cap_records(np.array([1, 2, 3, 4]), np.array([3, 1, 1, 4]), 4)
+    assert v.tolist() == [2, 3, 4] and c.tolist() == [1, 1, 2]  # k = 5: 3 dropped from below, 2 from above
+    v, c = _cap_records(np.array([1, 2]), np.array([2, 2]), 9)
+    assert c.tolist() == [2, 2]

@@ -134,6 +134,6 @@ def test_joint_is_dispatched_to_its_module():
         with pytest.raises(InvalidParameterError, match="joint"):
             dptree.quantiles(X, QS, lower=0, upper=1023, epsilon=1.0, method="joint", rng=1)
         return
-    r = dptree.quantiles(X[:300], QS, lower=0, upper=1023, epsilon=1.0, method="joint", rng=1)
+    r = dptree.quantiles(X[:300], QS, lower=0, upper=1023, epsilon=1.0, method="joint", n=300, rng=1)
     assert r.method == "joint" and r.values == sorted(r.values) and r.rank_radius is None
     assert (r.ci_low, r.ci_high) == ([0] * 3, [1023] * 3)
