@@ -196,6 +196,16 @@ class Domain:
             return start.astype("datetime64[ns]")
         return start
 
+    def leaf_end(self, idx: np.ndarray) -> Any:
+        """The top of each bucket as an interval end: the bucket's upper edge for floats (capped at
+        ``upper``), its last value for integers, its start for dates (bucket resolution)."""
+        idx = np.asarray(idx)
+        if self.kind == "float":
+            return np.minimum(self.lower + (idx + 1) * self.width, self.upper)
+        if self.kind == "datetime":
+            return self.leaf_start(idx)
+        return np.minimum(np.int64(self.lower) + (idx + 1) * np.int64(self.width) - 1, np.int64(self.upper))
+
     def interpolate(self, idx: np.ndarray, frac: np.ndarray) -> np.ndarray:
         """A point ``frac`` of the way through bucket ``idx`` (integers: the bucket's value)."""
         if self.kind == "float":

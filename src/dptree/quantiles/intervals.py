@@ -67,12 +67,7 @@ def tree_intervals(tree: Any, qs: np.ndarray, level: float, *, grid: int = 4096)
         if k < idx.size:
             high_leaf[i] = idx[k]
     low = dom.leaf_start(low_leaf)
-    if dom.kind == "float":
-        high: Any = np.minimum(dom.lower + (high_leaf + 1) * dom.width, dom.upper)
-    elif dom.kind == "datetime":
-        high = dom.leaf_start(high_leaf)
-    else:
-        high = np.minimum(np.int64(dom.lower) + (high_leaf + 1) * np.int64(dom.width) - 1, np.int64(dom.upper))
+    high = dom.leaf_end(high_leaf)
     return np.asarray(low), np.asarray(high)
 
 

@@ -255,12 +255,7 @@ class RangeTree(CountRelease):
             if first_lo.size:
                 high_leaf[i] = idx[int(first_lo[0])]
         low = dom.leaf_start(low_leaf)
-        if dom.kind == "float":
-            high: Any = np.minimum(dom.lower + (high_leaf + 1) * dom.width, dom.upper)
-        elif dom.kind == "datetime":
-            high = dom.leaf_start(high_leaf)
-        else:
-            high = np.minimum(np.int64(dom.lower) + (high_leaf + 1) * np.int64(dom.width) - 1, np.int64(dom.upper))
+        high = dom.leaf_end(high_leaf)
         if np.ndim(q) == 0:
             return low[0], high[0]
         return low, high
