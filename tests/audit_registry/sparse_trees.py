@@ -8,7 +8,6 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from dptree import noise as _noise
 from dptree.testing.registry import MechanismSpec, NeighborPair, register
 
 #: the value of a node that was not measured in the fixed-length output
@@ -38,15 +37,14 @@ def sorted_offsets(plan: Any, values: Any) -> np.ndarray:
 def batch(plan: Any, values: Any, n: int, seed: int, measure: Callable[..., Any] | None = None) -> np.ndarray:
     """``n`` independent releases in one call of the library's mechanism (``plan.measure``; copy i
     under root i, its keys shifted by i * 2^bits); rows: every node of levels 1..L, noisy count or
-    UNMEASURED. ``measure(plan, keys, source, roots)``: a replacement mechanism (planted bugs)."""
+    UNMEASURED. ``measure(plan, keys, seed, roots)``: a replacement mechanism (planted bugs)."""
     lay = plan.layout
     keys = sorted_offsets(plan, values)
     shifted = (np.arange(n, dtype=np.uint64)[:, None] << np.uint64(lay.bits)) + keys[None, :]
-    src = _noise.make_source(seed)
     if measure is None:
-        levels, _ = plan.measure(shifted.ravel(), src, roots=n)
+        levels, _ = plan.measure(shifted.ravel(), seed, roots=n)
     else:
-        levels = measure(plan, shifted.ravel(), src, n)
+        levels = measure(plan, shifted.ravel(), seed, n)
     cols = []
     for d, lv in enumerate(levels, start=1):
         width = 1 << (lay.bits - lay.shifts[d])
@@ -110,7 +108,7 @@ def sparse_spec(name: str, plan: Any, *, epsilon: float, measure: Callable[..., 
     return MechanismSpec(
         name=name, covers=("sparse_range_tree",), neighbors="add_remove", epsilon=epsilon, delta=0.0,
         sample=lambda values, n, seed: batch(plan, values, n, seed, measure),
-        worst_cases=worst_cases, description=description, extra={"plan": plan}, release=release,
+        worst_cases=worst_cases, description=description, extra={"sparse_plan": plan}, release=release,
     )
 
 

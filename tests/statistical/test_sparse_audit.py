@@ -18,7 +18,8 @@ from dptree.sparsetree.mechanism import Level, children, grow_structure, measure
 from dptree.testing import audit
 
 
-def _expanding_on_true_counts(plan: Any, keys: np.ndarray, source: _noise.RandomSource, roots: int) -> list[Level]:
+def _expanding_on_true_counts(plan: Any, keys: np.ndarray, seed: int, roots: int) -> list[Level]:
+    source = _noise.make_source(seed)
     layout, dense_depth, thresholds = plan.layout, plan.dense_depth, [plan.threshold] * plan.layout.depth
     scales = [plan.count_scale(0)] * layout.depth
     out: list[Level] = []
@@ -34,7 +35,8 @@ def _expanding_on_true_counts(plan: Any, keys: np.ndarray, source: _noise.Random
     return out
 
 
-def _unbiased_shape(plan: Any, keys: np.ndarray, source: _noise.RandomSource, roots: int) -> list[Level]:
+def _unbiased_shape(plan: Any, keys: np.ndarray, seed: int, roots: int) -> list[Level]:
+    source = _noise.make_source(seed)
     biased = dataclasses.replace(plan, delta=0)  # BUG: no bias per level
     shape = grow_structure(keys, plan.layout, biased.structure_scale, 0, plan.threshold, plan.dense_depth, source,
                            roots=roots)

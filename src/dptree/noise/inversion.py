@@ -239,8 +239,12 @@ class InversionTable:
             law.table = self
         shift = _PREC - 64
         bounds = law.cdf_table(_PREC)
-        t = np.array([lo >> shift for lo, _ in bounds], dtype=np.uint64)
-        h1 = np.array([-((-hi) >> shift) - 1 for _, hi in bounds], dtype=np.uint64)
+        # bounds at or past 1 (scales far below 1) clip to the last word: a word in [t, h1] is never
+        # decided by the table, so the last word then goes to the exact path, as any undecided word;
+        # an upper bound at 0 clips to word 0 the same way (undecided, hence exact)
+        top = (1 << 64) - 1
+        t = np.array([min(lo >> shift, top) for lo, _ in bounds], dtype=np.uint64)
+        h1 = np.array([min(max(-((-hi) >> shift) - 1, 0), top) for _, hi in bounds], dtype=np.uint64)
         self.t = np.minimum.accumulate(t[::-1])[::-1].copy()
         self.h1 = np.maximum.accumulate(h1)
         bits = min(20, max(GUIDE_BITS, law.ncells.bit_length() + 5))

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -76,21 +76,25 @@ class SparsePlan:
             return self.level_scale
         return _noise.laplace_scale_used(Fraction(self.max_contributions * max(h, 1)) / self.counts_epsilon)
 
-    def measure(self, keys: np.ndarray, source: _noise.RandomSource, *, roots: int = 1
+    def measure(self, keys: np.ndarray, source: _noise.RandomSource | _noise.RngLike, *, roots: int = 1
                 ) -> tuple[list[Level], np.ndarray]:
         """The private step: run the method on sorted uint64 offsets ``keys``; returns the measured
         levels and the realised number of levels h of every tree (``roots`` > 1: independent
-        copies, copy i's keys offset by i * 2^bits, for the audit)."""
+        copies, copy i's keys offset by i * 2^bits, for the audit). ``source``: a RandomSource, or
+        what :func:`dptree.noise.make_source` takes (the audit passes integer seeds)."""
+        if not hasattr(source, "random_bytes"):
+            source = _noise.make_source(source)
+        src = cast(_noise.RandomSource, source)
         lay = self.layout
         if self.method == "levels":
             assert self.level_scale is not None
             levels = measure_levels(keys, lay, [self.level_scale] * lay.depth, [self.threshold] * lay.depth,
-                                    self.dense_depth, source, roots=roots)
+                                    self.dense_depth, src, roots=roots)
             return levels, realised_depths(lay, [lv.index for lv in levels], roots)
         assert self.structure_scale is not None and self.delta is not None
-        shape = grow_structure(keys, lay, self.structure_scale, self.delta, self.threshold, self.dense_depth, source,
+        shape = grow_structure(keys, lay, self.structure_scale, self.delta, self.threshold, self.dense_depth, src,
                                roots=roots)
-        return measure_structure(keys, lay, shape, self.count_scale, source, roots=roots), \
+        return measure_structure(keys, lay, shape, self.count_scale, src, roots=roots), \
             realised_depths(lay, shape, roots)
 
     def variances(self, h: int) -> list[float]:
