@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import time
 from collections.abc import Callable
 
@@ -54,6 +55,7 @@ import dptree
 LOWER, UPPER = 0, 2**20 - 1
 MS = (1, 4, 20, 50, 100, 300, 1000)
 NS = (1000, 10_000, 100_000)
+DATA = ("uniform", "lognormal", "dep_delay", "distance")
 API_METHODS = ("tree", "approx", "joint", "exponential", "auto")
 OTHER = ("range-tree", "joint-fn", "ref-approx", "ref-joint")
 
@@ -98,12 +100,10 @@ def runner(method: str) -> Callable[[np.ndarray, np.ndarray, int], np.ndarray] |
             return np.asarray(joint.joint_exponential(u, c, qs, lower=LOWER, upper=UPPER, epsilon=1.0,
                                                       rng=noise.make_source(s)))
         return run_joint
-    g = np.random.default_rng()
     if method == "ref-approx":
         return lambda x, qs, s: approx_quantiles(x, qs, LOWER, UPPER + 1, 1.0, np.random.default_rng(s))
     if method == "ref-joint":
         return lambda x, qs, s: joint_exp(x, qs, LOWER, UPPER + 1, 1.0, np.random.default_rng(s))
-    del g
     raise SystemExit(f"unknown method {method!r}; choose from {', '.join(API_METHODS + OTHER)}")
 
 
@@ -140,74 +140,145 @@ def joint_cost() -> None:
               flush=True)
 
 
+def _trials(args: argparse.Namespace, n: int) -> int:
+    """Trials for size n: ``--trials-by-n`` (e.g. ``1000:100,10000:40``) or ``--trials``."""
+    table = dict(item.split(":") for item in args.trials_by_n.split(",") if item)
+    return int(table.get(str(n), args.trials))
+
+
+def _stats(v: list[float]) -> tuple[float, float]:
+    a = np.asarray(v, dtype=np.float64)
+    return float(a.mean()), float(a.std(ddof=1) / np.sqrt(a.size)) if a.size > 1 else float("nan")
+
+
+def run_grid(args: argparse.Namespace) -> None:
+    """Run the cells; print one row per (cell, method); append per-trial errors to ``--out``."""
+    methods = [m for m in args.methods.split(",") if m]
+    runs = {m: runner(m) for m in methods}
+    missing = [m for m, f in runs.items() if f is None]
+    if missing:
+        print(f"# not available yet (dptree.quantiles is not a function): {', '.join(missing)}")
+    print(f"# epsilon = 1 over [{LOWER}, {UPPER}], levels i/(m+1), seed {args.seed}; mean +- standard error over "
+          "trials (each trial a fresh data set)\n")
+    print("| data | n | m | trials | method | mean rank err | max rank err | tie-aware mean | tie-aware max | time s |")
+    print("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|")
+    out = open(args.out, "a") if args.out else None  # noqa: SIM115 - appended cell by cell
+    t_start = time.perf_counter()
+    for kind in args.data.split(","):
+        for n in map(int, args.ns.split(",")):
+            trials = _trials(args, n)
+            # the data of a (kind, n) cell depend on the seed only, so chunks can run in any order
+            g = np.random.default_rng([args.seed, DATA.index(kind), n])
+            xs = [make_data(kind, n, g) for _ in range(trials)]
+            for m in map(int, args.ms.split(",")):
+                qs = np.arange(1, m + 1) / (m + 1)
+                for meth in methods:
+                    f = runs[meth]
+                    why = "n/a" if f is None else too_costly(meth, m, n, int(np.unique(xs[0]).size), args)
+                    rec: dict[str, object] = {"data": kind, "n": n, "m": m, "method": meth}
+                    if why is None:
+                        errs: dict[str, list[float]] = {"rank": [], "rank_max": [], "tie": [], "tie_max": []}
+                        secs = 0.0
+                        try:
+                            for i, x in enumerate(xs):
+                                t0 = time.perf_counter()
+                                y = np.sort(np.asarray(f(x, qs, args.seed * 1000 + i), dtype=np.float64))
+                                secs += time.perf_counter() - t0
+                                r, ta = errors(np.sort(x), y, qs)
+                                for key, val in (("rank", r.mean()), ("rank_max", r.max()), ("tie", ta.mean()),
+                                                 ("tie_max", ta.max())):
+                                    errs[key].append(float(val))
+                        except dptree.errors.DPTreeError:
+                            why = "refused"
+                    if why is not None:
+                        rec["status"] = why
+                        print(f"| {kind} | {n:,} | {m} | | {meth} | {why} | | | | |", flush=True)
+                    else:
+                        rec.update(errs, secs=secs / trials)
+                        cols = " | ".join("{:.2f} ± {:.2f}".format(*_stats(errs[k])) for k in errs)
+                        print(f"| {kind} | {n:,} | {m} | {trials} | {meth} | {cols} | {secs / trials:.3f} |", flush=True)
+                    if out:
+                        out.write(json.dumps(rec) + "\n")
+                        out.flush()
+    print(f"\n(total {time.perf_counter() - t_start:.0f} s)")
+
+
+def verdict(auto: list[float], best: list[float], m: int) -> str:
+    """Issue 12's target for one metric, judged with the standard error of the paired difference
+    (the methods ran on the same data sets): m <= 100: auto <= 1.1 x the better reference; m >= 300:
+    auto < the better reference. "met" / "missed" when the point estimate says so and the difference
+    is beyond 2 standard errors, "met (within noise)" / "missed (within noise)" otherwise."""
+    factor = 1.1 if m <= 100 else 1.0
+    d = np.asarray(auto) - factor * np.asarray(best)
+    mean, se = _stats(list(d))
+    ok = mean <= 0 if m <= 100 else mean < 0
+    sure = abs(mean) > 2 * se if se == se else False
+    return ("met" if ok else "missed") + ("" if sure else " (within noise)")
+
+
+def summarize(paths: list[str]) -> None:
+    """Tables with verdicts from the per-trial records of one or more ``--out`` files (the last record
+    of a (data, n, m, method) cell wins)."""
+    cells: dict[tuple[str, int, int], dict[str, dict]] = {}
+    for path in paths:
+        for line in open(path):
+            r = json.loads(line)
+            cells.setdefault((r["data"], r["n"], r["m"]), {})[r["method"]] = r
+    metrics = ("rank", "rank_max", "tie", "tie_max")
+    print("| data | n | m | trials | method | mean rank err | max rank err | tie-aware mean | tie-aware max | "
+          "ratio (tie-aware mean) | time s |")
+    print("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|")
+    judged = []
+    order = {k: i for i, k in enumerate(DATA)}
+    for (kind, n, m), res in sorted(cells.items(), key=lambda kv: (order[kv[0][0]], kv[0][1], kv[0][2])):
+        refs = {k: v for k, v in res.items() if k.startswith("ref-") and "status" not in v}
+        best = {k: min(refs.values(), key=lambda v: np.mean(v[k])) for k in metrics} if refs else {}
+        for meth, r in res.items():
+            if "status" in r:
+                print(f"| {kind} | {n:,} | {m} | | {meth} | {r['status']} | | | | | |")
+                continue
+            cols = " | ".join("{:.2f} ± {:.2f}".format(*_stats(r[k])) for k in metrics)
+            ratio = np.mean(r["tie"]) / np.mean(best["tie"]["tie"]) if best else float("nan")
+            print(f"| {kind} | {n:,} | {m} | {len(r['rank'])} | {meth} | {cols} | {ratio:.2f} | {r['secs']:.3f} |")
+        a = res.get("auto")
+        if a and "status" not in a and best:
+            judged.append((kind, n, m, {k: (np.mean(a[k]) / np.mean(best[k][k]), best[k]["method"],
+                                            verdict(a[k], best[k][k], m)) for k in metrics}))
+    print("\nTarget verdicts for auto (ratio to the better reference per metric, that reference, verdict):\n")
+    print("| data | n | m | mean rank err | max rank err | tie-aware mean | tie-aware max |")
+    print("|---|---:|---:|---|---|---|---|")
+    for kind, n, m, v in judged:
+        cols = " | ".join(f"{v[k][0]:.2f} vs {v[k][1]}: {v[k][2]}" for k in metrics)
+        print(f"| {kind} | {n:,} | {m} | {cols} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--methods", default=",".join(API_METHODS + OTHER))
-    ap.add_argument("--data", default="uniform,lognormal,dep_delay,distance")
+    ap.add_argument("--data", default=",".join(DATA))
     ap.add_argument("--ns", default=",".join(map(str, NS)))
     ap.add_argument("--ms", default=",".join(map(str, MS)))
     ap.add_argument("--trials", type=int, default=10)
+    ap.add_argument("--trials-by-n", default="", help="e.g. 1000:100,10000:40,100000:12 (overrides --trials)")
     ap.add_argument("--ref-joint-max", type=float, default=3e8, help="skip ref-joint when m^2 n exceeds this")
     ap.add_argument("--joint-max-cells", type=float, default=5e5, help="skip joint when m (distinct + 1) exceeds this")
     ap.add_argument("--seed", type=int, default=12)
+    ap.add_argument("--out", default="", help="append each cell's per-trial errors (JSON lines) to this file")
+    ap.add_argument("--summarize", nargs="+", metavar="FILE", help="only print the tables and target verdicts "
+                    "from --out files")
     ap.add_argument("--quick", action="store_true", help="n = 10^3, m in {1, 20, 100}, 3 trials, small budgets")
     ap.add_argument("--joint-cost", action="store_true", help="only time joint_exponential (JOINT_MAX_CELLS)")
     args = ap.parse_args()
     if args.joint_cost:
         joint_cost()
         return
+    if args.summarize:
+        summarize(args.summarize)
+        return
     if args.quick:
         args.ns, args.ms, args.trials = "1000", "1,20,100", 3
         args.ref_joint_max, args.joint_max_cells = 2e7, 2e5
-    methods = [m for m in args.methods.split(",") if m]
-    runs = {m: runner(m) for m in methods}
-    missing = [m for m, f in runs.items() if f is None]
-    if missing:
-        print(f"# not available yet (dptree.quantiles is not a function): {', '.join(missing)}")
-    g = np.random.default_rng(args.seed)
-    print(f"# epsilon = 1 over [{LOWER}, {UPPER}], levels i/(m+1), {args.trials} trials per cell, seed {args.seed}\n")
-    print("| data | n | m | method | mean rank err | max rank err | tie-aware err | ratio to best ref | time s |")
-    print("|---|---:|---:|---|---:|---:|---:|---:|---:|")
-    t_start = time.perf_counter()
-    for kind in args.data.split(","):
-        for n in map(int, args.ns.split(",")):
-            xs = [make_data(kind, n, g) for _ in range(args.trials)]
-            for m in map(int, args.ms.split(",")):
-                qs = np.arange(1, m + 1) / (m + 1)
-                res: dict[str, tuple[float, float, float, float] | str] = {}
-                for meth in methods:
-                    f = runs[meth]
-                    if f is None:
-                        res[meth] = "n/a"
-                        continue
-                    why = too_costly(meth, m, n, int(np.unique(xs[0]).size), args)
-                    if why:
-                        res[meth] = why
-                        continue
-                    rank, tie, tmax, secs = [], [], [], 0.0
-                    try:
-                        for i, x in enumerate(xs):
-                            t0 = time.perf_counter()
-                            y = np.sort(np.asarray(f(x, qs, args.seed * 1000 + i), dtype=np.float64))
-                            secs += time.perf_counter() - t0
-                            r, ta = errors(np.sort(x), y, qs)
-                            rank.append(r.mean())
-                            tmax.append(r.max())
-                            tie.append(ta.mean())
-                    except dptree.errors.DPTreeError:
-                        res[meth] = "refused"
-                        continue
-                    res[meth] = (float(np.mean(rank)), float(np.mean(tmax)), float(np.mean(tie)), secs / len(xs))
-                refs = [v[0] for k, v in res.items() if k.startswith("ref-") and isinstance(v, tuple)]
-                best = min(refs) if refs else float("nan")
-                for meth, v in res.items():
-                    if isinstance(v, str):
-                        print(f"| {kind} | {n:,} | {m} | {meth} | {v} | | | | |")
-                    else:
-                        ratio = v[0] / best if best > 0 else float("nan")
-                        print(f"| {kind} | {n:,} | {m} | {meth} | {v[0]:.2f} | {v[1]:.1f} | {v[2]:.2f} | "
-                              f"{ratio:.2f} | {v[3]:.3f} |", flush=True)
-    print(f"\n(total {time.perf_counter() - t_start:.0f} s)")
+    run_grid(args)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from dptree.noise import RngLike, make_source
 from dptree.privacy.budget import check_release_budget
 from dptree.quantiles.approx import approx_quantiles, em_call, layer_epsilon
 from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS, choose_method
-from dptree.quantiles.intervals import em_radii, tree_intervals, value_intervals
+from dptree.quantiles.intervals import release_radii, tree_intervals, value_intervals
 from dptree.quantiles.release import METHODS, NEIGHBORS, QuantilesRelease, joint_module, statement
 from dptree.rangetree.results import quantile_levels
 
@@ -137,12 +137,9 @@ def quantiles(
             jv, jc = _cap_records(np.asarray(vals), np.asarray(cnt, dtype=np.int64), int(size_n))  # type: ignore[arg-type]
             offs = [int(v) for v in joint(jv, jc, qa, lower=0, upper=top, epsilon=eps, rng=src)]
         values = [enc.decode(o) for o in offs]
-        if method == "joint":  # no interval derived for JointExp yet: the domain (docs/quantiles.md)
-            ci_low, ci_high = [lo] * qa.size, [hi] * qa.size
-        else:
-            r = em_radii(method, qa, size=enc.size, epsilon=eps, neighbors=neighbors, level=level)
-            radius = [float(x) for x in r]
-            ci_low, ci_high = value_intervals(qa, values, r, None if upper_bound else size_n, lo, hi)
+        radius = release_radii(method, qa, size=enc.size, epsilon=eps, neighbors=neighbors, level=level)
+        r = np.full(qa.size, np.inf) if radius is None else np.asarray(radius)
+        ci_low, ci_high = value_intervals(qa, values, r, None if upper_bound else size_n, lo, hi)
     return QuantilesRelease(qa, values, ci_low, ci_high, float(level), method, eps, size_n, lo, hi,
                             statement(method, eps, qa.size, neighbors, src.private, lower=lo, upper=hi, width=width),
                             neighbors=neighbors, width=width, rank_radius=radius, n_is_upper_bound=upper_bound,
