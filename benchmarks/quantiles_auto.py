@@ -15,7 +15,8 @@ constants; the final table then shows the method auto picks by m, n and epsilon.
 
 ``--coverage`` instead measures the coverage of the 95% intervals (docs/quantiles.md): the tree's
 pivot interval (:func:`dptree.quantiles.intervals.tree_intervals`) beside
-``RangeTree.quantile_ci``, and the rank radius of the exponential-mechanism methods.
+``RangeTree.quantile_ci``, and the rank radius of the exponential-mechanism methods and JointExp
+(``--em-only``: those alone).
 """
 
 from __future__ import annotations
@@ -42,14 +43,15 @@ def rank_errors(x_sorted: np.ndarray, qs: np.ndarray, est: np.ndarray) -> np.nda
     return np.maximum(0, np.maximum(below - t, t - upto))
 
 
-def coverage(trials: int) -> None:
+def coverage(trials: int, em_only: bool = False) -> None:
     from dptree.quantiles.intervals import tree_intervals
 
     qs = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
     D = 1024
-    print(f"tree, 95% intervals, [0, {D}), epsilon = 1, {trials} trials x 5 levels (0.05 .. 0.95)")
-    print(f"{'data':>10} {'n':>7} {'quantile_ci':>12} {'pivot':>8}   per level (pivot)")
-    for kind in ("uniform", "lognormal"):
+    if not em_only:
+        print(f"tree, 95% intervals, [0, {D}), epsilon = 1, {trials} trials x 5 levels (0.05 .. 0.95)")
+        print(f"{'data':>10} {'n':>7} {'quantile_ci':>12} {'pivot':>8}   per level (pivot)")
+    for kind in () if em_only else ("uniform", "lognormal"):
         for n in (1000, 10_000):
             rs = np.random.default_rng(0)
             x = rs.integers(0, D, n) if kind == "uniform" else np.minimum(rs.lognormal(5, 1, n).astype(int), D - 1)
@@ -71,10 +73,10 @@ def coverage(trials: int) -> None:
     D = 2**16
     x = np.sort(np.random.default_rng(1).choice(D, 1000, replace=False))
     q10 = np.linspace(0.05, 0.95, 10)
-    for method in ("exponential", "approx"):
+    for method in ("exponential", "approx", "joint"):
         ok, ratio = 0, []
         for s in range(trials // 5):
-            r = dptree.quantiles(x, q10, lower=0, upper=D - 1, epsilon=1.0, method=method, rng=s)
+            r = dptree.quantiles(x, q10, lower=0, upper=D - 1, epsilon=1.0, method=method, n=x.size, rng=s)
             errs = rank_errors(x, q10, np.asarray(r.values))
             ok += bool(np.all(errs <= np.asarray(r.rank_radius)))
             ratio.append(float(np.max(errs / np.asarray(r.rank_radius))))
@@ -155,6 +157,7 @@ def choice_table() -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--coverage", action="store_true")
+    ap.add_argument("--em-only", action="store_true", help="with --coverage: only the mechanism methods' radii")
     ap.add_argument("--trials", type=int, default=6)
     ap.add_argument("--n", type=int, default=10_000)
     ap.add_argument("--D", type=int, default=2**20)
@@ -162,7 +165,7 @@ def main() -> None:
     ap.add_argument("--joint", action="store_true", help="fit JointExp's curve (keeps the other constants)")
     a = ap.parse_args()
     if a.coverage:
-        coverage(max(a.trials, 50))
+        coverage(max(a.trials, 50), a.em_only)
         return
     rs = np.random.default_rng(1)
     x = np.sort(rs.integers(0, a.D, a.n))
