@@ -6,6 +6,11 @@ Run from the repository root:
     PYTHONPATH=src:benchmarks python3 benchmarks/quantiles.py                  # the full grid (hours)
     PYTHONPATH=src:benchmarks python3 benchmarks/quantiles.py --methods ref-approx,ref-joint,range-tree
     PYTHONPATH=src:benchmarks python3 benchmarks/quantiles.py --joint-cost     # time/memory of JointExp
+    # the target grid in chunks, then the tables with the target verdicts:
+    PYTHONPATH=src:benchmarks nice python3 benchmarks/quantiles.py --data uniform --ns 1000 --trials 60 --out g.jsonl
+    PYTHONPATH=src:benchmarks python3 benchmarks/quantiles.py --summarize g.jsonl
+    # dptree's JointExp against the reference on the same data, many trials:
+    PYTHONPATH=src:benchmarks python3 benchmarks/quantiles.py --compare-joint uniform:1000:20 --trials 300
 
 Setting: epsilon = 1 for all m levels together, integer domain [0, 2^20 - 1], levels
 q_i = i / (m + 1), m in {1, 4, 20, 50, 100, 300, 1000}, n in {10^3, 10^4, 10^5}. Data:
@@ -26,16 +31,20 @@ Methods (``--methods``, comma-separated; default all that are available):
 * ``ref-approx``, ``ref-joint``: the reference implementations of benchmarks/reference/, written
   from the papers (continuous outputs; numpy randomness).
 
-Errors of an answer y for level q (n records; averaged over trials):
+Errors of an answer y for level q (n records), each as a mean over the m levels and a max over them,
+then averaged over trials (each trial a fresh data set; "±" is the standard error over trials):
 
-* rank error |F(y) - q| n, F(y) = #{x <= y} / n (the issue's table): "mean" over the m levels
-  and "max" over them;
-* tie-aware error dist(q n, [#{x < y}, #{x <= y}]), mean over the levels.
+* rank error |F(y) - q| n, F(y) = #{x <= y} / n (the issue's table);
+* tie-aware error dist(q n, [#{x < y}, #{x <= y}]): the one the targets are judged on, since on a
+  tied column the plain error charges a correct tied answer up to its block's size (the references'
+  continuous outputs never land on a data point, so for them the two coincide).
 
-"ratio" = mean rank error / the smaller of the two references' in the same cell (the baseline
-measured in the same run). Cells a method cannot run are "refused" (its own size limit),
-"skipped" (over this script's time budget: ``--ref-joint-max``, ``--joint-max-cells``) or
-"n/a" (not available yet).
+``--summarize`` prints the tables with "ratio" = tie-aware mean / the better reference's (measured
+in the same run on the same data sets) and issue 12's verdict for auto per metric (:func:`verdict`:
+within 10% of the better reference for m <= 100, below it from m = 300, judged with the standard
+error of the paired difference). Cells a method cannot run are "refused" (its own size limit),
+"skipped" (over this script's time budget: ``--ref-joint-max``, ``--joint-max-cells``) or "n/a"
+(not available).
 """
 
 from __future__ import annotations
@@ -137,6 +146,30 @@ def joint_cost() -> None:
         tracemalloc.stop()
         cells = m * (u.size + 1)
         print(f"| {n:,} | {u.size:,} | {m} | {cells:,} | {secs:.1f} | {peak:.0f} | {secs / cells * 1e6:.1f} |",
+              flush=True)
+
+
+def compare_joint(cells: str, trials: int) -> None:
+    """dptree's JointExp (``joint_exponential`` on the grouped column) against the reference JointExp on
+    the same data, many trials: mean tie-aware rank error +- standard error per cell ("kind:n:m", comma
+    separated), a fresh data set per trial (issue 12: is ours worse at small m?)."""
+    joint, ref = runner("joint-fn"), runner("ref-joint")
+    print(f"| data | n | m | trials | dptree joint | reference JointExp | difference / its se |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for cell in cells.split(","):
+        kind, n, m = cell.split(":")
+        n, m = int(n), int(m)
+        qs = np.arange(1, m + 1) / (m + 1)
+        g = np.random.default_rng([5, DATA.index(kind), n, m])
+        res: dict[str, list[float]] = {"ours": [], "ref": []}
+        for t in range(trials):
+            x = make_data(kind, n, g)
+            sx = np.sort(x)
+            for key, f in (("ours", joint), ("ref", ref)):
+                res[key].append(float(errors(sx, np.sort(np.asarray(f(x, qs, t), dtype=np.float64)), qs)[1].mean()))
+        d = np.asarray(res["ours"]) - np.asarray(res["ref"])
+        (mo, so), (mr, sr), (md, sd) = _stats(res["ours"]), _stats(res["ref"]), _stats(list(d))
+        print(f"| {kind} | {n:,} | {m} | {trials} | {mo:.2f} ± {so:.2f} | {mr:.2f} ± {sr:.2f} | {md / sd:+.2f} |",
               flush=True)
 
 
@@ -268,7 +301,12 @@ def main() -> None:
                     "from --out files")
     ap.add_argument("--quick", action="store_true", help="n = 10^3, m in {1, 20, 100}, 3 trials, small budgets")
     ap.add_argument("--joint-cost", action="store_true", help="only time joint_exponential (JOINT_MAX_CELLS)")
+    ap.add_argument("--compare-joint", metavar="CELLS", help="only compare dptree's JointExp with the reference on "
+                    "cells kind:n:m,... (--trials per cell)")
     args = ap.parse_args()
+    if args.compare_joint:
+        compare_joint(args.compare_joint, args.trials)
+        return
     if args.joint_cost:
         joint_cost()
         return
