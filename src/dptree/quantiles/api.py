@@ -86,11 +86,12 @@ def quantiles(
     prefix-workload budget split), ``"approx"`` (ApproxQuantiles, Kaplan, Schnapp & Stemmer 2022,
     Algorithm 1), ``"joint"`` (JointExp, Gillenwater, Joseph & Kulesza 2021), ``"exponential"``
     (one tie-aware exponential mechanism per level at epsilon / m), or ``"auto"``: the method with
-    the smaller predicted error from public quantities only (m, epsilon, the domain, ``n``/``n_max``
-    if declared; :mod:`dptree.quantiles.auto`). Pure ``epsilon``-DP under ``neighbors``
+    the smallest predicted error among tree, approx and (with a declared size, small m) joint, from
+    public quantities only (m, epsilon, the domain, ``n``/``n_max`` if declared;
+    :mod:`dptree.quantiles.auto`). Pure ``epsilon``-DP under ``neighbors``
     (add/remove-one or replace-one record). Intervals at ``level``: the tree's from its CDF band
     (approximate), the others' a stated bound from the exponential mechanism's utility tail (a rank
-    radius holding for all levels at once; values from the other estimates when ``n`` is declared,
+    radius holding for all levels at once; JointExp's only where its bound is established; values from the other estimates when ``n`` is declared,
     the domain's ends otherwise). ``data`` as for :func:`dptree.range_tree` (arrays, tables with
     ``column``, CSV/Parquet paths; Spark and DuckDB relations with the tree method). ``width``:
     the tree's bucket width. ``n``/``n_max``: a PUBLIC size, never computed from the data.
