@@ -94,7 +94,8 @@ def quantiles(
     radius holding for all levels at once; JointExp's only where its bound is established; values from the other estimates when ``n`` is declared,
     the domain's ends otherwise). ``data`` as for :func:`dptree.range_tree` (arrays, tables with
     ``column``, CSV/Parquet paths; Spark and DuckDB relations with the tree method). ``width``:
-    the tree's bucket width. ``n``/``n_max``: a PUBLIC size, never computed from the data.
+    the tree's bucket width (with ``"auto"``, used when it picks the tree; on a real-valued domain
+    without one auto does not consider the tree). ``n``/``n_max``: a PUBLIC size, never computed from the data.
     ``rng``: tests only (a seeded release is not private).
     """
     eps = check_release_budget(epsilon)
@@ -105,6 +106,7 @@ def quantiles(
     if method == "auto":
         method = choose_method(qa.size, lower=lo, upper=hi, epsilon=eps, width=width, neighbors=neighbors,
                                n=n if n is not None else n_max)
+        width = width if method == "tree" else None  # the tree's bucket width, used when auto picks the tree
     if method == "joint" and neighbors == "replace":
         raise InvalidParameterError("method='joint' is stated for add/remove-one neighbors; use neighbors='add_remove'")
     if method == "joint":

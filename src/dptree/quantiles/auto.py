@@ -70,7 +70,7 @@ def joint_eligible(m: int, *, domain_size: int, epsilon: float, neighbors: str, 
     """Whether auto may run JointExp (module docstring): public quantities only."""
     from dptree.quantiles.joint import JOINT_MAX_CELLS, float_slack
 
-    if n is None or neighbors != "add_remove" or not 2 <= m <= JOINT_AUTO_MAX_M:
+    if n is None or neighbors != "add_remove" or not 2 <= m <= JOINT_AUTO_MAX_M or domain_size >= 1 << 62:
         return False
     if m * (n + 1) > JOINT_MAX_CELLS or float_slack(m, domain_size, epsilon)[0] > epsilon / 20:
         return False
@@ -89,14 +89,17 @@ def tree_error(plan: object) -> float:
 def predicted_errors(m: int, *, lower: object, upper: object, epsilon: float, width: object = None,
                      neighbors: Literal["add_remove", "replace"] = "add_remove",
                      n: int | None = None) -> dict[str, float]:
-    """Predicted mean rank error of "tree", "approx" and, where :func:`joint_eligible`, "joint"
-    (module docstring)."""
-    plan = plan_range_tree(lower=lower, upper=upper, epsilon=epsilon, width=width, levels=TREE_LEVELS,
-                           branching=TREE_BRANCHING,                            neighbors=neighbors)
+    """Predicted mean rank error of "approx", "tree" (not on a real-valued domain without a bucket
+    ``width``) and, where :func:`joint_eligible`, "joint" (module docstring)."""
+    enc = encoding(lower, upper)
     L = layers(m)
     eps_eff = layer_epsilon(epsilon, m, neighbors) * L  # the add/remove-equivalent budget
-    out = {"tree": TREE_FACTOR * tree_error(plan), "approx": APPROX_A * L**APPROX_B / eps_eff}
-    if joint_eligible(m, domain_size=encoding(lower, upper).size, epsilon=epsilon, neighbors=neighbors, n=n):
+    out = {"approx": APPROX_A * L**APPROX_B / eps_eff}
+    if enc.kind != "float" or width is not None:  # the tree needs a bucket width on a real domain
+        plan = plan_range_tree(lower=lower, upper=upper, epsilon=epsilon, width=width, levels=TREE_LEVELS,
+                               branching=TREE_BRANCHING, neighbors=neighbors)
+        out["tree"] = TREE_FACTOR * tree_error(plan)
+    if joint_eligible(m, domain_size=enc.size, epsilon=epsilon, neighbors=neighbors, n=n):
         ms, errs = zip(*JOINT_CURVE)
         out["joint"] = float(np.interp(math.log(m), np.log(ms), errs)) / epsilon
     if n is not None:

@@ -13,7 +13,7 @@ import pytest
 
 import dptree
 from dptree.errors import InvalidParameterError, ReleaseFileError
-from dptree.quantiles.auto import JOINT_AUTO_MAX_M, choose_method, predicted_errors
+from dptree.quantiles.auto import JOINT_AUTO_MAX_M, choose_method, joint_eligible, predicted_errors
 from dptree.quantiles.intervals import joint_radius
 from dptree.quantiles.joint import float_slack
 
@@ -181,3 +181,18 @@ def test_auto_offers_joint_only_where_its_conditions_hold():
     assert "joint" in predicted_errors(JOINT_AUTO_MAX_M, n=10**5, **kw)
     r = dptree.quantiles(X, [0.2, 0.4, 0.6, 0.8], lower=0, upper=2**20 - 1, epsilon=1.0, n=X.size, rng=1)
     assert r.method == "joint" and r.rank_radius is not None
+
+
+def test_auto_on_a_real_domain_considers_the_tree_only_with_a_width():
+    """Without a bucket width the tree cannot run on real-valued bounds, so auto leaves it out (it
+    used to fail in the tree's plan); with one, the width is used when the tree is picked and
+    dropped otherwise (it used to be refused for the other methods)."""
+    x = np.random.default_rng(0).normal(size=500)
+    kw = {"lower": -5.0, "upper": 5.0, "epsilon": 1.0}
+    assert "tree" not in predicted_errors(500, **kw) and choose_method(500, **kw) == "approx"
+    assert choose_method(500, width=0.001, **kw) == "tree"
+    a = dptree.quantiles(x, [0.25, 0.75], width=0.001, rng=1, **kw)
+    b = dptree.quantiles(x, np.arange(1, 501) / 501, width=0.001, rng=1, **kw)
+    assert (a.method, a.width) == ("approx", None) and (b.method, b.width) == ("tree", 0.001)
+    assert "joint" not in predicted_errors(4, n=10**5, **kw)  # a float domain has >= 2^62 points: joint refuses it
+    assert joint_eligible(4, domain_size=2**61, epsilon=1.0, neighbors="add_remove", n=10**5)
