@@ -6,12 +6,17 @@ err = a * L^b / epsilon (L = floor(log2 m) + 1) by least squares on logs, measur
 method beside it (with its predicted error from the plan), prints the table with ratios and
 writes the fitted constants to src/dptree/quantiles/fitted.py (``--write``), then prints the
 crossover table (the smallest m at which the tree is predicted to win) by epsilon and domain.
+``--joint`` measures JointExp's curve instead (mean tie-aware rank error times epsilon at m = 2, 4, 8,
+16, epsilon = 1, same data; approx measured beside it on the same data), keeping the other
+constants; the final table then shows the method auto picks by m, n and epsilon.
 
     PYTHONPATH=src python3 benchmarks/quantiles_auto.py --trials 6 --write
+    PYTHONPATH=src python3 benchmarks/quantiles_auto.py --joint --trials 60 --write
 
 ``--coverage`` instead measures the coverage of the 95% intervals (docs/quantiles.md): the tree's
 pivot interval (:func:`dptree.quantiles.intervals.tree_intervals`) beside
-``RangeTree.quantile_ci``, and the rank radius of the exponential-mechanism methods.
+``RangeTree.quantile_ci``, and the rank radius of the exponential-mechanism methods and JointExp
+(``--em-only``: those alone).
 """
 
 from __future__ import annotations
@@ -38,14 +43,15 @@ def rank_errors(x_sorted: np.ndarray, qs: np.ndarray, est: np.ndarray) -> np.nda
     return np.maximum(0, np.maximum(below - t, t - upto))
 
 
-def coverage(trials: int) -> None:
+def coverage(trials: int, em_only: bool = False) -> None:
     from dptree.quantiles.intervals import tree_intervals
 
     qs = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
     D = 1024
-    print(f"tree, 95% intervals, [0, {D}), epsilon = 1, {trials} trials x 5 levels (0.05 .. 0.95)")
-    print(f"{'data':>10} {'n':>7} {'quantile_ci':>12} {'pivot':>8}   per level (pivot)")
-    for kind in ("uniform", "lognormal"):
+    if not em_only:
+        print(f"tree, 95% intervals, [0, {D}), epsilon = 1, {trials} trials x 5 levels (0.05 .. 0.95)")
+        print(f"{'data':>10} {'n':>7} {'quantile_ci':>12} {'pivot':>8}   per level (pivot)")
+    for kind in () if em_only else ("uniform", "lognormal"):
         for n in (1000, 10_000):
             rs = np.random.default_rng(0)
             x = rs.integers(0, D, n) if kind == "uniform" else np.minimum(rs.lognormal(5, 1, n).astype(int), D - 1)
@@ -67,10 +73,10 @@ def coverage(trials: int) -> None:
     D = 2**16
     x = np.sort(np.random.default_rng(1).choice(D, 1000, replace=False))
     q10 = np.linspace(0.05, 0.95, 10)
-    for method in ("exponential", "approx"):
+    for method in ("exponential", "approx", "joint"):
         ok, ratio = 0, []
         for s in range(trials // 5):
-            r = dptree.quantiles(x, q10, lower=0, upper=D - 1, epsilon=1.0, method=method, rng=s)
+            r = dptree.quantiles(x, q10, lower=0, upper=D - 1, epsilon=1.0, method=method, n=x.size, rng=s)
             errs = rank_errors(x, q10, np.asarray(r.values))
             ok += bool(np.all(errs <= np.asarray(r.rank_radius)))
             ratio.append(float(np.max(errs / np.asarray(r.rank_radius))))
@@ -78,19 +84,95 @@ def coverage(trials: int) -> None:
               f"largest error / radius {max(ratio):.3f}")
 
 
+def write_fitted(a: argparse.Namespace, *, approx: tuple[float, float] | None = None, tree: float | None = None,
+                 joint: tuple[tuple[int, float], ...] | None = None) -> None:
+    """Rewrite src/dptree/quantiles/fitted.py: the curves given, the others kept as they are."""
+    fitted = importlib.reload(importlib.import_module("dptree.quantiles.fitted"))
+    A, B = approx or (fitted.APPROX_A, fitted.APPROX_B)
+    T = tree if tree is not None else fitted.TREE_FACTOR
+    jc = joint or fitted.JOINT_CURVE
+    path = pathlib.Path(__file__).resolve().parents[1] / "src/dptree/quantiles/fitted.py"
+    path.write_text(
+        '"""The error curves used by ``method="auto"`` (:mod:`dptree.quantiles.auto`): ApproxQuantiles\'s\n'
+        "mean rank error ~ APPROX_A * L^APPROX_B / epsilon, JointExp's measured mean rank error times\n"
+        "epsilon at m = 2, 4, 8, 16 (JOINT_CURVE, interpolated in log m), and the tree's measured mean rank\n"
+        "error over its closed-form prediction, TREE_FACTOR.\n"
+        "Written by ``benchmarks/quantiles_auto.py`` (uniform data over [0, 2^20): approx and tree with\n"
+        "``--trials 6`` at n = 10000; joint with ``--joint --trials 60`` at n = 10000).\"\"\"\n\n"
+        f"APPROX_A = {A:.4f}\nAPPROX_B = {B:.4f}\nTREE_FACTOR = {T:.4f}\n"
+        f"JOINT_CURVE = {tuple((int(m), round(float(e), 3)) for m, e in jc)!r}\n")
+    print(f"wrote {path}")
+    importlib.reload(importlib.import_module("dptree.quantiles.fitted"))
+
+
+def fit_joint(a: argparse.Namespace, x: np.ndarray) -> None:
+    """Measure JointExp and approx (tie-aware mean rank error) on the fit data at epsilon = 1 and
+    write JointExp's curve (m, error * epsilon)."""
+    from dptree.quantiles.joint import joint_exponential
+
+    vals, cnt = np.unique(x, return_counts=True)
+    curve = []
+    print(f"{'m':>5} {'joint mean':>11} {'+- se':>7} {'joint max':>10} {'approx mean':>12} {'+- se':>7} "
+          f"{'approx max':>11} {'approx curve':>13} {'joint s':>8}")
+    auto = importlib.import_module("dptree.quantiles.auto")
+    for m in (2, 4, 8, 16):
+        qs = np.arange(1, m + 1) / (m + 1)
+        res: dict[str, tuple[list[float], list[float]]] = {"joint": ([], []), "approx": ([], [])}
+        t0 = time.perf_counter()
+        for s in range(a.trials):
+            est = joint_exponential(vals, cnt, qs, lower=0, upper=a.D - 1, epsilon=1.0, rng=make_source(2000 * m + s))
+            e = rank_errors(x, qs, np.asarray(est))
+            res["joint"][0].append(e.mean())
+            res["joint"][1].append(e.max())
+        dt = (time.perf_counter() - t0) / a.trials
+        for s in range(a.trials):
+            est = approx_quantiles(vals.tolist(), cnt.tolist(), qs, lower=0, upper=a.D - 1,
+                                   epsilon_call=layer_epsilon(1.0, m), rng=make_source(3000 * m + s))
+            e = rank_errors(x, qs, np.asarray(est))
+            res["approx"][0].append(e.mean())
+            res["approx"][1].append(e.max())
+        (jm, jx), (am, ax) = res["joint"], res["approx"]
+        curve.append((m, float(np.mean(jm))))
+        pred = auto.predicted_errors(m, lower=0, upper=a.D - 1, epsilon=1.0)["approx"]
+        print(f"{m:5d} {np.mean(jm):11.2f} {np.std(jm, ddof=1) / np.sqrt(a.trials):7.2f} {np.mean(jx):10.2f} "
+              f"{np.mean(am):12.2f} {np.std(am, ddof=1) / np.sqrt(a.trials):7.2f} {np.mean(ax):11.2f} {pred:13.2f} "
+              f"{dt:8.2f}", flush=True)
+    if a.write:
+        write_fitted(a, joint=tuple(curve))
+
+
+def choice_table() -> None:
+    """The method auto runs by m, declared n and epsilon over [0, 2^20)."""
+    auto = importlib.reload(importlib.import_module("dptree.quantiles.auto"))
+    ms = (1, 2, 4, 8, 12, 20, 50, 100, 128, 300, 1000)
+    print("auto's choice over [0, 2^20) by m (columns), declared n and epsilon (rows)")
+    print("| epsilon | n | " + " | ".join(map(str, ms)) + " |")
+    print("|---:|---:|" + "---|" * len(ms))
+    for eps in (0.1, 1.0, 10.0):
+        for n in (None, 1000, 10_000, 100_000):
+            cells = [auto.choose_method(m, lower=0, upper=2**20 - 1, epsilon=eps, n=n) for m in ms]
+            print(f"| {eps:g} | {n if n else 'none'} | " + " | ".join(cells) + " |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--coverage", action="store_true")
+    ap.add_argument("--em-only", action="store_true", help="with --coverage: only the mechanism methods' radii")
     ap.add_argument("--trials", type=int, default=6)
     ap.add_argument("--n", type=int, default=10_000)
     ap.add_argument("--D", type=int, default=2**20)
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--joint", action="store_true", help="fit JointExp's curve (keeps the other constants)")
     a = ap.parse_args()
     if a.coverage:
-        coverage(max(a.trials, 50))
+        coverage(max(a.trials, 50), a.em_only)
         return
     rs = np.random.default_rng(1)
     x = np.sort(rs.integers(0, a.D, a.n))
+    if a.joint:
+        fit_joint(a, x)
+        choice_table()
+        return
     vals, cnt = np.unique(x, return_counts=True)
     rows, tree_rows = [], []
     print(f"uniform n={a.n} over [0, {a.D}), {a.trials} trials; rank error = tie-aware distance in ranks")
@@ -128,15 +210,7 @@ def main() -> None:
     T = float(np.mean(tree_rows))
     print(f"fit: approx mean rank error = {A:.3f} * L^{B:.3f} / epsilon; tree measured / closed form = {T:.3f}")
     if a.write:
-        path = pathlib.Path(__file__).resolve().parents[1] / "src/dptree/quantiles/fitted.py"
-        path.write_text(
-            '"""The error curve of ApproxQuantiles used by ``method="auto"`` (:mod:`dptree.quantiles.auto`):\n'
-            "mean rank error ~ APPROX_A * L^APPROX_B / epsilon, and the tree's measured mean rank error over\n"
-            "its closed-form prediction, TREE_FACTOR. Written by ``benchmarks/quantiles_auto.py``\n"
-            f'(uniform n = {a.n} over [0, {a.D}), {a.trials} trials per point)."""\n\n'
-            f"APPROX_A = {A:.4f}\nAPPROX_B = {B:.4f}\nTREE_FACTOR = {T:.4f}\n")
-        print(f"wrote {path}")
-        importlib.reload(importlib.import_module("dptree.quantiles.fitted"))
+        write_fitted(a, approx=(A, B), tree=T)
     auto = importlib.reload(importlib.import_module("dptree.quantiles.auto"))
     print("crossover: smallest m at which the tree is predicted to beat approx (auto's rule)")
     print(f"{'domain':>8} " + " ".join(f"eps={e:<6g}" for e in (0.1, 1.0, 10.0)))
@@ -147,6 +221,7 @@ def main() -> None:
                 auto.predicted_errors(m, lower=0, upper=2**logd - 1, epsilon=eps, width=max(1, 2 ** (logd - 24))))), None)
             cells.append(f"{cross!s:>10}")
         print(f"{'2^' + str(logd):>8} " + " ".join(cells))
+    choice_table()
 
 
 if __name__ == "__main__":

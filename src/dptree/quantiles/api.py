@@ -19,7 +19,7 @@ from dptree.noise import RngLike, make_source
 from dptree.privacy.budget import check_release_budget
 from dptree.quantiles.approx import approx_quantiles, em_call, layer_epsilon
 from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS, choose_method
-from dptree.quantiles.intervals import em_radii, tree_intervals, value_intervals
+from dptree.quantiles.intervals import release_radii, tree_intervals, value_intervals
 from dptree.quantiles.release import METHODS, NEIGHBORS, QuantilesRelease, joint_module, statement
 from dptree.rangetree.results import quantile_levels
 
@@ -86,14 +86,16 @@ def quantiles(
     prefix-workload budget split), ``"approx"`` (ApproxQuantiles, Kaplan, Schnapp & Stemmer 2022,
     Algorithm 1), ``"joint"`` (JointExp, Gillenwater, Joseph & Kulesza 2021), ``"exponential"``
     (one tie-aware exponential mechanism per level at epsilon / m), or ``"auto"``: the method with
-    the smaller predicted error from public quantities only (m, epsilon, the domain, ``n``/``n_max``
-    if declared; :mod:`dptree.quantiles.auto`). Pure ``epsilon``-DP under ``neighbors``
+    the smallest predicted error among tree, approx and (with a declared size, small m) joint, from
+    public quantities only (m, epsilon, the domain, ``n``/``n_max`` if declared;
+    :mod:`dptree.quantiles.auto`). Pure ``epsilon``-DP under ``neighbors``
     (add/remove-one or replace-one record). Intervals at ``level``: the tree's from its CDF band
     (approximate), the others' a stated bound from the exponential mechanism's utility tail (a rank
-    radius holding for all levels at once; values from the other estimates when ``n`` is declared,
+    radius holding for all levels at once; JointExp's only where its bound is established; values from the other estimates when ``n`` is declared,
     the domain's ends otherwise). ``data`` as for :func:`dptree.range_tree` (arrays, tables with
     ``column``, CSV/Parquet paths; Spark and DuckDB relations with the tree method). ``width``:
-    the tree's bucket width. ``n``/``n_max``: a PUBLIC size, never computed from the data.
+    the tree's bucket width (with ``"auto"``, used when it picks the tree; on a real-valued domain
+    without one auto does not consider the tree). ``n``/``n_max``: a PUBLIC size, never computed from the data.
     ``rng``: tests only (a seeded release is not private).
     """
     eps = check_release_budget(epsilon)
@@ -104,6 +106,7 @@ def quantiles(
     if method == "auto":
         method = choose_method(qa.size, lower=lo, upper=hi, epsilon=eps, width=width, neighbors=neighbors,
                                n=n if n is not None else n_max)
+        width = width if method == "tree" else None  # the tree's bucket width, used when auto picks the tree
     if method == "joint" and neighbors == "replace":
         raise InvalidParameterError("method='joint' is stated for add/remove-one neighbors; use neighbors='add_remove'")
     if method == "joint":
@@ -137,12 +140,9 @@ def quantiles(
             jv, jc = _cap_records(np.asarray(vals), np.asarray(cnt, dtype=np.int64), int(size_n))  # type: ignore[arg-type]
             offs = [int(v) for v in joint(jv, jc, qa, lower=0, upper=top, epsilon=eps, rng=src)]
         values = [enc.decode(o) for o in offs]
-        if method == "joint":  # no interval derived for JointExp yet: the domain (docs/quantiles.md)
-            ci_low, ci_high = [lo] * qa.size, [hi] * qa.size
-        else:
-            r = em_radii(method, qa, size=enc.size, epsilon=eps, neighbors=neighbors, level=level)
-            radius = [float(x) for x in r]
-            ci_low, ci_high = value_intervals(qa, values, r, None if upper_bound else size_n, lo, hi)
+        radius = release_radii(method, qa, size=enc.size, epsilon=eps, neighbors=neighbors, level=level)
+        r = np.full(qa.size, np.inf) if radius is None else np.asarray(radius)
+        ci_low, ci_high = value_intervals(qa, values, r, None if upper_bound else size_n, lo, hi)
     return QuantilesRelease(qa, values, ci_low, ci_high, float(level), method, eps, size_n, lo, hi,
                             statement(method, eps, qa.size, neighbors, src.private, lower=lo, upper=hi, width=width),
                             neighbors=neighbors, width=width, rank_radius=radius, n_is_upper_bound=upper_bound,

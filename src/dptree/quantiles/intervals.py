@@ -21,17 +21,30 @@ sensitivity). A union bound over the m calls
 (t = (1 - level) / m) gives a rank radius holding for all levels at once. Turned into values with
 no extra budget (:func:`value_intervals`): on that event, when n is declared, an estimate y_j with
 q_j n + r_j <= q_i n is below the true q_i-quantile and one with q_j n - r_j >= q_i n is above it.
+
+JointExp (:func:`joint_radius`). One exponential mechanism over the C(|X| + m - 1, m) sorted
+m-tuples, P(o) ~ exp(a u(o)), a = epsilon' / 4 (:mod:`dptree.quantiles.joint`): with probability
+>= 1 - t, -u(o) <= -OPT + (ln C(|X| + m - 1, m) + ln(1 / t) + slack) / a, where slack = 4 m (rho + eta)
+covers the sampler's float64 deviation from the exact law (its probabilities are within
+exp(+-slack / 2) of the mechanism's). On data whose values are distinct, -OPT <= 2 m: the tuple
+o_j = the (floor(q_j n) + 1)-th smallest record (the largest when q_j = 1) has |e_j| <= 1 for every
+j, so the m + 1 terms sum to at most 1 + 2 (m - 1) + 1. Where the bound U = 2 m + (...) / a is within
+psi's linear range C, every term is its distance, so sum_j |e_j - e_{j-1}| <= U and, the walk e
+starting and ending at 0, |e_j| <= U / 2; the tie-aware rank error of o_j is at most |e_j| (its
+rank r_j lies in [#{x < o_j}, #{x <= o_j}]). The radius U / 2 holds for all levels at once; past C,
+or on data with ties (where -OPT has no public bound), it is not established.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from dptree.quantiles.approx import Relation, call_radius, layer_epsilon, path_radii
 
-__all__ = ["tree_intervals", "value_intervals", "em_radii"]
+__all__ = ["tree_intervals", "value_intervals", "em_radii", "joint_radius", "release_radii"]
 
 
 def tree_intervals(tree: Any, qs: np.ndarray, level: float, *, grid: int = 4096) -> tuple[np.ndarray, np.ndarray]:
@@ -99,4 +112,27 @@ def em_radii(method: str, qs: np.ndarray, *, size: int, epsilon: float, neighbor
     if method == "exponential":
         return np.array([call_radius(float(q), size=size, epsilon=epsilon / m, tail=tail / m, neighbors=rel)
                          for q in qs])
+    if method == "joint":
+        return np.full(m, joint_radius(m, size=size, epsilon=epsilon, level=level))
     raise ValueError(f"no rank radius is derived for method {method!r}")
+
+
+def release_radii(method: str, qs: np.ndarray, **kw: Any) -> list[float] | None:
+    """The ``rank_radius`` a release carries: :func:`em_radii` as floats, None for the tree and where
+    a radius is not established (JointExp past psi's linear range)."""
+    if method == "tree":
+        return None
+    r = em_radii(method, qs, **kw)
+    return [float(x) for x in r] if np.all(np.isfinite(r)) else None
+
+
+def joint_radius(m: int, *, size: int, epsilon: float, level: float) -> float:
+    """JointExp's rank radius for all m levels at once (module docstring; data with distinct
+    values), or inf where the bound leaves psi's linear range. Public: parameters only."""
+    from dptree.quantiles.joint import clamp_nats, float_slack
+
+    slack, _ = float_slack(m, size, epsilon)
+    a = (epsilon - slack) / 4.0
+    log_tuples = math.lgamma(size + m) - math.lgamma(m + 1) - math.lgamma(size)
+    bound = 2.0 * m + (log_tuples + math.log(1.0 / (1.0 - level)) + slack) / a
+    return bound / 2.0 if bound <= clamp_nats(size) / a - 1.0 else math.inf

@@ -22,7 +22,7 @@ from dptree.privacy.boundary import Boundary
 from dptree.privacy.budget import check_release_budget
 from dptree.privacy.statement import Neighbors, make_statement, read_statement
 from dptree.quantiles.approx import layer_epsilon, layers
-from dptree.quantiles.intervals import em_radii
+from dptree.quantiles.intervals import release_radii
 
 __all__ = ["QuantilesRelease", "METHODS", "statement"]
 
@@ -76,7 +76,9 @@ def statement(method: str, epsilon: float, m: int, neighbors: str, private: bool
     if method == "joint":
         base = make_statement(mechanism="JointExp (Gillenwater, Joseph & Kulesza, ICML 2021)", neighbors=who,
                               guarantee="pure epsilon-DP", private=private, budget_spent=budget)
-        return {**base, **joint_module().joint_statement(), "private": bool(private)}
+        st = joint_module().joint_statement()  # its "neighbors" names both relations of the sensitivity proof
+        return {**base, **st, "neighbors": base["neighbors"], "sensitivity_relations": st["neighbors"],
+                "private": bool(private)}
     raise ValueError(method)
 
 
@@ -167,8 +169,8 @@ class QuantilesRelease(Release):
         if any(a > b for a, b in zip(cols[1], cols[2])):
             raise ReleaseFileError(f"{kind} release: an interval has ci_low > ci_high")
         radius = meas.get("rank_radius")
-        want = None if p["method"] in ("tree", "joint") else [float(x) for x in em_radii(
-            p["method"], np.asarray(q), size=enc.size, epsilon=eps, neighbors=p["neighbors"], level=float(p["level"]))]
+        want = release_radii(p["method"], np.asarray(q), size=enc.size, epsilon=eps, neighbors=p["neighbors"],
+                             level=float(p["level"]))
         if radius != want:
             raise ReleaseFileError(f"{kind} release: rank_radius does not match the parameters")
         return cls(np.asarray(q), cols[0], cols[1], cols[2], float(p["level"]), p["method"], eps, p["n_declared"],

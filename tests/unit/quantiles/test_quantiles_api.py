@@ -5,6 +5,7 @@ parameters, and auto chooses from public quantities only."""
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pandas as pd
@@ -12,7 +13,9 @@ import pytest
 
 import dptree
 from dptree.errors import InvalidParameterError, ReleaseFileError
-from dptree.quantiles.auto import choose_method, predicted_errors
+from dptree.quantiles.auto import JOINT_AUTO_MAX_M, choose_method, joint_eligible, predicted_errors
+from dptree.quantiles.intervals import joint_radius
+from dptree.quantiles.joint import float_slack
 
 X = np.random.default_rng(3).integers(0, 1000, 3000)
 QS = [0.1, 0.5, 0.9]
@@ -135,5 +138,61 @@ def test_joint_is_dispatched_to_its_module():
             dptree.quantiles(X, QS, lower=0, upper=1023, epsilon=1.0, method="joint", rng=1)
         return
     r = dptree.quantiles(X[:300], QS, lower=0, upper=1023, epsilon=1.0, method="joint", n=300, rng=1)
-    assert r.method == "joint" and r.values == sorted(r.values) and r.rank_radius is None
-    assert (r.ci_low, r.ci_high) == ([0] * 3, [1023] * 3)
+    assert r.method == "joint" and r.values == sorted(r.values)
+    assert r.rank_radius == [joint_radius(3, size=1024, epsilon=1.0, level=0.95)] * 3
+    # radius ~47 ranks: the 0.5 estimate (150 - 47 >= 30) bounds the 0.1 quantile from above, nothing from below
+    assert r.ci_low[0] == 0 and r.ci_high[0] == r.values[1] and r.ci_high[2] == 1023
+
+
+def test_joint_radius_is_the_stated_bound_and_releases_round_trip(tmp_path):
+    """U / 2 with U = 2m + (ln C(|X| + m - 1, m) + ln(1 / (1 - level)) + slack) / a, a = (eps - slack) / 4
+    (dptree.quantiles.intervals); not established (None, the domain as interval) past psi's linear
+    range; a joint release saves and loads (its statement keeps the release's relation)."""
+    slack, _ = float_slack(4, 2**20, 1.0)
+    a = (1.0 - slack) / 4
+    log_tuples = math.log(math.comb(2**20 + 3, 4))
+    want = (8 + (log_tuples + math.log(20) + slack) / a) / 2
+    assert joint_radius(4, size=2**20, epsilon=1.0, level=0.95) == pytest.approx(want, rel=1e-9)
+    assert joint_radius(4, size=2**20, epsilon=1.0, level=0.99) > want
+    assert math.isinf(joint_radius(20, size=2**20, epsilon=1.0, level=0.95))
+    x = np.random.default_rng(0).choice(2**16, 1000, replace=False)
+    for m, finite in ((4, True), (20, False)):
+        qs = np.arange(1, m + 1) / (m + 1)
+        r = dptree.quantiles(x, qs, lower=0, upper=2**16 - 1, epsilon=1.0, method="joint", n=1000, rng=1)
+        assert (r.rank_radius is not None) == finite and r.privacy["neighbors"] == "add_remove"
+        if not finite:
+            assert (r.ci_low, r.ci_high) == ([0] * m, [2**16 - 1] * m)
+        path = tmp_path / f"j{m}.json"
+        r.save(path, allow_nonprivate=True)
+        back = dptree.load(path)
+        assert back.rank_radius == r.rank_radius and back.values == r.values
+
+
+def test_auto_offers_joint_only_where_its_conditions_hold():
+    """joint needs a declared n, add/remove, 2 <= m <= JOINT_AUTO_MAX_M and the empty-gap margin
+    epsilon n / (4 (m + 1)) >= JOINT_GAP_FACTOR ln |X|; where offered at m = 4 its measured curve is
+    below approx's prediction (docs/quantiles.md)."""
+    kw = {"lower": 0, "upper": 2**20 - 1, "epsilon": 1.0}
+    assert choose_method(4, n=1000, **kw) == "joint"
+    assert "joint" not in predicted_errors(4, **kw)  # no declared n
+    assert choose_method(4, n=1000, neighbors="replace", **kw) == "approx"
+    assert choose_method(4, n=100, **kw) == "approx"  # 0.25 * 100 / 5 < 2 ln 2^20
+    assert "joint" not in predicted_errors(JOINT_AUTO_MAX_M + 1, n=10**6, **kw)
+    assert "joint" in predicted_errors(JOINT_AUTO_MAX_M, n=10**5, **kw)
+    r = dptree.quantiles(X, [0.2, 0.4, 0.6, 0.8], lower=0, upper=2**20 - 1, epsilon=1.0, n=X.size, rng=1)
+    assert r.method == "joint" and r.rank_radius is not None
+
+
+def test_auto_on_a_real_domain_considers_the_tree_only_with_a_width():
+    """Without a bucket width the tree cannot run on real-valued bounds, so auto leaves it out (it
+    used to fail in the tree's plan); with one, the width is used when the tree is picked and
+    dropped otherwise (it used to be refused for the other methods)."""
+    x = np.random.default_rng(0).normal(size=500)
+    kw = {"lower": -5.0, "upper": 5.0, "epsilon": 1.0}
+    assert "tree" not in predicted_errors(500, **kw) and choose_method(500, **kw) == "approx"
+    assert choose_method(500, width=0.001, **kw) == "tree"
+    a = dptree.quantiles(x, [0.25, 0.75], width=0.001, rng=1, **kw)
+    b = dptree.quantiles(x, np.arange(1, 501) / 501, width=0.001, rng=1, **kw)
+    assert (a.method, a.width) == ("approx", None) and (b.method, b.width) == ("tree", 0.001)
+    assert "joint" not in predicted_errors(4, n=10**5, **kw)  # a float domain has >= 2^62 points: joint refuses it
+    assert joint_eligible(4, domain_size=2**61, epsilon=1.0, neighbors="add_remove", n=10**5)
