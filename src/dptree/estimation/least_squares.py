@@ -56,15 +56,16 @@ def _child_sums(parent: np.ndarray, values: np.ndarray, n_parent: int) -> np.nda
 
 def block_sums(values: np.ndarray, fanout: int, dtype: type = np.float64) -> np.ndarray:
     """Sums of consecutive blocks of ``fanout`` values (the children of each node of a regular
-    tree), as ``dtype``. Small fan-outs add strided slices (one vectorised pass); larger ones
-    reduce rows, integers exactly in int64 (counts and noise stay far below 2^58)."""
+    tree), as ``dtype``. Fan-out 2 adds two strided slices; larger ones sum rows with ``einsum``
+    (2-6x faster than ``sum(axis=1)``, which reduces every short row on its own), integers
+    exactly in int64 (counts and noise stay far below 2^58), then one cast of the 1/f-size result."""
     f = int(fanout)
-    if f <= 4:
+    if f <= 2:
         out: np.ndarray = values[0::f].astype(dtype)
         for i in range(1, f):
             out += values[i::f]
         return out
-    return values.reshape(-1, f).sum(axis=1).astype(dtype, copy=False)
+    return np.einsum("ij->i", values.reshape(-1, f)).astype(dtype, copy=False)
 
 
 def _combine(y: np.ndarray, s2: np.ndarray, C: np.ndarray, VC: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -148,7 +149,8 @@ def consistent_estimates(
 
 
 def regular_passes(
-    y: Sequence[np.ndarray | None], level_var: ArrayLike, fanouts: Sequence[int], *, all_levels: bool = False
+    y: Sequence[np.ndarray | None], level_var: ArrayLike, fanouts: Sequence[int], *, all_levels: bool = False,
+    out: np.ndarray | None = None,
 ) -> TreeEstimate:
     """Honaker's two passes on a regular tree with one noise variance per level, in O(nodes).
 
@@ -160,6 +162,8 @@ def regular_passes(
     V = 0 gets none). Only the d_j of the internal levels are kept, so the leaves cost one block
     sum, one broadcast add and their float64 output. ``all_levels=False`` returns the leaves only
     (``x == [leaves]``, ``z`` and ``V`` empty); ``True`` every level, as :func:`consistent_estimates`.
+    ``out``: a float64 array of the leaves' shape to write the leaf estimates into (the caller's
+    buffer, e.g. the one its prefix sums are then computed in place in); default a new array.
     """
     f = [int(v) for v in fanouts]
     L = len(f)
@@ -170,8 +174,13 @@ def regular_passes(
         raise InvalidParameterError("every leaf must be measured (finite noise variance)")
     lam, V = _bottom_up_weights(f, var)
     leaves = np.asarray(y[L])
+    if out is None:
+        out = np.empty(leaves.shape, dtype=np.float64)
+    elif out.shape != leaves.shape or out.dtype != np.float64:
+        raise InvalidParameterError("out must be a float64 array with one entry per leaf")
     if L == 0:
-        x0 = leaves.astype(np.float64)
+        out[...] = leaves
+        x0 = out
         return TreeEstimate(x=[x0], z=[x0.copy()] if all_levels else [], V=[np.broadcast_to(V[0], x0.shape)])
     d: list[np.ndarray] = [np.empty(0)] * L
     C: list[np.ndarray] = [np.empty(0)] * L  # kept for all_levels only
@@ -200,7 +209,6 @@ def regular_passes(
             x[j] = C[j] + gj
         gj /= f[j]
         g = gj
-    out = np.empty(leaves.shape, dtype=np.float64)
     if V[L] > 0.0:
         np.add(leaves.reshape(-1, f[L - 1]), g[:, None], out=out.reshape(-1, f[L - 1]))
     else:

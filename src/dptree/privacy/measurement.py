@@ -54,9 +54,12 @@ def measure(blocks: Sequence[np.ndarray], spec: NoiseSpec, source: _noise.Random
         if param is None:
             out.append(None)
             continue
-        c = np.asarray(counts, dtype=np.int64)
-        y = c + draw(source, param, c.size).astype(np.int64)
-        if y.size and int(np.abs(y).max()) >= MEASUREMENT_LIMIT:
+        c = np.asarray(counts, dtype=np.int64)  # no copy of int64 counts
+        # the samplers return a fresh int64 array: the counts are added into it (no copy, no
+        # temporary), and the refusal reads its min and max (no |y| array)
+        y = draw(source, param, c.size).astype(np.int64, copy=False)
+        y += c
+        if y.size and max(-int(y.min()), int(y.max())) >= MEASUREMENT_LIMIT:
             raise DataError(
                 "a noisy count reached 2^62, beyond what a release holds exactly; nothing was released "
                 "(this depends only on the noisy value)"

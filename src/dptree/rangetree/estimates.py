@@ -30,8 +30,12 @@ class LeafEstimates:
         self.layout, self.size, self.noise = layout, domain_size, noise
         self.level_variance = level_variance
         var = [float(v) for v in level_variance]
-        leaf = regular_passes(measurements, var, layout.fanouts).x[0]  # unmeasured levels: None
         D, Dp = domain_size, layout.padded_size
+        # one buffer: [0, leaf estimates of the padded tree], turned into the prefix sums in place
+        buf = np.empty(Dp + 1)
+        buf[0] = 0.0
+        leaf = buf[1:]
+        regular_passes(measurements, var, layout.fanouts, out=leaf)  # unmeasured levels: None
         self._pad_var = 0.0
         if Dp > D:
             # The padding buckets [D, Dp) hold no records (public). Conditioning the least-squares
@@ -41,16 +45,18 @@ class LeafEstimates:
             if self._pad_var > 0:
                 self._pad_segments()
                 pad_hat = float(leaf[D:].sum())
-                leaf = leaf[:D]
                 for t0, t1, cov in zip(self._seg_start[:-1], self._seg_start[1:], self._seg_cov):
                     leaf[t0:t1] -= cov / self._pad_var * pad_hat
-        #: the estimate of every bucket of the domain
-        self.leaf = leaf[:D]
-        #: cum[i] = estimated number of records in buckets 0 .. i-1
-        self.cum = np.empty(D + 1)
-        self.cum[0] = 0.0
-        np.cumsum(self.leaf, out=self.cum[1:])
+        #: cum[i] = estimated number of records in buckets 0 .. i-1 (the leaf estimates' prefix
+        #: sums, computed in place: no second array of the tree's size)
+        self.cum = buf[: D + 1]
+        np.cumsum(self.cum[1:], out=self.cum[1:])
         self._monotone_cdf: np.ndarray | None = None
+
+    @property
+    def leaf(self) -> np.ndarray:
+        """The estimate of every bucket of the domain (differences of :attr:`cum`, a new array)."""
+        return np.diff(self.cum)
 
     def _raw_variance(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Closed-form variance of leaf ranges of the whole (padded) tree; 0 for empty ranges."""

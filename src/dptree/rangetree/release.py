@@ -89,7 +89,7 @@ class RangeTree(CountRelease):
     @property
     def leaf_estimates(self) -> np.ndarray:
         """Consistent (least-squares) estimates of the count in every bucket of the domain."""
-        return self._est.leaf.copy()
+        return self._est.leaf
 
     # ------------------------------------------------------------------ leaf ranges
     def _leaf_range(self, lo: Any, hi: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

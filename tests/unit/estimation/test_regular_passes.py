@@ -123,3 +123,17 @@ def test_moments_equal_the_old_class_sums(seed: int) -> None:
     new = range_error_moments(lay.fanouts, var, lo, hi)
     for a, c in zip(old, new):
         np.testing.assert_allclose(c, a, rtol=1e-11, atol=1e-300)
+
+
+def test_out_buffer_receives_the_leaf_estimates() -> None:
+    rng = np.random.default_rng(3)
+    f = [4, 16]
+    y = [rng.normal(size=1), rng.integers(-5, 5, 4), rng.integers(-5, 5, 64)]
+    var = [2.0, 3.0, 5.0]
+    want = regular_passes(y, var, f).x[0]
+    buf = np.full(65, np.nan)
+    got = regular_passes(y, var, f, out=buf[1:]).x[0]
+    assert np.shares_memory(got, buf)
+    np.testing.assert_array_equal(buf[1:], want)
+    with pytest.raises(InvalidParameterError):
+        regular_passes(y, var, f, out=np.empty(63))

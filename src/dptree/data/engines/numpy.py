@@ -37,13 +37,31 @@ _BIN_CHUNK = 1 << 21
 
 def bin_cells(domain: Domain, values: np.ndarray, cells: int) -> np.ndarray:
     """Records per leaf of validated ``values``, binned in chunks so that the clamped copy of the
-    input never exists at full size (extra memory ~16 bytes x 2^21, not 16 bytes per value)."""
-    if values.size <= _BIN_CHUNK:
-        return np.bincount(domain.to_leaves(values), minlength=cells).astype(np.int64)
-    hist = np.zeros(cells, dtype=np.int64)
-    for start in range(0, values.size, _BIN_CHUNK):
-        hist += np.bincount(domain.to_leaves(values[start : start + _BIN_CHUNK]), minlength=cells)
+    input never exists at full size (extra memory ~16 bytes x max(2^21, cells), not 16 bytes per
+    value). A chunk holds at least ``cells`` values: each chunk's bincount writes and adds a
+    whole histogram, which would otherwise cost more than the chunk's own values on large domains.
+    Values that already are leaf indices (:func:`_already_leaves`) take one ``np.bincount``."""
+    if _already_leaves(domain, values):
+        try:
+            hist = np.bincount(values, minlength=cells)  # refuses a negative value
+        except ValueError:
+            pass
+        else:
+            return hist.astype(np.int64, copy=False)
+    chunk = max(_BIN_CHUNK, cells)
+    hist = np.bincount(domain.to_leaves(values[:chunk]), minlength=cells).astype(np.int64, copy=False)
+    for start in range(chunk, values.size, chunk):
+        hist += np.bincount(domain.to_leaves(values[start : start + chunk]), minlength=cells)
     return hist
+
+
+def _already_leaves(domain: Domain, values: np.ndarray) -> bool:
+    """Whether int64 ``values`` of an integer domain [0, D-1] with width 1 are their own leaf
+    indices below D (one max pass; ``np.bincount`` refuses negatives itself): they are then
+    counted without a clamped copy. Both paths give the same histogram, so nothing released
+    depends on which one ran."""
+    return (domain.kind == "integer" and domain.width == 1 and domain.lower == 0 and values.dtype == np.intp
+            and values.size > 0 and int(values.max()) < domain.size)
 
 
 def user_codes(user_ids: Any, n: int) -> np.ndarray:
