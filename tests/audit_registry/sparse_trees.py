@@ -1,6 +1,6 @@
 """Audit registration of the sparse range tree (``sparse_range_tree``): batched releases on a tiny
-key domain, every node of the full tree in a fixed-length output (unmeasured nodes as a sentinel),
-and the worst cases of the expansion rule."""
+key domain, the shape and the counted ranges in a fixed-length output (ranges not counted as a
+sentinel), and the worst cases of the expansion rule."""
 
 from __future__ import annotations
 
@@ -36,48 +36,70 @@ def sorted_offsets(plan: Any, values: Any) -> np.ndarray:
 
 def batch(plan: Any, values: Any, n: int, seed: int, measure: Callable[..., Any] | None = None) -> np.ndarray:
     """``n`` independent releases in one call of the library's mechanism (``plan.measure``; copy i
-    under root i, its keys shifted by i * 2^bits); rows: every node of levels 1..L, noisy count or
-    UNMEASURED. ``measure(plan, keys, seed, roots)``: a replacement mechanism (planted bugs)."""
+    under root i, its keys shifted by i * 2^bits). Row (a function of the release): per node of
+    levels 1..L whether the shape split it; per depth of the count tree and key, the noisy count of
+    the counted range starting there (UNMEASURED if none) and that range's last key; the count
+    tree's height. On domains with more than 1024 (depth, key) pairs the depths are folded into
+    one (the deepest range starting at a key is kept): still a function of the release, so the
+    audit stays sound, with less power.
+    ``measure(plan, keys, seed, roots)``: a replacement mechanism (planted bugs)."""
     lay = plan.layout
+    K = 1 << lay.bits
     keys = sorted_offsets(plan, values)
     shifted = (np.arange(n, dtype=np.uint64)[:, None] << np.uint64(lay.bits)) + keys[None, :]
-    if measure is None:
-        levels, _ = plan.measure(shifted.ravel(), seed, roots=n)
-    else:
-        levels = measure(plan, shifted.ravel(), seed, n)
-    cols = []
-    for d, lv in enumerate(levels, start=1):
+    m = plan.measure(shifted.ravel(), seed, roots=n) if measure is None else measure(plan, shifted.ravel(), seed, n)
+    split = []
+    for d in range(1, lay.depth + 1):
         width = 1 << (lay.bits - lay.shifts[d])
-        out = np.full((n, width), UNMEASURED, dtype=np.int64)
-        copy = (lv.index >> np.uint64(lay.bits - lay.shifts[d])).astype(np.int64)
-        node = (lv.index & np.uint64(width - 1)).astype(np.int64)
-        out[copy, node] = lv.noisy
-        cols.append(out)
-    return np.concatenate(cols, axis=1)
+        out = np.zeros((n, width), dtype=np.int64)
+        if d < lay.depth:
+            par = m.shape[d] >> np.uint64(lay.shifts[d] - lay.shifts[d + 1])
+            out[(par >> np.uint64(lay.bits - lay.shifts[d])).astype(np.int64),
+                (par & np.uint64(width - 1)).astype(np.int64)] = 1
+        split.append(out)
+    J = _depths(plan)
+    count = np.full((n, J * K), UNMEASURED, dtype=np.int64)
+    last = np.full((n, J * K), -1, dtype=np.int64)
+    for j, nd in enumerate(m.nodes):  # the ranges of one copy and depth are disjoint: one per key
+        copy = (nd.start >> np.uint64(lay.bits)).astype(np.int64)
+        at = (nd.start & np.uint64(K - 1)).astype(np.int64) + min(j, J - 1) * K
+        count[copy, at] = nd.noisy
+        last[copy, at] = (nd.last & np.uint64(K - 1)).astype(np.int64)
+    return np.concatenate(split + [count, last, m.heights[:, None]], axis=1)
 
 
-def true_counts(plan: Any, values: Any) -> np.ndarray:
-    """The true count of every node of levels 1..L (the order of :func:`batch`'s columns)."""
-    lay = plan.layout
-    keys = sorted_offsets(plan, values).astype(np.int64)
-    return np.concatenate([np.bincount(keys >> lay.shifts[d], minlength=1 << (lay.bits - lay.shifts[d]))
-                           for d in range(1, lay.depth + 1)])
+def _depths(plan: Any) -> int:
+    """How many count-tree depths :func:`batch` keeps apart (1: folded)."""
+    L, K = plan.layout.depth, 1 << plan.layout.bits
+    return L if L * K <= 1024 else 1
 
 
 def llr_statistic(plan: Any, v0: Any, v1: Any) -> Callable[[np.ndarray], np.ndarray]:
-    """Log-likelihood ratio of the claimed noise on the measured nodes, plus a large weight on
-    measured nodes whose true counts differ (where a leak through the measured set would show)."""
-    c0, c1 = true_counts(plan, v0), true_counts(plan, v1)
-    differs = c0 != c1
+    """Log-likelihood ratio of the claimed noise on the counted ranges of the row, plus a large
+    weight on counted ranges and split nodes whose true counts differ (where a leak through the
+    shape would show)."""
     lay = plan.layout
-    level_of = np.concatenate([np.full(1 << (lay.bits - lay.shifts[d]), d) for d in range(1, lay.depth + 1)])
+    K = 1 << lay.bits
+    cum = [np.concatenate([[0], np.cumsum(np.bincount(sorted_offsets(plan, v).astype(np.int64), minlength=K))])
+           for v in (v0, v1)]
+    lam = np.array([float(plan.count_scale(h)) for h in range(lay.depth + 1)])
+    n_split = sum(1 << (lay.bits - lay.shifts[d]) for d in range(1, lay.depth + 1))
+    lo = np.concatenate([np.arange(1 << (lay.bits - lay.shifts[d])) << lay.shifts[d] for d in range(1, lay.depth + 1)])
+    hi = np.concatenate([(np.arange(1 << (lay.bits - lay.shifts[d])) + 1) << lay.shifts[d]
+                         for d in range(1, lay.depth + 1)])
+    split_differs = (cum[0][hi] - cum[0][lo]) != (cum[1][hi] - cum[1][lo])  # nodes whose split can leak
+
+    JK = _depths(plan) * K
 
     def stat(y: np.ndarray) -> np.ndarray:
-        measured = y != UNMEASURED
-        h = np.max(np.where(measured, level_of[None, :], 0), axis=1)  # each release's number of levels
-        lam = np.array([float(plan.count_scale(int(v))) for v in range(lay.depth + 1)])[h][:, None]
-        llr = np.where(measured, (np.abs(y - c0) - np.abs(y - c1)) / lam, 0.0).sum(axis=1)
-        return llr + 100.0 * (measured & differs[None, :]).sum(axis=1)
+        count, last, h = y[:, n_split:n_split + JK], y[:, n_split + JK:n_split + 2 * JK], y[:, -1]
+        measured = count != UNMEASURED
+        start = np.tile(np.arange(K), JK // K)[None, :]
+        end = np.where(measured, last, start) + 1
+        c0, c1 = (c[end] - c[start] for c in cum)
+        llr = np.where(measured, (np.abs(count - c0) - np.abs(count - c1)), 0.0).sum(axis=1) / lam[h]
+        leaks = (measured & (c0 != c1)).sum(axis=1) + (y[:, :n_split] * split_differs[None, :]).sum(axis=1)
+        return llr + 100.0 * leaks
 
     return stat
 

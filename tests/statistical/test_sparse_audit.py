@@ -14,11 +14,20 @@ import pytest
 from audit_registry.sparse_trees import sparse_plan, sparse_spec
 
 from dptree import noise as _noise
-from dptree.sparsetree.mechanism import Level, children, grow_structure, measure_structure, node_counts
+from dptree.sparsetree.mechanism import (
+    Level,
+    Measurement,
+    children,
+    grow_structure,
+    level_nodes,
+    measure_count_tree,
+    node_counts,
+    realised_depths,
+)
 from dptree.testing import audit
 
 
-def _expanding_on_true_counts(plan: Any, keys: np.ndarray, seed: int, roots: int) -> list[Level]:
+def _expanding_on_true_counts(plan: Any, keys: np.ndarray, seed: int, roots: int) -> Measurement:
     source = _noise.make_source(seed)
     layout, dense_depth, thresholds = plan.layout, plan.dense_depth, [plan.threshold] * plan.layout.depth
     scales = [plan.count_scale(0)] * layout.depth
@@ -32,15 +41,16 @@ def _expanding_on_true_counts(plan: Any, keys: np.ndarray, seed: int, roots: int
         if d == layout.depth:
             break
         parents = idx if d < dense_depth else idx[c >= thresholds[d - 1]]  # BUG: true counts
-    return out
+    shape = [lv.index for lv in out]
+    return Measurement(shape, level_nodes(layout, out), realised_depths(layout, shape, roots))
 
 
-def _unbiased_shape(plan: Any, keys: np.ndarray, seed: int, roots: int) -> list[Level]:
+def _unbiased_shape(plan: Any, keys: np.ndarray, seed: int, roots: int) -> Measurement:
     source = _noise.make_source(seed)
     biased = dataclasses.replace(plan, delta=0)  # BUG: no bias per level
     shape = grow_structure(keys, plan.layout, biased.structure_scale, 0, plan.threshold, plan.dense_depth, source,
                            roots=roots)
-    return measure_structure(keys, plan.layout, shape, plan.count_scale, source, roots=roots)
+    return measure_count_tree(keys, plan.layout, shape, plan.count_scale, source, roots=roots)
 
 
 @pytest.mark.parametrize("name", ["sparse_range_tree/privtree/add_remove", "sparse_range_tree/levels/add_remove"])

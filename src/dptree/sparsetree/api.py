@@ -2,7 +2,7 @@
 
 Plan (public parameters; :mod:`dptree.sparsetree.plan`) -> keys (the column as order-preserving
 64-bit offsets, :mod:`dptree.sparsetree.keys`, sorted once) -> the mechanism
-(:func:`dptree.sparsetree.mechanism.measure_levels`) -> a
+(:meth:`dptree.sparsetree.plan.SparsePlan.measure`) -> a
 :class:`~dptree.sparsetree.release.SparseRangeTree`.
 """
 
@@ -76,7 +76,7 @@ def sparse_range_tree(
     src = _noise.make_source(rng)
     keys = dom.offsets(arr, on_invalid=on_invalid)  # a fresh array: sorted in place
     keys.sort()
-    levels, depth = plan.measure(keys, src)
+    measurement = plan.measure(keys, src)
     statement = dict(plan.statement)
     statement["private"] = bool(src.private)
-    return SparseRangeTree(plan, levels, int(depth[0]), statement, creation_metadata(column=column, created=created))
+    return SparseRangeTree(plan, measurement, statement, creation_metadata(column=column, created=created))

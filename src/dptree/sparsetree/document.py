@@ -2,12 +2,15 @@
 
 ``parameters``: the domain (kind and bounds), branching, method, ``max_contributions``,
 ``dense_depth``, the threshold, the shape's share and epsilon. ``measurements``: per level the
-measured node indices and their noisy counts, the released number of levels h and the exact noise
-scale of the counts. Loading re-plans from the parameters and refuses a file whose noise scale or
+node indices of the shape (``"levels"``: with their noisy counts; ``"privtree"``: then
+``counts``, per depth of the shape's count tree, its noisy counts in the order of the ranges'
+starts), the count tree's number of depths H (``"levels"``: the deepest level) and the exact
+noise scale of the counts. Loading re-plans from the parameters and refuses a file whose noise scale or
 statement differ from what the plan derives, or whose measured nodes are not a tree the method can
 release: every level is the children of some nodes of the level above (all of them above
 ``dense_depth``; for ``"levels"``, exactly those the expansion rule picks from the stored noisy
-counts), and h is its deepest non-empty level.
+counts), the counts match the count tree the shape determines, and H is that tree's (or the
+deepest non-empty level).
 """
 
 from __future__ import annotations
@@ -20,7 +23,16 @@ from dptree.errors import DPTreeError, ReleaseFileError
 from dptree.io.release_file import check_metadata
 from dptree.privacy.statement import read_statement
 from dptree.sparsetree.keys import KeyDomain, key_domain
-from dptree.sparsetree.mechanism import Level, children, expanded
+from dptree.sparsetree.mechanism import (
+    Level,
+    Measurement,
+    Nodes,
+    children,
+    count_tree,
+    expanded,
+    level_nodes,
+    realised_depths,
+)
 from dptree.sparsetree.plan import SparsePlan, plan_sparse_tree
 
 if TYPE_CHECKING:
@@ -50,11 +62,14 @@ def sparse_document(release: SparseRangeTree) -> dict[str, Any]:
         "structure_share": plan.structure_share,
         "budget": {"epsilon": plan.epsilon},
     }
-    meas = {
-        "levels": [{"index": [int(v) for v in lv.index], "noisy": [int(v) for v in lv.noisy]} for lv in release.levels],
-        "depth": release.depth,
-        "noise_parameters": _fraction(plan, release.depth),
-    }
+    if plan.method == "levels":  # every node of the shape is counted, level by level
+        levels = [{"index": [int(v) for v in idx], "noisy": [int(v) for v in nd.noisy]}
+                  for idx, nd in zip(release.shape, release.nodes)]
+        meas: dict[str, Any] = {"levels": levels}
+    else:  # the shape, then the counts of its count tree (a function of the shape), depth by depth
+        meas = {"levels": [{"index": [int(v) for v in idx]} for idx in release.shape],
+                "counts": [[int(v) for v in nd.noisy] for nd in release.nodes]}
+    meas.update({"depth": release.depth, "noise_parameters": _fraction(plan, release.depth)})
     return {"privacy": release.privacy, "parameters": params, "measurements": meas, "metadata": release.metadata}
 
 
@@ -78,34 +93,60 @@ def _domain(doc: Any) -> KeyDomain:
     return dom
 
 
-def _levels(plan: SparsePlan, raw: Any) -> list[Level]:
+def _int_list(raw: Any, what: str, lo: int, hi: int) -> list[int]:
+    if not (isinstance(raw, list) and all(type(v) is int and lo <= v < hi for v in raw)):
+        raise ReleaseFileError(f"sparse range tree: {what} must be a list of integers")
+    return raw
+
+
+def _levels(plan: SparsePlan, raw: Any) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The shape (node indices per level) and, for ``"levels"``, the noisy counts per level."""
     L = plan.layout.depth
     if not isinstance(raw, list) or len(raw) != L:
         raise ReleaseFileError(f"sparse range tree: the file must hold {L} measured levels")
-    out: list[Level] = []
+    shape: list[np.ndarray] = []
+    counts: list[np.ndarray] = []
     parents = np.zeros(1, dtype=np.uint64)
     for d, lv in enumerate(raw, start=1):
-        if not (isinstance(lv, Mapping) and isinstance(lv.get("index"), list) and isinstance(lv.get("noisy"), list)):
-            raise ReleaseFileError(f"sparse range tree: level {d} must give 'index' and 'noisy' lists")
-        idx, noisy = lv["index"], lv["noisy"]
-        ok = len(idx) == len(noisy) and all(type(v) is int and 0 <= v < 2**64 for v in idx) and all(
-            type(v) is int and abs(v) < 2**62 for v in noisy)
-        if not ok:
-            raise ReleaseFileError(f"sparse range tree: level {d} must hold matching lists of integers")
-        index = np.asarray(idx, dtype=np.uint64)
+        if not isinstance(lv, Mapping):
+            raise ReleaseFileError(f"sparse range tree: level {d} must give an 'index' list")
+        index = np.asarray(_int_list(lv.get("index"), f"level {d}'s index", 0, 2**64), dtype=np.uint64)
         if plan.method == "privtree" and d > plan.dense_depth:  # the children of some nodes of the level above
             step = np.uint64(plan.layout.shifts[d - 1] - plan.layout.shifts[d])
             parents = np.unique(index >> step)
-            if not np.all(np.isin(parents, out[-1].index)):
+            if not np.all(np.isin(parents, shape[-1])):
                 parents = np.full(1, np.uint64(2**64 - 1))  # not a tree: refused below
         if not np.array_equal(index, children(parents, plan.layout.fanout(d - 1))):
             raise ReleaseFileError(f"sparse range tree: the measured nodes of level {d} are not a tree the method "
                                    "releases (tampered?)")
-        level = Level(index, np.asarray(noisy, dtype=np.int64))
-        out.append(level)
-        parents = expanded(level, d, plan.layout, plan.dense_depth, plan.threshold) if plan.method == "levels" \
-            else level.index
-    return out
+        shape.append(index)
+        parents = index
+        if plan.method == "levels":
+            noisy = np.asarray(_int_list(lv.get("noisy"), f"level {d}'s noisy counts", -2**62, 2**62), dtype=np.int64)
+            if noisy.size != index.size:
+                raise ReleaseFileError(f"sparse range tree: level {d} must hold one noisy count per node")
+            counts.append(noisy)
+            parents = expanded(Level(index, noisy), d, plan.layout, plan.dense_depth, plan.threshold)
+    return shape, counts
+
+
+def _measurement(plan: SparsePlan, meas: Mapping[str, Any]) -> Measurement:
+    shape, counts = _levels(plan, meas.get("levels"))
+    if plan.method == "levels":
+        nodes = level_nodes(plan.layout, [Level(i, c) for i, c in zip(shape, counts)])
+        return Measurement(shape, nodes, realised_depths(plan.layout, shape))
+    ranges, heights = count_tree(plan.layout, shape)
+    raw = meas.get("counts")
+    if not isinstance(raw, list) or len(raw) != len(ranges):
+        raise ReleaseFileError(f"sparse range tree: the file must hold the counts of the {len(ranges)} depths of "
+                               "its shape's count tree")
+    nodes = []
+    for j, ((start, last, parent), c) in enumerate(zip(ranges, raw), start=1):
+        noisy = np.asarray(_int_list(c, f"the counts of depth {j}", -2**62, 2**62), dtype=np.int64)
+        if noisy.size != start.size:
+            raise ReleaseFileError(f"sparse range tree: depth {j} of the count tree must hold {start.size} counts")
+        nodes.append(Nodes(start, last, parent, noisy))
+    return Measurement(shape, nodes, heights)
 
 
 def sparse_from_document(cls: type[SparseRangeTree], doc: Mapping[str, Any]) -> SparseRangeTree:
@@ -124,8 +165,10 @@ def sparse_from_document(cls: type[SparseRangeTree], doc: Mapping[str, Any]) -> 
     except DPTreeError as exc:
         raise ReleaseFileError(f"sparse range tree: invalid parameters: {exc}") from None
     meas = doc["measurements"]
-    levels = _levels(plan, meas.get("levels"))
-    depth = max([d for d, lv in enumerate(levels, start=1) if lv.index.size], default=0)
+    if not isinstance(meas, Mapping):
+        raise ReleaseFileError("sparse range tree: measurements must be a mapping")
+    measurement = _measurement(plan, meas)
+    depth = int(measurement.heights[0])
     if meas.get("depth") != depth:
         raise ReleaseFileError("sparse range tree: the stated number of levels is not the released tree's (tampered?)")
     if meas.get("noise_parameters") != _fraction(plan, depth):
@@ -138,4 +181,4 @@ def sparse_from_document(cls: type[SparseRangeTree], doc: Mapping[str, Any]) -> 
     derived = {k: v for k, v in plan.statement.items() if k not in ("private", "library")}
     if stated != derived:
         raise ReleaseFileError("sparse range tree: privacy statement does not match its parameters (tampered?)")
-    return cls(plan=plan, levels=levels, depth=depth, statement=privacy, metadata=check_metadata(doc.get("metadata")))
+    return cls(plan=plan, measurement=measurement, statement=privacy, metadata=check_metadata(doc.get("metadata")))

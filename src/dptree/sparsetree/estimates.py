@@ -1,9 +1,9 @@
 """Estimates on the measured (irregular) tree of a sparse range tree: all post-processing.
 
-The measured nodes form a tree (the root, unmeasured, above level 1; every expanded node has all
-its children measured). Its generalised least-squares estimate is Honaker's two passes on that
+The counted ranges form a tree (the root, unmeasured, above depth 1; the children of a counted
+range partition it: :func:`dptree.sparsetree.mechanism.count_tree`). Its generalised least-squares estimate is Honaker's two passes on that
 tree (:func:`dptree.estimation.least_squares.consistent_estimates` with parents arrays), so every
-node estimate is consistent. The measured nodes without measured children (*cells*) partition
+node estimate is consistent. The counted ranges without counted children (*cells*) partition
 the key range; a threshold count is the sum of the cells before the point plus, for the cell that
 contains it, the fraction of the cell's keys up to the point times its estimate (which assumes the
 cell's records are spread uniformly over its keys; :meth:`MeasuredTree.spread_bound` states what
@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from dptree.estimation.least_squares import consistent_estimates, node_variances
-from dptree.sparsetree.mechanism import Level, SparseLayout
+from dptree.sparsetree.mechanism import Nodes
 
 __all__ = ["MeasuredTree"]
 
@@ -29,33 +29,25 @@ _CHUNK = 4_000_000  # nodes x queries per adjoint block
 
 
 class MeasuredTree:
-    """Least-squares estimates and exact errors on the measured nodes of a sparse range tree."""
+    """Least-squares estimates and exact errors on the count tree of a sparse range tree."""
 
-    def __init__(self, layout: SparseLayout, levels: list[Level], variances: list[float], size: int) -> None:
-        self.layout, self.levels, self.size = layout, levels, size
-        L = layout.depth
-        sh = layout.shifts
-        self.var = [np.inf] + [float(v) for v in variances]  # depth 0: the root, not measured
-        y = [np.zeros(1)] + [lv.noisy.astype(np.float64) for lv in levels]
-        parents: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
-        for d in range(1, L + 1):
-            idx = levels[d - 1].index
-            if d == 1:
-                parents.append(np.zeros(idx.size, dtype=np.int64))
-            else:
-                up = idx >> np.uint64(sh[d - 1] - sh[d])
-                parents.append(np.searchsorted(levels[d - 2].index, up).astype(np.int64))
+    def __init__(self, nodes: list[Nodes], variances: list[float], size: int) -> None:
+        self.nodes, self.size = nodes, size
+        H = self.height = len(nodes)
+        self.var = [np.inf] + [float(v) for v in variances[:H]]  # depth 0: the root, not measured
+        y = [np.zeros(1)] + [nd.noisy.astype(np.float64) for nd in nodes]
+        parents: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] + [nd.parent.astype(np.int64) for nd in nodes]
         self.parents = parents
         tree_parents: list[np.ndarray | None] = [None, *parents[1:]]
         est = consistent_estimates(y, self.var, tree_parents)
         self.x, self.z, self.V = est.x, est.z, est.V
         # lambda: the weight of a node's own measurement in its bottom-up estimate z
-        self.has_child = [np.bincount(parents[d + 1], minlength=y[d].size) > 0 if d < L else
-                          np.zeros(y[d].size, dtype=bool) for d in range(L + 1)]
+        self.has_child = [np.bincount(parents[d + 1], minlength=y[d].size) > 0 if d < H else
+                          np.zeros(y[d].size, dtype=bool) for d in range(H + 1)]
         self.lam: list[np.ndarray] = []
-        for d in range(L + 1):
+        for d in range(H + 1):
             n_d = y[d].size
-            VC = np.bincount(parents[d + 1], weights=self.V[d + 1], minlength=n_d) if d < L else np.zeros(n_d)
+            VC = np.bincount(parents[d + 1], weights=self.V[d + 1], minlength=n_d) if d < H else np.zeros(n_d)
             s2 = self.var[d]
             if not np.isfinite(s2):
                 lam = np.zeros(y[d].size)
@@ -63,19 +55,20 @@ class MeasuredTree:
                 with np.errstate(divide="ignore", invalid="ignore"):  # exact levels (s2 = 0): z = y
                     lam = np.where(self.has_child[d], np.where(s2 + VC > 0, VC / (s2 + VC), 1.0), 1.0)
             self.lam.append(lam)
-        # the cells, sorted by their first key
-        depth = np.concatenate([np.full(int((~h).sum()), d, dtype=np.int64)
-                                for d, h in enumerate(self.has_child) if d > 0])
-        pos = np.concatenate([np.flatnonzero(~h) for d, h in enumerate(self.has_child) if d > 0])
-        start = np.concatenate([levels[d - 1].index[~self.has_child[d]] << np.uint64(sh[d]) for d in range(1, L + 1)])
+        # the cells (counted ranges without counted children), sorted by their first key
+        depth = np.concatenate([np.full(int((~self.has_child[d]).sum()), d, dtype=np.int64) for d in range(1, H + 1)]
+                               + [np.zeros(0, dtype=np.int64)])
+        pos = np.concatenate([np.flatnonzero(~self.has_child[d]) for d in range(1, H + 1)] + [np.zeros(0, np.int64)])
+        start = np.concatenate([nodes[d - 1].start[~self.has_child[d]] for d in range(1, H + 1)]
+                               + [np.zeros(0, dtype=np.uint64)])
+        last = np.concatenate([nodes[d - 1].last[~self.has_child[d]] for d in range(1, H + 1)]
+                              + [np.zeros(0, dtype=np.uint64)])
         order = np.argsort(start, kind="stable")
+        inside = start[order] <= np.uint64(size - 1)
+        order = order[inside]
         self.cell_depth, self.cell_pos, self.cell_start = depth[order], pos[order], start[order]
-        inside = self.cell_start <= np.uint64(size - 1)
-        self.cell_depth, self.cell_pos, self.cell_start = (a[inside] for a in (self.cell_depth, self.cell_pos,
-                                                                                   self.cell_start))
-        width = np.ldexp(1.0, np.asarray([sh[d] for d in range(L + 1)])[self.cell_depth])
-        room = (np.uint64(size - 1) - self.cell_start).astype(np.float64) + 1.0
-        self.cell_width = np.minimum(width, room)  # keys of the cell inside the domain
+        last = np.minimum(last[order], np.uint64(size - 1))
+        self.cell_width = (last - self.cell_start).astype(np.float64) + 1.0  # keys of the cell inside the domain
         self.cell_est = _gather(self.x, self.cell_depth, self.cell_pos)
         self.cum = np.concatenate([[0.0], np.cumsum(self.cell_est)])
         self._node_var: list[np.ndarray] | None = None
@@ -126,7 +119,7 @@ class MeasuredTree:
         """
         Q = ends[0][0].size
         C = self.cell_est.size
-        nodes = sum(lv.index.size for lv in self.levels) + 1
+        nodes = sum(nd.noisy.size for nd in self.nodes) + 1
         step = max(1, _CHUNK // max(nodes + C, 1))
         v1, v2 = np.zeros(Q), np.zeros(Q)
         cells = np.arange(C)[:, None]
@@ -143,7 +136,7 @@ class MeasuredTree:
         return v1, v2
 
     def _adjoint(self, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        L, Q = self.layout.depth, W.shape[1]
+        L, Q = self.height, W.shape[1]
         gx = [np.zeros((self.x[d].size, Q)) for d in range(L + 1)]
         for d in range(1, L + 1):
             sel = self.cell_depth == d

@@ -48,8 +48,9 @@ import numpy as np
 
 from dptree import noise as _noise
 
-__all__ = ["SparseLayout", "Level", "node_counts", "children", "expanded", "measure_levels", "default_threshold",
-           "privtree_delta", "grow_structure", "realised_depths", "measure_structure", "privtree_path_loss"]
+__all__ = ["SparseLayout", "Level", "Nodes", "Measurement", "node_counts", "range_counts", "children", "expanded",
+           "measure_levels", "default_threshold", "privtree_delta", "grow_structure", "realised_depths", "count_tree",
+           "measure_count_tree", "level_nodes", "privtree_path_loss"]
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,29 @@ class Level:
     noisy: np.ndarray  # int64
 
 
+@dataclass
+class Nodes:
+    """The counted key ranges of one depth of the count tree: [start, last] (offsets, uint64,
+    sorted and disjoint), the position of each one's parent at the depth above (depth 1: the root,
+    or the copy's root), and their noisy counts."""
+
+    start: np.ndarray  # uint64
+    last: np.ndarray  # uint64
+    parent: np.ndarray  # int64
+    noisy: np.ndarray  # int64
+
+
+@dataclass
+class Measurement:
+    """What the mechanism releases: the tree's shape (per level 1..L, the sorted indices of its
+    nodes), the count tree (per depth, :class:`Nodes` with noisy counts) and, per copy, the number
+    of depths of its count tree (privtree: the h of the counts' scale; levels: its deepest level)."""
+
+    shape: list[np.ndarray]
+    nodes: list[Nodes]
+    heights: np.ndarray
+
+
 def default_threshold(scale: Fraction, branching: int) -> int:
     """theta = ceil(lambda ln(4 b)): an empty node is expanded with probability about 1/(8b), so
     the expected number of noise-only expansions shrinks by 8 per level (a subcritical branching
@@ -113,6 +137,11 @@ def node_counts(keys: np.ndarray, index: np.ndarray, shift: int) -> np.ndarray:
     stop = np.where(wraps, np.uint64(0), last + np.uint64(1)) << sh
     right[ends] = np.where(wraps, n, np.searchsorted(keys, stop, side="left"))
     return (right - left).astype(np.int64)
+
+
+def range_counts(keys: np.ndarray, start: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """Exact number of ``keys`` (sorted uint64) in each range [start, last]."""
+    return (np.searchsorted(keys, last, side="right") - np.searchsorted(keys, start, side="left")).astype(np.int64)
 
 
 def children(parents: np.ndarray, fanout: int) -> np.ndarray:
@@ -190,20 +219,138 @@ def realised_depths(layout: SparseLayout, structure: list[np.ndarray], roots: in
     return depth
 
 
-def measure_structure(keys: np.ndarray, layout: SparseLayout, structure: list[np.ndarray],
-                      scale_for: Callable[[int], Fraction], source: _noise.RandomSource, *, roots: int = 1
-                      ) -> list[Level]:
-    """Phase 2: a noisy count for every node of the released shape, at the scale ``scale_for(h)``
-    of its tree's realised depth h (a function of the released shape only)."""
-    depth = realised_depths(layout, structure, roots)
-    out: list[Level] = []
-    for d, idx in enumerate(structure, start=1):
-        c = node_counts(keys, idx, layout.shifts[d])
-        h = depth[(idx >> np.uint64(layout.bits - layout.shifts[d])).astype(np.int64)]
+def _node_ranges(index: np.ndarray, shift: int) -> tuple[np.ndarray, np.ndarray]:
+    """[start, last] of the nodes ``index`` of 2^shift keys (shift <= 63, or the root of 2^64)."""
+    start = index << np.uint64(shift) if shift < 64 else np.zeros(index.size, dtype=np.uint64)
+    return start, start + np.uint64((1 << shift) - 1)
+
+
+def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1
+               ) -> tuple[list[tuple[np.ndarray, np.ndarray, np.ndarray]], np.ndarray]:
+    """The ranges the count phase measures, a function of the released shape only: per depth
+    1..H, (start, last, parent position), and the height H of every copy's count tree.
+
+    *Branch nodes* (E): the nodes of the shape that were split. From the root down, a branch node v with 0 or >= 2 branch children has all its children
+    counted; with exactly one, the chain of single-branch-child nodes below it is followed to its
+    end w (the first branch node with 0 or >= 2 branch children), and v's counted children are w
+    and the two remainders [v.start, w.start) and (w.last, v.last] (those not empty). Children of
+    a counted node lie inside it and are disjoint, so the ranges of one depth are disjoint.
+    """
+    L, sh = layout.depth, layout.shifts
+    empty = np.zeros(0, dtype=np.uint64)
+    E: list[np.ndarray] = [empty] * (L + 1)
+    for d in range(1, L):
+        E[d] = np.unique(shape[d] >> np.uint64(sh[d] - sh[d + 1]))
+    E[0] = np.arange(roots, dtype=np.uint64)
+    nx = [np.bincount(np.searchsorted(E[d], E[d + 1] >> np.uint64(sh[d] - sh[d + 1])), minlength=E[d].size)
+          if d < L else np.zeros(E[d].size, dtype=np.int64) for d in range(L + 1)]
+    # per branch node of the current level: its count-tree id (-1: inside a chain), and its anchor
+    # (the counted node whose chain it continues, or itself): id, depth, range
+    starts, lasts, parent_ids, depths = [], [], [], []
+    next_id = roots
+    root_start, root_last = _node_ranges(E[0], sh[0])
+    cid = np.arange(roots, dtype=np.int64)
+    anc = cid.copy()
+    anc_depth = np.zeros(roots, dtype=np.int64)
+    anc_start, anc_last = root_start, root_last
+
+    def emit(start: np.ndarray, last: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
+        nonlocal next_id
+        ids = np.arange(next_id, next_id + start.size, dtype=np.int64)
+        next_id += start.size
+        starts.append(start), lasts.append(last), parent_ids.append(parent), depths.append(depth)
+        return ids
+
+    for d in range(L):
+        here, below = E[d], E[d + 1]
+        f = layout.fanout(d)
+        step = np.uint64(sh[d] - sh[d + 1])
+        new_cid = np.full(below.size, -1, dtype=np.int64)
+        new_anc = np.full(below.size, -1, dtype=np.int64)
+        new_depth = np.zeros(below.size, dtype=np.int64)
+        new_start = np.zeros(below.size, dtype=np.uint64)
+        new_last = np.zeros(below.size, dtype=np.uint64)
+        # counted nodes with 0 or >= 2 branch children: every child is counted
+        full = (cid >= 0) & (nx[d] != 1)
+        kids = children(here[full], f)
+        ks, kl = _node_ranges(kids, sh[d + 1])
+        ids = emit(ks, kl, np.repeat(cid[full], f), np.repeat(anc_depth[full] + 1, f))
+        pos = np.minimum(np.searchsorted(below, kids), max(below.size - 1, 0))
+        hit = below[pos] == kids if below.size else np.zeros(kids.size, dtype=bool)
+        new_cid[pos[hit]] = ids[hit]
+        new_anc[pos[hit]], new_depth[pos[hit]] = ids[hit], np.repeat(anc_depth[full] + 1, f)[hit]
+        new_start[pos[hit]], new_last[pos[hit]] = ks[hit], kl[hit]
+        # chain nodes (one branch child): the child continues the chain, or ends it and is counted
+        chain = nx[d] == 1
+        if chain.any():
+            u = np.searchsorted(below >> step, here[chain])
+            cont = nx[d + 1][u] == 1
+            a, ad, ast, al = anc[chain], anc_depth[chain], anc_start[chain], anc_last[chain]
+            new_anc[u[cont]], new_depth[u[cont]] = a[cont], ad[cont]
+            new_start[u[cont]], new_last[u[cont]] = ast[cont], al[cont]
+            end = ~cont
+            us, ul = _node_ranges(below[u[end]], sh[d + 1])
+            w = emit(us, ul, a[end], ad[end] + 1)
+            new_cid[u[end]], new_anc[u[end]], new_depth[u[end]] = w, w, ad[end] + 1
+            new_start[u[end]], new_last[u[end]] = us, ul
+            left, right = us > ast[end], ul < al[end]
+            emit(ast[end][left], us[left] - np.uint64(1), a[end][left], ad[end][left] + 1)
+            emit(ul[right] + np.uint64(1), al[end][right], a[end][right], ad[end][right] + 1)
+        cid, anc, anc_depth, anc_start, anc_last = new_cid, new_anc, new_depth, new_start, new_last
+    start = np.concatenate(starts) if starts else empty
+    last = np.concatenate(lasts) if lasts else empty
+    parent = np.concatenate(parent_ids) if parent_ids else np.zeros(0, dtype=np.int64)
+    depth = np.concatenate(depths) if depths else np.zeros(0, dtype=np.int64)
+    H = int(depth.max(initial=0))
+    # group by depth, sorted by start; parents as positions at the depth above (depth 1: the copy)
+    order = np.lexsort((start, depth))
+    position = np.zeros(next_id, dtype=np.int64)
+    position[:roots] = np.arange(roots)
+    ids = np.arange(roots, next_id)[order]
+    depth_sorted = depth[order]
+    bounds = np.searchsorted(depth_sorted, np.arange(1, H + 2))
+    out = []
+    for j in range(H):
+        sel = order[bounds[j]:bounds[j + 1]]
+        position[ids[bounds[j]:bounds[j + 1]]] = np.arange(sel.size)
+        out.append((start[sel], last[sel], position[parent[sel]]))
+    copy = (start >> np.uint64(layout.bits)).astype(np.int64) if layout.bits < 64 else np.zeros(start.size, np.int64)
+    heights = np.zeros(roots, dtype=np.int64)
+    np.maximum.at(heights, copy, depth)
+    return out, heights
+
+
+def measure_count_tree(keys: np.ndarray, layout: SparseLayout, shape: list[np.ndarray], scale_for: Callable[[int], Fraction], source: _noise.RandomSource, *, roots: int = 1
+                       ) -> Measurement:
+    """Phase 2: a noisy count of every range of the count tree of the released shape
+    (:func:`count_tree`), at the scale ``scale_for(H)`` of its copy's count-tree height H (a
+    function of the released shape only)."""
+    ranges, heights = count_tree(layout, shape, roots=roots)
+    nodes: list[Nodes] = []
+    for start, last, parent in ranges:
+        c = range_counts(keys, start, last)
+        copy = (start >> np.uint64(layout.bits)).astype(np.int64) if roots > 1 else np.zeros(start.size, np.int64)
+        h = heights[copy]
         for hv in np.unique(h).tolist():
             sel = h == hv
             c[sel] += _noise.discrete_laplace(source, scale_for(int(hv)), int(sel.sum())).astype(np.int64)
-        out.append(Level(idx, c))
+        nodes.append(Nodes(start, last, parent, c))
+    return Measurement(shape, nodes, heights)
+
+
+def level_nodes(layout: SparseLayout, levels: list[Level]) -> list[Nodes]:
+    """The measured levels of a tree (every node counted, method="levels") as count-tree depths."""
+    out: list[Nodes] = []
+    prev: np.ndarray | None = None
+    for d, lv in enumerate(levels, start=1):
+        start, last = _node_ranges(lv.index, layout.shifts[d])
+        if prev is None:
+            parent = (lv.index >> np.uint64(layout.bits - layout.shifts[d])).astype(np.int64) \
+                if layout.bits < 64 else np.zeros(lv.index.size, dtype=np.int64)
+        else:
+            parent = np.searchsorted(prev, lv.index >> np.uint64(layout.shifts[d - 1] - layout.shifts[d])).astype(np.int64)
+        out.append(Nodes(start, last, parent, lv.noisy))
+        prev = lv.index
     return out
 
 

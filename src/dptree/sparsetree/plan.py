@@ -7,8 +7,9 @@ dyadic value, so the spend is at most the budget.
 
 * ``"privtree"``: the shape costs eps_1 = ``structure_share`` * epsilon, lambda_1 =
   k (2b - 1) / ((b - 1) eps_1), delta = ceil(lambda_1 ln(4b)), theta = ``threshold`` (default 0);
-  the counts cost eps_2 = epsilon - eps_1, at scale k h / eps_2 on each of the h levels of the
-  released shape (h is in the release's measurements: it is a function of the released shape).
+  the counts cost eps_2 = epsilon - eps_1, at scale k H / eps_2 on each of the H depths of the
+  count tree of the released shape (:func:`~dptree.sparsetree.mechanism.count_tree`; H is in the
+  release's measurements: it is a function of the released shape).
 * ``"levels"``: each of the L levels costs epsilon / L (scale k L / epsilon); a node is expanded
   from the noisy count ``threshold`` (default ceil(lambda ln(4b))).
 """
@@ -29,12 +30,13 @@ from dptree.privacy.budget import RANGE_TREE_BUDGET_RANGE, check_release_budget
 from dptree.privacy.statement import Neighbors, make_statement
 from dptree.sparsetree.keys import KeyDomain
 from dptree.sparsetree.mechanism import (
-    Level,
+    Measurement,
     SparseLayout,
     default_threshold,
     grow_structure,
+    level_nodes,
+    measure_count_tree,
     measure_levels,
-    measure_structure,
     privtree_delta,
     realised_depths,
 )
@@ -77,11 +79,10 @@ class SparsePlan:
         return _noise.laplace_scale_used(Fraction(self.max_contributions * max(h, 1)) / self.counts_epsilon)
 
     def measure(self, keys: np.ndarray, source: _noise.RandomSource | _noise.RngLike, *, roots: int = 1
-                ) -> tuple[list[Level], np.ndarray]:
-        """The private step: run the method on sorted uint64 offsets ``keys``; returns the measured
-        levels and the realised number of levels h of every tree (``roots`` > 1: independent
-        copies, copy i's keys offset by i * 2^bits, for the audit). ``source``: a RandomSource, or
-        what :func:`dptree.noise.make_source` takes (the audit passes integer seeds)."""
+                ) -> Measurement:
+        """The private step: run the method on sorted uint64 offsets ``keys`` (``roots`` > 1:
+        independent copies, copy i's keys offset by i * 2^bits, for the audit). ``source``: a
+        RandomSource, or what :func:`dptree.noise.make_source` takes (the audit passes integer seeds)."""
         if not hasattr(source, "random_bytes"):
             source = _noise.make_source(source)
         src = cast(_noise.RandomSource, source)
@@ -90,16 +91,18 @@ class SparsePlan:
             assert self.level_scale is not None
             levels = measure_levels(keys, lay, [self.level_scale] * lay.depth, [self.threshold] * lay.depth,
                                     self.dense_depth, src, roots=roots)
-            return levels, realised_depths(lay, [lv.index for lv in levels], roots)
+            shape = [lv.index for lv in levels]
+            return Measurement(shape, level_nodes(lay, levels), realised_depths(lay, shape, roots))
         assert self.structure_scale is not None and self.delta is not None
         shape = grow_structure(keys, lay, self.structure_scale, self.delta, self.threshold, self.dense_depth, src,
                                roots=roots)
-        return measure_structure(keys, lay, shape, self.count_scale, src, roots=roots), \
-            realised_depths(lay, shape, roots)
+        return measure_count_tree(keys, lay, shape, self.count_scale, src, roots=roots)
 
-    def variances(self, h: int) -> list[float]:
-        """The exact noise variance of the counts of each level 1..L."""
-        return [_noise.discrete_laplace_variance(self.count_scale(h))] * self.layout.depth
+    def variances(self, height: int) -> list[float]:
+        """The exact noise variance of the counts of each depth of the count tree (``height``:
+        privtree: its number of depths H; levels: ignored, every level 1..L)."""
+        depths = self.layout.depth if self.method == "levels" else height
+        return [_noise.discrete_laplace_variance(self.count_scale(height))] * depths
 
 
 def _check_branching(branching: Any) -> int:
@@ -129,13 +132,14 @@ def _statement(plan: SparsePlan) -> dict[str, Any]:
     eps2 = max(Fraction(k * h) / plan.count_scale(h) for h in range(1, L + 1))
     return make_statement(
         mechanism=f"{tree}; shape by PrivTree's biased-count splits (Zhang, Xiao, Xie 2016, Thm 3.1), then "
-                  "every node of the released shape noised (discrete Laplace), sequential composition",
+                  "the ranges of its count tree (branching nodes, chain remainders) noised (discrete Laplace), "
+                  "sequential composition",
         neighbors=Neighbors("add_remove", k), guarantee="pure epsilon-DP", private=True,
         budget_spent={"epsilon": float(eps1 + eps2), "delta": 0.0}, method="privtree",
         structure={"epsilon": float(eps1), "laplace_scale": float(plan.structure_scale), "bias_delta": plan.delta,
                    "threshold": plan.threshold, "share": plan.structure_share},
-        counts={"epsilon": float(eps2), "laplace_scale": f"{k} h / {float(plan.counts_epsilon):.17g}, rounded up; "
-                "h = the released tree's number of levels (in the measurements)", "l1_sensitivity_per_level": float(k)},
+        counts={"epsilon": float(eps2), "laplace_scale": f"{k} H / {float(plan.counts_epsilon):.17g}, rounded up; "
+                "H = the depth of the count tree of the released shape (in the measurements)", "l1_sensitivity_per_level": float(k)},
         **common)
 
 
@@ -152,8 +156,8 @@ def plan_sparse_tree(domain: KeyDomain, *, epsilon: float, branching: int = 16, 
                      structure_share: float = 0.2) -> SparsePlan:
     """Validate the public parameters and calibrate the noise (no data involved).
 
-    ``dense_depth``: levels 1 .. dense_depth - 1 expand every node (default: while a level holds at
-    most 4096 nodes). ``threshold``: privtree's theta (default 0) or the levels method's noisy count
+    ``dense_depth``: levels 1 .. dense_depth - 1 expand every node (default: levels, while a level
+    holds at most 4096 nodes; privtree, 1: a forced split would be a branch of the count tree). ``threshold``: privtree's theta (default 0) or the levels method's noisy count
     from which a node is expanded (default ceil(lambda ln(4 b))). ``structure_share``: privtree's
     share of epsilon for the shape.
     """
@@ -161,9 +165,9 @@ def plan_sparse_tree(domain: KeyDomain, *, epsilon: float, branching: int = 16, 
     b = _check_branching(branching)
     layout = SparseLayout(domain.bits, b)
     L, k = layout.depth, int(max_contributions)
-    if dense_depth is None:
+    if dense_depth is None:  # privtree: no forced splits (every split is a branch of the count tree)
         dense_depth = 1
-        while dense_depth < L and (1 << (domain.bits - layout.shifts[dense_depth + 1])) <= 4096:
+        while method == "levels" and dense_depth < L and (1 << (domain.bits - layout.shifts[dense_depth + 1])) <= 4096:
             dense_depth += 1
     dense_depth = min(int(dense_depth), L)
     if method == "levels":

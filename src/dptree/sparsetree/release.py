@@ -23,7 +23,7 @@ from dptree.io.frames import result_frame
 from dptree.privacy.boundary import Boundary
 from dptree.rangetree.results import HistogramResult, QuantileResult, quantile_levels
 from dptree.sparsetree.estimates import MeasuredTree
-from dptree.sparsetree.mechanism import Level
+from dptree.sparsetree.mechanism import Measurement
 from dptree.sparsetree.plan import SparsePlan
 
 __all__ = ["SparseRangeTree"]
@@ -43,17 +43,20 @@ class SparseRangeTree(CountRelease):
     #: number of levels and so the counts' noise scales), are the only data-dependent fields
     BOUNDARY: ClassVar[Boundary] = Boundary(
         public=("privacy.*", "parameters.*", "metadata", "metadata.*"),
-        noisy=("measurements.levels", "measurements.depth", "measurements.noise_parameters"),
+        noisy=("measurements.levels", "measurements.counts", "measurements.depth", "measurements.noise_parameters"),
     )
 
-    def __init__(self, plan: SparsePlan, levels: list[Level], depth: int, statement: dict[str, Any],
+    def __init__(self, plan: SparsePlan, measurement: Measurement, statement: dict[str, Any],
                  metadata: dict[str, Any] | None = None) -> None:
-        self.plan, self.domain, self.layout, self.levels = plan, plan.domain, plan.layout, levels
-        #: h, the number of levels of the released tree (a function of the released shape)
-        self.depth = int(depth)
+        self.plan, self.domain, self.layout = plan, plan.domain, plan.layout
+        #: the released shape (per level, its node indices) and the count tree's noisy counts
+        self.shape, self.nodes = measurement.shape, measurement.nodes
+        #: privtree: H, the count tree's number of depths (it sets the counts' scale); levels: the
+        #: deepest measured level (both functions of the released shape)
+        self.depth = int(measurement.heights[0])
         self.privacy = statement
         self.metadata: dict[str, Any] = dict(metadata or {})
-        self._tree = MeasuredTree(plan.layout, levels, plan.variances(self.depth), plan.domain.size)
+        self._tree = MeasuredTree(self.nodes, plan.variances(self.depth), plan.domain.size)
 
     @property
     def column(self) -> str | None:
@@ -62,8 +65,8 @@ class SparseRangeTree(CountRelease):
 
     @property
     def measured_nodes(self) -> int:
-        """How many nodes were measured (public: a function of the noisy counts)."""
-        return int(sum(lv.index.size for lv in self.levels))
+        """How many ranges were counted (public: a function of the released shape)."""
+        return int(sum(nd.noisy.size for nd in self.nodes))
 
     # ------------------------------------------------------------------ linear queries
     def _prefix(self, end: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

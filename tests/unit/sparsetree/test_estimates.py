@@ -10,33 +10,55 @@ import pytest
 
 from dptree import noise as _noise
 from dptree.sparsetree.estimates import MeasuredTree
-from dptree.sparsetree.mechanism import SparseLayout, measure_levels
+from dptree.sparsetree.mechanism import SparseLayout, grow_structure, level_nodes, measure_count_tree, measure_levels
 
 
-def _dense(tree: MeasuredTree, layout: SparseLayout, variances: list[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(design over cells, measurements, noise variances) of every measured node."""
-    start = tree.cell_start.astype(np.int64)
+def _dense(tree: MeasuredTree, variances: list[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(design over cells, measurements, noise variances) of every counted range."""
+    start = tree.cell_start
     rows, ys, vs = [], [], []
-    for d, lv in enumerate(tree.levels, start=1):
-        sh = layout.shifts[d]
-        for i, y in zip(lv.index.astype(np.int64), lv.noisy):
-            rows.append(((start >= (i << sh)) & (start < ((i + 1) << sh))).astype(float))
+    for d, nd in enumerate(tree.nodes, start=1):
+        for a, z, y in zip(nd.start, nd.last, nd.noisy):
+            rows.append(((start >= a) & (start <= z)).astype(float))
             ys.append(float(y))
             vs.append(variances[d - 1])
     return np.array(rows), np.array(ys), np.array(vs)
 
 
-@pytest.mark.parametrize("seed, bits, b, scales", [(0, 6, 4, [2, 2, 2]), (1, 7, 2, [1, 3, 2, 5, 1, 2, 4]),
-                                                    (2, 8, 16, [3, 1])])
-def test_estimates_and_exact_moments_match_dense_least_squares(seed: int, bits: int, b: int, scales: list) -> None:
-    rng = np.random.default_rng(seed)
+def _levels_tree(seed: int, bits: int, b: int, scales: list) -> tuple[MeasuredTree, list[float]]:
+    """method="levels": every node of the expanded tree counted, a scale per level."""
     layout = SparseLayout(bits, b)
-    keys = np.sort(rng.integers(0, 2 ** (bits - 1), 150).astype(np.uint64))
+    keys = np.sort(np.random.default_rng(seed).integers(0, 2 ** (bits - 1), 150).astype(np.uint64))
     fr = [Fraction(s) for s in scales]
     levels = measure_levels(keys, layout, fr, [6] * layout.depth, 1, _noise.make_source(seed))
     var = [_noise.discrete_laplace_variance(s) for s in fr]
-    tree = MeasuredTree(layout, levels, var, 2**bits)
-    A, y, v = _dense(tree, layout, var)
+    return MeasuredTree(level_nodes(layout, levels), var, 2**bits), var
+
+
+def _count_tree(seed: int, bits: int, b: int, scales: list) -> tuple[MeasuredTree, list[float]]:
+    """method="privtree": the count tree of a PrivTree shape (chains, remainders), a scale per depth."""
+    layout = SparseLayout(bits, b)
+    rng = np.random.default_rng(seed)
+    keys = np.sort(np.concatenate([rng.integers(0, 2 ** (bits - 3), 150), rng.integers(0, 2**bits, 5)]).astype(np.uint64))
+    src = _noise.make_source(seed)
+    shape = grow_structure(keys, layout, Fraction(1), 2, 8, 1, src)
+    fr = [Fraction(s) for s in scales]
+    m = measure_count_tree(keys, layout, shape, lambda h: fr[0], src)
+    var = [_noise.discrete_laplace_variance(fr[j % len(fr)]) for j in range(len(m.nodes))]
+    assert any(((nd.last - nd.start + np.uint64(1)) & (nd.last - nd.start)).any() for nd in m.nodes)  # a remainder
+    return MeasuredTree(m.nodes, var, 2**bits), var
+
+
+@pytest.mark.parametrize("build, seed, bits, b, scales", [(_levels_tree, 0, 6, 4, [2, 2, 2]),
+                                                          (_levels_tree, 1, 7, 2, [1, 3, 2, 5, 1, 2, 4]),
+                                                          (_levels_tree, 2, 8, 16, [3, 1]),
+                                                          (_count_tree, 3, 10, 2, [1, 3, 2]),
+                                                          (_count_tree, 4, 12, 2, [2, 1])])
+def test_estimates_and_exact_moments_match_dense_least_squares(build, seed: int, bits: int, b: int,
+                                                               scales: list) -> None:
+    rng = np.random.default_rng(seed)
+    tree, var = build(seed, bits, b, scales)
+    A, y, v = _dense(tree, var)
     Wt = np.diag(1 / v)
     cov = np.linalg.inv(A.T @ Wt @ A)
     xhat = cov @ A.T @ Wt @ y
@@ -62,7 +84,7 @@ def test_cells_partition_the_domain() -> None:
     layout = SparseLayout(10, 4)
     keys = np.sort(np.random.default_rng(5).integers(0, 1000, 3000).astype(np.uint64))
     levels = measure_levels(keys, layout, [Fraction(1)] * layout.depth, [20] * layout.depth, 1, _noise.make_source(5))
-    tree = MeasuredTree(layout, levels, [2.0] * layout.depth, 1000)
+    tree = MeasuredTree(level_nodes(layout, levels), [2.0] * layout.depth, 1000)
     ends = tree.cell_start[1:].astype(np.float64)
     assert tree.cell_start[0] == 0
     assert np.array_equal(tree.cell_start[:-1].astype(np.float64) + tree.cell_width[:-1], ends)

@@ -23,11 +23,13 @@ from dptree.sparsetree.mechanism import (
     Level,
     SparseLayout,
     children,
+    count_tree,
     default_threshold,
     expanded,
     measure_levels,
     node_counts,
     privtree_path_loss,
+    range_counts,
 )
 from dptree.sparsetree.plan import plan_sparse_tree
 
@@ -188,53 +190,79 @@ def test_privtree_bound_holds_for_the_discrete_laplace(b: int, lam: float) -> No
     assert privtree_path_loss(lam, 0, 0, 16) > 10 / lam  # no bias: the loss grows with the depth
 
 
-def _privtree_log_prob(plan, shape: list[np.ndarray], counts: list[np.ndarray], data: tuple, bug: bool) -> float:
-    """log P[M(data) = (shape, counts)]: the split decisions' exact probabilities, then the counts' law."""
+def _privtree_law(plan, shape: list[np.ndarray], data: tuple, bug: bool, window: np.ndarray
+                  ) -> tuple[float, list[np.ndarray]]:
+    """The law of the output (shape, counts) under ``data``: log P[shape] from the split decisions'
+    exact probabilities, and for every range of the shape's count tree (:func:`count_tree`) the log
+    probabilities of its noisy count taking each value of ``window`` (independent given the shape,
+    at the scale of the count tree's height)."""
     lay, p = plan.layout, math.exp(-1 / float(plan.structure_scale))
     keys = np.sort(np.array(data, dtype=np.uint64))
+    ranges, heights = count_tree(lay, shape)
+    lam = float(plan.count_scale(int(heights[0])))
+    counts = [_log_pmf(window[None, :] - range_counts(keys, start, last)[:, None], lam)
+              for start, last, _ in ranges]
     total = 0.0
-    for d in range(1, lay.depth + 1):
+    for d in range(1, lay.depth):
         idx = shape[d - 1]
         c = node_counts(keys, idx, lay.shifts[d])
-        h = max([j for j, s in enumerate(shape, start=1) if s.size], default=1)
-        total += float(_log_pmf(counts[d - 1] - c, float(plan.count_scale(h))).sum())
-        if d == lay.depth or d < plan.dense_depth:
-            continue
-        nxt = shape[d] if d < lay.depth else np.zeros(0, dtype=np.uint64)
-        split = np.isin(idx, nxt >> np.uint64(lay.shifts[d] - lay.shifts[d + 1]))
+        split = np.isin(idx, shape[d] >> np.uint64(lay.shifts[d] - lay.shifts[d + 1]))
         if bug:  # planted: the shape follows the true counts
             if not np.array_equal(split, c > 0):
-                return -math.inf
+                return -math.inf, counts
             continue
         biased = np.maximum(plan.threshold - plan.delta, c - (d - plan.dense_depth + 1) * plan.delta)
         t = plan.threshold - biased  # split iff Z > t
         p_split = np.where(t >= 0, p ** (t + 1) / (1 + p), 1 - p ** np.maximum(-t, 0) / (1 + p))
         total += float(np.log(np.where(split, p_split, 1 - p_split)).sum())
-    return total
+    return total, counts
+
+
+def _worst_loss(law_a: tuple[float, list[np.ndarray]], law_b: tuple[float, list[np.ndarray]]) -> float:
+    """max over the counts in the window of |log P_a - log P_b| for one shape: the counts are
+    independent given the shape, so the extremes are the sums of the per-range extremes."""
+    (sa, ca), (sb, cb) = law_a, law_b
+    if np.isneginf(sa) and np.isneginf(sb):
+        return 0.0
+    if np.isneginf(sa) or np.isneginf(sb):
+        return math.inf
+    diff = [a - b for a, b in zip(ca, cb)]
+    hi = sa - sb + sum(float(d.max(axis=1).sum()) for d in diff)
+    lo = sa - sb + sum(float(d.min(axis=1).sum()) for d in diff)
+    return max(hi, -lo)
+
+
+def _shapes(lay, d: int, level: np.ndarray) -> list[list[np.ndarray]]:
+    """Every shape below ``level`` (the nodes of level d): each subset of it split."""
+    if d == lay.depth:
+        return [[level]]
+    out = []
+    for r in range(level.size + 1):
+        for split in itertools.combinations(level.tolist(), r):
+            kids = children(np.array(split, dtype=np.uint64), lay.fanout(d))
+            out += [[level] + rest for rest in _shapes(lay, d + 1, kids)]
+    return out
 
 
 @pytest.mark.parametrize("bug", [False, True])
 def test_privtree_brute_force_privacy_loss(bug: bool) -> None:
-    """Every shape of a 4-key binary tree and every count in {0, 1}, for every dataset of up to
-    two records and its neighbours: the loss is at most the stated epsilon (and infinite when the
-    shape follows the true counts)."""
-    plan = plan_sparse_tree(key_domain(0, 3, "i"), epsilon=1.0, branching=2, dense_depth=1, structure_share=0.5)
+    """Every shape of an 8-key binary tree and every count in {0, 1} of its count tree (chains
+    with remainders included), for every dataset of up to two records and its neighbours: the loss
+    is at most the stated epsilon (and infinite when the shape follows the true counts)."""
+    plan = plan_sparse_tree(key_domain(0, 7, "i"), epsilon=1.0, branching=2, dense_depth=1, structure_share=0.5)
     lay = plan.layout
-    level1 = children(np.zeros(1, dtype=np.uint64), 2)
-    shapes = [[level1, children(np.array(s, dtype=np.uint64), 2)] for s in ([], [0], [1], [0, 1])]
-    outputs = [(shape, [np.array(y1), np.array(y2)]) for shape in shapes
-               for y1 in itertools.product(range(0, 2), repeat=2)
-               for y2 in itertools.product(range(0, 2), repeat=shape[1].size)]
-    datasets = [c for r in range(4) for c in itertools.combinations_with_replacement(range(4), r)]
-    logp = {data: np.array([_privtree_log_prob(plan, s, y, data, bug) for s, y in outputs]) for data in datasets}
+    shapes = _shapes(lay, 1, children(np.zeros(1, dtype=np.uint64), 2))
+    assert any(((r[1] - r[0]) & (r[1] - r[0] + np.uint64(1))).any()  # a remainder of more than one node
+               for shape in shapes for r in count_tree(lay, shape)[0])
+    window = np.arange(0, 2)
+    datasets = [c for r in range(3) for c in itertools.combinations_with_replacement(range(8), r)]
+    laws = {data: [_privtree_law(plan, shape, data, bug, window) for shape in shapes] for data in datasets}
     worst = 0.0
     for data in datasets:
-        for extra in range(4) if len(data) < 3 else ():
-            a, b = logp[data], logp[tuple(sorted(data + (extra,)))]
-            both = ~(np.isneginf(a) & np.isneginf(b))
-            with np.errstate(invalid="ignore"):
-                worst = max(worst, float(np.max(np.abs(a[both] - b[both]))))
-    assert lay.depth == 2
+        for extra in range(8) if len(data) < 2 else ():
+            bigger = tuple(sorted(data + (extra,)))
+            worst = max([worst] + [_worst_loss(a, b) for a, b in zip(laws[data], laws[bigger])])
+    assert lay.depth == 3
     if bug:
         assert worst == math.inf
     else:

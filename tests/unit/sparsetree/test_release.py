@@ -92,7 +92,14 @@ def test_file_round_trip_and_tampering(tmp_path: Path, data: np.ndarray, method:
     def drop_node(doc: dict) -> None:
         lv = next(lv for lv in reversed(doc["measurements"]["levels"]) if lv["index"])
         lv["index"].pop()
-        lv["noisy"].pop()
+        if "noisy" in lv:
+            lv["noisy"].pop()
+
+    def drop_count(doc: dict) -> None:  # privtree: a count the shape's count tree does not have
+        doc["measurements"]["counts"][-1].pop()
+
+    def extra_depth(doc: dict) -> None:  # privtree: counts of a depth the count tree does not have
+        doc["measurements"]["counts"].append([0])
 
     def raise_count(doc: dict) -> None:  # levels: a count that changes which nodes are expanded
         lv = doc["measurements"]["levels"][3]
@@ -104,12 +111,12 @@ def test_file_round_trip_and_tampering(tmp_path: Path, data: np.ndarray, method:
         b = doc["parameters"]["branching"]
         missing = max(levels[d - 1]["index"]) + 1
         levels[d]["index"] += [missing * b + j for j in range(b)]
-        levels[d]["noisy"] += [0] * b
 
     def deeper(doc: dict) -> None:
         doc["measurements"]["depth"] += 1
 
-    for edit in (drop_node, raise_count if method == "levels" else orphan, deeper,
+    edits = [raise_count] if method == "levels" else [orphan, drop_count, extra_depth]
+    for edit in (drop_node, *edits, deeper,
                  lambda d: d["measurements"].__setitem__("noise_parameters", "1/1"),
                  lambda d: d["privacy"].__setitem__("guarantee", "none"),
                  lambda d: d["parameters"]["budget"].__setitem__("epsilon", 10.0)):
@@ -130,7 +137,7 @@ def test_bad_input() -> None:
         dptree.sparse_range_tree(np.array([1.0, np.nan]), epsilon=1.0, rng=1)
     r = dptree.sparse_range_tree(np.array([1.0, np.nan, np.inf, 2.0]), epsilon=EXACT, on_invalid="drop", rng=1)
     assert r.total() == pytest.approx(2.0)
-    c = dptree.sparse_range_tree(np.array([-50, 5, 500]), lower=0, upper=100, epsilon=EXACT, rng=1)
+    c = dptree.sparse_range_tree(np.array([-50, 5, 500]), lower=0, upper=100, epsilon=EXACT, dense_depth=2, rng=1)
     assert c.count(0, 0) == pytest.approx(1) and c.count(100, 100) == pytest.approx(1)  # clamped
     with pytest.raises(DomainError):
         dptree.sparse_range_tree([1, 2], lower=5, upper=1, epsilon=1.0)
