@@ -223,8 +223,15 @@ def scaling(ns: list[int], repeats: int) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="n = 10^5 accuracy, n <= 10^6 scaling (about 2 minutes)")
+    ap.add_argument("--scaling-only", type=int, nargs="+", metavar="N",
+                    help="only the time/memory table at these n (e.g. --scaling-only 10000000)")
+    ap.add_argument("--repeats", type=int, default=3, help="fresh-process repeats per cell of --scaling-only")
     args = ap.parse_args()
     t0 = time.perf_counter()
+    if args.scaling_only:
+        scaling(args.scaling_only, args.repeats)
+        print(f"\n({time.perf_counter() - t0:.0f} s)")
+        return
     n_acc, reps = (10**5, 2) if args.quick else (10**6, 3)
     report_accuracy(accuracy(n_acc, reps), n_acc, reps)
     scaling([10**5, 10**6] if args.quick else [10**5, 10**6, 10**7], 1 if args.quick else 3)
