@@ -21,13 +21,11 @@ from dptree.quantiles.approx import approx_quantiles, em_call, layer_epsilon
 from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS, choose_method
 from dptree.quantiles.calibration import calibrated_scales, calibration_sims
 from dptree.quantiles.intervals import release_radii, tree_intervals, value_intervals
-from dptree.quantiles.release import METHODS, NEIGHBORS, QuantilesRelease, joint_module, statement
+from dptree.quantiles.release import INTERVALS, METHODS, NEIGHBORS, QuantilesRelease, joint_module, statement
 from dptree.rangetree.results import quantile_levels
 
 __all__ = ["quantiles"]
 
-#: the tree's interval constructions (:mod:`dptree.quantiles.calibration`)
-INTERVALS = ("calibrated", "pivot")
 #: at most this many levels (the exponential-mechanism methods loop over them in Python)
 MAX_LEVELS = 100_000
 
@@ -125,6 +123,7 @@ def quantiles(
     metadata = creation_metadata(column=column)  # the clock, read before the data
     src = make_source(rng)
     radius: list[float] | None = None
+    used: str | None = None
     if method == "tree":
         from dptree.rangetree.api import range_tree
 
@@ -134,6 +133,7 @@ def quantiles(
         sims = calibration_sims(tree.layout.padded_size) if interval == "calibrated" else 0
         scale = calibrated_scales(tree, qa, level, source=src, sims=sims, grid=grid) if sims else None
         low, high = tree_intervals(tree, qa, level, grid=grid, scale=scale)
+        used = "calibrated" if sims else "pivot"
         ci_low, ci_high = [v.item() for v in low], [v.item() for v in high]
         if enc.kind == "float":
             values, ci_low, ci_high = ([float(v) for v in c] for c in (values, ci_low, ci_high))
@@ -156,7 +156,7 @@ def quantiles(
     return QuantilesRelease(qa, values, ci_low, ci_high, float(level), method, eps, size_n, lo, hi,
                             statement(method, eps, qa.size, neighbors, src.private, lower=lo, upper=hi, width=width),
                             neighbors=neighbors, width=width, rank_radius=radius, n_is_upper_bound=upper_bound,
-                            metadata=metadata)
+                            metadata=metadata, interval=used)
 
 
 def _check_joint_size(m: int, size_n: int | None) -> None:

@@ -5,10 +5,13 @@ same factors), and the API wires both interval constructions."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
 import dptree
+from dptree.errors import DPTreeError
 from dptree.estimation.least_squares import regular_passes
 from dptree.noise import make_source
 from dptree.quantiles.calibration import (
@@ -114,3 +117,22 @@ def test_api_calibrated_by_default_and_pivot_on_request():
     w_cal = np.subtract(cal.ci_high, cal.ci_low)
     w_piv = np.subtract(piv.ci_high, piv.ci_low)
     assert np.all(w_cal <= w_piv) and np.sum(w_cal) < 0.9 * np.sum(w_piv)  # the pivot over-covers
+
+
+def test_the_release_records_its_interval_construction(tmp_path):
+    x, _ = _tree()
+    kw = dict(lower=0, upper=1023, epsilon=1.0, rng=1)
+    for method, interval, want in (("tree", "calibrated", "calibrated"), ("tree", "pivot", "pivot"),
+                                   ("approx", "calibrated", None)):
+        r = dptree.quantiles(x, QS, method=method, interval=interval, **kw)
+        assert r.interval == want
+        path = tmp_path / f"{method}-{interval}.json"
+        r.save(str(path), allow_nonprivate=True)
+        assert dptree.load(str(path)).interval == want
+    doc = json.loads(path.read_text())  # the approx release
+    doc["parameters"]["interval"] = "pivot"
+    with pytest.raises(DPTreeError, match="interval"):
+        dptree.QuantilesRelease.from_document(doc)
+    doc["parameters"]["interval"] = "bootstrap"
+    with pytest.raises(DPTreeError, match="interval"):
+        dptree.QuantilesRelease.from_document(doc)
