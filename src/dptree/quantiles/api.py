@@ -62,7 +62,8 @@ def _em_data(data: Any, column: str | None, lower: Any, upper: Any,
 
 @validate_params({"epsilon": EPSILON, "method": [Options(METHODS)], "level": LEVEL, "n": DECLARED_SIZE,
                   "n_max": DECLARED_SIZE, "column": COLUMN, "rng": RNG, "on_invalid": ON_INVALID,
-                  "neighbors": NEIGHBORS, "interval": [Options(INTERVALS)], "grid": [Interval(Integral, 2, None, hint="e.g. grid=4096")]})
+                  "neighbors": NEIGHBORS, "interval": [Options(INTERVALS)],
+                  "grid": [Interval(Integral, 2, None, hint="e.g. grid=4096")]})
 def quantiles(
     data: Any,
     qs: Any,

@@ -45,7 +45,8 @@ import numpy as np
 
 from dptree.quantiles.approx import Relation, call_radius, layer_epsilon, path_radii
 
-__all__ = ["TreePivot", "tree_pivot", "pivot_ends", "tree_intervals", "value_intervals", "em_radii", "joint_radius", "release_radii"]
+__all__ = ["TreePivot", "tree_pivot", "pivot_ends", "tree_intervals", "value_intervals", "em_radii", "joint_radius",
+           "release_radii"]
 
 
 @dataclass(frozen=True)
