@@ -9,7 +9,9 @@ variances of the closed form). The interval runs from the first bucket where the
 not significantly negative to the bucket after the last one where it is not significantly
 positive, each test at the two-sided ``level`` multiplier of :mod:`dptree.estimation.intervals`:
 the low end misses x* only if the test at x* errs, the high end only if the test at x* - 1 errs
-(so one test per end, no multiple testing over the buckets near x*).
+(so one test per end, no multiple testing over the buckets near x*). It over-covers (an end fails
+only when a run of correlated tests errs); :mod:`dptree.quantiles.calibration` chooses each level's
+factor on the multiplier by simulating the release (``tree_intervals(..., scale=)``).
 :meth:`dptree.rangetree.release.RangeTree.quantile_ci` inverts the band of F_hat alone at the
 estimated total, ignoring n_hat's noise and its correlation with F_hat (docs/quantiles.md has the
 coverage of both).
