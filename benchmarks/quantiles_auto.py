@@ -14,8 +14,9 @@ constants; the final table then shows the method auto picks by m, n and epsilon.
     PYTHONPATH=src python3 benchmarks/quantiles_auto.py --joint --trials 60 --write
 
 ``--coverage`` instead measures the coverage of the 95% intervals (docs/quantiles.md): the tree's
-pivot interval (:func:`dptree.quantiles.intervals.tree_intervals`) beside
-``RangeTree.quantile_ci``, and the rank radius of the exponential-mechanism methods and JointExp
+calibrated interval (``dptree.quantiles``' default, :mod:`dptree.quantiles.calibration`) beside the
+pivot interval (``interval="pivot"``) and ``RangeTree.quantile_ci``, with widths, the time per call
+by domain size, and the rank radius of the exponential-mechanism methods and JointExp
 (``--em-only``: those alone).
 """
 
@@ -44,13 +45,13 @@ def rank_errors(x_sorted: np.ndarray, qs: np.ndarray, est: np.ndarray) -> np.nda
 
 
 def coverage(trials: int, em_only: bool = False) -> None:
-    from dptree.quantiles.intervals import tree_intervals
-
     qs = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
     D = 1024
     if not em_only:
-        print(f"tree, 95% intervals, [0, {D}), epsilon = 1, {trials} trials x 5 levels (0.05 .. 0.95)")
-        print(f"{'data':>10} {'n':>7} {'quantile_ci':>12} {'pivot':>8}   per level (pivot)")
+        print(f"tree, 95% intervals, [0, {D}), epsilon = 1, {trials} trials x 5 levels (0.05 .. 0.95); "
+              "coverage (+- its binomial standard error over the 5 x trials intervals), mean width in buckets")
+        print(f"{'data':>10} {'n':>6} {'quantile_ci':>11} {'pivot':>6} {'calibrated':>16} {'w pivot':>8} "
+              f"{'w calib':>8} {'s/call':>7}   per level (calibrated) | per level (pivot)")
     for kind in () if em_only else ("uniform", "lognormal"):
         for n in (1000, 10_000):
             rs = np.random.default_rng(0)
@@ -58,17 +59,32 @@ def coverage(trials: int, em_only: bool = False) -> None:
             x = np.sort(x)
             F = np.searchsorted(x, np.arange(D), side="right")
             true = np.array([np.searchsorted(F, q * n, side="left") for q in qs])
-            old = np.zeros(qs.size)
-            new = np.zeros(qs.size)
+            old, piv, cal = np.zeros(qs.size), np.zeros(qs.size), np.zeros(qs.size)
+            w_piv, w_cal, dt = [], [], 0.0
+            kw = dict(lower=0, upper=D - 1, epsilon=1.0, method="tree")
             for s in range(trials):
                 t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, levels=TREE_LEVELS,
                                       branching=TREE_BRANCHING, rng=s)
                 lo, hi = t.quantile_ci(qs, 0.95)
                 old += (lo <= true) & (true <= hi)
-                lo, hi = tree_intervals(t, qs, 0.95)
-                new += (lo <= true) & (true <= hi)
-            print(f"{kind:>10} {n:7d} {old.mean() / trials:12.3f} {new.mean() / trials:8.3f}   "
-                  + " ".join(f"{v:.3f}" for v in new / trials))
+                r = dptree.quantiles(x, qs, interval="pivot", rng=s, **kw)  # the same release (same seed)
+                lo, hi = np.asarray(r.ci_low), np.asarray(r.ci_high)
+                piv += (lo <= true) & (true <= hi)
+                w_piv.append(hi - lo + 1)
+                t0 = time.perf_counter()
+                r = dptree.quantiles(x, qs, interval="calibrated", rng=s, **kw)
+                dt += time.perf_counter() - t0
+                lo, hi = np.asarray(r.ci_low), np.asarray(r.ci_high)
+                cal += (lo <= true) & (true <= hi)
+                w_cal.append(hi - lo + 1)
+            c = cal.mean() / trials
+            se = math.sqrt(c * (1 - c) / (qs.size * trials))
+            print(f"{kind:>10} {n:6d} {old.mean() / trials:11.3f} {piv.mean() / trials:6.3f} {c:9.3f} +- {se:.3f} "
+                  f"{np.mean(w_piv):8.1f} {np.mean(w_cal):8.1f} {dt / trials:7.3f}   "
+                  + " ".join(f"{v:.3f}" for v in cal / trials) + " | "
+                  + " ".join(f"{v:.3f}" for v in piv / trials), flush=True)
+        if not em_only and kind == "lognormal":
+            _calibration_cost()
     print("exponential-mechanism methods: P(every level's rank error <= its radius), 95% radius")
     D = 2**16
     x = np.sort(np.random.default_rng(1).choice(D, 1000, replace=False))
@@ -82,6 +98,26 @@ def coverage(trials: int, em_only: bool = False) -> None:
             ratio.append(float(np.max(errs / np.asarray(r.rank_radius))))
         print(f"{method:>12}: spread data n = 1000 over 2^16, m = 10: coverage {ok / (trials // 5):.3f}, "
               f"largest error / radius {max(ratio):.3f}")
+
+
+def _calibration_cost() -> None:
+    """Time per dptree.quantiles(method="tree") call, pivot and calibrated intervals (private source),
+    n = 10^4 uniform records, 5 levels, by domain size."""
+    from dptree.quantiles.calibration import calibration_sims
+
+    qs = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
+    print("time per call (private source, n = 10^4 uniform, 5 levels; best of 3)")
+    for D in (2**10, 2**13, 2**16, 2**18, 2**20):
+        x = np.random.default_rng(0).integers(0, D, 10_000)
+        best = {}
+        for interval in ("pivot", "calibrated", "pivot", "calibrated", "pivot", "calibrated"):
+            t0 = time.perf_counter()
+            dptree.quantiles(x, qs, lower=0, upper=D - 1, epsilon=1.0, method="tree", interval=interval)
+            best[interval] = min(best.get(interval, math.inf), time.perf_counter() - t0)
+        sims = calibration_sims(dptree.plan_range_tree(lower=0, upper=D - 1, epsilon=1.0, levels=TREE_LEVELS,
+                                                       branching=TREE_BRANCHING).layout.padded_size)
+        print(f"  D = 2^{int(math.log2(D)):<3d} {sims:4d} simulations: pivot {best['pivot']:.3f} s, "
+              f"calibrated {best['calibrated']:.3f} s", flush=True)
 
 
 def write_fitted(a: argparse.Namespace, *, approx: tuple[float, float] | None = None, tree: float | None = None,

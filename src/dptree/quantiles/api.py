@@ -19,8 +19,9 @@ from dptree.noise import RngLike, make_source
 from dptree.privacy.budget import check_release_budget
 from dptree.quantiles.approx import approx_quantiles, em_call, layer_epsilon
 from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS, choose_method
+from dptree.quantiles.calibration import calibrated_scales, calibration_sims
 from dptree.quantiles.intervals import release_radii, tree_intervals, value_intervals
-from dptree.quantiles.release import METHODS, NEIGHBORS, QuantilesRelease, joint_module, statement
+from dptree.quantiles.release import INTERVALS, METHODS, NEIGHBORS, QuantilesRelease, joint_module, statement
 from dptree.rangetree.results import quantile_levels
 
 __all__ = ["quantiles"]
@@ -61,7 +62,8 @@ def _em_data(data: Any, column: str | None, lower: Any, upper: Any,
 
 @validate_params({"epsilon": EPSILON, "method": [Options(METHODS)], "level": LEVEL, "n": DECLARED_SIZE,
                   "n_max": DECLARED_SIZE, "column": COLUMN, "rng": RNG, "on_invalid": ON_INVALID,
-                  "neighbors": NEIGHBORS, "grid": [Interval(Integral, 2, None, hint="e.g. grid=4096")]})
+                  "neighbors": NEIGHBORS, "interval": [Options(INTERVALS)],
+                  "grid": [Interval(Integral, 2, None, hint="e.g. grid=4096")]})
 def quantiles(
     data: Any,
     qs: Any,
@@ -77,6 +79,7 @@ def quantiles(
     width: Any = None,
     neighbors: Literal["add_remove", "replace"] = "add_remove",
     grid: int = 4096,
+    interval: Literal["calibrated", "pivot"] = "calibrated",
     rng: RngLike = None,
     on_invalid: Literal["error", "drop"] = "error",
 ) -> QuantilesRelease:
@@ -96,7 +99,11 @@ def quantiles(
     ``column``, CSV/Parquet paths; Spark and DuckDB relations with the tree method). ``width``:
     the tree's bucket width (with ``"auto"``, used when it picks the tree; on a real-valued domain
     without one auto does not consider the tree). ``n``/``n_max``: a PUBLIC size, never computed from the data.
-    ``rng``: tests only (a seeded release is not private).
+    ``interval`` (tree only): ``"calibrated"`` (default) the pivot interval with its multiplier
+    chosen per level by simulating the release's public noise on its own isotonic CDF
+    (post-processing, no budget; 199 simulations up to 2^16 buckets, fewer above, the pivot
+    interval past 2^20; :mod:`dptree.quantiles.calibration`), ``"pivot"`` the uncalibrated pivot
+    interval (over-covers, 0.97-0.99 at 95%). ``rng``: tests only (a seeded release is not private).
     """
     eps = check_release_budget(epsilon)
     qa = _levels(qs)
@@ -117,13 +124,17 @@ def quantiles(
     metadata = creation_metadata(column=column)  # the clock, read before the data
     src = make_source(rng)
     radius: list[float] | None = None
+    used: str | None = None
     if method == "tree":
         from dptree.rangetree.api import range_tree
 
         tree = range_tree(data, lower=lo, upper=hi, epsilon=eps, width=width, levels=TREE_LEVELS,
                           branching=TREE_BRANCHING, neighbors=neighbors, column=column, missing=on_invalid, rng=src)
         values = [v.item() if hasattr(v, "item") else v for v in np.atleast_1d(tree.quantile(qa))]
-        low, high = tree_intervals(tree, qa, level, grid=grid)
+        sims = calibration_sims(tree.layout.padded_size) if interval == "calibrated" else 0
+        scale = calibrated_scales(tree, qa, level, source=src, sims=sims, grid=grid) if sims else None
+        low, high = tree_intervals(tree, qa, level, grid=grid, scale=scale)
+        used = "calibrated" if sims else "pivot"
         ci_low, ci_high = [v.item() for v in low], [v.item() for v in high]
         if enc.kind == "float":
             values, ci_low, ci_high = ([float(v) for v in c] for c in (values, ci_low, ci_high))
@@ -146,7 +157,7 @@ def quantiles(
     return QuantilesRelease(qa, values, ci_low, ci_high, float(level), method, eps, size_n, lo, hi,
                             statement(method, eps, qa.size, neighbors, src.private, lower=lo, upper=hi, width=width),
                             neighbors=neighbors, width=width, rank_radius=radius, n_is_upper_bound=upper_bound,
-                            metadata=metadata)
+                            metadata=metadata, interval=used)
 
 
 def _check_joint_size(m: int, size_n: int | None) -> None:

@@ -9,7 +9,9 @@ variances of the closed form). The interval runs from the first bucket where the
 not significantly negative to the bucket after the last one where it is not significantly
 positive, each test at the two-sided ``level`` multiplier of :mod:`dptree.estimation.intervals`:
 the low end misses x* only if the test at x* errs, the high end only if the test at x* - 1 errs
-(so one test per end, no multiple testing over the buckets near x*).
+(so one test per end, no multiple testing over the buckets near x*). It over-covers (an end fails
+only when a run of correlated tests errs); :mod:`dptree.quantiles.calibration` chooses each level's
+factor on the multiplier by simulating the release (``tree_intervals(..., scale=)``).
 :meth:`dptree.rangetree.release.RangeTree.quantile_ci` inverts the band of F_hat alone at the
 estimated total, ignoring n_hat's noise and its correlation with F_hat (docs/quantiles.md has the
 coverage of both).
@@ -38,22 +40,35 @@ or on data with ties (where -OPT has no public bound), it is not established.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from dptree.quantiles.approx import Relation, call_radius, layer_epsilon, path_radii
 
-__all__ = ["tree_intervals", "value_intervals", "em_radii", "joint_radius", "release_radii"]
+__all__ = ["TreePivot", "tree_pivot", "pivot_ends", "tree_intervals", "value_intervals", "em_radii", "joint_radius",
+           "release_radii"]
 
 
-def tree_intervals(tree: Any, qs: np.ndarray, level: float, *, grid: int = 4096) -> tuple[np.ndarray, np.ndarray]:
-    """The ``level`` interval of each q-quantile of a :class:`~dptree.rangetree.release.RangeTree`
-    (bucket resolution, like its :meth:`quantile`), from the pivot F_hat(x) - q n_hat with its exact
-    variance (module docstring). Read on at most ``grid`` evenly spaced buckets, widened to the
-    neighbouring grid points. An estimated total <= 0 gives the whole domain."""
-    est, dom = tree._est, tree.domain
-    D = dom.size
+@dataclass(frozen=True)
+class TreePivot:
+    """The pivot P(x) = F_hat(x) - q n_hat of every level on the read-off grid (module docstring):
+    ``idx`` the grid's buckets, ``F`` F_hat there, ``n_hat``, ``sd[i]`` the pivot's exact standard
+    deviation for level i and ``mult`` the two-sided ``level`` multiplier at each grid bucket."""
+
+    idx: np.ndarray
+    F: np.ndarray
+    n_hat: float
+    sd: np.ndarray
+    mult: np.ndarray
+    size: int
+
+
+def tree_pivot(tree: Any, qs: np.ndarray, level: float, *, grid: int = 4096) -> TreePivot:
+    """The pivot of each level of a :class:`~dptree.rangetree.release.RangeTree` on at most ``grid``
+    evenly spaced buckets (release estimates and closed-form variances only)."""
+    est, D = tree._est, tree.domain.size
     idx = np.unique(np.linspace(0, D - 1, min(D, int(grid))).astype(np.int64))
     zeros, none = np.zeros_like(idx), np.zeros(idx.shape, dtype=bool)
     F = est.counts(zeros, idx, none)
@@ -63,25 +78,43 @@ def tree_intervals(tree: Any, qs: np.ndarray, level: float, *, grid: int = 4096)
     vS = est.variances(np.where(suf_empty, 0, idx + 1), np.full(idx.shape, D - 1), suf_empty)
     whole = (np.array([0]), np.array([D - 1]), np.array([False]))
     n_hat, vN = float(est.counts(*whole)[0]), float(est.variances(*whole)[0])
-    low_leaf = np.zeros(qs.size, dtype=np.int64)
-    high_leaf = np.full(qs.size, D - 1, dtype=np.int64)
-    for i, q in enumerate(qs):
-        if n_hat <= 0:
-            continue
-        piv = F - q * n_hat
-        sd = np.sqrt(np.maximum((1 - q) * vF + (q * q - q) * vN + q * vS, 0.0))
-        up = np.flatnonzero(piv + mult * sd >= 0)
-        if not up.size:
-            continue
-        j = int(up[0])
-        low_leaf[i] = idx[j - 1] + 1 if j > 0 else idx[0]
-        below = np.flatnonzero(piv - mult * sd < 0)  # buckets where F(x) >= q n is not established
-        k = int(below[-1]) + 1 if below.size else 0
-        if k < idx.size:
-            high_leaf[i] = idx[k]
-    low = dom.leaf_start(low_leaf)
-    high = dom.leaf_end(high_leaf)
-    return np.asarray(low), np.asarray(high)
+    q = np.asarray(qs, dtype=np.float64)[:, None]
+    sd = np.sqrt(np.maximum((1 - q) * vF + (q * q - q) * vN + q * vS, 0.0))
+    return TreePivot(idx, F, n_hat, sd, np.broadcast_to(np.asarray(mult, dtype=np.float64), idx.shape), D)
+
+
+def pivot_ends(idx: np.ndarray, piv: np.ndarray, half: np.ndarray, size: int) -> tuple[int, int]:
+    """The interval's first and last bucket from one level's pivot values ``piv`` and half-widths
+    ``half`` (multiplier x sd) on the grid ``idx``: from the first grid bucket where the pivot is
+    not significantly negative (widened to the grid point before it) to the bucket after the last
+    one where it is not significantly positive; the whole domain where no bucket reaches the target."""
+    up = np.flatnonzero(piv + half >= 0)
+    if not up.size:
+        return 0, size - 1
+    j = int(up[0])
+    low = int(idx[j - 1]) + 1 if j > 0 else int(idx[0])
+    below = np.flatnonzero(piv - half < 0)  # buckets where F(x) >= q n is not established
+    k = int(below[-1]) + 1 if below.size else 0
+    return low, int(idx[k]) if k < idx.size else size - 1
+
+
+def tree_intervals(tree: Any, qs: np.ndarray, level: float, *, grid: int = 4096,
+                   scale: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The ``level`` interval of each q-quantile of a :class:`~dptree.rangetree.release.RangeTree`
+    (bucket resolution, like its :meth:`quantile`), from the pivot F_hat(x) - q n_hat with its exact
+    variance (module docstring). Read on at most ``grid`` evenly spaced buckets, widened to the
+    neighbouring grid points. ``scale[i]`` multiplies level i's multiplier (default 1: the pivot
+    interval; :mod:`dptree.quantiles.calibration` chooses it by simulation). An estimated total
+    <= 0 gives the whole domain."""
+    pv = tree_pivot(tree, qs, level, grid=grid)
+    sc = np.ones(len(qs)) if scale is None else np.asarray(scale, dtype=np.float64)
+    low_leaf = np.zeros(len(qs), dtype=np.int64)
+    high_leaf = np.full(len(qs), pv.size - 1, dtype=np.int64)
+    if pv.n_hat > 0:
+        for i, q in enumerate(qs):
+            low_leaf[i], high_leaf[i] = pivot_ends(pv.idx, pv.F - q * pv.n_hat, sc[i] * pv.mult * pv.sd[i], pv.size)
+    dom = tree.domain
+    return np.asarray(dom.leaf_start(low_leaf)), np.asarray(dom.leaf_end(high_leaf))
 
 
 def value_intervals(qs: np.ndarray, estimates: list[Any], radii: np.ndarray, n: int | None,

@@ -24,9 +24,11 @@ from dptree.privacy.statement import Neighbors, make_statement, read_statement
 from dptree.quantiles.approx import layer_epsilon, layers
 from dptree.quantiles.intervals import release_radii
 
-__all__ = ["QuantilesRelease", "METHODS", "statement"]
+__all__ = ["QuantilesRelease", "METHODS", "INTERVALS", "statement"]
 
 METHODS: tuple[str, ...] = ("auto", "tree", "approx", "joint", "exponential")
+#: the tree's interval constructions (:mod:`dptree.quantiles.calibration`)
+INTERVALS: tuple[str, ...] = ("calibrated", "pivot")
 NEIGHBORS = [Options(("add_remove", "replace"))]
 #: the sensitivity every exponential-mechanism call is calibrated to, for the level a/b
 _SENSITIVITY = {"add_remove": "max(a, b - a) (add/remove-one)", "replace": "b (replace-one)"}
@@ -85,7 +87,7 @@ def statement(method: str, epsilon: float, m: int, neighbors: str, private: bool
 @dataclass(frozen=True, repr=False)
 class QuantilesRelease(Release):
     """m private quantiles: ``values[i]`` estimates the ``q[i]``-quantile; [``ci_low[i]``, ``ci_high[i]``]
-    its interval at ``level`` (tree: from the CDF band; exponential-mechanism methods: from the
+    its interval at ``level`` (tree: from the CDF band, ``interval`` says how; exponential-mechanism methods: from the
     utility tail, see :mod:`dptree.quantiles.intervals`; ``rank_radius[i]`` the rank radius of that
     bound, None for the tree). ``method`` is the method that ran (also when auto chose it).
     Everything but ``values``, ``ci_low`` and ``ci_high`` is public parameters."""
@@ -112,6 +114,9 @@ class QuantilesRelease(Release):
     rank_radius: list[float] | None = None
     n_is_upper_bound: bool = field(default=False, kw_only=True)
     metadata: dict[str, Any] = field(default_factory=dict, kw_only=True)
+    #: the tree's interval construction ("calibrated" or "pivot"; None for the other methods and in
+    #: files written before it was recorded)
+    interval: str | None = field(default=None, kw_only=True)
 
     def summary(self) -> str:
         return (f"QuantilesRelease of {len(self.values)} levels by {self.method!r} over [{self.lower!r}, "
@@ -133,7 +138,8 @@ class QuantilesRelease(Release):
         """The file's parts (:mod:`dptree.io.release_file`)."""
         params = {"domain": domain_document(encoding(self.lower, self.upper)), "q": [float(x) for x in self.q],
                   "level": self.level, "method": self.method, "epsilon": self.epsilon, "n_declared": self.n_declared,
-                  "n_is_upper_bound": self.n_is_upper_bound, "neighbors": self.neighbors, "width": self.width}
+                  "n_is_upper_bound": self.n_is_upper_bound, "neighbors": self.neighbors, "width": self.width,
+                  "interval": self.interval}
         meas = {"values": list(self.values), "ci_low": list(self.ci_low), "ci_high": list(self.ci_high),
                 "rank_radius": self.rank_radius}
         return {"privacy": self.privacy, "parameters": params, "measurements": meas, "metadata": self.metadata}
@@ -152,6 +158,10 @@ class QuantilesRelease(Release):
         check_param("n_is_upper_bound", p["n_is_upper_bound"], [InstanceOf(bool)])
         check_param("neighbors", p["neighbors"], NEIGHBORS)
         check_param("method", p["method"], [Options(METHODS[1:])])
+        interval = p.get("interval")
+        check_param("interval", interval, [None, Options(INTERVALS)])
+        if interval is not None and p["method"] != "tree":
+            raise ReleaseFileError(f"{kind} release: parameters.interval is the tree's; method is {p['method']!r}")
         q = p["q"]
         if (not isinstance(q, list) or not q or any(type(x) is not float or not 0 <= x <= 1 for x in q)
                 or q != sorted(q)):
@@ -175,4 +185,5 @@ class QuantilesRelease(Release):
             raise ReleaseFileError(f"{kind} release: rank_radius does not match the parameters")
         return cls(np.asarray(q), cols[0], cols[1], cols[2], float(p["level"]), p["method"], eps, p["n_declared"],
                    lo, hi, privacy, neighbors=p["neighbors"], width=p["width"], rank_radius=radius,
-                   n_is_upper_bound=p["n_is_upper_bound"], metadata=check_metadata(doc.get("metadata")))
+                   n_is_upper_bound=p["n_is_upper_bound"], metadata=check_metadata(doc.get("metadata")),
+                   interval=interval)

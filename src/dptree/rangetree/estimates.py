@@ -15,6 +15,8 @@ import numpy as np
 
 from dptree.estimation.intervals import gamma_shape, multiplier
 from dptree.estimation.least_squares import range_error_moments, range_variance, regular_passes
+from dptree.noise import RandomSource
+from dptree.privacy.measurement import NoiseSpec, measure
 from dptree.rangetree.calibration import NoiseKind
 from dptree.rangetree.layout import TreeLayout
 
@@ -123,6 +125,32 @@ class LeafEstimates:
         else:  # no padding: v1 is the exact variance (range_variance), computed once
             s = np.sqrt(np.where(empty, 0.0, np.maximum(v1, 0.0)))
         return s, multiplier("laplace", level, gamma_shape(v1, v2))
+
+    def simulated_cdf_errors(self, spec: NoiseSpec, root_exact: bool, sims: int, source: RandomSource,
+                             at: np.ndarray) -> np.ndarray:
+        """Errors F_hat(x) - F(x) of the prefix counts ``cum[at]`` in ``sims`` simulated releases of this
+        plan, shape (sims, at.size): fresh noise of the public ``spec`` (:func:`~dptree.privacy.measurement.measure`
+        on zero counts; the root exact under ``root_exact``) through the same estimator. The estimator is
+        linear, so these are the errors of a release of any data set; no data and no measurement of
+        this release is read. Simulated as one forest of at most about 2^22 leaves at a time."""
+        fan, Dp = self.layout.fanouts, self.layout.padded_size
+        sizes = self.layout.level_sizes
+        out = np.empty((int(sims), np.asarray(at).size))
+        chunk = max(1, min(int(sims), (1 << 22) // Dp))
+        for s0 in range(0, int(sims), chunk):
+            c = min(chunk, int(sims) - s0)
+            meas = measure([np.zeros(c * k, dtype=np.int64) for k in sizes], spec, source)
+            if root_exact:
+                meas[0] = np.zeros(c, dtype=np.int64)
+            leaf = regular_passes(meas, [float(v) for v in self.level_variance], fan).x[0].reshape(c, Dp)
+            if self._pad_var > 0:
+                pad_hat = leaf[:, self.size:].sum(axis=1)
+                for t0, t1, cov in zip(self._seg_start[:-1], self._seg_start[1:], self._seg_cov):
+                    leaf[:, t0:t1] -= (cov / self._pad_var) * pad_hat[:, None]
+            cum = np.zeros((c, self.size + 1))
+            np.cumsum(leaf[:, :self.size], axis=1, out=cum[:, 1:])
+            out[s0:s0 + c] = cum[:, at]
+        return out
 
     def monotone_cdf(self) -> np.ndarray:
         """The isotonic (non-decreasing, non-negative) fit of ``cum[1:]``, computed once."""

@@ -1,0 +1,136 @@
+"""Calibrated tree intervals: the pivot interval's multiplier chosen by simulating the release.
+
+The pivot interval (:func:`dptree.quantiles.intervals.tree_intervals`) makes one test per end, but
+an end fails only when a whole run of strongly correlated tests errs, so it over-covers by an
+amount that depends on the data's density near the quantile (docs/quantiles.md, "Intervals").
+This module picks, for each level, the factor on the multiplier at which simulated releases cover
+at the nominal rate (a parametric bootstrap with the release as plug-in truth):
+
+1. plug-in truth: the released isotonic CDF G (:meth:`~dptree.rangetree.estimates.LeafEstimates.monotone_cdf`),
+   total G(D - 1), made piecewise linear between the centres of its flat blocks
+   (:func:`plug_in_cdf`) and straight where it is within 3 pivot standard deviations of q G(D - 1)
+   (:func:`straight_window`: the isotonic fit's steps are noise at that scale); its q-quantile x*_q
+   is the first bucket where it reaches q G(D - 1). The release cannot resolve where q n falls
+   inside x*_q's bucket (its phase), so the truth is shifted by a fraction of a bucket to put q n
+   at the top of the bucket and then just above its bottom, the phases at which the low, resp. the
+   high end is hardest to cover, and the larger of the two factors is kept;
+2. ``sims`` simulated releases: the plan's public noise (levels, per-level scales, branching) drawn
+   afresh and passed through the same least-squares estimator
+   (:meth:`~dptree.rangetree.estimates.LeafEstimates.simulated_cdf_errors`; the estimator is linear,
+   so a simulated F_hat is G plus the simulated error);
+3. for each simulated release and level, the smallest factor c at which the pivot interval
+   contains x*_q (coverage only grows with c: the low end moves left and the high end right), in
+   closed form: the low end covers iff some grid bucket j at or before x*_q has P_j + c w_j >= 0,
+   the high end iff some j from the grid point before x*_q on has P_j - c w_j < 0 (w_j the
+   multiplier times the pivot's standard deviation);
+4. the factor of level q is the ceil(level (sims + 1))-th smallest of those sims factors (were the
+   plug-in the truth, the interval would cover with probability >= level, as a Monte Carlo test).
+
+The factor is computed on the same read-off grid as the interval (:func:`tree_pivot`); the
+number of simulations is public (:func:`calibration_sims`: 199 up to 2^16 leaves, fewer above,
+none past 2^20 leaves, where the pivot interval is kept).
+
+Privacy: post-processing. Everything read is the release's estimates (the noisy CDF, its
+isotonic fit, the estimated total) and its public plan; the simulation's noise is drawn from the
+release's random source (:mod:`dptree.noise`) but is not privacy noise and touches no data.
+Cost: ``sims`` trees' worth of noise and two least-squares passes (docs/quantiles.md has the
+measured time per call).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from dptree.noise import RandomSource
+from dptree.quantiles.intervals import tree_pivot
+
+__all__ = ["CALIBRATION_SIMS", "calibration_sims", "critical_scales", "plug_in_cdf", "straight_window",
+           "calibrated_scales"]
+
+#: simulated releases per call at most (ceil(0.95 * 200) = 190: the 95% factor is the 190th of 199)
+CALIBRATION_SIMS = 199
+#: ... and at least (the 95% factor is then the 38th of 39)
+MIN_SIMS = 39
+#: simulated leaves per call: the number of simulations is min(199, WORK_LEAVES // leaves), at least 39
+WORK_LEAVES = 1 << 24
+#: trees with more (padded) leaves than this keep the pivot interval (a call would take seconds)
+MAX_LEAVES = 1 << 20
+#: the plug-in is a straight line where it is within this many pivot standard deviations of q n
+WINDOW = 3.0
+
+
+def calibration_sims(leaves: int) -> int:
+    """Simulated releases for a tree of ``leaves`` padded leaves (public), 0 past :data:`MAX_LEAVES`."""
+    if leaves > MAX_LEAVES:
+        return 0
+    return int(min(CALIBRATION_SIMS, max(MIN_SIMS, WORK_LEAVES // leaves)))
+
+
+def critical_scales(idx: np.ndarray, piv: np.ndarray, w: np.ndarray, true_bucket: np.ndarray) -> np.ndarray:
+    """For pivot values ``piv`` (sims x grid) with half-widths ``w`` (grid) at factor 1, the smallest
+    factor c >= 0 at which the interval of row s contains ``true_bucket[s]`` (step 3 of the module
+    docstring)."""
+    k = np.searchsorted(idx, np.asarray(true_bucket), side="left")[:, None]  # grid points before the bucket
+    j = np.arange(idx.size)[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(w > 0, piv / np.where(w > 0, w, 1.0), np.sign(piv) * np.inf)
+    low = np.maximum(np.min(np.where(j <= k, -r, np.inf), axis=1), 0.0)
+    r = np.where((w == 0) & (piv == 0), np.inf, r)  # P - c 0 < 0 fails at P = 0
+    high = np.maximum(np.min(np.where(j >= k - 1, r, np.inf), axis=1), 0.0)
+    return np.where(k[:, 0] == 0, low, np.maximum(low, high))
+
+
+def plug_in_cdf(iso: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The plug-in truth as knots (position, value) of a piecewise-linear CDF: the isotonic CDF's
+    flat blocks at their centres, so each of its jumps is spread over the buckets between two
+    block centres (strictly increasing values; constant before the first knot and after the last)."""
+    start = np.flatnonzero(np.diff(iso, prepend=np.nan) != 0)  # first bucket of each flat block
+    end = np.append(start[1:], iso.size) - 1
+    return (start + end) / 2.0, iso[start]
+
+
+def straight_window(pos: np.ndarray, val: np.ndarray, target: float, half: float) -> tuple[np.ndarray, np.ndarray]:
+    """The knots with a straight line where the plug-in is within ``half`` ranks of ``target``: the
+    local density at the interval's scale, not the isotonic fit's steps inside it."""
+    lo_t, hi_t = max(target - half, val[0]), min(target + half, val[-1])
+    a, b = np.interp(lo_t, val, pos), np.interp(hi_t, val, pos)
+    if not b > a:
+        return pos, val
+    left, right = pos < a, pos > b
+    return (np.concatenate([pos[left], [a, b], pos[right]]), np.concatenate([val[left], [lo_t, hi_t], val[right]]))
+
+
+def calibrated_scales(tree: Any, qs: np.ndarray, level: float, *, source: RandomSource,
+                      sims: int = CALIBRATION_SIMS, grid: int = 4096) -> np.ndarray:
+    """The factor on each level's pivot multiplier at which ``sims`` simulated releases of ``tree``'s
+    plan, with the release's isotonic CDF as the truth, cover at ``level`` whatever the quantile's
+    phase inside its bucket (module docstring). Reads only the release (its estimates and public
+    plan); ``source`` draws the simulation's noise."""
+    pv = tree_pivot(tree, qs, level, grid=grid)
+    est, plan, D = tree._est, tree.plan, pv.size
+    pos, val = plug_in_cdf(est.monotone_cdf())
+    n_plug = float(val[-1])
+    if not n_plug > 0 or not pv.n_hat > 0:
+        return np.ones(len(qs))  # the released interval is the whole domain or the plug-in has no data
+    err = est.simulated_cdf_errors(plan.noise_spec, plan.root_exact, sims, source, np.append(pv.idx + 1, D))
+    n_sim = n_plug + err[:, -1]
+    order = min(sims, math.ceil(level * (sims + 1))) - 1
+    out = np.zeros(len(qs))
+    for i, q in enumerate(qs):
+        t = q * n_plug
+        s_i = float(np.interp(np.interp(t, val, pos), pv.idx, pv.sd[i]))  # the pivot's sd near the plug-in quantile
+        kp, kv = straight_window(pos, val, t, WINDOW * s_i)
+        y = float(np.interp(t, kv, kp)) if t > kv[0] else 0.0  # where the plug-in reaches q n
+        # the truth shifted so that q n falls at the top of a bucket, then just above its bottom:
+        # the two phases at which the low end, resp. the high end, is hardest to cover
+        for shift in (y - math.floor(y), y - math.floor(y) - 1 + 1e-9):
+            truth = np.interp(pv.idx + shift, kp, kv)
+            true_bucket = np.full(sims, min(max(math.ceil(y - shift), 0), D - 1))
+            c = critical_scales(pv.idx, truth[None, :] + err[:, :-1] - q * n_sim[:, None], pv.mult * pv.sd[i],
+                                true_bucket)
+            c[n_sim <= 0] = 0.0
+            out[i] = max(out[i], float(np.partition(c, order)[order]))
+    return out

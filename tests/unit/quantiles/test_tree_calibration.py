@@ -1,0 +1,138 @@
+"""The calibrated tree interval (dptree.quantiles.calibration): its closed-form critical factor
+agrees with the interval it calibrates, the simulated releases have the release's error law
+(forest passes, padding), the calibration reads the release only (a reloaded release gives the
+same factors), and the API wires both interval constructions."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import dptree
+from dptree.errors import DPTreeError
+from dptree.estimation.least_squares import regular_passes
+from dptree.noise import make_source
+from dptree.quantiles.calibration import (
+    CALIBRATION_SIMS,
+    MIN_SIMS,
+    calibrated_scales,
+    calibration_sims,
+    critical_scales,
+    plug_in_cdf,
+)
+from dptree.quantiles.intervals import tree_intervals, tree_pivot
+from dptree.rangetree.release import RangeTree
+
+QS = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
+
+
+def _tree(D=1024, n=2000, seed=1, data_seed=0):
+    x = np.random.default_rng(data_seed).integers(0, D, n)
+    return x, dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, levels="prefix", branching=8, rng=seed)
+
+
+@pytest.mark.parametrize("D", [1024, 1000, 9000])  # 9000 > 4096: a coarser read-off grid
+def test_critical_factor_is_where_the_interval_starts_to_cover(D):
+    x, _ = _tree(D)
+    F = np.searchsorted(np.sort(x), np.arange(D), side="right")
+    checked = 0
+    for s in range(12):
+        _, t = _tree(D, seed=s)
+        pv = tree_pivot(t, QS, 0.95)
+        for i, q in enumerate(QS):
+            for target in (int(np.searchsorted(F, q * x.size)), int(np.searchsorted(F, q * x.size)) + 3):
+                c = float(critical_scales(pv.idx, (pv.F - q * pv.n_hat)[None, :], pv.mult * pv.sd[i],
+                                          np.array([target]))[0])
+                sc = np.ones(QS.size)
+                sc[i] = c * (1 + 1e-9) + 1e-12
+                lo, hi = tree_intervals(t, QS, 0.95, scale=sc)
+                assert lo[i] <= target <= hi[i]
+                if c > 1e-6:
+                    sc[i] = c * (1 - 1e-6)
+                    lo, hi = tree_intervals(t, QS, 0.95, scale=sc)
+                    assert not lo[i] <= target <= hi[i]
+                    checked += 1
+    assert checked > 20
+
+
+def test_regular_passes_on_a_forest_are_the_passes_of_each_tree():
+    fan, var = (4, 3, 2), [np.inf, 2.0, 5.0, 1.0]
+    sizes = [1, 4, 12, 24]
+    rs = np.random.default_rng(0)
+    trees = [[None] + [rs.normal(size=k) for k in sizes[1:]] for _ in range(3)]
+    forest = [None] + [np.concatenate([t[j] for t in trees]) for j in range(1, 4)]
+    both = regular_passes(forest, var, fan).x[0].reshape(3, -1)
+    for t, row in zip(trees, both):
+        np.testing.assert_allclose(regular_passes(t, var, fan).x[0], row)
+
+
+@pytest.mark.parametrize("D", [1024, 1000])  # 1000: padding buckets, conditioned on
+def test_simulated_errors_have_the_release_variance_and_no_data(D):
+    _, t = _tree(D)
+    at = np.array([1, 37, 300, 512, 777, D])
+    err = t._est.simulated_cdf_errors(t.plan.noise_spec, t.plan.root_exact, 3000, make_source(2), at)
+    var = t._est.variances(np.zeros(at.size, np.int64), at - 1, np.zeros(at.size, bool))
+    np.testing.assert_allclose(err.var(axis=0), var, rtol=0.08)
+    assert abs(err.mean()) < 0.5  # errors, centred: no count of the data in them
+
+
+def test_calibration_reads_the_release_only(tmp_path):
+    """A release reloaded from its file (public parameters and noisy counts only) gives the same
+    factors as the release itself; another data set's release gives other factors."""
+    _, t = _tree()
+    path = tmp_path / "t.json"
+    t.save(str(path), allow_nonprivate=True)
+    back = dptree.load(str(path))
+    a = calibrated_scales(t, QS, 0.95, source=make_source(9))
+    b = calibrated_scales(back, QS, 0.95, source=make_source(9))
+    np.testing.assert_array_equal(a, b)
+    same_noise = RangeTree(t.plan, [None if m is None else m.copy() for m in t.measurements], t.privacy)
+    np.testing.assert_array_equal(a, calibrated_scales(same_noise, QS, 0.95, source=make_source(9)))
+    _, other = _tree(data_seed=5, n=300)
+    assert not np.array_equal(a, calibrated_scales(other, QS, 0.95, source=make_source(9)))
+
+
+def test_plug_in_spreads_each_jump_between_block_centres():
+    pos, val = plug_in_cdf(np.array([0.0, 0.0, 5.0, 5.0, 5.0, 9.0]))
+    np.testing.assert_array_equal(pos, [0.5, 3.0, 5.0])
+    np.testing.assert_array_equal(val, [0.0, 5.0, 9.0])
+
+
+def test_number_of_simulations_is_public_and_bounded():
+    assert calibration_sims(1024) == CALIBRATION_SIMS == 199
+    assert calibration_sims(2**16) == 199 and calibration_sims(2**18) == 64
+    assert calibration_sims(2**20) == MIN_SIMS and calibration_sims(2**20 + 8) == 0
+
+
+def test_api_calibrated_by_default_and_pivot_on_request():
+    x, t = _tree()
+    kw = dict(lower=0, upper=1023, epsilon=1.0, method="tree", rng=1)
+    piv = dptree.quantiles(x, QS, interval="pivot", **kw)
+    lo, hi = tree_intervals(t, QS, 0.95)
+    assert piv.ci_low == list(lo) and piv.ci_high == list(hi)
+    cal = dptree.quantiles(x, QS, **kw)
+    assert cal.values == piv.values
+    w_cal = np.subtract(cal.ci_high, cal.ci_low)
+    w_piv = np.subtract(piv.ci_high, piv.ci_low)
+    assert np.all(w_cal <= w_piv) and np.sum(w_cal) < 0.9 * np.sum(w_piv)  # the pivot over-covers
+
+
+def test_the_release_records_its_interval_construction(tmp_path):
+    x, _ = _tree()
+    kw = dict(lower=0, upper=1023, epsilon=1.0, rng=1)
+    for method, interval, want in (("tree", "calibrated", "calibrated"), ("tree", "pivot", "pivot"),
+                                   ("approx", "calibrated", None)):
+        r = dptree.quantiles(x, QS, method=method, interval=interval, **kw)
+        assert r.interval == want
+        path = tmp_path / f"{method}-{interval}.json"
+        r.save(str(path), allow_nonprivate=True)
+        assert dptree.load(str(path)).interval == want
+    doc = json.loads(path.read_text())  # the approx release
+    doc["parameters"]["interval"] = "pivot"
+    with pytest.raises(DPTreeError, match="interval"):
+        dptree.QuantilesRelease.from_document(doc)
+    doc["parameters"]["interval"] = "bootstrap"
+    with pytest.raises(DPTreeError, match="interval"):
+        dptree.QuantilesRelease.from_document(doc)
