@@ -258,7 +258,10 @@ def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1
         nonlocal next_id
         ids = np.arange(next_id, next_id + start.size, dtype=np.int64)
         next_id += start.size
-        starts.append(start), lasts.append(last), parent_ids.append(parent), depths.append(depth)
+        starts.append(start)
+        lasts.append(last)
+        parent_ids.append(parent)
+        depths.append(depth)
         return ids
 
     for d in range(L):
