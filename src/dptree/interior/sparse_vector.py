@@ -13,6 +13,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -66,7 +67,8 @@ def first_above_threshold(
     *,
     sensitivity: int = 1,
     monotone: bool = False,
-) -> int | None:
+    runs: int | None = None,
+) -> Any:
     """AboveThreshold over a fixed list of integer query answers: the index of the first answer
     with ``answer + nu >= threshold + rho``, or None when no answer gets there.
 
@@ -75,14 +77,19 @@ def first_above_threshold(
     ``sensitivity`` under the caller's neighbouring relation (and ``monotone`` only when every
     neighbouring pair moves all answers the same way). Vectorised: a nu is drawn for every query,
     and the ones after the first top are never read (the same law as drawing them one at a time).
+    ``runs``: that many independent runs on the same answers (an int64 array, -1 for no top).
     """
     src = rng if hasattr(rng, "random_bytes") else make_source(rng)
     s_rho, s_nu = above_threshold_scales(epsilon, sensitivity, monotone)
     vals = np.asarray(answers, dtype=np.int64)
-    rho = int(discrete_laplace(src, s_rho, 1)[0])  # type: ignore[arg-type]
-    nu = discrete_laplace(src, s_nu, int(vals.size))  # type: ignore[arg-type]
-    top = np.flatnonzero(vals + nu >= int(threshold) + rho)
-    return int(top[0]) if top.size else None
+    r = 1 if runs is None else int(runs)
+    rho = discrete_laplace(src, s_rho, r)  # type: ignore[arg-type]
+    nu = discrete_laplace(src, s_nu, r * int(vals.size)).reshape(r, vals.size)  # type: ignore[arg-type]
+    top = vals[None, :] + nu >= int(threshold) + rho[:, None]
+    first = np.where(top.any(axis=1), top.argmax(axis=1), -1).astype(np.int64)
+    if runs is not None:
+        return first
+    return None if first[0] < 0 else int(first[0])
 
 
 @dataclass

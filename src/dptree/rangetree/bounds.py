@@ -37,7 +37,7 @@ import numpy as np
 from dptree import noise as _noise
 from dptree.data.domain import _NS_MAX, _NS_MIN, Domain, make_domain
 from dptree.data.histograms import leaf_histogram, value_counts
-from dptree.errors import DataError, InvalidParameterError, ReleaseFileError
+from dptree.errors import DataError, DPTreeError, InvalidParameterError, ReleaseFileError
 from dptree.interior.sparse_vector import above_threshold_scales, first_above_threshold
 from dptree.io.release_file import utc_now
 from dptree.noise import laplace_scale_used
@@ -137,24 +137,30 @@ class BoundsSearch:
         """t: each end halts where about t records (or fewer) lie beyond it: ceil(2 * query scale)."""
         return int(math.ceil(RANK_SCALES * self.scales[1]))
 
-    def find(self, kind: Kind, values: np.ndarray, counts: np.ndarray, src: _noise.RandomSource) -> tuple[Any, Any]:
-        """The two ends (candidates) for the sorted distinct ``values`` with their ``counts``.
-
-        The true answers of every candidate are computed up front (one sorted pass) and only reach
-        the caller through :func:`first_above_threshold`; a search with no top gives its last
-        candidate."""
+    def answers(self, kind: Kind, values: np.ndarray, counts: np.ndarray, side: Side) -> tuple[np.ndarray, np.ndarray]:
+        """The candidates of one end and their true query answers (private: they only reach the
+        caller through :func:`first_above_threshold`), for the sorted distinct ``values`` with
+        their ``counts``: -#{v < c} on the low end, -#{v > c} on the high end (one sorted pass)."""
         vals = _as_search_values(np.asarray(values), kind)
         cum = np.concatenate([[0], np.cumsum(np.asarray(counts, dtype=np.int64))])
-        total = int(cum[-1])
+        cand = candidates(kind, side)
+        if side == "low":
+            return cand, -cum[np.searchsorted(vals, cand, side="left")]
+        return cand, cum[np.searchsorted(vals, cand, side="right")] - cum[-1]
+
+    def halt(self, answers: np.ndarray, src: _noise.RandomSource, runs: int | None = None) -> Any:
+        """One end's AboveThreshold (eps/2) on its answers: the halting index, or None (or, with
+        ``runs``, an array of indices, -1 for none) (:func:`first_above_threshold`)."""
+        return first_above_threshold(answers, -self.rank, self.epsilon / 2, src, sensitivity=self.max_contributions,
+                                     monotone=self.monotone, runs=runs)
+
+    def find(self, kind: Kind, values: np.ndarray, counts: np.ndarray, src: _noise.RandomSource) -> tuple[Any, Any]:
+        """The two ends (candidates) for the sorted distinct ``values`` with their ``counts``; an
+        end whose search does not halt is its last candidate."""
         out = []
         for side in ("low", "high"):
-            cand = candidates(kind, cast(Side, side))
-            if side == "low":  # -#{v < c}
-                answers = -cum[np.searchsorted(vals, cand, side="left")]
-            else:  # -#{v > c}
-                answers = cum[np.searchsorted(vals, cand, side="right")] - total
-            idx = first_above_threshold(answers, -self.rank, self.epsilon / 2, src,
-                                        sensitivity=self.max_contributions, monotone=self.monotone)
+            cand, answers = self.answers(kind, values, counts, cast(Side, side))
+            idx = self.halt(answers, src)
             c = cand[-1] if idx is None else cand[idx]
             out.append(float(c) if kind == "float" else int(c))
         return out[0], out[1]
@@ -351,8 +357,8 @@ def checked_statement(record: Any, tree: RangeTreePlan) -> dict[str, Any]:
                                  max_contributions=tree.max_contributions, levels=tree.levels)
         lower, upper = record["found"]
         dom = private_domain(tree.domain.kind, lower, upper, width)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ReleaseFileError(f"release file: parameters.bounds is incomplete: {exc}") from None
+    except (KeyError, TypeError, ValueError, OverflowError, DPTreeError) as exc:
+        raise ReleaseFileError(f"release file: parameters.bounds is incomplete or invalid: {exc}") from None
     if dom != tree.domain or plan.tree_epsilon != tree.budget.epsilon:
         raise ReleaseFileError("release file: the domain or the budget split does not match the private bounds "
                                "search it records (tampered?)")
