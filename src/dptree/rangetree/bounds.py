@@ -4,7 +4,8 @@ range holding most of the data, and the tree is released over it with the rest.
 The search is Durfee's unbounded maximum estimation ("Unbounded Differentially Private Quantile
 and Maximum Estimation", NeurIPS 2023): AboveThreshold (Dwork et al. 2009; the sparse vector
 technique) over candidates that grow exponentially outward from the public origin 0, run once
-for each end with half of the bounds budget (sequential composition):
+for each end (:attr:`BoundsSearch.epsilon_per_end`: the whole bounds budget under add/remove of
+one record, whose record reaches one end only; half of it otherwise):
 
 * high end: candidates 1, 2, 4, ..., 2^62 (integers and ns timestamps; floats 2^-126, ..., 2^1022)
   and queries ``-#{records > c}``, halting at the first c with ``-#above + nu >= -t + rho``, i.e.
@@ -112,7 +113,7 @@ def _as_search_values(values: np.ndarray, kind: Kind) -> np.ndarray:
 @dataclass(frozen=True)
 class BoundsSearch:
     """The public parameters of the search: its budget (both ends), the neighbouring relation and
-    the records per person k. Pure ``epsilon``-DP: eps/2 per end (sequential composition)."""
+    the records per person k. Pure ``epsilon``-DP (:attr:`epsilon_per_end`)."""
 
     epsilon: float
     neighbors: Relation = "add_remove"
@@ -127,9 +128,22 @@ class BoundsSearch:
         return self.neighbors == "add_remove" or self.max_contributions == 1
 
     @property
+    def parallel(self) -> bool:
+        """The low end reads only records below 0 (its queries count v < c <= 0) and the high end
+        only records above 1 (v > c >= 1): adding or removing one record changes the input of one
+        end only (parallel composition). Replacing a record (it may cross 0) or k > 1 records
+        may change both (sequential composition)."""
+        return self.neighbors == "add_remove" and self.max_contributions == 1
+
+    @property
+    def epsilon_per_end(self) -> float:
+        """The budget of each end's AboveThreshold: epsilon when :attr:`parallel`, else epsilon / 2."""
+        return float(self.epsilon) if self.parallel else float(self.epsilon) / 2
+
+    @property
     def scales(self) -> tuple[Fraction, Fraction]:
         """The exact discrete Laplace scales (threshold, query) used for each end."""
-        rho, nu = above_threshold_scales(self.epsilon / 2, self.max_contributions, self.monotone)
+        rho, nu = above_threshold_scales(self.epsilon_per_end, self.max_contributions, self.monotone)
         return laplace_scale_used(rho), laplace_scale_used(nu)
 
     @property
@@ -149,9 +163,9 @@ class BoundsSearch:
         return cand, cum[np.searchsorted(vals, cand, side="right")] - cum[-1]
 
     def halt(self, answers: np.ndarray, src: _noise.RandomSource, runs: int | None = None) -> Any:
-        """One end's AboveThreshold (eps/2) on its answers: the halting index, or None (or, with
+        """One end's AboveThreshold (:attr:`epsilon_per_end`) on its answers: the halting index, or None (or, with
         ``runs``, an array of indices, -1 for none) (:func:`first_above_threshold`)."""
-        return first_above_threshold(answers, -self.rank, self.epsilon / 2, src, sensitivity=self.max_contributions,
+        return first_above_threshold(answers, -self.rank, self.epsilon_per_end, src, sensitivity=self.max_contributions,
                                      monotone=self.monotone, runs=runs)
 
     def find(self, kind: Kind, values: np.ndarray, counts: np.ndarray, src: _noise.RandomSource) -> tuple[Any, Any]:
@@ -172,7 +186,8 @@ class BoundsSearch:
             "search": "AboveThreshold per end over candidates doubling outward from 0 (Durfee 2023, "
                       "unbounded maximum estimation)",
             "epsilon": self.epsilon,
-            "epsilon_per_end": self.epsilon / 2,
+            "epsilon_per_end": self.epsilon_per_end,
+            "composition": "parallel (one record reaches one end)" if self.parallel else "sequential",
             "rank": self.rank,
             "sensitivity": self.max_contributions,
             "monotone": self.monotone,
@@ -324,10 +339,8 @@ class PrivateBoundsPlan:
         dom = private_domain(kind, lower, upper, self.width)
         tree = self.tree_plan(dom)
         hist = leaf_histogram(values, tree, column=column, missing=cast(Any, missing))
-        release = tree.release(hist, src, column=column, source=source, created=created)
-        record = self.record(lower, upper)
-        release.privacy = {**with_private_bounds(tree.statement, record), "private": bool(src.private)}
-        return release
+        statement = with_private_bounds(tree.statement, self.record(lower, upper))
+        return tree.release(hist, src, column=column, source=source, created=created, statement=statement)
 
     def tree_plan(self, dom: Domain) -> RangeTreePlan:
         """The tree's plan over a found domain with the tree's share of epsilon."""
