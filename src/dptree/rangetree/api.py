@@ -104,9 +104,9 @@ def range_tree(
     ``bounds="private"`` (no ``lower``/``upper``): ``bounds_share`` of ``epsilon`` finds the
     domain, the rest releases the tree over it (sequential composition: the release is
     ``epsilon``-DP in all; Laplace noise and an epsilon budget only; no ``by``/``user_id``). Each
-    end is one AboveThreshold over candidates doubling outward from 0 (Durfee 2023; pure
-    (bounds_share * epsilon / 2)-DP per end, :mod:`dptree.rangetree.bounds`) and halts where about
-    ``rank`` records lie beyond it; records beyond the found ends are clamped into the end
+    end is one AboveThreshold over candidates doubling outward from 0 (Durfee 2023; the two ends
+    read disjoint records, so under add/remove each gets the whole bounds budget, under replace
+    half; :mod:`dptree.rangetree.bounds`) and halts where about ``rank`` records lie beyond it; records beyond the found ends are clamped into the end
     buckets. ``width`` is then the smallest bucket width (default 1 for integers, one day for
     dates, a power of two for floats), doubled until the range has at most 2^20 buckets. The
     statement and the saved file record the split, the search and the bounds found (a DP output).

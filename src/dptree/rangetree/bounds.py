@@ -4,8 +4,8 @@ range holding most of the data, and the tree is released over it with the rest.
 The search is Durfee's unbounded maximum estimation ("Unbounded Differentially Private Quantile
 and Maximum Estimation", NeurIPS 2023): AboveThreshold (Dwork et al. 2009; the sparse vector
 technique) over candidates that grow exponentially outward from the public origin 0, run once
-for each end (:attr:`BoundsSearch.epsilon_per_end`: the whole bounds budget under add/remove of
-one record, whose record reaches one end only; half of it otherwise):
+for each end (:attr:`BoundsSearch.epsilon_per_end`: the whole bounds budget under add/remove,
+where the ends read disjoint records; half of it under replace):
 
 * high end: candidates 1, 2, 4, ..., 2^62 (integers and ns timestamps; floats 2^-126, ..., 2^1022)
   and queries ``-#{records > c}``, halting at the first c with ``-#above + nu >= -t + rho``, i.e.
@@ -130,10 +130,13 @@ class BoundsSearch:
     @property
     def parallel(self) -> bool:
         """The low end reads only records below 0 (its queries count v < c <= 0) and the high end
-        only records above 1 (v > c >= 1): adding or removing one record changes the input of one
-        end only (parallel composition). Replacing a record (it may cross 0) or k > 1 records
-        may change both (sequential composition)."""
-        return self.neighbors == "add_remove" and self.max_contributions == 1
+        only records above 1 (v > c >= 1). Adding or removing a person's records puts k_low of them
+        in the low end's input and k_high in the high end's, k_low + k_high <= k; each end's
+        AboveThreshold, calibrated for sensitivity k, loses at most (k_side / k) eps_end (its
+        proof's shifts scale with the change), so both together lose at most eps_end (parallel
+        composition). Replacing records can move a record across 0 and change both ends by the
+        full amount (sequential composition: eps / 2 each)."""
+        return self.neighbors == "add_remove"
 
     @property
     def epsilon_per_end(self) -> float:
@@ -187,7 +190,7 @@ class BoundsSearch:
                       "unbounded maximum estimation)",
             "epsilon": self.epsilon,
             "epsilon_per_end": self.epsilon_per_end,
-            "composition": "parallel (one record reaches one end)" if self.parallel else "sequential",
+            "composition": "parallel (the ends read disjoint records)" if self.parallel else "sequential",
             "rank": self.rank,
             "sensitivity": self.max_contributions,
             "monotone": self.monotone,
