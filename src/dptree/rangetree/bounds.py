@@ -165,7 +165,7 @@ class BoundsSearch:
             return cand, -cum[np.searchsorted(vals, cand, side="left")]
         return cand, cum[np.searchsorted(vals, cand, side="right")] - cum[-1]
 
-    def halt(self, answers: np.ndarray, src: _noise.RandomSource, runs: int | None = None) -> Any:
+    def halt(self, answers: np.ndarray, src: _noise.RandomSource | _noise.RngLike, runs: int | None = None) -> Any:
         """One end's AboveThreshold (:attr:`epsilon_per_end`) on its answers: the halting index, or None (or, with
         ``runs``, an array of indices, -1 for none) (:func:`first_above_threshold`)."""
         return first_above_threshold(answers, -self.rank, self.epsilon_per_end, src, sensitivity=self.max_contributions,

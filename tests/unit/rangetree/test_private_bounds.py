@@ -3,17 +3,17 @@ the API's checks, the statement, the release file and the ledger."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import itertools
 import json
-import math
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 import pytest
-from scipy.special import logsumexp
+from audit_registry.range_trees import above_threshold_law, bounds_search_laws
 
 import dptree
 from dptree import InvalidParameterError, ReleaseFileError
@@ -21,48 +21,20 @@ from dptree.io.release_file import canonical_checksum
 from dptree.privacy.ledger import Ledger
 from dptree.rangetree.bounds import BOUNDS_MAX_LEAVES, BoundsSearch, PrivateBoundsPlan, candidates, private_domain
 
-# --------------------------------------------------------------------------- exact law of one end
-
-
-def _log_cdf(x: np.ndarray, q: float) -> np.ndarray:
-    """log P(X <= x) for the discrete Laplace P(x) ~ q^|x| (closed form, in logs)."""
-    x = np.asarray(x, dtype=np.float64)
-    lq, l1q = math.log(q), math.log1p(q)
-    neg = x * 0 + (-x) * lq - l1q  # x < 0: q^-x / (1 + q)
-    pos = np.log1p(-np.exp((np.maximum(x, 0) + 1) * lq - l1q))  # x >= 0: 1 - q^(x+1) / (1 + q)
-    return np.where(x < 0, neg, pos)
-
-
-def end_law(answers: np.ndarray, threshold: int, s_rho: Fraction, s_nu: Fraction) -> np.ndarray:
-    """log P(halt at index k), k = 0..m-1, and log P(no halt) last: AboveThreshold with
-    rho ~ DLap(s_rho), nu_i ~ DLap(s_nu), top at the first a_i + nu_i >= threshold + rho."""
-    q_rho, q_nu = math.exp(-1 / float(s_rho)), math.exp(-1 / float(s_nu))
-    R = int(250 * float(s_rho)) + 10
-    r = np.arange(-R, R + 1)
-    log_p_rho = np.abs(r) * math.log(q_rho) + math.log((1 - q_rho) / (1 + q_rho))
-    a = np.asarray(answers, dtype=np.int64)
-    gap = threshold + r[:, None] - a[None, :]  # top at i  <=>  nu_i >= gap
-    log_below = _log_cdf(gap - 1, q_nu)  # P(nu < gap)
-    log_top = _log_cdf(-gap, q_nu)  # P(nu >= gap) = P(nu <= -gap)
-    before = np.concatenate([np.zeros((r.size, 1)), np.cumsum(log_below, axis=1)], axis=1)
-    halt = before[:, :-1] + log_top
-    terms = np.concatenate([halt, before[:, -1:]], axis=1) + log_p_rho[:, None]
-    return logsumexp(terms, axis=0)
+# --------------------------------------------------------------------------- exact law of the search
+# above_threshold_law (tests/audit_registry/range_trees.py): the exact law of one end, in logs
 
 
 def worst_log_ratio(search: BoundsSearch, pairs: list[tuple[list[int], list[int]]],
                     scales: tuple[Fraction, Fraction] | None = None) -> float:
     """The largest |log P0(o) - log P1(o)| over the outputs o (both ends) of all the pairs."""
-    s_rho, s_nu = scales or search.scales
     worst = 0.0
     cache: dict[tuple[int, ...], list[np.ndarray]] = {}
 
     def laws(d: list[int]) -> list[np.ndarray]:
         key = tuple(sorted(d))
         if key not in cache:
-            vals, cnt = np.unique(np.asarray(key, dtype=np.int64), return_counts=True)
-            cache[key] = [end_law(search.answers("integer", vals, cnt, side)[1], -search.rank, s_rho, s_nu)
-                          for side in ("low", "high")]
+            cache[key] = bounds_search_laws(search, list(key), scales=scales)
         return cache[key]
 
     for d0, d1 in pairs:
@@ -102,7 +74,7 @@ def test_end_law_matches_the_library_sampler() -> None:
     search = BoundsSearch(epsilon=8.0)
     vals, cnt = np.array([-2, 0, 1, 3]), np.array([1, 2, 1, 1])
     _, ans = search.answers("integer", vals, cnt, "high")
-    law = np.exp(end_law(ans, -search.rank, *search.scales))
+    law = np.exp(above_threshold_law(ans, -search.rank, *search.scales))
     runs = 20_000
     got = search.halt(ans, dptree.noise.make_source(11), runs=runs)
     obs = np.bincount(np.where(got < 0, ans.size, got), minlength=ans.size + 1)
@@ -128,6 +100,23 @@ def test_search_is_exactly_eps_dp_by_brute_force(eps: float, relation: str) -> N
     s_rho, s_nu = search.scales
     planted = worst_log_ratio(search, pairs, scales=(s_rho / 2, s_nu / 2))
     assert planted > eps * 1.2
+
+
+@dataclasses.dataclass(frozen=True)
+class _ParallelUnderReplace(BoundsSearch):
+    """A bug: the whole budget on each end under replace (a replaced record can cross 0)."""
+
+    @property
+    def parallel(self) -> bool:
+        return True
+
+
+@pytest.mark.slow
+def test_parallel_composition_under_replace_would_break_the_claim() -> None:
+    eps = 8.0
+    bug = _ParallelUnderReplace(epsilon=eps, neighbors="replace")
+    assert bug.epsilon_per_end == eps
+    assert worst_log_ratio(bug, replace_pairs()) > eps * 1.2
 
 
 def test_k_records_under_replace_use_the_general_scale() -> None:
