@@ -14,12 +14,12 @@ from numbers import Real
 from typing import Any, Sequence, overload
 
 from dptree import noise as _noise
-from dptree._validation import Constraint, Interval, Options, check_param, validate_params
+from dptree._validation import Constraint, Interval, Options, validate_params
 from dptree.data.engines.base import Missing, Unknown
 from dptree.data.histograms import COLUMN, MISSING, RNG, UNKNOWN, leaf_histogram
 from dptree.errors import InvalidParameterError
 from dptree.io import release_file as _release_file
-from dptree.rangetree.bounds import PrivateBoundsPlan
+from dptree.rangetree.bounds import plan_private_bounds
 from dptree.rangetree.groupby import GroupedRelease, release_groups
 from dptree.rangetree.release import RangeTree, plan_range_tree
 
@@ -175,22 +175,10 @@ def _private_bounds(values: Any, *, lower: Any, upper: Any, epsilon: float | Non
                     width: Any, branching: int | None, noise: str, neighbors: str, max_contributions: int,
                     levels: str, missing: Missing, column: str | None, user_id: Any, by: Any,
                     bounds_share: float, rng: _noise.RngLike) -> RangeTree:
-    """``range_tree(bounds="private")``: every public check, then :class:`PrivateBoundsPlan`."""
-    if lower is not None or upper is not None:
-        raise InvalidParameterError("bounds='private' finds lower and upper from the data: leave them out, or pass "
-                                    "both with bounds='public' (the default)")
-    if noise != "laplace" or rho is not None or delta:
-        raise InvalidParameterError("bounds='private' supports noise='laplace' with an epsilon budget (pure DP) "
-                                    "only: drop noise/delta/rho, or declare lower and upper")
-    if epsilon is None:
-        raise InvalidParameterError("bounds='private' needs epsilon, e.g. epsilon=1.0 (bounds_share of it finds the "
-                                    "bounds)")
-    check_param("epsilon", epsilon, [Interval(Real, 0, None, closed="neither", hint="e.g. epsilon=1.0")])
-    if by is not None or user_id is not None:
-        raise InvalidParameterError("bounds='private' does not support by= or user_id= yet: declare lower and upper "
-                                    "(bounds='public') for group-by and user-bounded releases")
-    plan = PrivateBoundsPlan(epsilon=epsilon, share=bounds_share, width=width, branching=branching,
-                             neighbors=neighbors, max_contributions=max_contributions,  # type: ignore[arg-type]
-                             levels=levels)
+    """``range_tree(bounds="private")``: every public check (:func:`plan_private_bounds`), then the release."""
+    plan = plan_private_bounds(lower=lower, upper=upper, epsilon=epsilon, delta=delta, rho=rho, width=width,
+                               branching=branching, noise=noise, neighbors=neighbors,
+                               max_contributions=max_contributions, levels=levels, by=by, user_id=user_id,
+                               share=bounds_share)
     source = values if isinstance(values, (str, os.PathLike)) else None
     return plan.release(values, rng, column=column, missing=missing, source=source)

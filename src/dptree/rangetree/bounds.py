@@ -30,14 +30,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from numbers import Real
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Literal, Mapping, cast
 
 import numpy as np
 
 from dptree import noise as _noise
-from dptree.data.domain import _NS_MAX, _NS_MIN, Domain, make_domain
-from dptree.data.histograms import leaf_histogram, value_counts
+from dptree._validation import Interval, check_param
+from dptree.data.domain import _NS_MAX, _NS_MIN, Domain, dates_to_ns, make_domain
+from dptree.data.histograms import value_counts
 from dptree.errors import DataError, DPTreeError, InvalidParameterError, ReleaseFileError
 from dptree.interior.sparse_vector import above_threshold_scales, first_above_threshold
 from dptree.io.release_file import utc_now
@@ -53,8 +55,10 @@ __all__ = [
     "BoundsSearch",
     "PrivateBoundsPlan",
     "candidates",
+    "leaf_counts",
     "private_domain",
     "with_private_bounds",
+    "plan_private_bounds",
 ]
 
 #: the most buckets a tree over private bounds gets by default (its width is doubled to fit)
@@ -104,8 +108,6 @@ def _as_search_values(values: np.ndarray, kind: Kind) -> np.ndarray:
             return np.minimum(values, np.uint64(2**62)).astype(np.int64)
         return np.clip(values, -(2**62), 2**62).astype(np.int64)
     if kind == "datetime":
-        from dptree.data.domain import dates_to_ns
-
         return dates_to_ns(values, _NS_LO, _NS_HI)
     return values.astype(np.float64)
 
@@ -267,6 +269,17 @@ def with_private_bounds(tree_statement: Mapping[str, Any], record: Mapping[str, 
     return st
 
 
+def leaf_counts(tree: RangeTreePlan, values: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The exact leaf histogram of sorted distinct ``values`` with their ``counts`` (from
+    :func:`~dptree.data.histograms.value_counts`) for ``tree``: clamped and bucketed by the domain,
+    the histogram :func:`~dptree.data.histograms.leaf_histogram` gives for the rows (tested equal),
+    without a second read of the data. Not private."""
+    kind = _kind_of(values)
+    leaves = tree.domain.to_leaves(values if kind == "datetime" else _as_search_values(values, kind))
+    hist = np.bincount(leaves, weights=np.asarray(counts, dtype=np.float64), minlength=tree.layout.padded_size)
+    return np.rint(hist).astype(np.int64)  # sums of integer counts below 2^53: exact
+
+
 @dataclass(frozen=True)
 class PrivateBoundsPlan:
     """A range-tree release whose bounds are private: everything public, before any data.
@@ -329,19 +342,20 @@ class PrivateBoundsPlan:
                               f"that fits), doubled until at most {BOUNDS_MAX_LEAVES} buckets"}
 
     def release(self, values: Any, rng: _noise.RngLike = None, *, column: str | None = None,
-                missing: str = "error", source: Any = None) -> RangeTree:
-        """Read ``values`` (anything :func:`~dptree.data.histograms.value_counts` reads), find the
-        bounds (the search), plan the tree over them and release it; one random source for both."""
+                missing: str = "error", source: Any = None, fmt: str | None = None) -> RangeTree:
+        """Read ``values`` once (anything :func:`~dptree.data.histograms.value_counts` reads: arrays,
+        tables, CSV/Parquet files with ``fmt``, standard input), find the bounds (the search),
+        plan the tree over them and release it; one random source for both."""
         self._placeholder().check_public_total(missing=missing)  # before any budget is spent
         src = _noise.make_source(rng)
         created = utc_now()  # before the data is read
-        vals, counts = value_counts(values, column=column, missing=cast(Any, missing))
+        vals, counts = value_counts(values, column=column, missing=cast(Any, missing), fmt=fmt)
         kind = _kind_of(vals)  # the column's type: schema, not data
         _check_width(kind, self.width)
         lower, upper = self.search.find(kind, vals, counts, src)
         dom = private_domain(kind, lower, upper, self.width)
         tree = self.tree_plan(dom)
-        hist = leaf_histogram(values, tree, column=column, missing=cast(Any, missing))
+        hist = leaf_counts(tree, vals, counts)
         statement = with_private_bounds(tree.statement, self.record(lower, upper))
         return tree.release(hist, src, column=column, source=source, created=created, statement=statement)
 
@@ -379,3 +393,28 @@ def checked_statement(record: Any, tree: RangeTreePlan) -> dict[str, Any]:
         raise ReleaseFileError("release file: the domain or the budget split does not match the private bounds "
                                "search it records (tampered?)")
     return with_private_bounds(tree.statement, plan.record(lower, upper))
+
+
+def plan_private_bounds(*, lower: Any = None, upper: Any = None, epsilon: float | None, delta: float = 0.0,
+                        rho: float | None = None, width: Any = None, branching: int | None = None,
+                        noise: str = "laplace", neighbors: str = "add_remove", max_contributions: int = 1,
+                        levels: str = "uniform", by: Any = None, user_id: Any = None,
+                        share: float = 0.1) -> PrivateBoundsPlan:
+    """Every public check of a release over private bounds (``range_tree(bounds="private")``, the
+    CLI's ``release --bounds private``), before any data is read or any budget is charged."""
+    if lower is not None or upper is not None:
+        raise InvalidParameterError("bounds='private' finds lower and upper from the data: leave them out, or pass "
+                                    "both with bounds='public' (the default)")
+    if noise != "laplace" or rho is not None or delta:
+        raise InvalidParameterError("bounds='private' supports noise='laplace' with an epsilon budget (pure DP) "
+                                    "only: drop noise/delta/rho, or declare lower and upper")
+    if epsilon is None:
+        raise InvalidParameterError("bounds='private' needs epsilon, e.g. epsilon=1.0 (bounds_share of it finds the "
+                                    "bounds)")
+    check_param("epsilon", epsilon, [Interval(Real, 0, None, closed="neither", hint="e.g. epsilon=1.0")])
+    check_param("bounds_share", share, [Interval(Real, 0, 1, closed="neither", hint="e.g. bounds_share=0.1")])
+    if by is not None or user_id is not None:
+        raise InvalidParameterError("bounds='private' does not support by= or user_id= yet: declare lower and upper "
+                                    "(bounds='public') for group-by and user-bounded releases")
+    return PrivateBoundsPlan(epsilon=float(epsilon), share=float(share), width=width, branching=branching,
+                             neighbors=cast(Relation, neighbors), max_contributions=max_contributions, levels=levels)

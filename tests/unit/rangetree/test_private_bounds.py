@@ -180,6 +180,25 @@ def test_width_rule_is_the_smallest_power_of_two_that_fits() -> None:
     assert private_domain("datetime", 0, 2**50).width == 86_400 * 10**9
 
 
+@pytest.mark.parametrize("values", [
+    np.array([-7, 0, 3, 3, 10**15, -(2**63), 2**62 + 5], dtype=np.int64),
+    np.array([0, 5, 2**64 - 1], dtype=np.uint64),
+    np.array([-1e300, -2.5, 0.0, 0.1, 3.9, 1e9]),
+    np.array(["1500-01-01", "2020-05-05", "2021-01-01", "9999-12-31"], dtype="datetime64[D]"),
+])
+def test_leaf_counts_from_value_counts_equal_leaf_histogram(values: np.ndarray) -> None:
+    """One read: the histogram built from the distinct values is the one leaf_histogram gives."""
+    from dptree.data.histograms import leaf_histogram, value_counts
+    from dptree.rangetree.bounds import leaf_counts
+
+    kind = {"i": "integer", "u": "integer", "f": "float", "M": "datetime"}[values.dtype.kind]
+    plan = PrivateBoundsPlan(epsilon=1.0, share=0.1)
+    lo, hi = {"integer": (-4, 8), "float": (-2.0, 4.0), "datetime": (0, 2**60)}[kind]
+    tree = plan.tree_plan(private_domain(kind, lo, hi))  # type: ignore[arg-type]
+    vals, cnt = value_counts(values)
+    assert np.array_equal(leaf_counts(tree, vals, cnt), leaf_histogram(values, tree))
+
+
 # --------------------------------------------------------------------------- the API
 
 
