@@ -42,7 +42,7 @@ from dptree.data.domain import _NS_MAX, _NS_MIN, Domain, dates_to_ns, make_domai
 from dptree.data.histograms import value_counts
 from dptree.errors import DataError, DPTreeError, InvalidParameterError, ReleaseFileError
 from dptree.interior.sparse_vector import above_threshold_scales, first_above_threshold
-from dptree.io.release_file import utc_now
+from dptree.io import release_file as _release_file
 from dptree.noise import laplace_scale_used
 from dptree.privacy.statement import Relation
 from dptree.rangetree.plan import RangeTreePlan, plan_range_tree
@@ -348,7 +348,7 @@ class PrivateBoundsPlan:
         plan the tree over them and release it; one random source for both."""
         self._placeholder().check_public_total(missing=missing)  # before any budget is spent
         src = _noise.make_source(rng)
-        created = utc_now()  # before the data is read
+        created = _release_file.utc_now()  # before the data is read (the module's clock: tests can fix it)
         vals, counts = value_counts(values, column=column, missing=cast(Any, missing), fmt=fmt)
         kind = _kind_of(vals)  # the column's type: schema, not data
         _check_width(kind, self.width)
