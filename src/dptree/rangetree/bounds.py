@@ -245,12 +245,13 @@ def _check_width(kind: Kind, width: Any) -> None:
         "integer": isinstance(width, (int, np.integer)) and not isinstance(width, bool) and int(width) >= 1,
         "float": isinstance(width, (int, float, np.integer, np.floating)) and not isinstance(width, bool)
         and math.isfinite(float(width)) and float(width) > 0,
-        "datetime": isinstance(width, (_dt.timedelta, np.timedelta64)),
+        "datetime": isinstance(width, (_dt.timedelta, np.timedelta64))
+        and int(np.timedelta64(width).astype("timedelta64[ns]").astype(np.int64)) > 0,
     }[kind]
     if not ok:
         raise InvalidParameterError(
             f"width={width!r} does not fit a {kind} column: a positive integer for integers, a positive number "
-            "for floats, a timedelta for dates (or leave it out and the width is chosen from the found bounds)"
+            "for floats, a positive timedelta for dates (or leave it out and the width is chosen from the found bounds)"
         )
 
 

@@ -227,6 +227,16 @@ def test_small_and_empty_data_release_without_error(data: Any) -> None:
     assert rel.domain.size >= 2 and rel.privacy["bounds"]["found"][0] == rel.domain.lower
 
 
+def test_a_width_that_does_not_fit_the_column_is_refused_before_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dptree.rangetree import bounds
+
+    monkeypatch.setattr(bounds.BoundsSearch, "find", lambda *a, **k: pytest.fail("the search ran"))
+    days = np.array(["2024-01-01", "2024-02-01"], dtype="datetime64[D]")
+    for values, width in ((days, dt.timedelta(0)), (days, 3), ([1.5, 2.5], "1d"), ([1, 2], 0.5)):
+        with pytest.raises(InvalidParameterError, match="width"):
+            dptree.range_tree(values, bounds="private", epsilon=1.0, width=width)
+
+
 def test_floats_and_dates() -> None:
     x = np.random.default_rng(2).lognormal(0, 1, 5000)
     rel = dptree.range_tree(x, bounds="private", epsilon=1.0, rng=1)
