@@ -19,6 +19,10 @@ neighbours (monotone) under add/remove and under replace of one record, so the q
 2k/eps_end rather than 4k/eps_end there (:func:`dptree.interior.sparse_vector.above_threshold_scales`;
 the proof is in docs/privacy.md, "Private bounds").
 
+The kind of domain (integer, float, date) is the column's type: an array's or a table's dtype
+(schema, chosen by the caller); a file's column types are inferred from its rows, so numbers
+read from a file always get a float domain.
+
 The tree's domain is post-processing of the two found ends: the width is the caller's ``width``
 (default 1 for integers, one day for dates; for floats the smallest power of two giving at most
 :data:`BOUNDS_MAX_LEAVES` buckets), doubled until the range has at most :data:`BOUNDS_MAX_LEAVES`
@@ -29,6 +33,7 @@ clamped into its end buckets, as with declared bounds (:mod:`dptree.data.domain`
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from numbers import Real
 from fractions import Fraction
@@ -352,6 +357,10 @@ class PrivateBoundsPlan:
         created = _release_file.utc_now()  # before the data is read (the module's clock: tests can fix it)
         vals, counts = value_counts(values, column=column, missing=cast(Any, missing), fmt=fmt)
         kind = _kind_of(vals)  # the column's type: schema, not data
+        if kind == "integer" and isinstance(values, (str, os.PathLike)):
+            # a file's column type is inferred from its rows (one 1.5 in a CSV turns BIGINT into
+            # DOUBLE): numbers from files always get a float domain, whatever the rows hold
+            vals, kind = vals.astype(np.float64), "float"
         _check_width(kind, self.width)
         lower, upper = self.search.find(kind, vals, counts, src)
         dom = private_domain(kind, lower, upper, self.width)

@@ -67,3 +67,18 @@ def test_private_bounds_refusals_come_before_any_charge(tmp_path: Path, cli_run:
 def test_public_bounds_still_need_lower_and_upper(tmp_path: Path, cli_run: Any) -> None:
     res = cli_run(["release", EXAMPLE, "--column", "age", "--epsilon", "1", "--out", tmp_path / "r.json"])
     assert res.code != 0 and "--bounds private" in res.err
+
+
+def test_the_domain_kind_of_a_file_does_not_depend_on_its_rows(tmp_path: Path, cli_run: Any) -> None:
+    """DuckDB infers a CSV column's type from the rows (BIGINT, or DOUBLE once one row is 1.5): the
+    kind of domain must not follow it, or one record would be visible in the release's type."""
+    kinds = []
+    for extra in ("", "1.5\n"):
+        data = tmp_path / "d.csv"
+        data.write_text("v\n" + "".join(f"{i % 97}\n" for i in range(500)) + extra)
+        out = tmp_path / "r.json"
+        res = cli_run(["release", data, "--column", "v", "--bounds", "private", "--epsilon", "1", "--out", out,
+                       "--seed", "1", "--allow-nonprivate", "--force"])
+        assert res.code == 0, res.err
+        kinds.append(dptree.load(out).domain.kind)
+    assert kinds == ["float", "float"]
