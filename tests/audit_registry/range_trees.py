@@ -354,6 +354,7 @@ def register_private_bounds() -> None:
         "range_tree/private_bounds/replace",
         search=replace,
         claimed=replace,
-        pairs=[("move a record from below 0 to far above", [-9, 33], [33, 33])],
+        pairs=[("move a record from below 0 to far above", [-9, 33], [33, 33]),
+               ("move a record from below 0 onto a mass of 8 (the high end's rank)", [-9] + [33] * 8, [33] * 9)],
         description="Durfee's doubling search, eps / 2 per end (a replaced record can reach both ends)",
     ))
