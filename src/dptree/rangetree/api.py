@@ -106,8 +106,9 @@ def range_tree(
     ``epsilon``-DP in all; Laplace noise and an epsilon budget only; no ``by``/``user_id``). Each
     end is one AboveThreshold over candidates doubling outward from 0 (Durfee 2023; the two ends
     read disjoint records, so under add/remove each gets the whole bounds budget, under replace
-    half; :mod:`dptree.rangetree.bounds`) and halts where about ``rank`` records lie beyond it; records beyond the found ends are clamped into the end
-    buckets. ``width`` is then the smallest bucket width (default 1 for integers, one day for
+    half; :mod:`dptree.rangetree.bounds`) and halts where about ``rank`` records lie beyond it;
+    records beyond the found ends are clamped into the end buckets. The kind of domain is the
+    column's dtype (numbers read from a file: always float). ``width`` is then the smallest bucket width (default 1 for integers, one day for
     dates, a power of two for floats), doubled until the range has at most 2^20 buckets. The
     statement and the saved file record the split, the search and the bounds found (a DP output).
     """
