@@ -18,6 +18,7 @@ __all__ = ["range_trees", "hierarchies", "interior_points", "grouped", "user_bou
 #: Every registration, in the order the specs are registered (and the audit tests are listed).
 REGISTRATIONS = (
     range_trees.register_range_trees,
+    range_trees.register_private_bounds,
     hierarchies.register_hierarchies,
     hierarchies.register_multiplicative,
     interior_points.register_interior_points,

@@ -4,6 +4,7 @@ the spec builder and the DESIGN section 3 worst cases."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, Iterator, Sequence
 
 import numpy as np
@@ -231,3 +232,129 @@ def register_range_trees() -> None:
             description="rho = 0.5 zCDP, audited as the implied (eps, 1e-6)-DP",
         )
     )
+
+
+# --------------------------------------------------------------------------- private bounds
+
+
+def _log_cdf(x: np.ndarray, q: float) -> np.ndarray:
+    """log P(X <= x) for the discrete Laplace P(x) ~ q^|x| (closed form, in logs)."""
+    x = np.asarray(x, dtype=np.float64)
+    lq, l1q = math.log(q), math.log1p(q)
+    neg = -x * lq - l1q  # x < 0: q^-x / (1 + q)
+    pos = np.log1p(-np.exp((np.maximum(x, 0) + 1) * lq - l1q))  # x >= 0: 1 - q^(x+1) / (1 + q)
+    return np.where(x < 0, neg, pos)
+
+
+def above_threshold_law(answers: np.ndarray, threshold: int, s_rho: Any, s_nu: Any) -> np.ndarray:
+    """The exact law of AboveThreshold on fixed integer answers, in logs: log P(halt at k) for
+    k = 0..m-1, then log P(no halt); rho ~ DLap(s_rho) once, nu_i ~ DLap(s_nu), top at the first
+    a_i + nu_i >= threshold + rho (rho summed over |rho| <= 250 s_rho: the rest is < e^-250)."""
+    from scipy.special import logsumexp
+
+    q_rho, q_nu = math.exp(-1 / float(s_rho)), math.exp(-1 / float(s_nu))
+    R = int(250 * float(s_rho)) + 10
+    r = np.arange(-R, R + 1)
+    log_p_rho = np.abs(r) * math.log(q_rho) + math.log((1 - q_rho) / (1 + q_rho))
+    a = np.asarray(answers, dtype=np.int64)
+    gap = threshold + r[:, None] - a[None, :]  # top at i  <=>  nu_i >= gap
+    log_below = _log_cdf(gap - 1, q_nu)  # P(nu < gap)
+    log_top = _log_cdf(-gap, q_nu)  # P(nu >= gap) = P(nu <= -gap)
+    before = np.concatenate([np.zeros((r.size, 1)), np.cumsum(log_below, axis=1)], axis=1)
+    terms = np.concatenate([before[:, :-1] + log_top, before[:, -1:]], axis=1) + log_p_rho[:, None]
+    return np.asarray(logsumexp(terms, axis=0))
+
+
+def bounds_search_laws(search: Any, values: Any, *, scales: Any = None) -> list[np.ndarray]:
+    """The exact log-law of each end (low, high) of ``search`` on integer ``values``."""
+    vals, counts = np.unique(np.asarray(values, dtype=np.int64), return_counts=True)
+    s_rho, s_nu = scales or search.scales
+    return [above_threshold_law(search.answers("integer", vals, counts, side)[1], -search.rank, s_rho, s_nu)
+            for side in ("low", "high")]
+
+
+def private_bounds_sample(search: Any) -> Any:
+    """A batched ``sample`` of the bounds search (``range_tree(bounds="private")``'s first step):
+    ``n`` independent runs of both ends through the library's :meth:`BoundsSearch.answers` and
+    :meth:`BoundsSearch.halt`; shape (n, 2): the low and the high end's halting index (no halt:
+    the number of candidates)."""
+    from dptree.testing.audit import derive_seed
+
+    def sample(values: Any, n: int, seed: int) -> np.ndarray:
+        vals, counts = np.unique(np.asarray(values, dtype=np.int64), return_counts=True)
+        out = []
+        for side in ("low", "high"):
+            _, answers = search.answers("integer", vals, counts, side)
+            idx = search.halt(answers, derive_seed(seed, side), runs=n)
+            out.append(np.where(idx < 0, answers.size, idx))
+        return np.stack(out, axis=1)
+
+    return sample
+
+
+def private_bounds_spec(name: str, *, search: Any, claimed: Any, pairs: Sequence[tuple[str, Any, Any]],
+                        description: str = "") -> MechanismSpec:
+    """A spec auditing the bounds search ``search`` against the ``claimed`` search (a
+    :class:`BoundsSearch`: its epsilon, the bounds budget, is the claim; the tree over the found
+    bounds is audited by the specs above). The statistic of a pair is the log-likelihood ratio of
+    the claimed search's exact law (both ends). ``release`` is the whole
+    ``range_tree(bounds="private")`` release (the boundary test)."""
+    import dptree
+
+    share = 0.5
+    k = search.max_contributions
+    relation = f"add_remove_user(k={k})" if k > 1 else search.neighbors
+
+    def release(values: Any, seed: int) -> Any:
+        return dptree.range_tree(values, bounds="private", bounds_share=share, epsilon=claimed.epsilon / share,
+                                 neighbors=search.neighbors, max_contributions=k, rng=seed)
+
+    def worst_cases() -> Iterator[NeighborPair]:
+        for label, d0, d1 in pairs:
+            l0, l1 = bounds_search_laws(claimed, d0), bounds_search_laws(claimed, d1)
+            llr = [a - b for a, b in zip(l0, l1)]
+
+            def stat(y: np.ndarray, llr: list[np.ndarray] = llr) -> np.ndarray:
+                y = np.asarray(y, dtype=np.int64)
+                return llr[0][y[:, 0]] + llr[1][y[:, 1]]
+
+            yield NeighborPair(label, d0, d1, statistic=stat)
+
+    return MechanismSpec(
+        name=name,
+        covers=("range_tree",),
+        neighbors=relation,
+        epsilon=float(claimed.epsilon),
+        delta=0.0,
+        sample=private_bounds_sample(search),
+        worst_cases=worst_cases,
+        description=description,
+        extra={"bounds_search": search},
+        release=release,
+    )
+
+
+def register_private_bounds() -> None:
+    """The bounds search of ``range_tree(bounds="private")`` at a bounds budget of 1: pairs near
+    the worst cases of the exact-law brute force (tests/unit/rangetree/test_private_bounds.py):
+    a record added beyond the high end's threshold rank, and one moved across 0 (replace)."""
+    from dptree.rangetree.bounds import BoundsSearch
+
+    add_remove = BoundsSearch(epsilon=1.0)
+    register(private_bounds_spec(
+        "range_tree/private_bounds/add_remove",
+        search=add_remove,
+        claimed=add_remove,
+        pairs=[("add a record far above a small mass", [33], [33, 33]),
+               ("add a record below 0", [-5, 3, 3], [-5, -5, 3, 3])],
+        description="Durfee's doubling search, eps = 1 per end (parallel: the ends read disjoint records)",
+    ))
+    replace = BoundsSearch(epsilon=1.0, neighbors="replace")
+    register(private_bounds_spec(
+        "range_tree/private_bounds/replace",
+        search=replace,
+        claimed=replace,
+        pairs=[("move a record from below 0 to far above", [-9, 33], [33, 33]),
+               ("move a record from below 0 onto a mass of 8 (the high end's rank)", [-9] + [33] * 8, [33] * 9)],
+        description="Durfee's doubling search, eps / 2 per end (a replaced record can reach both ends)",
+    ))

@@ -17,9 +17,15 @@ from fractions import Fraction
 import numpy as np
 import pytest
 from _float_laplace import producible_from_zero, textbook_laplace
-from audit_registry.range_trees import range_tree_leaf_histogram, range_tree_noised_counts, range_tree_spec
+from audit_registry.range_trees import (
+    private_bounds_spec,
+    range_tree_leaf_histogram,
+    range_tree_noised_counts,
+    range_tree_spec,
+)
 
 import dptree
+from dptree.rangetree.bounds import BoundsSearch
 from dptree.rangetree.release import plan_range_tree
 from dptree.testing import audit
 
@@ -129,7 +135,16 @@ def _bug_float_laplace() -> audit.MechanismSpec:
     )
 
 
+def _bug_private_bounds_quarter_noise() -> audit.MechanismSpec:
+    # the search runs at 4x the claimed budget (a quarter of the noise)
+    return private_bounds_spec(
+        "bug/private_bounds_quarter_noise", search=BoundsSearch(4.0), claimed=BoundsSearch(1.0),
+        pairs=[("add a record far above a small mass", [33], [33, 33])],
+    )
+
+
 PLANTED = {
+    "private_bounds_quarter_noise": _bug_private_bounds_quarter_noise,
     "sensitivity_one_level_short": _bug_sensitivity_one_level_short,
     "half_noise_scale": _bug_half_noise,
     "replace_charged_as_add_remove": _bug_replace_as_add_remove,

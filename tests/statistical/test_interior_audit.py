@@ -9,8 +9,8 @@ from interior_audit import audit_epsilon
 
 from dptree.interior import quantile
 from dptree.interior.multisets import MS as _MS
+from dptree.interior.sparse_vector import AboveThreshold
 from dptree.interior.selection import (
-    AboveThreshold,
     choosing_mechanism,
     exponential_mechanism,
     ordered_exponential_mechanism,

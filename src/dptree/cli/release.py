@@ -17,8 +17,12 @@ def register(sub: Any) -> None:
     p = sub.add_parser("release", help="release a private range tree of one column of a CSV/Parquet file")
     core.add_input_options(p)
     p.add_argument("--column", required=True)
-    p.add_argument("--lower", required=True, help="public lower bound (number or date)")
-    p.add_argument("--upper", required=True, help="public upper bound (number or date)")
+    p.add_argument("--lower", help="public lower bound (number or date); required unless --bounds private")
+    p.add_argument("--upper", help="public upper bound (number or date); required unless --bounds private")
+    p.add_argument("--bounds", choices=["public", "private"], default="public",
+                   help="private: spend --bounds-share of --epsilon finding the bounds (no --lower/--upper)")
+    p.add_argument("--bounds-share", type=float, default=0.1,
+                   help="with --bounds private: the share of --epsilon spent finding the bounds (default 0.1)")
     p.add_argument("--epsilon", type=float)
     p.add_argument("--delta", type=float, default=0.0)
     p.add_argument("--rho", type=float)
@@ -101,6 +105,11 @@ def run_release(args: argparse.Namespace) -> int:
         raise InvalidParameterError("--groups needs --by COLUMN")
     if args.by and "{group}" not in args.out:
         raise InvalidParameterError("with --by, --out must contain {group}, e.g. --out 'age-{group}.json'")
+    if args.bounds == "private":
+        return _run_private_bounds(args, ledger, progress)
+    if args.lower is None or args.upper is None:
+        raise InvalidParameterError("--lower and --upper are required (the domain must be public), or pass "
+                                    "--bounds private to spend --bounds-share of --epsilon finding them")
     lower = core.parse_bound(args.lower, "--lower")
     upper = core.parse_bound(args.upper, "--upper")
     plan = plan_range_tree(
@@ -155,3 +164,37 @@ def _histogram(args: argparse.Namespace, plan: Any, groups: list[Any] | None, sr
         groups=groups if args.by else None, unknown=args.unknown_groups, missing=args.missing, rng=src,
         fmt=args.input_format, progress=report or False,
     )
+
+
+def _run_private_bounds(args: argparse.Namespace, ledger: str | None, progress: Any) -> int:
+    """``release --bounds private``: the public checks (:func:`plan_private_bounds`), the charge of
+    the whole --epsilon, then one read of the data, the search and the tree."""
+    from dptree import noise as _noise
+    from dptree.rangetree.bounds import plan_private_bounds
+
+    if args.lower is not None or args.upper is not None:
+        raise InvalidParameterError("--bounds private finds the bounds from the data: drop --lower/--upper, or "
+                                    "use --bounds public")
+    width = None
+    if args.width is not None:
+        width = core.parse_width(args.width, "1970-01-01" if args.width[-1:] in "dhmsw" else 0)
+    plan = plan_private_bounds(epsilon=args.epsilon, delta=args.delta, rho=args.rho, width=width,
+                               branching=args.branching, noise=args.noise, neighbors=args.neighbors,
+                               max_contributions=args.max_contributions, levels=args.levels,
+                               by=args.by or None, user_id=args.user_id or None, share=args.bounds_share)
+    check_exact_total(args)
+    core.check_input_path(args.file)
+    core.check_output_path(args.out, inputs=[args.file], ledger=ledger, force=args.force)
+    progress(f"private bounds: {plan.bounds_epsilon:g} of epsilon = {plan.epsilon:g} finds the range")
+    src = _noise.make_source(args.seed)
+    label = args.ledger_label or f"{args.file}:{args.column}"
+    with charged(ledger, plan, label) as charge:
+        release = plan.release(args.file, src, column=args.column, missing=args.missing, source=args.file,
+                               fmt=args.input_format)
+        note_charge(release, charge, ledger)
+        release.save(args.out, allow_nonprivate=args.allow_nonprivate, force=args.force)
+        if charge is not None:
+            charge.output = args.out
+    print(release.summary())
+    core.wrote([args.out])
+    return 0

@@ -240,7 +240,8 @@ def make_domain(lower: Any, upper: Any, width: Any = None) -> Domain:
     the wrong kind, or a domain with more than ``MAX_LEAVES`` buckets (before allocating).
     """
     if lower is None or upper is None:
-        raise DomainError("lower and upper are required: the domain must be public, not derived from data")
+        raise DomainError("lower and upper are required: the domain must be public, not derived from data "
+                          "(range_tree(bounds='private') spends a share of epsilon to find them)")
     if isinstance(lower, (np.datetime64, _dt.date, str)) or isinstance(upper, (np.datetime64, _dt.date, str)):
         lo = _to_datetime64(lower, "lower")
         hi = _to_datetime64(upper, "upper")

@@ -4,7 +4,8 @@ Read in the order of a release: :mod:`~dptree.interior.api` (``interior_point`` 
 ``InteriorPoint``) -> :mod:`~dptree.interior.calibration` (the public plan: method, requirements,
 per-replacement budget, statement) -> :mod:`~dptree.interior.encoding` (domain and values to
 integer offsets) -> the mechanisms: :mod:`~dptree.interior.selection` (exponential mechanism,
-Choosing Mechanism, AboveThreshold), :mod:`~dptree.interior.multisets` (the tree over the domain),
+Choosing Mechanism), :mod:`~dptree.interior.sparse_vector` (AboveThreshold),
+:mod:`~dptree.interior.multisets` (the tree over the domain),
 :mod:`~dptree.interior.treelog` (Algorithm 1), :mod:`~dptree.interior.heavypaths` (Algorithms
 2-6). Built on them: :mod:`~dptree.interior.quantiles` (``quantile``, ``median``) and
 :mod:`~dptree.interior.thresholds` (``learn_threshold``).

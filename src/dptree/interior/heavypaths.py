@@ -22,9 +22,8 @@ from dptree.interior.multisets import (
     random_chooser,
 )
 from dptree.interior.multisets import height as tree_height
+from dptree.interior.sparse_vector import AboveThreshold, above_threshold_error_bound
 from dptree.interior.selection import (
-    AboveThreshold,
-    above_threshold_error_bound,
     choosing_error_bound,
     choosing_mechanism,
     effective_epsilon,

@@ -13,8 +13,7 @@ Thresholds: Closing the Exponential Gap", ``002_2f350810784938f5.txt``).
   docstring), used by every quantile and median path (:mod:`dptree.interior.quantiles`).
 * :func:`choosing_mechanism` -- the Choosing Mechanism of Beimel, Nissim & Stemmer 2013 for
   k-bounded-growth qualities with the guarantee of seed 002, Lemma 2.4.
-* :class:`AboveThreshold` -- the sparse vector technique (Dwork et al.; seed 002, Theorem 4.2) on
-  integer-valued sensitivity-1 queries with exact discrete Laplace noise.
+* AboveThreshold (the sparse vector technique) lives in :mod:`dptree.interior.sparse_vector`.
 
 All randomness comes from :mod:`dptree.noise`. Scores must be integers (every quality in seed 002
 is a count), which is what makes exact sampling possible.
@@ -54,8 +53,6 @@ from dptree.noise import (
 
 __all__ = [
     "BOTTOM",
-    "AboveThreshold",
-    "above_threshold_error_bound",
     "choosing_error_bound",
     "choosing_mechanism",
     "choosing_threshold",
@@ -431,65 +428,3 @@ def choosing_mechanism(
     base = exp_lower_rational(Fraction(eps) / 4)
     j = sample_exponential_index(src, [1] * len(good), [opt - qs[i] for i in good], base)  # type: ignore[arg-type]
     return good[j]
-
-
-# --------------------------------------------------------------------------- AboveThreshold
-
-
-def above_threshold_error_bound(epsilon: float, m: int, beta: float) -> float:
-    """Accuracy alpha of :class:`AboveThreshold` over m queries with failure probability beta.
-
-    Seed 002, Theorem 4.2 states alpha = (8/eps) log(2m/beta) for continuous Laplace noise; with
-    discrete Laplace noise the two-sided tail is at most twice the continuous one, so dptree uses
-    the conservative alpha = (8/eps) ln(4m/beta).
-    """
-    return 8.0 / epsilon * math.log(4.0 * m / beta)
-
-
-@dataclass
-class AboveThreshold:
-    """AboveThreshold (Dwork, Naor, Reingold, Rothblum, Vadhan 2009; seed 002, Theorem 4.2).
-
-    ``threshold`` c is public. The noisy threshold is c + rho, rho ~ DLap(2/eps) (drawn once); each
-    integer-valued sensitivity-1 query answer f is compared as f + nu >= c + rho with fresh
-    nu ~ DLap(4/eps). Returns True (top) and halts at the first success, False (bottom) before.
-    Pure epsilon-DP over any number of bottoms and one top, for any neighboring relation under
-    which every query has sensitivity 1 (the standard proof with integer shifts rho -> rho + 1,
-    nu -> nu + 2 holds verbatim for the discrete Laplace because the queries are integers).
-    Accuracy: :func:`above_threshold_error_bound`.
-    """
-
-    threshold: float
-    epsilon: float
-    rng: RngLike | RandomSource = None
-    _src: RandomSource = field(init=False, repr=False)
-    _noisy: Fraction = field(init=False, repr=False)
-    halted: bool = field(init=False, default=False)
-    answered: int = field(init=False, default=0)
-
-    def __post_init__(self) -> None:
-        check_param("epsilon", self.epsilon, _EPSILON)
-        eps = self.epsilon = float(self.epsilon)
-        self._src = self.rng if hasattr(self.rng, "random_bytes") else make_source(self.rng)  # type: ignore[assignment]
-        rho = int(discrete_laplace(self._src, Fraction(2) / Fraction(eps), 1)[0])
-        # f + nu >= c + rho  <=>  f + nu - rho >= ceil(c) for integer f, nu, rho
-        self._noisy = Fraction(math.ceil(Fraction(self.threshold))) + rho
-
-    @property
-    def noise_scales(self) -> tuple[Fraction, Fraction]:
-        """The exact discrete Laplace scales used for the threshold and the queries."""
-        return laplace_scale_used(Fraction(2) / Fraction(self.epsilon)), laplace_scale_used(
-            Fraction(4) / Fraction(self.epsilon)
-        )
-
-    def query(self, value: int) -> bool:
-        """Answer one integer query of sensitivity 1; True (top) halts the instance."""
-        if self.halted:
-            raise InvalidParameterError("AboveThreshold has halted after answering top")
-        (v,) = _ints([value], "query value")
-        nu = int(discrete_laplace(self._src, Fraction(4) / Fraction(self.epsilon), 1)[0])
-        self.answered += 1
-        if v + nu >= self._noisy:
-            self.halted = True
-            return True
-        return False

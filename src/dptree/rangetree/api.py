@@ -10,14 +10,16 @@ and its engines) -> the plan's measurement and estimation -> a
 from __future__ import annotations
 
 import os
+from numbers import Real
 from typing import Any, Sequence, overload
 
 from dptree import noise as _noise
-from dptree._validation import Constraint, validate_params
+from dptree._validation import Constraint, Interval, Options, validate_params
 from dptree.data.engines.base import Missing, Unknown
 from dptree.data.histograms import COLUMN, MISSING, RNG, UNKNOWN, leaf_histogram
 from dptree.errors import InvalidParameterError
 from dptree.io import release_file as _release_file
+from dptree.rangetree.bounds import plan_private_bounds
 from dptree.rangetree.groupby import GroupedRelease, release_groups
 from dptree.rangetree.release import RangeTree, plan_range_tree
 
@@ -25,31 +27,34 @@ __all__ = ["range_tree", "range_tree_by"]
 
 _CONSTRAINTS: dict[str, Sequence[Constraint | None]] = {
     "missing": MISSING, "column": COLUMN, "unknown": UNKNOWN, "rng": RNG,
+    "bounds": [Options(("public", "private"), hint="bounds='private' spends bounds_share of epsilon to find them")],
+    "bounds_share": [Interval(Real, 0, 1, closed="neither", hint="e.g. bounds_share=0.1 (the share of epsilon "
+                                                                   "spent finding the bounds)")],
 }
 
 
 @overload
-def range_tree(values: Any, *, lower: Any, upper: Any, epsilon: float | None = ..., delta: float = ...,
+def range_tree(values: Any, *, lower: Any = ..., upper: Any = ..., epsilon: float | None = ..., delta: float = ...,
                rho: float | None = ..., width: Any = ..., branching: int | None = ..., noise: str = ...,
                neighbors: str = ..., max_contributions: int = ..., levels: str = ..., missing: Missing = ...,
                column: str | None = ..., user_id: Any = ..., by: None = ..., groups: None = ..., unknown: Unknown = ...,
-               rng: _noise.RngLike = ...) -> RangeTree: ...
+               bounds: str = ..., bounds_share: float = ..., rng: _noise.RngLike = ...) -> RangeTree: ...
 
 
 @overload
-def range_tree(values: Any, *, lower: Any, upper: Any, epsilon: float | None = ..., delta: float = ...,
+def range_tree(values: Any, *, lower: Any = ..., upper: Any = ..., epsilon: float | None = ..., delta: float = ...,
                rho: float | None = ..., width: Any = ..., branching: int | None = ..., noise: str = ...,
                neighbors: str = ..., max_contributions: int = ..., levels: str = ..., missing: Missing = ...,
                column: str | None = ..., user_id: Any = ..., by: Any, groups: Sequence[Any], unknown: Unknown = ...,
-               rng: _noise.RngLike = ...) -> GroupedRelease: ...
+               bounds: str = ..., bounds_share: float = ..., rng: _noise.RngLike = ...) -> GroupedRelease: ...
 
 
 @validate_params(_CONSTRAINTS)
 def range_tree(
     values: Any,
     *,
-    lower: Any,
-    upper: Any,
+    lower: Any = None,
+    upper: Any = None,
     epsilon: float | None = None,
     delta: float = 0.0,
     rho: float | None = None,
@@ -65,6 +70,8 @@ def range_tree(
     by: Any = None,
     groups: Sequence[Any] | None = None,
     unknown: Unknown = "error",
+    bounds: str = "public",
+    bounds_share: float = 0.1,
     rng: _noise.RngLike = None,
 ) -> RangeTree | GroupedRelease:
     """Release a private b-ary range tree of ``values`` over the public domain [lower, upper].
@@ -93,7 +100,23 @@ def range_tree(
     ``"prefix"`` over the prefixes [lower, x] (CDF, threshold and quantile read-offs), from public
     quantities only. ``branching=None`` picks, among 2, 4, ..., 64 (for ``"prefix"`` also 3, 5, 6,
     10, 12), the factor with the lowest average variance over the workload (data-independent).
+
+    ``bounds="private"`` (no ``lower``/``upper``): ``bounds_share`` of ``epsilon`` finds the
+    domain, the rest releases the tree over it (sequential composition: the release is
+    ``epsilon``-DP in all; Laplace noise and an epsilon budget only; no ``by``/``user_id``). Each
+    end is one AboveThreshold over candidates doubling outward from 0 (Durfee 2023; the two ends
+    read disjoint records, so under add/remove each gets the whole bounds budget, under replace
+    half; :mod:`dptree.rangetree.bounds`) and halts where about ``rank`` records lie beyond it;
+    records beyond the found ends are clamped into the end buckets. The kind of domain is the
+    column's dtype (numbers read from a file: always float). ``width`` is then the smallest bucket width (default 1 for integers, one day for
+    dates, a power of two for floats), doubled until the range has at most 2^20 buckets. The
+    statement and the saved file record the split, the search and the bounds found (a DP output).
     """
+    if bounds == "private":
+        return _private_bounds(values, lower=lower, upper=upper, epsilon=epsilon, delta=delta, rho=rho,
+                               width=width, branching=branching, noise=noise, neighbors=neighbors,
+                               max_contributions=max_contributions, levels=levels, missing=missing,
+                               column=column, user_id=user_id, by=by, bounds_share=bounds_share, rng=rng)
     if (by is None) != (groups is None):
         raise InvalidParameterError("by and groups go together: by= names the column, groups= lists the public groups")
     plan = plan_range_tree(
@@ -117,7 +140,7 @@ def range_tree(
     return release_groups(plan, hist, groups, src, column=column, source=source, created=created)
 
 
-@validate_params(_CONSTRAINTS)
+@validate_params({k: v for k, v in _CONSTRAINTS.items() if not k.startswith("bounds")})
 def range_tree_by(
     values: Any,
     *,
@@ -147,3 +170,16 @@ def range_tree_by(
         branching=branching, noise=noise, neighbors=neighbors, max_contributions=max_contributions, levels=levels,
         unknown=unknown, user_id=user_id, missing=missing, column=column, rng=rng,
     )
+
+
+def _private_bounds(values: Any, *, lower: Any, upper: Any, epsilon: float | None, delta: float, rho: float | None,
+                    width: Any, branching: int | None, noise: str, neighbors: str, max_contributions: int,
+                    levels: str, missing: Missing, column: str | None, user_id: Any, by: Any,
+                    bounds_share: float, rng: _noise.RngLike) -> RangeTree:
+    """``range_tree(bounds="private")``: every public check (:func:`plan_private_bounds`), then the release."""
+    plan = plan_private_bounds(lower=lower, upper=upper, epsilon=epsilon, delta=delta, rho=rho, width=width,
+                               branching=branching, noise=noise, neighbors=neighbors,
+                               max_contributions=max_contributions, levels=levels, by=by, user_id=user_id,
+                               share=bounds_share)
+    source = values if isinstance(values, (str, os.PathLike)) else None
+    return plan.release(values, rng, column=column, missing=missing, source=source)

@@ -16,6 +16,7 @@ import numpy as np
 from dptree.errors import ReleaseFileError
 from dptree.io.release_file import check_metadata
 from dptree.privacy.statement import read_statement
+from dptree.rangetree.bounds import checked_statement
 from dptree.rangetree.plan import RangeTreePlan, plan_range_tree
 
 if TYPE_CHECKING:
@@ -47,6 +48,8 @@ def range_tree_document(release: RangeTree) -> dict[str, Any]:
         "gaussian_calibration": "exact" if "implied_rho" in plan.statement.get("calibration", {}) else "zcdp",
         "budget": {"epsilon": plan.budget.epsilon, "delta": plan.budget.delta, "rho": plan.budget.rho},
     }
+    if "bounds" in release.privacy:  # private bounds: the search, its split and the bounds found (public)
+        params["bounds"] = release.privacy["bounds"]
     meas = {
         "levels": [None if m is None else [int(v) for v in m] for m in release.measurements],
         "noise_parameters": _fractions(plan),
@@ -120,7 +123,8 @@ def range_tree_from_document(cls: type[RangeTree], doc: Mapping[str, Any]) -> Ra
         raise ReleaseFileError("release file: privacy statement lacks the 'private' flag")
     privacy = read_statement(raw, kind="range_tree")
     stated = {k: v for k, v in raw.items() if k not in ("private", "library")}
-    derived = {k: v for k, v in plan.statement.items() if k not in ("private", "library")}
+    full = plan.statement if "bounds" not in doc["parameters"] else checked_statement(doc["parameters"]["bounds"], plan)
+    derived = {k: v for k, v in full.items() if k not in ("private", "library")}
     if "budget_split" not in raw:  # files written before issue 12 do not record the workload
         derived.pop("budget_split", None)
     if stated != derived:

@@ -166,6 +166,7 @@ class RangeTreePlan:
         column: Any = None,
         source: Any = None,
         created: str | None = None,
+        statement: dict[str, Any] | None = None,
     ) -> RangeTree:
         """Add noise to the true counts derived from ``leaf_counts`` and estimate (the private step).
 
@@ -174,7 +175,8 @@ class RangeTreePlan:
         is the public total, kept exact. ``column`` and ``source`` (the caller's column name and
         input path) are kept, with the creation time, in the release's public ``metadata``.
         ``created``: that time, read from the clock (``release_file.utc_now()``) before the data
-        was read; default: now."""
+        was read; default: now. ``statement``: the release's privacy statement when it is more
+        than the plan's (a tree over private bounds, :mod:`dptree.rangetree.bounds`)."""
         release_type = release_class("range_tree")  # rangetree.release imports this module, not back
 
         src = _noise.make_source(rng)
@@ -188,7 +190,7 @@ class RangeTreePlan:
         measurements = measure(true_levels, self.noise_spec, src)
         if self.root_exact:
             measurements[0] = true_levels[0].copy()  # the public total n
-        statement = dict(self.statement)
+        statement = dict(self.statement if statement is None else statement)
         statement["private"] = bool(src.private)
         meta = creation_metadata(column=column, source=source, created=created)
         return cast("RangeTree", release_type(plan=self, measurements=measurements,  # type: ignore[call-arg]

@@ -33,6 +33,7 @@ from dptree.rangetree.results import Answers, HistogramResult, QuantileResult, q
 
 __all__ = [
     "RangeTree",
+    "PrivateBoundsRangeTree",
     # moved to plan.py, calibration.py and results.py; importable from here as before
     "plan_range_tree",
     "RangeTreePlan",
@@ -63,6 +64,13 @@ class RangeTree(CountRelease):
         public=("privacy.*", "parameters.*", "measurements.noise_parameters", "metadata", "metadata.*"),
         noisy=("measurements.levels",),
     )
+
+    def __new__(cls, plan: RangeTreePlan, measurements: list[np.ndarray | None], statement: dict[str, Any],
+                metadata: dict[str, Any] | None = None) -> RangeTree:
+        """A tree whose statement records private bounds is a :class:`PrivateBoundsRangeTree`."""
+        if cls is RangeTree and "bounds" in statement:
+            cls = PrivateBoundsRangeTree
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -378,3 +386,19 @@ class RangeTree(CountRelease):
             f"{self.layout.branching}-ary, {self.plan.noise} noise, {self.plan.neighbors} neighbors, "
             f"{budget}{'' if self.private else ', NOT PRIVATE (test seed)'}"
         )
+
+
+class PrivateBoundsRangeTree(RangeTree):
+    """A range tree over bounds found privately (``range_tree(bounds="private")``,
+    :mod:`dptree.rangetree.bounds`); saved and loaded as a ``range_tree``.
+
+    Its domain, and so its layout, per-level noise and sensitivities, are post-processing of the
+    search's DP output (the found bounds): its boundary declares them noisy. The search's public
+    description, the budget and its split stay public."""
+
+    BOUNDARY: ClassVar[Boundary] = Boundary(
+        public=("privacy.*", "parameters.*", "metadata", "metadata.*"),
+        noisy=("measurements.*", "parameters.domain.*", "parameters.fanouts", "parameters.branching",
+               "parameters.bounds.found", "privacy.bounds.found", "privacy.mechanism", "privacy.budget_spent.*",
+               "privacy.l1_sensitivity", "privacy.l2_sensitivity", "privacy.levels"),
+    )

@@ -14,9 +14,8 @@ from scipy import stats
 
 from dptree import noise
 from dptree.errors import DPTreeError, InvalidParameterError
+from dptree.interior.sparse_vector import AboveThreshold, above_threshold_error_bound
 from dptree.interior.selection import (
-    AboveThreshold,
-    above_threshold_error_bound,
     choosing_error_bound,
     choosing_mechanism,
     choosing_threshold,

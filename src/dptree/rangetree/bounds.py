@@ -1,0 +1,430 @@
+"""Private bounds for a range tree (issue 15, item 3): a declared share of epsilon finds a public
+range holding most of the data, and the tree is released over it with the rest.
+
+The search is Durfee's unbounded maximum estimation ("Unbounded Differentially Private Quantile
+and Maximum Estimation", NeurIPS 2023): AboveThreshold (Dwork et al. 2009; the sparse vector
+technique) over candidates that grow exponentially outward from the public origin 0, run once
+for each end (:attr:`BoundsSearch.epsilon_per_end`: the whole bounds budget under add/remove,
+where the ends read disjoint records; half of it under replace):
+
+* high end: candidates 1, 2, 4, ..., 2^62 (integers and ns timestamps; floats 2^-126, ..., 2^1022)
+  and queries ``-#{records > c}``, halting at the first c with ``-#above + nu >= -t + rho``, i.e.
+  where at most about t records lie above c;
+* low end: candidates 0, -1, -2, -4, ... and queries ``-#{records < c}``.
+
+No halt (records at the extremes) gives the last candidate. The ranks t are public (a function of
+the budget only, :attr:`BoundsSearch.rank`). Every count has L1 sensitivity k (``max_contributions``)
+under add/remove and under replace; the answers of one search all move the same way between
+neighbours (monotone) under add/remove and under replace of one record, so the query noise is
+2k/eps_end rather than 4k/eps_end there (:func:`dptree.interior.sparse_vector.above_threshold_scales`;
+the proof is in docs/privacy.md, "Private bounds").
+
+The kind of domain (integer, float, date) is the column's type: an array's or a table's dtype
+(schema, chosen by the caller); a file's column types are inferred from its rows, so numbers
+read from a file always get a float domain.
+
+The tree's domain is post-processing of the two found ends: the width is the caller's ``width``
+(default 1 for integers, one day for dates; for floats the smallest power of two giving at most
+:data:`BOUNDS_MAX_LEAVES` buckets), doubled until the range has at most :data:`BOUNDS_MAX_LEAVES`
+buckets, and the upper end is raised to give at least two buckets. Records outside the range are
+clamped into its end buckets, as with declared bounds (:mod:`dptree.data.domain`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from numbers import Real
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any, Literal, Mapping, cast
+
+import numpy as np
+
+from dptree import noise as _noise
+from dptree._validation import Interval, check_param
+from dptree.data.domain import _NS_MAX, _NS_MIN, Domain, dates_to_ns, make_domain
+from dptree.data.histograms import value_counts
+from dptree.errors import DataError, DPTreeError, InvalidParameterError, ReleaseFileError
+from dptree.interior.sparse_vector import above_threshold_scales, first_above_threshold
+from dptree.io import release_file as _release_file
+from dptree.noise import laplace_scale_used
+from dptree.privacy.statement import Relation
+from dptree.rangetree.plan import RangeTreePlan, plan_range_tree
+
+if TYPE_CHECKING:
+    from dptree.rangetree.release import RangeTree
+
+__all__ = [
+    "BOUNDS_MAX_LEAVES",
+    "BoundsSearch",
+    "PrivateBoundsPlan",
+    "candidates",
+    "leaf_counts",
+    "private_domain",
+    "with_private_bounds",
+    "plan_private_bounds",
+]
+
+#: the most buckets a tree over private bounds gets by default (its width is doubled to fit)
+BOUNDS_MAX_LEAVES = 1 << 20
+#: the rank t of each end, in units of the query noise scale: t = ceil(RANK_SCALES * scale)
+RANK_SCALES = 2
+_DAY_NS = 86_400 * 10**9
+_NS_LO = int(_NS_MIN.astype("datetime64[ns]").astype(np.int64))
+_NS_HI = int(_NS_MAX.astype("datetime64[ns]").astype(np.int64))
+
+Kind = Literal["integer", "float", "datetime"]
+Side = Literal["low", "high"]
+
+
+def candidates(kind: Kind, side: Side) -> np.ndarray:
+    """The public candidates of one end, in search order (outward from the origin 0).
+
+    Integers: 1, 2, ..., 2^62 (high) and 0, -1, ..., -2^62 (low): values are clamped to +-2^62 on
+    reading, so the last candidate has no record beyond it. Nanosecond timestamps: the same, then
+    the last date a range tree can bound. Floats: 2^-126, ..., 2^1022 and 0, -2^-126, ..., -2^1022
+    (a span of at most 2^1023 stays finite)."""
+    if kind == "float":
+        ups = np.ldexp(1.0, np.arange(-126, 1023))
+        return ups if side == "high" else np.concatenate([[0.0], -ups])
+    ups_i = [1 << j for j in range(63)]
+    if kind == "datetime":
+        ups_i.append(_NS_HI)
+        return np.array(ups_i if side == "high" else [0] + [-u for u in ups_i[:-1]] + [_NS_LO], dtype=np.int64)
+    return np.array(ups_i if side == "high" else [0] + [-u for u in ups_i], dtype=np.int64)
+
+
+def _kind_of(values: np.ndarray) -> Kind:
+    k = values.dtype.kind
+    if k in "iu":
+        return "integer"
+    if k == "f":
+        return "float"
+    if k == "M":
+        return "datetime"
+    raise DataError("bounds='private' needs a column of numbers or dates (one type); convert the values first")
+
+
+def _as_search_values(values: np.ndarray, kind: Kind) -> np.ndarray:
+    """Sorted distinct values in the candidates' units (int64 for integers and ns timestamps)."""
+    if kind == "integer":
+        if values.dtype.kind == "u":
+            return np.minimum(values, np.uint64(2**62)).astype(np.int64)
+        return np.clip(values, -(2**62), 2**62).astype(np.int64)
+    if kind == "datetime":
+        return dates_to_ns(values, _NS_LO, _NS_HI)
+    return values.astype(np.float64)
+
+
+@dataclass(frozen=True)
+class BoundsSearch:
+    """The public parameters of the search: its budget (both ends), the neighbouring relation and
+    the records per person k. Pure ``epsilon``-DP (:attr:`epsilon_per_end`)."""
+
+    epsilon: float
+    neighbors: Relation = "add_remove"
+    max_contributions: int = 1
+
+    @property
+    def monotone(self) -> bool:
+        """All answers of one search move the same way between neighbours: adding or removing a
+        person (every count grows, or every count shrinks, by 0..k), or replacing one record
+        (v -> v' changes #above(c) by +1 exactly for c in [v, v') when v < v', else by -1 or 0);
+        not when k > 1 records are replaced (some may move up, others down)."""
+        return self.neighbors == "add_remove" or self.max_contributions == 1
+
+    @property
+    def parallel(self) -> bool:
+        """The low end reads only records below 0 (its queries count v < c <= 0) and the high end
+        only records above 1 (v > c >= 1). Adding or removing a person's records puts k_low of them
+        in the low end's input and k_high in the high end's, k_low + k_high <= k; each end's
+        AboveThreshold, calibrated for sensitivity k, loses at most (k_side / k) eps_end (its
+        proof's shifts scale with the change), so both together lose at most eps_end (parallel
+        composition). Replacing records can move a record across 0 and change both ends by the
+        full amount (sequential composition: eps / 2 each)."""
+        return self.neighbors == "add_remove"
+
+    @property
+    def epsilon_per_end(self) -> float:
+        """The budget of each end's AboveThreshold: epsilon when :attr:`parallel`, else epsilon / 2."""
+        return float(self.epsilon) if self.parallel else float(self.epsilon) / 2
+
+    @property
+    def scales(self) -> tuple[Fraction, Fraction]:
+        """The exact discrete Laplace scales (threshold, query) used for each end."""
+        rho, nu = above_threshold_scales(self.epsilon_per_end, self.max_contributions, self.monotone)
+        return laplace_scale_used(rho), laplace_scale_used(nu)
+
+    @property
+    def rank(self) -> int:
+        """t: each end halts where about t records (or fewer) lie beyond it: ceil(2 * query scale)."""
+        return int(math.ceil(RANK_SCALES * self.scales[1]))
+
+    def answers(self, kind: Kind, values: np.ndarray, counts: np.ndarray, side: Side) -> tuple[np.ndarray, np.ndarray]:
+        """The candidates of one end and their true query answers (private: they only reach the
+        caller through :func:`first_above_threshold`), for the sorted distinct ``values`` with
+        their ``counts``: -#{v < c} on the low end, -#{v > c} on the high end (one sorted pass)."""
+        vals = _as_search_values(np.asarray(values), kind)
+        cum = np.concatenate([[0], np.cumsum(np.asarray(counts, dtype=np.int64))])
+        cand = candidates(kind, side)
+        if side == "low":
+            return cand, -cum[np.searchsorted(vals, cand, side="left")]
+        return cand, cum[np.searchsorted(vals, cand, side="right")] - cum[-1]
+
+    def halt(self, answers: np.ndarray, src: _noise.RandomSource | _noise.RngLike, runs: int | None = None) -> Any:
+        """One end's AboveThreshold (:attr:`epsilon_per_end`) on its answers: the halting index, or None (or, with
+        ``runs``, an array of indices, -1 for none) (:func:`first_above_threshold`)."""
+        return first_above_threshold(answers, -self.rank, self.epsilon_per_end, src, sensitivity=self.max_contributions,
+                                     monotone=self.monotone, runs=runs)
+
+    def find(self, kind: Kind, values: np.ndarray, counts: np.ndarray, src: _noise.RandomSource) -> tuple[Any, Any]:
+        """The two ends (candidates) for the sorted distinct ``values`` with their ``counts``; an
+        end whose search does not halt is its last candidate."""
+        out = []
+        for side in ("low", "high"):
+            cand, answers = self.answers(kind, values, counts, cast(Side, side))
+            idx = self.halt(answers, src)
+            c = cand[-1] if idx is None else cand[idx]
+            out.append(float(c) if kind == "float" else int(c))
+        return out[0], out[1]
+
+    def describe(self) -> dict[str, Any]:
+        """The search's public description (statement and release file)."""
+        s_rho, s_nu = self.scales
+        return {
+            "search": "AboveThreshold per end over candidates doubling outward from 0 (Durfee 2023, "
+                      "unbounded maximum estimation)",
+            "epsilon": self.epsilon,
+            "epsilon_per_end": self.epsilon_per_end,
+            "composition": "parallel (the ends read disjoint records)" if self.parallel else "sequential",
+            "rank": self.rank,
+            "sensitivity": self.max_contributions,
+            "monotone": self.monotone,
+            "threshold_scale": f"{s_rho.numerator}/{s_rho.denominator}",
+            "query_scale": f"{s_nu.numerator}/{s_nu.denominator}",
+        }
+
+
+def _fit_width(span: int, start: int) -> int:
+    w = start
+    while span // w + 1 > BOUNDS_MAX_LEAVES:
+        w *= 2
+    return w
+
+
+def private_domain(kind: Kind, lower: Any, upper: Any, width: Any = None) -> Domain:
+    """The tree's domain over the found ends (post-processing, module docstring): the width is
+    ``width`` (or 1, one day, or for floats the smallest power of two that fits) doubled until at
+    most :data:`BOUNDS_MAX_LEAVES` buckets; the upper end is raised to give at least two buckets."""
+    if kind == "float":
+        lo, hi = float(lower), float(upper)
+        if width is None:
+            w = math.ldexp(1.0, math.frexp(hi - lo)[1] - 21)  # 2^e / 2^21 with hi - lo < 2^e
+        else:
+            w = float(width)
+        while (hi - lo) / w > BOUNDS_MAX_LEAVES:
+            w *= 2
+        return make_domain(lo, max(hi, lo + 2 * w), w)
+    if kind == "datetime":
+        if width is None:
+            w0 = _DAY_NS
+        else:
+            w0 = int(np.timedelta64(width).astype("timedelta64[ns]").astype(np.int64))
+        lo_i, hi_i = int(lower), int(upper)
+        w = _fit_width(hi_i - lo_i, w0)
+        hi_i = min(max(hi_i, lo_i + w), _NS_HI)
+        return make_domain(np.datetime64(lo_i, "ns"), np.datetime64(hi_i, "ns"), np.timedelta64(w, "ns"))
+    lo_i, hi_i = int(lower), int(upper)
+    w = _fit_width(hi_i - lo_i, 1 if width is None else int(width))
+    return make_domain(lo_i, max(hi_i, lo_i + w), w)
+
+
+def _check_width(kind: Kind, width: Any) -> None:
+    """A declared width must fit the column's kind (checked before the search spends budget)."""
+    if width is None:
+        return
+    import datetime as _dt
+
+    ok = {
+        "integer": isinstance(width, (int, np.integer)) and not isinstance(width, bool) and int(width) >= 1,
+        "float": isinstance(width, (int, float, np.integer, np.floating)) and not isinstance(width, bool)
+        and math.isfinite(float(width)) and float(width) > 0,
+        "datetime": isinstance(width, (_dt.timedelta, np.timedelta64))
+        and int(np.timedelta64(width).astype("timedelta64[ns]").astype(np.int64)) > 0,
+    }[kind]
+    if not ok:
+        raise InvalidParameterError(
+            f"width={width!r} does not fit a {kind} column: a positive integer for integers, a positive number "
+            "for floats, a positive timedelta for dates (or leave it out and the width is chosen from the found bounds)"
+        )
+
+
+def with_private_bounds(tree_statement: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str, Any]:
+    """The statement of a release over private bounds: the tree's statement, its mechanism and
+    budget extended by the search's (``record``: :meth:`PrivateBoundsPlan.record`)."""
+    st = dict(tree_statement)
+    total = float(record["total_epsilon"])
+    eps_b = float(record["epsilon"])
+    st["mechanism"] = f"{tree_statement['mechanism']}, over private bounds (AboveThreshold, Durfee 2023)"
+    st["budget_requested"] = {"epsilon": total, "delta": 0.0, "rho": None}
+    tree_spent = float(tree_statement["budget_spent"]["epsilon"])
+    st["budget_spent"] = {"epsilon": float(Fraction(eps_b) + Fraction(tree_spent)), "delta": 0.0}
+    st["budget_split"] = {**dict(tree_statement.get("budget_split") or {}), "bounds": eps_b, "tree": total - eps_b}
+    st["bounds"] = dict(record)
+    return st
+
+
+def leaf_counts(tree: RangeTreePlan, values: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The exact leaf histogram of sorted distinct ``values`` with their ``counts`` (from
+    :func:`~dptree.data.histograms.value_counts`) for ``tree``: clamped and bucketed by the domain,
+    the histogram :func:`~dptree.data.histograms.leaf_histogram` gives for the rows (tested equal),
+    without a second read of the data. Not private."""
+    kind = _kind_of(values)
+    leaves = tree.domain.to_leaves(values if kind == "datetime" else _as_search_values(values, kind))
+    hist = np.bincount(leaves, weights=np.asarray(counts, dtype=np.float64), minlength=tree.layout.padded_size)
+    return np.rint(hist).astype(np.int64)  # sums of integer counts below 2^53: exact
+
+
+@dataclass(frozen=True)
+class PrivateBoundsPlan:
+    """A range-tree release whose bounds are private: everything public, before any data.
+
+    ``statement`` charges the whole ``epsilon`` (a ledger charges it once); :meth:`release` runs
+    the search with ``share * epsilon`` and the tree with the rest (sequential composition)."""
+
+    epsilon: float
+    share: float
+    width: Any = None
+    branching: int | None = None
+    neighbors: Relation = "add_remove"
+    max_contributions: int = 1
+    levels: str = "uniform"
+
+    def __post_init__(self) -> None:
+        self._placeholder()  # every tree parameter is checked now (no data involved)
+
+    def _placeholder(self) -> RangeTreePlan:
+        """The tree's plan on a placeholder domain: checks the tree's parameters and policies."""
+        return plan_range_tree(lower=0, upper=1, epsilon=self.tree_epsilon, branching=self.branching,
+                               neighbors=self.neighbors, max_contributions=self.max_contributions, levels=self.levels)
+
+    @property
+    def bounds_epsilon(self) -> float:
+        return float(self.share) * float(self.epsilon)
+
+    @property
+    def tree_epsilon(self) -> float:
+        """epsilon - bounds_epsilon, rounded down so that the two never add up to more than epsilon."""
+        t = float(self.epsilon) - self.bounds_epsilon
+        while Fraction(t) + Fraction(self.bounds_epsilon) > Fraction(float(self.epsilon)):
+            t = math.nextafter(t, 0.0)
+        return t
+
+    @property
+    def search(self) -> BoundsSearch:
+        return BoundsSearch(self.bounds_epsilon, self.neighbors, self.max_contributions)
+
+    @property
+    def statement(self) -> dict[str, Any]:
+        """The budget charged before the data is read: the whole epsilon (a ledger's ``charge_for``)."""
+        return {"budget_requested": {"epsilon": float(self.epsilon), "delta": 0.0, "rho": None},
+                "budget_spent": {"epsilon": float(self.epsilon), "delta": 0.0}, "bounds": self.search.describe()}
+
+    def declared_width(self) -> Any:
+        """The caller's width as the file stores it (ns for a timedelta), or None."""
+        w = self.width
+        if w is None or isinstance(w, (int, float)):
+            return w
+        if isinstance(w, (np.integer, np.floating)):
+            return w.item()
+        return int(np.timedelta64(w).astype("timedelta64[ns]").astype(np.int64))
+
+    def record(self, lower: Any, upper: Any) -> dict[str, Any]:
+        """The public record of a search that found [lower, upper] (ns integers for dates)."""
+        return {"method": "private", "share": float(self.share), "total_epsilon": float(self.epsilon),
+                **self.search.describe(), "found": [lower, upper], "declared_width": self.declared_width(),
+                "width_rule": f"the declared width (default 1, one day, or for floats the smallest power of two "
+                              f"that fits), doubled until at most {BOUNDS_MAX_LEAVES} buckets"}
+
+    def release(self, values: Any, rng: _noise.RngLike = None, *, column: str | None = None,
+                missing: str = "error", source: Any = None, fmt: str | None = None) -> RangeTree:
+        """Read ``values`` once (anything :func:`~dptree.data.histograms.value_counts` reads: arrays,
+        tables, CSV/Parquet files with ``fmt``, standard input), find the bounds (the search),
+        plan the tree over them and release it; one random source for both."""
+        self._placeholder().check_public_total(missing=missing)  # before any budget is spent
+        src = _noise.make_source(rng)
+        created = _release_file.utc_now()  # before the data is read (the module's clock: tests can fix it)
+        vals, counts = value_counts(values, column=column, missing=cast(Any, missing), fmt=fmt)
+        kind = _kind_of(vals)  # the column's type: schema, not data
+        if kind == "integer" and isinstance(values, (str, os.PathLike)):
+            # a file's column type is inferred from its rows (one 1.5 in a CSV turns BIGINT into
+            # DOUBLE): numbers from files always get a float domain, whatever the rows hold
+            vals, kind = vals.astype(np.float64), "float"
+        _check_width(kind, self.width)
+        lower, upper = self.search.find(kind, vals, counts, src)
+        dom = private_domain(kind, lower, upper, self.width)
+        tree = self.tree_plan(dom)
+        hist = leaf_counts(tree, vals, counts)
+        statement = with_private_bounds(tree.statement, self.record(lower, upper))
+        return tree.release(hist, src, column=column, source=source, created=created, statement=statement)
+
+    def tree_plan(self, dom: Domain) -> RangeTreePlan:
+        """The tree's plan over a found domain with the tree's share of epsilon."""
+        if dom.kind == "datetime":
+            lower: Any = np.datetime64(int(dom.lower), "ns")
+            upper: Any = np.datetime64(int(dom.upper), "ns")
+            width: Any = np.timedelta64(int(dom.width), "ns")
+        else:
+            lower, upper, width = dom.lower, dom.upper, dom.width
+        return plan_range_tree(lower=lower, upper=upper, width=width, epsilon=self.tree_epsilon,
+                               branching=self.branching, neighbors=self.neighbors,
+                               max_contributions=self.max_contributions, levels=self.levels)
+
+
+def checked_statement(record: Any, tree: RangeTreePlan) -> dict[str, Any]:
+    """The statement a release file over private bounds must carry, re-derived from its
+    ``parameters.bounds`` (``record``) and its tree plan; refuses a record whose split, search or
+    domain do not match (load: the checksum is not a signature)."""
+    if not isinstance(record, Mapping) or record.get("method") != "private":
+        raise ReleaseFileError("release file: parameters.bounds must describe a private bounds search")
+    try:
+        width = record["declared_width"]
+        if width is not None and tree.domain.kind == "datetime":
+            width = np.timedelta64(int(width), "ns")
+        plan = PrivateBoundsPlan(epsilon=float(record["total_epsilon"]), share=float(record["share"]), width=width,
+                                 branching=tree.layout.branching, neighbors=tree.neighbors,
+                                 max_contributions=tree.max_contributions, levels=tree.levels)
+        lower, upper = record["found"]
+        dom = private_domain(tree.domain.kind, lower, upper, width)
+    except (KeyError, TypeError, ValueError, OverflowError, DPTreeError) as exc:
+        raise ReleaseFileError(f"release file: parameters.bounds is incomplete or invalid: {exc}") from None
+    if dom != tree.domain or plan.tree_epsilon != tree.budget.epsilon:
+        raise ReleaseFileError("release file: the domain or the budget split does not match the private bounds "
+                               "search it records (tampered?)")
+    return with_private_bounds(tree.statement, plan.record(lower, upper))
+
+
+def plan_private_bounds(*, lower: Any = None, upper: Any = None, epsilon: float | None, delta: float = 0.0,
+                        rho: float | None = None, width: Any = None, branching: int | None = None,
+                        noise: str = "laplace", neighbors: str = "add_remove", max_contributions: int = 1,
+                        levels: str = "uniform", by: Any = None, user_id: Any = None,
+                        share: float = 0.1) -> PrivateBoundsPlan:
+    """Every public check of a release over private bounds (``range_tree(bounds="private")``, the
+    CLI's ``release --bounds private``), before any data is read or any budget is charged."""
+    if lower is not None or upper is not None:
+        raise InvalidParameterError("bounds='private' finds lower and upper from the data: leave them out, or pass "
+                                    "both with bounds='public' (the default)")
+    if noise != "laplace" or rho is not None or delta:
+        raise InvalidParameterError("bounds='private' supports noise='laplace' with an epsilon budget (pure DP) "
+                                    "only: drop noise/delta/rho, or declare lower and upper")
+    if epsilon is None:
+        raise InvalidParameterError("bounds='private' needs epsilon, e.g. epsilon=1.0 (bounds_share of it finds the "
+                                    "bounds)")
+    check_param("epsilon", epsilon, [Interval(Real, 0, None, closed="neither", hint="e.g. epsilon=1.0")])
+    check_param("bounds_share", share, [Interval(Real, 0, 1, closed="neither", hint="e.g. bounds_share=0.1")])
+    if by is not None or user_id is not None:
+        raise InvalidParameterError("bounds='private' does not support by= or user_id= yet: declare lower and upper "
+                                    "(bounds='public') for group-by and user-bounded releases")
+    return PrivateBoundsPlan(epsilon=float(epsilon), share=float(share), width=width, branching=branching,
+                             neighbors=cast(Relation, neighbors), max_contributions=max_contributions, levels=levels)

@@ -1,0 +1,365 @@
+"""Private bounds for range trees (issue 15, item 3): the search's exact privacy by brute force,
+the API's checks, the statement, the release file and the ledger."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import itertools
+import json
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+from audit_registry.range_trees import above_threshold_law, bounds_search_laws
+
+import dptree
+from dptree import InvalidParameterError, ReleaseFileError
+from dptree.io.release_file import canonical_checksum
+from dptree.privacy.ledger import Ledger
+from dptree.rangetree.bounds import BOUNDS_MAX_LEAVES, BoundsSearch, PrivateBoundsPlan, candidates, private_domain
+
+# --------------------------------------------------------------------------- exact law of the search
+# above_threshold_law (tests/audit_registry/range_trees.py): the exact law of one end, in logs
+
+
+def worst_log_ratio(search: BoundsSearch, pairs: list[tuple[list[int], list[int]]],
+                    scales: tuple[Fraction, Fraction] | None = None) -> float:
+    """The largest |log P0(o) - log P1(o)| over the outputs o (both ends) of all the pairs."""
+    worst = 0.0
+    cache: dict[tuple[int, ...], list[np.ndarray]] = {}
+
+    def laws(d: list[int]) -> list[np.ndarray]:
+        key = tuple(sorted(d))
+        if key not in cache:
+            cache[key] = bounds_search_laws(search, list(key), scales=scales)
+        return cache[key]
+
+    for d0, d1 in pairs:
+        total = 0.0
+        for l0, l1 in zip(laws(d0), laws(d1)):
+            keep = (l0 > -80) | (l1 > -80)  # the truncation of rho is far below these
+            total += float(np.max(np.abs(l0[keep] - l1[keep])))
+        worst = max(worst, total)
+    return worst
+
+
+VALUES = range(-3, 4)
+
+
+def _datasets(max_size: int) -> list[list[int]]:
+    return [list(c) for n in range(max_size + 1) for c in itertools.combinations_with_replacement(VALUES, n)]
+
+
+def add_remove_pairs(max_size: int = 3, k: int = 1) -> list[tuple[list[int], list[int]]]:
+    return [(d, d + list(extra)) for d in _datasets(max_size)
+            for extra in itertools.combinations_with_replacement(VALUES, k)]
+
+
+def replace_pairs(max_size: int = 3, k: int = 1) -> list[tuple[list[int], list[int]]]:
+    out = []
+    for d in _datasets(max_size):
+        for old in set(itertools.combinations(sorted(d), k)) if len(d) >= k else []:
+            rest = list(d)
+            for v in old:
+                rest.remove(v)
+            out += [(d, rest + list(new)) for new in itertools.combinations_with_replacement(VALUES, k)]
+    return out
+
+
+def test_end_law_matches_the_library_sampler() -> None:
+    """The law used below is the law the library draws from (chi-square on 20 000 runs)."""
+    search = BoundsSearch(epsilon=8.0)
+    vals, cnt = np.array([-2, 0, 1, 3]), np.array([1, 2, 1, 1])
+    _, ans = search.answers("integer", vals, cnt, "high")
+    law = np.exp(above_threshold_law(ans, -search.rank, *search.scales))
+    runs = 20_000
+    got = search.halt(ans, dptree.noise.make_source(11), runs=runs)
+    obs = np.bincount(np.where(got < 0, ans.size, got), minlength=ans.size + 1)
+    assert law.sum() == pytest.approx(1.0, abs=1e-9)
+    big = law * runs > 5
+    chi2 = float(np.sum((obs[big] - runs * law[big]) ** 2 / (runs * law[big])))
+    assert chi2 < 40, (chi2, obs[:8], (runs * law[:8]).round())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("eps", [2.0, 8.0])
+@pytest.mark.parametrize("relation", ["add_remove", "replace"])
+def test_search_is_exactly_eps_dp_by_brute_force(eps: float, relation: str) -> None:
+    """Every pair of neighbouring datasets of <= 3 records over {-3..3}: the worst log-ratio of the
+    exact output law (both ends) stays within the bounds budget and is nearly tight (add/remove:
+    one record reaches one end, which has the whole budget; replace: both ends, half each); a
+    planted bug (half the noise) breaks it."""
+    search = BoundsSearch(epsilon=eps, neighbors=relation)  # type: ignore[arg-type]
+    pairs = add_remove_pairs() if relation == "add_remove" else replace_pairs()
+    worst = worst_log_ratio(search, pairs)
+    assert worst <= eps + 1e-9
+    assert worst > 0.8 * eps  # the check sees the loss
+    s_rho, s_nu = search.scales
+    planted = worst_log_ratio(search, pairs, scales=(s_rho / 2, s_nu / 2))
+    assert planted > eps * 1.2
+
+
+@dataclasses.dataclass(frozen=True)
+class _ParallelUnderReplace(BoundsSearch):
+    """A bug: the whole budget on each end under replace (a replaced record can cross 0)."""
+
+    @property
+    def parallel(self) -> bool:
+        return True
+
+
+@pytest.mark.slow
+def test_parallel_composition_under_replace_would_break_the_claim() -> None:
+    eps = 8.0
+    bug = _ParallelUnderReplace(epsilon=eps, neighbors="replace")
+    assert bug.epsilon_per_end == eps
+    assert worst_log_ratio(bug, replace_pairs()) > eps * 1.2
+
+
+def test_k_records_under_replace_use_the_general_scale() -> None:
+    """Under replace with k = 2 the answers can move both ways (one record up, one down), so the
+    search uses the general query scale 4k/eps: within budget by brute force, broken by a bug."""
+    eps = 8.0
+    search = BoundsSearch(epsilon=eps, neighbors="replace", max_contributions=2)
+    assert not search.monotone
+    assert search.scales == (Fraction(1), Fraction(2))  # 2k / (eps / 2) and 4k / (eps / 2)
+    pairs = replace_pairs(max_size=3, k=2)
+    assert worst_log_ratio(search, pairs) <= eps + 1e-9
+    s_rho, s_nu = search.scales
+    assert worst_log_ratio(search, pairs, scales=(s_rho / 4, s_nu / 4)) > eps * 1.2
+
+
+@pytest.mark.slow
+def test_add_remove_with_k_records_by_brute_force() -> None:
+    """A person's k = 2 records may reach both ends, but each end's search is calibrated for k and
+    loses (k_side / k) of its budget: the whole budget per end still holds (parallel composition)."""
+    search = BoundsSearch(epsilon=4.0, max_contributions=2)
+    assert search.monotone and search.parallel and search.epsilon_per_end == 4.0
+    pairs = add_remove_pairs(max_size=2, k=2)
+    worst = worst_log_ratio(search, pairs)
+    assert 0.8 * 4.0 < worst <= 4.0 + 1e-9
+    s_rho, s_nu = search.scales  # a bug: half the noise
+    assert worst_log_ratio(search, pairs, scales=(s_rho / 2, s_nu / 2)) > 4.0 * 1.2
+
+
+# --------------------------------------------------------------------------- the search's pieces
+
+
+def test_candidates_grow_outward_and_cover_the_clamped_values() -> None:
+    hi, lo = candidates("integer", "high"), candidates("integer", "low")
+    assert hi[0] == 1 and hi[-1] == 2**62 and np.all(np.diff(hi) > 0)
+    assert lo[0] == 0 and lo[-1] == -(2**62) and np.all(np.diff(lo) < 0)
+    f = candidates("float", "high")
+    assert f[0] == 2.0**-126 and np.isfinite(f[-1] - candidates("float", "low")[-1])
+    d = candidates("datetime", "high")
+    assert np.all(np.diff(d) > 0)
+
+
+def test_scales_and_rank_follow_the_budget() -> None:
+    s = BoundsSearch(epsilon=0.1)
+    assert s.parallel and s.epsilon_per_end == 0.1
+    assert s.scales == (Fraction(20), Fraction(20))  # 2k / eps per end, monotone
+    assert s.rank == 40
+    r1 = BoundsSearch(epsilon=0.1, neighbors="replace")
+    assert not r1.parallel and r1.monotone and r1.scales == (Fraction(40), Fraction(40))
+    r2 = BoundsSearch(epsilon=0.1, neighbors="replace", max_contributions=2)
+    assert r2.scales == (Fraction(80), Fraction(160))  # 2k/(eps/2), 4k/(eps/2)
+
+
+def test_width_rule_is_the_smallest_power_of_two_that_fits() -> None:
+    assert private_domain("integer", -8, 1024).width == 1
+    dom = private_domain("integer", 0, 2**30)
+    assert dom.width == 2**11 and dom.size == 2**19 + 1  # 2^10 would give 2^20 + 1 buckets
+    assert private_domain("integer", 0, 2**30, width=3).width == 3 * 2**9
+    f = private_domain("float", 0.0, 128.0)
+    assert f.width == 2.0**-13 and f.size <= BOUNDS_MAX_LEAVES and f.size > BOUNDS_MAX_LEAVES // 2
+    assert private_domain("float", 0.0, 4.0, width=8.0).upper == 16.0  # raised to two buckets
+    assert private_domain("datetime", 0, 2**50).width == 86_400 * 10**9
+
+
+@pytest.mark.parametrize("values", [
+    np.array([-7, 0, 3, 3, 10**15, -(2**63), 2**62 + 5], dtype=np.int64),
+    np.array([0, 5, 2**64 - 1], dtype=np.uint64),
+    np.array([-1e300, -2.5, 0.0, 0.1, 3.9, 1e9]),
+    np.array(["1500-01-01", "2020-05-05", "2021-01-01", "9999-12-31"], dtype="datetime64[D]"),
+])
+def test_leaf_counts_from_value_counts_equal_leaf_histogram(values: np.ndarray) -> None:
+    """One read: the histogram built from the distinct values is the one leaf_histogram gives."""
+    from dptree.data.histograms import leaf_histogram, value_counts
+    from dptree.rangetree.bounds import leaf_counts
+
+    kind = {"i": "integer", "u": "integer", "f": "float", "M": "datetime"}[values.dtype.kind]
+    plan = PrivateBoundsPlan(epsilon=1.0, share=0.1)
+    lo, hi = {"integer": (-4, 8), "float": (-2.0, 4.0), "datetime": (0, 2**60)}[kind]
+    tree = plan.tree_plan(private_domain(kind, lo, hi))  # type: ignore[arg-type]
+    vals, cnt = value_counts(values)
+    assert np.array_equal(leaf_counts(tree, vals, cnt), leaf_histogram(values, tree))
+
+
+# --------------------------------------------------------------------------- the API
+
+
+def test_release_finds_a_range_holding_most_of_the_data() -> None:
+    x = np.random.default_rng(0).integers(1000, 5000, 20_000)
+    rel = dptree.range_tree(x, bounds="private", epsilon=1.0, rng=3)
+    lo, hi = rel.privacy["bounds"]["found"]
+    assert lo == rel.domain.lower and lo <= 1000 and 5000 <= hi <= 16384
+    assert rel.total() == pytest.approx(20_000, abs=200)
+    assert abs(rel.quantile(0.5) - np.median(x)) < 100
+    assert rel.privacy["private"] is False
+
+
+def test_outliers_beyond_the_found_range_are_clamped_not_dropped() -> None:
+    x = np.concatenate([np.random.default_rng(1).integers(0, 100, 10_000), [10**15] * 5])
+    rel = dptree.range_tree(x, bounds="private", epsilon=1.0, rng=4)
+    assert rel.domain.upper < 10**6  # 5 records (< the rank) do not stretch the range
+    assert rel.total() == pytest.approx(10_005, abs=150)
+    assert rel.count(rel.domain.upper, rel.domain.upper) == pytest.approx(5, abs=150)
+
+
+@pytest.mark.parametrize("data", [[], [7], list(range(5)), np.array([], dtype=np.float64)])
+def test_small_and_empty_data_release_without_error(data: Any) -> None:
+    """No error and the same kind of output whatever the (private) number of records."""
+    rel = dptree.range_tree(data, bounds="private", epsilon=1.0, rng=2)
+    assert rel.domain.size >= 2 and rel.privacy["bounds"]["found"][0] == rel.domain.lower
+
+
+def test_a_width_that_does_not_fit_the_column_is_refused_before_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dptree.rangetree import bounds
+
+    monkeypatch.setattr(bounds.BoundsSearch, "find", lambda *a, **k: pytest.fail("the search ran"))
+    days = np.array(["2024-01-01", "2024-02-01"], dtype="datetime64[D]")
+    for values, width in ((days, dt.timedelta(0)), (days, 3), ([1.5, 2.5], "1d"), ([1, 2], 0.5)):
+        with pytest.raises(InvalidParameterError, match="width"):
+            dptree.range_tree(values, bounds="private", epsilon=1.0, width=width)
+
+
+def test_floats_and_dates() -> None:
+    x = np.random.default_rng(2).lognormal(0, 1, 5000)
+    rel = dptree.range_tree(x, bounds="private", epsilon=1.0, rng=1)
+    assert rel.domain.kind == "float" and rel.domain.lower == 0.0 and rel.domain.upper >= 8
+    assert abs(rel.cdf(1.0, normalize=True) - 0.5) < 0.03
+    days = np.datetime64("2024-01-01") + np.random.default_rng(3).integers(0, 365, 5000).astype("timedelta64[D]")
+    rel = dptree.range_tree(days, bounds="private", epsilon=1.0, width=dt.timedelta(days=7), rng=1)
+    assert rel.domain.kind == "datetime" and rel.domain.width >= 7 * 86_400 * 10**9
+    assert rel.total() == pytest.approx(5000, abs=150)
+
+
+def test_replace_neighbors_keep_the_public_total() -> None:
+    rel = dptree.range_tree(list(range(300)), bounds="private", epsilon=1.0, neighbors="replace", rng=1)
+    assert rel.privacy["neighbors"] == "replace" and rel.total() == pytest.approx(300, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"lower": 0}, "leave them out"),
+        ({"lower": 0, "upper": 10}, "leave them out"),
+        ({"upper": 10}, "leave them out"),
+        ({"bounds_share": 0.0}, "bounds_share"),
+        ({"bounds_share": 1.0}, "bounds_share"),
+        ({"bounds_share": 1.5}, "bounds_share"),
+        ({"bounds_share": "half"}, "bounds_share"),
+        ({"bounds": "guess"}, "bounds"),
+        ({"noise": "gaussian", "delta": 1e-6}, "laplace"),
+        ({"delta": 1e-6}, "laplace"),
+        ({"epsilon": None}, "epsilon"),
+        ({"epsilon": -1.0}, "epsilon"),
+        ({"by": [0, 1, 1], "groups": [0, 1]}, "by="),
+        ({"user_id": [1, 1, 2]}, "user_id"),
+        ({"width": 0.5}, "width"),
+        ({"neighbors": "replace", "missing": "drop"}, "replace"),
+        ({"levels": "nonsense"}, "levels"),
+    ],
+)
+def test_bad_parameters_raise_before_the_data_is_used(kwargs: dict[str, Any], match: str,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Typed errors; none of them reaches the search (it would spend the budget)."""
+    from dptree.rangetree import bounds
+
+    called = []
+    monkeypatch.setattr(bounds.BoundsSearch, "find", lambda *a, **k: called.append(1))
+    args = {"bounds": "private", "epsilon": 1.0, **kwargs}
+    with pytest.raises(dptree.DPTreeError, match=match):
+        dptree.range_tree([1, 2, 3], **args)
+    assert not called
+
+
+def test_declared_bounds_still_need_both_ends() -> None:
+    with pytest.raises(dptree.DomainError, match="bounds='private'"):
+        dptree.range_tree([1, 2], epsilon=1.0)
+
+
+# --------------------------------------------------------------------------- statement, file, ledger
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
+    x = np.random.default_rng(5).integers(-300, 3000, 2000)
+    rel = dptree.range_tree(x, bounds="private", bounds_share=0.25, epsilon=2.0, rng=8)
+    p = tmp_path_factory.mktemp("pb") / "rel.json"
+    rel.save(p, allow_nonprivate=True)
+    return rel, p
+
+
+def test_statement_records_the_split_and_the_bounds(saved: tuple[Any, Path]) -> None:
+    rel, _ = saved
+    st = rel.privacy
+    assert st["budget_requested"]["epsilon"] == 2.0
+    assert 1.99 < st["budget_spent"]["epsilon"] <= 2.0
+    assert st["budget_split"]["bounds"] == 0.5 and st["budget_split"]["tree"] == 1.5
+    b = st["bounds"]
+    assert b["method"] == "private" and b["epsilon"] == 0.5 and b["share"] == 0.25 and b["epsilon_per_end"] == 0.5
+    assert b["found"] == [rel.domain.lower, b["found"][1]] and b["found"][1] <= rel.domain.upper
+    assert "Durfee" in st["mechanism"] and rel.plan.budget.epsilon == 1.5
+
+
+def test_release_file_round_trip(saved: tuple[Any, Path]) -> None:
+    rel, p = saved
+    back = dptree.load(p)
+    assert back.privacy == rel.privacy
+    assert np.array_equal(back.leaf_estimates, rel.leaf_estimates)
+    assert json.loads(p.read_text())["parameters"]["bounds"]["found"] == rel.privacy["bounds"]["found"]
+
+
+def _tamper(p: Path, tmp: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
+    d = json.loads(p.read_text())
+    edit(d)
+    d["checksum"] = canonical_checksum(d)
+    out = tmp / "t.json"
+    out.write_text(json.dumps(d))
+    return out
+
+
+@pytest.mark.parametrize("edit", [
+    lambda d: d["parameters"]["bounds"].__setitem__("share", 0.01),  # claims a cheaper search
+    lambda d: d["parameters"]["bounds"].__setitem__("total_epsilon", 1.6),
+    lambda d: d["parameters"]["bounds"].__setitem__("found", [0, 4096]),
+    lambda d: d["parameters"]["bounds"].__setitem__("found", "everything"),
+    lambda d: d["parameters"]["bounds"].__setitem__("method", "public"),
+    lambda d: d["parameters"].pop("bounds"),
+    lambda d: d["privacy"]["bounds"].__setitem__("rank", 1),
+    lambda d: d["privacy"].pop("bounds"),
+])
+def test_tampered_private_bounds_files_are_refused(saved: tuple[Any, Path], tmp_path: Path,
+                                                   edit: Callable[[dict[str, Any]], None]) -> None:
+    with pytest.raises(ReleaseFileError):
+        dptree.load(_tamper(saved[1], tmp_path, edit))
+
+
+def test_ledger_charges_the_whole_epsilon_once(tmp_path: Path) -> None:
+    plan = PrivateBoundsPlan(epsilon=1.0, share=0.1)
+    assert plan.tree_epsilon + plan.bounds_epsilon <= 1.0
+    with Ledger(tmp_path / "b.ledger", total_epsilon=3.0) as led:
+        with led.charge_for(plan, label="pb") as charge:
+            rel = plan.release([1, 2, 3, 40], rng=1)
+        assert charge.epsilon == 1.0 and led.spent().epsilon == pytest.approx(1.0) and led.spent().charges == 1
+    assert rel.privacy["budget_requested"]["epsilon"] == 1.0
+
+
+def test_a_seeded_release_is_not_private_and_an_unseeded_one_is() -> None:
+    assert dptree.range_tree([1, 2, 3], bounds="private", epsilon=1.0, rng=1).privacy["private"] is False
+    assert dptree.range_tree([1, 2, 3], bounds="private", epsilon=1.0).privacy["private"] is True
