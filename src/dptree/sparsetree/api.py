@@ -16,7 +16,8 @@ from dptree._validation import Options, validate_params
 from dptree.data.histograms import COLUMN, RNG
 from dptree.data.inputs import to_numpy
 from dptree.errors import InvalidParameterError
-from dptree.io.release_file import creation_metadata, utc_now
+from dptree.io import release_file as _release_file
+from dptree.io.release_file import creation_metadata
 from dptree.sparsetree.keys import key_domain
 from dptree.sparsetree.plan import SparsePlan, plan_sparse_tree
 from dptree.sparsetree.release import SparseRangeTree
@@ -68,7 +69,7 @@ def sparse_range_tree(
     if isinstance(data, (str, os.PathLike)):
         raise InvalidParameterError("sparse_range_tree reads arrays and tables; read the file first "
                                     "(e.g. pandas.read_parquet) and pass the column")
-    created = utc_now()  # before the data is read
+    created = _release_file.utc_now()  # before the data is read (the module's clock: tests can fix it)
     arr = to_numpy(data, column=column)
     if lower is None:
         plan = plan_for(arr.dtype.kind)  # the column's type is schema, not data
