@@ -235,6 +235,10 @@ def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1
     end w (the first branch node with 0 or >= 2 branch children), and v's counted children are w
     and the two remainders [v.start, w.start) and (w.last, v.last] (those not empty). Children of
     a counted node lie inside it and are disjoint, so the ranges of one depth are disjoint.
+    Each copy's count tree is then cut below its widest depth (the last depth with the most
+    ranges): the depths below hold the few nodes that split on noise, and would raise H, and so
+    every count's noise, for little resolution (their mass is spread inside the deepest counted
+    range). Cutting reads the shape only, so it stays post-processing of the structure phase.
     """
     L, sh = layout.depth, layout.shifts
     empty = np.zeros(0, dtype=np.uint64)
@@ -304,6 +308,15 @@ def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1
     last = np.concatenate(lasts) if lasts else empty
     parent = np.concatenate(parent_ids) if parent_ids else np.zeros(0, dtype=np.int64)
     depth = np.concatenate(depths) if depths else np.zeros(0, dtype=np.int64)
+    # trim each copy's count tree below its widest depth (the last depth with the most ranges):
+    # the depths below it hold the few nodes that split on noise, and counting them would raise H,
+    # and so the noise of every count, for little resolution (docs/sparse_tree.md, "Trimming")
+    copy_of = (start >> np.uint64(layout.bits)).astype(np.int64) if layout.bits < 64 else np.zeros(start.size, np.int64)
+    if depth.size:
+        width = np.bincount(copy_of * (L + 2) + depth, minlength=roots * (L + 2)).reshape(roots, L + 2)
+        widest = (L + 1) - np.argmax(width[:, ::-1], axis=1)  # the last depth attaining the maximum
+        keep = depth <= widest[copy_of]
+        start, last, parent, depth, copy_of = start[keep], last[keep], parent[keep], depth[keep], copy_of[keep]
     H = int(depth.max(initial=0))
     # group by depth, sorted by start; parents as positions at the depth above (depth 1: the copy)
     order = np.lexsort((start, depth))
@@ -317,9 +330,8 @@ def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1
         sel = order[bounds[j]:bounds[j + 1]]
         position[ids[bounds[j]:bounds[j + 1]]] = np.arange(sel.size)
         out.append((start[sel], last[sel], position[parent[sel]]))
-    copy = (start >> np.uint64(layout.bits)).astype(np.int64) if layout.bits < 64 else np.zeros(start.size, np.int64)
     heights = np.zeros(roots, dtype=np.int64)
-    np.maximum.at(heights, copy, depth)
+    np.maximum.at(heights, copy_of, depth)
     return out, heights
 
 

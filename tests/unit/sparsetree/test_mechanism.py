@@ -268,3 +268,33 @@ def test_privtree_brute_force_privacy_loss(bug: bool) -> None:
     else:
         assert worst <= plan.statement["budget_spent"]["epsilon"] + 1e-9
         assert worst > 0.6 * plan.statement["budget_spent"]["epsilon"]
+
+
+def _levels(*levels: list[int]) -> list[np.ndarray]:
+    return [np.array(v, dtype=np.uint64) for v in levels]
+
+
+def test_count_tree_is_trimmed_below_its_widest_depth() -> None:
+    """A 16-key binary tree split everywhere down to level 3 and, below, only at the first node of
+    level 3 (as a noisy split would): the count tree's widths are 2, 4, 8, 2, so its last depth
+    (2 ranges, under the widest depth's 8) is not counted and H is 3, not 4; split everywhere,
+    the deepest depth is the widest and is kept (H = 4, every key counted)."""
+    lay = plan_sparse_tree(key_domain(0, 15, "i"), epsilon=1.0, branching=2).layout
+    assert lay.depth == 4
+    ranges, heights = count_tree(lay, _levels([0, 1], [0, 1, 2, 3], list(range(8)), [0, 1]))
+    assert [r[0].size for r in ranges] == [2, 4, 8] and heights.tolist() == [3]
+    assert ranges[2][0].tolist() == list(range(0, 16, 2)) and ranges[2][1].tolist() == list(range(1, 16, 2))
+    ranges, heights = count_tree(lay, _levels([0, 1], [0, 1, 2, 3], list(range(8)), list(range(16))))
+    assert [r[0].size for r in ranges] == [2, 4, 8, 16] and heights.tolist() == [4]
+    assert ranges[3][0].tolist() == ranges[3][1].tolist() == list(range(16))
+
+
+def test_count_tree_is_trimmed_per_copy() -> None:
+    """Two independent copies (the audit's batching): each copy keeps down to its own widest depth."""
+    lay = plan_sparse_tree(key_domain(0, 15, "i"), epsilon=1.0, branching=2).layout
+    deep = _levels([0, 1], [0, 1, 2, 3], list(range(8)), list(range(16)))
+    short = _levels([0, 1], [0, 1, 2, 3], list(range(8)), [0, 1])
+    both = [np.concatenate([a, b + np.uint64(2 ** (d + 1))]) for d, (a, b) in enumerate(zip(deep, short))]
+    ranges, heights = count_tree(lay, both, roots=2)
+    assert heights.tolist() == [4, 3]
+    assert ranges[3][0].tolist() == list(range(16))  # depth 4: the first copy's keys only
