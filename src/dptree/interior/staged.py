@@ -57,7 +57,7 @@ window's buckets) is out of core in DuckDB.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 import numpy as np
 
@@ -120,7 +120,7 @@ def staged_point(values: Any, column: str | None, counts: Any, enc: Encoding, on
 
     if not is_table(values):
         return None
-    policy = "drop" if on_invalid == "drop" else "error"
+    policy: Literal["error", "drop"] = "drop" if on_invalid == "drop" else "error"
     lower, upper = enc.bounds
     with ordered_counts(values, column=column, lower=lower, upper=upper, missing=policy, infinite=policy,
                         message=_INVALID_VALUES) as session:

@@ -500,14 +500,14 @@ class _OrderedCounts:
             clamped = f"(least(greatest(CAST({col} AS HUGEINT), {lo}), {hi}) - {lo})"  # the offset, exact
             self.key = f"CAST({clamped} AS UBIGINT)"
 
-            def width(count: int) -> int:
+            def int_width(count: int) -> int:
                 return -(-(hi - lo + 1) // count)
 
             def bucket(count: int) -> str:
-                return f"CAST({clamped} // {width(count)} AS BIGINT)"
+                return f"CAST({clamped} // {int_width(count)} AS BIGINT)"
 
             def edges(count: int, first: int, last: int) -> tuple[Any, Any]:
-                w = width(count)  # bucket j holds the clamped values lo + j w .. lo + (j + 1) w - 1
+                w = int_width(count)  # bucket j holds the clamped values lo + j w .. lo + (j + 1) w - 1
                 return (lo + first * w if first else None,
                         lo + (last + 1) * w if last < count - 1 and lo + (last + 1) * w <= hi else None)
         else:
