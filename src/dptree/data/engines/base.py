@@ -100,7 +100,9 @@ class OrderedCounts(Protocol):
         value - lower as uint64 (exact for every domain of at most 2^64 points)."""
 
     def ranks(self, point: int | float) -> tuple[int, int]:
-        """(#{x < point}, #{x <= point}) of the clamped values, for a point of the domain."""
+        """(#{x < point}, #{x <= point}) of the clamped values, for a point given as
+        :meth:`window` gives values: a float of the domain, or on an integer domain its offset
+        point - lower."""
 
 
 class Engine(ABC):
