@@ -3,8 +3,9 @@ measured in the same run:
 
 * ``interior_point`` (exponential mechanism) on 10^6 uint64 values over [0, 2^64) against
   ``np.sort`` of the same values (target <= 3x);
-* ``dptree.median`` of a float column of a Parquet file against a range-tree release of the same
-  column from the same file (``dptree.range_tree(path, column=..., lower=, upper=, width=)``;
+* ``dptree.median``, ``dptree.quantile`` (q = 0.9) and ``dptree.interior_point`` (exponential) of
+  a float column of a Parquet file -- the staged engine path, :mod:`dptree.interior.staged` --
+  against a range-tree release of the same column from the same file (``dptree.range_tree(path, column=..., lower=, upper=, width=)``;
   target <= 2x), each in a fresh process, with its peak RSS (``ru_maxrss``).
 
 Rounds are interleaved (baseline, dptree, baseline, ...) and the median of each is reported.
@@ -41,6 +42,10 @@ def _child(task: str, path: str) -> None:
     t0 = time.perf_counter()
     if task == "range_tree":
         dptree.range_tree(path, column="x", lower=LOWER, upper=UPPER, width=WIDTH, epsilon=1.0)
+    elif task == "quantile":
+        dptree.quantile(path, 0.9, column="x", lower=LOWER, upper=UPPER, epsilon=1.0)
+    elif task == "interior_point":
+        dptree.interior_point(path, column="x", lower=LOWER, upper=UPPER, epsilon=1.0, method="exponential")
     else:
         dptree.median(path, column="x", lower=LOWER, upper=UPPER, epsilon=1.0)
     dt = time.perf_counter() - t0
@@ -85,16 +90,21 @@ def from_file(rows: int, rounds: int) -> list[str]:
         with pq.ParquetWriter(path, pa.schema([("x", pa.float64())])) as w:
             for start in range(0, rows, 5_000_000):  # written in chunks: bounded memory here too
                 w.write_table(pa.table({"x": gen.normal(0, 1, min(5_000_000, rows - start))}))
-        base, ours = [], []
-        for _ in range(rounds):
-            base.append(_run_child("range_tree", path))
-            ours.append(_run_child("median", path))
-        b = statistics.median(r["seconds"] for r in base)
-        o = statistics.median(r["seconds"] for r in ours)
-        rb, ro = max(r["rss_mib"] for r in base), max(r["rss_mib"] for r in ours)
-        return [f"| dptree.median, {rows:.0e} float64 rows from Parquet | range_tree of the same file "
-                f"(width 2^-10, 16384 leaves) | {b:.2f} s ({rb:.0f} MiB) | {o:.2f} s ({ro:.0f} MiB) | {o / b:.2f}x "
-                f"| {ro / rb:.2f}x |"]
+        tasks = ("median", "quantile", "interior_point")
+        runs: dict[str, list[dict[str, float]]] = {t: [] for t in ("range_tree",) + tasks}
+        for _ in range(rounds):  # interleaved: baseline, then each operation, every round
+            for t in runs:
+                runs[t].append(_run_child(t, path))
+        b = statistics.median(r["seconds"] for r in runs["range_tree"])
+        rb = max(r["rss_mib"] for r in runs["range_tree"])
+        lines = []
+        for t, shown in zip(tasks, ("dptree.median", "dptree.quantile(q=0.9)", "dptree.interior_point (exponential)")):
+            o = statistics.median(r["seconds"] for r in runs[t])
+            ro = max(r["rss_mib"] for r in runs[t])
+            lines.append(f"| {shown}, {rows:.0e} float64 rows from Parquet | range_tree of the same file "
+                         f"(width 2^-10, 16384 leaves) | {b:.2f} s ({rb:.0f} MiB) | {o:.2f} s ({ro:.0f} MiB) | "
+                         f"{o / b:.2f}x | {ro / rb:.2f}x |")
+        return lines
 
 
 def main() -> None:

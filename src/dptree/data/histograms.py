@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import os
 from numbers import Integral
-from typing import TYPE_CHECKING, Any, Sequence, Union
+from typing import TYPE_CHECKING, Any, ContextManager, Sequence, Union
 
 import numpy as np
 
 from dptree import noise as _noise
 from dptree._validation import Constraint, InstanceOf, Interval, Options, validate_params
 from dptree.data.bounding import check_bound
-from dptree.data.engines.base import Engine, LeafPlan, Missing, Unknown
+from dptree.data.engines.base import Engine, LeafPlan, Missing, OrderedCounts, Unknown
 from dptree.data.engines.duckdb import DuckDBEngine, Progress, is_relation
 from dptree.data.engines.numpy import NumpyEngine
 from dptree.data.engines.spark import SparkEngine, is_spark_df
@@ -45,6 +45,7 @@ __all__ = [
     "leaf_histogram",
     "path_counts",
     "value_counts",
+    "ordered_counts",
     "bounded_histogram",
     "file_bounded_histogram",
     "grouped_histograms",
@@ -151,6 +152,16 @@ def value_counts(data: Any, *, column: str | None = None, missing: Missing = "er
     values), never one Python object per row. Not private."""
     return engine_for(data, fmt=fmt).value_counts(data, column=column, missing=missing, infinite=infinite,
                                                   message=message)
+
+
+def ordered_counts(data: Any, *, column: str | None, lower: int | float, upper: int | float,
+                   missing: Missing = "error", infinite: Missing = "error",
+                   message: str | None = None) -> ContextManager[OrderedCounts | None]:
+    """A session of exact :class:`~dptree.data.engines.base.OrderedCounts` queries on ``column``
+    of ``data`` clamped to [lower, upper] (:meth:`Engine.ordered_counts`), or a context yielding
+    None where the engine has none (in-memory data, Spark, some column types). Not private."""
+    return engine_for(data).ordered_counts(data, column=column, lower=lower, upper=upper, missing=missing,
+                                           infinite=infinite, message=message)
 
 
 # --------------------------------------------------------------------------- by engine and input

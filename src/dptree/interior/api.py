@@ -58,7 +58,8 @@ from dptree.interior.calibration import (
 from dptree.interior.encoding import domain_document, domain_from_document, encoding, prepare
 from dptree.interior.heavypaths import run_heavypaths
 from dptree.interior.multisets import MS, height
-from dptree.interior.selection import ordered_exponential_mechanism
+from dptree.interior.selection import exponential_base, interior_badness, ordered_exponential_mechanism
+from dptree.interior.staged import staged_point
 from dptree.interior.treelog import run_treelog
 from dptree.io.contract import Release
 from dptree.io.release_file import check_metadata, creation_metadata
@@ -263,12 +264,18 @@ def interior_point(
     enc = encoding(lower, upper)
     pl = plan(method, enc.size, eps, dlt, b, size_n, upper_bound, run_anyway=run_anyway)
     metadata = creation_metadata()  # the clock, read before the data (no timing of the reading)
-    enc, vals, cnt = prepare(values, lower, upper, counts, on_invalid, column)
     src = make_source(rng)
     y: int | None
     if pl.method == "exponential":
-        y = ordered_exponential_mechanism(vals, counts=cnt, lower=0, upper=enc.size - 1, epsilon=eps, rng=src)
+        # files and relations: staged engine queries, the same law and draws (dptree.interior.staged)
+        y = staged_point(values, column, counts, enc, on_invalid, src,
+                         lambda n: interior_badness(n) if n < 1 << 62 else None, exponential_base(eps, 1),
+                         lambda: ordered_exponential_mechanism([], lower=0, upper=enc.size - 1, epsilon=eps, rng=src))
+        if y is None:
+            enc, vals, cnt = prepare(values, lower, upper, counts, on_invalid, column)
+            y = ordered_exponential_mechanism(vals, counts=cnt, lower=0, upper=enc.size - 1, epsilon=eps, rng=src)
     else:
+        enc, vals, cnt = prepare(values, lower, upper, counts, on_invalid, column)
         assert size_n is not None
         # the tree methods walk Python ints (domains of any size): one per distinct value, not per row
         ms = MS(as_lists(vals), as_lists(cnt)).cap(size_n)  # at most the declared size (module docstring)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import operator
+from fractions import Fraction
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
@@ -20,7 +21,8 @@ import numpy as np
 from dptree.errors import InvalidParameterError
 from dptree.noise import RandomSource, bernoulli_pow_ratio, sample_exponential_index, uniform_int
 
-__all__ = ["Badness", "Blocks", "as_lists", "block_arrays", "group_arrays", "offsets_array", "sample_windowed"]
+__all__ = ["Badness", "Blocks", "Ranks", "as_lists", "block_arrays", "group_arrays", "offsets_array",
+           "sample_windowed", "window_indices", "window_ranks"]
 
 #: ``badness(below, upto, out)``: writes the integer badness (-score) of blocks with these ranks
 Badness = Callable[[np.ndarray, np.ndarray, np.ndarray], Any]
@@ -147,9 +149,36 @@ def block_arrays(vals: Any, cnt: Any, lower: int, upper: int) -> Blocks | None:
 #: law is exact for any window)
 _WINDOW_BITS = 160
 
+#: ``ranks(y)``: (#{x < y}, #{x <= y}) of a domain point outside the blocks (an engine query)
+Ranks = Callable[[int], tuple[int, int]]
 
-def sample_windowed(src: RandomSource, blocks: Blocks, badness: Badness, center: float, slope: int,
-                    base: tuple[int, int]) -> int:
+
+def window_ranks(center: Fraction, slope: int, base: tuple[int, int]) -> tuple[int, int]:
+    """The integer rank range [ceil(center - rho), floor(center + rho)] of the window, rho =
+    ceil(WINDOW_BITS / (slope log2 beta)): the distinct values whose rank interval [#{x < v},
+    #{x <= v}] meets it (plus the first value above it) are sampled block by block. Public
+    function of the mechanism's parameters and ``center`` (which is computed from n inside the
+    mechanism and never leaves it)."""
+    p, q = base
+    rho = math.ceil(_WINDOW_BITS / (slope * math.log2(p / q)))
+    return math.ceil(center) - rho, math.floor(center) + rho
+
+
+def window_indices(upto: np.ndarray, lo_rank: int, hi_rank: int) -> tuple[int, int]:
+    """The window [i0, i1) of sorted distinct values with cumulative counts ``upto``: from the
+    first value with #{x <= v} >= lo_rank to the first value with #{x <= v} > hi_rank (or the
+    last value) -- exactly the values whose rank interval [#{x < v}, #{x <= v}] meets
+    [lo_rank, hi_rank] when #{x <= max} >= lo_rank (what an engine selects by ranks,
+    :meth:`dptree.data.engines.base.OrderedCounts.window`)."""
+    k = upto.size
+    i0 = min(int(np.searchsorted(upto, lo_rank, side="left")), k - 1)
+    i1 = max(min(int(np.searchsorted(upto, hi_rank, side="right")) + 1, k), i0 + 1)
+    return i0, i1
+
+
+def sample_windowed(src: RandomSource, blocks: Blocks, badness: Badness, center: Fraction, slope: int,
+                    base: tuple[int, int], *, n: int | None = None, domain: tuple[int, int] | None = None,
+                    ranks: Ranks | None = None) -> int:
     """A point y with P(y) proportional to beta^-badness(y), beta = p/q = ``base``, exactly, doing
     numpy work only on the blocks near the best rank.
 
@@ -159,54 +188,68 @@ def sample_windowed(src: RandomSource, blocks: Blocks, badness: Badness, center:
     least l (true of -quality for interior points and of the tie-aware quantile badness).
     ``center``/``slope``: the best rank and the badness per rank away from it (for the window).
 
-    The window holds the distinct values whose ranks lie within rho = WINDOW_BITS / (slope log2
-    beta) of ``center``, their gaps, and the top gap if it is reached; the points below it (a
-    prefix of the domain) and above it (a suffix) form two more candidates of weight length *
-    beta^-bound with the bounds above, so each of their points is over-weighted. One exact draw
+    ``blocks`` holds sorted distinct values of the data with their exact *global* cumulative
+    counts (``upto``, so #{x < v} = upto - counts); by default every distinct value, over the
+    domain [blocks.lower, blocks.upper] with n = upto[-1]. A staged caller
+    (:mod:`dptree.interior.staged`) passes only a consecutive run of the distinct values, the
+    total ``n``, the whole ``domain`` and ``ranks(y)``, which gives (#{x < y}, #{x <= y}) of a
+    point outside [blocks.lower, blocks.upper] (an engine query).
+
+    Candidates (every point of the domain in exactly one): the window values v[i0] .. v[i1 - 1]
+    (:func:`window_indices` of :func:`window_ranks`), each a block of one point with its exact
+    badness; the gaps between consecutive window values (ranks (upto, upto) of the value below,
+    exact); the prefix [domain low, v[i0] - 1], whose points have #{x <= y} <= #{x < v[i0]} = l0,
+    with the bound badness(0, l0); the suffix [v[i1 - 1] + 1, domain high], whose points have
+    #{x < y} >= #{x <= v[i1 - 1]} = u1, with the bound badness(u1, n). Prefix and suffix are
+    weighted length * beta^-bound, so each of their points is over-weighted. One exact draw
     (:func:`~dptree.noise.sample_exponential_index` on the arrays) picks a candidate; a window
     block gives a uniform point of it; a prefix/suffix gives a uniform point y of it, accepted
-    with probability beta^-(badness(y) - bound) (exact, :func:`~dptree.noise.bernoulli_pow_ratio`),
-    otherwise everything is drawn again. So every point y is output with probability
-    proportional to beta^-badness(y): the law of sampling all blocks, exactly.
+    with probability beta^-(badness(y) - bound) (exact, :func:`~dptree.noise.bernoulli_pow_ratio`;
+    badness(y) from y's exact ranks), otherwise everything is drawn again. A round outputs y with
+    probability proportional to (weight of y's candidate per point) * (acceptance) =
+    beta^-badness(y) for every y, and the rounds are independent: every point y is output with
+    probability proportional to beta^-badness(y), the law of sampling all blocks, exactly.
     """
     p, q = base
     k_bits = q.bit_length() - 1
-    v, upto, k = blocks.values, blocks.upto, blocks.values.size
-    n, upper = int(upto[-1]), blocks.upper
-    rho = math.ceil(_WINDOW_BITS / (slope * math.log2(p / q)))
-    i0 = min(int(np.searchsorted(upto, center - rho, side="left")), k - 1)  # first value: upto >= center - rho
-    # first value with below = upto of the previous one > center + rho
-    i1 = max(min(int(np.searchsorted(upto, center + rho, side="right")) + 1, k), i0 + 1)
+    v, upto, counts, k = blocks.values, blocks.upto, blocks.counts, blocks.values.size
+    n_all = int(upto[-1]) if n is None else n
+    dom_lo, dom_hi = (blocks.lower, blocks.upper) if domain is None else domain
+    i0, i1 = window_indices(upto, *window_ranks(center, slope, base))
     m = i1 - i0
-    top = i1 == k
-    lengths = [np.ones(m, np.uint64), blocks.gap_lengths(i0, i1)]
+    first, last = int(v[i0]), int(v[i1 - 1])
+    lengths = [np.ones(m, np.uint64), blocks.gap_lengths(i0 + 1, i1) if m > 1 else np.zeros(0, np.uint64)]
     regions: list[tuple[int, int, int]] = []  # (first point, length, bound) of the prefix / suffix
-    if i0 > 0:
-        regions.append((blocks.lower, int(v[i0 - 1]) - blocks.lower + 1, _bad(badness, 0, int(upto[i0 - 1]))))
-    if not top:
-        regions.append((int(v[i1 - 1]) + 1, upper - int(v[i1 - 1]), _bad(badness, int(upto[i1 - 1]), n)))
-    extra = [upper - int(v[-1])] if top else []
-    lengths.append(np.array(extra + [r[1] for r in regions], np.uint64))
-    bad = np.empty(2 * m + len(extra) + len(regions), np.int64)
-    window_below, ranks_n = upto[i0:i1] - blocks.counts[i0:i1], upto[-1:]
-    badness(window_below, upto[i0:i1], bad[:m])
-    badness(window_below, window_below, bad[m:2 * m])  # the gaps: #{x < y} = #{x <= y}
-    if top:
-        badness(ranks_n, ranks_n, bad[2 * m:2 * m + 1])
-    bad[len(bad) - len(regions):] = [r[2] for r in regions]
+    if first > dom_lo:
+        regions.append((dom_lo, first - dom_lo, _bad(badness, 0, int(upto[i0] - counts[i0]))))
+    if last < dom_hi:
+        regions.append((last + 1, dom_hi - last, _bad(badness, int(upto[i1 - 1]), n_all)))
+    lengths.append(np.array([r[1] for r in regions], np.uint64))
+    bad = np.empty(2 * m - 1 + len(regions), np.int64)
+    window_upto = upto[i0:i1]
+    badness(window_upto - counts[i0:i1], window_upto, bad[:m])
+    if m > 1:
+        gap_ranks = window_upto[:-1]  # the gap above v[i]: #{x < y} = #{x <= y} = upto[i]
+        badness(gap_ranks, gap_ranks, bad[m:2 * m - 1])
+    bad[2 * m - 1:] = [r[2] for r in regions]
     bad -= bad.min()
     all_lengths = np.concatenate(lengths)
     while True:
         i = sample_exponential_index(src, all_lengths, bad, base)
-        j = i - (2 * m + len(extra))
+        j = i - (2 * m - 1)
         if j < 0:
-            s = blocks.start(i0 + i if i < m else (k + i0 + i - m if i < 2 * m else 2 * k))
+            s = int(v[i0 + i]) if i < m else int(v[i0 + i - m]) + 1
             return uniform_int(src, s, s + int(all_lengths[i]) - 1)
-        first, length, bound = regions[j]
-        y = uniform_int(src, first, first + length - 1)
-        pos = int(np.searchsorted(v, np.uint64(y), side="left"))  # values < y: v[:pos]
-        lo_rank = int(upto[pos - 1]) if pos else 0
-        hi_rank = lo_rank + (int(upto[pos]) - lo_rank if pos < k and int(v[pos]) == y else 0)
+        start, length, bound = regions[j]
+        y = uniform_int(src, start, start + length - 1)
+        if blocks.lower <= y <= blocks.upper:
+            pos = int(np.searchsorted(v, np.uint64(y), side="left"))  # values < y: v[:pos]
+            lo_rank = int(upto[pos - 1]) if pos else int(upto[0] - counts[0])
+            hi_rank = lo_rank + (int(counts[pos]) if pos < k and int(v[pos]) == y else 0)
+        else:
+            if ranks is None:
+                raise InvalidParameterError("a point outside the blocks needs ranks=")
+            lo_rank, hi_rank = ranks(y)
         r = _bad(badness, lo_rank, hi_rank) - bound
         if bernoulli_pow_ratio(src, p, k_bits, r, 0):
             return y

@@ -26,7 +26,8 @@ from dptree.data.histograms import COLUMN
 from dptree.errors import ReleaseFileError
 from dptree.interior.calibration import DECLARED_SIZE, EPSILON, ON_INVALID, declared_size, restated
 from dptree.interior.encoding import domain_document, domain_from_document, encoding, prepare
-from dptree.interior.selection import quantile_exponential_mechanism, quantile_level
+from dptree.interior.selection import exponential_base, quantile_badness, quantile_exponential_mechanism, quantile_level
+from dptree.interior.staged import staged_point
 from dptree.io.contract import Release
 from dptree.io.release_file import check_metadata, creation_metadata
 from dptree.noise import RngLike, make_source
@@ -167,10 +168,17 @@ def quantile(
     size_n, upper_bound = declared_size(n, n_max)
     qr = quantile_level(qf)
     metadata = creation_metadata()  # the clock, read before the data
-    enc, vals, cnt = prepare(values, lower, upper, counts, on_invalid, column)
+    enc = encoding(lower, upper)
     src = make_source(rng)
-    # the only step that reads the data: the tie-aware exponential mechanism (sensitivity b)
-    y = quantile_exponential_mechanism(vals, counts=cnt, q=qf, lower=0, upper=enc.size - 1, epsilon=eps, rng=src)
+    # the only step that reads the data: the tie-aware exponential mechanism (sensitivity b); files
+    # and relations by staged engine queries, the same law and draws (dptree.interior.staged)
+    b = qr.denominator
+    y = staged_point(values, column, counts, enc, on_invalid, src,
+                     lambda n: quantile_badness(qr, n) if b * n < 1 << 62 else None, exponential_base(eps, b),
+                     lambda: quantile_exponential_mechanism([], q=qf, lower=0, upper=enc.size - 1, epsilon=eps, rng=src))
+    if y is None:
+        enc, vals, cnt = prepare(values, lower, upper, counts, on_invalid, column)
+        y = quantile_exponential_mechanism(vals, counts=cnt, q=qf, lower=0, upper=enc.size - 1, epsilon=eps, rng=src)
     lo, hi = enc.bounds
     return QuantileRelease(enc.decode(y), qf, qr, eps, size_n, _statement(eps, src.private),
                            n_is_upper_bound=upper_bound, lower=lo, upper=hi, metadata=metadata)

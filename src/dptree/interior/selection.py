@@ -39,7 +39,7 @@ import numpy as np
 
 from dptree._validation import InstanceOf, Interval, check_param, validate_params
 from dptree.errors import InvalidParameterError
-from dptree.interior.blocks import as_lists, block_arrays, group_arrays, offsets_array, sample_windowed
+from dptree.interior.blocks import Badness, as_lists, block_arrays, group_arrays, offsets_array, sample_windowed
 from dptree.noise import (
     RandomSource,
     RngLike,
@@ -59,8 +59,10 @@ __all__ = [
     "effective_epsilon",
     "exponential_base",
     "exponential_mechanism",
+    "interior_badness",
     "interior_quality_intervals",
     "ordered_exponential_mechanism",
+    "quantile_badness",
     "quantile_exponential_mechanism",
     "quantile_level",
     "quantile_score_intervals",
@@ -206,6 +208,38 @@ def interior_quality_intervals(
     return [(s, e, min(upto, n - below)) for s, e, below, upto in rank_blocks(vals, cnt, lower, upper)]
 
 
+def interior_badness(n: int) -> tuple[Badness, Fraction, int]:
+    """(badness, best rank, slope) of the interior-point quality on n records, for
+    :func:`~dptree.interior.blocks.sample_windowed`: badness -min(#{x <= y}, n - #{x < y}),
+    best at rank n/2, one unit per rank."""
+    def badness(below: np.ndarray, upto: np.ndarray, out: np.ndarray) -> None:  # -min(upto, n - below)
+        np.subtract(below, n, out=out)
+        np.maximum(out, -upto, out=out)
+
+    return badness, Fraction(n, 2), 1
+
+
+def quantile_badness(level: Fraction, n: int) -> tuple[Badness, Fraction, int]:
+    """(badness, best rank, slope) of the tie-aware quantile score at ``level`` = a/b on n
+    records (b n < 2^62), for :func:`~dptree.interior.blocks.sample_windowed`: badness
+    max(b #{x < y} - a n, 0, a n - b #{x <= y}), best at rank a n / b, b units per rank."""
+    a, b = level.numerator, level.denominator
+    t = a * n
+
+    def badness(below: np.ndarray, upto: np.ndarray, out: np.ndarray) -> None:  # -score = max(bL-t, 0, t-bU)
+        np.multiply(below, b, out=out)
+        out -= t
+        if upto is below:  # a gap: t - bU = -(bL - t)
+            np.abs(out, out=out)
+            return
+        scratch = np.multiply(upto, -b)
+        scratch += t
+        np.maximum(out, scratch, out=out)
+        np.maximum(out, 0, out=out)
+
+    return badness, Fraction(t, b), b
+
+
 @validate_params({"lower": _INTEGER, "upper": _INTEGER, "epsilon": _EPSILON})
 def ordered_exponential_mechanism(
     values: Sequence[int],
@@ -233,13 +267,8 @@ def ordered_exponential_mechanism(
     src = rng if hasattr(rng, "random_bytes") else make_source(rng)
     vals, cnt = _in_domain(values, counts, lo, hi)
     blocks = block_arrays(vals, cnt, lo, hi)
-    if blocks is not None:  # score min(upto, n - below) as badness -score
-        n = int(blocks.upto[-1])
-        def badness(below: np.ndarray, upto: np.ndarray, out: np.ndarray) -> None:  # -min(upto, n - below)
-            np.subtract(below, n, out=out)
-            np.maximum(out, -upto, out=out)
-
-        return sample_windowed(src, blocks, badness, n / 2, 1, base)  # type: ignore[arg-type]
+    if blocks is not None:
+        return sample_windowed(src, blocks, *interior_badness(int(blocks.upto[-1])), base)  # type: ignore[arg-type]
     vals, cnt = as_lists(vals), as_lists(cnt)
     return _sample_blocks(src, interior_quality_intervals(vals, cnt, lo, hi), base)  # type: ignore[arg-type]
 
@@ -353,20 +382,7 @@ def sample_quantile_blocks(src: RandomSource, values: Any, counts: Any, lo: int,
     blocks = block_arrays(vals, cnt, lo, hi)
     a, b = level.numerator, level.denominator
     if blocks is not None and b * int(blocks.upto[-1]) < 1 << 62:  # b n in int64
-        t = a * int(blocks.upto[-1])
-
-        def badness(below: np.ndarray, upto: np.ndarray, out: np.ndarray) -> None:  # -score = max(bL-t, 0, t-bU)
-            np.multiply(below, b, out=out)
-            out -= t
-            if upto is below:  # a gap: t - bU = -(bL - t)
-                np.abs(out, out=out)
-                return
-            scratch = np.multiply(upto, -b)
-            scratch += t
-            np.maximum(out, scratch, out=out)
-            np.maximum(out, 0, out=out)
-
-        return sample_windowed(src, blocks, badness, t / b, b, base)
+        return sample_windowed(src, blocks, *quantile_badness(level, int(blocks.upto[-1])), base)
     vals, cnt = as_lists(vals), as_lists(cnt)
     return _sample_blocks(src, quantile_score_intervals(vals, cnt, lo, hi, level), base)
 

@@ -12,7 +12,10 @@ never a count or a value, :mod:`dptree.errors`). Five operations:
 * :meth:`Engine.path_counts` -- records (or exact integer weights) per distinct combination of
   hierarchy level columns;
 * :meth:`Engine.value_counts` -- the sorted distinct values of a column and their records (the
-  data stage of the exponential mechanisms over ordered domains: interior points, quantiles).
+  data stage of the exponential mechanisms over ordered domains: interior points, quantiles);
+* :meth:`Engine.ordered_counts` (optional) -- a session of :class:`OrderedCounts` queries (a
+  bucket histogram, the distinct values of a rank window, the ranks of one point) for the staged
+  exponential mechanisms of :mod:`dptree.interior.staged`, which never sort the whole column.
 
 :mod:`dptree.data.engines.numpy` (in-memory data), :mod:`~dptree.data.engines.duckdb` (files and
 DuckDB relations) and :mod:`~dptree.data.engines.spark` (Spark DataFrames) implement it, with
@@ -23,7 +26,8 @@ Arguments reach an engine validated: groups checked, ``k`` resolved, the random 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, Sequence, Union
+from contextlib import nullcontext
+from typing import TYPE_CHECKING, Any, ClassVar, ContextManager, Literal, Protocol, Sequence, Union
 
 import numpy as np
 
@@ -34,7 +38,7 @@ from dptree.noise import RandomSource
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Engine", "LeafPlan", "Missing", "Unknown", "Group", "COUNT", "invalid_values_error"]
+__all__ = ["Engine", "LeafPlan", "Missing", "Unknown", "Group", "COUNT", "OrderedCounts", "invalid_values_error"]
 
 Missing = Literal["error", "drop"]
 Unknown = Literal["error", "drop"]
@@ -72,6 +76,33 @@ class LeafPlan(Protocol):
     def max_contributions(self) -> int: ...
 
     def check_public_total(self, *, user_id: Any = None, missing: str = "error", by: Any = None) -> None: ...
+
+
+class OrderedCounts(Protocol):
+    """Exact counts of one column clamped to a public domain [lower, upper] (ints: an integer
+    domain of at most 2^64 points; floats: a float64 domain), for the staged exponential
+    mechanisms (:mod:`dptree.interior.staged`). Rows with missing or infinite values are refused
+    or dropped by the session's policy before any of these counts. Not private: only a mechanism
+    may read them."""
+
+    def buckets(self, count: int) -> np.ndarray:
+        """Records per bucket (int64, length ``count``) of a public bucketing of the clamped
+        values that is *monotone*: x < y implies bucket(x) <= bucket(y) (the buckets are runs of
+        the sorted values; their edges need not be known)."""
+
+    def window(self, first: int, last: int, below: int, lo_rank: int, hi_rank: int
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(values, counts, upto) of the distinct clamped values in buckets ``first`` ..
+        ``last`` whose rank interval [upto - count, upto] meets [lo_rank, hi_rank], sorted,
+        where upto = ``below`` (the records in the buckets before ``first``) + the records of
+        those buckets up to the value: a run of consecutive distinct values with their exact
+        global ranks. Values: float64 on a float domain; on an integer domain the offsets
+        value - lower as uint64 (exact for every domain of at most 2^64 points)."""
+
+    def ranks(self, point: int | float) -> tuple[int, int]:
+        """(#{x < point}, #{x <= point}) of the clamped values, for a point given as
+        :meth:`window` gives values: a float of the domain, or on an integer domain its offset
+        point - lower."""
 
 
 class Engine(ABC):
@@ -114,6 +145,17 @@ class Engine(ABC):
         :meth:`leaf_histogram`; ``message`` replaces the text of both errors (the caller's policy
         names its own parameter). The messages name no value, position or count."""
         raise InvalidParameterError(f"value counts are not available for {self.READS}")
+
+    def ordered_counts(self, data: Any, *, column: str | None, lower: int | float, upper: int | float,
+                       missing: Missing = "error", infinite: Missing = "error",
+                       message: str | None = None) -> ContextManager[OrderedCounts | None]:
+        """A session of :class:`OrderedCounts` queries on ``column`` clamped to [lower, upper]
+        (ints: an integer domain, floats: a float64 domain); it yields None where this engine (or
+        this column's type) has none, and the caller then uses :meth:`value_counts`. Decided from
+        the input's kind and schema only, never from its rows. ``missing``, ``infinite`` and
+        ``message`` as for :meth:`value_counts`, checked by the session's first query
+        (:meth:`OrderedCounts.buckets`, which must come first)."""
+        return nullcontext(None)
 
     def names(self, column: Any, *, reads: str | None = None, **refs: Any) -> None:
         """Refuse what this engine cannot read: a missing ``column``, or a reference (user ids,
