@@ -411,11 +411,12 @@ def test_plot_kind_histogram_and_log_from_the_cli(tmp_path: Path, cli_run: Any) 
 
 def test_duckdb_progress_goes_to_stderr_never_stdout(tmp_path: Path, monkeypatch: Any) -> None:
     from dptree.data.engines import duckdb as db
+    from dptree.data.engines import duckdb_progress
 
     data = _people(tmp_path)
     with db.open_table(str(data)) as (con, _):
         assert con.execute("SELECT current_setting('enable_progress_bar_print')").fetchone()[0] is False
-    monkeypatch.setattr(db, "PROGRESS_INTERVAL", 0.02)
+    monkeypatch.setattr(duckdb_progress, "PROGRESS_INTERVAL", 0.02)
     seen: list[str] = []
     with db.open_table(str(data), progress=seen.append) as (con, _):
         assert con.execute("SELECT current_setting('enable_progress_bar_print')").fetchone()[0] is False

@@ -15,6 +15,7 @@ from scipy import stats
 
 from dptree import interior_point, median, noise, quantile
 from dptree.data.engines import duckdb as duckdb_engine
+from dptree.data.engines import duckdb_ordered
 from dptree.data.histograms import ordered_counts
 from dptree.errors import DataError
 from dptree.interior import blocks as blocks_module
@@ -28,13 +29,13 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """Counts the engine's staged queries; the whole-column sort (value_counts) must not run."""
     seen = {"buckets": 0, "window": 0, "ranks": 0}
     for name in seen:
-        orig = getattr(duckdb_engine._OrderedCounts, name)
+        orig = getattr(duckdb_ordered.DuckDBOrderedCounts, name)
 
         def wrapped(self, *a, _orig=orig, _name=name):  # type: ignore[no-untyped-def]
             seen[_name] += 1
             return _orig(self, *a)
 
-        monkeypatch.setattr(duckdb_engine._OrderedCounts, name, wrapped)
+        monkeypatch.setattr(duckdb_ordered.DuckDBOrderedCounts, name, wrapped)
 
     def no_sort(*a, **k):  # type: ignore[no-untyped-def]
         raise AssertionError("the staged path must not sort the whole column")

@@ -14,12 +14,9 @@ the caller's connection.
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 import tempfile
-import threading
-import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, Union
@@ -29,6 +26,8 @@ import numpy as np
 from dptree.data.bounding import kept_positions
 from dptree.data.domain import Domain
 from dptree.data.engines.base import COUNT, Engine, Group, Missing, OrderedCounts, Unknown, invalid_values_error
+from dptree.data.engines.duckdb_ordered import DuckDBOrderedCounts
+from dptree.data.engines.duckdb_progress import Progress, _poll_progress, progress_reporter
 from dptree.data.engines.duckdb_sql import (
     cell_sql,
     check_cells,
@@ -48,59 +47,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["DuckDBEngine", "file_leaf_histogram", "read_column", "open_table", "is_relation", "Progress"]
-
-#: ``progress=`` of the file readers: False/None (silent), True (messages on stderr) or a callable
-#: that receives each message
-Progress = Union[bool, None, Callable[[str], None]]
-
-#: seconds between two progress messages while DuckDB works
-PROGRESS_INTERVAL = 2.0
-
-
-def _stderr_report(msg: str, _t0: list[float] = []) -> None:  # noqa: B006 - the start time, once
-    if not _t0:
-        _t0.append(time.perf_counter())
-    print(f"dptree: {msg} [{time.perf_counter() - _t0[0]:.1f}s]", file=sys.stderr, flush=True)
-
-
-def progress_reporter(progress: Progress) -> Callable[[str], None] | None:
-    """The function that prints progress messages (always to stderr), or None when silent."""
-    if not progress:
-        return None
-    return progress if callable(progress) else _stderr_report
-
-
-@contextmanager
-def _poll_progress(con: Any, report: Callable[[str], None] | None, what: str) -> Iterator[None]:
-    """While the block runs, report DuckDB's query progress every PROGRESS_INTERVAL seconds.
-
-    DuckDB's own progress bar prints to stdout, where it would mix with the command's output:
-    it is switched off (``enable_progress_bar_print``) and its percentage is read from another
-    thread (``query_progress``) and reported to stderr instead."""
-    if report is None:
-        yield
-        return
-    con.execute("SET enable_progress_bar = true")
-    con.execute("SET enable_progress_bar_print = false")
-    stop = threading.Event()
-
-    def run() -> None:
-        while not stop.wait(PROGRESS_INTERVAL):
-            try:
-                pct = float(con.query_progress())
-            except Exception:  # the connection closed or is between queries
-                continue
-            # -1: no query running (work in Python between queries); 0: no estimate (window queries)
-            report(f"{what}: DuckDB query {pct:.0f}% done" if pct > 0 else f"{what}: still working")
-
-    thread = threading.Thread(target=run, name="dptree-progress", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
-
 
 # the names the command line and older code import from here
 _quote_ident, _column_type = quote_ident, column_type
@@ -388,7 +334,7 @@ class DuckDBEngine(Engine):
     def ordered_counts(self, data: Any, *, column: str | None, lower: int | float, upper: int | float,
                        missing: Missing = "error", infinite: Missing = "error",
                        message: str | None = None) -> Iterator[OrderedCounts | None]:
-        """One connection for the session's queries (:class:`_OrderedCounts`); None for columns
+        """One connection for the session's queries (:class:`~dptree.data.engines.duckdb_ordered.DuckDBOrderedCounts`); None for columns
         whose values the staged path does not read exactly like :meth:`value_counts` (dates,
         128-bit integers, and integer domains over non-integer columns)."""
         self._names(data, column)
@@ -406,7 +352,7 @@ class DuckDBEngine(Engine):
             if not (ints or (floating and not integer)):
                 yield None
             else:
-                yield _OrderedCounts(con, expr, column, ctype, lower, upper, missing, infinite, message)
+                yield DuckDBOrderedCounts(con, expr, column, ctype, lower, upper, missing, infinite, message)
 
     def path_counts(self, data: Any, levels: Sequence[str], *, weight: str | None) -> pd.DataFrame:
         import duckdb
@@ -472,126 +418,6 @@ def _value_counts(con: Any, expr: str, column: str, missing: Missing, infinite: 
         out = con.execute(f"SELECT {value} AS v {where} LIMIT 0").fetchnumpy()["v"]
         return np.asarray(out), np.zeros(0, np.int64)
     return np.concatenate(vals), np.concatenate(cnts)
-
-
-class _OrderedCounts:
-    """:class:`~dptree.data.engines.base.OrderedCounts` in DuckDB: every query is one scan and
-    returns counts (the bucket histogram, the rank window's distinct values, two ranks), never
-    a row. Values are clamped as :mod:`dptree.interior.encoding` clamps them: integer domains in
-    HUGEINT (exact), float domains in DOUBLE with -0.0 read as 0.0 (one key). Buckets: integer
-    domains (clamped - lower) // ceil(|X| / count); float domains floor((clamped - lower) / w),
-    w = (upper - lower) / count, in IEEE double arithmetic, which is monotone (correct rounding
-    of a monotone operation is monotone), clamped to [0, count - 1]; one bucket when w is not a
-    positive normal float."""
-
-    def __init__(self, con: Any, expr: str, column: str, ctype: str, lower: int | float, upper: int | float,
-                 missing: Missing, infinite: Missing, message: str | None) -> None:
-        self.con, self.expr, self.column = con, expr, column
-        self.policy, self.message = (missing, infinite), message
-        col = quote_ident(column)
-        floating = any(t in ctype for t in ("DOUBLE", "FLOAT", "REAL", "DECIMAL", "NUMERIC"))
-        value = f"CAST({col} AS DOUBLE)" if floating else col
-        self.bad_missing = f"({col} IS NULL" + (f" OR isnan({value}))" if floating else ")")
-        self.bad_inf = f"isinf({value})" if floating else "false"
-        self.integer = isinstance(lower, int)
-        self.raw = col if ("INT" in ctype or "DOUBLE" in ctype) else value  # compared without a cast
-        if self.integer:
-            lo, hi = int(lower), int(upper)
-            clamped = f"(least(greatest(CAST({col} AS HUGEINT), {lo}), {hi}) - {lo})"  # the offset, exact
-            self.key = f"CAST({clamped} AS UBIGINT)"
-
-            def int_width(count: int) -> int:
-                return -(-(hi - lo + 1) // count)
-
-            def bucket(count: int) -> str:
-                return f"CAST({clamped} // {int_width(count)} AS BIGINT)"
-
-            def edges(count: int, first: int, last: int) -> tuple[Any, Any]:
-                w = int_width(count)  # bucket j holds the clamped values lo + j w .. lo + (j + 1) w - 1
-                return (lo + first * w if first else None,
-                        lo + (last + 1) * w if last < count - 1 and lo + (last + 1) * w <= hi else None)
-        else:
-            flo, fhi = float(lower), float(upper)
-            lo_s, hi_s = (self._double(b) for b in (flo, fhi))
-            got = con.execute(f"SELECT {lo_s}, {hi_s}").fetchall()[0]
-            if got != (flo, fhi):  # the bounds must reach DuckDB bit for bit
-                raise RuntimeError("DuckDB did not read the domain's bounds exactly")
-            clamped = f"least(greatest({value}, {lo_s}), {hi_s})"
-            self.key = f"(CASE WHEN {clamped} = 0 THEN CAST(0 AS DOUBLE) ELSE {clamped} END)"
-            span = fhi - flo
-
-            def width(count: int) -> float | None:
-                w = span / count
-                return w if math.isfinite(span) and w >= sys.float_info.min else None
-
-            def bucket(count: int) -> str:
-                w = width(count)
-                if w is None:
-                    return "CAST(0 AS BIGINT)"
-                return f"CAST(least(floor(({clamped} - {lo_s}) / {self._double(w)}), {count - 1}) AS BIGINT)"
-
-            def edges(count: int, first: int, last: int) -> tuple[Any, Any]:
-                # a bucket j >= first holds values >= lo + (first - 1) w, one <= last values below
-                # lo + (last + 2) w: each rounding above moves a value by far less than w when the
-                # bounds' own rounding (2^-40 |bound|) is below w; only then is the prefilter used
-                w = width(count)
-                if w is None or (abs(flo) + abs(fhi)) * 2.0**-40 >= w:
-                    return None, None
-                a, b = flo + (first - 1) * w, flo + (last + 2) * w
-                return (a if first > 1 and flo < a < fhi else None, b if last < count - 2 and flo < b < fhi else None)
-
-        self._bucket, self._edges = bucket, edges
-        self.valid = f"NOT ({self.bad_missing} OR {self.bad_inf})"
-        self.count = 0
-
-    @staticmethod
-    def _double(x: float) -> str:
-        return f"CAST({quote_str(repr(float(x)))} AS DOUBLE)"
-
-    def _literal(self, x: int | float) -> str:
-        return str(int(x)) if self.integer else self._double(x)
-
-    def _run(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        try:
-            return self.con.execute(sql, list(params))
-        except Exception as exc:
-            raise engine_error("ordered counts", self.column, exc) from None
-
-    def buckets(self, count: int) -> np.ndarray:
-        self.count = count
-        flagged = f"CASE WHEN {self.bad_missing} THEN -1 WHEN {self.bad_inf} THEN -2 ELSE {self._bucket(count)} END"
-        rows = self._run(f"SELECT {flagged} AS b, count(*) AS n FROM {self.expr} GROUP BY 1").fetchnumpy()
-        b, n = np.asarray(rows["b"], dtype=np.int64), np.asarray(rows["n"], dtype=np.int64)
-        if (b == -1).any() and self.policy[0] == "error":
-            raise invalid_values_error("missing", self.column, self.message)
-        if (b == -2).any() and self.policy[1] == "error":
-            raise invalid_values_error("infinite", self.column, self.message)
-        hist = np.zeros(count, np.int64)
-        hist[b[b >= 0]] = n[b >= 0]
-        return hist
-
-    def window(self, first: int, last: int, below: int, lo_rank: int, hi_rank: int
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        if not self.count:
-            raise InvalidParameterError("OrderedCounts.buckets must run first")
-        # a range prefilter on the raw column (a superset of the buckets' rows: exact with the
-        # bucket test after it), cheap to evaluate and prunable by the file's statistics
-        a, b = self._edges(self.count, int(first), int(last))
-        pre = (f" AND {self.raw} >= {self._literal(a)}" if a is not None else "") + (
-            f" AND {self.raw} < {self._literal(b)}" if b is not None else "")
-        grouped = (f"SELECT {self.key} AS v, count(*) AS n FROM {self.expr} WHERE {self.valid}{pre} "
-                   f"AND {self._bucket(self.count)} BETWEEN {int(first)} AND {int(last)} GROUP BY 1")
-        ranked = f"SELECT v, n, CAST({int(below)} + sum(n) OVER (ORDER BY v) AS BIGINT) AS u FROM ({grouped})"
-        rows = self._run(f"SELECT v, n, u FROM ({ranked}) WHERE u >= {int(lo_rank)} AND u - n <= {int(hi_rank)} "
-                         "ORDER BY v").fetchnumpy()
-        vals = np.asarray(rows["v"], dtype=np.uint64 if self.integer else np.float64)
-        return vals, np.asarray(rows["n"], dtype=np.int64), np.asarray(rows["u"], dtype=np.int64)
-
-    def ranks(self, point: int | float) -> tuple[int, int]:
-        p = int(point) if self.integer else float(point)
-        row = self._run(f"SELECT count_if({self.key} < $1), count_if({self.key} <= $1) FROM {self.expr} "
-                        f"WHERE {self.valid}", [p]).fetchall()[0]
-        return int(row[0]), int(row[1])
 
 
 #: rows per batch streamed out of DuckDB by :func:`_value_counts`
