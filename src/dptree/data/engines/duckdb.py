@@ -340,11 +340,10 @@ class DuckDBEngine(Engine):
         report = progress_reporter(self.progress)
         try:
             with self._open(data, column, user_id) as (con, expr):
+                # exact statistics when no column can hold NaN: cheaper checks, GROUP BY u and sort
+                trust_statistics(con, column_type(con, expr, str(column)), column_type(con, expr, user_id))
                 leaf, bad = leaf_sql(con, expr, str(column), domain, missing)
                 ucol = user_sql(con, expr, user_id)
-                # after the checks, which must see NaN: exact statistics for the sort and the GROUP BY u
-                types = column_types(con, expr)
-                trust_statistics(con, types[str(column)], types[str(user_id)])
                 if report:
                     report(f"bucketing the rows and keeping at most {k} record(s) per user")
                 # a query, not a table: each of bounded_counts' two scans reads the file again, which
