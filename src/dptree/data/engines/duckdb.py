@@ -347,8 +347,10 @@ class DuckDBEngine(Engine):
                 if report:
                     report(f"bucketing the rows and keeping at most {k} record(s) per user")
                 # a query, not a table: each of bounded_counts' two scans reads the file again, which
-                # costs less than writing every row into DuckDB first
-                rows = (f"(SELECT u, leaf FROM (SELECT {ucol} AS u, CASE WHEN {bad} THEN NULL ELSE {leaf} END AS leaf "
+                # costs less than writing every row into DuckDB first. With missing="error" the checks
+                # refused any missing value, so no row is dropped (and counting per user reads only u).
+                rows = (f"(SELECT {ucol} AS u, {leaf} AS leaf FROM {expr})" if missing == "error" else
+                        f"(SELECT u, leaf FROM (SELECT {ucol} AS u, CASE WHEN {bad} THEN NULL ELSE {leaf} END AS leaf "
                         f"FROM {expr}) WHERE leaf IS NOT NULL)")
                 return bounded_counts(con, rows, k, cells, source, report)
         except (DataError, InputFormatError, InvalidParameterError):
