@@ -241,4 +241,5 @@ def test_duckdb_engine_matches_the_previous_implementation(kind: str, tmp_path: 
     got = run(vals, ids, plan, rng=77, missing="drop")
     monkeypatch.setattr(eng, "bounded_counts", bounded_counts_oracle)
     np.testing.assert_array_equal(got, run(vals, ids, plan, rng=77, missing="drop"))
-    assert not np.array_equal(got, run(vals, ids, plan, rng=78, missing="drop"))  # the seed matters: the check has teeth
+    # the seed matters: the check has teeth
+    assert not np.array_equal(got, run(vals, ids, plan, rng=78, missing="drop"))

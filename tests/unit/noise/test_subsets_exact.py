@@ -26,7 +26,8 @@ def test_same_values_as_the_previous_implementation(seed: int) -> None:
                                   floyd_subsets_oracle(SeededRandomSource(s), sizes, k))
     m = 1 + gen.integers(0, 1 << int(gen.integers(1, 62)), size=n)
     m[0] = 1 + (m[0] % 2 + 1) * (m.max() // 2 + 1)  # not all equal
-    np.testing.assert_array_equal(uniform_below(SeededRandomSource(s), m), uniform_below_oracle(SeededRandomSource(s), m))
+    np.testing.assert_array_equal(uniform_below(SeededRandomSource(s), m),
+                                  uniform_below_oracle(SeededRandomSource(s), m))
 
 
 def test_bit_length_exact_near_powers_of_two() -> None:
