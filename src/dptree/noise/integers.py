@@ -20,6 +20,8 @@ def _bit_length(values: np.ndarray) -> np.ndarray:
     """Exact bit lengths of non-negative int64 values."""
     v = values.astype(np.int64)
     e = np.frexp(v.astype(np.float64))[1].astype(np.int64)
+    if v.size and int(v.max()) < 1 << 53:  # exact in float64: e is the bit length
+        return e
     # float rounding can make e one too large for values just below a power of two
     too_big = (e > 0) & ((v >> np.maximum(e - 1, 0)) == 0)
     return np.where(too_big, e - 1, e)
@@ -78,8 +80,9 @@ def uniform_below(src: RandomSource, m: np.ndarray | int, size: int | None = Non
         return _uniform_below_scalar(src, hi, n)
     bits = _bit_length(m_arr - 1)
     masks = (np.int64(1) << bits) - 1
-    out = np.empty(n, dtype=np.int64)
-    todo = np.arange(n)
+    # the first round on the whole arrays (no gathers), then only the rejected entries
+    out = _words(src, n, max(int(bits.max()), 1)) & masks
+    todo = np.flatnonzero(out >= m_arr)
     while todo.size:
         nbits = int(bits[todo].max())
         draw = _words(src, todo.size, max(nbits, 1)) & masks[todo]

@@ -36,12 +36,17 @@ def uniform_subsets(src: RandomSource, sizes: np.ndarray, k: int) -> np.ndarray:
     if int(c.min()) <= k or int(c.max()) >= _INT64_SAFE:
         raise InvalidParameterError("uniform_subsets needs k < size < 2^62 for every row")
     if k <= _FLOYD_MAX_K:
-        out = np.empty((u, k), dtype=np.int64)
+        cols = np.empty((k, u), dtype=np.int64)  # the i-th pick of every row, contiguous
         for i in range(k):
             j = c - k + i
             t = uniform_below(src, j + 1)
-            seen = (out[:, :i] == t[:, None]).any(axis=1) if i else np.zeros(u, dtype=bool)
-            out[:, i] = np.where(seen, j, t)
+            if i:
+                seen = cols[0] == t
+                for q in range(1, i):
+                    seen |= cols[q] == t
+                t = np.where(seen, j, t)
+            cols[i] = t
+        out = np.ascontiguousarray(cols.T)
         out.sort(axis=1)
         return out
     total = int(c.sum())

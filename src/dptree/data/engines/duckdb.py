@@ -14,9 +14,11 @@ the caller's connection.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, Union
@@ -157,13 +159,25 @@ PERFECT_BITS = 22
 def dense_group_by(con: Any, cells: int, ctype: str) -> None:
     """Let DuckDB count a GROUP BY of cells in [-3, cells) of an integer column (type ``ctype``)
     with its perfect hash aggregate (an array indexed by the key, no hashing) when the column's
-    statistics bound the key (Parquet statistics through the clamping). DuckDB's default allows
-    12 bits; the statistics, which :func:`open_table` switches off because Parquet's leave NaN
-    out, are switched back on: an integer column holds no NaN."""
+    statistics bound the key (Parquet statistics through the clamping): :func:`trust_statistics`
+    with a threshold of the key's bits. DuckDB's default allows 12 bits."""
     bits = (cells + 4).bit_length() + 1  # the key's range, plus one value for NULL
-    if "INT" in ctype and "DOUBLE" not in ctype and bits <= PERFECT_BITS:
-        con.execute("SET disabled_optimizers = ''")
-        con.execute(f"SET perfect_ht_threshold = {max(bits, 12)}")
+    if "INT" in ctype and bits <= PERFECT_BITS:
+        trust_statistics(con, ctype, perfect_bits=max(bits, 12))
+
+
+def trust_statistics(con: Any, *ctypes: str, perfect_bits: int = PERFECT_BITS) -> bool:
+    """Switch DuckDB's statistics propagation back on (and allow its perfect hash aggregate up to
+    ``perfect_bits`` bits of key range) when none of the columns read, of types ``ctypes``, can
+    hold NaN; whether it did. :func:`open_table` switches the statistics off because Parquet's
+    leave NaN out (DuckDB would fold ``isnan(x)`` to false); without a float column they are
+    exact. With them DuckDB also sorts on narrower keys and groups small integer keys without
+    hashing. Only the column types decide, never the data."""
+    if any(t in ctype.upper() for ctype in ctypes for t in ("FLOAT", "DOUBLE", "REAL")):
+        return False
+    con.execute("SET disabled_optimizers = ''")
+    con.execute(f"SET perfect_ht_threshold = {perfect_bits}")
+    return True
 
 
 #: rows per batch of the sorted stream that :func:`bounded_counts` reads
@@ -189,7 +203,10 @@ def bounded_counts(con: Any, table: str, k: int, cells: int, source: RandomSourc
     above k in id order draw their ranks. Two queries and no window: the records of every user in
     id order (numbers without ids), then the rows sorted by (user, cell), streamed in batches of
     cells only; a row's global rank in that order is its user's start plus its rank inside the
-    user, so the drawn ranks select rows without a per-user window. ``report`` receives the
+    user, so the drawn ranks select rows without a per-user window. The sort does not depend on
+    the draws: DuckDB sorts while another thread draws (the same draws, in the same order, from
+    ``source``, which only that thread uses until they are done), and the cells are sorted as
+    32-bit integers when they fit (narrower sort keys, the same order). ``report`` receives the
     name of each stage (never a count)."""
     say = report or (lambda msg: None)
     say("counting records per user")
@@ -200,18 +217,25 @@ def bounded_counts(con: Any, table: str, k: int, cells: int, source: RandomSourc
         return hist
     ends = np.cumsum(counts)
     heavy = np.flatnonzero(counts > k)
-    kept = np.zeros(0, dtype=np.int64)
-    if heavy.size:
-        say(f"drawing which {k} record(s) each user keeps")
+
+    def draw() -> np.ndarray:
         chosen = kept_positions(source, counts[heavy], k)  # heavy users in id order
-        kept = ((ends[heavy] - counts[heavy])[:, None] + chosen).ravel()  # sorted: users, then ranks
+        return ((ends[heavy] - counts[heavy])[:, None] + chosen).ravel()  # sorted: users, then ranks
+
+    say(f"sorting the rows by user and cell; drawing which {k} record(s) each user keeps")
+    cell_type = "INTEGER" if cells <= np.iinfo(np.int32).max + 1 else "BIGINT"  # cells are 0..cells-1
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dptree-draw") as pool:
+        drawing = pool.submit(draw) if heavy.size else None
+        rel = con.sql(f"SELECT CAST(leaf AS {cell_type}) AS leaf FROM {table} ORDER BY u, leaf")
+        reader = next(getattr(rel, m) for m in ("to_arrow_reader", "fetch_arrow_reader", "fetch_record_batch")
+                      if hasattr(rel, m))(STREAM_BATCH)  # the name differs across DuckDB versions
+        batches = iter(reader)
+        first = next(batches, None)  # DuckDB has sorted every row
+        kept = drawing.result() if drawing is not None else np.zeros(0, dtype=np.int64)
     say("counting the kept records")
-    rel = con.sql(f"SELECT leaf FROM {table} ORDER BY u, leaf")
-    reader = next(getattr(rel, m) for m in ("to_arrow_reader", "fetch_arrow_reader", "fetch_record_batch")
-                  if hasattr(rel, m))(STREAM_BATCH)  # the name differs across DuckDB versions
     light, off = counts <= k, 0
-    for batch in reader:
-        leaf = np.asarray(batch.column(0).to_numpy(), dtype=np.int64)
+    for batch in itertools.chain([first] if first is not None else [], batches):
+        leaf = batch.column(0).to_numpy()
         if leaf.size:
             hist += np.bincount(leaf[_kept_in_batch(off, leaf.size, ends, light, kept)], minlength=cells)
             off += leaf.size
@@ -263,13 +287,17 @@ class DuckDBEngine(Engine):
         report = progress_reporter(self.progress)
         try:
             with self._open(data, column, user_id) as (con, expr):
+                # exact statistics when no column can hold NaN: cheaper checks, GROUP BY u and sort
+                trust_statistics(con, column_type(con, expr, str(column)), column_type(con, expr, user_id))
                 leaf, bad = leaf_sql(con, expr, str(column), domain, missing)
                 ucol = user_sql(con, expr, user_id)
                 if report:
                     report(f"bucketing the rows and keeping at most {k} record(s) per user")
                 # a query, not a table: each of bounded_counts' two scans reads the file again, which
-                # costs less than writing every row into DuckDB first
-                rows = (f"(SELECT u, leaf FROM (SELECT {ucol} AS u, CASE WHEN {bad} THEN NULL ELSE {leaf} END AS leaf "
+                # costs less than writing every row into DuckDB first. With missing="error" the checks
+                # refused any missing value, so no row is dropped (and counting per user reads only u).
+                rows = (f"(SELECT {ucol} AS u, {leaf} AS leaf FROM {expr})" if missing == "error" else
+                        f"(SELECT u, leaf FROM (SELECT {ucol} AS u, CASE WHEN {bad} THEN NULL ELSE {leaf} END AS leaf "
                         f"FROM {expr}) WHERE leaf IS NOT NULL)")
                 return bounded_counts(con, rows, k, cells, source, report)
         except (DataError, InputFormatError, InvalidParameterError):
