@@ -35,3 +35,24 @@ def em_interval_law(vals, cnt, lower, upper, log_base):
 def ln_int(x: int) -> float:
     b = x.bit_length()
     return math.log(x) if b < 1000 else math.log(x >> (b - 64)) + (b - 64) * math.log(2)
+
+
+def pooled_chisquare_pvalue(counts, probs) -> float:
+    """Chi-square goodness-of-fit p-value of observed ``counts`` against cell probabilities
+    ``probs``, the cells with the smallest expectations pooled until each pooled cell expects at
+    least 5 draws (the remainder joins the last pooled cell)."""
+    import numpy as np
+
+    counts = np.asarray(counts, dtype=np.float64)
+    exp = np.asarray(probs, dtype=np.float64) * counts.sum()
+    obs_cells, exp_cells, acc_o, acc_e = [], [], 0.0, 0.0
+    for i in np.argsort(exp):
+        acc_o += counts[i]
+        acc_e += exp[i]
+        if acc_e >= 5:
+            obs_cells.append(acc_o)
+            exp_cells.append(acc_e)
+            acc_o = acc_e = 0.0
+    exp_cells[-1] += acc_e
+    obs_cells[-1] += acc_o
+    return float(stats.chisquare(obs_cells, exp_cells).pvalue)

@@ -11,6 +11,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
+from interior_stats import pooled_chisquare_pvalue
 from scipy import stats
 
 from dptree import interior_point, median, noise, quantile
@@ -235,20 +236,8 @@ def test_windowed_sampling_has_the_exact_law_when_the_outside_carries_mass(which
                for _ in range(draws)]
     counts = np.bincount(out, minlength=upper + 1).tolist()
 
-    def pvalue(probs: list[float]) -> float:
-        exp = np.array(probs) * draws
-        order = np.argsort(exp)  # pool the smallest cells until each pooled cell expects >= 5
-        obs_cells, exp_cells, acc_o, acc_e = [], [], 0.0, 0.0
-        for i in order:
-            acc_o += counts[i]
-            acc_e += exp[i]
-            if acc_e >= 5:
-                obs_cells.append(acc_o)
-                exp_cells.append(acc_e)
-                acc_o = acc_e = 0.0
-        exp_cells[-1] += acc_e
-        obs_cells[-1] += acc_o
-        return float(stats.chisquare(obs_cells, exp_cells).pvalue)
+    def pvalue(probs) -> float:
+        return pooled_chisquare_pvalue(counts, probs)
 
     assert pvalue(law(beta)) > 1e-6
     assert pvalue(law(math.exp(1.1 * math.log(beta)))) < 1e-6, pvalue(law(math.exp(1.1 * math.log(beta))))
