@@ -197,14 +197,16 @@ def test_string_user_ids_agree_across_engines(tmp_path: Path) -> None:
     np.testing.assert_array_equal(got, ref)
 
 
+@pytest.mark.parametrize("in_memory", [True, False])
 @pytest.mark.parametrize("seed", range(6))
-def test_duckdb_bounded_counts_match_the_previous_implementation(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_duckdb_bounded_counts_match_the_previous_implementation(seed: int, in_memory: bool,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     # the optimised bounded_counts keeps exactly the records the previous implementation (kept in
     # tests/_duckdb_bounded_oracle.py) kept, for the same random source: same law, same draws
     import duckdb
     from _duckdb_bounded_oracle import bounded_counts_oracle
 
-    import dptree.data.engines.duckdb as eng
+    import dptree.data.engines.duckdb_bounded as eng_b
 
     gen = np.random.default_rng(seed)
     n_users, cells, k = int(gen.integers(1, 400)), int(gen.choice([7, 50, 1 << 12])), int(gen.integers(1, 9))
@@ -214,8 +216,10 @@ def test_duckdb_bounded_counts_match_the_previous_implementation(seed: int, monk
     perm = gen.permutation(users.size)
     con = duckdb.connect()
     con.register("rows_in", pa.table({"u": users[perm], "leaf": leaf[perm]}))
-    monkeypatch.setattr(eng, "STREAM_BATCH", int(gen.integers(1, 40)))  # users straddle batches
-    got = eng.bounded_counts(con, "rows_in", k, cells, SeededRandomSource(seed))
+    monkeypatch.setattr(eng_b, "STREAM_BATCH", int(gen.integers(1, 40)))  # users straddle batches
+    if not in_memory:  # past the row limit: DuckDB sorts
+        monkeypatch.setattr(eng_b, "IN_MEMORY_ROWS", 0)
+    got = eng_b.bounded_counts(con, "rows_in", k, cells, SeededRandomSource(seed))
     want = bounded_counts_oracle(con, "rows_in", k, cells, SeededRandomSource(seed))
     np.testing.assert_array_equal(got, want)
     assert got.sum() == np.minimum(per_user, k).sum()
@@ -243,3 +247,24 @@ def test_duckdb_engine_matches_the_previous_implementation(kind: str, tmp_path: 
     np.testing.assert_array_equal(got, run(vals, ids, plan, rng=77, missing="drop"))
     # the seed matters: the check has teeth
     assert not np.array_equal(got, run(vals, ids, plan, rng=78, missing="drop"))
+
+
+@pytest.mark.parametrize("span", [40, 62])
+@pytest.mark.parametrize("seed", range(3))
+def test_bound_cells_keeps_the_same_rows_whatever_the_id_spread(seed: int, span: int) -> None:
+    # dense codes: the count array, the draws beside the packed sort. Ids spread over 2^40: the
+    # packed sort, the counts from its runs. Over 2^62 (no room beside 12 cell bits): a lexsort.
+    # The ids' order is the same, so the kept rows are.
+    from dptree.data.engines.numpy import bound_cells
+
+    gen = np.random.default_rng(seed)
+    n_users, cells, k = 300, 1 << 12, 3
+    codes = np.repeat(np.arange(n_users), gen.geometric(0.2, n_users))
+    spread = np.sort(gen.choice(1 << span, n_users, replace=False)) - (1 << (span - 1))  # increasing with the code
+    codes = codes[gen.permutation(codes.size)]
+    leaf = gen.integers(0, cells, codes.size)
+    dense = bound_cells(leaf, codes, k, cells, SeededRandomSource(seed))
+    wide = bound_cells(leaf, spread[codes], k, cells, SeededRandomSource(seed))
+    np.testing.assert_array_equal(dense, wide)
+    assert dense.sum() == np.minimum(np.bincount(codes), k).sum()
+    assert not np.array_equal(dense, bound_cells(leaf, codes, k, cells, SeededRandomSource(seed + 10)))

@@ -10,21 +10,27 @@ import pandas as pd
 import pytest
 
 from dptree.data.engines import duckdb as dd
+from dptree.data.engines import duckdb_bounded as dd_bounded
 from dptree.data.histograms import bounded_histogram, file_bounded_histogram, leaf_histogram
 from dptree.errors import DataError
 from dptree.rangetree.release import plan_range_tree
 
 
+@pytest.mark.parametrize("in_memory", [True, False])
 @pytest.mark.parametrize("batch", [1, 7, 1 << 20])
-def test_bounded_stream_matches_numpy_at_any_batch_size(tmp_path: Path, batch: int,
+def test_bounded_stream_matches_numpy_at_any_batch_size(tmp_path: Path, batch: int, in_memory: bool,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # both paths of the DuckDB engine (numpy's packed sort, and DuckDB's sort streamed back) keep
+    # the numpy engine's rows for the same seed
     rng = np.random.default_rng(batch)
     n = 3000
     df = pd.DataFrame({"v": rng.integers(-5, 70, n), "u": rng.integers(0, 400, n) * 7 - 100})
     df.loc[rng.random(n) < 0.05, "v"] = None  # dropped before bounding
     df.to_parquet(tmp_path / "d.parquet")
     plan = plan_range_tree(lower=0, upper=63, epsilon=1.0, max_contributions=3)
-    monkeypatch.setattr(dd, "STREAM_BATCH", batch)
+    monkeypatch.setattr(dd_bounded, "STREAM_BATCH", batch)
+    if not in_memory:
+        monkeypatch.setattr(dd_bounded, "IN_MEMORY_ROWS", 0)
     for k in (1, 3):
         got = file_bounded_histogram(str(tmp_path / "d.parquet"), "v", "u", plan, max_contributions=k,
                                      missing="drop", rng=k)

@@ -1,10 +1,9 @@
 """The DuckDB engine: CSV and Parquet files (out of core, multi-threaded) and DuckDB relations.
 
 Only counts and cells leave DuckDB: the histogram (one count per bucket, in one scan that also
-runs the checks), for contribution bounding the record count of every user (numbers without ids,
-in id order) and then the cells of the rows sorted by (user, cell), streamed in batches of
-:data:`STREAM_BATCH` bucket numbers (no ids, no values; memory bounded by the batch), for
-hierarchies one count per distinct path. No user id or value enters Python. The SQL
+runs the checks), for hierarchies one count per distinct path; contribution bounding
+(:mod:`dptree.data.engines.duckdb_bounded`) also reads integer user ids into numpy, where they
+stay. No value enters Python. The SQL
 (:mod:`dptree.data.engines.duckdb_sql`) buckets values exactly as
 :meth:`dptree.data.domain.Domain.to_leaves` does and bounding follows :mod:`dptree.data.bounding`,
 so a file and the same values as an array give the same counts (tested). A DuckDB relation is
@@ -14,18 +13,15 @@ the caller's connection.
 
 from __future__ import annotations
 
-import itertools
 import os
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, Union
 
 import numpy as np
 
-from dptree.data.bounding import kept_positions
 from dptree.data.domain import Domain
 from dptree.data.engines.base import COUNT, Engine, Group, Missing, OrderedCounts, Unknown, invalid_values_error
 from dptree.data.engines.duckdb_ordered import DuckDBOrderedCounts
@@ -41,6 +37,7 @@ from dptree.data.engines.duckdb_sql import (
     quote_str,
     user_sql,
 )
+from dptree.data.engines.duckdb_bounded import bounded_counts
 from dptree.data.engines.numpy import run_lengths
 from dptree.errors import DataError, InputFormatError, InvalidParameterError, engine_error, redact, unknown_groups_error
 from dptree.noise import RandomSource
@@ -178,68 +175,6 @@ def trust_statistics(con: Any, *ctypes: str, perfect_bits: int = PERFECT_BITS) -
     con.execute("SET disabled_optimizers = ''")
     con.execute(f"SET perfect_ht_threshold = {perfect_bits}")
     return True
-
-
-#: rows per batch of the sorted stream that :func:`bounded_counts` reads
-STREAM_BATCH = 1 << 20
-
-
-def _kept_in_batch(off: int, size: int, ends: np.ndarray, light: np.ndarray, kept: np.ndarray) -> np.ndarray:
-    """Keep-mask of the sorted rows off..off+size-1: every row of a user with at most k rows, and
-    the drawn global ranks ``kept`` (sorted) of the users above k."""
-    a = int(np.searchsorted(ends, off, side="right"))
-    b = int(np.searchsorted(ends, off + size - 1, side="right"))
-    lens = np.diff(np.concatenate([[off], np.minimum(ends[a:b + 1], off + size)]))
-    mask = np.repeat(light[a:b + 1], lens)
-    lo, hi = np.searchsorted(kept, [off, off + size])
-    mask[kept[lo:hi] - off] = True
-    return mask
-
-
-def bounded_counts(con: Any, table: str, k: int, cells: int, source: RandomSource,
-                   report: Callable[[str], None] | None = None) -> np.ndarray:
-    """Counts per cell of ``table(u, leaf)`` (a table or a parenthesised query) after keeping at
-    most k rows per user u (:mod:`dptree.data.bounding`): rows of a user ranked by cell, users
-    above k in id order draw their ranks. Two queries and no window: the records of every user in
-    id order (numbers without ids), then the rows sorted by (user, cell), streamed in batches of
-    cells only; a row's global rank in that order is its user's start plus its rank inside the
-    user, so the drawn ranks select rows without a per-user window. The sort does not depend on
-    the draws: DuckDB sorts while another thread draws (the same draws, in the same order, from
-    ``source``, which only that thread uses until they are done), and the cells are sorted as
-    32-bit integers when they fit (narrower sort keys, the same order). ``report`` receives the
-    name of each stage (never a count)."""
-    say = report or (lambda msg: None)
-    say("counting records per user")
-    counts = np.asarray(con.execute(f"SELECT count(*) AS c FROM {table} GROUP BY u ORDER BY u").fetchnumpy()["c"],
-                        dtype=np.int64)
-    hist = np.zeros(cells, dtype=np.int64)
-    if counts.size == 0:
-        return hist
-    ends = np.cumsum(counts)
-    heavy = np.flatnonzero(counts > k)
-
-    def draw() -> np.ndarray:
-        chosen = kept_positions(source, counts[heavy], k)  # heavy users in id order
-        return ((ends[heavy] - counts[heavy])[:, None] + chosen).ravel()  # sorted: users, then ranks
-
-    say(f"sorting the rows by user and cell; drawing which {k} record(s) each user keeps")
-    cell_type = "INTEGER" if cells <= np.iinfo(np.int32).max + 1 else "BIGINT"  # cells are 0..cells-1
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dptree-draw") as pool:
-        drawing = pool.submit(draw) if heavy.size else None
-        rel = con.sql(f"SELECT CAST(leaf AS {cell_type}) AS leaf FROM {table} ORDER BY u, leaf")
-        reader = next(getattr(rel, m) for m in ("to_arrow_reader", "fetch_arrow_reader", "fetch_record_batch")
-                      if hasattr(rel, m))(STREAM_BATCH)  # the name differs across DuckDB versions
-        batches = iter(reader)
-        first = next(batches, None)  # DuckDB has sorted every row
-        kept = drawing.result() if drawing is not None else np.zeros(0, dtype=np.int64)
-    say("counting the kept records")
-    light, off = counts <= k, 0
-    for batch in itertools.chain([first] if first is not None else [], batches):
-        leaf = batch.column(0).to_numpy()
-        if leaf.size:
-            hist += np.bincount(leaf[_kept_in_batch(off, leaf.size, ends, light, kept)], minlength=cells)
-            off += leaf.size
-    return hist
 
 
 class DuckDBEngine(Engine):

@@ -8,6 +8,7 @@ the same group lookup, so all three give the same counts for the same random sou
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
@@ -30,7 +31,8 @@ from dptree.noise import RandomSource
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["NumpyEngine", "bin_cells", "bound_cells", "user_codes", "group_codes", "distinct_counts", "run_lengths"]
+__all__ = ["NumpyEngine", "bin_cells", "bound_cells", "bound_packed", "pack_user_cells", "cell_bits", "user_codes",
+           "group_codes", "distinct_counts", "run_lengths"]
 
 _BIN_CHUNK = 1 << 21
 
@@ -105,21 +107,82 @@ def group_codes(by: Any, groups: Sequence[Group], n: int, unknown: str) -> np.nd
     return codes
 
 
-def bound_cells(cells_of_rows: np.ndarray, codes: np.ndarray, k: int, cells: int, source: RandomSource) -> np.ndarray:
-    """Rows per cell keeping at most k rows per user code (:mod:`dptree.data.bounding`): rows
-    sorted by user then cell; users above k, in code (= id) order, keep the drawn ranks."""
+def cell_bits(cells: int) -> int:
+    """Bits of a cell number 0..cells-1 in a packed (user, cell) key."""
+    return max(int(cells - 1).bit_length(), 1)
+
+
+def pack_user_cells(users: np.ndarray, cells_of_rows: np.ndarray, bits: int) -> np.ndarray | None:
+    """One int64 key per row, ``users << bits | cell``, ordered as (user, cell), when every user
+    key lies in [0, 2^(63 - bits)); None otherwise."""
+    if users.size and (int(users.min()) < 0 or int(users.max()) >= 1 << (63 - bits)):
+        return None
+    key = users.astype(np.int64)  # a copy: the caller's array stays
+    key <<= bits
+    key |= cells_of_rows
+    return key
+
+
+def bound_packed(key: np.ndarray, bits: int, k: int, cells: int, source: RandomSource) -> np.ndarray:
+    """Rows per cell keeping at most k rows per user (:mod:`dptree.data.bounding`), from the rows'
+    packed keys (:func:`pack_user_cells`; sorted here, in place, by numpy's vectorised sort):
+    users above k, in id order, keep the drawn ranks of their rows ranked by cell. When the user
+    keys are below max(rows, 2^20), the records per user come from a count array and the draws
+    run in another thread while the keys are sorted (the same draws from ``source``, which only
+    that thread uses until they are done); otherwise they follow the sort, from its runs."""
+    if key.size == 0:
+        return np.zeros(cells, dtype=np.int64)
+    counts: np.ndarray | None = None
+    if int(key.max()) >> bits < max(key.size, 1 << 20):
+        per_user = np.bincount(key >> bits)
+        counts = per_user[per_user > 0]  # users in id order, as the sort's runs
+        del per_user
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dptree-draw") as pool:
+        drawing = pool.submit(_kept_ranks, source, counts, k) if counts is not None else None
+        key.sort()
+        if drawing is None:
+            counts = run_lengths(key >> bits)[1]
+            chosen = _kept_ranks(source, counts, k)
+        else:
+            chosen = drawing.result()
+    assert counts is not None
+    key &= (1 << bits) - 1  # the cells, in (user, cell) order
+    return np.bincount(key[_keep_mask(counts, chosen, k)], minlength=cells).astype(np.int64)
+
+
+def bound_cells(cells_of_rows: np.ndarray, users: np.ndarray, k: int, cells: int, source: RandomSource) -> np.ndarray:
+    """Rows per cell keeping at most k rows per user (:mod:`dptree.data.bounding`): rows sorted by
+    user then cell; users above k, in id order, keep the drawn ranks. ``users``: integer keys in
+    user-id order (dense codes or integer ids). One packed sort (:func:`bound_packed`) when the
+    keys' range fits beside the cell bits, else a lexsort; the same rows are kept either way."""
     if cells_of_rows.size == 0:
         return np.zeros(cells, dtype=np.int64)
-    order = np.lexsort((cells_of_rows, codes))
-    sc, sl = codes[order], cells_of_rows[order]
-    counts = np.bincount(sc)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    keep = counts[sc] <= k
+    bits, lo = cell_bits(cells), int(users.min())
+    if int(users.max()) - lo < 1 << (63 - bits):
+        key = pack_user_cells((users - lo) if lo else users, cells_of_rows, bits)
+        assert key is not None
+        return bound_packed(key, bits, k, cells, source)
+    order = np.lexsort((cells_of_rows, users))
+    counts = run_lengths(users[order])[1]
+    keep = _keep_mask(counts, _kept_ranks(source, counts, k), k)
+    return np.bincount(cells_of_rows[order][keep], minlength=cells).astype(np.int64)
+
+
+def _kept_ranks(source: RandomSource, counts: np.ndarray, k: int) -> np.ndarray:
+    """The drawn ranks (U_heavy, k) of the users above k, in id order."""
+    heavy = counts[counts > k]
+    return kept_positions(source, heavy, k) if heavy.size else np.zeros((0, k), dtype=np.int64)
+
+
+def _keep_mask(counts: np.ndarray, chosen: np.ndarray, k: int) -> np.ndarray:
+    """Keep-mask of the rows in (user, cell) order: every row of a user with at most k rows, and
+    the drawn ranks ``chosen`` of the users above k."""
+    starts = np.cumsum(counts) - counts
+    keep = np.repeat(counts <= k, counts)
     heavy = np.flatnonzero(counts > k)
     if heavy.size:
-        chosen = kept_positions(source, counts[heavy], k)  # (U_heavy, k)
         keep[(starts[heavy][:, None] + chosen).ravel()] = True
-    return np.bincount(sl[keep], minlength=cells).astype(np.int64)
+    return keep
 
 
 def distinct_counts(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
