@@ -38,26 +38,13 @@ def _levels(qs: Any) -> np.ndarray:
 
 
 def _em_data(data: Any, column: str | None, lower: Any, upper: Any,
-             on_invalid: str) -> tuple[Any, list[int], list[int]]:
-    """The data as sorted distinct encoded offsets and counts (:func:`dptree.interior.encoding.prepare`)."""
-    from dptree.data.engines.duckdb import is_relation
-    from dptree.data.engines.spark import is_spark_df
-    from dptree.data.inputs import to_numpy
-
-    if is_file(data):
-        if column is None:
-            raise InvalidParameterError("a file needs column= (the column to read)")
-        from dptree.data.engines.duckdb import read_column
-
-        arr: Any = read_column(str(data), column)
-    elif is_spark_df(data) or is_relation(data):
-        raise InvalidParameterError("Spark DataFrames and DuckDB relations are read by method='tree' only for now; "
-                                    "pass method='tree' or collect the column")
-    elif isinstance(data, (list, tuple)) and column is None:
-        arr = data
-    else:
-        arr = to_numpy(data, column=column)
-    return prepare(arr, lower, upper, None, on_invalid)
+             on_invalid: str) -> tuple[Any, Any, Any]:
+    """The data as sorted distinct encoded offsets and counts, counted in its engine (DuckDB for
+    files and relations, Spark for DataFrames, numpy in memory: memory O(distinct values), no
+    Python object per record; :func:`dptree.interior.encoding.prepare`)."""
+    if is_file(data) and column is None:
+        raise InvalidParameterError("a file needs column= (the column to read)")
+    return prepare(data, lower, upper, None, on_invalid, column=column)
 
 
 @validate_params({"epsilon": EPSILON, "method": [Options(METHODS)], "level": LEVEL, "n": DECLARED_SIZE,
@@ -96,7 +83,8 @@ def quantiles(
     (approximate), the others' a stated bound from the exponential mechanism's utility tail (a rank
     radius holding for all levels at once; JointExp's only where its bound is established; values from the other estimates when ``n`` is declared,
     the domain's ends otherwise). ``data`` as for :func:`dptree.range_tree` (arrays, tables with
-    ``column``, CSV/Parquet paths; Spark and DuckDB relations with the tree method). ``width``:
+    ``column``, CSV/Parquet paths, DuckDB relations and Spark DataFrames; the exponential-mechanism
+    methods read distinct values and their counts from the engine). ``width``:
     the tree's bucket width (with ``"auto"``, used when it picks the tree; on a real-valued domain
     without one auto does not consider the tree). ``n``/``n_max``: a PUBLIC size, never computed from the data.
     ``interval`` (tree only): ``"calibrated"`` (default) the pivot interval with its multiplier

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import dptree
-from dptree.errors import InvalidParameterError, ReleaseFileError
+from dptree.errors import DataError, InvalidParameterError, ReleaseFileError
 from dptree.quantiles.auto import JOINT_AUTO_MAX_M, choose_method, joint_eligible, predicted_errors
 from dptree.quantiles.intervals import joint_radius
 from dptree.quantiles.joint import float_slack
@@ -74,13 +74,40 @@ def test_tables_and_files(tmp_path, method):
     assert a.values == b.values == c.values
 
 
-def test_duckdb_relation_with_the_tree_and_a_clear_refusal_otherwise():
+@pytest.mark.parametrize("method", ["tree", "approx", "exponential"])
+def test_duckdb_relations_and_parquet_give_the_arrays_answer(tmp_path, method):
+    # every method reads a relation and a Parquet file (the mechanism methods through distinct
+    # values and counts counted by DuckDB) and gives the in-memory answer for the same seed
     duckdb = pytest.importorskip("duckdb")
     rel = duckdb.sql("SELECT range % 1000 AS v FROM range(3000)")
-    r = dptree.quantiles(rel, QS, lower=0, upper=1023, epsilon=1.0, method="tree", column="v", rng=2)
-    assert r.method == "tree" and r.values == sorted(r.values)
-    with pytest.raises(InvalidParameterError, match="method='tree'"):
-        dptree.quantiles(rel, QS, lower=0, upper=1023, epsilon=1.0, method="approx", column="v", rng=2)
+    want = dptree.quantiles(np.arange(3000) % 1000, QS, lower=0, upper=1023, epsilon=1.0, method=method, rng=2)
+    r = dptree.quantiles(rel, QS, lower=0, upper=1023, epsilon=1.0, method=method, column="v", rng=2)
+    pd.DataFrame({"v": np.arange(3000) % 1000}).to_parquet(tmp_path / "x.parquet")
+    f = dptree.quantiles(str(tmp_path / "x.parquet"), QS, lower=0, upper=1023, epsilon=1.0, method=method,
+                         column="v", rng=2)
+    assert r.method == f.method == method and r.values == f.values == want.values
+    assert r.values != dptree.quantiles(rel, QS, lower=0, upper=1023, epsilon=1.0, method=method, column="v",
+                                        rng=3).values
+    if method == "approx":  # values outside the domain are clamped to its ends, as in memory
+        wide = duckdb.sql("SELECT range AS v FROM range(3000)")
+        got = dptree.quantiles(wide, QS, lower=0, upper=1023, epsilon=1.0, method=method, column="v", rng=2)
+        assert got.values == dptree.quantiles(np.arange(3000), QS, lower=0, upper=1023, epsilon=1.0, method=method,
+                                              rng=2).values
+        with pytest.raises(DataError, match="missing"):  # a NULL is refused (on_invalid='error') as in memory
+            dptree.quantiles(duckdb.sql("SELECT NULL::BIGINT AS v UNION ALL SELECT 5"), QS, lower=0, upper=1023,
+                             epsilon=1.0, method=method, column="v", rng=2)
+
+
+@pytest.mark.slow
+def test_spark_dataframes_with_the_mechanism_methods():
+    from _spark import spark_session
+
+    spark = spark_session()
+    x = (np.arange(3000) % 1000).tolist()
+    sdf = spark.createDataFrame([(int(v),) for v in x], "v long")
+    want = dptree.quantiles(x, QS, lower=0, upper=1023, epsilon=1.0, method="approx", rng=2)
+    got = dptree.quantiles(sdf, QS, lower=0, upper=1023, epsilon=1.0, method="approx", column="v", rng=2)
+    assert got.values == want.values
 
 
 def test_float_domain_and_ties():
