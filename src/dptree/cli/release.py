@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Any, Sequence, cast
 
+import numpy as np
+
 from dptree.cli import core
 from dptree.cli.ledger_options import add_ledger_options, charged, ledger_path, note_charge
 from dptree.errors import InvalidParameterError
@@ -23,6 +25,9 @@ def register(sub: Any) -> None:
                    help="private: spend --bounds-share of --epsilon finding the bounds (no --lower/--upper)")
     p.add_argument("--bounds-share", type=float, default=0.1,
                    help="with --bounds private: the share of --epsilon spent finding the bounds (default 0.1)")
+    p.add_argument("--bounds-origin",
+                   help="with --bounds private: where the search starts (a number or a date near the data, e.g. "
+                        "2024-01-01 for timestamps; a public guess, not a bound; default 0)")
     p.add_argument("--epsilon", type=float)
     p.add_argument("--delta", type=float, default=0.0)
     p.add_argument("--rho", type=float)
@@ -107,6 +112,9 @@ def run_release(args: argparse.Namespace) -> int:
         raise InvalidParameterError("with --by, --out must contain {group}, e.g. --out 'age-{group}.json'")
     if args.bounds == "private":
         return _run_private_bounds(args, ledger, progress)
+    if args.bounds_origin is not None:
+        raise InvalidParameterError("--bounds-origin is where --bounds private starts its search: add --bounds private "
+                                    "(without --lower/--upper), or drop --bounds-origin")
     if args.lower is None or args.upper is None:
         raise InvalidParameterError("--lower and --upper are required (the domain must be public), or pass "
                                     "--bounds private to spend --bounds-share of --epsilon finding them")
@@ -181,7 +189,8 @@ def _run_private_bounds(args: argparse.Namespace, ledger: str | None, progress: 
     plan = plan_private_bounds(epsilon=args.epsilon, delta=args.delta, rho=args.rho, width=width,
                                branching=args.branching, noise=args.noise, neighbors=args.neighbors,
                                max_contributions=args.max_contributions, levels=args.levels,
-                               by=args.by or None, user_id=args.user_id or None, share=args.bounds_share)
+                               by=args.by or None, user_id=args.user_id or None, share=args.bounds_share,
+                               origin=_origin(args.bounds_origin))
     check_exact_total(args)
     core.check_input_path(args.file)
     core.check_output_path(args.out, inputs=[args.file], ledger=ledger, force=args.force)
@@ -198,3 +207,17 @@ def _run_private_bounds(args: argparse.Namespace, ledger: str | None, progress: 
     print(release.summary())
     core.wrote([args.out])
     return 0
+
+
+def _origin(text: str | None) -> Any:
+    """``--bounds-origin``: a number, or a date (numpy.datetime64), or None."""
+    if text is None:
+        return None
+    value = core.parse_bound(text, "--bounds-origin")
+    if not isinstance(value, str):
+        return value
+    try:
+        return np.datetime64(value.strip(), "ns")
+    except ValueError:
+        raise InvalidParameterError(f"--bounds-origin must be a number or a date such as 2024-01-01, got {text!r}") \
+            from None

@@ -38,7 +38,8 @@ def range_tree(values: Any, *, lower: Any = ..., upper: Any = ..., epsilon: floa
                rho: float | None = ..., width: Any = ..., branching: int | None = ..., noise: str = ...,
                neighbors: str = ..., max_contributions: int = ..., levels: str = ..., missing: Missing = ...,
                column: str | None = ..., user_id: Any = ..., by: None = ..., groups: None = ..., unknown: Unknown = ...,
-               bounds: str = ..., bounds_share: float = ..., rng: _noise.RngLike = ...) -> RangeTree: ...
+               bounds: str = ..., bounds_share: float = ..., bounds_origin: Any = ...,
+               rng: _noise.RngLike = ...) -> RangeTree: ...
 
 
 @overload
@@ -46,7 +47,8 @@ def range_tree(values: Any, *, lower: Any = ..., upper: Any = ..., epsilon: floa
                rho: float | None = ..., width: Any = ..., branching: int | None = ..., noise: str = ...,
                neighbors: str = ..., max_contributions: int = ..., levels: str = ..., missing: Missing = ...,
                column: str | None = ..., user_id: Any = ..., by: Any, groups: Sequence[Any], unknown: Unknown = ...,
-               bounds: str = ..., bounds_share: float = ..., rng: _noise.RngLike = ...) -> GroupedRelease: ...
+               bounds: str = ..., bounds_share: float = ..., bounds_origin: Any = ...,
+               rng: _noise.RngLike = ...) -> GroupedRelease: ...
 
 
 @validate_params(_CONSTRAINTS)
@@ -72,6 +74,7 @@ def range_tree(
     unknown: Unknown = "error",
     bounds: str = "public",
     bounds_share: float = 0.1,
+    bounds_origin: Any = None,
     rng: _noise.RngLike = None,
 ) -> RangeTree | GroupedRelease:
     """Release a private b-ary range tree of ``values`` over the public domain [lower, upper].
@@ -104,7 +107,9 @@ def range_tree(
     ``bounds="private"`` (no ``lower``/``upper``): ``bounds_share`` of ``epsilon`` finds the
     domain, the rest releases the tree over it (sequential composition: the release is
     ``epsilon``-DP in all; Laplace noise and an epsilon budget only; no ``by``/``user_id``). Each
-    end is one AboveThreshold over candidates doubling outward from 0 (Durfee 2023; the two ends
+    end is one AboveThreshold over candidates doubling outward from ``bounds_origin`` (default 0; a
+    public guess of where the data lies, e.g. a date for timestamps far from 1970, never a bound:
+    the search goes as far out as the data needs) (Durfee 2023; the two ends
     read disjoint records, so under add/remove each gets the whole bounds budget, under replace
     half; :mod:`dptree.rangetree.bounds`) and halts where about ``rank`` records lie beyond it;
     records beyond the found ends are clamped into the end buckets. The kind of domain is the
@@ -112,11 +117,15 @@ def range_tree(
     dates, a power of two for floats), doubled until the range has at most 2^20 buckets. The
     statement and the saved file record the split, the search and the bounds found (a DP output).
     """
+    if bounds_origin is not None and bounds != "private":
+        raise InvalidParameterError("bounds_origin is where bounds='private' starts its search; pass bounds='private' "
+                                    "(without lower/upper), or drop bounds_origin")
     if bounds == "private":
         return _private_bounds(values, lower=lower, upper=upper, epsilon=epsilon, delta=delta, rho=rho,
                                width=width, branching=branching, noise=noise, neighbors=neighbors,
                                max_contributions=max_contributions, levels=levels, missing=missing,
-                               column=column, user_id=user_id, by=by, bounds_share=bounds_share, rng=rng)
+                               column=column, user_id=user_id, by=by, bounds_share=bounds_share,
+                               bounds_origin=bounds_origin, rng=rng)
     if (by is None) != (groups is None):
         raise InvalidParameterError("by and groups go together: by= names the column, groups= lists the public groups")
     plan = plan_range_tree(
@@ -175,11 +184,11 @@ def range_tree_by(
 def _private_bounds(values: Any, *, lower: Any, upper: Any, epsilon: float | None, delta: float, rho: float | None,
                     width: Any, branching: int | None, noise: str, neighbors: str, max_contributions: int,
                     levels: str, missing: Missing, column: str | None, user_id: Any, by: Any,
-                    bounds_share: float, rng: _noise.RngLike) -> RangeTree:
+                    bounds_share: float, bounds_origin: Any, rng: _noise.RngLike) -> RangeTree:
     """``range_tree(bounds="private")``: every public check (:func:`plan_private_bounds`), then the release."""
     plan = plan_private_bounds(lower=lower, upper=upper, epsilon=epsilon, delta=delta, rho=rho, width=width,
                                branching=branching, noise=noise, neighbors=neighbors,
                                max_contributions=max_contributions, levels=levels, by=by, user_id=user_id,
-                               share=bounds_share)
+                               share=bounds_share, origin=bounds_origin)
     source = values if isinstance(values, (str, os.PathLike)) else None
     return plan.release(values, rng, column=column, missing=missing, source=source)

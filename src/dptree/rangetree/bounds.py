@@ -3,14 +3,15 @@ range holding most of the data, and the tree is released over it with the rest.
 
 The search is Durfee's unbounded maximum estimation ("Unbounded Differentially Private Quantile
 and Maximum Estimation", NeurIPS 2023): AboveThreshold (Dwork et al. 2009; the sparse vector
-technique) over candidates that grow exponentially outward from the public origin 0, run once
+technique) over candidates that grow exponentially outward from a public origin (0, or the
+caller's ``bounds_origin``: a guess of where the data lies, e.g. a date for timestamps), run once
 for each end (:attr:`BoundsSearch.epsilon_per_end`: the whole bounds budget under add/remove,
 where the ends read disjoint records; half of it under replace):
 
-* high end: candidates 1, 2, 4, ..., 2^62 (integers and ns timestamps; floats 2^-126, ..., 2^1022)
-  and queries ``-#{records > c}``, halting at the first c with ``-#above + nu >= -t + rho``, i.e.
-  where at most about t records lie above c;
-* low end: candidates 0, -1, -2, -4, ... and queries ``-#{records < c}``.
+* high end: candidates o + 1, o + 2, o + 4, ..., o + 2^62 (integers and ns timestamps; floats
+  o + 2^-126, ..., o + 2^1022) and queries ``-#{records > c}``, halting at the first c with
+  ``-#above + nu >= -t + rho``, i.e. where at most about t records lie above c;
+* low end: candidates o, o - 1, o - 2, o - 4, ... and queries ``-#{records < c}``.
 
 No halt (records at the extremes) gives the last candidate. The ranks t are public (a function of
 the budget only, :attr:`BoundsSearch.rank`). Every count has L1 sensitivity k (``max_contributions``)
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BOUNDS_MAX_LEAVES",
+    "origin_in_units",
     "BoundsSearch",
     "PrivateBoundsPlan",
     "candidates",
@@ -78,21 +80,62 @@ Kind = Literal["integer", "float", "datetime"]
 Side = Literal["low", "high"]
 
 
-def candidates(kind: Kind, side: Side) -> np.ndarray:
-    """The public candidates of one end, in search order (outward from the origin 0).
+def candidates(kind: Kind, side: Side, origin: int | float = 0) -> np.ndarray:
+    """The public candidates of one end, in search order (outward from the public ``origin``).
 
-    Integers: 1, 2, ..., 2^62 (high) and 0, -1, ..., -2^62 (low): values are clamped to +-2^62 on
-    reading, so the last candidate has no record beyond it. Nanosecond timestamps: the same, then
-    the last date a range tree can bound. Floats: 2^-126, ..., 2^1022 and 0, -2^-126, ..., -2^1022
-    (a span of at most 2^1023 stays finite)."""
+    Integers: o + 1, o + 2, o + 4, ..., o + 2^62 (high) and o, o - 1, o - 2, ..., o - 2^62 (low),
+    each clipped to +-2^62: values are clamped to +-2^62 on reading, so the last candidate has no
+    record beyond it. Nanosecond timestamps: the same, clipped to, then ending with, the dates a
+    range tree can bound. Floats: o + 2^-126, ..., o + 2^1022 and o, o - 2^-126, ..., o - 2^1022,
+    clipped to the finite floats (a span of at most 2^1023 stays finite). Each list is monotone
+    (float rounding can repeat a candidate, never reverse the order)."""
     if kind == "float":
-        ups = np.ldexp(1.0, np.arange(-126, 1023))
-        return ups if side == "high" else np.concatenate([[0.0], -ups])
-    ups_i = [1 << j for j in range(63)]
+        o, big = float(origin), float(np.finfo(np.float64).max)
+        steps = np.ldexp(1.0, np.arange(-126, 1023))
+        with np.errstate(over="ignore"):
+            if side == "high":
+                return np.minimum(o + steps, big)
+            return np.concatenate([[o], np.maximum(o - steps, -big)])
+    o = int(origin)
+    steps_i = [1 << j for j in range(63)]
+    lo_end, hi_end = (_NS_LO, _NS_HI) if kind == "datetime" else (-(2**62), 2**62)
+    ups = [min(o + u, hi_end) for u in steps_i]
+    downs = [o] + [max(o - u, lo_end) for u in steps_i]
     if kind == "datetime":
-        ups_i.append(_NS_HI)
-        return np.array(ups_i if side == "high" else [0] + [-u for u in ups_i[:-1]] + [_NS_LO], dtype=np.int64)
-    return np.array(ups_i if side == "high" else [0] + [-u for u in ups_i], dtype=np.int64)
+        ups, downs = ups + [_NS_HI], downs + [_NS_LO]
+    return np.array(ups if side == "high" else downs, dtype=np.int64)
+
+
+def origin_in_units(kind: Kind, origin: Any) -> int | float:
+    """The declared origin in the search's units for a column of ``kind`` (ns for dates), or an
+    :class:`InvalidParameterError` when it does not fit that kind or the values' range."""
+    import datetime as _dt
+
+    is_date = isinstance(origin, (np.datetime64, _dt.date))
+    is_number = isinstance(origin, (int, float, np.integer, np.floating)) and not isinstance(origin, (bool, np.bool_))
+    if kind == "datetime" and is_date:
+        ns = int(np.datetime64(origin, "ns").astype(np.int64))
+        if _NS_LO <= ns <= _NS_HI:
+            return ns
+    elif kind == "datetime" and is_number and origin == 0:
+        return 0  # the default: the Unix epoch
+    elif kind == "integer" and is_number and float(origin).is_integer() and abs(int(origin)) <= 2**62:
+        return int(origin)
+    elif kind == "float" and is_number and math.isfinite(float(origin)):
+        return float(origin)
+    want = {"integer": "an integer within +-2^62", "float": "a finite number",
+            "datetime": "a date (e.g. numpy.datetime64('2024-01-01'))"}[kind]
+    article = "an" if kind == "integer" else "a"
+    raise InvalidParameterError(f"bounds_origin={origin!r} does not fit {article} {kind} column: give {want}, "
+                                "near where the data is expected (a public guess; it is not a bound)")
+
+
+def _fits(kind: Kind, origin: Any) -> bool:
+    try:
+        origin_in_units(kind, origin)
+    except InvalidParameterError:
+        return False
+    return True
 
 
 def _kind_of(values: np.ndarray) -> Kind:
@@ -125,6 +168,7 @@ class BoundsSearch:
     epsilon: float
     neighbors: Relation = "add_remove"
     max_contributions: int = 1
+    origin: int | float = 0
 
     @property
     def monotone(self) -> bool:
@@ -136,13 +180,14 @@ class BoundsSearch:
 
     @property
     def parallel(self) -> bool:
-        """The low end reads only records below 0 (its queries count v < c <= 0) and the high end
-        only records above 1 (v > c >= 1). Adding or removing a person's records puts k_low of them
+        """The low end reads only records below the origin o (its queries count v < c <= o) and
+        the high end only records above it (v > c >= o). Adding or removing a person's records puts k_low of them
         in the low end's input and k_high in the high end's, k_low + k_high <= k; each end's
         AboveThreshold, calibrated for sensitivity k, loses at most (k_side / k) eps_end (its
         proof's shifts scale with the change), so both together lose at most eps_end (parallel
         composition). Replacing records can move a record across 0 and change both ends by the
-        full amount (sequential composition: eps / 2 each)."""
+        full amount (sequential composition: eps / 2 each). The origin is public, so shifting it changes
+        nothing in this argument."""
         return self.neighbors == "add_remove"
 
     @property
@@ -167,7 +212,7 @@ class BoundsSearch:
         their ``counts``: -#{v < c} on the low end, -#{v > c} on the high end (one sorted pass)."""
         vals = _as_search_values(np.asarray(values), kind)
         cum = np.concatenate([[0], np.cumsum(np.asarray(counts, dtype=np.int64))])
-        cand = candidates(kind, side)
+        cand = candidates(kind, side, self.origin)
         if side == "low":
             return cand, -cum[np.searchsorted(vals, cand, side="left")]
         return cand, cum[np.searchsorted(vals, cand, side="right")] - cum[-1]
@@ -192,8 +237,9 @@ class BoundsSearch:
     def describe(self) -> dict[str, Any]:
         """The search's public description (statement and release file)."""
         s_rho, s_nu = self.scales
-        return {
-            "search": "AboveThreshold per end over candidates doubling outward from 0 (Durfee 2023, "
+        where = "0" if self.origin == 0 else "the declared origin"
+        out = {
+            "search": f"AboveThreshold per end over candidates doubling outward from {where} (Durfee 2023, "
                       "unbounded maximum estimation)",
             "epsilon": self.epsilon,
             "epsilon_per_end": self.epsilon_per_end,
@@ -204,6 +250,9 @@ class BoundsSearch:
             "threshold_scale": f"{s_rho.numerator}/{s_rho.denominator}",
             "query_scale": f"{s_nu.numerator}/{s_nu.denominator}",
         }
+        if self.origin != 0:  # (files of searches from 0 carry no origin)
+            out["origin"] = self.origin
+        return out
 
 
 def _fit_width(span: int, start: int) -> int:
@@ -300,9 +349,13 @@ class PrivateBoundsPlan:
     neighbors: Relation = "add_remove"
     max_contributions: int = 1
     levels: str = "uniform"
+    origin: Any = 0
 
     def __post_init__(self) -> None:
         self._placeholder()  # every tree parameter is checked now (no data involved)
+        kinds = [k for k in ("integer", "float", "datetime") if _fits(cast(Kind, k), self.origin)]
+        if not kinds:
+            origin_in_units("float", self.origin)  # raises, naming what an origin must be
 
     def _placeholder(self) -> RangeTreePlan:
         """The tree's plan on a placeholder domain: checks the tree's parameters and policies."""
@@ -323,7 +376,17 @@ class PrivateBoundsPlan:
 
     @property
     def search(self) -> BoundsSearch:
-        return BoundsSearch(self.bounds_epsilon, self.neighbors, self.max_contributions)
+        """The search as declared (the origin in its own units: ns for a date), before the data."""
+        import datetime as _dt
+
+        date = isinstance(self.origin, (np.datetime64, _dt.date))
+        return self.search_for(next(k for k in ("datetime", "integer", "float") if (k == "datetime") == date
+                                    and _fits(cast(Kind, k), self.origin)))
+
+    def search_for(self, kind: Kind) -> BoundsSearch:
+        """The search for a column of ``kind`` (its origin in that kind's units)."""
+        return BoundsSearch(self.bounds_epsilon, self.neighbors, self.max_contributions,
+                            origin_in_units(kind, self.origin))
 
     @property
     def statement(self) -> dict[str, Any]:
@@ -340,10 +403,12 @@ class PrivateBoundsPlan:
             return w.item()
         return int(np.timedelta64(w).astype("timedelta64[ns]").astype(np.int64))
 
-    def record(self, lower: Any, upper: Any) -> dict[str, Any]:
-        """The public record of a search that found [lower, upper] (ns integers for dates)."""
+    def record(self, lower: Any, upper: Any, kind: Kind | None = None) -> dict[str, Any]:
+        """The public record of a search over a column of ``kind`` that found [lower, upper] (ns
+        integers for dates)."""
+        search = self.search if kind is None else self.search_for(kind)
         return {"method": "private", "share": float(self.share), "total_epsilon": float(self.epsilon),
-                **self.search.describe(), "found": [lower, upper], "declared_width": self.declared_width(),
+                **search.describe(), "found": [lower, upper], "declared_width": self.declared_width(),
                 "width_rule": f"the declared width (default 1, one day, or for floats the smallest power of two "
                               f"that fits), doubled until at most {BOUNDS_MAX_LEAVES} buckets"}
 
@@ -362,11 +427,12 @@ class PrivateBoundsPlan:
             # DOUBLE): numbers from files always get a float domain, whatever the rows hold
             vals, kind = vals.astype(np.float64), "float"
         _check_width(kind, self.width)
-        lower, upper = self.search.find(kind, vals, counts, src)
+        search = self.search_for(kind)  # an origin that does not fit the column is refused here
+        lower, upper = search.find(kind, vals, counts, src)
         dom = private_domain(kind, lower, upper, self.width)
         tree = self.tree_plan(dom)
         hist = leaf_counts(tree, vals, counts)
-        statement = with_private_bounds(tree.statement, self.record(lower, upper))
+        statement = with_private_bounds(tree.statement, self.record(lower, upper, kind))
         return tree.release(hist, src, column=column, source=source, created=created, statement=statement)
 
     def tree_plan(self, dom: Domain) -> RangeTreePlan:
@@ -392,9 +458,13 @@ def checked_statement(record: Any, tree: RangeTreePlan) -> dict[str, Any]:
         width = record["declared_width"]
         if width is not None and tree.domain.kind == "datetime":
             width = np.timedelta64(int(width), "ns")
+        kind = cast(Kind, tree.domain.kind)
+        origin = record.get("origin", 0)
+        if kind == "datetime" and origin != 0:
+            origin = np.datetime64(int(origin), "ns")
         plan = PrivateBoundsPlan(epsilon=float(record["total_epsilon"]), share=float(record["share"]), width=width,
                                  branching=tree.layout.branching, neighbors=tree.neighbors,
-                                 max_contributions=tree.max_contributions, levels=tree.levels)
+                                 max_contributions=tree.max_contributions, levels=tree.levels, origin=origin)
         lower, upper = record["found"]
         dom = private_domain(tree.domain.kind, lower, upper, width)
     except (KeyError, TypeError, ValueError, OverflowError, DPTreeError) as exc:
@@ -402,14 +472,14 @@ def checked_statement(record: Any, tree: RangeTreePlan) -> dict[str, Any]:
     if dom != tree.domain or plan.tree_epsilon != tree.budget.epsilon:
         raise ReleaseFileError("release file: the domain or the budget split does not match the private bounds "
                                "search it records (tampered?)")
-    return with_private_bounds(tree.statement, plan.record(lower, upper))
+    return with_private_bounds(tree.statement, plan.record(lower, upper, kind))
 
 
 def plan_private_bounds(*, lower: Any = None, upper: Any = None, epsilon: float | None, delta: float = 0.0,
                         rho: float | None = None, width: Any = None, branching: int | None = None,
                         noise: str = "laplace", neighbors: str = "add_remove", max_contributions: int = 1,
                         levels: str = "uniform", by: Any = None, user_id: Any = None,
-                        share: float = 0.1) -> PrivateBoundsPlan:
+                        share: float = 0.1, origin: Any = 0) -> PrivateBoundsPlan:
     """Every public check of a release over private bounds (``range_tree(bounds="private")``, the
     CLI's ``release --bounds private``), before any data is read or any budget is charged."""
     if lower is not None or upper is not None:
@@ -427,4 +497,5 @@ def plan_private_bounds(*, lower: Any = None, upper: Any = None, epsilon: float 
         raise InvalidParameterError("bounds='private' does not support by= or user_id= yet: declare lower and upper "
                                     "(bounds='public') for group-by and user-bounded releases")
     return PrivateBoundsPlan(epsilon=float(epsilon), share=float(share), width=width, branching=branching,
-                             neighbors=cast(Relation, neighbors), max_contributions=max_contributions, levels=levels)
+                             neighbors=cast(Relation, neighbors), max_contributions=max_contributions, levels=levels,
+                             origin=0 if origin is None else origin)

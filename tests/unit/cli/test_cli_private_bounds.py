@@ -44,6 +44,21 @@ def test_dates_from_a_file_with_private_bounds(tmp_path: Path, cli_run: Any) -> 
     assert rel.domain.kind == "datetime" and rel.domain.width >= 7 * 86_400 * 10**9
 
 
+def test_a_date_origin_from_the_command_line(tmp_path: Path, cli_run: Any) -> None:
+    out = tmp_path / "signup.json"
+    res = cli_run(["release", EXAMPLE, "--column", "signup_date", "--bounds", "private", "--epsilon", "1",
+                   "--bounds-origin", "2020-01-01", "--out", out, "--seed", "1", "--allow-nonprivate"])
+    assert res.code == 0, res.err
+    rel = dptree.load(out)
+    assert rel.privacy["bounds"]["origin"] == int(np.datetime64("2020-01-01", "ns").astype(np.int64))
+    bad = cli_run(["release", EXAMPLE, "--column", "age", "--bounds", "private", "--epsilon", "1",
+                   "--bounds-origin", "someday", "--out", tmp_path / "r.json"])
+    assert bad.code != 0 and "--bounds-origin" in bad.err
+    public = cli_run(["release", EXAMPLE, "--column", "age", "--lower", "0", "--upper", "99", "--epsilon", "1",
+                      "--bounds-origin", "30", "--out", tmp_path / "r.json"])
+    assert public.code != 0 and "--bounds private" in public.err
+
+
 @pytest.mark.parametrize(("extra", "match"), [
     (["--lower", "0"], "drop --lower"),
     (["--noise", "gaussian", "--delta", "1e-6"], "laplace"),

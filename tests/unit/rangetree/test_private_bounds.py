@@ -148,6 +148,68 @@ def test_add_remove_with_k_records_by_brute_force() -> None:
 # --------------------------------------------------------------------------- the search's pieces
 
 
+@pytest.mark.slow
+def test_search_from_an_origin_is_exactly_eps_dp_by_brute_force() -> None:
+    """The same brute force with the search starting at 2 (inside the values): the ends still read
+    disjoint records (below and above the origin), so the whole budget per end holds under
+    add/remove; a planted bug (half the noise) breaks it."""
+    eps = 4.0
+    search = BoundsSearch(epsilon=eps, origin=2)
+    assert candidates("integer", "low", 2)[0] == 2 and candidates("integer", "high", 2)[0] == 3
+    worst = worst_log_ratio(search, add_remove_pairs())
+    assert 0.8 * eps < worst <= eps + 1e-9
+    s_rho, s_nu = search.scales
+    assert worst_log_ratio(search, add_remove_pairs(), scales=(s_rho / 2, s_nu / 2)) > eps * 1.2
+
+
+def test_candidates_from_an_origin_are_the_shifted_candidates_clipped() -> None:
+    for o in (10**9, -(2**61), 2**62):
+        for side in ("low", "high"):
+            want = np.clip(candidates("integer", side).astype(object) + o, -(2**62), 2**62)  # exact integers
+            assert candidates("integer", side, o).tolist() == want.tolist()
+    t = int(np.datetime64("2262-01-01", "ns").astype(np.int64))
+    d = candidates("datetime", "high", t)
+    assert np.all(np.diff(d) >= 0) and d[-1] == candidates("datetime", "high")[-1]  # the last boundable date
+    for o in (0.0, 1e300, -1.7e308):
+        hi, lo = candidates("float", "high", o), candidates("float", "low", o)
+        assert np.all(np.isfinite(hi)) and np.all(np.isfinite(lo)) and lo[0] == o
+        assert np.all(np.diff(hi) >= 0) and np.all(np.diff(lo) <= 0)
+
+
+def test_an_origin_near_the_data_gives_a_narrow_range() -> None:
+    x = np.random.default_rng(2).integers(10**9, 10**9 + 50_000, 5000)
+    far = dptree.range_tree(x, bounds="private", epsilon=1.0, rng=4)
+    near = dptree.range_tree(x, bounds="private", bounds_origin=10**9, epsilon=1.0, rng=4)
+    assert far.domain.lower <= 0 and far.domain.width >= 1024  # doubling from 0 reaches 2^30
+    assert 10**9 - 2**10 <= near.domain.lower <= 10**9 and near.domain.width == 1 and near.domain.upper < 10**9 + 2**17
+    assert near.privacy["bounds"]["origin"] == 10**9 and "origin" not in far.privacy["bounds"]
+    truth = np.quantile(x, 0.5)
+    assert abs(near.quantile(0.5) - truth) < abs(far.quantile(0.5) - truth) + 1024
+    ts = np.datetime64("2024-03-01", "ns") + np.random.default_rng(3).integers(0, 86_400 * 10**9, 5000).astype(
+        "timedelta64[ns]")
+    day = dptree.range_tree(ts, bounds="private", bounds_origin=np.datetime64("2024-01-01"), width=dt.timedelta(
+        seconds=1), epsilon=1.0, rng=4)
+    assert day.domain.kind == "datetime" and day.domain.width <= 64 * 10**9  # seconds, not 2^41 ns
+    assert day.privacy["bounds"]["origin"] == int(np.datetime64("2024-01-01", "ns").astype(np.int64))
+
+
+@pytest.mark.parametrize(("data", "origin", "match"), [
+    ([1, 2, 3], np.datetime64("2024-01-01"), "an integer column"),
+    ([1, 2, 3], 2**63, "an integer column"),
+    ([1.5, 2.0], np.datetime64("2024-01-01"), "a float column"),
+    (np.array(["2024-01-01"], dtype="datetime64[ns]"), 5, "a datetime column"),
+    ([1, 2, 3], "soon", "bounds_origin"),
+])
+def test_an_origin_that_does_not_fit_the_column_is_refused(data: Any, origin: Any, match: str) -> None:
+    with pytest.raises(InvalidParameterError, match=match):
+        dptree.range_tree(data, bounds="private", bounds_origin=origin, epsilon=1.0, rng=1)
+
+
+def test_an_origin_with_public_bounds_is_refused() -> None:
+    with pytest.raises(InvalidParameterError, match="bounds='private'"):
+        dptree.range_tree([1, 2], lower=0, upper=9, bounds_origin=3, epsilon=1.0, rng=1)
+
+
 def test_candidates_grow_outward_and_cover_the_clamped_values() -> None:
     hi, lo = candidates("integer", "high"), candidates("integer", "low")
     assert hi[0] == 1 and hi[-1] == 2**62 and np.all(np.diff(hi) > 0)
@@ -348,6 +410,18 @@ def test_tampered_private_bounds_files_are_refused(saved: tuple[Any, Path], tmp_
                                                    edit: Callable[[dict[str, Any]], None]) -> None:
     with pytest.raises(ReleaseFileError):
         dptree.load(_tamper(saved[1], tmp_path, edit))
+
+
+def test_a_file_with_an_origin_round_trips_and_a_changed_origin_is_refused(tmp_path: Path) -> None:
+    x = np.random.default_rng(6).integers(5000, 9000, 1000)
+    rel = dptree.range_tree(x, bounds="private", bounds_origin=6000, epsilon=1.0, rng=2)
+    p = tmp_path / "o.json"
+    rel.save(p, allow_nonprivate=True)
+    assert dptree.load(p).privacy == rel.privacy and rel.privacy["bounds"]["origin"] == 6000
+    for edit in (lambda d: d["parameters"]["bounds"].__setitem__("origin", 0),
+                 lambda d: d["parameters"]["bounds"].pop("origin")):
+        with pytest.raises(ReleaseFileError):
+            dptree.load(_tamper(p, tmp_path, edit))
 
 
 def test_ledger_charges_the_whole_epsilon_once(tmp_path: Path) -> None:
