@@ -149,7 +149,8 @@ def quantiles(
         else:
             joint = joint_module().joint_exponential
             jv, jc = _cap_records(np.asarray(vals), np.asarray(cnt, dtype=np.int64), int(size_n))  # type: ignore[arg-type]
-            offs = [int(v) for v in joint(jv, jc, qa, lower=0, upper=top, epsilon=eps, rng=src)]
+            k = joint_module().dither_factor(size_n, enc.size)  # public: the declared size and the domain
+            offs = [int(v) for v in joint(jv, jc, qa, lower=0, upper=top, epsilon=eps, rng=src, dither=k)]
         values = [enc.decode(o) for o in offs]
         radius = release_radii(method, qa, size=enc.size, epsilon=eps, neighbors=neighbors, level=level)
         r = np.full(qa.size, np.inf) if radius is None else np.asarray(radius)
