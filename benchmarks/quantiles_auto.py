@@ -144,19 +144,21 @@ def write_fitted(a: argparse.Namespace, *, approx: tuple[float, float] | None = 
 def fit_joint(a: argparse.Namespace, x: np.ndarray) -> None:
     """Measure JointExp and approx (tie-aware mean rank error) on the fit data at epsilon = 1 and
     write JointExp's curve (m, error * epsilon)."""
-    from dptree.quantiles.joint import joint_exponential
+    from dptree.quantiles.joint import dither_factor, joint_exponential
 
     vals, cnt = np.unique(x, return_counts=True)
+    k = dither_factor(x.size, a.D)  # as dptree.quantiles(method="joint") runs it with n declared
     curve = []
     print(f"{'m':>5} {'joint mean':>11} {'+- se':>7} {'joint max':>10} {'approx mean':>12} {'+- se':>7} "
           f"{'approx max':>11} {'approx curve':>13} {'joint s':>8}")
     auto = importlib.import_module("dptree.quantiles.auto")
-    for m in (2, 4, 8, 16):
+    for m in (int(v) for v in a.joint_ms.split(",")):
         qs = np.arange(1, m + 1) / (m + 1)
         res: dict[str, tuple[list[float], list[float]]] = {"joint": ([], []), "approx": ([], [])}
         t0 = time.perf_counter()
         for s in range(a.trials):
-            est = joint_exponential(vals, cnt, qs, lower=0, upper=a.D - 1, epsilon=1.0, rng=make_source(2000 * m + s))
+            est = joint_exponential(vals, cnt, qs, lower=0, upper=a.D - 1, epsilon=1.0, rng=make_source(2000 * m + s),
+                                    dither=k)
             e = rank_errors(x, qs, np.asarray(est))
             res["joint"][0].append(e.mean())
             res["joint"][1].append(e.max())
@@ -168,7 +170,7 @@ def fit_joint(a: argparse.Namespace, x: np.ndarray) -> None:
             res["approx"][0].append(e.mean())
             res["approx"][1].append(e.max())
         (jm, jx), (am, ax) = res["joint"], res["approx"]
-        curve.append((m, float(np.mean(jm))))
+        curve.append((m, float(np.mean(jm)), float(np.mean(jx)), float(np.mean(am)), float(np.mean(ax))))
         pred = auto.predicted_errors(m, lower=0, upper=a.D - 1, epsilon=1.0)["approx"]
         print(f"{m:5d} {np.mean(jm):11.2f} {np.std(jm, ddof=1) / np.sqrt(a.trials):7.2f} {np.mean(jx):10.2f} "
               f"{np.mean(am):12.2f} {np.std(am, ddof=1) / np.sqrt(a.trials):7.2f} {np.mean(ax):11.2f} {pred:13.2f} "
@@ -199,6 +201,7 @@ def main() -> None:
     ap.add_argument("--D", type=int, default=2**20)
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--joint", action="store_true", help="fit JointExp's curve (keeps the other constants)")
+    ap.add_argument("--joint-ms", default="2,4,8,16,20,32", help="with --joint: the m at which to measure")
     a = ap.parse_args()
     if a.coverage:
         coverage(max(a.trials, 50), a.em_only)

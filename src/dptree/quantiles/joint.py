@@ -111,19 +111,23 @@ _INT = [InstanceOf(Integral, description="an integer")]
 _EPS = [Interval(Real, 0, None, closed="neither", hint="pass e.g. epsilon=1.0")]
 
 
-def joint_statement() -> dict[str, Any]:
-    """The privacy statement of :func:`joint_exponential`."""
-    return {
+def joint_statement(dither: int | None = None) -> dict[str, Any]:
+    """The privacy statement of :func:`joint_exponential` run with ``dither`` = K (public); None: the
+    statement of releases made before dithering (files written then still load under it)."""
+    st = {
         "mechanism": ("JointExp (Gillenwater, Joseph & Kulesza 2021): exponential mechanism over sorted "
                       "integer m-tuples, utility -sum_j psi(|e_j - e_{j-1}|), e_j = r_j - q_j n, "
                       "r_j = #{x < o_j} + q_j #{x = o_j}; counting measure; exact sampling"),
         "neighbors": "add/remove-one and replace-one",
         "sensitivity": 2,
         "guarantee": "pure epsilon-DP (float64 error folded into epsilon, see float_slack)",
-        "dithering": ("each record x enters as the key x K + u, u uniform on [0, K) drawn per record; outputs "
-                      "mapped back to floor(o / K); K = dither_factor(declared n, |X|), a public power of two "
-                      "(1: none); a per-record independent map keeps add/remove and replace neighbours"),
     }
+    if dither is not None:
+        st["dithering"] = ("each record x enters as the key x K + u, u uniform on [0, K) drawn per record; outputs "
+                           "mapped back to floor(o / K); K = dither_factor(declared n, |X|), a public power of two "
+                           "(1: none); a per-record independent map keeps add/remove and replace neighbours")
+        st["dither_factor"] = int(dither)
+    return st
 
 
 def dither_factor(n: int | None, domain_size: int) -> int:

@@ -139,8 +139,10 @@ def test_joint_is_dispatched_to_its_module():
         return
     r = dptree.quantiles(X[:300], QS, lower=0, upper=1023, epsilon=1.0, method="joint", n=300, rng=1)
     assert r.method == "joint" and r.values == sorted(r.values)
-    assert r.rank_radius == [joint_radius(3, size=1024, epsilon=1.0, level=0.95)] * 3
-    # radius ~47 ranks: the 0.5 estimate (150 - 47 >= 30) bounds the 0.1 quantile from above, nothing from below
+    # dithered with K = 2048 (the smallest power of two >= 4 n): the radius is the one for 1024 K keys
+    assert r.privacy["dither_factor"] == 2048
+    assert r.rank_radius == [joint_radius(3, size=1024 * 2048, epsilon=1.0, level=0.95)] * 3
+    # radius ~80 ranks: the 0.5 estimate (150 - 80 >= 30) bounds the 0.1 quantile from above, nothing from below
     assert r.ci_low[0] == 0 and r.ci_high[0] == r.values[1] and r.ci_high[2] == 1023
 
 
@@ -196,3 +198,31 @@ def test_auto_on_a_real_domain_considers_the_tree_only_with_a_width():
     assert (a.method, a.width) == ("approx", None) and (b.method, b.width) == ("tree", 0.001)
     assert "joint" not in predicted_errors(4, n=10**5, **kw)  # a float domain has >= 2^62 points: joint refuses it
     assert joint_eligible(4, domain_size=2**61, epsilon=1.0, neighbors="add_remove", n=10**5)
+
+
+def test_joint_release_files_state_the_dither_and_older_files_still_load(tmp_path):
+    """A joint release states its public dither factor; a file written before dithering (no
+    dither_factor in its statement, radius for |X| points) loads under its own statement; a changed
+    factor is refused."""
+    import json
+
+    from dptree.errors import ReleaseFileError
+    from dptree.io.release_file import canonical_checksum
+
+    x = np.random.default_rng(1).choice(2**16, 500, replace=False)
+    r = dptree.quantiles(x, [0.25, 0.5, 0.75], lower=0, upper=2**16 - 1, epsilon=1.0, method="joint", n=500, rng=2)
+    assert r.privacy["dither_factor"] == 2048 and "floor(o / K)" in r.privacy["dithering"]
+    path = tmp_path / "j.json"
+    r.save(path, allow_nonprivate=True)
+    doc = json.loads(path.read_text())
+    old = json.loads(path.read_text())
+    del old["privacy"]["dither_factor"], old["privacy"]["dithering"]
+    old["measurements"]["rank_radius"] = [joint_radius(3, size=2**16, epsilon=1.0, level=0.95)] * 3
+    old["checksum"] = canonical_checksum(old)
+    path.write_text(json.dumps(old))
+    assert dptree.load(path).values == r.values
+    doc["privacy"]["dither_factor"] = 1024
+    doc["checksum"] = canonical_checksum(doc)
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ReleaseFileError, match="statement"):
+        dptree.load(path)
