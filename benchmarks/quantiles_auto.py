@@ -127,16 +127,20 @@ def write_fitted(a: argparse.Namespace, *, approx: tuple[float, float] | None = 
     A, B = approx or (fitted.APPROX_A, fitted.APPROX_B)
     T = tree if tree is not None else fitted.TREE_FACTOR
     jc = joint or fitted.JOINT_CURVE
+    ms = ", ".join(str(int(r[0])) for r in jc)
     path = pathlib.Path(__file__).resolve().parents[1] / "src/dptree/quantiles/fitted.py"
     path.write_text(
         '"""The error curves used by ``method="auto"`` (:mod:`dptree.quantiles.auto`): ApproxQuantiles\'s\n'
-        "mean rank error ~ APPROX_A * L^APPROX_B / epsilon, JointExp's measured mean rank error times\n"
-        "epsilon at m = 2, 4, 8, 16 (JOINT_CURVE, interpolated in log m), and the tree's measured mean rank\n"
-        "error over its closed-form prediction, TREE_FACTOR.\n"
+        "mean rank error ~ APPROX_A * L^APPROX_B / epsilon, the tree's measured mean rank error over its\n"
+        "closed-form prediction, TREE_FACTOR, and JOINT_CURVE: rows (m, JointExp mean, JointExp max,\n"
+        "approx mean, approx max), the tie-aware rank errors (max: over the m levels, averaged over\n"
+        f"releases) times epsilon, measured on the same data at m = {ms} (interpolated in log m).\n"
         "Written by ``benchmarks/quantiles_auto.py`` (uniform data over [0, 2^20): approx and tree with\n"
-        "``--trials 6`` at n = 10000; joint with ``--joint --trials 60`` at n = 10000).\"\"\"\n\n"
+        "``--trials 6`` at n = 10000; joint, dithered as method='joint' runs it, with\n"
+        "``--joint --trials 60`` at n = 10000).\"\"\"\n\n"
         f"APPROX_A = {A:.4f}\nAPPROX_B = {B:.4f}\nTREE_FACTOR = {T:.4f}\n"
-        f"JOINT_CURVE = {tuple((int(m), round(float(e), 3)) for m, e in jc)!r}\n")
+        "JOINT_CURVE = (\n" + "".join(f"    {(int(r[0]), *(round(float(e), 3) for e in r[1:]))!r},\n" for r in jc)
+        + ")\n")
     print(f"wrote {path}")
     importlib.reload(importlib.import_module("dptree.quantiles.fitted"))
 

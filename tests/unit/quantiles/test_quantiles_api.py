@@ -172,15 +172,15 @@ def test_joint_radius_is_the_stated_bound_and_releases_round_trip(tmp_path):
 
 def test_auto_offers_joint_only_where_its_conditions_hold():
     """joint needs a declared n, add/remove, 2 <= m <= JOINT_AUTO_MAX_M and the empty-gap margin
-    epsilon n / (4 (m + 1)) >= JOINT_GAP_FACTOR ln |X|; where offered at m = 4 its measured curve is
-    below approx's prediction (docs/quantiles.md)."""
+    epsilon n / (4 (m + 1)) >= JOINT_GAP_FACTOR ln |X|; where offered it is taken when its measured
+    (mean, max) beat approx's by the worse ratio to the better (docs/quantiles.md)."""
     kw = {"lower": 0, "upper": 2**20 - 1, "epsilon": 1.0}
     assert choose_method(4, n=1000, **kw) == "joint"
     assert "joint" not in predicted_errors(4, **kw)  # no declared n
     assert choose_method(4, n=1000, neighbors="replace", **kw) == "approx"
     assert choose_method(4, n=100, **kw) == "approx"  # 0.25 * 100 / 5 < 2 ln 2^20
     assert "joint" not in predicted_errors(JOINT_AUTO_MAX_M + 1, n=10**6, **kw)
-    assert "joint" in predicted_errors(JOINT_AUTO_MAX_M, n=10**5, **kw)
+    assert "joint" in predicted_errors(JOINT_AUTO_MAX_M, n=50_000, **kw)
     r = dptree.quantiles(X, [0.2, 0.4, 0.6, 0.8], lower=0, upper=2**20 - 1, epsilon=1.0, n=X.size, rng=1)
     assert r.method == "joint" and r.rank_radius is not None
 
@@ -226,3 +226,28 @@ def test_joint_release_files_state_the_dither_and_older_files_still_load(tmp_pat
     path.write_text(json.dumps(doc))
     with pytest.raises(ReleaseFileError, match="statement"):
         dptree.load(path)
+
+
+def test_joint_preferred_is_the_worse_ratio_rule_on_the_measured_curve():
+    """joint_preferred(m) compares each method's worse ratio of (mean, max) to the better of the two
+    at the measured points (epsilon cancels); a mean-only rule would differ at m = 20, where joint's
+    mean is above approx's but its max far below."""
+    from dptree.quantiles.auto import joint_curve, joint_preferred
+    from dptree.quantiles.fitted import JOINT_CURVE
+
+    for m, jm, jx, am, ax in JOINT_CURVE:
+        assert joint_curve(m) == pytest.approx((jm, jx, am, ax))
+        worse_j, worse_a = max(jm / min(jm, am), jx / min(jx, ax)), max(am / min(jm, am), ax / min(jx, ax))
+        assert joint_preferred(m) == (worse_j < worse_a)
+    jm, jx, am, ax = joint_curve(20)
+    assert jm > am and jx < ax and joint_preferred(20)
+
+
+def test_auto_choice_table():
+    """auto's choice over [0, 2^20) at epsilon = 1 by declared n and m (docs/quantiles.md's table):
+    joint from m = 3 up to JOINT_AUTO_MAX_M where the gap margin and the size limit hold (n = 10^5,
+    m = 20: 20 (n + 1) > JOINT_MAX_CELLS), the tree from m = 128."""
+    kw = {"lower": 0, "upper": 2**20 - 1, "epsilon": 1.0}
+    ms = (1, 2, 4, 8, 16, 20, 32, 50, 128)
+    table = {n: "".join(choose_method(m, n=n, **kw)[0] for m in ms) for n in (None, 1000, 10_000, 100_000)}
+    assert table == {None: "aaaaaaaat", 1000: "aajjaaaat", 10_000: "aajjjjjat", 100_000: "aajjjaaat"}
