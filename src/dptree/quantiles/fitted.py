@@ -2,7 +2,7 @@
 mean rank error ~ APPROX_A * L^APPROX_B / epsilon, the tree's measured mean rank error over its
 closed-form prediction, TREE_FACTOR, and JOINT_CURVE: rows (m, JointExp mean, JointExp max,
 approx mean, approx max), the tie-aware rank errors (max: over the m levels, averaged over
-releases) times epsilon, measured on the same data at m = 2, 4, 8, 16, 20, 32 (interpolated in log m).
+releases) times epsilon, measured on the same data at m = 2, 4, 8, 16, 20, 32, 50 (interpolated in log m).
 Written by ``benchmarks/quantiles_auto.py`` (uniform data over [0, 2^20): approx and tree with
 ``--trials 6`` at n = 10000; joint, dithered as method='joint' runs it, with
 ``--joint --trials 60`` at n = 10000)."""
@@ -17,4 +17,5 @@ JOINT_CURVE = (
     (16, 8.03, 17.11, 7.04, 20.59),
     (20, 9.23, 19.81, 8.38, 24.06),
     (32, 8.55, 20.68, 8.38, 27.58),
+    (50, 17.22, 37.69, 10.72, 36.23),
 )

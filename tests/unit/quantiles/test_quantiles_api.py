@@ -180,7 +180,7 @@ def test_auto_offers_joint_only_where_its_conditions_hold():
     assert choose_method(4, n=1000, neighbors="replace", **kw) == "approx"
     assert choose_method(4, n=100, **kw) == "approx"  # 0.25 * 100 / 5 < 2 ln 2^20
     assert "joint" not in predicted_errors(JOINT_AUTO_MAX_M + 1, n=10**6, **kw)
-    assert "joint" in predicted_errors(JOINT_AUTO_MAX_M, n=50_000, **kw)
+    assert "joint" in predicted_errors(JOINT_AUTO_MAX_M, n=30_000, **kw)
     r = dptree.quantiles(X, [0.2, 0.4, 0.6, 0.8], lower=0, upper=2**20 - 1, epsilon=1.0, n=X.size, rng=1)
     assert r.method == "joint" and r.rank_radius is not None
 
