@@ -151,7 +151,7 @@ def fit_joint(a: argparse.Namespace, x: np.ndarray) -> None:
     from dptree.quantiles.joint import dither_factor, joint_exponential
 
     vals, cnt = np.unique(x, return_counts=True)
-    k = dither_factor(x.size, a.D)  # as dptree.quantiles(method="joint") runs it with n declared
+    k = 1 if a.no_dither else dither_factor(x.size, a.D)  # as dptree.quantiles(method="joint") runs it
     curve = []
     print(f"{'m':>5} {'joint mean':>11} {'+- se':>7} {'joint max':>10} {'approx mean':>12} {'+- se':>7} "
           f"{'approx max':>11} {'approx curve':>13} {'joint s':>8}")
@@ -205,7 +205,8 @@ def main() -> None:
     ap.add_argument("--D", type=int, default=2**20)
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--joint", action="store_true", help="fit JointExp's curve (keeps the other constants)")
-    ap.add_argument("--joint-ms", default="2,4,8,16,20,32", help="with --joint: the m at which to measure")
+    ap.add_argument("--joint-ms", default="2,4,8,16,20,32,50", help="with --joint: the m at which to measure")
+    ap.add_argument("--no-dither", action="store_true", help="with --joint: JointExp without dithered ties")
     a = ap.parse_args()
     if a.coverage:
         coverage(max(a.trials, 50), a.em_only)
