@@ -55,7 +55,7 @@ K points, so the measure of gaps against data is unchanged, but a tie block of c
 c (mostly) distinct keys with gaps between them, so two consecutive targets inside one block can
 both be met and an output anywhere in the block maps back to the tied value (tie-aware error 0);
 without it, an output in a block is ranked at its q_j-point and the outputs shift by one place
-(docs/quantiles_benchmark.md, section 5). Residual key collisions are ties that the tie-aware
+(docs/quantiles_benchmark.md, sections 5 and 6). Residual key collisions are ties that the tie-aware
 utility handles. Privacy (proof). Write the release as M(D) = J(T_U(D)) with U the per-record
 draws and J the JointExp release, so P[M(D) = o] = E_U P[J(T_U(D)) = o]. Add/remove: for
 D' = D + {x} couple the draws of the common records; for every value of the draws, T_U(D') =
@@ -65,7 +65,8 @@ by x' likewise gives replace pairs of J (sensitivity 2 under both relations, abo
 J's epsilon under both relations; the map back floor(o / K) is post-processing. The draws must not
 depend on anything but K (not on the record's rank or the data size): ``tests/unit/quantiles/
 test_joint.py`` computes the exact law of M by brute force (n <= 3, K = 2, every dither outcome)
-and checks the e^epsilon ratio over neighbours, and that it catches a rank-dependent dither.
+and checks the e^epsilon ratio over neighbours, and that it catches a planted dither that depends
+on the data size; ``tests/statistical/test_joint_law.py`` checks the sampled law against it.
 
 Floating point. Every table entry is computed within a relative error rho of its exact value and
 every weight handed to the sampler within eta (:func:`float_slack`), so each of the <= m draws has
