@@ -127,16 +127,20 @@ def write_fitted(a: argparse.Namespace, *, approx: tuple[float, float] | None = 
     A, B = approx or (fitted.APPROX_A, fitted.APPROX_B)
     T = tree if tree is not None else fitted.TREE_FACTOR
     jc = joint or fitted.JOINT_CURVE
+    ms = ", ".join(str(int(r[0])) for r in jc)
     path = pathlib.Path(__file__).resolve().parents[1] / "src/dptree/quantiles/fitted.py"
     path.write_text(
         '"""The error curves used by ``method="auto"`` (:mod:`dptree.quantiles.auto`): ApproxQuantiles\'s\n'
-        "mean rank error ~ APPROX_A * L^APPROX_B / epsilon, JointExp's measured mean rank error times\n"
-        "epsilon at m = 2, 4, 8, 16 (JOINT_CURVE, interpolated in log m), and the tree's measured mean rank\n"
-        "error over its closed-form prediction, TREE_FACTOR.\n"
+        "mean rank error ~ APPROX_A * L^APPROX_B / epsilon, the tree's measured mean rank error over its\n"
+        "closed-form prediction, TREE_FACTOR, and JOINT_CURVE: rows (m, JointExp mean, JointExp max,\n"
+        "approx mean, approx max), the tie-aware rank errors (max: over the m levels, averaged over\n"
+        f"releases) times epsilon, measured on the same data at m = {ms} (interpolated in log m).\n"
         "Written by ``benchmarks/quantiles_auto.py`` (uniform data over [0, 2^20): approx and tree with\n"
-        "``--trials 6`` at n = 10000; joint with ``--joint --trials 60`` at n = 10000).\"\"\"\n\n"
+        "``--trials 6`` at n = 10000; joint, dithered as method='joint' runs it, with\n"
+        "``--joint --trials 60`` at n = 10000).\"\"\"\n\n"
         f"APPROX_A = {A:.4f}\nAPPROX_B = {B:.4f}\nTREE_FACTOR = {T:.4f}\n"
-        f"JOINT_CURVE = {tuple((int(m), round(float(e), 3)) for m, e in jc)!r}\n")
+        "JOINT_CURVE = (\n" + "".join(f"    {(int(r[0]), *(round(float(e), 3) for e in r[1:]))!r},\n" for r in jc)
+        + ")\n")
     print(f"wrote {path}")
     importlib.reload(importlib.import_module("dptree.quantiles.fitted"))
 
@@ -144,19 +148,21 @@ def write_fitted(a: argparse.Namespace, *, approx: tuple[float, float] | None = 
 def fit_joint(a: argparse.Namespace, x: np.ndarray) -> None:
     """Measure JointExp and approx (tie-aware mean rank error) on the fit data at epsilon = 1 and
     write JointExp's curve (m, error * epsilon)."""
-    from dptree.quantiles.joint import joint_exponential
+    from dptree.quantiles.joint import dither_factor, joint_exponential
 
     vals, cnt = np.unique(x, return_counts=True)
+    k = 1 if a.no_dither else dither_factor(x.size, a.D)  # as dptree.quantiles(method="joint") runs it
     curve = []
     print(f"{'m':>5} {'joint mean':>11} {'+- se':>7} {'joint max':>10} {'approx mean':>12} {'+- se':>7} "
           f"{'approx max':>11} {'approx curve':>13} {'joint s':>8}")
     auto = importlib.import_module("dptree.quantiles.auto")
-    for m in (2, 4, 8, 16):
+    for m in (int(v) for v in a.joint_ms.split(",")):
         qs = np.arange(1, m + 1) / (m + 1)
         res: dict[str, tuple[list[float], list[float]]] = {"joint": ([], []), "approx": ([], [])}
         t0 = time.perf_counter()
         for s in range(a.trials):
-            est = joint_exponential(vals, cnt, qs, lower=0, upper=a.D - 1, epsilon=1.0, rng=make_source(2000 * m + s))
+            est = joint_exponential(vals, cnt, qs, lower=0, upper=a.D - 1, epsilon=1.0, rng=make_source(2000 * m + s),
+                                    dither=k)
             e = rank_errors(x, qs, np.asarray(est))
             res["joint"][0].append(e.mean())
             res["joint"][1].append(e.max())
@@ -168,7 +174,7 @@ def fit_joint(a: argparse.Namespace, x: np.ndarray) -> None:
             res["approx"][0].append(e.mean())
             res["approx"][1].append(e.max())
         (jm, jx), (am, ax) = res["joint"], res["approx"]
-        curve.append((m, float(np.mean(jm))))
+        curve.append((m, float(np.mean(jm)), float(np.mean(jx)), float(np.mean(am)), float(np.mean(ax))))
         pred = auto.predicted_errors(m, lower=0, upper=a.D - 1, epsilon=1.0)["approx"]
         print(f"{m:5d} {np.mean(jm):11.2f} {np.std(jm, ddof=1) / np.sqrt(a.trials):7.2f} {np.mean(jx):10.2f} "
               f"{np.mean(am):12.2f} {np.std(am, ddof=1) / np.sqrt(a.trials):7.2f} {np.mean(ax):11.2f} {pred:13.2f} "
@@ -199,6 +205,8 @@ def main() -> None:
     ap.add_argument("--D", type=int, default=2**20)
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--joint", action="store_true", help="fit JointExp's curve (keeps the other constants)")
+    ap.add_argument("--joint-ms", default="2,4,8,16,20,32,50", help="with --joint: the m at which to measure")
+    ap.add_argument("--no-dither", action="store_true", help="with --joint: JointExp without dithered ties")
     a = ap.parse_args()
     if a.coverage:
         coverage(max(a.trials, 50), a.em_only)

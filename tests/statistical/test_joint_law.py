@@ -65,3 +65,34 @@ def test_sampled_law_matches_exact_law_with_power() -> None:
     assert chi2_pvalue(counts, exact, total) > ALPHA
     assert chi2_pvalue(counts, law(data, qs, span, eps, tie_aware=False), total) < ALPHA
     assert chi2_pvalue(counts, law(data, qs, span, 1.5 * eps), total) < ALPHA
+
+
+def dithered_law(data: tuple[int, ...], qs: list[Fraction], span: int, eps: float, k: int) -> dict:
+    """The exact law of the dithered release: the average over all k^n draws u of the law of
+    JointExp on the keys x k + u, its outputs mapped back to floor(o / k)."""
+    out: dict = {}
+    draws = list(itertools.product(range(k), repeat=len(data)))
+    for u in draws:
+        keys = tuple(sorted(x * k + d for x, d in zip(data, u)))
+        for o, p in law(keys, qs, span * k, eps).items():
+            back = tuple(v // k for v in o)
+            out[back] = out.get(back, 0.0) + p / len(draws)
+    return out
+
+
+@pytest.mark.slow
+def test_dithered_sampled_law_matches_exact_law_with_power() -> None:
+    """joint_exponential(dither=2) against the exact average over every dither outcome; the same
+    sample is rejected against the undithered law (the tie block at 0 is what differs)."""
+    data, span, eps, k = (0, 0, 4), 6, 3.0, 2
+    qs = [Fraction(1, 2), Fraction(1, 2)]
+    total = 3000
+    src = make_source(20261124)
+    counts: Counter = Counter()
+    for _ in range(total):
+        o = joint_exponential(np.array([0, 4]), np.array([2, 1]), np.array([0.5, 0.5]), lower=0, upper=span - 1,
+                              epsilon=eps, rng=src, dither=k)
+        counts[tuple(int(v) for v in o)] += 1
+    exact = dithered_law(data, qs, span, eps * (1 - 1e-4), k)
+    assert chi2_pvalue(counts, exact, total) > ALPHA
+    assert chi2_pvalue(counts, law(data, qs, span, eps), total) < ALPHA

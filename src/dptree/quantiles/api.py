@@ -128,6 +128,7 @@ def quantiles(
             values, ci_low, ci_high = ([float(v) for v in c] for c in (values, ci_low, ci_high))
     else:
         _, vals, cnt = _em_data(data, column, lower, upper, on_invalid)
+        k = joint_module().dither_factor(size_n, enc.size) if method == "joint" else 1  # public: declared n, |X|
         top = enc.size - 1
         if method == "approx":
             offs = approx_quantiles(vals, cnt, qa, lower=0, upper=top, rng=src, neighbors=neighbors,
@@ -137,13 +138,14 @@ def quantiles(
         else:
             joint = joint_module().joint_exponential
             jv, jc = _cap_records(np.asarray(vals), np.asarray(cnt, dtype=np.int64), int(size_n))  # type: ignore[arg-type]
-            offs = [int(v) for v in joint(jv, jc, qa, lower=0, upper=top, epsilon=eps, rng=src)]
+            offs = [int(v) for v in joint(jv, jc, qa, lower=0, upper=top, epsilon=eps, rng=src, dither=k)]
         values = [enc.decode(o) for o in offs]
-        radius = release_radii(method, qa, size=enc.size, epsilon=eps, neighbors=neighbors, level=level)
+        radius = release_radii(method, qa, size=enc.size, epsilon=eps, neighbors=neighbors, level=level, dither=k)
         r = np.full(qa.size, np.inf) if radius is None else np.asarray(radius)
         ci_low, ci_high = value_intervals(qa, values, r, None if upper_bound else size_n, lo, hi)
     return QuantilesRelease(qa, values, ci_low, ci_high, float(level), method, eps, size_n, lo, hi,
-                            statement(method, eps, qa.size, neighbors, src.private, lower=lo, upper=hi, width=width),
+                            statement(method, eps, qa.size, neighbors, src.private, lower=lo, upper=hi, width=width,
+                                      n=size_n),
                             neighbors=neighbors, width=width, rank_radius=radius, n_is_upper_bound=upper_bound,
                             metadata=metadata, interval=used)
 

@@ -1,5 +1,6 @@
-"""``method="auto"``: the method with the smallest PREDICTED mean rank error, from public quantities
-only (m, epsilon, the domain, the neighbouring relation; never the data).
+"""``method="auto"``: the method predicted best from public quantities only (m, epsilon, the domain,
+the neighbouring relation, a declared n; never the data): approx or joint by measured mean and max
+(:func:`joint_preferred`), then the tree where its predicted mean rank error is smaller.
 
 * tree: sqrt(2 / pi) times the root-mean-square standard deviation of a prefix count of the
   planned release (the exact closed form of the least-squares variance,
@@ -13,29 +14,34 @@ only (m, epsilon, the domain, the neighbouring relation; never the data).
   2 / epsilon' whatever the domain size when the data are spread (the ln |X| of the tail bound is
   the worst case), and the path of an output crosses L calls at epsilon / L each.
 
-* joint: JointExp's mean rank error measured on the same uniform data at m = 2, 4, 8, 16 and
-  epsilon = 1 (JOINT_CURVE), interpolated in log m, over epsilon (a power law fits it badly: 3.2 at
-  m = 2 against approx's 2.5, 3.65 at m = 4 against 4.1); offered only where its
-  measured failure modes cannot occur (:func:`joint_eligible`): a declared n (JointExp needs one),
-  add/remove neighbours, its size limits, m <= JOINT_AUTO_MAX_M and epsilon n / (4 (m + 1)) >=
-  JOINT_GAP_FACTOR ln |X|.
+* joint: JointExp (dithered ties, :mod:`dptree.quantiles.joint`) measured beside approx on the same
+  uniform data at several m, epsilon = 1 (JOINT_CURVE: both methods' mean and max tie-aware rank
+  errors), interpolated in log m, over epsilon; offered only where its measured failure mode cannot
+  occur (:func:`joint_eligible`): a declared n (JointExp needs one), add/remove neighbours, its size
+  limits, 2 <= m <= JOINT_AUTO_MAX_M (the measured range) and epsilon n / (4 (m + 1)) >=
+  JOINT_GAP_FACTOR ln |X|. Where offered, auto takes joint over approx when
+  :func:`joint_preferred`: by the targets' own measure (mean AND max within a factor of the better),
+  each method's worse ratio of its (mean, max) to the better of the two on the curve, the smaller
+  wins. JointExp's max over the levels is lower than approx's (approx's deep layers compound), its
+  mean a little higher at some m, so this is where a mean-only rule would be wrong.
 
 "exponential" (basic composition, epsilon / m per level) is never predicted to win for m >= 2
 (equal to approx at m = 1), so auto chooses among "tree", "approx" and "joint". A declared n (or
 n_max) caps every prediction at n / 2.
 
-Why joint's two conditions (docs/quantiles_benchmark.md, section 5). JointExp prices an output by
+Why joint's conditions (docs/quantiles_benchmark.md, sections 5 and 6). JointExp prices an output by
 the counts between consecutive outputs, at a = epsilon / 4 nats per rank, against the counting
 measure of the run of outputs it places. (i) Empty gaps: moving the top k outputs into the empty
 gap above concentrated data (about |X| points) gains about k ln |X| nats of measure and costs about
 2 k n / (m + 1) ranks; where a n / (m + 1) is a small multiple of ln |X| the outputs collapse
 there (measured: rank errors near n / 2 on the log-normal and nycflights columns at n = 1000,
 m >= 50, and 1.7x approx's error on distance at m = 20, where a n / (m + 1) = 0.86 ln |X|).
-(ii) Tie blocks: an output sitting in a tie block of c records is ranked at its q_j-point, so two
-consecutive targets inside one block (targets n / (m + 1) apart, a block of more than that) cannot
-both be met and the outputs shift by one place (measured: dep_delay, n = 10^4, m = 20, whose
-largest block holds 7.5% of the records). Neither is visible without the data, so auto offers
-joint only where targets are at least n / (JOINT_AUTO_MAX_M + 1) apart and the gap margin holds.
+Dithering multiplies every block's measure by about K, so this margin is unchanged; it is not
+visible without the data, hence the public margin rule. (ii) Tie blocks: undithered, an output in
+a tie block of c records is ranked at its q_j-point, so two consecutive targets inside one block
+cannot both be met and the outputs shift by one place (dep_delay, n = 10^4, m = 20: tie-aware error
+454 against approx's 20). Dithered ties remove it (0.44 there, measured), so m is no longer capped
+at 8 for it; JOINT_AUTO_MAX_M is the largest m of the measured curve.
 """
 
 from __future__ import annotations
@@ -51,28 +57,29 @@ from dptree.quantiles.approx import layer_epsilon, layers
 from dptree.quantiles.fitted import APPROX_A, APPROX_B, JOINT_CURVE, TREE_FACTOR
 from dptree.rangetree.plan import plan_range_tree
 
-__all__ = ["predicted_errors", "choose_method", "joint_eligible", "TREE_LEVELS", "TREE_BRANCHING",
-           "JOINT_AUTO_MAX_M", "JOINT_GAP_FACTOR"]
+__all__ = ["predicted_errors", "choose_method", "joint_eligible", "joint_curve", "joint_preferred", "TREE_LEVELS",
+           "TREE_BRANCHING", "JOINT_AUTO_MAX_M", "JOINT_GAP_FACTOR"]
 
 #: the budget split of the tree method: the prefix workload (quantiles are read off prefixes)
 TREE_LEVELS = "prefix"
 #: its branching, fixed: choosing it for the prefix workload costs minutes at 2^20 buckets, and 4, 8
 #: and 16 give average prefix variances within 10% of each other (measured at 2^10 and 2^20)
 TREE_BRANCHING = 8
-#: auto offers joint for at most this many levels: consecutive targets at least n / 9 records apart,
-#: so only a tie block holding more than 11% of the records can contain two of them (module docstring)
-JOINT_AUTO_MAX_M = 8
+#: auto offers joint for at most this many levels: the largest m of the measured JOINT_CURVE (the
+#: tie-block limit of m <= 8 is gone with dithered ties; module docstring)
+JOINT_AUTO_MAX_M = int(JOINT_CURVE[-1][0])
 #: ... and only where epsilon n / (4 (m + 1)) >= JOINT_GAP_FACTOR ln |X| (the empty-gap margin)
 JOINT_GAP_FACTOR = 2.0
 
 
 def joint_eligible(m: int, *, domain_size: int, epsilon: float, neighbors: str, n: int | None) -> bool:
     """Whether auto may run JointExp (module docstring): public quantities only."""
-    from dptree.quantiles.joint import JOINT_MAX_CELLS, float_slack
+    from dptree.quantiles.joint import JOINT_MAX_CELLS, dither_factor, float_slack
 
     if n is None or neighbors != "add_remove" or not 2 <= m <= JOINT_AUTO_MAX_M or domain_size >= 1 << 62:
         return False
-    if m * (n + 1) > JOINT_MAX_CELLS or float_slack(m, domain_size, epsilon)[0] > epsilon / 20:
+    keys = domain_size * dither_factor(n, domain_size)  # the dithered domain JointExp runs on
+    if m * (n + 1) > JOINT_MAX_CELLS or float_slack(m, keys, epsilon)[0] > epsilon / 20:
         return False
     return epsilon * n / (4 * (m + 1)) >= JOINT_GAP_FACTOR * math.log(domain_size)
 
@@ -100,14 +107,31 @@ def predicted_errors(m: int, *, lower: object, upper: object, epsilon: float, wi
                                branching=TREE_BRANCHING, neighbors=neighbors)
         out["tree"] = TREE_FACTOR * tree_error(plan)
     if joint_eligible(m, domain_size=enc.size, epsilon=epsilon, neighbors=neighbors, n=n):
-        ms, errs = zip(*JOINT_CURVE)
-        out["joint"] = float(np.interp(math.log(m), np.log(ms), errs)) / epsilon
+        out["joint"] = joint_curve(m)[0] / epsilon
     if n is not None:
         out = {k: min(v, n / 2) for k, v in out.items()}
     return out
 
 
+def joint_curve(m: int) -> tuple[float, float, float, float]:
+    """(JointExp mean, JointExp max, approx mean, approx max) times epsilon at m: the measured
+    JOINT_CURVE interpolated in log m (the means and the maxima over the levels, same data)."""
+    rows = np.asarray(JOINT_CURVE, dtype=np.float64)
+    x = math.log(m)
+    return tuple(float(np.interp(x, np.log(rows[:, 0]), rows[:, i])) for i in range(1, 5))  # type: ignore[return-value]
+
+
+def joint_preferred(m: int) -> bool:
+    """Whether JointExp beats approx on the measured curve at m by the targets' own measure: each
+    method's worse ratio of (mean, max) to the better of the two, the smaller wins (public: m only;
+    both curves scale as 1 / epsilon, so epsilon cancels)."""
+    jm, jx, am, ax = joint_curve(m)
+    return max(jm / min(jm, am), jx / min(jx, ax)) < max(am / min(jm, am), ax / min(jx, ax))
+
+
 def choose_method(m: int, **kw: object) -> str:
-    """The method auto runs: the smallest predicted error (on a tie approx, then joint, then tree)."""
+    """The method auto runs: joint where offered and :func:`joint_preferred`, approx otherwise; then
+    the tree instead where its predicted mean error is smaller (module docstring)."""
     pred = predicted_errors(m, **kw)  # type: ignore[arg-type]
-    return min(("approx", "joint", "tree"), key=lambda k: pred.get(k, math.inf))
+    em = "joint" if "joint" in pred and joint_preferred(m) else "approx"
+    return "tree" if pred.get("tree", math.inf) < pred[em] else em

@@ -46,6 +46,28 @@ blocks. Backward sampling then draws each block and each run length with
 integer mantissas times powers of a rational base: no candidate ever gets probability 0) and the
 run's points as a uniform multiset (Floyd's algorithm on exactly uniform integers).
 
+Dithered ties (``dither=K``; dptree's addition, not in the paper). Before the mechanism each
+record x is mapped to the key x K + u, u drawn uniformly from [0, K) independently per record
+(:func:`dptree.noise.uniform_below`), JointExp runs on the expanded domain of |X| K points, and each
+output o is mapped back to floor(o / K). K = 2^k is public (:func:`dither_factor`: the smallest
+power of two >= 4 n for the declared size n, halved while |X| K >= 2^62). Why: every point becomes
+K points, so the measure of gaps against data is unchanged, but a tie block of c records becomes
+c (mostly) distinct keys with gaps between them, so two consecutive targets inside one block can
+both be met and an output anywhere in the block maps back to the tied value (tie-aware error 0);
+without it, an output in a block is ranked at its q_j-point and the outputs shift by one place
+(docs/quantiles_benchmark.md, sections 5 and 6). Residual key collisions are ties that the tie-aware
+utility handles. Privacy (proof). Write the release as M(D) = J(T_U(D)) with U the per-record
+draws and J the JointExp release, so P[M(D) = o] = E_U P[J(T_U(D)) = o]. Add/remove: for
+D' = D + {x} couple the draws of the common records; for every value of the draws, T_U(D') =
+T_U(D) + {x K + u_x}, an add/remove pair of J, so P[J(T_U(D')) = o] <= e^epsilon P[J(T_U(D)) = o]
+and back; averaging over U (and u_x, which only one side uses) keeps both inequalities. Replace x
+by x' likewise gives replace pairs of J (sensitivity 2 under both relations, above). So M keeps
+J's epsilon under both relations; the map back floor(o / K) is post-processing. The draws must not
+depend on anything but K (not on the record's rank or the data size): ``tests/unit/quantiles/
+test_joint.py`` computes the exact law of M by brute force (n <= 3, K = 2, every dither outcome)
+and checks the e^epsilon ratio over neighbours, and that it catches a planted dither that depends
+on the data size; ``tests/statistical/test_joint_law.py`` checks the sampled law against it.
+
 Floating point. Every table entry is computed within a relative error rho of its exact value and
 every weight handed to the sampler within eta (:func:`float_slack`), so each of the <= m draws has
 conditional probability within exp(+-2 (rho + eta)) of the exact sequential sampler's, whose
@@ -77,7 +99,7 @@ from dptree._validation import InstanceOf, Interval, validate_params
 from dptree.errors import InvalidParameterError
 from dptree.noise import RandomSource, exp_lower_rational, sample_exponential_index, uniform_below, uniform_int
 
-__all__ = ["JOINT_MAX_CELLS", "clamp_nats", "float_slack", "joint_exponential", "joint_statement"]
+__all__ = ["JOINT_MAX_CELLS", "clamp_nats", "dither_factor", "float_slack", "joint_exponential", "joint_statement"]
 
 #: refuse when m * (len(values) + 1) exceeds this: about 0.4 GB and 20-35 s at the limit before psi
 #: (measured, docs/quantiles_benchmark.md)
@@ -90,9 +112,10 @@ _INT = [InstanceOf(Integral, description="an integer")]
 _EPS = [Interval(Real, 0, None, closed="neither", hint="pass e.g. epsilon=1.0")]
 
 
-def joint_statement() -> dict[str, Any]:
-    """The privacy statement of :func:`joint_exponential`."""
-    return {
+def joint_statement(dither: int | None = None) -> dict[str, Any]:
+    """The privacy statement of :func:`joint_exponential` run with ``dither`` = K (public); None: the
+    statement of releases made before dithering (files written then still load under it)."""
+    st = {
         "mechanism": ("JointExp (Gillenwater, Joseph & Kulesza 2021): exponential mechanism over sorted "
                       "integer m-tuples, utility -sum_j psi(|e_j - e_{j-1}|), e_j = r_j - q_j n, "
                       "r_j = #{x < o_j} + q_j #{x = o_j}; counting measure; exact sampling"),
@@ -100,6 +123,31 @@ def joint_statement() -> dict[str, Any]:
         "sensitivity": 2,
         "guarantee": "pure epsilon-DP (float64 error folded into epsilon, see float_slack)",
     }
+    if dither is not None:
+        st["dithering"] = ("each record x enters as the key x K + u, u uniform on [0, K) drawn per record; outputs "
+                           "mapped back to floor(o / K); K = dither_factor(declared n, |X|), a public power of two "
+                           "(1: none); a per-record independent map keeps add/remove and replace neighbours")
+        st["dither_factor"] = int(dither)
+    return st
+
+
+def dither_factor(n: int | None, domain_size: int) -> int:
+    """K for dithered ties (module docstring), from public quantities only: the smallest power of two
+    >= 4 n (n the declared size or bound), halved while domain_size * K >= 2^62; 1 (no dithering)
+    without a declared size."""
+    if n is None or n < 1:
+        return 1
+    k = 1 << (4 * int(n) - 1).bit_length()
+    while k > 1 and int(domain_size) * k >= 1 << 62:
+        k //= 2
+    return k
+
+
+def dither_keys(values: np.ndarray, counts: np.ndarray, k: int, draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The dithered data as sorted distinct keys and counts: record i (in sorted order) becomes
+    values[.] * k + draws[i]. ``draws``: one integer of [0, k) per record, independent of the data."""
+    keys = np.repeat(np.asarray(values, dtype=np.int64), np.asarray(counts, dtype=np.int64)) * k + draws
+    return np.unique(keys, return_counts=True)
 
 
 def clamp_nats(domain_size: int) -> float:
@@ -233,7 +281,7 @@ def _multiset(src: RandomSource, start: int, length: int, k: int) -> list[int]:
 
 @validate_params({"lower": _INT, "upper": _INT, "epsilon": _EPS})
 def joint_exponential(values: np.ndarray, counts: np.ndarray, qs: np.ndarray, *, lower: int, upper: int,
-                      epsilon: float, rng: RandomSource) -> np.ndarray:
+                      epsilon: float, rng: RandomSource, dither: int = 1) -> np.ndarray:
     """m sorted integer points of [lower, upper] estimating the levels ``qs`` jointly (JointExp).
 
     ``values``: sorted distinct integers of [lower, upper]; ``counts``: their multiplicities (>= 1);
@@ -241,8 +289,11 @@ def joint_exponential(values: np.ndarray, counts: np.ndarray, qs: np.ndarray, *,
     epsilon-DP under add/remove-one and replace-one neighbours (module docstring: utility,
     sensitivity 2, float slack). Utility (exponential mechanism, McSherry & Talwar 2007): with
     probability >= 1 - e^-t, u(o) >= max u - (4 / epsilon')(m ln(|X| + m) + t) (2 Delta / epsilon' with Delta = 2).
-    The refusals depend on m, |X|, epsilon and len(values) only; len(values) is
-    not public: a caller must check m * (n_max + 1) <= JOINT_MAX_CELLS with a declared n_max first.
+    The refusals depend on m, |X|, epsilon, ``dither`` and len(values) only; len(values) is
+    not public: a caller must check m * (n_max + 1) <= JOINT_MAX_CELLS with a declared n_max first
+    (with dithering the check applies to the number of distinct keys, at most n).
+    ``dither``: K of the dithered ties (module docstring), a power of two from public quantities
+    (:func:`dither_factor`); 1 runs JointExp on the values themselves.
     """
     lo, hi = int(lower), int(upper)
     span = hi - lo + 1
@@ -257,6 +308,16 @@ def joint_exponential(values: np.ndarray, counts: np.ndarray, qs: np.ndarray, *,
     if v.size != c.size or np.any(c < 1) or np.any(np.diff(v) <= 0) or (v.size and (v[0] < 0 or v[-1] >= span)):
         raise InvalidParameterError("values must be sorted distinct integers of [lower, upper] with counts >= 1 "
                                     "(group and clamp the data first)")
+    kd = int(dither)
+    if kd < 1 or kd & (kd - 1) or span * kd >= 1 << 62:
+        raise InvalidParameterError("dither must be a power of two K with (upper - lower + 1) K < 2^62: use "
+                                    "dither_factor(n, upper - lower + 1)")
+    n = int(c.sum())
+    if n > _MAX_ROWS:
+        raise InvalidParameterError("JointExp supports at most 2^40 records: use method='approx' or 'tree'")
+    if kd > 1:
+        v, c = dither_keys(v, c, kd, uniform_below(rng, kd, size=n) if n else np.empty(0, dtype=np.int64))
+        span *= kd
     if m * (v.size + 1) > JOINT_MAX_CELLS:
         raise InvalidParameterError(f"JointExp with {m} levels exceeds its size limit ({JOINT_MAX_CELLS:,} cells "
                                     "= levels x (distinct values + 1)): ask for fewer levels or use method='approx'")
@@ -264,10 +325,7 @@ def joint_exponential(values: np.ndarray, counts: np.ndarray, qs: np.ndarray, *,
     if slack > float(epsilon) / 20:
         raise InvalidParameterError(f"JointExp with {m} levels cannot bound its float64 error within epsilon/20: "
                                     "ask for fewer levels or use method='approx'")
-    n = int(c.sum())
-    if n > _MAX_ROWS:
-        raise InvalidParameterError("JointExp supports at most 2^40 records: use method='approx' or 'tree'")
-    return lo + _sample(v, c, qv, span, float(epsilon) - slack, rng)
+    return lo + _sample(v, c, qv, span, float(epsilon) - slack, rng) // kd
 
 
 _PIECES = 31  # psi's linear pieces: piece k covers scaled distances (s_k, s_{k+1}], s_31 > 2^62

@@ -45,8 +45,11 @@ def joint_module() -> Any:
 
 
 def statement(method: str, epsilon: float, m: int, neighbors: str, private: bool, *, lower: Any = None,
-              upper: Any = None, width: Any = None) -> dict[str, Any]:
-    """The privacy statement of a quantiles release, from public parameters only."""
+              upper: Any = None, width: Any = None, n: int | None = None,
+              joint_dithered: bool = True) -> dict[str, Any]:
+    """The privacy statement of a quantiles release, from public parameters only (``n``: the declared
+    size or bound, which sets JointExp's dither factor; ``joint_dithered=False``: the statement of a
+    JointExp release made before dithering, for loading such files)."""
     who = Neighbors(neighbors)  # type: ignore[arg-type]
     budget = {"epsilon": epsilon, "delta": 0.0}
     if method == "tree":
@@ -78,7 +81,9 @@ def statement(method: str, epsilon: float, m: int, neighbors: str, private: bool
     if method == "joint":
         base = make_statement(mechanism="JointExp (Gillenwater, Joseph & Kulesza, ICML 2021)", neighbors=who,
                               guarantee="pure epsilon-DP", private=private, budget_spent=budget)
-        st = joint_module().joint_statement()  # its "neighbors" names both relations of the sensitivity proof
+        jm = joint_module()
+        k = jm.dither_factor(n, encoding(lower, upper).size) if joint_dithered else None
+        st = jm.joint_statement(k)  # its "neighbors" names both relations of the sensitivity proof
         return {**base, **st, "neighbors": base["neighbors"], "sensitivity_relations": st["neighbors"],
                 "private": bool(private)}
     raise ValueError(method)
@@ -169,7 +174,8 @@ class QuantilesRelease(Release):
         eps = check_release_budget(p["epsilon"])
         lo, hi = enc.bounds
         restated(privacy, statement(p["method"], eps, len(q), p["neighbors"], privacy["private"], lower=lo,
-                                    upper=hi, width=p["width"]), kind)
+                                    upper=hi, width=p["width"], n=p["n_declared"],
+                                    joint_dithered="dither_factor" in privacy), kind)
         cols = [meas.get(k) for k in ("values", "ci_low", "ci_high")]
         if any(not isinstance(c, list) or len(c) != len(q) for c in cols):
             raise ReleaseFileError(f"{kind} release: values and intervals must give one entry per level")
@@ -180,7 +186,7 @@ class QuantilesRelease(Release):
             raise ReleaseFileError(f"{kind} release: an interval has ci_low > ci_high")
         radius = meas.get("rank_radius")
         want = release_radii(p["method"], np.asarray(q), size=enc.size, epsilon=eps, neighbors=p["neighbors"],
-                             level=float(p["level"]))
+                             level=float(p["level"]), dither=int(privacy.get("dither_factor", 1)))
         if radius != want:
             raise ReleaseFileError(f"{kind} release: rank_radius does not match the parameters")
         return cls(np.asarray(q), cols[0], cols[1], cols[2], float(p["level"]), p["method"], eps, p["n_declared"],

@@ -218,3 +218,96 @@ def test_api_joint_needs_a_declared_size_and_caps_the_data_to_it():
     assert v.tolist() == [2, 3, 4] and c.tolist() == [1, 1, 2]  # k = 5: 3 dropped from below, 2 from above
     v, c = _cap_records(np.array([1, 2]), np.array([2, 2]), 9)
     assert c.tolist() == [2, 2]
+
+
+# --- dithered ties (joint_exponential(dither=K)) ---------------------------------------------------
+
+def _honest_draws(n: int, k: int) -> list[tuple[int, ...]]:
+    """Every outcome of n independent uniform draws on [0, k) (equally likely)."""
+    return list(itertools.product(range(k), repeat=n))
+
+
+def _size_dependent_draws(n: int, k: int) -> list[tuple[int, ...]]:
+    """A planted bug: every record dithered by the data size's parity (not independent per record)."""
+    return [tuple([(n % 2) * (k - 1)] * n)]
+
+
+def dithered_law(data: tuple[int, ...], qs: list[Fraction], span: int, eps: float, k: int, draws,
+                 mapped: bool) -> dict:
+    """The exact log-law of JointExp run on the keys x k + u (``joint.dither_keys``), averaged over
+    every outcome of ``draws``; ``mapped``: of the outputs mapped back (floor(o / k), the release),
+    else of the keys (the composed mechanism before its post-processing)."""
+    vals, cnt = np.unique(np.array(data, dtype=np.int64), return_counts=True)
+    laws = []
+    for u in draws(len(data), k):
+        kv, kc = joint.dither_keys(vals, cnt, k, np.array(u, dtype=np.int64))
+        law = exact_law(tuple(int(x) for x in np.repeat(kv, kc)), qs, span * k, eps)
+        back: dict = {}
+        for o, lw in law.items():
+            key = tuple(x // k for x in o) if mapped else o
+            back[key] = np.logaddexp(back.get(key, -np.inf), lw)
+        laws.append(back)
+    return {o: float(np.logaddexp.reduce([w[o] for w in laws])) - math.log(len(laws)) for o in laws[0]}
+
+
+def _worst_dithered_ratio(draws, mapped: bool, eps: float) -> float:
+    span, k, worst = 3, 2, 0.0
+    for qs in LEVEL_SETS[:2]:
+        for data in datasets(span, 2):
+            law = dithered_law(data, qs, span, eps, k, draws, mapped)
+            for x in range(span):  # add x (n <= 3), and replace each record by x
+                others = [tuple(sorted(data + (x,)))] + [tuple(sorted(data[:i] + data[i + 1:] + (x,)))
+                                                         for i in range(len(data))]
+                for other in others:
+                    ol = dithered_law(other, qs, span, eps, k, draws, mapped)
+                    worst = max(worst, max(abs(law[o] - ol[o]) for o in law))
+    return worst
+
+
+@pytest.mark.slow
+def test_dithered_exact_laws_of_neighbours_within_e_epsilon_and_a_planted_bug_is_caught() -> None:
+    """Brute force, K = 2 over a domain of 3, n <= 3, add/remove and replace neighbours: the exact
+    law of the dithered mechanism (average over all K^n dither outcomes of JointExp's exact law)
+    stays within e^epsilon, both for the release (outputs mapped back) and for the keys; a dither
+    that depends on the data size (all records moved together) breaks the keys' bound."""
+    eps = 1.0
+    for mapped in (True, False):
+        assert _worst_dithered_ratio(_honest_draws, mapped, eps) <= eps + 1e-9
+    assert _worst_dithered_ratio(_honest_draws, False, eps) > 0.3 * eps  # not vacuous
+    assert _worst_dithered_ratio(_size_dependent_draws, False, eps) > eps * 1.1
+
+
+def test_dither_factor_and_keys() -> None:
+    assert joint.dither_factor(None, 2**20) == 1 and joint.dither_factor(0, 2**20) == 1
+    assert joint.dither_factor(1000, 2**20) == 4096 and joint.dither_factor(1024, 2**20) == 4096
+    assert joint.dither_factor(1025, 2**20) == 8192
+    assert joint.dither_factor(10**6, 2**60) == 2  # |X| K < 2^62
+    assert joint.dither_factor(10**6, 2**62 - 1) == 1
+    kv, kc = joint.dither_keys(np.array([0, 3]), np.array([2, 3]), 4, np.array([1, 1, 0, 3, 3]))
+    assert kv.tolist() == [1, 12, 15] and kc.tolist() == [2, 1, 2]
+    with pytest.raises(InvalidParameterError, match="power of two"):
+        joint_exponential(np.array([1]), np.array([1]), np.array([0.5]), lower=0, upper=9, epsilon=1.0,
+                          rng=make_source(0), dither=3)
+    # the draws are uniform on [0, K) and each key maps back to its record's value
+    vals, cnt = np.array([5]), np.array([4000])
+    u = np.asarray(joint.uniform_below(make_source(9), 8, size=4000))
+    kv, kc = joint.dither_keys(vals, cnt, 8, u)
+    assert np.all(kv // 8 == 5) and kc.sum() == 4000
+    freq = np.bincount(u, minlength=8)
+    assert freq.min() > 400 and freq.max() < 600
+
+
+def test_dithering_meets_consecutive_targets_inside_one_tie_block() -> None:
+    """70% of the records on one value, m = 4 levels all inside its block, large epsilon: dithered,
+    every output is the tied value (tie-aware error 0); undithered, the block's outputs are ranked at
+    their q-points and the outer levels shift off the block."""
+    vals, cnt = np.array([100, 500, 900]), np.array([150, 700, 150])
+    qs = np.array([0.2, 0.4, 0.6, 0.8])
+    k = joint.dither_factor(1000, 1024)
+    undithered_off = 0
+    for s in range(5):
+        o = joint_exponential(vals, cnt, qs, lower=0, upper=1023, epsilon=20.0, rng=make_source(s), dither=k)
+        assert np.all(o == 500)
+        o = joint_exponential(vals, cnt, qs, lower=0, upper=1023, epsilon=20.0, rng=make_source(s))
+        undithered_off += int(np.sum(o != 500))
+    assert undithered_off >= 5

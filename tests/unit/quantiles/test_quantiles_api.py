@@ -166,8 +166,10 @@ def test_joint_is_dispatched_to_its_module():
         return
     r = dptree.quantiles(X[:300], QS, lower=0, upper=1023, epsilon=1.0, method="joint", n=300, rng=1)
     assert r.method == "joint" and r.values == sorted(r.values)
-    assert r.rank_radius == [joint_radius(3, size=1024, epsilon=1.0, level=0.95)] * 3
-    # radius ~47 ranks: the 0.5 estimate (150 - 47 >= 30) bounds the 0.1 quantile from above, nothing from below
+    # dithered with K = 2048 (the smallest power of two >= 4 n): the radius is the one for 1024 K keys
+    assert r.privacy["dither_factor"] == 2048
+    assert r.rank_radius == [joint_radius(3, size=1024 * 2048, epsilon=1.0, level=0.95)] * 3
+    # radius ~80 ranks: the 0.5 estimate (150 - 80 >= 30) bounds the 0.1 quantile from above, nothing from below
     assert r.ci_low[0] == 0 and r.ci_high[0] == r.values[1] and r.ci_high[2] == 1023
 
 
@@ -197,15 +199,15 @@ def test_joint_radius_is_the_stated_bound_and_releases_round_trip(tmp_path):
 
 def test_auto_offers_joint_only_where_its_conditions_hold():
     """joint needs a declared n, add/remove, 2 <= m <= JOINT_AUTO_MAX_M and the empty-gap margin
-    epsilon n / (4 (m + 1)) >= JOINT_GAP_FACTOR ln |X|; where offered at m = 4 its measured curve is
-    below approx's prediction (docs/quantiles.md)."""
+    epsilon n / (4 (m + 1)) >= JOINT_GAP_FACTOR ln |X|; where offered it is taken when its measured
+    (mean, max) beat approx's by the worse ratio to the better (docs/quantiles.md)."""
     kw = {"lower": 0, "upper": 2**20 - 1, "epsilon": 1.0}
     assert choose_method(4, n=1000, **kw) == "joint"
     assert "joint" not in predicted_errors(4, **kw)  # no declared n
     assert choose_method(4, n=1000, neighbors="replace", **kw) == "approx"
     assert choose_method(4, n=100, **kw) == "approx"  # 0.25 * 100 / 5 < 2 ln 2^20
     assert "joint" not in predicted_errors(JOINT_AUTO_MAX_M + 1, n=10**6, **kw)
-    assert "joint" in predicted_errors(JOINT_AUTO_MAX_M, n=10**5, **kw)
+    assert "joint" in predicted_errors(JOINT_AUTO_MAX_M, n=30_000, **kw)
     r = dptree.quantiles(X, [0.2, 0.4, 0.6, 0.8], lower=0, upper=2**20 - 1, epsilon=1.0, n=X.size, rng=1)
     assert r.method == "joint" and r.rank_radius is not None
 
@@ -223,3 +225,56 @@ def test_auto_on_a_real_domain_considers_the_tree_only_with_a_width():
     assert (a.method, a.width) == ("approx", None) and (b.method, b.width) == ("tree", 0.001)
     assert "joint" not in predicted_errors(4, n=10**5, **kw)  # a float domain has >= 2^62 points: joint refuses it
     assert joint_eligible(4, domain_size=2**61, epsilon=1.0, neighbors="add_remove", n=10**5)
+
+
+def test_joint_release_files_state_the_dither_and_older_files_still_load(tmp_path):
+    """A joint release states its public dither factor; a file written before dithering (no
+    dither_factor in its statement, radius for |X| points) loads under its own statement; a changed
+    factor is refused."""
+    import json
+
+    from dptree.errors import ReleaseFileError
+    from dptree.io.release_file import canonical_checksum
+
+    x = np.random.default_rng(1).choice(2**16, 500, replace=False)
+    r = dptree.quantiles(x, [0.25, 0.5, 0.75], lower=0, upper=2**16 - 1, epsilon=1.0, method="joint", n=500, rng=2)
+    assert r.privacy["dither_factor"] == 2048 and "floor(o / K)" in r.privacy["dithering"]
+    path = tmp_path / "j.json"
+    r.save(path, allow_nonprivate=True)
+    doc = json.loads(path.read_text())
+    old = json.loads(path.read_text())
+    del old["privacy"]["dither_factor"], old["privacy"]["dithering"]
+    old["measurements"]["rank_radius"] = [joint_radius(3, size=2**16, epsilon=1.0, level=0.95)] * 3
+    old["checksum"] = canonical_checksum(old)
+    path.write_text(json.dumps(old))
+    assert dptree.load(path).values == r.values
+    doc["privacy"]["dither_factor"] = 1024
+    doc["checksum"] = canonical_checksum(doc)
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ReleaseFileError, match="statement"):
+        dptree.load(path)
+
+
+def test_joint_preferred_is_the_worse_ratio_rule_on_the_measured_curve():
+    """joint_preferred(m) compares each method's worse ratio of (mean, max) to the better of the two
+    at the measured points (epsilon cancels); a mean-only rule would differ at m = 20, where joint's
+    mean is above approx's but its max far below."""
+    from dptree.quantiles.auto import joint_curve, joint_preferred
+    from dptree.quantiles.fitted import JOINT_CURVE
+
+    for m, jm, jx, am, ax in JOINT_CURVE:
+        assert joint_curve(m) == pytest.approx((jm, jx, am, ax))
+        worse_j, worse_a = max(jm / min(jm, am), jx / min(jx, ax)), max(am / min(jm, am), ax / min(jx, ax))
+        assert joint_preferred(m) == (worse_j < worse_a)
+    jm, jx, am, ax = joint_curve(20)
+    assert jm > am and jx < ax and joint_preferred(20)
+
+
+def test_auto_choice_table():
+    """auto's choice over [0, 2^20) at epsilon = 1 by declared n and m (docs/quantiles.md's table):
+    joint from m = 3 up to JOINT_AUTO_MAX_M where the gap margin and the size limit hold (n = 10^5,
+    m = 20: 20 (n + 1) > JOINT_MAX_CELLS), the tree from m = 128."""
+    kw = {"lower": 0, "upper": 2**20 - 1, "epsilon": 1.0}
+    ms = (1, 2, 4, 8, 16, 20, 32, 50, 128)
+    table = {n: "".join(choose_method(m, n=n, **kw)[0] for m in ms) for n in (None, 1000, 10_000, 100_000)}
+    assert table == {None: "aaaaaaaat", 1000: "aajjaaaat", 10_000: "aajjjjjat", 100_000: "aajjjaaat"}
