@@ -123,10 +123,9 @@ def origin_in_units(kind: Kind, origin: Any) -> int | float:
         return int(origin)
     elif kind == "float" and is_number and math.isfinite(float(origin)):
         return float(origin)
-    want = {"integer": "an integer within +-2^62", "float": "a finite number",
-            "datetime": "a date (e.g. numpy.datetime64('2024-01-01'))"}[kind]
-    article = "an" if kind == "integer" else "a"
-    raise InvalidParameterError(f"bounds_origin={origin!r} does not fit {article} {kind} column: give {want}, "
+    column, want = {"integer": ("an integer", "an integer within +-2^62"), "float": ("a float", "a finite number"),
+                    "datetime": ("a datetime", "a date (e.g. numpy.datetime64('2024-01-01'))")}[kind]
+    raise InvalidParameterError(f"bounds_origin={origin!r} does not fit {column} column: give {want}, "
                                 "near where the data is expected (a public guess; it is not a bound)")
 
 
