@@ -312,17 +312,19 @@ def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1
     # the depths below it hold the few nodes that split on noise, and counting them would raise H,
     # and so the noise of every count, for little resolution (docs/sparse_tree.md, "Trimming")
     copy_of = (start >> np.uint64(layout.bits)).astype(np.int64) if layout.bits < 64 else np.zeros(start.size, np.int64)
+    kept_ids = np.arange(roots, next_id)  # the count-tree id of every range still kept
     if depth.size:
         width = np.bincount(copy_of * (L + 2) + depth, minlength=roots * (L + 2)).reshape(roots, L + 2)
         widest = (L + 1) - np.argmax(width[:, ::-1], axis=1)  # the last depth attaining the maximum
         keep = depth <= widest[copy_of]
         start, last, parent, depth, copy_of = start[keep], last[keep], parent[keep], depth[keep], copy_of[keep]
+        kept_ids = kept_ids[keep]
     H = int(depth.max(initial=0))
     # group by depth, sorted by start; parents as positions at the depth above (depth 1: the copy)
     order = np.lexsort((start, depth))
     position = np.zeros(next_id, dtype=np.int64)
     position[:roots] = np.arange(roots)
-    ids = np.arange(roots, next_id)[order]
+    ids = kept_ids[order]
     depth_sorted = depth[order]
     bounds = np.searchsorted(depth_sorted, np.arange(1, H + 2))
     out = []

@@ -298,3 +298,36 @@ def test_count_tree_is_trimmed_per_copy() -> None:
     ranges, heights = count_tree(lay, both, roots=2)
     assert heights.tolist() == [4, 3]
     assert ranges[3][0].tolist() == list(range(16))  # depth 4: the first copy's keys only
+
+
+def _random_shape(lay: SparseLayout, rng: np.random.Generator, p: float) -> list[np.ndarray]:
+    """A shape grown by splitting each node of levels 1 .. L-1 with probability p (any shape is a
+    possible release, so the count tree must be right for every one)."""
+    out, parents = [], np.zeros(1, dtype=np.uint64)
+    for d in range(1, lay.depth + 1):
+        idx = children(parents, lay.fanout(d - 1))
+        out.append(idx)
+        parents = idx[rng.random(idx.size) < p] if d < lay.depth else idx[:0]
+    return out
+
+
+@pytest.mark.parametrize("branching", [2, 4])
+def test_count_tree_ranges_partition_their_parents(branching: int) -> None:
+    """On random shapes (trimmed or not, chains or not): the counted children of every counted range
+    are disjoint and cover it exactly, and depth 1 covers the domain, so that each range's parent
+    (the LS tree) is the range that contains it. A trimmed count tree whose kept ranges were
+    renumbered as if nothing had been cut fails this (parents pointing at unrelated ranges)."""
+    lay = plan_sparse_tree(key_domain(0, 2 ** 12 - 1, "i"), epsilon=1.0, branching=branching).layout
+    rng = np.random.default_rng(5)
+    for trial in range(150):
+        ranges, heights = count_tree(lay, _random_shape(lay, rng, float(rng.uniform(0.1, 0.7))))
+        assert heights.tolist() == [len(ranges)]
+        s0, l0, p0 = ranges[0]
+        assert s0[0] == 0 and l0[-1] == 2 ** 12 - 1 and (p0 == 0).all()
+        assert (s0[1:] == l0[:-1] + np.uint64(1)).all()
+        for d in range(1, len(ranges)):
+            (ps, pl, _), (s, l, par) = ranges[d - 1], ranges[d]
+            assert (ps[par] <= s).all() and (l <= pl[par]).all(), (trial, d)
+            for j in np.unique(par):  # the children of one range tile it
+                cs, cl = s[par == j], l[par == j]
+                assert cs[0] == ps[j] and cl[-1] == pl[j] and (cs[1:] == cl[:-1] + np.uint64(1)).all(), (trial, d)
