@@ -331,3 +331,30 @@ def test_count_tree_ranges_partition_their_parents(branching: int) -> None:
             for j in np.unique(par):  # the children of one range tile it
                 cs, cl = s[par == j], l[par == j]
                 assert cs[0] == ps[j] and cl[-1] == pl[j] and (cs[1:] == cl[:-1] + np.uint64(1)).all(), (trial, d)
+
+
+def test_chain_remainders_are_refined_down_to_the_height() -> None:
+    """A 256-key 4-ary tree whose data sits under the chain root > node 2 (keys 128-191) > node 10
+    (keys 160-175), split down to single keys: the count tree is w = [160, 175] with the remainders
+    [0, 159] and [176, 255] at depth 1, w's children at 2 and its keys at 3 (H = 3). The remainders
+    are unions of unsplit nodes of two levels: their pieces per level go to depth 2 and the nodes
+    of pieces of two or more nodes to depth 3, so the estimate no longer spreads the left
+    remainder's mass uniformly over 160 keys; H stays 3 (refine=False: the lumped remainders)."""
+    lay = plan_sparse_tree(key_domain(0, 255, "i"), epsilon=1.0, branching=4).layout
+    assert lay.shifts == (8, 6, 4, 2, 0)
+    shape = _levels([0, 1, 2, 3], [8, 9, 10, 11], [40, 41, 42, 43], list(range(160, 176)))
+    lumped, h0 = count_tree(lay, shape, refine=False)
+    ranges, heights = count_tree(lay, shape)
+    assert heights.tolist() == h0.tolist() == [3]
+    span = lambda r: list(zip(r[0].tolist(), r[1].tolist()))  # noqa: E731
+    assert span(lumped[0]) == span(ranges[0]) == [(0, 159), (160, 175), (176, 255)]
+    assert span(lumped[1]) == [(160 + 4 * i, 163 + 4 * i) for i in range(4)]
+    assert span(ranges[1]) == [(0, 127), (128, 159)] + span(lumped[1]) + [(176, 191), (192, 255)]
+    assert ranges[1][2].tolist() == [0, 0, 1, 1, 1, 1, 2, 2]
+    assert span(ranges[2]) == [(0, 63), (64, 127), (128, 143), (144, 159)] + [(k, k) for k in range(160, 176)]
+    assert ranges[2][2].tolist() == [0, 0, 1, 1] + [2 + i // 4 for i in range(16)]
+    # never below the height: with w's children the last depth (H = 2), the pieces are counted at
+    # depth 2 but their nodes (depth 3) are not
+    r2, h2 = count_tree(lay, _levels([0, 1, 2, 3], [8, 9, 10, 11], [40, 41, 42, 43], []))
+    assert h2.tolist() == [2] and len(r2) == 2
+    assert span(r2[1]) == [(0, 127), (128, 159)] + span(lumped[1]) + [(176, 191), (192, 255)]
