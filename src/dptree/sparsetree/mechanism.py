@@ -11,7 +11,8 @@ eps_1-DP with eps_1 = k (2b - 1) / ((b - 1) lambda_1), whatever its depth (check
 the discrete Laplace by :func:`privtree_path_loss`). Phase 2 measures every node of the released
 shape, grouped into the H depths of its *count tree* (:func:`count_tree`: chains of single
 splits collapsed into remainders, cut below the widest depth, remainders refined into their
-unsplit pieces down to depth H; all a function of the released shape): each depth gets
+unsplit pieces down to depth H, runs of unsplit siblings counted as one range above their nodes;
+all a function of the released shape): each depth gets
 DLap(k H / eps_2), so the counts are eps_2-DP given the shape (each depth's ranges are disjoint:
 one person's k records change its counts by at most k in L1). Sequential composition: eps_1 + eps_2. Unlike a fixed per-level split
 over all 64 / log2(b) levels, the count budget goes only to the levels the data fills.
@@ -296,6 +297,39 @@ def _refine_remainders(layout: SparseLayout, rid: np.ndarray, side: np.ndarray, 
             np.concatenate([np.zeros(int(as_piece.sum()), dtype=bool), n_new]))
 
 
+def _group_runs(ids: np.ndarray, start: np.ndarray, last: np.ndarray, parent: np.ndarray, depth: np.ndarray,
+                height: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Runs of two or more consecutive childless siblings (not all of their parent's children) at a
+    depth c < H: each run becomes one range at depth c (the union of its nodes) and its nodes move
+    to depth c + 1, under it. The run and its nodes tile the same keys as before, so each depth's
+    ranges stay disjoint and H does not change; it reads the count tree (the shape) only.
+
+    Returns (start, last, parent id, depth) of the runs, the positions of the moved nodes and, for
+    each, the index of its run (runs in order of their first node)."""
+    childless = ~np.isin(ids, parent)
+    order = np.lexsort((start, parent))
+    ok = (childless & (depth < height))[order]
+    par = parent[order]
+    new_group = np.concatenate([[True], par[1:] != par[:-1]])
+    run_begin = ok & (new_group | ~np.concatenate([[False], ok[:-1]]))
+    label = np.cumsum(run_begin) - 1
+    label = np.where(ok, label, -1)
+    size = np.bincount(label[ok], minlength=int(run_begin.sum())) if ok.any() else np.zeros(0, dtype=np.int64)
+    group = np.cumsum(new_group) - 1
+    group_size = np.bincount(group)
+    run_group = group[np.flatnonzero(run_begin)]
+    good = (size >= 2) & (size < group_size[run_group])
+    member_sorted = np.flatnonzero(ok & np.append(good, False)[label])  # label -1: not in a run
+    runs = np.flatnonzero(good)
+    renumber = np.full(size.size, -1, dtype=np.int64)
+    renumber[runs] = np.arange(runs.size)
+    member = order[member_sorted]
+    run_of = renumber[label[member_sorted]]
+    first = order[np.flatnonzero(run_begin)[runs]]
+    end = order[np.flatnonzero(run_begin)[runs] + size[runs] - 1]
+    return start[first], last[end], parent[first], depth[first], member, run_of
+
+
 def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1, refine: bool = True
                ) -> tuple[list[tuple[np.ndarray, np.ndarray, np.ndarray]], np.ndarray]:
     """The ranges the count phase measures, a function of the released shape only: per depth
@@ -312,9 +346,11 @@ def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1,
     range). Cutting reads the shape only, so it stays post-processing of the structure phase.
     Then (``refine``, the default) every kept remainder above its copy's last depth H is refined
     by :func:`_refine_remainders` into its per-level pieces and their unsplit nodes, down to depth
-    H and never below: more disjoint ranges at depths already paid for, a function of the shape
-    only, so neither H nor the budget changes. ``refine=False`` (tests, diagnostics) keeps the
-    lumped remainders.
+    H and never below, and runs of two or more consecutive childless siblings above depth H are
+    counted as one range with their nodes one depth below it (:func:`_group_runs`): more
+    disjoint ranges at depths already paid for, a function of the shape only, so neither H nor
+    the budget changes. ``refine=False`` (tests, diagnostics) keeps the lumped remainders and the
+    plain siblings.
     """
     L, sh = layout.depth, layout.shifts
     empty = np.zeros(0, dtype=np.uint64)
@@ -417,6 +453,19 @@ def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1,
         new_parent = fine[2].copy()
         new_parent[fine[5]] = ids[fine[2][fine[5]]]
         parent[parent.size - fine[0].size:] = new_parent
+    if refine and depth.size:
+        height = np.zeros(roots, dtype=np.int64)
+        np.maximum.at(height, copy_of, depth)
+        run_start, run_last, run_parent, run_depth, member, run_of = _group_runs(
+            kept_ids, start, last, parent, depth, height[copy_of])
+        ids = np.arange(next_id, next_id + run_start.size, dtype=np.int64)
+        next_id += run_start.size
+        depth[member] += 1  # the run's nodes move one depth down, under the run
+        parent[member] = ids[run_of]
+        start, last = np.concatenate([start, run_start]), np.concatenate([last, run_last])
+        parent, depth = np.concatenate([parent, run_parent]), np.concatenate([depth, run_depth])
+        copy_of = np.concatenate([copy_of, copy_of[member][np.unique(run_of, return_index=True)[1]]])
+        kept_ids = np.concatenate([kept_ids, ids])
     H = int(depth.max(initial=0))
     # group by depth, sorted by start; parents as positions at the depth above (depth 1: the copy)
     order = np.lexsort((start, depth))

@@ -358,3 +358,26 @@ def test_chain_remainders_are_refined_down_to_the_height() -> None:
     r2, h2 = count_tree(lay, _levels([0, 1, 2, 3], [8, 9, 10, 11], [40, 41, 42, 43], []))
     assert h2.tolist() == [2] and len(r2) == 2
     assert span(r2[1]) == [(0, 127), (128, 159)] + span(lumped[1]) + [(176, 191), (192, 255)]
+
+
+def test_runs_of_unsplit_siblings_are_counted_as_one_range_above_their_nodes() -> None:
+    """A 256-key 4-ary tree split at level-1 nodes 1 and 2 and, below them, at level-2 nodes 4, 5,
+    8 and 9: the count tree has depths of 4, 8 and 16 ranges (H = 3). The unsplit siblings 6, 7
+    (keys 96-127) and 10, 11 (keys 160-191) are each counted as one run at depth 2, their nodes
+    moving to depth 3 under it; a prefix through a run then reads one count (plus the least-squares
+    correction from its nodes) instead of summing its nodes' noise. Single unsplit siblings and
+    nodes already at the last depth are left alone; H stays 3."""
+    lay = plan_sparse_tree(key_domain(0, 255, "i"), epsilon=1.0, branching=4).layout
+    shape = _levels([0, 1, 2, 3], list(range(4, 12)), list(range(16, 24)) + list(range(32, 40)), [])
+    plain, h0 = count_tree(lay, shape, refine=False)
+    ranges, heights = count_tree(lay, shape)
+    assert heights.tolist() == h0.tolist() == [3]
+    span = lambda r: list(zip(r[0].tolist(), r[1].tolist()))  # noqa: E731
+    assert span(ranges[0]) == span(plain[0]) == [(64 * i, 64 * i + 63) for i in range(4)]
+    assert span(plain[1]) == [(16 * i, 16 * i + 15) for i in range(4, 12)]
+    assert span(ranges[1]) == [(64, 79), (80, 95), (96, 127), (128, 143), (144, 159), (160, 191)]
+    assert ranges[1][2].tolist() == [1, 1, 1, 2, 2, 2]
+    moved = [(96, 111), (112, 127), (160, 175), (176, 191)]
+    assert span(ranges[2]) == sorted(span(plain[2]) + moved)
+    parents = dict(zip(span(ranges[2]), ranges[2][2].tolist()))
+    assert [parents[m] for m in moved] == [2, 2, 5, 5]
