@@ -10,7 +10,7 @@ level, so the privacy losses of the split decisions form a geometric series: the
 eps_1-DP with eps_1 = k (2b - 1) / ((b - 1) lambda_1), whatever its depth (checked numerically for
 the discrete Laplace by :func:`privtree_path_loss`). Phase 2 measures every node of the released
 shape, grouped into the H depths of its *count tree* (:func:`count_tree`: chains of single
-splits collapsed into remainders, cut below the widest depth, remainders refined into their
+splits collapsed into remainders, cut below the first depth as wide as all deeper ones, remainders refined into their
 unsplit pieces down to depth H, runs of unsplit siblings counted as one range above their nodes;
 all a function of the released shape): each depth gets
 DLap(k H / eps_2), so the counts are eps_2-DP given the shape (each depth's ranges are disjoint:
@@ -340,8 +340,8 @@ def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1,
     end w (the first branch node with 0 or >= 2 branch children), and v's counted children are w
     and the two remainders [v.start, w.start) and (w.last, v.last] (those not empty). Children of
     a counted node lie inside it and are disjoint, so the ranges of one depth are disjoint.
-    Each copy's count tree is then cut below its widest depth (the last depth with the most
-    ranges): the depths below hold the few nodes that split on noise, and would raise H, and so
+    Each copy's count tree is then cut below its first depth holding at least as many ranges as
+    all deeper depths together: the depths below hold the few nodes that split on noise, and would raise H, and so
     every count's noise, for little resolution (their mass is spread inside the deepest counted
     range). Cutting reads the shape only, so it stays post-processing of the structure phase.
     Then (``refine``, the default) every kept remainder above its copy's last depth H is refined
@@ -423,14 +423,17 @@ def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1,
     last = np.concatenate(lasts) if lasts else empty
     parent = np.concatenate(parent_ids) if parent_ids else np.zeros(0, dtype=np.int64)
     depth = np.concatenate(depths) if depths else np.zeros(0, dtype=np.int64)
-    # trim each copy's count tree below its widest depth (the last depth with the most ranges):
-    # the depths below it hold the few nodes that split on noise, and counting them would raise H,
-    # and so the noise of every count, for little resolution (docs/sparse_tree.md, "Trimming")
+    # trim each copy's count tree below its first depth holding at least as many ranges as all
+    # deeper depths together: the depths below it hold the few nodes that split on noise, and
+    # counting them would raise H, and so the noise of every count, for little resolution
+    # (docs/sparse_tree.md, "Trimming"; the rule was "below the widest depth" before, which cut
+    # a deep data subtree whenever noise splits made a shallower depth wider)
     copy_of = (start >> np.uint64(layout.bits)).astype(np.int64) if layout.bits < 64 else np.zeros(start.size, np.int64)
     kept_ids = np.arange(roots, next_id)  # the count-tree id of every range still kept
     if depth.size:
         width = np.bincount(copy_of * (L + 2) + depth, minlength=roots * (L + 2)).reshape(roots, L + 2)
-        widest = (L + 1) - np.argmax(width[:, ::-1], axis=1)  # the last depth attaining the maximum
+        below = np.cumsum(width[:, ::-1], axis=1)[:, ::-1] - width  # ranges deeper than each depth
+        widest = np.argmax((width >= below) & (np.arange(L + 2) >= 1)[None, :], axis=1)  # the first such depth
         keep = depth <= widest[copy_of]
         start, last, parent, depth, copy_of = start[keep], last[keep], parent[keep], depth[keep], copy_of[keep]
         kept_ids = kept_ids[keep]

@@ -381,3 +381,19 @@ def test_runs_of_unsplit_siblings_are_counted_as_one_range_above_their_nodes() -
     assert span(ranges[2]) == sorted(span(plain[2]) + moved)
     parents = dict(zip(span(ranges[2]), ranges[2][2].tolist()))
     assert [parents[m] for m in moved] == [2, 2, 5, 5]
+
+
+def test_count_tree_is_not_cut_above_a_deep_subtree_by_a_wide_noisy_depth() -> None:
+    """A 1024-key 4-ary tree: level-1 node 1 splits into four nodes that all split once (as noise
+    splits of empty nodes do: 16 ranges at depth 3), while the data under level-2 node 0 splits
+    two and then four nodes deeper (8 and 16 ranges at depths 4 and 5). Depth 3 is the widest (20
+    ranges) but the 24 ranges below it are the data's: the count tree keeps all five depths, and
+    the data's keys stay counted one by one (the rule "cut below the widest depth" kept three)."""
+    lay = plan_sparse_tree(key_domain(0, 1023, "i"), epsilon=1.0, branching=4).layout
+    assert lay.shifts == (10, 8, 6, 4, 2, 0)
+    shape = _levels([0, 1, 2, 3], list(range(8)), [0, 1, 2, 3] + list(range(16, 32)), list(range(8)),
+                    list(range(16)))
+    ranges, heights = count_tree(lay, shape)
+    widths = [r[0].size for r in ranges]
+    assert heights.tolist() == [5] and widths[2] > max(widths[3:]) and sum(widths[3:]) > widths[2]
+    assert ranges[4][0].tolist() == ranges[4][1].tolist() == list(range(16))
