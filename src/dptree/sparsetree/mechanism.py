@@ -10,11 +10,12 @@ level, so the privacy losses of the split decisions form a geometric series: the
 eps_1-DP with eps_1 = k (2b - 1) / ((b - 1) lambda_1), whatever its depth (checked numerically for
 the discrete Laplace by :func:`privtree_path_loss`). Phase 2 measures every node of the released
 shape, grouped into the H depths of its *count tree* (:func:`count_tree`: chains of single
-splits collapsed into remainders, cut below the first depth as wide as all deeper ones, remainders refined into their
-unsplit pieces down to depth H, runs of unsplit siblings counted as one range above their nodes;
-all a function of the released shape): each depth gets
+splits collapsed into remainders, cut below the first depth as wide as all deeper ones,
+remainders refined into their unsplit pieces down to depth H, runs of unsplit siblings counted
+as one range above their nodes; all a function of the released shape): each depth gets
 DLap(k H / eps_2), so the counts are eps_2-DP given the shape (each depth's ranges are disjoint:
-one person's k records change its counts by at most k in L1). Sequential composition: eps_1 + eps_2. Unlike a fixed per-level split
+one person's k records change its counts by at most k in L1). Sequential composition: eps_1 +
+eps_2. Unlike a fixed per-level split
 over all 64 / log2(b) levels, the count budget goes only to the levels the data fills.
 
 **method="levels"** (in the spirit of Google's pruned quantile tree). Depth 0 is the root (all
@@ -50,6 +51,7 @@ from typing import Callable
 import numpy as np
 
 from dptree import noise as _noise
+from dptree.sparsetree.refine import group_runs, level_of, refine_remainders
 
 __all__ = ["SparseLayout", "Level", "Nodes", "Measurement", "node_counts", "range_counts", "children", "expanded",
            "measure_levels", "default_threshold", "privtree_delta", "grow_structure", "realised_depths", "count_tree",
@@ -228,108 +230,6 @@ def _node_ranges(index: np.ndarray, shift: int) -> tuple[np.ndarray, np.ndarray]
     return start, start + np.uint64((1 << shift) - 1)
 
 
-def _level_of(layout: SparseLayout, start: np.ndarray, last: np.ndarray) -> np.ndarray:
-    """The level of nodes given as ranges [start, last] of 2^shift keys (shift = log2 of the width)."""
-    shift = np.rint(np.log2((last - start).astype(np.float64) + 1.0)).astype(np.int64)
-    sh = np.asarray(layout.shifts[::-1])  # increasing
-    return (layout.depth - np.searchsorted(sh, shift)).astype(np.int64)
-
-
-def _refine_remainders(layout: SparseLayout, rid: np.ndarray, side: np.ndarray, lv: np.ndarray, lw: np.ndarray,
-                       start: np.ndarray, last: np.ndarray, depth: np.ndarray, height: np.ndarray
-                       ) -> tuple[np.ndarray, ...]:
-    """The ranges that refine the chain remainders, down to (never below) their copy's height.
-
-    A remainder of the chain v > u_(lv+1) > ... > u_lw = w (v at level lv, w at level lw) is the
-    union, over the chain's levels j, of the *piece* of level j: the siblings of u_j on that side,
-    [floor(w.start, 2^sh[j-1]), floor(w.start, 2^sh[j])) on the left, (ceil(w.last, 2^sh[j]),
-    ceil(w.last, 2^sh[j-1])] on the right (nodes of the shape that were not split). When the
-    remainder's depth is below its copy's height H, its pieces (if there are two or more) are
-    counted one depth below it, and each piece's nodes (if two or more) one depth below that, as
-    long as the depth stays <= H. The pieces tile their remainder and the nodes their piece, so the
-    ranges of every depth stay disjoint; everything is read from the shape.
-
-    Returns (start, last, parent, depth, remainder, parent_is_new): ``parent`` is the remainder's
-    id, or (where ``parent_is_new``) the position of the parent piece among the returned ranges.
-    """
-    sh = layout.shifts
-    mask = [np.uint64((1 << v) - 1) for v in sh]
-    w_start = last + np.uint64(1)  # left remainders end just before w
-    w_last = start - np.uint64(1)  # right ones start just after it
-    ps, pl, pr, pj = [], [], [], []
-    for j in range(1, layout.depth + 1):
-        sel = np.flatnonzero((lv < j) & (j <= lw))
-        if not sel.size:
-            continue
-        lft = side[sel] == 0
-        lo_l, hi_l = w_start[sel] & ~mask[j - 1], w_start[sel] & ~mask[j]  # left: [lo_l, hi_l)
-        lo_r, hi_r = w_last[sel] | mask[j], w_last[sel] | mask[j - 1]  # right: (lo_r, hi_r]
-        keep = np.where(lft, lo_l < hi_l, lo_r < hi_r)
-        lft, lo_l, hi_l, lo_r, hi_r = lft[keep], lo_l[keep], hi_l[keep], lo_r[keep], hi_r[keep]
-        ps.append(np.where(lft, lo_l, lo_r + np.uint64(1)))
-        pl.append(np.where(lft, hi_l - np.uint64(1), hi_r))
-        pr.append(sel[keep])
-        pj.append(np.full(int(keep.sum()), j))
-    if not ps:
-        e = np.zeros(0, dtype=np.int64)
-        return np.zeros(0, np.uint64), np.zeros(0, np.uint64), e, e, e, np.zeros(0, bool)
-    p_start, p_last, p_rem, p_level = (np.concatenate(v) for v in (ps, pl, pr, pj))
-    n_pieces = np.bincount(p_rem, minlength=rid.size)
-    # pieces of remainders with two or more of them, one depth below the remainder
-    as_piece = (n_pieces[p_rem] >= 2) & (depth[p_rem] + 1 <= height[p_rem])
-    piece_pos = np.full(p_rem.size, -1, dtype=np.int64)
-    piece_pos[as_piece] = np.arange(int(as_piece.sum()))
-    # the nodes of every piece with two or more: below the piece, or below the remainder itself
-    nodes_depth = np.where(n_pieces[p_rem] >= 2, depth[p_rem] + 2, depth[p_rem] + 1)
-    width = np.array([np.uint64(1) << np.uint64(sh[j]) for j in range(layout.depth + 1)], dtype=np.uint64)
-    count = ((p_last - p_start) >> np.array(sh, dtype=np.uint64)[p_level]).astype(np.int64) + 1
-    split = (count >= 2) & (nodes_depth <= height[p_rem]) & ((n_pieces[p_rem] == 1) | as_piece)
-    k = np.concatenate([np.arange(c) for c in count[split]]) if split.any() else np.zeros(0, dtype=np.int64)
-    owner = np.repeat(np.flatnonzero(split), count[split])
-    n_start = p_start[owner] + k.astype(np.uint64) * width[p_level[owner]]
-    n_last = n_start + width[p_level[owner]] - np.uint64(1)
-    n_new = np.where(n_pieces[p_rem[owner]] >= 2, True, False)
-    n_parent = np.where(n_new, piece_pos[owner], rid[p_rem[owner]])
-    return (np.concatenate([p_start[as_piece], n_start]), np.concatenate([p_last[as_piece], n_last]),
-            np.concatenate([rid[p_rem[as_piece]], n_parent]),
-            np.concatenate([depth[p_rem[as_piece]] + 1, nodes_depth[owner]]),
-            np.concatenate([p_rem[as_piece], p_rem[owner]]),
-            np.concatenate([np.zeros(int(as_piece.sum()), dtype=bool), n_new]))
-
-
-def _group_runs(ids: np.ndarray, start: np.ndarray, last: np.ndarray, parent: np.ndarray, depth: np.ndarray,
-                height: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Runs of two or more consecutive childless siblings (not all of their parent's children) at a
-    depth c < H: each run becomes one range at depth c (the union of its nodes) and its nodes move
-    to depth c + 1, under it. The run and its nodes tile the same keys as before, so each depth's
-    ranges stay disjoint and H does not change; it reads the count tree (the shape) only.
-
-    Returns (start, last, parent id, depth) of the runs, the positions of the moved nodes and, for
-    each, the index of its run (runs in order of their first node)."""
-    childless = ~np.isin(ids, parent)
-    order = np.lexsort((start, parent))
-    ok = (childless & (depth < height))[order]
-    par = parent[order]
-    new_group = np.concatenate([[True], par[1:] != par[:-1]])
-    run_begin = ok & (new_group | ~np.concatenate([[False], ok[:-1]]))
-    label = np.cumsum(run_begin) - 1
-    label = np.where(ok, label, -1)
-    size = np.bincount(label[ok], minlength=int(run_begin.sum())) if ok.any() else np.zeros(0, dtype=np.int64)
-    group = np.cumsum(new_group) - 1
-    group_size = np.bincount(group)
-    run_group = group[np.flatnonzero(run_begin)]
-    good = (size >= 2) & (size < group_size[run_group])
-    member_sorted = np.flatnonzero(ok & np.append(good, False)[label])  # label -1: not in a run
-    runs = np.flatnonzero(good)
-    renumber = np.full(size.size, -1, dtype=np.int64)
-    renumber[runs] = np.arange(runs.size)
-    member = order[member_sorted]
-    run_of = renumber[label[member_sorted]]
-    first = order[np.flatnonzero(run_begin)[runs]]
-    end = order[np.flatnonzero(run_begin)[runs] + size[runs] - 1]
-    return start[first], last[end], parent[first], depth[first], member, run_of
-
-
 def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1, refine: bool = True
                ) -> tuple[list[tuple[np.ndarray, np.ndarray, np.ndarray]], np.ndarray]:
     """The ranges the count phase measures, a function of the released shape only: per depth
@@ -345,9 +245,9 @@ def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1,
     every count's noise, for little resolution (their mass is spread inside the deepest counted
     range). Cutting reads the shape only, so it stays post-processing of the structure phase.
     Then (``refine``, the default) every kept remainder above its copy's last depth H is refined
-    by :func:`_refine_remainders` into its per-level pieces and their unsplit nodes, down to depth
-    H and never below, and runs of two or more consecutive childless siblings above depth H are
-    counted as one range with their nodes one depth below it (:func:`_group_runs`): more
+    by :func:`~dptree.sparsetree.refine.refine_remainders` into its per-level pieces and their
+    unsplit nodes, down to depth H and never below, and runs of two or more consecutive
+    childless siblings above depth H are counted as one range with their nodes one depth below it (:func:`~dptree.sparsetree.refine.group_runs`): more
     disjoint ranges at depths already paid for, a function of the shape only, so neither H nor
     the budget changes. ``refine=False`` (tests, diagnostics) keeps the lumped remainders and the
     plain siblings.
@@ -414,7 +314,7 @@ def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1,
             new_cid[u[end]], new_anc[u[end]], new_depth[u[end]] = w, w, ad[end] + 1
             new_start[u[end]], new_last[u[end]] = us, ul
             left, right = us > ast[end], ul < al[end]
-            anchor_level = _level_of(layout, ast[end], al[end])
+            anchor_level = level_of(layout, ast[end], al[end])
             for side, m, rs, rl in ((0, left, ast[end], us - np.uint64(1)), (1, right, ul + np.uint64(1), al[end])):
                 rid = emit(rs[m], rl[m], a[end][m], ad[end][m] + 1)
                 remainders.append((rid, np.full(rid.size, side), anchor_level[m], np.full(rid.size, d + 1)))
@@ -433,19 +333,18 @@ def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1,
     if depth.size:
         width = np.bincount(copy_of * (L + 2) + depth, minlength=roots * (L + 2)).reshape(roots, L + 2)
         below = np.cumsum(width[:, ::-1], axis=1)[:, ::-1] - width  # ranges deeper than each depth
-        widest = np.argmax((width >= below) & (np.arange(L + 2) >= 1)[None, :], axis=1)  # the first such depth
-        keep = depth <= widest[copy_of]
+        cut = np.argmax((width >= below) & (np.arange(L + 2) >= 1)[None, :], axis=1)  # the first such depth
+        keep = depth <= cut[copy_of]
         start, last, parent, depth, copy_of = start[keep], last[keep], parent[keep], depth[keep], copy_of[keep]
         kept_ids = kept_ids[keep]
     if refine and remainders:
         height = np.zeros(roots, dtype=np.int64)
         np.maximum.at(height, copy_of, depth)
-        rid, side, lv, lw = (np.concatenate(col) for col in zip(*remainders))
+        rid, rside, lv, lw = (np.concatenate(col) for col in zip(*remainders))
+        kept = np.isin(rid, kept_ids)  # remainders not cut
+        rid, rside, lv, lw = rid[kept], rside[kept], lv[kept], lw[kept]
         at = np.searchsorted(kept_ids, rid)
-        ok = (at < kept_ids.size) & (kept_ids[np.minimum(at, max(kept_ids.size - 1, 0))] == rid) if kept_ids.size \
-            else np.zeros(rid.size, dtype=bool)
-        at, rid, side, lv, lw = at[ok], rid[ok], side[ok], lv[ok], lw[ok]
-        fine = _refine_remainders(layout, rid, side, lv, lw, start[at], last[at], depth[at], height[copy_of[at]])
+        fine = refine_remainders(layout, rid, rside, lv, lw, start[at], last[at], depth[at], height[copy_of[at]])
         ids = np.arange(next_id, next_id + fine[0].size, dtype=np.int64)
         next_id += fine[0].size
         start, last = np.concatenate([start, fine[0]]), np.concatenate([last, fine[1]])
@@ -459,7 +358,7 @@ def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1,
     if refine and depth.size:
         height = np.zeros(roots, dtype=np.int64)
         np.maximum.at(height, copy_of, depth)
-        run_start, run_last, run_parent, run_depth, member, run_of = _group_runs(
+        run_start, run_last, run_parent, run_depth, member, run_of = group_runs(
             kept_ids, start, last, parent, depth, height[copy_of])
         ids = np.arange(next_id, next_id + run_start.size, dtype=np.int64)
         next_id += run_start.size
