@@ -240,17 +240,17 @@ def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1,
     end w (the first branch node with 0 or >= 2 branch children), and v's counted children are w
     and the two remainders [v.start, w.start) and (w.last, v.last] (those not empty). Children of
     a counted node lie inside it and are disjoint, so the ranges of one depth are disjoint.
-    Each copy's count tree is then cut below its first depth holding at least as many ranges as
-    all deeper depths together: the depths below hold the few nodes that split on noise, and would raise H, and so
-    every count's noise, for little resolution (their mass is spread inside the deepest counted
-    range). Cutting reads the shape only, so it stays post-processing of the structure phase.
-    Then (``refine``, the default) every kept remainder above its copy's last depth H is refined
-    by :func:`~dptree.sparsetree.refine.refine_remainders` into its per-level pieces and their
-    unsplit nodes, down to depth H and never below, and runs of two or more consecutive
-    childless siblings above depth H are counted as one range with their nodes one depth below it (:func:`~dptree.sparsetree.refine.group_runs`): more
-    disjoint ranges at depths already paid for, a function of the shape only, so neither H nor
-    the budget changes. ``refine=False`` (tests, diagnostics) keeps the lumped remainders and the
-    plain siblings.
+    Each copy's count tree is then cut below its first depth holding at least as many ranges as all
+    deeper depths together: the depths below hold the few nodes that split on noise, and would raise
+    H, and so every count's noise, for little resolution (their mass is spread inside the deepest
+    counted range). Cutting reads the shape only, so it stays post-processing of the structure
+    phase. Then (``refine``, the default) every kept remainder above its copy's last depth H is
+    refined by :func:`~dptree.sparsetree.refine.refine_remainders` into its per-level pieces and
+    their unsplit nodes, down to depth H and never below, and runs of two or more consecutive
+    childless siblings above depth H are counted as one range with their nodes one depth below it
+    (:func:`~dptree.sparsetree.refine.group_runs`): more disjoint ranges at depths already paid for,
+    a function of the shape only, so neither H nor the budget changes. ``refine=False`` (tests,
+    diagnostics) keeps the lumped remainders and the plain siblings.
     """
     L, sh = layout.depth, layout.shifts
     empty = np.zeros(0, dtype=np.uint64)
