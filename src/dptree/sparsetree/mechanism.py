@@ -330,6 +330,7 @@ def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1,
     # a deep data subtree whenever noise splits made a shallower depth wider)
     copy_of = (start >> np.uint64(layout.bits)).astype(np.int64) if layout.bits < 64 else np.zeros(start.size, np.int64)
     kept_ids = np.arange(roots, next_id)  # the count-tree id of every range still kept
+    height = np.zeros(roots, dtype=np.int64)  # every copy's H (no depth is empty above a used one)
     if depth.size:
         width = np.bincount(copy_of * (L + 2) + depth, minlength=roots * (L + 2)).reshape(roots, L + 2)
         below = np.cumsum(width[:, ::-1], axis=1)[:, ::-1] - width  # ranges deeper than each depth
@@ -337,13 +338,12 @@ def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1,
         keep = depth <= cut[copy_of]
         start, last, parent, depth, copy_of = start[keep], last[keep], parent[keep], depth[keep], copy_of[keep]
         kept_ids = kept_ids[keep]
+        height = np.where(width.sum(axis=1) > 0, cut, 0)
     if refine and remainders:
-        height = np.zeros(roots, dtype=np.int64)
-        np.maximum.at(height, copy_of, depth)
         rid, rside, lv, lw = (np.concatenate(col) for col in zip(*remainders))
-        kept = np.isin(rid, kept_ids)  # remainders not cut
-        rid, rside, lv, lw = rid[kept], rside[kept], lv[kept], lw[kept]
-        at = np.searchsorted(kept_ids, rid)
+        at = np.minimum(np.searchsorted(kept_ids, rid), max(kept_ids.size - 1, 0))  # kept_ids is sorted
+        kept = kept_ids[at] == rid if kept_ids.size else np.zeros(rid.size, dtype=bool)  # remainders not cut
+        rid, rside, lv, lw, at = rid[kept], rside[kept], lv[kept], lw[kept], at[kept]
         fine = refine_remainders(layout, rid, rside, lv, lw, start[at], last[at], depth[at], height[copy_of[at]])
         ids = np.arange(next_id, next_id + fine[0].size, dtype=np.int64)
         next_id += fine[0].size
@@ -356,8 +356,6 @@ def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1,
         new_parent[fine[5]] = ids[fine[2][fine[5]]]
         parent[parent.size - fine[0].size:] = new_parent
     if refine and depth.size:
-        height = np.zeros(roots, dtype=np.int64)
-        np.maximum.at(height, copy_of, depth)
         run_start, run_last, run_parent, run_depth, member, run_of = group_runs(
             kept_ids, start, last, parent, depth, height[copy_of])
         ids = np.arange(next_id, next_id + run_start.size, dtype=np.int64)
@@ -366,7 +364,9 @@ def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1,
         parent[member] = ids[run_of]
         start, last = np.concatenate([start, run_start]), np.concatenate([last, run_last])
         parent, depth = np.concatenate([parent, run_parent]), np.concatenate([depth, run_depth])
-        copy_of = np.concatenate([copy_of, copy_of[member][np.unique(run_of, return_index=True)[1]]])
+        run_copy = (run_start >> np.uint64(layout.bits)).astype(np.int64) if layout.bits < 64 \
+            else np.zeros(run_start.size, np.int64)
+        copy_of = np.concatenate([copy_of, run_copy])
         kept_ids = np.concatenate([kept_ids, ids])
     H = int(depth.max(initial=0))
     # group by depth, sorted by start; parents as positions at the depth above (depth 1: the copy)
@@ -381,9 +381,7 @@ def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1,
         sel = order[bounds[j]:bounds[j + 1]]
         position[ids[bounds[j]:bounds[j + 1]]] = np.arange(sel.size)
         out.append((start[sel], last[sel], position[parent[sel]]))
-    heights = np.zeros(roots, dtype=np.int64)
-    np.maximum.at(heights, copy_of, depth)
-    return out, heights
+    return out, height
 
 
 def measure_count_tree(keys: np.ndarray, layout: SparseLayout, shape: list[np.ndarray], scale_for: Callable[[int], Fraction], source: _noise.RandomSource, *, roots: int = 1

@@ -100,7 +100,9 @@ def group_runs(ids: np.ndarray, start: np.ndarray, last: np.ndarray, parent: np.
 
     Returns (start, last, parent id, depth) of the runs, the positions of the moved nodes and, for
     each, the index of its run (runs in order of their first node)."""
-    childless = ~np.isin(ids, parent)
+    has_child = np.zeros(int(ids.max(initial=0)) + 1, dtype=bool)
+    has_child[parent] = True  # parent ids below ids.min() are the roots
+    childless = ~has_child[ids]
     order = np.lexsort((start, parent))
     ok = (childless & (depth < height))[order]
     par = parent[order]
