@@ -344,17 +344,19 @@ def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1,
         at = np.minimum(np.searchsorted(kept_ids, rid), max(kept_ids.size - 1, 0))  # kept_ids is sorted
         kept = kept_ids[at] == rid if kept_ids.size else np.zeros(rid.size, dtype=bool)  # remainders not cut
         rid, rside, lv, lw, at = rid[kept], rside[kept], lv[kept], lw[kept], at[kept]
-        fine = refine_remainders(layout, rid, rside, lv, lw, start[at], last[at], depth[at], height[copy_of[at]])
+        fine = refine_remainders(layout, rid, parent[at], rside, lv, lw, start[at], last[at], depth[at],
+                                 height[copy_of[at]])
         ids = np.arange(next_id, next_id + fine[0].size, dtype=np.int64)
         next_id += fine[0].size
-        start, last = np.concatenate([start, fine[0]]), np.concatenate([last, fine[1]])
-        parent, depth = np.concatenate([parent, fine[2]]), np.concatenate([depth, fine[3]])
-        copy_of = np.concatenate([copy_of, copy_of[at][fine[4]]])
-        kept_ids = np.concatenate([kept_ids, ids])
-        # fine[2] refers to remainders by id, or to new pieces by position among the new ranges
+        # fine[2] is a count-tree id, or (fine[5]) the position of a new piece among the new ranges
         new_parent = fine[2].copy()
         new_parent[fine[5]] = ids[fine[2][fine[5]]]
-        parent[parent.size - fine[0].size:] = new_parent
+        keep = np.ones(start.size + fine[0].size, dtype=bool)
+        keep[at[fine[6]]] = False  # remainders at depth H replaced by their nodes
+        start, last = np.concatenate([start, fine[0]])[keep], np.concatenate([last, fine[1]])[keep]
+        parent, depth = np.concatenate([parent, new_parent])[keep], np.concatenate([depth, fine[3]])[keep]
+        copy_of = np.concatenate([copy_of, copy_of[at][fine[4]]])[keep]
+        kept_ids = np.concatenate([kept_ids, ids])[keep]
     if refine and depth.size:
         run_start, run_last, run_parent, run_depth, member, run_of = group_runs(
             kept_ids, start, last, parent, depth, height[copy_of])

@@ -190,7 +190,7 @@ def test_privtree_bound_holds_for_the_discrete_laplace(b: int, lam: float) -> No
     assert privtree_path_loss(lam, 0, 0, 16) > 10 / lam  # no bias: the loss grows with the depth
 
 
-def _privtree_law(plan, shape: list[np.ndarray], data: tuple, bug: bool, window: np.ndarray
+def _privtree_law(plan, shape: list[np.ndarray], data: tuple, bug: bool, window: np.ndarray, refine: bool = True
                   ) -> tuple[float, list[np.ndarray]]:
     """The law of the output (shape, counts) under ``data``: log P[shape] from the split decisions'
     exact probabilities, and for every range of the shape's count tree (:func:`count_tree`) the log
@@ -198,7 +198,7 @@ def _privtree_law(plan, shape: list[np.ndarray], data: tuple, bug: bool, window:
     at the scale of the count tree's height)."""
     lay, p = plan.layout, math.exp(-1 / float(plan.structure_scale))
     keys = np.sort(np.array(data, dtype=np.uint64))
-    ranges, heights = count_tree(lay, shape)
+    ranges, heights = count_tree(lay, shape, refine=refine)
     lam = float(plan.count_scale(int(heights[0])))
     counts = [_log_pmf(window[None, :] - range_counts(keys, start, last)[:, None], lam)
               for start, last, _ in ranges]
@@ -244,19 +244,25 @@ def _shapes(lay, d: int, level: np.ndarray) -> list[list[np.ndarray]]:
     return out
 
 
-@pytest.mark.parametrize("bug", [False, True])
-def test_privtree_brute_force_privacy_loss(bug: bool) -> None:
+@pytest.mark.parametrize("bug,refine", [(False, True), (False, False), (True, True)])
+def test_privtree_brute_force_privacy_loss(bug: bool, refine: bool) -> None:
     """Every shape of an 8-key binary tree and every count in {0, 1} of its count tree (chains
-    with remainders included), for every dataset of up to two records and its neighbours: the loss
-    is at most the stated epsilon (and infinite when the shape follows the true counts)."""
+    with remainders included; refined or not), for every dataset of up to two records and its
+    neighbours: the loss is at most the stated epsilon (and infinite when the shape follows the
+    true counts)."""
     plan = plan_sparse_tree(key_domain(0, 7, "i"), epsilon=1.0, branching=2, dense_depth=1, structure_share=0.5)
     lay = plan.layout
     shapes = _shapes(lay, 1, children(np.zeros(1, dtype=np.uint64), 2))
-    assert any(((r[1] - r[0]) & (r[1] - r[0] + np.uint64(1))).any()  # a remainder of more than one node
-               for shape in shapes for r in count_tree(lay, shape)[0])
+    trees = [count_tree(lay, shape, refine=refine)[0] for shape in shapes]
+    if refine:  # some remainders are replaced by their nodes, or refined below
+        assert any(len(t) != len(u) or any(a[0].size != b[0].size for a, b in zip(t, u))
+                   for t, u in zip(trees, (count_tree(lay, shape, refine=False)[0] for shape in shapes)))
+    else:
+        assert any(((r[1] - r[0]) & (r[1] - r[0] + np.uint64(1))).any()  # a remainder of more than one node
+                   for t in trees for r in t)
     window = np.arange(0, 2)
     datasets = [c for r in range(3) for c in itertools.combinations_with_replacement(range(8), r)]
-    laws = {data: [_privtree_law(plan, shape, data, bug, window) for shape in shapes] for data in datasets}
+    laws = {data: [_privtree_law(plan, shape, data, bug, window, refine) for shape in shapes] for data in datasets}
     worst = 0.0
     for data in datasets:
         for extra in range(8) if len(data) < 2 else ():
@@ -339,7 +345,8 @@ def test_chain_remainders_are_refined_down_to_the_height() -> None:
     [0, 159] and [176, 255] at depth 1, w's children at 2 and its keys at 3 (H = 3). The remainders
     are unions of unsplit nodes of two levels: their pieces per level go to depth 2 and the nodes
     of pieces of two or more nodes to depth 3, so the estimate no longer spreads the left
-    remainder's mass uniformly over 160 keys; H stays 3 (refine=False: the lumped remainders)."""
+    remainder's mass uniformly over 160 keys; H stays 3 (refine=False: the lumped remainders).
+    With H = 2 the nodes go right under the remainders; at the last depth they replace them."""
     lay = plan_sparse_tree(key_domain(0, 255, "i"), epsilon=1.0, branching=4).layout
     assert lay.shifts == (8, 6, 4, 2, 0)
     shape = _levels([0, 1, 2, 3], [8, 9, 10, 11], [40, 41, 42, 43], list(range(160, 176)))
@@ -353,11 +360,21 @@ def test_chain_remainders_are_refined_down_to_the_height() -> None:
     assert ranges[1][2].tolist() == [0, 0, 1, 1, 1, 1, 2, 2]
     assert span(ranges[2]) == [(0, 63), (64, 127), (128, 143), (144, 159)] + [(k, k) for k in range(160, 176)]
     assert ranges[2][2].tolist() == [0, 0, 1, 1] + [2 + i // 4 for i in range(16)]
-    # never below the height: with w's children the last depth (H = 2), the pieces are counted at
-    # depth 2 but their nodes (depth 3) are not
+    # never below the height: with w's children the last depth (H = 2), the remainders' nodes are
+    # counted at depth 2, right under them (no pieces: they would be the last depth)
     r2, h2 = count_tree(lay, _levels([0, 1, 2, 3], [8, 9, 10, 11], [40, 41, 42, 43], []))
-    assert h2.tolist() == [2] and len(r2) == 2
-    assert span(r2[1]) == [(0, 127), (128, 159)] + span(lumped[1]) + [(176, 191), (192, 255)]
+    assert h2.tolist() == [2] and len(r2) == 2 and span(r2[0]) == span(lumped[0])
+    assert span(r2[1]) == [(0, 63), (64, 127), (128, 143), (144, 159)] + span(lumped[1]) + [(176, 191), (192, 255)]
+    assert r2[1][2].tolist() == [0, 0, 0, 0, 1, 1, 1, 1, 2, 2]
+    # at the last depth itself (here the cut's: a 64-key binary tree whose chains end at [0, 7] and
+    # [32, 39], their children cut), a remainder is replaced by its nodes, under its own parent
+    binary = plan_sparse_tree(key_domain(0, 63, "i"), epsilon=1.0, branching=2).layout
+    cut_shape = _levels([0, 1], [0, 1, 2, 3], [0, 1, 4, 5], [0, 1, 8, 9], [], [])
+    r3_plain, _ = count_tree(binary, cut_shape, refine=False)
+    r3, h3 = count_tree(binary, cut_shape)
+    assert h3.tolist() == [2] and span(r3_plain[1]) == [(0, 7), (8, 31), (32, 39), (40, 63)]
+    assert span(r3[1]) == [(0, 7), (8, 15), (16, 31), (32, 39), (40, 47), (48, 63)]
+    assert r3[1][2].tolist() == [0, 0, 0, 1, 1, 1]
 
 
 def test_runs_of_unsplit_siblings_are_counted_as_one_range_above_their_nodes() -> None:
