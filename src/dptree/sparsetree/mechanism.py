@@ -351,12 +351,15 @@ def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1,
         # fine[2] is a count-tree id, or (fine[5]) the position of a new piece among the new ranges
         new_parent = fine[2].copy()
         new_parent[fine[5]] = ids[fine[2][fine[5]]]
-        keep = np.ones(start.size + fine[0].size, dtype=bool)
-        keep[at[fine[6]]] = False  # remainders at depth H replaced by their nodes
-        start, last = np.concatenate([start, fine[0]])[keep], np.concatenate([last, fine[1]])[keep]
-        parent, depth = np.concatenate([parent, new_parent])[keep], np.concatenate([depth, fine[3]])[keep]
-        copy_of = np.concatenate([copy_of, copy_of[at][fine[4]]])[keep]
-        kept_ids = np.concatenate([kept_ids, ids])[keep]
+        start, last = np.concatenate([start, fine[0]]), np.concatenate([last, fine[1]])
+        parent, depth = np.concatenate([parent, new_parent]), np.concatenate([depth, fine[3]])
+        copy_of = np.concatenate([copy_of, copy_of[at][fine[4]]])
+        kept_ids = np.concatenate([kept_ids, ids])
+        if fine[6].any():  # remainders at depth H replaced by their nodes
+            keep = np.ones(start.size, dtype=bool)
+            keep[at[fine[6]]] = False
+            start, last, parent, depth, copy_of, kept_ids = (a[keep] for a in (start, last, parent, depth, copy_of,
+                                                                               kept_ids))
     if refine and depth.size:
         run_start, run_last, run_parent, run_depth, member, run_of = group_runs(
             kept_ids, start, last, parent, depth, height[copy_of])

@@ -62,8 +62,9 @@ def piece_nodes(layout: SparseLayout, p_start: np.ndarray, p_last: np.ndarray, p
     """The nodes (of their level) of the pieces selected by ``which``: (piece index, start, last)."""
     sh = np.array(layout.shifts, dtype=np.uint64)
     count = ((p_last - p_start) >> sh[p_level]).astype(np.int64) + 1
-    k = np.concatenate([np.arange(c) for c in count[which]]) if which.any() else np.zeros(0, dtype=np.int64)
     owner = np.repeat(np.flatnonzero(which), count[which])
+    first = np.cumsum(count[which]) - count[which]  # each piece's first position in the output
+    k = np.arange(owner.size) - np.repeat(first, count[which])  # the node's rank inside its piece
     width = np.uint64(1) << sh[p_level[owner]]
     n_start = p_start[owner] + k.astype(np.uint64) * width
     return owner, n_start, n_start + width - np.uint64(1)
@@ -124,9 +125,10 @@ def group_runs(ids: np.ndarray, start: np.ndarray, last: np.ndarray, parent: np.
     each, the index of its run (runs in order of their first node)."""
     has_child = np.zeros(int(ids.max(initial=0)) + 1, dtype=bool)
     has_child[parent] = True  # parent ids below ids.min() are the roots
-    childless = ~has_child[ids]
-    order = np.lexsort((start, parent))
-    ok = (childless & (depth < height))[order]
+    above = np.flatnonzero(depth < height)  # siblings share their depth: only these can form runs
+    sub = np.lexsort((start[above], parent[above]))
+    order = above[sub]
+    ok = ~has_child[ids[order]]
     par = parent[order]
     new_group = np.concatenate([[True], par[1:] != par[:-1]])
     run_begin = ok & (new_group | ~np.concatenate([[False], ok[:-1]]))
