@@ -9,9 +9,13 @@ delta >= lambda_1 ln(b). Along one record's root-to-leaf path the biased counts 
 level, so the privacy losses of the split decisions form a geometric series: the shape is
 eps_1-DP with eps_1 = k (2b - 1) / ((b - 1) lambda_1), whatever its depth (checked numerically for
 the discrete Laplace by :func:`privtree_path_loss`). Phase 2 measures every node of the released
-shape: the h non-empty levels (h is a function of the released shape) each get DLap(k h / eps_2),
-so the counts are eps_2-DP given the shape (one person's k records change each level's disjoint
-counts by at most k in L1). Sequential composition: eps_1 + eps_2. Unlike a fixed per-level split
+shape, grouped into the H depths of its *count tree* (:func:`count_tree`: chains of single
+splits collapsed into remainders, cut below the first depth as wide as all deeper ones,
+remainders refined into their unsplit pieces down to depth H, runs of unsplit siblings counted
+as one range above their nodes; all a function of the released shape): each depth gets
+DLap(k H / eps_2), so the counts are eps_2-DP given the shape (each depth's ranges are disjoint:
+one person's k records change its counts by at most k in L1). Sequential composition: eps_1 +
+eps_2. Unlike a fixed per-level split
 over all 64 / log2(b) levels, the count budget goes only to the levels the data fills.
 
 **method="levels"** (in the spirit of Google's pruned quantile tree). Depth 0 is the root (all
@@ -47,6 +51,7 @@ from typing import Callable
 import numpy as np
 
 from dptree import noise as _noise
+from dptree.sparsetree.refine import group_runs, level_of, refine_remainders
 
 __all__ = ["SparseLayout", "Level", "Nodes", "Measurement", "node_counts", "range_counts", "children", "expanded",
            "measure_levels", "default_threshold", "privtree_delta", "grow_structure", "realised_depths", "count_tree",
@@ -225,7 +230,7 @@ def _node_ranges(index: np.ndarray, shift: int) -> tuple[np.ndarray, np.ndarray]
     return start, start + np.uint64((1 << shift) - 1)
 
 
-def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1
+def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1, refine: bool = True
                ) -> tuple[list[tuple[np.ndarray, np.ndarray, np.ndarray]], np.ndarray]:
     """The ranges the count phase measures, a function of the released shape only: per depth
     1..H, (start, last, parent position), and the height H of every copy's count tree.
@@ -235,10 +240,17 @@ def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1
     end w (the first branch node with 0 or >= 2 branch children), and v's counted children are w
     and the two remainders [v.start, w.start) and (w.last, v.last] (those not empty). Children of
     a counted node lie inside it and are disjoint, so the ranges of one depth are disjoint.
-    Each copy's count tree is then cut below its widest depth (the last depth with the most
-    ranges): the depths below hold the few nodes that split on noise, and would raise H, and so
-    every count's noise, for little resolution (their mass is spread inside the deepest counted
-    range). Cutting reads the shape only, so it stays post-processing of the structure phase.
+    Each copy's count tree is then cut below its first depth holding at least as many ranges as all
+    deeper depths together: the depths below hold the few nodes that split on noise, and would raise
+    H, and so every count's noise, for little resolution (their mass is spread inside the deepest
+    counted range). Cutting reads the shape only, so it stays post-processing of the structure
+    phase. Then (``refine``, the default) every kept remainder above its copy's last depth H is
+    refined by :func:`~dptree.sparsetree.refine.refine_remainders` into its per-level pieces and
+    their unsplit nodes, down to depth H and never below, and runs of two or more consecutive
+    childless siblings above depth H are counted as one range with their nodes one depth below it
+    (:func:`~dptree.sparsetree.refine.group_runs`): more disjoint ranges at depths already paid for,
+    a function of the shape only, so neither H nor the budget changes. ``refine=False`` (tests,
+    diagnostics) keeps the lumped remainders and the plain siblings.
     """
     L, sh = layout.depth, layout.shifts
     empty = np.zeros(0, dtype=np.uint64)
@@ -251,6 +263,7 @@ def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1
     # per branch node of the current level: its count-tree id (-1: inside a chain), and its anchor
     # (the counted node whose chain it continues, or itself): id, depth, range
     starts, lasts, parent_ids, depths = [], [], [], []
+    remainders: list[tuple[np.ndarray, ...]] = []  # (id, side 0/1, the anchor's level, the chain end's level)
     next_id = roots
     root_start, root_last = _node_ranges(E[0], sh[0])
     cid = np.arange(roots, dtype=np.int64)
@@ -301,28 +314,71 @@ def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1
             new_cid[u[end]], new_anc[u[end]], new_depth[u[end]] = w, w, ad[end] + 1
             new_start[u[end]], new_last[u[end]] = us, ul
             left, right = us > ast[end], ul < al[end]
-            emit(ast[end][left], us[left] - np.uint64(1), a[end][left], ad[end][left] + 1)
-            emit(ul[right] + np.uint64(1), al[end][right], a[end][right], ad[end][right] + 1)
+            anchor_level = level_of(layout, ast[end], al[end])
+            for side, m, rs, rl in ((0, left, ast[end], us - np.uint64(1)), (1, right, ul + np.uint64(1), al[end])):
+                rid = emit(rs[m], rl[m], a[end][m], ad[end][m] + 1)
+                remainders.append((rid, np.full(rid.size, side), anchor_level[m], np.full(rid.size, d + 1)))
         cid, anc, anc_depth, anc_start, anc_last = new_cid, new_anc, new_depth, new_start, new_last
     start = np.concatenate(starts) if starts else empty
     last = np.concatenate(lasts) if lasts else empty
     parent = np.concatenate(parent_ids) if parent_ids else np.zeros(0, dtype=np.int64)
     depth = np.concatenate(depths) if depths else np.zeros(0, dtype=np.int64)
-    # trim each copy's count tree below its widest depth (the last depth with the most ranges):
-    # the depths below it hold the few nodes that split on noise, and counting them would raise H,
-    # and so the noise of every count, for little resolution (docs/sparse_tree.md, "Trimming")
+    # trim each copy's count tree below its first depth holding at least as many ranges as all
+    # deeper depths together: the depths below it hold the few nodes that split on noise, and
+    # counting them would raise H, and so the noise of every count, for little resolution
+    # (docs/sparse_tree.md, "Trimming"; the rule was "below the widest depth" before, which cut
+    # a deep data subtree whenever noise splits made a shallower depth wider)
     copy_of = (start >> np.uint64(layout.bits)).astype(np.int64) if layout.bits < 64 else np.zeros(start.size, np.int64)
+    kept_ids = np.arange(roots, next_id)  # the count-tree id of every range still kept
+    height = np.zeros(roots, dtype=np.int64)  # every copy's H (no depth is empty above a used one)
     if depth.size:
         width = np.bincount(copy_of * (L + 2) + depth, minlength=roots * (L + 2)).reshape(roots, L + 2)
-        widest = (L + 1) - np.argmax(width[:, ::-1], axis=1)  # the last depth attaining the maximum
-        keep = depth <= widest[copy_of]
+        below = np.cumsum(width[:, ::-1], axis=1)[:, ::-1] - width  # ranges deeper than each depth
+        cut = np.argmax((width >= below) & (np.arange(L + 2) >= 1)[None, :], axis=1)  # the first such depth
+        keep = depth <= cut[copy_of]
         start, last, parent, depth, copy_of = start[keep], last[keep], parent[keep], depth[keep], copy_of[keep]
+        kept_ids = kept_ids[keep]
+        height = np.where(width.sum(axis=1) > 0, cut, 0)
+    if refine and remainders:
+        rid, rside, lv, lw = (np.concatenate(col) for col in zip(*remainders))
+        at = np.minimum(np.searchsorted(kept_ids, rid), max(kept_ids.size - 1, 0))  # kept_ids is sorted
+        kept = kept_ids[at] == rid if kept_ids.size else np.zeros(rid.size, dtype=bool)  # remainders not cut
+        rid, rside, lv, lw, at = rid[kept], rside[kept], lv[kept], lw[kept], at[kept]
+        fine = refine_remainders(layout, rid, parent[at], rside, lv, lw, start[at], last[at], depth[at],
+                                 height[copy_of[at]])
+        ids = np.arange(next_id, next_id + fine[0].size, dtype=np.int64)
+        next_id += fine[0].size
+        # fine[2] is a count-tree id, or (fine[5]) the position of a new piece among the new ranges
+        new_parent = fine[2].copy()
+        new_parent[fine[5]] = ids[fine[2][fine[5]]]
+        start, last = np.concatenate([start, fine[0]]), np.concatenate([last, fine[1]])
+        parent, depth = np.concatenate([parent, new_parent]), np.concatenate([depth, fine[3]])
+        copy_of = np.concatenate([copy_of, copy_of[at][fine[4]]])
+        kept_ids = np.concatenate([kept_ids, ids])
+        if fine[6].any():  # remainders at depth H replaced by their nodes
+            keep = np.ones(start.size, dtype=bool)
+            keep[at[fine[6]]] = False
+            start, last, parent, depth, copy_of, kept_ids = (a[keep] for a in (start, last, parent, depth, copy_of,
+                                                                               kept_ids))
+    if refine and depth.size:
+        run_start, run_last, run_parent, run_depth, member, run_of = group_runs(
+            kept_ids, start, last, parent, depth, height[copy_of])
+        ids = np.arange(next_id, next_id + run_start.size, dtype=np.int64)
+        next_id += run_start.size
+        depth[member] += 1  # the run's nodes move one depth down, under the run
+        parent[member] = ids[run_of]
+        start, last = np.concatenate([start, run_start]), np.concatenate([last, run_last])
+        parent, depth = np.concatenate([parent, run_parent]), np.concatenate([depth, run_depth])
+        run_copy = (run_start >> np.uint64(layout.bits)).astype(np.int64) if layout.bits < 64 \
+            else np.zeros(run_start.size, np.int64)
+        copy_of = np.concatenate([copy_of, run_copy])
+        kept_ids = np.concatenate([kept_ids, ids])
     H = int(depth.max(initial=0))
     # group by depth, sorted by start; parents as positions at the depth above (depth 1: the copy)
     order = np.lexsort((start, depth))
     position = np.zeros(next_id, dtype=np.int64)
     position[:roots] = np.arange(roots)
-    ids = np.arange(roots, next_id)[order]
+    ids = kept_ids[order]
     depth_sorted = depth[order]
     bounds = np.searchsorted(depth_sorted, np.arange(1, H + 2))
     out = []
@@ -330,9 +386,7 @@ def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1
         sel = order[bounds[j]:bounds[j + 1]]
         position[ids[bounds[j]:bounds[j + 1]]] = np.arange(sel.size)
         out.append((start[sel], last[sel], position[parent[sel]]))
-    heights = np.zeros(roots, dtype=np.int64)
-    np.maximum.at(heights, copy_of, depth)
-    return out, heights
+    return out, height
 
 
 def measure_count_tree(keys: np.ndarray, layout: SparseLayout, shape: list[np.ndarray], scale_for: Callable[[int], Fraction], source: _noise.RandomSource, *, roots: int = 1

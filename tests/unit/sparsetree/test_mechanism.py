@@ -190,7 +190,7 @@ def test_privtree_bound_holds_for_the_discrete_laplace(b: int, lam: float) -> No
     assert privtree_path_loss(lam, 0, 0, 16) > 10 / lam  # no bias: the loss grows with the depth
 
 
-def _privtree_law(plan, shape: list[np.ndarray], data: tuple, bug: bool, window: np.ndarray
+def _privtree_law(plan, shape: list[np.ndarray], data: tuple, bug: bool, window: np.ndarray, refine: bool = True
                   ) -> tuple[float, list[np.ndarray]]:
     """The law of the output (shape, counts) under ``data``: log P[shape] from the split decisions'
     exact probabilities, and for every range of the shape's count tree (:func:`count_tree`) the log
@@ -198,7 +198,7 @@ def _privtree_law(plan, shape: list[np.ndarray], data: tuple, bug: bool, window:
     at the scale of the count tree's height)."""
     lay, p = plan.layout, math.exp(-1 / float(plan.structure_scale))
     keys = np.sort(np.array(data, dtype=np.uint64))
-    ranges, heights = count_tree(lay, shape)
+    ranges, heights = count_tree(lay, shape, refine=refine)
     lam = float(plan.count_scale(int(heights[0])))
     counts = [_log_pmf(window[None, :] - range_counts(keys, start, last)[:, None], lam)
               for start, last, _ in ranges]
@@ -244,19 +244,25 @@ def _shapes(lay, d: int, level: np.ndarray) -> list[list[np.ndarray]]:
     return out
 
 
-@pytest.mark.parametrize("bug", [False, True])
-def test_privtree_brute_force_privacy_loss(bug: bool) -> None:
+@pytest.mark.parametrize("bug,refine", [(False, True), (False, False), (True, True)])
+def test_privtree_brute_force_privacy_loss(bug: bool, refine: bool) -> None:
     """Every shape of an 8-key binary tree and every count in {0, 1} of its count tree (chains
-    with remainders included), for every dataset of up to two records and its neighbours: the loss
-    is at most the stated epsilon (and infinite when the shape follows the true counts)."""
+    with remainders included; refined or not), for every dataset of up to two records and its
+    neighbours: the loss is at most the stated epsilon (and infinite when the shape follows the
+    true counts)."""
     plan = plan_sparse_tree(key_domain(0, 7, "i"), epsilon=1.0, branching=2, dense_depth=1, structure_share=0.5)
     lay = plan.layout
     shapes = _shapes(lay, 1, children(np.zeros(1, dtype=np.uint64), 2))
-    assert any(((r[1] - r[0]) & (r[1] - r[0] + np.uint64(1))).any()  # a remainder of more than one node
-               for shape in shapes for r in count_tree(lay, shape)[0])
+    trees = [count_tree(lay, shape, refine=refine)[0] for shape in shapes]
+    if refine:  # some remainders are replaced by their nodes, or refined below
+        assert any(len(t) != len(u) or any(a[0].size != b[0].size for a, b in zip(t, u))
+                   for t, u in zip(trees, (count_tree(lay, shape, refine=False)[0] for shape in shapes)))
+    else:
+        assert any(((r[1] - r[0]) & (r[1] - r[0] + np.uint64(1))).any()  # a remainder of more than one node
+                   for t in trees for r in t)
     window = np.arange(0, 2)
     datasets = [c for r in range(3) for c in itertools.combinations_with_replacement(range(8), r)]
-    laws = {data: [_privtree_law(plan, shape, data, bug, window) for shape in shapes] for data in datasets}
+    laws = {data: [_privtree_law(plan, shape, data, bug, window, refine) for shape in shapes] for data in datasets}
     worst = 0.0
     for data in datasets:
         for extra in range(8) if len(data) < 2 else ():
@@ -298,3 +304,113 @@ def test_count_tree_is_trimmed_per_copy() -> None:
     ranges, heights = count_tree(lay, both, roots=2)
     assert heights.tolist() == [4, 3]
     assert ranges[3][0].tolist() == list(range(16))  # depth 4: the first copy's keys only
+
+
+def _random_shape(lay: SparseLayout, rng: np.random.Generator, p: float) -> list[np.ndarray]:
+    """A shape grown by splitting each node of levels 1 .. L-1 with probability p (any shape is a
+    possible release, so the count tree must be right for every one)."""
+    out, parents = [], np.zeros(1, dtype=np.uint64)
+    for d in range(1, lay.depth + 1):
+        idx = children(parents, lay.fanout(d - 1))
+        out.append(idx)
+        parents = idx[rng.random(idx.size) < p] if d < lay.depth else idx[:0]
+    return out
+
+
+@pytest.mark.parametrize("branching", [2, 4])
+def test_count_tree_ranges_partition_their_parents(branching: int) -> None:
+    """On random shapes (trimmed or not, chains or not): the counted children of every counted range
+    are disjoint and cover it exactly, and depth 1 covers the domain, so that each range's parent
+    (the LS tree) is the range that contains it. A trimmed count tree whose kept ranges were
+    renumbered as if nothing had been cut fails this (parents pointing at unrelated ranges)."""
+    lay = plan_sparse_tree(key_domain(0, 2 ** 12 - 1, "i"), epsilon=1.0, branching=branching).layout
+    rng = np.random.default_rng(5)
+    for trial in range(150):
+        ranges, heights = count_tree(lay, _random_shape(lay, rng, float(rng.uniform(0.1, 0.7))))
+        assert heights.tolist() == [len(ranges)]
+        s0, l0, p0 = ranges[0]
+        assert s0[0] == 0 and l0[-1] == 2 ** 12 - 1 and (p0 == 0).all()
+        assert (s0[1:] == l0[:-1] + np.uint64(1)).all()
+        for d in range(1, len(ranges)):
+            (ps, pl, _), (s, l, par) = ranges[d - 1], ranges[d]
+            assert (ps[par] <= s).all() and (l <= pl[par]).all(), (trial, d)
+            for j in np.unique(par):  # the children of one range tile it
+                cs, cl = s[par == j], l[par == j]
+                assert cs[0] == ps[j] and cl[-1] == pl[j] and (cs[1:] == cl[:-1] + np.uint64(1)).all(), (trial, d)
+
+
+def test_chain_remainders_are_refined_down_to_the_height() -> None:
+    """A 256-key 4-ary tree whose data sits under the chain root > node 2 (keys 128-191) > node 10
+    (keys 160-175), split down to single keys: the count tree is w = [160, 175] with the remainders
+    [0, 159] and [176, 255] at depth 1, w's children at 2 and its keys at 3 (H = 3). The remainders
+    are unions of unsplit nodes of two levels: their pieces per level go to depth 2 and the nodes
+    of pieces of two or more nodes to depth 3, so the estimate no longer spreads the left
+    remainder's mass uniformly over 160 keys; H stays 3 (refine=False: the lumped remainders).
+    With H = 2 the nodes go right under the remainders; at the last depth they replace them."""
+    lay = plan_sparse_tree(key_domain(0, 255, "i"), epsilon=1.0, branching=4).layout
+    assert lay.shifts == (8, 6, 4, 2, 0)
+    shape = _levels([0, 1, 2, 3], [8, 9, 10, 11], [40, 41, 42, 43], list(range(160, 176)))
+    lumped, h0 = count_tree(lay, shape, refine=False)
+    ranges, heights = count_tree(lay, shape)
+    assert heights.tolist() == h0.tolist() == [3]
+    span = lambda r: list(zip(r[0].tolist(), r[1].tolist()))  # noqa: E731
+    assert span(lumped[0]) == span(ranges[0]) == [(0, 159), (160, 175), (176, 255)]
+    assert span(lumped[1]) == [(160 + 4 * i, 163 + 4 * i) for i in range(4)]
+    assert span(ranges[1]) == [(0, 127), (128, 159)] + span(lumped[1]) + [(176, 191), (192, 255)]
+    assert ranges[1][2].tolist() == [0, 0, 1, 1, 1, 1, 2, 2]
+    assert span(ranges[2]) == [(0, 63), (64, 127), (128, 143), (144, 159)] + [(k, k) for k in range(160, 176)]
+    assert ranges[2][2].tolist() == [0, 0, 1, 1] + [2 + i // 4 for i in range(16)]
+    # never below the height: with w's children the last depth (H = 2), the remainders' nodes are
+    # counted at depth 2, right under them (no pieces: they would be the last depth)
+    r2, h2 = count_tree(lay, _levels([0, 1, 2, 3], [8, 9, 10, 11], [40, 41, 42, 43], []))
+    assert h2.tolist() == [2] and len(r2) == 2 and span(r2[0]) == span(lumped[0])
+    assert span(r2[1]) == [(0, 63), (64, 127), (128, 143), (144, 159)] + span(lumped[1]) + [(176, 191), (192, 255)]
+    assert r2[1][2].tolist() == [0, 0, 0, 0, 1, 1, 1, 1, 2, 2]
+    # at the last depth itself (here the cut's: a 64-key binary tree whose chains end at [0, 7] and
+    # [32, 39], their children cut), a remainder is replaced by its nodes, under its own parent
+    binary = plan_sparse_tree(key_domain(0, 63, "i"), epsilon=1.0, branching=2).layout
+    cut_shape = _levels([0, 1], [0, 1, 2, 3], [0, 1, 4, 5], [0, 1, 8, 9], [], [])
+    r3_plain, _ = count_tree(binary, cut_shape, refine=False)
+    r3, h3 = count_tree(binary, cut_shape)
+    assert h3.tolist() == [2] and span(r3_plain[1]) == [(0, 7), (8, 31), (32, 39), (40, 63)]
+    assert span(r3[1]) == [(0, 7), (8, 15), (16, 31), (32, 39), (40, 47), (48, 63)]
+    assert r3[1][2].tolist() == [0, 0, 0, 1, 1, 1]
+
+
+def test_runs_of_unsplit_siblings_are_counted_as_one_range_above_their_nodes() -> None:
+    """A 256-key 4-ary tree split at level-1 nodes 1 and 2 and, below them, at level-2 nodes 4, 5,
+    8 and 9: the count tree has depths of 4, 8 and 16 ranges (H = 3). The unsplit siblings 6, 7
+    (keys 96-127) and 10, 11 (keys 160-191) are each counted as one run at depth 2, their nodes
+    moving to depth 3 under it; a prefix through a run then reads one count (plus the least-squares
+    correction from its nodes) instead of summing its nodes' noise. Single unsplit siblings and
+    nodes already at the last depth are left alone; H stays 3."""
+    lay = plan_sparse_tree(key_domain(0, 255, "i"), epsilon=1.0, branching=4).layout
+    shape = _levels([0, 1, 2, 3], list(range(4, 12)), list(range(16, 24)) + list(range(32, 40)), [])
+    plain, h0 = count_tree(lay, shape, refine=False)
+    ranges, heights = count_tree(lay, shape)
+    assert heights.tolist() == h0.tolist() == [3]
+    span = lambda r: list(zip(r[0].tolist(), r[1].tolist()))  # noqa: E731
+    assert span(ranges[0]) == span(plain[0]) == [(64 * i, 64 * i + 63) for i in range(4)]
+    assert span(plain[1]) == [(16 * i, 16 * i + 15) for i in range(4, 12)]
+    assert span(ranges[1]) == [(64, 79), (80, 95), (96, 127), (128, 143), (144, 159), (160, 191)]
+    assert ranges[1][2].tolist() == [1, 1, 1, 2, 2, 2]
+    moved = [(96, 111), (112, 127), (160, 175), (176, 191)]
+    assert span(ranges[2]) == sorted(span(plain[2]) + moved)
+    parents = dict(zip(span(ranges[2]), ranges[2][2].tolist()))
+    assert [parents[m] for m in moved] == [2, 2, 5, 5]
+
+
+def test_count_tree_is_not_cut_above_a_deep_subtree_by_a_wide_noisy_depth() -> None:
+    """A 1024-key 4-ary tree: level-1 node 1 splits into four nodes that all split once (as noise
+    splits of empty nodes do: 16 ranges at depth 3), while the data under level-2 node 0 splits
+    two and then four nodes deeper (8 and 16 ranges at depths 4 and 5). Depth 3 is the widest (20
+    ranges) but the 24 ranges below it are the data's: the count tree keeps all five depths, and
+    the data's keys stay counted one by one (the rule "cut below the widest depth" kept three)."""
+    lay = plan_sparse_tree(key_domain(0, 1023, "i"), epsilon=1.0, branching=4).layout
+    assert lay.shifts == (10, 8, 6, 4, 2, 0)
+    shape = _levels([0, 1, 2, 3], list(range(8)), [0, 1, 2, 3] + list(range(16, 32)), list(range(8)),
+                    list(range(16)))
+    ranges, heights = count_tree(lay, shape)
+    widths = [r[0].size for r in ranges]
+    assert heights.tolist() == [5] and widths[2] > max(widths[3:]) and sum(widths[3:]) > widths[2]
+    assert ranges[4][0].tolist() == ranges[4][1].tolist() == list(range(16))
