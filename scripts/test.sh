@@ -8,4 +8,4 @@ python3 -m pip install --quiet -e ".[test,spark]"
 command -v java >/dev/null || (apt-get update && apt-get install -y default-jre-headless)
 # headless Chromium renders the HTML report in tests/test_report.py (Debian package)
 command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
-python3 -m pytest -q "$@"
+python3 -m pytest -q --durations=15 "$@"  # the 15 slowest tests listed: the suite must stay near 15 minutes
