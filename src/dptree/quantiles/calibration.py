@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from dptree.noise import RandomSource
-from dptree.quantiles.intervals import tree_pivot
+from dptree.quantiles.intervals import TreePivot, tree_pivot
 
 __all__ = ["CALIBRATION_SIMS", "calibration_sims", "critical_scales", "plug_in_cdf", "straight_window",
            "calibrated_scales"]
@@ -104,12 +104,13 @@ def straight_window(pos: np.ndarray, val: np.ndarray, target: float, half: float
 
 
 def calibrated_scales(tree: Any, qs: np.ndarray, level: float, *, source: RandomSource,
-                      sims: int = CALIBRATION_SIMS, grid: int = 4096) -> np.ndarray:
+                      sims: int = CALIBRATION_SIMS, grid: int = 4096, pivot: TreePivot | None = None) -> np.ndarray:
     """The factor on each level's pivot multiplier at which ``sims`` simulated releases of ``tree``'s
     plan, with the release's isotonic CDF as the truth, cover at ``level`` whatever the quantile's
     phase inside its bucket (module docstring). Reads only the release (its estimates and public
-    plan); ``source`` draws the simulation's noise."""
-    pv = tree_pivot(tree, qs, level, grid=grid)
+    plan); ``source`` draws the simulation's noise. ``pivot``: :func:`tree_pivot`'s result for these
+    arguments, if already computed."""
+    pv = tree_pivot(tree, qs, level, grid=grid) if pivot is None else pivot
     est, plan, D = tree._est, tree.plan, pv.size
     pos, val = plug_in_cdf(est.monotone_cdf())
     n_plug = float(val[-1])
@@ -120,17 +121,18 @@ def calibrated_scales(tree: Any, qs: np.ndarray, level: float, *, source: Random
     order = min(sims, math.ceil(level * (sims + 1))) - 1
     out = np.zeros(len(qs))
     for i, q in enumerate(qs):
+        g, _, half = pv.level(i)
+        e = err[:, pv.cols[i]]
         t = q * n_plug
-        s_i = float(np.interp(np.interp(t, val, pos), pv.idx, pv.sd[i]))  # the pivot's sd near the plug-in quantile
+        s_i = float(np.interp(np.interp(t, val, pos), g, pv.sd(i)))  # the pivot's sd near the plug-in quantile
         kp, kv = straight_window(pos, val, t, WINDOW * s_i)
         y = float(np.interp(t, kv, kp)) if t > kv[0] else 0.0  # where the plug-in reaches q n
         # the truth shifted so that q n falls at the top of a bucket, then just above its bottom:
         # the two phases at which the low end, resp. the high end, is hardest to cover
         for shift in (y - math.floor(y), y - math.floor(y) - 1 + 1e-9):
-            truth = np.interp(pv.idx + shift, kp, kv)
+            truth = np.interp(g + shift, kp, kv)
             true_bucket = np.full(sims, min(max(math.ceil(y - shift), 0), D - 1))
-            c = critical_scales(pv.idx, truth[None, :] + err[:, :-1] - q * n_sim[:, None], pv.mult * pv.sd[i],
-                                true_bucket)
+            c = critical_scales(g, truth[None, :] + e - q * n_sim[:, None], half, true_bucket)
             c[n_sim <= 0] = 0.0
             out[i] = max(out[i], float(np.partition(c, order)[order]))
     return out
