@@ -99,13 +99,14 @@ def _pivot_parts(est: Any, idx: np.ndarray, D: int, level: float) -> tuple[np.nd
     return F, vF, vS, np.broadcast_to(np.asarray(mult, dtype=np.float64), idx.shape)
 
 
-def tree_pivot(tree: Any, qs: np.ndarray, level: float, *, grid: int = 4096) -> TreePivot:
+def tree_pivot(tree: Any, qs: np.ndarray, level: float, *, grid: int = 4096, refine: bool = True) -> TreePivot:
     """The pivot of each level of a :class:`~dptree.rangetree.release.RangeTree` (release estimates
     and closed-form variances only) on at most ``grid`` evenly spaced buckets, refined where the
     level's interval can end: the buckets between the ends of its pivot interval at
     :data:`FINE_FACTOR` times the multiplier on the coarse grid (where, at any factor up to that,
     its ends lie), every one of them when there are at most ``grid`` (else ``grid`` evenly spaced;
-    at most :data:`FINE_POINTS` over all levels)."""
+    at most :data:`FINE_POINTS` over all levels; ``refine=False``: the coarse grid alone, as before
+    the refinement, for comparison)."""
     est, D = tree._est, tree.domain.size
     coarse = np.unique(np.linspace(0, D - 1, min(D, int(grid))).astype(np.int64))
     F, vF, vS, mult = _pivot_parts(est, coarse, D, level)
@@ -113,7 +114,7 @@ def tree_pivot(tree: Any, qs: np.ndarray, level: float, *, grid: int = 4096) -> 
     n_hat, vN = float(est.counts(*whole)[0]), float(est.variances(*whole)[0])
     q = np.asarray(qs, dtype=np.float64)
     pv = TreePivot(coarse, F, n_hat, vF, vS, vN, mult, D, q, tuple(np.arange(coarse.size) for _ in q))
-    if coarse.size == D or not n_hat > 0:
+    if coarse.size == D or not n_hat > 0 or not refine:
         return pv  # every bucket is on the grid already, or the interval is the whole domain
     per = max(64, min(int(grid), FINE_POINTS // max(1, q.size)))
     grids = []
