@@ -6,8 +6,8 @@ the true quantile (the first bucket with F >= q n), over levels 0.05, 0.25, 0.5,
 
 * ``before``: the calibration as it was (coarse 4096-point read-off grid, the larger factor of the
   two extreme phases): ``tree_pivot(refine=False)``, ``calibrated_scales(phase="worst")``;
-* ``worst``: the refined read-off grid with the two extreme phases;
-* ``after``: the default (refined grid, each simulation's phase uniform);
+* ``after``: the default (the refined read-off grid, the two extreme phases);
+* ``uniform``: the refined grid, each simulation's phase uniform (``phase="uniform"``, not the default);
 * ``pivot``: the uncalibrated pivot interval (refined grid).
 
 Data: ``--domain 1024``: quantiles_auto.py --coverage's (uniform; log-normal(5, 1) capped);
@@ -16,7 +16,7 @@ dep_delay and distance), epsilon = 1, width 1. ``+-``: the binomial standard err
 5 x trials intervals. The calibration's simulation noise comes from a seeded source per release
 (the API continues the release's source; same law).
 
-    PYTHONPATH=src python3 benchmarks/quantiles_coverage.py --domain 1024 --kinds uniform,lognormal --ns 10000 --trials 1000
+    PYTHONPATH=src python3 benchmarks/quantiles_coverage.py --domain 1048576 --kinds uniform,lognormal --ns 1000,10000,100000 --trials 60 --variants after,pivot
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def cell(kind: str, n: int, D: int, trials: int, variants: list[str], per_data: 
             pv = tree_pivot(t, QS, 0.95, refine=False) if v == "before" else fine
             sc = None if v == "pivot" else calibrated_scales(
                 t, QS, 0.95, source=make_source(10**7 + s), sims=sims, pivot=pv,
-                phase="uniform" if v == "after" else "worst")
+                phase="uniform" if v == "uniform" else "worst")
             lo, hi = tree_intervals(t, QS, 0.95, scale=sc, pivot=pv)
             hits[v] += (lo <= true) & (true <= hi)
             width[v].extend(hi - lo + 1)
@@ -88,7 +88,7 @@ def main() -> None:
     ap.add_argument("--kinds", default="uniform,lognormal")
     ap.add_argument("--ns", default="1000,10000,100000")
     ap.add_argument("--trials", type=int, default=300)
-    ap.add_argument("--variants", default="before,worst,after,pivot")
+    ap.add_argument("--variants", default="before,after,uniform,pivot")
     ap.add_argument("--per-data", type=int, default=0)
     a = ap.parse_args()
     for kind in a.kinds.split(","):

@@ -11,13 +11,14 @@ at the nominal rate (a parametric bootstrap with the release as plug-in truth):
    (:func:`plug_in_cdf`) and straight where it is within 3 pivot standard deviations of q G(D - 1)
    (:func:`straight_window`: the isotonic fit's steps are noise at that scale); its q-quantile x*_q
    is the first bucket where it reaches q G(D - 1). The release cannot resolve where q n falls
-   inside x*_q's bucket (its phase: at the top, the low end is hardest to cover; just above the
-   bottom, the high end), so each simulation draws its own phase, uniform on (0, 1] (the truth
-   shifted by that fraction of a bucket): the factor then makes the coverage averaged over the
-   phase the nominal one. (The earlier rule, ``phase="worst"``, kept the larger factor of the two
-   extreme phases: at least the nominal coverage at every phase, so over-coverage where a bucket
-   holds a pivot standard deviation of records or more: 0.965-0.977 at n = 10^4 over 1024
-   buckets, docs/quantiles.md "Coverage");
+   inside x*_q's bucket (its phase), so the truth is shifted by a fraction of a bucket to put q n
+   at the top of the bucket and then just above its bottom, the phases at which the low, resp. the
+   high end is hardest to cover, and the larger of the two factors is kept: coverage at least
+   nominal at every phase, hence above it on average where a bucket holds a pivot standard
+   deviation of records or more. (``phase="uniform"``, each simulation drawing its phase uniformly,
+   makes the coverage averaged over the phase nominal but lets it fall far below at the extreme
+   phases: 0.60 at the median of a tied column whose q n sits at the edge of its tie block;
+   docs/quantiles.md, "Coverage". Not the default);
 2. ``sims`` simulated releases: the plan's public noise (levels, per-level scales, branching) drawn
    afresh and passed through the same least-squares estimator
    (:meth:`~dptree.rangetree.estimates.LeafEstimates.simulated_cdf_errors`; the estimator is linear,
@@ -28,8 +29,7 @@ at the nominal rate (a parametric bootstrap with the release as plug-in truth):
    the high end iff some j from the grid point before x*_q on has P_j - c w_j < 0 (w_j the
    multiplier times the pivot's standard deviation);
 4. the factor of level q is the ceil(level (sims + 1))-th smallest of those sims factors (were the
-   plug-in the truth and the phase uniform, the interval would cover with probability >= level,
-   as a Monte Carlo test).
+   plug-in the truth, the interval would cover with probability >= level, as a Monte Carlo test).
 
 The factor is computed on the same read-off grid as the interval (:func:`tree_pivot`: refined
 to single buckets near each level's ends); the
@@ -114,11 +114,11 @@ def straight_window(pos: np.ndarray, val: np.ndarray, target: float, half: float
 
 def calibrated_scales(tree: Any, qs: np.ndarray, level: float, *, source: RandomSource,
                       sims: int = CALIBRATION_SIMS, grid: int = 4096, pivot: TreePivot | None = None,
-                      phase: Literal["uniform", "worst"] = "uniform") -> np.ndarray:
+                      phase: Literal["worst", "uniform"] = "worst") -> np.ndarray:
     """The factor on each level's pivot multiplier at which ``sims`` simulated releases of ``tree``'s
-    plan, with the release's isotonic CDF as the truth, cover at ``level`` averaged over the
-    quantile's phase inside its bucket (``phase="uniform"``; ``"worst"``: at the harder of the two
-    extreme phases, the earlier rule, kept for comparison) (module docstring). Reads only the release
+    plan, with the release's isotonic CDF as the truth, cover at ``level`` whatever the quantile's
+    phase inside its bucket (``phase="worst"``: the larger factor of the two extreme phases;
+    ``"uniform"``: averaged over a uniform phase, for comparison) (module docstring). Reads only the release
     (its estimates and public plan); ``source`` draws the simulation's noise and phases. ``pivot``:
     :func:`tree_pivot`'s result for these arguments, if already computed."""
     pv = tree_pivot(tree, qs, level, grid=grid) if pivot is None else pivot
@@ -132,7 +132,7 @@ def calibrated_scales(tree: Any, qs: np.ndarray, level: float, *, source: Random
     order = min(sims, math.ceil(level * (sims + 1))) - 1
     if phase == "uniform":  # each simulation's phase, uniform on (0, 1]
         phases = [(uniform_below(source, PHASES, sims) + 1.0) / PHASES]
-    else:  # the earlier rule: the top of the bucket and just above its bottom, the larger factor kept
+    else:  # the top of the bucket and just above its bottom, the larger factor kept
         phases = [np.ones(sims), np.full(sims, 1e-9)]
     out = np.zeros(len(qs))
     for i, q in enumerate(qs):
