@@ -16,6 +16,8 @@ dep_delay and distance), epsilon = 1, width 1. ``+-``: the binomial standard err
 5 x trials intervals. The calibration's simulation noise comes from a seeded source per release
 (the API continues the release's source; same law).
 
+``--cost``: the time per dptree.quantiles(method="tree") call by domain size, pivot and calibrated.
+
     PYTHONPATH=src python3 benchmarks/quantiles_coverage.py --domain 1048576 --kinds uniform,lognormal --ns 1000,10000,100000 --trials 60 --variants after,pivot
 """
 
@@ -90,7 +92,13 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=300)
     ap.add_argument("--variants", default="before,after,uniform,pivot")
     ap.add_argument("--per-data", type=int, default=0)
+    ap.add_argument("--cost", action="store_true", help="only the time per call by domain size (quantiles_auto.py's)")
     a = ap.parse_args()
+    if a.cost:
+        from quantiles_auto import _calibration_cost  # benchmarks/ is on the path when run as a script
+
+        _calibration_cost()
+        return
     for kind in a.kinds.split(","):
         for n in (int(v) for v in a.ns.split(",")):
             cell(kind, n, a.domain, a.trials, a.variants.split(","), a.per_data)
