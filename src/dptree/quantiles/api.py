@@ -20,7 +20,7 @@ from dptree.privacy.budget import check_release_budget
 from dptree.quantiles.approx import approx_quantiles, em_call, layer_epsilon
 from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS, choose_method
 from dptree.quantiles.calibration import calibrated_scales, calibration_sims
-from dptree.quantiles.intervals import release_radii, tree_intervals, value_intervals
+from dptree.quantiles.intervals import release_radii, tree_intervals, tree_pivot, value_intervals
 from dptree.quantiles.release import INTERVALS, METHODS, NEIGHBORS, QuantilesRelease, joint_module, statement
 from dptree.rangetree.results import quantile_levels
 
@@ -120,8 +120,9 @@ def quantiles(
                           branching=TREE_BRANCHING, neighbors=neighbors, column=column, missing=on_invalid, rng=src)
         values = [v.item() if hasattr(v, "item") else v for v in np.atleast_1d(tree.quantile(qa))]
         sims = calibration_sims(tree.layout.padded_size) if interval == "calibrated" else 0
-        scale = calibrated_scales(tree, qa, level, source=src, sims=sims, grid=grid) if sims else None
-        low, high = tree_intervals(tree, qa, level, grid=grid, scale=scale)
+        pivot = tree_pivot(tree, qa, level, grid=grid)
+        scale = calibrated_scales(tree, qa, level, source=src, sims=sims, grid=grid, pivot=pivot) if sims else None
+        low, high = tree_intervals(tree, qa, level, grid=grid, scale=scale, pivot=pivot)
         used = "calibrated" if sims else "pivot"
         ci_low, ci_high = [v.item() for v in low], [v.item() for v in high]
         if enc.kind == "float":

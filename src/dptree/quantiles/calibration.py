@@ -13,7 +13,12 @@ at the nominal rate (a parametric bootstrap with the release as plug-in truth):
    is the first bucket where it reaches q G(D - 1). The release cannot resolve where q n falls
    inside x*_q's bucket (its phase), so the truth is shifted by a fraction of a bucket to put q n
    at the top of the bucket and then just above its bottom, the phases at which the low, resp. the
-   high end is hardest to cover, and the larger of the two factors is kept;
+   high end is hardest to cover, and the larger of the two factors is kept: coverage at least
+   nominal at every phase, hence above it on average where a bucket holds a pivot standard
+   deviation of records or more. (``phase="uniform"``, each simulation drawing its phase uniformly,
+   makes the coverage averaged over the phase nominal but lets it fall far below at the extreme
+   phases: 0.60 at the median of a tied column whose q n sits at the edge of its tie block;
+   docs/quantiles.md, "Coverage". Not the default);
 2. ``sims`` simulated releases: the plan's public noise (levels, per-level scales, branching) drawn
    afresh and passed through the same least-squares estimator
    (:meth:`~dptree.rangetree.estimates.LeafEstimates.simulated_cdf_errors`; the estimator is linear,
@@ -26,7 +31,8 @@ at the nominal rate (a parametric bootstrap with the release as plug-in truth):
 4. the factor of level q is the ceil(level (sims + 1))-th smallest of those sims factors (were the
    plug-in the truth, the interval would cover with probability >= level, as a Monte Carlo test).
 
-The factor is computed on the same read-off grid as the interval (:func:`tree_pivot`); the
+The factor is computed on the same read-off grid as the interval (:func:`tree_pivot`: refined
+to single buckets near each level's ends); the
 number of simulations is public (:func:`calibration_sims`: 199 up to 2^16 leaves, fewer above,
 none past 2^20 leaves, where the pivot interval is kept).
 
@@ -40,12 +46,13 @@ measured time per call).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from dptree.noise import RandomSource
-from dptree.quantiles.intervals import tree_pivot
+from dptree.noise.integers import uniform_below
+from dptree.quantiles.intervals import TreePivot, tree_pivot
 
 __all__ = ["CALIBRATION_SIMS", "calibration_sims", "critical_scales", "plug_in_cdf", "straight_window",
            "calibrated_scales"]
@@ -58,6 +65,8 @@ MIN_SIMS = 39
 WORK_LEAVES = 1 << 24
 #: trees with more (padded) leaves than this keep the pivot interval (a call would take seconds)
 MAX_LEAVES = 1 << 20
+#: resolution of a simulation's phase (where q n falls inside its bucket)
+PHASES = 1 << 52
 #: the plug-in is a straight line where it is within this many pivot standard deviations of q n
 WINDOW = 3.0
 
@@ -104,12 +113,15 @@ def straight_window(pos: np.ndarray, val: np.ndarray, target: float, half: float
 
 
 def calibrated_scales(tree: Any, qs: np.ndarray, level: float, *, source: RandomSource,
-                      sims: int = CALIBRATION_SIMS, grid: int = 4096) -> np.ndarray:
+                      sims: int = CALIBRATION_SIMS, grid: int = 4096, pivot: TreePivot | None = None,
+                      phase: Literal["worst", "uniform"] = "worst") -> np.ndarray:
     """The factor on each level's pivot multiplier at which ``sims`` simulated releases of ``tree``'s
     plan, with the release's isotonic CDF as the truth, cover at ``level`` whatever the quantile's
-    phase inside its bucket (module docstring). Reads only the release (its estimates and public
-    plan); ``source`` draws the simulation's noise."""
-    pv = tree_pivot(tree, qs, level, grid=grid)
+    phase inside its bucket (``phase="worst"``: the larger factor of the two extreme phases;
+    ``"uniform"``: averaged over a uniform phase, for comparison) (module docstring). Reads only the release
+    (its estimates and public plan); ``source`` draws the simulation's noise and phases. ``pivot``:
+    :func:`tree_pivot`'s result for these arguments, if already computed."""
+    pv = tree_pivot(tree, qs, level, grid=grid) if pivot is None else pivot
     est, plan, D = tree._est, tree.plan, pv.size
     pos, val = plug_in_cdf(est.monotone_cdf())
     n_plug = float(val[-1])
@@ -118,19 +130,25 @@ def calibrated_scales(tree: Any, qs: np.ndarray, level: float, *, source: Random
     err = est.simulated_cdf_errors(plan.noise_spec, plan.root_exact, sims, source, np.append(pv.idx + 1, D))
     n_sim = n_plug + err[:, -1]
     order = min(sims, math.ceil(level * (sims + 1))) - 1
+    if phase == "uniform":  # each simulation's phase, uniform on (0, 1]
+        phases = [(uniform_below(source, PHASES, sims) + 1.0) / PHASES]
+    else:  # the top of the bucket and just above its bottom, the larger factor kept
+        phases = [np.ones(sims), np.full(sims, 1e-9)]
     out = np.zeros(len(qs))
     for i, q in enumerate(qs):
+        g, _, half = pv.level(i)
+        e = err[:, pv.cols[i]]
         t = q * n_plug
-        s_i = float(np.interp(np.interp(t, val, pos), pv.idx, pv.sd[i]))  # the pivot's sd near the plug-in quantile
+        s_i = float(np.interp(np.interp(t, val, pos), g, pv.sd(i)))  # the pivot's sd near the plug-in quantile
         kp, kv = straight_window(pos, val, t, WINDOW * s_i)
         y = float(np.interp(t, kv, kp)) if t > kv[0] else 0.0  # where the plug-in reaches q n
-        # the truth shifted so that q n falls at the top of a bucket, then just above its bottom:
-        # the two phases at which the low end, resp. the high end, is hardest to cover
-        for shift in (y - math.floor(y), y - math.floor(y) - 1 + 1e-9):
-            truth = np.interp(pv.idx + shift, kp, kv)
-            true_bucket = np.full(sims, min(max(math.ceil(y - shift), 0), D - 1))
-            c = critical_scales(pv.idx, truth[None, :] + err[:, :-1] - q * n_sim[:, None], pv.mult * pv.sd[i],
-                                true_bucket)
+        # the truth shifted so that q n falls at fraction u of its bucket (u = 1: at the top, where
+        # the low end is hardest to cover; u near 0: just above the bottom, the high end's hardest)
+        for u in phases:
+            shift = y - math.floor(y) - 1.0 + u
+            truth = np.interp(g[None, :] + shift[:, None], kp, kv)
+            true_bucket = np.clip(np.ceil(y - shift), 0, D - 1).astype(np.int64)
+            c = critical_scales(g, truth + e - q * n_sim[:, None], half, true_bucket)
             c[n_sim <= 0] = 0.0
             out[i] = max(out[i], float(np.partition(c, order)[order]))
     return out

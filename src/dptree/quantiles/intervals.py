@@ -51,36 +51,81 @@ __all__ = ["TreePivot", "tree_pivot", "pivot_ends", "tree_intervals", "value_int
            "release_radii"]
 
 
+#: the read-off grid is refined to single buckets where the interval at up to this factor on the
+#: multiplier can end (:func:`tree_pivot`): factors above it end on the coarse grid (widened, so wider)
+FINE_FACTOR = 2.0
+#: refined read-off points of all levels together at most (at least 64 per level)
+FINE_POINTS = 1 << 16
+
+
 @dataclass(frozen=True)
 class TreePivot:
-    """The pivot P(x) = F_hat(x) - q n_hat of every level on the read-off grid (module docstring):
-    ``idx`` the grid's buckets, ``F`` F_hat there, ``n_hat``, ``sd[i]`` the pivot's exact standard
-    deviation for level i and ``mult`` the two-sided ``level`` multiplier at each grid bucket."""
+    """The pivot P(x) = F_hat(x) - q n_hat of every level on its read-off grid (module docstring):
+    ``idx`` every read-off bucket (the coarse grid and each level's refined window), ``F`` F_hat
+    there, ``n_hat``, ``vF``/``vS``/``vN`` the closed-form variances of F_hat(x), of the suffix
+    count from x + 1 and of n_hat, ``mult`` the two-sided ``level`` multiplier at each bucket, and
+    ``cols[i]`` the positions in ``idx`` of level i's grid."""
 
     idx: np.ndarray
     F: np.ndarray
     n_hat: float
-    sd: np.ndarray
+    vF: np.ndarray
+    vS: np.ndarray
+    vN: float
     mult: np.ndarray
     size: int
+    q: np.ndarray
+    cols: tuple[np.ndarray, ...]
+
+    def sd(self, i: int) -> np.ndarray:
+        """Level i's pivot standard deviation on its grid (positions ``cols[i]``)."""
+        c, q = self.cols[i], float(self.q[i])
+        return np.sqrt(np.maximum((1 - q) * self.vF[c] + (q * q - q) * self.vN + q * self.vS[c], 0.0))
+
+    def level(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Level i's grid buckets, pivot values and half-widths at factor 1 (multiplier x sd)."""
+        c = self.cols[i]
+        return self.idx[c], self.F[c] - float(self.q[i]) * self.n_hat, self.mult[c] * self.sd(i)
 
 
-def tree_pivot(tree: Any, qs: np.ndarray, level: float, *, grid: int = 4096) -> TreePivot:
-    """The pivot of each level of a :class:`~dptree.rangetree.release.RangeTree` on at most ``grid``
-    evenly spaced buckets (release estimates and closed-form variances only)."""
-    est, D = tree._est, tree.domain.size
-    idx = np.unique(np.linspace(0, D - 1, min(D, int(grid))).astype(np.int64))
+def _pivot_parts(est: Any, idx: np.ndarray, D: int, level: float) -> tuple[np.ndarray, ...]:
+    """F_hat, Var F_hat, Var of the suffix count and the multiplier at the buckets ``idx``."""
     zeros, none = np.zeros_like(idx), np.zeros(idx.shape, dtype=bool)
     F = est.counts(zeros, idx, none)
     vF = est.variances(zeros, idx, none)
     _, mult = est.spread(zeros, idx, none, level)
     suf_empty = idx + 1 > D - 1
     vS = est.variances(np.where(suf_empty, 0, idx + 1), np.full(idx.shape, D - 1), suf_empty)
+    return F, vF, vS, np.broadcast_to(np.asarray(mult, dtype=np.float64), idx.shape)
+
+
+def tree_pivot(tree: Any, qs: np.ndarray, level: float, *, grid: int = 4096, refine: bool = True) -> TreePivot:
+    """The pivot of each level of a :class:`~dptree.rangetree.release.RangeTree` (release estimates
+    and closed-form variances only) on at most ``grid`` evenly spaced buckets, refined where the
+    level's interval can end: the buckets between the ends of its pivot interval at
+    :data:`FINE_FACTOR` times the multiplier on the coarse grid (where, at any factor up to that,
+    its ends lie), every one of them when there are at most ``grid`` (else ``grid`` evenly spaced;
+    at most :data:`FINE_POINTS` over all levels; ``refine=False``: the coarse grid alone, as before
+    the refinement, for comparison)."""
+    est, D = tree._est, tree.domain.size
+    coarse = np.unique(np.linspace(0, D - 1, min(D, int(grid))).astype(np.int64))
+    F, vF, vS, mult = _pivot_parts(est, coarse, D, level)
     whole = (np.array([0]), np.array([D - 1]), np.array([False]))
     n_hat, vN = float(est.counts(*whole)[0]), float(est.variances(*whole)[0])
-    q = np.asarray(qs, dtype=np.float64)[:, None]
-    sd = np.sqrt(np.maximum((1 - q) * vF + (q * q - q) * vN + q * vS, 0.0))
-    return TreePivot(idx, F, n_hat, sd, np.broadcast_to(np.asarray(mult, dtype=np.float64), idx.shape), D)
+    q = np.asarray(qs, dtype=np.float64)
+    pv = TreePivot(coarse, F, n_hat, vF, vS, vN, mult, D, q, tuple(np.arange(coarse.size) for _ in q))
+    if coarse.size == D or not n_hat > 0 or not refine:
+        return pv  # every bucket is on the grid already, or the interval is the whole domain
+    per = max(64, min(int(grid), FINE_POINTS // max(1, q.size)))
+    grids = []
+    for i in range(q.size):
+        g, piv, half = pv.level(i)
+        a, b = pivot_ends(g, piv, FINE_FACTOR * half, D)
+        fine = np.arange(a, b + 1) if b - a + 1 <= per else np.linspace(a, b, per).astype(np.int64)
+        grids.append(np.union1d(coarse[(coarse < a) | (coarse > b)], fine))
+    idx = np.unique(np.concatenate(grids))
+    F, vF, vS, mult = _pivot_parts(est, idx, D, level)
+    return TreePivot(idx, F, n_hat, vF, vS, vN, mult, D, q, tuple(np.searchsorted(idx, g) for g in grids))
 
 
 def pivot_ends(idx: np.ndarray, piv: np.ndarray, half: np.ndarray, size: int) -> tuple[int, int]:
@@ -99,20 +144,22 @@ def pivot_ends(idx: np.ndarray, piv: np.ndarray, half: np.ndarray, size: int) ->
 
 
 def tree_intervals(tree: Any, qs: np.ndarray, level: float, *, grid: int = 4096,
-                   scale: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                   scale: np.ndarray | None = None, pivot: TreePivot | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The ``level`` interval of each q-quantile of a :class:`~dptree.rangetree.release.RangeTree`
     (bucket resolution, like its :meth:`quantile`), from the pivot F_hat(x) - q n_hat with its exact
-    variance (module docstring). Read on at most ``grid`` evenly spaced buckets, widened to the
-    neighbouring grid points. ``scale[i]`` multiplies level i's multiplier (default 1: the pivot
+    variance (module docstring). Read on the grid of :func:`tree_pivot` (every bucket near the ends
+    where the domain has more than ``grid``), widened to the neighbouring grid points. ``scale[i]`` multiplies level i's multiplier (default 1: the pivot
     interval; :mod:`dptree.quantiles.calibration` chooses it by simulation). An estimated total
-    <= 0 gives the whole domain."""
-    pv = tree_pivot(tree, qs, level, grid=grid)
+    <= 0 gives the whole domain. ``pivot``: :func:`tree_pivot`'s result for these arguments, if
+    already computed."""
+    pv = tree_pivot(tree, qs, level, grid=grid) if pivot is None else pivot
     sc = np.ones(len(qs)) if scale is None else np.asarray(scale, dtype=np.float64)
     low_leaf = np.zeros(len(qs), dtype=np.int64)
     high_leaf = np.full(len(qs), pv.size - 1, dtype=np.int64)
     if pv.n_hat > 0:
-        for i, q in enumerate(qs):
-            low_leaf[i], high_leaf[i] = pivot_ends(pv.idx, pv.F - q * pv.n_hat, sc[i] * pv.mult * pv.sd[i], pv.size)
+        for i in range(len(qs)):
+            g, piv, half = pv.level(i)
+            low_leaf[i], high_leaf[i] = pivot_ends(g, piv, sc[i] * half, pv.size)
     dom = tree.domain
     return np.asarray(dom.leaf_start(low_leaf)), np.asarray(dom.leaf_end(high_leaf))
 

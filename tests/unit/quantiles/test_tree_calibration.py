@@ -43,8 +43,8 @@ def test_critical_factor_is_where_the_interval_starts_to_cover(D):
         pv = tree_pivot(t, QS, 0.95)
         for i, q in enumerate(QS):
             for target in (int(np.searchsorted(F, q * x.size)), int(np.searchsorted(F, q * x.size)) + 3):
-                c = float(critical_scales(pv.idx, (pv.F - q * pv.n_hat)[None, :], pv.mult * pv.sd[i],
-                                          np.array([target]))[0])
+                g, piv, half = pv.level(i)
+                c = float(critical_scales(g, piv[None, :], half, np.array([target]))[0])
                 sc = np.ones(QS.size)
                 sc[i] = c * (1 + 1e-9) + 1e-12
                 lo, hi = tree_intervals(t, QS, 0.95, scale=sc)
@@ -114,9 +114,13 @@ def test_api_calibrated_by_default_and_pivot_on_request():
     assert piv.ci_low == list(lo) and piv.ci_high == list(hi)
     cal = dptree.quantiles(x, QS, **kw)
     assert cal.values == piv.values
-    w_cal = np.subtract(cal.ci_high, cal.ci_low)
-    w_piv = np.subtract(piv.ci_high, piv.ci_low)
-    assert np.all(w_cal <= w_piv) and np.sum(w_cal) < 0.9 * np.sum(w_piv)  # the pivot over-covers
+    w_cal, w_piv = [np.subtract(cal.ci_high, cal.ci_low)], [np.subtract(piv.ci_high, piv.ci_low)]
+    for s in (2, 3, 4):  # widths over four releases: one release's factors are a 199-simulation Monte Carlo
+        kw["rng"] = s
+        for r, w in ((dptree.quantiles(x, QS, **kw), w_cal), (dptree.quantiles(x, QS, interval="pivot", **kw), w_piv)):
+            w.append(np.subtract(r.ci_high, r.ci_low))
+    assert np.all(np.concatenate(w_cal) <= np.concatenate(w_piv))
+    assert np.sum(w_cal) < 0.9 * np.sum(w_piv)  # the pivot over-covers
 
 
 def test_the_release_records_its_interval_construction(tmp_path):
@@ -136,3 +140,20 @@ def test_the_release_records_its_interval_construction(tmp_path):
     doc["parameters"]["interval"] = "bootstrap"
     with pytest.raises(DPTreeError, match="interval"):
         dptree.QuantilesRelease.from_document(doc)
+
+
+def test_read_off_is_refined_to_single_buckets_near_the_ends():
+    """On a domain with more buckets than the grid, the interval ends (pivot and calibrated, factor
+    up to FINE_FACTOR) are those read on every bucket: the coarse grid's spacing (32 buckets here)
+    no longer widens them."""
+    D = 2**14
+    x = np.random.default_rng(3).integers(0, D, 100_000)
+    t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, levels="prefix", branching=8, rng=4)
+    full = tree_pivot(t, QS, 0.95, grid=D)
+    for sc in (np.ones(QS.size), np.full(QS.size, 0.7), np.full(QS.size, 1.9)):
+        coarse = tree_intervals(t, QS, 0.95, grid=512, scale=sc)
+        exact = tree_intervals(t, QS, 0.95, grid=D, scale=sc, pivot=full)
+        np.testing.assert_array_equal(coarse, exact)
+    lo, hi = exact
+    assert np.all(hi - lo < 32)  # narrower than one coarse cell: a coarse read-off could not give these
+    assert tree_pivot(t, QS, 0.95, grid=512).idx.size < 512 + QS.size * 64

