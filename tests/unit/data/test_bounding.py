@@ -268,3 +268,24 @@ def test_bound_cells_keeps_the_same_rows_whatever_the_id_spread(seed: int, span:
     np.testing.assert_array_equal(dense, wide)
     assert dense.sum() == np.minimum(np.bincount(codes), k).sum()
     assert not np.array_equal(dense, bound_cells(leaf, codes, k, cells, SeededRandomSource(seed + 10)))
+
+
+@pytest.mark.parametrize("n_users", [0, 40])
+def test_duckdb_bounding_reports_the_same_stages_on_either_path(n_users: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # which path runs depends on the ids' range and the row count (private): the progress output
+    # must not show it
+    import duckdb
+
+    import dptree.data.engines.duckdb_bounded as eng_b
+
+    gen = np.random.default_rng(n_users)
+    users = np.repeat(np.arange(n_users), gen.integers(1, 6, n_users)).astype(np.int64)
+    con = duckdb.connect()
+    con.register("rows_in", pa.table({"u": users, "leaf": gen.integers(0, 16, users.size)}))
+    stages = []
+    for limit in (eng_b.IN_MEMORY_ROWS, 0):
+        monkeypatch.setattr(eng_b, "IN_MEMORY_ROWS", limit)
+        said: list[str] = []
+        eng_b.bounded_counts(con, "rows_in", 2, 16, SeededRandomSource(1), said.append)
+        stages.append(said)
+    assert stages[0] == stages[1] and "counting records per user" in stages[0]

@@ -44,7 +44,8 @@ IN_MEMORY_ROWS = 1 << 27
 _NUMPY_ID_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "UINTEGER")
 
 
-def _bounded_in_memory(con: Any, table: str, k: int, cells: int, source: RandomSource) -> np.ndarray | None:
+def _bounded_in_memory(con: Any, table: str, k: int, cells: int, source: RandomSource,
+                       say: Callable[[str], None]) -> np.ndarray | None:
     """:func:`bounded_counts` by numpy (:func:`dptree.data.engines.numpy.bound_packed`: one packed
     vectorised sort, the draws beside it, instead of DuckDB's GROUP BY u and its sort by (u, cell)),
     when the user ids are integers in [0, 2^(63 - cell bits)) and at most :data:`IN_MEMORY_ROWS`
@@ -59,7 +60,7 @@ def _bounded_in_memory(con: Any, table: str, k: int, cells: int, source: RandomS
     reader = next(getattr(rel, m) for m in ("to_arrow_reader", "fetch_arrow_reader", "fetch_record_batch")
                   if hasattr(rel, m))(STREAM_BATCH)  # the name differs across DuckDB versions
     keys: list[np.ndarray] = []
-    rows = 0
+    rows = 0  # nothing is said before the path is settled: the stages' names are the same on both
     for batch in reader:
         rows += batch.num_rows
         key = pack_user_cells(batch.column(0).to_numpy(), batch.column(1).to_numpy(), bits)
@@ -68,7 +69,7 @@ def _bounded_in_memory(con: Any, table: str, k: int, cells: int, source: RandomS
         keys.append(key)
     key = np.concatenate(keys) if keys else np.zeros(0, dtype=np.int64)
     del keys
-    return bound_packed(key, bits, k, cells, source)
+    return bound_packed(key, bits, k, cells, source, say)
 
 
 def bounded_counts(con: Any, table: str, k: int, cells: int, source: RandomSource,
@@ -86,7 +87,7 @@ def bounded_counts(con: Any, table: str, k: int, cells: int, source: RandomSourc
     count)."""
     say = report or (lambda msg: None)
     say("reading user ids and cells")
-    hist = _bounded_in_memory(con, table, k, cells, source)
+    hist = _bounded_in_memory(con, table, k, cells, source, say)
     if hist is not None:
         return hist
     say("counting records per user")

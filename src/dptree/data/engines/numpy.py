@@ -9,7 +9,7 @@ the same group lookup, so all three give the same counts for the same random sou
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -123,13 +123,18 @@ def pack_user_cells(users: np.ndarray, cells_of_rows: np.ndarray, bits: int) -> 
     return key
 
 
-def bound_packed(key: np.ndarray, bits: int, k: int, cells: int, source: RandomSource) -> np.ndarray:
+def bound_packed(key: np.ndarray, bits: int, k: int, cells: int, source: RandomSource,
+                 say: Callable[[str], None] | None = None) -> np.ndarray:
     """Rows per cell keeping at most k rows per user (:mod:`dptree.data.bounding`), from the rows'
     packed keys (:func:`pack_user_cells`; sorted here, in place, by numpy's vectorised sort):
     users above k, in id order, keep the drawn ranks of their rows ranked by cell. When the user
     keys are below max(rows, 2^20), the records per user come from a count array and the draws
     run in another thread while the keys are sorted (the same draws from ``source``, which only
-    that thread uses until they are done); otherwise they follow the sort, from its runs."""
+    that thread uses until they are done); otherwise they follow the sort, from its runs. ``say``
+    receives the stage names of the DuckDB engine's other path, in the same order (never a count),
+    so progress output does not tell which path ran."""
+    say = say or (lambda msg: None)
+    say("counting records per user")
     if key.size == 0:
         return np.zeros(cells, dtype=np.int64)
     counts: np.ndarray | None = None
@@ -137,6 +142,7 @@ def bound_packed(key: np.ndarray, bits: int, k: int, cells: int, source: RandomS
         per_user = np.bincount(key >> bits)
         counts = per_user[per_user > 0]  # users in id order, as the sort's runs
         del per_user
+    say(f"sorting the rows by user and cell; drawing which {k} record(s) each user keeps")
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dptree-draw") as pool:
         drawing = pool.submit(_kept_ranks, source, counts, k) if counts is not None else None
         key.sort()
@@ -146,6 +152,7 @@ def bound_packed(key: np.ndarray, bits: int, k: int, cells: int, source: RandomS
         else:
             chosen = drawing.result()
     assert counts is not None
+    say("counting the kept records")
     key &= (1 << bits) - 1  # the cells, in (user, cell) order
     return np.bincount(key[_keep_mask(counts, chosen, k)], minlength=cells).astype(np.int64)
 
