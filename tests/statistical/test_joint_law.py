@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import pytest
@@ -49,18 +50,23 @@ def chi2_pvalue(counts: Counter, probs: dict, total: int) -> float:
     return float(chi2.sf(stat, len(cells) - 1))
 
 
+def _sampled(total: int, span: int, eps: float, src: Any, dither: int = 1) -> Counter:
+    """Counts of ``total`` JointExp outputs on the data (0, 0, 4) at the levels (1/2, 1/2)."""
+    counts: Counter = Counter()
+    for _ in range(total):
+        o = joint_exponential(np.array([0, 4]), np.array([2, 1]), np.array([0.5, 0.5]), lower=0, upper=span - 1,
+                              epsilon=eps, rng=src, dither=dither)
+        counts[tuple(int(v) for v in o)] += 1
+    return counts
+
+
 @pytest.mark.slow
 def test_sampled_law_matches_exact_law_with_power() -> None:
     # a tie block of 2 at 0, a gap of length 3 (runs of 2 outputs inside it), a value at 4
     data, span, eps = (0, 0, 4), 6, 3.0
     qs = [Fraction(1, 2), Fraction(1, 2)]
     total = 3000
-    src = make_source(20261123)
-    counts: Counter = Counter()
-    for _ in range(total):
-        o = joint_exponential(np.array([0, 4]), np.array([2, 1]), np.array([0.5, 0.5]), lower=0, upper=span - 1,
-                              epsilon=eps, rng=src)
-        counts[tuple(int(v) for v in o)] += 1
+    counts = _sampled(total, span, eps, make_source(20261123))
     exact = law(data, qs, span, eps * (1 - 1e-4))  # the run epsilon is within 1e-4 of eps
     assert chi2_pvalue(counts, exact, total) > ALPHA
     assert chi2_pvalue(counts, law(data, qs, span, eps, tie_aware=False), total) < ALPHA
@@ -87,12 +93,7 @@ def test_dithered_sampled_law_matches_exact_law_with_power() -> None:
     data, span, eps, k = (0, 0, 4), 6, 3.0, 2
     qs = [Fraction(1, 2), Fraction(1, 2)]
     total = 3000
-    src = make_source(20261124)
-    counts: Counter = Counter()
-    for _ in range(total):
-        o = joint_exponential(np.array([0, 4]), np.array([2, 1]), np.array([0.5, 0.5]), lower=0, upper=span - 1,
-                              epsilon=eps, rng=src, dither=k)
-        counts[tuple(int(v) for v in o)] += 1
+    counts = _sampled(total, span, eps, make_source(20261124), dither=k)
     exact = dithered_law(data, qs, span, eps * (1 - 1e-4), k)
     assert chi2_pvalue(counts, exact, total) > ALPHA
     assert chi2_pvalue(counts, law(data, qs, span, eps), total) < ALPHA

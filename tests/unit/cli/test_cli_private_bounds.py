@@ -35,21 +35,22 @@ def test_release_with_private_bounds_charges_the_whole_epsilon(tmp_path: Path, c
     assert json.loads(out.read_text())["metadata"]["ledger"]["epsilon"] == 1.0
 
 
-def test_dates_from_a_file_with_private_bounds(tmp_path: Path, cli_run: Any) -> None:
+def _signup_release(tmp_path: Path, cli_run: Any, *extra: str) -> Any:
+    """``release --bounds private`` of the example's date column with ``extra`` flags, loaded back."""
     out = tmp_path / "signup.json"
-    res = cli_run(["release", EXAMPLE, "--column", "signup_date", "--bounds", "private", "--epsilon", "1",
-                   "--width", "7d", "--out", out, "--seed", "1", "--allow-nonprivate"])
+    res = cli_run(["release", EXAMPLE, "--column", "signup_date", "--bounds", "private", "--epsilon", "1", *extra,
+                   "--out", out, "--seed", "1", "--allow-nonprivate"])
     assert res.code == 0, res.err
-    rel = dptree.load(out)
+    return dptree.load(out)
+
+
+def test_dates_from_a_file_with_private_bounds(tmp_path: Path, cli_run: Any) -> None:
+    rel = _signup_release(tmp_path, cli_run, "--width", "7d")
     assert rel.domain.kind == "datetime" and rel.domain.width >= 7 * 86_400 * 10**9
 
 
 def test_a_date_origin_from_the_command_line(tmp_path: Path, cli_run: Any) -> None:
-    out = tmp_path / "signup.json"
-    res = cli_run(["release", EXAMPLE, "--column", "signup_date", "--bounds", "private", "--epsilon", "1",
-                   "--bounds-origin", "2020-01-01", "--out", out, "--seed", "1", "--allow-nonprivate"])
-    assert res.code == 0, res.err
-    rel = dptree.load(out)
+    rel = _signup_release(tmp_path, cli_run, "--bounds-origin", "2020-01-01")
     assert rel.privacy["bounds"]["origin"] == int(np.datetime64("2020-01-01", "ns").astype(np.int64))
     bad = cli_run(["release", EXAMPLE, "--column", "age", "--bounds", "private", "--epsilon", "1",
                    "--bounds-origin", "someday", "--out", tmp_path / "r.json"])
