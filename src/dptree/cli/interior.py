@@ -1,6 +1,6 @@
 """``dptree interior-point``, ``dptree median`` and ``dptree quantile`` (seed 002).
 
-    dptree interior-point FILE --column C --lower L --upper U --epsilon E
+    dptree interior-point FILE --column C --lower L --upper U [--width W] --epsilon E
                           [--delta D] [--method auto|exponential|treelog|heavypaths]
                           [--beta B] [--seed S --allow-nonprivate] [--run-anyway] [--n N | --n-max N]
                           [--on-invalid error|drop]
@@ -10,7 +10,9 @@ tree methods need one, and it alone drives their calibration. The output never s
 number of rows.
 
 FILE is a CSV or Parquet file read with DuckDB like ``dptree release`` (``-`` reads CSV from
-standard input). Integer bounds give an integer domain, any float bound a float domain.
+standard input), counted in DuckDB (never one Python object per row). Integer bounds give an
+integer domain, any float bound a float domain, dates (``2024-01-01``, ``2024-01-01T12:00``) a
+date domain whose resolution is ``--width`` (``1d`` by default; ``6h``, ``30m``, ``10s``, ``1w``).
 
 ``dptree median`` and ``dptree quantile --q Q`` take the same input options and release one
 quantile of the column with the exponential mechanism (:func:`dptree.quantile`).
@@ -19,13 +21,14 @@ quantile of the column with the exponential mechanism (:func:`dptree.quantile`).
 from __future__ import annotations
 
 import argparse
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
-from dptree.cli import core, readers
+from dptree.cli import core
 from dptree.cli.ledger_options import add_ledger_options, charged_budget, check_public_parameters, ledger_path
-from dptree.cli.readers import read_column
+from dptree.errors import InvalidParameterError
 
-__all__ = ["register", "read_column"]  # read_column: re-exported for its callers
+__all__ = ["register"]
 
 
 def register(sub: Any) -> None:
@@ -63,8 +66,10 @@ def register(sub: Any) -> None:
 def _add_column_options(p: Any) -> None:
     core.add_input_options(p)
     p.add_argument("--column", required=True, help="column name")
-    p.add_argument("--lower", required=True, help="public lower bound of the domain (a number)")
-    p.add_argument("--upper", required=True, help="public upper bound of the domain (a number)")
+    p.add_argument("--lower", required=True, help="public lower bound of the domain (a number or a date)")
+    p.add_argument("--upper", required=True, help="public upper bound of the domain (a number or a date)")
+    p.add_argument("--width", default=None,
+                   help="dates only: the resolution of the released point (1d default, 6h, 30m, 10s, 1w)")
     p.add_argument("--epsilon", required=True, type=float)
     core.add_seed_options(p)
     add_ledger_options(p)
@@ -85,13 +90,32 @@ def _execute(args: argparse.Namespace, release: Callable[[Any], Any], command: s
     core.check_input_path(args.file)
     label = args.ledger_label or f"{command} {args.file}:{args.column}"
     with charged_budget(ledger, epsilon=args.epsilon, delta=getattr(args, "delta", 0.0), label=label):
-        vals = readers.read_column(args.file, args.column, drop_missing=args.on_invalid == "drop",
-                                   fmt=args.input_format)
-        return release(vals)
+        with _table(args) as data:
+            return release(data)
 
 
-def _bounds(args: argparse.Namespace) -> tuple[Any, Any]:
-    return core.parse_bound(args.lower, "--lower", dates=False), core.parse_bound(args.upper, "--upper", dates=False)
+@contextmanager
+def _table(args: argparse.Namespace) -> Iterator[Any]:
+    """The data as the library reads it with ``column=``: the file itself, counted out of core by
+    DuckDB (``-``: a private temporary copy of standard input), or with ``--format`` a DuckDB
+    relation over the file read in that format. Call it inside the charge."""
+    if args.input_format is None:
+        with core.readable_path(args.file) as path:
+            yield path
+        return
+    from dptree.data.engines.duckdb import open_table
+
+    with open_table(args.file, args.input_format) as (con, expr):
+        yield con.sql(f"SELECT * FROM {expr}")
+
+
+def _bounds(args: argparse.Namespace) -> tuple[Any, Any, Any]:
+    """(lower, upper, width): numbers, or dates with an optional resolution (a date's --width)."""
+    lower, upper = core.parse_bound(args.lower, "--lower"), core.parse_bound(args.upper, "--upper")
+    if args.width is not None and not isinstance(lower, str) and not isinstance(upper, str):
+        raise InvalidParameterError("--width is the resolution of a date domain (--lower/--upper dates); a numeric "
+                                    "domain has none: drop --width")
+    return lower, upper, core.parse_width(args.width, lower if isinstance(lower, str) else upper)
 
 
 def _declared(res: Any) -> str:
@@ -103,12 +127,13 @@ def _declared(res: Any) -> str:
 def run_interior_point(args: argparse.Namespace) -> int:
     from dptree.interior import interior_point
 
-    lower, upper = _bounds(args)
+    lower, upper, width = _bounds(args)
 
     def release(data: Any) -> Any:
         return interior_point(data, lower=lower, upper=upper, epsilon=args.epsilon, delta=args.delta,
                               method=args.method, beta=args.beta, rng=args.seed, run_anyway=args.run_anyway,
-                              n=args.n, n_max=args.n_max, on_invalid=args.on_invalid)
+                              n=args.n, n_max=args.n_max, on_invalid=args.on_invalid, column=args.column,
+                              width=width)
 
     res = _execute(args, release, "interior-point")
     print(f"interior_point: {res.value}")
@@ -130,11 +155,11 @@ def run_quantile(args: argparse.Namespace) -> int:
     from dptree.interior import quantile
 
     q = 0.5 if args.command == "median" else args.q
-    lower, upper = _bounds(args)
+    lower, upper, width = _bounds(args)
 
     def release(data: Any) -> Any:
         return quantile(data, q, lower=lower, upper=upper, epsilon=args.epsilon, rng=args.seed,
-                        n=args.n, n_max=args.n_max, on_invalid=args.on_invalid)
+                        n=args.n, n_max=args.n_max, on_invalid=args.on_invalid, column=args.column, width=width)
 
     res = _execute(args, release, args.command)
     name = "median" if args.command == "median" else f"quantile({res.q:g})"

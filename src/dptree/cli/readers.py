@@ -1,8 +1,8 @@
-"""Readers of the ``hierarchy`` and ``interior-point``/``median``/``quantile`` commands.
+"""The public structure file of the ``hierarchy`` command.
 
-``read_structure`` reads the public structure file (before any charge); ``read_column`` reads the
-private data file through the DuckDB engine, so a command calls it only inside its charge
-(:mod:`dptree.cli.ledger_options`). No message of theirs holds a count or a value of the data.
+``read_structure`` reads it before any charge (it is public); the private data files of every
+command are read by the library's engines inside the charge (:mod:`dptree.cli.ledger_options`).
+No message of this module holds a count or a value of the data.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any, Sequence
 from dptree.errors import InputFormatError
 from dptree.hierarchy import Hierarchy
 
-__all__ = ["read_structure", "read_column"]
+__all__ = ["read_structure"]
 
 
 def _reader(path: str) -> str:
@@ -61,27 +61,3 @@ def read_structure(path: str, levels: Sequence[str], *, other: str | None = None
         raise InputFormatError(f"cannot read structure file {path}: {exc}") from exc
     finally:
         con.close()
-
-
-def read_column(path: str, column: str, *, drop_missing: bool = False, fmt: str | None = None) -> list[Any]:
-    """All values of ``column`` of a CSV or Parquet file (``-`` = CSV on stdin), read by the DuckDB
-    engine like ``dptree release`` (format from the name or the file's first bytes, or ``fmt``).
-
-    Missing values raise (without saying how many) unless ``drop_missing`` (``--on-invalid drop``),
-    a per-row policy whose effect is never reported."""
-    import math
-
-    from dptree.data.engines.duckdb import read_column as engine_read_column
-
-    vals = engine_read_column(path, column, fmt).tolist()
-    missing = [v is None or (isinstance(v, float) and math.isnan(v)) for v in vals]
-    if drop_missing:
-        vals = [v for v, m in zip(vals, missing) if not m]
-    elif any(missing):
-        raise InputFormatError(
-            f"column {column!r} has missing values; pass --on-invalid drop to drop those rows "
-            "(how many is never shown), or drop or impute them first"
-        )
-    if any(isinstance(v, str) for v in vals):
-        raise InputFormatError(f"column {column!r} is not numeric")
-    return vals

@@ -30,7 +30,7 @@ from dptree.errors import (
     non_integer_values_error,
 )
 
-__all__ = ["Domain", "make_domain", "coerce_values", "MAX_LEAVES"]
+__all__ = ["Domain", "make_domain", "coerce_values", "as_dates", "date_bounds", "is_date_bound", "MAX_LEAVES"]
 
 MAX_LEAVES = 1 << 26  # about 67 million leaves; larger trees do not fit a 24 GiB machine safely
 
@@ -54,7 +54,7 @@ def _to_datetime64(x: Any, name: str) -> np.datetime64:
         try:
             v = np.datetime64(x)
         except ValueError as exc:
-            raise DomainError(f"{name}={x!r} is not a date or timestamp") from exc
+            raise DomainError(f"{name}={x!r} is not a number, a date or a timestamp") from exc
     else:
         raise DomainError(f"{name} must be a number or a date, got {type(x).__name__}")
     if np.isnat(v):
@@ -233,6 +233,38 @@ class Domain:
         }
 
 
+def is_date_bound(x: Any) -> bool:
+    """Whether a bound asks for a date domain: a numpy datetime64, a date/datetime or text."""
+    return isinstance(x, (np.datetime64, _dt.date, str))
+
+
+def date_bounds(lower: Any, upper: Any, width: Any = None) -> tuple[int, int, int]:
+    """(lower, upper, width) of a date domain as int64 nanoseconds, checked: dates, datetimes or ISO
+    text for the bounds, a timedelta for ``width`` (default one day). DomainError otherwise."""
+    for name, b in (("lower", lower), ("upper", upper)):
+        if isinstance(b, str):
+            _to_datetime64(b, name)  # text that is not a date: named first
+    if not (is_date_bound(lower) and is_date_bound(upper)):
+        raise DomainError(f"lower and upper must both be dates or both be numbers, got {type(lower).__name__} and "
+                          f"{type(upper).__name__}")
+    lo = _to_datetime64(lower, "lower")
+    hi = _to_datetime64(upper, "upper")
+    if width is None:
+        w_ns = 86_400 * 10**9
+    elif isinstance(width, (_dt.timedelta, np.timedelta64)):
+        w_ns = int(np.timedelta64(width).astype("timedelta64[ns]").astype(np.int64))
+    elif isinstance(width, str):
+        raise DomainError("width for dates must be a timedelta, e.g. datetime.timedelta(days=1)")
+    else:
+        raise DomainError("width for dates must be a datetime.timedelta or numpy.timedelta64")
+    lo_i, hi_i = int(lo.astype(np.int64)), int(hi.astype(np.int64))  # nanoseconds
+    if lo_i >= hi_i:
+        raise DomainError(f"lower ({lower}) must be before upper ({upper})")
+    if w_ns <= 0:
+        raise DomainError("width must be a positive duration")
+    return lo_i, hi_i, w_ns
+
+
 def make_domain(lower: Any, upper: Any, width: Any = None) -> Domain:
     """Build and validate a public domain from user-facing bounds.
 
@@ -242,22 +274,8 @@ def make_domain(lower: Any, upper: Any, width: Any = None) -> Domain:
     if lower is None or upper is None:
         raise DomainError("lower and upper are required: the domain must be public, not derived from data "
                           "(range_tree(bounds='private') spends a share of epsilon to find them)")
-    if isinstance(lower, (np.datetime64, _dt.date, str)) or isinstance(upper, (np.datetime64, _dt.date, str)):
-        lo = _to_datetime64(lower, "lower")
-        hi = _to_datetime64(upper, "upper")
-        if width is None:
-            w_ns = 86_400 * 10**9
-        elif isinstance(width, (_dt.timedelta, np.timedelta64)):
-            w_ns = int(np.timedelta64(width).astype("timedelta64[ns]").astype(np.int64))
-        elif isinstance(width, str):
-            raise DomainError("width for dates must be a timedelta, e.g. datetime.timedelta(days=1)")
-        else:
-            raise DomainError("width for dates must be a datetime.timedelta or numpy.timedelta64")
-        lo_i, hi_i = int(lo.astype(np.int64)), int(hi.astype(np.int64))  # nanoseconds
-        if lo_i >= hi_i:
-            raise DomainError(f"lower ({lower}) must be before upper ({upper})")
-        if w_ns <= 0:
-            raise DomainError("width must be a positive duration")
+    if is_date_bound(lower) or is_date_bound(upper):
+        lo_i, hi_i, w_ns = date_bounds(lower, upper, width)
         size = (hi_i - lo_i) // w_ns + 1
         _check_size(size)
         return Domain("datetime", lo_i, hi_i, w_ns, int(size))
@@ -314,6 +332,24 @@ def _check_size(size: int) -> None:
         raise DomainError("the domain must have at least two buckets")
 
 
+def as_dates(arr: np.ndarray) -> np.ndarray:
+    """A 1-D array as datetime64 in its own unit (NaT kept; None becomes NaT): dates, datetimes or
+    ISO text. Values keep their unit (days, seconds, ...) so that clamping happens in that unit
+    before any conversion to nanoseconds (dates outside 1678-2262 cannot wrap around). DataError
+    for anything else."""
+    if arr.dtype.kind == "M":
+        return arr
+    if arr.dtype.kind in "OU" or arr.size == 0:
+        if arr.dtype.kind == "O" and not all(v is None or isinstance(v, _DATE_SCALARS) for v in arr.tolist()):
+            raise DataError("a date domain needs dates, datetimes or ISO date strings as values")
+        try:
+            return arr.astype("datetime64") if arr.size else np.empty(0, "datetime64[ns]")
+        except (ValueError, TypeError, OverflowError):
+            raise DataError(
+                "values are not all dates: a date domain needs dates, datetimes or ISO date strings") from None
+    raise DataError(f"a date domain needs date values, got dtype {arr.dtype}")
+
+
 def coerce_values(values: Any, domain: Domain, *, missing: str = "error") -> np.ndarray:
     """Turn user data into a 1-D numpy array fit for ``domain``, validating it.
 
@@ -335,21 +371,7 @@ def coerce_values(values: Any, domain: Domain, *, missing: str = "error") -> np.
     if arr.ndim != 1:
         raise DataError(f"values must be one-dimensional (one column), got a {arr.ndim}-dimensional array")
     if domain.kind == "datetime":
-        # values keep their own unit (days, seconds, ...): Domain.to_leaves clamps them in that
-        # unit before converting to nanoseconds, so dates outside 1678-2262 cannot wrap around
-        if arr.dtype.kind == "M":
-            out = arr
-        elif arr.dtype.kind in "OU" or arr.size == 0:
-            if arr.dtype.kind == "O" and not all(v is None or isinstance(v, _DATE_SCALARS) for v in arr.tolist()):
-                raise DataError("a date domain needs dates, datetimes or ISO date strings as values")
-            try:
-                out = arr.astype("datetime64") if arr.size else np.empty(0, "datetime64[ns]")
-            except (ValueError, TypeError, OverflowError):
-                raise DataError(
-                    "values are not all dates: a date domain needs dates, datetimes or ISO date strings"
-                ) from None
-        else:
-            raise DataError(f"a date domain needs date values, got dtype {arr.dtype}")
+        out = as_dates(arr)
         nat = np.isnat(out)
         if nat.any():
             if missing == "error":

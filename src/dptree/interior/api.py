@@ -55,7 +55,14 @@ from dptree.interior.calibration import (
     plan,
     restated,
 )
-from dptree.interior.encoding import domain_document, domain_from_document, encoding, prepare
+from dptree.interior.encoding import (
+    Encoding,
+    domain_document,
+    domain_from_document,
+    encoding,
+    point_encoding,
+    prepare,
+)
 from dptree.interior.heavypaths import run_heavypaths
 from dptree.interior.multisets import MS, height
 from dptree.interior.selection import exponential_base, interior_badness, ordered_exponential_mechanism
@@ -101,7 +108,7 @@ class InteriorPoint(Release):
         noisy=("measurements.value", "measurements.bottom"),
     )
 
-    value: int | float
+    value: Any
     method: str
     epsilon: float
     delta: float
@@ -113,9 +120,11 @@ class InteriorPoint(Release):
     privacy: dict[str, Any]
     parameters: dict[str, Any] = field(default_factory=dict)
     bottom: bool = False
-    lower: int | float = field(default=0, kw_only=True)
-    upper: int | float = field(default=0, kw_only=True)
+    lower: Any = field(default=0, kw_only=True)
+    upper: Any = field(default=0, kw_only=True)
     metadata: dict[str, Any] = field(default_factory=dict, kw_only=True)
+    #: a date domain's resolution (numpy timedelta64); None on numeric domains
+    width: Any = field(default=None, kw_only=True)
 
     @property
     def budget(self) -> Budget:
@@ -144,14 +153,15 @@ class InteriorPoint(Release):
     def to_document(self) -> dict[str, Any]:
         """The file's parts (:mod:`dptree.io.release_file`): the domain, budget, declared size and
         calibration are public; the point and the bottom bit are the measurement."""
+        enc = encoding(self.lower, self.upper, self.width)
         params = {
-            "domain": domain_document(encoding(self.lower, self.upper)), "method": self.method,
+            "domain": domain_document(enc), "method": self.method,
             "epsilon": self.epsilon, "delta": self.delta, "beta": self.beta, "n_declared": self.n_declared,
             "n_is_upper_bound": self.n_is_upper_bound, "n_required": self.n_required,
             "guarantee_applies": self.guarantee_applies, "calibration": _json(self.parameters),
         }
         return {"privacy": self.privacy, "parameters": params,
-                "measurements": {"value": self.value, "bottom": self.bottom}, "metadata": self.metadata}
+                "measurements": {"value": enc.dump(self.value), "bottom": self.bottom}, "metadata": self.metadata}
 
     @classmethod
     def from_document(cls, doc: Mapping[str, Any]) -> InteriorPoint:
@@ -176,11 +186,11 @@ class InteriorPoint(Release):
                 _json(derived.calibration)) != stated:
             raise ReleaseFileError(f"{kind} release: the calibration does not match its public parameters")
         restated(privacy, derived.statement(privacy["private"]), kind)
-        value, bottom = m["value"], m["bottom"]
+        value, bottom = enc.load(m["value"]), m["bottom"]
         if type(bottom) is not bool or not enc.contains(value) or (
                 bottom and (method == "exponential" or value != enc.decode(0))):
             raise ReleaseFileError(f"{kind} release: the measurement must be a point of the domain, or bottom")
-        return _result(derived, value, bottom, enc.bounds, privacy, check_metadata(doc.get("metadata")))
+        return _result(derived, value, bottom, enc, privacy, check_metadata(doc.get("metadata")))
 
 
 def _json(x: Any) -> Any:
@@ -192,11 +202,12 @@ def _json(x: Any) -> Any:
     return x
 
 
-def _result(pl: Plan, value: int | float, bottom: bool, bounds: tuple[int | float, int | float],
-            privacy: dict[str, Any], metadata: dict[str, Any]) -> InteriorPoint:
+def _result(pl: Plan, value: Any, bottom: bool, enc: Encoding, privacy: dict[str, Any],
+            metadata: dict[str, Any]) -> InteriorPoint:
+    lower, upper = enc.bounds
     return InteriorPoint(value, pl.method, pl.epsilon, pl.delta, pl.beta, pl.n_declared, pl.n_is_upper_bound,
                          pl.n_required, pl.guarantee_applies, privacy, pl.calibration, bottom,
-                         lower=bounds[0], upper=bounds[1], metadata=metadata)
+                         lower=lower, upper=upper, metadata=metadata, width=enc.width)
 
 
 @validate_params({"epsilon": EPSILON, "delta": DELTA, "method": METHOD, "beta": BETA, "n": DECLARED_SIZE,
@@ -205,8 +216,8 @@ def _result(pl: Plan, value: int | float, bottom: bool, bounds: tuple[int | floa
 def interior_point(
     values: Any,
     *,
-    lower: float,
-    upper: float,
+    lower: Any,
+    upper: Any,
     epsilon: float,
     delta: float = 0.0,
     method: Method = "auto",
@@ -218,6 +229,7 @@ def interior_point(
     n_max: int | None = None,
     on_invalid: Literal["error", "drop"] = "error",
     column: str | None = None,
+    width: Any = None,
 ) -> InteriorPoint:
     """Release a point between min and max of ``values`` with differential privacy (seed 002).
 
@@ -246,6 +258,12 @@ def interior_point(
     ``values``: an array-like, or with ``column=`` a table (pandas, polars, Arrow), a CSV/Parquet
     path, a DuckDB relation or a Spark DataFrame; it is counted in its engine (sorted distinct
     values and counts, :func:`dptree.data.histograms.value_counts`), never one Python object per row.
+
+    Dates: ``lower``/``upper`` as dates, datetimes or ISO text make a date domain whose points are
+    whole units of ``width`` (a timedelta, default one day) from ``lower`` -- a record at time t
+    counts as lower + floor((t - lower) / width) width, the bucket a range tree over the same bounds
+    puts it in -- and the point is released as a ``numpy.datetime64``. ``width`` is refused on
+    numeric domains.
     """
     eps = check_release_budget(epsilon)
     dlt, b = float(delta), float(beta)
@@ -261,7 +279,7 @@ def interior_point(
             "private unless declared: pass n= (the exact public size) or n_max= (a public upper "
             "bound), or use method='exponential', which needs no size"
         )
-    enc = encoding(lower, upper)
+    enc = point_encoding(lower, upper, width)
     pl = plan(method, enc.size, eps, dlt, b, size_n, upper_bound, run_anyway=run_anyway)
     metadata = creation_metadata()  # the clock, read before the data (no timing of the reading)
     src = make_source(rng)
@@ -272,10 +290,10 @@ def interior_point(
                          lambda n: interior_badness(n) if n < 1 << 62 else None, exponential_base(eps, 1),
                          lambda: ordered_exponential_mechanism([], lower=0, upper=enc.size - 1, epsilon=eps, rng=src))
         if y is None:
-            enc, vals, cnt = prepare(values, lower, upper, counts, on_invalid, column)
+            enc, vals, cnt = prepare(values, lower, upper, counts, on_invalid, column, width)
             y = ordered_exponential_mechanism(vals, counts=cnt, lower=0, upper=enc.size - 1, epsilon=eps, rng=src)
     else:
-        enc, vals, cnt = prepare(values, lower, upper, counts, on_invalid, column)
+        enc, vals, cnt = prepare(values, lower, upper, counts, on_invalid, column, width)
         assert size_n is not None
         # the tree methods walk Python ints (domains of any size): one per distinct value, not per row
         ms = MS(as_lists(vals), as_lists(cnt)).cap(size_n)  # at most the declared size (module docstring)
@@ -283,4 +301,4 @@ def interior_point(
         y = run(ms, height(enc.size), pl.calibration, src)
     is_bottom = y is None  # part of the mechanism's output (reported as ``bottom``)
     value = enc.decode(0 if y is None else y)  # bottom -> the data-independent placeholder ``lower``
-    return _result(pl, value, is_bottom, enc.bounds, pl.statement(src.private), metadata)
+    return _result(pl, value, is_bottom, enc, pl.statement(src.private), metadata)

@@ -1,7 +1,10 @@
 """Domain encoding of the interior-point family (seed 002): public bounds and values to integer keys.
 
 Integer domains [lower, upper] of any size keep their values; float domains go through the
-order-preserving map of a float64 to a 64-bit integer key, so every mechanism works on offsets
+order-preserving map of a float64 to a 64-bit integer key; date domains (bounds that are dates,
+datetimes or ISO text) count whole units of a public resolution ``width`` (a timedelta, default
+one day) from ``lower``, so a record at time t has key floor((t - lower) / width) -- the buckets
+of a range tree over the same bounds and width. Every mechanism works on offsets
 ``key - key(lower)`` in [0, |X|). Values outside [lower, upper] are clamped (a per-record
 transformation; how many were clamped is never revealed). Invalid values (NaN, infinities,
 non-integers in an integer domain) raise an error that names no value, position or count, or are
@@ -21,7 +24,8 @@ import numpy as np
 from dptree.errors import DataError, DomainError, InvalidParameterError, ReleaseFileError, non_integer_values_error
 from dptree.interior.selection import _group
 
-__all__ = ["Encoding", "domain_document", "domain_from_document", "encoding", "encode_values", "prepare"]
+__all__ = ["Encoding", "domain_document", "domain_from_document", "encoding", "encode_values", "point_encoding",
+           "prepare"]
 
 
 def _float_key(x: float) -> int:
@@ -41,11 +45,14 @@ def _is_intlike(x: Any) -> bool:
 
 @dataclass(frozen=True)
 class Encoding:
-    """The public domain as keys [lo, hi]: ``kind`` "integer" (the values) or "float" (float64 keys)."""
+    """The public domain as keys [lo, hi]: ``kind`` "integer" (the values), "float" (float64 keys) or
+    "datetime" (whole ``unit`` nanoseconds after ``origin`` nanoseconds: lo = 0)."""
 
-    kind: Literal["integer", "float"]
+    kind: Literal["integer", "float", "datetime"]
     lo: int  # key of lower
     hi: int  # key of upper
+    origin: int = 0  # datetime: lower in nanoseconds since 1970
+    unit: int = 1  # datetime: the resolution (width) in nanoseconds
 
     @property
     def size(self) -> int:
@@ -53,28 +60,64 @@ class Encoding:
         return self.hi - self.lo + 1
 
     @property
-    def bounds(self) -> tuple[int | float, int | float]:
-        """(lower, upper) as plain Python numbers of the domain's kind (what a release file holds)."""
+    def bounds(self) -> tuple[Any, Any]:
+        """(lower, upper) as plain Python numbers of the domain's kind (what a release file holds;
+        for dates the first and the last unit's start as numpy datetime64[ns])."""
         return self.decode(0), self.decode(self.size - 1)
 
-    def decode(self, offset: int) -> int | float:
+    @property
+    def width(self) -> np.timedelta64 | None:
+        """A date domain's resolution as a timedelta (the range tree's bucket width); None otherwise."""
+        return np.timedelta64(self.unit, "ns") if self.kind == "datetime" else None
+
+    def decode(self, offset: int) -> Any:
         """The domain point at ``offset`` (clamped to the domain)."""
         key = self.lo + min(max(offset, 0), self.size - 1)
+        if self.kind == "datetime":
+            return np.datetime64(self.origin + key * self.unit, "ns")
         return key if self.kind == "integer" else _key_float(key)
 
     def contains(self, value: Any) -> bool:
         """Whether ``value`` is a point of this domain, of its kind (for re-validating a loaded file)."""
         if self.kind == "integer":
             return _is_intlike(value) and self.lo <= int(value) <= self.hi
+        if self.kind == "datetime":
+            if not isinstance(value, np.datetime64) or np.isnat(value):
+                return False
+            k, r = divmod(int(value.astype("datetime64[ns]").astype(np.int64)) - self.origin, self.unit)
+            return r == 0 and self.lo <= k <= self.hi
         return isinstance(value, float) and math.isfinite(value) and self.lo <= _float_key(value) <= self.hi
 
+    def dump(self, value: Any) -> Any:
+        """A point as a release file holds it: ISO text for dates, the number otherwise."""
+        return str(np.datetime64(value, "ns")) if self.kind == "datetime" else value
 
-def encoding(lower: Any, upper: Any) -> Encoding:
-    """The encoding of the public domain [lower, upper]: integer when both bounds are ints, float
-    otherwise. Raises DomainError for bounds that are not finite numbers or not ordered."""
+    def load(self, value: Any) -> Any:
+        """A point read from a release file (:meth:`dump`'s inverse; text that is not a date stays
+        text, which :meth:`contains` refuses)."""
+        if self.kind == "datetime" and isinstance(value, str):
+            try:
+                return np.datetime64(value, "ns")
+            except ValueError:
+                return value
+        return value
+
+
+def encoding(lower: Any, upper: Any, width: Any = None) -> Encoding:
+    """The encoding of the public domain [lower, upper]: integer when both bounds are ints, datetime
+    when a bound is a date, datetime or ISO text (``width``: its resolution, a timedelta, default one
+    day; :func:`dptree.data.domain.date_bounds`), float otherwise. ``width`` is read for date domains
+    only (a numeric domain's points are all its integers or floats; a range tree's numeric bucket
+    width is not part of this encoding; the public APIs refuse it where it means nothing). Raises DomainError for bounds that are not finite numbers or
+    dates, or not ordered."""
+    from dptree.data.domain import date_bounds, is_date_bound
+
+    if is_date_bound(lower) or is_date_bound(upper):
+        lo_ns, hi_ns, unit = date_bounds(lower, upper, width)
+        return Encoding("datetime", 0, (hi_ns - lo_ns) // unit, lo_ns, unit)
     for name, b in (("lower", lower), ("upper", upper)):
         if isinstance(b, (bool, np.bool_)) or not (_is_intlike(b) or isinstance(b, (float, np.floating))):
-            raise DomainError(f"{name} must be an int or a float, got {type(b).__name__}")
+            raise DomainError(f"{name} must be an int, a float or a date, got {type(b).__name__}")
         if isinstance(b, (float, np.floating)) and not math.isfinite(float(b)):
             raise DomainError(f"{name} must be finite, got {b}")
     if _is_intlike(lower) and _is_intlike(upper):
@@ -89,24 +132,47 @@ def encoding(lower: Any, upper: Any) -> Encoding:
     return Encoding(kind, lo, hi)  # type: ignore[arg-type]
 
 
+def point_encoding(lower: Any, upper: Any, width: Any = None) -> Encoding:
+    """:func:`encoding` for the mechanisms that output a point of the domain (interior points,
+    single quantiles): ``width`` is accepted for date domains only (their resolution), refused with
+    a clear error on a numeric one, where every integer or float is already a point."""
+    enc = encoding(lower, upper, width)
+    if width is not None and enc.kind != "datetime":
+        raise InvalidParameterError("width= is the resolution of a date domain; a numeric domain has none (every "
+                                    "integer, or every float, between the bounds is a point): drop width=")
+    return enc
+
 
 def domain_document(enc: Encoding) -> dict[str, Any]:
-    """The public domain as a release file holds it: kind and bounds."""
+    """The public domain as a release file holds it: kind and bounds (dates: ISO text and the width
+    in nanoseconds, as a range tree's file holds them)."""
     lower, upper = enc.bounds
+    if enc.kind == "datetime":
+        return {"kind": "datetime", "lower": enc.dump(lower), "upper": enc.dump(upper), "width": enc.unit}
     return {"kind": enc.kind, "lower": lower, "upper": upper}
 
 
 def domain_from_document(doc: Any, kind: str) -> Encoding:
     """The encoding of a loaded ``parameters.domain``, checked (ReleaseFileError otherwise)."""
-    if not isinstance(doc, Mapping) or doc.get("kind") not in ("integer", "float"):
-        raise ReleaseFileError(f"{kind} release: parameters.domain must give kind 'integer' or 'float'")
-    want = int if doc["kind"] == "integer" else float
-    if not (type(doc.get("lower")) is want and type(doc.get("upper")) is want):
-        raise ReleaseFileError(f"{kind} release: the domain bounds must be {doc['kind']}s")
-    enc = encoding(doc["lower"], doc["upper"])
+    if not isinstance(doc, Mapping) or doc.get("kind") not in ("integer", "float", "datetime"):
+        raise ReleaseFileError(f"{kind} release: parameters.domain must give kind 'integer', 'float' or 'datetime'")
+    if doc["kind"] == "datetime":
+        w = doc.get("width")
+        if not (isinstance(doc.get("lower"), str) and isinstance(doc.get("upper"), str) and type(w) is int and w > 0):
+            raise ReleaseFileError(f"{kind} release: a date domain gives ISO bounds and a width in nanoseconds")
+        try:
+            enc = encoding(doc["lower"], doc["upper"], np.timedelta64(w, "ns"))
+        except DomainError as exc:
+            raise ReleaseFileError(f"{kind} release: parameters.domain is malformed ({exc})") from None
+    else:
+        want = int if doc["kind"] == "integer" else float
+        if not (type(doc.get("lower")) is want and type(doc.get("upper")) is want):
+            raise ReleaseFileError(f"{kind} release: the domain bounds must be {doc['kind']}s")
+        enc = encoding(doc["lower"], doc["upper"])
     if domain_document(enc) != dict(doc):
         raise ReleaseFileError(f"{kind} release: parameters.domain is malformed")
     return enc
+
 
 _INVALID_HINT = (
     "pass on_invalid='drop' to drop such records (a per-record policy; how many are dropped is "
@@ -185,6 +251,10 @@ def encode_values(values: Any, enc: Encoding, on_invalid: str = "error") -> list
     message that names no value, position or count, or are dropped with ``on_invalid="drop"``.
     Values of a wrong type (strings, bools) always raise (a schema error, not a data value)."""
     drop = on_invalid == "drop"
+    if enc.kind == "datetime":
+        from dptree.data.inputs import to_numpy
+
+        return _encode_array(to_numpy(values, name="values"), enc, drop)[0].astype(np.int64).tolist()
     out: list[int] = []
     lo, hi = enc.lo, enc.hi
     for v in _items(values, drop):
@@ -232,9 +302,10 @@ def _encode_array(arr: np.ndarray, enc: Encoding, drop: bool) -> tuple[np.ndarra
     """(offsets, kept positions or None for all) of finite values: uint64 offsets when
     |X| <= 2^64, vectorised; Python ints otherwise (and for object arrays), value by value."""
     kind = arr.dtype.kind
+    if enc.kind == "datetime":
+        return _date_offsets(arr, enc, drop)
     if kind == "M":
-        raise DataError("dates are not supported by this mechanism yet; pass numbers (e.g. epoch seconds) "
-                        "with numeric bounds")
+        raise DataError("the values are dates: pass the bounds as dates too (e.g. lower='2024-01-01')")
     if kind not in "iufO":
         raise DataError("values must be numbers (int or float)")
     if kind == "O" or enc.size > 1 << 64:
@@ -267,6 +338,23 @@ def _encode_array(arr: np.ndarray, enc: Encoding, drop: bool) -> tuple[np.ndarra
     return out, keep
 
 
+def _date_offsets(arr: np.ndarray, enc: Encoding, drop: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """:func:`_encode_array` for a date domain: whole units after the origin, clamped (in the values'
+    own unit first, :func:`dptree.data.domain.dates_to_ns`); NaT / None refused or dropped."""
+    from dptree.data.domain import as_dates, dates_to_ns
+
+    dates = as_dates(arr)
+    keep = None
+    nat = np.isnat(dates)
+    if nat.any():
+        if not drop:
+            raise DataError(_INVALID_VALUES)
+        keep = np.flatnonzero(~nat)
+        dates = dates[keep]
+    ns = dates_to_ns(dates, enc.origin, min(enc.origin + enc.size * enc.unit - 1, int(_I64.max)))
+    return ((ns - enc.origin) // enc.unit).astype(np.uint64), keep
+
+
 def _exact(values: Any) -> Any:
     """A list or tuple holding integers beyond 2^53 as an object array: numpy would make it
     float64 and round them (integer domains are exact at any size)."""
@@ -278,7 +366,7 @@ def _exact(values: Any) -> Any:
 
 def prepare(
     values: Any, lower: Any, upper: Any, counts: Sequence[int] | None, on_invalid: str = "error",
-    column: str | None = None,
+    column: str | None = None, width: Any = None,
 ) -> tuple[Encoding, Any, Any]:
     """The domain's encoding and the data as sorted distinct offsets with multiplicities.
 
@@ -286,14 +374,15 @@ def prepare(
     pandas/polars/Arrow, with ``column=`` a table, a CSV/Parquet file, a DuckDB relation or a
     Spark DataFrame), counted in its engine (memory O(distinct values)) and encoded vectorised:
     offsets as uint64 and multiplicities as int64 numpy arrays when |X| <= 2^64, Python ints
-    beyond. ``counts``: multiplicities of in-memory ``values`` instead.
+    beyond. ``counts``: multiplicities of in-memory ``values`` instead. ``width``: a date domain's
+    resolution (:func:`encoding`).
 
     There is no refusal on empty data: whether the data is empty is private; the mechanisms are
     defined on the empty multiset (every quality is 0) and their output is then data-independent."""
     from dptree.data.histograms import value_counts
     from dptree.data.inputs import to_numpy
 
-    enc = encoding(lower, upper)
+    enc = encoding(lower, upper, width)
     drop = on_invalid == "drop"
     if counts is not None and drop:
         raise InvalidParameterError("on_invalid='drop' cannot be combined with counts=; drop the rows first")

@@ -25,7 +25,7 @@ from dptree._validation import InstanceOf, Interval, check_param, validate_param
 from dptree.data.histograms import COLUMN
 from dptree.errors import ReleaseFileError
 from dptree.interior.calibration import DECLARED_SIZE, EPSILON, ON_INVALID, declared_size, restated
-from dptree.interior.encoding import domain_document, domain_from_document, encoding, prepare
+from dptree.interior.encoding import domain_document, domain_from_document, encoding, point_encoding, prepare
 from dptree.interior.selection import exponential_base, quantile_badness, quantile_exponential_mechanism, quantile_level
 from dptree.interior.staged import staged_point
 from dptree.io.contract import Release
@@ -72,16 +72,18 @@ class QuantileRelease(Release):
         public=("privacy.*", "parameters.*", "metadata", "metadata.*"), noisy=("measurements.value",)
     )
 
-    value: int | float
+    value: Any
     q: float
     q_used: Fraction
     epsilon: float
     n_declared: int | None
     privacy: dict[str, Any]
     n_is_upper_bound: bool = field(default=False, kw_only=True)
-    lower: int | float = field(default=0, kw_only=True)
-    upper: int | float = field(default=0, kw_only=True)
+    lower: Any = field(default=0, kw_only=True)
+    upper: Any = field(default=0, kw_only=True)
     metadata: dict[str, Any] = field(default_factory=dict, kw_only=True)
+    #: a date domain's resolution (numpy timedelta64); None on numeric domains
+    width: Any = field(default=None, kw_only=True)
 
     @property
     def n_public(self) -> bool:
@@ -102,12 +104,13 @@ class QuantileRelease(Release):
 
     def to_document(self) -> dict[str, Any]:
         """The file's parts (:mod:`dptree.io.release_file`); the quantile is the measurement."""
+        enc = encoding(self.lower, self.upper, self.width)
         params = {
-            "domain": domain_document(encoding(self.lower, self.upper)), "q": self.q,
+            "domain": domain_document(enc), "q": self.q,
             "q_used": f"{self.q_used.numerator}/{self.q_used.denominator}", "epsilon": self.epsilon,
             "n_declared": self.n_declared, "n_is_upper_bound": self.n_is_upper_bound,
         }
-        return {"privacy": self.privacy, "parameters": params, "measurements": {"value": self.value},
+        return {"privacy": self.privacy, "parameters": params, "measurements": {"value": enc.dump(self.value)},
                 "metadata": self.metadata}
 
     @classmethod
@@ -127,10 +130,12 @@ class QuantileRelease(Release):
             raise ReleaseFileError(f"{kind} release: q_used does not match q")
         legacy = privacy.get("mechanism") == _LEGACY_MECHANISM
         restated(privacy, _statement(eps, privacy["private"], _LEGACY_MECHANISM if legacy else _MECHANISM), kind)
+        value = enc.load(value)
         if not enc.contains(value):
             raise ReleaseFileError(f"{kind} release: the measurement must be a point of the domain")
         return QuantileRelease(value, qf, q_used, eps, p["n_declared"], privacy, n_is_upper_bound=p["n_is_upper_bound"],
-                               lower=enc.bounds[0], upper=enc.bounds[1], metadata=check_metadata(doc.get("metadata")))
+                               lower=enc.bounds[0], upper=enc.bounds[1], metadata=check_metadata(doc.get("metadata")),
+                               width=enc.width)
 
 
 @validate_params({"q": Q, "epsilon": EPSILON, "n": DECLARED_SIZE, "n_max": DECLARED_SIZE, "on_invalid": ON_INVALID,
@@ -139,8 +144,8 @@ def quantile(
     values: Any,
     q: float,
     *,
-    lower: float,
-    upper: float,
+    lower: Any,
+    upper: Any,
     epsilon: float,
     rng: RngLike = None,
     counts: Sequence[int] | None = None,
@@ -148,6 +153,7 @@ def quantile(
     n_max: int | None = None,
     on_invalid: Literal["error", "drop"] = "error",
     column: str | None = None,
+    width: Any = None,
 ) -> QuantileRelease:
     """Single quantile by the tie-aware exponential mechanism (epsilon-DP, add/remove or replace one record).
 
@@ -160,15 +166,16 @@ def quantile(
     constant on each distinct data value and on each gap between them). The record count only
     enters inside the mechanism's score; nothing else reads it. ``n``/``n_max`` (a **public**
     declared size, optional) are accepted for a uniform API and echoed as ``n_declared``; the
-    mechanism needs no size. ``on_invalid`` and ``column`` (tables, files, DuckDB relations, Spark
-    DataFrames, counted in their engine) as in :func:`~dptree.interior.api.interior_point`.
+    mechanism needs no size. ``on_invalid``, ``column`` (tables, files, DuckDB relations, Spark
+    DataFrames, counted in their engine) and dates (``lower``/``upper`` dates, ``width`` the
+    resolution) as in :func:`~dptree.interior.api.interior_point`.
     """
     eps = check_release_budget(epsilon)
     qf = float(q)
     size_n, upper_bound = declared_size(n, n_max)
     qr = quantile_level(qf)
     metadata = creation_metadata()  # the clock, read before the data
-    enc = encoding(lower, upper)
+    enc = point_encoding(lower, upper, width)
     src = make_source(rng)
     # the only step that reads the data: the tie-aware exponential mechanism (sensitivity b); files
     # and relations by staged engine queries, the same law and draws (dptree.interior.staged)
@@ -177,11 +184,11 @@ def quantile(
                      lambda n: quantile_badness(qr, n) if b * n < 1 << 62 else None, exponential_base(eps, b),
                      lambda: quantile_exponential_mechanism([], q=qf, lower=0, upper=enc.size - 1, epsilon=eps, rng=src))
     if y is None:
-        enc, vals, cnt = prepare(values, lower, upper, counts, on_invalid, column)
+        enc, vals, cnt = prepare(values, lower, upper, counts, on_invalid, column, width)
         y = quantile_exponential_mechanism(vals, counts=cnt, q=qf, lower=0, upper=enc.size - 1, epsilon=eps, rng=src)
     lo, hi = enc.bounds
     return QuantileRelease(enc.decode(y), qf, qr, eps, size_n, _statement(eps, src.private),
-                           n_is_upper_bound=upper_bound, lower=lo, upper=hi, metadata=metadata)
+                           n_is_upper_bound=upper_bound, lower=lo, upper=hi, metadata=metadata, width=enc.width)
 
 
 @validate_params({"epsilon": EPSILON, "n": DECLARED_SIZE, "n_max": DECLARED_SIZE, "on_invalid": ON_INVALID,
@@ -189,8 +196,8 @@ def quantile(
 def median(
     values: Any,
     *,
-    lower: float,
-    upper: float,
+    lower: Any,
+    upper: Any,
     epsilon: float,
     rng: RngLike = None,
     counts: Sequence[int] | None = None,
@@ -198,9 +205,10 @@ def median(
     n_max: int | None = None,
     on_invalid: Literal["error", "drop"] = "error",
     column: str | None = None,
+    width: Any = None,
 ) -> QuantileRelease:
     """The private median: :func:`quantile` at q = 1/2 (epsilon-DP, add/remove or replace one
     record). ``n``/``n_max``: an optional **public** declared size (not needed by the mechanism);
-    ``column``: as in :func:`quantile`."""
+    ``column``, ``width``: as in :func:`quantile`."""
     return quantile(values, 0.5, lower=lower, upper=upper, epsilon=epsilon, rng=rng, counts=counts, n=n,
-                    n_max=n_max, on_invalid=on_invalid, column=column)
+                    n_max=n_max, on_invalid=on_invalid, column=column, width=width)

@@ -113,8 +113,9 @@ def staged_point(values: Any, column: str | None, counts: Any, enc: Encoding, on
     :class:`~dptree.data.engines.base.OrderedCounts` for it (files and DuckDB relations over a
     domain of at most 2^64 points, without ``counts=``); None otherwise (decided from the
     input's kind and schema, and b n < 2^62), and the caller counts in memory
-    (:func:`~dptree.interior.encoding.prepare`)."""
-    if counts is not None or column is None or enc.size > 1 << 64:
+    (:func:`~dptree.interior.encoding.prepare`). Date domains count in memory too: their points are
+    units of a resolution, which the engine's window of raw distinct values does not group."""
+    if counts is not None or column is None or enc.size > 1 << 64 or enc.kind == "datetime":
         return None
     from dptree.data.histograms import is_table, ordered_counts
 

@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 
 from dptree._validation import InstanceOf, Interval, check_param, validate_params
-from dptree.errors import DataError, InvalidParameterError, ReleaseFileError
+from dptree.errors import DataError, DomainError, InvalidParameterError, ReleaseFileError
 from dptree.interior.api import interior_point
 from dptree.interior.calibration import (
     BETA,
@@ -219,6 +219,9 @@ def learn_threshold(
     if not np.all((ys == 0) | (ys == 1)):
         raise DataError("labels must be 0 or 1 (threshold functions are 1 left of the threshold)")
     enc = encoding(lower, upper)
+    if enc.kind == "datetime":
+        raise DomainError("learn_threshold works on numeric domains: pass dates as numbers (e.g. days since an "
+                          "origin) with numeric bounds")
     spent = 0.0 if _pure(method, dlt) else dlt
     metadata = creation_metadata()  # the clock, read before the data
     keys = np.array(encode_values(xs, enc), dtype=object)  # validate before any noise is drawn

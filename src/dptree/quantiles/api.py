@@ -38,13 +38,13 @@ def _levels(qs: Any) -> np.ndarray:
 
 
 def _em_data(data: Any, column: str | None, lower: Any, upper: Any,
-             on_invalid: str) -> tuple[Any, Any, Any]:
+             on_invalid: str, width: Any) -> tuple[Any, Any, Any]:
     """The data as sorted distinct encoded offsets and counts, counted in its engine (DuckDB for
     files and relations, Spark for DataFrames, numpy in memory: memory O(distinct values), no
     Python object per record; :func:`dptree.interior.encoding.prepare`)."""
     if is_file(data) and column is None:
         raise InvalidParameterError("a file needs column= (the column to read)")
-    return prepare(data, lower, upper, None, on_invalid, column=column)
+    return prepare(data, lower, upper, None, on_invalid, column=column, width=width)
 
 
 @validate_params({"epsilon": EPSILON, "method": [Options(METHODS)], "level": LEVEL, "n": DECLARED_SIZE,
@@ -87,6 +87,10 @@ def quantiles(
     methods read distinct values and their counts from the engine). ``width``:
     the tree's bucket width (with ``"auto"``, used when it picks the tree; on a real-valued domain
     without one auto does not consider the tree). ``n``/``n_max``: a PUBLIC size, never computed from the data.
+    Dates: ``lower``/``upper`` as dates, datetimes or ISO text make a date domain, ``width`` (a
+    timedelta, default one day) its resolution for every method (the tree's bucket width; the
+    exponential-mechanism methods' points: whole units from ``lower``); estimates and interval ends
+    are ``numpy.datetime64``.
     ``interval`` (tree only): ``"calibrated"`` (default) the pivot interval with its multiplier
     chosen per level by simulating the release's public noise on its own isotonic CDF
     (post-processing, no budget; 199 simulations up to 2^16 buckets, fewer above, the pivot
@@ -96,17 +100,19 @@ def quantiles(
     eps = check_release_budget(epsilon)
     qa = _levels(qs)
     size_n, upper_bound = declared_size(n, n_max)
-    enc = encoding(lower, upper)
+    enc = encoding(lower, upper, width)
     lo, hi = enc.bounds
+    dates = enc.kind == "datetime"
+    width = enc.width if dates else width  # a date domain's resolution serves every method
     if method == "auto":
         method = choose_method(qa.size, lower=lo, upper=hi, epsilon=eps, width=width, neighbors=neighbors,
                                n=n if n is not None else n_max)
-        width = width if method == "tree" else None  # the tree's bucket width, used when auto picks the tree
+        width = width if method == "tree" or dates else None  # the tree's bucket width, used when auto picks it
     if method == "joint" and neighbors == "replace":
         raise InvalidParameterError("method='joint' is stated for add/remove-one neighbors; use neighbors='add_remove'")
     if method == "joint":
         _check_joint_size(qa.size, size_n)
-    if width is not None and method != "tree":
+    if width is not None and method != "tree" and not dates:
         raise InvalidParameterError("width= is the tree's bucket width; the other methods use every point of the "
                                     "domain")
     metadata = creation_metadata(column=column)  # the clock, read before the data
@@ -118,17 +124,17 @@ def quantiles(
 
         tree = range_tree(data, lower=lo, upper=hi, epsilon=eps, width=width, levels=TREE_LEVELS,
                           branching=TREE_BRANCHING, neighbors=neighbors, column=column, missing=on_invalid, rng=src)
-        values = [v.item() if hasattr(v, "item") else v for v in np.atleast_1d(tree.quantile(qa))]
+        values = [v if dates else v.item() if hasattr(v, "item") else v for v in np.atleast_1d(tree.quantile(qa))]
         sims = calibration_sims(tree.layout.padded_size) if interval == "calibrated" else 0
         pivot = tree_pivot(tree, qa, level, grid=grid)
         scale = calibrated_scales(tree, qa, level, source=src, sims=sims, grid=grid, pivot=pivot) if sims else None
         low, high = tree_intervals(tree, qa, level, grid=grid, scale=scale, pivot=pivot)
         used = "calibrated" if sims else "pivot"
-        ci_low, ci_high = [v.item() for v in low], [v.item() for v in high]
+        ci_low, ci_high = ([v if dates else v.item() for v in c] for c in (low, high))
         if enc.kind == "float":
             values, ci_low, ci_high = ([float(v) for v in c] for c in (values, ci_low, ci_high))
     else:
-        _, vals, cnt = _em_data(data, column, lower, upper, on_invalid)
+        _, vals, cnt = _em_data(data, column, lower, upper, on_invalid, width)
         k = joint_module().dither_factor(size_n, enc.size) if method == "joint" else 1  # public: declared n, |X|
         top = enc.size - 1
         if method == "approx":

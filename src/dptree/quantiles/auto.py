@@ -97,8 +97,9 @@ def predicted_errors(m: int, *, lower: object, upper: object, epsilon: float, wi
                      neighbors: Literal["add_remove", "replace"] = "add_remove",
                      n: int | None = None) -> dict[str, float]:
     """Predicted mean rank error of "approx", "tree" (not on a real-valued domain without a bucket
-    ``width``) and, where :func:`joint_eligible`, "joint" (module docstring)."""
-    enc = encoding(lower, upper)
+    ``width``) and, where :func:`joint_eligible`, "joint" (module docstring). On a date domain
+    ``width`` is the resolution of every method (:func:`dptree.interior.encoding.encoding`)."""
+    enc = encoding(lower, upper, width)
     L = layers(m)
     eps_eff = layer_epsilon(epsilon, m, neighbors) * L  # the add/remove-equivalent budget
     out = {"approx": APPROX_A * L**APPROX_B / eps_eff}

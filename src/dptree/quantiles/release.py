@@ -82,7 +82,7 @@ def statement(method: str, epsilon: float, m: int, neighbors: str, private: bool
         base = make_statement(mechanism="JointExp (Gillenwater, Joseph & Kulesza, ICML 2021)", neighbors=who,
                               guarantee="pure epsilon-DP", private=private, budget_spent=budget)
         jm = joint_module()
-        k = jm.dither_factor(n, encoding(lower, upper).size) if joint_dithered else None
+        k = jm.dither_factor(n, encoding(lower, upper, width).size) if joint_dithered else None
         st = jm.joint_statement(k)  # its "neighbors" names both relations of the sensitivity proof
         return {**base, **st, "neighbors": base["neighbors"], "sensitivity_relations": st["neighbors"],
                 "private": bool(private)}
@@ -141,11 +141,15 @@ class QuantilesRelease(Release):
 
     def to_document(self) -> dict[str, Any]:
         """The file's parts (:mod:`dptree.io.release_file`)."""
-        params = {"domain": domain_document(encoding(self.lower, self.upper)), "q": [float(x) for x in self.q],
+        enc = encoding(self.lower, self.upper, self.width)
+        dates = enc.kind == "datetime"  # the domain's document carries a date width
+        params = {"domain": domain_document(enc), "q": [float(x) for x in self.q],
                   "level": self.level, "method": self.method, "epsilon": self.epsilon, "n_declared": self.n_declared,
-                  "n_is_upper_bound": self.n_is_upper_bound, "neighbors": self.neighbors, "width": self.width,
+                  "n_is_upper_bound": self.n_is_upper_bound, "neighbors": self.neighbors,
+                  "width": None if dates else self.width,
                   "interval": self.interval}
-        meas = {"values": list(self.values), "ci_low": list(self.ci_low), "ci_high": list(self.ci_high),
+        meas = {"values": [enc.dump(v) for v in self.values], "ci_low": [enc.dump(v) for v in self.ci_low],
+                "ci_high": [enc.dump(v) for v in self.ci_high],
                 "rank_radius": self.rank_radius}
         return {"privacy": self.privacy, "parameters": params, "measurements": meas, "metadata": self.metadata}
 
@@ -173,12 +177,16 @@ class QuantilesRelease(Release):
             raise ReleaseFileError(f"{kind} release: parameters.q must be sorted levels in [0, 1]")
         eps = check_release_budget(p["epsilon"])
         lo, hi = enc.bounds
+        if enc.kind == "datetime" and p["width"] is not None:
+            raise ReleaseFileError(f"{kind} release: a date domain's width is in parameters.domain")
+        width = enc.width if enc.kind == "datetime" else p["width"]
         restated(privacy, statement(p["method"], eps, len(q), p["neighbors"], privacy["private"], lower=lo,
-                                    upper=hi, width=p["width"], n=p["n_declared"],
+                                    upper=hi, width=width, n=p["n_declared"],
                                     joint_dithered="dither_factor" in privacy), kind)
         cols = [meas.get(k) for k in ("values", "ci_low", "ci_high")]
         if any(not isinstance(c, list) or len(c) != len(q) for c in cols):
             raise ReleaseFileError(f"{kind} release: values and intervals must give one entry per level")
+        cols = [[enc.load(v) for v in c] for c in cols]
         if not all(enc.contains(v) or (enc.kind == "float" and isinstance(v, int) and enc.contains(float(v)))
                    for c in cols for v in c):
             raise ReleaseFileError(f"{kind} release: every value and interval end must be a point of the domain")
@@ -190,6 +198,6 @@ class QuantilesRelease(Release):
         if radius != want:
             raise ReleaseFileError(f"{kind} release: rank_radius does not match the parameters")
         return cls(np.asarray(q), cols[0], cols[1], cols[2], float(p["level"]), p["method"], eps, p["n_declared"],
-                   lo, hi, privacy, neighbors=p["neighbors"], width=p["width"], rank_radius=radius,
+                   lo, hi, privacy, neighbors=p["neighbors"], width=width, rank_radius=radius,
                    n_is_upper_bound=p["n_is_upper_bound"], metadata=check_metadata(doc.get("metadata")),
                    interval=interval)

@@ -64,9 +64,13 @@ def test_cli_stdin(tmp_path, interior, monkeypatch):
         (["--column", "nope", "--lower", "0", "--upper", "10", "--epsilon", "1"], "not found"),
         (["--column", "v", "--lower", "10", "--upper", "0", "--epsilon", "1"], "lower must be <= upper"),
         (["--column", "v", "--lower", "0", "--upper", "10", "--epsilon", "0"], "epsilon must be a finite number > 0"),
-        (["--column", "v", "--lower", "0", "--upper", "2**64", "--epsilon", "1"], "--upper must be a number"),
+        (["--column", "v", "--lower", "0", "--upper", "2**64", "--epsilon", "1"],
+         "--upper 2**64 is not a number, a date or a timestamp"),
         (["--column", "v", "--lower", "nan", "--upper", "10", "--epsilon", "1"], "--lower must be a finite number"),
-        (["--column", "v", "--lower", "2020-01-01", "--upper", "10", "--epsilon", "1"], "--lower must be a number"),
+        (["--column", "v", "--lower", "2020-01-01", "--upper", "10", "--epsilon", "1"],
+         "lower and upper must both be dates or both be numbers"),
+        (["--column", "v", "--lower", "0", "--upper", "10", "--width", "1d", "--epsilon", "1"],
+         "--width is the resolution of a date domain"),
     ],
 )
 def test_cli_errors_are_one_line(tmp_path, interior, argv_tail, needle):
