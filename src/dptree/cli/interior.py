@@ -1,4 +1,4 @@
-"""``dptree interior-point``, ``dptree median`` and ``dptree quantile`` (seed 002).
+"""``dptree interior-point``, ``dptree median``, ``dptree quantile`` (seed 002) and ``dptree quantiles``.
 
     dptree interior-point FILE --column C --lower L --upper U [--width W] --epsilon E
                           [--delta D] [--method auto|exponential|treelog|heavypaths]
@@ -16,6 +16,11 @@ date domain whose resolution is ``--width`` (``1d`` by default; ``6h``, ``30m``,
 
 ``dptree median`` and ``dptree quantile --q Q`` take the same input options and release one
 quantile of the column with the exponential mechanism (:func:`dptree.quantile`).
+
+``dptree quantiles --q 0.1,0.5,0.9`` releases m quantiles with intervals by the method of
+:func:`dptree.quantiles` (``--method auto|tree|approx|joint|exponential``), prints them as a
+table and with ``--out`` writes the release (``dptree query`` shows it again). Its ``--width``
+is also the tree's bucket width on a numeric domain.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from typing import Any, Callable, Iterator
 from dptree.cli import core
 from dptree.cli.ledger_options import add_ledger_options, charged_budget, check_public_parameters, ledger_path
 from dptree.errors import InvalidParameterError
+from dptree.io.contract import shown
 
 __all__ = ["register"]
 
@@ -61,6 +67,31 @@ def register(sub: Any) -> None:
         m.add_argument("--on-invalid", default="error", choices=["error", "drop"],
                        help="missing/NaN/inf values: refuse, or drop those rows (how many is never shown)")
         m.set_defaults(func=run_quantile)
+    _register_quantiles(sub)
+
+
+def _register_quantiles(sub: Any) -> None:
+    from dptree.quantiles.release import INTERVALS, METHODS
+
+    p = sub.add_parser(
+        "quantiles",
+        help="release m quantiles of a column with intervals (tree, ApproxQuantiles, JointExp; auto picks)",
+        description="Release m differentially private quantiles of a CSV/Parquet column, each with an interval "
+        "(dptree.quantiles): pure epsilon-DP under --neighbors.",
+    )
+    p.add_argument("--q", required=True, metavar="Q1,Q2,...", help="the levels in [0, 1], e.g. 0.1,0.5,0.9")
+    _add_column_options(p)
+    p.add_argument("--method", default="auto", choices=list(METHODS),
+                   help="auto (default) picks the smallest predicted error from public quantities")
+    p.add_argument("--level", type=float, default=0.95, help="the intervals' confidence level (default 0.95)")
+    p.add_argument("--interval", default="calibrated", choices=list(INTERVALS), help="the tree's interval")
+    p.add_argument("--neighbors", choices=["add_remove", "replace"], default="add_remove")
+    _add_size_options(p, "declared, never computed; --method joint needs one")
+    p.add_argument("--on-invalid", default="error", choices=["error", "drop"],
+                   help="missing/NaN/inf values: refuse, or drop those rows (how many is never shown)")
+    p.add_argument("--out", help="also write the release (JSON) here")
+    core.add_force_option(p, "quantiles release")
+    p.set_defaults(func=run_quantiles)
 
 
 def _add_column_options(p: Any) -> None:
@@ -136,7 +167,7 @@ def run_interior_point(args: argparse.Namespace) -> int:
                               width=width)
 
     res = _execute(args, release, "interior-point")
-    print(f"interior_point: {res.value}")
+    print(f"interior_point: {shown(res.value)}")
     if res.bottom:  # the mechanism's bottom output; the value above is only a placeholder
         print("bottom: True (no answer: the value is the placeholder --lower, not an interior point)")
     else:
@@ -163,9 +194,52 @@ def run_quantile(args: argparse.Namespace) -> int:
 
     res = _execute(args, release, args.command)
     name = "median" if args.command == "median" else f"quantile({res.q:g})"
-    print(f"{name}: {res.value}")
+    print(f"{name}: {shown(res.value)}")
     print("method: exponential mechanism (seed 002)")
     print(f"budget: epsilon={res.epsilon:g} (pure epsilon-DP)")
     print(f"declared: {_declared(res)}")
     print(f"private: {res.private}")
     return 0
+
+
+def _levels(text: str) -> list[float]:
+    try:
+        qs = [float(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise InvalidParameterError(f"--q must be comma-separated levels such as 0.1,0.5,0.9, got {text!r}") from None
+    if not qs:
+        raise InvalidParameterError("--q needs at least one level, e.g. --q 0.5")
+    return qs
+
+
+def run_quantiles(args: argparse.Namespace) -> int:
+    """``dptree quantiles``: m quantiles with intervals (:func:`dptree.quantiles`); the table on
+    stdout, the release in ``--out``."""
+    from dptree.cli.query import print_rows
+    from dptree.quantiles import quantiles
+
+    qs = _levels(args.q)
+    lower, upper = core.parse_bound(args.lower, "--lower"), core.parse_bound(args.upper, "--upper")
+    width = core.parse_width(args.width, upper if isinstance(upper, str) else lower)  # dates: a duration
+    if args.out is not None:
+        core.check_output_path(args.out, inputs=[args.file], ledger=ledger_path(args.ledger),
+                               kind="release:quantiles", force=args.force)
+
+    def release(data: Any) -> Any:
+        return quantiles(data, qs, lower=lower, upper=upper, epsilon=args.epsilon, method=args.method,
+                         level=args.level, n=args.n, n_max=args.n_max, column=args.column, width=width,
+                         neighbors=args.neighbors, interval=args.interval, rng=args.seed, on_invalid=args.on_invalid)
+
+    res = _execute(args, release, "quantiles")
+    if args.out is not None:
+        res.save(args.out, allow_nonprivate=args.allow_nonprivate, force=args.force)
+    print_rows(quantiles_rows(res), res.level, res.summary())
+    if args.out is not None:
+        core.wrote([args.out])
+    return 0
+
+
+def quantiles_rows(res: Any) -> list[dict[str, Any]]:
+    """One table row per level of a quantiles release (no standard error: intervals only)."""
+    return [{"query": f"quantile({q:g})", "estimate": v, "stderr": None, "ci_low": lo, "ci_high": hi}
+            for q, v, lo, hi in zip(res.q, res.values, res.ci_low, res.ci_high)]

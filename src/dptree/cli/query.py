@@ -1,8 +1,8 @@
 """``dptree query``: answer queries from a saved release (post-processing, no privacy cost).
 
 Range trees answer ``--count``/``--cdf``/``--quantile``/``--total`` and ``--histogram``/``--bins``;
-hierarchy releases answer ``--node PATH``. Options that the release's kind does not answer are
-refused, never ignored.
+hierarchy releases answer ``--node PATH``; a quantiles release shows its levels. Options that the
+release's kind does not answer are refused, never ignored.
 """
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ from typing import Any, Callable
 import numpy as np
 
 from dptree.cli import core
+from dptree.io.contract import shown
 from dptree.errors import InvalidParameterError
 
-__all__ = ["register", "query_hierarchy"]
+__all__ = ["register", "query_hierarchy", "print_rows"]
 
 
 def register(sub: Any) -> None:
@@ -33,7 +34,8 @@ def register(sub: Any) -> None:
     p.add_argument("--bins", type=int, metavar="N", help="a histogram of about N bins with round edges")
     p.add_argument("--node", action="append", default=[], metavar="PATH",
                    help="hierarchy releases: node path, e.g. US/CA")
-    p.add_argument("--ci", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
+    p.add_argument("--ci", type=float, default=None,
+                   help="confidence level of the intervals (default 0.95; a quantiles release: its own level)")
     p.add_argument("--format", choices=["table", "json"], default="table")
     p.set_defaults(func=run_query)
 
@@ -42,13 +44,16 @@ def run_query(args: argparse.Namespace) -> int:
     from dptree.io.release_file import load
 
     release = load(args.release)
-    rows = core.for_kind(_ANSWERS, release, "query")(release, args)
+    answer = core.for_kind(_ANSWERS, release, "query")
+    if args.ci is None:
+        args.ci = release.level if core.release_kind(release) == "quantiles" else 0.95
+    rows = answer(release, args)
     header = release.summary()
     if args.format == "json":
         answers = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
         print(json.dumps({"release": header, "ci_level": args.ci, "answers": answers}, indent=2))
     else:
-        _print_table(rows, args.ci, header)
+        print_rows(rows, args.ci, header)
     return 0
 
 
@@ -163,10 +168,28 @@ def query_hierarchy(release: Any, nodes: list[str], ci: float = 0.95) -> list[di
     return out
 
 
+def _quantiles_rows(release: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """A quantiles release's own levels and intervals (it answers nothing else: its intervals are at
+    the level it was released with)."""
+    from dptree.cli.interior import quantiles_rows
+
+    given = [flag for flag, v in (("--count", args.count), ("--cdf", args.cdf), ("--quantile", args.quantile),
+                                  ("--node", args.node), ("--total", args.total), ("--histogram", args.histogram),
+                                  ("--bins", args.bins)) if v]
+    if given:
+        raise InvalidParameterError(f"{', '.join(given)}: a quantiles release holds only its own levels; query it "
+                                    "without options (release a range tree to answer other queries)")
+    if args.ci != release.level:
+        raise InvalidParameterError(f"--ci: this quantiles release's intervals are at level {release.level:g}; "
+                                    f"drop --ci or pass --ci {release.level:g}")
+    return quantiles_rows(release)
+
+
 #: How ``dptree query`` answers each kind of release.
 _ANSWERS: dict[str, Callable[[Any, argparse.Namespace], list[dict[str, Any]]]] = {
     "range_tree": _range_tree_rows,
     "hierarchy": _hierarchy_rows,
+    "quantiles": _quantiles_rows,
 }
 
 
@@ -178,10 +201,11 @@ def _number(v: Any) -> str:
 
 
 def _value(v: Any) -> str:
-    return f"{v:.6g}" if isinstance(v, float) else str(v)
+    return f"{v:.6g}" if isinstance(v, float) else shown(v)
 
 
-def _print_table(rows: list[dict[str, Any]], level: float, header: str) -> None:
+def print_rows(rows: list[dict[str, Any]], level: float, header: str) -> None:
+    """The answers as a table under ``header``: query, estimate, stderr, the ``level`` interval."""
     print(header)
     cols = ["query", "estimate", "stderr", f"{level:.0%} CI"]
     body = []

@@ -68,7 +68,7 @@ from dptree.interior.multisets import MS, height
 from dptree.interior.selection import exponential_base, interior_badness, ordered_exponential_mechanism
 from dptree.interior.staged import staged_point
 from dptree.interior.treelog import run_treelog
-from dptree.io.contract import Release
+from dptree.io.contract import Release, shown
 from dptree.io.release_file import check_metadata, creation_metadata
 from dptree.noise import RngLike, make_source
 from dptree.noise.sources import RNG
@@ -136,8 +136,8 @@ class InteriorPoint(Release):
     def summary(self) -> str:
         declared = "none" if self.n_declared is None else (
             f"{'n_max' if self.n_is_upper_bound else 'n'}={self.n_declared}")
-        out = "bottom (no answer)" if self.bottom else repr(self.value)
-        return (f"InteriorPoint {out} by {self.method} over [{self.lower!r}, {self.upper!r}], "
+        out = "bottom (no answer)" if self.bottom else shown(self.value)
+        return (f"InteriorPoint {out} by {self.method} over [{shown(self.lower)}, {shown(self.upper)}], "
                 f"{self.budget.describe()}, declared {declared}{'' if self.private else ', NOT PRIVATE (test seed)'}")
 
     def to_frame(self) -> Any:

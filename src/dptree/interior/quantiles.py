@@ -28,7 +28,7 @@ from dptree.interior.calibration import DECLARED_SIZE, EPSILON, ON_INVALID, decl
 from dptree.interior.encoding import domain_document, domain_from_document, encoding, point_encoding, prepare
 from dptree.interior.selection import exponential_base, quantile_badness, quantile_exponential_mechanism, quantile_level
 from dptree.interior.staged import staged_point
-from dptree.io.contract import Release
+from dptree.io.contract import Release, shown
 from dptree.io.release_file import check_metadata, creation_metadata
 from dptree.noise import RngLike, make_source
 from dptree.noise.sources import RNG
@@ -91,7 +91,7 @@ class QuantileRelease(Release):
         return self.n_declared is not None
 
     def summary(self) -> str:
-        return (f"QuantileRelease q={self.q:g}: {self.value!r} over [{self.lower!r}, {self.upper!r}], "
+        return (f"QuantileRelease q={self.q:g}: {shown(self.value)} over [{shown(self.lower)}, {shown(self.upper)}], "
                 f"{self.epsilon:g}-DP (pure){'' if self.private else ', NOT PRIVATE (test seed)'}")
 
     def to_frame(self) -> Any:

@@ -17,7 +17,17 @@ from typing import Any, ClassVar, Mapping
 
 from dptree.io.release_file import register_kind, write_release
 
-__all__ = ["Release", "CountRelease", "release_class"]
+__all__ = ["Release", "CountRelease", "release_class", "shown"]
+
+
+def shown(value: Any) -> str:
+    """A released point as summaries and the CLI print it: a date at the precision it needs
+    (2024-01-01, 2024-01-01T06:00), a number as str() prints it."""
+    import numpy as np
+
+    if isinstance(value, np.datetime64):
+        return str(np.datetime_as_string(value, unit="auto"))
+    return str(value)
 
 _CLASSES: dict[str, type[Release]] = {}
 

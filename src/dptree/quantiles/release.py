@@ -16,7 +16,7 @@ from dptree.errors import InvalidParameterError, ReleaseFileError
 from dptree.estimation.intervals import LEVEL
 from dptree.interior.calibration import DECLARED_SIZE, EPSILON, restated
 from dptree.interior.encoding import domain_document, domain_from_document, encoding
-from dptree.io.contract import Release
+from dptree.io.contract import Release, shown
 from dptree.io.release_file import check_metadata
 from dptree.privacy.boundary import Boundary
 from dptree.privacy.budget import check_release_budget
@@ -124,8 +124,8 @@ class QuantilesRelease(Release):
     interval: str | None = field(default=None, kw_only=True)
 
     def summary(self) -> str:
-        return (f"QuantilesRelease of {len(self.values)} levels by {self.method!r} over [{self.lower!r}, "
-                f"{self.upper!r}], {self.epsilon:g}-DP (pure, {self.neighbors}), {self.level:g} intervals"
+        return (f"QuantilesRelease of {len(self.values)} levels by {self.method!r} over [{shown(self.lower)}, "
+                f"{shown(self.upper)}], {self.epsilon:g}-DP (pure, {self.neighbors}), {self.level:g} intervals"
                 f"{'' if self.private else ', NOT PRIVATE (test seed)'}")
 
     def to_frame(self) -> Any:

@@ -160,4 +160,4 @@ def test_cli_median_of_a_date_column(tmp_path, capsys) -> None:  # type: ignore[
     assert main(argv) == 0
     out = capsys.readouterr().out
     want = dptree.median(x, lower=LOWER, upper=UPPER, epsilon=1.0, width=dt.timedelta(hours=12), rng=3).value
-    assert f"median: {want}" in out
+    assert f"median: {np.datetime_as_string(want, unit='auto')}" in out

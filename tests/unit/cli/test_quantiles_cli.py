@@ -1,0 +1,71 @@
+"""``dptree quantiles``: m quantiles with intervals from a file, and ``dptree query`` on its release."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import dptree
+
+
+def _data(tmp_path: Path) -> tuple[Path, np.ndarray]:
+    x = np.random.default_rng(0).integers(0, 1000, 3000)
+    f = tmp_path / "d.csv"
+    f.write_text("v\n" + "\n".join(map(str, x)) + "\n")
+    return f, x
+
+
+def test_the_command_releases_what_the_library_releases(tmp_path: Path, cli_run: Any) -> None:
+    f, x = _data(tmp_path)
+    out = tmp_path / "q.json"
+    for method in ("tree", "approx", "joint"):
+        code, printed, err = cli_run(["quantiles", str(f), "--column", "v", "--q", "0.1,0.5,0.9", "--lower", "0",
+                                      "--upper", "1023", "--epsilon", "1", "--method", method, "--n", "3000",
+                                      "--seed", "4", "--allow-nonprivate", "--out", str(out), "--force"])
+        assert code == 0, err
+        want = dptree.quantiles(x, [0.1, 0.5, 0.9], lower=0, upper=1023, epsilon=1.0, method=method, n=3000, rng=4)
+        rows = [line.split() for line in printed.splitlines() if line.startswith("quantile(")]
+        assert [int(r[1]) for r in rows] == want.values
+        assert [r[2] for r in rows] == [f"[{lo}," for lo in want.ci_low]
+        saved = dptree.load(str(out))
+        assert saved.values == want.values and saved.method == method
+        code, shown, err = cli_run(["query", str(out), "--format", "json"])
+        assert code == 0, err
+        answers = json.loads(shown)["answers"]
+        assert [a["estimate"] for a in answers] == want.values and [a["ci_high"] for a in answers] == want.ci_high
+
+
+def test_query_refuses_what_a_quantiles_release_cannot_answer(tmp_path: Path, cli_run: Any) -> None:
+    f, _ = _data(tmp_path)
+    out = tmp_path / "q.json"
+    code, _, err = cli_run(["quantiles", str(f), "--column", "v", "--q", "0.5", "--lower", "0", "--upper", "1023",
+                            "--epsilon", "1", "--level", "0.9", "--out", str(out)])
+    assert code == 0, err
+    code, printed, _ = cli_run(["query", str(out)])
+    assert code == 0 and "90% CI" in printed  # the release's own level
+    for argv in (["--cdf", "3"], ["--ci", "0.95"], ["--bins", "4"]):
+        code, _, err = cli_run(["query", str(out), *argv])
+        assert code == 2 and argv[0] in err and err.count("\n") == 1, err
+
+
+def test_dates_and_a_numeric_tree_width(tmp_path: Path, cli_run: Any) -> None:
+    days = np.datetime64("2024-01-01") + np.random.default_rng(1).integers(0, 366, 800)
+    f = tmp_path / "days.csv"
+    f.write_text("day\n" + "\n".join(map(str, days)) + "\n")
+    code, printed, err = cli_run(["quantiles", str(f), "--column", "day", "--q", "0.5", "--lower", "2024-01-01",
+                                  "--upper", "2024-12-31", "--epsilon", "1", "--method", "approx", "--seed", "2",
+                                  "--allow-nonprivate"])
+    assert code == 0, err
+    want = dptree.quantiles(days, [0.5], lower="2024-01-01", upper="2024-12-31", epsilon=1.0, method="approx", rng=2)
+    assert f"quantile(0.5)  {np.datetime_as_string(want.values[0], unit='auto')}" in printed
+    g, x = _data(tmp_path)
+    code, printed, err = cli_run(["quantiles", str(g), "--column", "v", "--q", "0.5", "--lower", "0", "--upper", "1023",
+                                  "--width", "8", "--method", "tree", "--epsilon", "1", "--seed", "2",
+                                  "--allow-nonprivate"])
+    assert code == 0, err
+    want = dptree.quantiles(x, [0.5], lower=0, upper=1023, width=8, method="tree", epsilon=1.0, rng=2)
+    row = next(line.split() for line in printed.splitlines() if line.startswith("quantile("))
+    assert int(row[1]) == want.values[0] and row[2:] == [f"[{want.ci_low[0]},", f"{want.ci_high[0]}]"]
