@@ -342,7 +342,8 @@ def for_kind(table: Mapping[str, T], release: Any, command: str) -> T:
     ``command`` takes."""
     kind = release_kind(release)
     if kind is None or kind not in table:
-        wanted = " or ".join(_KIND_NAMES.get(k, k) for k in table)
+        names = [_KIND_NAMES.get(k, k) for k in table]
+        wanted = " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
         raise InvalidParameterError(
             f"{command} needs a {wanted} release; this one is a {kind or type(release).__name__} release"
         )

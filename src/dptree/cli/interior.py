@@ -215,7 +215,7 @@ def _levels(text: str) -> list[float]:
 def run_quantiles(args: argparse.Namespace) -> int:
     """``dptree quantiles``: m quantiles with intervals (:func:`dptree.quantiles`); the table on
     stdout, the release in ``--out``."""
-    from dptree.cli.query import print_rows
+    from dptree.cli.query import print_rows, quantiles_rows
     from dptree.quantiles import quantiles
 
     qs = _levels(args.q)
@@ -237,9 +237,3 @@ def run_quantiles(args: argparse.Namespace) -> int:
     if args.out is not None:
         core.wrote([args.out])
     return 0
-
-
-def quantiles_rows(res: Any) -> list[dict[str, Any]]:
-    """One table row per level of a quantiles release (no standard error: intervals only)."""
-    return [{"query": f"quantile({q:g})", "estimate": v, "stderr": None, "ci_low": lo, "ci_high": hi}
-            for q, v, lo, hi in zip(res.q, res.values, res.ci_low, res.ci_high)]

@@ -18,7 +18,7 @@ from dptree.cli import core
 from dptree.io.contract import shown
 from dptree.errors import InvalidParameterError
 
-__all__ = ["register", "query_hierarchy", "print_rows"]
+__all__ = ["register", "query_hierarchy", "print_rows", "quantiles_rows"]
 
 
 def register(sub: Any) -> None:
@@ -171,8 +171,6 @@ def query_hierarchy(release: Any, nodes: list[str], ci: float = 0.95) -> list[di
 def _quantiles_rows(release: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
     """A quantiles release's own levels and intervals (it answers nothing else: its intervals are at
     the level it was released with)."""
-    from dptree.cli.interior import quantiles_rows
-
     given = [flag for flag, v in (("--count", args.count), ("--cdf", args.cdf), ("--quantile", args.quantile),
                                   ("--node", args.node), ("--total", args.total), ("--histogram", args.histogram),
                                   ("--bins", args.bins)) if v]
@@ -183,6 +181,12 @@ def _quantiles_rows(release: Any, args: argparse.Namespace) -> list[dict[str, An
         raise InvalidParameterError(f"--ci: this quantiles release's intervals are at level {release.level:g}; "
                                     f"drop --ci or pass --ci {release.level:g}")
     return quantiles_rows(release)
+
+
+def quantiles_rows(res: Any) -> list[dict[str, Any]]:
+    """One table row per level of a quantiles release (no standard error: intervals only)."""
+    return [{"query": f"quantile({q:g})", "estimate": v, "stderr": None, "ci_low": lo, "ci_high": hi}
+            for q, v, lo, hi in zip(res.q, res.values, res.ci_low, res.ci_high)]
 
 
 #: How ``dptree query`` answers each kind of release.

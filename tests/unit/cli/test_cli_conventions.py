@@ -50,6 +50,8 @@ def succeeding(f: dict[str, Path]) -> dict[str, tuple[list[str], str | None]]:
         "interior-point": (["interior-point", str(f["data"]), *column], None),
         "median": (["median", str(f["data"]), *column], None),
         "quantile": (["quantile", str(f["data"]), "--q", "0.9", *column], None),
+        "quantiles": (["quantiles", str(f["data"]), "--q", "0.1,0.9", *column, "--out", str(d / "q.json")],
+                      str(d / "q.json")),
         "budget": (["budget", str(f["ledger"])], None),
         "report": (["report", str(f["rel"]), "--out", str(d / "r.html")], str(d / "r.html")),
     }
@@ -69,6 +71,7 @@ def failing(f: dict[str, Path]) -> dict[str, list[str]]:
         "median": ["median", str(d / "missing.csv"), *column],
         "quantile": ["quantile", str(f["data"]), "--q", "1.5", "--column", "v", "--lower", "0", "--upper", "63",
                      "--epsilon", "1"],
+        "quantiles": ["quantiles", str(f["data"]), "--q", "0.5", *column],
         "budget": ["budget", str(d / "missing.ledger")],
         "report": ["report", str(f["rel"]), "--out", str(d / "x.html"), "--ci", "2"],
     }
@@ -151,7 +154,8 @@ def test_releases_are_told_apart_by_their_kind(command: str, files: dict[str, Pa
             "report": ["report", str(files["rel"]), "--out", str(files["dir"] / "o.html")]}[command]
     code, _, err = cli_run(argv)
     assert code == 2
-    assert err == f"dptree: error: {command} needs a range-tree or hierarchy release; this one is a other release\n"
+    kinds = "range-tree, hierarchy or quantiles" if command == "query" else "range-tree or hierarchy"
+    assert err == f"dptree: error: {command} needs a {kinds} release; this one is a other release\n"
 
 
 def test_release_kinds() -> None:
