@@ -4,7 +4,8 @@ measured in the same run:
 * ``interior_point`` (exponential mechanism) on 10^6 uint64 values over [0, 2^64) against
   ``np.sort`` of the same values (target <= 3x);
 * ``dptree.median``, ``dptree.quantile`` (q = 0.9) and ``dptree.interior_point`` (exponential) of
-  a float column of a Parquet file -- the staged engine path, :mod:`dptree.interior.staged` --
+  a float column of a Parquet file -- the staged engine path, :mod:`dptree.interior.staged` -- and
+  ``dptree.quantiles`` (3 levels, approx: the distinct values and counts from DuckDB) --
   against a range-tree release of the same column from the same file (``dptree.range_tree(path, column=..., lower=, upper=, width=)``;
   target <= 2x), each in a fresh process, with its peak RSS (``ru_maxrss``).
 
@@ -46,6 +47,8 @@ def _child(task: str, path: str) -> None:
         dptree.quantile(path, 0.9, column="x", lower=LOWER, upper=UPPER, epsilon=1.0)
     elif task == "interior_point":
         dptree.interior_point(path, column="x", lower=LOWER, upper=UPPER, epsilon=1.0, method="exponential")
+    elif task == "quantiles":
+        dptree.quantiles(path, [0.1, 0.5, 0.9], column="x", lower=LOWER, upper=UPPER, epsilon=1.0, method="approx")
     else:
         dptree.median(path, column="x", lower=LOWER, upper=UPPER, epsilon=1.0)
     dt = time.perf_counter() - t0
@@ -90,7 +93,7 @@ def from_file(rows: int, rounds: int) -> list[str]:
         with pq.ParquetWriter(path, pa.schema([("x", pa.float64())])) as w:
             for start in range(0, rows, 5_000_000):  # written in chunks: bounded memory here too
                 w.write_table(pa.table({"x": gen.normal(0, 1, min(5_000_000, rows - start))}))
-        tasks = ("median", "quantile", "interior_point")
+        tasks = ("median", "quantile", "interior_point", "quantiles")
         runs: dict[str, list[dict[str, float]]] = {t: [] for t in ("range_tree",) + tasks}
         for _ in range(rounds):  # interleaved: baseline, then each operation, every round
             for t in runs:
@@ -98,7 +101,9 @@ def from_file(rows: int, rounds: int) -> list[str]:
         b = statistics.median(r["seconds"] for r in runs["range_tree"])
         rb = max(r["rss_mib"] for r in runs["range_tree"])
         lines = []
-        for t, shown in zip(tasks, ("dptree.median", "dptree.quantile(q=0.9)", "dptree.interior_point (exponential)")):
+        shown_as = ("dptree.median", "dptree.quantile(q=0.9)", "dptree.interior_point (exponential)",
+                    "dptree.quantiles(0.1, 0.5, 0.9; approx)")
+        for t, shown in zip(tasks, shown_as):
             o = statistics.median(r["seconds"] for r in runs[t])
             ro = max(r["rss_mib"] for r in runs[t])
             lines.append(f"| {shown}, {rows:.0e} float64 rows from Parquet | range_tree of the same file "

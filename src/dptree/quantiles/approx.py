@@ -44,7 +44,6 @@ which adds up to half the block's size.
 from __future__ import annotations
 
 import math
-from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from typing import Literal
 
@@ -170,25 +169,47 @@ def approx_quantiles(
     """ApproxQuantiles (Kaplan, Schnapp & Stemmer 2022, Algorithm 1): m sorted points of
     [lower, upper], one per sorted level of ``qs``. ``values``/``counts``: the sorted distinct
     data offsets and their multiplicities; ``epsilon_call``: the budget of every exponential
-    mechanism (:func:`layer_epsilon`; the privacy proof is the module docstring's)."""
-    vals = [int(v) for v in values]
-    cnt = [int(c) for c in counts]
+    mechanism (:func:`layer_epsilon`; the privacy proof is the module docstring's).
+
+    The pieces are numpy slices of the sorted arrays (uint64 offsets from
+    :func:`dptree.interior.encoding.prepare`; object arrays of Python ints on domains beyond 2^64),
+    so each call costs O(its piece) vectorised and no Python object is made per distinct value."""
+    vals, cnt = _as_arrays(values, counts)
     out = [0] * len(qs)
 
-    def solve(vals: list[int], cnt: list[int], levels: list[float], first: int, lo: int, hi: int) -> None:
+    def solve(vals: np.ndarray, cnt: np.ndarray, levels: list[float], first: int, lo: int, hi: int) -> None:
         if not levels:
             return
         mid = (len(levels) - 1) // 2
         p = levels[mid]
         v = em_call(vals, cnt, p, lo, hi, epsilon_call, rng, neighbors)
         out[first + mid] = v
-        i, j = bisect_left(vals, v), bisect_right(vals, v)
-        tie = cnt[i] if j > i else 0
+        key = np.array([v], dtype=vals.dtype)
+        i, j = int(np.searchsorted(vals, key, "left")[0]), int(np.searchsorted(vals, key, "right")[0])
+        tie = int(cnt[i]) if j > i else 0
         k = _fair_coins(rng, tie)  # the records equal to v: each to the left with probability 1/2
-        lv, lc = vals[:i] + ([v] if k else []), cnt[:i] + ([k] if k else [])
-        rv, rc = ([v] if tie - k else []) + vals[j:], ([tie - k] if tie - k else []) + cnt[j:]
+        lv, lc = (np.concatenate([vals[:i], key]), _with(cnt[:i], k, -1)) if k else (vals[:i], cnt[:i])
+        rv, rc = (np.concatenate([key, vals[j:]]), _with(cnt[j:], tie - k, 0)) if tie - k else (vals[j:], cnt[j:])
         solve(lv, lc, _rescale(levels, 0, mid, p, True), first, lo, v)
         solve(rv, rc, _rescale(levels, mid + 1, len(levels), p, False), first + mid + 1, v, hi)
 
     solve(vals, cnt, list(map(float, qs)), 0, int(lower), int(upper))
     return out
+
+
+def _with(cnt: np.ndarray, c: int, at: int) -> np.ndarray:
+    """``cnt`` with the count c added first (``at`` = 0) or last (-1), in cnt's dtype."""
+    one = np.array([c], dtype=cnt.dtype)
+    return np.concatenate([one, cnt] if at == 0 else [cnt, one])
+
+
+def _as_arrays(values: Sequence[int], counts: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted distinct offsets as a uint64 array and their multiplicities as int64; both as object
+    arrays of Python ints when an offset does not fit (domains beyond 2^64, negative offsets)."""
+    cnt = np.asarray(counts, dtype=np.int64)
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iu" and not (values.size and values.min() < 0):
+        return values.astype(np.uint64, copy=False), cnt
+    ints = [int(v) for v in values]
+    if all(0 <= v < 1 << 64 for v in ints):
+        return np.array(ints, dtype=np.uint64), cnt
+    return np.array(ints, dtype=object), np.array([int(c) for c in counts], dtype=object)  # exact Python ints
