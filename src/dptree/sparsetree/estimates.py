@@ -210,9 +210,11 @@ def smooth_last_depth(x: np.ndarray, y: np.ndarray, x_parent: np.ndarray, parent
     dominated by the noise (variance ``noise_var``). Inside a sibling group of m >= 5 equal-width
     ranges under a parent with estimate X (``x_parent[parent]``), each child's share is s = 1/m
     and its centred position u_c = (c - (m - 1) / 2) / m. If the parent's records were spread
-    uniformly over its keys (what the read-off already assumes inside a cell), a child's count
-    would be s X plus multinomial sampling noise of variance V = max(X, 0) s (1 - s), independent
-    of the measurement noise. The smoothing shrinks each group towards a linear trend:
+    uniformly over its keys (what the read-off already assumes inside a cell), the children's
+    counts would be multinomial around s X: on the residuals x - s X, which sum to zero, their
+    covariance is V (I - J/m) with V = max(X, 0) s, against noise_var (I - J/m) for the
+    least-squares residuals, so the Bayes factor of every residual is V / (V + noise_var). The
+    smoothing shrinks each group towards a linear trend:
 
     * trend: the least-squares slope b of the residuals x_c - s X on u_c; when the noisy counts
       ``y`` show no trend (b_y^2 sum u^2 / (V + noise_var) <= ``trend_z``: about two standard
@@ -245,7 +247,7 @@ def smooth_last_depth(x: np.ndarray, y: np.ndarray, x_parent: np.ndarray, parent
     u = (np.arange(x.size) - first[parent] - (m[parent] - 1.0) / 2.0) * s
     X = x_parent[parent]
     r, ry = x - s * X, y - s * X
-    V = np.maximum(X, 0.0) * s * (1.0 - s)
+    V = np.maximum(X, 0.0) * s  # multinomial covariance on the zero-sum residuals: V (I - J/m)
     suu = np.bincount(parent, weights=u * u, minlength=G)
     with np.errstate(divide="ignore", invalid="ignore"):
         slope = np.bincount(parent, weights=r * u, minlength=G) / suu
