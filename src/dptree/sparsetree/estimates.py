@@ -238,8 +238,9 @@ def smooth_last_depth(x: np.ndarray, y: np.ndarray, x_parent: np.ndarray, parent
     first = np.concatenate([[0], np.cumsum(m)[:-1]]).astype(np.int64)  # siblings are consecutive
     wmin = np.full(G, np.inf)
     wmax = np.zeros(G)
-    np.minimum.at(wmin, parent, width)
-    np.maximum.at(wmax, parent, width)
+    has = m > 0
+    wmin[has] = np.minimum.reduceat(width, first[has])
+    wmax[has] = np.maximum.reduceat(width, first[has])
     ok = ((m >= 5) & (wmin == wmax) & (np.abs(m * wmax - parent_width) <= 0.5))[parent]
     if not ok.any():
         return out
