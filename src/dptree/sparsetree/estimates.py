@@ -112,8 +112,10 @@ class MeasuredTree:
             x = list(self.x)
             if self.height >= 2:
                 nd, up = self.nodes[-1], self.nodes[-2]
+                # a parent reaching past the domain's last key has children that are not cells: left alone
+                pw = np.where(up.last <= np.uint64(self.size - 1), _widths(up.start, up.last), 0.0)
                 x[-1] = smooth_last_depth(self.x[-1], nd.noisy.astype(np.float64), self.x[-2], self.parents[-1],
-                                          _widths(nd.start, nd.last), _widths(up.start, up.last), self.var[-1])
+                                          _widths(nd.start, nd.last), pw, self.var[-1])
             self._smoothed = _gather(x, self.cell_depth, self.cell_pos)
         return self._smoothed
 
@@ -228,7 +230,9 @@ def smooth_last_depth(x: np.ndarray, y: np.ndarray, x_parent: np.ndarray, parent
     zero), so every parent's estimate, and the total, are unchanged. Reads only the noisy counts,
     their least-squares estimates and the count tree (the released shape): post-processing. Groups
     with unequal widths or fewer than 5 ranges, and exact counts (``noise_var`` 0), are left as
-    they are. Returns the smoothed estimates of the last depth.
+    they are, as are groups that do not tile their parent's ``parent_width`` keys (the caller
+    passes 0 for parents that reach past the domain's last key). Returns the smoothed estimates
+    of the last depth.
     """
     out = np.array(x, dtype=np.float64, copy=True)
     if x.size == 0 or not noise_var > 0.0 or not np.isfinite(noise_var):

@@ -152,3 +152,14 @@ def test_quantiles_read_the_smoothed_cells() -> None:
         rank = np.searchsorted(x, r.quantile(qs), side="right")
         err_ls.append(np.mean(np.abs(rank - qs * x.size)))
     assert np.mean(err_s) < 0.93 * np.mean(err_ls)
+
+
+def test_smoothing_keeps_the_total_when_the_domain_ends_inside_a_node() -> None:
+    """Bounds of 10^6 keys: the last top node reaches past the domain, its children past the end
+    are no cells, so mass smoothed into them would be lost from the quantiles' CDF."""
+    import dptree
+
+    x = np.random.default_rng(1).integers(0, 10**6, 200_000)
+    t = dptree.sparse_range_tree(x, lower=0, upper=10**6 - 1, epsilon=1.0, rng=3)._tree
+    assert t.height >= 2 and not np.allclose(t.smoothed_cells(), t.cell_est)
+    assert t.smoothed_cells().sum() == pytest.approx(t.total(), abs=1e-6)
