@@ -9,6 +9,14 @@ contains it, the fraction of the cell's keys up to the point times its estimate 
 cell's records are spread uniformly over its keys; :meth:`MeasuredTree.spread_bound` states what
 that can cost otherwise).
 
+Quantiles (and ``cdf(monotone=True)``) read the cells after an empirical-Bayes smoothing of the
+count tree's last depth towards a linear trend inside each sibling group
+(:func:`smooth_last_depth`): the last depth's cells hold few records and their counts are
+mostly noise, while the uniform spread the read-off already assumes inside a cell predicts their
+sampling variance. It reads only the noisy counts and the released shape (post-processing) and
+keeps every parent's estimate. Counts, ``cdf`` and their error bars stay on the least-squares
+estimates.
+
 Error bars are exact for the least-squares part: the estimate of a query is linear in the noisy
 counts, sum_u g_u y_u, and :meth:`MeasuredTree.prefix_moments` finds every g_u by running the
 two passes backwards (their adjoint, O(nodes) per query), which gives the variance
@@ -23,7 +31,7 @@ import numpy as np
 from dptree.estimation.least_squares import consistent_estimates, node_variances
 from dptree.sparsetree.mechanism import Nodes
 
-__all__ = ["MeasuredTree"]
+__all__ = ["MeasuredTree", "smooth_last_depth"]
 
 _CHUNK = 4_000_000  # nodes x queries per adjoint block
 
@@ -73,6 +81,7 @@ class MeasuredTree:
         self.cum = np.concatenate([[0.0], np.cumsum(self.cell_est)])
         self._node_var: list[np.ndarray] | None = None
         self._monotone: np.ndarray | None = None
+        self._smoothed: np.ndarray | None = None
 
     # ------------------------------------------------------------------ threshold queries
     def locate(self, off: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -87,12 +96,28 @@ class MeasuredTree:
         return self.cum[i] + f * self.cell_est[i]
 
     def monotone_cdf(self) -> np.ndarray:
-        """The isotonic (non-decreasing, non-negative) fit of the cumulative counts at cell ends."""
+        """The isotonic (non-decreasing, non-negative) fit of the cumulative counts at cell ends,
+        read off the cells after :meth:`smoothed_cells` (the read-off of quantiles)."""
         if self._monotone is None:
             from scipy.optimize import isotonic_regression
 
-            self._monotone = np.clip(isotonic_regression(self.cum[1:], increasing=True).x, 0.0, None)
+            cum = np.cumsum(self.smoothed_cells())
+            self._monotone = np.clip(isotonic_regression(cum, increasing=True).x, 0.0, None)
         return self._monotone
+
+    def smoothed_cells(self) -> np.ndarray:
+        """The cell estimates with the last depth's sibling groups smoothed towards their parent
+        (:func:`smooth_last_depth`); the least-squares :attr:`cell_est` elsewhere."""
+        if self._smoothed is None:
+            x = list(self.x)
+            if self.height >= 2:
+                nd, up = self.nodes[-1], self.nodes[-2]
+                # a parent reaching past the domain's last key has children that are not cells: left alone
+                pw = np.where(up.last <= np.uint64(self.size - 1), _widths(up.start, up.last), 0.0)
+                x[-1] = smooth_last_depth(self.x[-1], nd.noisy.astype(np.float64), self.x[-2], self.parents[-1],
+                                          _widths(nd.start, nd.last), pw, self.var[-1])
+            self._smoothed = _gather(x, self.cell_depth, self.cell_pos)
+        return self._smoothed
 
     def total(self) -> float:
         return float(self.cum[-1])
@@ -171,6 +196,80 @@ class MeasuredTree:
         c = np.maximum(self.cell_est[i] + level_multiplier * self.cell_sd(i), 0.0)
         cut = f < 1.0
         return np.where(cut, f * c, 0.0), np.where(cut, (1.0 - f) * c, 0.0)
+
+
+def _widths(start: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """Number of keys of each range [start, last] (as floats; below 2^64 inside the root)."""
+    return (last - start).astype(np.float64) + 1.0
+
+
+def smooth_last_depth(x: np.ndarray, y: np.ndarray, x_parent: np.ndarray, parent: np.ndarray, width: np.ndarray,
+                      parent_width: np.ndarray, noise_var: float, *, trend_z: float = 4.0, spread_sd: float = 2.0
+                      ) -> np.ndarray:
+    """Empirical-Bayes smoothing of the count tree's last depth (post-processing of noisy counts).
+
+    The cells of the last depth hold few records each, so their least-squares estimates ``x`` are
+    dominated by the noise (variance ``noise_var``). Inside a sibling group of m >= 5 equal-width
+    ranges under a parent with estimate X (``x_parent[parent]``), each child's share is s = 1/m
+    and its centred position u_c = (c - (m - 1) / 2) / m. If the parent's records were spread
+    uniformly over its keys (what the read-off already assumes inside a cell), the children's
+    counts would be multinomial around s X: on the residuals x - s X, which sum to zero, their
+    covariance is V (I - J/m) with V = max(X, 0) s, against noise_var (I - J/m) for the
+    least-squares residuals, so the Bayes factor of every residual is V / (V + noise_var). The
+    smoothing shrinks each group towards a linear trend:
+
+    * trend: the least-squares slope b of the residuals x_c - s X on u_c; when the noisy counts
+      ``y`` show no trend (b_y^2 sum u^2 / (V + noise_var) <= ``trend_z``: about two standard
+      deviations) b is shrunk by V / (V + noise_var), else kept;
+    * around the trend: residuals r_c = x_c - s X - b u_c are multiplied by a = V / (V + noise_var)
+      when the noisy counts' residual sum of squares is within ``spread_sd`` standard deviations of
+      its value under uniform spread ((m - 2)(V + noise_var)); otherwise by the empirical-Bayes
+      factor (V + t^2) / (V + t^2 + noise_var), t^2 the excess variance per child.
+
+    Within a group the trend and the shrunk residuals sum to X (the slope and the residuals sum to
+    zero), so every parent's estimate, and the total, are unchanged. Reads only the noisy counts,
+    their least-squares estimates and the count tree (the released shape): post-processing. Groups
+    with unequal widths or fewer than 5 ranges, and exact counts (``noise_var`` 0), are left as
+    they are, as are groups that do not tile their parent's ``parent_width`` keys (the caller
+    passes 0 for parents that reach past the domain's last key). Returns the smoothed estimates
+    of the last depth.
+    """
+    out = np.array(x, dtype=np.float64, copy=True)
+    if x.size == 0 or not noise_var > 0.0 or not np.isfinite(noise_var):
+        return out
+    G = x_parent.size
+    m = np.bincount(parent, minlength=G).astype(np.float64)
+    first = np.concatenate([[0], np.cumsum(m)[:-1]]).astype(np.int64)  # siblings are consecutive
+    wmin = np.full(G, np.inf)
+    wmax = np.zeros(G)
+    has = m > 0
+    wmin[has] = np.minimum.reduceat(width, first[has])
+    wmax[has] = np.maximum.reduceat(width, first[has])
+    ok = ((m >= 5) & (wmin == wmax) & (np.abs(m * wmax - parent_width) <= 0.5))[parent]
+    if not ok.any():
+        return out
+    s = 1.0 / m[parent]
+    u = (np.arange(x.size) - first[parent] - (m[parent] - 1.0) / 2.0) * s
+    X = x_parent[parent]
+    r, ry = x - s * X, y - s * X
+    V = np.maximum(X, 0.0) * s  # multinomial covariance on the zero-sum residuals: V (I - J/m)
+    suu = np.bincount(parent, weights=u * u, minlength=G)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slope = np.bincount(parent, weights=r * u, minlength=G) / suu
+        slope_y = np.bincount(parent, weights=ry * u, minlength=G) / suu
+    Vg = np.bincount(parent, weights=V, minlength=G) / np.maximum(m, 1.0)
+    null = Vg / (Vg + noise_var)  # the optimal factor when the parent's records are spread uniformly
+    z = slope_y**2 * suu / (Vg + noise_var)
+    slope = np.where(z > trend_z, slope, slope * null)
+    e = ry - slope_y[parent] * u
+    dof = np.maximum(m - 2.0, 1.0)
+    excess = np.maximum(np.bincount(parent, weights=e * e, minlength=G) / dof - Vg - noise_var, 0.0)
+    ratio = np.bincount(parent, weights=e * e, minlength=G) / (dof * (Vg + noise_var))
+    a = np.where(ratio < 1.0 + spread_sd * np.sqrt(2.0 / dof), null, (Vg + excess) / (Vg + excess + noise_var))
+    trend = s * X + slope[parent] * u
+    smooth = trend + a[parent] * (x - trend)
+    out[ok] = smooth[ok]
+    return out
 
 
 def _gather(per_level: list[np.ndarray], depth: np.ndarray, pos: np.ndarray) -> np.ndarray:

@@ -150,7 +150,9 @@ class SparseRangeTree(CountRelease):
     @validate_params({"normalize": _FLAG, "monotone": _FLAG})
     def cdf(self, x: Any, *, normalize: bool = False, monotone: bool = False) -> Any:
         """Threshold count #{records <= x}; a fraction with ``normalize``. ``monotone=True`` reads
-        the isotonic fit of the cumulative counts at cell ends (interpolated inside a cell)."""
+        the quantiles' CDF: the isotonic fit of the cumulative counts at cell ends after the last
+        depth's smoothing (:meth:`~dptree.sparsetree.estimates.MeasuredTree.smoothed_cells`),
+        interpolated inside a cell; its error bars are not those of :meth:`cdf_ci`."""
         off, below = self._ends(x, inclusive=True)
         t = self._tree
         if monotone:
@@ -178,7 +180,10 @@ class SparseRangeTree(CountRelease):
 
     def quantile(self, q: Any) -> Any:
         """The q-quantile(s): the point where the isotonic CDF reaches q * total, interpolated over
-        the keys of the cell it falls in (uniform spread). ``lower`` when the total is <= 0."""
+        the keys of the cell it falls in (uniform spread). The CDF is read off the cells after the
+        empirical-Bayes smoothing of the count tree's last depth
+        (:func:`~dptree.sparsetree.estimates.smooth_last_depth`: post-processing of the noisy
+        counts; parents' estimates and the total unchanged). ``lower`` when the total is <= 0."""
         qa = quantile_levels(q)
         t = self._tree
         F = t.monotone_cdf()
