@@ -103,9 +103,9 @@ from dptree.noise import RandomSource, exp_lower_rational, sample_exponential_in
 
 __all__ = ["JOINT_MAX_CELLS", "clamp_nats", "dither_factor", "float_slack", "joint_exponential", "joint_statement"]
 
-#: refuse when m * (len(values) + 1) exceeds this: about 0.4 GB and 20-35 s at the limit before psi
-#: (measured, docs/quantiles_benchmark.md)
-JOINT_MAX_CELLS = 2_000_000
+#: refuse when m * (len(values) + 1) exceeds this (m <= 20 at n = 10^5); time and memory at the limit
+#: measured in docs/quantiles_benchmark.md, section 7
+JOINT_MAX_CELLS = 2_100_000
 _CLAMP_NATS, _CLAMP_FACTOR = 36.0, 4.0  # see clamp_nats
 _MAX_DENOMINATOR = 1 << 20  # levels are used as k / Q with Q = lcm of their denominators, or 2^20
 _MAX_ROWS = 1 << 40  # scaled ranks Q * n stay below 2^62
@@ -270,7 +270,7 @@ class _Layout:
         return self._dist[lev]
 
 
-def _tables(lay: _Layout, vals: np.ndarray, coef: float, count: int) -> np.ndarray:
+def _tables(lay: _Layout, vals: np.ndarray, coef: float, count: int) -> tuple[np.ndarray, np.ndarray]:
     """Anchored range sums for windows shorter than 2^count (a disjoint sparse table built by doubling).
     With suf_l[s] = log sum_{t = s}^{end of the aligned 2^l block of s} exp(vals[t] + coef (x[t] - x[s]))
     and pre_l[s] = log sum_{t = start of that block}^{s} exp(vals[t] + coef (x[t] - x[start])) (each
@@ -279,13 +279,17 @@ def _tables(lay: _Layout, vals: np.ndarray, coef: float, count: int) -> np.ndarr
     half (the halves a query reads), rows count and count + 1 hold suf_count and pre_count. Level
     l + 1 from level l: each half of an aligned 2^(l+1) block adds the other half's full sum,
     re-anchored (one multiply-add and one logaddexp per entry and level, as in a doubling table).
-    Columns: lay.width (padding: -inf). The levels below _LOW run on the transposed arrays
-    (:class:`_Layout`), the others on the flat ones: the same operations."""
+    Returns the rows end to end and where each starts (row l covers the blocks that hold data). The
+    levels below _LOW run on the transposed arrays (:class:`_Layout`), the others on the flat ones:
+    the same operations."""
     nb, width, used = lay.nb, lay.width, lay.used
     suf = np.full(width, -np.inf)
     suf[:nb] = vals
     pre = suf.copy()
-    rows = np.empty((count + 2, width))
+    sizes = [used if lev < _LOW else -(-nb >> (lev + 1)) << (lev + 1) for lev in range(count)] + [nb, nb]
+    offs = np.concatenate([[0], np.cumsum(sizes)])
+    flat = np.empty(int(offs[-1]))
+    rows = [flat[offs[i]: offs[i + 1]] for i in range(count + 2)]
     half = [np.empty(width // 2) for _ in range(2)]  # contiguous scratch (SIMD exp and log1p)
 
     def step(lev: int, sv: np.ndarray, pv: np.ndarray, row: np.ndarray) -> None:
@@ -303,15 +307,15 @@ def _tables(lay: _Layout, vals: np.ndarray, coef: float, count: int) -> np.ndarr
     rt = np.empty_like(sub[0])
     for lev in range(min(count, _LOW)):
         step(lev, sub[0], sub[1], rt)
-        rows[lev, :used].reshape(-1, 1 << _LOW)[:] = rt.T
+        rows[lev].reshape(-1, 1 << _LOW)[:] = rt.T
     suf[:used], pre[:used] = sub[0].T.ravel(), sub[1].T.ravel()
     for lev in range(_LOW, count):
         step(lev, suf, pre, rows[lev])
-    rows[count], rows[count + 1] = suf, pre
-    return rows
+    rows[count][:], rows[count + 1][:] = suf[:nb], pre[:nb]
+    return flat, offs
 
 
-def _range(rows: np.ndarray, x: np.ndarray, lo: np.ndarray, size: np.ndarray, y: np.ndarray,
+def _range(tables: tuple[np.ndarray, np.ndarray], x: np.ndarray, lo: np.ndarray, size: np.ndarray, y: np.ndarray,
            coef: float) -> np.ndarray:
     """log sum_{t in [lo, lo + size)} exp(vals[t] + coef (x[t] - y)), -inf for empty ranges, from
     :func:`_tables`'s rows (sizes below 2^count). A window [a, e] of two or more elements: l the
@@ -319,22 +323,20 @@ def _range(rows: np.ndarray, x: np.ndarray, lo: np.ndarray, size: np.ndarray, y:
     [mid, e] is pre_l[e] (a is in the left half of their aligned 2^(l+1) block, e in the right); for
     l >= count the same with suf_count and pre_count (a window shorter than 2^count crosses at most
     one multiple of 2^count)."""
-    count, width = rows.shape[0] - 2, rows.shape[1]
+    flat, offs = tables
+    count = offs.size - 3
     a = np.minimum(lo, x.size - 1)
     e = np.maximum(lo + size - 1, a)
     lev = np.frexp((a ^ e).astype(np.float64))[1] - 1  # highest differing bit; -1 where a == e
     np.clip(lev, 0, count, out=lev)
     mid = (e >> lev) << lev
-    flat = rows.ravel()
     left = (x[a] - y).astype(np.float64)
     left *= coef
-    left += flat[lev * width + a]
+    left += flat[offs[lev] + a]
     lev += lev == count
-    lev *= width
-    lev += e
     right = (x[mid] - y).astype(np.float64)
     right *= coef
-    right += flat[lev]
+    right += flat[offs[lev] + e]
     right[size < 2] = -np.inf
     out = _lae(left, right, left, x[mid].astype(np.float64))  # the last: scratch
     out[size < 1] = -np.inf
