@@ -241,9 +241,8 @@ _LOW = 5  # _tables runs the levels below this on blocks of 2^_LOW as columns (l
 
 class _Layout:
     """What :func:`_tables` needs of x, shared by every table of one transition: x padded with its last
-    element to ``width`` (a multiple of 2^_LOW and of 2^count for every table built), its transpose
-    on blocks of 2^_LOW, and per level the distances (as float64) between the first element of each
-    half block and the elements of the other half."""
+    element to ``width`` (a multiple of 2^_LOW and of 2^count for every table built) and its
+    transpose on blocks of 2^_LOW."""
 
     def __init__(self, x: np.ndarray, count: int) -> None:
         self.nb = x.size
@@ -252,7 +251,6 @@ class _Layout:
         self.xs[: self.nb], self.xs[self.nb:] = x, x[-1]
         self.used = -(-self.nb >> _LOW) << _LOW  # the blocks of 2^_LOW that hold data
         self.xt = self.xs[: self.used].reshape(-1, 1 << _LOW).T.copy()
-        self._dist: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     def view(self, arr: np.ndarray, lev: int) -> np.ndarray:
         """arr (flat, or transposed for lev < _LOW) as (blocks, 2, 2^lev[, columns]) over the blocks
@@ -261,13 +259,12 @@ class _Layout:
             return arr.reshape(-1, 2, 1 << lev, arr.shape[1])
         return arr[: -(-self.nb >> (lev + 1)) << (lev + 1)].reshape(-1, 2, 1 << lev)
 
-    def dist(self, lev: int) -> tuple[np.ndarray, np.ndarray]:
-        """(x[right start] - x[t] for t in each left half, x[right start] - x[left start] per block)."""
-        if lev not in self._dist:
-            xv = self.view(self.xt if lev < _LOW else self.xs, lev)
-            self._dist[lev] = ((xv[:, 1, :1] - xv[:, 0]).astype(np.float64),
-                               (xv[:, 1, :1] - xv[:, 0, :1]).astype(np.float64))
-        return self._dist[lev]
+    def dist(self, lev: int, out: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(x[right start] - x[t] for t in each left half (into ``out``), x[right start] - x[left start]
+        per block), as float64."""
+        xv = self.view(self.xt if lev < _LOW else self.xs, lev)
+        np.subtract(xv[:, 1, :1], xv[:, 0], out=out)
+        return out, (xv[:, 1, :1] - xv[:, 0, :1]).astype(np.float64)
 
 
 def _tables(lay: _Layout, vals: np.ndarray, coef: float, count: int) -> tuple[np.ndarray, np.ndarray]:
@@ -291,12 +288,13 @@ def _tables(lay: _Layout, vals: np.ndarray, coef: float, count: int) -> tuple[np
     flat = np.empty(int(offs[-1]))
     rows = [flat[offs[i]: offs[i + 1]] for i in range(count + 2)]
     half = [np.empty(width // 2) for _ in range(2)]  # contiguous scratch (SIMD exp and log1p)
+    di = np.empty(width // 2, dtype=np.int64)
 
     def step(lev: int, sv: np.ndarray, pv: np.ndarray, row: np.ndarray) -> None:
         sv, pv, row = lay.view(sv, lev), lay.view(pv, lev), lay.view(row, lev)
         row[:, 0], row[:, 1] = sv[:, 0], pv[:, 1]
         t0, t1 = (buf[: sv[:, 0].size].reshape(sv[:, 0].shape) for buf in half)
-        dl, db = lay.dist(lev)
+        dl, db = lay.dist(lev, di[: t0.size].reshape(t0.shape))
         np.add(pv[:, 1], coef * db, out=t0)  # right half: add the left half's sum
         pv[:, 1] = _lae(t0, sv[:, 0, :1], t0, t1)
         np.multiply(dl, coef, out=t0)  # left half: add the right half's sum
@@ -490,7 +488,7 @@ def _transition(x: np.ndarray, prev: np.ndarray, y: np.ndarray, clamp: int, scal
                 cuts[side, k] = np.searchsorted(x, y - d, side="right" if k == 0 else "left")
         return cuts[side, k]
 
-    windows = []  # (lo, size, coef, const) of each piece and side that some b uses
+    lay = _Layout(x, nb.bit_length())  # wide enough for any window of the nb blocks
     for k in range(_PIECES):
         if br[k] > top:
             break
@@ -500,14 +498,15 @@ def _transition(x: np.ndarray, prev: np.ndarray, y: np.ndarray, clamp: int, scal
         for lo, hi, sign in ((cut(1, k + 1), cut(1, k), 1), (cut(-1, k), cut(-1, k + 1), -1)):
             hi = np.minimum(hi, idx)
             lo = np.minimum(lo, hi)
-            if np.any(hi > lo):
-                windows.append((lo, hi - lo, sign * slope, const))
-    if windows:
-        lay = _Layout(x, max(int(size.max()).bit_length() for _, size, _, _ in windows))
-    for lo, size, coef, const in windows:
-        part = _range(_tables(lay, prev, coef, int(size.max()).bit_length()), x, lo, size, y, coef)
-        part += const
-        _lae(acc, part, acc, scratch)
+            size = hi - lo
+            count = int(size.max()).bit_length()
+            if count:
+                coef = sign * slope
+                part = _range(_tables(lay, prev, coef, count), x, lo, size, y, coef)
+                part += const
+                _lae(acc, part, acc, scratch)
+        cuts.pop((1, k), None)  # the next piece needs only the cuts k + 1 and k + 2 of each side
+        cuts.pop((-1, k), None)
     return acc
 
 
