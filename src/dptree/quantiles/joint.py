@@ -223,9 +223,10 @@ def _lae(a: np.ndarray, b: np.ndarray, out: np.ndarray, tmp: np.ndarray) -> np.n
     the NaN of -inf - -inf; elsewhere the sum is >= the max, so fmax leaves it); ``out`` may be ``a``
     or ``b``, ``tmp`` (shaped like out) is scratch and neither. numpy's logaddexp runs scalar libm code (about
     15 ns an element); this runs its SIMD exp and log1p in place, about 5x faster. Error (float_slack):
-    at most (M + 10) 2^-53 for inputs of magnitude <= M (the final add rounds by <= (M + 1) 2^-53; the
-    subtraction's rounding reaches the result damped by |d| e^-|d| <= 0.3, exp's and log1p's few-ulp
-    errors by a factor <= 1), inside the 2^-51 (M + 1) counted per operation."""
+    for inputs of magnitude <= M, the final add rounds by <= (M + 1) 2^-53, the subtraction's rounding
+    reaches the result damped by |d| e^-|d| / (1 + e^-|d|) <= 0.3, and errors of u ulp in exp and v
+    ulp in log1p by at most (u + v) 2^-53; in all (M + 1.3 + u + v) 2^-53, inside the 2^-51 (M + 1)
+    counted per operation for any u + v <= 3 M (numpy's exp and log1p err by a few ulp)."""
     np.maximum(a, b, out=tmp)
     np.minimum(a, b, out=out)
     with np.errstate(invalid="ignore"):
