@@ -126,28 +126,27 @@ def too_costly(method: str, m: int, n: int, distinct: int, args: argparse.Namesp
 
 
 def joint_cost() -> None:
-    """Time and peak traced memory of one ``joint_exponential`` call (uniform data), the measurement
-    behind ``JOINT_MAX_CELLS``."""
+    """Time and peak traced memory of one dithered ``joint_exponential`` call (uniform data, K =
+    dither_factor(n, |X|) as method='joint' runs it), the measurement behind ``JOINT_MAX_CELLS``:
+    the cells at and near the limit (m = 20 at n = 10^5; m = 2 at the largest n the limit allows)."""
     import tracemalloc
 
     joint = importlib.import_module("dptree.quantiles.joint")
     noise = importlib.import_module("dptree.noise")
     g = np.random.default_rng(1)
-    print("| n | distinct | m | cells m (distinct + 1) | time s | peak memory MB | s per 10^6 cells |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
-    for n, m in ((1000, 100), (1000, 300), (1000, 1000), (10_000, 20), (10_000, 100), (10_000, 200),
-                 (100_000, 4), (100_000, 20)):
+    print("| n | m | cells m (n + 1) | time s | CPU s | peak traced memory MiB |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for n, m in ((10_000, 20), (100_000, 4), (100_000, 20), (joint.JOINT_MAX_CELLS // 2 - 1, 2)):
         u, c = np.unique(g.integers(LOWER, UPPER + 1, size=n), return_counts=True)
         qs = np.arange(1, m + 1) / (m + 1)
+        k = joint.dither_factor(n, UPPER - LOWER + 1)
         tracemalloc.start()
-        t0 = time.perf_counter()
-        joint.joint_exponential(u, c, qs, lower=LOWER, upper=UPPER, epsilon=1.0, rng=noise.make_source(3))
-        secs = time.perf_counter() - t0
-        peak = tracemalloc.get_traced_memory()[1] / 1e6
+        t0, c0 = time.perf_counter(), time.process_time()
+        joint.joint_exponential(u, c, qs, lower=LOWER, upper=UPPER, epsilon=1.0, rng=noise.make_source(3), dither=k)
+        secs, cpu = time.perf_counter() - t0, time.process_time() - c0
+        peak = tracemalloc.get_traced_memory()[1] / 2**20
         tracemalloc.stop()
-        cells = m * (u.size + 1)
-        print(f"| {n:,} | {u.size:,} | {m} | {cells:,} | {secs:.1f} | {peak:.0f} | {secs / cells * 1e6:.1f} |",
-              flush=True)
+        print(f"| {n:,} | {m} | {m * (n + 1):,} | {secs:.1f} | {cpu:.1f} | {peak:.0f} |", flush=True)
 
 
 def compare_joint(cells: str, trials: int) -> None:

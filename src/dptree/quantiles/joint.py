@@ -37,14 +37,16 @@ Sampling (the paper's Algorithm 2 in log space). Forward tables over (output j, 
 log-weight of all prefixes o_1..o_j ending with a run of k outputs in b. A run of k outputs in a
 block of length L has C(L + k - 1, k) placements (the counting measure); value blocks have L = 1.
 The transition sum over earlier blocks is split by the sign of the distance and the pieces of
-psi (on each the kernel is one exponential) and read from range-sum tables whose entries are
-anchored at their first element, so no float quantity exceeds the bound M of
-:func:`float_slack` whatever n is. O(m N log N log(n / C)) time for the transitions plus
-O(m^2 G) for the runs in the G gap blocks longer than 1, O(m N) memory, N <= 2 len(values) + 1
-blocks. Backward sampling then draws each block and each run length with
-:func:`dptree.noise.sample_exponential_index` (exact, given the float log-weights written as
-integer mantissas times powers of a rational base: no candidate ever gets probability 0) and the
-run's points as a uniform multiset (Floyd's algorithm on exactly uniform integers).
+psi (on each the kernel is one exponential, and each block's window is a range of earlier blocks)
+and read from range-sum tables (disjoint sparse tables built by doubling, only as deep as the
+longest window: two entries per window) whose entries are anchored at an element of the window
+that reads them, so no float quantity exceeds the bound M of :func:`float_slack` whatever n is.
+O(m N log N log(n / C)) time for the transitions plus O(m^2 G) for the runs in the G gap blocks
+longer than 1, O(m N + N log N) memory, N <= 2 len(values) + 1 blocks. Backward sampling then
+draws each block and each run length with :func:`dptree.noise.sample_exponential_index` (exact,
+given the float log-weights written as integer mantissas times powers of a rational base: no
+candidate ever gets probability 0) and the run's points as a uniform multiset (Floyd's algorithm
+on exactly uniform integers).
 
 Dithered ties (``dither=K``; dptree's addition, not in the paper). Before the mechanism each
 record x is mapped to the key x K + u, u drawn uniformly from [0, K) independently per record
@@ -101,9 +103,10 @@ from dptree.noise import RandomSource, exp_lower_rational, sample_exponential_in
 
 __all__ = ["JOINT_MAX_CELLS", "clamp_nats", "dither_factor", "float_slack", "joint_exponential", "joint_statement"]
 
-#: refuse when m * (len(values) + 1) exceeds this: about 0.4 GB and 20-35 s at the limit before psi
-#: (measured, docs/quantiles_benchmark.md)
-JOINT_MAX_CELLS = 2_000_000
+#: refuse when m * (len(values) + 1) exceeds this (m <= 20 at n = 10^5). At the limit a dithered
+#: release took 7.3 s CPU / 238 MiB traced (m = 20, n = 10^5) and 11 s / 1.2 GiB (m = 2, n = 1.05e6)
+#: on the project's 2-core machine (docs/quantiles_benchmark.md, section 7.3)
+JOINT_MAX_CELLS = 2_100_000
 _CLAMP_NATS, _CLAMP_FACTOR = 36.0, 4.0  # see clamp_nats
 _MAX_DENOMINATOR = 1 << 20  # levels are used as k / Q with Q = lcm of their denominators, or 2^20
 _MAX_ROWS = 1 << 40  # scaled ranks Q * n stay below 2^62
@@ -168,8 +171,10 @@ def float_slack(m: int, domain_size: int, epsilon: float) -> tuple[float, float]
     [exp(-31 (m + 1) a C), 1] (a C <= A', C being at least one scaled rank unit), and an anchored
     range sum adds at most 3 a C (a window of piece k is 3 C 4^k wide, its slope a / 4^k).
     Each float64 operation (add, logaddexp, log, exp) errs by at most 2 ulp of a magnitude <= M,
-    i.e. 2^-51 (M + 1); an entry is the end of a chain of at most m (128 + m + 32) operations (m
-    steps, each <= 2 * 64 range-table levels, <= m run extensions and a few more), so
+    i.e. 2^-51 (M + 1) (the in-place logaddexp: see _lae); an entry is the end of a chain of at most
+    m (128 + m + 32) operations (m steps, each <= 62 table levels, one query and <= 62 combinations of
+    the pieces' and sides' sums, a multiply-add and a logaddexp each, within 2 * 64; <= m run
+    extensions and a few more), so
     rho <= m (m + 160) (M + 1) 2^-50 (twice the per-operation bound for margin). A sampler weight
     (an integer mantissa in [2^38 / e, 2^38] times a rational base to an integer power) errs by
     eta <= (M + 4) 2^-50 + 2^-37 (the mantissas' int64 sum stays below 2^62 for N < 2^23 blocks).
@@ -213,33 +218,129 @@ def _blocks(values: np.ndarray, counts: np.ndarray, span: int) -> tuple[np.ndarr
     return start[keep], length[keep], blow[keep], cnt[keep]
 
 
-def _tables(x: np.ndarray, vals: np.ndarray, sign: int, scale: float) -> list[np.ndarray]:
-    """Range-sum tables: level i, entry s = log sum_{t in [s, s + 2^i)} exp(vals[t] + sign * scale *
-    (x[t] - x[s])) -- anchored at the first element so entries used inside a window stay small."""
-    levels = [vals.astype(np.float64)]
-    width = 1
-    with np.errstate(over="ignore", invalid="ignore"):
-        while 2 * width <= vals.size:
-            prev = levels[-1]
-            shift = sign * scale * (x[width: width + prev.size - width] - x[: prev.size - width]).astype(np.float64)
-            levels.append(np.logaddexp(prev[: prev.size - width], prev[width:] + shift))
-            width *= 2
-    return levels
+def _lae(a: np.ndarray, b: np.ndarray, out: np.ndarray, tmp: np.ndarray) -> np.ndarray:
+    """out = logaddexp(a, b) as max + log1p(exp(min - max)), -inf where both are -inf (the fmax drops
+    the NaN of -inf - -inf; elsewhere the sum is >= the max, so fmax leaves it); ``out`` may be ``a``
+    or ``b``, ``tmp`` (shaped like out) is scratch and neither. numpy's logaddexp runs scalar libm code (about
+    15 ns an element); this runs its SIMD exp and log1p in place, about 5x faster. Error (float_slack):
+    for inputs of magnitude <= M, the final add rounds by <= (M + 1) 2^-53, the subtraction's rounding
+    reaches the result damped by |d| e^-|d| / (1 + e^-|d|) <= 0.3, and errors of u ulp in exp and v
+    ulp in log1p by at most (u + v) 2^-53; in all (M + 1.3 + u + v) 2^-53, inside the 2^-51 (M + 1)
+    counted per operation for any u + v <= 3 M (numpy's exp and log1p err by a few ulp)."""
+    np.maximum(a, b, out=tmp)
+    np.minimum(a, b, out=out)
+    with np.errstate(invalid="ignore"):
+        out -= tmp
+        np.exp(out, out=out)
+        np.log1p(out, out=out)
+        out += tmp
+        np.fmax(out, tmp, out=out)
+    return out
 
 
-def _range(levels: list[np.ndarray], x: np.ndarray, lo: np.ndarray, hi: np.ndarray, y: np.ndarray,
-           sign: int, scale: float) -> np.ndarray:
-    """log sum_{t in [lo, hi)} exp(vals[t] + sign * scale * (x[t] - y)), -inf for empty ranges."""
-    acc = np.full(lo.size, -np.inf)
-    pos = lo.copy()
-    for i in range(len(levels) - 1, -1, -1):
-        take = (hi - pos) >= (1 << i)
-        if not take.any():
-            continue
-        p = pos[take]
-        acc[take] = np.logaddexp(acc[take], levels[i][p] + sign * scale * (x[p] - y[take]).astype(np.float64))
-        pos[take] += 1 << i
-    return acc
+_LOW = 5  # _tables runs the levels below this on blocks of 2^_LOW as columns (long contiguous inner loops)
+
+
+class _Layout:
+    """What :func:`_tables` needs of x, shared by every table of one transition: x padded with its last
+    element to ``width`` (a multiple of 2^_LOW and of 2^count for every table built) and its
+    transpose on blocks of 2^_LOW."""
+
+    def __init__(self, x: np.ndarray, count: int) -> None:
+        self.nb = x.size
+        self.width = -(-self.nb >> max(count, _LOW)) << max(count, _LOW)
+        self.xs = np.empty(self.width, dtype=np.int64)
+        self.xs[: self.nb], self.xs[self.nb:] = x, x[-1]
+        self.used = -(-self.nb >> _LOW) << _LOW  # the blocks of 2^_LOW that hold data
+        self.xt = self.xs[: self.used].reshape(-1, 1 << _LOW).T.copy()
+
+    def view(self, arr: np.ndarray, lev: int) -> np.ndarray:
+        """arr (flat, or transposed for lev < _LOW) as (blocks, 2, 2^lev[, columns]) over the blocks
+        of 2^(lev + 1) that hold data."""
+        if lev < _LOW:
+            return arr.reshape(-1, 2, 1 << lev, arr.shape[1])
+        return arr[: -(-self.nb >> (lev + 1)) << (lev + 1)].reshape(-1, 2, 1 << lev)
+
+    def dist(self, lev: int, out: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(x[right start] - x[t] for t in each left half (into ``out``), x[right start] - x[left start]
+        per block), as float64."""
+        xv = self.view(self.xt if lev < _LOW else self.xs, lev)
+        np.subtract(xv[:, 1, :1], xv[:, 0], out=out)
+        return out, (xv[:, 1, :1] - xv[:, 0, :1]).astype(np.float64)
+
+
+def _tables(lay: _Layout, vals: np.ndarray, coef: float, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """Anchored range sums for windows shorter than 2^count (a disjoint sparse table built by doubling).
+    With suf_l[s] = log sum_{t = s}^{end of the aligned 2^l block of s} exp(vals[t] + coef (x[t] - x[s]))
+    and pre_l[s] = log sum_{t = start of that block}^{s} exp(vals[t] + coef (x[t] - x[start])) (each
+    anchored at an element of the window that uses it, so entries used inside a window stay small),
+    row l < count holds suf_l on the left half of each aligned 2^(l+1) block and pre_l on the right
+    half (the halves a query reads), rows count and count + 1 hold suf_count and pre_count. Level
+    l + 1 from level l: each half of an aligned 2^(l+1) block adds the other half's full sum,
+    re-anchored (one multiply-add and one logaddexp per entry and level, as in a doubling table).
+    Returns the rows end to end and where each starts (row l covers the blocks that hold data). The
+    levels below _LOW run on the transposed arrays (:class:`_Layout`), the others on the flat ones:
+    the same operations."""
+    nb, width, used = lay.nb, lay.width, lay.used
+    suf = np.full(width, -np.inf)
+    suf[:nb] = vals
+    pre = suf.copy()
+    sizes = [used if lev < _LOW else -(-nb >> (lev + 1)) << (lev + 1) for lev in range(count)] + [nb, nb]
+    offs = np.concatenate([[0], np.cumsum(sizes)])
+    flat = np.empty(int(offs[-1]))
+    rows = [flat[offs[i]: offs[i + 1]] for i in range(count + 2)]
+    half = [np.empty(width // 2) for _ in range(2)]  # contiguous scratch (SIMD exp and log1p)
+    di = np.empty(width // 2, dtype=np.int64)
+
+    def step(lev: int, sv: np.ndarray, pv: np.ndarray, row: np.ndarray) -> None:
+        sv, pv, row = lay.view(sv, lev), lay.view(pv, lev), lay.view(row, lev)
+        row[:, 0], row[:, 1] = sv[:, 0], pv[:, 1]
+        t0, t1 = (buf[: sv[:, 0].size].reshape(sv[:, 0].shape) for buf in half)
+        dl, db = lay.dist(lev, di[: t0.size].reshape(t0.shape))
+        np.add(pv[:, 1], coef * db, out=t0)  # right half: add the left half's sum
+        pv[:, 1] = _lae(t0, sv[:, 0, :1], t0, t1)
+        np.multiply(dl, coef, out=t0)  # left half: add the right half's sum
+        t0 += sv[:, 1, :1]
+        sv[:, 0] = _lae(sv[:, 0], t0, t0, t1)
+
+    sub = [arr[:used].reshape(-1, 1 << _LOW).T.copy() for arr in (suf, pre)]  # (2^_LOW, blocks)
+    rt = np.empty_like(sub[0])
+    for lev in range(min(count, _LOW)):
+        step(lev, sub[0], sub[1], rt)
+        rows[lev].reshape(-1, 1 << _LOW)[:] = rt.T
+    suf[:used], pre[:used] = sub[0].T.ravel(), sub[1].T.ravel()
+    for lev in range(_LOW, count):
+        step(lev, suf, pre, rows[lev])
+    rows[count][:], rows[count + 1][:] = suf[:nb], pre[:nb]
+    return flat, offs
+
+
+def _range(tables: tuple[np.ndarray, np.ndarray], x: np.ndarray, lo: np.ndarray, size: np.ndarray, y: np.ndarray,
+           coef: float) -> np.ndarray:
+    """log sum_{t in [lo, lo + size)} exp(vals[t] + coef (x[t] - y)), -inf for empty ranges, from
+    :func:`_tables`'s rows (sizes below 2^count). A window [a, e] of two or more elements: l the
+    highest bit where a and e differ, mid = e with its low l bits cleared; [a, mid) is suf_l[a] and
+    [mid, e] is pre_l[e] (a is in the left half of their aligned 2^(l+1) block, e in the right); for
+    l >= count the same with suf_count and pre_count (a window shorter than 2^count crosses at most
+    one multiple of 2^count)."""
+    flat, offs = tables
+    count = offs.size - 3
+    a = np.minimum(lo, x.size - 1)
+    e = np.maximum(lo + size - 1, a)
+    lev = np.frexp((a ^ e).astype(np.float64))[1] - 1  # highest differing bit; -1 where a == e
+    np.clip(lev, 0, count, out=lev)
+    mid = (e >> lev) << lev
+    left = (x[a] - y).astype(np.float64)
+    left *= coef
+    left += flat[offs[lev] + a]
+    lev += lev == count
+    right = (x[mid] - y).astype(np.float64)
+    right *= coef
+    right += flat[offs[lev] + e]
+    right[size < 2] = -np.inf
+    out = _lae(left, right, left, x[mid].astype(np.float64))  # the last: scratch
+    out[size < 1] = -np.inf
+    return out
 
 
 def _draw(src: RandomSource, logw: np.ndarray) -> int:
@@ -369,29 +470,45 @@ class _Tables(NamedTuple):
 def _transition(x: np.ndarray, prev: np.ndarray, y: np.ndarray, clamp: int, scale: float) -> np.ndarray:
     """log sum_{b' < b} exp(prev[b'] - scale psi(|y_b - x_b'|)) for every b: per piece of psi and side,
     an anchored range-sum table with that piece's slope (on a window of one piece the kernel is one
-    exponential); tables are built only for the pieces some window uses."""
+    exponential); tables are built only for the pieces some window uses, and only up to the longest
+    window's length. x and y are non-decreasing, so each window's ends are too."""
     nb = x.size
     idx = np.arange(nb)
     acc = np.full(nb, -np.inf)
+    scratch = np.empty(nb)
     br = _breaks(clamp)
     top = max(int(y.max()) - int(x.min()), int(x.max()) - int(y.min()))
+    cuts: dict[tuple[int, int], np.ndarray] = {}
+
+    def cut(side: int, k: int) -> np.ndarray:
+        """First index of x past the boundary between pieces k - 1 and k on a side (shared by both)."""
+        if (side, k) not in cuts:
+            d = min(br[k], 1 << 62)
+            if side < 0:
+                cuts[side, k] = np.searchsorted(x, y + d, side="right")
+            else:
+                cuts[side, k] = np.searchsorted(x, y - d, side="right" if k == 0 else "left")
+        return cuts[side, k]
+
+    lay = _Layout(x, nb.bit_length())  # wide enough for any window of the nb blocks
     for k in range(_PIECES):
         if br[k] > top:
             break
         slope = scale / float(1 << (2 * k))
         const = -scale * (k * clamp - br[k] / float(1 << (2 * k)))
-        lo_hi = (  # below: d = y - x in piece k (d = 0 counts here); above: d = x - y in piece k
-            (np.searchsorted(x, y - min(br[k + 1], 1 << 62), side="left"),
-             np.searchsorted(x, y, side="right") if k == 0 else np.searchsorted(x, y - br[k], side="left"), +1),
-            (np.searchsorted(x, y + br[k], side="right"),
-             np.searchsorted(x, y + min(br[k + 1], 1 << 62), side="right"), -1),
-        )
-        for lo, hi, sign in lo_hi:
+        # below: d = y - x in piece k (d = 0 counts here); above: d = x - y in piece k
+        for lo, hi, sign in ((cut(1, k + 1), cut(1, k), 1), (cut(-1, k), cut(-1, k + 1), -1)):
             hi = np.minimum(hi, idx)
             lo = np.minimum(lo, hi)
-            if np.any(hi > lo):
-                part = _range(_tables(x, prev, sign, slope), x, lo, hi, y, sign, slope)
-                acc = np.logaddexp(acc, part + const)
+            size = hi - lo
+            count = int(size.max()).bit_length()
+            if count:
+                coef = sign * slope
+                part = _range(_tables(lay, prev, coef, count), x, lo, size, y, coef)
+                part += const
+                _lae(acc, part, acc, scratch)
+        cuts.pop((1, k), None)  # the next piece needs only the cuts k + 1 and k + 2 of each side
+        cuts.pop((-1, k), None)
     return acc
 
 

@@ -200,6 +200,64 @@ def test_transition_sums_match_direct_sums(eps: float) -> None:
             assert np.allclose(t.a1[j, 1:], direct[1:], rtol=0, atol=1e-9)
 
 
+def test_logaddexp_in_place_matches_numpy_including_minus_infinity() -> None:
+    g = np.random.default_rng(2)
+    a, b = g.normal(0, 50, 4000), g.normal(0, 50, 4000)
+    b[:1000] = a[:1000] + g.normal(0, 1e-3, 1000)  # near-equal arguments
+    a[1000:1100], b[1050:1150] = -np.inf, -np.inf  # one or both -inf
+    a[3000:] *= 3000.0  # magnitudes near the bound M of float_slack at m = 20
+    b[3000:] = a[3000:] + g.normal(0, 5, 1000)
+    expected = np.logaddexp(a, b)
+    got = joint._lae(a, b, a.copy(), np.empty_like(a))
+    assert np.array_equal(np.isneginf(got), np.isneginf(expected)) and not np.isnan(got).any()
+    fin = np.isfinite(expected)
+    assert np.all(np.abs(got[fin] - expected[fin]) <= 4 * np.spacing(np.abs(expected[fin]) + 1.0))
+    out = b.copy()  # out may be an argument
+    assert np.array_equal(joint._lae(a, out, out, np.empty_like(a)), got, equal_nan=True)
+
+
+@pytest.mark.parametrize("nb", [1, 2, 31, 32, 33, 100, 1000, 1025])
+def test_range_tables_match_direct_sums(nb: int) -> None:
+    """Every window [lo, lo + size) with size < 2^count, against the direct log-sum-exp: windows of 0, 1
+    and 2 elements, windows crossing multiples of 2^count and of larger powers, both signs."""
+    g = np.random.default_rng(nb)
+    x = np.cumsum(g.integers(0, 50, nb)).astype(np.int64) + 10**15  # anchors matter: x is large
+    vals = g.normal(0, 20, nb)
+    vals[g.random(nb) < 0.05] = -np.inf
+    for count in sorted({1, max(1, nb.bit_length() - 2), nb.bit_length()}):
+        for coef in (0.37, -0.011):
+            lay = joint._Layout(x, count + 1)  # a wider layout than this table needs, as in a transition
+            rows = joint._tables(lay, vals, coef, count)
+            lo = g.integers(0, nb + 1, 400)
+            size = np.minimum(g.integers(0, 1 << count, 400), nb - lo)
+            size[:3] = np.minimum([0, 1, 2], min(nb, (1 << count) - 1))
+            lo[:3] = np.minimum(lo[:3], nb - size[:3])
+            y = x[np.minimum(lo, nb - 1)] + g.integers(-100, 100, 400)
+            got = joint._range(rows, x, lo, size, y, coef)
+            for i in range(lo.size):
+                t = np.arange(lo[i], lo[i] + size[i])
+                want = np.logaddexp.reduce(vals[t] + coef * (x[t] - y[i]).astype(float)) if t.size else -np.inf
+                assert got[i] == pytest.approx(want, abs=1e-9) or (got[i] == want == -np.inf)
+
+
+@pytest.mark.parametrize("eps", [1.0, 30.0])  # 30: C is about 8 ranks, windows of four pieces and both sides
+def test_transition_on_thousands_of_blocks_matches_direct_sums(eps: float) -> None:
+    """_transition on about 2000 blocks (table levels past _LOW, the top-level rows) against the O(N^2)
+    sum over b' < b of prev[b'] - a psi(|y_b - x_b'|)."""
+    g = np.random.default_rng(11)
+    x = np.sort(g.integers(0, 4000, 2000)).astype(np.int64) * 20
+    y = np.sort(x + g.integers(-400, 200, x.size))
+    prev = g.normal(-300, 40, x.size)
+    scale, clamp = eps / 4 / 20, max(1, int(joint.clamp_nats(2**20) / (eps / 4) * 20))
+    got = joint._transition(x, prev, y, clamp, scale)
+    t = joint._Tables(None, None, [], [], None, None, None, scale, clamp)
+    w = prev[None, :] + t.term(y[:, None] - x[None, :])
+    w = np.where(np.arange(x.size)[None, :] < np.arange(x.size)[:, None], w, -np.inf)
+    want = np.logaddexp.reduce(w, axis=1)
+    assert got[0] == want[0] == -np.inf
+    assert np.allclose(got[1:], want[1:], rtol=0, atol=1e-8)
+
+
 def test_api_joint_needs_a_declared_size_and_caps_the_data_to_it():
     """The joint tables are sized from the declared size; data beyond it is capped symmetrically
     (no refusal that depends on the data)."""

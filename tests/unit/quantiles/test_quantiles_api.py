@@ -15,7 +15,7 @@ import dptree
 from dptree.errors import DataError, InvalidParameterError, ReleaseFileError
 from dptree.quantiles.auto import JOINT_AUTO_MAX_M, choose_method, joint_eligible, predicted_errors
 from dptree.quantiles.intervals import joint_radius
-from dptree.quantiles.joint import float_slack
+from dptree.quantiles.joint import JOINT_MAX_CELLS, float_slack
 
 X = np.random.default_rng(3).integers(0, 1000, 3000)
 QS = [0.1, 0.5, 0.9]
@@ -272,12 +272,13 @@ def test_joint_preferred_is_the_worse_ratio_rule_on_the_measured_curve():
 
 def test_auto_choice_table():
     """auto's choice over [0, 2^20) at epsilon = 1 by declared n and m (docs/quantiles.md's table):
-    joint from m = 3 up to JOINT_AUTO_MAX_M where the gap margin and the size limit hold (n = 10^5,
-    m = 20: 20 (n + 1) > JOINT_MAX_CELLS), the tree from m = 128."""
+    joint from m = 3 up to JOINT_AUTO_MAX_M where the gap margin and the size limit hold (n = 10^5:
+    m <= 20, 21 (n + 1) > JOINT_MAX_CELLS), the tree from m = 128."""
     kw = {"lower": 0, "upper": 2**20 - 1, "epsilon": 1.0}
-    ms = (1, 2, 4, 8, 16, 20, 32, 50, 128)
+    ms = (1, 2, 4, 8, 16, 20, 21, 32, 50, 128)
     table = {n: "".join(choose_method(m, n=n, **kw)[0] for m in ms) for n in (None, 1000, 10_000, 100_000)}
-    assert table == {None: "aaaaaaaat", 1000: "aajjaaaat", 10_000: "aajjjjjat", 100_000: "aajjjaaat"}
+    assert table == {None: "aaaaaaaaat", 1000: "aajjaaaaat", 10_000: "aajjjjjjat", 100_000: "aajjjjaaat"}
+    assert 20 * (100_000 + 1) <= JOINT_MAX_CELLS < 21 * (100_000 + 1)
 
 
 def test_approx_works_on_arrays_without_a_python_object_per_value():
