@@ -4,10 +4,16 @@ On the same releases (one fixed data set per cell unless ``--per-data k``: a fre
 releases, so the quantiles' phases inside their buckets vary), the fraction of intervals that hold
 the true quantile (the first bucket with F >= q n), over levels 0.05, 0.25, 0.5, 0.75, 0.95:
 
-* ``before``: the calibration as it was (coarse 4096-point read-off grid, the larger factor of the
-  two extreme phases): ``tree_pivot(refine=False)``, ``calibrated_scales(phase="worst")``;
-* ``after``: the default (the refined read-off grid, the two extreme phases);
-* ``uniform``: the refined grid, each simulation's phase uniform (``phase="uniform"``, not the default);
+* ``before``: the calibration before the refined read-off (coarse 4096-point read-off grid, the
+  larger factor of the two extreme phases, one straight plug-in window):
+  ``tree_pivot(refine=False)``, ``calibrated_scales(split=False)``;
+* ``raw``: the refined grid, one straight plug-in window (``split=False``: the default before the
+  plug-in was split where its window reaches the plug-in's ends);
+* ``after``: the default (the refined read-off grid, the two extreme phases, the split window);
+* ``uniform``: as ``after`` with each simulation's phase uniform (``phase="uniform"``, not the default);
+* ``mono``, ``monosplit``: the pivot read off the isotonic fit of F_hat on each level's grid
+  (``tree_pivot(monotone=True)``), calibrated the same way, one straight window, resp. split (not the
+  default: docs/quantiles.md, "Coverage");
 * ``pivot``: the uncalibrated pivot interval (refined grid).
 
 Data: ``--domain 1024``: quantiles_auto.py --coverage's (uniform; log-normal(5, 1) capped);
@@ -18,7 +24,7 @@ dep_delay and distance), epsilon = 1, width 1. ``+-``: the binomial standard err
 
 ``--cost``: the time per dptree.quantiles(method="tree") call by domain size, pivot and calibrated.
 
-    PYTHONPATH=src python3 benchmarks/quantiles_coverage.py --domain 1048576 --kinds uniform,lognormal --ns 1000,10000,100000 --trials 60 --variants after,pivot
+    PYTHONPATH=src python3 benchmarks/quantiles_coverage.py --domain 1048576 --kinds lognormal --ns 1000 --trials 100 --variants raw,after,monosplit
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ from dptree.quantiles.calibration import calibrated_scales, calibration_sims
 from dptree.quantiles.intervals import tree_intervals, tree_pivot
 
 QS = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
+#: variants read off the monotone fit, resp. with the plug-in split where its window is clipped
+MONOTONE, SPLIT = ("mono", "monosplit"), ("after", "uniform", "monosplit")
 
 
 def make(kind: str, n: int, D: int, seed: int) -> np.ndarray:
@@ -68,11 +76,12 @@ def cell(kind: str, n: int, D: int, trials: int, variants: list[str], per_data: 
         t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, levels=TREE_LEVELS, branching=TREE_BRANCHING,
                               rng=s)
         fine = tree_pivot(t, QS, 0.95)
+        mono = tree_pivot(t, QS, 0.95, monotone=True)
         for v in variants:
-            pv = tree_pivot(t, QS, 0.95, refine=False) if v == "before" else fine
+            pv = tree_pivot(t, QS, 0.95, refine=False) if v == "before" else mono if v in MONOTONE else fine
             sc = None if v == "pivot" else calibrated_scales(
                 t, QS, 0.95, source=make_source(10**7 + s), sims=sims, pivot=pv,
-                phase="uniform" if v == "uniform" else "worst")
+                phase="uniform" if v == "uniform" else "worst", split=v in SPLIT)
             lo, hi = tree_intervals(t, QS, 0.95, scale=sc, pivot=pv)
             hits[v] += (lo <= true) & (true <= hi)
             width[v].extend(hi - lo + 1)

@@ -4,12 +4,19 @@ The pivot interval (:func:`dptree.quantiles.intervals.tree_intervals`) makes one
 an end fails only when a whole run of strongly correlated tests errs, so it over-covers by an
 amount that depends on the data's density near the quantile (docs/quantiles.md, "Intervals").
 This module picks, for each level, the factor on the multiplier at which simulated releases cover
-at the nominal rate (a parametric bootstrap with the release as plug-in truth):
+at the nominal rate (a parametric bootstrap with the release as plug-in truth). Given a pivot read
+off the isotonic fit of F_hat (:func:`~dptree.quantiles.intervals.tree_pivot` with
+``monotone=True``; not the default: it under-covers uniform data with 0.001 records a bucket,
+docs/quantiles.md, "Coverage"), every simulated release is read off the same way. Steps:
 
 1. plug-in truth: the released isotonic CDF G (:meth:`~dptree.rangetree.estimates.LeafEstimates.monotone_cdf`),
    total G(D - 1), made piecewise linear between the centres of its flat blocks
    (:func:`plug_in_cdf`) and straight where it is within 3 pivot standard deviations of q G(D - 1)
-   (:func:`straight_window`: the isotonic fit's steps are noise at that scale); its q-quantile x*_q
+   (:func:`straight_window`: the isotonic fit's steps are noise at that scale; where that window
+   reaches G's first or last rank, two straight lines meeting where G reaches q G(D - 1): there the
+   isotonic fit spreads the last ranks over the empty tail, up to the domain's end, and one line
+   would put the plug-in quantile there: 0.62 coverage at q = 0.95 on log-normal data, n = 1000
+   over 2^20); its q-quantile x*_q
    is the first bucket where it reaches q G(D - 1). The release cannot resolve where q n falls
    inside x*_q's bucket (its phase), so the truth is shifted by a fraction of a bucket to put q n
    at the top of the bucket and then just above its bottom, the phases at which the low, resp. the
@@ -23,7 +30,8 @@ at the nominal rate (a parametric bootstrap with the release as plug-in truth):
    afresh and passed through the same least-squares estimator
    (:meth:`~dptree.rangetree.estimates.LeafEstimates.simulated_cdf_errors`; the estimator is linear,
    so a simulated F_hat is G plus the simulated error);
-3. for each simulated release and level, the smallest factor c at which the pivot interval
+3. for each simulated release and level (read off like the release's pivot), the smallest factor
+   c at which the interval
    contains x*_q (coverage only grows with c: the low end moves left and the high end right), in
    closed form: the low end covers iff some grid bucket j at or before x*_q has P_j + c w_j >= 0,
    the high end iff some j from the grid point before x*_q on has P_j - c w_j < 0 (w_j the
@@ -69,6 +77,8 @@ MAX_LEAVES = 1 << 20
 PHASES = 1 << 52
 #: the plug-in is a straight line where it is within this many pivot standard deviations of q n
 WINDOW = 3.0
+#: ... split at the plug-in quantile where that window reaches the plug-in's first or last rank
+SPLIT = True
 
 
 def calibration_sims(leaves: int) -> int:
@@ -101,24 +111,35 @@ def plug_in_cdf(iso: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return (start + end) / 2.0, iso[start]
 
 
-def straight_window(pos: np.ndarray, val: np.ndarray, target: float, half: float) -> tuple[np.ndarray, np.ndarray]:
+def straight_window(pos: np.ndarray, val: np.ndarray, target: float, half: float,
+                    split: bool = SPLIT) -> tuple[np.ndarray, np.ndarray]:
     """The knots with a straight line where the plug-in is within ``half`` ranks of ``target``: the
-    local density at the interval's scale, not the isotonic fit's steps inside it."""
+    local density at the interval's scale, not the isotonic fit's steps inside it. ``split``: where
+    the window reaches the plug-in's first or last rank (the isotonic fit's unsupported tail), two
+    straight lines meeting where the plug-in reaches ``target``, so that the density on the data's
+    side is not spread over the tail (module docstring, step 1)."""
     lo_t, hi_t = max(target - half, val[0]), min(target + half, val[-1])
     a, b = np.interp(lo_t, val, pos), np.interp(hi_t, val, pos)
     if not b > a:
         return pos, val
     left, right = pos < a, pos > b
-    return (np.concatenate([pos[left], [a, b], pos[right]]), np.concatenate([val[left], [lo_t, hi_t], val[right]]))
+    clipped = target - half < val[0] or target + half > val[-1]
+    mid_p, mid_v = (([float(np.interp(target, val, pos))], [target]) if split and clipped and lo_t < target < hi_t
+                    else ([], []))
+    return (np.concatenate([pos[left], [a], mid_p, [b], pos[right]]),
+            np.concatenate([val[left], [lo_t], mid_v, [hi_t], val[right]]))
 
 
 def calibrated_scales(tree: Any, qs: np.ndarray, level: float, *, source: RandomSource,
                       sims: int = CALIBRATION_SIMS, grid: int = 4096, pivot: TreePivot | None = None,
-                      phase: Literal["worst", "uniform"] = "worst") -> np.ndarray:
+                      phase: Literal["worst", "uniform"] = "worst", split: bool = SPLIT) -> np.ndarray:
     """The factor on each level's pivot multiplier at which ``sims`` simulated releases of ``tree``'s
     plan, with the release's isotonic CDF as the truth, cover at ``level`` whatever the quantile's
     phase inside its bucket (``phase="worst"``: the larger factor of the two extreme phases;
-    ``"uniform"``: averaged over a uniform phase, for comparison) (module docstring). Reads only the release
+    ``"uniform"``: averaged over a uniform phase, for comparison) (module docstring). The simulated
+    releases are read off like ``pivot`` (``pivot.monotone``: the isotonic fit on each level's grid).
+    ``split=False``: one straight window even where it reaches the plug-in's ends (as before, for
+    comparison). Reads only the release
     (its estimates and public plan); ``source`` draws the simulation's noise and phases. ``pivot``:
     :func:`tree_pivot`'s result for these arguments, if already computed."""
     pv = tree_pivot(tree, qs, level, grid=grid) if pivot is None else pivot
@@ -140,7 +161,7 @@ def calibrated_scales(tree: Any, qs: np.ndarray, level: float, *, source: Random
         e = err[:, pv.cols[i]]
         t = q * n_plug
         s_i = float(np.interp(np.interp(t, val, pos), g, pv.sd(i)))  # the pivot's sd near the plug-in quantile
-        kp, kv = straight_window(pos, val, t, WINDOW * s_i)
+        kp, kv = straight_window(pos, val, t, WINDOW * s_i, split)
         y = float(np.interp(t, kv, kp)) if t > kv[0] else 0.0  # where the plug-in reaches q n
         # the truth shifted so that q n falls at fraction u of its bucket (u = 1: at the top, where
         # the low end is hardest to cover; u near 0: just above the bottom, the high end's hardest)
@@ -148,7 +169,8 @@ def calibrated_scales(tree: Any, qs: np.ndarray, level: float, *, source: Random
             shift = y - math.floor(y) - 1.0 + u
             truth = np.interp(g[None, :] + shift[:, None], kp, kv)
             true_bucket = np.clip(np.ceil(y - shift), 0, D - 1).astype(np.int64)
-            c = critical_scales(g, truth + e - q * n_sim[:, None], half, true_bucket)
+            sim_F = pv.read_off(i, truth + e)  # the simulated releases read off like the release
+            c = critical_scales(g, sim_F - q * n_sim[:, None], half, true_bucket)
             c[n_sim <= 0] = 0.0
             out[i] = max(out[i], float(np.partition(c, order)[order]))
     return out

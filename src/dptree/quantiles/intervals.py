@@ -11,7 +11,10 @@ positive, each test at the two-sided ``level`` multiplier of :mod:`dptree.estima
 the low end misses x* only if the test at x* errs, the high end only if the test at x* - 1 errs
 (so one test per end, no multiple testing over the buckets near x*). It over-covers (an end fails
 only when a run of correlated tests errs); :mod:`dptree.quantiles.calibration` chooses each level's
-factor on the multiplier by simulating the release (``tree_intervals(..., scale=)``).
+factor on the multiplier by simulating the release (``tree_intervals(..., scale=)``). For
+comparison the pivot can be read off the isotonic fit of F_hat on each level's grid
+(``tree_pivot(..., monotone=True)``, calibrated the same way; the interval at factor 0 is then a
+point; not the default, docs/quantiles.md, "Coverage").
 :meth:`dptree.rangetree.release.RangeTree.quantile_ci` inverts the band of F_hat alone at the
 estimated total, ignoring n_hat's noise and its correlation with F_hat (docs/quantiles.md has the
 coverage of both).
@@ -76,6 +79,8 @@ class TreePivot:
     size: int
     q: np.ndarray
     cols: tuple[np.ndarray, ...]
+    #: read the pivot off the isotonic fit of F_hat on each level's grid (:func:`tree_pivot`)
+    monotone: bool = False
 
     def sd(self, i: int) -> np.ndarray:
         """Level i's pivot standard deviation on its grid (positions ``cols[i]``)."""
@@ -85,7 +90,23 @@ class TreePivot:
     def level(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Level i's grid buckets, pivot values and half-widths at factor 1 (multiplier x sd)."""
         c = self.cols[i]
-        return self.idx[c], self.F[c] - float(self.q[i]) * self.n_hat, self.mult[c] * self.sd(i)
+        F = self.read_off(i, self.F[c])
+        return self.idx[c], F - float(self.q[i]) * self.n_hat, self.mult[c] * self.sd(i)
+
+    def read_off(self, i: int, F: np.ndarray) -> np.ndarray:
+        """CDF values ``F`` on level i's grid (a row, or one row per simulated release) as the pivot
+        reads them: as they are, or (``monotone``) their isotonic fit, each grid point weighted by
+        the buckets it stands for (so the fit does not depend on where the grid is refined)."""
+        if not self.monotone:
+            return F
+        from scipy.optimize import isotonic_regression
+
+        g = self.idx[self.cols[i]].astype(np.float64)
+        w = np.gradient(g) if g.size > 1 else None
+        if F.ndim == 1:
+            return isotonic_regression(F, weights=w).x
+        return np.array([isotonic_regression(r, weights=w).x for r in F]).reshape(F.shape)
+
 
 
 def _pivot_parts(est: Any, idx: np.ndarray, D: int, level: float) -> tuple[np.ndarray, ...]:
@@ -99,21 +120,23 @@ def _pivot_parts(est: Any, idx: np.ndarray, D: int, level: float) -> tuple[np.nd
     return F, vF, vS, np.broadcast_to(np.asarray(mult, dtype=np.float64), idx.shape)
 
 
-def tree_pivot(tree: Any, qs: np.ndarray, level: float, *, grid: int = 4096, refine: bool = True) -> TreePivot:
+def tree_pivot(tree: Any, qs: np.ndarray, level: float, *, grid: int = 4096, refine: bool = True,
+               monotone: bool = False) -> TreePivot:
     """The pivot of each level of a :class:`~dptree.rangetree.release.RangeTree` (release estimates
     and closed-form variances only) on at most ``grid`` evenly spaced buckets, refined where the
     level's interval can end: the buckets between the ends of its pivot interval at
     :data:`FINE_FACTOR` times the multiplier on the coarse grid (where, at any factor up to that,
     its ends lie), every one of them when there are at most ``grid`` (else ``grid`` evenly spaced;
     at most :data:`FINE_POINTS` over all levels; ``refine=False``: the coarse grid alone, as before
-    the refinement, for comparison)."""
+    the refinement, for comparison). ``monotone``: each level's pivot is read off the isotonic fit
+    of F_hat on its grid (an alternative read-off, measured in docs/quantiles.md, "Coverage")."""
     est, D = tree._est, tree.domain.size
     coarse = np.unique(np.linspace(0, D - 1, min(D, int(grid))).astype(np.int64))
     F, vF, vS, mult = _pivot_parts(est, coarse, D, level)
     whole = (np.array([0]), np.array([D - 1]), np.array([False]))
     n_hat, vN = float(est.counts(*whole)[0]), float(est.variances(*whole)[0])
     q = np.asarray(qs, dtype=np.float64)
-    pv = TreePivot(coarse, F, n_hat, vF, vS, vN, mult, D, q, tuple(np.arange(coarse.size) for _ in q))
+    pv = TreePivot(coarse, F, n_hat, vF, vS, vN, mult, D, q, tuple(np.arange(coarse.size) for _ in q), monotone)
     if coarse.size == D or not n_hat > 0 or not refine:
         return pv  # every bucket is on the grid already, or the interval is the whole domain
     per = max(64, min(int(grid), FINE_POINTS // max(1, q.size)))
@@ -125,7 +148,7 @@ def tree_pivot(tree: Any, qs: np.ndarray, level: float, *, grid: int = 4096, ref
         grids.append(np.union1d(coarse[(coarse < a) | (coarse > b)], fine))
     idx = np.unique(np.concatenate(grids))
     F, vF, vS, mult = _pivot_parts(est, idx, D, level)
-    return TreePivot(idx, F, n_hat, vF, vS, vN, mult, D, q, tuple(np.searchsorted(idx, g) for g in grids))
+    return TreePivot(idx, F, n_hat, vF, vS, vN, mult, D, q, tuple(np.searchsorted(idx, g) for g in grids), monotone)
 
 
 def pivot_ends(idx: np.ndarray, piv: np.ndarray, half: np.ndarray, size: int) -> tuple[int, int]:

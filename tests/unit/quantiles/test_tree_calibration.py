@@ -33,25 +33,26 @@ def _tree(D=1024, n=2000, seed=1, data_seed=0):
     return x, dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, levels="prefix", branching=8, rng=seed)
 
 
+@pytest.mark.parametrize("monotone", [True, False])  # the calibrated read-off, and the raw pivot's
 @pytest.mark.parametrize("D", [1024, 1000, 9000])  # 9000 > 4096: a coarser read-off grid
-def test_critical_factor_is_where_the_interval_starts_to_cover(D):
+def test_critical_factor_is_where_the_interval_starts_to_cover(D, monotone):
     x, _ = _tree(D)
     F = np.searchsorted(np.sort(x), np.arange(D), side="right")
     checked = 0
     for s in range(12):
         _, t = _tree(D, seed=s)
-        pv = tree_pivot(t, QS, 0.95)
+        pv = tree_pivot(t, QS, 0.95, monotone=monotone)
         for i, q in enumerate(QS):
             for target in (int(np.searchsorted(F, q * x.size)), int(np.searchsorted(F, q * x.size)) + 3):
                 g, piv, half = pv.level(i)
                 c = float(critical_scales(g, piv[None, :], half, np.array([target]))[0])
                 sc = np.ones(QS.size)
                 sc[i] = c * (1 + 1e-9) + 1e-12
-                lo, hi = tree_intervals(t, QS, 0.95, scale=sc)
+                lo, hi = tree_intervals(t, QS, 0.95, scale=sc, pivot=pv)
                 assert lo[i] <= target <= hi[i]
                 if c > 1e-6:
                     sc[i] = c * (1 - 1e-6)
-                    lo, hi = tree_intervals(t, QS, 0.95, scale=sc)
+                    lo, hi = tree_intervals(t, QS, 0.95, scale=sc, pivot=pv)
                     assert not lo[i] <= target <= hi[i]
                     checked += 1
     assert checked > 20
