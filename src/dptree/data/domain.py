@@ -30,7 +30,8 @@ from dptree.errors import (
     non_integer_values_error,
 )
 
-__all__ = ["Domain", "make_domain", "coerce_values", "as_dates", "date_bounds", "is_date_bound", "MAX_LEAVES"]
+__all__ = ["Domain", "make_domain", "coerce_values", "as_dates", "date_bounds", "is_date_bound", "parse_date_bound",
+           "MAX_LEAVES"]
 
 MAX_LEAVES = 1 << 26  # about 67 million leaves; larger trees do not fit a 24 GiB machine safely
 
@@ -45,7 +46,10 @@ def _is_real(x: Any) -> bool:
     return (_is_int(x) or isinstance(x, (float, np.floating))) and not isinstance(x, bool)
 
 
-def _to_datetime64(x: Any, name: str) -> np.datetime64:
+def parse_date_bound(x: Any, name: str) -> np.datetime64:
+    """A date bound (datetime64, date/datetime or ISO text) as datetime64[ns], checked to lie in the
+    nanosecond range (1678-2262: beyond it a conversion to nanoseconds would wrap around silently).
+    DomainError otherwise, naming ``name``."""
     if isinstance(x, np.datetime64):
         v = x
     elif isinstance(x, (_dt.datetime, _dt.date)):
@@ -71,6 +75,9 @@ def _to_datetime64(x: Any, name: str) -> np.datetime64:
 # 9999-12-31 never wraps around when converted to nanoseconds (it used to land in the first bucket).
 _NS_MIN = np.datetime64("1677-09-22", "D")
 _NS_MAX = np.datetime64("2262-04-10", "D")
+#: (first, last) nanosecond timestamps dptree bounds dates by (``_NS_MIN``, ``_NS_MAX`` as int64 ns)
+NS_RANGE = (int(_NS_MIN.astype("datetime64[ns]").astype(np.int64)),
+            int(_NS_MAX.astype("datetime64[ns]").astype(np.int64)))
 
 
 def dates_to_ns(a: np.ndarray, lo_ns: int, hi_ns: int) -> np.ndarray:
@@ -243,12 +250,12 @@ def date_bounds(lower: Any, upper: Any, width: Any = None) -> tuple[int, int, in
     text for the bounds, a timedelta for ``width`` (default one day). DomainError otherwise."""
     for name, b in (("lower", lower), ("upper", upper)):
         if isinstance(b, str):
-            _to_datetime64(b, name)  # text that is not a date: named first
+            parse_date_bound(b, name)  # text that is not a date: named first
     if not (is_date_bound(lower) and is_date_bound(upper)):
         raise DomainError(f"lower and upper must both be dates or both be numbers, got {type(lower).__name__} and "
                           f"{type(upper).__name__}")
-    lo = _to_datetime64(lower, "lower")
-    hi = _to_datetime64(upper, "upper")
+    lo = parse_date_bound(lower, "lower")
+    hi = parse_date_bound(upper, "upper")
     if width is None:
         w_ns = 86_400 * 10**9
     elif isinstance(width, (_dt.timedelta, np.timedelta64)):

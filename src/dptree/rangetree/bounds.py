@@ -44,7 +44,7 @@ import numpy as np
 
 from dptree import noise as _noise
 from dptree._validation import Interval, check_param
-from dptree.data.domain import _NS_MAX, _NS_MIN, Domain, dates_to_ns, make_domain
+from dptree.data.domain import NS_RANGE, Domain, dates_to_ns, make_domain
 from dptree.data.histograms import value_counts
 from dptree.errors import DataError, DPTreeError, InvalidParameterError, ReleaseFileError
 from dptree.interior.sparse_vector import above_threshold_scales, first_above_threshold
@@ -73,8 +73,7 @@ BOUNDS_MAX_LEAVES = 1 << 20
 #: the rank t of each end, in units of the query noise scale: t = ceil(RANK_SCALES * scale)
 RANK_SCALES = 2
 _DAY_NS = 86_400 * 10**9
-_NS_LO = int(_NS_MIN.astype("datetime64[ns]").astype(np.int64))
-_NS_HI = int(_NS_MAX.astype("datetime64[ns]").astype(np.int64))
+_NS_LO, _NS_HI = NS_RANGE
 
 Kind = Literal["integer", "float", "datetime"]
 Side = Literal["low", "high"]

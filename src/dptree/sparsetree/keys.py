@@ -13,14 +13,13 @@ by record with ``on_invalid="drop"``.
 
 from __future__ import annotations
 
-import datetime as _dt
 import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 
-from dptree.data.domain import dates_to_ns
+from dptree.data.domain import NS_RANGE, dates_to_ns, is_date_bound, parse_date_bound
 from dptree.data.inputs import to_numpy
 from dptree.errors import DataError, DomainError, non_integer_values_error
 
@@ -60,10 +59,6 @@ def key_floats(k: np.ndarray) -> np.ndarray:
 
 def _is_int(x: Any) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
-
-
-def _is_date(x: Any) -> bool:
-    return isinstance(x, (np.datetime64, _dt.date, str))
 
 
 @dataclass(frozen=True)
@@ -176,12 +171,13 @@ class KeyDomain:
         """Global keys (not clamped) of public query points."""
         if self.kind == "datetime":
             try:
-                arr = np.atleast_1d(np.asarray(x, dtype="datetime64[ns]"))
+                arr = np.atleast_1d(np.asarray(x, dtype="datetime64"))  # its own unit: no wrap-around
             except (TypeError, ValueError) as exc:
                 raise DataError("query points of a date domain must be dates or timestamps") from exc
             if np.isnat(arr).any():
                 raise DataError("query points must not be NaT")
-            return arr.astype(np.int64).view(np.uint64) ^ _SIGN
+            ns = dates_to_ns(arr, *NS_RANGE)  # beyond the range dates are bounded in: its ends (outside any domain)
+            return ns.view(np.uint64) ^ _SIGN
         arr = np.atleast_1d(np.asarray(x))
         if arr.dtype.kind not in "iufO":
             raise DataError(f"query points must be numbers, got {arr.dtype}")
@@ -223,13 +219,7 @@ class KeyDomain:
 
 def _bound_key(b: Any, kind: KeyKind, name: str) -> int:
     if kind == "datetime":
-        try:
-            v = np.datetime64(b, "ns") if not isinstance(b, np.datetime64) else b.astype("datetime64[ns]")
-        except (ValueError, TypeError, OverflowError) as exc:
-            raise DomainError(f"{name}={b!r} is not a date or timestamp") from exc
-        if np.isnat(v):
-            raise DomainError(f"{name} must not be NaT")
-        return int(v.astype(np.int64)) + (1 << 63)
+        return int(parse_date_bound(b, name).astype(np.int64)) + (1 << 63)
     if kind == "float":
         fb = float(b)
         if not math.isfinite(fb):
@@ -257,11 +247,12 @@ def key_domain(lower: Any, upper: Any, dtype_kind: str) -> KeyDomain:
             return KeyDomain("uint", 0, _U64_MAX)
         return KeyDomain("int", 0, _U64_MAX)
     for name, b in (("lower", lower), ("upper", upper)):
-        if isinstance(b, (bool, np.bool_)) or not (_is_int(b) or isinstance(b, (float, np.floating)) or _is_date(b)):
+        number = _is_int(b) or isinstance(b, (float, np.floating))
+        if isinstance(b, (bool, np.bool_)) or not (number or is_date_bound(b)):
             raise DomainError(f"{name} must be an int, a float or a date, got {type(b).__name__}")
     kind: KeyKind
-    if _is_date(lower) or _is_date(upper):
-        if not (_is_date(lower) and _is_date(upper)):
+    if is_date_bound(lower) or is_date_bound(upper):
+        if not (is_date_bound(lower) and is_date_bound(upper)):
             raise DomainError("lower and upper must both be dates, or both numbers")
         kind = "datetime"
     elif _is_int(lower) and _is_int(upper):

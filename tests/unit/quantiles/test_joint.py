@@ -12,7 +12,7 @@ import pytest
 
 from dptree.errors import InvalidParameterError
 from dptree.noise import make_source
-from dptree.quantiles import joint
+from dptree.quantiles import joint, logsums
 from dptree.quantiles.joint import JOINT_MAX_CELLS, float_slack, joint_exponential, joint_statement
 
 LEVEL_SETS = ([Fraction(1, 2)], [Fraction(1, 4), Fraction(3, 4)], [Fraction(3, 10), Fraction(3, 10), Fraction(9, 10)],
@@ -208,12 +208,12 @@ def test_logaddexp_in_place_matches_numpy_including_minus_infinity() -> None:
     a[3000:] *= 3000.0  # magnitudes near the bound M of float_slack at m = 20
     b[3000:] = a[3000:] + g.normal(0, 5, 1000)
     expected = np.logaddexp(a, b)
-    got = joint._lae(a, b, a.copy(), np.empty_like(a))
+    got = logsums.lae(a, b, a.copy(), np.empty_like(a))
     assert np.array_equal(np.isneginf(got), np.isneginf(expected)) and not np.isnan(got).any()
     fin = np.isfinite(expected)
     assert np.all(np.abs(got[fin] - expected[fin]) <= 4 * np.spacing(np.abs(expected[fin]) + 1.0))
     out = b.copy()  # out may be an argument
-    assert np.array_equal(joint._lae(a, out, out, np.empty_like(a)), got, equal_nan=True)
+    assert np.array_equal(logsums.lae(a, out, out, np.empty_like(a)), got, equal_nan=True)
 
 
 @pytest.mark.parametrize("nb", [1, 2, 31, 32, 33, 100, 1000, 1025])
@@ -226,14 +226,14 @@ def test_range_tables_match_direct_sums(nb: int) -> None:
     vals[g.random(nb) < 0.05] = -np.inf
     for count in sorted({1, max(1, nb.bit_length() - 2), nb.bit_length()}):
         for coef in (0.37, -0.011):
-            lay = joint._Layout(x, count + 1)  # a wider layout than this table needs, as in a transition
-            rows = joint._tables(lay, vals, coef, count)
+            lay = logsums.Layout(x, count + 1)  # a wider layout than this table needs, as in a transition
+            rows = logsums.range_tables(lay, vals, coef, count)
             lo = g.integers(0, nb + 1, 400)
             size = np.minimum(g.integers(0, 1 << count, 400), nb - lo)
             size[:3] = np.minimum([0, 1, 2], min(nb, (1 << count) - 1))
             lo[:3] = np.minimum(lo[:3], nb - size[:3])
             y = x[np.minimum(lo, nb - 1)] + g.integers(-100, 100, 400)
-            got = joint._range(rows, x, lo, size, y, coef)
+            got = logsums.range_sums(rows, x, lo, size, y, coef)
             for i in range(lo.size):
                 t = np.arange(lo[i], lo[i] + size[i])
                 want = np.logaddexp.reduce(vals[t] + coef * (x[t] - y[i]).astype(float)) if t.size else -np.inf
