@@ -73,8 +73,8 @@ def call_sensitivity(q: float, neighbors: Relation) -> int:
     return b if neighbors == "replace" else max(a, b - a, 1)
 
 
-def em_call(vals: Sequence[int], cnt: Sequence[int], q: float, lo: int, hi: int, epsilon: float,
-            src: RandomSource, neighbors: Relation) -> int:
+def em_call(vals: Sequence[int] | np.ndarray, cnt: Sequence[int] | np.ndarray, q: float, lo: int, hi: int,
+            epsilon: float, src: RandomSource, neighbors: Relation) -> int:
     """One tie-aware exponential mechanism for the level q over [lo, hi], epsilon-DP under
     ``neighbors``: P(y) proportional to beta^score(y), beta <= exp(epsilon / (2 sensitivity)),
     sampled exactly block by block (the blocks and the sampler of
