@@ -87,10 +87,16 @@ def cell(kind: str, n: int, D: int, trials: int, variants: list[str], per_data: 
             width[v].extend(hi - lo + 1)
     print(f"{kind} n={n} D={D} trials={trials} sims={sims} per_data={per_data} ({time.time() - t0:.0f} s)")
     for v in variants:
-        c = hits[v].sum() / (trials * QS.size)
-        se = math.sqrt(c * (1 - c) / (trials * QS.size))
-        print(f"  {v:>7}: {c:.3f} +- {se:.3f}  width {np.mean(width[v]):9.1f}  per level "
-              + " ".join(f"{h / trials:.3f}" for h in hits[v]), flush=True)
+        print(coverage_line(v, hits[v], width[v], trials), flush=True)
+
+
+def coverage_line(name: str, hits: np.ndarray, widths: list[float], trials: int, extra: str = "") -> str:
+    """One printed row: coverage over all levels +- its binomial standard error, the mean width,
+    ``extra``, and the coverage per level (``hits[i]``: releases whose level-i interval covered)."""
+    c = hits.sum() / (trials * hits.size)
+    se = math.sqrt(c * (1 - c) / (trials * hits.size))
+    return (f"  {name:>8}: {c:.4f} +- {se:.4f}  width {np.mean(widths):9.1f}  {extra}per level "
+            + " ".join(f"{h / trials:.3f}" for h in hits))
 
 
 def main() -> None:

@@ -17,7 +17,7 @@ from dptree.noise.integers import uniform_below
 from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS
 from dptree.quantiles.calibration import plug_in_cdf, straight_window, critical_scales, calibration_sims, WINDOW
 from dptree.quantiles.intervals import tree_pivot, pivot_ends
-from quantiles_coverage import make  # the same data sets as the coverage benchmark
+from quantiles_coverage import coverage_line, make  # the coverage benchmark's data sets and rows
 
 QS = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
 
@@ -87,10 +87,7 @@ def main(kind, n, D, trials, start=0, per_data=0):
                 wd.append(hi - lo + 1)
     print(f"{kind} n={n} D={D} trials={trials} sims={sims} {time.time()-t0:.0f}s")
     for k in hits:
-        c = hits[k].sum() / (trials * QS.size)
-        se = math.sqrt(c * (1 - c) / (trials * QS.size))
-        print(f"  {k:>8}: {c:.4f} +- {se:.4f}  width {np.mean(width[k]):8.1f}  factor {np.mean(facs[k]):.3f}  per level "
-              + " ".join(f"{v / trials:.3f}" for v in hits[k]), flush=True)
+        print(coverage_line(k, hits[k], width[k], trials, f"factor {np.mean(facs[k]):.3f}  "), flush=True)
 
 if __name__ == "__main__":
     main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), per_data=int(sys.argv[5]) if len(sys.argv) > 5 else 0)

@@ -205,11 +205,13 @@ def _with(cnt: np.ndarray, c: int, at: int) -> np.ndarray:
 
 def _as_arrays(values: Sequence[int], counts: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     """The sorted distinct offsets as a uint64 array and their multiplicities as int64; both as object
-    arrays of Python ints when an offset does not fit (domains beyond 2^64, negative offsets)."""
+    arrays of Python ints for an object array (what :func:`~dptree.interior.encoding.prepare` gives
+    on domains beyond 2^64: the representation follows the public domain, not the values) or a
+    sequence with an offset that does not fit (negative offsets, from direct callers)."""
     cnt = np.asarray(counts, dtype=np.int64)
     if isinstance(values, np.ndarray) and values.dtype.kind in "iu" and not (values.size and values.min() < 0):
         return values.astype(np.uint64, copy=False), cnt
     ints = [int(v) for v in values]
-    if all(0 <= v < 1 << 64 for v in ints):
+    if not isinstance(values, np.ndarray) and all(0 <= v < 1 << 64 for v in ints):
         return np.array(ints, dtype=np.uint64), cnt
     return np.array(ints, dtype=object), np.array([int(c) for c in counts], dtype=object)  # exact Python ints
