@@ -56,6 +56,8 @@ window's buckets) is out of core in DuckDB.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from fractions import Fraction
 from typing import Any, Callable, Literal
 
@@ -66,7 +68,7 @@ from dptree.interior.blocks import Badness, Blocks, sample_windowed, window_rank
 from dptree.interior.encoding import _INVALID_VALUES, Encoding, _encode_array
 from dptree.noise import RandomSource
 
-__all__ = ["BUCKETS", "sample_staged", "staged_point"]
+__all__ = ["BUCKETS", "engine_ranks", "rank_window", "sample_staged", "staged_point", "staged_session"]
 
 #: buckets of the first query: as many as a range tree's leaves in benchmarks/interior_scale.py
 BUCKETS = 1 << 14
@@ -82,49 +84,73 @@ def sample_staged(src: RandomSource, counts: OrderedCounts, enc: Encoding, badne
     beta^-badness(y), beta = ``base``, on the data behind ``counts`` (module docstring: the
     queries and the proof that the law is the full mechanism's). ``empty()``: the mechanism on
     no data (n = 0). None when ``badness_of`` declines (b n beyond int64)."""
-    hist = counts.buckets(BUCKETS)
-    cum = np.cumsum(hist)
+    cum = np.cumsum(counts.buckets(BUCKETS))
     n = int(cum[-1])
     made = badness_of(n)
     if made is None:
         return None
     badness, center, slope = made
     lo_rank, hi_rank = window_ranks(center, slope, base)
-    first = min(int(np.searchsorted(cum, lo_rank, side="left")), BUCKETS - 1)
-    last = min(int(np.searchsorted(cum, hi_rank, side="right")), BUCKETS - 1)
+    offs, cnt, upto = rank_window(counts, enc, cum, lo_rank, hi_rank)
+    if offs.size == 0:  # n = 0 (module docstring)
+        return empty()
+    blocks = Blocks(offs, upto, cnt, int(offs[0]), int(offs[-1]))
+    return sample_windowed(src, blocks, badness, center, slope, base, n=n, domain=(0, enc.size - 1),
+                           ranks=engine_ranks(counts, enc))
+
+
+def rank_window(counts: OrderedCounts, enc: Encoding, cum: np.ndarray, lo_rank: int, hi_rank: int
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(offsets, counts, upto) of the distinct values whose global rank interval meets
+    [lo_rank, hi_rank] (the ``window`` query, module docstring), read from the buckets that can
+    hold them; ``cum``: the cumulative counts of :data:`BUCKETS` buckets. Offsets as uint64
+    (float values encoded), strictly increasing."""
+    last_bucket = cum.size - 1
+    first = min(int(np.searchsorted(cum, lo_rank, side="left")), last_bucket)
+    last = min(int(np.searchsorted(cum, hi_rank, side="right")), last_bucket)
     below = int(cum[first - 1]) if first else 0
     vals, cnt, upto = counts.window(first, last, below, lo_rank, hi_rank)
-    if vals.size == 0:  # n = 0 (module docstring)
-        return empty()
     offs = vals if enc.kind == "integer" else _encode_array(vals, enc, False)[0]
     if offs.size > 1 and not (offs[1:] > offs[:-1]).all():
         raise RuntimeError("the engine's window is not strictly increasing (internal error)")
-    blocks = Blocks(offs, upto, cnt, int(offs[0]), int(offs[-1]))
+    return offs, cnt, upto
 
+
+def engine_ranks(counts: OrderedCounts, enc: Encoding) -> Callable[[int], tuple[int, int]]:
+    """(#{x < y}, #{x <= y}) of an offset y, asked of the engine (the ``ranks`` query)."""
     def ranks(y: int) -> tuple[int, int]:
         return counts.ranks(y if enc.kind == "integer" else enc.decode(y))
 
-    return sample_windowed(src, blocks, badness, center, slope, base, n=n, domain=(0, enc.size - 1), ranks=ranks)
+    return ranks
 
 
-def staged_point(values: Any, column: str | None, counts: Any, enc: Encoding, on_invalid: str, src: RandomSource,
-                 badness_of: BadnessOf, base: tuple[int, int], empty: Callable[[], int]) -> int | None:
-    """:func:`sample_staged` on ``column`` of ``values`` when its engine has
-    :class:`~dptree.data.engines.base.OrderedCounts` for it (files and DuckDB relations over a
-    domain of at most 2^64 points, without ``counts=``); None otherwise (decided from the
-    input's kind and schema, and b n < 2^62), and the caller counts in memory
-    (:func:`~dptree.interior.encoding.prepare`). Date domains count in memory too: their points are
-    units of a resolution, which the engine's window of raw distinct values does not group."""
+@contextmanager
+def staged_session(values: Any, column: str | None, counts: Any, enc: Encoding,
+                   on_invalid: str) -> Iterator[OrderedCounts | None]:
+    """A session of :class:`~dptree.data.engines.base.OrderedCounts` on ``column`` of ``values``
+    when its engine has one (files and DuckDB relations over a domain of at most 2^64 points,
+    without ``counts=``); None otherwise (decided from the input's kind and schema), and the
+    caller counts in memory (:func:`~dptree.interior.encoding.prepare`). Date domains count in
+    memory too: their points are units of a resolution, which the engine's window of raw
+    distinct values does not group."""
     if counts is not None or column is None or enc.size > 1 << 64 or enc.kind == "datetime":
-        return None
+        yield None
+        return
     from dptree.data.histograms import is_table, ordered_counts
 
     if not is_table(values):
-        return None
+        yield None
+        return
     policy: Literal["error", "drop"] = "drop" if on_invalid == "drop" else "error"
     lower, upper = enc.bounds
     with ordered_counts(values, column=column, lower=lower, upper=upper, missing=policy, infinite=policy,
                         message=_INVALID_VALUES) as session:
-        if session is None:
-            return None
-        return sample_staged(src, session, enc, badness_of, base, empty)
+        yield session
+
+
+def staged_point(values: Any, column: str | None, counts: Any, enc: Encoding, on_invalid: str, src: RandomSource,
+                 badness_of: BadnessOf, base: tuple[int, int], empty: Callable[[], int]) -> int | None:
+    """:func:`sample_staged` on ``column`` of ``values`` in a :func:`staged_session`; None where
+    there is none (and b n < 2^62), and the caller counts in memory."""
+    with staged_session(values, column, counts, enc, on_invalid) as session:
+        return None if session is None else sample_staged(src, session, enc, badness_of, base, empty)

@@ -22,6 +22,7 @@ from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS, choose_method
 from dptree.quantiles.calibration import calibrated_scales, calibration_sims
 from dptree.quantiles.intervals import release_radii, tree_intervals, tree_pivot, value_intervals
 from dptree.quantiles.release import INTERVALS, METHODS, NEIGHBORS, QuantilesRelease, joint_module, statement
+from dptree.quantiles.staged import staged_quantiles
 from dptree.rangetree.results import quantile_levels
 
 __all__ = ["quantiles"]
@@ -134,15 +135,23 @@ def quantiles(
         if enc.kind == "float":
             values, ci_low, ci_high = ([float(v) for v in c] for c in (values, ci_low, ci_high))
     else:
-        _, vals, cnt = _em_data(data, column, lower, upper, on_invalid, width)
         k = joint_module().dither_factor(size_n, enc.size) if method == "joint" else 1  # public: declared n, |X|
         top = enc.size - 1
-        if method == "approx":
+        per_call = layer_epsilon(eps, qa.size, neighbors) if method == "approx" else eps / qa.size
+        # files and relations: every call staged on engine queries, the same law and draws
+        staged = None if method == "joint" else staged_quantiles(data, column, enc, on_invalid, qa, method=method,
+                                                                  epsilon_call=per_call, rng=src, neighbors=neighbors)
+        if staged is not None:
+            offs = staged
+        elif method == "approx":
+            _, vals, cnt = _em_data(data, column, lower, upper, on_invalid, width)
             offs = approx_quantiles(vals, cnt, qa, lower=0, upper=top, rng=src, neighbors=neighbors,
-                                    epsilon_call=layer_epsilon(eps, qa.size, neighbors))
+                                    epsilon_call=per_call)
         elif method == "exponential":
-            offs = [em_call(vals, cnt, float(q), 0, top, eps / qa.size, src, neighbors) for q in qa]
+            _, vals, cnt = _em_data(data, column, lower, upper, on_invalid, width)
+            offs = [em_call(vals, cnt, float(q), 0, top, per_call, src, neighbors) for q in qa]
         else:
+            _, vals, cnt = _em_data(data, column, lower, upper, on_invalid, width)
             joint = joint_module().joint_exponential
             jv, jc = _cap_records(np.asarray(vals), np.asarray(cnt, dtype=np.int64), int(size_n))  # type: ignore[arg-type]
             offs = [int(v) for v in joint(jv, jc, qa, lower=0, upper=top, epsilon=eps, rng=src, dither=k)]

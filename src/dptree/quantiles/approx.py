@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Literal
+from typing import Literal, Protocol
 
 import numpy as np
 
@@ -57,7 +57,7 @@ from dptree.interior.selection import (
 )
 from dptree.noise import RandomSource
 
-__all__ = ["approx_quantiles", "call_radius", "call_sensitivity", "em_call", "layers", "layer_epsilon",
+__all__ = ["ArrayPiece", "Piece", "approx_quantiles", "run_approx", "call_radius", "call_sensitivity", "em_call", "layers", "layer_epsilon",
            "level_tree", "path_radii"]
 
 Relation = Literal["add_remove", "replace"]
@@ -155,6 +155,63 @@ def _fair_coins(src: RandomSource, c: int) -> int:
     return int(bits.sum())
 
 
+class Piece(Protocol):
+    """One piece of ApproxQuantiles' recursion: its domain [lo, hi] and the records in it. In
+    memory (:class:`ArrayPiece`) or as engine queries (:class:`dptree.quantiles.staged.StagedPiece`);
+    both give the same law and, from the same random source, the same draws."""
+
+    lo: int
+    hi: int
+
+    def sample(self, q: float, epsilon: float, src: RandomSource, neighbors: Relation) -> int:
+        """:func:`em_call` on the piece's records over [lo, hi]."""
+
+    def split(self, v: int, src: RandomSource) -> tuple[Piece, Piece]:
+        """The pieces [lo, v] and [v, hi]: records below v left, above v right, each record equal
+        to v to the left with probability 1/2 (:func:`_fair_coins`, drawn here)."""
+
+
+class ArrayPiece:
+    """A :class:`Piece` held in memory: numpy slices of the sorted distinct offsets and counts."""
+
+    def __init__(self, vals: np.ndarray, cnt: np.ndarray, lo: int, hi: int) -> None:
+        self.vals, self.cnt, self.lo, self.hi = vals, cnt, lo, hi
+
+    def sample(self, q: float, epsilon: float, src: RandomSource, neighbors: Relation) -> int:
+        return em_call(self.vals, self.cnt, q, self.lo, self.hi, epsilon, src, neighbors)
+
+    def split(self, v: int, src: RandomSource) -> tuple[ArrayPiece, ArrayPiece]:
+        vals, cnt = self.vals, self.cnt
+        key = np.array([v], dtype=vals.dtype)
+        i, j = int(np.searchsorted(vals, key, "left")[0]), int(np.searchsorted(vals, key, "right")[0])
+        tie = int(cnt[i]) if j > i else 0
+        k = _fair_coins(src, tie)
+        lv, lc = (np.concatenate([vals[:i], key]), _with(cnt[:i], k, -1)) if k else (vals[:i], cnt[:i])
+        rv, rc = (np.concatenate([key, vals[j:]]), _with(cnt[j:], tie - k, 0)) if tie - k else (vals[j:], cnt[j:])
+        return ArrayPiece(lv, lc, self.lo, v), ArrayPiece(rv, rc, v, self.hi)
+
+
+def run_approx(root: Piece, qs: Sequence[float] | np.ndarray, *, epsilon_call: float, rng: RandomSource,
+               neighbors: Relation = "add_remove") -> list[int]:
+    """ApproxQuantiles' recursion (module docstring) from the piece holding every record: m sorted
+    points of [root.lo, root.hi], one per sorted level of ``qs``, every call at ``epsilon_call``."""
+    out = [0] * len(qs)
+
+    def solve(piece: Piece, levels: list[float], first: int) -> None:
+        if not levels:
+            return
+        mid = (len(levels) - 1) // 2
+        p = levels[mid]
+        v = piece.sample(p, epsilon_call, rng, neighbors)
+        out[first + mid] = v
+        left, right = piece.split(v, rng)
+        solve(left, _rescale(levels, 0, mid, p, True), first)
+        solve(right, _rescale(levels, mid + 1, len(levels), p, False), first + mid + 1)
+
+    solve(root, list(map(float, qs)), 0)
+    return out
+
+
 def approx_quantiles(
     values: Sequence[int],
     counts: Sequence[int],
@@ -175,26 +232,8 @@ def approx_quantiles(
     :func:`dptree.interior.encoding.prepare`; object arrays of Python ints on domains beyond 2^64),
     so each call costs O(its piece) vectorised and no Python object is made per distinct value."""
     vals, cnt = _as_arrays(values, counts)
-    out = [0] * len(qs)
-
-    def solve(vals: np.ndarray, cnt: np.ndarray, levels: list[float], first: int, lo: int, hi: int) -> None:
-        if not levels:
-            return
-        mid = (len(levels) - 1) // 2
-        p = levels[mid]
-        v = em_call(vals, cnt, p, lo, hi, epsilon_call, rng, neighbors)
-        out[first + mid] = v
-        key = np.array([v], dtype=vals.dtype)
-        i, j = int(np.searchsorted(vals, key, "left")[0]), int(np.searchsorted(vals, key, "right")[0])
-        tie = int(cnt[i]) if j > i else 0
-        k = _fair_coins(rng, tie)  # the records equal to v: each to the left with probability 1/2
-        lv, lc = (np.concatenate([vals[:i], key]), _with(cnt[:i], k, -1)) if k else (vals[:i], cnt[:i])
-        rv, rc = (np.concatenate([key, vals[j:]]), _with(cnt[j:], tie - k, 0)) if tie - k else (vals[j:], cnt[j:])
-        solve(lv, lc, _rescale(levels, 0, mid, p, True), first, lo, v)
-        solve(rv, rc, _rescale(levels, mid + 1, len(levels), p, False), first + mid + 1, v, hi)
-
-    solve(vals, cnt, list(map(float, qs)), 0, int(lower), int(upper))
-    return out
+    return run_approx(ArrayPiece(vals, cnt, int(lower), int(upper)), qs, epsilon_call=epsilon_call, rng=rng,
+                      neighbors=neighbors)
 
 
 def _with(cnt: np.ndarray, c: int, at: int) -> np.ndarray:

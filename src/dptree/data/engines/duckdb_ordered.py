@@ -135,4 +135,4 @@ class DuckDBOrderedCounts:
         p = int(point) if self.integer else float(point)
         row = self._run(f"SELECT count_if({self.key} < $1), count_if({self.key} <= $1) FROM {self.expr} "
                         f"WHERE {self.valid}", [p]).fetchall()[0]
-        return int(row[0]), int(row[1])
+        return int(row[0] or 0), int(row[1] or 0)  # count_if over no rows is NULL
