@@ -5,7 +5,8 @@ measured in the same run:
   ``np.sort`` of the same values (target <= 3x);
 * ``dptree.median``, ``dptree.quantile`` (q = 0.9) and ``dptree.interior_point`` (exponential) of
   a float column of a Parquet file -- the staged engine path, :mod:`dptree.interior.staged` -- and
-  ``dptree.quantiles`` (3 levels, approx: the distinct values and counts from DuckDB) --
+  ``dptree.quantiles`` (approx with 3 and with 19 levels: every call staged on its piece,
+  :mod:`dptree.quantiles.staged`) --
   against a range-tree release of the same column from the same file (``dptree.range_tree(path, column=..., lower=, upper=, width=)``;
   target <= 2x), each in a fresh process, with its peak RSS (``ru_maxrss``).
 
@@ -49,6 +50,9 @@ def _child(task: str, path: str) -> None:
         dptree.interior_point(path, column="x", lower=LOWER, upper=UPPER, epsilon=1.0, method="exponential")
     elif task == "quantiles":
         dptree.quantiles(path, [0.1, 0.5, 0.9], column="x", lower=LOWER, upper=UPPER, epsilon=1.0, method="approx")
+    elif task == "quantiles19":
+        dptree.quantiles(path, [i / 20 for i in range(1, 20)], column="x", lower=LOWER, upper=UPPER, epsilon=1.0,
+                         method="approx")
     else:
         dptree.median(path, column="x", lower=LOWER, upper=UPPER, epsilon=1.0)
     dt = time.perf_counter() - t0
@@ -93,7 +97,7 @@ def from_file(rows: int, rounds: int) -> list[str]:
         with pq.ParquetWriter(path, pa.schema([("x", pa.float64())])) as w:
             for start in range(0, rows, 5_000_000):  # written in chunks: bounded memory here too
                 w.write_table(pa.table({"x": gen.normal(0, 1, min(5_000_000, rows - start))}))
-        tasks = ("median", "quantile", "interior_point", "quantiles")
+        tasks = ("median", "quantile", "interior_point", "quantiles", "quantiles19")
         runs: dict[str, list[dict[str, float]]] = {t: [] for t in ("range_tree",) + tasks}
         for _ in range(rounds):  # interleaved: baseline, then each operation, every round
             for t in runs:
@@ -102,7 +106,7 @@ def from_file(rows: int, rounds: int) -> list[str]:
         rb = max(r["rss_mib"] for r in runs["range_tree"])
         lines = []
         shown_as = ("dptree.median", "dptree.quantile(q=0.9)", "dptree.interior_point (exponential)",
-                    "dptree.quantiles(0.1, 0.5, 0.9; approx)")
+                    "dptree.quantiles(0.1, 0.5, 0.9; approx)", "dptree.quantiles(0.05, 0.1, .., 0.95; approx)")
         for t, shown in zip(tasks, shown_as):
             o = statistics.median(r["seconds"] for r in runs[t])
             ro = max(r["rss_mib"] for r in runs[t])

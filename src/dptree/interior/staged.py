@@ -68,7 +68,7 @@ from dptree.interior.blocks import Badness, Blocks, sample_windowed, window_rank
 from dptree.interior.encoding import _INVALID_VALUES, Encoding, _encode_array
 from dptree.noise import RandomSource
 
-__all__ = ["BUCKETS", "engine_ranks", "rank_window", "sample_staged", "staged_point", "staged_session"]
+__all__ = ["BUCKETS", "engine_ranks", "rank_window", "rank_windows", "sample_staged", "staged_point", "staged_session"]
 
 #: buckets of the first query: as many as a range tree's leaves in benchmarks/interior_scale.py
 BUCKETS = 1 << 14
@@ -105,15 +105,27 @@ def rank_window(counts: OrderedCounts, enc: Encoding, cum: np.ndarray, lo_rank: 
     [lo_rank, hi_rank] (the ``window`` query, module docstring), read from the buckets that can
     hold them; ``cum``: the cumulative counts of :data:`BUCKETS` buckets. Offsets as uint64
     (float values encoded), strictly increasing."""
-    last_bucket = cum.size - 1
-    first = min(int(np.searchsorted(cum, lo_rank, side="left")), last_bucket)
-    last = min(int(np.searchsorted(cum, hi_rank, side="right")), last_bucket)
-    below = int(cum[first - 1]) if first else 0
-    vals, cnt, upto = counts.window(first, last, below, lo_rank, hi_rank)
-    offs = vals if enc.kind == "integer" else _encode_array(vals, enc, False)[0]
-    if offs.size > 1 and not (offs[1:] > offs[:-1]).all():
-        raise RuntimeError("the engine's window is not strictly increasing (internal error)")
-    return offs, cnt, upto
+    return rank_windows(counts, enc, cum, [(lo_rank, hi_rank)])[0]
+
+
+def rank_windows(counts: OrderedCounts, enc: Encoding, cum: np.ndarray, ranges: list[tuple[int, int]]
+                 ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """:func:`rank_window` of each (lo_rank, hi_rank): one scan where the engine offers
+    ``windows`` (DuckDB), one ``window`` query each otherwise."""
+    requests = []
+    for lo_rank, hi_rank in ranges:
+        first = min(int(np.searchsorted(cum, lo_rank, side="left")), cum.size - 1)
+        last = min(int(np.searchsorted(cum, hi_rank, side="right")), cum.size - 1)
+        requests.append((first, last, int(cum[first - 1]) if first else 0, lo_rank, hi_rank))
+    many = getattr(counts, "windows", None)
+    got = many(requests) if many is not None and len(requests) > 1 else [counts.window(*r) for r in requests]
+    out = []
+    for vals, cnt, upto in got:
+        offs = vals if enc.kind == "integer" else _encode_array(vals, enc, False)[0]
+        if offs.size > 1 and not (offs[1:] > offs[:-1]).all():
+            raise RuntimeError("the engine's window is not strictly increasing (internal error)")
+        out.append((offs, cnt, upto))
+    return out
 
 
 def engine_ranks(counts: OrderedCounts, enc: Encoding) -> Callable[[int], tuple[int, int]]:

@@ -44,7 +44,7 @@ which adds up to half the block's size.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal, Protocol
 
 import numpy as np
@@ -114,7 +114,7 @@ def _rescale(qs: Sequence[float], lo: int, hi: int, p: float, left: bool) -> lis
 
 def level_tree(qs: Sequence[float] | np.ndarray) -> list[tuple[int, float, int]]:
     """The calls of the recursion, from the public levels only: (index of the output, the level
-    used in its piece, the index of the parent call or -1), in the order they run."""
+    used in its piece, the index of the parent call or -1), depth first."""
     out: list[tuple[int, float, int]] = []
 
     def walk(levels: list[float], first: int, parent: int) -> None:
@@ -191,24 +191,33 @@ class ArrayPiece:
         return ArrayPiece(lv, lc, self.lo, v), ArrayPiece(rv, rc, v, self.hi)
 
 
+#: ``before_layer(calls)``: told the (piece, level) of every call of a layer before any of them runs
+BeforeLayer = Callable[[list[tuple["Piece", float]]], None]
+
+
 def run_approx(root: Piece, qs: Sequence[float] | np.ndarray, *, epsilon_call: float, rng: RandomSource,
-               neighbors: Relation = "add_remove") -> list[int]:
+               neighbors: Relation = "add_remove", before_layer: BeforeLayer | None = None) -> list[int]:
     """ApproxQuantiles' recursion (module docstring) from the piece holding every record: m sorted
-    points of [root.lo, root.hi], one per sorted level of ``qs``, every call at ``epsilon_call``."""
+    points of [root.lo, root.hi], one per sorted level of ``qs``, every call at ``epsilon_call``.
+    The calls run layer by layer, left to right (the pieces of a layer are fixed by the layers
+    above; the order of independent draws does not change the law), so that a staged caller can
+    ask the engine for a whole layer's windows at once (``before_layer``)."""
     out = [0] * len(qs)
-
-    def solve(piece: Piece, levels: list[float], first: int) -> None:
-        if not levels:
-            return
-        mid = (len(levels) - 1) // 2
-        p = levels[mid]
-        v = piece.sample(p, epsilon_call, rng, neighbors)
-        out[first + mid] = v
-        left, right = piece.split(v, rng)
-        solve(left, _rescale(levels, 0, mid, p, True), first)
-        solve(right, _rescale(levels, mid + 1, len(levels), p, False), first + mid + 1)
-
-    solve(root, list(map(float, qs)), 0)
+    layer: list[tuple[Piece, list[float], int]] = [(root, list(map(float, qs)), 0)] if len(qs) else []
+    while layer:
+        calls = [(piece, levels[(len(levels) - 1) // 2]) for piece, levels, _ in layer]
+        if before_layer is not None:
+            before_layer(calls)
+        below: list[tuple[Piece, list[float], int]] = []
+        for piece, levels, first in layer:
+            mid = (len(levels) - 1) // 2
+            p = levels[mid]
+            v = piece.sample(p, epsilon_call, rng, neighbors)
+            out[first + mid] = v
+            left, right = piece.split(v, rng)
+            below += [(left, _rescale(levels, 0, mid, p, True), first),
+                      (right, _rescale(levels, mid + 1, len(levels), p, False), first + mid + 1)]
+        layer = [call for call in below if call[1]]
     return out
 
 

@@ -45,11 +45,11 @@ from dptree.data.engines.base import OrderedCounts
 from dptree.interior.blocks import Blocks, sample_windowed, window_ranks
 from dptree.interior.encoding import Encoding
 from dptree.interior.selection import exponential_base, quantile_badness, quantile_level, sample_quantile_blocks
-from dptree.interior.staged import BUCKETS, engine_ranks, rank_window, staged_session
+from dptree.interior.staged import BUCKETS, engine_ranks, rank_window, rank_windows, staged_session
 from dptree.noise import RandomSource
 from dptree.quantiles.approx import Relation, _fair_coins, call_sensitivity, run_approx
 
-__all__ = ["StagedPiece", "staged_quantiles"]
+__all__ = ["StagedPiece", "fetch_windows", "staged_quantiles"]
 
 _U64 = np.uint64
 
@@ -76,6 +76,7 @@ class StagedPiece:
     def __init__(self, col: _Column, lo: int, hi: int, low: int | None, high: int | None, off: int, n: int) -> None:
         self.col, self.lo, self.hi, self.low, self.high, self.off, self.n = col, lo, hi, low, high, off, n
         self._window: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._fetched: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def ranks(self, y: int) -> tuple[int, int]:
         """(#{x < y}, #{x <= y}) among the piece's records, y in [lo, hi]."""
@@ -88,11 +89,18 @@ class StagedPiece:
         below, upto = self.col.ranks(y)
         return below - self.off, upto - self.off
 
+    def global_ranks(self, lo_rank: int, hi_rank: int) -> tuple[int, int]:
+        """The global rank range whose engine window holds the piece's window [lo_rank, hi_rank]."""
+        return max(lo_rank, 0) + self.off, min(hi_rank, self.n) + self.off
+
     def window(self, lo_rank: int, hi_rank: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(offsets, counts, piece upto) of the piece's distinct values whose piece rank interval
-        meets [lo_rank, hi_rank], sorted (module docstring)."""
-        glo, ghi = max(lo_rank, 0) + self.off, min(hi_rank, self.n) + self.off
-        offs, cnt, upto = rank_window(self.col.counts, self.col.enc, self.col.cum, glo, ghi)
+        meets [lo_rank, hi_rank], sorted (module docstring); the engine's window from
+        :func:`fetch_windows` when it was asked for already."""
+        got = self._fetched.pop((lo_rank, hi_rank), None)
+        if got is None:
+            got = rank_window(self.col.counts, self.col.enc, self.col.cum, *self.global_ranks(lo_rank, hi_rank))
+        offs, cnt, upto = got
         keep = (offs > _U64(self.lo)) & (offs < _U64(self.hi))
         if self.low is None:
             keep |= offs == _U64(self.lo)
@@ -106,6 +114,16 @@ class StagedPiece:
                 offs, cnt, upto = (np.concatenate((e, a) if first else (a, e)) for e, a in zip(one, (offs, cnt, upto)))
         return offs, cnt, upto
 
+    @property
+    def is_point(self) -> bool:
+        """A piece of one point or no record: its call needs no window."""
+        return self.lo == self.hi or self.n == 0
+
+    def rank_range(self, q: float, epsilon: float, neighbors: Relation) -> tuple[int, int]:
+        """The piece rank range of the window of its call at level q."""
+        _, center, slope = quantile_badness(quantile_level(q), self.n)
+        return window_ranks(center, slope, exponential_base(epsilon, call_sensitivity(q, neighbors)))
+
     def sample(self, q: float, epsilon: float, src: RandomSource, neighbors: Relation) -> int:
         """:func:`~dptree.quantiles.approx.em_call` on the piece: the same candidates and draws."""
         level = quantile_level(q)
@@ -113,7 +131,7 @@ class StagedPiece:
         if self.n == 0:  # the mechanism on no records, as in memory
             return sample_quantile_blocks(src, np.zeros(0, _U64), np.zeros(0, np.int64), self.lo, self.hi, level, base)
         badness, center, slope = quantile_badness(level, self.n)
-        if self.lo == self.hi:
+        if self.is_point:
             offs, cnt, upto = np.array([self.lo], _U64), np.array([self.n], np.int64), np.array([self.n], np.int64)
         else:
             offs, cnt, upto = self.window(*window_ranks(center, slope, base))
@@ -143,6 +161,19 @@ class StagedPiece:
         return left, right
 
 
+def fetch_windows(calls: list[tuple[StagedPiece, float]], epsilon: float, neighbors: Relation) -> None:
+    """Ask the engine for the windows of these calls (one layer of the recursion, or the m calls
+    of ``"exponential"``) in one scan where it can (:func:`~dptree.interior.staged.rank_windows`);
+    each piece keeps its engine windows until its call reads them."""
+    todo = [(piece, piece.rank_range(q, epsilon, neighbors)) for piece, q in calls if not piece.is_point]
+    if len(todo) < 2:
+        return
+    col = todo[0][0].col
+    got = rank_windows(col.counts, col.enc, col.cum, [piece.global_ranks(*r) for piece, r in todo])
+    for (piece, r), window in zip(todo, got):
+        piece._fetched[r] = window
+
+
 def staged_quantiles(values: Any, column: str | None, enc: Encoding, on_invalid: str, qs: np.ndarray, *,
                      method: str, epsilon_call: float, rng: RandomSource, neighbors: Relation) -> list[int] | None:
     """The offsets of ``method`` ``"approx"`` (:func:`~dptree.quantiles.approx.run_approx`) or
@@ -157,6 +188,10 @@ def staged_quantiles(values: Any, column: str | None, enc: Encoding, on_invalid:
         if max(quantile_level(float(q)).denominator for q in qs) * n >= 1 << 62:
             return None  # b n beyond int64: the in-memory list path (the same law)
         root = StagedPiece(_Column(session, enc, cum), 0, enc.size - 1, None, None, 0, n)
+        def before(calls: list[tuple[Any, float]]) -> None:
+            fetch_windows(calls, epsilon_call, neighbors)
+
         if method == "approx":
-            return run_approx(root, qs, epsilon_call=epsilon_call, rng=rng, neighbors=neighbors)
+            return run_approx(root, qs, epsilon_call=epsilon_call, rng=rng, neighbors=neighbors, before_layer=before)
+        before([(root, float(q)) for q in qs])
         return [root.sample(float(q), epsilon_call, rng, neighbors) for q in qs]

@@ -26,7 +26,7 @@ from dptree.quantiles.staged import StagedPiece, _Column
 @pytest.fixture
 def calls(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """Counts the staged queries; the whole-column sort (value_counts) must not run."""
-    seen = {"buckets": 0, "window": 0, "ranks": 0}
+    seen = {"buckets": 0, "window": 0, "windows": 0, "ranks": 0}
     for name in seen:
         orig = getattr(duckdb_ordered.DuckDBOrderedCounts, name)
 
@@ -83,9 +83,24 @@ def test_staged_quantiles_give_the_in_memory_points_seed_by_seed(tmp_path: Path,
                         compared += 1
     assert compared >= (64 if window_bits == 1 else 48)
     assert calls["buckets"] == 2 * compared  # one histogram per release, never a sort
-    assert calls["window"] >= calls["buckets"]
+    assert calls["window"] + calls["windows"] >= calls["buckets"]
     if window_bits == 1:
         assert calls["ranks"] > 0  # outside proposals were asked of the engine
+
+
+def test_one_scan_per_layer(tmp_path: Path, calls) -> None:
+    """The windows of a layer's calls come from one engine scan: approx with 19 levels has 5 layers,
+    so at most 1 + 5 scans (+ rank queries, rare with the full window); exponential one."""
+    gen = np.random.default_rng(5)
+    path = tmp_path / "s.parquet"
+    pd.DataFrame({"x": gen.normal(0, 1, 20_000)}).to_parquet(path)
+    qs = [i / 20 for i in range(1, 20)]
+    for method, scans in (("approx", 1 + 5), ("exponential", 1 + 1)):
+        for name in calls:
+            calls[name] = 0
+        dptree.quantiles(path, qs, column="x", lower=-4.0, upper=4.0, epsilon=1.0, method=method, rng=1)
+        assert calls["buckets"] == 1
+        assert calls["buckets"] + calls["window"] + calls["windows"] <= scans, (method, calls)
 
 
 def test_empty_pieces_and_empty_data(tmp_path: Path, calls) -> None:
@@ -155,3 +170,22 @@ def test_staged_pieces_have_the_in_memory_pieces_ranks_and_windows() -> None:
                 b._window = None  # the split value's ranks from ranks(), not a window
                 pieces += list(zip(a.split(v, src_a), b.split(v, src_b)))
     assert checked > 300
+
+
+def test_batched_windows_equal_one_window_each(tmp_path: Path) -> None:
+    """DuckDB's ``windows`` (one scan, a join on the requests) against ``window`` per request, with
+    overlapping bucket ranges, a one-bucket request and rank ranges cutting into buckets."""
+    gen = np.random.default_rng(1)
+    path = tmp_path / "w.parquet"
+    pd.DataFrame({"k": gen.integers(-5, 100, 3000), "x": gen.normal(0, 1, 3000)}).to_parquet(path)
+    for col, enc in (("k", encoding(0, 90)), ("x", encoding(-2.0, 2.0))):
+        with staged_session(path, col, None, enc, "error") as session:
+            cum = np.cumsum(session.buckets(64))
+            reqs = [(0, 3, 0, 0, 40), (2, 10, int(cum[1]), int(cum[1]) + 3, int(cum[1]) + 200),
+                    (20, 63, int(cum[19]), 2000, 2990), (5, 5, int(cum[4]), int(cum[4]), int(cum[4]))]
+            many = session.windows(reqs)
+            assert len(many) == len(reqs)
+            for req, got in zip(reqs, many):
+                want = session.window(*req)
+                assert got[0].size > 0
+                assert all(np.array_equal(a, b) and a.dtype == b.dtype for a, b in zip(want, got)), req

@@ -114,15 +114,19 @@ class DuckDBOrderedCounts:
         hist[b[b >= 0]] = n[b >= 0]
         return hist
 
+    def _prefilter(self, first: int, last: int) -> list[str]:
+        """Conditions on the raw column that hold for every row of buckets first .. last (a
+        superset of their rows: exact with the bucket test after it), cheap to evaluate and
+        prunable by the file's statistics."""
+        a, b = self._edges(self.count, int(first), int(last))
+        return ([f"{self.raw} >= {self._literal(a)}"] if a is not None else []) + (
+            [f"{self.raw} < {self._literal(b)}"] if b is not None else [])
+
     def window(self, first: int, last: int, below: int, lo_rank: int, hi_rank: int
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if not self.count:
             raise InvalidParameterError("OrderedCounts.buckets must run first")
-        # a range prefilter on the raw column (a superset of the buckets' rows: exact with the
-        # bucket test after it), cheap to evaluate and prunable by the file's statistics
-        a, b = self._edges(self.count, int(first), int(last))
-        pre = (f" AND {self.raw} >= {self._literal(a)}" if a is not None else "") + (
-            f" AND {self.raw} < {self._literal(b)}" if b is not None else "")
+        pre = "".join(f" AND {c}" for c in self._prefilter(first, last))
         grouped = (f"SELECT {self.key} AS v, count(*) AS n FROM {self.expr} WHERE {self.valid}{pre} "
                    f"AND {self._bucket(self.count)} BETWEEN {int(first)} AND {int(last)} GROUP BY 1")
         ranked = f"SELECT v, n, CAST({int(below)} + sum(n) OVER (ORDER BY v) AS BIGINT) AS u FROM ({grouped})"
@@ -130,6 +134,34 @@ class DuckDBOrderedCounts:
                          "ORDER BY v").fetchnumpy()
         vals = np.asarray(rows["v"], dtype=np.uint64 if self.integer else np.float64)
         return vals, np.asarray(rows["n"], dtype=np.int64), np.asarray(rows["u"], dtype=np.int64)
+
+    def windows(self, requests: Sequence[tuple[int, int, int, int, int]]
+                ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """:meth:`window` of each (first, last, below, lo_rank, hi_rank) in one scan: the rows of
+        every request's buckets joined to the request (a row in the buckets of two requests counts
+        in both), grouped by request and value, ranked within the request."""
+        if not self.count:
+            raise InvalidParameterError("OrderedCounts.buckets must run first")
+        if not requests:
+            return []
+        rows_of = []
+        pres = []
+        for i, (first, last, below, lo_rank, hi_rank) in enumerate(requests):
+            rows_of.append(f"({i}, {int(first)}, {int(last)}, {int(below)}, {int(lo_rank)}, {int(hi_rank)})")
+            pres.append(" AND ".join(self._prefilter(first, last)) or "true")
+        pre = " OR ".join(f"({p})" for p in pres)
+        reqs = f"(VALUES {', '.join(rows_of)}) AS r(id, f, l, below, lo, hi)"
+        scanned = (f"SELECT {self.key} AS v, {self._bucket(self.count)} AS b FROM {self.expr} "
+                   f"WHERE {self.valid} AND ({pre})")
+        grouped = f"SELECT r.id, t.v, count(*) AS n FROM ({scanned}) AS t JOIN {reqs} ON t.b BETWEEN r.f AND r.l GROUP BY 1, 2"
+        ranked = (f"SELECT g.id, g.v, g.n, CAST(r.below + sum(g.n) OVER (PARTITION BY g.id ORDER BY g.v) AS BIGINT) AS u, "
+                  f"r.lo, r.hi FROM ({grouped}) AS g JOIN {reqs} ON g.id = r.id")
+        got = self._run(f"SELECT id, v, n, u FROM ({ranked}) WHERE u >= lo AND u - n <= hi ORDER BY id, v").fetchnumpy()
+        ids = np.asarray(got["id"], dtype=np.int64)
+        vals = np.asarray(got["v"], dtype=np.uint64 if self.integer else np.float64)
+        cnt, upto = np.asarray(got["n"], dtype=np.int64), np.asarray(got["u"], dtype=np.int64)
+        cuts = np.searchsorted(ids, np.arange(len(requests) + 1))
+        return [(vals[a:b], cnt[a:b], upto[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
 
     def ranks(self, point: int | float) -> tuple[int, int]:
         p = int(point) if self.integer else float(point)
