@@ -29,14 +29,20 @@ the privacy proof of :mod:`dptree.quantiles.approx`, is unchanged. The split val
 the piece come from the window (or the ``ranks`` answers already asked), its tie block's coins
 from the same random source as in memory.
 
-Queries: one bucket histogram, then per call one window scan plus one ``ranks`` scan per
-proposal outside the window (rare: the window carries all but 2^-160 of the weight unless it
-reaches the piece's ends) and at most one for the split value's ranks. Nothing the engine
-returns leaves the mechanism. Memory: O(buckets + the windows), independent of n.
+Queries: one bucket histogram; one scan for the windows around every level's target rank
+(q n +- 3 R global ranks, R a bound on a window's half width, :func:`_ahead`), which hold the
+window of every call whose ancestors erred by less than 2 R ranks in all; one scan per layer
+of the recursion for the windows not held (rare); one ``ranks`` scan per proposal outside a
+window (rare: the window carries all but 2^-160 of the weight unless it reaches the piece's
+ends) and at most one for a split value's ranks. How many scans run depends on the data only
+through the mechanism's own draws, as in :mod:`dptree.interior.staged`; the points do not depend
+on it. Nothing the engine returns leaves the mechanism. Memory: the bucket histogram and the
+windows (at most :data:`AHEAD_RANKS` read ahead), independent of n.
 """
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -45,7 +51,7 @@ from dptree.data.engines.base import OrderedCounts
 from dptree.interior.blocks import Blocks, sample_windowed, window_ranks
 from dptree.interior.encoding import Encoding
 from dptree.interior.selection import exponential_base, quantile_badness, quantile_level, sample_quantile_blocks
-from dptree.interior.staged import BUCKETS, engine_ranks, rank_window, rank_windows, staged_session
+from dptree.interior.staged import BUCKETS, engine_ranks, rank_windows, staged_session
 from dptree.noise import RandomSource
 from dptree.quantiles.approx import Relation, _fair_coins, call_sensitivity, run_approx
 
@@ -53,20 +59,51 @@ __all__ = ["StagedPiece", "fetch_windows", "staged_quantiles"]
 
 _U64 = np.uint64
 
+#: (offsets, counts, upto) of consecutive distinct values with their exact ranks
+Window = tuple[np.ndarray, np.ndarray, np.ndarray]
+
 
 class _Column:
-    """The engine session, the domain's encoding, the bucket histogram's cumulative counts and a
-    memo of the ``ranks`` answers (shared by every piece of one release)."""
+    """The engine session, the domain's encoding, the bucket histogram's cumulative counts, the
+    engine windows read so far and a memo of the ``ranks`` answers (shared by every piece of one
+    release)."""
 
     def __init__(self, counts: OrderedCounts, enc: Encoding, cum: np.ndarray) -> None:
         self.counts, self.enc, self.cum = counts, enc, cum
         self._ask = engine_ranks(counts, enc)
         self._memo: dict[int, tuple[int, int]] = {}
+        self._read: list[tuple[int, int, Window]] = []  # (lo_rank, hi_rank, the engine's window)
 
     def ranks(self, y: int) -> tuple[int, int]:
         if y not in self._memo:
             self._memo[y] = self._ask(y)
         return self._memo[y]
+
+    def held(self, lo_rank: int, hi_rank: int) -> Window | None:
+        """The engine window of the global ranks [lo_rank, hi_rank] from one read before whose
+        range contains it (the values meeting a range are those of any wider range's window that
+        meet it, with the same exact ranks), or None."""
+        for a, b, (offs, cnt, upto) in self._read:
+            if a <= lo_rank and hi_rank <= b:
+                keep = (upto >= lo_rank) & (upto - cnt <= hi_rank)
+                return offs[keep], cnt[keep], upto[keep]
+        return None
+
+    def read(self, ranges: list[tuple[int, int]]) -> None:
+        """Read the windows of these global rank ranges that no earlier read holds, in one scan
+        where the engine can (:func:`~dptree.interior.staged.rank_windows`)."""
+        todo = sorted({r for r in ranges if self.held(*r) is None})
+        if todo:
+            got = rank_windows(self.counts, self.enc, self.cum, todo)
+            self._read += [(a, b, w) for (a, b), w in zip(todo, got)]
+
+    def window(self, lo_rank: int, hi_rank: int) -> Window:
+        got = self.held(lo_rank, hi_rank)
+        if got is None:
+            self.read([(lo_rank, hi_rank)])
+            got = self.held(lo_rank, hi_rank)
+            assert got is not None
+        return got
 
 
 class StagedPiece:
@@ -75,8 +112,7 @@ class StagedPiece:
 
     def __init__(self, col: _Column, lo: int, hi: int, low: int | None, high: int | None, off: int, n: int) -> None:
         self.col, self.lo, self.hi, self.low, self.high, self.off, self.n = col, lo, hi, low, high, off, n
-        self._window: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-        self._fetched: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._window: Window | None = None
 
     def ranks(self, y: int) -> tuple[int, int]:
         """(#{x < y}, #{x <= y}) among the piece's records, y in [lo, hi]."""
@@ -95,12 +131,9 @@ class StagedPiece:
 
     def window(self, lo_rank: int, hi_rank: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(offsets, counts, piece upto) of the piece's distinct values whose piece rank interval
-        meets [lo_rank, hi_rank], sorted (module docstring); the engine's window from
-        :func:`fetch_windows` when it was asked for already."""
-        got = self._fetched.pop((lo_rank, hi_rank), None)
-        if got is None:
-            got = rank_window(self.col.counts, self.col.enc, self.col.cum, *self.global_ranks(lo_rank, hi_rank))
-        offs, cnt, upto = got
+        meets [lo_rank, hi_rank], sorted (module docstring), from the engine's windows read so far
+        when one holds it."""
+        offs, cnt, upto = self.col.window(*self.global_ranks(lo_rank, hi_rank))
         keep = (offs > _U64(self.lo)) & (offs < _U64(self.hi))
         if self.low is None:
             keep |= offs == _U64(self.lo)
@@ -162,16 +195,39 @@ class StagedPiece:
 
 
 def fetch_windows(calls: list[tuple[StagedPiece, float]], epsilon: float, neighbors: Relation) -> None:
-    """Ask the engine for the windows of these calls (one layer of the recursion, or the m calls
-    of ``"exponential"``) in one scan where it can (:func:`~dptree.interior.staged.rank_windows`);
-    each piece keeps its engine windows until its call reads them."""
-    todo = [(piece, piece.rank_range(q, epsilon, neighbors)) for piece, q in calls if not piece.is_point]
-    if len(todo) < 2:
-        return
-    col = todo[0][0].col
-    got = rank_windows(col.counts, col.enc, col.cum, [piece.global_ranks(*r) for piece, r in todo])
-    for (piece, r), window in zip(todo, got):
-        piece._fetched[r] = window
+    """Read the engine windows of these calls (one layer of the recursion) that no earlier read
+    holds, in one scan."""
+    todo = [piece.global_ranks(*piece.rank_range(q, epsilon, neighbors)) for piece, q in calls if not piece.is_point]
+    if todo:
+        calls[0][0].col.read(todo)
+
+
+def _ahead(qs: np.ndarray, n: int, epsilon: float) -> list[tuple[int, int]] | None:
+    """Global rank ranges read with the first window scan: a n / b +- 3 R for every level q ~ a / b, R
+    a bound on a window's half width (:func:`~dptree.interior.blocks.window_ranks`' rho is
+    WINDOW_BITS / (slope log2 beta), slope log2 beta ~ epsilon / (2 s ln 2) b >= epsilon / (2 ln 2)
+    as the sensitivity s <= b: R = the rho of b = s = 1, plus 2 for the bases' rounding), merged where they overlap; None when m 6 R exceeds :data:`AHEAD_RANKS` (a
+    public rule: m and epsilon). A call's window lies inside its level's range unless the calls above
+    it erred by more than 2 R ranks in all (then it is read in its layer's scan): the ranges decide
+    only how many scans run, never a point."""
+    half = 3 * (window_ranks(Fraction(0), 1, exponential_base(epsilon, 1))[1] + 2)
+    if qs.size * 2 * half > AHEAD_RANKS:
+        return None
+    ranges: list[list[int]] = []
+    for q in np.sort(qs):
+        level = quantile_level(float(q))  # the calls' target: a n / b
+        center = level.numerator * n // level.denominator
+        lo, hi = max(center - half, 0), min(center + half, n)
+        if ranges and lo <= ranges[-1][1]:
+            ranges[-1][1] = max(ranges[-1][1], hi)
+        else:
+            ranges.append([lo, hi])
+    return [(a, b) for a, b in ranges]
+
+
+#: at most this many ranks read ahead (the windows of all levels in one scan; memory ~ 24 bytes a
+#: distinct value)
+AHEAD_RANKS = 1 << 22
 
 
 def staged_quantiles(values: Any, column: str | None, enc: Encoding, on_invalid: str, qs: np.ndarray, *,
@@ -187,7 +243,12 @@ def staged_quantiles(values: Any, column: str | None, enc: Encoding, on_invalid:
         n = int(cum[-1])
         if max(quantile_level(float(q)).denominator for q in qs) * n >= 1 << 62:
             return None  # b n beyond int64: the in-memory list path (the same law)
-        root = StagedPiece(_Column(session, enc, cum), 0, enc.size - 1, None, None, 0, n)
+        col = _Column(session, enc, cum)
+        root = StagedPiece(col, 0, enc.size - 1, None, None, 0, n)
+        ahead = _ahead(np.asarray(qs, dtype=float), n, epsilon_call) if n else None
+        if ahead is not None:
+            col.read(ahead)  # every level's window, likely all the calls will need: one scan
+
         def before(calls: list[tuple[Any, float]]) -> None:
             fetch_windows(calls, epsilon_call, neighbors)
 

@@ -20,6 +20,7 @@ from dptree.interior import blocks as blocks_module
 from dptree.interior.encoding import encoding
 from dptree.interior.staged import BUCKETS, staged_session
 from dptree.quantiles.approx import ArrayPiece
+from dptree.quantiles import staged as staged_module
 from dptree.quantiles.staged import StagedPiece, _Column
 
 
@@ -88,19 +89,23 @@ def test_staged_quantiles_give_the_in_memory_points_seed_by_seed(tmp_path: Path,
         assert calls["ranks"] > 0  # outside proposals were asked of the engine
 
 
-def test_one_scan_per_layer(tmp_path: Path, calls) -> None:
-    """The windows of a layer's calls come from one engine scan: approx with 19 levels has 5 layers,
-    so at most 1 + 5 scans (+ rank queries, rare with the full window); exponential one."""
+def test_windows_read_ahead_in_one_scan(tmp_path: Path, calls, monkeypatch) -> None:
+    """Every level's window is read with one scan after the bucket histogram, so approx with 19
+    levels (5 layers) runs in 2 scans; without the read-ahead, one scan per layer (1 + 5)."""
     gen = np.random.default_rng(5)
     path = tmp_path / "s.parquet"
-    pd.DataFrame({"x": gen.normal(0, 1, 20_000)}).to_parquet(path)
+    pd.DataFrame({"x": gen.normal(0, 1, 200_000)}).to_parquet(path)
     qs = [i / 20 for i in range(1, 20)]
-    for method, scans in (("approx", 1 + 5), ("exponential", 1 + 1)):
+    points = {}
+    for ahead, method, scans in ((True, "approx", 2), (True, "exponential", 2), (False, "approx", 6)):
+        monkeypatch.setattr(staged_module, "AHEAD_RANKS", 1 << 22 if ahead else 0)
         for name in calls:
             calls[name] = 0
-        dptree.quantiles(path, qs, column="x", lower=-4.0, upper=4.0, epsilon=1.0, method=method, rng=1)
-        assert calls["buckets"] == 1
-        assert calls["buckets"] + calls["window"] + calls["windows"] <= scans, (method, calls)
+        got = dptree.quantiles(path, qs, column="x", lower=-4.0, upper=4.0, epsilon=1.0, method=method, rng=1)
+        points[ahead, method] = got.values
+        assert calls["buckets"] == 1 and calls["ranks"] == 0
+        assert calls["buckets"] + calls["window"] + calls["windows"] == scans, (ahead, method, calls)
+    assert points[True, "approx"] == points[False, "approx"]  # the read-ahead decides scans, not points
 
 
 def test_empty_pieces_and_empty_data(tmp_path: Path, calls) -> None:
