@@ -177,9 +177,12 @@ def test_staged_pieces_have_the_in_memory_pieces_ranks_and_windows() -> None:
     assert checked > 300
 
 
-def test_batched_windows_equal_one_window_each(tmp_path: Path) -> None:
-    """DuckDB's ``windows`` (one scan, a join on the requests) against ``window`` per request, with
-    overlapping bucket ranges, a one-bucket request and rank ranges cutting into buckets."""
+@pytest.mark.parametrize("max_pairs", [1 << 16, 1])
+def test_batched_windows_equal_one_window_each(tmp_path: Path, monkeypatch, max_pairs: int) -> None:
+    """DuckDB's ``windows`` (one scan, a join on the requests; or, past MAX_PAIRS, a query each)
+    against ``window`` per request, with overlapping bucket ranges, a one-bucket request and rank
+    ranges cutting into buckets."""
+    monkeypatch.setattr(duckdb_ordered, "MAX_PAIRS", max_pairs)
     gen = np.random.default_rng(1)
     path = tmp_path / "w.parquet"
     pd.DataFrame({"k": gen.integers(-5, 100, 3000), "x": gen.normal(0, 1, 3000)}).to_parquet(path)

@@ -15,7 +15,10 @@ from dptree.data.engines.base import Missing, invalid_values_error
 from dptree.data.engines.duckdb_sql import quote_ident, quote_str
 from dptree.errors import InvalidParameterError, engine_error
 
-__all__ = ["DuckDBOrderedCounts"]
+__all__ = ["DuckDBOrderedCounts", "MAX_PAIRS"]
+
+#: at most this many (bucket, request) pairs in one :meth:`DuckDBOrderedCounts.windows` query
+MAX_PAIRS = 1 << 16
 
 
 class DuckDBOrderedCounts:
@@ -137,25 +140,24 @@ class DuckDBOrderedCounts:
 
     def windows(self, requests: Sequence[tuple[int, int, int, int, int]]
                 ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """:meth:`window` of each (first, last, below, lo_rank, hi_rank) in one scan: the rows of
-        every request's buckets joined to the request (a row in the buckets of two requests counts
-        in both), grouped by request and value, ranked within the request."""
+        """:meth:`window` of each (first, last, below, lo_rank, hi_rank) in one scan: the rows whose
+        bucket is in some request's range (one IN list: cheaper per row in DuckDB than an OR of
+        range prefilters), joined to every request whose range holds their bucket, grouped by
+        request and value, ranked within the request. One :meth:`window` query per request
+        where the (bucket, request) pairs exceed :data:`MAX_PAIRS`."""
         if not self.count:
             raise InvalidParameterError("OrderedCounts.buckets must run first")
-        if not requests:
-            return []
-        rows_of = []
-        pres = []
-        for i, (first, last, below, lo_rank, hi_rank) in enumerate(requests):
-            rows_of.append(f"({i}, {int(first)}, {int(last)}, {int(below)}, {int(lo_rank)}, {int(hi_rank)})")
-            pres.append(" AND ".join(self._prefilter(first, last)) or "true")
-        pre = " OR ".join(f"({p})" for p in pres)
-        reqs = f"(VALUES {', '.join(rows_of)}) AS r(id, f, l, below, lo, hi)"
-        scanned = (f"SELECT {self.key} AS v, {self._bucket(self.count)} AS b FROM {self.expr} "
-                   f"WHERE {self.valid} AND ({pre})")
-        grouped = f"SELECT r.id, t.v, count(*) AS n FROM ({scanned}) AS t JOIN {reqs} ON t.b BETWEEN r.f AND r.l GROUP BY 1, 2"
-        ranked = (f"SELECT g.id, g.v, g.n, CAST(r.below + sum(g.n) OVER (PARTITION BY g.id ORDER BY g.v) AS BIGINT) AS u, "
-                  f"r.lo, r.hi FROM ({grouped}) AS g JOIN {reqs} ON g.id = r.id")
+        pairs = [(b, i) for i, (first, last, *_) in enumerate(requests) for b in range(int(first), int(last) + 1)]
+        if len(requests) < 2 or len(pairs) > MAX_PAIRS:
+            return [self.window(*r) for r in requests]
+        bucket = self._bucket(self.count)
+        listed = ", ".join(str(b) for b in sorted({b for b, _ in pairs}))
+        scanned = f"SELECT {bucket} AS b, {self.key} AS v FROM {self.expr} WHERE {self.valid} AND {bucket} IN ({listed})"
+        owners = f"(VALUES {', '.join(f'({b}, {i})' for b, i in pairs)}) AS m(b, id)"
+        grouped = f"SELECT m.id, t.v, count(*) AS n FROM ({scanned}) AS t JOIN {owners} ON t.b = m.b GROUP BY 1, 2"
+        reqs = ", ".join(f"({i}, {int(below)}, {int(lo)}, {int(hi)})" for i, (_, _, below, lo, hi) in enumerate(requests))
+        ranked = (f"SELECT g.id, g.v, g.n, CAST(r.below + sum(g.n) OVER (PARTITION BY g.id ORDER BY g.v) AS BIGINT) AS u,"
+                  f" r.lo, r.hi FROM ({grouped}) AS g JOIN (VALUES {reqs}) AS r(id, below, lo, hi) ON g.id = r.id")
         got = self._run(f"SELECT id, v, n, u FROM ({ranked}) WHERE u >= lo AND u - n <= hi ORDER BY id, v").fetchnumpy()
         ids = np.asarray(got["id"], dtype=np.int64)
         vals = np.asarray(got["v"], dtype=np.uint64 if self.integer else np.float64)
