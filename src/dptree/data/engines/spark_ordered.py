@@ -1,0 +1,151 @@
+"""The staged exponential mechanisms' queries in Spark (:class:`~dptree.data.engines.base.OrderedCounts`):
+a bucket histogram, the distinct values of a rank window with their global ranks, and the two
+ranks of one point, each one Spark job whose result is an aggregate, never a row (issue 12 item 3;
+:mod:`dptree.interior.staged` runs the mechanism on them). The same clamping, keys and buckets
+as :mod:`~dptree.data.engines.duckdb_ordered` (:mod:`~dptree.data.engines.ordered_buckets`), so
+a Spark DataFrame, a file and an array give the same point for the same random source."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dptree.data.engines.base import Missing
+from dptree.data.engines.ordered_buckets import (
+    INFINITE,
+    MISSING,
+    flagged_histogram,
+    float_edges,
+    float_width,
+    int_edges,
+    int_width,
+)
+from dptree.data.engines.spark_sql import (
+    LONG_MAX,
+    LONG_MIN,
+    collect_columns,
+    decimal_sql,
+    double_sql,
+    long_sql,
+    quote,
+    value_sql,
+)
+from dptree.errors import InvalidParameterError, engine_error
+
+__all__ = ["SparkOrderedCounts"]
+
+
+class SparkOrderedCounts:
+    """:class:`~dptree.data.engines.base.OrderedCounts` in Spark: every query is one job that
+    returns an aggregate (the bucket histogram, the rank window's distinct values, two ranks).
+
+    Integer domains (integral columns only: ByteType .. LongType): offsets clamped - lower,
+    exact. When the domain lies in the 64-bit range with |X| <= 2^63 they are computed in
+    BIGINT; otherwise (a 2^64-point domain, or bounds beyond the long range) in DECIMAL(38, 0),
+    whose 38 digits hold every offset < 2^64, and shifted by -2^63 into a BIGINT key (the same
+    order). Decided from the bounds only. Float domains: the value as DOUBLE (FloatType,
+    DecimalType and integers are cast, as :meth:`~dptree.data.engines.spark.SparkEngine.value_counts`
+    casts them), clamped, -0.0 read as 0.0 (one key). Buckets: those of
+    :mod:`~dptree.data.engines.ordered_buckets`. ``tname``: the column's Spark type (numeric;
+    integral on an integer domain), checked by the engine."""
+
+    def __init__(self, df: Any, column: str, tname: str, lower: int | float, upper: int | float,
+                 missing: Missing, infinite: Missing, message: str | None) -> None:
+        self.df, self.column = df, column
+        self.policy, self.message = (missing, infinite), message
+        col = quote(column)
+        _, self.bad_missing, self.bad_inf = value_sql(column, tname)
+        self.integer = isinstance(lower, int)
+        self.shift = 0  # key = offset - shift, a BIGINT
+        if self.integer:
+            lo, hi = int(lower), int(upper)
+            if LONG_MIN <= lo and hi <= LONG_MAX and hi - lo <= LONG_MAX:
+                clamped = f"(least(greatest(CAST({col} AS BIGINT), {long_sql(lo)}), {long_sql(hi)}) - {long_sql(lo)})"
+                self.key = clamped
+            else:  # exact in 38 digits; the shift keeps the key in BIGINT
+                clamped = (f"(least(greatest(CAST({col} AS DECIMAL(38, 0)), {decimal_sql(lo)}), {decimal_sql(hi)})"
+                           f" - {decimal_sql(lo)})")
+                self.shift = 1 << 63
+                self.key = f"CAST({clamped} - {decimal_sql(self.shift)} AS BIGINT)"
+
+            def bucket(count: int) -> str:
+                return f"CAST({clamped} div {int_width(lo, hi, count)} AS BIGINT)"
+
+            def edges(count: int, first: int, last: int) -> tuple[str | None, str | None]:
+                # a bound beyond the long range is left out (the prefilter only needs a superset)
+                return tuple(long_sql(e) if e is not None and LONG_MIN <= e <= LONG_MAX else None  # type: ignore
+                             for e in int_edges(lo, hi, count, first, last))
+        else:
+            flo, fhi = float(lower), float(upper)
+            lo_s, hi_s = double_sql(flo), double_sql(fhi)
+            got = df.sparkSession.sql(f"SELECT {lo_s} AS a, {hi_s} AS b").collect()[0]
+            if (got["a"], got["b"]) != (flo, fhi):  # the bounds must reach Spark bit for bit
+                raise RuntimeError("Spark did not read the domain's bounds exactly")
+            as_double = f"CAST({col} AS DOUBLE)"
+            clamped = f"least(greatest({as_double}, {lo_s}), {hi_s})"
+            self.key = f"(CASE WHEN {clamped} = 0 THEN CAST(0 AS DOUBLE) ELSE {clamped} END)"
+
+            def bucket(count: int) -> str:
+                w = float_width(flo, fhi, count)
+                if w is None:
+                    return "CAST(0 AS BIGINT)"
+                return f"CAST(least(floor(({clamped} - {lo_s}) / {double_sql(w)}), {count - 1}) AS BIGINT)"
+
+            def edges(count: int, first: int, last: int) -> tuple[str | None, str | None]:
+                a, b = float_edges(flo, fhi, count, first, last)
+                return (double_sql(a) if a is not None else None, double_sql(b) if b is not None else None)
+
+        # the prefilter compares the column itself where Spark can push it down to a Parquet scan
+        self.raw = col if self.integer or tname == "DoubleType" else f"CAST({col} AS DOUBLE)"
+        self._bucket, self._edges = bucket, edges
+        self.valid = f"NOT ({self.bad_missing} OR {self.bad_inf})"
+        self.count = 0
+
+    def _collect(self, what: str, run: Any) -> Any:
+        try:
+            return run()
+        except Exception as exc:
+            raise engine_error(f"{what} in Spark", self.column, exc) from None
+
+    def buckets(self, count: int) -> np.ndarray:
+        self.count = count
+        flagged = (f"CASE WHEN {self.bad_missing} THEN {MISSING} WHEN {self.bad_inf} THEN {INFINITE} "
+                   f"ELSE {self._bucket(count)} END")
+        grouped = self.df.selectExpr(f"{flagged} AS b").groupBy("b").count()
+        b, n = self._collect("ordered counts", lambda: collect_columns(grouped, "b", "count"))
+        return flagged_histogram(np.asarray(b, np.int64), np.asarray(n, np.int64), count, *self.policy,
+                                 self.column, self.message)
+
+    def window(self, first: int, last: int, below: int, lo_rank: int, hi_rank: int
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        from pyspark.sql import Window
+        from pyspark.sql import functions as F
+
+        if not self.count:
+            raise InvalidParameterError("OrderedCounts.buckets must run first")
+        # a range prefilter on the raw column (a superset of the buckets' rows: exact with the
+        # bucket test after it), which Spark can push down to a Parquet scan
+        a, b = self._edges(self.count, int(first), int(last))
+        pre = (f" AND {self.raw} >= {a}" if a is not None else "") + (f" AND {self.raw} < {b}" if b is not None else "")
+        grouped = (self.df.where(f"{self.valid}{pre} AND {self._bucket(self.count)} BETWEEN {int(first)} AND "
+                                 f"{int(last)}").selectExpr(f"{self.key} AS v").groupBy("v").count())
+        # one partition for the running sum: the window's buckets' distinct values, not the rows
+        upto = F.sum("count").over(Window.orderBy("v").rowsBetween(Window.unboundedPreceding, Window.currentRow))
+        ranked = grouped.select("v", F.col("count").alias("n"), (upto + F.lit(int(below))).alias("u"))
+        rows = ranked.where(f"u >= {int(lo_rank)} AND u - n <= {int(hi_rank)}").orderBy("v")
+        v, n, u = self._collect("ordered counts", lambda: collect_columns(rows, "v", "n", "u"))
+        if self.integer:  # offsets: the BIGINT key plus the shift, modulo 2^64 (exact: they lie in [0, 2^64))
+            vals = np.asarray(v, np.int64).view(np.uint64) + np.uint64(self.shift)
+        else:
+            vals = np.asarray(v, np.float64)
+        return vals, np.asarray(n, np.int64), np.asarray(u, np.int64)
+
+    def ranks(self, point: int | float) -> tuple[int, int]:
+        from pyspark.sql import functions as F
+
+        p = long_sql(int(point) - self.shift) if self.integer else double_sql(float(point))
+        counted = self.df.where(self.valid).agg(F.expr(f"count_if({self.key} < {p})").alias("lt"),
+                                                F.expr(f"count_if({self.key} <= {p})").alias("le"))
+        row = self._collect("ordered counts", lambda: counted.collect()[0])
+        return int(row["lt"]), int(row["le"])
