@@ -51,10 +51,10 @@ def _columns() -> dict[str, np.ndarray]:
     return {"x": x, "k": gen.integers(-100, 5000, n), "big": big}
 
 
-#: (column, lower, upper): a float domain (values beyond it clamped, -0.0), an integer domain, an
-#: integer column on a float domain, the largest domain of BIGINT offsets (2^63 points, values
+#: (column, lower, upper): a float domain (values beyond it clamped, -0.0), an integer column on a
+#: float domain (an integer domain: the 2-bit window release below), the largest domain of BIGINT offsets (2^63 points, values
 #: above it clamped) and a 2^64-point domain beyond the long range (DECIMAL offsets)
-DOMAINS = [("x", -10.0, 10.0), ("k", -50, 4000), ("k", -200.0, 6000.0), ("big", -L, -1), ("big", -L - 10, L - 11)]
+DOMAINS = [("x", -10.0, 10.0), ("k", -200.0, 6000.0), ("big", -L, -1), ("big", -L - 10, L - 11)]
 
 
 @pytest.mark.slow
@@ -104,15 +104,19 @@ def test_spark_counts_equal_duckdb_and_proposals_outside_the_window(tmp_path: Pa
             hist = s.buckets(64)
             np.testing.assert_array_equal(hist, d.buckets(64))
             cum = np.cumsum(hist)
-            # buckets 20 .. 40, rank-filtered to those of buckets 25 .. 35 (the middle of the data)
-            args = (20, 40, int(cum[19]), int(cum[25]), int(cum[35]))
-            got, want = s.window(*args), d.window(*args)
-            for g, w in zip(got, want):
-                assert g.dtype == w.dtype
-                np.testing.assert_array_equal(g, w)
-            assert got[1].sum() > 0
+            # buckets 20 .. 40 rank-filtered to the values of buckets 25 .. 35 and one each of 25
+            # and 36 (rank filters inside two buckets); on x also every bucket, and a few ranks
+            windows = [(20, 40, int(cum[19]), int(cum[25]), int(cum[35]))]
             if col == "x":
-                assert 0.0 in got[0] and not np.signbit(got[0][got[0] == 0]).any()  # -0.0 read as 0.0
+                windows += [(0, 63, 0, -1, 10**6), (30, 33, int(cum[29]), int(cum[29]) + 1, int(cum[29]) + 3)]
+            for args in windows:
+                got, want = s.window(*args), d.window(*args)
+                for g, w in zip(got, want):
+                    assert g.dtype == w.dtype
+                    np.testing.assert_array_equal(g, w)
+                assert got[1].sum() > 0
+                if col == "x" and args[0] == 0:
+                    assert 0.0 in got[0] and not np.signbit(got[0][got[0] == 0]).any()  # -0.0 read as 0.0
             for p in [got[0][0], 0.0 if col == "x" else hi - lo]:
                 assert s.ranks(p) == d.ranks(p), (col, p)
     monkeypatch.setattr(blocks_module, "_WINDOW_BITS", 2)

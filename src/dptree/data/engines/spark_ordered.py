@@ -109,37 +109,59 @@ class SparkOrderedCounts:
             raise engine_error(f"{what} in Spark", self.column, exc) from None
 
     def buckets(self, count: int) -> np.ndarray:
-        self.count = count
         flagged = (f"CASE WHEN {self.bad_missing} THEN {MISSING} WHEN {self.bad_inf} THEN {INFINITE} "
                    f"ELSE {self._bucket(count)} END")
         grouped = self.df.selectExpr(f"{flagged} AS b").groupBy("b").count()
         b, n = self._collect("ordered counts", lambda: collect_columns(grouped, "b", "count"))
-        return flagged_histogram(np.asarray(b, np.int64), np.asarray(n, np.int64), count, *self.policy,
-                                 self.column, self.message)
+        self.hist = flagged_histogram(np.asarray(b, np.int64), np.asarray(n, np.int64), count, *self.policy,
+                                      self.column, self.message)
+        self.count = count
+        return self.hist.copy()
 
     def window(self, first: int, last: int, below: int, lo_rank: int, hi_rank: int
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The running sums run per bucket (a Spark window partitioned by bucket, in parallel),
+        each bucket's base -- ``below`` plus the records of the buckets before it in the range,
+        from :meth:`buckets` -- added here. From those bases, the buckets whose rank interval
+        [base, base + records] misses [lo_rank, hi_rank] are left out, those inside it are kept
+        whole, and the rank filter runs in Spark on the at most two buckets that hold lo_rank or
+        hi_rank: what is collected is the window, nothing more."""
         from pyspark.sql import Window
         from pyspark.sql import functions as F
 
         if not self.count:
             raise InvalidParameterError("OrderedCounts.buckets must run first")
+        first, last, lo_rank, hi_rank = int(first), int(last), int(lo_rank), int(hi_rank)
+        hist = self.hist[first:last + 1]
+        base = int(below) + np.concatenate([[0], np.cumsum(hist)[:-1]]).astype(np.int64)
+        top = base + hist  # bucket j's values have upto in [base_j + 1, top_j], #{x < v} in [base_j, top_j - 1]
+        meets = np.flatnonzero((hist > 0) & (top >= lo_rank) & (base <= hi_rank))
+        vals, n, u = np.zeros(0, np.uint64 if self.integer else np.float64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+        if meets.size == 0:
+            return vals, n, u
+        f, l = first + int(meets[0]), first + int(meets[-1])  # the buckets that meet it (a run: bases increase)
+        whole = (base + 1 >= lo_rank) & (top - 1 <= hi_rank)
+        cut = [int(j) for j in meets if not whole[j]]  # at most two: those holding lo_rank or hi_rank
         # a range prefilter on the raw column (a superset of the buckets' rows: exact with the
         # bucket test after it), which Spark can push down to a Parquet scan
-        a, b = self._edges(self.count, int(first), int(last))
+        a, b = self._edges(self.count, f, l)
         pre = (f" AND {self.raw} >= {a}" if a is not None else "") + (f" AND {self.raw} < {b}" if b is not None else "")
-        grouped = (self.df.where(f"{self.valid}{pre} AND {self._bucket(self.count)} BETWEEN {int(first)} AND "
-                                 f"{int(last)}").selectExpr(f"{self.key} AS v").groupBy("v").count())
-        # one partition for the running sum: the window's buckets' distinct values, not the rows
-        upto = F.sum("count").over(Window.orderBy("v").rowsBetween(Window.unboundedPreceding, Window.currentRow))
-        ranked = grouped.select("v", F.col("count").alias("n"), (upto + F.lit(int(below))).alias("u"))
-        rows = ranked.where(f"u >= {int(lo_rank)} AND u - n <= {int(hi_rank)}").orderBy("v")
-        v, n, u = self._collect("ordered counts", lambda: collect_columns(rows, "v", "n", "u"))
+        grouped = (self.df.where(self.valid + pre).selectExpr(f"{self._bucket(self.count)} AS b", f"{self.key} AS v")
+                   .where(f"b BETWEEN {f} AND {l}").groupBy("b", "v").count())
+        inner = F.sum("count").over(Window.partitionBy("b").orderBy("v").rowsBetween(Window.unboundedPreceding,
+                                                                                     Window.currentRow))
+        rows = grouped.select("b", "v", "count", inner.alias("i"))
+        if cut:
+            at = "CASE b " + " ".join(f"WHEN {first + j} THEN {int(base[j])}" for j in cut) + " END"
+            rows = rows.where(f"b NOT IN ({', '.join(str(first + j) for j in cut)}) OR "
+                              f"({at} + i >= {lo_rank} AND {at} + i - count <= {hi_rank})")
+        bs, v, cnt, i = self._collect("ordered counts", lambda: collect_columns(rows, "b", "v", "count", "i"))
+        order = np.argsort(v, kind="stable")  # the key's order: offsets (shifted) or floats
+        v, n = v[order], np.asarray(cnt, np.int64)[order]
+        u = base[np.asarray(bs, np.int64)[order] - first] + np.asarray(i, np.int64)[order]
         if self.integer:  # offsets: the BIGINT key plus the shift, modulo 2^64 (exact: they lie in [0, 2^64))
-            vals = np.asarray(v, np.int64).view(np.uint64) + np.uint64(self.shift)
-        else:
-            vals = np.asarray(v, np.float64)
-        return vals, np.asarray(n, np.int64), np.asarray(u, np.int64)
+            return np.asarray(v, np.int64).view(np.uint64) + np.uint64(self.shift), n, u
+        return np.asarray(v, np.float64), n, u
 
     def ranks(self, point: int | float) -> tuple[int, int]:
         from pyspark.sql import functions as F
