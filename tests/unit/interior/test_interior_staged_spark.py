@@ -51,10 +51,12 @@ def _columns() -> dict[str, np.ndarray]:
     return {"x": x, "k": gen.integers(-100, 5000, n), "big": big}
 
 
-#: (column, lower, upper): a float domain (values beyond it clamped, -0.0), an integer column on a
-#: float domain (an integer domain: the 2-bit window release below), the largest domain of BIGINT offsets (2^63 points, values
-#: above it clamped) and a 2^64-point domain beyond the long range (DECIMAL offsets)
-DOMAINS = [("x", -10.0, 10.0), ("k", -200.0, 6000.0), ("big", -L, -1), ("big", -L - 10, L - 11)]
+#: (column, lower, upper): a float domain (values beyond it clamped, -0.0), one whose bucket width
+#: overflows (one bucket: both window ends in it), an integer column on a float domain (an integer
+#: domain: the 2-bit window release of the next test), the largest domain of BIGINT offsets (2^63
+#: points, values above it clamped) and a 2^64-point domain beyond the long range (DECIMAL offsets)
+DOMAINS = [("x", -10.0, 10.0), ("x", -1e308, 1e308), ("k", -200.0, 6000.0), ("big", -L, -1),
+           ("big", -L - 10, L - 11)]
 
 
 @pytest.mark.slow
@@ -67,7 +69,7 @@ def test_spark_gives_the_in_memory_point_seed_by_seed(calls) -> None:
     df = spark_frame(cols)
     releases = 0
     for col, lo, hi in DOMAINS:
-        kinds = ("median", "quantile", "interior") if col == "x" else ("quantile",) if lo == -L - 10 else ("median",)
+        kinds = {-10.0: ("median", "quantile"), -1e308: ("interior",), -L - 10: ("quantile",)}.get(lo, ("median",))
         for kind in kinds:
             def run(data, **kw):  # type: ignore[no-untyped-def]
                 if kind == "median":

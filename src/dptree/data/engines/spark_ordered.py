@@ -48,7 +48,11 @@ class SparkOrderedCounts:
     DecimalType and integers are cast, as :meth:`~dptree.data.engines.spark.SparkEngine.value_counts`
     casts them), clamped, -0.0 read as 0.0 (one key). Buckets: those of
     :mod:`~dptree.data.engines.ordered_buckets`. ``tname``: the column's Spark type (numeric;
-    integral on an integer domain), checked by the engine."""
+    integral on an integer domain), checked by the engine.
+
+    What reaches the driver: ``count`` bucket counts, the window's distinct values (those whose
+    rank interval meets [lo_rank, hi_rank]: at most hi_rank - lo_rank + 2, whatever n) and two
+    counts per :meth:`ranks`. Exact counts, not private: only a mechanism may read them."""
 
     def __init__(self, df: Any, column: str, tname: str, lower: int | float, upper: int | float,
                  missing: Missing, infinite: Missing, message: str | None) -> None:
@@ -136,9 +140,8 @@ class SparkOrderedCounts:
         base = int(below) + np.concatenate([[0], np.cumsum(hist)[:-1]]).astype(np.int64)
         top = base + hist  # bucket j's values have upto in [base_j + 1, top_j], #{x < v} in [base_j, top_j - 1]
         meets = np.flatnonzero((hist > 0) & (top >= lo_rank) & (base <= hi_rank))
-        vals, n, u = np.zeros(0, np.uint64 if self.integer else np.float64), np.zeros(0, np.int64), np.zeros(0, np.int64)
         if meets.size == 0:
-            return vals, n, u
+            return np.zeros(0, np.uint64 if self.integer else np.float64), np.zeros(0, np.int64), np.zeros(0, np.int64)
         f, l = first + int(meets[0]), first + int(meets[-1])  # the buckets that meet it (a run: bases increase)
         whole = (base + 1 >= lo_rank) & (top - 1 <= hi_rank)
         cut = [int(j) for j in meets if not whole[j]]  # at most two: those holding lo_rank or hi_rank
