@@ -158,8 +158,9 @@ def ordered_counts(data: Any, *, column: str | None, lower: int | float, upper: 
                    missing: Missing = "error", infinite: Missing = "error",
                    message: str | None = None) -> ContextManager[OrderedCounts | None]:
     """A session of exact :class:`~dptree.data.engines.base.OrderedCounts` queries on ``column``
-    of ``data`` clamped to [lower, upper] (:meth:`Engine.ordered_counts`), or a context yielding
-    None where the engine has none (in-memory data, Spark, some column types). Not private."""
+    of ``data`` clamped to [lower, upper] (:meth:`Engine.ordered_counts`: files and DuckDB
+    relations in DuckDB, Spark DataFrames in Spark), or a context yielding None where the engine
+    has none (in-memory data, some column types). Not private."""
     return engine_for(data).ordered_counts(data, column=column, lower=lower, upper=upper, missing=missing,
                                            infinite=infinite, message=message)
 

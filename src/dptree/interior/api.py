@@ -285,7 +285,7 @@ def interior_point(
     src = make_source(rng)
     y: int | None
     if pl.method == "exponential":
-        # files and relations: staged engine queries, the same law and draws (dptree.interior.staged)
+        # files, relations and Spark DataFrames: staged engine queries, the same law and draws (dptree.interior.staged)
         y = staged_point(values, column, counts, enc, on_invalid, src,
                          lambda n: interior_badness(n) if n < 1 << 62 else None, exponential_base(eps, 1),
                          lambda: ordered_exponential_mechanism([], lower=0, upper=enc.size - 1, epsilon=eps, rng=src))

@@ -177,8 +177,8 @@ def quantile(
     metadata = creation_metadata()  # the clock, read before the data
     enc = point_encoding(lower, upper, width)
     src = make_source(rng)
-    # the only step that reads the data: the tie-aware exponential mechanism (sensitivity b); files
-    # and relations by staged engine queries, the same law and draws (dptree.interior.staged)
+    # the only step that reads the data: the tie-aware exponential mechanism (sensitivity b); files,
+    # relations and Spark DataFrames by staged engine queries, the same law and draws (dptree.interior.staged)
     b = qr.denominator
     y = staged_point(values, column, counts, enc, on_invalid, src,
                      lambda n: quantile_badness(qr, n) if b * n < 1 << 62 else None, exponential_base(eps, b),

@@ -5,14 +5,21 @@ ranks of one point, each one scan that returns counts, never a row (issue 12 ite
 
 from __future__ import annotations
 
-import math
-import sys
 from typing import Any, Sequence
 
 import numpy as np
 
-from dptree.data.engines.base import Missing, invalid_values_error
+from dptree.data.engines.base import Missing
 from dptree.data.engines.duckdb_sql import quote_ident, quote_str
+from dptree.data.engines.ordered_buckets import (
+    INFINITE,
+    MISSING,
+    flagged_histogram,
+    float_edges,
+    float_width,
+    int_edges,
+    int_width,
+)
 from dptree.errors import InvalidParameterError, engine_error
 
 __all__ = ["DuckDBOrderedCounts", "MAX_PAIRS"]
@@ -25,11 +32,10 @@ class DuckDBOrderedCounts:
     """:class:`~dptree.data.engines.base.OrderedCounts` in DuckDB: every query is one scan and
     returns counts (the bucket histogram, the rank window's distinct values, two ranks), never
     a row. Values are clamped as :mod:`dptree.interior.encoding` clamps them: integer domains in
-    HUGEINT (exact), float domains in DOUBLE with -0.0 read as 0.0 (one key). Buckets: integer
-    domains (clamped - lower) // ceil(|X| / count); float domains floor((clamped - lower) / w),
-    w = (upper - lower) / count, in IEEE double arithmetic, which is monotone (correct rounding
-    of a monotone operation is monotone), clamped to [0, count - 1]; one bucket when w is not a
-    positive normal float."""
+    HUGEINT (exact), float domains in DOUBLE with -0.0 read as 0.0 (one key). Buckets: those of
+    :mod:`~dptree.data.engines.ordered_buckets` (integer domains (clamped - lower) //
+    ceil(|X| / count); float domains floor((clamped - lower) / w), w = (upper - lower) / count,
+    in IEEE double arithmetic, clamped to [0, count - 1]), as the Spark engine's."""
 
     def __init__(self, con: Any, expr: str, column: str, ctype: str, lower: int | float, upper: int | float,
                  missing: Missing, infinite: Missing, message: str | None) -> None:
@@ -47,16 +53,11 @@ class DuckDBOrderedCounts:
             clamped = f"(least(greatest(CAST({col} AS HUGEINT), {lo}), {hi}) - {lo})"  # the offset, exact
             self.key = f"CAST({clamped} AS UBIGINT)"
 
-            def int_width(count: int) -> int:
-                return -(-(hi - lo + 1) // count)
-
             def bucket(count: int) -> str:
-                return f"CAST({clamped} // {int_width(count)} AS BIGINT)"
+                return f"CAST({clamped} // {int_width(lo, hi, count)} AS BIGINT)"
 
             def edges(count: int, first: int, last: int) -> tuple[Any, Any]:
-                w = int_width(count)  # bucket j holds the clamped values lo + j w .. lo + (j + 1) w - 1
-                return (lo + first * w if first else None,
-                        lo + (last + 1) * w if last < count - 1 and lo + (last + 1) * w <= hi else None)
+                return int_edges(lo, hi, count, first, last)
         else:
             flo, fhi = float(lower), float(upper)
             lo_s, hi_s = (self._double(b) for b in (flo, fhi))
@@ -65,27 +66,15 @@ class DuckDBOrderedCounts:
                 raise RuntimeError("DuckDB did not read the domain's bounds exactly")
             clamped = f"least(greatest({value}, {lo_s}), {hi_s})"
             self.key = f"(CASE WHEN {clamped} = 0 THEN CAST(0 AS DOUBLE) ELSE {clamped} END)"
-            span = fhi - flo
-
-            def width(count: int) -> float | None:
-                w = span / count
-                return w if math.isfinite(span) and w >= sys.float_info.min else None
 
             def bucket(count: int) -> str:
-                w = width(count)
+                w = float_width(flo, fhi, count)
                 if w is None:
                     return "CAST(0 AS BIGINT)"
                 return f"CAST(least(floor(({clamped} - {lo_s}) / {self._double(w)}), {count - 1}) AS BIGINT)"
 
             def edges(count: int, first: int, last: int) -> tuple[Any, Any]:
-                # a bucket j >= first holds values >= lo + (first - 1) w, one <= last values below
-                # lo + (last + 2) w: each rounding above moves a value by far less than w when the
-                # bounds' own rounding (2^-40 |bound|) is below w; only then is the prefilter used
-                w = width(count)
-                if w is None or (abs(flo) + abs(fhi)) * 2.0**-40 >= w:
-                    return None, None
-                a, b = flo + (first - 1) * w, flo + (last + 2) * w
-                return (a if first > 1 and flo < a < fhi else None, b if last < count - 2 and flo < b < fhi else None)
+                return float_edges(flo, fhi, count, first, last)
 
         self._bucket, self._edges = bucket, edges
         self.valid = f"NOT ({self.bad_missing} OR {self.bad_inf})"
@@ -106,16 +95,11 @@ class DuckDBOrderedCounts:
 
     def buckets(self, count: int) -> np.ndarray:
         self.count = count
-        flagged = f"CASE WHEN {self.bad_missing} THEN -1 WHEN {self.bad_inf} THEN -2 ELSE {self._bucket(count)} END"
+        flagged = (f"CASE WHEN {self.bad_missing} THEN {MISSING} WHEN {self.bad_inf} THEN {INFINITE} "
+                   f"ELSE {self._bucket(count)} END")
         rows = self._run(f"SELECT {flagged} AS b, count(*) AS n FROM {self.expr} GROUP BY 1").fetchnumpy()
-        b, n = np.asarray(rows["b"], dtype=np.int64), np.asarray(rows["n"], dtype=np.int64)
-        if (b == -1).any() and self.policy[0] == "error":
-            raise invalid_values_error("missing", self.column, self.message)
-        if (b == -2).any() and self.policy[1] == "error":
-            raise invalid_values_error("infinite", self.column, self.message)
-        hist = np.zeros(count, np.int64)
-        hist[b[b >= 0]] = n[b >= 0]
-        return hist
+        return flagged_histogram(np.asarray(rows["b"], dtype=np.int64), np.asarray(rows["n"], dtype=np.int64),
+                                 count, *self.policy, self.column, self.message)
 
     def _prefilter(self, first: int, last: int) -> list[str]:
         """Conditions on the raw column that hold for every row of buckets first .. last (a

@@ -3,14 +3,17 @@
 Only aggregates reach the driver: the histogram (one count per bucket), for contribution bounding
 the record counts of the users above k (numbers without ids), from which the driver draws the
 positions to keep (:mod:`dptree.data.bounding`) and sends them back as a small DataFrame, and for
-hierarchies one exact count per distinct path. The SQL maps values to buckets exactly as
+hierarchies one exact count per distinct path, and for the staged exponential mechanisms
+(median, quantiles, interior points) a bucket histogram, the rank window's distinct values and
+single ranks (:mod:`~dptree.data.engines.spark_ordered`). The SQL maps values to buckets exactly as
 :meth:`dptree.data.domain.Domain.to_leaves` and the DuckDB engine do, so the three engines give
 identical counts for the same random source (tested).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 import numpy as np
 
@@ -18,7 +21,18 @@ from dptree import noise as _noise
 from dptree._validation import require
 from dptree.data.bounding import check_bound, kept_pairs
 from dptree.data.domain import Domain
-from dptree.data.engines.base import COUNT, Engine, Group, LeafPlan, Missing, Unknown, invalid_values_error
+from dptree.data.engines.base import (
+    COUNT,
+    Engine,
+    Group,
+    LeafPlan,
+    Missing,
+    OrderedCounts,
+    Unknown,
+    invalid_values_error,
+)
+from dptree.data.engines.spark_ordered import SparkOrderedCounts
+from dptree.data.engines.spark_sql import FLOATING, INTEGRAL, NUMERIC, collect_columns, quote, value_sql
 from dptree.data.groups import check_groups
 from dptree.data.weights import FLOAT_EXACT, MAX_TOTAL, too_large, weight_error
 from dptree.errors import (
@@ -39,11 +53,6 @@ if TYPE_CHECKING:
 
 __all__ = ["SparkEngine", "is_spark_df", "spark_leaf_histogram", "spark_bounded_histogram", "spark_grouped_histograms"]
 
-_NUMERIC = ("ByteType", "ShortType", "IntegerType", "LongType", "FloatType", "DoubleType", "DecimalType")
-_INTEGRAL = ("ByteType", "ShortType", "IntegerType", "LongType")
-_FLOATING = ("FloatType", "DoubleType")
-
-
 def _pyspark() -> Any:
     return require("pyspark.sql", "the Spark engine")
 
@@ -52,10 +61,6 @@ def is_spark_df(df: Any) -> bool:
     """A PySpark DataFrame (recognised without importing pyspark)."""
     mod = type(df).__module__
     return mod.startswith("pyspark.sql") and hasattr(df, "schema") and hasattr(df, "selectExpr")
-
-
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def _type_name(df: Any, column: str) -> str:
@@ -70,7 +75,7 @@ def _type_name(df: Any, column: str) -> str:
 def _leaf_sql(df: Any, column: str, domain: Domain) -> tuple[str, str]:
     """(Spark SQL leaf index, Spark SQL 'value missing' predicate)."""
     tname = _type_name(df, column)
-    col = _quote(column)
+    col = quote(column)
     if domain.kind == "datetime":
         # clamp in the column's own unit (days, microseconds) before scaling to nanoseconds: the
         # product overflows int64 beyond 2262 and, with ANSI off, wraps into the wrong end
@@ -90,15 +95,15 @@ def _leaf_sql(df: Any, column: str, domain: Domain) -> tuple[str, str]:
         lo, hi, w = int(domain.lower), int(domain.upper), int(domain.width)
         leaf = f"(least(greatest({value}, {lo}), {hi}) - {lo}) div {w}"
     else:
-        if tname not in _NUMERIC:
+        if tname not in NUMERIC:
             raise DataError(f"Spark column {column!r} has type {tname}; a numeric domain needs a numeric column")
-        if tname in _FLOATING:
+        if tname in FLOATING:
             bad = f"({col} IS NULL OR isnan({col}))"
         else:
             bad = f"{col} IS NULL"
         if domain.kind == "integer":
             lo, hi, w = int(domain.lower), int(domain.upper), int(domain.width)
-            if tname in _INTEGRAL:
+            if tname in INTEGRAL:
                 value = f"CAST({col} AS BIGINT)"
                 leaf = f"(least(greatest({value}, {lo}), {hi}) - {lo}) div {w}"
             else:  # clamp in DOUBLE first, so NaN and huge values never reach the BIGINT cast
@@ -116,21 +121,21 @@ def _check_values(df: Any, column: str, bad: str, missing: str, integer_domain: 
 
     tname = _type_name(df, column)
     aggs = [F.expr(f"count_if({bad})").alias("missing")]
-    if tname in _FLOATING:
-        infinite = f"CAST({_quote(column)} AS DOUBLE) IN (double('inf'), double('-inf'))"
+    if tname in FLOATING:
+        infinite = f"CAST({quote(column)} AS DOUBLE) IN (double('inf'), double('-inf'))"
         aggs.append(F.expr(f"count_if({infinite})").alias("inf"))
-    if integer_domain and tname not in _INTEGRAL:
+    if integer_domain and tname not in INTEGRAL:
         # as in memory and in DuckDB: non-integers on an integer domain are refused, never floored
-        value = f"CAST({_quote(column)} AS DOUBLE)"
+        value = f"CAST({quote(column)} AS DOUBLE)"
         # x % 1 stays a double (floor() would cast to BIGINT and overflow on huge values)
         fraction = f"NOT ({bad}) AND abs({value}) < double('inf') AND {value} % 1.0 <> 0.0"
         aggs.append(F.expr(f"count_if({fraction})").alias("fraction"))
     row = df.agg(*aggs).collect()[0]
-    if tname in _FLOATING and row["inf"]:
+    if tname in FLOATING and row["inf"]:
         raise infinite_values_error(column)
     if row["missing"] and missing == "error":
         raise missing_values_error(column)
-    if integer_domain and tname not in _INTEGRAL and row["fraction"]:
+    if integer_domain and tname not in INTEGRAL and row["fraction"]:
         raise non_integer_values_error(RANGE_TREE_FLOAT_FIX)
 
 
@@ -149,13 +154,9 @@ def _value_counts(df: Any, column: str, missing: Missing, infinite: Missing,
     from pyspark.sql import functions as F
 
     tname = _type_name(df, column)
-    if tname not in _NUMERIC and tname not in ("DateType", "TimestampType", "TimestampNTZType"):
+    if tname not in NUMERIC and tname not in ("DateType", "TimestampType", "TimestampNTZType"):
         raise DataError(f"Spark column {column!r} has type {tname}; the values must be numbers or dates")
-    col = _quote(column)
-    floating = tname in _FLOATING or tname == "DecimalType"
-    value = f"CAST({col} AS DOUBLE)" if floating else col
-    bad_missing = f"({col} IS NULL" + (f" OR isnan({value}))" if floating else ")")
-    bad_inf = f"{value} IN (double('inf'), double('-inf'))" if floating else "false"
+    value, bad_missing, bad_inf = value_sql(column, tname)
     row = df.agg(F.expr(f"count_if({bad_missing})").alias("m"), F.expr(f"count_if({bad_inf})").alias("i")).collect()[0]
     if row["m"] and missing == "error":
         raise invalid_values_error("missing", column, message)
@@ -163,12 +164,8 @@ def _value_counts(df: Any, column: str, missing: Missing, infinite: Missing,
         raise invalid_values_error("infinite", column, message)
     counted = (df.selectExpr(f"{value} AS v").where(f"NOT ({bad_missing} OR {bad_inf})")
                .groupBy("v").agg(F.count(F.lit(1)).alias("n")).orderBy("v"))
-    table = counted.toArrow() if hasattr(counted, "toArrow") else None
-    if table is None:  # pragma: no cover - pyspark < 4
-        frame = counted.toPandas()
-        return frame["v"].to_numpy(), frame["n"].to_numpy(dtype=np.int64)
-    vals = table.column("v").to_numpy()
-    return np.asarray(vals), np.asarray(table.column("n").to_numpy(), dtype=np.int64)
+    vals, cnt = collect_columns(counted, "v", "n")
+    return vals, np.asarray(cnt, dtype=np.int64)
 
 
 def _wrap(what: str, column: str, exc: Exception) -> InputFormatError:
@@ -179,8 +176,8 @@ def _check_users(df: Any, user_column: str) -> str:
     from pyspark.sql import functions as F
 
     utype = _type_name(df, user_column)
-    ucol = _quote(user_column)
-    ubad = f"{ucol} IS NULL" + (f" OR isnan({ucol})" if utype in _FLOATING else "")
+    ucol = quote(user_column)
+    ubad = f"{ucol} IS NULL" + (f" OR isnan({ucol})" if utype in FLOATING else "")
     n_null = df.agg(F.expr(f"count_if({ubad})").alias("n")).collect()[0]["n"]
     if n_null:
         raise missing_user_ids_error(user_column)
@@ -296,7 +293,7 @@ class SparkEngine(Engine):
                     f"by column {by!r} has type {btype} but groups are "
                     f"{'strings' if isinstance(groups[0], str) else 'integers'}; give groups of the column's type"
                 )
-            if not isinstance(groups[0], str) and btype not in _INTEGRAL:
+            if not isinstance(groups[0], str) and btype not in INTEGRAL:
                 raise DataError(f"by column {by!r} has type {btype}; integer groups need an integer column")
             leaf, bad = _leaf_sql(data, column, domain)
             ucol = _check_users(data, user_id) if user_id is not None else "CAST(NULL AS BIGINT)"
@@ -304,7 +301,7 @@ class SparkEngine(Engine):
             gtype = "string" if isinstance(groups[0], str) else "long"
             gdf = data.sparkSession.createDataFrame([(g, i) for i, g in enumerate(groups)],
                                                     f"dpt_gv {gtype}, dpt_gi long")
-            base = data.selectExpr(f"{ucol} AS u", f"{_quote(by)} AS dpt_b",
+            base = data.selectExpr(f"{ucol} AS u", f"{quote(by)} AS dpt_b",
                                    f"CASE WHEN {bad} THEN NULL ELSE {leaf} END AS dpt_leaf")
             joined = base.join(F.broadcast(gdf), base["dpt_b"] == gdf["dpt_gv"], "left")
             n_unknown = joined.agg(F.expr("count_if(dpt_gi IS NULL)").alias("n")).collect()[0]["n"]
@@ -334,6 +331,24 @@ class SparkEngine(Engine):
             raise
         except Exception as exc:
             raise _wrap("value counts", column, exc) from None
+
+    @contextmanager
+    def ordered_counts(self, data: Any, *, column: str | None, lower: int | float, upper: int | float,
+                       missing: Missing = "error", infinite: Missing = "error",
+                       message: str | None = None) -> Iterator[OrderedCounts | None]:
+        """:class:`~dptree.data.engines.spark_ordered.SparkOrderedCounts` (each query one Spark
+        job returning an aggregate); None, decided from the schema and the kind of bounds only,
+        for columns that :meth:`value_counts` reads otherwise (dates, non-numeric types, and
+        integer domains over non-integral columns)."""
+        _pyspark()
+        self.names(column)
+        assert column is not None
+        tname = _type_name(data, column)
+        usable = tname in INTEGRAL or (tname in NUMERIC and not isinstance(lower, int))
+        if not usable:
+            yield None
+            return
+        yield SparkOrderedCounts(data, column, tname, lower, upper, missing, infinite, message)
 
     def path_counts(self, data: Any, levels: Sequence[str], *, weight: str | None) -> pd.DataFrame:
         """Records (or exact weight sums, as DecimalType(38, 0): a long sum would wrap, a double
