@@ -1,5 +1,5 @@
 """The exponential mechanisms of interior points, quantiles and medians on data that an engine
-counts (files, DuckDB relations): staged queries instead of a sort of the whole column (issue 12
+counts (files, DuckDB relations, Spark DataFrames): staged queries instead of a sort of the whole column (issue 12
 item 3).
 
 The in-memory path (:func:`~dptree.interior.selection.ordered_exponential_mechanism`,
@@ -51,7 +51,7 @@ returns leaves the mechanism: the release is the sampled point only.
 **Memory.** O(:data:`BUCKETS` + rho) in Python, rho = :func:`window_ranks`' half width
 (160 / (slope log2 beta) ranks, ~222 / epsilon for a median): never one object per row and
 independent of n; the engine's own work (one GROUP BY over the buckets, one GROUP BY of the
-window's buckets) is out of core in DuckDB.
+window's buckets) runs in the engine (out of core in DuckDB, distributed in Spark).
 """
 
 from __future__ import annotations
@@ -140,7 +140,7 @@ def engine_ranks(counts: OrderedCounts, enc: Encoding) -> Callable[[int], tuple[
 def staged_session(values: Any, column: str | None, counts: Any, enc: Encoding,
                    on_invalid: str) -> Iterator[OrderedCounts | None]:
     """A session of :class:`~dptree.data.engines.base.OrderedCounts` on ``column`` of ``values``
-    when its engine has one (files and DuckDB relations over a domain of at most 2^64 points,
+    when its engine has one (files, DuckDB relations and Spark DataFrames over a domain of at most 2^64 points,
     without ``counts=``); None otherwise (decided from the input's kind and schema), and the
     caller counts in memory (:func:`~dptree.interior.encoding.prepare`). Date domains count in
     memory too: their points are units of a resolution, which the engine's window of raw

@@ -148,3 +148,21 @@ def test_missing_and_infinite_values_are_refused_or_dropped_as_in_memory(calls) 
     assert median(df, column="nan", lower=0.0, upper=10.0, epsilon=1.0, rng=4, on_invalid="drop").value == \
         median(np.array([], np.float64), lower=0.0, upper=10.0, epsilon=1.0, rng=4).value
     assert calls["window"] == 2
+
+
+@pytest.mark.slow
+def test_spark_quantiles_give_the_in_memory_points(calls) -> None:
+    """``dptree.quantiles`` with approx and exponential on a Spark DataFrame run staged
+    (dptree.quantiles.staged: windows read ahead, one Spark window query each) and give the
+    array's points seed by seed, integer and float domains."""
+    import dptree
+    from _spark import spark_frame
+
+    cols = _columns()
+    df = spark_frame(cols)
+    qs = [0.1, 0.25, 0.5, 0.9]
+    for col, lo, hi in (("x", -10.0, 10.0), ("k", -50, 4000)):
+        for method, seed in (("approx", 1), ("exponential", 2)):
+            kw = dict(lower=lo, upper=hi, epsilon=2.0, method=method, rng=seed)
+            assert dptree.quantiles(df, qs, column=col, **kw).values == dptree.quantiles(cols[col], qs, **kw).values
+    assert calls["buckets"] == 4 and calls["window"] >= 4
