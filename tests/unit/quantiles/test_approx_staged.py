@@ -75,14 +75,14 @@ def test_staged_quantiles_give_the_in_memory_points_seed_by_seed(tmp_path: Path,
         arr = df[col].to_numpy()
         for qs in LEVELS:
             for method in ("approx", "exponential"):
-                for neighbors in ("add_remove", "replace"):
-                    for seed in range(2 if window_bits == 1 else 1):
+                for seed in range(2 if window_bits == 1 else 1):
+                    for neighbors in (("add_remove", "replace")[(seed + len(qs)) % 2],):
                         kw = dict(lower=lo, upper=hi, epsilon=2.0, method=method, neighbors=neighbors, rng=seed)
                         want = dptree.quantiles(arr, qs, **kw).values
                         assert dptree.quantiles(path, qs, column=col, **kw).values == want, (col, qs, method, seed)
                         assert dptree.quantiles(rel, qs, column=col, **kw).values == want, (col, qs, method, seed)
                         compared += 1
-    assert compared >= (64 if window_bits == 1 else 48)
+    assert compared >= (32 if window_bits == 1 else 24)
     assert calls["buckets"] == 2 * compared  # one histogram per release, never a sort
     assert calls["window"] + calls["windows"] >= calls["buckets"]
     if window_bits == 1:

@@ -125,9 +125,11 @@ class DuckDBOrderedCounts:
     def windows(self, requests: Sequence[tuple[int, int, int, int, int]]
                 ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """:meth:`window` of each (first, last, below, lo_rank, hi_rank) in one scan: the rows whose
-        bucket is in some request's range (one IN list: cheaper per row in DuckDB than an OR of
-        range prefilters), joined to every request whose range holds their bucket, grouped by
-        request and value, ranked within the request. One :meth:`window` query per request
+        bucket is in some request's range (one IN list; for up to 4 requests after an OR of their
+        range prefilters, which is cheaper there and dearer from about 6 on: 0.11 against 0.19 s
+        for 3 requests, 0.21 against 0.19 s for 8, over 10^7 Parquet rows), joined to every
+        request whose range holds their bucket, grouped by request and value, ranked within the
+        request. One :meth:`window` query per request
         where the (bucket, request) pairs exceed :data:`MAX_PAIRS`."""
         if not self.count:
             raise InvalidParameterError("OrderedCounts.buckets must run first")
@@ -136,7 +138,12 @@ class DuckDBOrderedCounts:
             return [self.window(*r) for r in requests]
         bucket = self._bucket(self.count)
         listed = ", ".join(str(b) for b in sorted({b for b, _ in pairs}))
-        scanned = f"SELECT {bucket} AS b, {self.key} AS v FROM {self.expr} WHERE {self.valid} AND {bucket} IN ({listed})"
+        pre = ""
+        if len(requests) <= 4:  # a few range prefilters before the bucket test: cheaper (measured, docstring)
+            pre = " OR ".join(f"({' AND '.join(self._prefilter(r[0], r[1])) or 'true'})" for r in requests)
+            pre = f" AND ({pre})"
+        scanned = (f"SELECT {bucket} AS b, {self.key} AS v FROM {self.expr} WHERE {self.valid}{pre} "
+                   f"AND {bucket} IN ({listed})")
         owners = f"(VALUES {', '.join(f'({b}, {i})' for b, i in pairs)}) AS m(b, id)"
         grouped = f"SELECT m.id, t.v, count(*) AS n FROM ({scanned}) AS t JOIN {owners} ON t.b = m.b GROUP BY 1, 2"
         reqs = ", ".join(f"({i}, {int(below)}, {int(lo)}, {int(hi)})" for i, (_, _, below, lo, hi) in enumerate(requests))
