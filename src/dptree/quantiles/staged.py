@@ -206,12 +206,12 @@ def _ahead(qs: np.ndarray, n: int, epsilon: float) -> list[tuple[int, int]] | No
     """Global rank ranges read with the first window scan: a n / b +- 3 R for every level q ~ a / b, R
     a bound on a window's half width (:func:`~dptree.interior.blocks.window_ranks`' rho is
     WINDOW_BITS / (slope log2 beta), slope log2 beta ~ epsilon / (2 s ln 2) b >= epsilon / (2 ln 2)
-    as the sensitivity s <= b: R = the rho of b = s = 1, plus 2 for the bases' rounding), merged where they overlap; None when m 6 R exceeds :data:`AHEAD_RANKS` (a
-    public rule: m and epsilon). A call's window lies inside its level's range unless the calls above
+    as the sensitivity s <= b: R = the rho of b = s = 1, plus 2 for the bases' rounding), merged where they overlap (at most min(m 6 R, n + 1) ranks); None when both m 6 R and n
+    exceed :data:`AHEAD_RANKS`. A call's window lies inside its level's range unless the calls above
     it erred by more than 2 R ranks in all (then it is read in its layer's scan): the ranges decide
     only how many scans run, never a point."""
     half = 3 * (window_ranks(Fraction(0), 1, exponential_base(epsilon, 1))[1] + 2)
-    if qs.size * 2 * half > AHEAD_RANKS:
+    if qs.size * 2 * half > AHEAD_RANKS and n > AHEAD_RANKS:
         return None
     ranges: list[list[int]] = []
     for q in np.sort(qs):

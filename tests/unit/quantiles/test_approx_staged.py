@@ -177,9 +177,10 @@ def test_staged_pieces_have_the_in_memory_pieces_ranks_and_windows() -> None:
     assert checked > 300
 
 
-@pytest.mark.parametrize("max_pairs", [1 << 16, 1])
+@pytest.mark.parametrize("max_pairs", [1 << 16, 13, 1])
 def test_batched_windows_equal_one_window_each(tmp_path: Path, monkeypatch, max_pairs: int) -> None:
-    """DuckDB's ``windows`` (one scan, a join on the requests; or, past MAX_PAIRS, a query each)
+    """DuckDB's ``windows`` (one scan, a join on the requests; past MAX_PAIRS in chunks, 13: two
+    requests, then one alone beyond it)
     against ``window`` per request, with overlapping bucket ranges, a one-bucket request and rank
     ranges cutting into buckets."""
     monkeypatch.setattr(duckdb_ordered, "MAX_PAIRS", max_pairs)

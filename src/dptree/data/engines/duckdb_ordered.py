@@ -129,12 +129,24 @@ class DuckDBOrderedCounts:
         range prefilters, which is cheaper there and dearer from about 6 on: 0.11 against 0.19 s
         for 3 requests, 0.21 against 0.19 s for 8, over 10^7 Parquet rows), joined to every
         request whose range holds their bucket, grouped by request and value, ranked within the
-        request. One :meth:`window` query per request
-        where the (bucket, request) pairs exceed :data:`MAX_PAIRS`."""
+        request. Past :data:`MAX_PAIRS` (bucket, request) pairs, one such scan per chunk of
+        requests within it (a request alone beyond it: one :meth:`window` query)."""
         if not self.count:
             raise InvalidParameterError("OrderedCounts.buckets must run first")
+        sizes = [int(r[1]) - int(r[0]) + 1 for r in requests]
+        if len(requests) > 1 and sum(sizes) > MAX_PAIRS:  # in chunks of at most MAX_PAIRS pairs
+            out: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+            start = 0
+            while start < len(requests):
+                end, total = start + 1, sizes[start]
+                while end < len(requests) and total + sizes[end] <= MAX_PAIRS:
+                    total += sizes[end]
+                    end += 1
+                out += self.windows(requests[start:end])
+                start = end
+            return out
         pairs = [(b, i) for i, (first, last, *_) in enumerate(requests) for b in range(int(first), int(last) + 1)]
-        if len(requests) < 2 or len(pairs) > MAX_PAIRS:
+        if len(requests) < 2:
             return [self.window(*r) for r in requests]
         bucket = self._bucket(self.count)
         listed = ", ".join(str(b) for b in sorted({b for b, _ in pairs}))
