@@ -7,7 +7,7 @@ a Spark DataFrame, a file and an array give the same point for the same random s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -165,6 +165,62 @@ class SparkOrderedCounts:
         if self.integer:  # offsets: the BIGINT key plus the shift, modulo 2^64 (exact: they lie in [0, 2^64))
             return np.asarray(v, np.int64).view(np.uint64) + np.uint64(self.shift), n, u
         return np.asarray(v, np.float64), n, u
+
+    def windows(self, requests: Sequence[tuple[int, int, int, int, int]]
+                ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """:meth:`window` of each (first, last, below, lo_rank, hi_rank) in one Spark job: the rows
+        of every bucket some request's window meets (each bucket's base is its global rank
+        ``below`` + the counts of the buckets before it, whatever the request), running sums per
+        bucket, and the rank filter -- any request's -- on the buckets that no request keeps whole;
+        each request's window is then cut out of what was collected here."""
+        from pyspark.sql import Window
+        from pyspark.sql import functions as F
+
+        if not self.count:
+            raise InvalidParameterError("OrderedCounts.buckets must run first")
+        if len(requests) < 2:
+            return [self.window(*r) for r in requests]
+        base = np.concatenate([[0], np.cumsum(self.hist)[:-1]]).astype(np.int64)  # records before each bucket
+        top = base + self.hist
+        kept: dict[int, list[tuple[int, int]] | None] = {}  # bucket -> None (whole) or its rank ranges
+        for first, last, below, lo_rank, hi_rank in requests:
+            if int(below) != int(base[int(first)]):
+                raise InvalidParameterError("windows: below must be the records before bucket first")
+            for j in range(int(first), int(last) + 1):
+                if self.hist[j] == 0 or top[j] < lo_rank or base[j] > hi_rank:
+                    continue
+                if base[j] + 1 >= lo_rank and top[j] - 1 <= hi_rank:
+                    kept[j] = None
+                elif kept.get(j, []) is not None:
+                    kept.setdefault(j, []).append((int(lo_rank), int(hi_rank)))  # type: ignore[union-attr]
+        empty = (np.zeros(0, np.uint64 if self.integer else np.float64), np.zeros(0, np.int64), np.zeros(0, np.int64))
+        if not kept:
+            return [empty for _ in requests]
+        listed = sorted(kept)
+        grouped = (self.df.where(self.valid).selectExpr(f"{self._bucket(self.count)} AS b", f"{self.key} AS v")
+                   .where(f"b IN ({', '.join(map(str, listed))})").groupBy("b", "v").count())
+        inner = F.sum("count").over(Window.partitionBy("b").orderBy("v").rowsBetween(Window.unboundedPreceding,
+                                                                                     Window.currentRow))
+        rows = grouped.select("b", "v", "count", inner.alias("i"))
+        cut = {j: r for j, r in kept.items() if r is not None}
+        if cut:
+            tests = " ".join(f"WHEN {j} THEN " + " OR ".join(f"({int(base[j])} + i >= {lo} AND {int(base[j])} + i - count "
+                                                              f"<= {hi})" for lo, hi in r) for j, r in cut.items())
+            rows = rows.where(f"CASE b {tests} ELSE true END")
+        bs, v, cnt, i = self._collect("ordered counts", lambda: collect_columns(rows, "b", "v", "count", "i"))
+        bs = np.asarray(bs, np.int64)
+        order = np.lexsort((v, bs))  # bucket, then the key's order within it (the buckets are runs of values)
+        bs, v, n = bs[order], np.asarray(v)[order], np.asarray(cnt, np.int64)[order]
+        u = base[bs] + np.asarray(i, np.int64)[order]
+        if self.integer:
+            v = np.asarray(v, np.int64).view(np.uint64) + np.uint64(self.shift)
+        else:
+            v = np.asarray(v, np.float64)
+        out = []
+        for first, last, _, lo_rank, hi_rank in requests:
+            keep = (bs >= first) & (bs <= last) & (u >= lo_rank) & (u - n <= hi_rank)
+            out.append((v[keep], n[keep], u[keep]))
+        return out
 
     def ranks(self, point: int | float) -> tuple[int, int]:
         from pyspark.sql import functions as F
