@@ -110,15 +110,14 @@ def rank_window(counts: OrderedCounts, enc: Encoding, cum: np.ndarray, lo_rank: 
 
 def rank_windows(counts: OrderedCounts, enc: Encoding, cum: np.ndarray, ranges: list[tuple[int, int]]
                  ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """:func:`rank_window` of each (lo_rank, hi_rank): one scan where the engine offers
-    ``windows`` (DuckDB), one ``window`` query each otherwise."""
+    """:func:`rank_window` of each (lo_rank, hi_rank), read by the engine's ``windows`` (one scan
+    where the requests fit a query)."""
     requests = []
     for lo_rank, hi_rank in ranges:
         first = min(int(np.searchsorted(cum, lo_rank, side="left")), cum.size - 1)
         last = min(int(np.searchsorted(cum, hi_rank, side="right")), cum.size - 1)
         requests.append((first, last, int(cum[first - 1]) if first else 0, lo_rank, hi_rank))
-    many = getattr(counts, "windows", None)
-    got = many(requests) if many is not None and len(requests) > 1 else [counts.window(*r) for r in requests]
+    got = counts.windows(requests) if len(requests) > 1 else [counts.window(*r) for r in requests]
     out = []
     for vals, cnt, upto in got:
         offs = vals if enc.kind == "integer" else _encode_array(vals, enc, False)[0]

@@ -99,6 +99,11 @@ class OrderedCounts(Protocol):
         global ranks. Values: float64 on a float domain; on an integer domain the offsets
         value - lower as uint64 (exact for every domain of at most 2^64 points)."""
 
+    def windows(self, requests: Sequence[tuple[int, int, int, int, int]]
+                ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """:meth:`window` of each (first, last, below, lo_rank, hi_rank), in as few scans as the
+        engine can (one where the requests' buckets fit a query)."""
+
     def ranks(self, point: int | float) -> tuple[int, int]:
         """(#{x < point}, #{x <= point}) of the clamped values, for a point given as
         :meth:`window` gives values: a float of the domain, or on an integer domain its offset
