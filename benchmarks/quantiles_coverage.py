@@ -43,7 +43,7 @@ from dptree.quantiles.intervals import tree_intervals, tree_pivot
 
 QS = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
 #: variants read off the monotone fit, resp. with the plug-in split where its window is clipped
-MONOTONE, SPLIT = ("mono", "monosplit"), ("after", "uniform", "monosplit")
+MONOTONE, SPLIT = ("mono", "monosplit"), ("after", "uniform", "monosplit", "near")
 
 
 def make(kind: str, n: int, D: int, seed: int) -> np.ndarray:
@@ -81,7 +81,7 @@ def cell(kind: str, n: int, D: int, trials: int, variants: list[str], per_data: 
             pv = tree_pivot(t, QS, 0.95, refine=False) if v == "before" else mono if v in MONOTONE else fine
             sc = None if v == "pivot" else calibrated_scales(
                 t, QS, 0.95, source=make_source(10**7 + s), sims=sims, pivot=pv,
-                phase="uniform" if v == "uniform" else "worst", split=v in SPLIT)
+                phase="uniform" if v == "uniform" else "worst", split=v in SPLIT, far=v != "near")
             lo, hi = tree_intervals(t, QS, 0.95, scale=sc, pivot=pv)
             hits[v] += (lo <= true) & (true <= hi)
             width[v].extend(hi - lo + 1)

@@ -93,21 +93,24 @@ def test_calibration_plug_in_is_split_where_its_window_reaches_the_tail():
     straight window (+-3 pivot standard deviations, about +-60 ranks) reaches its last rank, which
     the isotonic fit spreads over the empty buckets up to the domain's end, so one straight line
     puts the plug-in quantile there and the factor near 0: the interval covers 0.50 (40 releases).
-    Split at the plug-in quantile (the default) it covers 0.90 (docs/quantiles.md, "Coverage")."""
+    Split at the plug-in quantile with the left line's own slope it covers 0.90; with the left
+    line no flatter than the plug-in further inside the data (the default, ``far``) 0.975
+    (docs/quantiles.md, "Coverage"; 80 releases: 0.96, 0.90, 0.50)."""
     D, n, trials = 2**14, 1000, 40
     qs = np.array([0.95])
     x = np.sort(np.minimum(np.random.default_rng(0).lognormal(5, 1, n).astype(int), D - 1))
     true = int(np.searchsorted(np.searchsorted(x, np.arange(D), side="right"), 0.95 * n, side="left"))
-    hits = {"default": 0, "one line": 0}
+    hits = {"default": 0, "near": 0, "one line": 0}
     for s in range(trials):
         t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, levels="prefix", branching=8, rng=s)
         pv = tree_pivot(t, qs, 0.95)
         for how in hits:
-            kw = {"split": False} if how == "one line" else {}
+            kw = {"split": False} if how == "one line" else {"far": False} if how == "near" else {}
             sc = calibrated_scales(t, qs, 0.95, source=make_source(10**6 + s), sims=39, pivot=pv, **kw)
             lo, hi = tree_intervals(t, qs, 0.95, scale=sc, pivot=pv)
             hits[how] += int(lo[0] <= true <= hi[0])
-    assert hits["default"] >= 0.85 * trials and hits["one line"] < 0.7 * trials, hits
+    assert hits["default"] >= 0.925 * trials and hits["one line"] < 0.7 * trials, hits
+    assert hits["default"] >= hits["near"], hits
 
 
 @pytest.mark.slow

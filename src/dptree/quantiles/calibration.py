@@ -16,7 +16,9 @@ docs/quantiles.md, "Coverage"), every simulated release is read off the same way
    reaches G's first or last rank, two straight lines meeting where G reaches q G(D - 1): there the
    isotonic fit spreads the last ranks over the empty tail, up to the domain's end, and one line
    would put the plug-in quantile there: 0.62 coverage at q = 0.95 on log-normal data, n = 1000
-   over 2^20); its q-quantile x*_q
+   over 2^20; the line on the data's side no flatter than the plug-in over the next window further
+   inside the data, :func:`_steeper`, since a total overstated by noise puts q G(D - 1) itself in
+   the tail: 0.88 -> 0.96 at that level); its q-quantile x*_q
    is the first bucket where it reaches q G(D - 1). The release cannot resolve where q n falls
    inside x*_q's bucket (its phase), so the truth is shifted by a fraction of a bucket to put q n
    at the top of the bucket and then just above its bottom, the phases at which the low, resp. the
@@ -79,6 +81,8 @@ PHASES = 1 << 52
 WINDOW = 3.0
 #: ... split at the plug-in quantile where that window reaches the plug-in's first or last rank
 SPLIT = True
+#: ... and the split's line on the data's side no flatter than the plug-in further inside the data
+FAR = True
 
 
 def calibration_sims(leaves: int) -> int:
@@ -112,12 +116,14 @@ def plug_in_cdf(iso: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def straight_window(pos: np.ndarray, val: np.ndarray, target: float, half: float,
-                    split: bool = SPLIT) -> tuple[np.ndarray, np.ndarray]:
+                    split: bool = SPLIT, far: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The knots with a straight line where the plug-in is within ``half`` ranks of ``target``: the
     local density at the interval's scale, not the isotonic fit's steps inside it. ``split``: where
     the window reaches the plug-in's first or last rank (the isotonic fit's unsupported tail), two
     straight lines meeting where the plug-in reaches ``target``, so that the density on the data's
-    side is not spread over the tail (module docstring, step 1)."""
+    side is not spread over the tail (module docstring, step 1); ``far`` (default :data:`FAR`): that
+    line no flatter than the plug-in further inside the data (:func:`_steeper`)."""
+    far = FAR if far is None else far
     lo_t, hi_t = max(target - half, val[0]), min(target + half, val[-1])
     a, b = np.interp(lo_t, val, pos), np.interp(hi_t, val, pos)
     if not b > a:
@@ -126,13 +132,42 @@ def straight_window(pos: np.ndarray, val: np.ndarray, target: float, half: float
     clipped = target - half < val[0] or target + half > val[-1]
     mid_p, mid_v = (([float(np.interp(target, val, pos))], [target]) if split and clipped and lo_t < target < hi_t
                     else ([], []))
+    if mid_p and far:
+        mid_p = [_steeper(pos, val, target, half, a, b, float(mid_p[0]), top=target + half > val[-1])]
     return (np.concatenate([pos[left], [a], mid_p, [b], pos[right]]),
             np.concatenate([val[left], [lo_t], mid_v, [hi_t], val[right]]))
 
 
+def _steeper(pos: np.ndarray, val: np.ndarray, target: float, half: float, a: float, b: float, mid: float,
+             top: bool) -> float:
+    """Where the split plug-in reaches ``target`` when the line on the data's side takes the
+    steeper of its own slope and the plug-in's slope over the next ``half`` ranks further into the
+    data (:data:`FAR`): where the window reaches the last rank, the isotonic fit's last ranks are
+    spread over the empty tail, and with a total overstated by noise the target itself lies there
+    (the line then has a density 100x too low); the density further inside the data is the
+    plug-in's better guess, and the higher density is the harder case for the interval's end on
+    that side (the calibrated factor grows with it)."""
+    if top:  # the left line, from (a, target - half) to (mid, target)
+        ranks = target - max(target - half, val[0])
+        far_lo = max(target - 2 * half, val[0])
+        a2 = float(np.interp(far_lo, val, pos))
+        if a - a2 > 0 and ranks > 0 and (target - half - far_lo) > 0:
+            dens = max(ranks / (mid - a), (target - half - far_lo) / (a - a2))
+            return min(mid, a + ranks / dens)
+        return mid
+    ranks = min(target + half, val[-1]) - target  # the right line, from (mid, target) to (b, target + half)
+    far_hi = min(target + 2 * half, val[-1])
+    b2 = float(np.interp(far_hi, val, pos))
+    if b2 - b > 0 and ranks > 0 and (far_hi - target - half) > 0:
+        dens = max(ranks / (b - mid), (far_hi - target - half) / (b2 - b))
+        return max(mid, b - ranks / dens)
+    return mid
+
+
 def calibrated_scales(tree: Any, qs: np.ndarray, level: float, *, source: RandomSource,
                       sims: int = CALIBRATION_SIMS, grid: int = 4096, pivot: TreePivot | None = None,
-                      phase: Literal["worst", "uniform"] = "worst", split: bool = SPLIT) -> np.ndarray:
+                      phase: Literal["worst", "uniform"] = "worst", split: bool = SPLIT,
+                      far: bool | None = None) -> np.ndarray:
     """The factor on each level's pivot multiplier at which ``sims`` simulated releases of ``tree``'s
     plan, with the release's isotonic CDF as the truth, cover at ``level`` whatever the quantile's
     phase inside its bucket (``phase="worst"``: the larger factor of the two extreme phases;
@@ -161,7 +196,7 @@ def calibrated_scales(tree: Any, qs: np.ndarray, level: float, *, source: Random
         e = err[:, pv.cols[i]]
         t = q * n_plug
         s_i = float(np.interp(np.interp(t, val, pos), g, pv.sd(i)))  # the pivot's sd near the plug-in quantile
-        kp, kv = straight_window(pos, val, t, WINDOW * s_i, split)
+        kp, kv = straight_window(pos, val, t, WINDOW * s_i, split, far)
         y = float(np.interp(t, kv, kp)) if t > kv[0] else 0.0  # where the plug-in reaches q n
         # the truth shifted so that q n falls at fraction u of its bucket (u = 1: at the top, where
         # the low end is hardest to cover; u near 0: just above the bottom, the high end's hardest)

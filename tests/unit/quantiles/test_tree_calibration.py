@@ -21,6 +21,7 @@ from dptree.quantiles.calibration import (
     calibration_sims,
     critical_scales,
     plug_in_cdf,
+    straight_window,
 )
 from dptree.quantiles.intervals import tree_intervals, tree_pivot
 from dptree.rangetree.release import RangeTree
@@ -99,6 +100,34 @@ def test_plug_in_spreads_each_jump_between_block_centres():
     pos, val = plug_in_cdf(np.array([0.0, 0.0, 5.0, 5.0, 5.0, 9.0]))
     np.testing.assert_array_equal(pos, [0.5, 3.0, 5.0])
     np.testing.assert_array_equal(val, [0.0, 5.0, 9.0])
+
+
+def test_split_line_is_no_flatter_than_the_plug_in_further_inside_the_data():
+    """A plug-in whose last ranks are spread over an empty tail (the isotonic fit past the data,
+    with the target q G(D - 1) among them): the split window's left line takes the density of the
+    next window further inside the data (10 ranks a bucket here) instead of reaching the target far
+    out in the tail; the head-side mirror moves the right line the same way; unclipped windows and
+    far=False are left as they were."""
+    # ranks 0..900 at 10 a bucket over [0, 90], then 900..1000 spread over [90, 100_090]
+    pos = np.array([0.0, 90.0, 100_090.0])
+    val = np.array([0.0, 900.0, 1000.0])
+    near_p, near_v = straight_window(pos, val, 950.0, 60.0, far=False)
+    far_p, far_v = straight_window(pos, val, 950.0, 60.0, far=True)
+    y_near = float(np.interp(950.0, near_v, near_p))
+    y_far = float(np.interp(950.0, far_v, far_p))
+    a = float(np.interp(890.0, val, pos))  # the window's left end, rank 890
+    assert y_near > 40_000  # the target in the spread tail: a line of 0.001 records a bucket
+    assert y_far == pytest.approx(a + 60.0 / 10.0)  # 60 ranks at the density of ranks 830..890
+    assert np.all(np.diff(far_p) > 0) and np.all(np.diff(far_v) > 0)
+    # the mirror at the head: ranks 0..100 spread over [0, 100_000], then 10 a bucket
+    hp, hv = np.array([0.0, 100_000.0, 100_090.0]), np.array([0.0, 100.0, 1000.0])
+    y_head = float(np.interp(50.0, *straight_window(hp, hv, 50.0, 60.0, far=True)[::-1]))
+    b = float(np.interp(110.0, hv, hp))
+    assert y_head == pytest.approx(b - 60.0 / 10.0)
+    # a window inside the data is not split, whatever far says
+    inside = straight_window(pos, val, 450.0, 60.0, far=True)
+    for x, y in zip(inside, straight_window(pos, val, 450.0, 60.0, far=False)):
+        np.testing.assert_array_equal(x, y)
 
 
 def test_number_of_simulations_is_public_and_bounded():
