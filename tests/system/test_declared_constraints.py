@@ -134,3 +134,28 @@ def _raises(fn: Callable[[], Any]) -> bool:
     except InvalidParameterError:
         return True
     return False
+
+
+def test_the_binding_shortcut_checks_what_signature_bind_checks() -> None:
+    """validate_params binds plain calls itself (no Signature.bind); each call below must behave as
+    with bind: a wrong call raises the TypeError of a wrong call before any check, a bad value given
+    positionally, by keyword or as the default is refused, and a good call reaches the body."""
+    from numbers import Integral, Real
+
+    from dptree._validation import Interval, validate_params
+
+    def body(a: int, b: float = 1.0, *, c: int = -1, d: int = 2) -> tuple[int, float, int, int]:
+        return a, b, c, d
+
+    guarded = validate_params({"a": [Interval(Integral, 0, None)], "b": [Interval(Real, 0, None)],
+                               "c": [Interval(Integral, 0, None)]})(body)
+    assert guarded(3, 2.5, c=1) == (3, 2.5, 1, 2)
+    assert guarded(a=3, c=0, d=7) == (3, 1.0, 0, 7)
+    for args, kwargs, bad in (((-1,), {"c": 1}, "a"), ((1, -2.0), {"c": 1}, "b"), ((1,), {"b": float("nan"), "c": 1}, "b"),
+                              ((1,), {}, "c"), ((True,), {"c": 1}, "a"), ((1, 2), {"c": 1.0}, "c")):
+        with pytest.raises(InvalidParameterError, match=f"^{bad} must be"):
+            guarded(*args, **kwargs)
+    # wrong calls: the TypeError of a wrong call comes first, even with a refused value beside it
+    for args, kwargs in (((), {"c": -5}), ((1, 2, 3), {"c": -5}), ((1,), {"a": 1, "c": -5}), ((1,), {"e": 0, "c": -5})):
+        with pytest.raises(TypeError):
+            guarded(*args, **kwargs)

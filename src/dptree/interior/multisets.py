@@ -133,14 +133,20 @@ def path_and_D(ms_hat: MS, h: int, t: int, n: int, chooser: Chooser) -> MS:
 
     ``chooser(w0, w1)`` returns the child (0/1) to follow when both children have positive weight.
     D has exactly n - 3t elements: the fall-off counts per level, the last node's level filling up.
+    The points of the current node are ``vals[i0:i1]`` (a child's are a part of its parent's, found
+    by one bisection inside them), so a step costs one bisection over the node's points and one
+    shift, whatever the height (values of 2^16 bits included).
     """
     total = n - 3 * t
     d_vals: list[int] = []
     d_cnt: list[int] = []
     size = 0
     level, j = 0, 0
+    vals, pre = ms_hat.vals, ms_hat.pre
+    i0 = bisect.bisect_left(vals, 0)
+    i1 = bisect.bisect_left(vals, 1 << h, i0)
     while size < total:
-        w = node_weight(ms_hat, h, level, j)
+        w = pre[i1] - pre[i0]  # node_weight(ms_hat, h, level, j)
         if level == h or w <= t:
             d_vals.append(level)
             d_cnt.append(total - size)
@@ -149,15 +155,13 @@ def path_and_D(ms_hat: MS, h: int, t: int, n: int, chooser: Chooser) -> MS:
         # levels where every point of the node lies in one child have fall-off 0 and a forced step
         # (Algorithm 1 step 4c, "if one of them has weight 0 proceed to the other child"): jump
         # straight to the level where the node's smallest and largest points separate (or the leaf)
-        s = h - level
-        i0 = bisect.bisect_left(ms_hat.vals, j << s)
-        i1 = bisect.bisect_left(ms_hat.vals, (j + 1) << s) - 1
-        u_min, u_max = ms_hat.vals[i0], ms_hat.vals[i1]
+        u_min, u_max = vals[i0], vals[i1 - 1]
         split = h if u_min == u_max else h - (u_min ^ u_max).bit_length()
         if split > level:
             level, j = split, u_min >> (h - split)
             continue
-        w0 = node_weight(ms_hat, h, level + 1, 2 * j)
+        mid = bisect.bisect_left(vals, (2 * j + 1) << (h - level - 1), i0, i1)  # the right child's first point
+        w0 = pre[mid] - pre[i0]
         w1 = w - w0
         if w0 == 0:
             b = 1
@@ -172,6 +176,7 @@ def path_and_D(ms_hat: MS, h: int, t: int, n: int, chooser: Chooser) -> MS:
             d_cnt.append(add)
             size += add
         level, j = level + 1, 2 * j + b
+        i0, i1 = (i0, mid) if b == 0 else (mid, i1)
     return MS(d_vals, d_cnt)
 
 

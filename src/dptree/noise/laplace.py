@@ -125,8 +125,11 @@ def truncated_laplace_delta(scale: float | Fraction, bound: int, sensitivity: in
     delta = sum_{j=0}^{s-1} p^(bound-j) / Z_bound,  Z_bound = 1 + 2 p (1 - p^bound) / (1 - p).
     Inside both supports the probability ratio is at most p^(-sensitivity).
     """
-    lam = float(laplace_scale_used(scale))
-    b, s = int(bound), int(sensitivity)
+    return _truncated_delta(float(laplace_scale_used(scale)), int(bound), int(sensitivity))
+
+
+def _truncated_delta(lam: float, b: int, s: int) -> float:
+    """:func:`truncated_laplace_delta` for the scale used ``lam`` (a float), bound b, sensitivity s."""
     if b < s:
         return 1.0
     # in log space with expm1, stable for tiny epsilon (1 - p underflows to 0 in plain floats)
@@ -147,14 +150,14 @@ def truncated_laplace_bound(epsilon: float, delta: float) -> int:
     """
     if not (epsilon > 0 and 0 < delta < 1):
         raise InvalidParameterError("truncated_laplace_bound needs epsilon > 0 and 0 < delta < 1")
-    scale = 1.0 / epsilon
+    lam = float(laplace_scale_used(1.0 / epsilon))  # the scale used, once (not per evaluation)
     hi = 1
-    while truncated_laplace_delta(scale, hi) > delta:
+    while _truncated_delta(lam, hi, 1) > delta:
         hi *= 2
     lo = hi // 2  # delta(lo) > delta, or lo = 0
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if truncated_laplace_delta(scale, mid) <= delta:
+        if _truncated_delta(lam, mid, 1) <= delta:
             hi = mid
         else:
             lo = mid

@@ -25,6 +25,8 @@ Choosing on one sample and evaluating on another keeps the bound valid.
 Randomness. The harness draws no random numbers itself: it passes integer seeds (derived by
 hashing the audit seed, the pair, the phase and the dataset) to the mechanism's seeded ``rng``
 argument, so only :mod:`dptree.noise` draws randomness (for dptree's own mechanisms).
+A dataset object that several pairs share is sampled once per phase and scored by each of them
+(each pair keeps its full, fresh samples; see ``_datasets``).
 
 The harness is split by topic, and this module re-exports the public names of all of them, so
 ``from dptree.testing import audit`` gives the whole API: :mod:`dptree.testing.registry` (the
@@ -190,16 +192,20 @@ def repeat(run: Callable[[Any, int], Any]) -> Callable[[Any, int, int], np.ndarr
 # --------------------------------------------------------------------------- the audit
 
 
+Stat = Callable[[np.ndarray], np.ndarray]
+
+
 def _sample_scores(
     spec: MechanismSpec,
     data: Any,
     n: int,
     seed_parts: tuple[Any, ...],
     config: AuditConfig,
-    stat: Callable[[np.ndarray], np.ndarray] | None,
-) -> np.ndarray:
-    """Scores of ``n`` fresh outputs, sampled in chunks (bounded memory)."""
-    out = []
+    stats: list[Stat | None],
+) -> list[np.ndarray]:
+    """``n`` fresh outputs on ``data``, sampled in chunks (bounded memory), scored by each of
+    ``stats`` (None: the raw outputs): one array per statistic, all from the same outputs."""
+    out: list[list[np.ndarray]] = [[] for _ in stats]
     done = 0
     chunk_no = 0
     while done < n:
@@ -207,10 +213,11 @@ def _sample_scores(
         outputs = np.asarray(spec.sample(data, m, derive_seed(*seed_parts, chunk_no)))
         if outputs.shape[:1] != (m,):
             raise InvalidParameterError(f"{spec.name}: sample() returned shape {outputs.shape}, expected ({m}, ...)")
-        out.append(outputs if stat is None else np.asarray(stat(outputs), dtype=np.float64))
+        for parts, stat in zip(out, stats):
+            parts.append(outputs if stat is None else np.asarray(stat(outputs), dtype=np.float64))
         done += m
         chunk_no += 1
-    return np.concatenate(out, axis=0)
+    return [np.concatenate(parts, axis=0) for parts in out]
 
 
 def _default_statistic(o0: np.ndarray, o1: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
@@ -276,6 +283,80 @@ def _select_event(
     return best[1], best[2], best[0]
 
 
+def _datasets(spec: MechanismSpec, pairs: list[NeighborPair], seed: int) -> list[tuple[Any, tuple[Any, ...], list[tuple[int, int]]]]:
+    """The distinct dataset objects of ``pairs``: (dataset, seed key, [(pair index, side)]).
+
+    A dataset object shared by several pairs (the same ``d0`` beside different ``d1``) is sampled
+    once per phase and scored by each of them: every pair still gets its full selection and
+    evaluation samples, fresh and independent of each other, from the mechanism's law on that
+    dataset, so each pair's bound keeps its significance (the pairs' results become dependent;
+    the audit fails when any pair's bound exceeds epsilon, as before). The seed key is that of the
+    dataset's first use, ``(spec name, pair label, seed) + (phase, side)``: a dataset used once is
+    sampled exactly as an audit of its pair alone (:func:`audit_pair`) samples it."""
+    out: dict[Any, tuple[Any, tuple[Any, ...], list[tuple[int, int]]]] = {}
+    for i, pair in enumerate(pairs):
+        for side, data in enumerate((pair.d0, pair.d1)):
+            # the pairs hold every dataset alive, so ids are not reused; the two sides of one pair
+            # never share samples, even if they were the same object
+            key: Any = id(data) if pair.d0 is not pair.d1 else (i, side)
+            entry = out.setdefault(key, (data, (spec.name, pair.label, seed, side), []))
+            entry[2].append((i, side))
+    return list(out.values())
+
+
+def _audit_pairs(
+    spec: MechanismSpec, pairs: list[NeighborPair], config: AuditConfig, seed: int, statistic: Stat | None
+) -> list[PairResult]:
+    """Audit ``pairs``: per pair, select an event on the selection samples, evaluate it on fresh ones."""
+    stats: list[Stat | None] = [statistic or pair.statistic for pair in pairs]
+    datasets = _datasets(spec, pairs, seed)
+    sel: dict[tuple[int, int], np.ndarray] = {}
+    for data, (name, label, sd, side), slots in datasets:
+        scores = _sample_scores(spec, data, config.n_select, (name, label, sd, "select", side), config,
+                                [stats[i] for i, _ in slots])
+        sel.update(zip(slots, scores))
+    chosen = []
+    for i in range(len(pairs)):
+        sel0, sel1 = sel.pop((i, 0)), sel.pop((i, 1))
+        stat = stats[i]
+        if stat is None:
+            stat = stats[i] = _default_statistic(sel0, sel1)
+            sel0, sel1 = stat(sel0), stat(sel1)
+        cats = _Categories(np.concatenate([sel0, sel1]), config.max_bins)
+        direction, members, sel_bound = _select_event(
+            cats(sel0), cats(sel1), config.n_select, cats.count, config.alpha, spec.delta
+        )
+        chosen.append((cats, direction, members, sel_bound))
+    counts: dict[tuple[int, int], int] = {}
+    for data, (name, label, sd, side), slots in datasets:
+        scores = _sample_scores(spec, data, config.n_eval, (name, label, sd, "eval", side), config,
+                                [stats[i] for i, _ in slots])
+        for (i, s), ev in zip(slots, scores):
+            cats, _, members, _ = chosen[i]
+            in_event = np.zeros(cats.count + 1, dtype=bool)  # last slot: category -1 (unseen)
+            in_event[members] = True
+            counts[(i, s)] = int(in_event[cats(ev)].sum())
+    results = []
+    for i, pair in enumerate(pairs):
+        cats, direction, members, sel_bound = chosen[i]
+        k0, k1 = counts[(i, 0)], counts[(i, 1)]
+        ka, kb = (k0, k1) if direction == 0 else (k1, k0)
+        eps_lb, pa, pb = epsilon_lower_bound(ka, kb, config.n_eval, config.alpha, spec.delta)
+        results.append(PairResult(
+            label=pair.label,
+            direction="d0>d1" if direction == 0 else "d1>d0",
+            event=cats.describe(members) if members.size else "(empty)",
+            count_a=ka,
+            count_b=kb,
+            n=config.n_eval,
+            p_a_lower=pa,
+            p_b_upper=pb,
+            epsilon_lower_bound=eps_lb,
+            selection_bound=sel_bound,
+        ))
+    return results
+
+
 def audit_pair(
     spec: MechanismSpec,
     pair: NeighborPair,
@@ -285,42 +366,13 @@ def audit_pair(
     statistic: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> PairResult:
     """Audit one neighboring pair: select an event, evaluate it on fresh samples."""
-    stat = statistic or pair.statistic
-    key = (spec.name, pair.label, seed)
-    sel0 = _sample_scores(spec, pair.d0, config.n_select, key + ("select", 0), config, stat)
-    sel1 = _sample_scores(spec, pair.d1, config.n_select, key + ("select", 1), config, stat)
-    if stat is None:
-        stat = _default_statistic(sel0, sel1)
-        sel0, sel1 = stat(sel0), stat(sel1)
-    cats = _Categories(np.concatenate([sel0, sel1]), config.max_bins)
-    direction, members, sel_bound = _select_event(
-        cats(sel0), cats(sel1), config.n_select, cats.count, config.alpha, spec.delta
-    )
-    ev0 = _sample_scores(spec, pair.d0, config.n_eval, key + ("eval", 0), config, stat)
-    ev1 = _sample_scores(spec, pair.d1, config.n_eval, key + ("eval", 1), config, stat)
-    in_event = np.zeros(cats.count + 1, dtype=bool)  # last slot: category -1 (unseen)
-    in_event[members] = True
-    k0 = int(in_event[cats(ev0)].sum())
-    k1 = int(in_event[cats(ev1)].sum())
-    ka, kb = (k0, k1) if direction == 0 else (k1, k0)
-    eps_lb, pa, pb = epsilon_lower_bound(ka, kb, config.n_eval, config.alpha, spec.delta)
-    return PairResult(
-        label=pair.label,
-        direction="d0>d1" if direction == 0 else "d1>d0",
-        event=cats.describe(members) if members.size else "(empty)",
-        count_a=ka,
-        count_b=kb,
-        n=config.n_eval,
-        p_a_lower=pa,
-        p_b_upper=pb,
-        epsilon_lower_bound=eps_lb,
-        selection_bound=sel_bound,
-    )
+    return _audit_pairs(spec, [pair], config, seed, statistic)[0]
 
 
 def audit(spec: MechanismSpec, *, config: AuditConfig = FAST, seed: int = 0) -> AuditReport:
-    """Audit every worst-case pair of ``spec``; the report fails if any pair's bound exceeds epsilon."""
+    """Audit every worst-case pair of ``spec``; the report fails if any pair's bound exceeds epsilon.
+
+    Pairs sharing a dataset object sample it once per phase (:func:`_datasets`)."""
     report = AuditReport(name=spec.name, epsilon=spec.epsilon, delta=spec.delta, config=config)
-    for pair in spec.worst_cases():
-        report.pairs.append(audit_pair(spec, pair, config=config, seed=seed))
+    report.pairs.extend(_audit_pairs(spec, list(spec.worst_cases()), config, seed, None))
     return report

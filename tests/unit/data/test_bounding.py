@@ -289,3 +289,34 @@ def test_duckdb_bounding_reports_the_same_stages_on_either_path(n_users: int, mo
         eng_b.bounded_counts(con, "rows_in", 2, 16, SeededRandomSource(1), said.append)
         stages.append(said)
     assert stages[0] == stages[1] and "counting records per user" in stages[0]
+
+
+def _bound_in_child(queue: Any) -> None:
+    from dptree.data.engines.numpy import bound_cells
+
+    codes, leaf = np.repeat(np.arange(50), 4), np.arange(200) % 8
+    queue.put(bound_cells(leaf, codes, 2, 8, SeededRandomSource(1)).tolist())
+
+
+def test_bounding_in_a_forked_child_starts_its_own_draw_thread() -> None:
+    # the draws run on one kept worker thread (dptree.data.engines.numpy._draw_pool); a forked
+    # child has no copy of that thread and must start its own, or its first bounding waits forever
+    import multiprocessing
+    import warnings
+
+    from dptree.data.engines.numpy import bound_cells
+
+    codes, leaf = np.repeat(np.arange(50), 4), np.arange(200) % 8
+    expected = bound_cells(leaf, codes, 2, 8, SeededRandomSource(1)).tolist()  # the parent's pool exists
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_bound_in_child, args=(queue,))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads (Python >= 3.12)
+        child.start()
+    try:
+        assert queue.get(timeout=60) == expected
+    finally:
+        child.join(10)
+        if child.exitcode is None:
+            child.kill()

@@ -8,7 +8,9 @@ the same group lookup, so all three give the same counts for the same random sou
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
@@ -35,6 +37,20 @@ __all__ = ["NumpyEngine", "bin_cells", "bound_cells", "bound_packed", "pack_user
            "group_codes", "distinct_counts", "run_lengths"]
 
 _BIN_CHUNK = 1 << 21
+
+_DRAW_POOL: tuple[int, ThreadPoolExecutor] | None = None
+_DRAW_POOL_LOCK = threading.Lock()
+
+
+def _draw_pool() -> ThreadPoolExecutor:
+    """The one worker thread that draws beside the sort of :func:`bound_packed`, started on first
+    use and kept (starting a thread per call cost ~0.2 ms, most of a small bounded release); a
+    forked child, which has no copy of the parent's thread, starts its own."""
+    global _DRAW_POOL
+    with _DRAW_POOL_LOCK:
+        if _DRAW_POOL is None or _DRAW_POOL[0] != os.getpid():
+            _DRAW_POOL = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="dptree-draw"))
+        return _DRAW_POOL[1]
 
 
 def bin_cells(domain: Domain, values: np.ndarray, cells: int) -> np.ndarray:
@@ -143,14 +159,17 @@ def bound_packed(key: np.ndarray, bits: int, k: int, cells: int, source: RandomS
         counts = per_user[per_user > 0]  # users in id order, as the sort's runs
         del per_user
     say(f"sorting the rows by user and cell; drawing which {k} record(s) each user keeps")
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dptree-draw") as pool:
-        drawing = pool.submit(_kept_ranks, source, counts, k) if counts is not None else None
+    drawing = _draw_pool().submit(_kept_ranks, source, counts, k) if counts is not None else None
+    try:
         key.sort()
-        if drawing is None:
-            counts = run_lengths(key >> bits)[1]
-            chosen = _kept_ranks(source, counts, k)
-        else:
-            chosen = drawing.result()
+    finally:  # the source is the worker's until its draws are done, whatever happens here
+        if drawing is not None:
+            wait([drawing])
+    if drawing is None:
+        counts = run_lengths(key >> bits)[1]
+        chosen = _kept_ranks(source, counts, k)
+    else:
+        chosen = drawing.result()
     assert counts is not None
     say("counting the kept records")
     key &= (1 << bits) - 1  # the cells, in (user, cell) order
