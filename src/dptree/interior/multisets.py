@@ -29,7 +29,6 @@ __all__ = [
     "height",
     "heavy_chooser",
     "log_star_levels",
-    "node_weight",
     "path_and_D",
     "random_chooser",
 ]
@@ -122,12 +121,6 @@ class MS:
         return idx, w
 
 
-def node_weight(ms: MS, h: int, level: int, j: int) -> int:
-    """The weight of node j at ``level`` of the tree of height h: #{x in ms below it}."""
-    s = h - level
-    return ms.count_range(j << s, (j + 1) << s)
-
-
 def path_and_D(ms_hat: MS, h: int, t: int, n: int, chooser: Chooser) -> MS:
     """Steps 4-5 of Algorithm 1 (and of ConstructPaths / OneRandomPath): the path and the database D.
 
@@ -146,7 +139,7 @@ def path_and_D(ms_hat: MS, h: int, t: int, n: int, chooser: Chooser) -> MS:
     i0 = bisect.bisect_left(vals, 0)
     i1 = bisect.bisect_left(vals, 1 << h, i0)
     while size < total:
-        w = pre[i1] - pre[i0]  # node_weight(ms_hat, h, level, j)
+        w = pre[i1] - pre[i0]  # the node's weight: #{x in ms_hat below it}
         if level == h or w <= t:
             d_vals.append(level)
             d_cnt.append(total - size)
