@@ -1,8 +1,8 @@
-"""The median of a Spark DataFrame (issue 12 item 3): the staged path (SparkOrderedCounts: a bucket
-histogram, the rank window and the ranks of proposed points, aggregates only) against the path it
-replaced (every distinct value and its count collected to the driver, ``SparkEngine.value_counts``)
-and a range-tree release of the same column, in one Spark session (local mode), rounds
-interleaved, medians reported.
+"""The median and 19 approx quantiles of a Spark DataFrame (issue 12 item 3): the staged path
+(SparkOrderedCounts: a bucket histogram, the rank windows and the ranks of proposed points,
+aggregates only) against the path it replaced (every distinct value and its count collected to
+the driver, ``SparkEngine.value_counts``) and a range-tree release of the same column, in one
+Spark session (local mode), rounds interleaved, medians reported.
 
 Per call: wall time; the peak of Python's heap (``tracemalloc``: what the driver process holds of
 the collected values); and the peak of the JVM heap (local mode: driver and executors are one
@@ -103,12 +103,26 @@ def main() -> None:
             finally:
                 SparkEngine.ordered_counts = staged  # type: ignore[method-assign]
 
+        qs = [i / 20 for i in range(1, 20)]
+
+        def quantiles_staged() -> Any:
+            return dptree.quantiles(df, qs, column="x", lower=LOWER, upper=UPPER, epsilon=1.0, method="approx")
+
+        def quantiles_collect() -> Any:  # the same without the staged session: value_counts
+            SparkEngine.ordered_counts = lambda self, *a, **k: nullcontext(None)  # type: ignore
+            try:
+                return quantiles_staged()
+            finally:
+                SparkEngine.ordered_counts = staged  # type: ignore[method-assign]
+
         def range_tree() -> Any:
             return dptree.range_tree(df, column="x", lower=LOWER, upper=UPPER, width=WIDTH, epsilon=1.0)
 
         assert Engine.ordered_counts is not staged
         ops = {"range_tree (reference)": range_tree, "median, value_counts path (before)": median_collect,
-               "median, staged path": median_staged}
+               "median, staged path": median_staged,
+               "quantiles 0.05 .. 0.95 (19 levels, approx), value_counts path": quantiles_collect,
+               "quantiles 0.05 .. 0.95 (19 levels, approx), staged path": quantiles_staged}
         for run in ops.values():  # warm-up: JIT, code generation, the file in the page cache
             run()
         got: dict[str, list[tuple[float, float, float]]] = {k: [] for k in ops}
