@@ -65,10 +65,6 @@ class MS:
         self.pre = pre
         self.n = pre[-1]
 
-    def count_range(self, a: int, b: int) -> int:
-        """#{x : a <= x < b}."""
-        return self.pre[bisect.bisect_left(self.vals, b)] - self.pre[bisect.bisect_left(self.vals, a)]
-
     def quality(self, y: int) -> int:
         """The interior-point quality q(S, y) = min(#{x <= y}, #{x >= y}) (seed 002, Algorithm 1)."""
         le = self.pre[bisect.bisect_right(self.vals, y)]
