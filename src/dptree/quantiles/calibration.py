@@ -18,7 +18,7 @@ docs/quantiles.md, "Coverage"), every simulated release is read off the same way
    would put the plug-in quantile there: 0.62 coverage at q = 0.95 on log-normal data, n = 1000
    over 2^20; the line on the data's side no flatter than the plug-in over the next window further
    inside the data, :func:`_steeper`, since a total overstated by noise puts q G(D - 1) itself in
-   the tail: 0.88 -> 0.96 at that level); its q-quantile x*_q
+   the tail: 0.88 -> 0.93-0.96 at that level, docs/quantiles.md); its q-quantile x*_q
    is the first bucket where it reaches q G(D - 1). The release cannot resolve where q n falls
    inside x*_q's bucket (its phase), so the truth is shifted by a fraction of a bucket to put q n
    at the top of the bucket and then just above its bottom, the phases at which the low, resp. the
