@@ -11,6 +11,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
+from _staged_calls import count_staged_queries
 from interior_stats import pooled_chisquare_pvalue
 
 from dptree import interior_point, median, noise, quantile
@@ -27,21 +28,7 @@ from dptree.interior.staged import sample_staged
 @pytest.fixture
 def calls(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """Counts the engine's staged queries; the whole-column sort (value_counts) must not run."""
-    seen = {"buckets": 0, "window": 0, "ranks": 0}
-    for name in seen:
-        orig = getattr(duckdb_ordered.DuckDBOrderedCounts, name)
-
-        def wrapped(self, *a, _orig=orig, _name=name):  # type: ignore[no-untyped-def]
-            seen[_name] += 1
-            return _orig(self, *a)
-
-        monkeypatch.setattr(duckdb_ordered.DuckDBOrderedCounts, name, wrapped)
-
-    def no_sort(*a, **k):  # type: ignore[no-untyped-def]
-        raise AssertionError("the staged path must not sort the whole column")
-
-    monkeypatch.setattr(duckdb_engine.DuckDBEngine, "value_counts", no_sort)
-    return seen
+    return count_staged_queries(monkeypatch, duckdb_ordered.DuckDBOrderedCounts, duckdb_engine.DuckDBEngine)
 
 
 def _frame() -> pd.DataFrame:

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _staged_calls import count_staged_queries
 
 from dptree import interior_point, median, quantile
 from dptree.data.engines import spark as spark_engine
@@ -25,21 +26,7 @@ L = 1 << 63
 def calls(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """Counts the Spark session's staged queries; collecting every distinct value (value_counts)
     must not run."""
-    seen = {"buckets": 0, "window": 0, "ranks": 0}
-    for name in seen:
-        orig = getattr(spark_ordered.SparkOrderedCounts, name)
-
-        def wrapped(self, *a, _orig=orig, _name=name):  # type: ignore[no-untyped-def]
-            seen[_name] += 1
-            return _orig(self, *a)
-
-        monkeypatch.setattr(spark_ordered.SparkOrderedCounts, name, wrapped)
-
-    def no_collect(*a, **k):  # type: ignore[no-untyped-def]
-        raise AssertionError("the staged path must not collect the distinct values")
-
-    monkeypatch.setattr(spark_engine.SparkEngine, "value_counts", no_collect)
-    return seen
+    return count_staged_queries(monkeypatch, spark_ordered.SparkOrderedCounts, spark_engine.SparkEngine)
 
 
 def _columns() -> dict[str, np.ndarray]:

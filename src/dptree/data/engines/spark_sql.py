@@ -57,7 +57,7 @@ def collect_columns(df: Any, *names: str) -> list[np.ndarray]:
     """The ``names`` columns of a small (aggregated) DataFrame as numpy arrays, through Arrow (no
     Python object per row; ``toPandas`` where pyspark has no ``toArrow``)."""
     table = df.toArrow() if hasattr(df, "toArrow") else None
-    if table is None:  # pragma: no cover - pyspark < 4
+    if table is None:  # pyspark < 4 (tests/unit/data/test_spark_sql.py)
         frame = df.toPandas()
         return [frame[n].to_numpy() for n in names]
     return [np.asarray(table.column(n).to_numpy()) for n in names]
