@@ -16,6 +16,7 @@ Usage (``--quick``: 5*10^6 rows; the default file has 5*10^7 rows, ~400 MB):
 
     PYTHONPATH=src python3 benchmarks/interior_scale.py --quick
     PYTHONPATH=src python3 benchmarks/interior_scale.py --rows 50000000 --rounds 2
+    PYTHONPATH=src python3 benchmarks/interior_scale.py --rows 10000000 --no-memory --tasks treelog,heavypaths
 """
 
 from __future__ import annotations
@@ -50,6 +51,12 @@ def _child(task: str, path: str) -> None:
         dptree.interior_point(path, column="x", lower=LOWER, upper=UPPER, epsilon=1.0, method="exponential")
     elif task == "quantiles":
         dptree.quantiles(path, [0.1, 0.5, 0.9], column="x", lower=LOWER, upper=UPPER, epsilon=1.0, method="approx")
+    elif task in ("treelog", "heavypaths"):
+        import pyarrow.parquet as pq
+
+        n = pq.ParquetFile(path).metadata.num_rows  # the benchmark's declared public size
+        dptree.interior_point(path, column="x", lower=LOWER, upper=UPPER, epsilon=1.0, delta=1e-6, method=task, n=n,
+                              run_anyway=True)
     elif task == "quantiles19":
         dptree.quantiles(path, [i / 20 for i in range(1, 20)], column="x", lower=LOWER, upper=UPPER, epsilon=1.0,
                          method="approx")
@@ -86,7 +93,19 @@ def in_memory(rounds: int) -> list[str]:
             f"{b * 1e3:.0f} ms | {o * 1e3:.0f} ms | {o / b:.2f}x | - |"]
 
 
-def from_file(rows: int, rounds: int) -> list[str]:
+SHOWN = {
+    "median": "dptree.median",
+    "quantile": "dptree.quantile(q=0.9)",
+    "interior_point": "dptree.interior_point (exponential)",
+    "quantiles": "dptree.quantiles(0.1, 0.5, 0.9; approx)",
+    "quantiles19": "dptree.quantiles(0.05, 0.1, .., 0.95; approx)",
+    "treelog": "dptree.interior_point (treelog, n declared)",
+    "heavypaths": "dptree.interior_point (heavypaths, n declared)",
+}
+STAGED = ("median", "quantile", "interior_point", "quantiles", "quantiles19")
+
+
+def from_file(rows: int, rounds: int, tasks: tuple[str, ...] = STAGED) -> list[str]:
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -97,7 +116,6 @@ def from_file(rows: int, rounds: int) -> list[str]:
         with pq.ParquetWriter(path, pa.schema([("x", pa.float64())])) as w:
             for start in range(0, rows, 5_000_000):  # written in chunks: bounded memory here too
                 w.write_table(pa.table({"x": gen.normal(0, 1, min(5_000_000, rows - start))}))
-        tasks = ("median", "quantile", "interior_point", "quantiles", "quantiles19")
         runs: dict[str, list[dict[str, float]]] = {t: [] for t in ("range_tree",) + tasks}
         for _ in range(rounds):  # interleaved: baseline, then each operation, every round
             for t in runs:
@@ -105,9 +123,8 @@ def from_file(rows: int, rounds: int) -> list[str]:
         b = statistics.median(r["seconds"] for r in runs["range_tree"])
         rb = max(r["rss_mib"] for r in runs["range_tree"])
         lines = []
-        shown_as = ("dptree.median", "dptree.quantile(q=0.9)", "dptree.interior_point (exponential)",
-                    "dptree.quantiles(0.1, 0.5, 0.9; approx)", "dptree.quantiles(0.05, 0.1, .., 0.95; approx)")
-        for t, shown in zip(tasks, shown_as):
+        for t in tasks:
+            shown = SHOWN[t]
             o = statistics.median(r["seconds"] for r in runs[t])
             ro = max(r["rss_mib"] for r in runs[t])
             lines.append(f"| {shown}, {rows:.0e} float64 rows from Parquet | range_tree of the same file "
@@ -121,6 +138,9 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="5*10^6 rows in the file benchmark")
     ap.add_argument("--rows", type=int, default=50_000_000)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--tasks", default=",".join(STAGED),
+                    help=f"comma-separated file tasks (of {', '.join(SHOWN)}); default: the staged ones")
+    ap.add_argument("--no-memory", action="store_true", help="skip the in-memory uint64 row")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -129,7 +149,12 @@ def main() -> None:
     rows = 5_000_000 if args.quick else args.rows
     print("| operation | baseline | baseline time | dptree time | ratio | peak RSS ratio |")
     print("|---|---|---|---|---|---|")
-    for line in in_memory(max(args.rounds, 3)) + from_file(rows, args.rounds):
+    tasks = tuple(t for t in args.tasks.split(",") if t)
+    unknown = [t for t in tasks if t not in SHOWN]
+    if unknown:
+        ap.error(f"unknown task(s) {unknown}; choose from {', '.join(SHOWN)}")
+    first = [] if args.no_memory else in_memory(max(args.rounds, 3))
+    for line in first + from_file(rows, args.rounds, tasks):
         print(line, flush=True)
 
 

@@ -39,7 +39,6 @@ from typing import Any, ClassVar, Literal, Mapping
 from dptree._validation import InstanceOf, check_param, validate_params
 from dptree.data.histograms import COLUMN
 from dptree.errors import InvalidParameterError, ReleaseFileError
-from dptree.interior.blocks import as_lists
 from dptree.interior.calibration import (
     BETA,
     DECLARED_SIZE,
@@ -295,8 +294,8 @@ def interior_point(
     else:
         enc, vals, cnt = prepare(values, lower, upper, counts, on_invalid, column, width)
         assert size_n is not None
-        # the tree methods walk Python ints (domains of any size): one per distinct value, not per row
-        ms = MS(as_lists(vals), as_lists(cnt)).cap(size_n)  # at most the declared size (module docstring)
+        # the tree methods hold the distinct values and counts as arrays (multisets.MS), not one object per row
+        ms = MS(vals, cnt).cap(size_n)  # at most the declared size (module docstring)
         run = run_treelog if pl.method == "treelog" else run_heavypaths
         y = run(ms, height(enc.size), pl.calibration, src)
     is_bottom = y is None  # part of the mechanism's output (reported as ``bottom``)

@@ -170,14 +170,14 @@ def run_heavypaths(ms: MS, h: int, p: dict[str, Any], src: RandomSource) -> int 
     at = AboveThreshold(threshold=p["c"], epsilon=eps1, rng=src)
     dhat = None
     for d in range(1, levels + 1):
-        if at.query(max(dbs[d - 1][0].cnt, default=0)):
+        if at.query(dbs[d - 1][0].max_count()):
             dhat = d
             break
     if dhat is None:
         return None
     if dhat == 1:  # S itself has a heavy element: choose it (an element of S is an interior point)
         c = choosing_mechanism(ms.cnt, epsilon=eps2, delta=delta2, rng=src)
-        return None if c is None else ms.vals[c]
+        return None if c is None else int(ms.vals[c])
     # Algorithm 4 (OneRandomPath) at d = dhat - 1
     sd, hd = dbs[dhat - 2]
     sd_hat = sd.trim(t)
@@ -185,7 +185,7 @@ def run_heavypaths(ms: MS, h: int, p: dict[str, Any], src: RandomSource) -> int 
     c = choosing_mechanism(dr.cnt, epsilon=eps2, delta=delta2, rng=src)  # step 6
     if c is None:
         return None
-    level = min(dr.vals[c], hd)
+    level = min(int(dr.vals[c]), hd)
     vstar = choose_node(sd_hat, hd, level, eps2, delta2, src)  # step 7
     if vstar is None:
         return None

@@ -13,9 +13,10 @@ over the domain X = [0, 2^h): the weight of a node is the number of records belo
 
 from __future__ import annotations
 
-import bisect
 from fractions import Fraction
-from typing import Callable
+from typing import Any, Callable, Literal
+
+import numpy as np
 
 from dptree.interior.selection import choosing_mechanism, exponential_mechanism
 from dptree.noise import RandomSource, exp_lower_rational, sample_exponential_index
@@ -53,37 +54,73 @@ def log_star_levels(h: int, base_height: int = BASE_H) -> list[int]:
     return hs
 
 
-class MS:
-    """A multiset of non-negative ints as sorted distinct values with multiplicities."""
+_U64 = 1 << 64
 
-    def __init__(self, vals: list[int], cnt: list[int]) -> None:
-        self.vals = vals
-        self.cnt = cnt
-        pre = [0]
-        for c in cnt:
-            pre.append(pre[-1] + c)
+
+def _as_values(vals: Any) -> np.ndarray:
+    """Sorted distinct non-negative ints as a uint64 array where they fit in 64 bits, else as an
+    object array of Python ints (domains up to 2^(2^k): values of any size)."""
+    if isinstance(vals, np.ndarray) and vals.dtype.kind in "iu":
+        return vals.astype(np.uint64, copy=False)
+    seq = vals.tolist() if isinstance(vals, np.ndarray) else list(vals)
+    if not seq or int(seq[-1]) < _U64:  # sorted: the last value is the largest
+        return np.array(seq, dtype=np.uint64)
+    out = np.empty(len(seq), dtype=object)
+    out[:] = [int(v) for v in seq]
+    return out
+
+
+class MS:
+    """A multiset of non-negative ints as sorted distinct values with multiplicities.
+
+    Held as numpy arrays (``vals`` uint64, or Python ints in an object array past 2^64; ``cnt``
+    and the prefix sums ``pre`` int64), so trimming, capping and a level's node weights cost a few
+    vectorised passes and no Python object per distinct value."""
+
+    def __init__(self, vals: Any, cnt: Any, pre: np.ndarray | None = None) -> None:
+        self.vals = _as_values(vals)
+        self.cnt = np.asarray(cnt, dtype=np.int64)
+        if pre is None:  # ``pre`` (the prefix sums of ``cnt``) when the caller already has them
+            pre = np.zeros(len(self.cnt) + 1, dtype=np.int64)
+            np.cumsum(self.cnt, out=pre[1:])
         self.pre = pre
-        self.n = pre[-1]
+        self.n = int(pre[-1])
+
+    def index(self, y: int, side: Literal["left", "right"] = "left", lo: int = 0, hi: int | None = None) -> int:
+        """``bisect_left`` (``bisect_right`` for side="right") of the int ``y`` in ``vals[lo:hi]``."""
+        v = self.vals
+        hi = len(v) if hi is None else hi
+        if v.dtype != object:
+            if y < 0:
+                return lo
+            if y >= _U64:
+                return hi
+            return lo + int(np.searchsorted(v[lo:hi], np.uint64(y), side))
+        return lo + int(np.searchsorted(v[lo:hi], y, side))
 
     def quality(self, y: int) -> int:
         """The interior-point quality q(S, y) = min(#{x <= y}, #{x >= y}) (seed 002, Algorithm 1)."""
-        le = self.pre[bisect.bisect_right(self.vals, y)]
-        ge = self.n - self.pre[bisect.bisect_left(self.vals, y)]
+        le = int(self.pre[self.index(y, "right")])
+        ge = self.n - int(self.pre[self.index(y)])
         return min(le, ge)
 
+    def max_count(self) -> int:
+        """The largest multiplicity (0 for the empty multiset)."""
+        return int(self.cnt.max()) if len(self.cnt) else 0
+
     def _drop_ends(self, lo: int, hi: int) -> MS:
-        """Remove the ``lo`` smallest and ``hi`` largest elements (lo + hi < n)."""
-        vals, cnt = list(self.vals), list(self.cnt)
-        for side, rem in ((0, lo), (1, hi)):
-            while rem > 0:
-                i = 0 if side == 0 else len(cnt) - 1
-                take = min(rem, cnt[i])
-                cnt[i] -= take
-                rem -= take
-                if cnt[i] == 0:
-                    vals.pop(i)
-                    cnt.pop(i)
-        return MS(vals, cnt)
+        """Remove the ``lo`` smallest and ``hi`` largest elements."""
+        if lo + hi >= self.n:
+            return MS([], [])
+        pre, keep_end = self.pre, self.n - hi  # keep the elements of ranks lo .. keep_end - 1 (from 0)
+        a = int(np.searchsorted(pre, lo, "right")) - 1  # the value holding rank lo
+        b = int(np.searchsorted(pre, keep_end, "left"))  # one past the value holding rank keep_end - 1
+        cnt = self.cnt[a:b].copy()
+        cnt[0] -= lo - int(pre[a])
+        cnt[-1] -= int(pre[b]) - keep_end
+        kept = pre[a:b + 1] - lo  # the kept elements' prefix sums: ranks shift by lo, the ends cut
+        kept[0], kept[-1] = 0, keep_end - lo
+        return MS(self.vals[a:b], cnt, kept)
 
     def trim(self, t: int) -> MS:
         """Remove the t smallest and t largest elements."""
@@ -102,19 +139,20 @@ class MS:
             return self
         return self._drop_ends((k + 1) // 2, k // 2)
 
-    def level_weights(self, h: int, level: int) -> tuple[list[int], list[int]]:
-        """Nodes at ``level`` with positive weight: (node indices, weights)."""
-        shift = h - level
-        idx: list[int] = []
-        w: list[int] = []
-        for v, c in zip(self.vals, self.cnt):
+    def level_weights(self, h: int, level: int) -> tuple[np.ndarray, np.ndarray]:
+        """Nodes at ``level`` with positive weight: (node indices, weights), as arrays."""
+        shift, v = h - level, self.vals
+        j: np.ndarray
+        if v.dtype == object:
             j = v >> shift
-            if idx and idx[-1] == j:
-                w[-1] += c
-            else:
-                idx.append(j)
-                w.append(c)
-        return idx, w
+        elif shift >= 64:
+            j = np.zeros(len(v), dtype=np.uint64)
+        else:
+            j = v >> np.uint64(shift)
+        if not len(j):
+            return j, self.cnt
+        starts = np.flatnonzero(np.concatenate(([True], j[1:] != j[:-1])))
+        return j[starts], np.add.reduceat(self.cnt, starts)
 
 
 def path_and_D(ms_hat: MS, h: int, t: int, n: int, chooser: Chooser) -> MS:
@@ -124,7 +162,7 @@ def path_and_D(ms_hat: MS, h: int, t: int, n: int, chooser: Chooser) -> MS:
     D has exactly n - 3t elements: the fall-off counts per level, the last node's level filling up.
     The points of the current node are ``vals[i0:i1]`` (a child's are a part of its parent's, found
     by one bisection inside them), so a step costs one bisection over the node's points and one
-    shift, whatever the height (values of 2^16 bits included).
+    shift, whatever the height (values of 2^16 bits included). D is a few levels: Python lists.
     """
     total = n - 3 * t
     d_vals: list[int] = []
@@ -132,10 +170,10 @@ def path_and_D(ms_hat: MS, h: int, t: int, n: int, chooser: Chooser) -> MS:
     size = 0
     level, j = 0, 0
     vals, pre = ms_hat.vals, ms_hat.pre
-    i0 = bisect.bisect_left(vals, 0)
-    i1 = bisect.bisect_left(vals, 1 << h, i0)
+    i0 = 0  # values are non-negative
+    i1 = ms_hat.index(1 << h)
     while size < total:
-        w = pre[i1] - pre[i0]  # the node's weight: #{x in ms_hat below it}
+        w = int(pre[i1] - pre[i0])  # the node's weight: #{x in ms_hat below it}
         if level == h or w <= t:
             d_vals.append(level)
             d_cnt.append(total - size)
@@ -144,13 +182,13 @@ def path_and_D(ms_hat: MS, h: int, t: int, n: int, chooser: Chooser) -> MS:
         # levels where every point of the node lies in one child have fall-off 0 and a forced step
         # (Algorithm 1 step 4c, "if one of them has weight 0 proceed to the other child"): jump
         # straight to the level where the node's smallest and largest points separate (or the leaf)
-        u_min, u_max = vals[i0], vals[i1 - 1]
+        u_min, u_max = int(vals[i0]), int(vals[i1 - 1])
         split = h if u_min == u_max else h - (u_min ^ u_max).bit_length()
         if split > level:
             level, j = split, u_min >> (h - split)
             continue
-        mid = bisect.bisect_left(vals, (2 * j + 1) << (h - level - 1), i0, i1)  # the right child's first point
-        w0 = pre[mid] - pre[i0]
+        mid = ms_hat.index((2 * j + 1) << (h - level - 1), "left", i0, i1)  # the right child's first point
+        w0 = int(pre[mid] - pre[i0])
         w1 = w - w0
         if w0 == 0:
             b = 1
@@ -191,7 +229,7 @@ def choose_node(ms_hat: MS, h: int, level: int, eps: float, delta: float, src: R
     large weight; None is its bottom."""
     idx, w = ms_hat.level_weights(h, level)
     c = choosing_mechanism(w, epsilon=eps, delta=delta, k=1, rng=src)
-    return None if c is None else idx[c]
+    return None if c is None else int(idx[c])
 
 
 def random_chooser(eps: float, src: RandomSource) -> Chooser:

@@ -242,12 +242,12 @@ def quantile_badness(level: Fraction, n: int) -> tuple[Badness, Fraction, int]:
 
 @validate_params({"lower": _INTEGER, "upper": _INTEGER, "epsilon": _EPSILON})
 def ordered_exponential_mechanism(
-    values: Sequence[int],
+    values: Sequence[int] | np.ndarray,
     *,
     lower: int,
     upper: int,
     epsilon: float,
-    counts: Sequence[int] | None = None,
+    counts: Sequence[int] | np.ndarray | None = None,
     rng: RngLike | RandomSource = None,
 ) -> int:
     """A point y of [lower, upper] with P(y) proportional to exp(epsilon * q(S, y) / 2).
@@ -406,7 +406,7 @@ def choosing_error_bound(epsilon: float, delta: float, beta: float, n: int, k: i
     "k": _POSITIVE,
 })
 def choosing_mechanism(
-    qualities: Sequence[int],
+    qualities: Sequence[int] | np.ndarray,
     *,
     epsilon: float,
     delta: float,
@@ -431,16 +431,19 @@ def choosing_mechanism(
     """
     eps, dlt, kk = float(epsilon), float(delta), int(k)
     src = rng if hasattr(rng, "random_bytes") else make_source(rng)
-    qs = _ints(qualities, "quality")
-    if any(x < 0 for x in qs):
+    if isinstance(qualities, np.ndarray) and qualities.dtype.kind in "iu":  # e.g. a level's node weights
+        qs = qualities.astype(np.int64, copy=False)
+    else:
+        qs = np.array(_ints(qualities, "quality"), dtype=np.int64)
+    if qs.size and qs.min() < 0:
         raise InvalidParameterError("qualities must be non-negative")
-    opt = max(qs, default=0)
+    opt = int(qs.max()) if qs.size else 0
     best = opt + int(discrete_laplace(src, Fraction(4) / Fraction(eps), 1)[0])  # type: ignore[arg-type]
     if best < choosing_threshold(eps, dlt, kk):
         return BOTTOM
-    good = [i for i, x in enumerate(qs) if x >= 1]
-    if not good:  # cannot happen for OPT >= 1; bottom keeps the function total
+    good = np.flatnonzero(qs >= 1)
+    if not good.size:  # cannot happen for OPT >= 1; bottom keeps the function total
         return BOTTOM
     base = exp_lower_rational(Fraction(eps) / 4)
-    j = sample_exponential_index(src, [1] * len(good), [opt - qs[i] for i in good], base)  # type: ignore[arg-type]
-    return good[j]
+    j = sample_exponential_index(src, np.ones(good.size, dtype=np.int64), opt - qs[good], base)  # type: ignore[arg-type]
+    return int(good[j])
