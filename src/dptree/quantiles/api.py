@@ -129,7 +129,8 @@ def quantiles(
         sims = calibration_sims(tree.layout.padded_size) if interval == "calibrated" else 0
         pivot = tree_pivot(tree, qa, level, grid=grid)
         scale = calibrated_scales(tree, qa, level, source=src, sims=sims, grid=grid, pivot=pivot) if sims else None
-        low, high = tree_intervals(tree, qa, level, grid=grid, scale=scale, pivot=pivot)
+        low, high = tree_intervals(tree, qa, level, grid=grid, scale=scale, pivot=pivot,
+                                   contain=tree.quantile_bucket(qa))
         used = "calibrated" if sims else "pivot"
         ci_low, ci_high = ([v if dates else v.item() for v in c] for c in (low, high))
         if enc.kind == "float":

@@ -163,18 +163,22 @@ def pivot_ends(idx: np.ndarray, piv: np.ndarray, half: np.ndarray, size: int) ->
     low = int(idx[j - 1]) + 1 if j > 0 else int(idx[0])
     below = np.flatnonzero(piv - half < 0)  # buckets where F(x) >= q n is not established
     k = int(below[-1]) + 1 if below.size else 0
-    return low, int(idx[k]) if k < idx.size else size - 1
+    high = int(idx[k]) if k < idx.size else size - 1
+    return min(low, high), max(low, high)  # reversed only at a negative factor: the band's crossing
 
 
 def tree_intervals(tree: Any, qs: np.ndarray, level: float, *, grid: int = 4096,
-                   scale: np.ndarray | None = None, pivot: TreePivot | None = None) -> tuple[np.ndarray, np.ndarray]:
+                   scale: np.ndarray | None = None, pivot: TreePivot | None = None,
+                   contain: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The ``level`` interval of each q-quantile of a :class:`~dptree.rangetree.release.RangeTree`
     (bucket resolution, like its :meth:`quantile`), from the pivot F_hat(x) - q n_hat with its exact
     variance (module docstring). Read on the grid of :func:`tree_pivot` (every bucket near the ends
     where the domain has more than ``grid``), widened to the neighbouring grid points. ``scale[i]`` multiplies level i's multiplier (default 1: the pivot
     interval; :mod:`dptree.quantiles.calibration` chooses it by simulation). An estimated total
     <= 0 gives the whole domain. ``pivot``: :func:`tree_pivot`'s result for these arguments, if
-    already computed."""
+    already computed. ``contain``: buckets each interval is widened to hold (the point estimates':
+    :meth:`~dptree.rangetree.release.RangeTree.quantile_bucket`; at a negative factor the interval
+    can otherwise miss its own estimate)."""
     pv = tree_pivot(tree, qs, level, grid=grid) if pivot is None else pivot
     sc = np.ones(len(qs)) if scale is None else np.asarray(scale, dtype=np.float64)
     low_leaf = np.zeros(len(qs), dtype=np.int64)
@@ -183,6 +187,8 @@ def tree_intervals(tree: Any, qs: np.ndarray, level: float, *, grid: int = 4096,
         for i in range(len(qs)):
             g, piv, half = pv.level(i)
             low_leaf[i], high_leaf[i] = pivot_ends(g, piv, sc[i] * half, pv.size)
+    if contain is not None:
+        low_leaf, high_leaf = np.minimum(low_leaf, contain), np.maximum(high_leaf, contain)
     dom = tree.domain
     return np.asarray(dom.leaf_start(low_leaf)), np.asarray(dom.leaf_end(high_leaf))
 

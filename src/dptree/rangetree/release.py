@@ -215,7 +215,16 @@ class RangeTree(CountRelease):
         integer domains return the bucket's value. With an estimated total <= 0 (no data), every
         quantile is ``lower``.
         """
-        qa = quantile_levels(q)
+        idx, frac = self._quantile_position(quantile_levels(q))
+        out = self.domain.interpolate(idx, frac)
+        return out[0] if np.ndim(q) == 0 else out
+
+    def quantile_bucket(self, q: Any) -> np.ndarray:
+        """The bucket (leaf index, from 0) that holds each :meth:`quantile` estimate."""
+        return self._quantile_position(quantile_levels(q))[0]
+
+    def _quantile_position(self, qa: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`quantile`'s bucket and the fraction of the way through it, per level."""
         F = self._est.monotone_cdf()
         # the target rank uses the least-squares total, which is unbiased; the isotonic fit's
         # endpoint F[-1] is not (it overstates the total on data reaching the top of the domain)
@@ -231,8 +240,7 @@ class RangeTree(CountRelease):
         if n <= 0:
             idx = np.zeros_like(idx)
             frac = np.zeros_like(frac)
-        out = self.domain.interpolate(idx, frac)
-        return out[0] if np.ndim(q) == 0 else out
+        return idx, frac
 
     @validate_params({"level": LEVEL, "grid": [Interval(Integral, 2, None, hint="e.g. grid=4096")]})
     def quantile_ci(self, q: Any, level: float = 0.95, *, grid: int = 4096) -> tuple[Any, Any]:

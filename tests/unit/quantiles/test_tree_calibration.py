@@ -23,7 +23,7 @@ from dptree.quantiles.calibration import (
     plug_in_cdf,
     straight_window,
 )
-from dptree.quantiles.intervals import tree_intervals, tree_pivot
+from dptree.quantiles.intervals import pivot_ends, tree_intervals, tree_pivot
 from dptree.rangetree.release import RangeTree
 
 QS = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
@@ -57,6 +57,50 @@ def test_critical_factor_is_where_the_interval_starts_to_cover(D, monotone):
                     assert not lo[i] <= target <= hi[i]
                     checked += 1
     assert checked > 20
+
+
+def test_negative_factors_narrow_the_interval_where_the_pivot_wanders():
+    """Sparse data (300 records over 2^16 buckets, 0.005 a bucket): the pivot crosses 0 many times
+    around each quantile, so the interval still covers when narrowed below factor 0. The critical
+    factor without a floor is then negative, the floored one is its maximum with 0, and the interval
+    at the negative factor covers and is narrower than at 0."""
+    D = 1 << 16
+    x = np.sort(np.random.default_rng(3).integers(0, D, 300))
+    F = np.searchsorted(x, np.arange(D), side="right")
+    negative = 0
+    for s in range(6):
+        t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, levels="prefix", branching=8, rng=s)
+        pv = tree_pivot(t, QS, 0.95)
+        np.testing.assert_array_equal(t.quantile_bucket(QS), t.quantile(QS))  # width 1 from 0: bucket = value
+        zero_lo, zero_hi = tree_intervals(t, QS, 0.95, scale=np.zeros(QS.size), pivot=pv)
+        for i, q in enumerate(QS):
+            target = int(np.searchsorted(F, q * x.size))
+            g, piv, half = pv.level(i)
+            c = float(critical_scales(g, piv[None, :], half, np.array([target]), -np.inf)[0])
+            assert float(critical_scales(g, piv[None, :], half, np.array([target]))[0]) == max(c, 0.0)
+            if not -np.inf < c < 0:
+                continue
+            negative += 1
+            sc = np.zeros(QS.size)
+            sc[i] = c + abs(c) * 1e-9 + 1e-12
+            lo, hi = tree_intervals(t, QS, 0.95, scale=sc, pivot=pv)
+            assert lo[i] <= target <= hi[i]
+            assert hi[i] - lo[i] <= zero_hi[i] - zero_lo[i]
+            sc[i] = c - abs(c) * 1e-6 - 1e-9  # just below: the low end passes the target or the high end falls short
+            lo2, hi2 = tree_intervals(t, QS, 0.95, scale=sc, pivot=pv)
+            assert hi2[i] - lo2[i] <= hi[i] - lo[i]
+    assert negative >= 10
+    scales = calibrated_scales(t, QS, 0.95, source=make_source(0), negative=True)
+    assert (scales < 0).all()  # the simulated releases cover at a negative factor too
+    assert (calibrated_scales(t, QS, 0.95, source=make_source(0), negative=False) == 0).all()
+
+
+def test_a_reversed_interval_is_returned_in_order():
+    """At a negative factor the first bucket significantly above the target can come after the last
+    one significantly below it: the ends are returned in order (the band's crossing)."""
+    idx = np.array([10, 20, 30])
+    assert pivot_ends(idx, np.array([-5.0, 0.0, 5.0]), np.full(3, -1.0), 100) == (20, 21)
+    assert pivot_ends(idx, np.array([-5.0, 0.0, 5.0]), np.full(3, 1.0), 100) == (11, 30)
 
 
 def test_regular_passes_on_a_forest_are_the_passes_of_each_tree():
