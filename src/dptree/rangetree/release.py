@@ -248,7 +248,10 @@ class RangeTree(CountRelease):
         reaches q * total to the last value of the first bucket whose lower band does.
 
         It inverts the pointwise interval of :meth:`cdf_ci` at the estimated total (whose own noise
-        is ignored), so it is approximate. The band is read on at most ``grid`` evenly spaced
+        is ignored), so it is approximate and can under-cover a level: 0.71 at q = 0.95 and 0.89 at
+        q = 0.75 on 1000 log-normal records over 2^16 buckets (default tree, 100 releases; 0.93 at
+        q = 0.75 over 1024). :func:`dptree.quantiles` (``method="tree"``) gives intervals calibrated
+        by simulation with their coverage measured (docs/quantiles.md). The band is read on at most ``grid`` evenly spaced
         buckets; between grid points the interval is widened to the neighboring points, so it
         can only grow. Float domains give bucket edges, integers a bucket's first and last value,
         dates the first and the last bucket's start (bucket resolution, like :meth:`quantile`).
