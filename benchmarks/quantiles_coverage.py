@@ -17,7 +17,8 @@ the true quantile (the first bucket with F >= q n), over levels 0.05, 0.25, 0.5,
   default: docs/quantiles.md, "Coverage");
 * ``neg``: as ``after`` with negative factors allowed (``calibrated_scales(negative=True)``): the
   default since Nov 24; ``open``: the same without widening the interval to hold the estimate;
-* ``pivot``: the uncalibrated pivot interval (refined grid).
+* ``pivot``: the uncalibrated pivot interval (refined grid); ``zero``: the same at factor 0 (from the
+  first bucket where the pivot is not negative to the last where it is).
 
 Every variant but ``before``, ``raw``, ``near`` and ``open`` widens each interval to hold the point
 estimate's bucket, as ``dptree.quantiles`` does (``tree_intervals(contain=...)``).
@@ -87,7 +88,7 @@ def cell(kind: str, n: int, D: int, trials: int, variants: list[str], per_data: 
         mono = tree_pivot(t, QS, 0.95, monotone=True)
         for v in variants:
             pv = tree_pivot(t, QS, 0.95, refine=False) if v == "before" else mono if v in MONOTONE else fine
-            sc = None if v == "pivot" else calibrated_scales(
+            sc = None if v == "pivot" else np.zeros(QS.size) if v == "zero" else calibrated_scales(
                 t, QS, 0.95, source=make_source(10**7 + s), sims=sims, pivot=pv,
                 phase="uniform" if v == "uniform" else "worst", split=v in SPLIT, far=v != "near",
                 negative=v in ("neg", "open"))
