@@ -431,10 +431,16 @@ def choosing_mechanism(
     """
     eps, dlt, kk = float(epsilon), float(delta), int(k)
     src = rng if hasattr(rng, "random_bytes") else make_source(rng)
+    too_large = InvalidParameterError("qualities count records: each must be below 2^63")
     if isinstance(qualities, np.ndarray) and qualities.dtype.kind in "iu":  # e.g. a level's node weights
+        if qualities.dtype.kind == "u" and qualities.size and int(qualities.max()) >= 1 << 63:
+            raise too_large
         qs = qualities.astype(np.int64, copy=False)
     else:
-        qs = np.array(_ints(qualities, "quality"), dtype=np.int64)
+        try:
+            qs = np.array(_ints(qualities, "quality"), dtype=np.int64)
+        except OverflowError:
+            raise too_large from None
     if qs.size and qs.min() < 0:
         raise InvalidParameterError("qualities must be non-negative")
     opt = int(qs.max()) if qs.size else 0

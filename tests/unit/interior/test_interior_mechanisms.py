@@ -6,6 +6,7 @@ import collections
 import math
 from fractions import Fraction
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -272,6 +273,11 @@ def test_choosing_rejects_out_of_range_parameters():
         choosing_mechanism([5], epsilon=1.0, delta=0.0)
     with pytest.raises(InvalidParameterError):
         choosing_mechanism([-1], epsilon=1.0, delta=1e-6)
+    for huge in ([2**70, 3], np.array([2**63, 3], dtype=np.uint64)):  # qualities count records: < 2^63
+        with pytest.raises(InvalidParameterError, match="below 2\\^63"):
+            choosing_mechanism(huge, epsilon=1.0, delta=1e-6)
+    # arrays and lists are the same mechanism: same validation, same (bottom-or-index) outputs
+    assert choosing_mechanism(np.array([0, 0], dtype=np.int64), epsilon=1.0, delta=1e-6, rng=1) is None
 
 
 # ------------------------------------------------------------------ AboveThreshold
