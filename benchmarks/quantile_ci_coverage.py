@@ -1,8 +1,9 @@
-"""Coverage of ``RangeTree.quantile_ci`` (the approximate interval of a range-tree release) against
-the pivot interval of ``dptree.quantiles`` (``tree_intervals`` with the estimate held, factor 1, no
-calibration), on the default tree (``dptree.range_tree`` defaults), epsilon = 1, levels 0.05, 0.25,
-0.5, 0.75, 0.95; a fresh data set every 5 releases. Prints the coverage over all levels, per level,
-and the mean width in buckets (docs/quantiles.md, "Intervals").
+"""Coverage of ``RangeTree.quantile_ci`` on the default tree (``dptree.range_tree`` defaults),
+epsilon = 1, levels 0.05, 0.25, 0.5, 0.75, 0.95, a fresh data set every 5 releases: the calibrated
+interval (the default: factor and high-end rule per level), the calibrated interval with the high
+end always after the last non-significant bucket (``last``: the default before Nov 24), and the
+uncalibrated pivot interval (``interval="pivot"``). Prints the coverage over all levels, per level,
+and the mean width in buckets, over all levels and per level (docs/quantiles.md, "The high end").
 
     PYTHONPATH=src python3 benchmarks/quantile_ci_coverage.py lognormal 1000 1024 300
 """
@@ -14,7 +15,9 @@ import argparse
 import numpy as np
 
 import dptree
-from dptree.quantiles.intervals import tree_intervals
+from dptree.noise import make_source
+from dptree.rangetree.quantile_calibration import calibrated_scales, calibration_sims
+from dptree.rangetree.quantile_pivot import tree_intervals
 
 QS = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
 
@@ -27,7 +30,7 @@ def main() -> None:
     ap.add_argument("trials", type=int)
     a = ap.parse_args()
     n, D = a.n, a.domain
-    hits = {"quantile_ci": np.zeros(QS.size), "pivot": np.zeros(QS.size)}
+    hits = {"calibrated": np.zeros(QS.size), "last": np.zeros(QS.size), "pivot": np.zeros(QS.size)}
     width: dict[str, list[float]] = {k: [] for k in hits}
     for s in range(a.trials):
         g = np.random.default_rng(1000 + s // 5)
@@ -37,13 +40,18 @@ def main() -> None:
         true = np.array([np.searchsorted(F, q * n, side="left") for q in QS])
         t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, rng=s)
         for k in hits:
-            lo, hi = (t.quantile_ci(QS) if k == "quantile_ci"
-                      else tree_intervals(t, QS, 0.95, contain=t.quantile_bucket(QS)))
+            if k == "last":
+                sc = calibrated_scales(t, QS, 0.95, source=make_source(10_000 + s),
+                                       sims=calibration_sims(t.layout.padded_size))
+                lo, hi = tree_intervals(t, QS, 0.95, scale=sc, contain=t.quantile_bucket(QS))
+            else:
+                lo, hi = t.quantile_ci(QS, interval=k, rng=10_000 + s)
             hits[k] += (lo <= true) & (true <= hi)
             width[k].extend(hi - lo + 1)
     for k in hits:
         print(f"{a.kind} n={n} D={D} {k:>11}: {hits[k].sum() / (QS.size * a.trials):.3f}  per level "
-              + " ".join(f"{h / a.trials:.3f}" for h in hits[k]) + f"  width {np.mean(width[k]):.1f}")
+              + " ".join(f"{h / a.trials:.3f}" for h in hits[k]) + f"  width {np.mean(width[k]):.1f}"
+              + "  per level " + " ".join(f"{w:.0f}" for w in np.mean(np.reshape(width[k], (-1, QS.size)), axis=0)))
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ constants; the final table then shows the method auto picks by m, n and epsilon.
     PYTHONPATH=src python3 benchmarks/quantiles_auto.py --joint --trials 60 --write
 
 ``--coverage`` instead measures the coverage of the 95% intervals (docs/quantiles.md): the tree's
-calibrated interval (``dptree.quantiles``' default, :mod:`dptree.quantiles.calibration`) beside the
+calibrated interval (``dptree.quantiles``' default, :mod:`dptree.rangetree.quantile_calibration`) beside the
 pivot interval (``interval="pivot"``) and ``RangeTree.quantile_ci``, with widths, the time per call
 by domain size, and the rank radius of the exponential-mechanism methods and JointExp
 (``--em-only``: those alone).
@@ -103,7 +103,7 @@ def coverage(trials: int, em_only: bool = False) -> None:
 def _calibration_cost() -> None:
     """Time per dptree.quantiles(method="tree") call, pivot and calibrated intervals (private source),
     n = 10^4 uniform records, 5 levels, by domain size."""
-    from dptree.quantiles.calibration import calibration_sims
+    from dptree.rangetree.quantile_calibration import calibration_sims
 
     qs = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
     print("time per call (private source, n = 10^4 uniform, 5 levels; best of 3)")

@@ -17,6 +17,10 @@ the true quantile (the first bucket with F >= q n), over levels 0.05, 0.25, 0.5,
   default: docs/quantiles.md, "Coverage");
 * ``neg``: as ``after`` with negative factors allowed (``calibrated_scales(negative=True)``): the
   default since Nov 24; ``open``: the same without widening the interval to hold the estimate;
+* ``first``: as ``after`` with the high end at the first bucket where the pivot is significantly
+  positive (``high="first"``) instead of after the last where it is not;
+* ``auto``: per level the narrower of ``neg`` and ``first`` in simulation
+  (``calibrated_intervals``);
 * ``pivot``: the uncalibrated pivot interval (refined grid); ``zero``: the same at factor 0 (from the
   first bucket where the pivot is not negative to the last where it is).
 
@@ -45,12 +49,12 @@ import numpy as np
 import dptree
 from dptree.noise import make_source
 from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS
-from dptree.quantiles.calibration import calibrated_scales, calibration_sims
-from dptree.quantiles.intervals import tree_intervals, tree_pivot
+from dptree.rangetree.quantile_calibration import calibrated_intervals, calibrated_scales, calibration_sims
+from dptree.rangetree.quantile_pivot import tree_intervals, tree_pivot
 
 QS = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
 #: variants read off the monotone fit, resp. with the plug-in split where its window is clipped
-MONOTONE, SPLIT = ("mono", "monosplit"), ("after", "uniform", "monosplit", "near", "neg", "open")
+MONOTONE, SPLIT = ("mono", "monosplit"), ("after", "uniform", "monosplit", "near", "neg", "open", "first", "auto")
 #: variants whose interval is not widened to hold the point estimate (as before Nov 24)
 UNCONTAINED = ("before", "raw", "near", "open")
 
@@ -88,11 +92,15 @@ def cell(kind: str, n: int, D: int, trials: int, variants: list[str], per_data: 
         mono = tree_pivot(t, QS, 0.95, monotone=True)
         for v in variants:
             pv = tree_pivot(t, QS, 0.95, refine=False) if v == "before" else mono if v in MONOTONE else fine
-            sc = None if v == "pivot" else np.zeros(QS.size) if v == "zero" else calibrated_scales(
-                t, QS, 0.95, source=make_source(10**7 + s), sims=sims, pivot=pv,
-                phase="uniform" if v == "uniform" else "worst", split=v in SPLIT, far=v != "near",
-                negative=v in ("neg", "open"))
-            lo, hi = tree_intervals(t, QS, 0.95, scale=sc, pivot=pv,
+            high: str | tuple[str, ...] = "first" if v == "first" else "last"
+            if v == "auto":
+                sc, high = calibrated_intervals(t, QS, 0.95, source=make_source(10**7 + s), sims=sims, pivot=pv)
+            else:
+                sc = None if v == "pivot" else np.zeros(QS.size) if v == "zero" else calibrated_scales(
+                    t, QS, 0.95, source=make_source(10**7 + s), sims=sims, pivot=pv,
+                    phase="uniform" if v == "uniform" else "worst", split=v in SPLIT, far=v != "near",
+                    negative=v in ("neg", "open"), high=high)
+            lo, hi = tree_intervals(t, QS, 0.95, scale=sc, pivot=pv, high=high,
                                     contain=None if v in UNCONTAINED else t.quantile_bucket(QS))
             hits[v] += (lo <= true) & (true <= hi)
             width[v].extend(hi - lo + 1)

@@ -15,8 +15,8 @@ import dptree
 from dptree.noise import make_source
 from dptree.noise.integers import uniform_below
 from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS
-from dptree.quantiles.calibration import plug_in_cdf, straight_window, critical_scales, calibration_sims, WINDOW
-from dptree.quantiles.intervals import tree_pivot, pivot_ends
+from dptree.rangetree.quantile_calibration import plug_in_cdf, straight_window, critical_scales, calibration_sims, WINDOW
+from dptree.rangetree.quantile_pivot import tree_pivot, pivot_ends
 from quantiles_coverage import coverage_line, make  # the coverage benchmark's data sets and rows
 
 QS = np.array([0.05, 0.25, 0.5, 0.75, 0.95])

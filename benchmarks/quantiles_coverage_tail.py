@@ -16,8 +16,8 @@ import numpy as np
 import dptree
 from dptree.noise import make_source
 from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS
-from dptree.quantiles.calibration import WINDOW, calibrated_scales, plug_in_cdf, straight_window
-from dptree.quantiles.intervals import tree_intervals, tree_pivot
+from dptree.rangetree.quantile_calibration import WINDOW, calibrated_scales, plug_in_cdf, straight_window
+from dptree.rangetree.quantile_pivot import tree_intervals, tree_pivot
 from quantiles_coverage import QS, make  # benchmarks/ is on the path when run as a script
 
 

@@ -19,8 +19,9 @@ from dptree.noise import RngLike, make_source
 from dptree.privacy.budget import check_release_budget
 from dptree.quantiles.approx import approx_quantiles, em_call, layer_epsilon
 from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS, choose_method
-from dptree.quantiles.calibration import calibrated_scales, calibration_sims
-from dptree.quantiles.intervals import release_radii, tree_intervals, tree_pivot, value_intervals
+from dptree.rangetree.quantile_calibration import calibrated_intervals, calibration_sims
+from dptree.quantiles.intervals import release_radii, value_intervals
+from dptree.rangetree.quantile_pivot import tree_intervals, tree_pivot
 from dptree.quantiles.release import INTERVALS, METHODS, NEIGHBORS, QuantilesRelease, joint_module, statement
 from dptree.quantiles.staged import staged_quantiles
 from dptree.rangetree.results import quantile_levels
@@ -93,9 +94,9 @@ def quantiles(
     exponential-mechanism methods' points: whole units from ``lower``); estimates and interval ends
     are ``numpy.datetime64``.
     ``interval`` (tree only): ``"calibrated"`` (default) the pivot interval with its multiplier
-    chosen per level by simulating the release's public noise on its own isotonic CDF
+    and its high-end rule chosen per level by simulating the release's public noise on its own isotonic CDF
     (post-processing, no budget; 199 simulations up to 2^16 buckets, fewer above, the pivot
-    interval past 2^20; :mod:`dptree.quantiles.calibration`), ``"pivot"`` the uncalibrated pivot
+    interval past 2^20; :mod:`dptree.rangetree.quantile_calibration`), ``"pivot"`` the uncalibrated pivot
     interval (over-covers, 0.97-0.99 at 95%). ``rng``: tests only (a seeded release is not private).
     """
     eps = check_release_budget(epsilon)
@@ -128,8 +129,9 @@ def quantiles(
         values = [v if dates else v.item() if hasattr(v, "item") else v for v in np.atleast_1d(tree.quantile(qa))]
         sims = calibration_sims(tree.layout.padded_size) if interval == "calibrated" else 0
         pivot = tree_pivot(tree, qa, level, grid=grid)
-        scale = calibrated_scales(tree, qa, level, source=src, sims=sims, grid=grid, pivot=pivot) if sims else None
-        low, high = tree_intervals(tree, qa, level, grid=grid, scale=scale, pivot=pivot,
+        scale, ends = (calibrated_intervals(tree, qa, level, source=src, sims=sims, grid=grid, pivot=pivot) if sims
+                       else (None, "last"))
+        low, high = tree_intervals(tree, qa, level, grid=grid, scale=scale, pivot=pivot, high=ends,
                                    contain=tree.quantile_bucket(qa))
         used = "calibrated" if sims else "pivot"
         ci_low, ci_high = ([v if dates else v.item() for v in c] for c in (low, high))

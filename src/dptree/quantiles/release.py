@@ -23,12 +23,11 @@ from dptree.privacy.budget import check_release_budget
 from dptree.privacy.statement import Neighbors, make_statement, read_statement
 from dptree.quantiles.approx import layer_epsilon, layers
 from dptree.quantiles.intervals import release_radii
+from dptree.rangetree.quantile_calibration import INTERVALS
 
 __all__ = ["QuantilesRelease", "METHODS", "INTERVALS", "statement"]
 
 METHODS: tuple[str, ...] = ("auto", "tree", "approx", "joint", "exponential")
-#: the tree's interval constructions (:mod:`dptree.quantiles.calibration`)
-INTERVALS: tuple[str, ...] = ("calibrated", "pivot")
 NEIGHBORS = [Options(("add_remove", "replace"))]
 #: the sensitivity every exponential-mechanism call is calibrated to, for the level a/b
 _SENSITIVITY = {"add_remove": "max(a, b - a) (add/remove-one)", "replace": "b (replace-one)"}

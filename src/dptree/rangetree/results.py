@@ -38,8 +38,9 @@ class HistogramResult:
 
 @dataclass(frozen=True)
 class QuantileResult:
-    """Quantiles read off the monotone CDF, with intervals: the values whose pointwise ``level``
-    CDF band contains the quantile's rank (an approximate interval, see :meth:`RangeTree.quantile_ci`)."""
+    """Quantiles read off the monotone CDF, with ``level`` intervals (a range tree's are calibrated
+    by simulation, :meth:`RangeTree.quantile_ci`; a sparse range tree's come from its pointwise CDF
+    band, ``SparseRangeTree.quantile_ci``)."""
 
     q: np.ndarray
     values: np.ndarray

@@ -1,4 +1,4 @@
-"""The calibrated tree interval (dptree.quantiles.calibration): its closed-form critical factor
+"""The calibrated tree interval (dptree.rangetree.quantile_calibration): its closed-form critical factor
 agrees with the interval it calibrates, the simulated releases have the release's error law
 (forest passes, padding), the calibration reads the release only (a reloaded release gives the
 same factors), and the API wires both interval constructions."""
@@ -14,16 +14,17 @@ import dptree
 from dptree.errors import DPTreeError
 from dptree.estimation.least_squares import regular_passes
 from dptree.noise import make_source
-from dptree.quantiles.calibration import (
+from dptree.rangetree.quantile_calibration import (
     CALIBRATION_SIMS,
     MIN_SIMS,
+    calibrated_intervals,
     calibrated_scales,
     calibration_sims,
     critical_scales,
     plug_in_cdf,
     straight_window,
 )
-from dptree.quantiles.intervals import pivot_ends, tree_intervals, tree_pivot
+from dptree.rangetree.quantile_pivot import pivot_ends, tree_intervals, tree_pivot
 from dptree.rangetree.release import RangeTree
 
 QS = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
@@ -34,9 +35,10 @@ def _tree(D=1024, n=2000, seed=1, data_seed=0):
     return x, dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, levels="prefix", branching=8, rng=seed)
 
 
+@pytest.mark.parametrize("high", ["last", "first"])  # both rules for the high end
 @pytest.mark.parametrize("monotone", [True, False])  # the calibrated read-off, and the raw pivot's
 @pytest.mark.parametrize("D", [1024, 1000, 9000])  # 9000 > 4096: a coarser read-off grid
-def test_critical_factor_is_where_the_interval_starts_to_cover(D, monotone):
+def test_critical_factor_is_where_the_interval_starts_to_cover(D, monotone, high):
     x, _ = _tree(D)
     F = np.searchsorted(np.sort(x), np.arange(D), side="right")
     checked = 0
@@ -46,14 +48,14 @@ def test_critical_factor_is_where_the_interval_starts_to_cover(D, monotone):
         for i, q in enumerate(QS):
             for target in (int(np.searchsorted(F, q * x.size)), int(np.searchsorted(F, q * x.size)) + 3):
                 g, piv, half = pv.level(i)
-                c = float(critical_scales(g, piv[None, :], half, np.array([target]))[0])
+                c = float(critical_scales(g, piv[None, :], half, np.array([target]), high=high)[0])
                 sc = np.ones(QS.size)
                 sc[i] = c * (1 + 1e-9) + 1e-12
-                lo, hi = tree_intervals(t, QS, 0.95, scale=sc, pivot=pv)
+                lo, hi = tree_intervals(t, QS, 0.95, scale=sc, pivot=pv, high=high)
                 assert lo[i] <= target <= hi[i]
                 if c > 1e-6:
                     sc[i] = c * (1 - 1e-6)
-                    lo, hi = tree_intervals(t, QS, 0.95, scale=sc, pivot=pv)
+                    lo, hi = tree_intervals(t, QS, 0.95, scale=sc, pivot=pv, high=high)
                     assert not lo[i] <= target <= hi[i]
                     checked += 1
     assert checked > 20
@@ -93,6 +95,42 @@ def test_negative_factors_narrow_the_interval_where_the_pivot_wanders():
     scales = calibrated_scales(t, QS, 0.95, source=make_source(0), negative=True)
     assert (scales < 0).all()  # the simulated releases cover at a negative factor too
     assert (calibrated_scales(t, QS, 0.95, source=make_source(0), negative=False) == 0).all()
+
+
+def test_the_two_high_end_rules():
+    """The high end after the last bucket where the pivot is not significantly positive, or at the
+    first where it is: they differ where the pivot dips below the band again after crossing it."""
+    idx = np.array([10, 20, 30, 40])
+    piv, half = np.array([-5.0, 2.0, -1.0, 6.0]), np.full(4, 1.5)
+    assert pivot_ends(idx, piv, half, 100, "last") == (11, 40)
+    assert pivot_ends(idx, piv, half, 100, "first") == (11, 20)
+    assert pivot_ends(idx, np.array([-5.0, -4.0, -3.0, -2.0]), half, 100, "first") == (0, 99)  # never reached
+    assert pivot_ends(idx, np.array([-5.0, -1.0, 0.0, 1.0]), half, 100, "first") == (11, 99)  # never established
+
+
+def test_each_level_keeps_the_rule_narrower_in_simulation():
+    """Sparse log-normal tail (1000 records over 2^16 buckets, q = 0.95): after the data the pivot
+    stays near (1 - q) n with the suffix count's noise, so the last bucket where it is not
+    significantly positive is near the domain's end, and the calibrated "first" rule is far
+    narrower there; calibrated_intervals picks it for that level, and each level's factor is that
+    rule's own calibrated factor."""
+    D = 1 << 16
+    x = np.minimum(np.random.default_rng(2).lognormal(5, 1, 1000).astype(np.int64), D - 1)
+    t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, rng=4)
+    scale, ends = calibrated_intervals(t, QS, 0.95, source=make_source(9))
+    assert ends[-1] == "first"
+    for h in ("last", "first"):
+        own = calibrated_scales(t, QS, 0.95, source=make_source(9), high=h)
+        picked = np.array([e == h for e in ends])
+        np.testing.assert_allclose(scale[picked], own[picked])
+    last = tree_intervals(t, QS, 0.95, scale=calibrated_scales(t, QS, 0.95, source=make_source(9)))
+    chosen = tree_intervals(t, QS, 0.95, scale=scale, high=ends)
+    assert chosen[1][-1] - chosen[0][-1] < (last[1][-1] - last[0][-1]) / 10
+    # the margin: "first" only where it is that many times narrower; an infinite one keeps "last"
+    scale_inf, ends_inf = calibrated_intervals(t, QS, 0.95, source=make_source(9), margin=np.inf)
+    assert ends_inf == ("last",) * QS.size
+    np.testing.assert_allclose(scale_inf, calibrated_scales(t, QS, 0.95, source=make_source(9)))
+    assert ends[:-1] == ("last",) * (QS.size - 1)  # the data's core: the two rules within 2x
 
 
 def test_a_reversed_interval_is_returned_in_order():
