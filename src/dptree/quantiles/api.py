@@ -19,11 +19,11 @@ from dptree.noise import RngLike, make_source
 from dptree.privacy.budget import check_release_budget
 from dptree.quantiles.approx import approx_quantiles, em_call, layer_epsilon
 from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS, choose_method
-from dptree.rangetree.quantile_calibration import calibrated_intervals, calibration_sims
 from dptree.quantiles.intervals import release_radii, value_intervals
-from dptree.rangetree.quantile_pivot import tree_intervals, tree_pivot
 from dptree.quantiles.release import INTERVALS, METHODS, NEIGHBORS, QuantilesRelease, joint_module, statement
 from dptree.quantiles.staged import staged_quantiles
+from dptree.rangetree.quantile_calibration import calibrated_intervals, calibration_sims
+from dptree.rangetree.quantile_pivot import tree_intervals, tree_pivot
 from dptree.rangetree.results import quantile_levels
 
 __all__ = ["quantiles"]

@@ -255,10 +255,12 @@ class RangeTree(CountRelease):
         :meth:`quantile`), widened to hold the estimate.
 
         ``interval="calibrated"`` (default): the pivot interval F_hat(x) - q n_hat with its exact
-        variance (:mod:`~dptree.rangetree.quantile_pivot`), its multiplier chosen per level by
-        simulating this release's public noise with the release as plug-in truth
-        (:mod:`~dptree.rangetree.quantile_calibration`); measured coverage 0.94-0.97 on the data of
-        docs/quantiles.md ("Intervals"). Past 2^20 (padded) buckets the pivot interval is kept.
+        variance (:mod:`~dptree.rangetree.quantile_pivot`), its multiplier and the rule for its
+        high end chosen per level by simulating this release's public noise with the release as
+        plug-in truth (:mod:`~dptree.rangetree.quantile_calibration`); measured coverage 0.94-0.98
+        on the data of docs/quantiles.md ("`RangeTree.quantile_ci`"; the band inversion it replaced
+        covered 0.71 at q = 0.95 of sparse log-normal data). Past 2^20 (padded) buckets the pivot
+        interval is kept.
         ``"pivot"``: the uncalibrated pivot interval, deterministic, covering at least about the
         nominal rate at every level and wider. Both read the estimates and the public plan only
         (post-processing); ``rng`` is the simulation's random source (not privacy noise: a seed
