@@ -6,6 +6,7 @@ uncalibrated pivot interval (``interval="pivot"``). Prints the coverage over all
 and the mean width in buckets, over all levels and per level (docs/quantiles.md, "The high end").
 
     PYTHONPATH=src python3 benchmarks/quantile_ci_coverage.py lognormal 1000 1024 300
+    PYTHONPATH=src python3 benchmarks/quantile_ci_coverage.py lognormal 1000 1024 200 --noise gaussian --variants calibrated
 """
 
 from __future__ import annotations
@@ -28,9 +29,13 @@ def main() -> None:
     ap.add_argument("n", type=int)
     ap.add_argument("domain", type=int)
     ap.add_argument("trials", type=int)
+    ap.add_argument("--variants", default="calibrated,last,pivot")
+    ap.add_argument("--noise", default="laplace", choices=("laplace", "gaussian"))
+    ap.add_argument("--delta", type=float, default=1e-6, help="with --noise gaussian")
     a = ap.parse_args()
     n, D = a.n, a.domain
-    hits = {"calibrated": np.zeros(QS.size), "last": np.zeros(QS.size), "pivot": np.zeros(QS.size)}
+    noise = {"noise": "gaussian", "delta": a.delta} if a.noise == "gaussian" else {}
+    hits = {v: np.zeros(QS.size) for v in a.variants.split(",")}
     width: dict[str, list[float]] = {k: [] for k in hits}
     for s in range(a.trials):
         g = np.random.default_rng(1000 + s // 5)
@@ -38,7 +43,7 @@ def main() -> None:
         x = np.sort(x)
         F = np.searchsorted(x, np.arange(D), side="right")
         true = np.array([np.searchsorted(F, q * n, side="left") for q in QS])
-        t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, rng=s)
+        t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, rng=s, **noise)
         for k in hits:
             if k == "last":
                 sc = calibrated_scales(t, QS, 0.95, source=make_source(10_000 + s),
@@ -49,7 +54,7 @@ def main() -> None:
             hits[k] += (lo <= true) & (true <= hi)
             width[k].extend(hi - lo + 1)
     for k in hits:
-        print(f"{a.kind} n={n} D={D} {k:>11}: {hits[k].sum() / (QS.size * a.trials):.3f}  per level "
+        print(f"{a.kind} n={n} D={D} {a.noise} {k:>11}: {hits[k].sum() / (QS.size * a.trials):.3f}  per level "
               + " ".join(f"{h / a.trials:.3f}" for h in hits[k]) + f"  width {np.mean(width[k]):.1f}"
               + "  per level " + " ".join(f"{w:.0f}" for w in np.mean(np.reshape(width[k], (-1, QS.size)), axis=0)))
 
