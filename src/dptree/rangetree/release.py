@@ -265,7 +265,9 @@ class RangeTree(CountRelease):
         nominal rate at every level and wider. Both read the estimates and the public plan only
         (post-processing); ``rng`` is the simulation's random source (not privacy noise: a seed
         only makes the interval reproducible; default: fresh secure randomness, and repeated calls
-        on this release return the first call's interval). With an estimated total <= 0 the
+        on this release return the first call's interval). The factor is a Monte Carlo estimate, so
+        with fresh randomness (a new process, ``dptree query`` run twice) the ends can move by a
+        few buckets, more where the read-off grid is coarse (docs/quantiles.md). With an estimated total <= 0 the
         interval is the whole domain. Float domains give bucket edges, integers a bucket's first
         and last value, dates the first and the last bucket's start."""
         qa = quantile_levels(q)
