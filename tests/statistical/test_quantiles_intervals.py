@@ -5,7 +5,10 @@ an interval half as wide fails it.
   pivot interval, on the same releases, over-covers (> 0.97), and on a domain with more buckets
   than read-off points (where the coarse read-off alone over-covers, > 0.98); the pivot interval of
   dptree.rangetree.quantile_pivot.tree_intervals covers at least about the nominal rate and the one at
-  level 0.68 (multiplier about half of 0.95's) does not reach 0.9;
+  level 0.68 (multiplier about half of 0.95's) does not reach 0.9; RangeTree.quantile_ci (the
+  same calibrated interval, with the high end read at the first significant bucket where that is
+  narrower in simulation) covers the sparse tail of log-normal data, where the pivot interval runs
+  to the domain's end;
 * exponential-mechanism methods: the rank radius (utility tail, union bound) covers on the
   adversarial point mass whose gaps sit between r/2 and r ranks from the target, where half the
   radius fails most of the time; the value intervals (n declared) cover on spread data (JointExp's
