@@ -175,3 +175,10 @@ RNG: list[Constraint | None] = [
     InstanceOf(np.random.Generator),
     _RandomSource(),
 ]
+#: ... of an ``rng`` that only drives a Monte Carlo on a finished release (a quantile interval's
+#: calibration): a seed there makes the result reproducible and costs no privacy
+SIMULATION_RNG: list[Constraint | None] = [
+    None,
+    Interval(Integral, 0, None, hint="the simulation's seed (reproducibility only; the release is unchanged)"),
+    *RNG[2:],
+]

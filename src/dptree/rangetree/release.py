@@ -25,7 +25,7 @@ from dptree.estimation.intervals import LEVEL, symmetric_interval
 from dptree.io.contract import CountRelease
 from dptree.io.frames import result_frame
 from dptree.noise import RngLike, make_source
-from dptree.noise.sources import RNG
+from dptree.noise.sources import SIMULATION_RNG
 from dptree.privacy.boundary import Boundary
 from dptree.rangetree.calibration import level_sensitivities
 from dptree.rangetree.document import range_tree_document, range_tree_from_document
@@ -248,7 +248,7 @@ class RangeTree(CountRelease):
         return idx, frac
 
     @validate_params({"level": LEVEL, "interval": [Options(INTERVALS)],
-                      "grid": [Interval(Integral, 2, None, hint="e.g. grid=4096")], "rng": RNG})
+                      "grid": [Interval(Integral, 2, None, hint="e.g. grid=4096")], "rng": SIMULATION_RNG})
     def quantile_ci(self, q: Any, level: float = 0.95, *, interval: str = "calibrated", grid: int = 4096,
                     rng: RngLike = None) -> tuple[Any, Any]:
         """A ``level`` confidence interval for each q-quantile (bucket resolution, like

@@ -74,6 +74,9 @@ def test_bad_interval_options_are_refused_by_name() -> None:
         rel.quantile_ci(0.5, interval="band")
     with pytest.raises(InvalidParameterError, match="rng"):
         rel.quantile_ci(0.5, rng="seed")
+    with pytest.raises(InvalidParameterError, match="reproducibility only") as bad_seed:
+        rel.quantile_ci(0.5, rng=-1)
+    assert "not private" not in str(bad_seed.value)  # the simulation's seed does not touch the release
 
 
 def test_intervals_hold_their_estimates_on_sparse_data() -> None:
