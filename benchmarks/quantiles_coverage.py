@@ -20,7 +20,9 @@ the true quantile (the first bucket with F >= q n), over levels 0.05, 0.25, 0.5,
 * ``first``: as ``after`` with the high end at the first bucket where the pivot is significantly
   positive (``high="first"``) instead of after the last where it is not;
 * ``auto``: per level the narrower of ``neg`` and ``first`` in simulation
-  (``calibrated_intervals``);
+  (``calibrated_intervals``), with the plug-in flat from the data's end (the default since Nov 24);
+  ``spread``: ``auto`` with the isotonic fit's last ranks spread over the empty tail
+  (``quantile_calibration.FLAT_TAIL = False``, the default before the flat tail);
 * ``pivot``: the uncalibrated pivot interval (refined grid); ``zero``: the same at factor 0 (from the
   first bucket where the pivot is not negative to the last where it is).
 
@@ -49,12 +51,14 @@ import numpy as np
 import dptree
 from dptree.noise import make_source
 from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS
+from dptree.rangetree import quantile_calibration as qc
 from dptree.rangetree.quantile_calibration import calibrated_intervals, calibrated_scales, calibration_sims
 from dptree.rangetree.quantile_pivot import tree_intervals, tree_pivot
 
 QS = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
 #: variants read off the monotone fit, resp. with the plug-in split where its window is clipped
-MONOTONE, SPLIT = ("mono", "monosplit"), ("after", "uniform", "monosplit", "near", "neg", "open", "first", "auto")
+MONOTONE, SPLIT = ("mono", "monosplit"), ("after", "uniform", "monosplit", "near", "neg", "open", "first", "auto",
+                                          "spread")
 #: variants whose interval is not widened to hold the point estimate (as before Nov 24)
 UNCONTAINED = ("before", "raw", "near", "open")
 
@@ -75,33 +79,36 @@ def make(kind: str, n: int, D: int, seed: int) -> np.ndarray:
     return np.sort(g.choice(col, size=n, replace=False))
 
 
-def cell(kind: str, n: int, D: int, trials: int, variants: list[str], per_data: int, epsilon: float = 1.0) -> None:
+def cell(kind: str, n: int, D: int, trials: int, variants: list[str], per_data: int, epsilon: float = 1.0,
+         qs: np.ndarray = QS) -> None:
     sims = calibration_sims(dptree.plan_range_tree(lower=0, upper=D - 1, epsilon=epsilon, levels=TREE_LEVELS,
                                                    branching=TREE_BRANCHING).layout.padded_size)
-    hits = {v: np.zeros(QS.size) for v in variants}
+    hits = {v: np.zeros(qs.size) for v in variants}
     width: dict[str, list[float]] = {v: [] for v in variants}
     t0 = time.time()
     for s in range(trials):
         if s == 0 or (per_data and s % per_data == 0):
             x = make(kind, n, D, 1000 + s if per_data else 0)
             F = np.searchsorted(x, np.arange(D), side="right")
-            true = np.array([np.searchsorted(F, q * n, side="left") for q in QS])
+            true = np.array([np.searchsorted(F, q * n, side="left") for q in qs])
         t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=epsilon, levels=TREE_LEVELS, branching=TREE_BRANCHING,
                               rng=s)
-        fine = tree_pivot(t, QS, 0.95)
-        mono = tree_pivot(t, QS, 0.95, monotone=True)
+        fine = tree_pivot(t, qs, 0.95)
+        mono = tree_pivot(t, qs, 0.95, monotone=True)
         for v in variants:
-            pv = tree_pivot(t, QS, 0.95, refine=False) if v == "before" else mono if v in MONOTONE else fine
+            pv = tree_pivot(t, qs, 0.95, refine=False) if v == "before" else mono if v in MONOTONE else fine
             high: str | tuple[str, ...] = "first" if v == "first" else "last"
-            if v == "auto":
-                sc, high = calibrated_intervals(t, QS, 0.95, source=make_source(10**7 + s), sims=sims, pivot=pv)
+            if v in ("auto", "spread"):
+                qc.FLAT_TAIL = v == "auto"
+                sc, high = calibrated_intervals(t, qs, 0.95, source=make_source(10**7 + s), sims=sims, pivot=pv)
+                qc.FLAT_TAIL = True
             else:
-                sc = None if v == "pivot" else np.zeros(QS.size) if v == "zero" else calibrated_scales(
-                    t, QS, 0.95, source=make_source(10**7 + s), sims=sims, pivot=pv,
+                sc = None if v == "pivot" else np.zeros(qs.size) if v == "zero" else calibrated_scales(
+                    t, qs, 0.95, source=make_source(10**7 + s), sims=sims, pivot=pv,
                     phase="uniform" if v == "uniform" else "worst", split=v in SPLIT, far=v != "near",
                     negative=v in ("neg", "open"), high=high)
-            lo, hi = tree_intervals(t, QS, 0.95, scale=sc, pivot=pv, high=high,
-                                    contain=None if v in UNCONTAINED else t.quantile_bucket(QS))
+            lo, hi = tree_intervals(t, qs, 0.95, scale=sc, pivot=pv, high=high,
+                                    contain=None if v in UNCONTAINED else t.quantile_bucket(qs))
             hits[v] += (lo <= true) & (true <= hi)
             width[v].extend(hi - lo + 1)
     print(f"{kind} n={n} D={D} epsilon={epsilon:g} trials={trials} sims={sims} per_data={per_data} "
@@ -115,8 +122,10 @@ def coverage_line(name: str, hits: np.ndarray, widths: list[float], trials: int,
     ``extra``, and the coverage per level (``hits[i]``: releases whose level-i interval covered)."""
     c = hits.sum() / (trials * hits.size)
     se = math.sqrt(c * (1 - c) / (trials * hits.size))
+    per = ("  width per level " + " ".join(f"{w:.0f}" for w in np.mean(np.reshape(widths, (-1, hits.size)), axis=0))
+           if len(widths) % hits.size == 0 else "")
     return (f"  {name:>8}: {c:.4f} +- {se:.4f}  width {np.mean(widths):9.1f}  {extra}per level "
-            + " ".join(f"{h / trials:.3f}" for h in hits))
+            + " ".join(f"{h / trials:.3f}" for h in hits) + per)
 
 
 def main() -> None:
@@ -128,6 +137,7 @@ def main() -> None:
     ap.add_argument("--variants", default="before,after,uniform,pivot")
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--per-data", type=int, default=0)
+    ap.add_argument("--qs", default=",".join(map(str, QS)), help="the levels, comma-separated")
     ap.add_argument("--cost", action="store_true", help="only the time per call by domain size (quantiles_auto.py's)")
     a = ap.parse_args()
     if a.cost:
@@ -137,7 +147,8 @@ def main() -> None:
         return
     for kind in a.kinds.split(","):
         for n in (int(v) for v in a.ns.split(",")):
-            cell(kind, n, a.domain, a.trials, a.variants.split(","), a.per_data, a.epsilon)
+            cell(kind, n, a.domain, a.trials, a.variants.split(","), a.per_data, a.epsilon,
+                 np.array([float(q) for q in a.qs.split(",")]))
 
 
 if __name__ == "__main__":

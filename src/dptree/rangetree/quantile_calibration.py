@@ -11,7 +11,19 @@ docs/quantiles.md, "Coverage"), every simulated release is read off the same way
 
 1. plug-in truth: the released isotonic CDF G (:meth:`~dptree.rangetree.estimates.LeafEstimates.monotone_cdf`),
    total G(D - 1), made piecewise linear between the centres of its flat blocks
-   (:func:`plug_in_cdf`) and straight where it is within 3 pivot standard deviations of q G(D - 1)
+   (:func:`plug_in_cdf`). Past where the release says the data end (:func:`data_end`: the first
+   bucket whose suffix count n_hat - F_hat(x) is within :data:`END_Z` standard deviations of 0)
+   the release cannot tell how the last ranks lie, so three tails are calibrated and the largest
+   factor kept (:func:`tail_plug_ins`): the *abrupt* end (those ranks at the plug-in's density
+   just below that bucket, then flat), the *spread* end (on a line up to the first bucket where
+   the suffix estimate reaches 0) and the isotonic fit's own tail. The isotonic fit is capped at 0
+   below but not above, so its tail spreads the last ranks up to the domain's end, and alone it
+   under-covered the top levels of data that end well before the domain: 1000 uniform records on a
+   quarter of 1024 buckets 0.88 at q = 0.95 and 0.65 at q = 1, log-normal records over 2^16
+   buckets 0.57 at q = 1 (0.95, 0.98 and 0.97 with the three tails); the abrupt and spread tails
+   without it are narrower there but cover 3-4 points less at q = 0.95 of sparse data over 2^20
+   buckets (docs/quantiles.md, "Data that end before the domain"). Then the plug-in is
+   straight where it is within 3 pivot standard deviations of q G(D - 1)
    (:func:`straight_window`: the isotonic fit's steps are noise at that scale; where that window
    reaches G's first or last rank, two straight lines meeting where G reaches q G(D - 1): there the
    isotonic fit spreads the last ranks over the empty tail, up to the domain's end, and one line
@@ -54,7 +66,10 @@ docs/quantiles.md, "Coverage"), every simulated release is read off the same way
    Measured (docs/quantiles.md, "The high end" and "`RangeTree.quantile_ci`"): q = 0.95 of 1000
    log-normal records over 2^16 buckets, 63,499 -> 1,524 buckets wide, covering 0.950 (0.965
    with "last"); elsewhere the two are close and "last" (with negative factors) is narrower on
-   sparse uniform data.
+   sparse uniform data. The maximum (q = 1) takes neither: its high end is the domain's end
+   (:data:`~dptree.rangetree.quantile_pivot.MAX_END`; no release bounds the maximum from above,
+   one record may sit anywhere) and only its low end is calibrated (the benchmark's 1000
+   log-normal records over 2^20 buckets: 0.69 before, 1.00).
 
 Factors may be negative (:data:`NEGATIVE`; until Nov 24 they were floored at 0): at c < 0 the low end
 is the first bucket where the pivot is significantly *positive* and the high end follows the last
@@ -92,9 +107,11 @@ import numpy as np
 
 from dptree.noise import RandomSource
 from dptree.noise.integers import uniform_below
-from dptree.rangetree.quantile_pivot import HIGH_ENDS, TreePivot, interval_ends, tree_pivot
+from dptree.rangetree.quantile_pivot import HIGH_ENDS, MAX_END, TreePivot, interval_ends, scaled, tree_pivot
 
-__all__ = ["INTERVALS", "CALIBRATION_SIMS", "calibration_sims", "critical_scales", "plug_in_cdf", "straight_window",
+__all__ = ["INTERVALS", "CALIBRATION_SIMS", "calibration_sims", "critical_scales", "plug_in_cdf", "data_end", "flat_tail",
+           "tail_plug_ins",
+           "straight_window",
            "calibrated_scales", "calibrated_intervals"]
 
 #: the tree's quantile interval constructions: calibrated by simulation (default) or the pivot's own
@@ -121,6 +138,14 @@ NEGATIVE = True
 #: times narrower in simulation (step 5): the "last" rule's one test per end does not lean on the
 #: plug-in, the "first" rule's repeated tests do (0.8 points less coverage without the margin)
 FIRST_MARGIN = 2.0
+#: the plug-in is flat from the first bucket where the suffix count n_hat - F_hat(x) is no longer
+#: this many of its standard deviations above 0 (:func:`data_end`, step 1) ...
+END_Z = 2.0
+#: ... its ranks above that bucket rising at its density over this many standard deviations of
+#: n_hat below it (:func:`flat_tail`)
+TAIL_RANKS = 6.0
+#: the tail's three plug-ins on (:func:`tail_plug_ins`; False: the isotonic fit's tail alone, as before Nov 24)
+FLAT_TAIL = True
 
 
 def calibration_sims(leaves: int) -> int:
@@ -140,6 +165,8 @@ def critical_scales(idx: np.ndarray, piv: np.ndarray, w: np.ndarray, true_bucket
     with np.errstate(divide="ignore", invalid="ignore"):
         r = np.where(w > 0, piv / np.where(w > 0, w, 1.0), np.sign(piv) * np.inf)
     low = np.maximum(np.min(np.where(j <= k, -r, np.inf), axis=1), floor)
+    if high == MAX_END:  # the high end is the domain's end: only the low end can miss
+        return low
     if high == "first":  # covers iff no grid bucket before the true one has P - c w >= 0
         up = np.maximum(np.max(np.where(j < k, r, -np.inf), axis=1), floor)
         return np.maximum(low, up)
@@ -155,6 +182,63 @@ def plug_in_cdf(iso: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     start = np.flatnonzero(np.diff(iso, prepend=np.nan) != 0)  # first bucket of each flat block
     end = np.append(start[1:], iso.size) - 1
     return (start + end) / 2.0, iso[start]
+
+
+def data_end(est: Any, n_hat: float, size: int, z: float = END_Z, grid: int = 4096) -> int:
+    """Where the release says the data end: the first bucket x from which the suffix count
+    n_hat - F_hat(x) is at most ``z`` of its standard deviations (no longer significantly above 0).
+    Estimates and closed-form variances only; searched on ``grid`` evenly spaced buckets, then
+    bucket by bucket in the grid cell where the test first passes."""
+    def ended(idx: np.ndarray) -> np.ndarray:
+        F = est.counts(np.zeros_like(idx), idx, np.zeros(idx.shape, dtype=bool))
+        empty = idx + 1 > size - 1
+        vS = est.variances(np.where(empty, 0, idx + 1), np.full(idx.shape, size - 1), empty)
+        return n_hat - F <= z * np.sqrt(np.maximum(vS, 0.0))
+
+    coarse = np.unique(np.linspace(0, size - 1, min(size, grid)).astype(np.int64))
+    hit = ended(coarse)
+    k = int(np.argmax(hit)) if hit.any() else coarse.size - 1
+    if k == 0:
+        return int(coarse[0])
+    cell = np.arange(coarse[k - 1] + 1, coarse[k] + 1)
+    inside = ended(cell)
+    return int(cell[int(np.argmax(inside))]) if inside.any() else int(coarse[k])
+
+
+def flat_tail(pos: np.ndarray, val: np.ndarray, end: int, ranks: float, last: int | None = None
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """The plug-in knots flat from the data's end on (step 1): up to ``end`` as they are, then a
+    straight line at the plug-in's density over the ``ranks`` ranks below ``end`` up to its last
+    value, reached no earlier than bucket ``last`` when given, and flat after, instead of the
+    isotonic fit's last ranks spread over the empty tail up to the domain's end."""
+    g_end = float(np.interp(end, pos, val))
+    if not (val[0] < g_end < val[-1]) or not ranks > 0:
+        return pos, val
+    r = min(ranks, g_end - float(val[0]))
+    dens = r / max(end - float(np.interp(g_end - r, val, pos)), 1.0)
+    keep = pos < end
+    top = end + (float(val[-1]) - g_end) / dens
+    if last is not None:
+        top = max(top, float(last))
+    return (np.concatenate([pos[keep], [end, top]]),
+            np.concatenate([val[keep], [g_end, val[-1]]]))
+
+
+def tail_plug_ins(pos: np.ndarray, val: np.ndarray, est: Any, n_hat: float, size: int, v_total: float
+                  ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The plug-in truths of step 1, which differ only past the data's end (:func:`data_end` at
+    :data:`END_Z`): the *abrupt* end (the ranks above it at the density just below, then flat,
+    :func:`flat_tail`), the *spread* end (the same ranks on a line up to the first bucket where the
+    suffix estimate reaches 0, where that is later) and the isotonic fit's own tail (its last ranks
+    spread up to where it reaches its top); each distinct one once (data reaching the domain's end
+    give one)."""
+    end, ranks = data_end(est, n_hat, size), TAIL_RANKS * math.sqrt(v_total)
+    out: list[tuple[np.ndarray, np.ndarray]] = []
+    for plug in (flat_tail(pos, val, end, ranks), flat_tail(pos, val, end, ranks, data_end(est, n_hat, size, 0.0)),
+                 (pos, val)):
+        if not any(np.array_equal(plug[0], p) and np.array_equal(plug[1], v) for p, v in out):
+            out.append(plug)
+    return out
 
 
 def straight_window(pos: np.ndarray, val: np.ndarray, target: float, half: float,
@@ -234,8 +318,11 @@ def calibrated_intervals(tree: Any, qs: np.ndarray, level: float, *, source: Ran
     average more than ``margin`` times narrower than ``"last"``'s, else ``"last"`` (a function of
     the plug-in and the public noise law, not of the release's own noise beyond the plug-in;
     step 5 of the module docstring)."""
-    scales, widths = _calibrate(tree, qs, level, source, sims, grid, pivot, "worst", SPLIT, None, None, HIGH_ENDS)
-    pick = tuple("first" if widths["first"][i] * margin < widths["last"][i] else "last" for i in range(len(qs)))
+    top = np.asarray(qs) >= 1.0
+    highs = HIGH_ENDS + ((MAX_END,) if top.any() else ())
+    scales, widths = _calibrate(tree, qs, level, source, sims, grid, pivot, "worst", SPLIT, None, None, highs)
+    pick = tuple(MAX_END if top[i] else "first" if widths["first"][i] * margin < widths["last"][i] else "last"
+                 for i in range(len(qs)))
     return np.array([scales[h][i] for i, h in enumerate(pick)]), pick
 
 
@@ -250,6 +337,7 @@ def _calibrate(tree: Any, qs: np.ndarray, level: float, source: RandomSource, si
     ones = {h: np.ones(len(qs)) for h in highs}
     if not n_plug > 0 or not pv.n_hat > 0:
         return ones, ones  # the released interval is the whole domain or the plug-in has no data
+    plugs = tail_plug_ins(pos, val, est, pv.n_hat, D, pv.vN) if FLAT_TAIL else [(pos, val)]
     err = est.simulated_cdf_errors(plan.noise_spec, plan.root_exact, sims, source, np.append(pv.idx + 1, D))
     n_sim = n_plug + err[:, -1]
     order = min(sims, math.ceil(level * (sims + 1))) - 1
@@ -258,20 +346,20 @@ def _calibrate(tree: Any, qs: np.ndarray, level: float, source: RandomSource, si
     else:  # the top of the bucket and just above its bottom, the larger factor kept
         phases = [np.ones(sims), np.full(sims, 1e-9)]
     negative = NEGATIVE if negative is None else negative
-    floor = {h: -np.inf if negative and h == "last" else 0.0 for h in highs}
+    floor = {h: -np.inf if negative and h in ("last", MAX_END) else 0.0 for h in highs}
     out = {h: np.full(len(qs), floor[h]) for h in highs}
     width = {h: np.zeros(len(qs)) for h in highs}
     for i, q in enumerate(qs):
         g, _, half = pv.level(i)
         e = err[:, pv.cols[i]]
         t = q * n_plug
-        s_i = float(np.interp(np.interp(t, val, pos), g, pv.sd(i)))  # the pivot's sd near the plug-in quantile
-        kp, kv = straight_window(pos, val, t, WINDOW * s_i, split, far)
-        y = float(np.interp(t, kv, kp)) if t > kv[0] else 0.0  # where the plug-in reaches q n
-        # the truth shifted so that q n falls at fraction u of its bucket (u = 1: at the top, where
-        # the low end is hardest to cover; u near 0: just above the bottom, the high end's hardest)
         simulated = []
-        for u in phases:
+        for (pos, val), u in ((plug, u) for plug in plugs for u in phases):
+            s_i = float(np.interp(np.interp(t, val, pos), g, pv.sd(i)))  # the pivot's sd near the plug-in quantile
+            kp, kv = straight_window(pos, val, t, WINDOW * s_i, split, far)
+            y = float(np.interp(t, kv, kp)) if t > kv[0] else 0.0  # where the plug-in reaches q n
+            # the truth shifted so that q n falls at fraction u of its bucket (u = 1: at the top, where
+            # the low end is hardest to cover; u near 0: just above the bottom, the high end's hardest)
             shift = y - math.floor(y) - 1.0 + u
             truth = np.interp(g[None, :] + shift[:, None], kp, kv)
             true_bucket = np.clip(np.ceil(y - shift), 0, D - 1).astype(np.int64)
@@ -283,6 +371,6 @@ def _calibrate(tree: Any, qs: np.ndarray, level: float, source: RandomSource, si
                 out[h][i] = max(out[h][i], float(np.partition(c, order)[order]))
         if len(highs) > 1:
             for h in highs:
-                ends = [interval_ends(g, piv, out[h][i] * half, D, h) for piv in simulated]
+                ends = [interval_ends(g, piv, scaled(out[h][i], half), D, h) for piv in simulated]
                 width[h][i] = float(np.mean([np.mean(b - a + 1) for a, b in ends]))
     return out, width

@@ -13,7 +13,8 @@ only when a run of correlated tests errs); :mod:`dptree.rangetree.quantile_calib
 factor on the multiplier by simulating the release (``tree_intervals(..., scale=)``), and with it
 where to read the high end (``high=``, :data:`HIGH_ENDS`): after the last bucket where the pivot
 is not significantly positive, or at the first where it is (repeated tests, which only a
-calibrated factor makes sound; far narrower in an empty tail). For
+calibrated factor makes sound; far narrower in an empty tail); the maximum's (q = 1) at the
+domain's end (:data:`MAX_END`). For
 comparison the pivot can be read off the isotonic fit of F_hat on each level's grid
 (``tree_pivot(..., monotone=True)``, calibrated the same way; the interval at factor 0 is then a
 point; not the default, docs/quantiles.md, "Coverage").
@@ -28,13 +29,16 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["TreePivot", "tree_pivot", "pivot_ends", "interval_ends", "tree_intervals", "HIGH_ENDS", "FINE_FACTOR",
-           "FINE_POINTS"]
+__all__ = ["TreePivot", "tree_pivot", "pivot_ends", "interval_ends", "tree_intervals", "scaled", "HIGH_ENDS",
+           "MAX_END", "FINE_FACTOR", "FINE_POINTS"]
 
 
 #: where an interval's high end is read (:func:`interval_ends`): after the last bucket where the pivot
 #: is not significantly positive, or at the first where it is
 HIGH_ENDS: tuple[str, ...] = ("last", "first")
+#: the high end of the maximum's interval (q = 1): the domain's end, always. No release bounds the
+#: maximum from above: one record may sit anywhere, and its count is within the noise
+MAX_END = "end"
 #: the read-off grid is refined to single buckets where the interval at up to this factor on the
 #: multiplier can end (:func:`tree_pivot`): factors above it end on the coarse grid (widened, so wider)
 FINE_FACTOR = 2.0
@@ -132,6 +136,14 @@ def tree_pivot(tree: Any, qs: np.ndarray, level: float, *, grid: int = 4096, ref
     return TreePivot(idx, F, n_hat, vF, vS, vN, mult, D, q, tuple(np.searchsorted(idx, g) for g in grids), monotone)
 
 
+def scaled(factor: float, half: np.ndarray) -> np.ndarray:
+    """The half-widths at ``factor``: ``factor * half``, 0 where ``half`` is 0 (the last bucket at
+    q = 1, where the pivot has no noise) even at an infinite factor (the calibration's factor when
+    every simulated interval covers at any factor), so that no bucket's test is undefined."""
+    with np.errstate(invalid="ignore"):
+        return np.where(half > 0, factor * half, 0.0)
+
+
 def pivot_ends(idx: np.ndarray, piv: np.ndarray, half: np.ndarray, size: int, high: str = "last"
                ) -> tuple[int, int]:
     """The interval's first and last bucket from one level's pivot values ``piv`` and half-widths
@@ -146,13 +158,16 @@ def interval_ends(idx: np.ndarray, piv: np.ndarray, half: np.ndarray, size: int,
     with half-widths ``half`` on the grid ``idx``: from the first grid bucket where the pivot is
     not significantly negative (widened to the grid point before it) to, with ``high="last"``, the
     bucket after the last one where it is not significantly positive, or with ``high="first"``, the
-    first bucket where it is significantly positive (:data:`HIGH_ENDS`); the whole domain where no
+    first bucket where it is significantly positive (:data:`HIGH_ENDS`), or with ``high="end"`` the
+    domain's last bucket (:data:`MAX_END`); the whole domain where no
     bucket reaches the target. A reversed pair (only at a negative factor) is returned in order."""
     m = idx.size
     up = piv + half >= 0
     j = np.argmax(up, axis=1)
     low = np.where(j > 0, idx[np.maximum(j - 1, 0)] + 1, idx[0])
-    if high == "first":
+    if high == MAX_END:
+        hi = np.full(piv.shape[0], size - 1)
+    elif high == "first":
         above = piv - half >= 0  # buckets where F(x) >= q n is established
         hi = np.where(above.any(axis=1), idx[np.argmax(above, axis=1)], size - 1)
     else:
@@ -184,7 +199,7 @@ def tree_intervals(tree: Any, qs: np.ndarray, level: float, *, grid: int = 4096,
     if pv.n_hat > 0:
         for i in range(len(qs)):
             g, piv, half = pv.level(i)
-            low_leaf[i], high_leaf[i] = pivot_ends(g, piv, sc[i] * half, pv.size,
+            low_leaf[i], high_leaf[i] = pivot_ends(g, piv, scaled(sc[i], half), pv.size,
                                                    high if isinstance(high, str) else high[i])
     if contain is not None:
         low_leaf, high_leaf = np.minimum(low_leaf, contain), np.maximum(high_leaf, contain)

@@ -259,8 +259,12 @@ class RangeTree(CountRelease):
         high end chosen per level by simulating this release's public noise with the release as
         plug-in truth (:mod:`~dptree.rangetree.quantile_calibration`); measured coverage 0.94-0.98
         on the data of docs/quantiles.md ("`RangeTree.quantile_ci`"; the band inversion it replaced
-        covered 0.71 at q = 0.95 of sparse log-normal data). Past 2^20 (padded) buckets the pivot
-        interval is kept.
+        covered 0.71 at q = 0.95 of sparse log-normal data; the top levels of data that end well
+        before the domain are calibrated on the worst of three tails past the data's end: q = 0.95
+        and 1 of uniform data on a quarter of the domain 0.95 and 0.98, where they were 0.88 and
+        0.65, docs/quantiles.md, "Data that end before the domain"). The maximum's (q = 1) interval always ends
+        at the domain's end: no release bounds the maximum from above. Past 2^20 (padded) buckets
+        the pivot interval is kept.
         ``"pivot"``: the uncalibrated pivot interval, deterministic, covering at least about the
         nominal rate at every level and wider. Both read the estimates and the public plan only
         (post-processing); ``rng`` is the simulation's random source (not privacy noise: a seed

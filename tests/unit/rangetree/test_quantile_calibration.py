@@ -21,10 +21,13 @@ from dptree.rangetree.quantile_calibration import (
     calibrated_scales,
     calibration_sims,
     critical_scales,
+    data_end,
+    flat_tail,
     plug_in_cdf,
     straight_window,
+    tail_plug_ins,
 )
-from dptree.rangetree.quantile_pivot import pivot_ends, tree_intervals, tree_pivot
+from dptree.rangetree.quantile_pivot import pivot_ends, scaled, tree_intervals, tree_pivot
 from dptree.rangetree.release import RangeTree
 
 QS = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
@@ -35,7 +38,7 @@ def _tree(D=1024, n=2000, seed=1, data_seed=0):
     return x, dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, levels="prefix", branching=8, rng=seed)
 
 
-@pytest.mark.parametrize("high", ["last", "first"])  # both rules for the high end
+@pytest.mark.parametrize("high", ["last", "first", "end"])  # the rules for the high end
 @pytest.mark.parametrize("monotone", [True, False])  # the calibrated read-off, and the raw pivot's
 @pytest.mark.parametrize("D", [1024, 1000, 9000])  # 9000 > 4096: a coarser read-off grid
 def test_critical_factor_is_where_the_interval_starts_to_cover(D, monotone, high):
@@ -182,6 +185,119 @@ def test_plug_in_spreads_each_jump_between_block_centres():
     pos, val = plug_in_cdf(np.array([0.0, 0.0, 5.0, 5.0, 5.0, 9.0]))
     np.testing.assert_array_equal(pos, [0.5, 3.0, 5.0])
     np.testing.assert_array_equal(val, [0.0, 5.0, 9.0])
+
+
+def test_scaled_half_widths_are_defined_at_infinite_factors():
+    """A factor of -inf (every simulated interval covered at any factor) times a zero half-width (the
+    pivot's last bucket at q = 1) is 0, not NaN, and raises no RuntimeWarning; elsewhere it is the
+    product."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = scaled(-np.inf, np.array([0.0, 2.0]))
+        np.testing.assert_array_equal(out, [0.0, -np.inf])
+        np.testing.assert_array_equal(scaled(0.5, np.array([0.0, 2.0, 4.0])), [0.0, 1.0, 2.0])
+
+
+def test_data_end_is_where_the_suffix_count_stops_being_significant():
+    """Uniform records on [0, 256) of 1024 buckets: the suffix count n_hat - F_hat(x) is far above its
+    noise inside the data, so the end found is within a few buckets of the last record (never deep
+    in the empty tail, where the isotonic fit spreads its last ranks); it is the first bucket whose
+    suffix passes the test, found through the coarse grid and the cell that holds it (a 64-point grid
+    gives the same bucket as the full one); data reaching the domain's end end there."""
+    D = 1024
+    x = np.random.default_rng(3).integers(0, 256, 1000)
+    for s in range(5):
+        t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, rng=s)
+        est, n_hat = t._est, t.total()
+        end = data_end(est, n_hat, D)
+        assert 235 <= end <= 262, end
+        idx = np.arange(D)
+        F = est.counts(np.zeros_like(idx), idx, np.zeros(D, dtype=bool))
+        empty = idx + 1 > D - 1
+        sd = np.sqrt(est.variances(np.where(empty, 0, idx + 1), np.full(D, D - 1), empty))
+        passed = n_hat - F <= 2.0 * sd
+        assert passed[end] and not passed[:end].any()
+        assert data_end(est, n_hat, D, grid=64) == end
+        assert data_end(est, n_hat, D, z=0.5) >= end  # a stricter test ends no earlier
+    full = dptree.range_tree(np.random.default_rng(4).integers(0, D, 5000), lower=0, upper=D - 1,
+                             epsilon=1.0, rng=0)
+    assert data_end(full._est, full.total(), D) >= D - 4
+
+
+def test_flat_tail_puts_the_spread_ranks_at_the_density_inside_the_data():
+    """A plug-in whose last 100 ranks are spread over an empty tail of 10^5 buckets, and a data end
+    found at bucket 90: the knots up to it are kept, then a line at the density of the 60 ranks
+    below (10 a bucket here) reaches the last value 10 buckets later, and the plug-in is flat after
+    it; an end at the first or last value, or no ranks to measure, leaves the knots as they were."""
+    pos = np.array([0.0, 90.0, 100_090.0])
+    val = np.array([0.0, 900.0, 1000.0])
+    p, v = flat_tail(pos, val, 90, 60.0)
+    np.testing.assert_allclose(p, [0.0, 90.0, 100.0])
+    np.testing.assert_allclose(v, [0.0, 900.0, 1000.0])
+    assert float(np.interp(950.0, v, p)) == pytest.approx(95.0)  # the 0.95 point: 5 buckets, not 50,000
+    p, v = flat_tail(pos, val, 50, 60.0)  # an end inside the steep part: 500 ranks at 10 a bucket
+    np.testing.assert_allclose(p, [0.0, 50.0, 100.0])
+    np.testing.assert_allclose(v, [0.0, 500.0, 1000.0])
+    for end, ranks in ((0, 60.0), (200_000, 60.0), (90, 0.0)):
+        same = flat_tail(pos, val, end, ranks)
+        np.testing.assert_array_equal(same[0], pos)
+        np.testing.assert_array_equal(same[1], val)
+
+
+def test_flat_tail_reaches_its_last_value_no_earlier_than_last():
+    """With ``last`` (the spread end), the same ranks reach the last value on a line ending at
+    ``last`` where that is later than the abrupt end, and at the abrupt end where it is earlier."""
+    pos = np.array([0.0, 90.0, 100_090.0])
+    val = np.array([0.0, 900.0, 1000.0])
+    p, v = flat_tail(pos, val, 90, 60.0, 400)
+    np.testing.assert_allclose(p, [0.0, 90.0, 400.0])
+    np.testing.assert_allclose(v, [0.0, 900.0, 1000.0])
+    p, _ = flat_tail(pos, val, 90, 60.0, 95)
+    np.testing.assert_allclose(p, [0.0, 90.0, 100.0])
+
+
+def test_tail_plug_ins_are_the_abrupt_the_spread_and_the_isotonic_tail():
+    """Uniform records on [0, 256) of 1024 buckets: three plug-ins that agree up to the data's end,
+    the abrupt one reaching its last value within a few buckets of the data's end, the spread one
+    no earlier, and the isotonic fit's own tail (its knots as they are) much later; data filling
+    the domain give one plug-in, the isotonic fit's own knots."""
+    D = 1024
+    x = np.random.default_rng(3).integers(0, 256, 1000)
+    t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, rng=2)
+    pos, val = plug_in_cdf(t._est.monotone_cdf())
+    plugs = tail_plug_ins(pos, val, t._est, t.total(), D, t.total_stderr() ** 2)
+    assert len(plugs) == 3
+    reach = [float(np.interp(val[-1] - 1e-9, v, p)) for p, v in plugs]
+    assert 240 <= reach[0] <= 300 and reach[0] <= reach[1] < reach[2] and reach[2] > 600, reach
+    np.testing.assert_array_equal(plugs[2][0], pos)
+    np.testing.assert_array_equal(plugs[2][1], val)
+    assert all(v[-1] == val[-1] for _, v in plugs)
+    for p, v in plugs[:2]:  # the same plug-in below the data's end
+        np.testing.assert_allclose(np.interp(np.arange(200), p, v), np.interp(np.arange(200), pos, val))
+    full = dptree.range_tree(np.random.default_rng(4).integers(0, D, 5000), lower=0, upper=D - 1,
+                             epsilon=1.0, rng=0)
+    fp, fv = plug_in_cdf(full._est.monotone_cdf())
+    one = tail_plug_ins(fp, fv, full._est, full.total(), D, full.total_stderr() ** 2)
+    assert len(one) == 1 and np.array_equal(one[0][0], fp)
+
+
+def test_the_maximum_interval_runs_to_the_domain_end():
+    """q = 1 (the maximum) takes the "end" rule whatever the simulated widths, and its interval ends
+    at the domain's last bucket; the other levels keep one of the two high-end rules. Its factor
+    is the low end's alone: on the same simulations it is at most the "last" rule's (which must
+    also cover from above)."""
+    x = np.random.default_rng(3).integers(0, 256, 1000)
+    t = dptree.range_tree(x, lower=0, upper=1023, epsilon=1.0, rng=1)
+    qs = np.array([0.5, 0.95, 1.0])
+    scales, rules = calibrated_intervals(t, qs, 0.95, source=make_source(4))
+    assert rules[2] == "end" and rules[0] in ("last", "first") and rules[1] in ("last", "first")
+    lo, hi = t.quantile_ci(qs, rng=4)
+    assert hi[2] == 1023 and lo[2] <= 300
+    end = calibrated_scales(t, qs[2:], 0.95, source=make_source(5), high="end")[0]
+    last = calibrated_scales(t, qs[2:], 0.95, source=make_source(5), high="last")[0]
+    assert end <= last
 
 
 def test_split_line_is_no_flatter_than_the_plug_in_further_inside_the_data():
