@@ -22,8 +22,7 @@ from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS, choose_method
 from dptree.quantiles.intervals import release_radii, value_intervals
 from dptree.quantiles.release import INTERVALS, METHODS, NEIGHBORS, QuantilesRelease, joint_module, statement
 from dptree.quantiles.staged import staged_quantiles
-from dptree.rangetree.quantile_calibration import calibrated_intervals, calibration_sims
-from dptree.rangetree.quantile_pivot import tree_intervals, tree_pivot
+from dptree.rangetree.quantile_calibration import calibration_sims, released_intervals
 from dptree.rangetree.results import quantile_levels
 
 __all__ = ["quantiles"]
@@ -128,11 +127,7 @@ def quantiles(
                           branching=TREE_BRANCHING, neighbors=neighbors, column=column, missing=on_invalid, rng=src)
         values = [v if dates else v.item() if hasattr(v, "item") else v for v in np.atleast_1d(tree.quantile(qa))]
         sims = calibration_sims(tree.layout.padded_size) if interval == "calibrated" else 0
-        pivot = tree_pivot(tree, qa, level, grid=grid)
-        scale, ends = (calibrated_intervals(tree, qa, level, source=src, sims=sims, grid=grid, pivot=pivot) if sims
-                       else (None, "last"))
-        low, high = tree_intervals(tree, qa, level, grid=grid, scale=scale, pivot=pivot, high=ends,
-                                   contain=tree.quantile_bucket(qa))
+        low, high = released_intervals(tree, qa, level, source=src, sims=sims, grid=grid)
         used = "calibrated" if sims else "pivot"
         ci_low, ci_high = ([v if dates else v.item() for v in c] for c in (low, high))
         if enc.kind == "float":

@@ -107,12 +107,20 @@ import numpy as np
 
 from dptree.noise import RandomSource
 from dptree.noise.integers import uniform_below
-from dptree.rangetree.quantile_pivot import HIGH_ENDS, MAX_END, TreePivot, interval_ends, scaled, tree_pivot
+from dptree.rangetree.quantile_pivot import (
+    HIGH_ENDS,
+    MAX_END,
+    TreePivot,
+    interval_ends,
+    scaled,
+    tree_intervals,
+    tree_pivot,
+)
 
 __all__ = ["INTERVALS", "CALIBRATION_SIMS", "calibration_sims", "critical_scales", "plug_in_cdf", "data_end", "flat_tail",
            "tail_plug_ins",
            "straight_window",
-           "calibrated_scales", "calibrated_intervals"]
+           "calibrated_scales", "calibrated_intervals", "released_intervals"]
 
 #: the tree's quantile interval constructions: calibrated by simulation (default) or the pivot's own
 INTERVALS: tuple[str, ...] = ("calibrated", "pivot")
@@ -324,6 +332,22 @@ def calibrated_intervals(tree: Any, qs: np.ndarray, level: float, *, source: Ran
     pick = tuple(MAX_END if top[i] else "first" if widths["first"][i] * margin < widths["last"][i] else "last"
                  for i in range(len(qs)))
     return np.array([scales[h][i] for i, h in enumerate(pick)]), pick
+
+
+def released_intervals(tree: Any, qs: np.ndarray, level: float, *, source: RandomSource, sims: int,
+                       grid: int = 4096, pivot: TreePivot | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The interval ``RangeTree.quantile_ci`` and ``dptree.quantiles`` release for each level (first
+    and last value): calibrated (:func:`calibrated_intervals`) when ``sims`` > 0, else the pivot
+    interval with the high end after the last non-significant bucket; the maximum's (q = 1) high
+    end at the domain's end either way (:data:`~dptree.rangetree.quantile_pivot.MAX_END`); widened
+    to hold the point estimate's bucket."""
+    pv = tree_pivot(tree, qs, level, grid=grid) if pivot is None else pivot
+    if sims:
+        scale, ends = calibrated_intervals(tree, qs, level, source=source, sims=sims, grid=grid, pivot=pv)
+    else:
+        scale, ends = None, tuple(MAX_END if q >= 1.0 else "last" for q in np.asarray(qs))
+    return tree_intervals(tree, qs, level, grid=grid, scale=scale, pivot=pv, high=ends,
+                          contain=tree.quantile_bucket(qs))
 
 
 def _calibrate(tree: Any, qs: np.ndarray, level: float, source: RandomSource, sims: int, grid: int,

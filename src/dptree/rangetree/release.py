@@ -31,8 +31,7 @@ from dptree.rangetree.calibration import level_sensitivities
 from dptree.rangetree.document import range_tree_document, range_tree_from_document
 from dptree.rangetree.estimates import LeafEstimates
 from dptree.rangetree.plan import RangeTreePlan, plan_range_tree
-from dptree.rangetree.quantile_calibration import INTERVALS, calibrated_intervals, calibration_sims
-from dptree.rangetree.quantile_pivot import tree_intervals, tree_pivot
+from dptree.rangetree.quantile_calibration import INTERVALS, calibration_sims, released_intervals
 from dptree.rangetree.results import Answers, HistogramResult, QuantileResult, quantile_levels
 
 __all__ = [
@@ -262,9 +261,9 @@ class RangeTree(CountRelease):
         covered 0.71 at q = 0.95 of sparse log-normal data; the top levels of data that end well
         before the domain are calibrated on the worst of three tails past the data's end: q = 0.95
         and 1 of uniform data on a quarter of the domain 0.95 and 0.98, where they were 0.88 and
-        0.65, docs/quantiles.md, "Data that end before the domain"). The maximum's (q = 1) interval always ends
-        at the domain's end: no release bounds the maximum from above. Past 2^20 (padded) buckets
-        the pivot interval is kept.
+        0.65, docs/quantiles.md, "Data that end before the domain"). The maximum's (q = 1)
+        interval always ends at the domain's end: no release bounds the maximum from above. Past
+        2^20 (padded) buckets the pivot interval is kept.
         ``"pivot"``: the uncalibrated pivot interval, deterministic, covering at least about the
         nominal rate at every level and wider. Both read the estimates and the public plan only
         (post-processing); ``rng`` is the simulation's random source (not privacy noise: a seed
@@ -278,12 +277,8 @@ class RangeTree(CountRelease):
         key = (tuple(qa.tolist()), float(level), interval, int(grid))
         kept = self._intervals.get(key) if rng is None else None
         if kept is None:
-            pivot = tree_pivot(self, qa, level, grid=grid)
             sims = calibration_sims(self.layout.padded_size) if interval == "calibrated" else 0
-            scale, ends = (calibrated_intervals(self, qa, level, source=make_source(rng), sims=sims, grid=grid,
-                                                pivot=pivot) if sims else (None, "last"))
-            kept = tree_intervals(self, qa, level, grid=grid, scale=scale, pivot=pivot, high=ends,
-                                  contain=self.quantile_bucket(qa))
+            kept = released_intervals(self, qa, level, source=make_source(rng), sims=sims, grid=grid)
             if rng is None:
                 self._intervals[key] = kept
         low, high = kept

@@ -285,7 +285,8 @@ def test_tail_plug_ins_are_the_abrupt_the_spread_and_the_isotonic_tail():
 
 def test_the_maximum_interval_runs_to_the_domain_end():
     """q = 1 (the maximum) takes the "end" rule whatever the simulated widths, and its interval ends
-    at the domain's last bucket; the other levels keep one of the two high-end rules. Its factor
+    at the domain's last bucket (calibrated or not, in RangeTree.quantile_ci and dptree.quantiles);
+    the other levels keep one of the two high-end rules. Its factor
     is the low end's alone: on the same simulations it is at most the "last" rule's (which must
     also cover from above)."""
     x = np.random.default_rng(3).integers(0, 256, 1000)
@@ -295,6 +296,9 @@ def test_the_maximum_interval_runs_to_the_domain_end():
     assert rules[2] == "end" and rules[0] in ("last", "first") and rules[1] in ("last", "first")
     lo, hi = t.quantile_ci(qs, rng=4)
     assert hi[2] == 1023 and lo[2] <= 300
+    assert t.quantile_ci(qs, interval="pivot")[1][2] == 1023  # the uncalibrated interval too
+    res = dptree.quantiles(x, qs, lower=0, upper=1023, epsilon=1.0, method="tree", rng=1)
+    assert res.to_frame()["ci_high"].iloc[2] == 1023  # and dptree.quantiles' tree intervals
     end = calibrated_scales(t, qs[2:], 0.95, source=make_source(5), high="end")[0]
     last = calibrated_scales(t, qs[2:], 0.95, source=make_source(5), high="last")[0]
     assert end <= last
