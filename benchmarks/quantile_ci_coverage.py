@@ -2,8 +2,8 @@
 epsilon = 1, levels 0.05, 0.25, 0.5, 0.75, 0.95 (``--qs``), a fresh data set every 5 releases: the
 calibrated interval (the default: factor and high-end rule per level), the calibrated interval with
 the high end always after the last non-significant bucket (``last``: the default before Nov 24), the
-calibrated interval with the isotonic fit's tail as plug-in (``spread``: before the flat tails,
-``quantile_calibration.FLAT_TAIL = False``), and the uncalibrated pivot interval
+calibrated interval with the isotonic fit's tail as the only plug-in (``spread``: before the three tails,
+``quantile_calibration.TAIL_PLUG_INS = False``), and the uncalibrated pivot interval
 (``interval="pivot"``). Prints the coverage over all levels, per level, and the mean width in
 buckets, over all levels and per level (docs/quantiles.md, "The high end", "Data that end before
 the domain"). Data (``KINDS``): uniform over the domain, log-normal(5, 1) capped at its end, and
@@ -66,10 +66,10 @@ def main() -> None:
         true = np.array([np.searchsorted(F, q * n, side="left") for q in qs])
         t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, rng=s, **noise)
         for k in hits:
-            if k == "spread":  # the calibration before the flat tails (quantile_calibration.FLAT_TAIL)
-                qc.FLAT_TAIL = False
+            if k == "spread":  # the isotonic tail alone (quantile_calibration.TAIL_PLUG_INS off)
+                qc.TAIL_PLUG_INS = False
                 lo, hi = t.quantile_ci(qs, rng=10_000 + s)
-                qc.FLAT_TAIL = True
+                qc.TAIL_PLUG_INS = True
             elif k == "last":
                 sc = calibrated_scales(t, qs, 0.95, source=make_source(10_000 + s),
                                        sims=calibration_sims(t.layout.padded_size))

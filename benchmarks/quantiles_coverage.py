@@ -20,9 +20,9 @@ the true quantile (the first bucket with F >= q n), over levels 0.05, 0.25, 0.5,
 * ``first``: as ``after`` with the high end at the first bucket where the pivot is significantly
   positive (``high="first"``) instead of after the last where it is not;
 * ``auto``: per level the narrower of ``neg`` and ``first`` in simulation
-  (``calibrated_intervals``), with the plug-in flat from the data's end (the default since Nov 24);
+  (``calibrated_intervals``), with the three tails past the data's end (the default since Nov 24);
   ``spread``: ``auto`` with the isotonic fit's last ranks spread over the empty tail
-  (``quantile_calibration.FLAT_TAIL = False``, the default before the flat tail);
+  (``quantile_calibration.TAIL_PLUG_INS = False``, the default before the three tails);
 * ``pivot``: the uncalibrated pivot interval (refined grid); ``zero``: the same at factor 0 (from the
   first bucket where the pivot is not negative to the last where it is).
 
@@ -99,9 +99,9 @@ def cell(kind: str, n: int, D: int, trials: int, variants: list[str], per_data: 
             pv = tree_pivot(t, qs, 0.95, refine=False) if v == "before" else mono if v in MONOTONE else fine
             high: str | tuple[str, ...] = "first" if v == "first" else "last"
             if v in ("auto", "spread"):
-                qc.FLAT_TAIL = v == "auto"
+                qc.TAIL_PLUG_INS = v == "auto"
                 sc, high = calibrated_intervals(t, qs, 0.95, source=make_source(10**7 + s), sims=sims, pivot=pv)
-                qc.FLAT_TAIL = True
+                qc.TAIL_PLUG_INS = True
             else:
                 sc = None if v == "pivot" else np.zeros(qs.size) if v == "zero" else calibrated_scales(
                     t, qs, 0.95, source=make_source(10**7 + s), sims=sims, pivot=pv,

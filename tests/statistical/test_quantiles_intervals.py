@@ -9,7 +9,7 @@ an interval half as wide fails it.
   same calibrated interval, with the high end read at the first significant bucket where that is
   narrower in simulation) covers the sparse tail of log-normal data, where the pivot interval runs
   to the domain's end, and covers the top levels (0.95, 0.99, the maximum) of data that end well
-  before the domain does, where the plug-in without its flat tail covers the maximum < 0.8;
+  before the domain does, where the isotonic tail alone covers the maximum < 0.8;
 * exponential-mechanism methods: the rank radius (utility tail, union bound) covers on the
   adversarial point mass whose gaps sit between r/2 and r ranks from the target, where half the
   radius fails most of the time; the value intervals (n declared) cover on spread data (JointExp's
@@ -100,7 +100,7 @@ def test_quantile_ci_covers_the_top_levels_when_the_data_end_before_the_domain(m
     maximum), a fresh data set every 5 of 60 releases. Past where the release says the data end the
     calibration takes the worst of three tails (``tail_plug_ins``: abrupt, spread, the isotonic
     fit's own), and the intervals cover at least 0.9 at every level. Teeth: the same releases
-    calibrated on the isotonic fit's tail alone (``FLAT_TAIL = False``, the plug-in before Nov 24)
+    calibrated on the isotonic fit's tail alone (``TAIL_PLUG_INS = False``, the plug-in before Nov 24)
     cover the maximum less than 0.8 of the time (0.40 over 100 releases, 0.65 before the maximum's
     high end was the domain's end; docs/quantiles.md) and cover less at 0.95 (0.92 against 1.00
     when written). The price is width at 0.95: 110 against 24 buckets on average here."""
@@ -115,7 +115,7 @@ def test_quantile_ci_covers_the_top_levels_when_the_data_end_before_the_domain(m
         true = np.array([np.searchsorted(F, q * n, side="left") for q in qs])
         t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, rng=s)
         for flat in (True, False):
-            monkeypatch.setattr(qc, "FLAT_TAIL", flat)
+            monkeypatch.setattr(qc, "TAIL_PLUG_INS", flat)
             lo, hi = t.quantile_ci(qs, rng=10**5 + s)
             hits[flat] += (lo <= true) & (true <= hi)
             width[flat] += float(hi[0] - lo[0])
@@ -157,7 +157,7 @@ def test_calibration_plug_in_is_split_where_its_window_reaches_the_tail(monkeypa
     Split at the plug-in quantile with the left line's own slope it covers 0.90; with the left
     line no flatter than the plug-in further inside the data (the default, ``far``) 0.975
     (docs/quantiles.md, "Coverage"; 80 releases: 0.96, 0.90, 0.50). These run with the plug-in
-    on the isotonic fit's tail alone (``FLAT_TAIL = False``, as when the split was made); with the
+    on the isotonic fit's tail alone (``TAIL_PLUG_INS = False``, as when the split was made); with the
     three tails (the default since Nov 24: the abrupt one does not spread the last ranks over the
     empty buckets, and the largest factor is kept) one straight line covers as well (>= 0.925)."""
     from dptree.rangetree import quantile_calibration as qc
@@ -166,19 +166,19 @@ def test_calibration_plug_in_is_split_where_its_window_reaches_the_tail(monkeypa
     qs = np.array([0.95])
     x = np.sort(np.minimum(np.random.default_rng(0).lognormal(5, 1, n).astype(int), D - 1))
     true = int(np.searchsorted(np.searchsorted(x, np.arange(D), side="right"), 0.95 * n, side="left"))
-    hits = {"default": 0, "near": 0, "one line": 0, "one line, flat tail": 0}
+    hits = {"default": 0, "near": 0, "one line": 0, "one line, three tails": 0}
     for s in range(trials):
         t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, levels="prefix", branching=8, rng=s)
         pv = tree_pivot(t, qs, 0.95)
         for how in hits:
-            monkeypatch.setattr(qc, "FLAT_TAIL", how.endswith("flat tail"))
+            monkeypatch.setattr(qc, "TAIL_PLUG_INS", how.endswith("three tails"))
             kw = {"split": False} if how.startswith("one line") else {"far": False} if how == "near" else {}
             sc = calibrated_scales(t, qs, 0.95, source=make_source(10**6 + s), sims=39, pivot=pv, **kw)
             lo, hi = tree_intervals(t, qs, 0.95, scale=sc, pivot=pv)
             hits[how] += int(lo[0] <= true <= hi[0])
     assert hits["default"] >= 0.925 * trials and hits["one line"] < 0.7 * trials, hits
     assert hits["default"] >= hits["near"], hits
-    assert hits["one line, flat tail"] >= 0.925 * trials, hits
+    assert hits["one line, three tails"] >= 0.925 * trials, hits
 
 
 @pytest.mark.slow

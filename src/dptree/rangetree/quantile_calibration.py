@@ -146,14 +146,15 @@ NEGATIVE = True
 #: times narrower in simulation (step 5): the "last" rule's one test per end does not lean on the
 #: plug-in, the "first" rule's repeated tests do (0.8 points less coverage without the margin)
 FIRST_MARGIN = 2.0
-#: the plug-in is flat from the first bucket where the suffix count n_hat - F_hat(x) is no longer
-#: this many of its standard deviations above 0 (:func:`data_end`, step 1) ...
+#: the data's end (:func:`data_end`, step 1): the first bucket where the suffix count
+#: n_hat - F_hat(x) is no longer this many of its standard deviations above 0 ...
 END_Z = 2.0
-#: ... its ranks above that bucket rising at its density over this many standard deviations of
-#: n_hat below it (:func:`flat_tail`)
+#: ... above which the abrupt tail's ranks rise at the plug-in's density over this many standard
+#: deviations of n_hat below it (:func:`flat_tail`)
 TAIL_RANKS = 6.0
-#: the tail's three plug-ins on (:func:`tail_plug_ins`; False: the isotonic fit's tail alone, as before Nov 24)
-FLAT_TAIL = True
+#: the three tails past the data's end (:func:`tail_plug_ins`); False: the isotonic fit's tail
+#: alone, as before Nov 24 (for comparison)
+TAIL_PLUG_INS = True
 
 
 def calibration_sims(leaves: int) -> int:
@@ -361,7 +362,7 @@ def _calibrate(tree: Any, qs: np.ndarray, level: float, source: RandomSource, si
     ones = {h: np.ones(len(qs)) for h in highs}
     if not n_plug > 0 or not pv.n_hat > 0:
         return ones, ones  # the released interval is the whole domain or the plug-in has no data
-    plugs = tail_plug_ins(pos, val, est, pv.n_hat, D, pv.vN) if FLAT_TAIL else [(pos, val)]
+    plugs = tail_plug_ins(pos, val, est, pv.n_hat, D, pv.vN) if TAIL_PLUG_INS else [(pos, val)]
     err = est.simulated_cdf_errors(plan.noise_spec, plan.root_exact, sims, source, np.append(pv.idx + 1, D))
     n_sim = n_plug + err[:, -1]
     order = min(sims, math.ceil(level * (sims + 1))) - 1
