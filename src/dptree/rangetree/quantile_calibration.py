@@ -194,10 +194,11 @@ def plug_in_cdf(iso: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def data_end(est: Any, n_hat: float, size: int, z: float = END_Z, grid: int = 4096) -> int:
-    """Where the release says the data end: the first bucket x from which the suffix count
-    n_hat - F_hat(x) is at most ``z`` of its standard deviations (no longer significantly above 0).
-    Estimates and closed-form variances only; searched on ``grid`` evenly spaced buckets, then
-    bucket by bucket in the grid cell where the test first passes."""
+    """Where the release says the data end: the first bucket x whose suffix count n_hat - F_hat(x)
+    is at most ``z`` of its standard deviations (no longer significantly above 0). Estimates and
+    closed-form variances only. Exact on domains of at most ``grid`` buckets; on larger ones the
+    test runs on ``grid`` evenly spaced buckets, then bucket by bucket in the cell before the first
+    grid bucket that passes (a bucket passing by noise in an earlier cell is not seen)."""
     def ended(idx: np.ndarray) -> np.ndarray:
         F = est.counts(np.zeros_like(idx), idx, np.zeros(idx.shape, dtype=bool))
         empty = idx + 1 > size - 1
