@@ -3,11 +3,13 @@ epsilon = 1, levels 0.05, 0.25, 0.5, 0.75, 0.95 (``--qs``), a fresh data set eve
 calibrated interval (the default: factor and high-end rule per level), the calibrated interval with
 the high end always after the last non-significant bucket (``last``: the default before Nov 24), the
 calibrated interval with the isotonic fit's tail as the only plug-in (``spread``: before the three tails,
-``quantile_calibration.TAIL_PLUG_INS = False``), and the uncalibrated pivot interval
+``quantile_calibration.TAIL_PLUG_INS = False``), the calibrated interval whose top levels lean on the
+plug-in's shape of the last ranks (``shape``: ``FAR_TOP = True``, ``UNRESOLVED_Z = 0``, the default
+before Nov 24 13:00 UTC), and the uncalibrated pivot interval
 (``interval="pivot"``). Prints the coverage over all levels, per level, and the mean width in
 buckets, over all levels and per level (docs/quantiles.md, "The high end", "Data that end before
-the domain"). Data (``KINDS``): uniform over the domain, log-normal(5, 1) capped at its end, and
-two that end well before it.
+the domain", "Ranks the release cannot place"). Data (``KINDS``): uniform over the domain,
+log-normal(5, 1) capped at its end, two that end well before it and one that starts late.
 
     PYTHONPATH=src python3 benchmarks/quantile_ci_coverage.py lognormal 1000 1024 300
     PYTHONPATH=src python3 benchmarks/quantile_ci_coverage.py lognormal 1000 1024 200 --noise gaussian --variants calibrated
@@ -28,8 +30,9 @@ from dptree.rangetree.quantile_pivot import tree_intervals
 
 QS = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
 #: uniform over the domain; log-normal(5, 1) capped at its end; data that end well before it:
-#: uniform on its first quarter, log-normal(3, 0.8) (largest values a few hundred)
-KINDS = ("uniform", "lognormal", "uniform_quarter", "lognormal_early")
+#: uniform on its first quarter, log-normal(3, 0.8) (largest values a few hundred); and data that
+#: start late: uniform on its last quarter
+KINDS = ("uniform", "lognormal", "uniform_quarter", "lognormal_early", "uniform_late")
 
 
 def make(kind: str, n: int, D: int, g: np.random.Generator) -> np.ndarray:
@@ -37,6 +40,8 @@ def make(kind: str, n: int, D: int, g: np.random.Generator) -> np.ndarray:
         x = g.integers(0, D, n)
     elif kind == "uniform_quarter":
         x = g.integers(0, max(D // 4, 1), n)
+    elif kind == "uniform_late":
+        x = g.integers(D - max(D // 4, 1), D, n)
     elif kind == "lognormal_early":
         x = g.lognormal(3, 0.8, n).astype(np.int64)
     else:
@@ -66,10 +71,14 @@ def main() -> None:
         true = np.array([np.searchsorted(F, q * n, side="left") for q in qs])
         t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, rng=s, **noise)
         for k in hits:
-            if k == "spread":  # the isotonic tail alone (quantile_calibration.TAIL_PLUG_INS off)
-                qc.TAIL_PLUG_INS = False
+            if k == "spread":  # the isotonic tail alone (quantile_calibration.TAIL_PLUG_INS off), as before the three tails
+                qc.TAIL_PLUG_INS, qc.FAR_TOP, qc.UNRESOLVED_Z = False, True, 0.0
                 lo, hi = t.quantile_ci(qs, rng=10_000 + s)
-                qc.TAIL_PLUG_INS = True
+                qc.TAIL_PLUG_INS, qc.FAR_TOP, qc.UNRESOLVED_Z = True, False, 1.0
+            elif k == "shape":  # the top's high end leaning on the plug-in's shape (before the unresolved rule)
+                qc.FAR_TOP, qc.UNRESOLVED_Z = True, 0.0
+                lo, hi = t.quantile_ci(qs, rng=10_000 + s)
+                qc.FAR_TOP, qc.UNRESOLVED_Z = False, 1.0
             elif k == "last":
                 sc = calibrated_scales(t, qs, 0.95, source=make_source(10_000 + s),
                                        sims=calibration_sims(t.layout.padded_size))

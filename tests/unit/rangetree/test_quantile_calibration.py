@@ -26,6 +26,7 @@ from dptree.rangetree.quantile_calibration import (
     plug_in_cdf,
     straight_window,
     tail_plug_ins,
+    unresolved_levels,
 )
 from dptree.rangetree.quantile_pivot import pivot_ends, scaled, tree_intervals, tree_pivot
 from dptree.rangetree.release import RangeTree
@@ -128,12 +129,43 @@ def test_each_level_keeps_the_rule_narrower_in_simulation():
         np.testing.assert_allclose(scale[picked], own[picked])
     last = tree_intervals(t, QS, 0.95, scale=calibrated_scales(t, QS, 0.95, source=make_source(9)))
     chosen = tree_intervals(t, QS, 0.95, scale=scale, high=ends)
-    assert chosen[1][-1] - chosen[0][-1] < (last[1][-1] - last[0][-1]) / 10
+    assert chosen[1][-1] - chosen[0][-1] < (last[1][-1] - last[0][-1]) / 4  # 10,476 against 64,385 buckets
     # the margin: "first" only where it is that many times narrower; an infinite one keeps "last"
     scale_inf, ends_inf = calibrated_intervals(t, QS, 0.95, source=make_source(9), margin=np.inf)
     assert ends_inf == ("last",) * QS.size
     np.testing.assert_allclose(scale_inf, calibrated_scales(t, QS, 0.95, source=make_source(9)))
     assert ends[:-1] == ("last",) * (QS.size - 1)  # the data's core: the two rules within 2x
+
+
+def test_levels_whose_last_ranks_the_release_cannot_place_keep_the_last_rule(monkeypatch):
+    """1000 log-normal records over 2^16 buckets: above q = 0.99 lie about 10 ranks, fewer than one
+    standard deviation (about 17) of the suffix count above its estimate, so the release cannot tell
+    where they lie; above q = 0.5, 525 ranks can be placed. unresolved_levels says so, with the
+    suffix count's standard deviation checked against 2000 simulated releases, and
+    calibrated_intervals keeps the "last" high end there, where with the check off
+    (UNRESOLVED_Z = 0) it takes "first" in these releases (the "first" rule's calibration
+    leans on the plug-in's shape of the last ranks; docs/quantiles.md)."""
+    from dptree.rangetree import quantile_calibration as qc
+
+    D, qs = 1 << 16, np.array([0.5, 0.99])
+    x = np.minimum(np.random.default_rng(2).lognormal(5, 1, 1000).astype(np.int64), D - 1)
+    t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, rng=4)
+    n_hat, xb = t.total(), t.quantile_bucket(qs)
+    err = t._est.simulated_cdf_errors(t.plan.noise_spec, t.plan.root_exact, 2000, make_source(3), np.append(xb + 1, D))
+    sd = (err[:, -1:] - err[:, :-1]).std(axis=0)  # the suffix count's error above each estimate
+    above = (1 - qs) * n_hat
+    assert above[1] < 0.8 * sd[1] and above[0] > 10 * sd[0]
+    assert unresolved_levels(t, qs, n_hat).tolist() == [False, True]
+    assert unresolved_levels(t, qs, n_hat, z=0.5 * above[1] / sd[1]).tolist() == [False, False]
+    assert unresolved_levels(t, qs, n_hat, z=0.0).tolist() == [False, False]
+    firsts = 0
+    for r in (0, 1, 2):
+        t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, rng=r)
+        assert calibrated_intervals(t, qs, 0.95, source=make_source(9))[1][1] == "last"
+        monkeypatch.setattr(qc, "UNRESOLVED_Z", 0.0)
+        firsts += calibrated_intervals(t, qs, 0.95, source=make_source(9))[1][1] == "first"
+        monkeypatch.setattr(qc, "UNRESOLVED_Z", 1.0)
+    assert firsts >= 2
 
 
 def test_a_reversed_interval_is_returned_in_order():
@@ -308,13 +340,16 @@ def test_split_line_is_no_flatter_than_the_plug_in_further_inside_the_data():
     """A plug-in whose last ranks are spread over an empty tail (the isotonic fit past the data,
     with the target q G(D - 1) among them): the split window's left line takes the density of the
     next window further inside the data (10 ranks a bucket here) instead of reaching the target far
-    out in the tail; the head-side mirror moves the right line the same way; unclipped windows and
-    far=False are left as they were."""
+    out in the tail, where the window reaches the last rank only with far_top=True (the default
+    since the three tails: the top is left as far=False leaves it); the head-side mirror moves the
+    right line the same way by default; unclipped windows and far=False are left as they were."""
     # ranks 0..900 at 10 a bucket over [0, 90], then 900..1000 spread over [90, 100_090]
     pos = np.array([0.0, 90.0, 100_090.0])
     val = np.array([0.0, 900.0, 1000.0])
     near_p, near_v = straight_window(pos, val, 950.0, 60.0, far=False)
-    far_p, far_v = straight_window(pos, val, 950.0, 60.0, far=True)
+    far_p, far_v = straight_window(pos, val, 950.0, 60.0, far=True, far_top=True)
+    for x, y in zip(straight_window(pos, val, 950.0, 60.0, far=True), (near_p, near_v)):
+        np.testing.assert_array_equal(x, y)
     y_near = float(np.interp(950.0, near_v, near_p))
     y_far = float(np.interp(950.0, far_v, far_p))
     a = float(np.interp(890.0, val, pos))  # the window's left end, rank 890
