@@ -148,11 +148,11 @@ FAR = True
 #: ... also where the window reaches the plug-in's *last* rank (False: at the first rank only; past
 #: the data's end the three tails of :func:`tail_plug_ins` take its place, and a steeper line there
 #: under-covered the top levels of sparse data: q = 0.99 of 1000 log-normal records over 2^20
-#: buckets 0.895 with it, 0.945 without; docs/quantiles.md)
+#: buckets 0.895 with it, 0.945 with the line off at both ranks; docs/quantiles.md)
 FAR_TOP = False
 #: a level whose remaining ranks (1 - q) n_hat are at most this many standard deviations of the
 #: suffix count above its estimate takes the "last" high end (step 5, :func:`unresolved_levels`;
-#: 0: never, as before Nov 24)
+#: 0: never, as before Nov 24, 13:00 UTC)
 UNRESOLVED_Z = 1.0
 #: factors below 0 allowed (the interval narrower than the stretch where the pivot crosses 0)
 NEGATIVE = True
@@ -362,8 +362,8 @@ def unresolved_levels(tree: Any, qs: np.ndarray, n_hat: float, z: float | None =
     suffix count above its estimate's bucket. Such a level takes the "last" high end (step 5: one
     test per end, no shape assumed), because the "first" rule's calibration leans on the plug-in's
     shape there, which the release does not resolve: q = 0.99 of 1000 log-normal records over 2^16
-    buckets covered 0.90 with it, 0.99 without (docs/quantiles.md, "Ranks the release cannot
-    place"). Estimates and closed-form variances only."""
+    buckets covered 0.76 before this rule and :data:`FAR_TOP`, 0.99 with them (docs/quantiles.md,
+    "Ranks the release cannot place"). Estimates and closed-form variances only."""
     z = UNRESOLVED_Z if z is None else z
     x = np.asarray(tree.quantile_bucket(qs), dtype=np.int64)
     size = int(tree.domain.size)
