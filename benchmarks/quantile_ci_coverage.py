@@ -4,8 +4,10 @@ calibrated interval (the default: factor and high-end rule per level), the calib
 the high end always after the last non-significant bucket (``last``: the default before Nov 24), the
 calibrated interval with the isotonic fit's tail as the only plug-in (``spread``: before the three tails,
 ``quantile_calibration.TAIL_PLUG_INS = False``), the calibrated interval whose top levels lean on the
-plug-in's shape of the last ranks (``shape``: ``FAR_TOP = True``, ``UNRESOLVED_Z = 0``, the default
-before Nov 24 13:00 UTC), and the uncalibrated pivot interval
+plug-in's shape of the last ranks (``shape``: ``FAR_TOP = True``, ``UNRESOLVED_Z = 0``, one straight
+window, the default before Nov 24 13:00 UTC), the calibrated interval with one straight window unless
+it reaches the plug-in's ends (``straight``: ``SPLIT_EVERYWHERE = False``, the default from 13:00 to
+14:00 UTC), and the uncalibrated pivot interval
 (``interval="pivot"``). Prints the coverage over all levels, per level, and the mean width in
 buckets, over all levels and per level (docs/quantiles.md, "The high end", "Data that end before
 the domain", "Ranks the release cannot place"). Data (``KINDS``): uniform over the domain,
@@ -72,13 +74,17 @@ def main() -> None:
         t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, rng=s, **noise)
         for k in hits:
             if k == "spread":  # the isotonic tail alone (quantile_calibration.TAIL_PLUG_INS off), as before the three tails
-                qc.TAIL_PLUG_INS, qc.FAR_TOP, qc.UNRESOLVED_Z = False, True, 0.0
+                qc.TAIL_PLUG_INS, qc.FAR_TOP, qc.UNRESOLVED_Z, qc.SPLIT_EVERYWHERE = False, True, 0.0, False
                 lo, hi = t.quantile_ci(qs, rng=10_000 + s)
-                qc.TAIL_PLUG_INS, qc.FAR_TOP, qc.UNRESOLVED_Z = True, False, 1.0
+                qc.TAIL_PLUG_INS, qc.FAR_TOP, qc.UNRESOLVED_Z, qc.SPLIT_EVERYWHERE = True, False, 1.0, True
             elif k == "shape":  # the top's high end leaning on the plug-in's shape (before the unresolved rule)
-                qc.FAR_TOP, qc.UNRESOLVED_Z = True, 0.0
+                qc.FAR_TOP, qc.UNRESOLVED_Z, qc.SPLIT_EVERYWHERE = True, 0.0, False
                 lo, hi = t.quantile_ci(qs, rng=10_000 + s)
-                qc.FAR_TOP, qc.UNRESOLVED_Z = False, 1.0
+                qc.FAR_TOP, qc.UNRESOLVED_Z, qc.SPLIT_EVERYWHERE = False, 1.0, True
+            elif k == "straight":  # one straight window unless it reaches the plug-in's ends (as 13:00-14:00 UTC)
+                qc.SPLIT_EVERYWHERE = False
+                lo, hi = t.quantile_ci(qs, rng=10_000 + s)
+                qc.SPLIT_EVERYWHERE = True
             elif k == "last":
                 sc = calibrated_scales(t, qs, 0.95, source=make_source(10_000 + s),
                                        sims=calibration_sims(t.layout.padded_size))

@@ -24,7 +24,9 @@ the true quantile (the first bucket with F >= q n), over levels 0.05, 0.25, 0.5,
   ``spread``: ``auto`` with the isotonic fit's last ranks spread over the empty tail
   (``quantile_calibration.TAIL_PLUG_INS = False``, the default before the three tails); ``shape``:
   ``auto`` with the top levels leaning on the plug-in's shape of the last ranks (``FAR_TOP = True``,
-  ``UNRESOLVED_Z = 0``: the default before Nov 24 13:00 UTC);
+  ``UNRESOLVED_Z = 0``, one straight window: the default before Nov 24 13:00 UTC); ``straight``:
+  ``auto`` with one straight window unless it reaches the plug-in's ends (``SPLIT_EVERYWHERE =
+  False``: the default from 13:00 to 14:00 UTC, Nov 24);
 * ``pivot``: the uncalibrated pivot interval (refined grid); ``zero``: the same at factor 0 (from the
   first bucket where the pivot is not negative to the last where it is).
 
@@ -60,7 +62,7 @@ from dptree.rangetree.quantile_pivot import tree_intervals, tree_pivot
 QS = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
 #: variants read off the monotone fit, resp. with the plug-in split where its window is clipped
 MONOTONE, SPLIT = ("mono", "monosplit"), ("after", "uniform", "monosplit", "near", "neg", "open", "first", "auto",
-                                          "spread", "shape")
+                                          "spread", "shape", "straight")
 #: variants whose interval is not widened to hold the point estimate (as before Nov 24)
 UNCONTAINED = ("before", "raw", "near", "open")
 
@@ -100,16 +102,19 @@ def cell(kind: str, n: int, D: int, trials: int, variants: list[str], per_data: 
         for v in variants:
             pv = tree_pivot(t, qs, 0.95, refine=False) if v == "before" else mono if v in MONOTONE else fine
             high: str | tuple[str, ...] = "first" if v == "first" else "last"
-            if v in ("auto", "spread", "shape"):
+            if v in ("auto", "spread", "shape", "straight"):
+                qc.SPLIT_EVERYWHERE = v == "auto"
                 qc.TAIL_PLUG_INS = v != "spread"
                 qc.FAR_TOP, qc.UNRESOLVED_Z = (True, 0.0) if v in ("spread", "shape") else (False, 1.0)
                 sc, high = calibrated_intervals(t, qs, 0.95, source=make_source(10**7 + s), sims=sims, pivot=pv)
-                qc.TAIL_PLUG_INS, qc.FAR_TOP, qc.UNRESOLVED_Z = True, False, 1.0
+                qc.TAIL_PLUG_INS, qc.FAR_TOP, qc.UNRESOLVED_Z, qc.SPLIT_EVERYWHERE = True, False, 1.0, True
             else:
+                qc.SPLIT_EVERYWHERE, qc.FAR_TOP = False, True  # these variants predate both (as measured then)
                 sc = None if v == "pivot" else np.zeros(qs.size) if v == "zero" else calibrated_scales(
                     t, qs, 0.95, source=make_source(10**7 + s), sims=sims, pivot=pv,
                     phase="uniform" if v == "uniform" else "worst", split=v in SPLIT, far=v != "near",
                     negative=v in ("neg", "open"), high=high)
+                qc.SPLIT_EVERYWHERE, qc.FAR_TOP = True, False
             lo, hi = tree_intervals(t, qs, 0.95, scale=sc, pivot=pv, high=high,
                                     contain=None if v in UNCONTAINED else t.quantile_bucket(qs))
             hits[v] += (lo <= true) & (true <= hi)

@@ -24,8 +24,12 @@ docs/quantiles.md, "Coverage"), every simulated release is read off the same way
    without it are narrower there but cover 3-4 points less at q = 0.95 of sparse data over 2^20
    buckets (docs/quantiles.md, "Data that end before the domain"). Then the plug-in is
    straight where it is within 3 pivot standard deviations of q G(D - 1)
-   (:func:`straight_window`: the isotonic fit's steps are noise at that scale; where that window
-   reaches G's first or last rank, two straight lines meeting where G reaches q G(D - 1): there the
+   (:func:`straight_window`: the isotonic fit's steps are noise at that scale), as two straight
+   lines meeting where G reaches q G(D - 1), one for each side's density (:data:`SPLIT_EVERYWHERE`;
+   one line averaged a long low block of pooled head noise with the data's start: q = 0.05 of
+   uniform records on the last quarter of 1024 buckets had its plug-in quantile in the empty head,
+   covering 0.88, now 0.925; docs/quantiles.md, "Two lines at the target"). Where that window
+   reaches G's first or last rank the split came first: there the
    isotonic fit spreads the last ranks over the empty tail, up to the domain's end, and one line
    would put the plug-in quantile there: 0.62 coverage at q = 0.95 on log-normal data, n = 1000
    over 2^20; the line on the data's side no flatter than the plug-in over the next window further
@@ -143,6 +147,10 @@ PHASES = 1 << 52
 WINDOW = 3.0
 #: ... split at the plug-in quantile where that window reaches the plug-in's first or last rank
 SPLIT = True
+#: ... everywhere, not only where the window reaches the plug-in's first or last rank (False: one
+#: line elsewhere, as before Nov 24, 14:00 UTC): where the plug-in's density differs on the two
+#: sides of the target one line averaged them (docs/quantiles.md, "Two lines at the target")
+SPLIT_EVERYWHERE = True
 #: ... and the split's line on the data's side no flatter than the plug-in further inside the data
 FAR = True
 #: ... also where the window reaches the plug-in's *last* rank (False: at the first rank only; past
@@ -268,13 +276,14 @@ def tail_plug_ins(pos: np.ndarray, val: np.ndarray, est: Any, n_hat: float, size
 def straight_window(pos: np.ndarray, val: np.ndarray, target: float, half: float,
                     split: bool = SPLIT, far: bool | None = None, far_top: bool | None = None
                     ) -> tuple[np.ndarray, np.ndarray]:
-    """The knots with a straight line where the plug-in is within ``half`` ranks of ``target``: the
-    local density at the interval's scale, not the isotonic fit's steps inside it. ``split``: where
-    the window reaches the plug-in's first or last rank (the isotonic fit's unsupported tail), two
-    straight lines meeting where the plug-in reaches ``target``, so that the density on the data's
-    side is not spread over the tail (module docstring, step 1); ``far`` (default :data:`FAR`): that
-    line no flatter than the plug-in further inside the data (:func:`_steeper`), where the window
-    reaches the last rank only when ``far_top`` (default :data:`FAR_TOP`)."""
+    """The knots straight where the plug-in is within ``half`` ranks of ``target``: the local density
+    at the interval's scale, not the isotonic fit's steps inside it. ``split``: two straight lines
+    meeting where the plug-in reaches ``target``, one for each side's density (everywhere with
+    :data:`SPLIT_EVERYWHERE`, else only where the window reaches the plug-in's first or last rank,
+    the isotonic fit's unsupported tail: module docstring, step 1); ``far`` (default :data:`FAR`):
+    where the window reaches such a rank, the line on the data's side no flatter than the plug-in
+    further inside the data (:func:`_steeper`), at the last rank only when ``far_top`` (default
+    :data:`FAR_TOP`)."""
     far = FAR if far is None else far
     far_top = FAR_TOP if far_top is None else far_top
     lo_t, hi_t = max(target - half, val[0]), min(target + half, val[-1])
@@ -283,10 +292,10 @@ def straight_window(pos: np.ndarray, val: np.ndarray, target: float, half: float
         return pos, val
     left, right = pos < a, pos > b
     clipped = target - half < val[0] or target + half > val[-1]
-    mid_p, mid_v = (([float(np.interp(target, val, pos))], [target]) if split and clipped and lo_t < target < hi_t
-                    else ([], []))
+    mid_p, mid_v = (([float(np.interp(target, val, pos))], [target])
+                    if split and (clipped or SPLIT_EVERYWHERE) and lo_t < target < hi_t else ([], []))
     top = target + half > val[-1]
-    if mid_p and far and (far_top or not top):
+    if mid_p and clipped and far and (far_top or not top):
         mid_p = [_steeper(pos, val, target, half, a, b, float(mid_p[0]), top=top)]
     return (np.concatenate([pos[left], [a], mid_p, [b], pos[right]]),
             np.concatenate([val[left], [lo_t], mid_v, [hi_t], val[right]]))

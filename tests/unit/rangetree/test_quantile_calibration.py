@@ -367,6 +367,30 @@ def test_split_line_is_no_flatter_than_the_plug_in_further_inside_the_data():
         np.testing.assert_array_equal(x, y)
 
 
+def test_the_window_is_two_lines_meeting_at_the_target(monkeypatch):
+    """Data that start late: the isotonic fit pools the head's noise (30 ranks) into a long low block
+    over [0, 768), then the data rise at 3.9 records a bucket. The window around q n = 51.3 (+-45
+    ranks) spans both; one straight line through it puts the plug-in quantile at bucket 473, in the
+    empty head (SPLIT_EVERYWHERE = False, the default before Nov 24, 14:00 UTC); two lines meeting at
+    the target keep it in the data, where the plug-in reaches it (773.5), with the data's density
+    on that side. A straight plug-in is left straight (the two lines are collinear)."""
+    from dptree.rangetree import quantile_calibration as qc
+
+    pos, val = np.array([0.0, 768.0, 768.0 + 970 / 3.9]), np.array([0.0, 30.0, 1000.0])
+    where = lambda knots: float(np.interp(51.3, knots[1], knots[0]))  # noqa: E731
+    two = straight_window(pos, val, 51.3, 45.0)
+    assert where(two) == pytest.approx(768 + 21.3 / 3.9)
+    right = two[0] > where(two)
+    assert np.diff(two[1][right]).sum() / np.diff(two[0][right]).sum() == pytest.approx(3.9)
+    monkeypatch.setattr(qc, "SPLIT_EVERYWHERE", False)
+    one = straight_window(pos, val, 51.3, 45.0)
+    assert 450 < where(one) < 500 and len(one[0]) == len(pos) + 1
+    monkeypatch.setattr(qc, "SPLIT_EVERYWHERE", True)
+    lp, lv = np.array([0.0, 1000.0]), np.array([0.0, 1000.0])
+    grid = np.arange(0, 1001, 7.0)
+    np.testing.assert_allclose(np.interp(grid, *straight_window(lp, lv, 500.0, 60.0)), grid)
+
+
 def test_number_of_simulations_is_public_and_bounded():
     assert calibration_sims(1024) == CALIBRATION_SIMS == 199
     assert calibration_sims(2**16) == 199 and calibration_sims(2**18) == 64
