@@ -51,12 +51,18 @@ def make(kind: str, n: int, D: int, g: np.random.Generator) -> np.ndarray:
     return np.sort(np.minimum(x, D - 1))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def release_arguments(description: str) -> argparse.ArgumentParser:
+    """The arguments every coverage script of these releases takes: kind, n, domain, trials."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("kind", choices=KINDS)
     ap.add_argument("n", type=int)
     ap.add_argument("domain", type=int)
     ap.add_argument("trials", type=int)
+    return ap
+
+
+def main() -> None:
+    ap = release_arguments(__doc__.splitlines()[0])
     ap.add_argument("--variants", default="calibrated,last,pivot")
     ap.add_argument("--noise", default="laplace", choices=("laplace", "gaussian"))
     ap.add_argument("--delta", type=float, default=1e-6, help="with --noise gaussian")
