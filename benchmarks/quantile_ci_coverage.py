@@ -3,10 +3,10 @@ epsilon = 1, levels 0.05, 0.25, 0.5, 0.75, 0.95 (``--qs``), a fresh data set eve
 calibrated interval (the default: factor and high-end rule per level), the calibrated interval with
 the high end always after the last non-significant bucket (``last``: the default before Nov 24), the
 calibrated interval with the isotonic fit's tail as the only plug-in (``spread``: before the three tails,
-``quantile_calibration.TAIL_PLUG_INS = False``), the calibrated interval whose top levels lean on the
-plug-in's shape of the last ranks (``shape``: ``FAR_TOP = True``, ``UNRESOLVED_Z = 0``, one straight
+``CalibrationRules(tail_plug_ins=False)``), the calibrated interval whose top levels lean on the
+plug-in's shape of the last ranks (``shape``: ``far_top=True``, ``unresolved_z=0``, one straight
 window, the default before Nov 24 13:00 UTC), the calibrated interval with one straight window unless
-it reaches the plug-in's ends (``straight``: ``SPLIT_EVERYWHERE = False``, the default from 13:00 to
+it reaches the plug-in's ends (``straight``: ``split_everywhere=False``, the default from 13:00 to
 14:00 UTC), and the uncalibrated pivot interval
 (``interval="pivot"``). Prints the coverage over all levels, per level, and the mean width in
 buckets, over all levels and per level (docs/quantiles.md, "The high end", "Data that end before
@@ -21,13 +21,13 @@ log-normal(5, 1) capped at its end, two that end well before it and one that sta
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 import numpy as np
 
 import dptree
 from dptree.noise import make_source
-from dptree.rangetree import quantile_calibration as qc
-from dptree.rangetree.quantile_calibration import calibrated_scales, calibration_sims
+from dptree.rangetree.quantile_calibration import RULES, calibrated_scales, calibration_sims, released_intervals
 from dptree.rangetree.quantile_pivot import tree_intervals
 
 QS = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
@@ -35,6 +35,14 @@ QS = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
 #: uniform on its first quarter, log-normal(3, 0.8) (largest values a few hundred); and data that
 #: start late: uniform on its last quarter
 KINDS = ("uniform", "lognormal", "uniform_quarter", "lognormal_early", "uniform_late")
+#: earlier calibrations, for comparison: the isotonic tail alone (as before the three tails), the top's
+#: high end leaning on the plug-in's shape (before the unresolved rule), one straight window unless it
+#: reaches the plug-in's ends (as 13:00-14:00 UTC, Nov 24)
+EARLIER = {
+    "spread": replace(RULES, tail_plug_ins=False, far_top=True, unresolved_z=0.0, split_everywhere=False),
+    "shape": replace(RULES, far_top=True, unresolved_z=0.0, split_everywhere=False),
+    "straight": replace(RULES, split_everywhere=False),
+}
 
 
 def make(kind: str, n: int, D: int, g: np.random.Generator) -> np.ndarray:
@@ -79,18 +87,9 @@ def main() -> None:
         true = np.array([np.searchsorted(F, q * n, side="left") for q in qs])
         t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, rng=s, **noise)
         for k in hits:
-            if k == "spread":  # the isotonic tail alone (quantile_calibration.TAIL_PLUG_INS off), as before the three tails
-                qc.TAIL_PLUG_INS, qc.FAR_TOP, qc.UNRESOLVED_Z, qc.SPLIT_EVERYWHERE = False, True, 0.0, False
-                lo, hi = t.quantile_ci(qs, rng=10_000 + s)
-                qc.TAIL_PLUG_INS, qc.FAR_TOP, qc.UNRESOLVED_Z, qc.SPLIT_EVERYWHERE = True, False, 1.0, True
-            elif k == "shape":  # the top's high end leaning on the plug-in's shape (before the unresolved rule)
-                qc.FAR_TOP, qc.UNRESOLVED_Z, qc.SPLIT_EVERYWHERE = True, 0.0, False
-                lo, hi = t.quantile_ci(qs, rng=10_000 + s)
-                qc.FAR_TOP, qc.UNRESOLVED_Z, qc.SPLIT_EVERYWHERE = False, 1.0, True
-            elif k == "straight":  # one straight window unless it reaches the plug-in's ends (as 13:00-14:00 UTC)
-                qc.SPLIT_EVERYWHERE = False
-                lo, hi = t.quantile_ci(qs, rng=10_000 + s)
-                qc.SPLIT_EVERYWHERE = True
+            if k in EARLIER:  # what t.quantile_ci(qs, rng=10_000 + s) gave under the earlier rules
+                lo, hi = released_intervals(t, qs, 0.95, source=make_source(10_000 + s), rules=EARLIER[k],
+                                            sims=calibration_sims(t.layout.padded_size))
             elif k == "last":
                 sc = calibrated_scales(t, qs, 0.95, source=make_source(10_000 + s),
                                        sims=calibration_sims(t.layout.padded_size))

@@ -6,7 +6,7 @@ the true quantile (the first bucket with F >= q n), over levels 0.05, 0.25, 0.5,
 
 * ``before``: the calibration before the refined read-off (coarse 4096-point read-off grid, the
   larger factor of the two extreme phases, one straight plug-in window):
-  ``tree_pivot(refine=False)``, ``calibrated_scales(split=False)``;
+  ``tree_pivot(refine=False)``, ``CalibrationRules(split=False)``;
 * ``raw``: the refined grid, one straight plug-in window (``split=False``: the default before the
   plug-in was split where its window reaches the plug-in's ends);
 * ``after``: the refined read-off grid, the two extreme phases, the split window, factors floored
@@ -15,18 +15,18 @@ the true quantile (the first bucket with F >= q n), over levels 0.05, 0.25, 0.5,
 * ``mono``, ``monosplit``: the pivot read off the isotonic fit of F_hat on each level's grid
   (``tree_pivot(monotone=True)``), calibrated the same way, one straight window, resp. split (not the
   default: docs/quantiles.md, "Coverage");
-* ``neg``: as ``after`` with negative factors allowed (``calibrated_scales(negative=True)``): the
+* ``neg``: as ``after`` with negative factors allowed (``negative=True``): the
   default since Nov 24; ``open``: the same without widening the interval to hold the estimate;
 * ``first``: as ``after`` with the high end at the first bucket where the pivot is significantly
   positive (``high="first"``) instead of after the last where it is not;
 * ``auto``: per level the narrower of ``neg`` and ``first`` in simulation
   (``calibrated_intervals``), with the three tails past the data's end (the default since Nov 24);
   ``spread``: ``auto`` with the isotonic fit's last ranks spread over the empty tail
-  (``quantile_calibration.TAIL_PLUG_INS = False``, the default before the three tails); ``shape``:
-  ``auto`` with the top levels leaning on the plug-in's shape of the last ranks (``FAR_TOP = True``,
-  ``UNRESOLVED_Z = 0``, one straight window: the default before Nov 24 13:00 UTC); ``straight``:
-  ``auto`` with one straight window unless it reaches the plug-in's ends (``SPLIT_EVERYWHERE =
-  False``: the default from 13:00 to 14:00 UTC, Nov 24);
+  (``CalibrationRules(tail_plug_ins=False)``, the default before the three tails); ``shape``:
+  ``auto`` with the top levels leaning on the plug-in's shape of the last ranks (``far_top=True``,
+  ``unresolved_z=0``, one straight window: the default before Nov 24 13:00 UTC); ``straight``:
+  ``auto`` with one straight window unless it reaches the plug-in's ends (``split_everywhere=False``:
+  the default from 13:00 to 14:00 UTC, Nov 24);
 * ``pivot``: the uncalibrated pivot interval (refined grid); ``zero``: the same at factor 0 (from the
   first bucket where the pivot is not negative to the last where it is).
 
@@ -49,14 +49,14 @@ from __future__ import annotations
 import argparse
 import math
 import time
+from dataclasses import replace
 
 import numpy as np
 
 import dptree
 from dptree.noise import make_source
 from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS
-from dptree.rangetree import quantile_calibration as qc
-from dptree.rangetree.quantile_calibration import calibrated_intervals, calibrated_scales, calibration_sims
+from dptree.rangetree.quantile_calibration import RULES, calibrated_intervals, calibrated_scales, calibration_sims
 from dptree.rangetree.quantile_pivot import tree_intervals, tree_pivot
 
 QS = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
@@ -103,18 +103,16 @@ def cell(kind: str, n: int, D: int, trials: int, variants: list[str], per_data: 
             pv = tree_pivot(t, qs, 0.95, refine=False) if v == "before" else mono if v in MONOTONE else fine
             high: str | tuple[str, ...] = "first" if v == "first" else "last"
             if v in ("auto", "spread", "shape", "straight"):
-                qc.SPLIT_EVERYWHERE = v == "auto"
-                qc.TAIL_PLUG_INS = v != "spread"
-                qc.FAR_TOP, qc.UNRESOLVED_Z = (True, 0.0) if v in ("spread", "shape") else (False, 1.0)
-                sc, high = calibrated_intervals(t, qs, 0.95, source=make_source(10**7 + s), sims=sims, pivot=pv)
-                qc.TAIL_PLUG_INS, qc.FAR_TOP, qc.UNRESOLVED_Z, qc.SPLIT_EVERYWHERE = True, False, 1.0, True
-            else:
-                qc.SPLIT_EVERYWHERE, qc.FAR_TOP = False, True  # these variants predate both (as measured then)
+                old_top = v in ("spread", "shape")
+                rules = replace(RULES, split_everywhere=v == "auto", tail_plug_ins=v != "spread", far_top=old_top,
+                                unresolved_z=0.0 if old_top else RULES.unresolved_z)
+                sc, high = calibrated_intervals(t, qs, 0.95, source=make_source(10**7 + s), sims=sims, pivot=pv,
+                                                rules=rules)
+            else:  # these variants predate the split everywhere and the top's own slope (as measured then)
+                rules = replace(RULES, split_everywhere=False, far_top=True, phase="uniform" if v == "uniform" else "worst",
+                                split=v in SPLIT, far=v != "near", negative=v in ("neg", "open"))
                 sc = None if v == "pivot" else np.zeros(qs.size) if v == "zero" else calibrated_scales(
-                    t, qs, 0.95, source=make_source(10**7 + s), sims=sims, pivot=pv,
-                    phase="uniform" if v == "uniform" else "worst", split=v in SPLIT, far=v != "near",
-                    negative=v in ("neg", "open"), high=high)
-                qc.SPLIT_EVERYWHERE, qc.FAR_TOP = True, False
+                    t, qs, 0.95, source=make_source(10**7 + s), sims=sims, pivot=pv, rules=rules, high=high)
             lo, hi = tree_intervals(t, qs, 0.95, scale=sc, pivot=pv, high=high,
                                     contain=None if v in UNCONTAINED else t.quantile_bucket(qs))
             hits[v] += (lo <= true) & (true <= hi)

@@ -19,13 +19,14 @@ an interval half as wide fails it.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 import dptree
 from dptree.noise import make_source
-from dptree.rangetree.quantile_calibration import calibrated_scales
+from dptree.rangetree.quantile_calibration import RULES, calibrated_scales, calibration_sims, released_intervals
 from dptree.rangetree.quantile_pivot import tree_intervals, tree_pivot
 
 QS = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
@@ -95,22 +96,20 @@ def test_range_tree_quantile_ci_covers_the_sparse_tail():
 
 
 @pytest.mark.slow
-def test_quantile_ci_covers_the_top_levels_when_the_data_end_before_the_domain(monkeypatch):
+def test_quantile_ci_covers_the_top_levels_when_the_data_end_before_the_domain():
     """Generous bounds: 1000 uniform records on [0, 256) of 1024 buckets, levels 0.95, 0.99 and 1 (the
     maximum), a fresh data set every 5 of 60 releases. Past where the release says the data end the
     calibration takes the worst of three tails (``tail_plug_ins``: abrupt, spread, the isotonic
     fit's own), and the intervals cover at least 0.9 at every level (0.98 measured). Teeth: the same
-    releases calibrated as before Nov 24 (the isotonic fit's tail alone, ``TAIL_PLUG_INS = False``,
+    releases calibrated as before Nov 24 (the isotonic fit's tail alone, ``tail_plug_ins=False``,
     with the steeper line at the last rank, no unresolved levels and one straight window) cover the
     maximum less than 0.8 of the time (0.38; 0.65 before the maximum's high end was the domain's
     end; docs/quantiles.md) and cover less at 0.95 (0.92). Width at 0.95: the three tails with one
-    straight window (``SPLIT_EVERYWHERE = False``) paid 110 buckets for their coverage (against
+    straight window (``split_everywhere=False``) paid 110 buckets for their coverage (against
     24); with two lines at the target (the default) the intervals are under 40 buckets (17)."""
-    from dptree.rangetree import quantile_calibration as qc
-
     D, n, trials, qs = 1024, 1000, 60, np.array([0.95, 0.99, 1.0])
-    settings = {"new": {}, "old": {"TAIL_PLUG_INS": False, "FAR_TOP": True, "UNRESOLVED_Z": 0.0,
-                                   "SPLIT_EVERYWHERE": False}}
+    settings = {"new": RULES, "old": replace(RULES, tail_plug_ins=False, far_top=True, unresolved_z=0.0,
+                                             split_everywhere=False)}
     hits = {k: np.zeros(qs.size) for k in settings}
     width = {k: 0.0 for k in settings}
     for s in range(trials):
@@ -118,11 +117,9 @@ def test_quantile_ci_covers_the_top_levels_when_the_data_end_before_the_domain(m
         F = np.searchsorted(x, np.arange(D), side="right")
         true = np.array([np.searchsorted(F, q * n, side="left") for q in qs])
         t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, rng=s)
-        for k, values in settings.items():
-            with monkeypatch.context() as m:
-                for name, value in values.items():
-                    m.setattr(qc, name, value)
-                lo, hi = t.quantile_ci(qs, rng=10**5 + s)
+        for k, rules in settings.items():
+            lo, hi = released_intervals(t, qs, 0.95, source=make_source(10**5 + s), rules=rules,
+                                        sims=calibration_sims(t.layout.padded_size))
             hits[k] += (lo <= true) & (true <= hi)
             width[k] += float(hi[0] - lo[0]) / trials
     new, old = hits["new"] / trials, hits["old"] / trials
@@ -132,19 +129,18 @@ def test_quantile_ci_covers_the_top_levels_when_the_data_end_before_the_domain(m
 
 
 @pytest.mark.slow
-def test_quantile_ci_covers_a_level_whose_last_ranks_the_release_cannot_place(monkeypatch):
+def test_quantile_ci_covers_a_level_whose_last_ranks_the_release_cannot_place():
     """q = 0.99 of 1000 log-normal(4, 1) records over 4096 buckets (the largest about 1200, a sparse
     decreasing tail; dptree.quantiles' tree, 39 simulations), a fresh data set every 5 of 80
     releases. The 10 ranks above the level are fewer than a standard deviation of the suffix count,
     so the release cannot tell where they lie: the level takes the "last" high end
     (``unresolved_levels``) and the split window's line at the last rank keeps its own slope
-    (``FAR_TOP = False``). It covers at least 0.925 (0.975 measured, 3,746 buckets wide on
-    average). Teeth: as before Nov 24 (``UNRESOLVED_Z = 0``, ``FAR_TOP = True``) the "first" rule's
+    (``far_top=False``). It covers at least 0.925 (0.975 measured, 3,746 buckets wide on
+    average). Teeth: as before Nov 24 (``unresolved_z=0``, ``far_top=True``) the "first" rule's
     calibration leans on the plug-in's shape of those ranks and covers below 0.9 (0.84, 1,196
     buckets wide)."""
-    from dptree.rangetree import quantile_calibration as qc
-
     D, n, trials, qs = 4096, 1000, 80, np.array([0.99])
+    old = replace(RULES, far_top=True, unresolved_z=0.0)
     hits = {True: 0, False: 0}
     for s in range(trials):
         x = np.sort(np.minimum(np.random.default_rng(300 + s // 5).lognormal(4, 1, n).astype(int), D - 1))
@@ -152,9 +148,8 @@ def test_quantile_ci_covers_a_level_whose_last_ranks_the_release_cannot_place(mo
         t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, levels="prefix", branching=8, rng=s)
         pv = tree_pivot(t, qs, 0.95)
         for new in hits:
-            monkeypatch.setattr(qc, "FAR_TOP", not new)
-            monkeypatch.setattr(qc, "UNRESOLVED_Z", 1.0 if new else 0.0)
-            lo, hi = qc.released_intervals(t, qs, 0.95, source=make_source(10**6 + s), sims=39, pivot=pv)
+            lo, hi = released_intervals(t, qs, 0.95, source=make_source(10**6 + s), sims=39, pivot=pv,
+                                        rules=RULES if new else old)
             hits[new] += int(lo[0] <= true <= hi[0])
     assert hits[True] >= 0.925 * trials and hits[False] < 0.9 * trials, hits
 
@@ -184,7 +179,7 @@ def test_calibrated_interval_is_read_at_bucket_resolution_on_large_domains():
 
 
 @pytest.mark.slow
-def test_calibration_plug_in_is_split_where_its_window_reaches_the_tail(monkeypatch):
+def test_calibration_plug_in_is_split_where_its_window_reaches_the_tail():
     """q = 0.95 of log-normal data (n = 1000, largest value 3184) over 2^14 buckets: the plug-in's
     straight window (+-3 pivot standard deviations, about +-60 ranks) reaches its last rank, which
     the isotonic fit spreads over the empty buckets up to the domain's end, so one straight line
@@ -192,13 +187,11 @@ def test_calibration_plug_in_is_split_where_its_window_reaches_the_tail(monkeypa
     Split at the plug-in quantile with the left line's own slope it covers 0.90; with the left
     line no flatter than the plug-in further inside the data (the default, ``far``) 0.975
     (docs/quantiles.md, "Coverage"; 80 releases: 0.96, 0.90, 0.50). Those three run with the
-    plug-in on the isotonic fit's tail alone (``TAIL_PLUG_INS = False``, as when the split was made,
-    and ``FAR_TOP = True``, the steeper line at the last rank as then); with the three tails (the
+    plug-in on the isotonic fit's tail alone (``tail_plug_ins=False``, as when the split was made,
+    and ``far_top=True``, the steeper line at the last rank as then); with the three tails (the
     default since Nov 24: the abrupt one does not spread the last ranks over the empty buckets, and
     the largest factor is kept) one straight line covers as well (>= 0.925), and so does the
     default (three tails, split, the line's own slope at the last rank)."""
-    from dptree.rangetree import quantile_calibration as qc
-
     D, n, trials = 2**14, 1000, 40
     qs = np.array([0.95])
     x = np.sort(np.minimum(np.random.default_rng(0).lognormal(5, 1, n).astype(int), D - 1))
@@ -208,10 +201,10 @@ def test_calibration_plug_in_is_split_where_its_window_reaches_the_tail(monkeypa
         t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, levels="prefix", branching=8, rng=s)
         pv = tree_pivot(t, qs, 0.95)
         for how in hits:
-            monkeypatch.setattr(qc, "TAIL_PLUG_INS", how.endswith("three tails"))
-            monkeypatch.setattr(qc, "FAR_TOP", not how.endswith("three tails"))
-            kw = {"split": False} if how.startswith("one line") else {"far": False} if how == "near" else {}
-            sc = calibrated_scales(t, qs, 0.95, source=make_source(10**6 + s), sims=39, pivot=pv, **kw)
+            three = how.endswith("three tails")
+            rules = replace(RULES, tail_plug_ins=three, far_top=not three, split=not how.startswith("one line"),
+                            far=how != "near")
+            sc = calibrated_scales(t, qs, 0.95, source=make_source(10**6 + s), sims=39, pivot=pv, rules=rules)
             lo, hi = tree_intervals(t, qs, 0.95, scale=sc, pivot=pv)
             hits[how] += int(lo[0] <= true <= hi[0])
     assert hits["far"] >= 0.925 * trials and hits["one line"] < 0.7 * trials, hits
@@ -239,7 +232,8 @@ def test_sparse_data_calibrate_below_factor_zero():
         pv = tree_pivot(t, QS, 0.95)
         est = t.quantile_bucket(QS)
         for negative in hits:
-            sc = calibrated_scales(t, QS, 0.95, source=make_source(10**6 + s), sims=39, pivot=pv, negative=negative)
+            sc = calibrated_scales(t, QS, 0.95, source=make_source(10**6 + s), sims=39, pivot=pv,
+                                   rules=replace(RULES, negative=negative))
             lo, hi = tree_intervals(t, QS, 0.95, scale=sc, pivot=pv, contain=est)
             assert ((lo <= est) & (est <= hi)).all()
             hits[negative] += int(np.sum((lo <= true) & (true <= hi)))

@@ -12,7 +12,7 @@ docs/quantiles.md, "Coverage"), every simulated release is read off the same way
 1. plug-in truth: the released isotonic CDF G (:meth:`~dptree.rangetree.estimates.LeafEstimates.monotone_cdf`),
    total G(D - 1), made piecewise linear between the centres of its flat blocks
    (:func:`plug_in_cdf`). Past where the release says the data end (:func:`data_end`: the first
-   bucket whose suffix count n_hat - F_hat(x) is within :data:`END_Z` standard deviations of 0)
+   bucket whose suffix count n_hat - F_hat(x) is within ``end_z`` standard deviations of 0, :class:`CalibrationRules`)
    the release cannot tell how the last ranks lie, so three tails are calibrated and the largest
    factor kept (:func:`tail_plug_ins`): the *abrupt* end (those ranks at the plug-in's density
    just below that bucket, then flat), the *spread* end (on a line up to the first bucket where
@@ -25,7 +25,7 @@ docs/quantiles.md, "Coverage"), every simulated release is read off the same way
    buckets (docs/quantiles.md, "Data that end before the domain"). Then the plug-in is
    straight where it is within 3 pivot standard deviations of q G(D - 1)
    (:func:`straight_window`: the isotonic fit's steps are noise at that scale), as two straight
-   lines meeting where G reaches q G(D - 1), one for each side's density (:data:`SPLIT_EVERYWHERE`;
+   lines meeting where G reaches q G(D - 1), one for each side's density (``split_everywhere``;
    one line averaged a long low block of pooled head noise with the data's start: q = 0.05 of
    uniform records on the last quarter of 1024 buckets had its plug-in quantile in the empty head,
    covering 0.88, now 0.925; docs/quantiles.md, "Two lines at the target"). Where that window
@@ -35,7 +35,7 @@ docs/quantiles.md, "Coverage"), every simulated release is read off the same way
    over 2^20; the line on the data's side no flatter than the plug-in over the next window further
    inside the data, :func:`_steeper`, since a total overstated by noise puts q G(D - 1) itself in
    the tail: 0.88 -> 0.93-0.96 at that level, docs/quantiles.md; since the three tails, at the
-   first rank only, :data:`FAR_TOP`: at the last one a steeper line under-covered the top
+   first rank only, ``far_top``: at the last one a steeper line under-covered the top
    levels of sparse decreasing tails); its q-quantile x*_q
    is the first bucket where it reaches q G(D - 1). The release cannot resolve where q n falls
    inside x*_q's bucket (its phase), so the truth is shifted by a fraction of a bucket to put q n
@@ -62,7 +62,7 @@ docs/quantiles.md, "Coverage"), every simulated release is read off the same way
 5. (:func:`calibrated_intervals`) steps 3-4 are run for both rules of reading the high end
    (:data:`~dptree.rangetree.quantile_pivot.HIGH_ENDS`: after the *last* bucket where the pivot is
    not significantly positive, or at the *first* where it is), and each level keeps "first" where
-   its simulated intervals, at its own factor, are on average more than :data:`FIRST_MARGIN` times
+   its simulated intervals, at its own factor, are on average more than ``first_margin`` times
    narrower, else "last"; a level whose ranks above it are within a standard deviation of the
    suffix count (:func:`unresolved_levels`: the release cannot tell where those ranks lie, and
    the "first" rule's calibration would lean on the plug-in's shape there) keeps "last". Each
@@ -74,13 +74,13 @@ docs/quantiles.md, "Coverage"), every simulated release is read off the same way
    rule stops at the first significant bucket, and the calibration prices its repeated tests.
    Measured (docs/quantiles.md, "The high end" and "`RangeTree.quantile_ci`"): q = 0.95 of 1000
    log-normal records over 2^16 buckets, 63,499 -> 1,524 buckets wide, covering 0.950 (0.965
-   with "last"; 2,173 wide covering 0.99 since :data:`FAR_TOP`); elsewhere the two are close and "last" (with negative factors) is narrower on
+   with "last"; 2,173 wide covering 0.99 since ``far_top``); elsewhere the two are close and "last" (with negative factors) is narrower on
    sparse uniform data. The maximum (q = 1) takes neither: its high end is the domain's end
    (:data:`~dptree.rangetree.quantile_pivot.MAX_END`; no release bounds the maximum from above,
    one record may sit anywhere) and only its low end is calibrated (the benchmark's 1000
    log-normal records over 2^20 buckets: 0.69 before, 1.00).
 
-Factors may be negative (:data:`NEGATIVE`; until Nov 24 they were floored at 0): at c < 0 the low end
+Factors may be negative (``negative``; until Nov 24 they were floored at 0): at c < 0 the low end
 is the first bucket where the pivot is significantly *positive* and the high end follows the last
 where it is significantly negative, so the interval is narrower than the stretch over which the
 pivot crosses 0. That matters where the records are sparse against the buckets (0.001-0.01 a bucket):
@@ -110,6 +110,7 @@ measured time per call).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -126,7 +127,7 @@ from dptree.rangetree.quantile_pivot import (
     tree_pivot,
 )
 
-__all__ = ["INTERVALS", "CALIBRATION_SIMS", "calibration_sims", "critical_scales", "plug_in_cdf", "data_end", "flat_tail",
+__all__ = ["INTERVALS", "CALIBRATION_SIMS", "CalibrationRules", "RULES", "calibration_sims", "critical_scales", "plug_in_cdf", "data_end", "flat_tail",
            "tail_plug_ins",
            "straight_window", "unresolved_levels",
            "calibrated_scales", "calibrated_intervals", "released_intervals"]
@@ -143,40 +144,57 @@ WORK_LEAVES = 1 << 24
 MAX_LEAVES = 1 << 20
 #: resolution of a simulation's phase (where q n falls inside its bucket)
 PHASES = 1 << 52
-#: the plug-in is a straight line where it is within this many pivot standard deviations of q n
-WINDOW = 3.0
-#: ... split at the plug-in quantile where that window reaches the plug-in's first or last rank
-SPLIT = True
-#: ... everywhere, not only where the window reaches the plug-in's first or last rank (False: one
-#: line elsewhere, as before Nov 24, 14:00 UTC): where the plug-in's density differs on the two
-#: sides of the target one line averaged them (docs/quantiles.md, "Two lines at the target")
-SPLIT_EVERYWHERE = True
-#: ... and the split's line on the data's side no flatter than the plug-in further inside the data
-FAR = True
-#: ... also where the window reaches the plug-in's *last* rank (False: at the first rank only; past
-#: the data's end the three tails of :func:`tail_plug_ins` take its place, and a steeper line there
-#: under-covered the top levels of sparse data: q = 0.99 of 1000 log-normal records over 2^20
-#: buckets 0.895 with it, 0.945 with the line off at both ranks; docs/quantiles.md)
-FAR_TOP = False
-#: a level whose remaining ranks (1 - q) n_hat are at most this many standard deviations of the
-#: suffix count above its estimate takes the "last" high end (step 5, :func:`unresolved_levels`;
-#: 0: never, as before Nov 24, 13:00 UTC)
-UNRESOLVED_Z = 1.0
-#: factors below 0 allowed (the interval narrower than the stretch where the pivot crosses 0)
-NEGATIVE = True
-#: the high end is read at the first significant bucket only where that is more than this many
-#: times narrower in simulation (step 5): the "last" rule's one test per end does not lean on the
-#: plug-in, the "first" rule's repeated tests do (0.8 points less coverage without the margin)
-FIRST_MARGIN = 2.0
-#: the data's end (:func:`data_end`, step 1): the first bucket where the suffix count
-#: n_hat - F_hat(x) is no longer this many of its standard deviations above 0 ...
-END_Z = 2.0
-#: ... above which the abrupt tail's ranks rise at the plug-in's density over this many standard
-#: deviations of n_hat below it (:func:`flat_tail`)
-TAIL_RANKS = 6.0
-#: the three tails past the data's end (:func:`tail_plug_ins`); False: the isotonic fit's tail
-#: alone, as before Nov 24 (for comparison)
-TAIL_PLUG_INS = True
+
+
+@dataclass(frozen=True)
+class CalibrationRules:
+    """The choices of the calibration (module docstring), one frozen value: :data:`RULES` is what
+    ``RangeTree.quantile_ci`` and ``dptree.quantiles`` release; the benchmarks and tests build the
+    earlier rules with :func:`dataclasses.replace` to measure against them (never by changing a
+    module's state)."""
+
+    #: the plug-in is a straight line where it is within this many pivot standard deviations of q n
+    window: float = 3.0
+    #: ... split at the plug-in quantile where that window reaches the plug-in's first or last rank
+    split: bool = True
+    #: ... everywhere, not only where the window reaches the plug-in's first or last rank (False: one
+    #: line elsewhere, as before Nov 24, 14:00 UTC): where the plug-in's density differs on the two
+    #: sides of the target one line averaged them (docs/quantiles.md, "Two lines at the target")
+    split_everywhere: bool = True
+    #: ... and the split's line on the data's side no flatter than the plug-in further inside the data
+    far: bool = True
+    #: ... also where the window reaches the plug-in's *last* rank (False: at the first rank only; past
+    #: the data's end the three tails of :func:`tail_plug_ins` take its place, and a steeper line there
+    #: under-covered the top levels of sparse data: q = 0.99 of 1000 log-normal records over 2^20
+    #: buckets 0.895 with it, 0.945 with the line off at both ranks; docs/quantiles.md)
+    far_top: bool = False
+    #: a level whose remaining ranks (1 - q) n_hat are at most this many standard deviations of the
+    #: suffix count above its estimate takes the "last" high end (step 5, :func:`unresolved_levels`;
+    #: 0: never, as before Nov 24, 13:00 UTC)
+    unresolved_z: float = 1.0
+    #: factors below 0 allowed with the "last" high end (the interval narrower than the stretch where
+    #: the pivot crosses 0; with "first" the interval at factor 0 is already a point)
+    negative: bool = True
+    #: the high end is read at the first significant bucket only where that is more than this many
+    #: times narrower in simulation (step 5): the "last" rule's one test per end does not lean on the
+    #: plug-in, the "first" rule's repeated tests do (0.8 points less coverage without the margin)
+    first_margin: float = 2.0
+    #: the data's end (:func:`data_end`, step 1): the first bucket where the suffix count
+    #: n_hat - F_hat(x) is no longer this many of its standard deviations above 0 ...
+    end_z: float = 2.0
+    #: ... above which the abrupt tail's ranks rise at the plug-in's density over this many standard
+    #: deviations of n_hat below it (:func:`flat_tail`)
+    tail_ranks: float = 6.0
+    #: the three tails past the data's end (:func:`tail_plug_ins`); False: the isotonic fit's tail
+    #: alone, as before Nov 24 (for comparison)
+    tail_plug_ins: bool = True
+    #: "worst": the larger factor of the two extreme phases (step 1); "uniform": each simulation
+    #: draws its phase uniformly (nominal only on average over the phase; for comparison)
+    phase: Literal["worst", "uniform"] = "worst"
+
+
+#: the released calibration
+RULES = CalibrationRules()
 
 
 def calibration_sims(leaves: int) -> int:
@@ -215,7 +233,7 @@ def plug_in_cdf(iso: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return (start + end) / 2.0, iso[start]
 
 
-def data_end(est: Any, n_hat: float, size: int, z: float = END_Z, grid: int = 4096) -> int:
+def data_end(est: Any, n_hat: float, size: int, z: float = RULES.end_z, grid: int = 4096) -> int:
     """Where the release says the data end: the first bucket x whose suffix count n_hat - F_hat(x)
     is at most ``z`` of its standard deviations (no longer significantly above 0). Estimates and
     closed-form variances only. Exact on domains of at most ``grid`` buckets; on larger ones the
@@ -256,15 +274,15 @@ def flat_tail(pos: np.ndarray, val: np.ndarray, end: int, ranks: float, last: in
             np.concatenate([val[keep], [g_end, val[-1]]]))
 
 
-def tail_plug_ins(pos: np.ndarray, val: np.ndarray, est: Any, n_hat: float, size: int, v_total: float
-                  ) -> list[tuple[np.ndarray, np.ndarray]]:
+def tail_plug_ins(pos: np.ndarray, val: np.ndarray, est: Any, n_hat: float, size: int, v_total: float,
+                  rules: CalibrationRules = RULES) -> list[tuple[np.ndarray, np.ndarray]]:
     """The plug-in truths of step 1, which differ only past the data's end (:func:`data_end` at
-    :data:`END_Z`): the *abrupt* end (the ranks above it at the density just below, then flat,
+    ``rules.end_z``): the *abrupt* end (the ranks above it at the density just below, then flat,
     :func:`flat_tail`), the *spread* end (the same ranks on a line up to the first bucket where the
     suffix estimate reaches 0, where that is later) and the isotonic fit's own tail (its last ranks
     spread up to where it reaches its top); each distinct one once (data reaching the domain's end
     give one)."""
-    end, ranks = data_end(est, n_hat, size), TAIL_RANKS * math.sqrt(v_total)
+    end, ranks = data_end(est, n_hat, size, rules.end_z), rules.tail_ranks * math.sqrt(v_total)
     out: list[tuple[np.ndarray, np.ndarray]] = []
     for plug in (flat_tail(pos, val, end, ranks), flat_tail(pos, val, end, ranks, data_end(est, n_hat, size, 0.0)),
                  (pos, val)):
@@ -274,18 +292,14 @@ def tail_plug_ins(pos: np.ndarray, val: np.ndarray, est: Any, n_hat: float, size
 
 
 def straight_window(pos: np.ndarray, val: np.ndarray, target: float, half: float,
-                    split: bool = SPLIT, far: bool | None = None, far_top: bool | None = None
-                    ) -> tuple[np.ndarray, np.ndarray]:
+                    rules: CalibrationRules = RULES) -> tuple[np.ndarray, np.ndarray]:
     """The knots straight where the plug-in is within ``half`` ranks of ``target``: the local density
-    at the interval's scale, not the isotonic fit's steps inside it. ``split``: two straight lines
-    meeting where the plug-in reaches ``target``, one for each side's density (everywhere with
-    :data:`SPLIT_EVERYWHERE`, else only where the window reaches the plug-in's first or last rank,
-    the isotonic fit's unsupported tail: module docstring, step 1); ``far`` (default :data:`FAR`):
-    where the window reaches such a rank, the line on the data's side no flatter than the plug-in
-    further inside the data (:func:`_steeper`), at the last rank only when ``far_top`` (default
-    :data:`FAR_TOP`)."""
-    far = FAR if far is None else far
-    far_top = FAR_TOP if far_top is None else far_top
+    at the interval's scale, not the isotonic fit's steps inside it. ``rules.split``: two straight
+    lines meeting where the plug-in reaches ``target``, one for each side's density (everywhere with
+    ``rules.split_everywhere``, else only where the window reaches the plug-in's first or last rank,
+    the isotonic fit's unsupported tail: module docstring, step 1); ``rules.far``: where the window
+    reaches such a rank, the line on the data's side no flatter than the plug-in further inside the
+    data (:func:`_steeper`), at the last rank only with ``rules.far_top``."""
     lo_t, hi_t = max(target - half, val[0]), min(target + half, val[-1])
     a, b = np.interp(lo_t, val, pos), np.interp(hi_t, val, pos)
     if not b > a:
@@ -293,9 +307,9 @@ def straight_window(pos: np.ndarray, val: np.ndarray, target: float, half: float
     left, right = pos < a, pos > b
     clipped = target - half < val[0] or target + half > val[-1]
     mid_p, mid_v = (([float(np.interp(target, val, pos))], [target])
-                    if split and (clipped or SPLIT_EVERYWHERE) and lo_t < target < hi_t else ([], []))
+                    if rules.split and (clipped or rules.split_everywhere) and lo_t < target < hi_t else ([], []))
     top = target + half > val[-1]
-    if mid_p and clipped and far and (far_top or not top):
+    if mid_p and clipped and rules.far and (rules.far_top or not top):
         mid_p = [_steeper(pos, val, target, half, a, b, float(mid_p[0]), top=top)]
     return (np.concatenate([pos[left], [a], mid_p, [b], pos[right]]),
             np.concatenate([val[left], [lo_t], mid_v, [hi_t], val[right]]))
@@ -305,7 +319,7 @@ def _steeper(pos: np.ndarray, val: np.ndarray, target: float, half: float, a: fl
              top: bool) -> float:
     """Where the split plug-in reaches ``target`` when the line on the data's side takes the
     steeper of its own slope and the plug-in's slope over the next ``half`` ranks further into the
-    data (:data:`FAR`): where the window reaches the last rank, the isotonic fit's last ranks are
+    data (``CalibrationRules.far``): where the window reaches the last rank, the isotonic fit's last ranks are
     spread over the empty tail, and with a total overstated by noise the target itself lies there
     (the line then has a density 100x too low); the density further inside the data is the
     plug-in's better guess, and the higher density is the harder case for the interval's end on
@@ -329,51 +343,49 @@ def _steeper(pos: np.ndarray, val: np.ndarray, target: float, half: float, a: fl
 
 def calibrated_scales(tree: Any, qs: np.ndarray, level: float, *, source: RandomSource,
                       sims: int = CALIBRATION_SIMS, grid: int = 4096, pivot: TreePivot | None = None,
-                      phase: Literal["worst", "uniform"] = "worst", split: bool = SPLIT,
-                      far: bool | None = None, negative: bool | None = None, high: str = "last") -> np.ndarray:
+                      rules: CalibrationRules = RULES, high: str = "last") -> np.ndarray:
     """The factor on each level's pivot multiplier at which ``sims`` simulated releases of ``tree``'s
     plan, with the release's isotonic CDF as the truth, cover at ``level`` whatever the quantile's
-    phase inside its bucket (``phase="worst"``: the larger factor of the two extreme phases;
+    phase inside its bucket (``rules.phase="worst"``: the larger factor of the two extreme phases;
     ``"uniform"``: averaged over a uniform phase, for comparison) (module docstring), for the
     interval whose high end is read by the rule ``high`` (:data:`~dptree.rangetree.quantile_pivot.HIGH_ENDS`). The simulated
     releases are read off like ``pivot`` (``pivot.monotone``: the isotonic fit on each level's grid).
-    ``split=False``: one straight window even where it reaches the plug-in's ends (as before, for
-    comparison). ``negative``: factors below 0 allowed with ``high="last"`` (default :data:`NEGATIVE`;
-    with ``"first"`` the interval at factor 0 is already a point). Reads only the release
-    (its estimates and public plan); ``source`` draws the simulation's noise and phases. ``pivot``:
-    :func:`tree_pivot`'s result for these arguments, if already computed."""
-    scales, _ = _calibrate(tree, qs, level, source, sims, grid, pivot, phase, split, far, negative, (high,))
+    ``rules``: the calibration's choices (:class:`CalibrationRules`; ``negative`` applies to
+    ``high="last"`` and ``"end"``). Reads only the release (its estimates and public plan);
+    ``source`` draws the simulation's noise and phases. ``pivot``: :func:`tree_pivot`'s result for
+    these arguments, if already computed."""
+    scales, _ = _calibrate(tree, qs, level, source, sims, grid, pivot, rules, (high,))
     return scales[high]
 
 
 def calibrated_intervals(tree: Any, qs: np.ndarray, level: float, *, source: RandomSource,
                          sims: int = CALIBRATION_SIMS, grid: int = 4096, pivot: TreePivot | None = None,
-                         margin: float = FIRST_MARGIN) -> tuple[np.ndarray, tuple[str, ...]]:
+                         rules: CalibrationRules = RULES) -> tuple[np.ndarray, tuple[str, ...]]:
     """Each level's factor and high-end rule: both rules of
     :data:`~dptree.rangetree.quantile_pivot.HIGH_ENDS` calibrated on the same simulated releases
     (:func:`calibrated_scales`), and per level ``"first"`` where its simulated intervals are on
-    average more than ``margin`` times narrower than ``"last"``'s, else ``"last"`` (a function of
-    the plug-in and the public noise law, not of the release's own noise beyond the plug-in;
-    step 5 of the module docstring)."""
+    average more than ``rules.first_margin`` times narrower than ``"last"``'s and the level's last
+    ranks are resolved (:func:`unresolved_levels` at ``rules.unresolved_z``), else ``"last"`` (a
+    function of the plug-in and the public noise law, not of the release's own noise beyond the
+    plug-in; step 5 of the module docstring)."""
     top = np.asarray(qs) >= 1.0
     highs = HIGH_ENDS + ((MAX_END,) if top.any() else ())
     pv = tree_pivot(tree, qs, level, grid=grid) if pivot is None else pivot
-    scales, widths = _calibrate(tree, qs, level, source, sims, grid, pv, "worst", SPLIT, None, None, highs)
-    free = ~unresolved_levels(tree, qs, pv.n_hat)
-    pick = tuple(MAX_END if top[i] else "first" if widths["first"][i] * margin < widths["last"][i] and free[i]
-                 else "last" for i in range(len(qs)))
+    scales, widths = _calibrate(tree, qs, level, source, sims, grid, pv, rules, highs)
+    free = ~unresolved_levels(tree, qs, pv.n_hat, rules.unresolved_z)
+    pick = tuple(MAX_END if top[i] else "first" if widths["first"][i] * rules.first_margin < widths["last"][i]
+                 and free[i] else "last" for i in range(len(qs)))
     return np.array([scales[h][i] for i, h in enumerate(pick)]), pick
 
 
-def unresolved_levels(tree: Any, qs: np.ndarray, n_hat: float, z: float | None = None) -> np.ndarray:
+def unresolved_levels(tree: Any, qs: np.ndarray, n_hat: float, z: float = RULES.unresolved_z) -> np.ndarray:
     """Per level, whether the release cannot tell where its last ranks lie: the ranks above it,
-    (1 - q) ``n_hat``, are at most ``z`` (default :data:`UNRESOLVED_Z`) standard deviations of the
+    (1 - q) ``n_hat``, are at most ``z`` (``CalibrationRules.unresolved_z``) standard deviations of the
     suffix count above its estimate's bucket. Such a level takes the "last" high end (step 5: one
     test per end, no shape assumed), because the "first" rule's calibration leans on the plug-in's
     shape there, which the release does not resolve: q = 0.99 of 1000 log-normal records over 2^16
-    buckets covered 0.76 before this rule and :data:`FAR_TOP`, 0.99 with them (docs/quantiles.md,
+    buckets covered 0.76 before this rule and ``far_top = False``, 0.99 with them (docs/quantiles.md,
     "Ranks the release cannot place"). Estimates and closed-form variances only."""
-    z = UNRESOLVED_Z if z is None else z
     x = np.asarray(tree.quantile_bucket(qs), dtype=np.int64)
     size = int(tree.domain.size)
     empty = x + 1 > size - 1
@@ -382,7 +394,8 @@ def unresolved_levels(tree: Any, qs: np.ndarray, n_hat: float, z: float | None =
 
 
 def released_intervals(tree: Any, qs: np.ndarray, level: float, *, source: RandomSource, sims: int,
-                       grid: int = 4096, pivot: TreePivot | None = None) -> tuple[np.ndarray, np.ndarray]:
+                       grid: int = 4096, pivot: TreePivot | None = None, rules: CalibrationRules = RULES
+                       ) -> tuple[np.ndarray, np.ndarray]:
     """The interval ``RangeTree.quantile_ci`` and ``dptree.quantiles`` release for each level (first
     and last value): calibrated (:func:`calibrated_intervals`) when ``sims`` > 0, else the pivot
     interval with the high end after the last non-significant bucket; the maximum's (q = 1) high
@@ -390,7 +403,7 @@ def released_intervals(tree: Any, qs: np.ndarray, level: float, *, source: Rando
     to hold the point estimate's bucket."""
     pv = tree_pivot(tree, qs, level, grid=grid) if pivot is None else pivot
     if sims:
-        scale, ends = calibrated_intervals(tree, qs, level, source=source, sims=sims, grid=grid, pivot=pv)
+        scale, ends = calibrated_intervals(tree, qs, level, source=source, sims=sims, grid=grid, pivot=pv, rules=rules)
     else:
         scale, ends = None, tuple(MAX_END if q >= 1.0 else "last" for q in np.asarray(qs))
     return tree_intervals(tree, qs, level, grid=grid, scale=scale, pivot=pv, high=ends,
@@ -398,8 +411,8 @@ def released_intervals(tree: Any, qs: np.ndarray, level: float, *, source: Rando
 
 
 def _calibrate(tree: Any, qs: np.ndarray, level: float, source: RandomSource, sims: int, grid: int,
-               pivot: TreePivot | None, phase: str, split: bool, far: bool | None, negative: bool | None,
-               highs: tuple[str, ...]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+               pivot: TreePivot | None, rules: CalibrationRules, highs: tuple[str, ...]
+               ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """{rule: factor per level} and {rule: mean simulated width per level at that factor}."""
     pv = tree_pivot(tree, qs, level, grid=grid) if pivot is None else pivot
     est, plan, D = tree._est, tree.plan, pv.size
@@ -408,16 +421,15 @@ def _calibrate(tree: Any, qs: np.ndarray, level: float, source: RandomSource, si
     ones = {h: np.ones(len(qs)) for h in highs}
     if not n_plug > 0 or not pv.n_hat > 0:
         return ones, ones  # the released interval is the whole domain or the plug-in has no data
-    plugs = tail_plug_ins(pos, val, est, pv.n_hat, D, pv.vN) if TAIL_PLUG_INS else [(pos, val)]
+    plugs = tail_plug_ins(pos, val, est, pv.n_hat, D, pv.vN, rules) if rules.tail_plug_ins else [(pos, val)]
     err = est.simulated_cdf_errors(plan.noise_spec, plan.root_exact, sims, source, np.append(pv.idx + 1, D))
     n_sim = n_plug + err[:, -1]
     order = min(sims, math.ceil(level * (sims + 1))) - 1
-    if phase == "uniform":  # each simulation's phase, uniform on (0, 1]
+    if rules.phase == "uniform":  # each simulation's phase, uniform on (0, 1]
         phases = [(uniform_below(source, PHASES, sims) + 1.0) / PHASES]
     else:  # the top of the bucket and just above its bottom, the larger factor kept
         phases = [np.ones(sims), np.full(sims, 1e-9)]
-    negative = NEGATIVE if negative is None else negative
-    floor = {h: -np.inf if negative and h in ("last", MAX_END) else 0.0 for h in highs}
+    floor = {h: -np.inf if rules.negative and h in ("last", MAX_END) else 0.0 for h in highs}
     out = {h: np.full(len(qs), floor[h]) for h in highs}
     width = {h: np.zeros(len(qs)) for h in highs}
     for i, q in enumerate(qs):
@@ -427,7 +439,7 @@ def _calibrate(tree: Any, qs: np.ndarray, level: float, source: RandomSource, si
         simulated = []
         for (pos, val), u in ((plug, u) for plug in plugs for u in phases):
             s_i = float(np.interp(np.interp(t, val, pos), g, pv.sd(i)))  # the pivot's sd near the plug-in quantile
-            kp, kv = straight_window(pos, val, t, WINDOW * s_i, split, far)
+            kp, kv = straight_window(pos, val, t, rules.window * s_i, rules)
             y = float(np.interp(t, kv, kp)) if t > kv[0] else 0.0  # where the plug-in reaches q n
             # the truth shifted so that q n falls at fraction u of its bucket (u = 1: at the top, where
             # the low end is hardest to cover; u near 0: just above the bottom, the high end's hardest)
