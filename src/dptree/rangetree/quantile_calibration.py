@@ -208,20 +208,41 @@ def critical_scales(idx: np.ndarray, piv: np.ndarray, w: np.ndarray, true_bucket
                     floor: float = 0.0, high: str = "last") -> np.ndarray:
     """For pivot values ``piv`` (sims x grid) with half-widths ``w`` (grid) at factor 1, the smallest
     factor c >= ``floor`` at which the interval of row s contains ``true_bucket[s]`` (step 3 of the
-    module docstring; ``floor=-inf``: negative factors too, which narrow the interval)."""
-    k = np.searchsorted(idx, np.asarray(true_bucket), side="left")[:, None]  # grid points before the bucket
-    j = np.arange(idx.size)[None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.where(w > 0, piv / np.where(w > 0, w, 1.0), np.sign(piv) * np.inf)
-    low = np.maximum(np.min(np.where(j <= k, -r, np.inf), axis=1), floor)
+    module docstring; ``floor=-inf``: negative factors too, which narrow the interval). One pass
+    per end: the extremum of each row's ratios P / w before or after its true bucket."""
+    sims, m = piv.shape
+    k = np.searchsorted(idx, np.asarray(true_bucket), side="left")  # grid points before the bucket
+    if (w > 0).all():
+        r = piv / w
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.where(w > 0, piv / np.where(w > 0, w, 1.0), np.sign(piv) * np.inf)
+    # the low end covers iff some grid bucket j <= k has P + c w >= 0: c >= min_{j <= k} -r_j
+    low = np.maximum(-_row_extremum(np.maximum, r, 0, np.minimum(k, m - 1) + 1), floor)
     if high == MAX_END:  # the high end is the domain's end: only the low end can miss
         return low
     if high == "first":  # covers iff no grid bucket before the true one has P - c w >= 0
-        up = np.maximum(np.max(np.where(j < k, r, -np.inf), axis=1), floor)
+        before = _row_extremum(np.maximum, r, 0, np.maximum(k, 1))
+        up = np.maximum(np.where(k > 0, before, -np.inf), floor)
         return np.maximum(low, up)
-    r = np.where((w == 0) & (piv == 0), np.inf, r)  # P - c 0 < 0 fails at P = 0
-    hi = np.maximum(np.min(np.where(j >= k - 1, r, np.inf), axis=1), floor)
-    return np.where(k[:, 0] == 0, low, np.maximum(low, hi))
+    r[(w == 0)[None, :] & (piv == 0)] = np.inf  # P - c 0 < 0 fails at P = 0
+    # covers iff some grid bucket j >= k - 1 has P - c w < 0: c > min_{j >= k - 1} r_j
+    hi = np.maximum(_row_extremum(np.minimum, r, np.clip(k - 1, 0, m - 1), m), floor)
+    return np.where(k == 0, low, np.maximum(low, hi))
+
+
+def _row_extremum(ufunc: np.ufunc, a: np.ndarray, start: Any, stop: Any) -> np.ndarray:
+    """``ufunc.reduce(a[s, start[s]:stop[s]])`` for every row s of the 2-d C-contiguous ``a``
+    (non-empty ranges), in one ``reduceat`` over the flat array; NaN propagates as in ``reduce``."""
+    rows, m = a.shape
+    base = np.arange(rows, dtype=np.int64) * m
+    bounds = np.empty(2 * rows, dtype=np.int64)
+    bounds[0::2] = base + start
+    bounds[1::2] = base + stop
+    flat = a.reshape(-1)
+    if bounds[-1] == flat.size:  # the last range runs to the end: reduceat's last index does that
+        return ufunc.reduceat(flat, bounds[:-1])[0::2]
+    return ufunc.reduceat(flat, bounds)[0::2]
 
 
 def plug_in_cdf(iso: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -67,6 +67,37 @@ def test_critical_factor_is_where_the_interval_starts_to_cover(D, monotone, high
     assert checked > 20
 
 
+def test_critical_factors_of_many_rows_match_their_definition_row_by_row():
+    """Each row has its own true bucket, so each reads its own stretch of the grid (the vectorised
+    pass must not mix rows): against the definition, one row at a time -- the low end covers from
+    min over j <= k of -P_j / w_j, "first" needs every j < k below c, "last" some j >= k - 1 above it
+    (P = w = 0 never above), "end" only the low end; true buckets before the first and after the
+    last grid point, zero half-widths and zero pivots included."""
+    g = np.random.default_rng(11)
+    for trial in range(200):
+        m, sims = int(g.integers(1, 30)), int(g.integers(1, 12))
+        idx = np.sort(g.choice(100, m, replace=False))
+        piv = np.round(g.normal(0, 3, (sims, m)))
+        w = np.abs(np.round(g.normal(0, 2, m))) if trial % 3 else np.full(m, 1.5)
+        tb = g.integers(0, 110, sims)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.where(w > 0, piv / np.where(w > 0, w, 1.0), np.sign(piv) * np.inf)
+        for floor in (0.0, -np.inf):
+            for high in ("last", "first", "end"):
+                got = critical_scales(idx, piv, w, tb, floor, high)
+                for s_ in range(sims):
+                    k = int(np.searchsorted(idx, tb[s_]))
+                    low = max(np.min(-r[s_, :k + 1]), floor)
+                    if high == "end":
+                        want = low
+                    elif high == "first":
+                        want = max(low, max(np.max(r[s_, :k]) if k else -np.inf, floor))
+                    else:
+                        rr = np.where((w == 0) & (piv[s_] == 0), np.inf, r[s_])
+                        want = low if k == 0 else max(low, max(np.min(rr[max(k - 1, 0):]), floor))
+                    assert got[s_] == want or (np.isnan(got[s_]) and np.isnan(want)), (high, floor, k)
+
+
 def test_negative_factors_narrow_the_interval_where_the_pivot_wanders():
     """Sparse data (300 records over 2^16 buckets, 0.005 a bucket): the pivot crosses 0 many times
     around each quantile, so the interval still covers when narrowed below factor 0. The critical
