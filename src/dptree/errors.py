@@ -170,5 +170,11 @@ def length_mismatch_error(name: str) -> DataError:
 def engine_error(what: str, column: str | None, exc: BaseException) -> InputFormatError:
     """An engine (DuckDB, Spark, numpy) failed on the data: its text, redacted (:func:`redact`)."""
     of = f" of {column!r}" if column else ""
+    if type(exc).__name__ == "ConversionException" or "Could not convert" in str(exc):
+        # which value and which line would be private: say what is wrong and how to fix it, not where
+        return InputFormatError(
+            f"cannot compute the {what}{of}: a value of the column is not a number (or, on a date domain, "
+            "not a date or time), e.g. text such as 'n/a'; leave such fields empty (missing values) or "
+            "remove those rows")
     detail = redact(exc) or type(exc).__name__
     return InputFormatError(f"cannot compute the {what}{of}: {detail}")

@@ -146,12 +146,14 @@ def path_counts(data: Any, levels: Sequence[str], *, weight: str | None = None) 
 
 @validate_params({"column": COLUMN, "missing": MISSING, "infinite": MISSING, "fmt": FORMAT})
 def value_counts(data: Any, *, column: str | None = None, missing: Missing = "error", infinite: Missing = "error",
-                 message: str | None = None, fmt: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+                 message: str | None = None, fmt: str | None = None,
+                 domain: tuple[str, Any, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Sorted distinct values of ``data`` (``column`` of a table, file, DuckDB relation or Spark
     DataFrame) and their exact record counts (:meth:`Engine.value_counts`): memory O(distinct
-    values), never one Python object per row. Not private."""
+    values), never one Python object per row. ``domain`` (kind, lower, upper), when known, decides
+    how a CSV column is read (not DuckDB's guess from a sample of rows). Not private."""
     return engine_for(data, fmt=fmt).value_counts(data, column=column, missing=missing, infinite=infinite,
-                                                  message=message)
+                                                  message=message, domain=domain)
 
 
 def ordered_counts(data: Any, *, column: str | None, lower: int | float, upper: int | float,

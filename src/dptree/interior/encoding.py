@@ -400,7 +400,8 @@ def prepare(
         if cnt.shape != arr.shape or (cnt.size and cnt.min() < 0):
             raise DataError("counts must be non-negative integers, one per value")
     else:
-        arr, cnt = value_counts(values, column=column, missing=policy, infinite=policy, message=_INVALID_VALUES)
+        arr, cnt = value_counts(values, column=column, missing=policy, infinite=policy, message=_INVALID_VALUES,
+                                domain=(enc.kind, *enc.bounds))
     offs, keep = _encode_array(arr, enc, drop)
     if keep is not None:
         cnt = cnt[keep]

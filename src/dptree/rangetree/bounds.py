@@ -418,11 +418,12 @@ class PrivateBoundsPlan:
         self._placeholder().check_public_total(missing=missing)  # before any budget is spent
         src = _noise.make_source(rng)
         created = _release_file.utc_now()  # before the data is read (the module's clock: tests can fix it)
-        vals, counts = value_counts(values, column=column, missing=cast(Any, missing), fmt=fmt)
+        path = isinstance(values, (str, os.PathLike))
+        # numbers from files always get a float domain (a CSV's read as DOUBLE, not DuckDB's guess)
+        vals, counts = value_counts(values, column=column, missing=cast(Any, missing), fmt=fmt,
+                                    domain=("float", 0.0, 0.0) if path else None)
         kind = _kind_of(vals)  # the column's type: schema, not data
-        if kind == "integer" and isinstance(values, (str, os.PathLike)):
-            # a file's column type is inferred from its rows (one 1.5 in a CSV turns BIGINT into
-            # DOUBLE): numbers from files always get a float domain, whatever the rows hold
+        if kind == "integer" and path:
             vals, kind = vals.astype(np.float64), "float"
         _check_width(kind, self.width)
         search = self.search_for(kind)  # an origin that does not fit the column is refused here

@@ -147,7 +147,7 @@ def test_stdin_and_seeded_release(tmp_path) -> None:  # type: ignore[no-untyped-
                 "--out",
                 "x.json",
             ],
-            "available columns",
+            "not found in the CSV's header row",
         ),
         (
             [

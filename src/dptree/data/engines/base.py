@@ -141,7 +141,8 @@ class Engine(ABC):
         column (int64; a total of :data:`dptree.data.weights.MAX_TOTAL` or more raises)."""
 
     def value_counts(self, data: Any, *, column: str | None, missing: Missing = "error",
-                     infinite: Missing = "error", message: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+                     infinite: Missing = "error", message: str | None = None,
+                     domain: tuple[str, Any, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(sorted distinct values, records per value as int64): memory O(distinct values), no
         Python object per row. Values keep their type (int64/uint64, float64, datetime64; Python
         ints only for integers wider than 64 bits). Missing values (NULL, None, NaN, NaT) raise

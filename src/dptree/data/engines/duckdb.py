@@ -45,7 +45,7 @@ from dptree.noise import RandomSource
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["DuckDBEngine", "file_leaf_histogram", "read_column", "open_table", "is_relation", "Progress"]
+__all__ = ["DuckDBEngine", "csv_value_types", "file_leaf_histogram", "read_column", "open_table", "is_relation", "Progress"]
 
 # the names the command line and older code import from here
 _quote_ident, _column_type = quote_ident, column_type
@@ -70,6 +70,43 @@ def _detect_format(path: str) -> str:
     return "parquet" if head == b"PAR1" else "csv"
 
 
+#: integer domains within +-2^53 are read from CSV as DOUBLE (every integer there is exact)
+EXACT_DOUBLE = 1 << 53
+
+
+def csv_value_types(column: str, kind: str, lower: Any, upper: Any, *, keep_integers: bool = False
+                    ) -> tuple[dict[str, str], dict[str, str]]:
+    """How a CSV's value column is read for a domain of ``kind``, never on DuckDB's guess from a
+    sample of rows alone: (types, guarded columns). DOUBLE for float domains, and for integer
+    domains within +-2^53 (a non-integer is then refused by the integer check, never rounded);
+    TIMESTAMP for dates (a time of day is kept, where a guessed DATE drops it). Integer domains
+    wider than 2^53, or with ``keep_integers`` (the staged interior paths, which need an integer
+    column), keep DuckDB's guess and are *guarded*: where the guess is an integer type, one scan of
+    the column as text refuses non-integers (:func:`open_table`); where the guess is text (a
+    sample of empty fields), the column is read as DOUBLE within +-2^53, else HUGEINT (guarded too)."""
+    if kind == "datetime":
+        return {column: "TIMESTAMP"}, {}
+    wide = kind == "integer" and max(abs(int(lower)), abs(int(upper))) > EXACT_DOUBLE
+    if kind == "integer" and (keep_integers or wide):
+        return {}, {column: "HUGEINT" if wide else "DOUBLE"}
+    return {column: "DOUBLE"}, {}
+
+
+def _refuse_rounded_integers(con: Any, path: str, column: str, wide: bool) -> None:
+    """DuckDB reads a CSV column it guessed to be integers (from a sample of its rows) by rounding
+    any later "5.25": read the column once more, as DOUBLE (``wide``: as text, whose decimal
+    digits also show a fraction DOUBLE would round away past 2^53), and refuse non-integers."""
+    col = quote_ident(column)
+    raw = f"read_csv({quote_str(path)}, auto_detect=true, types={{{quote_str(column)}: '{'VARCHAR' if wide else 'DOUBLE'}'}})"
+    num = f"TRY_CAST({col} AS DOUBLE)" if wide else col
+    digits = f" OR regexp_matches({col}, '^\\s*[+-]?[0-9]*[.][0-9]*[1-9][0-9]*\\s*$')" if wide else ""
+    found = con.execute(f"SELECT count(*) FROM (SELECT 1 FROM {raw} WHERE {num} <> floor({num}){digits} LIMIT 1)"
+                        ).fetchall()[0][0]
+    if found:
+        raise DataError(f"column {column!r} holds numbers that are not integers, and the domain is integers: give "
+                        "float bounds (e.g. lower=0.0) for a float domain, or round the column first")
+
+
 def _register_relation(con: Any, rel: Any, columns: Sequence[str] | None) -> str:
     """Register the used ``columns`` of a relation (as Arrow) in ``con``; the table's name."""
     have = list(rel.columns)
@@ -85,9 +122,18 @@ def _register_relation(con: Any, rel: Any, columns: Sequence[str] | None) -> str
 
 @contextmanager
 def open_table(source: Any, fmt: str | None = None, progress: Progress = False, *,
-               columns: Sequence[str] | None = None, text: bool = False) -> Iterator[tuple[Any, str]]:
+               columns: Sequence[str] | None = None, text: bool = False,
+               types: dict[str, str] | None = None,
+               integers: dict[str, str] | None = None) -> Iterator[tuple[Any, str]]:
     """Yield (DuckDB connection, SQL table expression) for a CSV/Parquet file, '-' (CSV on stdin)
     or a DuckDB relation (only its ``columns``, when given, are read).
+
+    ``types``: DuckDB types for CSV columns (:func:`csv_value_types`) instead of the types DuckDB
+    guesses from a sample of the first rows. A guess of BIGINT rounds a later "5.25" to 5 without
+    an error, and a guess of DATE drops a later time of day: a silently wrong count.
+    ``integers``: CSV columns whose guess is kept but, where it is an integer type, checked to hold
+    integers only (one scan as text); where the guess is text, read as the type given instead.
+    Columns the file does not have are left to the "column not found" check.
 
     Standard input is copied to a private temporary file that is removed on exit. ``text``: read
     every CSV column as text (hierarchy labels such as "007" stay as written). ``progress``:
@@ -128,9 +174,25 @@ def open_table(source: Any, fmt: str | None = None, progress: Progress = False, 
                 raise InputFormatError(f"unknown input format {fmt!r}; use csv or parquet")
             shown = "stdin" if tmp_name else Path(path).name
             try:
-                con.execute(f"DESCRIBE SELECT * FROM {expr}").fetchall()
+                names = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {expr}").fetchall()]
+                csv = fmt == "csv" and not text
+                chosen = {c: t for c, t in (types or {}).items() if c in names} if csv else {}
+                guarded = {c: t for c, t in (integers or {}).items() if c in names} if csv else {}
+                if chosen or guarded:
+                    guess = {r[0]: str(r[1]).upper() for r in con.execute(f"DESCRIBE SELECT * FROM {expr}").fetchall()}
+                    # a column of dates on a numeric domain keeps its type: the domain check then says to give dates
+                    chosen = {c: t for c, t in chosen.items()
+                              if t == "TIMESTAMP" or not any(d in guess[c] for d in ("DATE", "TIME"))}
+                    chosen.update({c: t for c, t in guarded.items() if "CHAR" in guess[c]})
+                if chosen:
+                    typed = ", ".join(f"{quote_str(c)}: {quote_str(t)}" for c, t in chosen.items())
+                    expr = f"read_csv({quote_str(path)}, auto_detect=true, types={{{typed}}})"
+                final = {r[0]: str(r[1]).upper() for r in con.execute(f"DESCRIBE SELECT * FROM {expr}").fetchall()}
             except Exception as exc:  # duckdb raises its own exception types
                 raise InputFormatError(f"cannot read {shown} as {fmt}: {redact(exc)}") from None
+            for c, fallback in guarded.items():
+                if "INT" in final[c]:
+                    _refuse_rounded_integers(con, path, c, wide=fallback == "HUGEINT")
             shown = "stdin" if tmp_name else path
         with _poll_progress(con, progress_reporter(progress), "reading " + shown):
             yield con, expr
@@ -190,15 +252,25 @@ class DuckDBEngine(Engine):
     def _names(self, data: Any, column: Any, **refs: Any) -> None:
         self.names(column, reads="a DuckDB relation" if is_relation(data) else None, **refs)
 
-    def _open(self, data: Any, *columns: str | None, text: bool = False) -> Any:
-        return open_table(data, self.fmt, self.progress, columns=[c for c in columns if c], text=text)
+    def _open(self, data: Any, *columns: str | None, text: bool = False, value: str | None = None,
+              kind: str | None = None, lower: Any = None, upper: Any = None, keep_integers: bool = False) -> Any:
+        """:func:`open_table` on ``columns``; the ``value`` column of a CSV is read as its domain
+        needs (``kind``, ``lower``, ``upper``, ``keep_integers``: :func:`csv_value_types`)."""
+        types, guarded = (csv_value_types(value, kind, lower, upper, keep_integers=keep_integers)
+                          if value and kind else ({}, {}))
+        return open_table(data, self.fmt, self.progress, columns=[c for c in columns if c], text=text, types=types,
+                          integers=guarded)
+
+    def _open_domain(self, data: Any, domain: Domain, value: str | None, *columns: str | None) -> Any:
+        return self._open(data, value, *columns, value=value, kind=domain.kind, lower=domain.lower,
+                          upper=domain.upper)
 
     def leaf_histogram(self, data: Any, domain: Domain, cells: int, *, column: str | None,
                        missing: Missing) -> np.ndarray:
         self._names(data, column)
         assert column is not None
         try:
-            with self._open(data, column) as (con, expr):
+            with self._open_domain(data, domain, column) as (con, expr):
                 ctype = column_type(con, expr, column)
                 if not con.execute(f"SELECT count(*) FROM (SELECT 1 FROM {expr} LIMIT 1)").fetchall()[0][0]:
                     return np.zeros(cells, dtype=np.int64)  # empty input: a release of noise around zero
@@ -221,7 +293,7 @@ class DuckDBEngine(Engine):
         self._names(data, column, user_id=user_id)
         report = progress_reporter(self.progress)
         try:
-            with self._open(data, column, user_id) as (con, expr):
+            with self._open_domain(data, domain, column, user_id) as (con, expr):
                 # exact statistics when no column can hold NaN: cheaper checks, GROUP BY u and sort
                 trust_statistics(con, column_type(con, expr, str(column)), column_type(con, expr, user_id))
                 leaf, bad = leaf_sql(con, expr, str(column), domain, missing)
@@ -248,7 +320,7 @@ class DuckDBEngine(Engine):
         self._names(data, column, user_id=user_id, by=by)
         G = len(groups)
         try:
-            with self._open(data, column, by, user_id) as (con, expr):
+            with self._open_domain(data, domain, column, by, user_id) as (con, expr):
                 btype = column_type(con, expr, by)
                 if isinstance(groups[0], str) != ("VARCHAR" in btype or "CHAR" in btype or "TEXT" in btype):
                     raise DataError(
@@ -281,12 +353,17 @@ class DuckDBEngine(Engine):
             raise engine_error("grouped histograms", column, exc) from None
 
     def value_counts(self, data: Any, *, column: str | None, missing: Missing = "error",
-                     infinite: Missing = "error", message: str | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """One ``GROUP BY x ORDER BY x`` in DuckDB; only the distinct values and counts leave it."""
+                     infinite: Missing = "error", message: str | None = None,
+                     domain: tuple[str, Any, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """One ``GROUP BY x ORDER BY x`` in DuckDB; only the distinct values and counts leave it.
+        ``domain`` (kind, lower, upper): a CSV's column is read as that domain needs
+        (:func:`csv_value_types`; integers guarded, not read as DOUBLE)."""
         self._names(data, column)
         assert column is not None
+        kind, lower, upper = domain or (None, None, None)
         try:
-            with self._open(data, column) as (con, expr):
+            with self._open(data, column, value=column, kind=kind, lower=lower, upper=upper,
+                            keep_integers=True) as (con, expr):
                 return _value_counts(con, expr, column, missing, infinite, message)
         except (DataError, InputFormatError):
             raise
@@ -302,7 +379,9 @@ class DuckDBEngine(Engine):
         128-bit integers, and integer domains over non-integer columns)."""
         self._names(data, column)
         assert column is not None
-        with self._open(data, column) as (con, expr):
+        kind = "integer" if isinstance(lower, int) else "float"
+        with self._open(data, column, value=column, kind=kind, lower=lower, upper=upper,
+                        keep_integers=True) as (con, expr):
             try:
                 ctype = column_type(con, expr, column)
             except InputFormatError:

@@ -54,6 +54,11 @@ def column_type(con: Any, expr: str, column: str) -> str:
                 "has the same number of fields and that the delimiter is a comma (or pass --format parquet "
                 "for a Parquet file)"
             )
+        if expr.startswith("read_csv"):
+            # a CSV's "header" is its first line: without a real header row that is a line of the data
+            raise InputFormatError(f"column {column!r} not found in the CSV's header row; check the name and that "
+                                   "the file's first line names its columns (the names found are not shown: "
+                                   "without a header they would be a line of the data)")
         raise InputFormatError(f"column {column!r} not found; available columns: {', '.join(names)}")
     return types[column]
 
@@ -75,7 +80,9 @@ def _bucketing(con: Any, expr: str, column: str, domain: Domain) -> tuple[str, s
     inf = frac = None
     if domain.kind == "datetime":
         if not temporal:
-            raise DataError(f"column {column!r} has type {ctype}, but the domain is dates: pass numeric bounds")
+            fix = ("its values must all be dates or times" if "CHAR" in ctype or "TEXT" in ctype
+                   else "pass numeric bounds for a numeric column")
+            raise DataError(f"column {column!r} has type {ctype}, but the domain is dates: {fix}")
         # clamp in the column's own (microsecond) range first: epoch_ns of 9999-12-31 overflows
         lo_us, hi_us = int(lo) // 1000, -(-int(hi) // 1000)
         value = f"epoch_ns(least(greatest(CAST({col} AS TIMESTAMP), make_timestamp({lo_us})), make_timestamp({hi_us})))"
@@ -83,7 +90,9 @@ def _bucketing(con: Any, expr: str, column: str, domain: Domain) -> tuple[str, s
         leaf = f"(least(greatest({value}, {int(lo)}), {int(hi)}) - {int(lo)}) // {int(w)}"
     elif not numeric:
         hint = " (for dates, give date bounds such as --lower 2024-01-01)" if temporal else ""
-        raise DataError(f"column {column!r} has type {ctype}; a numeric domain needs numbers{hint}")
+        text = ("; a CSV column holds text when some field is not a number" if "CHAR" in ctype or "TEXT" in ctype
+                else "")
+        raise DataError(f"column {column!r} has type {ctype}; a numeric domain needs numbers{hint}{text}")
     elif domain.kind == "integer" and "INT" in ctype and "DOUBLE" not in ctype:
         # clamp in the column's own type (UBIGINT, HUGEINT): uint64 max never reaches a BIGINT cast;
         # then BIGINT arithmetic (a cast only for other types: INTEGER could overflow in the subtraction)

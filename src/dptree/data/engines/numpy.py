@@ -282,7 +282,8 @@ class NumpyEngine(Engine):
         return hist.astype(np.int64).reshape(len(groups), cells)
 
     def value_counts(self, data: Any, *, column: str | None, missing: Missing = "error",
-                     infinite: Missing = "error", message: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+                     infinite: Missing = "error", message: str | None = None,
+                     domain: tuple[str, Any, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
         arr = to_numpy(data, column=column, name="values")
         kind = arr.dtype.kind
         if kind not in "iufMO" or (kind == "O" and any(isinstance(v, (str, bytes, bool, np.bool_)) for v in arr)):

@@ -320,7 +320,8 @@ class SparkEngine(Engine):
             raise _wrap("grouped histograms", column, exc) from None
 
     def value_counts(self, data: Any, *, column: str | None, missing: Missing = "error",
-                     infinite: Missing = "error", message: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+                     infinite: Missing = "error", message: str | None = None,
+                     domain: tuple[str, Any, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """groupBy + sort in Spark, collected as Arrow: only the distinct values and counts."""
         _pyspark()
         self.names(column)
