@@ -164,8 +164,12 @@ def test_a_file_that_is_not_a_dptree_artefact_needs_force(csv_and_release, cli_r
     assert notes.read_text() == "my notes"
     assert cli_run(args + ["--force"]).code == 0
     assert dptree.load(notes).total() is not None
-    # the same kind of artefact is replaced without --force (a release, a report, a plot)
-    assert cli_run(args[:-1] + [rel]).code == 0
+    # an existing release is never replaced without --force (it spent budget); a report or a plot is
+    before = rel.read_bytes()
+    code, _, err = cli_run(args[:-1] + [rel])
+    assert code == 2 and "already holds a dptree range_tree release" in err and "--force" in err, err
+    assert rel.read_bytes() == before
+    assert cli_run(args[:-1] + [rel, "--force"]).code == 0 and rel.read_bytes() != before
     for cmd, name in (("report", "r.html"), ("plot", "r.png")):
         assert cli_run([cmd, rel, "--out", data.parent / name]).code == 0
         assert cli_run([cmd, rel, "--out", data.parent / name]).code == 0

@@ -277,9 +277,11 @@ def readable_path(path: str) -> Iterator[str]:
 
 
 def add_force_option(p: Any, what: str) -> None:
-    """--force: overwrite an existing --out that is not a dptree {what} (never an input, a link,
-    a pipe or a device)."""
-    p.add_argument("--force", action="store_true", help=f"overwrite an existing --out file that is not a dptree {what}")
+    """--force: replace an existing --out file (a release, or a file that is not a dptree {what});
+    never an input, a link, a pipe or a device."""
+    help_ = (f"replace an existing --out file (an earlier {what}, or a file that is not one)" if "release" in what
+             else f"overwrite an existing --out file that is not a dptree {what}")
+    p.add_argument("--force", action="store_true", help=help_)
 
 
 def _same_file(a: Path, b: Path) -> bool:

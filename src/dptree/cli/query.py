@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 from typing import Any, Callable
 
 import numpy as np
@@ -97,8 +98,12 @@ def _split_range(text: str, kind: str) -> tuple[str, str]:
 
 def _query_value(text: str, release: Any) -> Any:
     if release.domain.kind == "datetime":
+        # ISO dates only: numpy reads a bare number such as 20240101 as a year
+        if not re.fullmatch(r"\s*[+-]?\d{4,}-\d{2}(-\d{2}([T ].*)?)?\s*", text):
+            raise InvalidParameterError(f"{text!r} is not a date: this release's domain is dates; give ISO dates "
+                                        "such as 2024-01-31 or 2024-01-31T12:00")
         try:
-            return np.datetime64(text)
+            return np.datetime64(text.strip())
         except ValueError as exc:
             raise InvalidParameterError(f"{text!r} is not a date") from exc
     try:

@@ -56,6 +56,13 @@ def parse_date_bound(x: Any, name: str) -> np.datetime64:
         v = np.datetime64(x)
     elif isinstance(x, str):
         try:
+            float(x)
+        except ValueError:
+            pass
+        else:  # numpy would read "0" as the year 0
+            raise DomainError(f"{name}={x!r} is text: give a number ({name}={x.strip()}) or an ISO date "
+                              "such as '2024-01-31'")
+        try:
             v = np.datetime64(x)
         except ValueError as exc:
             raise DomainError(f"{name}={x!r} is not a number, a date or a timestamp") from exc

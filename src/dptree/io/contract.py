@@ -77,7 +77,7 @@ class Release(ABC):
     def save(self, path: str | os.PathLike[str], *, allow_nonprivate: bool = False, force: bool = False) -> None:
         """Write the release as JSON (format in :mod:`dptree.io.release_file`: checksummed,
         atomic). A release made with a test seed needs ``allow_nonprivate=True``. An existing file
-        that is not a release of this kind is replaced only with ``force=True``."""
+        that holds a release, or is not a dptree release of this kind, is replaced only with ``force=True``."""
         doc = self.to_document()
         write_release(
             path,

@@ -192,9 +192,10 @@ def _is_artefact(path: Path, kind: str) -> bool:
 
 
 def check_overwrite(path: str | os.PathLike[str], kind: str, *, force: bool = False, flag: str = "") -> None:
-    """Refuse to write ``path`` when it exists and is not a regular file (always), or is not a dptree
-    artefact of ``kind`` ("release:<kind>", "report", "plot") unless ``force``. ``flag`` names
-    the CLI option in the message (e.g. "--out")."""
+    """Refuse to write ``path`` when it exists and is not a regular file (always), and unless
+    ``force`` when it holds a release (which spent budget: never replaced silently) or anything but
+    a dptree artefact of ``kind`` ("report", "plot": those are made again from the release for
+    free). ``flag`` names the CLI option in the message (e.g. "--out")."""
     _check_path(path)
     p = Path(path)
     shown = f"{flag} {p}" if flag else str(p)
@@ -212,12 +213,16 @@ def check_overwrite(path: str | os.PathLike[str], kind: str, *, force: bool = Fa
         raise ReleaseFileError(
             f"{shown} exists and is not a regular file (a link, pipe or device); write to another path"
         )
-    if not force and not _is_artefact(p, kind):
+    if force:
+        return
+    again = "--force" if flag else "force=True"
+    if kind.startswith("release:") and _is_artefact(p, kind):
+        # a release spent budget and cannot be made again for free: never replaced silently
+        raise ReleaseFileError(f"{shown} already holds a dptree {kind.split(':')[-1]} release; choose another path, "
+                               f"or replace it with {again}")
+    if not _is_artefact(p, kind):
         what = {"report": "dptree report", "plot": "dptree plot"}.get(kind, f"dptree {kind.split(':')[-1]} release")
-        raise ReleaseFileError(
-            f"{shown} exists and is not a {what}; choose another path, or overwrite it with "
-            + ("--force" if flag else "force=True")
-        )
+        raise ReleaseFileError(f"{shown} exists and is not a {what}; choose another path, or overwrite it with {again}")
 
 
 def atomic_write(

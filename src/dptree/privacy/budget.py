@@ -96,7 +96,7 @@ def check_delta(delta: object, *, required: bool = False) -> float:
     if required and v == 0.0:
         raise InvalidParameterError(
             "this mechanism needs delta > 0 (approximate DP); pass e.g. delta=1e-6, "
-            "or choose a pure-DP mechanism such as noise='laplace'"
+            "or choose a pure-DP mechanism (range trees: noise='laplace'; hierarchy counts: method='laplace')"
         )
     return v
 

@@ -10,6 +10,7 @@ would overstate the precision. ``clip_negative=True`` draws the post-processed v
 from __future__ import annotations
 
 import io
+import os
 import math
 from typing import Any
 
@@ -137,6 +138,10 @@ def _check_target(path: Any, force: bool) -> None:
     """Before drawing: a path must be a new file or a dptree plot (``force`` for any other file);
     a file object (the report's buffer) is written directly."""
     if not hasattr(path, "write"):
+        suffix = os.path.splitext(os.fspath(path))[1].lower()
+        if suffix not in ("", ".png"):
+            raise InvalidParameterError(f"plots are PNG images, but the file name ends in {suffix!r}: give a name "
+                                        "ending in .png")
         check_overwrite(path, "plot", force=force)
 
 

@@ -94,7 +94,7 @@ def test_user_bounded_release(tmp_path: Path, cli_run: Any) -> None:
     assert rel.privacy["max_contributions"] == 2
     assert abs(rel.total() - 5) < 6 * rel.total_stderr()  # 1 + 2 + 2 records kept, not 26
     code, _, err = cli_run(["release", str(path), "--column", "age", "--lower", "0", "--upper", "99", "--epsilon", "1",
-                            "--user-id", "whom", "--out", str(out)])
+                            "--user-id", "whom", "--out", str(out), "--force"])
     assert code == 2 and "not found" in err
 
 

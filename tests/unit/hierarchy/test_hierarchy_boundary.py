@@ -101,7 +101,7 @@ def test_cli_output_is_the_same_on_neighbors(tmp_path: Path, cli_run: Any) -> No
         data.to_csv(tmp_path / "rows.csv", index=False)
         code, out, err = cli_run(["hierarchy", str(tmp_path / "rows.csv"), "--levels", "country,city", "--structure",
                                   str(tmp_path / "struct.csv"), "--epsilon", "1", "--unknown", "drop", "--seed", "5",
-                                  "--allow-nonprivate", "--out", str(tmp_path / "rel.json")])
+                                  "--allow-nonprivate", "--out", str(tmp_path / "rel.json"), "--force"])
         assert code == 0, err
         texts.append(out + err)
     assert texts[0] == texts[1], texts

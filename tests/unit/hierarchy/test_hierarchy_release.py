@@ -204,7 +204,7 @@ def test_round_trip_and_tamper_detection(tmp_path) -> None:  # type: ignore[no-u
         assert again.privacy == d["privacy"] and d["privacy"]["private"] is False
         with pytest.raises(DPTreeError, match="NOT private"):
             rel.save(tmp_path / "r.json")
-        rel.save(tmp_path / "r.json", allow_nonprivate=True)
+        rel.save(tmp_path / "r.json", allow_nonprivate=True, force=True)
         back = load_hierarchy_release(tmp_path / "r.json")
         assert back.count("US/NY") == rel.count("US/NY")
         assert back.ci("US/NY") == pytest.approx(rel.ci("US/NY"))

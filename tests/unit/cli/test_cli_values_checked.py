@@ -1,0 +1,46 @@
+"""Values a user types are read as what the release needs, or refused with the fix: a bare number is
+not a date, a plot is a PNG, a bound given as text is not a year."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dptree
+from dptree.errors import DomainError
+
+
+@pytest.fixture()
+def days(tmp_path: Path) -> Path:
+    d = pd.DataFrame({"day": pd.date_range("2024-01-01", periods=300, freq="D")})
+    d.to_csv(tmp_path / "days.csv", index=False)
+    rel = dptree.range_tree(str(tmp_path / "days.csv"), column="day", lower="2024-01-01", upper="2024-12-31",
+                            epsilon=1.0, rng=1)
+    rel.save(tmp_path / "days.json", allow_nonprivate=True)
+    return tmp_path / "days.json"
+
+
+def test_a_date_release_refuses_bare_numbers_in_queries(days: Path, cli_run: Any) -> None:
+    """numpy reads 20240101 as a year and 40 as the year 40: the CLI answered cdf(2255-04-06)."""
+    for argv in (["--cdf", "20240101"], ["--cdf", "40"], ["--count", "0,100000000000000000"]):
+        code, out, err = cli_run(["query", days, *argv])
+        assert code == 2 and "is not a date" in err and "2024-01-31" in err and not out, err
+    code, out, err = cli_run(["query", days, "--cdf", "2024-03-01", "--count", "2024-01-01,2024-01-31T12:00"])
+    assert code == 0 and "cdf(2024-03-01)" in out, err
+
+
+def test_a_plot_is_a_png_whatever_the_name_asks(days: Path, cli_run: Any, tmp_path: Path) -> None:
+    for name in ("p.pdf", "p.svg", "p.jpg"):
+        code, _, err = cli_run(["plot", days, "--out", tmp_path / name])
+        assert code == 2 and "PNG" in err and not (tmp_path / name).exists(), err
+    assert cli_run(["plot", days, "--out", tmp_path / "p.png"]).code == 0
+    assert (tmp_path / "p.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_numbers_given_as_text_are_not_read_as_years() -> None:
+    with pytest.raises(DomainError, match="is text: give a number"):
+        dptree.range_tree(np.arange(10), lower="0", upper="120", epsilon=1.0)
