@@ -116,12 +116,13 @@ def run(parser: Parser, argv: Sequence[str]) -> int:
         return EXIT_INTERNAL_ERROR
 
 
-_VALUE_OPTIONS = ("--count", "--cdf", "--lower", "--upper")
-_NEGATIVE = re.compile(r"^-\d")
+_VALUE_OPTIONS = ("--count", "--cdf", "--lower", "--upper", "--histogram", "--width", "--bounds-origin")
+_NEGATIVE = re.compile(r"^-(\d|\.\d|inf|nan)", re.IGNORECASE)
 
 
 def _join_negative_values(argv: list[str]) -> list[str]:
-    """Let ``--count -5:3`` and ``--lower -10`` work: argparse would read them as options."""
+    """Let ``--count -5:3``, ``--histogram -100,500``, ``--lower -inf`` (refused by the bound's own
+    check, with its message) and ``--width -1d`` work: argparse would read them as options."""
     out: list[str] = []
     i = 0
     while i < len(argv):

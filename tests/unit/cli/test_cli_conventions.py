@@ -209,6 +209,11 @@ def test_bounds_are_parsed_once(files: dict[str, Path], cli_run: Any) -> None:
 def test_negative_values_are_values(files: dict[str, Path], cli_run: Any) -> None:
     code, out, err = cli_run(["query", str(files["rel"]), "--count", "-5:3", "--cdf", "-1"])
     assert code == 0 and "count[-5, 3]" in out, err
+    code, out, err = cli_run(["query", str(files["rel"]), "--histogram", "-5,0,3"])
+    assert code == 0 and "bin[-5" in out, err  # argparse alone: "expected one argument"
+    code, _, err = cli_run(["release", str(files["data"]), "--column", "v", "--lower", "-inf", "--upper", "1",
+                            "--epsilon", "1", "--out", str(files["dir"] / "neg.json")])
+    assert code == 2 and "--lower must be a finite number" in err, err  # the bound's check, not argparse's
 
 
 def test_hierarchy_reads_stdin(files: dict[str, Path], cli_run: Any, monkeypatch: pytest.MonkeyPatch) -> None:
