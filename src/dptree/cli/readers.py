@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from dptree.errors import InputFormatError
+from dptree.errors import DomainError, InputFormatError
 from dptree.hierarchy import Hierarchy
 
 __all__ = ["read_structure"]
@@ -48,7 +48,15 @@ def read_structure(path: str, levels: Sequence[str], *, other: str | None = None
         if all(c in cols for c in levels):
             sel = ", ".join(f"CAST({_ident(c)} AS VARCHAR) AS {_ident(c)}" for c in levels)
             frame = con.execute(f"SELECT {sel} FROM {rel}").df()
-            return Hierarchy.from_frame(frame, levels, other=other)
+            try:
+                return Hierarchy.from_frame(frame, levels, other=other)
+            except DomainError as exc:
+                extra = [c for c in cols if c not in levels]
+                if "more than once" not in str(exc) or not extra:
+                    raise
+                # the structure is public: its columns may be named
+                raise DomainError(f"{exc}: the structure file also has the columns {extra}; name every level "
+                                  f"column in --levels, top level first (it has {cols})") from None
         if "node" in cols and "parent" in cols:
             frame = con.execute(
                 f"SELECT CAST(node AS VARCHAR) AS node, CAST(parent AS VARCHAR) AS parent FROM {rel}"

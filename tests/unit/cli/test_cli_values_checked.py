@@ -44,3 +44,11 @@ def test_a_plot_is_a_png_whatever_the_name_asks(days: Path, cli_run: Any, tmp_pa
 def test_numbers_given_as_text_are_not_read_as_years() -> None:
     with pytest.raises(DomainError, match="is text: give a number"):
         dptree.range_tree(np.arange(10), lower="0", upper="120", epsilon=1.0)
+
+
+def test_a_structure_read_with_too_few_levels_says_which_columns_are_left(tmp_path: Path, cli_run: Any) -> None:
+    pd.DataFrame({"country": ["US", "US"], "state": ["CA", "NY"]}).to_csv(tmp_path / "s.csv", index=False)
+    pd.DataFrame({"country": ["US"], "state": ["CA"]}).to_csv(tmp_path / "r.csv", index=False)
+    code, _, err = cli_run(["hierarchy", tmp_path / "r.csv", "--levels", "country", "--structure", tmp_path / "s.csv",
+                            "--epsilon", "1", "--out", tmp_path / "h.json"])
+    assert code == 2 and "also has the columns ['state']" in err and "--levels" in err, err
