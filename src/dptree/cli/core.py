@@ -145,6 +145,10 @@ def known_flags(parser: Parser) -> set[str]:
 # Library parameters whose CLI flag has another spelling; every other name maps to --name with
 # underscores as dashes. Only names that are options of some command are translated.
 _FLAG_OF = {"unknown": "--unknown", "allow_nonprivate": "--allow-nonprivate", "force": "--force"}
+#: library phrases with a CLI spelling of their own
+_PHRASES = {"count(lo, hi) needs lo <= hi": "--count LO:HI needs LO <= HI"}
+#: a bound named as the subject of a message ("lower (120) must be smaller than upper (0)", "width must be > 0")
+_BOUND_NAME = re.compile(r"(?:(?<=^)|(?<=than ))(lower|upper|width)(?= \(| must)")
 _PY_AND_FLAG = re.compile(r"\b[a-z_]+=[^\s()]+ \((--[a-z-]+(?: [^)\s]+)?)\)")
 _PY_ARG = re.compile(r"\b([a-z_]+)=('[^']*'|[^\s,;)']+|(?=[\s,;)]|$))")
 
@@ -154,6 +158,9 @@ def cli_wording(message: str, flags: set[str]) -> str:
     "missing='drop' (--missing drop)" becomes "--missing drop", "force=True" becomes "--force".
     ``flags``: the options that may be named (those of the parser, :func:`known_flags`)."""
     message = _PY_AND_FLAG.sub(r"\1", message)
+    for py, cli in _PHRASES.items():
+        message = message.replace(py, cli)
+    message = _BOUND_NAME.sub(lambda m: f"--{m.group(1)}" if f"--{m.group(1)}" in flags else m.group(0), message)
 
     def flag(m: re.Match[str]) -> str:
         name, value = m.group(1), m.group(2).strip("'")

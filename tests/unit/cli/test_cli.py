@@ -164,7 +164,7 @@ def test_stdin_and_seeded_release(tmp_path) -> None:  # type: ignore[no-untyped-
                 "--out",
                 "x.json",
             ],
-            "smaller than upper",
+            "smaller than --upper",
         ),
         (
             [

@@ -52,3 +52,17 @@ def test_a_structure_read_with_too_few_levels_says_which_columns_are_left(tmp_pa
     code, _, err = cli_run(["hierarchy", tmp_path / "r.csv", "--levels", "country", "--structure", tmp_path / "s.csv",
                             "--epsilon", "1", "--out", tmp_path / "h.json"])
     assert code == 2 and "also has the columns ['state']" in err and "--levels" in err, err
+
+
+def test_library_names_in_messages_become_cli_flags(tmp_path: Path, cli_run: Any) -> None:
+    (tmp_path / "d.csv").write_text("x\n1\n2\n")
+    base = ["release", tmp_path / "d.csv", "--column", "x", "--epsilon", "1", "--out", tmp_path / "r.json"]
+    code, _, err = cli_run(base + ["--lower", "9", "--upper", "0"])
+    assert code == 2 and "--lower (9) must be smaller than --upper (0)" in err, err
+    code, _, err = cli_run(base + ["--lower", "0.0", "--upper", "9.0", "--width", "0"])
+    assert code == 2 and "--width must be > 0" in err, err
+    assert cli_run(base + ["--lower", "0", "--upper", "9", "--seed", "1", "--allow-nonprivate"]).code == 0
+    code, _, err = cli_run(["query", tmp_path / "r.json", "--count", "5:1"])
+    assert code == 2 and "--count LO:HI needs LO <= HI" in err, err
+    with pytest.raises(dptree.DPTreeError, match=r"^lower \(5\) must be smaller than upper \(1\)"):
+        dptree.range_tree(np.arange(3), lower=5, upper=1, epsilon=1.0)  # the library keeps its own names
