@@ -113,8 +113,13 @@ def hierarchy_counts(
     """
     needs_delta = method in ("gaussian", "multiplicative")
     dlt = check_delta(delta, required=needs_delta)  # delta > 0 for approximate DP
+    if not needs_delta and dlt > 0:
+        raise InvalidParameterError("method='laplace' is pure epsilon-DP and spends no delta: leave delta at 0, "
+                                    "or use method='gaussian' for (epsilon, delta)-DP")
     if method == "multiplicative" and alpha is None:
         raise InvalidParameterError("method='multiplicative' needs alpha in (0, 1), e.g. alpha=0.5")
+    if alpha is not None and method != "multiplicative":
+        raise InvalidParameterError("alpha only applies to method='multiplicative': leave it out for this method")
     if tau_min is not None and method != "multiplicative":
         raise InvalidParameterError("tau_min only applies to method='multiplicative'")
     if integer and method == "multiplicative":
