@@ -112,15 +112,17 @@ def _add_size_options(p: Any, exact: str) -> None:
     size.add_argument("--n-max", type=int, default=None, help="PUBLIC upper bound on the number of records")
 
 
-def _execute(args: argparse.Namespace, release: Callable[[Any], Any], command: str) -> Any:
-    """Every public check, the ledger charge, then the data: the shared order of ``interior-point``,
-    ``median`` and ``quantile``. Returns the result."""
+def _execute(args: argparse.Namespace, release: Callable[[Any], Any], command: str,
+             delta: Callable[[], float] = lambda: 0.0) -> Any:
+    """Every public check, the ledger charge (``delta()``: what the mechanism spends, from public
+    parameters), then the data: the shared order of ``interior-point``, ``median`` and
+    ``quantile``. Returns the result."""
     core.check_seed(args)
     ledger = ledger_path(args.ledger)
     check_public_parameters(release)
     core.check_input_path(args.file)
     label = args.ledger_label or f"{command} {args.file}:{args.column}"
-    with charged_budget(ledger, epsilon=args.epsilon, delta=getattr(args, "delta", 0.0), label=label):
+    with charged_budget(ledger, epsilon=args.epsilon, delta=delta(), label=label):
         with _table(args) as data:
             return release(data)
 
@@ -149,6 +151,17 @@ def _bounds(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     return lower, upper, core.parse_width(args.width, lower if isinstance(lower, str) else upper)
 
 
+def _spent_delta(args: argparse.Namespace, lower: Any, upper: Any, width: Any) -> float:
+    """The delta ``interior-point`` spends, from its public plan: 0 when the exponential mechanism
+    runs (pure epsilon; a --delta given is not charged), --delta for TreeLog and HeavyPaths."""
+    from dptree.interior.calibration import plan
+    from dptree.interior.encoding import point_encoding
+
+    n, upper_bound = (args.n, False) if args.n is not None else (args.n_max, args.n_max is not None)
+    return plan(args.method, point_encoding(lower, upper, width).size, args.epsilon, args.delta, args.beta, n,
+                upper_bound, run_anyway=args.run_anyway).delta
+
+
 def _declared(res: Any) -> str:
     if res.n_declared is None:
         return "none"
@@ -166,7 +179,7 @@ def run_interior_point(args: argparse.Namespace) -> int:
                               n=args.n, n_max=args.n_max, on_invalid=args.on_invalid, column=args.column,
                               width=width)
 
-    res = _execute(args, release, "interior-point")
+    res = _execute(args, release, "interior-point", lambda: _spent_delta(args, lower, upper, width))
     print(f"interior_point: {shown(res.value)}")
     if res.bottom:  # the mechanism's bottom output; the value above is only a placeholder
         print("bottom: True (no answer: the value is the placeholder --lower, not an interior point)")

@@ -43,6 +43,22 @@ def test_every_releasing_command_charges_the_ledger(tmp_path: Path, cli_run: Any
     assert np.isclose(spent(led), 1.5)
 
 
+def test_interior_point_charges_the_delta_its_mechanism_spends(tmp_path: Path, cli_run: Any) -> None:
+    """The exponential mechanism is pure epsilon: a --delta given to it is not charged (it was, and
+    could exhaust a ledger's delta for nothing); TreeLog spends its --delta and is charged it."""
+    led = tmp_path / "budget.sqlite"
+    with Ledger(led, total_epsilon=10.0, total_delta=1e-3):
+        pass
+    data = tmp_path / "d.csv"
+    data.write_text("v\n" + "".join(f"{i % 50}\n" for i in range(200)))
+    base = ["interior-point", data, "--column", "v", "--lower", 0, "--upper", 63, "--epsilon", 1, "--ledger", led]
+    for extra in (["--method", "exponential", "--delta", "5e-4"], ["--delta", "5e-4"],  # auto: exponential here
+                  ["--method", "treelog", "--delta", "1e-4", "--n", "200", "--run-anyway"]):
+        assert cli_run(base + extra).code == 0
+    with Ledger(led) as ledger:
+        assert [float(c["delta"] or 0) for c in ledger.history()] == [0.0, 0.0, 1e-4]
+
+
 # --------------------------------------------------------------------------- issue 10: charge order
 
 
