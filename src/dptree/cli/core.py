@@ -148,7 +148,8 @@ _FLAG_OF = {"unknown": "--unknown", "allow_nonprivate": "--allow-nonprivate", "f
 #: library phrases with a CLI spelling of their own
 _PHRASES = {"count(lo, hi) needs lo <= hi": "--count LO:HI needs LO <= HI"}
 #: a bound named as the subject of a message ("lower (120) must be smaller than upper (0)", "width must be > 0")
-_BOUND_NAME = re.compile(r"(?:(?<=^)|(?<=than ))(lower|upper|width)(?= \(| must)")
+_BOUND_NAME = re.compile(r"(?:(?<=^)|(?<=than )|(?<=and ))(lower|upper|width|total_epsilon|total_rho|total_delta)"
+                         r"(?= \(| must| and)")
 _PY_AND_FLAG = re.compile(r"\b[a-z_]+=[^\s()]+ \((--[a-z-]+(?: [^)\s]+)?)\)")
 _PY_ARG = re.compile(r"\b([a-z_]+)=('[^']*'|[^\s,;)']+|(?=[\s,;)]|$))")
 
@@ -160,7 +161,8 @@ def cli_wording(message: str, flags: set[str]) -> str:
     message = _PY_AND_FLAG.sub(r"\1", message)
     for py, cli in _PHRASES.items():
         message = message.replace(py, cli)
-    message = _BOUND_NAME.sub(lambda m: f"--{m.group(1)}" if f"--{m.group(1)}" in flags else m.group(0), message)
+    message = _BOUND_NAME.sub(lambda m: (f"--{m.group(1).replace('_', '-')}" if f"--{m.group(1).replace('_', '-')}"
+                                         in flags else m.group(0)), message)
 
     def flag(m: re.Match[str]) -> str:
         name, value = m.group(1), m.group(2).strip("'")

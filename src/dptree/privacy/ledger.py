@@ -203,11 +203,14 @@ class Ledger(LedgerStore):
             if delta not in (0, 0.0, None):
                 raise InvalidParameterError("total_delta needs total_epsilon as well")
             return None
+        for name, v in (("total_epsilon", eps), ("total_rho", rho)):
+            if v is not None and isinstance(v, (int, float)) and not isinstance(v, bool) and not v > 0:
+                raise InvalidParameterError(f"{name} must be a finite number > 0, got {v!r}")
         e = None if eps is None else amount_text(eps, "total_epsilon")
         r = None if rho is None else amount_text(rho, "total_rho")
         d = amount_text(check_delta(0.0 if delta is None else delta), "total_delta")
         if (e is not None and amount_fraction(e) == 0) or (r is not None and amount_fraction(r) == 0):
-            raise InvalidParameterError("ledger totals must be > 0")
+            raise InvalidParameterError("total_epsilon and total_rho must be > 0")
         return Totals(None if e is None else amount_fraction(e), amount_fraction(d),
                       None if r is None else amount_fraction(r))
 

@@ -66,3 +66,15 @@ def test_library_names_in_messages_become_cli_flags(tmp_path: Path, cli_run: Any
     assert code == 2 and "--count LO:HI needs LO <= HI" in err, err
     with pytest.raises(dptree.DPTreeError, match=r"^lower \(5\) must be smaller than upper \(1\)"):
         dptree.range_tree(np.arange(3), lower=5, upper=1, epsilon=1.0)  # the library keeps its own names
+
+
+def test_budget_create_says_what_is_wrong(tmp_path: Path, cli_run: Any) -> None:
+    (tmp_path / "d.csv").write_text("x\n1\n")
+    code, _, err = cli_run(["budget", tmp_path / "d.csv", "--create", "--total-epsilon", "5"])
+    assert code == 2 and "is not a dptree ledger" in err and (tmp_path / "d.csv").read_text() == "x\n1\n", err
+    for bad in ("-1", "0"):  # one message for both
+        code, _, err = cli_run(["budget", tmp_path / "l.sqlite", "--create", f"--total-epsilon={bad}"])
+        assert code == 2 and "--total-epsilon must be a finite number > 0" in err, err
+    assert cli_run(["budget", tmp_path / "l.sqlite", "--create", "--total-epsilon", "1"]).code == 0
+    code, _, err = cli_run(["budget", tmp_path / "l.sqlite", "--create", "--total-epsilon", "1"])
+    assert code == 2 and "keeps its totals" in err, err

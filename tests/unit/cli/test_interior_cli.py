@@ -68,7 +68,7 @@ def test_cli_stdin(tmp_path, interior, monkeypatch):
          "--upper 2**64 is not a number, a date or a timestamp"),
         (["--column", "v", "--lower", "nan", "--upper", "10", "--epsilon", "1"], "--lower must be a finite number"),
         (["--column", "v", "--lower", "2020-01-01", "--upper", "10", "--epsilon", "1"],
-         "lower and upper must both be dates or both be numbers"),
+         "--lower and --upper must both be dates or both be numbers"),
         (["--column", "v", "--lower", "0", "--upper", "10", "--width", "1d", "--epsilon", "1"],
          "--width is the resolution of a date domain"),
     ],
