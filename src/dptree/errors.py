@@ -176,5 +176,9 @@ def engine_error(what: str, column: str | None, exc: BaseException) -> InputForm
             f"cannot compute the {what}{of}: a value of the column is not a number (or, on a date domain, "
             "not a date or time), e.g. text such as 'n/a'; leave such fields empty (missing values) or "
             "remove those rows")
+    if "Expected Number of Columns" in str(exc):
+        return InputFormatError(
+            f"cannot compute the {what}{of}: some row of the CSV has a different number of fields than its "
+            "header (a stray delimiter, or a field with a comma that is not quoted); fix those rows")
     detail = redact(exc) or type(exc).__name__
     return InputFormatError(f"cannot compute the {what}{of}: {detail}")

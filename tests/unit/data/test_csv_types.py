@@ -94,3 +94,19 @@ def test_an_all_empty_column_is_all_missing(tmp_path: Path) -> None:
     assert dptree.median(str(path), column="x", lower=0, upper=9, epsilon=1.0, on_invalid="drop", rng=1).value in range(10)
     with pytest.raises(DataError, match="missing"):
         dptree.range_tree(str(path), column="x", lower=0, upper=9, epsilon=1.0, rng=1)
+
+
+def test_a_malformed_row_is_named_by_kind_never_quoted(tmp_path: Path) -> None:
+    """A row with a stray field, after the sample: DuckDB's error quotes the line. Every path (the
+    histogram, the guard scan of integer domains, the staged and sorted interior paths) says what
+    is wrong without it."""
+    path = tmp_path / "stray.csv"
+    path.write_text("x,y\n" + "".join(f"{i % 100},1\n" for i in range(HEAD)) + "77777,1,secret\n")
+    runs = (lambda: dptree.range_tree(str(path), column="x", lower=0, upper=120, epsilon=1.0),
+            lambda: dptree.median(str(path), column="x", lower=0, upper=120, epsilon=1.0),
+            lambda: dptree.median(str(path), column="x", lower=0.0, upper=120.0, epsilon=1.0),
+            lambda: dptree.interior_point(str(path), column="x", lower=0, upper=2**64 - 1, epsilon=1.0))
+    for run in runs:
+        with pytest.raises(InputFormatError, match="different number of fields") as err:
+            run()
+        assert "secret" not in str(err.value) and "77777" not in str(err.value)

@@ -100,8 +100,11 @@ def _refuse_rounded_integers(con: Any, path: str, column: str, wide: bool) -> No
     raw = f"read_csv({quote_str(path)}, auto_detect=true, types={{{quote_str(column)}: '{'VARCHAR' if wide else 'DOUBLE'}'}})"
     num = f"TRY_CAST({col} AS DOUBLE)" if wide else col
     digits = f" OR regexp_matches({col}, '^\\s*[+-]?[0-9]*[.][0-9]*[1-9][0-9]*\\s*$')" if wide else ""
-    found = con.execute(f"SELECT count(*) FROM (SELECT 1 FROM {raw} WHERE {num} <> floor({num}){digits} LIMIT 1)"
-                        ).fetchall()[0][0]
+    try:
+        found = con.execute(f"SELECT count(*) FROM (SELECT 1 FROM {raw} WHERE {num} <> floor({num}){digits} LIMIT 1)"
+                            ).fetchall()[0][0]
+    except Exception as exc:  # DuckDB's text quotes the offending line: never passed on as it is
+        raise engine_error("values", column, exc) from None
     if found:
         raise DataError(f"column {column!r} holds numbers that are not integers, and the domain is integers: give "
                         "float bounds (e.g. lower=0.0) for a float domain, or round the column first")
