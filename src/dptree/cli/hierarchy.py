@@ -83,9 +83,8 @@ def run_hierarchy(args: argparse.Namespace) -> int:
     core.check_output_path(args.out, inputs=[args.file, args.structure], ledger=ledger, kind="release:hierarchy",
                            force=args.force)
     label = args.ledger_label or f"hierarchy {args.file} -> {args.out}"
-    delta = 0.0 if args.method == "laplace" else args.delta
     created = release_file.utc_now()  # before the data is read: the file must not time the reading
-    with charged_budget(ledger, epsilon=args.epsilon, delta=delta, label=label) as charge:
+    with charged_budget(ledger, epsilon=args.epsilon, delta=args.delta, label=label) as charge:
         with core.readable_path(args.file) as path:
             frame = histograms.path_counts(path, levels, weight=args.weight)  # the engines' one seam
         rel = _release(args, frame, h, levels, COUNT)

@@ -177,12 +177,11 @@ def open_table(source: Any, fmt: str | None = None, progress: Progress = False, 
                 raise InputFormatError(f"unknown input format {fmt!r}; use csv or parquet")
             shown = "stdin" if tmp_name else Path(path).name
             try:
-                names = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {expr}").fetchall()]
+                guess = {r[0]: str(r[1]).upper() for r in con.execute(f"DESCRIBE SELECT * FROM {expr}").fetchall()}
                 csv = fmt == "csv" and not text
-                chosen = {c: t for c, t in (types or {}).items() if c in names} if csv else {}
-                guarded = {c: t for c, t in (integers or {}).items() if c in names} if csv else {}
+                chosen = {c: t for c, t in (types or {}).items() if c in guess} if csv else {}
+                guarded = {c: t for c, t in (integers or {}).items() if c in guess} if csv else {}
                 if chosen or guarded:
-                    guess = {r[0]: str(r[1]).upper() for r in con.execute(f"DESCRIBE SELECT * FROM {expr}").fetchall()}
                     # a column of dates on a numeric domain keeps its type: the domain check then says to give dates
                     chosen = {c: t for c, t in chosen.items()
                               if t == "TIMESTAMP" or not any(d in guess[c] for d in ("DATE", "TIME"))}
@@ -190,7 +189,9 @@ def open_table(source: Any, fmt: str | None = None, progress: Progress = False, 
                 if chosen:
                     typed = ", ".join(f"{quote_str(c)}: {quote_str(t)}" for c, t in chosen.items())
                     expr = f"read_csv({quote_str(path)}, auto_detect=true, types={{{typed}}})"
-                final = {r[0]: str(r[1]).upper() for r in con.execute(f"DESCRIBE SELECT * FROM {expr}").fetchall()}
+                    final = {r[0]: str(r[1]).upper() for r in con.execute(f"DESCRIBE SELECT * FROM {expr}").fetchall()}
+                else:
+                    final = guess
             except Exception as exc:  # duckdb raises its own exception types
                 raise InputFormatError(f"cannot read {shown} as {fmt}: {redact(exc)}") from None
             for c, fallback in guarded.items():
