@@ -4,6 +4,9 @@ sentinel), and the worst cases of the expansion rule."""
 
 from __future__ import annotations
 
+import dataclasses
+import math
+from fractions import Fraction
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -16,18 +19,71 @@ UNMEASURED = -(10**6)
 Expand = Callable[..., np.ndarray]
 
 
+#: ``structure_share="auto"`` at audit size: the total at epsilon / 4, then half of the remaining
+#: 3/4 for the shape up to four records (epsilon' T / k < 3.4) and a quarter from five
+AUDIT_TOTAL_SCALE, AUDIT_SHARES = Fraction(4), ((3.4, 0.5), (math.inf, 0.25))
+
+
 def sparse_plan(method: str = "levels", epsilon: float = 1.0, upper: int = 7, threshold: int | None = None,
-                structure_share: float = 0.5) -> Any:
+                structure_share: float | str = 0.5) -> Any:
     """The audited tree: keys 0..7 (3 levels, binary), only the root expanded unconditionally;
     ``"levels"`` with threshold 1 and ``"privtree"`` with theta = -1 and half of epsilon for the
-    shape, so that expansions are frequent."""
+    shape, so that expansions are frequent; ``structure_share="auto"``: the rule at audit size
+    (:data:`AUDIT_SHARES`), whose step lies between the two datasets of a worst-case pair."""
     from dptree.sparsetree.keys import key_domain
-    from dptree.sparsetree.plan import plan_sparse_tree
+    from dptree.sparsetree.plan import plan_sparse_tree, statement_of
 
     if threshold is None:
         threshold = 1 if method == "levels" else -1
-    return plan_sparse_tree(key_domain(0, upper, "i"), epsilon=epsilon, branching=2, dense_depth=1, method=method,
+    plan = plan_sparse_tree(key_domain(0, upper, "i"), epsilon=epsilon, branching=2, dense_depth=1, method=method,
                             threshold=threshold, structure_share=structure_share)
+    if structure_share == "auto":
+        plan = dataclasses.replace(plan, total_scale=AUDIT_TOTAL_SCALE, auto_shares=AUDIT_SHARES)
+        plan.statement = statement_of(plan)
+    return plan
+
+
+def measure_auto(plan: Any, keys: np.ndarray, seed: int, roots: int, *, true_total: bool = False) -> Any:
+    """``structure_share="auto"`` on ``roots`` batched copies: the library draws every copy's noisy
+    total (:meth:`~dptree.sparsetree.plan.SparsePlan.draw_totals`), each copy is resolved to its
+    share, and the copies of one share run as one batch (renumbered, then put back). The result
+    holds what :func:`batch` reads: the shape, the counted ranges (start, last, noisy count; not
+    their parents), the heights and the totals. ``true_total``: the planted bug, the share read
+    from the true number of records (the noisy total is still drawn and released)."""
+    from dptree import noise as _noise
+    from dptree.sparsetree.mechanism import Measurement, Nodes
+
+    src = _noise.make_source(seed)
+    bits = np.uint64(plan.layout.bits)
+    totals = plan.draw_totals(keys, src, roots)
+    size = np.bincount((keys >> bits).astype(np.int64), minlength=roots)
+    share = np.array([plan.resolved(int(t)).structure_share for t in (size if true_total else totals)])
+    L = plan.layout.depth
+    shape: list[list[np.ndarray]] = [[] for _ in range(L)]
+    nodes: list[list[Nodes]] = [[] for _ in range(L)]
+    heights = np.zeros(roots, dtype=np.int64)
+    for s in np.unique(share):
+        copies = np.flatnonzero(share == s).astype(np.uint64)
+        renumber = np.full(roots, -1, dtype=np.int64)
+        renumber[copies.astype(np.int64)] = np.arange(copies.size)
+        copy = (keys >> bits).astype(np.int64)
+        mine = keys[renumber[copy] >= 0]
+        local = (mine & np.uint64((1 << plan.layout.bits) - 1)) + (renumber[copy[renumber[copy] >= 0]].astype(np.uint64) << bits)
+        m = plan.at_share(float(s)).measure(local, src, roots=copies.size)
+        for d, idx in enumerate(m.shape):
+            top = np.uint64(plan.layout.bits - plan.layout.shifts[d + 1])
+            shape[d].append((copies[(idx >> top).astype(np.int64)] << top) | (idx & ((np.uint64(1) << top) - np.uint64(1))))
+        for j, nd in enumerate(m.nodes):
+            back = copies[(nd.start >> bits).astype(np.int64)] << bits
+            low = np.uint64((1 << plan.layout.bits) - 1)
+            nodes[j].append(Nodes((nd.start & low) | back, (nd.last & low) | back, nd.parent, nd.noisy))
+        heights[copies.astype(np.int64)] = m.heights
+    cat = [np.concatenate(parts) if parts else np.zeros(0, np.uint64) for parts in shape]
+    depths = [Nodes(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("start", "last", "parent", "noisy")))
+              for parts in nodes if parts]
+    out = Measurement([np.sort(c) for c in cat], depths, heights)
+    out.totals = totals  # type: ignore[attr-defined]
+    return out
 
 
 def sorted_offsets(plan: Any, values: Any) -> np.ndarray:
@@ -39,7 +95,7 @@ def batch(plan: Any, values: Any, n: int, seed: int, measure: Callable[..., Any]
     under root i, its keys shifted by i * 2^bits). Row (a function of the release): per node of
     levels 1..L whether the shape split it; per depth of the count tree and key, the noisy count of
     the counted range starting there (UNMEASURED if none) and that range's last key; the count
-    tree's height. On domains with more than 1024 (depth, key) pairs the depths are folded into
+    tree's height, preceded by the noisy total (``"auto"``; else 0). On domains with more than 1024 (depth, key) pairs the depths are folded into
     one (the deepest range starting at a key is kept): still a function of the release, so the
     audit stays sound, with less power.
     ``measure(plan, keys, seed, roots)``: a replacement mechanism (planted bugs)."""
@@ -47,7 +103,10 @@ def batch(plan: Any, values: Any, n: int, seed: int, measure: Callable[..., Any]
     K = 1 << lay.bits
     keys = sorted_offsets(plan, values)
     shifted = (np.arange(n, dtype=np.uint64)[:, None] << np.uint64(lay.bits)) + keys[None, :]
-    m = plan.measure(shifted.ravel(), seed, roots=n) if measure is None else measure(plan, shifted.ravel(), seed, n)
+    if measure is None:
+        measure = measure_auto if plan.total_scale is not None else \
+            (lambda plan, keys, seed, roots: plan.measure(keys, seed, roots=roots))
+    m = measure(plan, shifted.ravel(), seed, n)
     split = []
     for d in range(1, lay.depth + 1):
         width = 1 << (lay.bits - lay.shifts[d])
@@ -65,7 +124,8 @@ def batch(plan: Any, values: Any, n: int, seed: int, measure: Callable[..., Any]
         at = (nd.start & np.uint64(K - 1)).astype(np.int64) + min(j, J - 1) * K
         count[copy, at] = nd.noisy
         last[copy, at] = (nd.last & np.uint64(K - 1)).astype(np.int64)
-    return np.concatenate(split + [count, last, m.heights[:, None]], axis=1)
+    totals = getattr(m, "totals", np.zeros(n, dtype=np.int64))
+    return np.concatenate(split + [count, last, totals[:, None], m.heights[:, None]], axis=1)
 
 
 def _depths(plan: Any) -> int:
@@ -82,7 +142,10 @@ def llr_statistic(plan: Any, v0: Any, v1: Any) -> Callable[[np.ndarray], np.ndar
     K = 1 << lay.bits
     cum = [np.concatenate([[0], np.cumsum(np.bincount(sorted_offsets(plan, v).astype(np.int64), minlength=K))])
            for v in (v0, v1)]
-    lam = np.array([float(plan.count_scale(h)) for h in range(lay.depth + 1)])
+    auto = plan.total_scale is not None
+    shares = sorted({s for _, s in plan.auto_shares}) if auto else [plan.structure_share]
+    lam = {s: np.array([float(plan.at_share(s).count_scale(h)) if auto else float(plan.count_scale(h))
+                        for h in range(lay.depth + 1)]) for s in shares}
     n_split = sum(1 << (lay.bits - lay.shifts[d]) for d in range(1, lay.depth + 1))
     lo = np.concatenate([np.arange(1 << (lay.bits - lay.shifts[d])) << lay.shifts[d] for d in range(1, lay.depth + 1)])
     hi = np.concatenate([(np.arange(1 << (lay.bits - lay.shifts[d])) + 1) << lay.shifts[d]
@@ -91,15 +154,45 @@ def llr_statistic(plan: Any, v0: Any, v1: Any) -> Callable[[np.ndarray], np.ndar
 
     JK = _depths(plan) * K
 
+    n0, n1 = len(v0), len(v1)
+
     def stat(y: np.ndarray) -> np.ndarray:
         count, last, h = y[:, n_split:n_split + JK], y[:, n_split + JK:n_split + 2 * JK], y[:, -1]
         measured = count != UNMEASURED
         start = np.tile(np.arange(K), JK // K)[None, :]
         end = np.where(measured, last, start) + 1
         c0, c1 = (c[end] - c[start] for c in cum)
-        llr = np.where(measured, (np.abs(count - c0) - np.abs(count - c1)), 0.0).sum(axis=1) / lam[h]
+        if auto:  # the counts' scale of the share the row's noisy total picked, and the total's own ratio
+            total = y[:, -2]
+            per_noise = float(plan.rest_epsilon) * total / plan.max_contributions
+            scale = np.select([per_noise < bound for bound, _ in plan.auto_shares],
+                              [lam[share][h] for _, share in plan.auto_shares])
+            llr = np.where(measured, (np.abs(count - c0) - np.abs(count - c1)), 0.0).sum(axis=1) / scale
+            llr = llr + (np.abs(total - n0) - np.abs(total - n1)) / float(plan.total_scale)
+        else:
+            llr = np.where(measured, (np.abs(count - c0) - np.abs(count - c1)), 0.0).sum(axis=1) / \
+                lam[plan.structure_share][h]
         leaks = (measured & (c0 != c1)).sum(axis=1) + (y[:, :n_split] * split_differs[None, :]).sum(axis=1)
         return llr + 100.0 * leaks
+
+    return stat
+
+
+def magnitude_statistic(plan: Any, v0: Any) -> Callable[[np.ndarray], np.ndarray]:
+    """The total distance of the counted ranges' noisy counts from ``v0``'s true counts: large
+    where the counts' noise scale is large (a share that followed the data would show here)."""
+    lay = plan.layout
+    K = 1 << lay.bits
+    cum = np.concatenate([[0], np.cumsum(np.bincount(sorted_offsets(plan, v0).astype(np.int64), minlength=K))])
+    n_split = sum(1 << (lay.bits - lay.shifts[d]) for d in range(1, lay.depth + 1))
+    JK = _depths(plan) * K
+
+    def stat(y: np.ndarray) -> np.ndarray:
+        count, last = y[:, n_split:n_split + JK], y[:, n_split + JK:n_split + 2 * JK]
+        measured = count != UNMEASURED
+        start = np.tile(np.arange(K), JK // K)[None, :]
+        c0 = cum[np.where(measured, last, start) + 1] - cum[start]
+        return np.where(measured, np.abs(count - c0), 0).sum(axis=1).astype(np.float64)
 
     return stat
 
@@ -121,11 +214,15 @@ def sparse_spec(name: str, plan: Any, *, epsilon: float, measure: Callable[..., 
     def worst_cases() -> Iterator[NeighborPair]:
         for label, v0, v1 in pairs:
             yield NeighborPair(label, v0, v1, statistic=llr_statistic(plan, v0, v1))
+            if plan.total_scale is not None and plan.resolved(len(v0)).structure_share != \
+                    plan.resolved(len(v1)).structure_share:  # the rule's step between them
+                yield NeighborPair(label + ", noise magnitude", v0, v1, statistic=magnitude_statistic(plan, v0))
 
     def release(values: Any, seed: int) -> Any:
         return dptree.sparse_range_tree(np.asarray(values, dtype=np.int64), lower=0, upper=upper, epsilon=plan.epsilon,
                                         branching=2, dense_depth=1, threshold=plan.threshold, method=plan.method,
-                                        structure_share=plan.structure_share or 0.5, rng=seed)
+                                        structure_share="auto" if plan.total_scale is not None
+                                        else plan.structure_share or 0.5, rng=seed)
 
     return MechanismSpec(
         name=name, covers=("sparse_range_tree",), neighbors="add_remove", epsilon=epsilon, delta=0.0,
@@ -136,7 +233,9 @@ def sparse_spec(name: str, plan: Any, *, epsilon: float, measure: Callable[..., 
 
 def register_sparse_trees() -> None:
     """The sparse range tree at epsilon = 1, both methods."""
-    register(sparse_spec("sparse_range_tree/privtree/add_remove", sparse_plan("privtree"), epsilon=1.0,
-                         description="pure eps = 1, keys 0..7, binary; shape at eps 1/2 (theta = -1), counts at 1/2"))
+    register(sparse_spec("sparse_range_tree/privtree/add_remove", sparse_plan("privtree", structure_share="auto"),
+                         epsilon=1.0, description="pure eps = 1, keys 0..7, binary; structure_share='auto' at audit "
+                         "size: the total at 1/4, then the shape at 3/8 up to four records (theta = -1), else 3/16, "
+                         "and the counts at the rest"))
     register(sparse_spec("sparse_range_tree/levels/add_remove", sparse_plan("levels"), epsilon=1.0,
                          description="pure eps = 1, keys 0..7, binary, three levels at 1/3, expansion at noisy count >= 1"))

@@ -37,7 +37,7 @@ def sparse_range_tree(
     dense_depth: int | None = None,
     threshold: int | None = None,
     method: str = "privtree",
-    structure_share: float = 0.2,
+    structure_share: float | str = "auto",
     column: str | None = None,
     on_invalid: str = "error",
     rng: _noise.RngLike = None,
@@ -47,8 +47,11 @@ def sparse_range_tree(
 
     Privacy: pure ``epsilon``-DP under add/remove of one person with at most
     ``max_contributions`` records (:mod:`dptree.sparsetree.mechanism`). ``method="privtree"``
-    (default): ``structure_share`` of epsilon grows the tree's shape by PrivTree's biased-count
-    rule, whose cost does not grow with the depth, and the rest measures every node of the shape;
+    (default): a share of epsilon grows the tree's shape by PrivTree's biased-count rule, whose
+    cost does not grow with the depth, and the rest measures every node of the shape; the share is
+    ``structure_share``, or with ``"auto"`` (default) 0.2, 0.15 or 0.1 as a noisy total (1% of
+    epsilon) finds fewer than 10^4 / epsilon records, fewer than 2 x 10^5 / epsilon or more
+    (:data:`~dptree.sparsetree.plan.AUTO_SHARES`);
     ``method="levels"``: every level is noised at epsilon / L and a node's children are measured
     where its noisy count reaches ``threshold`` (adaptive composition over the L levels). Without ``lower`` and
     ``upper`` the tree covers every key of the column's type (int64, uint64, float64 or
@@ -78,6 +81,8 @@ def sparse_range_tree(
     keys = dom.offsets(arr, on_invalid=on_invalid)  # a fresh array: sorted in place
     keys.sort()
     measurement = plan.measure(keys, src)
+    if measurement.total is not None:  # "auto": the plan the noisy total resolved
+        plan = plan.resolved(measurement.total)
     statement = dict(plan.statement)
     statement["private"] = bool(src.private)
     return SparseRangeTree(plan, measurement, statement, creation_metadata(column=column, created=created))

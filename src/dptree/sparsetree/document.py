@@ -1,7 +1,8 @@
 """A sparse range tree as a release file's parts, and back (format: :mod:`dptree.io.release_file`).
 
 ``parameters``: the domain (kind and bounds), branching, method, ``max_contributions``,
-``dense_depth``, the threshold, the shape's share and epsilon. ``measurements``: per level the
+``dense_depth``, the threshold, the shape's share (a number or ``"auto"``) and epsilon.
+``measurements``: ``"auto"``: the noisy total that picked the share; per level the
 node indices of the shape (``"levels"``: with their noisy counts; ``"privtree"``: then
 ``counts``, per depth of the shape's count tree, its noisy counts in the order of the ranges'
 starts), the count tree's number of depths H (``"levels"``: the deepest level) and the exact
@@ -59,7 +60,7 @@ def sparse_document(release: SparseRangeTree) -> dict[str, Any]:
         "max_contributions": plan.max_contributions,
         "dense_depth": plan.dense_depth,
         "threshold": plan.threshold,
-        "structure_share": plan.structure_share,
+        "structure_share": "auto" if plan.total_scale is not None else plan.structure_share,
         "budget": {"epsilon": plan.epsilon},
     }
     if plan.method == "levels":  # every node of the shape is counted, level by level
@@ -69,6 +70,8 @@ def sparse_document(release: SparseRangeTree) -> dict[str, Any]:
     else:  # the shape, then the counts of its count tree (a function of the shape), depth by depth
         meas = {"levels": [{"index": [int(v) for v in idx]} for idx in release.shape],
                 "counts": [[int(v) for v in nd.noisy] for nd in release.nodes]}
+    if plan.noisy_total is not None:  # "auto": the noisy total that picked the shape's share
+        meas["total"] = plan.noisy_total
     meas.update({"depth": release.depth, "noise_parameters": _fraction(plan, release.depth)})
     return {"privacy": release.privacy, "parameters": params, "measurements": meas, "metadata": release.metadata}
 
@@ -158,7 +161,13 @@ def sparse_from_document(cls: type[SparseRangeTree], doc: Mapping[str, Any]) -> 
                                 max_contributions=params["max_contributions"], dense_depth=params["dense_depth"],
                                 threshold=params["threshold"], method=params["method"],
                                 structure_share=params["structure_share"] or 0.2)
-    except (KeyError, TypeError) as exc:
+        if plan.total_scale is not None:
+            total = doc["measurements"].get("total")
+            if type(total) is not int or abs(total) >= 2**62:
+                raise ReleaseFileError("sparse range tree: structure_share 'auto' needs the noisy total in the "
+                                       "measurements")
+            plan = plan.resolved(total)
+    except (KeyError, TypeError, AttributeError) as exc:
         raise ReleaseFileError(f"sparse range tree: malformed parameters ({type(exc).__name__})") from None
     except ReleaseFileError:
         raise

@@ -43,7 +43,8 @@ class SparseRangeTree(CountRelease):
     #: number of levels and so the counts' noise scales), are the only data-dependent fields
     BOUNDARY: ClassVar[Boundary] = Boundary(
         public=("privacy.*", "parameters.*", "metadata", "metadata.*"),
-        noisy=("measurements.levels", "measurements.counts", "measurements.depth", "measurements.noise_parameters"),
+        noisy=("measurements.levels", "measurements.counts", "measurements.depth", "measurements.noise_parameters",
+               "measurements.total"),
     )
 
     def __init__(self, plan: SparsePlan, measurement: Measurement, statement: dict[str, Any],

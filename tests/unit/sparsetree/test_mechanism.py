@@ -9,6 +9,7 @@ neighbour only (infinite loss)."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from fractions import Fraction
@@ -31,7 +32,8 @@ from dptree.sparsetree.mechanism import (
     privtree_path_loss,
     range_counts,
 )
-from dptree.sparsetree.plan import plan_sparse_tree
+import dptree
+from dptree.sparsetree.plan import AUTO_SHARES, TOTAL_SHARE, plan_sparse_tree, statement_of
 
 
 def test_layout_shifts_and_fanouts() -> None:
@@ -91,6 +93,41 @@ def test_statements_account_every_phase_and_level() -> None:
     assert math.isclose(st["structure"]["epsilon"] + st["counts"]["epsilon"], st["budget_spent"]["epsilon"])
     assert float(pt.structure_scale) >= 2 * 31 / 15 / 0.25  # k (2b - 1) / ((b - 1) eps_1)
     assert all(float(pt.count_scale(h)) >= 2 * h / 0.75 for h in range(1, 17))  # k h / eps_2
+
+
+def test_auto_statement_bounds_every_share_the_total_can_pick() -> None:
+    dom = key_domain(None, None, "i")
+    plan = plan_sparse_tree(dom, epsilon=0.5, branching=16, max_contributions=2)  # structure_share="auto"
+    st = plan.statement
+    assert st["structure"]["share"] == "auto" and st["total"]["l1_sensitivity"] == 2
+    assert st["total"]["epsilon"] <= 0.5 * TOTAL_SHARE and st["budget_spent"]["epsilon"] <= 0.5
+    parts = st["structure"]["by_bound"]
+    assert [p["share"] for p in parts.values()] == [share for _, share in AUTO_SHARES]
+    for p in parts.values():
+        assert st["total"]["epsilon"] + p["epsilon"] + p["counts_epsilon"] <= 0.5
+        assert p["epsilon"] <= p["share"] * (0.5 - st["total"]["epsilon"]) + 1e-12
+    # the noisy total picks the share: epsilon' T / k against the steps
+    rest = float(plan.rest_epsilon)
+    for bound, share in AUTO_SHARES[:-1]:
+        below, above = plan.resolved(int(bound * 2 / rest) - 1), plan.resolved(int(bound * 2 / rest) + 1)
+        assert below.structure_share == share and above.structure_share != share
+        assert below.statement == above.statement == st  # the statement does not depend on the total
+        assert float(above.count_scale(4)) < float(below.count_scale(4))  # a smaller share: finer counts
+    with pytest.raises(Exception, match="resolve the plan"):
+        plan.measure(np.zeros(4, dtype=np.uint64), 0, roots=2)
+
+
+def test_auto_release_draws_the_total_first_and_keeps_it() -> None:
+    rng = np.random.default_rng(3)
+    small, large = rng.integers(0, 1000, 2000), rng.integers(0, 2**40, 300_000)
+    r_small = dptree.sparse_range_tree(small, epsilon=1.0, rng=1)
+    r_large = dptree.sparse_range_tree(large, epsilon=1.0, rng=1)
+    assert r_small.plan.structure_share == 0.2 and r_large.plan.structure_share == 0.1
+    assert abs(r_small.plan.noisy_total - 2000) < 2000 and r_small.privacy == r_large.privacy
+    # the same draws as the plan at the picked share after one total draw
+    src = _noise.make_source(1)
+    total = int(r_large.plan.draw_totals(np.zeros(300_000, dtype=np.uint64), src)[0])
+    assert total == r_large.plan.noisy_total
 
 
 # --------------------------------------------------------------------------- brute-force privacy
@@ -274,6 +311,45 @@ def test_privtree_brute_force_privacy_loss(bug: bool, refine: bool) -> None:
     else:
         assert worst <= plan.statement["budget_spent"]["epsilon"] + 1e-9
         assert worst > 0.6 * plan.statement["budget_spent"]["epsilon"]
+
+
+@pytest.mark.parametrize("bug", [False, True])
+def test_auto_share_brute_force_privacy_loss(bug: bool) -> None:
+    """``structure_share="auto"``: the noisy total T (exact discrete Laplace) picks the share, then
+    PrivTree and the counts run at that share. On the 8-key binary tree with a rule whose step
+    lies between one and two records (so neighbours straddle it), every T in a window, every shape,
+    every count in {0, 1}, every dataset of up to two records and its neighbours: the loss of the
+    whole output (T, shape, counts) is at most the stated epsilon. Picking the share from the true
+    number of records instead (the planted bug) exceeds it."""
+    base = plan_sparse_tree(key_domain(0, 7, "i"), epsilon=1.0, branching=2, dense_depth=1, structure_share="auto")
+    plan = dataclasses.replace(base, total_scale=Fraction(4), auto_shares=((1.2, 0.5), (math.inf, 0.25)))
+    stated = statement_of(plan)["budget_spent"]["epsilon"]
+    assert stated <= 1.0
+    lay = plan.layout
+    shapes = _shapes(lay, 1, children(np.zeros(1, dtype=np.uint64), 2))
+    window, totals = np.arange(0, 2), range(-3, 7)
+    by_share = {share: plan.resolved(t) for t in totals for share in [plan.resolved(t).structure_share]}
+    assert sorted(by_share) == [0.25, 0.5]  # the window of T reaches both shares
+    datasets = [c for r in range(4) for c in itertools.combinations_with_replacement(range(8), r)]
+    laws = {(data, share): [_privtree_law(p, shape, data, False, window) for shape in shapes]
+            for data in datasets for share, p in by_share.items()}
+    lam0 = float(plan.total_scale)
+    worst = 0.0
+    for data in datasets:
+        for extra in range(8) if len(data) < 3 else ():
+            bigger = tuple(sorted(data + (extra,)))
+            for t in totals:
+                share = plan.resolved(t).structure_share
+                sa, sb = (plan.resolved(len(data)).structure_share, plan.resolved(len(bigger)).structure_share) \
+                    if bug else (share, share)
+                ta, tb = (float(_log_pmf(np.array(t - len(d)), lam0)) for d in (data, bigger))
+                worst = max([worst] + [_worst_loss((a[0] + ta, a[1]), (b[0] + tb, b[1]))
+                                       for a, b in zip(laws[data, sa], laws[bigger, sb])])
+    if bug:
+        assert worst > stated
+    else:
+        assert worst <= stated + 1e-9
+        assert worst > 0.6 * stated
 
 
 def _levels(*levels: list[int]) -> list[np.ndarray]:

@@ -115,7 +115,13 @@ def test_file_round_trip_and_tampering(tmp_path: Path, data: np.ndarray, method:
     def deeper(doc: dict) -> None:
         doc["measurements"]["depth"] += 1
 
-    edits = [raise_count] if method == "levels" else [orphan, drop_count, extra_depth]
+    def other_share(doc: dict) -> None:  # privtree, "auto": a total that picks another share
+        doc["measurements"]["total"] = 10**9
+
+    def no_total(doc: dict) -> None:
+        del doc["measurements"]["total"]
+
+    edits = [raise_count] if method == "levels" else [orphan, drop_count, extra_depth, other_share, no_total]
     for edit in (drop_node, *edits, deeper,
                  lambda d: d["measurements"].__setitem__("noise_parameters", "1/1"),
                  lambda d: d["privacy"].__setitem__("guarantee", "none"),
