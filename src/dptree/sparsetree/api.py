@@ -18,7 +18,7 @@ from dptree.data.inputs import to_numpy
 from dptree.errors import InvalidParameterError
 from dptree.io import release_file as _release_file
 from dptree.io.release_file import creation_metadata
-from dptree.sparsetree.keys import key_domain
+from dptree.sparsetree.keys import key_domain, sort_keys
 from dptree.sparsetree.plan import SparsePlan, plan_sparse_tree
 from dptree.sparsetree.release import SparseRangeTree
 
@@ -79,7 +79,7 @@ def sparse_range_tree(
     dom = plan.domain
     src = _noise.make_source(rng)
     keys = dom.offsets(arr, on_invalid=on_invalid)  # a fresh array: sorted in place
-    keys.sort()
+    sort_keys(keys)
     measurement = plan.measure(keys, src)
     if measurement.total is not None:  # "auto": the plan the noisy total resolved
         plan = plan.resolved(measurement.total)

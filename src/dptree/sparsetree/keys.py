@@ -14,6 +14,8 @@ by record with ``on_invalid="drop"``.
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -23,7 +25,7 @@ from dptree.data.domain import NS_RANGE, dates_to_ns, is_date_bound, parse_date_
 from dptree.data.inputs import to_numpy
 from dptree.errors import DataError, DomainError, non_integer_values_error
 
-__all__ = ["KeyKind", "KeyDomain", "key_domain", "float_keys", "key_floats", "INVALID_HINT"]
+__all__ = ["KeyKind", "KeyDomain", "key_domain", "float_keys", "key_floats", "sort_keys", "INVALID_HINT"]
 
 KeyKind = Literal["int", "uint", "float", "datetime"]
 _SIGN = np.uint64(1 << 63)
@@ -263,3 +265,18 @@ def key_domain(lower: Any, upper: Any, dtype_kind: str) -> KeyDomain:
     if lo > hi:
         raise DomainError(f"lower must be <= upper, got lower={lower!r} > upper={upper!r}; swap them")
     return KeyDomain(kind, lo, hi)
+
+
+def sort_keys(keys: np.ndarray, *, threads: int | None = None) -> None:
+    """Sort ``keys`` in place: above 2^20 keys, in up to ``threads`` (default: the CPUs, at most 8)
+    chunks sorted in parallel (numpy releases the GIL while it sorts), then one stable sort, which
+    merges the sorted runs (numpy's stable sort finds them). Nothing here depends on the values
+    beyond their order, so the result is that of ``keys.sort()``."""
+    t = min(threads or os.cpu_count() or 1, 8)
+    if t < 2 or keys.size < 1 << 20:
+        keys.sort()
+        return
+    bounds = np.linspace(0, keys.size, t + 1).astype(np.int64)
+    with ThreadPoolExecutor(max_workers=t, thread_name_prefix="dptree-sort") as pool:
+        list(pool.map(lambda i: keys[bounds[i]:bounds[i + 1]].sort(), range(t)))
+    keys.sort(kind="stable")

@@ -8,7 +8,7 @@ import pytest
 
 from dptree.errors import DataError, DomainError
 from dptree.interior.encoding import _float_key
-from dptree.sparsetree.keys import float_keys, key_domain, key_floats
+from dptree.sparsetree.keys import float_keys, key_domain, key_floats, sort_keys
 
 
 def _specials() -> np.ndarray:
@@ -74,3 +74,14 @@ def test_non_integers_on_integer_bounds_are_refused_or_dropped() -> None:
 def test_bad_bounds_are_refused(lower: object, upper: object) -> None:
     with pytest.raises(DomainError):
         key_domain(lower, upper, "i")
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 8])
+def test_sort_keys_in_parallel_chunks_equals_a_plain_sort(threads: int) -> None:
+    rng = np.random.default_rng(threads)
+    for keys in (rng.integers(0, 2**64, (1 << 20) + 7, dtype=np.uint64),
+                 rng.integers(0, 50, (1 << 20) + 3).astype(np.uint64),  # many ties
+                 np.arange(1 << 21, dtype=np.uint64)[::-1].copy()):
+        want = np.sort(keys)
+        sort_keys(keys, threads=threads)
+        assert np.array_equal(keys, want)
