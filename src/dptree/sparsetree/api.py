@@ -18,7 +18,8 @@ from dptree.data.inputs import to_numpy
 from dptree.errors import InvalidParameterError
 from dptree.io import release_file as _release_file
 from dptree.io.release_file import creation_metadata
-from dptree.sparsetree.keys import key_domain, sort_keys
+from dptree.sparsetree.counting import BinnedKeys
+from dptree.sparsetree.keys import key_domain
 from dptree.sparsetree.plan import SparsePlan, plan_sparse_tree
 from dptree.sparsetree.release import SparseRangeTree
 
@@ -78,9 +79,8 @@ def sparse_range_tree(
         plan = plan_for(arr.dtype.kind)  # the column's type is schema, not data
     dom = plan.domain
     src = _noise.make_source(rng)
-    keys = dom.offsets(arr, on_invalid=on_invalid)  # a fresh array: sorted in place
-    sort_keys(keys)
-    measurement = plan.measure(keys, src)
+    keys = dom.offsets(arr, on_invalid=on_invalid)
+    measurement = plan.measure(BinnedKeys(keys), src)  # counted from a histogram: no sort of every key
     if measurement.total is not None:  # "auto": the plan the noisy total resolved
         plan = plan.resolved(measurement.total)
     statement = dict(plan.statement)

@@ -36,8 +36,9 @@ lambda_d = k L / epsilon (uniform split; every level is charged whether or not a
 top is expanded, so the budget does not depend on the data). The measured set is part of the
 output, and it costs nothing beyond the counts it is computed from.
 
-**Cost.** The keys are sorted once; the counts of a level are found by binary search of its node
-boundaries, so time and memory grow with n log n and with the number of measured nodes (about
+**Cost.** The counts of a level come from :mod:`dptree.sparsetree.counting` (a histogram of the
+keys, or binary search in the keys sorted once), so time and memory grow with n (n log n where
+the tree splits finer than the histogram's bins) and with the number of measured nodes (about
 b n / theta at the deepest busy level), not with 2^bits.
 """
 
@@ -51,6 +52,7 @@ from typing import Callable
 import numpy as np
 
 from dptree import noise as _noise
+from dptree.sparsetree.counting import Counts, as_counts, node_counts, range_counts
 from dptree.sparsetree.refine import group_runs, level_of, refine_remainders
 
 __all__ = ["SparseLayout", "Level", "Nodes", "Measurement", "node_counts", "range_counts", "children", "expanded",
@@ -127,30 +129,6 @@ def default_threshold(scale: Fraction, branching: int) -> int:
     return max(1, math.ceil(float(scale) * math.log(4 * branching)))
 
 
-def node_counts(keys: np.ndarray, index: np.ndarray, shift: int) -> np.ndarray:
-    """Exact number of ``keys`` (sorted uint64) in each node ``index`` (sorted) of 2^shift keys."""
-    n = keys.size
-    if index.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    sh = np.uint64(shift)
-    left = np.searchsorted(keys, index << sh, side="left")
-    right = np.empty_like(left)
-    nxt = index[:-1] + np.uint64(1)
-    consecutive = index[1:] == nxt
-    right[:-1] = left[1:]
-    ends = np.flatnonzero(~consecutive).tolist() + [index.size - 1]
-    last = index[ends]
-    wraps = last == np.uint64((1 << (64 - shift)) - 1)  # the last node of 2^64 keys: its end would wrap
-    stop = np.where(wraps, np.uint64(0), last + np.uint64(1)) << sh
-    right[ends] = np.where(wraps, n, np.searchsorted(keys, stop, side="left"))
-    return (right - left).astype(np.int64)
-
-
-def range_counts(keys: np.ndarray, start: np.ndarray, last: np.ndarray) -> np.ndarray:
-    """Exact number of ``keys`` (sorted uint64) in each range [start, last]."""
-    return (np.searchsorted(keys, last, side="right") - np.searchsorted(keys, start, side="left")).astype(np.int64)
-
-
 def children(parents: np.ndarray, fanout: int) -> np.ndarray:
     """Sorted indices of every child of the sorted node indices ``parents``."""
     f = np.uint64(fanout)
@@ -167,7 +145,7 @@ def expanded(level: Level, d: int, layout: SparseLayout, dense_depth: int, thres
     return level.index[level.noisy >= threshold]
 
 
-def measure_levels(keys: np.ndarray, layout: SparseLayout, scales: list[Fraction], thresholds: list[int],
+def measure_levels(keys: Counts, layout: SparseLayout, scales: list[Fraction], thresholds: list[int],
                    dense_depth: int, source: _noise.RandomSource, *, roots: int = 1) -> list[Level]:
     """Run the mechanism on sorted uint64 offsets ``keys``: the measured levels 1..L.
 
@@ -175,10 +153,11 @@ def measure_levels(keys: np.ndarray, layout: SparseLayout, scales: list[Fraction
     i * 2^bits and its nodes hang under root i (bits + log2(roots) must fit 64 bits).
     """
     out: list[Level] = []
+    counts = as_counts(keys)
     parents = np.arange(roots, dtype=np.uint64)
     for d in range(1, layout.depth + 1):
         idx = children(parents, layout.fanout(d - 1))
-        c = node_counts(keys, idx, layout.shifts[d])
+        c = counts.nodes(idx, layout.shifts[d])
         y = c + _noise.discrete_laplace(source, scales[d - 1], idx.size).astype(np.int64)
         lev = Level(idx, y)
         out.append(lev)
@@ -196,13 +175,14 @@ def privtree_delta(lam: Fraction, branching: int) -> int:
     return math.ceil(float(lam) * math.log(4 * branching))
 
 
-def grow_structure(keys: np.ndarray, layout: SparseLayout, lam: Fraction, delta: int, theta: int, dense_depth: int,
+def grow_structure(keys: Counts, layout: SparseLayout, lam: Fraction, delta: int, theta: int, dense_depth: int,
                    source: _noise.RandomSource, *, roots: int = 1) -> list[np.ndarray]:
     """Phase 1: the measured node sets of levels 1..L. Levels 1 .. dense_depth - 1 split every
     node, the last level none; a node of level d >= dense_depth (decision depth i = d -
     dense_depth + 1) splits when max(theta - delta, c_v - i delta) + DLap(lambda) > theta. Only the
     decisions are kept, never the noisy biased counts."""
     out: list[np.ndarray] = []
+    counts = as_counts(keys)
     parents = np.arange(roots, dtype=np.uint64)
     for d in range(1, layout.depth + 1):
         idx = children(parents, layout.fanout(d - 1))
@@ -212,7 +192,7 @@ def grow_structure(keys: np.ndarray, layout: SparseLayout, lam: Fraction, delta:
         if d < dense_depth:
             parents = idx
             continue
-        c = node_counts(keys, idx, layout.shifts[d])
+        c = counts.nodes(idx, layout.shifts[d])
         biased = np.maximum(theta - delta, c - (d - dense_depth + 1) * delta)
         parents = idx[biased + _noise.discrete_laplace(source, lam, idx.size).astype(np.int64) > theta]
     return out
@@ -391,15 +371,16 @@ def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1,
     return out, height
 
 
-def measure_count_tree(keys: np.ndarray, layout: SparseLayout, shape: list[np.ndarray], scale_for: Callable[[int], Fraction], source: _noise.RandomSource, *, roots: int = 1
+def measure_count_tree(keys: Counts, layout: SparseLayout, shape: list[np.ndarray], scale_for: Callable[[int], Fraction], source: _noise.RandomSource, *, roots: int = 1
                        ) -> Measurement:
     """Phase 2: a noisy count of every range of the count tree of the released shape
     (:func:`count_tree`), at the scale ``scale_for(H)`` of its copy's count-tree height H (a
     function of the released shape only)."""
     ranges, heights = count_tree(layout, shape, roots=roots)
+    counts = as_counts(keys)
     nodes: list[Nodes] = []
     for start, last, parent in ranges:
-        c = range_counts(keys, start, last)
+        c = counts.ranges(start, last)
         copy = (start >> np.uint64(layout.bits)).astype(np.int64) if roots > 1 else np.zeros(start.size, np.int64)
         h = heights[copy]
         for hv in np.unique(h).tolist():

@@ -36,6 +36,7 @@ from dptree._validation import Interval, Options, validate_params
 from dptree.errors import InvalidParameterError
 from dptree.privacy.budget import RANGE_TREE_BUDGET_RANGE, check_release_budget
 from dptree.privacy.statement import Neighbors, make_statement
+from dptree.sparsetree.counting import Counts
 from dptree.sparsetree.keys import KeyDomain
 from dptree.sparsetree.mechanism import (
     Measurement,
@@ -121,12 +122,12 @@ class SparsePlan:
                                    delta=privtree_delta(lam1, self.layout.branching),
                                    noisy_total=None if noisy_total is None else int(noisy_total))
 
-    def draw_totals(self, keys: np.ndarray, source: _noise.RandomSource, roots: int = 1) -> np.ndarray:
+    def draw_totals(self, keys: Counts, source: _noise.RandomSource, roots: int = 1) -> np.ndarray:
         """``"auto"``: the noisy number of records of each copy (copy i: keys from i * 2^bits),
         DLap(lambda_0) added; the first draw of the release."""
         assert self.total_scale is not None
-        size = np.bincount((keys >> np.uint64(self.layout.bits)).astype(np.int64), minlength=roots) \
-            if roots > 1 else np.array([keys.size], dtype=np.int64)
+        size = np.array([keys.size], dtype=np.int64) if roots == 1 else \
+            np.bincount((cast(np.ndarray, keys) >> np.uint64(self.layout.bits)).astype(np.int64), minlength=roots)
         return size + _noise.discrete_laplace(source, self.total_scale, roots).astype(np.int64)
 
     def count_scale(self, h: int) -> Fraction:
@@ -137,9 +138,10 @@ class SparsePlan:
         assert self.structure_share is not None
         return _count_scale(self.rest_epsilon, self.structure_share, self.max_contributions, h)
 
-    def measure(self, keys: np.ndarray, source: _noise.RandomSource | _noise.RngLike, *, roots: int = 1
+    def measure(self, keys: Counts, source: _noise.RandomSource | _noise.RngLike, *, roots: int = 1
                 ) -> Measurement:
-        """The private step: run the method on sorted uint64 offsets ``keys`` (``roots`` > 1:
+        """The private step: run the method on the uint64 offsets ``keys`` (sorted, or a
+        :class:`~dptree.sparsetree.counting.KeyCounts`; ``roots`` > 1:
         independent copies, copy i's keys offset by i * 2^bits, for the audit). ``source``: a
         RandomSource, or what :func:`dptree.noise.make_source` takes (the audit passes integer seeds)."""
         if not hasattr(source, "random_bytes"):
