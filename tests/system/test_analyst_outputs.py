@@ -112,6 +112,9 @@ def test_answers_to_frame_and_json_numbers() -> None:
     assert isinstance(q["estimate"], int) and q["estimate"] == int(rel.quantile(0.5))
     assert isinstance(q["ci_low"], int) and q["ci_low"] <= q["estimate"] <= q["ci_high"]
     json.dumps(ans.rows)
+    far = rel.answer(cdf=[1e300], count=[(-1e20, 29)]).to_frame()  # beyond the domain: a short label
+    assert list(far["query"]) == ["count[-1e+20, 29]", "cdf(1e+300)"]
+    assert far.estimate.iloc[1] == pytest.approx(rel.total())
 
 
 def test_hierarchy_grouped_and_single_value_results_have_frames() -> None:

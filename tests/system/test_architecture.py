@@ -34,7 +34,7 @@ STAGES: tuple[tuple[str, ...], ...] = (
     ("rangetree", "hierarchy", "interior", "sparsetree"),
     ("quantiles",),
     ("reporting",),
-    ("cli",),
+    ("cli", "__main__"),  # python -m dptree runs the command line
     ("testing",),
 )
 

@@ -309,13 +309,18 @@ class RangeTree(CountRelease):
         total; with no query at all, the total."""
         rows: list[dict[str, Any]] = []
         show = self.json_value
+
+        def label(v: Any) -> Any:  # a query point as the label shows it: huge integers in short form
+            out = show(v)
+            return f"{float(v):g}" if isinstance(out, int) and abs(out) >= 10**15 else out
+
         for lo, hi in count:
             low, high = self.ci(lo, hi, level=level)
-            rows.append({"query": f"count[{show(lo)}, {show(hi)}]", "estimate": float(self.count(lo, hi)),
+            rows.append({"query": f"count[{label(lo)}, {label(hi)}]", "estimate": float(self.count(lo, hi)),
                          "stderr": float(self.stderr(lo, hi)), "ci_low": float(low), "ci_high": float(high)})
         for x in cdf:
             low, high = self.cdf_ci(x, level=level)
-            rows.append({"query": f"cdf({show(x)})", "estimate": float(self.cdf(x)),
+            rows.append({"query": f"cdf({label(x)})", "estimate": float(self.cdf(x)),
                          "stderr": float(self.cdf_stderr(x)), "ci_low": float(low), "ci_high": float(high)})
         if len(quantile):
             res = self.quantiles(np.asarray(quantile, dtype=np.float64), level)

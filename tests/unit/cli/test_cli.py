@@ -310,3 +310,10 @@ def test_out_is_checked_before_the_data_is_read(tmp_path, cli_run, monkeypatch) 
     assert read == [] and data.read_bytes() == before
     code, _, err = cli_run(base + ["--out", str(tmp_path / "r.json")])
     assert code == 0 and read == ["read"], err
+
+
+@pytest.mark.parametrize("module", ["dptree", "dptree.cli"])
+def test_python_dash_m_runs_the_command_line(module: str) -> None:
+    proc = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "usage: dptree" in proc.stdout and "release" in proc.stdout
