@@ -24,6 +24,22 @@ def test_multiplier_limits(level: float) -> None:
         assert np.all(np.diff(m) <= 1e-9)  # Laplace's 90% point, 1.628 sd, is below the normal's)
 
 
+@pytest.mark.parametrize("level", [0.01, 0.5, 0.95, 0.999999])
+def test_the_multiplier_table_solves_its_coverage_equation(level: float) -> None:
+    """Every tabulated z(k) (vectorised Newton) is the root of E[2 Phi(z / sqrt(W)) - 1] = level,
+    W ~ Gamma(k, 1/k) at the table's mid-quantiles, to 1e-10 in coverage; z rises with the level."""
+    from scipy.special import gammaincinv, ndtr
+
+    from dptree.estimation.intervals import _K_GRID, _N_QUANTILES, _table
+
+    probs = (np.arange(_N_QUANTILES) + 0.5) / _N_QUANTILES
+    z = _table(level)
+    for i in range(0, _K_GRID.size, 20):
+        root_g = np.sqrt(gammaincinv(_K_GRID[i], probs) / _K_GRID[i])
+        assert np.mean(2.0 * ndtr(z[i] / root_g) - 1.0) == pytest.approx(level, abs=1e-10)
+    assert np.all(_table(min(level + 0.005, 0.9999995)) > z)
+
+
 def test_the_interval_helpers_agree_with_the_multipliers() -> None:
     from dptree.estimation.intervals import LEVEL, check_level, gamma_shape, multiplier, symmetric_interval
 
