@@ -43,56 +43,14 @@ def sparse_plan(method: str = "levels", epsilon: float = 1.0, upper: int = 7, th
     return plan
 
 
-def measure_auto(plan: Any, keys: np.ndarray, seed: int, roots: int, *, true_total: bool = False) -> Any:
-    """``structure_share="auto"`` on ``roots`` batched copies: the library draws every copy's noisy
-    total (:meth:`~dptree.sparsetree.plan.SparsePlan.draw_totals`), each copy is resolved to its
-    share, and the copies of one share run as one batch (renumbered, then put back). The result
-    holds what :func:`batch` reads: the shape, the counted ranges (start, last, noisy count; not
-    their parents), the heights and the totals. ``true_total``: the planted bug, the share read
-    from the true number of records (the noisy total is still drawn and released)."""
-    from dptree import noise as _noise
-    from dptree.sparsetree.mechanism import Measurement, Nodes
-
-    src = _noise.make_source(seed)
-    bits = np.uint64(plan.layout.bits)
-    totals = plan.draw_totals(keys, src, roots)
-    size = np.bincount((keys >> bits).astype(np.int64), minlength=roots)
-    share = np.array([plan.resolved(int(t)).structure_share for t in (size if true_total else totals)])
-    L = plan.layout.depth
-    shape: list[list[np.ndarray]] = [[] for _ in range(L)]
-    nodes: list[list[Nodes]] = [[] for _ in range(L)]
-    heights = np.zeros(roots, dtype=np.int64)
-    for s in np.unique(share):
-        copies = np.flatnonzero(share == s).astype(np.uint64)
-        renumber = np.full(roots, -1, dtype=np.int64)
-        renumber[copies.astype(np.int64)] = np.arange(copies.size)
-        copy = (keys >> bits).astype(np.int64)
-        mine = keys[renumber[copy] >= 0]
-        local = (mine & np.uint64((1 << plan.layout.bits) - 1)) + (renumber[copy[renumber[copy] >= 0]].astype(np.uint64) << bits)
-        m = plan.at_share(float(s)).measure(local, src, roots=copies.size)
-        for d, idx in enumerate(m.shape):
-            top = np.uint64(plan.layout.bits - plan.layout.shifts[d + 1])
-            shape[d].append((copies[(idx >> top).astype(np.int64)] << top) | (idx & ((np.uint64(1) << top) - np.uint64(1))))
-        for j, nd in enumerate(m.nodes):
-            back = copies[(nd.start >> bits).astype(np.int64)] << bits
-            low = np.uint64((1 << plan.layout.bits) - 1)
-            nodes[j].append(Nodes((nd.start & low) | back, (nd.last & low) | back, nd.parent, nd.noisy))
-        heights[copies.astype(np.int64)] = m.heights
-    cat = [np.concatenate(parts) if parts else np.zeros(0, np.uint64) for parts in shape]
-    depths = [Nodes(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("start", "last", "parent", "noisy")))
-              for parts in nodes if parts]
-    out = Measurement([np.sort(c) for c in cat], depths, heights)
-    out.totals = totals  # type: ignore[attr-defined]
-    return out
-
-
 def sorted_offsets(plan: Any, values: Any) -> np.ndarray:
     return np.sort(plan.domain.offsets(np.asarray(values, dtype=np.int64)))
 
 
 def batch(plan: Any, values: Any, n: int, seed: int, measure: Callable[..., Any] | None = None) -> np.ndarray:
     """``n`` independent releases in one call of the library's mechanism (``plan.measure``; copy i
-    under root i, its keys shifted by i * 2^bits). Row (a function of the release): per node of
+    under root i, its keys shifted by i * 2^bits; ``"auto"``: each copy at the share of its own
+    noisy total, :meth:`~dptree.sparsetree.plan.SparsePlan.measure_by_share`). Row (a function of the release): per node of
     levels 1..L whether the shape split it; per depth of the count tree and key, the noisy count of
     the counted range starting there (UNMEASURED if none) and that range's last key; the count
     tree's height, preceded by the noisy total (``"auto"``; else 0). On domains with more than 1024 (depth, key) pairs the depths are folded into
@@ -103,10 +61,7 @@ def batch(plan: Any, values: Any, n: int, seed: int, measure: Callable[..., Any]
     K = 1 << lay.bits
     keys = sorted_offsets(plan, values)
     shifted = (np.arange(n, dtype=np.uint64)[:, None] << np.uint64(lay.bits)) + keys[None, :]
-    if measure is None:
-        measure = measure_auto if plan.total_scale is not None else \
-            (lambda plan, keys, seed, roots: plan.measure(keys, seed, roots=roots))
-    m = measure(plan, shifted.ravel(), seed, n)
+    m = plan.measure(shifted.ravel(), seed, roots=n) if measure is None else measure(plan, shifted.ravel(), seed, n)
     split = []
     for d in range(1, lay.depth + 1):
         width = 1 << (lay.bits - lay.shifts[d])
@@ -124,7 +79,7 @@ def batch(plan: Any, values: Any, n: int, seed: int, measure: Callable[..., Any]
         at = (nd.start & np.uint64(K - 1)).astype(np.int64) + min(j, J - 1) * K
         count[copy, at] = nd.noisy
         last[copy, at] = (nd.last & np.uint64(K - 1)).astype(np.int64)
-    totals = getattr(m, "totals", np.zeros(n, dtype=np.int64))
+    totals = m.totals if m.totals is not None else np.zeros(n, dtype=np.int64)
     return np.concatenate(split + [count, last, totals[:, None], m.heights[:, None]], axis=1)
 
 

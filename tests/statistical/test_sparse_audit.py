@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from audit_registry.sparse_trees import measure_auto, sparse_plan, sparse_spec
+from audit_registry.sparse_trees import sparse_plan, sparse_spec
 
 from dptree import noise as _noise
 from dptree.sparsetree.mechanism import (
@@ -80,6 +80,15 @@ def test_audit_catches_privtree_without_its_bias_as_a_planted_bug() -> None:
     assert not report.passed, report.summary()
 
 
+def _share_from_true_total(plan: Any, keys: np.ndarray, seed: int, roots: int) -> Measurement:
+    source = _noise.make_source(seed)
+    totals = plan.draw_totals(keys, source, roots)  # drawn and released, as the library does
+    size = np.bincount((keys >> np.uint64(plan.layout.bits)).astype(np.int64), minlength=roots)
+    m = plan.measure_by_share(keys, source, plan.shares_of(size))  # BUG: the true n
+    m.totals = totals
+    return m
+
+
 def test_audit_catches_the_share_read_from_the_true_total_as_a_planted_bug() -> None:
     """``structure_share="auto"`` with the share picked from the true number of records instead of
     the noisy total: four records get the shape at 3/8, five at 3/16, and the counts the rest, so
@@ -87,6 +96,6 @@ def test_audit_catches_the_share_read_from_the_true_total_as_a_planted_bug() -> 
     plan = sparse_plan("privtree", structure_share="auto")
     pairs = [("four records vs five (the rule's step between them)", [1, 1, 2, 2], [1, 1, 2, 2, 7])]
     spec = sparse_spec("sparse_range_tree/planted/share_from_true_total", plan, epsilon=1.0, pairs=pairs,
-                       measure=lambda plan, keys, seed, roots: measure_auto(plan, keys, seed, roots, true_total=True))
+                       measure=_share_from_true_total)
     report = audit.audit(spec, config=audit.FAST, seed=15)
     assert not report.passed, report.summary()

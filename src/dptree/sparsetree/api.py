@@ -81,8 +81,8 @@ def sparse_range_tree(
     src = _noise.make_source(rng)
     keys = dom.offsets(arr, on_invalid=on_invalid)
     measurement = plan.measure(BinnedKeys(keys), src)  # counted from a histogram: no sort of every key
-    if measurement.total is not None:  # "auto": the plan the noisy total resolved
-        plan = plan.resolved(measurement.total)
+    if measurement.totals is not None:  # "auto": the plan the noisy total resolved
+        plan = plan.resolved(int(measurement.totals[0]))
     statement = dict(plan.statement)
     statement["private"] = bool(src.private)
     return SparseRangeTree(plan, measurement, statement, creation_metadata(column=column, created=created))

@@ -114,12 +114,12 @@ class Measurement:
     """What the mechanism releases: the tree's shape (per level 1..L, the sorted indices of its
     nodes), the count tree (per depth, :class:`Nodes` with noisy counts) and, per copy, the number
     of depths of its count tree (privtree: the h of the counts' scale; levels: its deepest level);
-    with ``structure_share="auto"`` also the noisy total that chose the shape's share."""
+    with ``structure_share="auto"`` also every copy's noisy total, which chose its shape's share."""
 
     shape: list[np.ndarray]
     nodes: list[Nodes]
     heights: np.ndarray
-    total: int | None = None
+    totals: np.ndarray | None = None
 
 
 def default_threshold(scale: Fraction, branching: int) -> int:

@@ -40,6 +40,7 @@ from dptree.sparsetree.counting import Counts
 from dptree.sparsetree.keys import KeyDomain
 from dptree.sparsetree.mechanism import (
     Measurement,
+    Nodes,
     SparseLayout,
     default_threshold,
     grow_structure,
@@ -113,6 +114,13 @@ class SparsePlan:
         share = auto_share(float(self.rest_epsilon) * noisy_total / self.max_contributions, self.auto_shares)
         return self.at_share(share, noisy_total)
 
+    def shares_of(self, totals: np.ndarray) -> list[float]:
+        """The share :meth:`resolved` picks for each noisy total (vectorised, for batched copies)."""
+        assert self.auto_shares is not None
+        per_noise = float(self.rest_epsilon) * np.asarray(totals, dtype=np.float64) / self.max_contributions
+        picked = np.select([per_noise < bound for bound, _ in self.auto_shares], [s for _, s in self.auto_shares])
+        return [float(v) for v in picked]
+
     def at_share(self, share: float, noisy_total: int | None = None) -> SparsePlan:
         """privtree with ``structure_share="auto"``: the plan at one of its shares (the shape's noise
         derived from it)."""
@@ -149,12 +157,12 @@ class SparsePlan:
         src = cast(_noise.RandomSource, source)
         lay = self.layout
         if self.structure_scale is None and self.method == "privtree":  # "auto": the total first
-            if roots != 1:
-                raise InvalidParameterError("structure_share='auto' measures one tree at a time: resolve the plan "
-                                            "per copy (plan.resolved) for batched copies")
-            total = int(self.draw_totals(keys, src)[0])
-            measurement = self.resolved(total).measure(keys, src)
-            measurement.total = total
+            totals = self.draw_totals(keys, src, roots)
+            if roots == 1:
+                measurement = self.resolved(int(totals[0])).measure(keys, src)
+            else:
+                measurement = self.measure_by_share(cast(np.ndarray, keys), src, self.shares_of(totals))
+            measurement.totals = totals
             return measurement
         if self.method == "levels":
             assert self.level_scale is not None
@@ -166,6 +174,44 @@ class SparsePlan:
         shape = grow_structure(keys, lay, self.structure_scale, self.delta, self.threshold, self.dense_depth, src,
                                roots=roots)
         return measure_count_tree(keys, lay, shape, self.count_scale, src, roots=roots)
+
+    def measure_by_share(self, keys: np.ndarray, source: _noise.RandomSource, shares: list[float]) -> Measurement:
+        """``"auto"`` on batched copies (the audit: copy i's keys from i * 2^bits, sorted): copy i
+        at ``shares[i]``. The copies of one share run as one batch, renumbered, then put back in
+        copy order (ranges sorted by start, parents re-found), so the result is the measurement of
+        independent copies each at its own share."""
+        roots, bits = len(shares), np.uint64(self.layout.bits)
+        low = np.uint64((1 << self.layout.bits) - 1)
+        copy = (keys >> bits).astype(np.int64)
+        L = self.layout.depth
+        shape: list[list[np.ndarray]] = [[] for _ in range(L)]
+        parts: list[list[Nodes]] = [[] for _ in range(L)]
+        heights = np.zeros(roots, dtype=np.int64)
+        for share in sorted(set(shares)):
+            copies = np.flatnonzero(np.asarray(shares) == share)
+            renumber = np.full(roots, -1, dtype=np.int64)
+            renumber[copies] = np.arange(copies.size)
+            mine = renumber[copy] >= 0
+            local = (keys[mine] & low) + (renumber[copy[mine]].astype(np.uint64) << bits)
+            m = self.at_share(share).measure(local, source, roots=copies.size)
+            back = copies.astype(np.uint64)
+            for d, idx in enumerate(m.shape):
+                top = np.uint64(self.layout.bits - self.layout.shifts[d + 1])
+                shape[d].append((back[(idx >> top).astype(np.int64)] << top) | (idx & ((np.uint64(1) << top) - np.uint64(1))))
+            for j, nd in enumerate(m.nodes):
+                home = back[(nd.start >> bits).astype(np.int64)] << bits
+                parts[j].append(Nodes((nd.start & low) | home, (nd.last & low) | home, nd.parent, nd.noisy))
+            heights[copies] = m.heights
+        nodes: list[Nodes] = []
+        for j, group in enumerate(p for p in parts if p):
+            start = np.concatenate([g.start for g in group])
+            order = np.argsort(start, kind="stable")
+            start = start[order]
+            parent = (start >> bits).astype(np.int64) if j == 0 else \
+                np.searchsorted(nodes[-1].start, start, side="right").astype(np.int64) - 1
+            nodes.append(Nodes(start, np.concatenate([g.last for g in group])[order], parent,
+                               np.concatenate([g.noisy for g in group])[order]))
+        return Measurement([np.sort(np.concatenate(p)) if p else np.zeros(0, np.uint64) for p in shape], nodes, heights)
 
     def variances(self, height: int) -> list[float]:
         """The exact noise variance of the counts of each depth of the count tree (``height``:

@@ -113,8 +113,25 @@ def test_auto_statement_bounds_every_share_the_total_can_pick() -> None:
         assert below.structure_share == share and above.structure_share != share
         assert below.statement == above.statement == st  # the statement does not depend on the total
         assert float(above.count_scale(4)) < float(below.count_scale(4))  # a smaller share: finer counts
-    with pytest.raises(Exception, match="resolve the plan"):
-        plan.measure(np.zeros(4, dtype=np.uint64), 0, roots=2)
+
+
+
+def test_auto_batched_copies_each_run_at_their_own_share() -> None:
+    """The audit's batches: copies whose noisy totals fall on both sides of a step run at their
+    own shares, and the merged count tree is a tree (depth 1 under each copy's root, every deeper
+    range inside its parent)."""
+    base = plan_sparse_tree(key_domain(0, 7, "i"), epsilon=4.0, branching=2, dense_depth=1, threshold=-1)
+    plan = dataclasses.replace(base, total_scale=Fraction(1), auto_shares=((16.5, 0.5), (math.inf, 0.25)))
+    sizes = [0, 9, 1, 12, 2, 10]
+    keys = np.concatenate([np.full(c, 3, dtype=np.uint64) + np.uint64(i << 3) for i, c in enumerate(sizes)])
+    m = plan.measure(keys, 4, roots=len(sizes))
+    shares = plan.shares_of(m.totals)
+    assert shares == [plan.resolved(int(t)).structure_share for t in m.totals]
+    assert shares == [0.5, 0.25, 0.5, 0.25, 0.5, 0.25]  # eps' T < 16.5: T <= 5 (noise DLap(1))
+    assert np.array_equal(m.nodes[0].parent, (m.nodes[0].start >> np.uint64(3)).astype(np.int64))
+    for up, nd in zip(m.nodes, m.nodes[1:]):
+        assert np.all(up.start[nd.parent] <= nd.start) and np.all(nd.last <= up.last[nd.parent])
+    assert all(np.all(np.diff(nd.start.astype(np.int64)) > 0) for nd in m.nodes)
 
 
 def test_auto_release_draws_the_total_first_and_keeps_it() -> None:
