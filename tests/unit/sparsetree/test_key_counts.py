@@ -80,3 +80,17 @@ def test_binned_counts_in_threaded_chunks_equal_sorted_counts() -> None:
     assert binned._fine.size > 0
     idx = np.unique(keys[:5000] >> np.uint64(12))
     assert np.array_equal(binned.nodes(idx, 12), exact.nodes(idx, 12))
+
+
+@pytest.mark.parametrize("x", [np.array([5]), np.array([-2**63, 2**63 - 1, -2**63]), np.full(1000, 7),
+                               np.array([], dtype=np.int64), np.array([0.0, -0.0, 1e-300, -1e300]),
+                               np.array([0, 2**64 - 1, 2**63], dtype=np.uint64)],
+                         ids=["one", "int64 ends", "one value", "empty", "zeros and extremes", "uint64 ends"])
+def test_edge_cases_release_the_same_from_both_counters(x: np.ndarray) -> None:
+    dom = key_domain(None, None, x.dtype.kind)
+    keys = dom.offsets(x)
+    for method in ("privtree", "levels"):
+        plan = plan_sparse_tree(dom, epsilon=1.0, method=method)
+        a, b = plan.measure(BinnedKeys(keys.copy()), 3), plan.measure(SortedKeys(np.sort(keys)), 3)
+        assert all(np.array_equal(u, v) for u, v in zip(a.shape, b.shape))
+        assert all(np.array_equal(u.start, v.start) and np.array_equal(u.noisy, v.noisy) for u, v in zip(a.nodes, b.nodes))
