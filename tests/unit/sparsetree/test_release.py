@@ -152,7 +152,8 @@ def test_bad_input() -> None:
 @pytest.mark.parametrize("kw", [{"epsilon": 0.0}, {"epsilon": -1.0}, {"epsilon": float("nan")}, {"branching": 3},
                                 {"branching": 512}, {"branching": True}, {"max_contributions": 0},
                                 {"threshold": 0, "method": "levels"}, {"threshold": 1.5}, {"method": "dense"},
-                                {"structure_share": 1.0}, {"structure_share": 0}, {"on_invalid": "skip"}])
+                                {"structure_share": 1.0}, {"structure_share": 0}, {"structure_share": "bogus"},
+                                {"structure_share": True}, {"on_invalid": "skip"}])
 def test_invalid_parameters_are_refused_before_the_data_is_read(kw: dict) -> None:
     args = {"epsilon": 1.0, **kw}
     with pytest.raises(InvalidParameterError):
