@@ -3,8 +3,9 @@
 Every value maps to an unsigned 64-bit key, monotone in the value, so a tree over keys is a tree
 over values: signed integers and nanosecond timestamps as ``v + 2^63``, unsigned integers as
 themselves, and float64 through the order-preserving map of the interior-point family
-(:mod:`dptree.interior.encoding`, ``_float_key``: -0.0 and 0.0 share a key), written here in
-vectorised form (that module's map is per value; this one is tested equal to it). The public
+(:mod:`dptree.interior.encoding`, ``_float_key``: -0.0 and 0.0 share a key), in vectorised form
+(:func:`dptree.data.sorting.float_keys`; that module's map is per value, this one is tested equal
+to it). The public
 domain is a key range [lo, hi]; the tree's leaves are the 2^bits single keys from ``lo`` with
 2^bits >= hi - lo + 1. Values outside the domain are clamped (per record). NaN, NaT, None and
 infinities are refused with a message that names no value, position or count, or dropped record
@@ -14,8 +15,6 @@ by record with ``on_invalid="drop"``.
 from __future__ import annotations
 
 import math
-import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -23,6 +22,7 @@ import numpy as np
 
 from dptree.data.domain import NS_RANGE, dates_to_ns, is_date_bound, parse_date_bound
 from dptree.data.inputs import to_numpy
+from dptree.data.sorting import float_keys, key_floats, sort_keys
 from dptree.errors import DataError, DomainError, non_integer_values_error
 
 __all__ = ["KeyKind", "KeyDomain", "key_domain", "float_keys", "key_floats", "sort_keys", "INVALID_HINT"]
@@ -37,26 +37,6 @@ INVALID_HINT = (
     "pass on_invalid='drop' to drop such records (a per-record policy; how many are dropped is never "
     "revealed), or clean the data first"
 )
-
-
-def float_keys(v: np.ndarray) -> np.ndarray:
-    """Order-preserving uint64 keys of finite float64 values (``_float_key(x) + 2^63``).
-
-    Negative floats: ~bits + 1 = 2^63 - |bits| (-0.0 -> 2^63, as 0.0); others: bits + 2^63. Two
-    buffers, updated in place (a fresh large array costs page faults)."""
-    bits = np.ascontiguousarray(v, dtype=np.float64).view(np.int64)
-    sign = np.right_shift(bits, 63)  # -1 for negative floats, else 0
-    out = np.bitwise_or(sign, np.int64(-(2**63)), out=sign)  # all ones, or just the sign bit
-    out = np.bitwise_xor(bits, out, out=out)
-    np.add(out, bits < 0, out=out, casting="unsafe")  # + 1 for negative floats
-    return out.view(np.uint64)
-
-
-def key_floats(k: np.ndarray) -> np.ndarray:
-    """The float64 values of uint64 keys (inverse of :func:`float_keys`; 0.0 for the shared key)."""
-    signed = (np.asarray(k, dtype=np.uint64) ^ _SIGN).view(np.int64)
-    bits = np.where(signed < 0, (-signed) | np.int64(-(2**63)), signed)
-    return bits.view(np.float64)
 
 
 def _is_int(x: Any) -> bool:
@@ -265,18 +245,3 @@ def key_domain(lower: Any, upper: Any, dtype_kind: str) -> KeyDomain:
     if lo > hi:
         raise DomainError(f"lower must be <= upper, got lower={lower!r} > upper={upper!r}; swap them")
     return KeyDomain(kind, lo, hi)
-
-
-def sort_keys(keys: np.ndarray, *, threads: int | None = None) -> None:
-    """Sort ``keys`` in place: above 2^20 keys, in up to ``threads`` (default: the CPUs, at most 8)
-    chunks sorted in parallel (numpy releases the GIL while it sorts), then one stable sort, which
-    merges the sorted runs (numpy's stable sort finds them). Nothing here depends on the values
-    beyond their order, so the result is that of ``keys.sort()``."""
-    t = min(threads or os.cpu_count() or 1, 8)
-    if t < 2 or keys.size < 1 << 20:
-        keys.sort()
-        return
-    bounds = np.linspace(0, keys.size, t + 1).astype(np.int64)
-    with ThreadPoolExecutor(max_workers=t, thread_name_prefix="dptree-sort") as pool:
-        list(pool.map(lambda i: keys[bounds[i]:bounds[i + 1]].sort(), range(t)))
-    keys.sort(kind="stable")

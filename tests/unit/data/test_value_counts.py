@@ -91,3 +91,60 @@ def test_spark_gives_the_arrays_counts() -> None:
         np.testing.assert_array_equal(got[1], want[1])
     with pytest.raises(DataError, match="missing values"):
         value_counts(df, column="f")
+
+
+def test_keyed_parallel_sort_gives_numpys_distinct_counts() -> None:
+    """distinct_counts above its threshold sorts order-preserving keys in parallel chunks; the result
+    is np.unique's for every dtype it keys (ties, negatives, the int64/uint64 ends, dates), with
+    -0.0 read as 0.0, and arrays it cannot key (NaN present, float32, objects) take np.sort."""
+    from dptree.data import sorting
+
+    gen = np.random.default_rng(11)
+    size = sorting._KEYED_MIN * 20  # > 2^20: several chunks
+    floats = np.round(gen.normal(0, 50, size), 1)
+    floats[:5] = [-0.0, 0.0, -1e308, 1e308, 5e-324]
+    ints = gen.integers(-(2**63), 2**63 - 1, size, endpoint=True)
+    ints[:3] = [-(2**63), 2**63 - 1, 0]
+    uints = gen.integers(0, 2**64 - 1, size, dtype=np.uint64, endpoint=True)
+    uints[::3] = 2**63  # ties across the sign bit of the key
+    cases = [floats, ints, uints, ints % 1000, (ints % 1000).astype(np.int32), (uints % 7).astype(np.uint8),
+             (ints % 10**6).astype("datetime64[s]"), gen.integers(-5, 5, size).astype("datetime64[D]")]
+    for arr in cases:
+        vals, cnt = sorting.distinct_counts(arr)
+        want_v, want_c = np.unique(arr, return_counts=True)
+        np.testing.assert_array_equal(vals, want_v)
+        np.testing.assert_array_equal(cnt, want_c)
+        assert vals.dtype == arr.dtype and cnt.dtype == np.int64
+    zero = sorting.distinct_counts(floats)[0]
+    assert not np.signbit(zero[zero == 0]).any()  # -0.0 and 0.0 are one value, read as 0.0
+    keyed = sorting._to_keys
+    with_nan = floats.copy()
+    with_nan[7] = np.nan
+    assert keyed(with_nan) is None and keyed(floats[5:].astype(np.float32)) is None
+    assert keyed(np.array(["2024-01-01", "NaT"], dtype="datetime64[D]")) is None
+    vals, cnt = sorting.distinct_counts(with_nan)  # the np.sort fallback: NaN last
+    assert np.isnan(vals[-1]) and cnt.sum() == size
+
+
+def test_files_sorted_in_memory_and_by_duckdb_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Up to IN_MEMORY_VALUES rows DuckDB only scans and numpy sorts; past it DuckDB sorts and
+    streams runs (batches cut through tie blocks): the same values and counts either way."""
+    from dptree.data.engines import duckdb_values
+
+    gen = np.random.default_rng(13)
+    size = 3 * (1 << 17)
+    df = pd.DataFrame({"f": np.round(gen.lognormal(0, 2, size), 2), "i": gen.integers(-300, 300, size),
+                       "d": gen.integers(0, 4000, size).astype("datetime64[D]")})
+    path = tmp_path / "big.parquet"
+    df.to_parquet(path)
+    monkeypatch.setattr(duckdb_values, "_BATCH", 1 << 15)
+    for col in ("f", "i", "d"):
+        monkeypatch.setattr(duckdb_values, "IN_MEMORY_VALUES", 1 << 26)
+        fast = value_counts(path, column=col)
+        monkeypatch.setattr(duckdb_values, "IN_MEMORY_VALUES", 0)
+        streamed = value_counts(path, column=col)
+        want_v, want_c = np.unique(df[col].to_numpy(), return_counts=True)
+        for got in (fast, streamed):
+            np.testing.assert_array_equal(got[0], want_v.astype(got[0].dtype))
+            np.testing.assert_array_equal(got[1], want_c)
+        assert fast[0].dtype == streamed[0].dtype

@@ -34,11 +34,12 @@ from dptree.data.engines.duckdb_sql import (
     column_types,
     leaf_sql,
     quote_ident,
+    arrow_table,
     quote_str,
     user_sql,
 )
 from dptree.data.engines.duckdb_bounded import bounded_counts
-from dptree.data.engines.numpy import run_lengths
+from dptree.data.engines.duckdb_values import sorted_value_counts
 from dptree.errors import DataError, InputFormatError, InvalidParameterError, engine_error, redact, unknown_groups_error
 from dptree.noise import RandomSource
 
@@ -118,8 +119,7 @@ def _register_relation(con: Any, rel: Any, columns: Sequence[str] | None) -> str
             raise InputFormatError(f"column {c!r} not found; available columns: {', '.join(have)}")
     if columns:
         rel = rel.project(", ".join(quote_ident(c) for c in dict.fromkeys(columns)))
-    table = rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()  # duckdb >= 1.4 / older
-    con.register("dpt_input", table)
+    con.register("dpt_input", arrow_table(rel))
     return "dpt_input"
 
 
@@ -368,7 +368,7 @@ class DuckDBEngine(Engine):
         try:
             with self._open(data, column, value=column, kind=kind, lower=lower, upper=upper,
                             keep_integers=True) as (con, expr):
-                return _value_counts(con, expr, column, missing, infinite, message)
+                return sorted_value_counts(con, expr, column, missing, infinite, message)
         except (DataError, InputFormatError):
             raise
         except Exception as exc:
@@ -417,57 +417,13 @@ class DuckDBEngine(Engine):
                          else f"CAST(SUM({check_weight_column(con, expr, weight)}) AS BIGINT)")
                 rel = con.sql(f"SELECT {keys}, {total} AS {COUNT} FROM {expr} GROUP BY ALL")
                 # through Arrow: labels stay Arrow strings (no Python object per distinct path)
-                return (rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()).to_pandas()
+                return arrow_table(rel).to_pandas()
         except duckdb.Error as exc:
             # DuckDB's message may quote a line or a value of the file: say only what failed
             raise InputFormatError(
                 f"cannot read the data ({type(exc).__name__}); check that it is a valid CSV/Parquet file "
                 "with a header row"
             ) from None
-
-
-def _value_counts(con: Any, expr: str, column: str, missing: Missing, infinite: Missing,
-                  message: str | None) -> tuple[np.ndarray, np.ndarray]:
-    ctype = column_type(con, expr, column)
-    col = quote_ident(column)
-    floating = any(t in ctype for t in ("DOUBLE", "FLOAT", "REAL", "DECIMAL", "NUMERIC"))
-    if not (floating or "INT" in ctype or "DATE" in ctype or "TIMESTAMP" in ctype):
-        raise DataError(f"column {column!r} has type {ctype}; the values must be numbers or dates")
-    value = f"CAST({col} AS DOUBLE)" if floating else col
-    bad_missing = f"({col} IS NULL" + (f" OR isnan({value}))" if floating else ")")
-    bad_inf = f"isinf({value})" if floating else "false"
-    # counted in a projection, not a WHERE: a filter could be pruned by Parquet statistics that omit NaN
-    n_missing, n_inf = con.execute(f"SELECT count_if({bad_missing}), count_if({bad_inf}) FROM {expr}").fetchall()[0]
-    if n_missing and missing == "error":
-        raise invalid_values_error("missing", column, message)
-    if n_inf and infinite == "error":
-        raise invalid_values_error("infinite", column, message)
-    where = f"FROM {expr} WHERE NOT ({bad_missing} OR {bad_inf})"
-    if "HUGEINT" in ctype:  # wider than 64 bits: the distinct values as Python ints
-        rows = con.execute(f"SELECT {value} AS v, count(*) AS n {where} GROUP BY 1 ORDER BY 1").fetchall()
-        return np.array([r[0] for r in rows], dtype=object), np.array([r[1] for r in rows], dtype=np.int64)
-    # DuckDB sorts (in parallel, out of core); the sorted rows stream out in batches and only
-    # their runs are kept, so Python holds the distinct values and one batch. (A GROUP BY with
-    # ORDER BY is ~3x slower on high-cardinality columns: hashing every distinct value, then sorting.)
-    rel = con.sql(f"SELECT {value} AS v {where} ORDER BY 1")
-    reader = rel.to_arrow_reader(_BATCH) if hasattr(rel, "to_arrow_reader") else rel.fetch_record_batch(_BATCH)
-    vals: list[np.ndarray] = []
-    cnts: list[np.ndarray] = []
-    for batch in reader:
-        v, c = run_lengths(np.asarray(batch.column(0).to_numpy(zero_copy_only=False)))
-        if vals and v.size and vals[-1][-1] == v[0]:  # a run across two batches
-            cnts[-1][-1] += c[0]
-            v, c = v[1:], c[1:]
-        vals.append(v)
-        cnts.append(c)
-    if not vals:
-        out = con.execute(f"SELECT {value} AS v {where} LIMIT 0").fetchnumpy()["v"]
-        return np.asarray(out), np.zeros(0, np.int64)
-    return np.concatenate(vals), np.concatenate(cnts)
-
-
-#: rows per batch streamed out of DuckDB by :func:`_value_counts`
-_BATCH = 1 << 20
 
 
 def file_leaf_histogram(path: str, column: str, domain: Domain, padded_size: int, *, missing: Missing = "error",

@@ -23,8 +23,13 @@ from dptree.errors import (
     non_integer_values_error,
 )
 
-__all__ = ["quote_ident", "quote_str", "column_type", "leaf_sql", "cell_sql", "check_cells", "user_sql",
+__all__ = ["arrow_table", "quote_ident", "quote_str", "column_type", "leaf_sql", "cell_sql", "check_cells", "user_sql",
            "check_weight_column", "MISSING_CELL", "INFINITE_CELL", "FRACTION_CELL"]
+
+
+def arrow_table(rel: Any) -> Any:
+    """A DuckDB relation's result as an Arrow table (duckdb >= 1.4 / older)."""
+    return rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()
 
 
 def quote_ident(name: str) -> str:

@@ -19,6 +19,7 @@ from dptree.data.bounding import kept_positions
 from dptree.data.domain import Domain, coerce_values
 from dptree.data.engines.base import COUNT, Engine, Group, Missing, Unknown, invalid_values_error
 from dptree.data.inputs import present, to_numpy
+from dptree.data.sorting import distinct_counts, run_lengths
 from dptree.data.weights import MAX_TOTAL, check_weights, too_large
 from dptree.errors import (
     DataError,
@@ -209,28 +210,6 @@ def _keep_mask(counts: np.ndarray, chosen: np.ndarray, k: int) -> np.ndarray:
     if heavy.size:
         keep[(starts[heavy][:, None] + chosen).ravel()] = True
     return keep
-
-
-def distinct_counts(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted distinct values of a 1-D array and their counts (int64): one sort, then the run
-    boundaries (``np.unique`` with counts, without its extra copies)."""
-    return run_lengths(np.sort(arr, kind="stable" if arr.dtype.kind == "O" else None))
-
-
-def run_lengths(srt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct values of a sorted 1-D array and the length of each run (int64)."""
-    if srt.size == 0:
-        return srt[:0].copy(), np.zeros(0, np.int64)
-    ends = np.flatnonzero(srt[1:] != srt[:-1])  # the last position of every run but the last
-    if ends.size == srt.size - 1:  # all distinct (continuous data): no gather
-        return srt, np.ones(srt.size, np.int64)
-    starts = np.empty(ends.size + 1, np.int64)
-    starts[0] = 0
-    np.add(ends, 1, out=starts[1:])
-    counts = np.empty(starts.size, np.int64)
-    np.subtract(starts[1:], starts[:-1], out=counts[:-1])
-    counts[-1] = srt.size - starts[-1]
-    return srt[starts], counts
 
 
 def _column(data: Any, column: str | None, ref: Any, what: str) -> Any:
