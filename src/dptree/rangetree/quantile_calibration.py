@@ -129,7 +129,7 @@ from dptree.rangetree.quantile_pivot import (
 
 __all__ = ["INTERVALS", "CALIBRATION_SIMS", "CalibrationRules", "RULES", "calibration_sims", "critical_scales", "plug_in_cdf", "data_end", "flat_tail",
            "tail_plug_ins",
-           "straight_window", "unresolved_levels",
+           "straight_window", "shifted_truth", "unresolved_levels",
            "calibrated_scales", "calibrated_intervals", "released_intervals"]
 
 #: the tree's quantile interval constructions: calibrated by simulation (default) or the pivot's own
@@ -229,6 +229,15 @@ def critical_scales(idx: np.ndarray, piv: np.ndarray, w: np.ndarray, true_bucket
     # covers iff some grid bucket j >= k - 1 has P - c w < 0: c > min_{j >= k - 1} r_j
     hi = np.maximum(_row_extremum(np.minimum, r, np.clip(k - 1, 0, m - 1), m), floor)
     return np.where(k == 0, low, np.maximum(low, hi))
+
+
+def shifted_truth(idx: np.ndarray, shift: np.ndarray, kp: np.ndarray, kv: np.ndarray) -> np.ndarray:
+    """The plug-in's knots (kp, kv) read at the grid ``idx`` moved by each simulation's ``shift``:
+    (sims x grid), or one row (1 x grid, broadcast) where every simulation has the same shift (the
+    worst-phase rule's two phases): the same values, without sims identical interpolations."""
+    if shift.min() == shift.max():
+        return np.interp(idx + shift[0], kp, kv)[None, :]
+    return np.interp(idx[None, :] + shift[:, None], kp, kv)
 
 
 def _row_extremum(ufunc: np.ufunc, a: np.ndarray, start: Any, stop: Any) -> np.ndarray:
@@ -465,7 +474,7 @@ def _calibrate(tree: Any, qs: np.ndarray, level: float, source: RandomSource, si
             # the truth shifted so that q n falls at fraction u of its bucket (u = 1: at the top, where
             # the low end is hardest to cover; u near 0: just above the bottom, the high end's hardest)
             shift = y - math.floor(y) - 1.0 + u
-            truth = np.interp(g[None, :] + shift[:, None], kp, kv)
+            truth = shifted_truth(g, shift, kp, kv)
             true_bucket = np.clip(np.ceil(y - shift), 0, D - 1).astype(np.int64)
             piv = pv.read_off(i, truth + e) - q * n_sim[:, None]  # the simulated releases read off like the release
             simulated.append(piv)

@@ -475,3 +475,19 @@ def test_read_off_is_refined_to_single_buckets_near_the_ends():
     lo, hi = exact
     assert np.all(hi - lo < 32)  # narrower than one coarse cell: a coarse read-off could not give these
     assert tree_pivot(t, QS, 0.95, grid=512).idx.size < 512 + QS.size * 64
+
+
+def test_shifted_truth_reads_one_row_when_every_simulation_has_the_same_shift() -> None:
+    """The worst-phase rule shifts every simulation alike: one interpolated row, broadcast, equal to
+    the per-simulation rows; different shifts (the uniform-phase rule) keep one row each."""
+    from dptree.rangetree.quantile_calibration import shifted_truth
+
+    gen = np.random.default_rng(4)
+    kp = np.sort(gen.uniform(0, 500, 40))
+    kv = np.cumsum(gen.uniform(0, 9, 40))
+    idx = np.unique(gen.integers(0, 520, 300)).astype(np.float64)
+    for shift in (np.full(7, -0.25), np.full(7, 1e-9 - 0.6), gen.uniform(-1, 0, 7)):
+        want = np.interp(idx[None, :] + shift[:, None], kp, kv)
+        got = shifted_truth(idx, shift, kp, kv)
+        assert got.shape[0] == (1 if np.ptp(shift) == 0 else shift.size)
+        np.testing.assert_array_equal(np.broadcast_to(got, want.shape), want)
