@@ -464,7 +464,7 @@ def _calibrate(tree: Any, qs: np.ndarray, level: float, source: RandomSource, si
     width = {h: np.zeros(len(qs)) for h in highs}
     for i, q in enumerate(qs):
         g, _, half = pv.level(i)
-        e = err[:, pv.cols[i]]
+        e = np.take(err, pv.cols[i], axis=1)  # C-ordered (err[:, cols] is not: every row scan would stride)
         t = q * n_plug
         simulated = []
         for (pos, val), u in ((plug, u) for plug in plugs for u in phases):
