@@ -214,9 +214,9 @@ def critical_scales(idx: np.ndarray, piv: np.ndarray, w: np.ndarray, true_bucket
     k = np.searchsorted(idx, np.asarray(true_bucket), side="left")  # grid points before the bucket
     if (w > 0).all():
         r = piv / w
-    else:
+    else:  # a bucket without noise (w = 0) tests P >= 0 at every factor: r = +inf where P >= 0, -inf below
         with np.errstate(divide="ignore", invalid="ignore"):
-            r = np.where(w > 0, piv / np.where(w > 0, w, 1.0), np.sign(piv) * np.inf)
+            r = np.where(w > 0, piv / np.where(w > 0, w, 1.0), np.where(piv >= 0, np.inf, -np.inf))
     # the low end covers iff some grid bucket j <= k has P + c w >= 0: c >= min_{j <= k} -r_j
     low = np.maximum(-_row_extremum(np.maximum, r, 0, np.minimum(k, m - 1) + 1), floor)
     if high == MAX_END:  # the high end is the domain's end: only the low end can miss
@@ -225,7 +225,6 @@ def critical_scales(idx: np.ndarray, piv: np.ndarray, w: np.ndarray, true_bucket
         before = _row_extremum(np.maximum, r, 0, np.maximum(k, 1))
         up = np.maximum(np.where(k > 0, before, -np.inf), floor)
         return np.maximum(low, up)
-    r[(w == 0)[None, :] & (piv == 0)] = np.inf  # P - c 0 < 0 fails at P = 0
     # covers iff some grid bucket j >= k - 1 has P - c w < 0: c > min_{j >= k - 1} r_j
     hi = np.maximum(_row_extremum(np.minimum, r, np.clip(k - 1, 0, m - 1), m), floor)
     return np.where(k == 0, low, np.maximum(low, hi))

@@ -81,7 +81,8 @@ def test_critical_factors_of_many_rows_match_their_definition_row_by_row():
         w = np.abs(np.round(g.normal(0, 2, m))) if trial % 3 else np.full(m, 1.5)
         tb = g.integers(0, 110, sims)
         with np.errstate(divide="ignore", invalid="ignore"):
-            r = np.where(w > 0, piv / np.where(w > 0, w, 1.0), np.sign(piv) * np.inf)
+            # a noiseless bucket's test P >= 0 holds at every factor or at none
+            r = np.where(w > 0, piv / np.where(w > 0, w, 1.0), np.where(piv >= 0, np.inf, -np.inf))
         for floor in (0.0, -np.inf):
             for high in ("last", "first", "end"):
                 got = critical_scales(idx, piv, w, tb, floor, high)
@@ -93,9 +94,8 @@ def test_critical_factors_of_many_rows_match_their_definition_row_by_row():
                     elif high == "first":
                         want = max(low, max(np.max(r[s_, :k]) if k else -np.inf, floor))
                     else:
-                        rr = np.where((w == 0) & (piv[s_] == 0), np.inf, r[s_])
-                        want = low if k == 0 else max(low, max(np.min(rr[max(k - 1, 0):]), floor))
-                    assert got[s_] == want or (np.isnan(got[s_]) and np.isnan(want)), (high, floor, k)
+                        want = low if k == 0 else max(low, max(np.min(r[s_, max(k - 1, 0):]), floor))
+                    assert got[s_] == want, (high, floor, k)
 
 
 def test_negative_factors_narrow_the_interval_where_the_pivot_wanders():
@@ -491,3 +491,17 @@ def test_shifted_truth_reads_one_row_when_every_simulation_has_the_same_shift() 
         got = shifted_truth(idx, shift, kp, kv)
         assert got.shape[0] == (1 if np.ptp(shift) == 0 else shift.size)
         np.testing.assert_array_equal(np.broadcast_to(got, want.shape), want)
+
+
+def test_critical_scales_at_a_noiseless_bucket_with_pivot_zero() -> None:
+    """A bucket without noise (w = 0: the last bucket at q = 1) holds its test P >= 0 at every factor:
+    where P = 0 there the low end covers at any factor (the floor), not NaN; where P < 0 it never
+    helps, and the factor comes from the noisy buckets before it."""
+    idx = np.arange(4)
+    w = np.array([1.0, 1.0, 1.0, 0.0])
+    piv = np.array([[-5.0, -3.0, -1.0, 0.0], [-5.0, -3.0, -1.0, -2.0]])
+    tb = np.array([3, 3])
+    for floor in (-np.inf, 0.0):
+        c = critical_scales(idx, piv, w, tb, floor, "end")
+        assert c[0] == floor and c[1] == 1.0
+    assert not np.isnan(critical_scales(idx, piv, w, tb, -np.inf, "last")).any()
