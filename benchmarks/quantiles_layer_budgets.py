@@ -1,0 +1,97 @@
+"""ApproxQuantiles with unequal per-layer budgets at m = 20, n = 10^3 (issue 12's last missed max cell):
+does moving budget between the recursion's layers lower the worst level's error? (It does not:
+docs/quantiles_benchmark.md, section 9.)
+
+    PYTHONPATH=src:benchmarks python3 benchmarks/quantiles_layer_budgets.py --data uniform --trials 40
+    PYTHONPATH=src:benchmarks python3 benchmarks/quantiles_layer_budgets.py --data distance --show-levels 12
+
+Same data sets and seeds as benchmarks/quantiles.py (seed 12), epsilon = 1 over [0, 2^20), levels
+i / 21. Each variant runs dptree's ApproxQuantiles recursion (``dptree.quantiles.approx``: same pieces,
+same tie-aware exponential mechanism) with layer l's calls at epsilon w_l / sum(w) instead of
+epsilon / L; the privacy argument of the module docstring holds for any split that sums to epsilon
+(add/remove-one: one piece per layer changes). Tie-aware mean and max rank error +- standard error
+over trials; ``ref-joint`` (the reference JointExp) on the same data sets for comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import quantiles as grid
+
+from dptree.noise import make_source
+from dptree.quantiles import approx as A
+
+WEIGHTS = {"equal (the paper)": [1] * 8, "increasing": [1, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7],
+           "decreasing": [1.4, 1.3, 1.2, 1.1, 1.0, 1, 1, 1], "sqrt-increasing": [1, 2**0.25, 2**0.5, 2**0.75, 2, 2, 2, 2],
+           "top-heavy": [2, 1, 1, 1, 1, 1, 1, 1]}
+
+
+def weighted_approx(x: np.ndarray, qs: np.ndarray, seed: int, weights: list[float]) -> np.ndarray:
+    """:func:`dptree.quantiles.approx.run_approx` with layer l's calls at epsilon w_l / sum(w)."""
+    u, c = np.unique(x, return_counts=True)
+    w = np.asarray(weights[: A.layers(len(qs))], dtype=np.float64)
+    eps = list(w / w.sum())
+    src, out = make_source(seed), [0] * len(qs)
+    layer = [(A.ArrayPiece(u.astype(np.uint64), c.astype(np.int64), grid.LOWER, grid.UPPER), list(map(float, qs)), 0)]
+    depth = 0
+    while layer:
+        below = []
+        for piece, levels, first in layer:
+            mid = (len(levels) - 1) // 2
+            v = piece.sample(levels[mid], eps[depth], src, "add_remove")
+            out[first + mid] = v
+            left, right = piece.split(v, src)
+            below += [(left, A._rescale(levels, 0, mid, levels[mid], True), first),
+                      (right, A._rescale(levels, mid + 1, len(levels), levels[mid], False), first + mid + 1)]
+        layer, depth = [call for call in below if call[1]], depth + 1
+    return np.asarray(out, dtype=np.float64)
+
+
+def show_levels(xs: list[np.ndarray], qs: np.ndarray, seed: int) -> None:
+    """Per-level tie-aware errors of ``dptree.quantiles`` approx and joint (n declared), data set by data set."""
+    import dptree
+
+    for i, x in enumerate(xs):
+        for method in ("approx", "joint"):
+            y = dptree.quantiles(x, qs, lower=grid.LOWER, upper=grid.UPPER, epsilon=1.0, n=x.size, method=method,
+                                 rng=seed * 1000 + i).values
+            err = grid.errors(np.sort(x), np.asarray(y, dtype=np.float64), qs)[1]
+            top = "above the data's maximum" if y[-1] > x.max() else "inside the data"
+            print(f"data set {i} {method:6s} mean {err.mean():5.1f} max {err.max():5.1f}; top level {top}; "
+                  f"per level {np.round(err).astype(int).tolist()}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", default="uniform", choices=grid.DATA)
+    ap.add_argument("--n", type=int, default=1000)
+    ap.add_argument("--m", type=int, default=20)
+    ap.add_argument("--trials", type=int, default=40)
+    ap.add_argument("--seed", type=int, default=12)
+    ap.add_argument("--show-levels", type=int, default=0, metavar="K",
+                    help="instead: each level's tie-aware error of dptree's approx and joint on the first K data sets")
+    args = ap.parse_args()
+    qs = np.arange(1, args.m + 1) / (args.m + 1)
+    g = np.random.default_rng([args.seed, grid.DATA.index(args.data), args.n])
+    xs = [grid.make_data(args.data, args.n, g) for _ in range(args.trials)]
+    if args.show_levels:
+        show_levels(xs[: args.show_levels], qs, args.seed)
+        return
+    runs = {name: (lambda x, s, w=w: weighted_approx(x, qs, s, w)) for name, w in WEIGHTS.items()}
+    ref = grid.runner("ref-joint")
+    runs["ref-joint"] = lambda x, s: np.asarray(ref(x, qs, s), dtype=np.float64)  # type: ignore[misc]
+    print(f"# {args.data}, n = {args.n}, m = {args.m}, epsilon = 1, {args.trials} trials, seed {args.seed}\n")
+    print("| variant | tie-aware mean | tie-aware max |\n|---|---:|---:|")
+    for name, f in runs.items():
+        errs = [grid.errors(np.sort(x), np.sort(f(x, args.seed * 1000 + i)), qs)[1] for i, x in enumerate(xs)]
+        cols = []
+        for stat in (np.mean, np.max):
+            v = np.array([stat(e) for e in errs])
+            cols.append(f"{v.mean():.2f} ± {v.std(ddof=1) / np.sqrt(v.size):.2f}")
+        print(f"| {name} | {cols[0]} | {cols[1]} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
