@@ -72,9 +72,10 @@ def run_lengths(srt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct values of a sorted 1-D array and the length of each run (int64)."""
     if srt.size == 0:
         return srt[:0].copy(), np.zeros(0, np.int64)
-    ends = np.flatnonzero(srt[1:] != srt[:-1])  # the last position of every run but the last
-    if ends.size == srt.size - 1:  # all distinct (continuous data): no gather
+    change = srt[1:] != srt[:-1]
+    if np.count_nonzero(change) == srt.size - 1:  # all distinct (continuous data): no positions, no gather
         return srt, np.ones(srt.size, np.int64)
+    ends = np.flatnonzero(change)  # the last position of every run but the last
     starts = np.empty(ends.size + 1, np.int64)
     starts[0] = 0
     np.add(ends, 1, out=starts[1:])

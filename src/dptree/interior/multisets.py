@@ -140,8 +140,18 @@ class MS:
         return self._drop_ends((k + 1) // 2, k // 2)
 
     def level_weights(self, h: int, level: int) -> tuple[np.ndarray, np.ndarray]:
-        """Nodes at ``level`` with positive weight: (node indices, weights), as arrays."""
+        """Nodes at ``level`` with positive weight: (node indices, weights), as arrays. Where the
+        values span fewer nodes than an eighth of them (the shallow levels), each node's weight is a
+        difference of prefix sums at its first value, found by binary search: no pass over the values."""
         shift, v = h - level, self.vals
+        if len(v) and v.dtype != object and shift < 64:
+            first, last = int(v[0]) >> shift, int(v[-1]) >> shift
+            if last - first < len(v) // 8:
+                nodes = np.arange(first, last + 1, dtype=np.uint64)
+                cuts = np.searchsorted(v, nodes[1:] << np.uint64(shift))  # each later node's first value
+                bounds = np.concatenate(([0], cuts, [len(v)]))
+                w = self.pre[bounds[1:]] - self.pre[bounds[:-1]]
+                return nodes[w > 0], w[w > 0]
         j: np.ndarray
         if v.dtype == object:
             j = v >> shift

@@ -89,3 +89,22 @@ def test_empty_and_list_inputs() -> None:
     big = MS([3, 1 << 70], [2, 1])  # past 2^64: Python ints in an object array, exact
     assert big.vals.dtype == object and int(big.trim(0).vals[-1]) == 1 << 70
     assert big.quality((1 << 70) - 1) == 1 and big.quality(1 << 70) == 1 and big.quality(4) == 1
+
+
+@pytest.mark.parametrize("h", [20, 64])
+def test_level_weights_at_every_level_equal_the_grouped_counts(h: int) -> None:
+    """Shallow levels (values spanning fewer nodes than an eighth of them) take node bounds by binary
+    search, deep ones group the values: both equal the counts grouped by node, on a trimmed
+    multiset too (its end counts cut)."""
+    rng = np.random.default_rng(h)
+    vals = np.unique(rng.integers(0, 1 << (h - 1), 5000, dtype=np.uint64) + np.uint64(1 << (h - 2)))
+    cnt = rng.integers(1, 4, vals.size)
+    for ms in (MS(vals, cnt), MS(vals, cnt).trim(7)):
+        for level in range(h + 1):
+            shift = np.uint64(h - level)
+            nodes, first = np.unique(ms.vals >> shift, return_index=True)
+            want = np.add.reduceat(ms.cnt, first)
+            idx, w = ms.level_weights(h, level)
+            np.testing.assert_array_equal(idx, nodes)
+            np.testing.assert_array_equal(w, want)
+            assert idx.dtype == np.uint64 and w.dtype == np.int64
