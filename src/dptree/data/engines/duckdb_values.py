@@ -19,8 +19,9 @@ __all__ = ["sorted_value_counts", "IN_MEMORY_VALUES"]
 
 #: rows per batch streamed out of DuckDB by :func:`sorted_value_counts`
 _BATCH = 1 << 20
-#: the most rows :func:`sorted_value_counts` sorts in numpy (about 24 bytes a row at the peak: values,
-#: keys and the merge's buffer); past it DuckDB sorts them (out of core)
+#: the most rows :func:`sorted_value_counts` sorts in numpy (peak RSS grew by 47 bytes a row on 10^7
+#: distinct floats from Parquet, outputs included, against 73 with DuckDB's sort: about 3 GB here);
+#: past it DuckDB sorts them (out of core)
 IN_MEMORY_VALUES = 1 << 26
 
 
