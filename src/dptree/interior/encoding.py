@@ -21,6 +21,7 @@ from typing import Any, Literal, Mapping
 
 import numpy as np
 
+from dptree.data.sorting import float_keys
 from dptree.errors import DataError, DomainError, InvalidParameterError, ReleaseFileError, non_integer_values_error
 from dptree.interior.selection import _group
 
@@ -267,7 +268,6 @@ def encode_values(values: Any, enc: Encoding, on_invalid: str = "error") -> list
 _INVALID_VALUES = "values contain missing values (NaN, None) or infinities; " + _INVALID_HINT
 _I64 = np.iinfo(np.int64)
 _U64 = np.iinfo(np.uint64)
-_SIGN = np.int64(0x7FFFFFFFFFFFFFFF)
 
 
 def _clamped_offsets(v: np.ndarray, enc: Encoding) -> np.ndarray:
@@ -290,12 +290,11 @@ def _clamped_offsets(v: np.ndarray, enc: Encoding) -> np.ndarray:
 
 
 def _float_keys(v: np.ndarray) -> np.ndarray:
-    """:func:`_float_key` of a float64 array, vectorised through its int64 view."""
-    keys = np.array(v, dtype=np.float64).view(np.int64)  # a copy: updated in place below
-    neg = keys < 0
-    np.bitwise_and(keys, _SIGN, out=keys, where=neg)
-    np.negative(keys, out=keys, where=neg)
-    return keys
+    """:func:`_float_key` of a float64 array (a fresh int64 array): the unsigned order-preserving keys
+    of :func:`dptree.data.sorting.float_keys`, which are ``_float_key + 2^63``, shifted back."""
+    keys = float_keys(v)
+    keys ^= np.uint64(1 << 63)
+    return keys.view(np.int64)
 
 
 def _encode_array(arr: np.ndarray, enc: Encoding, drop: bool) -> tuple[np.ndarray, np.ndarray | None]:

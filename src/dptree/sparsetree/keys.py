@@ -5,9 +5,8 @@ over values: signed integers and nanosecond timestamps as ``v + 2^63``, unsigned
 themselves, and float64 through the order-preserving map of the interior-point family
 (:mod:`dptree.interior.encoding`, ``_float_key``: -0.0 and 0.0 share a key), in vectorised form
 (:func:`dptree.data.sorting.float_keys`; that module's map is per value, this one is tested equal
-to it). The public
-domain is a key range [lo, hi]; the tree's leaves are the 2^bits single keys from ``lo`` with
-2^bits >= hi - lo + 1. Values outside the domain are clamped (per record). NaN, NaT, None and
+to it). The public domain is a key range [lo, hi]; the tree's leaves are the 2^bits single keys
+from ``lo`` with 2^bits >= hi - lo + 1. Values outside the domain are clamped (per record). NaN, NaT, None and
 infinities are refused with a message that names no value, position or count, or dropped record
 by record with ``on_invalid="drop"``.
 """
