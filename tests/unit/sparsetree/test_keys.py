@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from dptree.errors import DataError, DomainError
-from dptree.interior.encoding import _float_key
+from dptree.interior.encoding import _float_key, _float_keys
 from dptree.sparsetree.keys import float_keys, key_domain, key_floats, sort_keys
 
 
@@ -21,6 +21,7 @@ def test_float_keys_are_the_interior_encoding_shifted_by_2_63() -> None:
     x = np.concatenate([_specials(), rng.standard_normal(500) * 10.0 ** rng.integers(-300, 300, 500)])
     keys = float_keys(x)
     assert [int(k) - 2**63 for k in keys] == [_float_key(float(v)) for v in x]
+    assert _float_keys(x).tolist() == [_float_key(float(v)) for v in x]  # the encoding's vectorised form
     order = np.argsort(x, kind="stable")
     assert np.all(np.diff(keys[order].astype(object)) >= 0)  # monotone
     back = key_floats(keys)
