@@ -28,25 +28,34 @@ WEIGHTS = {"equal (the paper)": [1] * 8, "increasing": [1, 1.1, 1.2, 1.3, 1.4, 1
            "top-heavy": [2, 1, 1, 1, 1, 1, 1, 1]}
 
 
+class _LayerPiece:
+    """A piece whose calls take the budget of the layer the recursion is in (``state["layer"]``,
+    advanced by :func:`~dptree.quantiles.approx.run_approx`'s ``before_layer`` hook), so the
+    library's own recursion runs with unequal layer budgets."""
+
+    def __init__(self, piece: A.Piece, state: dict) -> None:
+        self.piece, self.state, self.lo, self.hi = piece, state, piece.lo, piece.hi
+
+    def sample(self, q: float, epsilon: float, src, neighbors):  # type: ignore[no-untyped-def]
+        return self.piece.sample(q, self.state["eps"][self.state["layer"]], src, neighbors)
+
+    def split(self, v: int, src):  # type: ignore[no-untyped-def]
+        left, right = self.piece.split(v, src)
+        return _LayerPiece(left, self.state), _LayerPiece(right, self.state)
+
+
 def weighted_approx(x: np.ndarray, qs: np.ndarray, seed: int, weights: list[float]) -> np.ndarray:
     """:func:`dptree.quantiles.approx.run_approx` with layer l's calls at epsilon w_l / sum(w)."""
     u, c = np.unique(x, return_counts=True)
     w = np.asarray(weights[: A.layers(len(qs))], dtype=np.float64)
-    eps = list(w / w.sum())
-    src, out = make_source(seed), [0] * len(qs)
-    layer = [(A.ArrayPiece(u.astype(np.uint64), c.astype(np.int64), grid.LOWER, grid.UPPER), list(map(float, qs)), 0)]
-    depth = 0
-    while layer:
-        below = []
-        for piece, levels, first in layer:
-            mid = (len(levels) - 1) // 2
-            v = piece.sample(levels[mid], eps[depth], src, "add_remove")
-            out[first + mid] = v
-            left, right = piece.split(v, src)
-            below += [(left, A._rescale(levels, 0, mid, levels[mid], True), first),
-                      (right, A._rescale(levels, mid + 1, len(levels), levels[mid], False), first + mid + 1)]
-        layer, depth = [call for call in below if call[1]], depth + 1
-    return np.asarray(out, dtype=np.float64)
+    state = {"eps": list(w / w.sum()), "layer": -1}
+
+    def next_layer(calls: list) -> None:
+        state["layer"] += 1
+
+    root = _LayerPiece(A.ArrayPiece(u.astype(np.uint64), c.astype(np.int64), grid.LOWER, grid.UPPER), state)
+    return np.asarray(A.run_approx(root, qs, epsilon_call=float("nan"), rng=make_source(seed),
+                                   before_layer=next_layer), dtype=np.float64)
 
 
 def show_levels(xs: list[np.ndarray], qs: np.ndarray, seed: int) -> None:
