@@ -54,7 +54,11 @@ __all__ = [
     "check_input_path",
     "readable_path",
     "add_force_option",
+    "add_group_options",
+    "check_group_options",
     "check_output_path",
+    "group_output_paths",
+    "parse_groups",
     "wrote",
     "release_kind",
     "for_kind",
@@ -301,6 +305,52 @@ def _same_file(a: Path, b: Path) -> bool:
     except OSError:
         pass
     return os.path.realpath(a) == os.path.realpath(b)
+
+
+def add_group_options(p: Any) -> None:
+    """``--by``, ``--groups`` and ``--unknown-groups``: one release per public group."""
+    p.add_argument("--by", metavar="COLUMN", help="one release per group of COLUMN (parallel composition)")
+    p.add_argument("--groups", metavar="A,B,...", help="the public list of groups (required with --by)")
+    p.add_argument("--unknown-groups", choices=["error", "drop"], default="error",
+                   help="rows of a group not in --groups: error (default) or drop")
+
+
+def check_group_options(args: argparse.Namespace) -> None:
+    """--by and --groups go together, and with them --out names one file per group."""
+    if args.by and not args.groups:
+        raise InvalidParameterError("--by needs --groups A,B,... (the public list of groups)")
+    if args.groups and not args.by:
+        raise InvalidParameterError("--groups needs --by COLUMN")
+    if args.by and args.out is not None and "{group}" not in args.out:
+        raise InvalidParameterError("with --by, --out must contain {group}, e.g. --out 'age-{group}.json'")
+
+
+def parse_groups(text: str) -> list[Any]:
+    """The public groups of ``--groups a,b,c`` (integers where every one is an integer)."""
+    parts = [p.strip() for p in text.split(",")]
+    if not parts or any(p == "" for p in parts):
+        raise InvalidParameterError("--groups must be a comma-separated list such as north,south,east")
+    try:
+        return [int(p) for p in parts]
+    except ValueError:
+        return parts
+
+
+def group_output_paths(pattern: str, groups: Sequence[Any] | None) -> list[str]:
+    """The files a release will write: ``--out``, or one per group with ``{group}`` replaced."""
+    if groups is None:
+        return [pattern]
+    from dptree.io.grouped import SAFE_GROUP_NAME
+
+    paths = []
+    for g in groups:
+        name = str(g)
+        if not SAFE_GROUP_NAME.match(name):
+            raise InvalidParameterError(
+                f"--groups: {name!r} cannot be part of a file name; use groups made of letters, digits and _.=+-"
+            )
+        paths.append(pattern.replace("{group}", name))
+    return paths
 
 
 def check_output_path(out: str, *, inputs: Sequence[str] = (), ledger: str | None = None,

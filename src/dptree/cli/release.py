@@ -4,7 +4,7 @@ bounded per user (``--user-id``) or one per group (``--by``), optionally charged
 from __future__ import annotations
 
 import argparse
-from typing import Any, Sequence, cast
+from typing import Any, cast
 
 import numpy as np
 
@@ -46,10 +46,7 @@ def register(sub: Any) -> None:
     g = p.add_argument_group("users and groups")
     g.add_argument("--user-id", metavar="COLUMN",
                    help="keep at most --max-contributions records per value of COLUMN (chosen at random)")
-    g.add_argument("--by", metavar="COLUMN", help="one release per group of COLUMN (parallel composition)")
-    g.add_argument("--groups", metavar="A,B,...", help="the public list of groups (required with --by)")
-    g.add_argument("--unknown-groups", choices=["error", "drop"], default="error",
-                   help="rows of a group not in --groups: error (default) or drop")
+    core.add_group_options(g)
     p.set_defaults(func=run_release)
 
 
@@ -66,33 +63,6 @@ def check_exact_total(args: argparse.Namespace) -> None:
         )
 
 
-def _parse_groups(text: str) -> list[Any]:
-    parts = [p.strip() for p in text.split(",")]
-    if not parts or any(p == "" for p in parts):
-        raise InvalidParameterError("--groups must be a comma-separated list such as north,south,east")
-    try:
-        return [int(p) for p in parts]
-    except ValueError:
-        return parts
-
-
-def _output_paths(pattern: str, groups: Sequence[Any] | None) -> list[str]:
-    """The files a release will write: ``--out``, or one per group with ``{group}`` replaced."""
-    if groups is None:
-        return [pattern]
-    from dptree.rangetree.groupby import SAFE_GROUP_NAME
-
-    paths = []
-    for g in groups:
-        name = str(g)
-        if not SAFE_GROUP_NAME.match(name):
-            raise InvalidParameterError(
-                f"--groups: {name!r} cannot be part of a file name; use groups made of letters, digits and _.=+-"
-            )
-        paths.append(pattern.replace("{group}", name))
-    return paths
-
-
 def run_release(args: argparse.Namespace) -> int:
     """Every public check (the --out paths included), the charge, then the data, the noise and
     the output (:mod:`dptree.cli.ledger_options`)."""
@@ -104,12 +74,7 @@ def run_release(args: argparse.Namespace) -> int:
     # 1. everything public, before any charge
     ledger = ledger_path(args.ledger)
     core.check_seed(args)
-    if args.by and not args.groups:
-        raise InvalidParameterError("--by needs --groups A,B,... (the public list of groups)")
-    if args.groups and not args.by:
-        raise InvalidParameterError("--groups needs --by COLUMN")
-    if args.by and "{group}" not in args.out:
-        raise InvalidParameterError("with --by, --out must contain {group}, e.g. --out 'age-{group}.json'")
+    core.check_group_options(args)
     if args.bounds == "private":
         return _run_private_bounds(args, ledger, progress)
     if args.bounds_origin is not None:
@@ -126,8 +91,8 @@ def run_release(args: argparse.Namespace) -> int:
         neighbors=args.neighbors, max_contributions=args.max_contributions, levels=args.levels,
     )
     check_exact_total(args)
-    groups = _parse_groups(args.groups) if args.by else None
-    outs = _output_paths(args.out, groups)
+    groups = core.parse_groups(args.groups) if args.by else None
+    outs = core.group_output_paths(args.out, groups)
     core.check_input_path(args.file)
     for out in outs:
         core.check_output_path(out, inputs=[args.file], ledger=ledger, force=args.force)

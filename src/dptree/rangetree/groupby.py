@@ -16,9 +16,8 @@ when it has no records (its counts are pure noise). The histograms come from the
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterator, Mapping, Sequence, cast
+from typing import Any, ClassVar, Mapping, Sequence, cast
 
 import numpy as np
 
@@ -27,26 +26,12 @@ from dptree.data.groups import check_groups
 from dptree.data.histograms import file_grouped_histograms, grouped_histograms
 from dptree.errors import InvalidParameterError, ReleaseFileError
 from dptree.io.contract import CountRelease, release_class
-from dptree.io.release_file import check_metadata, check_overwrite, creation_metadata
+from dptree.io.grouped import ByGroup, group_statement, read_group_document
+from dptree.io.release_file import creation_metadata
 from dptree.privacy.boundary import Boundary
-from dptree.privacy.statement import read_statement
 from dptree.rangetree.release import RangeTree, RangeTreePlan
 
 __all__ = ["GroupedRelease", "release_groups", "grouped_histograms", "file_grouped_histograms", "check_groups"]
-
-#: group names that can be part of a file name (``save("age-{group}.json")``)
-SAFE_GROUP_NAME = re.compile(r"^[A-Za-z0-9_.=+-]+$")
-
-#: keys the group release adds to each group's privacy statement
-_GROUP_KEYS = ("composition", "groups")
-
-
-def _composition(n_groups: int) -> str:
-    return (
-        f"parallel over {n_groups} public groups: each record (each user, after bounding across groups) "
-        "is counted in one group, so all groups together cost the budget of one release"
-    )
-
 
 def _tree_from_document(doc: Mapping[str, Any]) -> RangeTree:
     """A group's tree, through the loader registered for range-tree files (``dptree.load``)."""
@@ -54,11 +39,12 @@ def _tree_from_document(doc: Mapping[str, Any]) -> RangeTree:
 
 
 @dataclass(repr=False)
-class GroupedRelease(CountRelease):
+class GroupedRelease(ByGroup, CountRelease):  # type: ignore[misc]  # save() returns the paths written
     """One :class:`RangeTree` per public group (``release[group]``), made under parallel
     composition: the whole set costs the budget of one release (McSherry 2009, Thm 4)."""
 
     KIND: ClassVar[str] = "range_tree_groups"
+    MEMBER_KIND: ClassVar[str] = "range_tree"
     #: the privacy boundary (:mod:`dptree.privacy.boundary`): each group's noisy node counts only
     BOUNDARY: ClassVar[Boundary] = Boundary(
         public=("privacy.*", "parameters.*", "measurements.noise_parameters", "metadata", "metadata.*"),
@@ -69,21 +55,6 @@ class GroupedRelease(CountRelease):
     releases: dict[Any, RangeTree]
     privacy: dict[str, Any]
     metadata: dict[str, Any] = field(default_factory=dict)
-
-    def __getitem__(self, group: Any) -> RangeTree:
-        try:
-            return self.releases[group]
-        except (KeyError, TypeError):
-            raise InvalidParameterError(f"group {group!r} is not one of the released groups") from None
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self.groups)
-
-    def __len__(self) -> int:
-        return len(self.groups)
-
-    def items(self) -> Iterator[tuple[Any, RangeTree]]:
-        return ((g, self.releases[g]) for g in self.groups)
 
     # ------------------------------------------------------------------ queries (one group's tree)
     def count(self, group: Any, lo: Any, hi: Any) -> Any:
@@ -102,12 +73,6 @@ class GroupedRelease(CountRelease):
         names = ", ".join(map(str, self.groups))
         return f"GroupedRelease of {len(self.groups)} groups ({names}): " + self[self.groups[0]].summary()
 
-    def to_frame(self, level: float = 0.95) -> Any:
-        """Every group's :meth:`RangeTree.to_frame`, stacked, with a first column ``group``."""
-        from dptree.io.frames import concat_frames
-
-        return concat_frames({g: self.releases[g].to_frame(level) for g in self.groups}, "group")
-
     # ------------------------------------------------------------------ the file
     def to_document(self) -> dict[str, Any]:
         """The group statement; the groups and the trees' shared parameters; each group's noisy
@@ -125,20 +90,11 @@ class GroupedRelease(CountRelease):
     def from_document(cls, doc: Mapping[str, Any]) -> GroupedRelease:
         """Rebuild from a validated file: each group's tree is checked like a range-tree file
         (noise parameters re-derived from the budget, statement against the parameters)."""
-        privacy = dict(doc["privacy"])
-        read_statement(privacy, kind=cls.KIND)
+        groups, privacy, statement, metadata = read_group_document(doc, cls.KIND)
         params, meas = doc["parameters"], doc["measurements"]
-        try:
-            groups = check_groups(params["groups"])
-        except InvalidParameterError as exc:
-            raise ReleaseFileError(f"{cls.KIND} release: {exc}") from None
-        if privacy.get("groups") != groups or privacy.get("composition") != _composition(len(groups)):
-            raise ReleaseFileError(f"{cls.KIND} release: the statement does not match the groups (tampered?)")
         levels = meas["levels"]
         if not isinstance(levels, list) or len(levels) != len(groups):
             raise ReleaseFileError(f"{cls.KIND} release: one list of levels per group is needed")
-        metadata = check_metadata(doc.get("metadata"))
-        statement = {k: v for k, v in privacy.items() if k not in _GROUP_KEYS}
         releases = {
             g: _tree_from_document({
                 "privacy": dict(statement), "parameters": params["tree"], "metadata": metadata,
@@ -147,29 +103,6 @@ class GroupedRelease(CountRelease):
             for g, lv in zip(groups, levels)
         }
         return cls(groups=groups, releases=releases, privacy=privacy, metadata=metadata)
-
-    def save(self, path: Any, *, allow_nonprivate: bool = False, force: bool = False) -> list[str]:  # type: ignore[override]
-        """Write the release: one file of kind ``range_tree_groups`` (``dptree.load`` reads it
-        back), or, when ``path`` contains ``{group}``, one range-tree file per group with
-        ``{group}`` replaced by the group (all paths are checked before the first write). Returns
-        the paths written."""
-        pattern = str(path)
-        if "{group}" not in pattern:
-            super().save(path, allow_nonprivate=allow_nonprivate, force=force)
-            return [pattern]
-        paths = []
-        for g in self.groups:
-            name = str(g)
-            if not SAFE_GROUP_NAME.match(name):
-                raise InvalidParameterError(
-                    f"group {name!r} cannot be part of a file name; use groups made of letters, digits and _.=+-"
-                )
-            paths.append(pattern.replace("{group}", name))
-        for p in paths:  # every path before the first write: all or nothing
-            check_overwrite(p, "release:range_tree", force=force)
-        for g, p in zip(self.groups, paths):
-            self.releases[g].save(p, allow_nonprivate=allow_nonprivate, force=force)
-        return paths
 
 
 def release_groups(
@@ -192,8 +125,5 @@ def release_groups(
     meta = creation_metadata(column=column, source=source, created=created)
     created = meta["created_utc"]
     releases = {g: plan.release(h[i], src, column=column, source=source, created=created) for i, g in enumerate(gs)}
-    privacy = dict(plan.statement)
-    privacy["composition"] = _composition(len(gs))
-    privacy["groups"] = list(gs)
-    privacy["private"] = bool(src.private)
+    privacy = group_statement(plan.statement, gs, src.private)
     return GroupedRelease(groups=gs, releases=releases, privacy=privacy, metadata=meta)
