@@ -46,3 +46,33 @@ def register_quantiles() -> None:
                 extra=dict(lite),
             )
         )
+
+    # one release per public group (parallel composition): a record added to group "a" changes
+    # that group's median only; the two medians are audited as the one number 16 y_a + y_b
+    groups = ["a", "b"]
+    base_v, base_g = [3, 4, 9, 5, 12], ["a", "a", "a", "b", "b"]
+
+    def grouped(data: Any, seed: int) -> Any:
+        v, g = data
+        return quantiles(v, [0.5], lower=0, upper=15, epsilon=1.0, method="approx", by=g, groups=groups, rng=seed)
+
+    def medians(data: Any, seed: int) -> int:
+        rel = grouped(data, seed)
+        return 16 * int(rel["a"].values[0]) + int(rel["b"].values[0])
+
+    register(
+        MechanismSpec(
+            name="quantiles/approx/by-group",
+            covers=("quantiles",),
+            neighbors="add_remove",
+            epsilon=1.0,
+            delta=0.0,
+            sample=repeat(medians),
+            worst_cases=lambda: iter([NeighborPair("add a record to group a", (base_v, base_g),
+                                                   (base_v + [4], base_g + ["a"]))]),
+            description="dptree.quantiles(by=, groups=): one median per public group, eps = 1 for the set",
+            release=grouped,
+            extra=dict(lite),
+        )
+    )
+

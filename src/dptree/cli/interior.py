@@ -89,8 +89,9 @@ def _register_quantiles(sub: Any) -> None:
     _add_size_options(p, "declared, never computed; --method joint needs one")
     p.add_argument("--on-invalid", default="error", choices=["error", "drop"],
                    help="missing/NaN/inf values: refuse, or drop those rows (how many is never shown)")
-    p.add_argument("--out", help="also write the release (JSON) here")
+    p.add_argument("--out", help="also write the release (JSON) here; with --by it contains {group}")
     core.add_force_option(p, "quantiles release")
+    core.add_group_options(p.add_argument_group("groups"))
     p.set_defaults(func=run_quantiles)
 
 
@@ -234,19 +235,26 @@ def run_quantiles(args: argparse.Namespace) -> int:
     qs = _levels(args.q)
     lower, upper = core.parse_bound(args.lower, "--lower"), core.parse_bound(args.upper, "--upper")
     width = core.parse_width(args.width, upper if isinstance(upper, str) else lower)  # dates: a duration
-    if args.out is not None:
-        core.check_output_path(args.out, inputs=[args.file], ledger=ledger_path(args.ledger),
-                               kind="release:quantiles", force=args.force)
+    core.check_group_options(args)
+    groups = core.parse_groups(args.groups) if args.by else None
+    outs = [] if args.out is None else core.group_output_paths(args.out, groups)
+    for out in outs:
+        core.check_output_path(out, inputs=[args.file], ledger=ledger_path(args.ledger), kind="release:quantiles",
+                               force=args.force)
+    by = {"by": args.by, "groups": groups, "unknown": args.unknown_groups} if args.by else {}
 
     def release(data: Any) -> Any:
         return quantiles(data, qs, lower=lower, upper=upper, epsilon=args.epsilon, method=args.method,
                          level=args.level, n=args.n, n_max=args.n_max, column=args.column, width=width,
-                         neighbors=args.neighbors, interval=args.interval, rng=args.seed, on_invalid=args.on_invalid)
+                         neighbors=args.neighbors, interval=args.interval, rng=args.seed, on_invalid=args.on_invalid,
+                         **by)
 
     res = _execute(args, release, "quantiles")
     if args.out is not None:
         res.save(args.out, allow_nonprivate=args.allow_nonprivate, force=args.force)
-    print_rows(quantiles_rows(res), res.level, res.summary())
-    if args.out is not None:
-        core.wrote([args.out])
+    for group, one in (res.items() if args.by else [(None, res)]):
+        header = one.summary() if group is None else f"group {group}: {one.summary()}"
+        print_rows(quantiles_rows(one), one.level, header)
+    if outs:
+        core.wrote(outs)
     return 0

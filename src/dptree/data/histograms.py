@@ -45,6 +45,7 @@ __all__ = [
     "leaf_histogram",
     "path_counts",
     "value_counts",
+    "grouped_value_counts",
     "ordered_counts",
     "bounded_histogram",
     "file_bounded_histogram",
@@ -154,6 +155,18 @@ def value_counts(data: Any, *, column: str | None = None, missing: Missing = "er
     how a CSV column is read (not DuckDB's guess from a sample of rows). Not private."""
     return engine_for(data, fmt=fmt).value_counts(data, column=column, missing=missing, infinite=infinite,
                                                   message=message, domain=domain)
+
+
+@validate_params({"column": COLUMN, "unknown": UNKNOWN, "missing": MISSING, "infinite": MISSING})
+def grouped_value_counts(data: Any, *, column: str | None, by: Any, groups: Sequence[Any], unknown: Unknown = "error",
+                         missing: Missing = "error", infinite: Missing = "error", message: str | None = None,
+                         domain: tuple[str, Any, Any] | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`value_counts` of each public group's rows (``by``: a column name of the table, file,
+    relation or Spark DataFrame, or an array beside in-memory values), in the order of ``groups``
+    (:meth:`Engine.grouped_value_counts`). Not private."""
+    return engine_for(data).grouped_value_counts(data, column=column, by=by, groups=check_groups(groups),
+                                                 unknown=unknown, missing=missing, infinite=infinite,
+                                                 message=message, domain=domain)
 
 
 def ordered_counts(data: Any, *, column: str | None, lower: int | float, upper: int | float,

@@ -26,7 +26,7 @@ from dptree.errors import DataError, DomainError, InvalidParameterError, Release
 from dptree.interior.selection import _group
 
 __all__ = ["Encoding", "domain_document", "domain_from_document", "encoding", "encode_values", "point_encoding",
-           "prepare"]
+           "prepare", "prepare_groups"]
 
 
 def _float_key(x: float) -> int:
@@ -401,11 +401,35 @@ def prepare(
     else:
         arr, cnt = value_counts(values, column=column, missing=policy, infinite=policy, message=_INVALID_VALUES,
                                 domain=(enc.kind, *enc.bounds))
+    return (enc, *_encode_counts(arr, cnt, enc, drop))
+
+
+def prepare_groups(
+    values: Any, lower: Any, upper: Any, *, by: Any, groups: Sequence[Any], unknown: Literal["error", "drop"] = "error",
+    on_invalid: str = "error", column: str | None = None, width: Any = None,
+) -> tuple[Encoding, list[tuple[Any, Any]]]:
+    """:func:`prepare` for each public group's rows (``by``: a column of the table, file, relation
+    or Spark DataFrame ``values``, or an array beside in-memory values), counted in the engine in
+    one pass (:func:`dptree.data.histograms.grouped_value_counts`); in the order of ``groups``, a
+    group without rows as empty arrays. Rows of unlisted groups raise or are dropped (``unknown``)."""
+    from dptree.data.histograms import grouped_value_counts
+
+    enc = encoding(lower, upper, width)
+    drop = on_invalid == "drop"
+    if (isinstance(values, (str, bytes)) and column is None) or values is None:
+        raise DataError("values must be a sequence of numbers")
+    policy: Literal["error", "drop"] = "drop" if drop else "error"
+    parts = grouped_value_counts(_exact(values), column=column, by=by, groups=groups, unknown=unknown,
+                                 missing=policy, infinite=policy, message=_INVALID_VALUES,
+                                 domain=(enc.kind, *enc.bounds))
+    return enc, [_encode_counts(arr, cnt, enc, drop) for arr, cnt in parts]
+
+
+def _encode_counts(arr: np.ndarray, cnt: np.ndarray, enc: Encoding, drop: bool) -> tuple[Any, Any]:
+    """Distinct values and counts (as read) as sorted distinct offsets of ``enc`` with multiplicities."""
     offs, keep = _encode_array(arr, enc, drop)
     if keep is not None:
         cnt = cnt[keep]
     if offs.dtype == object:
-        vals, c = _group(offs.tolist(), cnt.tolist())
-        return enc, vals, c
-    vals, c = _group(offs, cnt)
-    return enc, vals, c
+        return _group(offs.tolist(), cnt.tolist())
+    return _group(offs, cnt)

@@ -4,21 +4,23 @@ error or the one named (issue 12). Methods, algorithms and proofs: docs/quantile
 from __future__ import annotations
 
 from numbers import Integral
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
 from dptree._validation import Interval, Options, validate_params
-from dptree.data.histograms import COLUMN, RNG, is_file
+from dptree.data.groups import check_groups
+from dptree.data.histograms import COLUMN, RNG, UNKNOWN, is_file
 from dptree.errors import InvalidParameterError
 from dptree.estimation.intervals import LEVEL
 from dptree.interior.calibration import DECLARED_SIZE, EPSILON, ON_INVALID, declared_size
-from dptree.interior.encoding import encoding, prepare
+from dptree.interior.encoding import encoding, prepare, prepare_groups
 from dptree.io.release_file import creation_metadata
 from dptree.noise import RngLike, make_source
 from dptree.privacy.budget import check_release_budget
 from dptree.quantiles.approx import approx_quantiles, em_call, layer_epsilon
 from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS, choose_method
+from dptree.quantiles.groups import GroupedQuantiles, grouped_quantiles
 from dptree.quantiles.intervals import release_radii, value_intervals
 from dptree.quantiles.release import INTERVALS, METHODS, NEIGHBORS, QuantilesRelease, joint_module, statement
 from dptree.quantiles.staged import staged_quantiles
@@ -26,6 +28,8 @@ from dptree.rangetree.quantile_calibration import calibration_sims, released_int
 from dptree.rangetree.results import quantile_levels
 
 __all__ = ["quantiles"]
+
+Relation = Literal["add_remove", "replace"]
 
 #: at most this many levels (the exponential-mechanism methods loop over them in Python)
 MAX_LEVELS = 100_000
@@ -51,7 +55,7 @@ def _em_data(data: Any, column: str | None, lower: Any, upper: Any,
 @validate_params({"epsilon": EPSILON, "method": [Options(METHODS)], "level": LEVEL, "n": DECLARED_SIZE,
                   "n_max": DECLARED_SIZE, "column": COLUMN, "rng": RNG, "on_invalid": ON_INVALID,
                   "neighbors": NEIGHBORS, "interval": [Options(INTERVALS)],
-                  "grid": [Interval(Integral, 2, None, hint="e.g. grid=4096")]})
+                  "grid": [Interval(Integral, 2, None, hint="e.g. grid=4096")], "unknown": UNKNOWN})
 def quantiles(
     data: Any,
     qs: Any,
@@ -70,7 +74,10 @@ def quantiles(
     interval: Literal["calibrated", "pivot"] = "calibrated",
     rng: RngLike = None,
     on_invalid: Literal["error", "drop"] = "error",
-) -> QuantilesRelease:
+    by: Any = None,
+    groups: Any = None,
+    unknown: Literal["error", "drop"] = "error",
+) -> QuantilesRelease | GroupedQuantiles:
     """m private quantiles of ``data`` over the public domain [lower, upper], each with an interval.
 
     ``qs``: the levels (sorted here). ``method``: ``"tree"`` (a range-tree release read off,
@@ -97,9 +104,56 @@ def quantiles(
     (post-processing, no budget; 199 simulations up to 2^16 buckets, fewer above, the pivot
     interval past 2^20; :mod:`dptree.rangetree.quantile_calibration`), ``"pivot"`` the uncalibrated pivot
     interval (over-covers, 0.97-0.99 at 95%). ``rng``: tests only (a seeded release is not private).
+    ``by``/``groups``: one release per group of the public list ``groups`` (``by``: a column of
+    ``data``, or each record's group beside in-memory values), each on its group's records with the
+    whole epsilon (parallel composition; add/remove-one only); ``n``/``n_max`` then declare each
+    group's size; rows of unlisted groups raise, or are dropped with ``unknown="drop"``. Returns a
+    :class:`~dptree.quantiles.groups.GroupedQuantiles` (docs/quantiles.md, "By group").
     """
     eps = check_release_budget(epsilon)
     qa = _levels(qs)
+    if by is not None or groups is not None:
+        return _by_group(data, qa, by=by, groups=groups, unknown=unknown, lower=lower, upper=upper, epsilon=eps,
+                         method=method, level=level, n=n, n_max=n_max, column=column, width=width,
+                         neighbors=neighbors, grid=grid, interval=interval, rng=rng, on_invalid=on_invalid)
+    p = _plan(qa, lower, upper, eps, method, width, neighbors, n, n_max)
+    metadata = creation_metadata(column=column)  # the clock, read before the data
+    src = make_source(rng)
+    if p.method == "tree":
+        from dptree.rangetree.api import range_tree
+
+        tree = range_tree(data, lower=p.lo, upper=p.hi, epsilon=eps, width=p.width, levels=TREE_LEVELS,
+                          branching=TREE_BRANCHING, neighbors=neighbors, column=column, missing=on_invalid, rng=src)
+        return _tree_release(p, tree, qa, level, src, interval, grid, metadata)
+    # files and relations: every call staged on engine queries, the same law and draws
+    staged = None if p.method == "joint" else staged_quantiles(data, column, p.enc, on_invalid, qa, method=p.method,
+                                                                epsilon_call=p.per_call, rng=src, neighbors=neighbors)
+    if staged is None:
+        _, vals, cnt = _em_data(data, column, lower, upper, on_invalid, width)
+        staged = _em_offsets(p, qa, vals, cnt, src)
+    return _em_release(p, qa, staged, level, src, metadata)
+
+
+class _Plan(NamedTuple):
+    """The public choices of one release: method, domain, declared size, budget per call."""
+
+    method: str
+    enc: Any
+    lo: Any
+    hi: Any
+    width: Any
+    epsilon: float
+    neighbors: Relation
+    size_n: int | None
+    upper_bound: bool
+    dither: int
+    per_call: float
+
+
+def _plan(qa: np.ndarray, lower: Any, upper: Any, eps: float, method: str, width: Any, neighbors: Relation,
+          n: int | None, n_max: int | None) -> _Plan:
+    """The method (auto resolved from public quantities) and its public parameters; every refusal
+    that depends on the parameters, before the data is read."""
     size_n, upper_bound = declared_size(n, n_max)
     enc = encoding(lower, upper, width)
     lo, hi = enc.bounds
@@ -116,52 +170,86 @@ def quantiles(
     if width is not None and method != "tree" and not dates:
         raise InvalidParameterError("width= is the tree's bucket width; the other methods use every point of the "
                                     "domain")
+    k = joint_module().dither_factor(size_n, enc.size) if method == "joint" else 1  # public: declared n, |X|
+    per_call = layer_epsilon(eps, qa.size, neighbors) if method == "approx" else eps / qa.size
+    return _Plan(method, enc, lo, hi, width, eps, neighbors, size_n, upper_bound, k, per_call)
+
+
+def _statement(p: _Plan, m: int, private: bool) -> dict[str, Any]:
+    return statement(p.method, p.epsilon, m, p.neighbors, private, lower=p.lo, upper=p.hi, width=p.width, n=p.size_n)
+
+
+def _tree_release(p: _Plan, tree: Any, qa: np.ndarray, level: float, src: Any, interval: str, grid: int,
+                  metadata: dict[str, Any]) -> QuantilesRelease:
+    """The quantiles read off a range-tree release, with its calibrated (or pivot) intervals."""
+    dates = p.enc.kind == "datetime"
+    values = [v if dates else v.item() if hasattr(v, "item") else v for v in np.atleast_1d(tree.quantile(qa))]
+    sims = calibration_sims(tree.layout.padded_size) if interval == "calibrated" else 0
+    low, high = released_intervals(tree, qa, level, source=src, sims=sims, grid=grid)
+    ci_low, ci_high = ([v if dates else v.item() for v in c] for c in (low, high))
+    if p.enc.kind == "float":
+        values, ci_low, ci_high = ([float(v) for v in c] for c in (values, ci_low, ci_high))
+    return QuantilesRelease(qa, values, ci_low, ci_high, float(level), p.method, p.epsilon, p.size_n, p.lo, p.hi,
+                            _statement(p, qa.size, src.private), neighbors=p.neighbors, width=p.width,
+                            n_is_upper_bound=p.upper_bound, metadata=metadata,
+                            interval="calibrated" if sims else "pivot")
+
+
+def _em_offsets(p: _Plan, qa: np.ndarray, vals: Any, cnt: Any, src: Any) -> list[int]:
+    """The exponential-mechanism methods on in-memory sorted distinct offsets and counts."""
+    top = p.enc.size - 1
+    if p.method == "approx":
+        return approx_quantiles(vals, cnt, qa, lower=0, upper=top, rng=src, neighbors=p.neighbors,
+                                epsilon_call=p.per_call)
+    if p.method == "exponential":
+        return [em_call(vals, cnt, float(q), 0, top, p.per_call, src, p.neighbors) for q in qa]
+    joint = joint_module().joint_exponential
+    assert p.size_n is not None
+    jv, jc = _cap_records(np.asarray(vals), np.asarray(cnt, dtype=np.int64), int(p.size_n))
+    return [int(v) for v in joint(jv, jc, qa, lower=0, upper=top, epsilon=p.epsilon, rng=src, dither=p.dither)]
+
+
+def _em_release(p: _Plan, qa: np.ndarray, offs: list[int], level: float, src: Any,
+                metadata: dict[str, Any]) -> QuantilesRelease:
+    """The release of the exponential-mechanism methods' outputs, with their stated intervals."""
+    values = [p.enc.decode(o) for o in offs]
+    radius = release_radii(p.method, qa, size=p.enc.size, epsilon=p.epsilon, neighbors=p.neighbors, level=level,
+                           dither=p.dither)
+    r = np.full(qa.size, np.inf) if radius is None else np.asarray(radius)
+    ci_low, ci_high = value_intervals(qa, values, r, None if p.upper_bound else p.size_n, p.lo, p.hi)
+    return QuantilesRelease(qa, values, ci_low, ci_high, float(level), p.method, p.epsilon, p.size_n, p.lo, p.hi,
+                            _statement(p, qa.size, src.private), neighbors=p.neighbors, width=p.width,
+                            rank_radius=radius, n_is_upper_bound=p.upper_bound, metadata=metadata)
+
+
+def _by_group(data: Any, qa: np.ndarray, *, by: Any, groups: Any, unknown: Literal["error", "drop"], lower: Any,
+              upper: Any, epsilon: float, method: str, level: float, n: int | None, n_max: int | None,
+              column: str | None, width: Any, neighbors: Relation, grid: int, interval: str, rng: RngLike,
+              on_invalid: Literal["error", "drop"]) -> GroupedQuantiles:
+    """One quantiles release per public group (module :mod:`dptree.quantiles.groups`)."""
+    if by is None or groups is None:
+        raise InvalidParameterError("by and groups go together: by= names the column (or gives each record's group), "
+                                    "groups= lists the public groups")
+    if neighbors == "replace":
+        raise InvalidParameterError("group-by releases use add/remove neighbors: under 'replace' a record could move "
+                                    "between groups and change two releases; use neighbors='add_remove'")
+    gs = check_groups(groups)
+    p = _plan(qa, lower, upper, epsilon, method, width, neighbors, n, n_max)  # n, n_max: each group's
     metadata = creation_metadata(column=column)  # the clock, read before the data
-    src = make_source(rng)
-    radius: list[float] | None = None
-    used: str | None = None
-    if method == "tree":
+    src = make_source(rng)  # one stream for all groups
+    if p.method == "tree":
         from dptree.rangetree.api import range_tree
 
-        tree = range_tree(data, lower=lo, upper=hi, epsilon=eps, width=width, levels=TREE_LEVELS,
-                          branching=TREE_BRANCHING, neighbors=neighbors, column=column, missing=on_invalid, rng=src)
-        values = [v if dates else v.item() if hasattr(v, "item") else v for v in np.atleast_1d(tree.quantile(qa))]
-        sims = calibration_sims(tree.layout.padded_size) if interval == "calibrated" else 0
-        low, high = released_intervals(tree, qa, level, source=src, sims=sims, grid=grid)
-        used = "calibrated" if sims else "pivot"
-        ci_low, ci_high = ([v if dates else v.item() for v in c] for c in (low, high))
-        if enc.kind == "float":
-            values, ci_low, ci_high = ([float(v) for v in c] for c in (values, ci_low, ci_high))
+        trees = range_tree(data, by=by, groups=gs, unknown=unknown, lower=p.lo, upper=p.hi, epsilon=epsilon,
+                           width=p.width, levels=TREE_LEVELS, branching=TREE_BRANCHING, neighbors=neighbors,
+                           column=column, missing=on_invalid, rng=src)
+        releases = {g: _tree_release(p, trees[g], qa, level, src, interval, grid, metadata) for g in gs}
     else:
-        k = joint_module().dither_factor(size_n, enc.size) if method == "joint" else 1  # public: declared n, |X|
-        top = enc.size - 1
-        per_call = layer_epsilon(eps, qa.size, neighbors) if method == "approx" else eps / qa.size
-        # files and relations: every call staged on engine queries, the same law and draws
-        staged = None if method == "joint" else staged_quantiles(data, column, enc, on_invalid, qa, method=method,
-                                                                  epsilon_call=per_call, rng=src, neighbors=neighbors)
-        if staged is not None:
-            offs = staged
-        elif method == "approx":
-            _, vals, cnt = _em_data(data, column, lower, upper, on_invalid, width)
-            offs = approx_quantiles(vals, cnt, qa, lower=0, upper=top, rng=src, neighbors=neighbors,
-                                    epsilon_call=per_call)
-        elif method == "exponential":
-            _, vals, cnt = _em_data(data, column, lower, upper, on_invalid, width)
-            offs = [em_call(vals, cnt, float(q), 0, top, per_call, src, neighbors) for q in qa]
-        else:
-            _, vals, cnt = _em_data(data, column, lower, upper, on_invalid, width)
-            joint = joint_module().joint_exponential
-            jv, jc = _cap_records(np.asarray(vals), np.asarray(cnt, dtype=np.int64), int(size_n))  # type: ignore[arg-type]
-            offs = [int(v) for v in joint(jv, jc, qa, lower=0, upper=top, epsilon=eps, rng=src, dither=k)]
-        values = [enc.decode(o) for o in offs]
-        radius = release_radii(method, qa, size=enc.size, epsilon=eps, neighbors=neighbors, level=level, dither=k)
-        r = np.full(qa.size, np.inf) if radius is None else np.asarray(radius)
-        ci_low, ci_high = value_intervals(qa, values, r, None if upper_bound else size_n, lo, hi)
-    return QuantilesRelease(qa, values, ci_low, ci_high, float(level), method, eps, size_n, lo, hi,
-                            statement(method, eps, qa.size, neighbors, src.private, lower=lo, upper=hi, width=width,
-                                      n=size_n),
-                            neighbors=neighbors, width=width, rank_radius=radius, n_is_upper_bound=upper_bound,
-                            metadata=metadata, interval=used)
+        _, parts = prepare_groups(data, lower, upper, by=by, groups=gs, unknown=unknown, on_invalid=on_invalid,
+                                  column=column, width=width)
+        releases = {g: _em_release(p, qa, _em_offsets(p, qa, vals, cnt, src), level, src, metadata)
+                    for g, (vals, cnt) in zip(gs, parts)}
+    return grouped_quantiles(gs, releases, _statement(p, qa.size, src.private), metadata)
 
 
 def _check_joint_size(m: int, size_n: int | None) -> None:

@@ -69,3 +69,26 @@ def test_dates_and_a_numeric_tree_width(tmp_path: Path, cli_run: Any) -> None:
     want = dptree.quantiles(x, [0.5], lower=0, upper=1023, width=8, method="tree", epsilon=1.0, rng=2)
     row = next(line.split() for line in printed.splitlines() if line.startswith("quantile("))
     assert int(row[1]) == want.values[0] and row[2:] == [f"[{want.ci_low[0]},", f"{want.ci_high[0]}]"]
+
+
+def test_by_group_releases_what_the_library_releases_one_file_per_group(tmp_path: Path, cli_run: Any) -> None:
+    g = np.random.default_rng(1)
+    x, grp = g.integers(0, 1000, 800), g.choice(["north", "south"], 800)
+    f = tmp_path / "g.csv"
+    f.write_text("v,g\n" + "\n".join(f"{v},{k}" for v, k in zip(x, grp)) + "\n")
+    base = ["quantiles", str(f), "--column", "v", "--q", "0.25,0.75", "--lower", "0", "--upper", "1023",
+            "--epsilon", "1", "--seed", "2", "--allow-nonprivate", "--by", "g"]
+    code, printed, err = cli_run(base + ["--groups", "north,south,east", "--out", str(tmp_path / "q-{group}.json")])
+    assert code == 0, err
+    want = dptree.quantiles(x, [0.25, 0.75], lower=0, upper=1023, epsilon=1.0, by=grp,
+                            groups=["north", "south", "east"], rng=2)
+    rows = [int(line.split()[1]) for line in printed.splitlines() if line.startswith("quantile(")]
+    assert rows == [v for k in ("north", "south", "east") for v in want[k].values]
+    assert [line.split(":")[0] for line in printed.splitlines() if line.startswith("group ")] == [
+        "group north", "group south", "group east"]
+    assert dptree.load(str(tmp_path / "q-east.json")).values == want["east"].values
+    for extra, message in ((["--groups", "north"], "--unknown-groups drop"),
+                           (["--groups", "north,south", "--out", str(tmp_path / "one.json")], "{group}")):
+        code, _, err = cli_run(base + extra)
+        assert code == 2 and message in err
+    assert not (tmp_path / "one.json").exists()

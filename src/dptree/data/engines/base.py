@@ -152,6 +152,15 @@ class Engine(ABC):
         names its own parameter). The messages name no value, position or count."""
         raise InvalidParameterError(f"value counts are not available for {self.READS}")
 
+    def grouped_value_counts(self, data: Any, *, column: str | None, by: Any, groups: Sequence[Group],
+                             unknown: Unknown, missing: Missing = "error", infinite: Missing = "error",
+                             message: str | None = None,
+                             domain: tuple[str, Any, Any] | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+        """:meth:`value_counts` of each public group's rows, in the order of ``groups`` (a group
+        without rows gets empty arrays); rows of unlisted or missing groups raise or are dropped
+        (``unknown``), as for :meth:`grouped_histograms`."""
+        raise InvalidParameterError(f"grouped value counts are not available for {self.READS}")
+
     def ordered_counts(self, data: Any, *, column: str | None, lower: int | float, upper: int | float,
                        missing: Missing = "error", infinite: Missing = "error",
                        message: str | None = None) -> ContextManager[OrderedCounts | None]:

@@ -243,6 +243,30 @@ def trust_statistics(con: Any, *ctypes: str, perfect_bits: int = PERFECT_BITS) -
     return True
 
 
+def _join_groups(con: Any, expr: str, by: str, groups: Sequence[Group], unknown: Unknown, select: str) -> None:
+    """``dpt_joined``: ``select`` (expressions on the rows ``t`` of ``expr``) and ``gi``, the index of
+    the row's group in the public ``groups`` (NULL for unlisted or missing groups, which raise
+    :func:`~dptree.errors.unknown_groups_error` unless ``unknown="drop"``). The by column's type
+    must match the groups' (strings or integers)."""
+    import pyarrow as pa
+
+    btype = column_type(con, expr, by)
+    if isinstance(groups[0], str) != ("VARCHAR" in btype or "CHAR" in btype or "TEXT" in btype):
+        raise DataError(
+            f"by column {by!r} has type {btype} but groups are "
+            f"{'strings' if isinstance(groups[0], str) else 'integers'}; give groups of the column's type"
+        )
+    numeric = any(t in btype for t in ("INT", "DOUBLE", "FLOAT", "DECIMAL"))
+    if not isinstance(groups[0], str) and not numeric:
+        raise DataError(f"by column {by!r} has type {btype}; integer groups need a numeric column")
+    con.register("dpt_groups", pa.table({"gv": pa.array(list(groups)),
+                                         "gi": pa.array(np.arange(len(groups), dtype=np.int64))}))
+    con.execute(f"CREATE TEMP TABLE dpt_joined AS SELECT {select}, g.gi AS gi FROM {expr} t "
+                f"LEFT JOIN dpt_groups g ON t.{quote_ident(by)} = g.gv")
+    if con.execute("SELECT count_if(gi IS NULL) FROM dpt_joined").fetchall()[0][0] and unknown == "error":
+        raise unknown_groups_error()
+
+
 class DuckDBEngine(Engine):
     """Counts of CSV/Parquet files and DuckDB relations, computed in DuckDB. ``fmt``: the file
     format ("csv" or "parquet"; default: from the name or the first bytes). ``progress``: stage
@@ -319,31 +343,14 @@ class DuckDBEngine(Engine):
     def grouped_histograms(self, data: Any, domain: Domain, cells: int, *, column: str | None, by: Any,
                            groups: Sequence[Group], unknown: Unknown, user_id: Any, k: int | None,
                            missing: Missing, source: RandomSource) -> np.ndarray:
-        import pyarrow as pa
-
         self._names(data, column, user_id=user_id, by=by)
         G = len(groups)
         try:
             with self._open_domain(data, domain, column, by, user_id) as (con, expr):
-                btype = column_type(con, expr, by)
-                if isinstance(groups[0], str) != ("VARCHAR" in btype or "CHAR" in btype or "TEXT" in btype):
-                    raise DataError(
-                        f"by column {by!r} has type {btype} but groups are "
-                        f"{'strings' if isinstance(groups[0], str) else 'integers'}; give groups of the column's type"
-                    )
-                numeric = any(t in btype for t in ("INT", "DOUBLE", "FLOAT", "DECIMAL"))
-                if not isinstance(groups[0], str) and not numeric:
-                    raise DataError(f"by column {by!r} has type {btype}; integer groups need a numeric column")
-                con.register("dpt_groups", pa.table({"gv": pa.array(list(groups)),
-                                                     "gi": pa.array(np.arange(G, dtype=np.int64))}))
                 leaf, bad = leaf_sql(con, expr, str(column), domain, missing)
                 ucol = user_sql(con, expr, user_id) if user_id is not None else "NULL"
-                con.execute(
-                    f"CREATE TEMP TABLE dpt_joined AS SELECT {ucol} AS u, g.gi AS gi, CASE WHEN {bad} THEN NULL "
-                    f"ELSE {leaf} END AS leaf FROM {expr} t LEFT JOIN dpt_groups g ON t.{quote_ident(by)} = g.gv"
-                )
-                if con.execute("SELECT count_if(gi IS NULL) FROM dpt_joined").fetchall()[0][0] and unknown == "error":
-                    raise unknown_groups_error()
+                _join_groups(con, expr, by, groups, unknown,
+                             f"{ucol} AS u, CASE WHEN {bad} THEN NULL ELSE {leaf} END AS leaf")
                 con.execute(f"CREATE TEMP TABLE dpt_rows AS SELECT u, gi * {cells} + leaf AS leaf FROM dpt_joined "
                             "WHERE gi IS NOT NULL AND leaf IS NOT NULL")
                 if k is None or user_id is None:
@@ -355,6 +362,27 @@ class DuckDBEngine(Engine):
             raise
         except Exception as exc:
             raise engine_error("grouped histograms", column, exc) from None
+
+    def grouped_value_counts(self, data: Any, *, column: str | None, by: Any, groups: Sequence[Group],
+                             unknown: Unknown, missing: Missing = "error", infinite: Missing = "error",
+                             message: str | None = None,
+                             domain: tuple[str, Any, Any] | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The rows joined to the public groups once (a temporary table of the value and the
+        group's index), then :meth:`value_counts`' counting on each group's rows."""
+        self._names(data, column, by=by)
+        assert column is not None
+        kind, lower, upper = domain or (None, None, None)
+        try:
+            with self._open(data, column, by, value=column, kind=kind, lower=lower, upper=upper,
+                            keep_integers=True) as (con, expr):
+                col = quote_ident(column)
+                _join_groups(con, expr, by, groups, unknown, f"t.{col} AS {col}")
+                return [sorted_value_counts(con, f"(SELECT {col} FROM dpt_joined WHERE gi = {i})", column, missing,
+                                            infinite, message) for i in range(len(groups))]
+        except (DataError, InputFormatError):
+            raise
+        except Exception as exc:
+            raise engine_error("grouped value counts", column, exc) from None
 
     def value_counts(self, data: Any, *, column: str | None, missing: Missing = "error",
                      infinite: Missing = "error", message: str | None = None,

@@ -260,6 +260,15 @@ class NumpyEngine(Engine):
             hist = bound_cells(flat, ucodes[keep], k, len(groups) * cells, source)
         return hist.astype(np.int64).reshape(len(groups), cells)
 
+    def grouped_value_counts(self, data: Any, *, column: str | None, by: Any, groups: Sequence[Group],
+                             unknown: Unknown, missing: Missing = "error", infinite: Missing = "error",
+                             message: str | None = None,
+                             domain: tuple[str, Any, Any] | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+        raw = to_numpy(data, column=column, name="values")
+        codes = group_codes(_column(data, column, by, "by"), groups, raw.size, unknown)
+        return [self.value_counts(raw[codes == i], column=None, missing=missing, infinite=infinite, message=message)
+                for i in range(len(groups))]
+
     def value_counts(self, data: Any, *, column: str | None, missing: Missing = "error",
                      infinite: Missing = "error", message: str | None = None,
                      domain: tuple[str, Any, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -168,6 +168,34 @@ def _value_counts(df: Any, column: str, missing: Missing, infinite: Missing,
     return vals, np.asarray(cnt, dtype=np.int64)
 
 
+def _check_by(df: Any, by: str, groups: Sequence[Group]) -> None:
+    """The by column's type matches the public groups' (strings, or integers on an integer column)."""
+    btype = _type_name(df, by)
+    if isinstance(groups[0], str) != (btype == "StringType"):
+        raise DataError(
+            f"by column {by!r} has type {btype} but groups are "
+            f"{'strings' if isinstance(groups[0], str) else 'integers'}; give groups of the column's type"
+        )
+    if not isinstance(groups[0], str) and btype not in INTEGRAL:
+        raise DataError(f"by column {by!r} has type {btype}; integer groups need an integer column")
+
+
+def _join_groups(df: Any, by: str, groups: Sequence[Group], unknown: Unknown, *cols: Any) -> Any:
+    """The columns ``cols`` of ``df`` with ``dpt_gi``, the index of the row's group in the public
+    ``groups`` (broadcast join; NULL for unlisted or missing groups, which raise
+    :func:`~dptree.errors.unknown_groups_error` unless ``unknown="drop"``)."""
+    from pyspark.sql import functions as F
+
+    gtype = "string" if isinstance(groups[0], str) else "long"
+    gdf = df.sparkSession.createDataFrame([(g, i) for i, g in enumerate(groups)], f"dpt_gv {gtype}, dpt_gi long")
+    base = df.select(*cols, F.col(quote(by)).alias("dpt_b"))
+    joined = base.join(F.broadcast(gdf), base["dpt_b"] == gdf["dpt_gv"], "left")
+    n_unknown = joined.agg(F.expr("count_if(dpt_gi IS NULL)").alias("n")).collect()[0]["n"]
+    if n_unknown and unknown == "error":
+        raise unknown_groups_error()
+    return joined if unknown == "error" else joined.where("dpt_gi IS NOT NULL")
+
+
 def _wrap(what: str, column: str, exc: Exception) -> InputFormatError:
     return engine_error(f"{what} in Spark", column, exc)
 
@@ -287,26 +315,12 @@ class SparkEngine(Engine):
         assert column is not None
         P, G = cells, len(groups)
         try:
-            btype = _type_name(data, by)
-            if isinstance(groups[0], str) != (btype == "StringType"):
-                raise DataError(
-                    f"by column {by!r} has type {btype} but groups are "
-                    f"{'strings' if isinstance(groups[0], str) else 'integers'}; give groups of the column's type"
-                )
-            if not isinstance(groups[0], str) and btype not in INTEGRAL:
-                raise DataError(f"by column {by!r} has type {btype}; integer groups need an integer column")
+            _check_by(data, by, groups)
             leaf, bad = _leaf_sql(data, column, domain)
             ucol = _check_users(data, user_id) if user_id is not None else "CAST(NULL AS BIGINT)"
             _check_values(data, column, bad, missing, integer_domain=domain.kind == "integer")
-            gtype = "string" if isinstance(groups[0], str) else "long"
-            gdf = data.sparkSession.createDataFrame([(g, i) for i, g in enumerate(groups)],
-                                                    f"dpt_gv {gtype}, dpt_gi long")
-            base = data.selectExpr(f"{ucol} AS u", f"{quote(by)} AS dpt_b",
-                                   f"CASE WHEN {bad} THEN NULL ELSE {leaf} END AS dpt_leaf")
-            joined = base.join(F.broadcast(gdf), base["dpt_b"] == gdf["dpt_gv"], "left")
-            n_unknown = joined.agg(F.expr("count_if(dpt_gi IS NULL)").alias("n")).collect()[0]["n"]
-            if n_unknown and unknown == "error":
-                raise unknown_groups_error()
+            joined = _join_groups(data, by, groups, unknown, F.expr(ucol).alias("u"),
+                                  F.expr(f"CASE WHEN {bad} THEN NULL ELSE {leaf} END").alias("dpt_leaf"))
             rows = joined.where("dpt_gi IS NOT NULL AND dpt_leaf IS NOT NULL").selectExpr(
                 "u", f"dpt_gi * {P} + dpt_leaf AS leaf")
             if k is None or user_id is None:
@@ -318,6 +332,30 @@ class SparkEngine(Engine):
             raise
         except Exception as exc:
             raise _wrap("grouped histograms", column, exc) from None
+
+    def grouped_value_counts(self, data: Any, *, column: str | None, by: Any, groups: Sequence[Group],
+                             unknown: Unknown, missing: Missing = "error", infinite: Missing = "error",
+                             message: str | None = None,
+                             domain: tuple[str, Any, Any] | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The rows joined to the public groups (broadcast), then :meth:`value_counts`' groupBy and
+        sort on each group's rows."""
+        _pyspark()
+        from pyspark.sql import functions as F
+
+        self.names(column, by=by)
+        assert column is not None
+        try:
+            _check_by(data, by, groups)
+            joined = _join_groups(data, by, groups, unknown, F.col(quote(column)).alias(column)).cache()
+            try:
+                return [_value_counts(joined.where(f"dpt_gi = {i}"), column, missing, infinite, message)
+                        for i in range(len(groups))]
+            finally:
+                joined.unpersist()
+        except (DataError, InputFormatError):
+            raise
+        except Exception as exc:
+            raise _wrap("grouped value counts", column, exc) from None
 
     def value_counts(self, data: Any, *, column: str | None, missing: Missing = "error",
                      infinite: Missing = "error", message: str | None = None,
