@@ -47,7 +47,7 @@ def run_query(args: argparse.Namespace) -> int:
     release = load(args.release)
     answer = core.for_kind(_ANSWERS, release, "query")
     if args.ci is None:
-        args.ci = release.level if core.release_kind(release) == "quantiles" else 0.95
+        args.ci = release.level if core.release_kind(release) in ("quantiles", "quantiles_groups") else 0.95
     rows = answer(release, args)
     header = release.summary()
     if args.format == "json":
@@ -188,6 +188,12 @@ def _quantiles_rows(release: Any, args: argparse.Namespace) -> list[dict[str, An
     return quantiles_rows(release)
 
 
+def _grouped_quantiles_rows(release: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Every group's levels and intervals, each row's query prefixed by its group."""
+    return [{**row, "query": f"{group}: {row['query']}", "group": group}
+            for group, one in release.items() for row in _quantiles_rows(one, args)]
+
+
 def quantiles_rows(res: Any) -> list[dict[str, Any]]:
     """One table row per level of a quantiles release (no standard error: intervals only)."""
     return [{"query": f"quantile({q:g})", "estimate": v, "stderr": None, "ci_low": lo, "ci_high": hi}
@@ -199,6 +205,7 @@ _ANSWERS: dict[str, Callable[[Any, argparse.Namespace], list[dict[str, Any]]]] =
     "range_tree": _range_tree_rows,
     "hierarchy": _hierarchy_rows,
     "quantiles": _quantiles_rows,
+    "quantiles_groups": _grouped_quantiles_rows,
 }
 
 

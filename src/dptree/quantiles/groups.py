@@ -41,6 +41,11 @@ class GroupedQuantiles(ByGroup, Release):  # type: ignore[misc]  # save() return
     privacy: dict[str, Any]
     metadata: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def level(self) -> float:
+        """The confidence level of every group's intervals."""
+        return self[self.groups[0]].level
+
     def summary(self) -> str:
         names = ", ".join(map(str, self.groups))
         return f"GroupedQuantiles of {len(self.groups)} groups ({names}): " + self[self.groups[0]].summary()

@@ -92,3 +92,16 @@ def test_by_group_releases_what_the_library_releases_one_file_per_group(tmp_path
         code, _, err = cli_run(base + extra)
         assert code == 2 and message in err
     assert not (tmp_path / "one.json").exists()
+
+
+def test_query_shows_every_group_of_a_grouped_quantiles_file(tmp_path: Path, cli_run: Any) -> None:
+    x, grp = np.arange(300), np.where(np.arange(300) < 100, "a", "b")
+    rel = dptree.quantiles(x, [0.5, 0.9], lower=0, upper=511, epsilon=1.0, by=grp, groups=["a", "b"], n=150, rng=3)
+    rel.save(tmp_path / "g.json", allow_nonprivate=True)
+    code, shown, err = cli_run(["query", str(tmp_path / "g.json"), "--format", "json"])
+    assert code == 0, err
+    answers = json.loads(shown)["answers"]
+    assert [a["query"] for a in answers] == ["a: quantile(0.5)", "a: quantile(0.9)", "b: quantile(0.5)",
+                                             "b: quantile(0.9)"]
+    assert [a["estimate"] for a in answers] == rel["a"].values + rel["b"].values
+    assert [a["ci_low"] for a in answers] == rel["a"].ci_low + rel["b"].ci_low
