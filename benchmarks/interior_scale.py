@@ -17,6 +17,11 @@ Usage (``--quick``: 5*10^6 rows; the default file has 5*10^7 rows, ~400 MB):
     PYTHONPATH=src python3 benchmarks/interior_scale.py --quick
     PYTHONPATH=src python3 benchmarks/interior_scale.py --rows 50000000 --rounds 2
     PYTHONPATH=src python3 benchmarks/interior_scale.py --rows 10000000 --no-memory --tasks treelog,heavypaths
+    PYTHONPATH=src python3 benchmarks/interior_scale.py --rows 50000000 --rounds 3 --no-memory --tasks floor,treelog
+
+``floor`` is not a dptree operation: it times what any TreeLog that keeps the column in numpy must do
+at least (read it, key it, select the two trimming ranks without sorting), to show how far such a
+design could get against the range tree.
 """
 
 from __future__ import annotations
@@ -57,6 +62,18 @@ def _child(task: str, path: str) -> None:
         n = pq.ParquetFile(path).metadata.num_rows  # the benchmark's declared public size
         dptree.interior_point(path, column="x", lower=LOWER, upper=UPPER, epsilon=1.0, delta=1e-6, method=task, n=n,
                               run_anyway=True)
+    elif task == "floor":  # what any in-memory TreeLog must do at least: read, key, select ranks t and n - t
+        import duckdb
+        import numpy as np
+
+        from dptree.data.engines.duckdb_sql import arrow_table
+        from dptree.data.sorting import float_keys
+
+        con = duckdb.connect()
+        col = arrow_table(con.sql(f"SELECT x FROM read_parquet('{path}')")).column(0)
+        keys = float_keys(np.asarray(col.to_numpy()))
+        t = keys.size // 14  # TreeLog's t is a fixed share of the declared n here (694,663 of 10^7)
+        np.partition(keys, [t, keys.size - t - 1])
     elif task == "quantiles19":
         dptree.quantiles(path, [i / 20 for i in range(1, 20)], column="x", lower=LOWER, upper=UPPER, epsilon=1.0,
                          method="approx")
@@ -101,6 +118,7 @@ SHOWN = {
     "quantiles19": "dptree.quantiles(0.05, 0.1, .., 0.95; approx)",
     "treelog": "dptree.interior_point (treelog, n declared)",
     "heavypaths": "dptree.interior_point (heavypaths, n declared)",
+    "floor": "floor of an unsorted TreeLog: read into numpy, keys, one selection of ranks t and n - t",
 }
 STAGED = ("median", "quantile", "interior_point", "quantiles", "quantiles19")
 
