@@ -1,78 +1,83 @@
 """Audit registrations of ``dptree.quantiles``: ApproxQuantiles under add/remove-one and
-replace-one (two levels, so the recursion has two layers and the replace calibration matters). The output pair (y_1, y_2) is audited as the one number
-16 y_1 + y_2 over [0, 15]."""
+replace-one (two levels, so the recursion has two layers and the replace calibration matters), one
+release per public group, and per person (``user_id=``, k = 2). Outputs on [0, 15]; a pair of
+outputs (y_1, y_2) is audited as the one number 16 y_1 + y_2."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from dptree.testing.audit import AuditConfig, repeat
 from dptree.testing.registry import MechanismSpec, NeighborPair, register
 
+#: one release per output (about 2 ms each): small samples keep the specs near 10 s each
+LITE = {"fast": AuditConfig(n_select=1_000, n_eval=3_000), "slow": AuditConfig(n_select=4_000, n_eval=12_000)}
+
+
+def _register(name: str, neighbors: str, release: Callable[[Any, int], Any], output: Callable[[Any], int],
+              pairs: list[NeighborPair], description: str) -> None:
+    """One spec at epsilon = 1: ``output`` reads the audited number off ``release(data, seed)``."""
+    register(
+        MechanismSpec(
+            name=name,
+            covers=("quantiles",),
+            neighbors=neighbors,
+            epsilon=1.0,
+            delta=0.0,
+            sample=repeat(lambda data, seed: output(release(data, seed))),
+            worst_cases=lambda: iter(pairs),
+            description=description,
+            release=release,
+            extra=dict(LITE),
+        )
+    )
+
 
 def register_quantiles() -> None:
     """quantiles(method="approx") under add/remove and replace ("exponential" is the audited single
-    mechanism composed; "tree" the audited range tree read off)."""
+    mechanism composed; "tree" the audited range tree read off), by group and per person."""
     from dptree.quantiles import quantiles
 
-    # one release per output (about 2 ms each): small samples keep the three specs near 30 s in all
-    lite = {"fast": AuditConfig(n_select=1_000, n_eval=3_000), "slow": AuditConfig(n_select=4_000, n_eval=12_000)}
+    def two(rel: Any) -> int:
+        return 16 * int(rel.values[0]) + int(rel.values[1])
+
     base = [3, 3, 4, 9, 12]
     pairs = {
         "add_remove": [NeighborPair("add a record between the two quantiles", base, base + [6])],
         "replace": [NeighborPair("move a record from the low piece to the high one", base, [3, 4, 9, 12, 13])],
     }
-    for method, neighbors in (("approx", "add_remove"), ("approx", "replace")):
+    for neighbors in ("add_remove", "replace"):
 
-        def release(data: Any, seed: int, method: str = method, neighbors: str = neighbors) -> Any:
-            return quantiles(data, [0.25, 0.75], lower=0, upper=15, epsilon=1.0, method=method, neighbors=neighbors,
+        def release(data: Any, seed: int, neighbors: str = neighbors) -> Any:
+            return quantiles(data, [0.25, 0.75], lower=0, upper=15, epsilon=1.0, method="approx", neighbors=neighbors,
                              rng=seed)
 
-        def pair_value(data: Any, seed: int, release: Any = release) -> int:
-            v = release(data, seed).values
-            return 16 * int(v[0]) + int(v[1])
-
-        register(
-            MechanismSpec(
-                name=f"quantiles/{method}/{neighbors}",
-                covers=("quantiles",),
-                neighbors=neighbors,
-                epsilon=1.0,
-                delta=0.0,
-                sample=repeat(pair_value),
-                worst_cases=lambda pairs=pairs[neighbors]: iter(pairs),
-                description=f"dptree.quantiles(method={method!r}) at two levels, eps = 1",
-                release=release,
-                extra=dict(lite),
-            )
-        )
+        _register(f"quantiles/approx/{neighbors}", neighbors, release, two, pairs[neighbors],
+                  "dptree.quantiles(method='approx') at two levels, eps = 1")
 
     # one release per public group (parallel composition): a record added to group "a" changes
-    # that group's median only; the two medians are audited as the one number 16 y_a + y_b
-    groups = ["a", "b"]
+    # that group's median only
     base_v, base_g = [3, 4, 9, 5, 12], ["a", "a", "a", "b", "b"]
 
     def grouped(data: Any, seed: int) -> Any:
         v, g = data
-        return quantiles(v, [0.5], lower=0, upper=15, epsilon=1.0, method="approx", by=g, groups=groups, rng=seed)
+        return quantiles(v, [0.5], lower=0, upper=15, epsilon=1.0, method="approx", by=g, groups=["a", "b"], rng=seed)
 
-    def medians(data: Any, seed: int) -> int:
-        rel = grouped(data, seed)
-        return 16 * int(rel["a"].values[0]) + int(rel["b"].values[0])
+    _register("quantiles/approx/by-group", "add_remove", grouped,
+              lambda rel: 16 * int(rel["a"].values[0]) + int(rel["b"].values[0]),
+              [NeighborPair("add a record to group a", (base_v, base_g), (base_v + [4], base_g + ["a"]))],
+              "dptree.quantiles(by=, groups=): one median per public group, eps = 1 for the set")
 
-    register(
-        MechanismSpec(
-            name="quantiles/approx/by-group",
-            covers=("quantiles",),
-            neighbors="add_remove",
-            epsilon=1.0,
-            delta=0.0,
-            sample=repeat(medians),
-            worst_cases=lambda: iter([NeighborPair("add a record to group a", (base_v, base_g),
-                                                   (base_v + [4], base_g + ["a"]))]),
-            description="dptree.quantiles(by=, groups=): one median per public group, eps = 1 for the set",
-            release=grouped,
-            extra=dict(lite),
-        )
-    )
+    # one person's records bounded to k = 2 (user_id=), every call at epsilon / 2: adding a person with
+    # five records at one value (two kept, chosen at random) moves the median by at most two records
+    base_x, base_u = [3, 4, 9, 12], [1, 2, 3, 4]
 
+    def per_user(data: Any, seed: int) -> Any:
+        x, u = data
+        return quantiles(x, [0.5], lower=0, upper=15, epsilon=1.0, method="approx", user_id=u, max_contributions=2,
+                         rng=seed)
+
+    _register("quantiles/approx/user_k2", "add_remove_user(k=2, bounded)", per_user, lambda rel: int(rel.values[0]),
+              [NeighborPair("add a user with five records at 10", (base_x, base_u),
+                            (base_x + [10] * 5, base_u + [9] * 5))],
+              "dptree.quantiles(user_id=, max_contributions=2): the median, eps = 1 per user")

@@ -91,7 +91,13 @@ def _register_quantiles(sub: Any) -> None:
                    help="missing/NaN/inf values: refuse, or drop those rows (how many is never shown)")
     p.add_argument("--out", help="also write the release (JSON) here; with --by it contains {group}")
     core.add_force_option(p, "quantiles release")
-    core.add_group_options(p.add_argument_group("groups"))
+    g = p.add_argument_group("people and groups")
+    g.add_argument("--user-id", metavar="COLUMN",
+                   help="the privacy unit is one person: keep at most --max-contributions records per value of "
+                   "COLUMN (chosen at random)")
+    g.add_argument("--max-contributions", type=int, default=1,
+                   help="records one person may have (default 1); with --user-id, the bound applied")
+    core.add_group_options(g)
     p.set_defaults(func=run_quantiles)
 
 
@@ -247,7 +253,7 @@ def run_quantiles(args: argparse.Namespace) -> int:
         return quantiles(data, qs, lower=lower, upper=upper, epsilon=args.epsilon, method=args.method,
                          level=args.level, n=args.n, n_max=args.n_max, column=args.column, width=width,
                          neighbors=args.neighbors, interval=args.interval, rng=args.seed, on_invalid=args.on_invalid,
-                         **by)
+                         user_id=args.user_id, max_contributions=args.max_contributions, **by)
 
     res = _execute(args, release, "quantiles")
     if args.out is not None:

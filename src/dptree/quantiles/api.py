@@ -55,7 +55,8 @@ def _em_data(data: Any, column: str | None, lower: Any, upper: Any,
 @validate_params({"epsilon": EPSILON, "method": [Options(METHODS)], "level": LEVEL, "n": DECLARED_SIZE,
                   "n_max": DECLARED_SIZE, "column": COLUMN, "rng": RNG, "on_invalid": ON_INVALID,
                   "neighbors": NEIGHBORS, "interval": [Options(INTERVALS)],
-                  "grid": [Interval(Integral, 2, None, hint="e.g. grid=4096")], "unknown": UNKNOWN})
+                  "grid": [Interval(Integral, 2, None, hint="e.g. grid=4096")], "unknown": UNKNOWN,
+                  "max_contributions": [Interval(Integral, 1, None, hint="e.g. max_contributions=5")]})
 def quantiles(
     data: Any,
     qs: Any,
@@ -77,6 +78,8 @@ def quantiles(
     by: Any = None,
     groups: Any = None,
     unknown: Literal["error", "drop"] = "error",
+    user_id: Any = None,
+    max_contributions: int = 1,
 ) -> QuantilesRelease | GroupedQuantiles:
     """m private quantiles of ``data`` over the public domain [lower, upper], each with an interval.
 
@@ -109,22 +112,35 @@ def quantiles(
     whole epsilon (parallel composition; add/remove-one only); ``n``/``n_max`` then declare each
     group's size; rows of unlisted groups raise, or are dropped with ``unknown="drop"``. Returns a
     :class:`~dptree.quantiles.groups.GroupedQuantiles` (docs/quantiles.md, "By group").
+    ``user_id``/``max_contributions`` = k: the privacy unit is one person with at most k records
+    (``user_id``: a column, or an array beside in-memory values; each person's records beyond k are
+    dropped at random in the engine); every exponential-mechanism call runs at 1/k of its share
+    (group privacy), the tree at ``max_contributions=k``. Add/remove-one person only; with
+    ``user_id``, ``n`` is refused (declare ``n_max``) and the mechanism methods need an integer
+    domain of at most 2^24 points (docs/quantiles.md, "Per person").
     """
     eps = check_release_budget(epsilon)
     qa = _levels(qs)
     if by is not None or groups is not None:
+        if user_id is not None or max_contributions != 1:
+            raise InvalidParameterError("by= with user_id=/max_contributions= is not available for quantiles; use "
+                                        "range_tree(by=, user_id=, max_contributions=) and read its quantiles off")
         return _by_group(data, qa, by=by, groups=groups, unknown=unknown, lower=lower, upper=upper, epsilon=eps,
                          method=method, level=level, n=n, n_max=n_max, column=column, width=width,
                          neighbors=neighbors, grid=grid, interval=interval, rng=rng, on_invalid=on_invalid)
-    p = _plan(qa, lower, upper, eps, method, width, neighbors, n, n_max)
+    p = _plan(qa, lower, upper, eps, method, width, neighbors, n, n_max, max_contributions, user_id)
     metadata = creation_metadata(column=column)  # the clock, read before the data
-    src = make_source(rng)
+    src = make_source(rng)  # one stream: the bounding per user, then the mechanisms
     if p.method == "tree":
         from dptree.rangetree.api import range_tree
 
         tree = range_tree(data, lower=p.lo, upper=p.hi, epsilon=eps, width=p.width, levels=TREE_LEVELS,
-                          branching=TREE_BRANCHING, neighbors=neighbors, column=column, missing=on_invalid, rng=src)
+                          branching=TREE_BRANCHING, neighbors=neighbors, column=column, missing=on_invalid, rng=src,
+                          user_id=user_id, max_contributions=p.k)
         return _tree_release(p, tree, qa, level, src, interval, grid, metadata)
+    if user_id is not None:
+        vals, cnt = _bounded_points(data, p, column, user_id, on_invalid, src)
+        return _em_release(p, qa, _em_offsets(p, qa, vals, cnt, src), level, src, metadata)
     # files and relations: every call staged on engine queries, the same law and draws
     staged = None if p.method == "joint" else staged_quantiles(data, column, p.enc, on_invalid, qa, method=p.method,
                                                                 epsilon_call=p.per_call, rng=src, neighbors=neighbors)
@@ -132,6 +148,25 @@ def quantiles(
         _, vals, cnt = _em_data(data, column, lower, upper, on_invalid, width)
         staged = _em_offsets(p, qa, vals, cnt, src)
     return _em_release(p, qa, staged, level, src, metadata)
+
+
+#: the largest domain the exponential-mechanism methods bound per user (one count per point)
+BOUNDED_POINTS = 1 << 24
+
+
+def _bounded_points(data: Any, p: _Plan, column: str | None, user_id: Any, on_invalid: Literal["error", "drop"],
+                    src: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The records left after keeping at most k per user (chosen uniformly at random, in the engine:
+    :func:`dptree.data.histograms.leaf_histogram` with ``user_id``, as for a range tree), as sorted
+    distinct offsets and counts: one count per point of the integer domain."""
+    from dptree.data.histograms import leaf_histogram
+    from dptree.rangetree.plan import plan_range_tree
+
+    points = plan_range_tree(lower=p.lo, upper=p.hi, epsilon=p.epsilon, width=1, branching=2,
+                             max_contributions=p.k)  # its buckets are the domain's points
+    hist = leaf_histogram(data, points, column=column, user_id=user_id, missing=on_invalid, rng=src)[:p.enc.size]
+    vals = np.flatnonzero(hist)
+    return vals.astype(np.uint64), hist[vals].astype(np.int64)
 
 
 class _Plan(NamedTuple):
@@ -148,19 +183,27 @@ class _Plan(NamedTuple):
     upper_bound: bool
     dither: int
     per_call: float
+    k: int
 
 
 def _plan(qa: np.ndarray, lower: Any, upper: Any, eps: float, method: str, width: Any, neighbors: Relation,
-          n: int | None, n_max: int | None) -> _Plan:
+          n: int | None, n_max: int | None, k: int = 1, user_id: Any = None) -> _Plan:
     """The method (auto resolved from public quantities) and its public parameters; every refusal
     that depends on the parameters, before the data is read."""
+    if (k != 1 or user_id is not None) and neighbors == "replace":
+        raise InvalidParameterError("quantiles per person (user_id=, max_contributions=) are stated for add/remove "
+                                    "neighbors; use neighbors='add_remove'")
+    if user_id is not None and n is not None:
+        raise InvalidParameterError("with user_id= the number of records kept (at most max_contributions per user) "
+                                    "depends on the data, so it cannot be declared exactly: pass n_max= (a public "
+                                    "upper bound) instead of n=")
     size_n, upper_bound = declared_size(n, n_max)
     enc = encoding(lower, upper, width)
     lo, hi = enc.bounds
     dates = enc.kind == "datetime"
     width = enc.width if dates else width  # a date domain's resolution serves every method
     if method == "auto":
-        method = choose_method(qa.size, lower=lo, upper=hi, epsilon=eps, width=width, neighbors=neighbors,
+        method = choose_method(qa.size, lower=lo, upper=hi, epsilon=eps / k, width=width, neighbors=neighbors,
                                n=n if n is not None else n_max)
         width = width if method == "tree" or dates else None  # the tree's bucket width, used when auto picks it
     if method == "joint" and neighbors == "replace":
@@ -170,13 +213,19 @@ def _plan(qa: np.ndarray, lower: Any, upper: Any, eps: float, method: str, width
     if width is not None and method != "tree" and not dates:
         raise InvalidParameterError("width= is the tree's bucket width; the other methods use every point of the "
                                     "domain")
-    k = joint_module().dither_factor(size_n, enc.size) if method == "joint" else 1  # public: declared n, |X|
-    per_call = layer_epsilon(eps, qa.size, neighbors) if method == "approx" else eps / qa.size
-    return _Plan(method, enc, lo, hi, width, eps, neighbors, size_n, upper_bound, k, per_call)
+    if user_id is not None and method != "tree" and (enc.kind != "integer" or enc.size > BOUNDED_POINTS):
+        raise InvalidParameterError(f"user_id= with method={method!r} needs an integer domain of at most 2^24 points "
+                                    "(the records kept per user are counted per point); use method='tree', which "
+                                    "bounds users on any domain")
+    dither = joint_module().dither_factor(size_n, enc.size) if method == "joint" else 1  # public: declared n, |X|
+    # one person's k records: every exponential-mechanism call at 1/k of its share (group privacy)
+    per_call = (layer_epsilon(eps, qa.size, neighbors) if method == "approx" else eps / qa.size) / k
+    return _Plan(method, enc, lo, hi, width, eps, neighbors, size_n, upper_bound, dither, per_call, int(k))
 
 
 def _statement(p: _Plan, m: int, private: bool) -> dict[str, Any]:
-    return statement(p.method, p.epsilon, m, p.neighbors, private, lower=p.lo, upper=p.hi, width=p.width, n=p.size_n)
+    return statement(p.method, p.epsilon, m, p.neighbors, private, lower=p.lo, upper=p.hi, width=p.width, n=p.size_n,
+                     max_contributions=p.k)
 
 
 def _tree_release(p: _Plan, tree: Any, qa: np.ndarray, level: float, src: Any, interval: str, grid: int,
@@ -192,7 +241,7 @@ def _tree_release(p: _Plan, tree: Any, qa: np.ndarray, level: float, src: Any, i
     return QuantilesRelease(qa, values, ci_low, ci_high, float(level), p.method, p.epsilon, p.size_n, p.lo, p.hi,
                             _statement(p, qa.size, src.private), neighbors=p.neighbors, width=p.width,
                             n_is_upper_bound=p.upper_bound, metadata=metadata,
-                            interval="calibrated" if sims else "pivot")
+                            interval="calibrated" if sims else "pivot", max_contributions=p.k)
 
 
 def _em_offsets(p: _Plan, qa: np.ndarray, vals: Any, cnt: Any, src: Any) -> list[int]:
@@ -206,20 +255,21 @@ def _em_offsets(p: _Plan, qa: np.ndarray, vals: Any, cnt: Any, src: Any) -> list
     joint = joint_module().joint_exponential
     assert p.size_n is not None
     jv, jc = _cap_records(np.asarray(vals), np.asarray(cnt, dtype=np.int64), int(p.size_n))
-    return [int(v) for v in joint(jv, jc, qa, lower=0, upper=top, epsilon=p.epsilon, rng=src, dither=p.dither)]
+    return [int(v) for v in joint(jv, jc, qa, lower=0, upper=top, epsilon=p.epsilon / p.k, rng=src, dither=p.dither)]
 
 
 def _em_release(p: _Plan, qa: np.ndarray, offs: list[int], level: float, src: Any,
                 metadata: dict[str, Any]) -> QuantilesRelease:
     """The release of the exponential-mechanism methods' outputs, with their stated intervals."""
     values = [p.enc.decode(o) for o in offs]
-    radius = release_radii(p.method, qa, size=p.enc.size, epsilon=p.epsilon, neighbors=p.neighbors, level=level,
-                           dither=p.dither)
+    radius = release_radii(p.method, qa, size=p.enc.size, epsilon=p.epsilon / p.k, neighbors=p.neighbors,
+                           level=level, dither=p.dither)
     r = np.full(qa.size, np.inf) if radius is None else np.asarray(radius)
     ci_low, ci_high = value_intervals(qa, values, r, None if p.upper_bound else p.size_n, p.lo, p.hi)
     return QuantilesRelease(qa, values, ci_low, ci_high, float(level), p.method, p.epsilon, p.size_n, p.lo, p.hi,
                             _statement(p, qa.size, src.private), neighbors=p.neighbors, width=p.width,
-                            rank_radius=radius, n_is_upper_bound=p.upper_bound, metadata=metadata)
+                            rank_radius=radius, n_is_upper_bound=p.upper_bound, metadata=metadata,
+                            max_contributions=p.k)
 
 
 def _by_group(data: Any, qa: np.ndarray, *, by: Any, groups: Any, unknown: Literal["error", "drop"], lower: Any,

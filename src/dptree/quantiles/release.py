@@ -7,11 +7,12 @@ is made and when a file is loaded, so a tampered file is refused.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from numbers import Integral
 from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
-from dptree._validation import InstanceOf, Options, check_param
+from dptree._validation import InstanceOf, Interval, Options, check_param
 from dptree.errors import InvalidParameterError, ReleaseFileError
 from dptree.estimation.intervals import LEVEL
 from dptree.interior.calibration import DECLARED_SIZE, EPSILON, restated
@@ -45,18 +46,25 @@ def joint_module() -> Any:
 
 def statement(method: str, epsilon: float, m: int, neighbors: str, private: bool, *, lower: Any = None,
               upper: Any = None, width: Any = None, n: int | None = None,
-              joint_dithered: bool = True) -> dict[str, Any]:
+              joint_dithered: bool = True, max_contributions: int = 1) -> dict[str, Any]:
     """The privacy statement of a quantiles release, from public parameters only (``n``: the declared
     size or bound, which sets JointExp's dither factor; ``joint_dithered=False``: the statement of a
-    JointExp release made before dithering, for loading such files)."""
-    who = Neighbors(neighbors)  # type: ignore[arg-type]
+    JointExp release made before dithering, for loading such files; ``max_contributions`` = k: the
+    privacy unit is one person's at most k records, and the exponential-mechanism methods run at
+    epsilon / k, so that by group privacy k records cost epsilon)."""
+    k = int(max_contributions)
+    who = Neighbors(neighbors, max_contributions=k)  # type: ignore[arg-type]
     budget = {"epsilon": epsilon, "delta": 0.0}
+    per_record = epsilon / k
+    group = {} if k == 1 else {
+        "group_privacy": f"calibrated for one record at epsilon / {k}: one person's k = {k} records cost epsilon "
+                         "(a chain of k single-record changes)", "epsilon_per_record": per_record}
     if method == "tree":
         from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS
         from dptree.rangetree.plan import plan_range_tree
 
         plan = plan_range_tree(lower=lower, upper=upper, epsilon=epsilon, width=width, levels=TREE_LEVELS,
-                           branching=TREE_BRANCHING,                                neighbors=neighbors)
+                               branching=TREE_BRANCHING, neighbors=neighbors, max_contributions=k)
         st = dict(plan.statement)
         st["mechanism"] = "quantiles read off a " + st["mechanism"] + " (seeds 000, 003, 004)"
         st["private"] = bool(private)
@@ -65,24 +73,24 @@ def statement(method: str, epsilon: float, m: int, neighbors: str, private: bool
         return make_statement(
             mechanism=f"{m} tie-aware exponential mechanisms (one per level, seed 002 Lemma 2.2) at epsilon/{m}: "
                       "basic composition", neighbors=who, guarantee="pure epsilon-DP", private=private,
-            budget_spent=budget, epsilon_per_call=epsilon / m, sensitivity=_SENSITIVITY[neighbors])
+            budget_spent=budget, epsilon_per_call=per_record / m, sensitivity=_SENSITIVITY[neighbors], **group)
     if method == "approx":
         L = layers(m)
         return make_statement(
             mechanism=f"ApproxQuantiles (Kaplan, Schnapp & Stemmer, ICML 2022, Algorithm 1): {L} layers of tie-aware "
                       "exponential mechanisms on disjoint pieces (parallel composition within a layer), ties at a "
                       "split sent to one side by a fair coin", neighbors=who, guarantee="pure epsilon-DP",
-            private=private, budget_spent=budget, layers=L, epsilon_per_call=layer_epsilon(epsilon, m, who.relation),
-            sensitivity=_SENSITIVITY[neighbors],
+            private=private, budget_spent=budget, layers=L,
+            epsilon_per_call=layer_epsilon(per_record, m, who.relation), sensitivity=_SENSITIVITY[neighbors],
             calibration=("epsilon / L per layer" if neighbors == "add_remove" else
                          "epsilon / (2L - 1) per layer: below the first layer a replaced record can move between "
-                         "two pieces, so a layer costs twice its budget"))
+                         "two pieces, so a layer costs twice its budget"), **group)
     if method == "joint":
         base = make_statement(mechanism="JointExp (Gillenwater, Joseph & Kulesza, ICML 2021)", neighbors=who,
-                              guarantee="pure epsilon-DP", private=private, budget_spent=budget)
+                              guarantee="pure epsilon-DP", private=private, budget_spent=budget, **group)
         jm = joint_module()
-        k = jm.dither_factor(n, encoding(lower, upper, width).size) if joint_dithered else None
-        st = jm.joint_statement(k)  # its "neighbors" names both relations of the sensitivity proof
+        kd = jm.dither_factor(n, encoding(lower, upper, width).size) if joint_dithered else None
+        st = jm.joint_statement(kd)  # its "neighbors" names both relations of the sensitivity proof
         return {**base, **st, "neighbors": base["neighbors"], "sensitivity_relations": st["neighbors"],
                 "private": bool(private)}
     raise ValueError(method)
@@ -121,10 +129,14 @@ class QuantilesRelease(Release):
     #: the tree's interval construction ("calibrated" or "pivot"; None for the other methods and in
     #: files written before it was recorded)
     interval: str | None = field(default=None, kw_only=True)
+    #: k of the privacy unit (one person's at most k records; 1: one record)
+    max_contributions: int = field(default=1, kw_only=True)
 
     def summary(self) -> str:
         return (f"QuantilesRelease of {len(self.values)} levels by {self.method!r} over [{shown(self.lower)}, "
-                f"{shown(self.upper)}], {self.epsilon:g}-DP (pure, {self.neighbors}), {self.level:g} intervals"
+                f"{shown(self.upper)}], {self.epsilon:g}-DP (pure, {self.neighbors}"
+                f"{'' if self.max_contributions == 1 else f', per person of at most {self.max_contributions} records'}"
+                f"), {self.level:g} intervals"
                 f"{'' if self.private else ', NOT PRIVATE (test seed)'}")
 
     def to_frame(self) -> Any:
@@ -146,7 +158,7 @@ class QuantilesRelease(Release):
                   "level": self.level, "method": self.method, "epsilon": self.epsilon, "n_declared": self.n_declared,
                   "n_is_upper_bound": self.n_is_upper_bound, "neighbors": self.neighbors,
                   "width": None if dates else self.width,
-                  "interval": self.interval}
+                  "interval": self.interval, "max_contributions": self.max_contributions}
         meas = {"values": [enc.dump(v) for v in self.values], "ci_low": [enc.dump(v) for v in self.ci_low],
                 "ci_high": [enc.dump(v) for v in self.ci_high],
                 "rank_radius": self.rank_radius}
@@ -179,9 +191,11 @@ class QuantilesRelease(Release):
         if enc.kind == "datetime" and p["width"] is not None:
             raise ReleaseFileError(f"{kind} release: a date domain's width is in parameters.domain")
         width = enc.width if enc.kind == "datetime" else p["width"]
+        k = p.get("max_contributions", 1)  # files before Nov 25: one record
+        check_param("max_contributions", k, [Interval(Integral, 1, None)])
         restated(privacy, statement(p["method"], eps, len(q), p["neighbors"], privacy["private"], lower=lo,
                                     upper=hi, width=width, n=p["n_declared"],
-                                    joint_dithered="dither_factor" in privacy), kind)
+                                    joint_dithered="dither_factor" in privacy, max_contributions=k), kind)
         cols = [meas.get(k) for k in ("values", "ci_low", "ci_high")]
         if any(not isinstance(c, list) or len(c) != len(q) for c in cols):
             raise ReleaseFileError(f"{kind} release: values and intervals must give one entry per level")
@@ -192,11 +206,11 @@ class QuantilesRelease(Release):
         if any(a > b for a, b in zip(cols[1], cols[2])):
             raise ReleaseFileError(f"{kind} release: an interval has ci_low > ci_high")
         radius = meas.get("rank_radius")
-        want = release_radii(p["method"], np.asarray(q), size=enc.size, epsilon=eps, neighbors=p["neighbors"],
+        want = release_radii(p["method"], np.asarray(q), size=enc.size, epsilon=eps / k, neighbors=p["neighbors"],
                              level=float(p["level"]), dither=int(privacy.get("dither_factor", 1)))
         if radius != want:
             raise ReleaseFileError(f"{kind} release: rank_radius does not match the parameters")
         return cls(np.asarray(q), cols[0], cols[1], cols[2], float(p["level"]), p["method"], eps, p["n_declared"],
                    lo, hi, privacy, neighbors=p["neighbors"], width=width, rank_radius=radius,
                    n_is_upper_bound=p["n_is_upper_bound"], metadata=check_metadata(doc.get("metadata")),
-                   interval=interval)
+                   interval=interval, max_contributions=k)

@@ -105,3 +105,18 @@ def test_query_shows_every_group_of_a_grouped_quantiles_file(tmp_path: Path, cli
                                              "b: quantile(0.9)"]
     assert [a["estimate"] for a in answers] == rel["a"].values + rel["b"].values
     assert [a["ci_low"] for a in answers] == rel["a"].ci_low + rel["b"].ci_low
+
+
+def test_user_id_bounds_each_person_like_the_library(tmp_path: Path, cli_run: Any) -> None:
+    g = np.random.default_rng(2)
+    users = np.r_[np.repeat(np.arange(300), 2), [999] * 200]
+    x = np.r_[g.integers(0, 100, 600), [99] * 200]
+    f = tmp_path / "u.csv"
+    f.write_text("v,u\n" + "\n".join(f"{v},{u}" for v, u in zip(x, users)) + "\n")
+    code, printed, err = cli_run(["quantiles", str(f), "--column", "v", "--q", "0.5,0.9", "--lower", "0", "--upper",
+                                  "99", "--epsilon", "1", "--user-id", "u", "--max-contributions", "2", "--seed", "1",
+                                  "--allow-nonprivate", "--out", str(tmp_path / "q.json")])
+    assert code == 0, err
+    want = dptree.quantiles(x, [0.5, 0.9], lower=0, upper=99, epsilon=1.0, user_id=users, max_contributions=2, rng=1)
+    assert [int(line.split()[1]) for line in printed.splitlines() if line.startswith("quantile(")] == want.values
+    assert dptree.load(str(tmp_path / "q.json")).max_contributions == 2
