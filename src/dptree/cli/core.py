@@ -23,6 +23,7 @@ The ledger options and the charge (committed before the data is read) are in
 from __future__ import annotations
 
 import argparse
+import io
 import datetime as _dt
 import math
 import os
@@ -66,6 +67,8 @@ __all__ = [
 
 PROG = "dptree"
 EXIT_OK, EXIT_USER_ERROR, EXIT_INTERNAL_ERROR, EXIT_INTERRUPTED = 0, 2, 3, 130
+#: the shell's status of a process ended by SIGPIPE (128 + 13): the reader of its output went away
+EXIT_BROKEN_PIPE = 141
 
 T = TypeVar("T")
 
@@ -107,6 +110,9 @@ def run(parser: Parser, argv: Sequence[str]) -> int:
     except DPTreeError as exc:
         error(cli_wording(str(exc), known_flags(parser)))
         return EXIT_USER_ERROR
+    except BrokenPipeError:  # the reader went away (``dptree query ... | head``): stop quietly
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
     except OSError as exc:
         error(f"{exc.strerror or exc}: {getattr(exc, 'filename', '') or ''}".rstrip(": "))
         return EXIT_USER_ERROR
@@ -118,6 +124,16 @@ def run(parser: Parser, argv: Sequence[str]) -> int:
             raise
         error(f"internal error: {type(exc).__name__}: {exc} (set DPTREE_DEBUG=1 for a traceback)")
         return EXIT_INTERNAL_ERROR
+
+
+def _silence_stdout() -> None:
+    """Point standard output at /dev/null, so that the interpreter's last flush into the closed pipe
+    does not print a second error."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):  # no real stdout (tests, embedding)
+        pass
 
 
 _VALUE_OPTIONS = ("--count", "--cdf", "--lower", "--upper", "--histogram", "--width", "--bounds-origin")
@@ -389,7 +405,7 @@ def wrote(paths: str | Sequence[str]) -> None:
 
 # --------------------------------------------------------------------------- release kinds
 
-_KIND_NAMES = {"range_tree": "range-tree", "hierarchy": "hierarchy"}
+_KIND_NAMES = {"range_tree": "range-tree", "hierarchy": "hierarchy", "quantiles_groups": "grouped quantiles"}
 
 
 def release_kind(release: Any) -> str | None:

@@ -34,7 +34,7 @@ def build_parser() -> Parser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one ``dptree`` command; returns the exit status (0 ok, 2 user error, 3 internal error,
-    130 interrupted). Usage errors exit through argparse (status 2)."""
+    130 interrupted, 141 when the reader of the output went away). Usage errors exit through argparse (status 2)."""
     return run(build_parser(), sys.argv[1:] if argv is None else argv)
 
 

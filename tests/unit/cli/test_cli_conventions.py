@@ -135,6 +135,12 @@ def test_internal_errors_and_interrupts(files: dict[str, Path], cli_run: Any, mo
     monkeypatch.setitem(query._ANSWERS, "range_tree", interrupted)
     assert cli_run(["query", str(files["rel"]), "--total"]) == (130, "", "dptree: error: interrupted\n")
 
+    def reader_gone(release: Any, args: Any) -> Any:  # ``dptree query ... | head`` after head exits
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setitem(query._ANSWERS, "range_tree", reader_gone)
+    assert cli_run(["query", str(files["rel"]), "--total"]) == (141, "", "")  # quiet, the shell's SIGPIPE status
+
 
 @pytest.mark.parametrize("command", ["query", "plot", "report"])
 def test_releases_are_told_apart_by_their_kind(command: str, files: dict[str, Path], cli_run: Any,
@@ -154,7 +160,7 @@ def test_releases_are_told_apart_by_their_kind(command: str, files: dict[str, Pa
             "report": ["report", str(files["rel"]), "--out", str(files["dir"] / "o.html")]}[command]
     code, _, err = cli_run(argv)
     assert code == 2
-    kinds = "range-tree, hierarchy or quantiles" if command == "query" else "range-tree or hierarchy"
+    kinds = "range-tree, hierarchy, quantiles or grouped quantiles" if command == "query" else "range-tree or hierarchy"
     assert err == f"dptree: error: {command} needs a {kinds} release; this one is a other release\n"
 
 
