@@ -123,8 +123,9 @@ def quantiles(
     qa = _levels(qs)
     if by is not None or groups is not None:
         if user_id is not None or max_contributions != 1:
-            raise InvalidParameterError("by= with user_id=/max_contributions= is not available for quantiles; use "
-                                        "range_tree(by=, user_id=, max_contributions=) and read its quantiles off")
+            raise InvalidParameterError("by= cannot be combined with user_id= or max_contributions= in quantiles; drop "
+                                        "one of them (a range tree per group bounds users: release one with by= and "
+                                        "user_id= and read its quantiles off)")
         return _by_group(data, qa, by=by, groups=groups, unknown=unknown, lower=lower, upper=upper, epsilon=eps,
                          method=method, level=level, n=n, n_max=n_max, column=column, width=width,
                          neighbors=neighbors, grid=grid, interval=interval, rng=rng, on_invalid=on_invalid)
