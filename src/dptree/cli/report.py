@@ -13,7 +13,7 @@ __all__ = ["register"]
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("report", help="write a static HTML report of a range-tree or hierarchy release")
+    p = sub.add_parser("report", help="write a static HTML report of a range-tree, hierarchy or quantiles release")
     p.add_argument("release")
     p.add_argument("--out", required=True, help="HTML file to write")
     core.add_force_option(p, "report")
@@ -35,5 +35,6 @@ def _write(release: Any, args: argparse.Namespace) -> None:
                  clip_negative=args.clip_negative, force=args.force)
 
 
-#: The kinds of release ``dptree report`` describes (one writer renders both).
-_REPORTS: dict[str, Callable[[Any, argparse.Namespace], None]] = {"range_tree": _write, "hierarchy": _write}
+#: The kinds of release ``dptree report`` describes (one writer renders them all).
+_REPORTS: dict[str, Callable[[Any, argparse.Namespace], None]] = {
+    "range_tree": _write, "hierarchy": _write, "quantiles": _write, "quantiles_groups": _write}

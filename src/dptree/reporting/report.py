@@ -1,4 +1,4 @@
-"""A static HTML report of a range-tree or hierarchy release: parameters, metadata (column,
+"""A static HTML report of a range-tree, hierarchy or quantiles release: parameters, metadata (column,
 source, creation time, ledger charge), privacy in plain language, plots, tables and CSV downloads.
 
 Everything shown is post-processing of the public release (no privacy cost). The page is one
@@ -22,9 +22,11 @@ import numpy as np
 
 from dptree._validation import InstanceOf, Interval, validate_params
 from dptree.errors import InputFormatError, InvalidParameterError
+from dptree.io.contract import shown
 from dptree.rangetree.release import RangeTree
 
-__all__ = ["render_report", "write_report", "privacy_in_words", "hierarchy_privacy_in_words"]
+__all__ = ["render_report", "write_report", "privacy_in_words", "hierarchy_privacy_in_words",
+           "quantiles_privacy_in_words"]
 
 QUANTILES = (0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99)
 _MAX_ROWS = 500  # nodes listed in a hierarchy report's table (the CSV has all)
@@ -174,7 +176,7 @@ def render_report(
     estimates shown as 0 (tables and CSV files always hold the released estimates)."""
     report = _REPORTS.get(getattr(release, "KIND", ""))
     if report is None:
-        raise InvalidParameterError("a report needs a range-tree or hierarchy release")
+        raise InvalidParameterError("a report needs a range-tree, hierarchy or quantiles release")
     return report(release, level=level, bins=bins, title=title, log=log, clip_negative=clip_negative)
 
 
@@ -325,7 +327,72 @@ def _hierarchy_report(rel: Any, *, level: float, bins: int, title: str | None, l
     return _page(heading, warn, sections)
 
 
-_REPORTS = {"range_tree": _range_tree_report, "hierarchy": _hierarchy_report}
+def quantiles_privacy_in_words(rel: Any) -> str:
+    """The privacy statement of a quantiles release (or of its groups) as one plain-language paragraph."""
+    st = rel.privacy
+    k = int(st.get("max_contributions", 1))
+    unit = "one person's record" if k == 1 else f"one person's records (at most {k} per person)"
+    eps = float(st.get("budget_spent", {}).get("epsilon", float("nan")))
+    change = ("Changing " + unit + " while the number of records stays public" if st.get("neighbors") == "replace"
+              else "Adding or removing " + unit)
+    text = (f"{change} changes the probability of any outcome of this release by at most a factor "
+            f"e^epsilon = {math.exp(eps):.4g} (epsilon = {eps:.4g}, pure differential privacy; {st.get('mechanism')}).")
+    if st.get("composition"):
+        text += f" Groups: {st['composition']}."
+    text += (" The intervals are computed from the released values and the public parameters only, so they cost no "
+             "further privacy.")
+    if not st.get("private", False):
+        text = "NOT PRIVATE: this release was made with a test seed, so it protects nobody. " + text
+    return text
+
+
+def _quantiles_report(rel: Any, *, level: float, bins: int, title: str | None, log: bool, clip_negative: bool) -> str:
+    """Each level's estimate and interval (every group's, for a group-by release), at the level the
+    release was made with (``level`` does not apply: the intervals are part of the release)."""
+    esc = html.escape
+    parts = list(rel.items()) if hasattr(rel, "items") else [(None, rel)]
+    first = parts[0][1]
+    frame = rel.to_frame()
+    tables = []
+    for group, one in parts:
+        radius = one.rank_radius or [None] * len(one.values)
+        rows = "\n".join(
+            f"<tr><td class=\"num\">{q:g}</td><td class=\"num\">{esc(shown(v))}</td>"
+            f"<td class=\"num\">[{esc(shown(lo))}, {esc(shown(hi))}]</td>"
+            f"<td class=\"num\">{'' if r is None else f'{r:,.1f}'}</td></tr>"
+            for q, v, lo, hi, r in zip(one.q, one.values, one.ci_low, one.ci_high, radius))
+        head = "" if group is None else f"<h3>Group {esc(str(group))}</h3>"
+        tables.append(f"""{head}<table><tr><th>level q</th><th>estimate</th><th>{one.level:.0%} interval</th>
+<th>rank radius</th></tr>
+{rows}
+</table>""")
+    n = first.n_declared
+    params = _metadata_rows(rel) + [
+        ("Domain", f"[{shown(first.lower)}, {shown(first.upper)}]"),
+        ("Method", first.method + ("" if first.interval is None else f" ({first.interval} intervals)")),
+        ("Budget", f"epsilon = {first.epsilon:.6g} (pure)"),
+        ("Declared size", "none" if n is None else f"{n:,}" + (" (an upper bound)" if first.n_is_upper_bound else "")),
+        ("Library", str(rel.privacy.get("library"))),
+    ]
+    if len(parts) > 1 or parts[0][0] is not None:
+        params.insert(0, ("Groups", ", ".join(str(g) for g, _ in parts)))
+    radius_note = ("<p>The rank radius bounds, for every level at once with the interval's probability, how many "
+                   "ranks an estimate may be from its level (a stated worst case: docs/quantiles.md).</p>"
+                   if first.rank_radius is not None else "")
+    heading = esc(title or f"Private quantiles by {first.method}")
+    sections = f"""<h2>Privacy</h2>
+<p class="privacy">{esc(quantiles_privacy_in_words(rel))}</p>
+<h2>Parameters</h2>
+{_table(params)}
+<h2>Quantiles</h2>
+{radius_note}
+<p>{_csv_link(frame, f"{_file_stem(first)}-quantiles.csv", "Download the quantiles (CSV)")}</p>
+{''.join(tables)}"""
+    return _page(heading, _not_private_warning(rel), sections)
+
+
+_REPORTS = {"range_tree": _range_tree_report, "hierarchy": _hierarchy_report, "quantiles": _quantiles_report,
+            "quantiles_groups": _quantiles_report}
 
 
 def write_report(release: Any, path: str | os.PathLike[str], *, force: bool = False, **kw: Any) -> None:

@@ -66,10 +66,32 @@ def test_report_errors(tmp_path: Path) -> None:
     for kw in (dict(level=1.0), dict(level=0.2), dict(level="0.9"), dict(bins=0), dict(bins=2.5)):
         with pytest.raises(InvalidParameterError):
             render_report(rel, **kw)  # type: ignore[arg-type]
-    with pytest.raises(InvalidParameterError, match="range-tree"):
+    with pytest.raises(InvalidParameterError, match="range-tree, hierarchy or quantiles"):
         render_report(object())  # type: ignore[arg-type]
     with pytest.raises(dptree.DPTreeError, match="cannot write"):
         write_report(rel, tmp_path / "no" / "dir" / "r.html")
+
+
+def test_quantiles_reports_show_every_estimate_and_interval(tmp_path: Path) -> None:
+    x = np.random.default_rng(1).integers(0, 1000, 2000)
+    rel = dptree.quantiles(x, [0.1, 0.5, 0.9], lower=0, upper=1023, epsilon=0.7, method="tree", rng=3)
+    page = render_report(rel)
+    for q, v, lo, hi in zip(rel.q, rel.values, rel.ci_low, rel.ci_high):
+        assert re.search(rf">{q:g}</td><td class=\"num\">{v}</td><td class=\"num\">\[{lo}, {hi}\]<", page)
+    assert "epsilon = 0.7" in page and "NOT PRIVATE" in page and "calibrated intervals" in page
+    users = np.arange(2000) // 2
+    per_person = dptree.quantiles(x, [0.5], lower=0, upper=1023, epsilon=1.0, method="approx", user_id=users,
+                                  max_contributions=2, rng=4)
+    assert "at most 2 per person" in render_report(per_person) and "rank radius" in render_report(per_person)
+    grouped = dptree.quantiles(x, [0.5], lower=0, upper=1023, epsilon=1.0, by=np.where(x < 500, "lo", "hi"),
+                               groups=["lo", "hi", "empty"], method="approx", rng=5)
+    page = render_report(grouped)
+    assert [m for m in re.findall(r"<h3>Group (\w+)</h3>", page)] == ["lo", "hi", "empty"]
+    assert "parallel over 3 public groups" in page
+    for g in ("lo", "hi", "empty"):
+        assert f'<td class="num">{grouped[g].values[0]}</td>' in page
+    write_report(grouped, tmp_path / "g.html")
+    assert (tmp_path / "g.html").read_text() == page
 
 
 def _chromium() -> str | None:
