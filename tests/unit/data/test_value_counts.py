@@ -148,3 +148,30 @@ def test_files_sorted_in_memory_and_by_duckdb_agree(tmp_path: Path, monkeypatch:
             np.testing.assert_array_equal(got[0], want_v.astype(got[0].dtype))
             np.testing.assert_array_equal(got[1], want_c)
         assert fast[0].dtype == streamed[0].dtype
+
+
+def test_grouped_value_counts_in_memory_and_by_duckdb_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each group's values and counts are the same whether DuckDB scans (group, value) once and numpy
+    splits and sorts them, or DuckDB sorts each group's rows; rows of unlisted groups are dropped."""
+    from dptree.data.engines import duckdb_values
+    from dptree.data.histograms import grouped_value_counts
+
+    gen = np.random.default_rng(14)
+    size = 1 << 16
+    df = pd.DataFrame({"f": np.round(gen.lognormal(0, 2, size), 2), "i": gen.integers(-300, 300, size),
+                       "g": gen.choice(["a", "b", "c", "x"], size)})
+    df.loc[gen.integers(0, size, 50), "f"] = np.nan
+    path = tmp_path / "groups.parquet"
+    df.to_parquet(path)
+    groups = ["c", "a", "b", "empty"]
+    for col in ("f", "i"):
+        runs = []
+        for limit in (1 << 26, 0):
+            monkeypatch.setattr(duckdb_values, "IN_MEMORY_VALUES", limit)
+            runs.append(grouped_value_counts(path, column=col, by="g", groups=groups, unknown="drop", missing="drop"))
+        for got in runs:
+            for (vals, cnt), g in zip(got, groups):
+                part = df.loc[df["g"] == g, col].dropna().to_numpy()
+                want_v, want_c = np.unique(part, return_counts=True)
+                np.testing.assert_array_equal(vals, want_v.astype(vals.dtype))
+                np.testing.assert_array_equal(cnt, want_c)
