@@ -57,6 +57,11 @@ def _neighbors(data, relation):
     if relation == "add_remove":
         for x in dom:
             yield data + [x]
+    elif relation == "add_user_k2":  # one person's records after bounding to k = 2: one or two records
+        for x in dom:
+            yield data + [x]
+            for y in dom:
+                yield data + [x, y]
     else:
         for i in range(len(data)):
             for x in dom:
@@ -104,6 +109,27 @@ def test_replace_needs_its_own_calibration(qs):
     eps = 2.0
     worst = _worst_log_ratio(qs, layer_epsilon(eps, len(qs), "add_remove"), "replace", calibrated="add_remove")
     assert worst > eps, worst
+
+
+@pytest.mark.parametrize("qs", [QS[0], QS[2]])
+def test_per_person_calibration_meets_the_statement_and_one_record_calibration_does_not(qs):
+    """quantiles(user_id=, max_contributions=2): a person adds one or two records after bounding
+    (a person with more is a mixture of such additions, which keeps the bound). At the per-call
+    budget the library plans (1/k of the per-record one) the exact law stays within e^epsilon (worst
+    log ratios 1.40 and 1.36 at epsilon = 2); at the per-record calibration (the bounding without the
+    1/k, a planted bug) it does not (2.76 and 2.80)."""
+    import numpy as np
+
+    from dptree.quantiles import api
+
+    eps = 2.0
+    plan = api._plan(np.array(qs), 0, 3, eps, "approx", None, "add_remove", None, None, 2, [0])
+    assert plan.per_call == layer_epsilon(eps, len(qs), "add_remove") / 2
+    worst = _worst_log_ratio(qs, plan.per_call, "add_user_k2", max_n=2, calibrated="add_remove")
+    assert worst <= eps + 1e-9, worst
+    planted = _worst_log_ratio(qs, layer_epsilon(eps, len(qs), "add_remove"), "add_user_k2", max_n=2,
+                               calibrated="add_remove")
+    assert planted > eps, planted
 
 
 def test_sampler_matches_the_exact_law():
