@@ -184,6 +184,21 @@ def _stats(v: list[float]) -> tuple[float, float]:
     return float(a.mean()), float(a.std(ddof=1) / np.sqrt(a.size)) if a.size > 1 else float("nan")
 
 
+def variant_table(runs: dict[str, Callable[[np.ndarray, int], np.ndarray]], xs: list[np.ndarray], qs: np.ndarray,
+                  seed: int, header: str) -> None:
+    """Print the tie-aware mean and max rank error (+- standard error over the data sets) of each
+    variant ``runs[name](x, seed)`` on the data sets ``xs`` (the m = 20 experiments' table)."""
+    print(header + "\n")
+    print("| variant | tie-aware mean | tie-aware max |\n|---|---:|---:|")
+    for name, f in runs.items():
+        errs = [errors(np.sort(x), np.sort(f(x, seed * 1000 + i)), qs)[1] for i, x in enumerate(xs)]
+        cols = []
+        for stat in (np.mean, np.max):
+            mean, se = _stats([float(stat(e)) for e in errs])
+            cols.append(f"{mean:.2f} ± {se:.2f}")
+        print(f"| {name} | {cols[0]} | {cols[1]} |", flush=True)
+
+
 def run_grid(args: argparse.Namespace) -> None:
     """Run the cells; print one row per (cell, method); append per-trial errors to ``--out``."""
     methods = [m for m in args.methods.split(",") if m]

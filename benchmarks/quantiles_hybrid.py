@@ -71,15 +71,8 @@ def main() -> None:
         runs[method] = lambda x, s, f=f: np.asarray(f(x, qs, s), dtype=np.float64)  # type: ignore[misc]
     for s_layers in (1, 2, 3):
         runs[f"h{s_layers}"] = lambda x, s, k=s_layers: hybrid(x, qs, s, k)
-    print(f"# {args.data}, n = {args.n}, m = {args.m}, epsilon = 1, {args.trials} trials, seed {args.seed}\n")
-    print("| variant | tie-aware mean | tie-aware max |\n|---|---:|---:|")
-    for name, f in runs.items():
-        errs = [grid.errors(np.sort(x), np.sort(f(x, args.seed * 1000 + i)), qs)[1] for i, x in enumerate(xs)]
-        cols = []
-        for stat in (np.mean, np.max):
-            v = np.array([stat(e) for e in errs])
-            cols.append(f"{v.mean():.2f} ± {v.std(ddof=1) / np.sqrt(v.size):.2f}")
-        print(f"| {name} | {cols[0]} | {cols[1]} |", flush=True)
+    grid.variant_table(runs, xs, qs, args.seed,
+                       f"# {args.data}, n = {args.n}, m = {args.m}, epsilon = 1, {args.trials} trials, seed {args.seed}")
 
 
 if __name__ == "__main__":
