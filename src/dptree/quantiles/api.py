@@ -11,7 +11,7 @@ import numpy as np
 from dptree._validation import Interval, Options, validate_params
 from dptree.data.groups import check_groups
 from dptree.data.histograms import COLUMN, RNG, UNKNOWN, is_file
-from dptree.errors import InvalidParameterError
+from dptree.errors import DataError, InvalidParameterError
 from dptree.estimation.intervals import LEVEL
 from dptree.interior.calibration import DECLARED_SIZE, EPSILON, ON_INVALID, declared_size
 from dptree.interior.encoding import encoding, prepare, prepare_groups
@@ -165,7 +165,11 @@ def _bounded_points(data: Any, p: _Plan, column: str | None, user_id: Any, on_in
 
     points = plan_range_tree(lower=p.lo, upper=p.hi, epsilon=p.epsilon, width=1, branching=2,
                              max_contributions=p.k)  # its buckets are the domain's points
-    hist = leaf_histogram(data, points, column=column, user_id=user_id, missing=on_invalid, rng=src)[:p.enc.size]
+    try:
+        hist = leaf_histogram(data, points, column=column, user_id=user_id, missing=on_invalid, rng=src)[:p.enc.size]
+    except DataError as exc:  # the range tree names its policy missing=; here it is on_invalid=
+        text = str(exc).replace("missing='drop' (--missing drop)", "on_invalid='drop'")
+        raise DataError(text.replace("missing='drop'", "on_invalid='drop'")) from None
     vals = np.flatnonzero(hist)
     return vals.astype(np.uint64), hist[vals].astype(np.int64)
 

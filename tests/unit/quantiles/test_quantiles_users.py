@@ -91,3 +91,13 @@ def test_per_person_parameters_are_refused_before_the_data_is_read(kw: dict, mat
             "max_contributions": 2, **kw}
     with pytest.raises(InvalidParameterError, match=match):
         dptree.quantiles(np.array([1, 2, 3]), [0.5], **args)
+
+
+def test_missing_values_name_quantiles_own_policy() -> None:
+    from dptree.errors import DataError
+
+    x = np.array([1.0, np.nan, 3.0])
+    with pytest.raises(DataError, match="on_invalid='drop'"):
+        dptree.quantiles(x, [0.5], lower=0, upper=15, epsilon=1.0, user_id=[1, 2, 3])
+    kept = dptree.quantiles(x, [0.5], lower=0, upper=15, epsilon=1.0, user_id=[1, 2, 3], on_invalid="drop", rng=1)
+    assert 0 <= kept.values[0] <= 15
