@@ -428,6 +428,17 @@ def for_kind(table: Mapping[str, T], release: Any, command: str) -> T:
     return table[kind]
 
 
+def release_level(release: Any, ci: float | None) -> float:
+    """``--ci`` for a release: 0.95 when not given; a quantiles release's intervals are part of it,
+    so its own level (``--ci`` other than that level is refused)."""
+    if release_kind(release) not in ("quantiles", "quantiles_groups"):
+        return 0.95 if ci is None else ci
+    if ci is not None and ci != release.level:
+        raise InvalidParameterError(f"--ci: this quantiles release's intervals are at level {release.level:g}; "
+                                    f"drop --ci or pass --ci {release.level:g}")
+    return float(release.level)
+
+
 def write_from_release(args: argparse.Namespace, handlers: Mapping[str, Callable[[Any, argparse.Namespace], None]],
                        what: str) -> int:
     """``plot`` and ``report``: check ``--out``, load the release, run the handler for its kind,

@@ -1,4 +1,5 @@
-"""``dptree plot``: a PNG of a saved release: a range tree's CDF or histogram, a hierarchy's counts."""
+"""``dptree plot``: a PNG of a saved release: a range tree's CDF or histogram, a hierarchy's counts,
+quantiles with their intervals (every group's, for a group-by release)."""
 
 from __future__ import annotations
 
@@ -19,12 +20,16 @@ def add_view_options(p: Any) -> None:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("plot", help="plot a release: a range tree's CDF or histogram, a hierarchy's counts")
+    p = sub.add_parser("plot", help="plot a release: a range tree's CDF or histogram, a hierarchy's counts, "
+                                    "quantiles with their intervals")
     p.add_argument("release")
     p.add_argument("--out", required=True, help="PNG file to write")
     core.add_force_option(p, "plot")
-    p.add_argument("--ci", type=float, default=0.95)
-    p.add_argument("--kind", choices=["cdf", "histogram"], default="cdf", help="range trees: what to plot")
+    p.add_argument("--ci", type=float, default=None,
+                   help="confidence level of bands and intervals (default 0.95; a quantiles release: its own level)")
+    p.add_argument("--kind", choices=["cdf", "histogram"], default=None, help="range trees: what to plot (default cdf)")
+    p.add_argument("--groups", help="quantiles by group: the groups to draw, comma-separated (default: every group, "
+                                    "at most 10)")
     p.add_argument("--bins", type=int, default=30, help="histogram: about this many bins with round edges")
     p.add_argument("--depth", type=int, default=1, help="hierarchies: the level to plot (1: children of the root)")
     add_view_options(p)
@@ -35,10 +40,20 @@ def run_plot(args: argparse.Namespace) -> int:
     return core.write_from_release(args, _PLOTS, "plot")
 
 
+def _only_for(args: argparse.Namespace, kind: str, *flags: str) -> None:
+    """Refuse the options given in ``flags`` (argparse names) that do not apply to a ``kind`` release."""
+    given = ["--" + f.replace("_", "-") for f in flags if getattr(args, f) not in (None, False)]
+    if given:
+        verb, it = ("does", "it") if len(given) == 1 else ("do", "them")
+        raise InvalidParameterError(f"{', '.join(given)} {verb} not apply to a {kind} release; drop {it}")
+
+
 def _plot_range_tree(release: Any, args: argparse.Namespace) -> None:
     from dptree.reporting.plot import plot_cdf, plot_histogram
 
-    view = {"level": args.ci, "clip_negative": args.clip_negative, "force": args.force, "log": args.log}
+    _only_for(args, "range-tree", "groups")
+    view = {"level": core.release_level(release, args.ci), "clip_negative": args.clip_negative, "force": args.force,
+            "log": args.log}
     if args.kind == "histogram":
         plot_histogram(release, args.out, bins=args.bins, **view)
     else:
@@ -49,13 +64,27 @@ def _plot_hierarchy(release: Any, args: argparse.Namespace) -> None:
     from dptree.reporting.plot import plot_hierarchy
 
     if args.log:
-        raise InvalidParameterError("--log applies to range trees (a value axis); hierarchies have none")
-    plot_hierarchy(release, args.out, depth=args.depth, level=args.ci, clip_negative=args.clip_negative,
-                   force=args.force)
+        raise InvalidParameterError("--log applies to range trees and quantiles (a value axis); hierarchies have none")
+    _only_for(args, "hierarchy", "kind", "groups")
+    plot_hierarchy(release, args.out, depth=args.depth, level=core.release_level(release, args.ci),
+                   clip_negative=args.clip_negative, force=args.force)
+
+
+def _plot_quantiles(release: Any, args: argparse.Namespace) -> None:
+    from dptree.reporting.plot import plot_quantiles
+
+    core.release_level(release, args.ci)  # the release's own level, or a refusal
+    _only_for(args, "quantiles", "kind", "clip_negative", *(() if hasattr(release, "items") else ("groups",)))
+    groups = None if args.groups is None else core.parse_groups(args.groups)
+    if groups is not None:  # the file's groups as written ("7" names the group 7 or "7")
+        groups = [next((g for g in release.groups if str(g) == str(x)), x) for x in groups]
+    plot_quantiles(release, args.out, groups=groups, log=args.log, force=args.force)
 
 
 #: How ``dptree plot`` draws each kind of release.
 _PLOTS: dict[str, Callable[[Any, argparse.Namespace], None]] = {
     "range_tree": _plot_range_tree,
     "hierarchy": _plot_hierarchy,
+    "quantiles": _plot_quantiles,
+    "quantiles_groups": _plot_quantiles,
 }

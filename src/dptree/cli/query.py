@@ -46,8 +46,7 @@ def run_query(args: argparse.Namespace) -> int:
 
     release = load(args.release)
     answer = core.for_kind(_ANSWERS, release, "query")
-    if args.ci is None:
-        args.ci = release.level if core.release_kind(release) in ("quantiles", "quantiles_groups") else 0.95
+    args.ci = core.release_level(release, args.ci)
     rows = answer(release, args)
     header = release.summary()
     if args.format == "json":
@@ -182,9 +181,6 @@ def _quantiles_rows(release: Any, args: argparse.Namespace) -> list[dict[str, An
     if given:
         raise InvalidParameterError(f"{', '.join(given)}: a quantiles release holds only its own levels; query it "
                                     "without options (release a range tree to answer other queries)")
-    if args.ci != release.level:
-        raise InvalidParameterError(f"--ci: this quantiles release's intervals are at level {release.level:g}; "
-                                    f"drop --ci or pass --ci {release.level:g}")
     return quantiles_rows(release)
 
 

@@ -17,7 +17,8 @@ def register(sub: Any) -> None:
     p.add_argument("release")
     p.add_argument("--out", required=True, help="HTML file to write")
     core.add_force_option(p, "report")
-    p.add_argument("--ci", type=float, default=0.95, help="confidence level of bands and intervals")
+    p.add_argument("--ci", type=float, default=None,
+                   help="confidence level of bands and intervals (default 0.95; a quantiles release: its own level)")
     p.add_argument("--bins", type=int, default=30, help="histogram bins (default 30)")
     p.add_argument("--title")
     add_view_options(p)
@@ -31,7 +32,7 @@ def run_report(args: argparse.Namespace) -> int:
 def _write(release: Any, args: argparse.Namespace) -> None:
     from dptree.reporting.report import write_report
 
-    write_report(release, args.out, level=args.ci, bins=args.bins, title=args.title, log=args.log,
+    write_report(release, args.out, level=core.release_level(release, args.ci), bins=args.bins, title=args.title, log=args.log,
                  clip_negative=args.clip_negative, force=args.force)
 
 

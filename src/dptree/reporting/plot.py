@@ -17,12 +17,15 @@ from typing import Any
 import numpy as np
 
 from dptree._validation import require
-from dptree.data.domain import Domain
+from dptree.data.domain import Domain, is_date_bound
 from dptree.errors import InputFormatError, InvalidParameterError
 from dptree.io.release_file import atomic_write, check_overwrite
 from dptree.rangetree.release import RangeTree
 
-__all__ = ["plot_cdf", "plot_histogram", "plot_hierarchy", "nice_edges", "value_label"]
+__all__ = ["plot_cdf", "plot_histogram", "plot_hierarchy", "plot_quantiles", "nice_edges", "value_label"]
+
+#: the most groups one quantiles plot draws side by side (``groups=`` picks which)
+MAX_PLOTTED_GROUPS = 10
 
 _NICE = (1.0, 2.0, 2.5, 5.0, 10.0)
 _DATE_STEPS_S = (1, 5, 10, 30, 60, 300, 600, 1800, 3600, 6 * 3600, 12 * 3600, 86400, 7 * 86400, 14 * 86400,
@@ -103,17 +106,22 @@ def nice_edges(domain: Domain, bins: int, *, log: bool = False) -> np.ndarray:
     return edges
 
 
+def _column(release: Any) -> str | None:
+    """The released column's name from the release's public metadata, when the caller gave one."""
+    col = getattr(release, "column", None) or (getattr(release, "metadata", None) or {}).get("column")
+    return str(col) if col else None
+
+
 def value_label(release: Any) -> str:
     """The value axis label: the released column's name, or "value"."""
-    col = getattr(release, "column", None)
-    return str(col) if col else "value"
+    return _column(release) or "value"
 
 
 def _title(kind: str, release: Any, clipped: bool, *, of_column: bool = True) -> str:
     priv = release.privacy
     spent = priv.get("budget_spent") or {k: priv[k] for k in ("epsilon", "delta") if priv.get(k)}
     budget = ", ".join(f"{k}={v:.3g}" for k, v in spent.items())
-    col = getattr(release, "column", None)
+    col = _column(release)
     what = f"{kind} of {col}" if col and of_column else kind
     extra = "" if release.private else ", NOT PRIVATE"
     title = f"Private {what} ({budget}{extra})"
@@ -122,16 +130,18 @@ def _title(kind: str, release: Any, clipped: bool, *, of_column: bool = True) ->
     return title
 
 
-def _set_value_scale(ax: Any, release: RangeTree, log: bool, axis: str = "x") -> None:
+def _set_value_scale(ax: Any, kind: str, lower: Any, linear_near_zero: float, log: bool, axis: str = "x") -> None:
+    """``log``: a logarithmic value axis; symlog (linear within ``linear_near_zero`` of 0) when the
+    domain reaches 0. Refused for dates."""
     if not log:
         return
-    if release.domain.kind == "datetime":
+    if kind == "datetime":
         raise InvalidParameterError("a log scale needs a numeric domain, not dates")
     setter = ax.set_xscale if axis == "x" else ax.set_yscale
-    if float(release.domain.lower) > 0:
+    if float(lower) > 0:
         setter("log")
     else:  # zero or negative values: logarithmic away from zero, linear near it
-        setter("symlog", linthresh=max(float(release.domain.width), 1e-12))
+        setter("symlog", linthresh=max(float(linear_near_zero), 1e-12))
 
 
 def _check_target(path: Any, force: bool) -> None:
@@ -199,7 +209,7 @@ def plot_cdf(
     col = value_label(release)
     ax.set_xlabel(col)
     ax.set_ylabel(f"fraction of records with {col} <= x")
-    _set_value_scale(ax, release, log)
+    _set_value_scale(ax, release.domain.kind, release.domain.lower, release.domain.width, log)
     ax.set_title(_title("CDF", release, clip_negative), fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right")
@@ -247,7 +257,7 @@ def plot_histogram(
     col = value_label(release)
     ax.set_xlabel(col)
     ax.set_ylabel("records")
-    _set_value_scale(ax, release, log)
+    _set_value_scale(ax, release.domain.kind, release.domain.lower, release.domain.width, log)
     ax.set_title(_title("histogram", release, clip_negative), fontsize=10)
     ax.grid(alpha=0.3, axis="y")
     ax.legend(handles, labels, loc="upper right", fontsize=8)
@@ -292,3 +302,70 @@ def plot_hierarchy(
     fig.tight_layout()
     _save(fig, path, plt)
     return part
+
+
+def plot_quantiles(release: Any, path: Any, *, groups: Any = None, log: bool = False, force: bool = False) -> Any:
+    """Save a PNG of a quantiles release (:func:`dptree.quantiles`): each level q (x axis) against
+    its estimate (y axis), with the release's own intervals, at the level it was made with, as
+    vertical bars. A group-by release (:class:`~dptree.quantiles.groups.GroupedQuantiles`) draws one
+    series per group, side by side at each level: every group, or the ``groups`` listed (at most
+    :data:`MAX_PLOTTED_GROUPS`). ``log``: logarithmic value axis. Post-processing of the release
+    only; returns the rows drawn (``release.to_frame()``, with a group column for a group-by release)."""
+    _check_target(path, force)
+    members = _plotted_groups(release, groups)
+    plt = _pyplot()
+    first = members[0][1]
+    q = np.asarray(first.q, dtype=np.float64)
+    gap = float(np.min(np.diff(q))) if q.size > 1 else 0.1
+    spread = min(gap, 0.1) * 0.6  # the groups' side-by-side offsets stay inside a level's gap
+    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
+    frames = []
+    for i, (group, rel) in enumerate(members):
+        x = q + (spread * (i / (len(members) - 1) - 0.5) if len(members) > 1 else 0.0)
+        label = "estimate" if group is None else str(group)
+        line = ax.plot(x, np.asarray(rel.values), marker="o", ms=4, lw=0.8, alpha=0.9, label=label)[0]
+        lo, hi = np.asarray(rel.ci_low), np.asarray(rel.ci_high)
+        ax.vlines(x, lo, hi, color=line.get_color(), lw=1.0, alpha=0.7)
+        ax.plot(np.concatenate([x, x]), np.concatenate([lo, hi]), ls="none", marker="_", ms=6, color=line.get_color())
+        frame = rel.to_frame()
+        if group is not None:
+            frame.insert(0, "group", group)
+        frames.append(frame)
+    ax.plot([], [], color="0.4", lw=1.0, label=f"{first.level:.0%} interval ({first.method})")
+    ax.set_xlabel("level q")
+    ax.set_ylabel(value_label(release))
+    ax.set_xticks(q if q.size <= 12 else np.linspace(0.0, 1.0, 11))
+    ax.set_xlim(min(-0.02, float(q[0]) - spread), max(1.02, float(q[-1]) + spread))
+    if log:
+        dates = is_date_bound(first.lower)
+        near_zero = 1.0 if dates or isinstance(first.lower, int) else (float(first.upper) - float(first.lower)) * 1e-3
+        _set_value_scale(ax, "datetime" if dates else "numeric", 0 if dates else first.lower, near_zero, log, axis="y")
+        ax.set_ylim(bottom=max(ax.get_ylim()[0], float(first.lower)))  # symlog: no empty negative half
+    ax.set_title(_title("quantiles", release, False), fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="best", fontsize=8)
+    fig.tight_layout()
+    _save(fig, path, plt)
+    import pandas as pd
+
+    return pd.concat(frames, ignore_index=True)
+
+
+def _plotted_groups(release: Any, groups: Any) -> list[tuple[Any, Any]]:
+    """(group, release) pairs to draw: (None, release) for one release; a group-by release's groups."""
+    if not hasattr(release, "items"):
+        if groups is not None:
+            raise InvalidParameterError("groups= applies to a group-by release (dptree.quantiles(..., by=))")
+        return [(None, release)]
+    if groups is None:
+        picked = list(release.groups)
+    else:
+        picked = list(groups)
+        unknown = [g for g in picked if g not in release.releases]
+        if unknown or not picked or len(set(map(str, picked))) != len(picked):
+            raise InvalidParameterError(f"groups must name distinct groups of the release, one or more of "
+                                        f"{list(release.groups)}; got {picked}")
+    if len(picked) > MAX_PLOTTED_GROUPS:
+        raise InvalidParameterError(f"the release has {len(picked)} groups; one plot draws at most "
+                                    f"{MAX_PLOTTED_GROUPS}: pick them with groups=[...]")
+    return [(g, release.releases[g]) for g in picked]

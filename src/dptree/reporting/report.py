@@ -171,7 +171,8 @@ def render_report(
     clip_negative: bool = False,
 ) -> str:
     """The report as one HTML string: a range-tree release (CDF, histogram with round bin edges,
-    quantiles with intervals) or a hierarchy release (counts per node). ``log``: logarithmic
+    quantiles with intervals), a hierarchy release (counts per node) or a quantiles release, one or
+    by group (its plot and tables, at the release's own level: ``level`` does not apply). ``log``: logarithmic
     value axis; ``clip_negative``: plots in a clearly marked post-processed view with negative
     estimates shown as 0 (tables and CSV files always hold the released estimates)."""
     report = _REPORTS.get(getattr(release, "KIND", ""))
@@ -349,10 +350,16 @@ def quantiles_privacy_in_words(rel: Any) -> str:
 def _quantiles_report(rel: Any, *, level: float, bins: int, title: str | None, log: bool, clip_negative: bool) -> str:
     """Each level's estimate and interval (every group's, for a group-by release), at the level the
     release was made with (``level`` does not apply: the intervals are part of the release)."""
+    from dptree.reporting.plot import MAX_PLOTTED_GROUPS, plot_quantiles
+
     esc = html.escape
     parts = list(rel.items()) if hasattr(rel, "items") else [(None, rel)]
     first = parts[0][1]
     frame = rel.to_frame()
+    chart = ""
+    if len(parts) <= MAX_PLOTTED_GROUPS:  # more groups: the tables only (one plot would be unreadable)
+        b64, _ = _png_of(plot_quantiles, rel, log=log)
+        chart = f'<img alt="quantiles with their intervals" src="data:image/png;base64,{b64}">'
     tables = []
     for group, one in parts:
         radius = one.rank_radius or [None] * len(one.values)
@@ -386,6 +393,7 @@ def _quantiles_report(rel: Any, *, level: float, bins: int, title: str | None, l
 {_table(params)}
 <h2>Quantiles</h2>
 {radius_note}
+{chart}
 <p>{_csv_link(frame, f"{_file_stem(first)}-quantiles.csv", "Download the quantiles (CSV)")}</p>
 {''.join(tables)}"""
     return _page(heading, _not_private_warning(rel), sections)

@@ -160,7 +160,7 @@ def test_releases_are_told_apart_by_their_kind(command: str, files: dict[str, Pa
             "report": ["report", str(files["rel"]), "--out", str(files["dir"] / "o.html")]}[command]
     code, _, err = cli_run(argv)
     assert code == 2
-    kinds = ("range-tree or hierarchy" if command == "plot" else "range-tree, hierarchy, quantiles or grouped quantiles")
+    kinds = "range-tree, hierarchy, quantiles or grouped quantiles"  # query, plot and report take the same kinds
     assert err == f"dptree: error: {command} needs a {kinds} release; this one is a other release\n"
 
 
