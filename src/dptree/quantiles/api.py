@@ -117,18 +117,18 @@ def quantiles(
     dropped at random in the engine); every exponential-mechanism call runs at 1/k of its share
     (group privacy), the tree at ``max_contributions=k``. Add/remove-one person only; with
     ``user_id``, ``n`` is refused (declare ``n_max``) and the mechanism methods need an integer
-    domain of at most 2^24 points (docs/quantiles.md, "Per person").
+    domain of at most 2^24 points (docs/quantiles.md, "Per person"). With ``by`` too, a person's
+    records are bounded across all groups (k in all) and each group's release runs at 1/k per
+    record, so the set is epsilon-DP per person; the mechanism methods then hold groups x points
+    <= 2^25 counts.
     """
     eps = check_release_budget(epsilon)
     qa = _levels(qs)
     if by is not None or groups is not None:
-        if user_id is not None or max_contributions != 1:
-            raise InvalidParameterError("by= cannot be combined with user_id= or max_contributions= in quantiles; drop "
-                                        "one of them (a range tree per group bounds users: release one with by= and "
-                                        "user_id= and read its quantiles off)")
         return _by_group(data, qa, by=by, groups=groups, unknown=unknown, lower=lower, upper=upper, epsilon=eps,
                          method=method, level=level, n=n, n_max=n_max, column=column, width=width,
-                         neighbors=neighbors, grid=grid, interval=interval, rng=rng, on_invalid=on_invalid)
+                         neighbors=neighbors, grid=grid, interval=interval, rng=rng, on_invalid=on_invalid,
+                         user_id=user_id, max_contributions=max_contributions)
     p = _plan(qa, lower, upper, eps, method, width, neighbors, n, n_max, max_contributions, user_id)
     metadata = creation_metadata(column=column)  # the clock, read before the data
     src = make_source(rng)  # one stream: the bounding per user, then the mechanisms
@@ -140,7 +140,7 @@ def quantiles(
                           user_id=user_id, max_contributions=p.k)
         return _tree_release(p, tree, qa, level, src, interval, grid, metadata)
     if user_id is not None:
-        vals, cnt = _bounded_points(data, p, column, user_id, on_invalid, src)
+        ((vals, cnt),) = _bounded_points(data, p, column, user_id, on_invalid, src)
         return _em_release(p, qa, _em_offsets(p, qa, vals, cnt, src), level, src, metadata)
     # files and relations: every call staged on engine queries, the same law and draws
     staged = None if p.method == "joint" else staged_quantiles(data, column, p.enc, on_invalid, qa, method=p.method,
@@ -153,25 +153,33 @@ def quantiles(
 
 #: the largest domain the exponential-mechanism methods bound per user (one count per point)
 BOUNDED_POINTS = 1 << 24
+#: with by=: the most (groups x points) counts held at once (2^25 int64, at most 512 MiB padded)
+BOUNDED_GROUP_CELLS = 1 << 25
 
 
 def _bounded_points(data: Any, p: _Plan, column: str | None, user_id: Any, on_invalid: Literal["error", "drop"],
-                    src: Any) -> tuple[np.ndarray, np.ndarray]:
+                    src: Any, *, by: Any = None, groups: list[Any] | None = None,
+                    unknown: Literal["error", "drop"] = "error") -> list[tuple[np.ndarray, np.ndarray]]:
     """The records left after keeping at most k per user (chosen uniformly at random, in the engine:
-    :func:`dptree.data.histograms.leaf_histogram` with ``user_id``, as for a range tree), as sorted
-    distinct offsets and counts: one count per point of the integer domain."""
+    :func:`dptree.data.histograms.leaf_histogram` with ``user_id``, as for a range tree; with ``by``,
+    across all groups), as sorted distinct offsets and counts: one count per point of the integer
+    domain; one (offsets, counts) pair, or one per group of ``groups``."""
     from dptree.data.histograms import leaf_histogram
     from dptree.rangetree.plan import plan_range_tree
 
     points = plan_range_tree(lower=p.lo, upper=p.hi, epsilon=p.epsilon, width=1, branching=2,
                              max_contributions=p.k)  # its buckets are the domain's points
     try:
-        hist = leaf_histogram(data, points, column=column, user_id=user_id, missing=on_invalid, rng=src)[:p.enc.size]
+        hist = leaf_histogram(data, points, column=column, user_id=user_id, missing=on_invalid, rng=src, by=by,
+                              groups=groups, unknown=unknown)
     except DataError as exc:  # the range tree names its policy missing=; here it is on_invalid=
         text = str(exc).replace("missing='drop' (--missing drop)", "on_invalid='drop'")
         raise DataError(text.replace("missing='drop'", "on_invalid='drop'")) from None
-    vals = np.flatnonzero(hist)
-    return vals.astype(np.uint64), hist[vals].astype(np.int64)
+    out = []
+    for row in np.atleast_2d(hist)[:, :p.enc.size]:
+        vals = np.flatnonzero(row)
+        out.append((vals.astype(np.uint64), row[vals].astype(np.int64)))
+    return out
 
 
 class _Plan(NamedTuple):
@@ -280,8 +288,11 @@ def _em_release(p: _Plan, qa: np.ndarray, offs: list[int], level: float, src: An
 def _by_group(data: Any, qa: np.ndarray, *, by: Any, groups: Any, unknown: Literal["error", "drop"], lower: Any,
               upper: Any, epsilon: float, method: str, level: float, n: int | None, n_max: int | None,
               column: str | None, width: Any, neighbors: Relation, grid: int, interval: str, rng: RngLike,
-              on_invalid: Literal["error", "drop"]) -> GroupedQuantiles:
-    """One quantiles release per public group (module :mod:`dptree.quantiles.groups`)."""
+              on_invalid: Literal["error", "drop"], user_id: Any, max_contributions: int) -> GroupedQuantiles:
+    """One quantiles release per public group (module :mod:`dptree.quantiles.groups`). With
+    ``user_id``: at most k records per person are kept across all groups, then each group's
+    release runs at 1/k of its share per record, so a person's k_1 + k_2 + ... <= k records cost at
+    most epsilon in all (group privacy within a group, parallel composition across them)."""
     if by is None or groups is None:
         raise InvalidParameterError("by and groups go together: by= names the column (or gives each record's group), "
                                     "groups= lists the public groups")
@@ -289,7 +300,12 @@ def _by_group(data: Any, qa: np.ndarray, *, by: Any, groups: Any, unknown: Liter
         raise InvalidParameterError("group-by releases use add/remove neighbors: under 'replace' a record could move "
                                     "between groups and change two releases; use neighbors='add_remove'")
     gs = check_groups(groups)
-    p = _plan(qa, lower, upper, epsilon, method, width, neighbors, n, n_max)  # n, n_max: each group's
+    # n, n_max: each group's size
+    p = _plan(qa, lower, upper, epsilon, method, width, neighbors, n, n_max, max_contributions, user_id)
+    if user_id is not None and p.method != "tree" and len(gs) * p.enc.size > BOUNDED_GROUP_CELLS:
+        raise InvalidParameterError(f"user_id= with by= and method={p.method!r} counts every point of the domain in "
+                                    f"every group: {len(gs)} groups x {p.enc.size:,} points exceeds "
+                                    f"{BOUNDED_GROUP_CELLS:,}; use method='tree' or a smaller domain")
     metadata = creation_metadata(column=column)  # the clock, read before the data
     src = make_source(rng)  # one stream for all groups
     if p.method == "tree":
@@ -297,11 +313,14 @@ def _by_group(data: Any, qa: np.ndarray, *, by: Any, groups: Any, unknown: Liter
 
         trees = range_tree(data, by=by, groups=gs, unknown=unknown, lower=p.lo, upper=p.hi, epsilon=epsilon,
                            width=p.width, levels=TREE_LEVELS, branching=TREE_BRANCHING, neighbors=neighbors,
-                           column=column, missing=on_invalid, rng=src)
+                           column=column, missing=on_invalid, rng=src, user_id=user_id, max_contributions=p.k)
         releases = {g: _tree_release(p, trees[g], qa, level, src, interval, grid, metadata) for g in gs}
     else:
-        _, parts = prepare_groups(data, lower, upper, by=by, groups=gs, unknown=unknown, on_invalid=on_invalid,
-                                  column=column, width=width)
+        if user_id is not None:  # at most k records per person, across the groups
+            parts = _bounded_points(data, p, column, user_id, on_invalid, src, by=by, groups=gs, unknown=unknown)
+        else:
+            _, parts = prepare_groups(data, lower, upper, by=by, groups=gs, unknown=unknown, on_invalid=on_invalid,
+                                      column=column, width=width)
         releases = {g: _em_release(p, qa, _em_offsets(p, qa, vals, cnt, src), level, src, metadata)
                     for g, (vals, cnt) in zip(gs, parts)}
     return grouped_quantiles(gs, releases, _statement(p, qa.size, src.private), metadata)

@@ -120,3 +120,22 @@ def test_user_id_bounds_each_person_like_the_library(tmp_path: Path, cli_run: An
     want = dptree.quantiles(x, [0.5, 0.9], lower=0, upper=99, epsilon=1.0, user_id=users, max_contributions=2, rng=1)
     assert [int(line.split()[1]) for line in printed.splitlines() if line.startswith("quantile(")] == want.values
     assert dptree.load(str(tmp_path / "q.json")).max_contributions == 2
+
+
+def test_by_group_and_user_id_together_bound_each_person_across_groups(tmp_path: Path, cli_run: Any) -> None:
+    g = np.random.default_rng(3)
+    users = np.r_[np.repeat(np.arange(300), 2), [999] * 200]
+    x = np.r_[g.integers(0, 100, 600), [99] * 200]
+    groups = np.where(np.arange(800) % 2 == 0, "a", "b")
+    f = tmp_path / "ug.csv"
+    f.write_text("v,u,g\n" + "\n".join(f"{v},{u},{k}" for v, u, k in zip(x, users, groups)) + "\n")
+    code, printed, err = cli_run(["quantiles", str(f), "--column", "v", "--q", "0.5,0.9", "--lower", "0", "--upper",
+                                  "99", "--epsilon", "1", "--user-id", "u", "--max-contributions", "2", "--by", "g",
+                                  "--groups", "a,b", "--seed", "1", "--allow-nonprivate",
+                                  "--out", str(tmp_path / "q-{group}.json")])
+    assert code == 0, err
+    want = dptree.quantiles(x, [0.5, 0.9], lower=0, upper=99, epsilon=1.0, user_id=users, max_contributions=2,
+                            by=groups, groups=["a", "b"], rng=1)
+    for group in ("a", "b"):
+        one = dptree.load(str(tmp_path / f"q-{group}.json"))
+        assert one.values == want[group].values and one.max_contributions == 2

@@ -39,7 +39,7 @@ def test_within_the_bound_the_release_is_the_record_level_release_at_epsilon_ove
 def test_a_person_with_many_records_counts_at_most_k_times() -> None:
     x, users = _people(heavy=500)
     p = api._plan(np.array([0.5]), 0, 1023, 1.0, "approx", None, "add_remove", None, None, 3, users)
-    vals, cnt = api._bounded_points(x, p, None, users, "error", make_source(1))
+    ((vals, cnt),) = api._bounded_points(x, p, None, users, "error", make_source(1))
     assert cnt[vals == 1000].tolist() == [3]  # the heavy person's 500 records at 1000, bounded to 3
     assert cnt.sum() == x.size - 497  # everyone else is within the bound
     rel = dptree.quantiles(x, [0.5, 0.9], lower=0, upper=1023, epsilon=1.0, user_id=users, max_contributions=3,
@@ -83,7 +83,8 @@ def test_file_round_trip_keeps_k_and_refuses_a_changed_k(tmp_path: Path) -> None
     ({"n": 500}, "n_max"),
     ({"lower": 0.0, "upper": 1023.0}, "integer domain"),
     ({"upper": 2**30}, "2\\^24"),
-    ({"by": "g", "groups": ["a"]}, "by="),
+    ({"by": ["a", "b", "c"], "groups": ["a", "b", "c"], "upper": 2**24 - 1}, "3 groups x 16,777,216 points"),
+    ({"by": ["a", "b", "c"], "groups": ["a", "b", "c"], "neighbors": "replace"}, "add/remove"),
     ({"max_contributions": 0}, "max_contributions"),
 ])
 def test_per_person_parameters_are_refused_before_the_data_is_read(kw: dict, match: str) -> None:
@@ -101,3 +102,53 @@ def test_missing_values_name_quantiles_own_policy() -> None:
         dptree.quantiles(x, [0.5], lower=0, upper=15, epsilon=1.0, user_id=[1, 2, 3])
     kept = dptree.quantiles(x, [0.5], lower=0, upper=15, epsilon=1.0, user_id=[1, 2, 3], on_invalid="drop", rng=1)
     assert 0 <= kept.values[0] <= 15
+
+
+# --------------------------------------------------------------------------- by group, per person
+
+
+def _grouped_people(heavy: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``_people`` with a group per record; the heavy person's records are split between groups a and b."""
+    x, users = _people(heavy)
+    g = np.array(["a", "b", "c"])[np.random.default_rng(6).integers(0, 3, x.size)]
+    g[x.size - heavy:] = np.where(np.arange(heavy) % 2 == 0, "a", "b")
+    return x, users, g
+
+
+@pytest.mark.parametrize("method", ["approx", "exponential", "joint"])
+def test_by_group_per_person_within_the_bound_is_the_record_level_release_at_epsilon_over_k(method: str) -> None:
+    x, users, g = _grouped_people()
+    extra = {"n_max": 1000} if method == "joint" else {}
+    kw = {"lower": 0, "upper": 1023, "method": method, "by": g, "groups": ["a", "b", "c"], **extra}
+    per_user = dptree.quantiles(x, [0.25, 0.5], epsilon=1.0, user_id=users, max_contributions=2, rng=make_source(7),
+                                **kw)
+    per_record = dptree.quantiles(x, [0.25, 0.5], epsilon=0.5, rng=make_source(7), **kw)
+    for group in ("a", "b", "c"):
+        assert per_user[group].values == per_record[group].values
+        assert per_user[group].rank_radius == per_record[group].rank_radius
+    assert per_user.privacy["max_contributions"] == 2 and per_user.privacy["epsilon_per_record"] == 0.5
+    assert per_user.privacy["budget_spent"]["epsilon"] == 1.0 and "parallel" in per_user.privacy["composition"]
+
+
+def test_by_group_a_person_counts_at_most_k_times_across_all_groups() -> None:
+    x, users, g = _grouped_people(heavy=600)  # 300 records in a and 300 in b, all at 1000
+    p = api._plan(np.array([0.5]), 0, 1023, 1.0, "approx", None, "add_remove", None, None, 3, users)
+    parts = api._bounded_points(x, p, None, users, "error", make_source(1), by=g, groups=["a", "b", "c"])
+    heavy = [int(cnt[vals == 1000].sum()) for vals, cnt in parts]
+    assert sum(heavy) == 3 and heavy[2] == 0  # 3 in all, not 3 per group
+    assert sum(int(c.sum()) for _, c in parts) == x.size - 597
+
+
+def test_by_group_per_person_tree_reads_the_grouped_bounded_range_tree(tmp_path: Path) -> None:
+    x, users, g = _grouped_people(heavy=40)
+    frame = pd.DataFrame({"v": x, "u": users, "g": g})
+    rel = dptree.quantiles(frame, [0.5, 0.9], column="v", by="g", groups=["a", "b", "c"], user_id="u",
+                           max_contributions=2, lower=0, upper=1023, epsilon=1.0, method="tree", rng=make_source(3))
+    trees = dptree.range_tree(frame, column="v", by="g", groups=["a", "b", "c"], user_id="u", max_contributions=2,
+                              lower=0, upper=1023, epsilon=1.0, levels=TREE_LEVELS, branching=TREE_BRANCHING,
+                              rng=make_source(3))
+    for group in ("a", "b", "c"):
+        assert rel[group].values == [int(v) for v in trees[group].quantile([0.5, 0.9])]
+    rel.save(tmp_path / "g.json", allow_nonprivate=True)
+    back = dptree.load(tmp_path / "g.json")
+    assert back["b"].max_contributions == 2 and back["b"].values == rel["b"].values
