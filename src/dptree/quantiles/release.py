@@ -136,8 +136,15 @@ class QuantilesRelease(Release):
         return (f"QuantilesRelease of {len(self.values)} levels by {self.method!r} over [{shown(self.lower)}, "
                 f"{shown(self.upper)}], {self.epsilon:g}-DP (pure, {self.neighbors}"
                 f"{'' if self.max_contributions == 1 else f', per person of at most {self.max_contributions} records'}"
-                f"), {self.level:g} intervals"
+                f"), {self.level:g} intervals{self._interval_note()}"
                 f"{'' if self.private else ', NOT PRIVATE (test seed)'}")
+
+    def _interval_note(self) -> str:
+        """Why the exponential-mechanism methods' intervals are the domain's ends, when a public
+        parameter says so (no exact declared size: ranks cannot be turned into values)."""
+        if self.method != "tree" and (self.n_declared is None or self.n_is_upper_bound):
+            return " (the domain's ends: declare the size, n= or --n, for narrower ones, or use method 'tree')"
+        return ""
 
     def to_frame(self) -> Any:
         """One row per level: q, estimate, ci_low, ci_high, method (and rank_radius for the

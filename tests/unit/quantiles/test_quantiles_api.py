@@ -327,3 +327,15 @@ def test_approx_on_domains_beyond_int64_and_negative_offsets():
     out = approx_quantiles([-5, -3, 0, 4], [30, 30, 30, 30], [0.25, 0.5, 0.75], lower=-10, upper=10,
                            epsilon_call=5.0, rng=make_source(1))
     assert out == [-5, -3, 0]  # each level inside its tie block
+
+
+def test_the_summary_says_why_mechanism_intervals_are_the_domain_and_how_to_narrow_them() -> None:
+    x = np.random.default_rng(8).integers(0, 1000, 2000)
+    kw = {"lower": 0, "upper": 1023, "epsilon": 1.0, "rng": 1}
+    bare = dptree.quantiles(x, [0.25, 0.5, 0.75], method="approx", **kw)
+    assert bare.ci_low == [0, 0, 0] and bare.ci_high == [1023] * 3  # no declared size: ranks give no values
+    assert "the domain's ends: declare the size, n= or --n" in bare.summary()
+    assert "domain's ends" in dptree.quantiles(x, [0.5], method="approx", n_max=5000, **kw).summary()
+    declared = dptree.quantiles(x, [0.25, 0.5, 0.75], method="approx", n=2000, **kw)
+    assert declared.ci_low[1] > 0 and "domain's ends" not in declared.summary()
+    assert "domain's ends" not in dptree.quantiles(x, [0.5], method="tree", **kw).summary()
