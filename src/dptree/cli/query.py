@@ -126,6 +126,9 @@ def _histogram_edges(release: Any, args: argparse.Namespace) -> Any:
     if args.bins is not None:
         from dptree.reporting.plot import nice_edges
 
+        if core.release_kind(release) == "sparse_range_tree":
+            raise InvalidParameterError("--bins spaces round edges over a bounded domain; a sparse range tree's may "
+                                        "span 2^64 keys: give the edges with --histogram E0,E1,...")
         if args.bins < 1:
             raise InvalidParameterError(f"--bins must be at least 1, got {args.bins}")
         return nice_edges(release.domain, args.bins)
@@ -199,6 +202,7 @@ def quantiles_rows(res: Any) -> list[dict[str, Any]]:
 #: How ``dptree query`` answers each kind of release.
 _ANSWERS: dict[str, Callable[[Any, argparse.Namespace], list[dict[str, Any]]]] = {
     "range_tree": _range_tree_rows,
+    "sparse_range_tree": _range_tree_rows,
     "hierarchy": _hierarchy_rows,
     "quantiles": _quantiles_rows,
     "quantiles_groups": _grouped_quantiles_rows,

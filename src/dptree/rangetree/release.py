@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
-from dptree._validation import InstanceOf, Interval, Options, validate_params
+from dptree._validation import Interval, Options, validate_params
 from dptree.errors import InvalidParameterError
 from dptree.estimation.intervals import LEVEL, symmetric_interval
 from dptree.io.contract import CountRelease
@@ -32,7 +32,7 @@ from dptree.rangetree.document import range_tree_document, range_tree_from_docum
 from dptree.rangetree.estimates import LeafEstimates
 from dptree.rangetree.plan import RangeTreePlan, plan_range_tree
 from dptree.rangetree.quantile_calibration import INTERVALS, calibration_sims, released_intervals
-from dptree.rangetree.results import Answers, HistogramResult, QuantileResult, quantile_levels
+from dptree.rangetree.results import FLAG, Answers, HistogramResult, QuantileResult, RangeQueries, quantile_levels
 
 __all__ = [
     "RangeTree",
@@ -46,14 +46,14 @@ __all__ = [
     "level_sensitivities",
 ]
 
-_FLAG = [InstanceOf(bool, np.bool_, description="True or False")]
+_FLAG = FLAG
 
 
 def _scalar_or_array(x: np.ndarray, like: Any) -> Any:
     return float(x[0]) if np.ndim(like) == 0 else x
 
 
-class RangeTree(CountRelease):
+class RangeTree(RangeQueries, CountRelease):
     """A private range-tree release. All queries are post-processing and cost no budget.
 
     Counts are of records per bucket (bucket resolution for float and date domains: a query point
@@ -294,45 +294,6 @@ class RangeTree(CountRelease):
         return QuantileResult(q=qa, values=np.atleast_1d(self.quantile(qa)), ci_low=low, ci_high=high, level=level)
 
     # ------------------------------------------------------------------ several answers, tables
-    @validate_params({"level": LEVEL, "total": _FLAG})
-    def answer(
-        self,
-        *,
-        count: Sequence[tuple[Any, Any]] = (),
-        cdf: Sequence[Any] = (),
-        quantile: Sequence[float] = (),
-        total: bool = False,
-        level: float = 0.95,
-    ) -> Answers:
-        """Several queries at once, one row each (``dptree query`` prints these): range counts
-        ``(lo, hi)``, threshold counts, quantiles (with :meth:`quantile_ci` intervals) and the
-        total; with no query at all, the total."""
-        rows: list[dict[str, Any]] = []
-        show = self.json_value
-
-        def label(v: Any) -> Any:  # a query point as the label shows it: huge integers in short form
-            out = show(v)
-            return f"{float(v):g}" if isinstance(out, int) and abs(out) >= 10**15 else out
-
-        for lo, hi in count:
-            low, high = self.ci(lo, hi, level=level)
-            rows.append({"query": f"count[{label(lo)}, {label(hi)}]", "estimate": float(self.count(lo, hi)),
-                         "stderr": float(self.stderr(lo, hi)), "ci_low": float(low), "ci_high": float(high)})
-        for x in cdf:
-            low, high = self.cdf_ci(x, level=level)
-            rows.append({"query": f"cdf({label(x)})", "estimate": float(self.cdf(x)),
-                         "stderr": float(self.cdf_stderr(x)), "ci_low": float(low), "ci_high": float(high)})
-        if len(quantile):
-            res = self.quantiles(np.asarray(quantile, dtype=np.float64), level)
-            for qv, v, a, b in zip(res.q, res.values, res.ci_low, res.ci_high):
-                rows.append({"query": f"quantile({qv:g})", "estimate": show(v), "stderr": None,
-                             "ci_low": show(a), "ci_high": show(b)})
-        if total or not rows:
-            low, high = self.total_ci(level=level)
-            rows.append({"query": "total", "estimate": self.total(), "stderr": self.total_stderr(),
-                         "ci_low": low, "ci_high": high})
-        return Answers(rows=rows, level=level)
-
     def json_value(self, v: Any) -> Any:
         """A domain value as a JSON-ready number (dates: ISO text, as in the release file)."""
         dom = self.domain

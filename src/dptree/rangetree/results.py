@@ -1,18 +1,23 @@
 """What a range tree's queries return when they answer several things at once: histograms,
 quantiles with intervals, and a batch of answers. Each is post-processing of one release and
-becomes a table with ``to_frame()`` (:func:`dptree.io.frames.result_frame`)."""
+becomes a table with ``to_frame()`` (:func:`dptree.io.frames.result_frame`). :class:`RangeQueries`
+is the one batch of answers that dense and sparse range trees share (``dptree query`` prints it)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
+from dptree._validation import InstanceOf, validate_params
 from dptree.errors import InvalidParameterError
+from dptree.estimation.intervals import LEVEL
 from dptree.io.frames import result_frame
 
-__all__ = ["HistogramResult", "QuantileResult", "Answers", "quantile_levels"]
+__all__ = ["HistogramResult", "QuantileResult", "Answers", "RangeQueries", "quantile_levels"]
+
+FLAG = [InstanceOf(bool, np.bool_, description="True or False")]
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,51 @@ class Answers:
         col["stderr"] = [np.nan if v is None else v for v in col["stderr"]]  # quantiles have none
         return result_frame({"query": col["query"]}, estimate=col["estimate"], stderr=col["stderr"],
                             ci=(col["ci_low"], col["ci_high"]), level=self.level)
+
+
+class RangeQueries:
+    """:meth:`answer` for a release of range counts over an ordered domain (a dense or a sparse
+    range tree): it asks the release's own ``count``/``stderr``/``ci``, ``cdf``/``cdf_stderr``/
+    ``cdf_ci``, ``quantiles``, ``total``/``total_stderr``/``total_ci`` and ``json_value``."""
+
+    @validate_params({"level": LEVEL, "total": FLAG})
+    def answer(
+        self: Any,
+        *,
+        count: Sequence[tuple[Any, Any]] = (),
+        cdf: Sequence[Any] = (),
+        quantile: Sequence[float] = (),
+        total: bool = False,
+        level: float = 0.95,
+    ) -> Answers:
+        """Several queries at once, one row each (``dptree query`` prints these): range counts
+        ``(lo, hi)``, threshold counts, quantiles (with :meth:`quantile_ci` intervals) and the
+        total; with no query at all, the total."""
+        rows: list[dict[str, Any]] = []
+        show = self.json_value
+
+        def label(v: Any) -> Any:  # a query point as the label shows it: huge integers in short form
+            out = show(v)
+            return f"{float(v):g}" if isinstance(out, int) and abs(out) >= 10**15 else out
+
+        for lo, hi in count:
+            low, high = self.ci(lo, hi, level=level)
+            rows.append({"query": f"count[{label(lo)}, {label(hi)}]", "estimate": float(self.count(lo, hi)),
+                         "stderr": float(self.stderr(lo, hi)), "ci_low": float(low), "ci_high": float(high)})
+        for x in cdf:
+            low, high = self.cdf_ci(x, level=level)
+            rows.append({"query": f"cdf({label(x)})", "estimate": float(self.cdf(x)),
+                         "stderr": float(self.cdf_stderr(x)), "ci_low": float(low), "ci_high": float(high)})
+        if len(quantile):
+            res = self.quantiles(np.asarray(quantile, dtype=np.float64), level)
+            for qv, v, a, b in zip(res.q, res.values, res.ci_low, res.ci_high):
+                rows.append({"query": f"quantile({qv:g})", "estimate": show(v), "stderr": None,
+                             "ci_low": show(a), "ci_high": show(b)})
+        if total or not rows:
+            low, high = self.total_ci(level=level)
+            rows.append({"query": "total", "estimate": self.total(), "stderr": self.total_stderr(),
+                         "ci_low": low, "ci_high": high})
+        return Answers(rows=rows, level=level)
 
 
 def quantile_levels(q: Any) -> np.ndarray:

@@ -86,11 +86,18 @@ def _domain(doc: Any) -> KeyDomain:
     want = float if kind == "float" else int
     if kind != "datetime" and not (type(lower) is want and type(upper) is want):
         raise ReleaseFileError(f"sparse range tree: the domain bounds must be {want.__name__}s")
+    whole = key_domain(None, None, _KINDS[kind])  # the unbounded tree of this kind
+    if kind == "datetime" and (lower, upper) == tuple(np.datetime64(b, "ns") for b in whole.bounds):
+        return _checked_bits(whole, doc)  # its ends are the ns range's, beyond the dates a caller may bound
     dom = key_domain(lower, upper, _KINDS[kind])
     if dom.kind != kind and not (kind == "int" and dom.kind == "uint"):
         raise ReleaseFileError("sparse range tree: the domain kind does not match its bounds")
     if kind == "int" and dom.kind == "uint":
         dom = KeyDomain("int", dom.lo + (1 << 63), dom.hi + (1 << 63))
+    return _checked_bits(dom, doc)
+
+
+def _checked_bits(dom: KeyDomain, doc: Mapping[str, Any]) -> KeyDomain:
     if dom.bits != doc.get("bits"):
         raise ReleaseFileError("sparse range tree: the domain's number of key bits does not match its bounds")
     return dom

@@ -15,27 +15,27 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
-from dptree._validation import InstanceOf, Interval, validate_params
+from dptree._validation import Interval, validate_params
 from dptree.errors import InvalidParameterError
 from dptree.estimation.intervals import LEVEL, gamma_shape, multiplier
 from dptree.io.contract import CountRelease
 from dptree.io.frames import result_frame
 from dptree.privacy.boundary import Boundary
-from dptree.rangetree.results import HistogramResult, QuantileResult, quantile_levels
+from dptree.rangetree.results import FLAG, HistogramResult, QuantileResult, RangeQueries, quantile_levels
 from dptree.sparsetree.estimates import MeasuredTree
 from dptree.sparsetree.mechanism import Measurement
 from dptree.sparsetree.plan import SparsePlan
 
 __all__ = ["SparseRangeTree"]
 
-_FLAG = [InstanceOf(bool, np.bool_, description="True or False")]
+_FLAG = FLAG
 
 
 def _out(x: np.ndarray, like: Any) -> Any:
     return x[0] if np.ndim(like) == 0 else x
 
 
-class SparseRangeTree(CountRelease):
+class SparseRangeTree(RangeQueries, CountRelease):
     """A private sparse range tree over a 64-bit key domain; every query costs no budget."""
 
     KIND: ClassVar[str] = "sparse_range_tree"
@@ -144,8 +144,23 @@ class SparseRangeTree(CountRelease):
 
     def total_stderr(self) -> float:
         """Exact standard error of :meth:`total`."""
+        return float(self._total(0.95)[1][0])
+
+    @validate_params({"level": LEVEL})
+    def total_ci(self, level: float = 0.95) -> tuple[float, float]:
+        """Interval of :meth:`total` (as :meth:`ci`)."""
+        _, _, low, high = self._total(level)
+        return float(low[0]), float(high[0])
+
+    def _total(self, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         end = (np.array([self.domain.size - 1], dtype=np.uint64), np.zeros(1, dtype=bool))
-        return float(self._answer([(end, 1)], 0.95)[1][0])
+        return self._answer([(end, 1)], level)
+
+    def json_value(self, v: Any) -> Any:
+        """A domain value as a JSON-ready number (timestamps: ISO text)."""
+        if self.domain.kind == "datetime":
+            return str(np.datetime64(v, "ns"))
+        return float(v) if self.domain.kind == "float" else int(v)
 
     # ------------------------------------------------------------------ thresholds and quantiles
     @validate_params({"normalize": _FLAG, "monotone": _FLAG})

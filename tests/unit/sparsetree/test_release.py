@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -158,3 +159,34 @@ def test_invalid_parameters_are_refused_before_the_data_is_read(kw: dict) -> Non
     args = {"epsilon": 1.0, **kw}
     with pytest.raises(InvalidParameterError):
         dptree.sparse_range_tree([1.0, np.nan, "x"], **args)  # the data would raise a DataError
+
+
+def test_an_unbounded_timestamp_tree_loads_back(tmp_path: Path) -> None:
+    # its domain ends are the ns range's (1677-09-21 .. 2262-04-11), beyond the dates a caller may bound
+    ts = np.datetime64("2024-03-01T00:00:00", "ns") + np.arange(0, 10**6, 997).astype("timedelta64[ns]")
+    rel = dptree.sparse_range_tree(ts, epsilon=1.0, rng=3)
+    rel.save(tmp_path / "t.json", allow_nonprivate=True)
+    back = dptree.load(tmp_path / "t.json")
+    assert back.domain == rel.domain and back.quantile(0.5) == rel.quantile(0.5)
+    bounded = dptree.sparse_range_tree(ts, epsilon=1.0, lower="2024-01-01", upper="2024-12-31", rng=3)
+    bounded.save(tmp_path / "b.json", allow_nonprivate=True)
+    assert dptree.load(tmp_path / "b.json").domain == bounded.domain
+
+
+def test_dptree_query_answers_from_a_sparse_tree_file(tmp_path: Path, data: np.ndarray, cli_run: Any) -> None:
+    rel = dptree.sparse_range_tree(data, epsilon=1.0, rng=4)
+    rel.save(tmp_path / "s.json", allow_nonprivate=True)
+    code, out, err = cli_run(["query", str(tmp_path / "s.json"), "--count", "1:10", "--cdf", "5", "--quantile", "0.5",
+                              "--total", "--histogram", "0,5,50", "--format", "json"])
+    assert code == 0, err
+    got = {a["query"]: a for a in json.loads(out)["answers"]}
+    want = rel.answer(count=[(1.0, 10.0)], cdf=[5.0], quantile=[0.5], total=True).rows
+    for row in want:
+        assert got[row["query"]] == pytest.approx(row)
+    h = rel.histogram([0.0, 5.0, 50.0])
+    assert [got["bin[0.0, 5.0)"]["estimate"], got["bin[5.0, 50.0]"]["estimate"]] == pytest.approx(list(h.counts))
+    assert got["total"]["ci_low"] < rel.total() < got["total"]["ci_high"]
+    code, _, err = cli_run(["query", str(tmp_path / "s.json"), "--bins", "4"])
+    assert code == 2 and "--histogram E0,E1" in err
+    code, _, err = cli_run(["plot", str(tmp_path / "s.json"), "--out", str(tmp_path / "s.png")])
+    assert code == 2 and "this one is a sparse_range_tree release" in err
