@@ -9,19 +9,27 @@ Plan (public parameters; :mod:`dptree.sparsetree.plan`) -> keys (the column as o
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Literal
+
+import numpy as np
 
 from dptree import noise as _noise
 from dptree._validation import Options, validate_params
-from dptree.data.histograms import COLUMN, RNG
+from dptree.data.engines.duckdb import detect_format, is_relation
+from dptree.data.engines.spark import is_spark_df
+from dptree.data.histograms import COLUMN, RNG, is_file, value_counts
 from dptree.data.inputs import to_numpy
 from dptree.errors import InvalidParameterError
 from dptree.io import release_file as _release_file
 from dptree.io.release_file import creation_metadata
 from dptree.sparsetree.counting import BinnedKeys
-from dptree.sparsetree.keys import key_domain
+from dptree.sparsetree.keys import INVALID_HINT, key_domain
 from dptree.sparsetree.plan import SparsePlan, plan_sparse_tree
 from dptree.sparsetree.release import SparseRangeTree
+
+
+def _is_csv(path: Any) -> bool:
+    return str(path) == "-" or detect_format(os.fspath(path)) == "csv"
 
 __all__ = ["sparse_range_tree"]
 
@@ -61,6 +69,11 @@ def sparse_range_tree(
     NaN, NaT, None and infinities raise unless ``on_invalid="drop"``. ``rng`` is for tests only: a
     seeded release is marked ``private: false``.
 
+    ``data``: an array, a table with ``column`` (pandas, polars, Arrow), or, counted in their
+    engine with ``column``, a Parquet or CSV path, a DuckDB relation or a Spark DataFrame (the
+    engine returns the distinct values and their counts; memory O(n) keys). A CSV column has no
+    declared type, so a CSV needs ``lower`` and ``upper`` (their type sets the domain).
+
     ``branching``: a power of two (2 .. 256). ``dense_depth``, ``threshold``: see
     :func:`~dptree.sparsetree.plan.plan_sparse_tree`.
     """
@@ -70,16 +83,30 @@ def sparse_range_tree(
                                 method=method, structure_share=structure_share)
 
     plan = plan_for("i")  # every public parameter is checked before the data is touched
-    if isinstance(data, (str, os.PathLike)):
-        raise InvalidParameterError("sparse_range_tree reads arrays and tables; read the file first "
-                                    "(e.g. pandas.read_parquet) and pass the column")
+    in_engine = is_file(data) or is_relation(data) or is_spark_df(data)
+    if in_engine and column is None:
+        raise InvalidParameterError("a file, DuckDB relation or Spark DataFrame needs column= (the column to release)")
+    if lower is None and is_file(data) and _is_csv(data):
+        raise InvalidParameterError("a CSV column has no declared type (DuckDB would guess it from the rows): give "
+                                    "lower and upper, whose type (integers, floats or dates) sets the domain")
     created = _release_file.utc_now()  # before the data is read (the module's clock: tests can fix it)
-    arr = to_numpy(data, column=column)
-    if lower is None:
-        plan = plan_for(arr.dtype.kind)  # the column's type is schema, not data
+    if in_engine:  # counted in the engine: distinct values and their counts, typed by the schema
+        kind = {"int": "integer", "uint": "integer"}.get(plan.domain.kind, plan.domain.kind)
+        policy: Literal["error", "drop"] = "drop" if on_invalid == "drop" else "error"
+        vals, cnt = value_counts(data, column=column, missing=policy, infinite=policy,
+                                 message="values contain missing values (NaN, None, NaT) or infinities; " + INVALID_HINT,
+                                 domain=None if lower is None else (kind, lower, upper))
+        if lower is None:
+            plan = plan_for(vals.dtype.kind)  # the column's type is schema, not data
+        src = _noise.make_source(rng)
+        keys = np.repeat(plan.domain.offsets(vals, on_invalid=on_invalid), cnt)
+    else:
+        arr = to_numpy(data, column=column)
+        if lower is None:
+            plan = plan_for(arr.dtype.kind)  # the column's type is schema, not data
+        src = _noise.make_source(rng)
+        keys = plan.domain.offsets(arr, on_invalid=on_invalid)
     dom = plan.domain
-    src = _noise.make_source(rng)
-    keys = dom.offsets(arr, on_invalid=on_invalid)
     measurement = plan.measure(BinnedKeys(keys), src)  # counted from a histogram: no sort of every key
     if measurement.totals is not None:  # "auto": the plan the noisy total resolved
         plan = plan.resolved(int(measurement.totals[0]))

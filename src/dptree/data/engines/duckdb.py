@@ -46,7 +46,8 @@ from dptree.noise import RandomSource
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["DuckDBEngine", "csv_value_types", "file_leaf_histogram", "read_column", "open_table", "is_relation", "Progress"]
+__all__ = ["DuckDBEngine", "csv_value_types", "file_leaf_histogram", "read_column", "open_table", "is_relation",
+           "detect_format", "Progress"]
 
 # the names the command line and older code import from here
 _quote_ident, _column_type = quote_ident, column_type
@@ -57,7 +58,8 @@ def is_relation(data: Any) -> bool:
     return type(data).__module__.split(".")[0] in ("duckdb", "_duckdb") and hasattr(data, "columns")
 
 
-def _detect_format(path: str) -> str:
+def detect_format(path: str) -> str:
+    """The format of a file, "parquet" or "csv": from its name, else from its first bytes."""
     lower = path.lower()
     if lower.endswith((".parquet", ".pq")):
         return "parquet"
@@ -167,7 +169,7 @@ def open_table(source: Any, fmt: str | None = None, progress: Progress = False, 
         if not path:
             expr, shown = _register_relation(con, source, columns), "a DuckDB relation"
         else:
-            fmt = fmt or _detect_format(path)
+            fmt = fmt or detect_format(path)
             if fmt == "parquet":
                 expr = f"read_parquet({quote_str(path)})"
             elif fmt == "csv":
