@@ -9,8 +9,8 @@ from typing import Any, cast
 import numpy as np
 
 from dptree.cli import core
-from dptree.cli.ledger_options import add_ledger_options, charged, ledger_path, note_charge
-from dptree.errors import InvalidParameterError
+from dptree.cli.ledger_options import add_ledger_options, charged, charged_budget, ledger_path, note_charge
+from dptree.errors import DataError, InvalidParameterError
 
 __all__ = ["register"]
 
@@ -25,6 +25,9 @@ def register(sub: Any) -> None:
                    help="private: spend --bounds-share of --epsilon finding the bounds (no --lower/--upper)")
     p.add_argument("--bounds-share", type=float, default=0.1,
                    help="with --bounds private: the share of --epsilon spent finding the bounds (default 0.1)")
+    p.add_argument("--sparse", action="store_true",
+                   help="a sparse range tree over 64-bit keys: ids, ns timestamps or raw floats with no --width; "
+                        "--lower/--upper optional (Parquet; a CSV needs them)")
     p.add_argument("--bounds-origin",
                    help="with --bounds private: where the search starts (a number or a date near the data, e.g. "
                         "2024-01-01 for timestamps; a public guess, not a bound; default 0)")
@@ -75,6 +78,8 @@ def run_release(args: argparse.Namespace) -> int:
     ledger = ledger_path(args.ledger)
     core.check_seed(args)
     core.check_group_options(args)
+    if args.sparse:
+        return _run_sparse(args, ledger)
     if args.bounds == "private":
         return _run_private_bounds(args, ledger, progress)
     if args.bounds_origin is not None:
@@ -165,10 +170,54 @@ def _run_private_bounds(args: argparse.Namespace, ledger: str | None, progress: 
     with charged(ledger, plan, label) as charge:
         release = plan.release(args.file, src, column=args.column, missing=args.missing, source=args.file,
                                fmt=args.input_format)
-        note_charge(release, charge, ledger)
-        release.save(args.out, allow_nonprivate=args.allow_nonprivate, force=args.force)
-        if charge is not None:
-            charge.output = args.out
+        _write_one(args, release, charge, ledger)
+    print(release.summary())
+    core.wrote([args.out])
+    return 0
+
+
+def _write_one(args: argparse.Namespace, release: Any, charge: Any, ledger: str | None) -> None:
+    """Inside the charge: note it on the release, write ``--out``, record the output on the charge."""
+    note_charge(release, charge, ledger)
+    release.save(args.out, allow_nonprivate=args.allow_nonprivate, force=args.force)
+    if charge is not None:
+        charge.output = args.out
+
+
+def _run_sparse(args: argparse.Namespace, ledger: str | None) -> int:
+    """``release --sparse``: a sparse range tree (:func:`dptree.sparse_range_tree`; pure epsilon-DP,
+    Laplace, add/remove): its public checks, the charge of --epsilon, then the data and the file."""
+    from dptree import noise as _noise
+    from dptree.sparsetree.api import sparse_plans, sparse_range_tree
+
+    clash = [flag for flag, used in (
+        ("--width", args.width is not None), ("--levels", args.levels != "uniform"),
+        ("--noise gaussian", args.noise == "gaussian"), ("--delta", bool(args.delta)), ("--rho", args.rho is not None),
+        ("--neighbors replace", args.neighbors == "replace"), ("--bounds private", args.bounds == "private"),
+        ("--bounds-origin", args.bounds_origin is not None), ("--by", bool(args.by)), ("--user-id", bool(args.user_id)),
+    ) if used]
+    if clash:
+        raise InvalidParameterError(f"--sparse releases a pure epsilon-DP tree (Laplace noise, add/remove neighbors, "
+                                    f"no bucket width) of the whole file: drop {', '.join(clash)}")
+    if args.epsilon is None:
+        raise InvalidParameterError("--sparse needs --epsilon")
+    if (args.lower is None) != (args.upper is None):
+        raise InvalidParameterError("--sparse: give both --lower and --upper, or neither (the tree then covers every "
+                                    "64-bit key of the column's type)")
+    lower = None if args.lower is None else core.parse_bound(args.lower, "--lower")
+    upper = None if args.upper is None else core.parse_bound(args.upper, "--upper")
+    tree = {"epsilon": args.epsilon, "lower": lower, "upper": upper, "branching": args.branching or 16,
+            "max_contributions": args.max_contributions, "column": args.column, "fmt": args.input_format}
+    sparse_plans(args.file, dense_depth=None, threshold=None, method="privtree", structure_share="auto", **tree)
+    core.check_input_path(args.file)
+    core.check_output_path(args.out, inputs=[args.file], ledger=ledger, force=args.force)
+    src = _noise.make_source(args.seed)
+    with charged_budget(ledger, epsilon=args.epsilon, label=args.ledger_label or f"{args.file}:{args.column}") as charge:
+        try:
+            release = sparse_range_tree(args.file, on_invalid=args.missing, rng=src, **tree)
+        except DataError as exc:  # the library's policy is on_invalid=; this command's is --missing
+            raise DataError(str(exc).replace("on_invalid='drop'", "missing='drop' (--missing drop)")) from None
+        _write_one(args, release, charge, ledger)
     print(release.summary())
     core.wrote([args.out])
     return 0

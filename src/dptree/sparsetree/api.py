@@ -9,7 +9,7 @@ Plan (public parameters; :mod:`dptree.sparsetree.plan`) -> keys (the column as o
 from __future__ import annotations
 
 import os
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 import numpy as np
 
@@ -17,7 +17,8 @@ from dptree import noise as _noise
 from dptree._validation import Options, validate_params
 from dptree.data.engines.duckdb import detect_format, is_relation
 from dptree.data.engines.spark import is_spark_df
-from dptree.data.histograms import COLUMN, RNG, is_file, value_counts
+from dptree.data import histograms
+from dptree.data.histograms import COLUMN, FORMAT, RNG, is_file
 from dptree.data.inputs import to_numpy
 from dptree.errors import InvalidParameterError
 from dptree.io import release_file as _release_file
@@ -31,10 +32,10 @@ from dptree.sparsetree.release import SparseRangeTree
 def _is_csv(path: Any) -> bool:
     return str(path) == "-" or detect_format(os.fspath(path)) == "csv"
 
-__all__ = ["sparse_range_tree"]
+__all__ = ["sparse_range_tree", "sparse_plans"]
 
 
-@validate_params({"on_invalid": [Options(("error", "drop"))], "column": COLUMN, "rng": RNG})
+@validate_params({"on_invalid": [Options(("error", "drop"))], "column": COLUMN, "rng": RNG, "fmt": FORMAT})
 def sparse_range_tree(
     data: Any,
     *,
@@ -50,6 +51,7 @@ def sparse_range_tree(
     column: str | None = None,
     on_invalid: str = "error",
     rng: _noise.RngLike = None,
+    fmt: str | None = None,
 ) -> SparseRangeTree:
     """Release a private sparse range tree of ``data``: integers up to 64 bits, floats or
     nanosecond timestamps, with no bucket width (the leaves are single 64-bit keys).
@@ -72,30 +74,25 @@ def sparse_range_tree(
     ``data``: an array, a table with ``column`` (pandas, polars, Arrow), or, counted in their
     engine with ``column``, a Parquet or CSV path, a DuckDB relation or a Spark DataFrame (the
     engine returns the distinct values and their counts; memory O(n) keys). A CSV column has no
-    declared type, so a CSV needs ``lower`` and ``upper`` (their type sets the domain).
+    declared type, so a CSV needs ``lower`` and ``upper`` (their type sets the domain). ``fmt``:
+    ``"csv"`` or ``"parquet"`` for a path (default: from its name, else its first bytes).
 
     ``branching``: a power of two (2 .. 256). ``dense_depth``, ``threshold``: see
     :func:`~dptree.sparsetree.plan.plan_sparse_tree`.
     """
-    def plan_for(kind: str) -> SparsePlan:
-        return plan_sparse_tree(key_domain(lower, upper, kind), epsilon=epsilon, branching=branching,
-                                max_contributions=max_contributions, dense_depth=dense_depth, threshold=threshold,
-                                method=method, structure_share=structure_share)
-
-    plan = plan_for("i")  # every public parameter is checked before the data is touched
+    plan_for = sparse_plans(data, epsilon=epsilon, lower=lower, upper=upper, branching=branching,
+                            max_contributions=max_contributions, dense_depth=dense_depth, threshold=threshold,
+                            method=method, structure_share=structure_share, column=column, fmt=fmt)
+    plan = plan_for("i")
     in_engine = is_file(data) or is_relation(data) or is_spark_df(data)
-    if in_engine and column is None:
-        raise InvalidParameterError("a file, DuckDB relation or Spark DataFrame needs column= (the column to release)")
-    if lower is None and is_file(data) and _is_csv(data):
-        raise InvalidParameterError("a CSV column has no declared type (DuckDB would guess it from the rows): give "
-                                    "lower and upper, whose type (integers, floats or dates) sets the domain")
     created = _release_file.utc_now()  # before the data is read (the module's clock: tests can fix it)
     if in_engine:  # counted in the engine: distinct values and their counts, typed by the schema
         kind = {"int": "integer", "uint": "integer"}.get(plan.domain.kind, plan.domain.kind)
         policy: Literal["error", "drop"] = "drop" if on_invalid == "drop" else "error"
-        vals, cnt = value_counts(data, column=column, missing=policy, infinite=policy,
-                                 message="values contain missing values (NaN, None, NaT) or infinities; " + INVALID_HINT,
-                                 domain=None if lower is None else (kind, lower, upper))
+        vals, cnt = histograms.value_counts(data, column=column, missing=policy, infinite=policy,
+                                            message="values contain missing values (NaN, None, NaT) or infinities; "
+                                            + INVALID_HINT, domain=None if lower is None else (kind, lower, upper),
+                                            fmt=fmt)
         if lower is None:
             plan = plan_for(vals.dtype.kind)  # the column's type is schema, not data
         src = _noise.make_source(rng)
@@ -112,4 +109,28 @@ def sparse_range_tree(
         plan = plan.resolved(int(measurement.totals[0]))
     statement = dict(plan.statement)
     statement["private"] = bool(src.private)
-    return SparseRangeTree(plan, measurement, statement, creation_metadata(column=column, created=created))
+    metadata = creation_metadata(column=column, source=data if is_file(data) else None, created=created)
+    return SparseRangeTree(plan, measurement, statement, metadata)
+
+
+def sparse_plans(data: Any, *, epsilon: float, lower: Any, upper: Any, branching: int, max_contributions: int,
+                 dense_depth: int | None, threshold: int | None, method: str, structure_share: float | str,
+                 column: str | None, fmt: str | None) -> Callable[[str], SparsePlan]:
+    """Every public check of a sparse release before the data is read (the CLI runs them before it
+    charges a ledger); returns the plan for a column of numpy kind letter ``"i"``, ``"u"``, ``"f"``
+    or ``"M"`` (the type of the column sets the domain when no bounds are given: schema, not data)."""
+    def plan_for(kind: str) -> SparsePlan:
+        return plan_sparse_tree(key_domain(lower, upper, kind), epsilon=epsilon, branching=branching,
+                                max_contributions=max_contributions, dense_depth=dense_depth, threshold=threshold,
+                                method=method, structure_share=structure_share)
+
+    plan_for("i")
+    in_engine = is_file(data) or is_relation(data) or is_spark_df(data)
+    if in_engine and column is None:
+        raise InvalidParameterError("a file, DuckDB relation or Spark DataFrame needs column= (the column to release)")
+    if fmt is not None and not is_file(data):
+        raise InvalidParameterError("fmt applies to files only")
+    if lower is None and is_file(data) and (fmt == "csv" or (fmt is None and _is_csv(data))):
+        raise InvalidParameterError("a CSV column has no declared type (DuckDB would guess it from the rows): give "
+                                    "lower= and upper= (their type, integers, floats or dates, sets the domain)")
+    return plan_for

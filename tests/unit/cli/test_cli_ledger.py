@@ -82,6 +82,7 @@ def commands(f: dict[str, Path], out: str) -> dict[str, list[str]]:
         "release": rel + ["--out", out] + led,
         "release --by": rel + ["--by", "g", "--groups", "n,s", "--out", out.replace(".json", "-{group}.json")] + led,
         "release --user-id": rel + ["--user-id", "g", "--out", out] + led,
+        "release --sparse": rel + ["--sparse", "--out", out] + led,
         "hierarchy": ["hierarchy", data, "--levels", "country,state", "--structure", str(f["struct"]),
                       "--epsilon", "0.5", "--out", out] + led,
         "interior-point": ["interior-point", data, "--column", "v", "--lower", "0", "--upper", "63",
@@ -115,7 +116,8 @@ def test_empty_ledger_is_an_error(setup: dict[str, Path], command: str, cli_run:
     assert list(setup["dir"].glob("r*.json")) == []
 
 
-@pytest.mark.parametrize("command", ["release", "release --by", "release --user-id", "hierarchy", "quantiles"])
+@pytest.mark.parametrize("command", ["release", "release --by", "release --user-id", "release --sparse", "hierarchy",
+                                     "quantiles"])
 def test_bad_out_is_refused_before_the_charge(setup: dict[str, Path], command: str,
                                               cli_run: Any) -> None:
     """A typo in --out used to burn the budget: the charge came before the output was checked."""
@@ -138,8 +140,8 @@ def test_bad_out_is_refused_before_the_charge(setup: dict[str, Path], command: s
     assert setup["data"].read_bytes() == before  # the input was not overwritten
 
 
-@pytest.mark.parametrize("command", ["release", "release --by", "release --user-id", "hierarchy", "interior-point",
-                                     "quantiles"])
+@pytest.mark.parametrize("command", ["release", "release --by", "release --user-id", "release --sparse", "hierarchy",
+                                     "interior-point", "quantiles"])
 def test_the_charge_is_committed_before_the_data_is_read(setup: dict[str, Path], command: str,
                                                          monkeypatch: pytest.MonkeyPatch,
                                                          cli_run: Any) -> None:
@@ -175,6 +177,7 @@ DATA_FAILURES = {  # data-dependent refusals: each used to be free (raised befor
     "release": ("--column", "nope"),
     "release --by": ("--groups", "n,x"),          # rows of group s are not in the listed groups
     "release --user-id": ("--user-id", "nope"),
+    "release --sparse": ("--column", "g"),          # text, not numbers
     "hierarchy": ("--levels", "country,g"),       # the data's paths are not in the structure
     "interior-point": ("--column", "g"),          # not numeric
     "quantiles": ("--column", "g"),               # not numeric
@@ -201,6 +204,8 @@ INVALID_PARAMETERS = {  # not data-dependent: refused before any charge
     "release": [("--epsilon", "-1"), ("--lower", "70"), ("--width", "0")],
     "release --by": [("--groups", "a b,c"), ("--neighbors", "replace")],
     "release --user-id": [("--max-contributions", "0")],
+    "release --sparse": [("--epsilon", "0"), ("--branching", "3"), ("--lower", "70"), ("--width", "2"),
+                         ("--noise", "gaussian"), ("--max-contributions", "0")],
     "hierarchy": [("--method", "multiplicative"), ("--tau-min", "1"), ("--levels", "country"),
                   ("--max-contributions", "0"), ("--epsilon", "0")],
     "interior-point": [("--beta", "2"), ("--method", "treelog"), ("--lower", "99"), ("--epsilon", "nan")],
