@@ -405,8 +405,8 @@ def wrote(paths: str | Sequence[str]) -> None:
 
 # --------------------------------------------------------------------------- release kinds
 
-_KIND_NAMES = {"range_tree": "range-tree", "sparse_range_tree": "sparse range-tree", "hierarchy": "hierarchy",
-               "quantiles_groups": "grouped quantiles"}
+_KIND_NAMES = {"range_tree": "range-tree", "range_tree_groups": "grouped range-tree",
+               "sparse_range_tree": "sparse range-tree", "hierarchy": "hierarchy", "quantiles_groups": "grouped quantiles"}
 
 
 def release_kind(release: Any) -> str | None:

@@ -187,10 +187,17 @@ def _quantiles_rows(release: Any, args: argparse.Namespace) -> list[dict[str, An
     return quantiles_rows(release)
 
 
-def _grouped_quantiles_rows(release: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
-    """Every group's levels and intervals, each row's query prefixed by its group."""
-    return [{**row, "query": f"{group}: {row['query']}", "group": group}
-            for group, one in release.items() for row in _quantiles_rows(one, args)]
+Rows = Callable[[Any, argparse.Namespace], list[dict[str, Any]]]
+
+
+def _by_group(rows: Rows) -> Rows:
+    """The rows of a group-by release: every group's answers to the same query, each row's query
+    prefixed by its group."""
+    def grouped(release: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
+        return [{**row, "query": f"{group}: {row['query']}", "group": group}
+                for group, one in release.items() for row in rows(one, args)]
+
+    return grouped
 
 
 def quantiles_rows(res: Any) -> list[dict[str, Any]]:
@@ -200,12 +207,13 @@ def quantiles_rows(res: Any) -> list[dict[str, Any]]:
 
 
 #: How ``dptree query`` answers each kind of release.
-_ANSWERS: dict[str, Callable[[Any, argparse.Namespace], list[dict[str, Any]]]] = {
+_ANSWERS: dict[str, Rows] = {
     "range_tree": _range_tree_rows,
+    "range_tree_groups": _by_group(_range_tree_rows),
     "sparse_range_tree": _range_tree_rows,
     "hierarchy": _hierarchy_rows,
     "quantiles": _quantiles_rows,
-    "quantiles_groups": _grouped_quantiles_rows,
+    "quantiles_groups": _by_group(_quantiles_rows),
 }
 
 

@@ -210,3 +210,20 @@ def test_budget_refuses_a_tampered_ledger(tmp_path: Path, cli_run: Any) -> None:
         code, _, err = cli_run(argv)
         assert code == 2 and "restore it from a backup" in err and err.count("\n") == 1
     assert not (tmp_path / "s.json").exists()
+
+
+def test_query_answers_every_group_of_a_grouped_range_tree_file(tmp_path: Path, cli_run: Any) -> None:
+    x, g = np.arange(900) % 100, np.where(np.arange(900) % 3 == 0, "a", "b")
+    rel = dptree.range_tree(x, by=g, groups=["a", "b"], lower=0, upper=99, epsilon=1.0, rng=1)
+    rel.save(tmp_path / "g.json", allow_nonprivate=True)  # one file of kind range_tree_groups
+    code, out, err = cli_run(["query", str(tmp_path / "g.json"), "--count", "10:20", "--quantile", "0.5",
+                              "--format", "json"])
+    assert code == 0, err
+    answers = json.loads(out)["answers"]
+    assert [a["query"] for a in answers] == ["a: count[10, 20]", "a: quantile(0.5)", "b: count[10, 20]",
+                                             "b: quantile(0.5)"]
+    for group in ("a", "b"):
+        want = rel[group].answer(count=[(10, 20)], quantile=[0.5]).rows
+        got = [a for a in answers if a["group"] == group]
+        assert [a["estimate"] for a in got] == pytest.approx([w["estimate"] for w in want])
+        assert [a["ci_high"] for a in got] == pytest.approx([w["ci_high"] for w in want])
