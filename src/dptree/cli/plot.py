@@ -60,6 +60,17 @@ def _plot_range_tree(release: Any, args: argparse.Namespace) -> None:
         plot_cdf(release, args.out, **view)
 
 
+def _plot_sparse(release: Any, args: argparse.Namespace) -> None:
+    from dptree.reporting.plot import plot_cdf
+
+    if args.kind == "histogram":
+        raise InvalidParameterError("--kind histogram spaces round bins over a bounded domain; a sparse range tree's "
+                                    "spans up to 2^64 keys: plot its CDF, or ask dptree query --histogram E0,E1,...")
+    _only_for(args, "sparse range-tree", "groups")
+    plot_cdf(release, args.out, level=core.release_level(release, args.ci), clip_negative=args.clip_negative,
+             force=args.force, log=args.log)
+
+
 def _plot_hierarchy(release: Any, args: argparse.Namespace) -> None:
     from dptree.reporting.plot import plot_hierarchy
 
@@ -84,6 +95,7 @@ def _plot_quantiles(release: Any, args: argparse.Namespace) -> None:
 #: How ``dptree plot`` draws each kind of release.
 _PLOTS: dict[str, Callable[[Any, argparse.Namespace], None]] = {
     "range_tree": _plot_range_tree,
+    "sparse_range_tree": _plot_sparse,
     "hierarchy": _plot_hierarchy,
     "quantiles": _plot_quantiles,
     "quantiles_groups": _plot_quantiles,

@@ -169,7 +169,7 @@ def _save(fig: Any, path: Any, plt: Any) -> None:
 
 
 def plot_cdf(
-    release: RangeTree,
+    release: Any,
     path: Any,
     *,
     level: float = 0.95,
@@ -183,16 +183,25 @@ def plot_cdf(
     estimated total), and the monotone fit. ``log``: logarithmic value axis (symlog when the
     domain reaches 0). The y axis shows the estimates as released, below 0 or above 1 included;
     ``clip_negative`` clips them to [0, 1] and marks the plot as a post-processed view. An
-    existing file that is not a dptree plot is overwritten only with ``force=True``."""
+    existing file that is not a dptree plot is overwritten only with ``force=True``. A sparse
+    range tree (:class:`~dptree.sparsetree.release.SparseRangeTree`, up to 2^64 keys) is drawn
+    between its own released 0.1% and 99.9% quantiles (post-processing), its band from
+    ``cdf_ci``."""
     _check_target(path, force)
     plt = _pyplot()
-    dom = release.domain
-    idx = np.unique(np.linspace(0, dom.size - 1, min(dom.size, max_points)).astype(np.int64))
-    xs = dom.leaf_start(idx)
+    if isinstance(release, RangeTree):
+        dom = release.domain
+        idx = np.unique(np.linspace(0, dom.size - 1, min(dom.size, max_points)).astype(np.int64))
+        xs = dom.leaf_start(idx)
+        band_low, band_high = release.ci(np.full(xs.shape, xs[0]), xs, level=level)
+        n = max(float(release.cdf(xs[-1:])[0]), 1e-12)
+        scale: tuple[str, Any, float] = (dom.kind, dom.lower, dom.width)
+    else:
+        xs, scale = _sparse_points(release, max_points, log)
+        band_low, band_high = release.cdf_ci(xs, level)
+        n = max(float(release.total()), 1e-12)
     counts = release.cdf(xs)
-    band_low, band_high = release.ci(np.full(xs.shape, xs[0]), xs, level=level)
     mono = release.cdf(xs, monotone=True)
-    n = max(float(release.cdf(xs[-1:])[0]), 1e-12)
     ys, lo, hi, mo = counts / n, band_low / n, band_high / n, mono / n
     if clip_negative:
         ys, lo, hi, mo = (np.clip(a, 0.0, 1.0) for a in (ys, lo, hi, mo))
@@ -209,12 +218,30 @@ def plot_cdf(
     col = value_label(release)
     ax.set_xlabel(col)
     ax.set_ylabel(f"fraction of records with {col} <= x")
-    _set_value_scale(ax, release.domain.kind, release.domain.lower, release.domain.width, log)
+    _set_value_scale(ax, *scale, log)
     ax.set_title(_title("CDF", release, clip_negative), fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right")
     fig.tight_layout()
     _save(fig, path, plt)
+
+
+def _sparse_points(release: Any, max_points: int, log: bool) -> tuple[np.ndarray, tuple[str, Any, float]]:
+    """Where a sparse tree's CDF is drawn: ``max_points`` values between its released 0.1% and 99.9%
+    quantiles (evenly spaced, or on a log scale with ``log``), and its value scale."""
+    kind = release.domain.kind
+    low, high = np.asarray(release.quantile([0.001, 0.999]))
+    if kind == "datetime":
+        first, last = (int(np.datetime64(v, "ns").astype(np.int64)) for v in (low, high))
+        ns = np.unique(np.linspace(first, max(last, first + 1), max_points).astype(np.int64))
+        return ns.astype("datetime64[ns]"), ("datetime", 0, 1.0)
+    a, b = float(low), float(high)
+    if b <= a:  # every estimate at one point: a unit on each side
+        a, b = a - 1.0, b + 1.0
+    xs = np.geomspace(a, b, max_points) if log and a > 0 else np.linspace(a, b, max_points)
+    if kind in ("int", "uint"):
+        xs = np.unique(np.round(xs)).astype(np.uint64 if kind == "uint" else np.int64)
+    return xs, (kind, a, 1.0 if kind in ("int", "uint") else (b - a) / 1000)
 
 
 def plot_histogram(

@@ -171,13 +171,13 @@ def render_report(
     clip_negative: bool = False,
 ) -> str:
     """The report as one HTML string: a range-tree release (CDF, histogram with round bin edges,
-    quantiles with intervals), a hierarchy release (counts per node) or a quantiles release, one or
+    quantiles with intervals), a sparse range tree (CDF, quantiles, its cells), a hierarchy release (counts per node) or a quantiles release, one or
     by group (its plot and tables, at the release's own level: ``level`` does not apply). ``log``: logarithmic
     value axis; ``clip_negative``: plots in a clearly marked post-processed view with negative
     estimates shown as 0 (tables and CSV files always hold the released estimates)."""
     report = _REPORTS.get(getattr(release, "KIND", ""))
     if report is None:
-        raise InvalidParameterError("a report needs a range-tree, hierarchy or quantiles release")
+        raise InvalidParameterError("a report needs a range-tree, hierarchy or quantiles release (range trees dense or sparse)")
     return report(release, level=level, bins=bins, title=title, log=log, clip_negative=clip_negative)
 
 
@@ -207,18 +207,10 @@ def _range_tree_report(release: RangeTree, *, level: float, bins: int, title: st
         ("Estimated total", f"{release.total():,.1f} ({level:.0%} interval [{total_lo:,.1f}, {total_hi:,.1f}])"),
         ("Library", str(p.get("library"))),
     ]
-    quant = release.quantiles(np.asarray(QUANTILES), level)
     show = release.json_value
-    qrow = "\n".join(
-        f"<tr><td>{q:g}</td><td>{esc(_fmt(dom, v))}</td><td>[{esc(_fmt(dom, a))}, {esc(_fmt(dom, b))}]</td></tr>"
-        for q, v, a, b in zip(quant.q, quant.values, quant.ci_low, quant.ci_high)
-    )
     hframe = hist.to_frame()
     for c in ("bin_low", "bin_high"):
         hframe[c] = [show(v) for v in hframe[c]]
-    qframe = quant.to_frame()
-    for c in ("estimate", "ci_low", "ci_high"):
-        qframe[c] = [show(v) for v in qframe[c]]
     stem = _file_stem(release)
     hrows = "\n".join(
         f"<tr><td>[{esc(str(a))}, {esc(str(b))}{']' if i == len(hframe) - 1 else ')'}</td>"
@@ -249,14 +241,75 @@ def _range_tree_report(release: RangeTree, *, level: float, bins: int, title: st
 <table><tr><th>bin of {esc(col)}</th><th>estimate</th><th>stderr</th><th>{level:.0%} interval</th></tr>
 {hrows}
 </table>
-<h2>Quantiles</h2>
-<p>Each {level:.0%} interval is calibrated by simulating this release's public noise on its own
-estimated CDF (post-processing: no budget); measured coverage is in docs/quantiles.md of dptree.</p>
-<p>{_csv_link(qframe, f"{stem}-quantiles.csv", "Download the quantiles (CSV)")}</p>
-<table><tr><th>q</th><th>estimate</th><th>interval</th></tr>
-{qrow}
-</table>"""
+{_quantiles_section(release, level, lambda v: _fmt(dom, v),
+                    f"Each {level:.0%} interval is calibrated by simulating this release's public noise on its own "
+                    "estimated CDF (post-processing: no budget); measured coverage is in docs/quantiles.md of dptree.")}"""
     return _page(heading, warn, sections)
+
+
+def _quantiles_section(release: Any, level: float, text: Any, note: str) -> str:
+    """A range tree's (dense or sparse) quantiles at :data:`QUANTILES` with intervals: a table and its CSV."""
+    esc = html.escape
+    quant = release.quantiles(np.asarray(QUANTILES), level)
+    rows = "\n".join(
+        f"<tr><td>{q:g}</td><td>{esc(text(v))}</td><td>[{esc(text(a))}, {esc(text(b))}]</td></tr>"
+        for q, v, a, b in zip(quant.q, quant.values, quant.ci_low, quant.ci_high)
+    )
+    frame = quant.to_frame()
+    for c in ("estimate", "ci_low", "ci_high"):
+        frame[c] = [release.json_value(v) for v in frame[c]]
+    return f"""<h2>Quantiles</h2>
+<p>{esc(note)}</p>
+<p>{_csv_link(frame, f"{_file_stem(release)}-quantiles.csv", "Download the quantiles (CSV)")}</p>
+<table><tr><th>q</th><th>estimate</th><th>interval</th></tr>
+{rows}
+</table>"""
+
+
+def _short(v: Any) -> str:
+    """A value for a table: floats to 7 significant digits (the CSV keeps them whole)."""
+    return f"{v:.7g}" if isinstance(v, float) else str(v)
+
+
+def _sparse_report(release: Any, *, level: float, bins: int, title: str | None, log: bool,
+                   clip_negative: bool) -> str:
+    """A sparse range tree: privacy, parameters, the CDF between its 0.1% and 99.9% quantiles,
+    quantiles with intervals, every cell's count as CSV (a histogram needs round edges over a
+    bounded domain: ``dptree query --histogram``)."""
+    from dptree.reporting.plot import plot_cdf, value_label
+
+    esc = html.escape
+    p, dom, col = release.privacy, release.domain, value_label(release)
+    cdf_b64, _ = _png_of(plot_cdf, release, level=level, log=log, clip_negative=clip_negative)
+    total_lo, total_hi = release.total_ci(level)
+    lower, upper = dom.bounds
+    params = _metadata_rows(release) + [
+        ("Domain", f"{dom.kind}, [{lower}, {upper}], 2^{dom.bits} keys, no bucket width"),
+        ("Tree", f"{release.layout.branching}-ary, {release.plan.method}, {release.depth} levels, "
+                 f"{release.measured_nodes} measured ranges"),
+        ("Neighbors", f"{p.get('neighbors')}, at most {p.get('max_contributions')} record(s) per person"),
+        ("Budget spent", ", ".join(f"{k} = {v:.6g}" for k, v in p.get("budget_spent", {}).items())),
+        ("Estimated total", f"{release.total():,.1f} ({level:.0%} interval [{total_lo:,.1f}, {total_hi:,.1f}])"),
+        ("Library", str(p.get("library"))),
+    ]
+    cells = release.to_frame(level)
+    for c in ("cell_low", "cell_high"):
+        cells[c] = [release.json_value(v) for v in cells[c]]
+    sections = f"""<h2>Privacy</h2>
+<p class="privacy">{esc(privacy_in_words(p))}</p>
+<h2>Parameters</h2>
+{_table(params)}
+<h2>Cumulative distribution</h2>
+<p>Fraction of records with {esc(col)} at or below each value, with a pointwise {level:.0%} confidence band,
+between the release's own 0.1% and 99.9% quantiles.</p>
+<img alt="CDF of {esc(col)} with confidence band" src="data:image/png;base64,{cdf_b64}">
+{_quantiles_section(release, level, lambda v: _short(release.json_value(v)),
+                    f"Each {level:.0%} interval is where the CDF band, widened by the spread bound of the cell it "
+                    "cuts, reaches q times the estimated total: conservative (docs/sparse_tree.md of dptree).")}
+<h2>Cells</h2>
+<p>{len(cells):,} cells partition the domain; each has a least-squares count with its exact standard error.
+{_csv_link(cells, f"{_file_stem(release)}-cells.csv", "Download every cell's count (CSV)")}</p>"""
+    return _page(esc(title or f"Private sparse range tree of {col}"), _not_private_warning(release), sections)
 
 
 def _negative_note(negative: int, what: str, clip_negative: bool, clipped: str, as_released: str,
@@ -399,8 +452,8 @@ def _quantiles_report(rel: Any, *, level: float, bins: int, title: str | None, l
     return _page(heading, _not_private_warning(rel), sections)
 
 
-_REPORTS = {"range_tree": _range_tree_report, "hierarchy": _hierarchy_report, "quantiles": _quantiles_report,
-            "quantiles_groups": _quantiles_report}
+_REPORTS = {"range_tree": _range_tree_report, "sparse_range_tree": _sparse_report, "hierarchy": _hierarchy_report,
+            "quantiles": _quantiles_report, "quantiles_groups": _quantiles_report}
 
 
 def write_report(release: Any, path: str | os.PathLike[str], *, force: bool = False, **kw: Any) -> None:

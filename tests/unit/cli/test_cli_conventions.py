@@ -160,9 +160,9 @@ def test_releases_are_told_apart_by_their_kind(command: str, files: dict[str, Pa
             "report": ["report", str(files["rel"]), "--out", str(files["dir"] / "o.html")]}[command]
     code, _, err = cli_run(argv)
     assert code == 2
-    kinds = ("range-tree, grouped range-tree, sparse range-tree, hierarchy, quantiles or grouped quantiles"
-             if command == "query"
-             else "range-tree, hierarchy, quantiles or grouped quantiles")  # plot and report draw dense trees only
+    kinds = {"query": "range-tree, grouped range-tree, sparse range-tree, hierarchy, quantiles or grouped quantiles",
+             "plot": "range-tree, sparse range-tree, hierarchy, quantiles or grouped quantiles",
+             "report": "range-tree, sparse range-tree, hierarchy, quantiles or grouped quantiles"}[command]
     assert err == f"dptree: error: {command} needs a {kinds} release; this one is a other release\n"
 
 
