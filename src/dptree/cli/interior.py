@@ -87,6 +87,9 @@ def _register_quantiles(sub: Any) -> None:
     p.add_argument("--interval", default="calibrated", choices=list(INTERVALS), help="the tree's interval")
     p.add_argument("--neighbors", choices=["add_remove", "replace"], default="add_remove")
     _add_size_options(p, "declared, never computed; --method joint needs one")
+    p.add_argument("--n-min", type=int, default=None,
+                   help="PUBLIC lower bound on the number of records: narrower intervals for approx, exponential "
+                        "and joint")
     p.add_argument("--on-invalid", default="error", choices=["error", "drop"],
                    help="missing/NaN/inf values: refuse, or drop those rows (how many is never shown)")
     p.add_argument("--out", help="also write the release (JSON) here; with --by it contains {group}")
@@ -251,8 +254,9 @@ def run_quantiles(args: argparse.Namespace) -> int:
 
     def release(data: Any) -> Any:
         return quantiles(data, qs, lower=lower, upper=upper, epsilon=args.epsilon, method=args.method,
-                         level=args.level, n=args.n, n_max=args.n_max, column=args.column, width=width,
-                         neighbors=args.neighbors, interval=args.interval, rng=args.seed, on_invalid=args.on_invalid,
+                         level=args.level, n=args.n, n_max=args.n_max, n_min=args.n_min, column=args.column,
+                         width=width, neighbors=args.neighbors, interval=args.interval, rng=args.seed,
+                         on_invalid=args.on_invalid,
                          user_id=args.user_id, max_contributions=args.max_contributions, **by)
 
     res = _execute(args, release, "quantiles")

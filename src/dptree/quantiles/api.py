@@ -53,7 +53,7 @@ def _em_data(data: Any, column: str | None, lower: Any, upper: Any,
 
 
 @validate_params({"epsilon": EPSILON, "method": [Options(METHODS)], "level": LEVEL, "n": DECLARED_SIZE,
-                  "n_max": DECLARED_SIZE, "column": COLUMN, "rng": RNG, "on_invalid": ON_INVALID,
+                  "n_max": DECLARED_SIZE, "n_min": DECLARED_SIZE, "column": COLUMN, "rng": RNG, "on_invalid": ON_INVALID,
                   "neighbors": NEIGHBORS, "interval": [Options(INTERVALS)],
                   "grid": [Interval(Integral, 2, None, hint="e.g. grid=4096")], "unknown": UNKNOWN,
                   "max_contributions": [Interval(Integral, 1, None, hint="e.g. max_contributions=5")]})
@@ -68,6 +68,7 @@ def quantiles(
     level: float = 0.95,
     n: int | None = None,
     n_max: int | None = None,
+    n_min: int | None = None,
     column: str | None = None,
     width: Any = None,
     neighbors: Literal["add_remove", "replace"] = "add_remove",
@@ -98,6 +99,9 @@ def quantiles(
     methods read distinct values and their counts from the engine). ``width``:
     the tree's bucket width (with ``"auto"``, used when it picks the tree; on a real-valued domain
     without one auto does not consider the tree). ``n``/``n_max``: a PUBLIC size, never computed from the data.
+    ``n_min``: a PUBLIC lower bound on the number of records (kept records, with ``user_id``): it
+    turns the mechanism methods' rank radii into value intervals like an exact ``n`` does (only
+    their intervals read it: a wrong bound costs their stated coverage, never privacy).
     Dates: ``lower``/``upper`` as dates, datetimes or ISO text make a date domain, ``width`` (a
     timedelta, default one day) its resolution for every method (the tree's bucket width; the
     exponential-mechanism methods' points: whole units from ``lower``); estimates and interval ends
@@ -126,10 +130,10 @@ def quantiles(
     qa = _levels(qs)
     if by is not None or groups is not None:
         return _by_group(data, qa, by=by, groups=groups, unknown=unknown, lower=lower, upper=upper, epsilon=eps,
-                         method=method, level=level, n=n, n_max=n_max, column=column, width=width,
+                         method=method, level=level, n=n, n_max=n_max, n_min=n_min, column=column, width=width,
                          neighbors=neighbors, grid=grid, interval=interval, rng=rng, on_invalid=on_invalid,
                          user_id=user_id, max_contributions=max_contributions)
-    p = _plan(qa, lower, upper, eps, method, width, neighbors, n, n_max, max_contributions, user_id)
+    p = _plan(qa, lower, upper, eps, method, width, neighbors, n, n_max, max_contributions, user_id, n_min)
     metadata = creation_metadata(column=column)  # the clock, read before the data
     src = make_source(rng)  # one stream: the bounding per user, then the mechanisms
     if p.method == "tree":
@@ -197,10 +201,11 @@ class _Plan(NamedTuple):
     dither: int
     per_call: float
     k: int
+    n_min: int | None = None
 
 
 def _plan(qa: np.ndarray, lower: Any, upper: Any, eps: float, method: str, width: Any, neighbors: Relation,
-          n: int | None, n_max: int | None, k: int = 1, user_id: Any = None) -> _Plan:
+          n: int | None, n_max: int | None, k: int = 1, user_id: Any = None, n_min: int | None = None) -> _Plan:
     """The method (auto resolved from public quantities) and its public parameters; every refusal
     that depends on the parameters, before the data is read."""
     if (k != 1 or user_id is not None) and neighbors == "replace":
@@ -211,6 +216,10 @@ def _plan(qa: np.ndarray, lower: Any, upper: Any, eps: float, method: str, width
                                     "depends on the data, so it cannot be declared exactly: pass n_max= (a public "
                                     "upper bound) instead of n=")
     size_n, upper_bound = declared_size(n, n_max)
+    if n_min is not None and n is not None:
+        raise InvalidParameterError("n= is the exact size, which is also its lower bound: drop n_min=")
+    if n_min is not None and n_max is not None and n_min > n_max:
+        raise InvalidParameterError(f"n_min={n_min} exceeds n_max={n_max}: a lower bound cannot exceed the upper one")
     enc = encoding(lower, upper, width)
     lo, hi = enc.bounds
     dates = enc.kind == "datetime"
@@ -233,7 +242,8 @@ def _plan(qa: np.ndarray, lower: Any, upper: Any, eps: float, method: str, width
     dither = joint_module().dither_factor(size_n, enc.size) if method == "joint" else 1  # public: declared n, |X|
     # one person's k records: every exponential-mechanism call at 1/k of its share (group privacy)
     per_call = (layer_epsilon(eps, qa.size, neighbors) if method == "approx" else eps / qa.size) / k
-    return _Plan(method, enc, lo, hi, width, eps, neighbors, size_n, upper_bound, dither, per_call, int(k))
+    return _Plan(method, enc, lo, hi, width, eps, neighbors, size_n, upper_bound, dither, per_call, int(k),
+                 None if n_min is None else int(n_min))
 
 
 def _statement(p: _Plan, m: int, private: bool) -> dict[str, Any]:
@@ -254,7 +264,7 @@ def _tree_release(p: _Plan, tree: Any, qa: np.ndarray, level: float, src: Any, i
     return QuantilesRelease(qa, values, ci_low, ci_high, float(level), p.method, p.epsilon, p.size_n, p.lo, p.hi,
                             _statement(p, qa.size, src.private), neighbors=p.neighbors, width=p.width,
                             n_is_upper_bound=p.upper_bound, metadata=metadata,
-                            interval="calibrated" if sims else "pivot", max_contributions=p.k)
+                            interval="calibrated" if sims else "pivot", max_contributions=p.k, n_min=p.n_min)
 
 
 def _em_offsets(p: _Plan, qa: np.ndarray, vals: Any, cnt: Any, src: Any) -> list[int]:
@@ -278,15 +288,16 @@ def _em_release(p: _Plan, qa: np.ndarray, offs: list[int], level: float, src: An
     radius = release_radii(p.method, qa, size=p.enc.size, epsilon=p.epsilon / p.k, neighbors=p.neighbors,
                            level=level, dither=p.dither)
     r = np.full(qa.size, np.inf) if radius is None else np.asarray(radius)
-    ci_low, ci_high = value_intervals(qa, values, r, None if p.upper_bound else p.size_n, p.lo, p.hi)
+    at_least = p.n_min if p.upper_bound or p.size_n is None else p.size_n  # a public lower bound on n, if any
+    ci_low, ci_high = value_intervals(qa, values, r, at_least, p.lo, p.hi)
     return QuantilesRelease(qa, values, ci_low, ci_high, float(level), p.method, p.epsilon, p.size_n, p.lo, p.hi,
                             _statement(p, qa.size, src.private), neighbors=p.neighbors, width=p.width,
                             rank_radius=radius, n_is_upper_bound=p.upper_bound, metadata=metadata,
-                            max_contributions=p.k)
+                            max_contributions=p.k, n_min=p.n_min)
 
 
 def _by_group(data: Any, qa: np.ndarray, *, by: Any, groups: Any, unknown: Literal["error", "drop"], lower: Any,
-              upper: Any, epsilon: float, method: str, level: float, n: int | None, n_max: int | None,
+              upper: Any, epsilon: float, method: str, level: float, n: int | None, n_max: int | None, n_min: int | None,
               column: str | None, width: Any, neighbors: Relation, grid: int, interval: str, rng: RngLike,
               on_invalid: Literal["error", "drop"], user_id: Any, max_contributions: int) -> GroupedQuantiles:
     """One quantiles release per public group (module :mod:`dptree.quantiles.groups`). With
@@ -301,7 +312,7 @@ def _by_group(data: Any, qa: np.ndarray, *, by: Any, groups: Any, unknown: Liter
                                     "between groups and change two releases; use neighbors='add_remove'")
     gs = check_groups(groups)
     # n, n_max: each group's size
-    p = _plan(qa, lower, upper, epsilon, method, width, neighbors, n, n_max, max_contributions, user_id)
+    p = _plan(qa, lower, upper, epsilon, method, width, neighbors, n, n_max, max_contributions, user_id, n_min)
     if user_id is not None and p.method != "tree" and len(gs) * p.enc.size > BOUNDED_GROUP_CELLS:
         raise InvalidParameterError(f"user_id= with by= and method={p.method!r} counts every point of the domain in "
                                     f"every group: {len(gs)} groups x {p.enc.size:,} points exceeds "

@@ -131,6 +131,9 @@ class QuantilesRelease(Release):
     interval: str | None = field(default=None, kw_only=True)
     #: k of the privacy unit (one person's at most k records; 1: one record)
     max_contributions: int = field(default=1, kw_only=True)
+    #: the caller's public lower bound on the number of records (the mechanism methods' intervals
+    #: read it like an exact n); None when none was declared
+    n_min: int | None = field(default=None, kw_only=True)
 
     def summary(self) -> str:
         return (f"QuantilesRelease of {len(self.values)} levels by {self.method!r} over [{shown(self.lower)}, "
@@ -142,8 +145,9 @@ class QuantilesRelease(Release):
     def _interval_note(self) -> str:
         """Why the exponential-mechanism methods' intervals are the domain's ends, when a public
         parameter says so (no exact declared size: ranks cannot be turned into values)."""
-        if self.method != "tree" and (self.n_declared is None or self.n_is_upper_bound):
-            return " (the domain's ends: declare the size, n= or --n, for narrower ones, or use method 'tree')"
+        if self.method != "tree" and (self.n_declared is None or self.n_is_upper_bound) and self.n_min is None:
+            return (" (the domain's ends: declare the size, n= or --n, or a lower bound on it, n_min= or --n-min, "
+                    "for narrower ones, or use method 'tree')")
         return ""
 
     def to_frame(self) -> Any:
@@ -165,7 +169,7 @@ class QuantilesRelease(Release):
                   "level": self.level, "method": self.method, "epsilon": self.epsilon, "n_declared": self.n_declared,
                   "n_is_upper_bound": self.n_is_upper_bound, "neighbors": self.neighbors,
                   "width": None if dates else self.width,
-                  "interval": self.interval, "max_contributions": self.max_contributions}
+                  "interval": self.interval, "max_contributions": self.max_contributions, "n_min": self.n_min}
         meas = {"values": [enc.dump(v) for v in self.values], "ci_low": [enc.dump(v) for v in self.ci_low],
                 "ci_high": [enc.dump(v) for v in self.ci_high],
                 "rank_radius": self.rank_radius}
@@ -200,6 +204,11 @@ class QuantilesRelease(Release):
         width = enc.width if enc.kind == "datetime" else p["width"]
         k = p.get("max_contributions", 1)  # files before Nov 25: one record
         check_param("max_contributions", k, [Interval(Integral, 1, None)])
+        n_min = p.get("n_min")  # files before Nov 25: none declared
+        check_param("n_min", n_min, DECLARED_SIZE)
+        if n_min is not None and p["n_declared"] is not None and (not p["n_is_upper_bound"] or n_min > p["n_declared"]):
+            raise ReleaseFileError(f"{kind} release: parameters.n_min must lie below an upper bound n_max, and "
+                                   "goes without an exact n")
         restated(privacy, statement(p["method"], eps, len(q), p["neighbors"], privacy["private"], lower=lo,
                                     upper=hi, width=width, n=p["n_declared"],
                                     joint_dithered="dither_factor" in privacy, max_contributions=k), kind)
@@ -220,4 +229,4 @@ class QuantilesRelease(Release):
         return cls(np.asarray(q), cols[0], cols[1], cols[2], float(p["level"]), p["method"], eps, p["n_declared"],
                    lo, hi, privacy, neighbors=p["neighbors"], width=width, rank_radius=radius,
                    n_is_upper_bound=p["n_is_upper_bound"], metadata=check_metadata(doc.get("metadata")),
-                   interval=interval, max_contributions=k)
+                   interval=interval, max_contributions=k, n_min=n_min)

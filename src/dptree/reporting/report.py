@@ -431,7 +431,8 @@ def _quantiles_report(rel: Any, *, level: float, bins: int, title: str | None, l
         ("Domain", f"[{shown(first.lower)}, {shown(first.upper)}]"),
         ("Method", first.method + ("" if first.interval is None else f" ({first.interval} intervals)")),
         ("Budget", f"epsilon = {first.epsilon:.6g} (pure)"),
-        ("Declared size", "none" if n is None else f"{n:,}" + (" (an upper bound)" if first.n_is_upper_bound else "")),
+        ("Declared size", ("none" if n is None else f"{n:,}" + (" (an upper bound)" if first.n_is_upper_bound else ""))
+         + ("" if first.n_min is None else f"; at least {first.n_min:,}")),
         ("Library", str(rel.privacy.get("library"))),
     ]
     if len(parts) > 1 or parts[0][0] is not None:

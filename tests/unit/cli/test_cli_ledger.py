@@ -210,7 +210,7 @@ INVALID_PARAMETERS = {  # not data-dependent: refused before any charge
                   ("--max-contributions", "0"), ("--epsilon", "0")],
     "interior-point": [("--beta", "2"), ("--method", "treelog"), ("--lower", "99"), ("--epsilon", "nan")],
     "quantiles": [("--q", "0.5,2"), ("--method", "joint"), ("--lower", "99"), ("--level", "1.5"), ("--width", "1d"),
-                  ("--n", "-3")],
+                  ("--n", "-3"), ("--n-min", "0")],
 }
 
 

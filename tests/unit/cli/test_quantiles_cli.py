@@ -139,3 +139,17 @@ def test_by_group_and_user_id_together_bound_each_person_across_groups(tmp_path:
     for group in ("a", "b"):
         one = dptree.load(str(tmp_path / f"q-{group}.json"))
         assert one.values == want[group].values and one.max_contributions == 2
+
+
+def test_n_min_narrows_the_mechanism_intervals_like_the_library(tmp_path: Path, cli_run: Any) -> None:
+    x = np.random.default_rng(5).integers(0, 100, 2000)
+    f = tmp_path / "v.csv"
+    f.write_text("v\n" + "\n".join(map(str, x)) + "\n")
+    code, printed, err = cli_run(["quantiles", str(f), "--column", "v", "--q", "0.25,0.5,0.75", "--lower", "0",
+                                  "--upper", "99", "--epsilon", "1", "--method", "approx", "--n-min", "1500", "--seed",
+                                  "2", "--allow-nonprivate", "--out", str(tmp_path / "q.json")])
+    assert code == 0, err
+    want = dptree.quantiles(x, [0.25, 0.5, 0.75], lower=0, upper=99, epsilon=1.0, method="approx", n_min=1500, rng=2)
+    got = dptree.load(str(tmp_path / "q.json"))
+    assert (got.ci_low, got.ci_high, got.n_min) == (want.ci_low, want.ci_high, 1500)
+    assert got.ci_low[1] > 0 and "domain's ends" not in printed

@@ -339,3 +339,45 @@ def test_the_summary_says_why_mechanism_intervals_are_the_domain_and_how_to_narr
     declared = dptree.quantiles(x, [0.25, 0.5, 0.75], method="approx", n=2000, **kw)
     assert declared.ci_low[1] > 0 and "domain's ends" not in declared.summary()
     assert "domain's ends" not in dptree.quantiles(x, [0.5], method="tree", **kw).summary()
+
+
+@pytest.mark.parametrize("method", ["approx", "exponential"])
+def test_a_lower_bound_on_n_gives_intervals_like_the_exact_n_and_never_narrower(method: str) -> None:
+    x = np.random.default_rng(9).integers(0, 1000, 3000)
+    kw = {"lower": 0, "upper": 1023, "epsilon": 1.0, "method": method}
+    qs = [0.1, 0.25, 0.5, 0.75, 0.9]
+    exact = dptree.quantiles(x, qs, n=3000, rng=4, **kw)
+    same = dptree.quantiles(x, qs, n_min=3000, n_max=4000, rng=4, **kw)  # the same draws: n only shapes intervals
+    assert same.values == exact.values and (same.ci_low, same.ci_high) == (exact.ci_low, exact.ci_high)
+    assert same.n_min == 3000 and "domain's ends" not in same.summary()
+    loose = dptree.quantiles(x, qs, n_min=400, rng=4, **kw)
+    assert loose.values == exact.values
+    assert all(a <= b for a, b in zip(loose.ci_low, exact.ci_low)) and all(
+        a >= b for a, b in zip(loose.ci_high, exact.ci_high))  # a smaller bound: intervals contain the exact n's
+    assert any(a < b for a, b in zip(loose.ci_low, exact.ci_low)) or any(
+        a > b for a, b in zip(loose.ci_high, exact.ci_high))
+    assert loose.ci_low[2] > 0 and loose.ci_high[2] < 1023  # still narrower than the domain
+
+
+def test_n_min_is_refused_with_an_exact_n_or_above_n_max_and_kept_in_the_file(tmp_path: Any) -> None:
+    import json
+
+    from dptree.errors import ReleaseFileError
+    from dptree.io.release_file import canonical_checksum
+
+    x = np.arange(500) % 100
+    kw = {"lower": 0, "upper": 99, "epsilon": 1.0, "method": "approx"}
+    with pytest.raises(InvalidParameterError, match="drop n_min="):
+        dptree.quantiles(x, [0.5], n=500, n_min=100, **kw)
+    with pytest.raises(InvalidParameterError, match="n_min=600 exceeds n_max=500"):
+        dptree.quantiles(x, [0.5], n_max=500, n_min=600, **kw)
+    rel = dptree.quantiles(x, [0.25, 0.75], n_min=400, rng=2, **kw)
+    rel.save(tmp_path / "q.json", allow_nonprivate=True)
+    back = dptree.load(tmp_path / "q.json")
+    assert back.n_min == 400 and back.ci_low == rel.ci_low
+    doc = json.loads((tmp_path / "q.json").read_text())
+    doc["parameters"]["n_declared"] = 500  # an exact n beside n_min: not what any call writes
+    doc["checksum"] = canonical_checksum(doc)
+    (tmp_path / "bad.json").write_text(json.dumps(doc))
+    with pytest.raises(ReleaseFileError, match="n_min"):
+        dptree.load(tmp_path / "bad.json")
