@@ -394,5 +394,5 @@ def _plotted_groups(release: Any, groups: Any) -> list[tuple[Any, Any]]:
                                         f"{list(release.groups)}; got {picked}")
     if len(picked) > MAX_PLOTTED_GROUPS:
         raise InvalidParameterError(f"the release has {len(picked)} groups; one plot draws at most "
-                                    f"{MAX_PLOTTED_GROUPS}: pick them with groups=[...]")
+                                    f"{MAX_PLOTTED_GROUPS}: pick them with groups=[...] (--groups a,b)")
     return [(g, release.releases[g]) for g in picked]

@@ -409,7 +409,8 @@ def _quantiles_report(rel: Any, *, level: float, bins: int, title: str | None, l
     parts = list(rel.items()) if hasattr(rel, "items") else [(None, rel)]
     first = parts[0][1]
     frame = rel.to_frame()
-    chart = ""
+    chart = (f"<p>No plot: one plot draws at most {MAX_PLOTTED_GROUPS} groups (dptree plot --groups a,b draws "
+             "some of them).</p>")
     if len(parts) <= MAX_PLOTTED_GROUPS:  # more groups: the tables only (one plot would be unreadable)
         b64, _ = _png_of(plot_quantiles, rel, log=log)
         chart = f'<img alt="quantiles with their intervals" src="data:image/png;base64,{b64}">'

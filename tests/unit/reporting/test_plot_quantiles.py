@@ -99,6 +99,11 @@ def test_too_many_groups_for_one_plot_are_refused_unless_picked(tmp_path: Path, 
     assert not (tmp_path / "a.png").exists()
     plot_quantiles(rel, tmp_path / "b.png", groups=names[:2])
     assert set(drawn[0]["series"]) == {"g0", "g1"}
+    from dptree.reporting.report import render_report
+
+    page = render_report(rel)  # the tables, and a line saying why there is no plot
+    assert "No plot: one plot draws at most 10 groups" in page and "data:image/png" not in page
+    assert all(f"Group {g}" in page for g in names)
 
 
 def test_dptree_plot_and_report_take_quantiles_files(tmp_path: Path, cli_run: Any, drawn: Any) -> None:
