@@ -232,6 +232,10 @@ def _plan(qa: np.ndarray, lower: Any, upper: Any, eps: float, method: str, width
         raise InvalidParameterError("method='joint' is stated for add/remove-one neighbors; use neighbors='add_remove'")
     if method == "joint":
         _check_joint_size(qa.size, size_n)
+        if enc.size >= 1 << 62:
+            raise InvalidParameterError(f"method='joint' needs a domain of fewer than 2^62 points; this {enc.kind} "
+                                        f"domain has {enc.size:.3g} (a float domain counts every float64 between its "
+                                        "bounds): use method='approx' or 'tree', or integer bounds")
     if width is not None and method != "tree" and not dates:
         raise InvalidParameterError("width= is the tree's bucket width; the other methods use every point of the "
                                     "domain")

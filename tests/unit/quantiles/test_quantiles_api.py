@@ -5,6 +5,7 @@ parameters, and auto chooses from public quantities only."""
 from __future__ import annotations
 
 import json
+from typing import Any
 import math
 
 import numpy as np
@@ -381,3 +382,14 @@ def test_n_min_is_refused_with_an_exact_n_or_above_n_max_and_kept_in_the_file(tm
     (tmp_path / "bad.json").write_text(json.dumps(doc))
     with pytest.raises(ReleaseFileError, match="n_min"):
         dptree.load(tmp_path / "bad.json")
+
+
+def test_joint_on_a_domain_of_2_to_the_62_points_is_refused_before_the_data_is_read() -> None:
+    class Unread:  # any touch of the data fails the test
+        def __getattr__(self, name: str) -> Any:
+            raise AssertionError("the data was read")
+
+    with pytest.raises(InvalidParameterError, match="fewer than 2\\^62 points; this float domain"):
+        dptree.quantiles(Unread(), [0.5], lower=0.0, upper=1e6, epsilon=1.0, method="joint", n_max=30000)
+    rel = dptree.quantiles(np.arange(100) * 1.5, [0.5], lower=0.0, upper=1e6, epsilon=1.0, n_max=30000, rng=1)
+    assert rel.method != "joint"  # auto never offers it there
