@@ -1,5 +1,5 @@
-"""``dptree plot``: a PNG of a saved release: a range tree's CDF or histogram, a hierarchy's counts,
-quantiles with their intervals (every group's, for a group-by release)."""
+"""``dptree plot``: a PNG of a saved release: a range tree's CDF or histogram (a sparse tree's CDF), a
+hierarchy's counts, quantiles with their intervals (every group's, for a group-by release)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ def add_view_options(p: Any) -> None:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("plot", help="plot a release: a range tree's CDF or histogram, a hierarchy's counts, "
-                                    "quantiles with their intervals")
+    p = sub.add_parser("plot", help="plot a release: a range tree's CDF (dense or sparse) or histogram, a "
+                                    "hierarchy's counts, quantiles with their intervals")
     p.add_argument("release")
     p.add_argument("--out", required=True, help="PNG file to write")
     core.add_force_option(p, "plot")

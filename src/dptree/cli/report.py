@@ -13,7 +13,8 @@ __all__ = ["register"]
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("report", help="write a static HTML report of a range-tree, hierarchy or quantiles release")
+    p = sub.add_parser("report", help="write a static HTML report of a range-tree (dense or sparse), hierarchy or "
+                                      "quantiles release")
     p.add_argument("release")
     p.add_argument("--out", required=True, help="HTML file to write")
     core.add_force_option(p, "report")
