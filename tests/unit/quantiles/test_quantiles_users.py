@@ -152,3 +152,16 @@ def test_by_group_per_person_tree_reads_the_grouped_bounded_range_tree(tmp_path:
     rel.save(tmp_path / "g.json", allow_nonprivate=True)
     back = dptree.load(tmp_path / "g.json")
     assert back["b"].max_contributions == 2 and back["b"].values == rel["b"].values
+
+
+def test_by_group_per_person_from_parquet_and_csv_is_the_frames_release(tmp_path: Path) -> None:
+    x, users, g = _grouped_people(heavy=30)
+    frame = pd.DataFrame({"v": x, "u": users, "g": g})
+    frame.to_parquet(tmp_path / "d.parquet")
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    kw = {"column": "v", "by": "g", "groups": ["a", "b", "c"], "user_id": "u", "max_contributions": 2, "lower": 0,
+          "upper": 1023, "epsilon": 1.0, "method": "approx"}
+    want = dptree.quantiles(frame, [0.25, 0.75], rng=make_source(8), **kw)
+    for data in (str(tmp_path / "d.parquet"), str(tmp_path / "d.csv")):
+        got = dptree.quantiles(data, [0.25, 0.75], rng=make_source(8), **kw)
+        assert [got[k].values for k in "abc"] == [want[k].values for k in "abc"], data
