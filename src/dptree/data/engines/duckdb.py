@@ -39,7 +39,7 @@ from dptree.data.engines.duckdb_sql import (
     user_sql,
 )
 from dptree.data.engines.duckdb_bounded import bounded_counts
-from dptree.data.engines.duckdb_values import sorted_value_counts
+from dptree.data.engines.duckdb_values import grouped_sorted_value_counts, sorted_value_counts
 from dptree.errors import DataError, InputFormatError, InvalidParameterError, engine_error, redact, unknown_groups_error
 from dptree.noise import RandomSource
 
@@ -370,7 +370,8 @@ class DuckDBEngine(Engine):
                              message: str | None = None,
                              domain: tuple[str, Any, Any] | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
         """The rows joined to the public groups once (a temporary table of the value and the
-        group's index), then :meth:`value_counts`' counting on each group's rows."""
+        group's index), the checks and the groups' sizes in one scan of it, then :meth:`value_counts`'
+        counting on each group's rows."""
         self._names(data, column, by=by)
         assert column is not None
         kind, lower, upper = domain or (None, None, None)
@@ -379,8 +380,7 @@ class DuckDBEngine(Engine):
                             keep_integers=True) as (con, expr):
                 col = quote_ident(column)
                 _join_groups(con, expr, by, groups, unknown, f"t.{col} AS {col}")
-                return [sorted_value_counts(con, f"(SELECT {col} FROM dpt_joined WHERE gi = {i})", column, missing,
-                                            infinite, message) for i in range(len(groups))]
+                return grouped_sorted_value_counts(con, "dpt_joined", column, len(groups), missing, infinite, message)
         except (DataError, InputFormatError):
             raise
         except Exception as exc:

@@ -14,7 +14,7 @@ from dptree.data.engines.duckdb_sql import arrow_table, column_type, quote_ident
 from dptree.data.sorting import distinct_counts, run_lengths
 from dptree.errors import DataError
 
-__all__ = ["sorted_value_counts", "IN_MEMORY_VALUES"]
+__all__ = ["sorted_value_counts", "grouped_sorted_value_counts", "IN_MEMORY_VALUES"]
 
 
 #: rows per batch streamed out of DuckDB by :func:`sorted_value_counts`
@@ -29,6 +29,24 @@ def sorted_value_counts(con: Any, expr: str, column: str, missing: Missing, infi
                         message: str | None) -> tuple[np.ndarray, np.ndarray]:
     """The sorted distinct values of ``column`` of ``expr`` (a table in ``con``) and their counts,
     after the missing/infinite checks of ``missing``/``infinite`` (module docstring)."""
+    value, valid, ctype, (rows,) = _checked(con, expr, column, missing, infinite, message)
+    return _collect(con, value, f"FROM {expr} WHERE {valid}", ctype, rows)
+
+
+def grouped_sorted_value_counts(con: Any, table: str, column: str, n_groups: int, missing: Missing,
+                                infinite: Missing, message: str | None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`sorted_value_counts` of each group of ``table`` (its rows with ``gi`` = 0 .. n_groups - 1;
+    rows whose ``gi`` is NULL are not counted): the checks and the groups' row counts in one scan, then
+    one scan of each group's values."""
+    value, valid, ctype, rows = _checked(con, f"(SELECT * FROM {table} WHERE gi IS NOT NULL)", column, missing,
+                                         infinite, message, n_groups=n_groups)
+    return [_collect(con, value, f"FROM {table} WHERE gi = {i} AND {valid}", ctype, rows[i]) for i in range(n_groups)]
+
+
+def _checked(con: Any, expr: str, column: str, missing: Missing, infinite: Missing, message: str | None, *,
+             n_groups: int | None = None) -> tuple[str, str, str, list[int]]:
+    """(the value expression, the valid-row condition, the column's type, the row count, or each
+    group's) after the missing/infinite checks over every row of ``expr``."""
     ctype = column_type(con, expr, column)
     col = quote_ident(column)
     floating = any(t in ctype for t in ("DOUBLE", "FLOAT", "REAL", "DECIMAL", "NUMERIC"))
@@ -38,13 +56,27 @@ def sorted_value_counts(con: Any, expr: str, column: str, missing: Missing, infi
     bad_missing = f"({col} IS NULL" + (f" OR isnan({value}))" if floating else ")")
     bad_inf = f"isinf({value})" if floating else "false"
     # counted in a projection, not a WHERE: a filter could be pruned by Parquet statistics that omit NaN
-    n_missing, n_inf, rows = con.execute(
-        f"SELECT count_if({bad_missing}), count_if({bad_inf}), count(*) FROM {expr}").fetchall()[0]
+    if n_groups is None:
+        n_missing, n_inf, total = con.execute(
+            f"SELECT count_if({bad_missing}), count_if({bad_inf}), count(*) FROM {expr}").fetchall()[0]
+        rows = [int(total)]
+    else:
+        per = con.execute(f"SELECT gi, count_if({bad_missing}), count_if({bad_inf}), count(*) FROM {expr} "
+                          "GROUP BY gi").fetchall()
+        n_missing, n_inf = sum(r[1] for r in per), sum(r[2] for r in per)
+        rows = [0] * n_groups
+        for gi, _, _, count in per:
+            rows[int(gi)] = int(count)
     if n_missing and missing == "error":
         raise invalid_values_error("missing", column, message)
     if n_inf and infinite == "error":
         raise invalid_values_error("infinite", column, message)
-    where = f"FROM {expr} WHERE NOT ({bad_missing} OR {bad_inf})"
+    return value, f"NOT ({bad_missing} OR {bad_inf})", ctype, rows
+
+
+def _collect(con: Any, value: str, where: str, ctype: str, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted distinct values of ``value`` over the rows of ``where`` (a FROM ... WHERE clause)
+    and their counts; ``rows`` (at least the rows it selects) only picks the path."""
     if "HUGEINT" in ctype:  # wider than 64 bits: the distinct values as Python ints
         out = con.execute(f"SELECT {value} AS v, count(*) AS n {where} GROUP BY 1 ORDER BY 1").fetchall()
         return np.array([r[0] for r in out], dtype=object), np.array([r[1] for r in out], dtype=np.int64)
