@@ -15,8 +15,9 @@ from dptree.data.engines.ordered_buckets import (
     INFINITE,
     MISSING,
     flagged_histogram,
+    float_bucket_sql,
     float_edges,
-    float_width,
+    float_key_sql,
     int_edges,
     int_width,
 )
@@ -65,13 +66,10 @@ class DuckDBOrderedCounts:
             if got != (flo, fhi):  # the bounds must reach DuckDB bit for bit
                 raise RuntimeError("DuckDB did not read the domain's bounds exactly")
             clamped = f"least(greatest({value}, {lo_s}), {hi_s})"
-            self.key = f"(CASE WHEN {clamped} = 0 THEN CAST(0 AS DOUBLE) ELSE {clamped} END)"
+            self.key = float_key_sql(clamped)
 
             def bucket(count: int) -> str:
-                w = float_width(flo, fhi, count)
-                if w is None:
-                    return "CAST(0 AS BIGINT)"
-                return f"CAST(least(floor(({clamped} - {lo_s}) / {self._double(w)}), {count - 1}) AS BIGINT)"
+                return float_bucket_sql(clamped, flo, fhi, count, self._double)
 
             def edges(count: int, first: int, last: int) -> tuple[Any, Any]:
                 return float_edges(flo, fhi, count, first, last)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import sys
+from typing import Callable
 
 import numpy as np
 
@@ -44,6 +45,21 @@ def float_width(lo: float, hi: float, count: int) -> float | None:
     span = hi - lo
     w = span / count
     return w if math.isfinite(span) and w >= sys.float_info.min else None
+
+
+def float_key_sql(clamped: str) -> str:
+    """The SQL key of a clamped float value (DuckDB and Spark alike): -0.0 and 0.0 as one."""
+    return f"(CASE WHEN {clamped} = 0 THEN CAST(0 AS DOUBLE) ELSE {clamped} END)"
+
+
+def float_bucket_sql(clamped: str, lo: float, hi: float, count: int, double: Callable[[float], str]) -> str:
+    """The SQL bucket (0 .. count - 1, a BIGINT) of a clamped float value over [lo, hi]: floor((x - lo) / w),
+    the last bucket closed; one bucket where :func:`float_width` has none. ``double``: the
+    dialect's exact literal of a float."""
+    w = float_width(lo, hi, count)
+    if w is None:
+        return "CAST(0 AS BIGINT)"
+    return f"CAST(least(floor(({clamped} - {double(lo)}) / {double(w)}), {count - 1}) AS BIGINT)"
 
 
 def float_edges(lo: float, hi: float, count: int, first: int, last: int) -> tuple[float | None, float | None]:

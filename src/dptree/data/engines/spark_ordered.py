@@ -16,8 +16,9 @@ from dptree.data.engines.ordered_buckets import (
     INFINITE,
     MISSING,
     flagged_histogram,
+    float_bucket_sql,
     float_edges,
-    float_width,
+    float_key_sql,
     int_edges,
     int_width,
 )
@@ -88,13 +89,10 @@ class SparkOrderedCounts:
                 raise RuntimeError("Spark did not read the domain's bounds exactly")
             as_double = f"CAST({col} AS DOUBLE)"
             clamped = f"least(greatest({as_double}, {lo_s}), {hi_s})"
-            self.key = f"(CASE WHEN {clamped} = 0 THEN CAST(0 AS DOUBLE) ELSE {clamped} END)"
+            self.key = float_key_sql(clamped)
 
             def bucket(count: int) -> str:
-                w = float_width(flo, fhi, count)
-                if w is None:
-                    return "CAST(0 AS BIGINT)"
-                return f"CAST(least(floor(({clamped} - {lo_s}) / {double_sql(w)}), {count - 1}) AS BIGINT)"
+                return float_bucket_sql(clamped, flo, fhi, count, double_sql)
 
             def edges(count: int, first: int, last: int) -> tuple[str | None, str | None]:
                 a, b = float_edges(flo, fhi, count, first, last)
