@@ -157,6 +157,17 @@ def value_counts(data: Any, *, column: str | None = None, missing: Missing = "er
                                                   message=message, domain=domain)
 
 
+@validate_params({"column": COLUMN, "missing": MISSING, "infinite": MISSING, "fmt": FORMAT})
+def values(data: Any, *, column: str | None = None, missing: Missing = "error", infinite: Missing = "error",
+           message: str | None = None, fmt: str | None = None,
+           domain: tuple[str, Any, Any] | None = None) -> np.ndarray:
+    """Every valid value of ``data``'s column (:meth:`Engine.values`: checks as :func:`value_counts`;
+    files and DuckDB relations in one unsorted scan, Spark DataFrames as distinct values and counts).
+    Memory O(rows), never one Python object per row. Not private."""
+    return engine_for(data, fmt=fmt).values(data, column=column, missing=missing, infinite=infinite,
+                                            message=message, domain=domain)
+
+
 @validate_params({"column": COLUMN, "unknown": UNKNOWN, "missing": MISSING, "infinite": MISSING})
 def grouped_value_counts(data: Any, *, column: str | None, by: Any, groups: Sequence[Any], unknown: Unknown = "error",
                          missing: Missing = "error", infinite: Missing = "error", message: str | None = None,

@@ -11,8 +11,6 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Literal
 
-import numpy as np
-
 from dptree import noise as _noise
 from dptree._validation import Options, validate_params
 from dptree.data.engines.duckdb import detect_format, is_relation
@@ -71,9 +69,9 @@ def sparse_range_tree(
     NaN, NaT, None and infinities raise unless ``on_invalid="drop"``. ``rng`` is for tests only: a
     seeded release is marked ``private: false``.
 
-    ``data``: an array, a table with ``column`` (pandas, polars, Arrow), or, counted in their
-    engine with ``column``, a Parquet or CSV path, a DuckDB relation or a Spark DataFrame (the
-    engine returns the distinct values and their counts; memory O(n) keys). A CSV column has no
+    ``data``: an array, a table with ``column`` (pandas, polars, Arrow), or, read by their engine
+    with ``column``, a Parquet or CSV path or a DuckDB relation (one scan of the valid values into
+    numpy) or a Spark DataFrame (its distinct values and counts); memory O(n) keys. A CSV column has no
     declared type, so a CSV needs ``lower`` and ``upper`` (their type sets the domain). ``fmt``:
     ``"csv"`` or ``"parquet"`` for a path (default: from its name, else its first bytes).
 
@@ -89,14 +87,13 @@ def sparse_range_tree(
     if in_engine:  # counted in the engine: distinct values and their counts, typed by the schema
         kind = {"int": "integer", "uint": "integer"}.get(plan.domain.kind, plan.domain.kind)
         policy: Literal["error", "drop"] = "drop" if on_invalid == "drop" else "error"
-        vals, cnt = histograms.value_counts(data, column=column, missing=policy, infinite=policy,
-                                            message="values contain missing values (NaN, None, NaT) or infinities; "
-                                            + INVALID_HINT, domain=None if lower is None else (kind, lower, upper),
-                                            fmt=fmt)
+        vals = histograms.values(data, column=column, missing=policy, infinite=policy,
+                                 message="values contain missing values (NaN, None, NaT) or infinities; " + INVALID_HINT,
+                                 domain=None if lower is None else (kind, lower, upper), fmt=fmt)
         if lower is None:
             plan = plan_for(vals.dtype.kind)  # the column's type is schema, not data
         src = _noise.make_source(rng)
-        keys = np.repeat(plan.domain.offsets(vals, on_invalid=on_invalid), cnt)
+        keys = plan.domain.offsets(vals, on_invalid=on_invalid)
     else:
         arr = to_numpy(data, column=column)
         if lower is None:

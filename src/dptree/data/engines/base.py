@@ -152,6 +152,16 @@ class Engine(ABC):
         names its own parameter). The messages name no value, position or count."""
         raise InvalidParameterError(f"value counts are not available for {self.READS}")
 
+    def values(self, data: Any, *, column: str | None, missing: Missing = "error", infinite: Missing = "error",
+               message: str | None = None, domain: tuple[str, Any, Any] | None = None) -> np.ndarray:
+        """Every valid value of the column (checks as :meth:`value_counts`), in the column's type:
+        memory O(rows), for a mechanism that counts the values itself. By default
+        :meth:`value_counts`' values repeated by their counts (sorted); an engine may return them
+        unsorted, without the sort."""
+        vals, cnt = self.value_counts(data, column=column, missing=missing, infinite=infinite, message=message,
+                                      domain=domain)
+        return np.repeat(vals, cnt)
+
     def grouped_value_counts(self, data: Any, *, column: str | None, by: Any, groups: Sequence[Group],
                              unknown: Unknown, missing: Missing = "error", infinite: Missing = "error",
                              message: str | None = None,

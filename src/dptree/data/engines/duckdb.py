@@ -18,7 +18,7 @@ import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar, Union
 
 import numpy as np
 
@@ -39,7 +39,7 @@ from dptree.data.engines.duckdb_sql import (
     user_sql,
 )
 from dptree.data.engines.duckdb_bounded import bounded_counts
-from dptree.data.engines.duckdb_values import grouped_sorted_value_counts, sorted_value_counts
+from dptree.data.engines.duckdb_values import checked_values, grouped_sorted_value_counts, sorted_value_counts
 from dptree.errors import DataError, InputFormatError, InvalidParameterError, engine_error, redact, unknown_groups_error
 from dptree.noise import RandomSource
 
@@ -48,6 +48,8 @@ if TYPE_CHECKING:
 
 __all__ = ["DuckDBEngine", "csv_value_types", "file_leaf_histogram", "read_column", "open_table", "is_relation",
            "detect_format", "Progress"]
+
+T = TypeVar("T")
 
 # the names the command line and older code import from here
 _quote_ident, _column_type = quote_ident, column_type
@@ -392,17 +394,31 @@ class DuckDBEngine(Engine):
         """One ``GROUP BY x ORDER BY x`` in DuckDB; only the distinct values and counts leave it.
         ``domain`` (kind, lower, upper): a CSV's column is read as that domain needs
         (:func:`csv_value_types`; integers guarded, not read as DOUBLE)."""
+        return self._on_column(data, column, domain, "value counts",
+                               lambda con, expr, col: sorted_value_counts(con, expr, col, missing, infinite, message))
+
+    def values(self, data: Any, *, column: str | None, missing: Missing = "error", infinite: Missing = "error",
+               message: str | None = None, domain: tuple[str, Any, Any] | None = None) -> np.ndarray:
+        """One scan of the valid values into numpy, unsorted (a CSV read as ``domain`` needs, as
+        :meth:`value_counts`)."""
+        return self._on_column(data, column, domain, "values",
+                               lambda con, expr, col: checked_values(con, expr, col, missing, infinite, message))
+
+    def _on_column(self, data: Any, column: str | None, domain: tuple[str, Any, Any] | None, what: str,
+                   run: Callable[[Any, str, str], T]) -> T:
+        """``run(con, expr, column)`` on the value column of ``data`` (a CSV read as ``domain`` needs,
+        integers guarded); engine failures become :func:`~dptree.errors.engine_error` naming ``what``."""
         self._names(data, column)
         assert column is not None
         kind, lower, upper = domain or (None, None, None)
         try:
             with self._open(data, column, value=column, kind=kind, lower=lower, upper=upper,
                             keep_integers=True) as (con, expr):
-                return sorted_value_counts(con, expr, column, missing, infinite, message)
+                return run(con, expr, column)
         except (DataError, InputFormatError):
             raise
         except Exception as exc:
-            raise engine_error("value counts", column, exc) from None
+            raise engine_error(what, column, exc) from None
 
     @contextmanager
     def ordered_counts(self, data: Any, *, column: str | None, lower: int | float, upper: int | float,
