@@ -164,7 +164,8 @@ def test_the_charge_is_committed_before_the_data_is_read(setup: dict[str, Path],
 
         monkeypatch.setattr(module, name, reader)
 
-    for module, name in ((bd, "leaf_histogram"), (bd, "path_counts"), (bd, "value_counts"), (bd, "ordered_counts")):
+    for module, name in ((bd, "leaf_histogram"), (bd, "path_counts"), (bd, "value_counts"), (bd, "ordered_counts"),
+                         (bd, "values")):
         spy(module, name)
     code, _, err = cli_run(commands(setup, str(setup["dir"] / "r.json"))[command])
     assert code == 0, err
