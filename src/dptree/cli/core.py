@@ -406,7 +406,8 @@ def wrote(paths: str | Sequence[str]) -> None:
 # --------------------------------------------------------------------------- release kinds
 
 _KIND_NAMES = {"range_tree": "range-tree", "range_tree_groups": "grouped range-tree",
-               "sparse_range_tree": "sparse range-tree", "hierarchy": "hierarchy", "quantiles_groups": "grouped quantiles"}
+               "sparse_range_tree": "sparse range-tree", "hierarchy": "hierarchy", "quantiles_groups": "grouped quantiles",
+               "interior_point": "interior-point"}
 
 
 def release_kind(release: Any) -> str | None:

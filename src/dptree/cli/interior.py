@@ -52,6 +52,7 @@ def register(sub: Any) -> None:
     p.add_argument("--on-invalid", default="error", choices=["error", "drop"],
                    help="missing/NaN/inf values (or non-integers in an integer domain): refuse, or drop those rows "
                    "(how many is never shown)")
+    _add_out_option(p)
     p.set_defaults(func=run_interior_point)
     for name, what in (("median", "the median"), ("quantile", "one quantile (--q)")):
         m = sub.add_parser(
@@ -66,6 +67,7 @@ def register(sub: Any) -> None:
         _add_size_options(m, "optional, echoed")
         m.add_argument("--on-invalid", default="error", choices=["error", "drop"],
                        help="missing/NaN/inf values: refuse, or drop those rows (how many is never shown)")
+        _add_out_option(m)
         m.set_defaults(func=run_quantile)
     _register_quantiles(sub)
 
@@ -122,19 +124,31 @@ def _add_size_options(p: Any, exact: str) -> None:
     size.add_argument("--n-max", type=int, default=None, help="PUBLIC upper bound on the number of records")
 
 
+def _add_out_option(p: Any) -> None:
+    p.add_argument("--out", help="also write the release (JSON) here (dptree query shows it again)")
+    core.add_force_option(p, "release")
+
+
 def _execute(args: argparse.Namespace, release: Callable[[Any], Any], command: str,
-             delta: Callable[[], float] = lambda: 0.0) -> Any:
-    """Every public check, the ledger charge (``delta()``: what the mechanism spends, from public
-    parameters), then the data: the shared order of ``interior-point``, ``median`` and
-    ``quantile``. Returns the result."""
+             delta: Callable[[], float] = lambda: 0.0, kind: str | None = None) -> Any:
+    """Every public check (``--out``, of the release ``kind``, included), the ledger charge
+    (``delta()``: what the mechanism spends, from public parameters), then the data and ``--out``:
+    the shared order of ``interior-point``, ``median`` and ``quantile``. Returns the result."""
     core.check_seed(args)
     ledger = ledger_path(args.ledger)
     check_public_parameters(release)
     core.check_input_path(args.file)
+    if kind is not None and args.out is not None:
+        core.check_output_path(args.out, inputs=[args.file], ledger=ledger, kind=f"release:{kind}", force=args.force)
     label = args.ledger_label or f"{command} {args.file}:{args.column}"
-    with charged_budget(ledger, epsilon=args.epsilon, delta=delta(), label=label):
+    with charged_budget(ledger, epsilon=args.epsilon, delta=delta(), label=label) as charge:
         with _table(args) as data:
-            return release(data)
+            res = release(data)
+        if kind is not None and args.out is not None:
+            res.save(args.out, allow_nonprivate=args.allow_nonprivate, force=args.force)
+            if charge is not None:
+                charge.output = args.out
+    return res
 
 
 @contextmanager
@@ -189,7 +203,8 @@ def run_interior_point(args: argparse.Namespace) -> int:
                               n=args.n, n_max=args.n_max, on_invalid=args.on_invalid, column=args.column,
                               width=width)
 
-    res = _execute(args, release, "interior-point", lambda: _spent_delta(args, lower, upper, width))
+    res = _execute(args, release, "interior-point", lambda: _spent_delta(args, lower, upper, width),
+                   kind="interior_point")
     print(f"interior_point: {shown(res.value)}")
     if res.bottom:  # the mechanism's bottom output; the value above is only a placeholder
         print("bottom: True (no answer: the value is the placeholder --lower, not an interior point)")
@@ -200,6 +215,8 @@ def run_interior_point(args: argparse.Namespace) -> int:
     req = res.n_required
     print(f"guarantee_applies: {res.guarantee_applies} (declared {_declared(res)}, n_required={req}, beta={res.beta})")
     print(f"private: {res.private}")
+    if args.out is not None:
+        core.wrote([args.out])
     return 0
 
 
@@ -215,13 +232,15 @@ def run_quantile(args: argparse.Namespace) -> int:
         return quantile(data, q, lower=lower, upper=upper, epsilon=args.epsilon, rng=args.seed,
                         n=args.n, n_max=args.n_max, on_invalid=args.on_invalid, column=args.column, width=width)
 
-    res = _execute(args, release, args.command)
+    res = _execute(args, release, args.command, kind="quantile")
     name = "median" if args.command == "median" else f"quantile({res.q:g})"
     print(f"{name}: {shown(res.value)}")
     print("method: exponential mechanism (seed 002)")
     print(f"budget: epsilon={res.epsilon:g} (pure epsilon-DP)")
     print(f"declared: {_declared(res)}")
     print(f"private: {res.private}")
+    if args.out is not None:
+        core.wrote([args.out])
     return 0
 
 

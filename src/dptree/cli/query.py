@@ -175,16 +175,38 @@ def query_hierarchy(release: Any, nodes: list[str], ci: float = 0.95) -> list[di
     return out
 
 
-def _quantiles_rows(release: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
-    """A quantiles release's own levels and intervals (it answers nothing else: its intervals are at
-    the level it was released with)."""
+def _no_queries(args: argparse.Namespace, what: str) -> None:
+    """Refuse query options on a release that holds only its own answers."""
     given = [flag for flag, v in (("--count", args.count), ("--cdf", args.cdf), ("--quantile", args.quantile),
                                   ("--node", args.node), ("--total", args.total), ("--histogram", args.histogram),
                                   ("--bins", args.bins)) if v]
     if given:
-        raise InvalidParameterError(f"{', '.join(given)}: a quantiles release holds only its own levels; query it "
-                                    "without options (release a range tree to answer other queries)")
+        raise InvalidParameterError(f"{', '.join(given)}: {what}; query it without options (release a range tree "
+                                    "to answer other queries)")
+
+
+def _quantiles_rows(release: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """A quantiles release's own levels and intervals (it answers nothing else: its intervals are at
+    the level it was released with)."""
+    _no_queries(args, "a quantiles release holds only its own levels")
     return quantiles_rows(release)
+
+
+def _point_rows(release: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The one value of an interior point, a single quantile (median) or a threshold release (no
+    standard error, no interval)."""
+    _no_queries(args, f"a {core.release_kind(release)} release holds only its own value")
+    kind = core.release_kind(release)
+    if kind == "threshold":  # a threshold point, or a constant classifier
+        name, value = (("threshold", release.threshold) if release.threshold is not None
+                       else ("constant classifier", release.constant))
+    elif kind == "quantile":
+        name, value = ("median" if release.q == 0.5 else f"quantile({release.q:g})"), release.value
+    else:
+        name, value = "interior_point" + (" (bottom: no answer)" if release.bottom else ""), release.value
+    value = value.item() if hasattr(value, "item") and not isinstance(value, np.datetime64) else value
+    return [{"query": name, "estimate": value if isinstance(value, (int, float)) else shown(value), "stderr": None,
+             "ci_low": None, "ci_high": None}]
 
 
 Rows = Callable[[Any, argparse.Namespace], list[dict[str, Any]]]
@@ -214,6 +236,9 @@ _ANSWERS: dict[str, Rows] = {
     "hierarchy": _hierarchy_rows,
     "quantiles": _quantiles_rows,
     "quantiles_groups": _by_group(_quantiles_rows),
+    "interior_point": _point_rows,
+    "quantile": _point_rows,
+    "threshold": _point_rows,
 }
 
 

@@ -121,3 +121,38 @@ def test_cli_says_when_the_mechanism_returned_bottom(tmp_path, interior):
     assert code == 0, err
     lines = dict(line.split(": ", 1) for line in out.strip().splitlines())
     assert lines["bottom"] == "False" and 0 <= int(lines["interior_point"]) <= 59
+
+
+def test_out_writes_the_release_and_query_shows_its_value(tmp_path, cli_run):
+    import json
+
+    import dptree
+    from dptree import Ledger
+
+    f = tmp_path / "d.csv"
+    f.write_text("v\n" + "".join(f"{20 + i % 30}\n" for i in range(400)))
+    led = tmp_path / "b.ledger"
+    Ledger(led, total_epsilon=5.0).close()
+    seeded = ["--seed", "4", "--allow-nonprivate", "--ledger", str(led)]
+    for command, extra, kind in (("interior-point", [], "interior_point"), ("median", [], "quantile"),
+                                 ("quantile", ["--q", "0.9"], "quantile")):
+        out = tmp_path / f"{command}.json"
+        code, printed, err = cli_run([command, str(f), "--column", "v", "--lower", "0", "--upper", "100", "--epsilon",
+                                      "1", *extra, *seeded, "--out", str(out)])
+        assert code == 0 and err.strip().endswith(f"wrote {out}"), err
+        rel = dptree.load(out)
+        assert type(rel).KIND == kind
+        printed_value = printed.splitlines()[0].split(": ", 1)[1]
+        assert str(rel.value) == printed_value
+        code, shown, err = cli_run(["query", str(out), "--format", "json"])
+        assert code == 0, err
+        (answer,) = json.loads(shown)["answers"]
+        assert answer["estimate"] == rel.value and answer["ci_low"] is None
+        code, _, err = cli_run(["query", str(out), "--count", "0:10"])
+        assert code == 2 and "holds only its own value" in err
+    with Ledger(led) as ledger:  # each charge names the file it wrote
+        assert [h["output"] for h in ledger.history()] == [str(tmp_path / f"{c}.json")
+                                                          for c in ("interior-point", "median", "quantile")]
+    code, _, err = cli_run(["median", str(f), "--column", "v", "--lower", "0", "--upper", "100", "--epsilon", "1",
+                            "--out", str(f)])
+    assert code == 2 and "--out" in err  # the input file: refused before anything is charged
