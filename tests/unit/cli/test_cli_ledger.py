@@ -87,6 +87,8 @@ def commands(f: dict[str, Path], out: str) -> dict[str, list[str]]:
                       "--epsilon", "0.5", "--out", out] + led,
         "interior-point": ["interior-point", data, "--column", "v", "--lower", "0", "--upper", "63",
                            "--epsilon", "0.5", "--method", "exponential"] + led,
+        "median --out": ["median", data, "--column", "v", "--lower", "0", "--upper", "63", "--epsilon", "0.5",
+                         "--out", out] + led,
         "quantiles": ["quantiles", data, "--column", "v", "--q", "0.25,0.75", "--lower", "0", "--upper", "63",
                       "--epsilon", "0.5", "--out", out] + led,
     }
@@ -117,7 +119,7 @@ def test_empty_ledger_is_an_error(setup: dict[str, Path], command: str, cli_run:
 
 
 @pytest.mark.parametrize("command", ["release", "release --by", "release --user-id", "release --sparse", "hierarchy",
-                                     "quantiles"])
+                                     "quantiles", "median --out"])
 def test_bad_out_is_refused_before_the_charge(setup: dict[str, Path], command: str,
                                               cli_run: Any) -> None:
     """A typo in --out used to burn the budget: the charge came before the output was checked."""
