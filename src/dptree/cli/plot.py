@@ -28,7 +28,7 @@ def register(sub: Any) -> None:
     p.add_argument("--ci", type=float, default=None,
                    help="confidence level of bands and intervals (default 0.95; a quantiles release: its own level)")
     p.add_argument("--kind", choices=["cdf", "histogram"], default=None, help="range trees: what to plot (default cdf)")
-    p.add_argument("--groups", help="quantiles by group: the groups to draw, comma-separated (default: every group, "
+    p.add_argument("--groups", help="group-by releases: the groups to draw, comma-separated (default: every group, "
                                     "at most 10)")
     p.add_argument("--bins", type=int, default=30, help="histogram: about this many bins with round edges")
     p.add_argument("--depth", type=int, default=1, help="hierarchies: the level to plot (1: children of the root)")
@@ -60,6 +60,23 @@ def _plot_range_tree(release: Any, args: argparse.Namespace) -> None:
         plot_cdf(release, args.out, **view)
 
 
+def _plot_grouped_tree(release: Any, args: argparse.Namespace) -> None:
+    from dptree.reporting.plot import plot_cdf
+
+    if args.kind == "histogram":
+        raise InvalidParameterError("--kind histogram draws one range tree; a group-by release draws every group's "
+                                    "CDF (release --by writes one file per group to plot a histogram of each)")
+    plot_cdf(release, args.out, level=core.release_level(release, args.ci), clip_negative=args.clip_negative,
+             force=args.force, log=args.log, groups=_groups_of(release, args))
+
+
+def _groups_of(release: Any, args: argparse.Namespace) -> list[Any] | None:
+    """``--groups a,b`` as the release's own groups ("7" names the group 7 or "7"), or None: all."""
+    if args.groups is None:
+        return None
+    return [next((g for g in release.groups if str(g) == str(x)), x) for x in core.parse_groups(args.groups)]
+
+
 def _plot_sparse(release: Any, args: argparse.Namespace) -> None:
     from dptree.reporting.plot import plot_cdf
 
@@ -86,15 +103,13 @@ def _plot_quantiles(release: Any, args: argparse.Namespace) -> None:
 
     core.release_level(release, args.ci)  # the release's own level, or a refusal
     _only_for(args, "quantiles", "kind", "clip_negative", *(() if hasattr(release, "items") else ("groups",)))
-    groups = None if args.groups is None else core.parse_groups(args.groups)
-    if groups is not None:  # the file's groups as written ("7" names the group 7 or "7")
-        groups = [next((g for g in release.groups if str(g) == str(x)), x) for x in groups]
-    plot_quantiles(release, args.out, groups=groups, log=args.log, force=args.force)
+    plot_quantiles(release, args.out, groups=_groups_of(release, args), log=args.log, force=args.force)
 
 
 #: How ``dptree plot`` draws each kind of release.
 _PLOTS: dict[str, Callable[[Any, argparse.Namespace], None]] = {
     "range_tree": _plot_range_tree,
+    "range_tree_groups": _plot_grouped_tree,
     "sparse_range_tree": _plot_sparse,
     "hierarchy": _plot_hierarchy,
     "quantiles": _plot_quantiles,

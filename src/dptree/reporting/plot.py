@@ -177,6 +177,7 @@ def plot_cdf(
     log: bool = False,
     clip_negative: bool = False,
     force: bool = False,
+    groups: Any = None,
 ) -> None:
     """Save a PNG of the estimated CDF (as a fraction of the estimated total) with its pointwise
     ``level`` confidence band (:meth:`RangeTree.ci` of each threshold count, divided by the
@@ -186,9 +187,45 @@ def plot_cdf(
     existing file that is not a dptree plot is overwritten only with ``force=True``. A sparse
     range tree (:class:`~dptree.sparsetree.release.SparseRangeTree`, up to 2^64 keys) is drawn
     between its own released 0.1% and 99.9% quantiles (post-processing), its band from
-    ``cdf_ci``."""
+    ``cdf_ci``. A group-by release (:class:`~dptree.rangetree.groupby.GroupedRelease`) draws each
+    group's CDF and band, every group or the ``groups`` listed (at most :data:`MAX_PLOTTED_GROUPS`)."""
     _check_target(path, force)
+    members = _plotted_groups(release, groups)
     plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
+    lows, highs = [], []
+    for i, (group, one) in enumerate(members):
+        xs, ys, lo, hi, mo, scale = _cdf_curve(one, level, max_points, log, clip_negative)
+        color = f"C{i}" if group is not None else "tab:blue"
+        band = f"{level:.0%} pointwise band"
+        ax.fill_between(xs, lo, hi, color=color, alpha=0.25 if group is None else 0.15,
+                        label=band if group is None or i == 0 else None)
+        ax.plot(xs, ys, color=color, lw=1.2, label="least-squares estimate" if group is None else str(group))
+        if group is None:  # one release: its monotone fit too (per group it would crowd the plot)
+            ax.plot(xs, mo, color="tab:orange", lw=1.0, ls="--", label="monotone fit")
+        lows.append(float(np.min(lo)))
+        highs.append(float(np.max(hi)))
+    ymin = min(-0.05, min(lows) - 0.02)
+    ymax = max(1.05, max(highs) + 0.02)
+    ax.set_ylim(ymin, ymax)
+    if ymin < -0.05 or ymax > 1.05:
+        ax.axhspan(ymin, 0.0, color="0.85", alpha=0.5, lw=0)
+        ax.axhspan(1.0, ymax, color="0.85", alpha=0.5, lw=0)
+    col = value_label(release)
+    ax.set_xlabel(col)
+    ax.set_ylabel(f"fraction of records with {col} <= x")
+    _set_value_scale(ax, *scale, log)
+    ax.set_title(_title("CDF", release, clip_negative), fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8 if len(members) > 1 else None)
+    fig.tight_layout()
+    _save(fig, path, plt)
+
+
+def _cdf_curve(release: Any, level: float, max_points: int, log: bool, clip_negative: bool
+               ) -> tuple[Any, Any, Any, Any, Any, tuple[str, Any, float]]:
+    """One tree's CDF as drawn: (points, estimate, band low, band high, monotone fit), each a
+    fraction of its estimated total, and the value scale."""
     if isinstance(release, RangeTree):
         dom = release.domain
         idx = np.unique(np.linspace(0, dom.size - 1, min(dom.size, max_points)).astype(np.int64))
@@ -200,30 +237,10 @@ def plot_cdf(
         xs, scale = _sparse_points(release, max_points, log)
         band_low, band_high = release.cdf_ci(xs, level)
         n = max(float(release.total()), 1e-12)
-    counts = release.cdf(xs)
-    mono = release.cdf(xs, monotone=True)
-    ys, lo, hi, mo = counts / n, band_low / n, band_high / n, mono / n
+    ys, lo, hi, mo = (release.cdf(xs) / n, band_low / n, band_high / n, release.cdf(xs, monotone=True) / n)
     if clip_negative:
         ys, lo, hi, mo = (np.clip(a, 0.0, 1.0) for a in (ys, lo, hi, mo))
-    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
-    ax.fill_between(xs, lo, hi, color="tab:blue", alpha=0.25, label=f"{level:.0%} pointwise band")
-    ax.plot(xs, ys, color="tab:blue", lw=1.2, label="least-squares estimate")
-    ax.plot(xs, mo, color="tab:orange", lw=1.0, ls="--", label="monotone fit")
-    ymin = min(-0.05, float(np.min(lo)) - 0.02)
-    ymax = max(1.05, float(np.max(hi)) + 0.02)
-    ax.set_ylim(ymin, ymax)
-    if ymin < -0.05 or ymax > 1.05:
-        ax.axhspan(ymin, 0.0, color="0.85", alpha=0.5, lw=0)
-        ax.axhspan(1.0, ymax, color="0.85", alpha=0.5, lw=0)
-    col = value_label(release)
-    ax.set_xlabel(col)
-    ax.set_ylabel(f"fraction of records with {col} <= x")
-    _set_value_scale(ax, *scale, log)
-    ax.set_title(_title("CDF", release, clip_negative), fontsize=10)
-    ax.grid(alpha=0.3)
-    ax.legend(loc="lower right")
-    fig.tight_layout()
-    _save(fig, path, plt)
+    return xs, ys, lo, hi, mo, scale
 
 
 def _sparse_points(release: Any, max_points: int, log: bool) -> tuple[np.ndarray, tuple[str, Any, float]]:
@@ -382,7 +399,7 @@ def _plotted_groups(release: Any, groups: Any) -> list[tuple[Any, Any]]:
     """(group, release) pairs to draw: (None, release) for one release; a group-by release's groups."""
     if not hasattr(release, "items"):
         if groups is not None:
-            raise InvalidParameterError("groups= applies to a group-by release (dptree.quantiles(..., by=))")
+            raise InvalidParameterError("groups= applies to a group-by release (by= and groups=)")
         return [(None, release)]
     if groups is None:
         picked = list(release.groups)
