@@ -224,7 +224,10 @@ def _plan(qa: np.ndarray, lower: Any, upper: Any, eps: float, method: str, width
     lo, hi = enc.bounds
     dates = enc.kind == "datetime"
     width = enc.width if dates else width  # a date domain's resolution serves every method
-    if method == "auto":
+    users_need_tree = user_id is not None and (enc.kind != "integer" or enc.size > BOUNDED_POINTS)
+    if method == "auto" and users_need_tree:  # only the tree bounds users on this domain (public facts)
+        method = "tree"
+    elif method == "auto":
         method = choose_method(qa.size, lower=lo, upper=hi, epsilon=eps / k, width=width, neighbors=neighbors,
                                n=n if n is not None else n_max)
         width = width if method == "tree" or dates else None  # the tree's bucket width, used when auto picks it
@@ -239,10 +242,10 @@ def _plan(qa: np.ndarray, lower: Any, upper: Any, eps: float, method: str, width
     if width is not None and method != "tree" and not dates:
         raise InvalidParameterError("width= is the tree's bucket width; the other methods use every point of the "
                                     "domain")
-    if user_id is not None and method != "tree" and (enc.kind != "integer" or enc.size > BOUNDED_POINTS):
+    if users_need_tree and method != "tree":
         raise InvalidParameterError(f"user_id= with method={method!r} needs an integer domain of at most 2^24 points "
-                                    "(the records kept per user are counted per point); use method='tree', which "
-                                    "bounds users on any domain")
+                                    "(the records kept per user are counted per point); use method='tree' (on a float "
+                                    "domain with a bucket width=), which bounds users on any domain")
     dither = joint_module().dither_factor(size_n, enc.size) if method == "joint" else 1  # public: declared n, |X|
     # one person's k records: every exponential-mechanism call at 1/k of its share (group privacy)
     per_call = (layer_epsilon(eps, qa.size, neighbors) if method == "approx" else eps / qa.size) / k

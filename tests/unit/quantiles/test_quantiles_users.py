@@ -165,3 +165,16 @@ def test_by_group_per_person_from_parquet_and_csv_is_the_frames_release(tmp_path
     for data in (str(tmp_path / "d.parquet"), str(tmp_path / "d.csv")):
         got = dptree.quantiles(data, [0.25, 0.75], rng=make_source(8), **kw)
         assert [got[k].values for k in "abc"] == [want[k].values for k in "abc"], data
+
+
+def test_auto_runs_the_tree_where_only_the_tree_bounds_users() -> None:
+    x, users = _people()
+    rel = dptree.quantiles(x.astype(float), [0.5], lower=0.0, upper=1023.0, width=1.0, epsilon=1.0, user_id=users,
+                           max_contributions=2, rng=1)
+    assert rel.method == "tree" and rel.max_contributions == 2  # float domain: the mechanisms cannot bound users
+    wide = dptree.quantiles(x, [0.5], lower=0, upper=2**30 - 1, width=1024, epsilon=1.0, user_id=users, rng=1)
+    assert wide.method == "tree"  # more than 2^24 points: likewise
+    from dptree.errors import DomainError
+
+    with pytest.raises(DomainError, match="bucket width"):  # the tree's own refusal, before the data
+        dptree.quantiles(x.astype(float), [0.5], lower=0.0, upper=1023.0, epsilon=1.0, user_id=users)
