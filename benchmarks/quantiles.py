@@ -184,6 +184,24 @@ def _stats(v: list[float]) -> tuple[float, float]:
     return float(a.mean()), float(a.std(ddof=1) / np.sqrt(a.size)) if a.size > 1 else float("nan")
 
 
+def m20_parser(description: str | None) -> argparse.ArgumentParser:
+    """The options of the m = 20 experiments: a data set kind, n, m, the number of data sets, the seed."""
+    ap = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", default="uniform", choices=DATA)
+    ap.add_argument("--n", type=int, default=1000)
+    ap.add_argument("--m", type=int, default=20)
+    ap.add_argument("--trials", type=int, default=40)
+    ap.add_argument("--seed", type=int, default=12)
+    return ap
+
+
+def m20_data(args: argparse.Namespace) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The levels i / (m + 1) and the data sets of :func:`m20_parser`'s options (they depend on the
+    seed, the kind and n only, so rows of different experiments are paired)."""
+    g = np.random.default_rng([args.seed, DATA.index(args.data), args.n])
+    return np.arange(1, args.m + 1) / (args.m + 1), [make_data(args.data, args.n, g) for _ in range(args.trials)]
+
+
 def variant_table(runs: dict[str, Callable[[np.ndarray, int], np.ndarray]], xs: list[np.ndarray], qs: np.ndarray,
                   seed: int, header: str) -> None:
     """Print the tie-aware mean and max rank error (+- standard error over the data sets) of each

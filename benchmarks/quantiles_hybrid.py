@@ -15,7 +15,6 @@ error over trials, with dptree's approx and joint on the same data sets.
 
 from __future__ import annotations
 
-import argparse
 
 import numpy as np
 import quantiles as grid
@@ -55,16 +54,9 @@ def hybrid(x: np.ndarray, qs: np.ndarray, seed: int, split_layers: int, epsilon:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", default="uniform", choices=grid.DATA)
-    ap.add_argument("--n", type=int, default=1000)
-    ap.add_argument("--m", type=int, default=20)
-    ap.add_argument("--trials", type=int, default=40)
-    ap.add_argument("--seed", type=int, default=12)
+    ap = grid.m20_parser(__doc__)
     args = ap.parse_args()
-    qs = np.arange(1, args.m + 1) / (args.m + 1)
-    g = np.random.default_rng([args.seed, grid.DATA.index(args.data), args.n])
-    xs = [grid.make_data(args.data, args.n, g) for _ in range(args.trials)]
+    qs, xs = grid.m20_data(args)
     runs = {}
     for method in ("approx", "joint"):
         f = grid.runner(method)

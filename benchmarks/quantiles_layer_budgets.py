@@ -15,7 +15,6 @@ over trials; ``ref-joint`` (the reference JointExp) on the same data sets for co
 
 from __future__ import annotations
 
-import argparse
 
 import numpy as np
 import quantiles as grid
@@ -73,18 +72,11 @@ def show_levels(xs: list[np.ndarray], qs: np.ndarray, seed: int) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", default="uniform", choices=grid.DATA)
-    ap.add_argument("--n", type=int, default=1000)
-    ap.add_argument("--m", type=int, default=20)
-    ap.add_argument("--trials", type=int, default=40)
-    ap.add_argument("--seed", type=int, default=12)
+    ap = grid.m20_parser(__doc__)
     ap.add_argument("--show-levels", type=int, default=0, metavar="K",
                     help="instead: each level's tie-aware error of dptree's approx and joint on the first K data sets")
     args = ap.parse_args()
-    qs = np.arange(1, args.m + 1) / (args.m + 1)
-    g = np.random.default_rng([args.seed, grid.DATA.index(args.data), args.n])
-    xs = [grid.make_data(args.data, args.n, g) for _ in range(args.trials)]
+    qs, xs = grid.m20_data(args)
     if args.show_levels:
         show_levels(xs[: args.show_levels], qs, args.seed)
         return
