@@ -303,7 +303,7 @@ def make_domain(lower: Any, upper: Any, width: Any = None) -> Domain:
         raise DomainError("lower and upper must be finite")
     if width is not None and not math.isfinite(float(width)):
         raise DomainError("width must be finite")
-    if float(lower) >= float(upper):
+    if (int(lower) >= int(upper)) if _is_int(lower) and _is_int(upper) else float(lower) >= float(upper):
         raise DomainError(f"lower ({lower}) must be smaller than upper ({upper})")
     if width is not None and float(width) <= 0:
         raise DomainError(f"width must be > 0, got {width}")

@@ -226,6 +226,10 @@ def key_domain(lower: Any, upper: Any, dtype_kind: str) -> KeyDomain:
             return KeyDomain("float", _bound_key(-_FMAX, "float", "lower"), _bound_key(_FMAX, "float", "upper"))
         if dtype_kind == "u":
             return KeyDomain("uint", 0, _U64_MAX)
+        if dtype_kind == "O":  # Python objects (integers wider than 64 bits, a 128-bit column): no 64-bit type
+            raise DomainError("the values have no 64-bit type (Python objects, e.g. integers wider than 64 bits or a "
+                              "128-bit integer column), so the tree cannot cover every key of their type: give "
+                              "lower= and upper= (integers at most 2^64 apart; values outside are clamped)")
         return KeyDomain("int", 0, _U64_MAX)
     for name, b in (("lower", lower), ("upper", upper)):
         number = _is_int(b) or isinstance(b, (float, np.floating))

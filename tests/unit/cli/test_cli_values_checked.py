@@ -66,6 +66,9 @@ def test_library_names_in_messages_become_cli_flags(tmp_path: Path, cli_run: Any
     assert code == 2 and "--count LO:HI needs LO <= HI" in err, err
     with pytest.raises(dptree.DPTreeError, match=r"^lower \(5\) must be smaller than upper \(1\)"):
         dptree.range_tree(np.arange(3), lower=5, upper=1, epsilon=1.0)  # the library keeps its own names
+    big = 3 * 2**62  # bounds equal as doubles are compared as the integers they are: the real problem is named
+    with pytest.raises(dptree.DPTreeError, match=r"integer bounds must lie within"):
+        dptree.range_tree(np.arange(3), lower=big, upper=big + 255, epsilon=1.0)
 
 
 def test_budget_create_says_what_is_wrong(tmp_path: Path, cli_run: Any) -> None:

@@ -80,3 +80,29 @@ def test_engine_values_are_every_valid_value_unsorted_without_a_sort(tmp_path: P
     with pytest.raises(DataError, match="missing"):
         values(str(tmp_path / "m.parquet"), column="v", infinite="drop")
     assert values(str(tmp_path / "m.parquet"), column="v", missing="drop", infinite="drop").tolist() == [1.5, 2.0]
+
+
+def test_a_128_bit_relation_column_is_read_exactly() -> None:
+    # Arrow has no 128-bit integers; read as DECIMAL(38, 0) -> DOUBLE these values would all round
+    # to a few multiples of 512 (the spacing of doubles near 2^61)
+    from dptree.data.histograms import value_counts
+    from dptree.errors import DomainError
+
+    base = 2**61 + 1
+    offsets = np.random.default_rng(4).integers(0, 200, 400)
+    exact = [base + int(k) for k in offsets]
+    con = duckdb.connect()
+    rel = con.sql(f"SELECT CAST(k AS HUGEINT) + CAST('{base}' AS HUGEINT) AS v FROM "
+                  f"(SELECT unnest({[int(k) for k in offsets]}) AS k)")
+    vals, cnt = value_counts(rel, column="v")
+    want_vals, want_cnt = np.unique(offsets, return_counts=True)
+    assert [int(v) - base for v in vals] == want_vals.tolist() and cnt.tolist() == want_cnt.tolist()
+    bounds = dict(lower=base, upper=base + 255, epsilon=1.0)
+    _same(dptree.sparse_range_tree(rel, column="v", rng=7, **bounds),
+          dptree.sparse_range_tree(np.array(exact, dtype=object), rng=7, **bounds))
+    dense = dptree.range_tree(rel, column="v", rng=7, **bounds)
+    assert np.array_equal(dense.leaf_estimates, dptree.range_tree(np.array(exact), rng=7, **bounds).leaf_estimates)
+    with pytest.raises(DomainError, match="no 64-bit type"):  # the type's keys do not fit 64 bits: bounds needed
+        dptree.sparse_range_tree(rel, column="v", epsilon=1.0)
+    with pytest.raises(DomainError, match="no 64-bit type"):
+        dptree.sparse_range_tree([2**64 + k for k in exact], epsilon=1.0)  # Python ints past 64 bits
