@@ -13,8 +13,8 @@ __all__ = ["register"]
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("report", help="write a static HTML report of a range-tree (dense or sparse), hierarchy or "
-                                      "quantiles release")
+    p = sub.add_parser("report", help="write a static HTML report of a range-tree (dense, sparse or by group), "
+                                      "hierarchy or quantiles release")
     p.add_argument("release")
     p.add_argument("--out", required=True, help="HTML file to write")
     core.add_force_option(p, "report")
@@ -39,5 +39,5 @@ def _write(release: Any, args: argparse.Namespace) -> None:
 
 #: The kinds of release ``dptree report`` describes (one writer renders them all).
 _REPORTS: dict[str, Callable[[Any, argparse.Namespace], None]] = {
-    "range_tree": _write, "sparse_range_tree": _write, "hierarchy": _write, "quantiles": _write,
-    "quantiles_groups": _write}
+    "range_tree": _write, "range_tree_groups": _write, "sparse_range_tree": _write, "hierarchy": _write,
+    "quantiles": _write, "quantiles_groups": _write}

@@ -20,6 +20,7 @@ from dptree._validation import InstanceOf, Interval, validate_params
 from dptree.errors import InputFormatError, InvalidParameterError
 from dptree.reporting.sections import (
     QUANTILES,
+    grouped_range_tree_report,
     hierarchy_privacy_in_words,
     hierarchy_report,
     privacy_in_words,
@@ -50,21 +51,23 @@ def render_report(
     clip_negative: bool = False,
 ) -> str:
     """The report as one HTML string: a range-tree release (CDF, histogram with round bin edges,
-    quantiles with intervals), a sparse range tree (CDF, quantiles, its cells), a hierarchy release
-    (counts per node) or a quantiles release, one or by group (its plot and tables, at the
+    quantiles with intervals), a sparse range tree (CDF, quantiles, its cells), a group-by range tree
+    (every group's CDF in one plot; per group its total, quantiles and histogram as CSV), a hierarchy
+    release (counts per node) or a quantiles release, one or by group (its plot and tables, at the
     release's own level: ``level`` does not apply). ``log``: logarithmic value axis; ``clip_negative``:
     plots in a clearly marked post-processed view with negative estimates shown as 0 (tables and CSV
     files always hold the released estimates)."""
     report = _REPORTS.get(getattr(release, "KIND", ""))
     if report is None:
-        raise InvalidParameterError("a report needs a range-tree, hierarchy or quantiles release (range trees dense "
-                                    "or sparse)")
+        raise InvalidParameterError("a report needs a range-tree, hierarchy or quantiles release (range trees dense, "
+                                    "sparse or by group)")
     return report(release, level=level, bins=bins, title=title, log=log, clip_negative=clip_negative)
 
 
 #: the report of each kind of release
 _REPORTS: dict[str, Callable[..., str]] = {
-    "range_tree": range_tree_report, "sparse_range_tree": sparse_report, "hierarchy": hierarchy_report,
+    "range_tree": range_tree_report, "range_tree_groups": grouped_range_tree_report,
+    "sparse_range_tree": sparse_report, "hierarchy": hierarchy_report,
     "quantiles": quantiles_report, "quantiles_groups": quantiles_report}
 
 

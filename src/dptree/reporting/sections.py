@@ -1,5 +1,5 @@
 """The report of each kind of release (:mod:`dptree.reporting.report` picks one by the release's
-kind): a range tree (dense or sparse), a hierarchy, quantiles (one or by group),
+kind): a range tree (dense, sparse or one per group), a hierarchy, quantiles (one or by group),
 and the privacy statements in plain language.
 
 Every builder reads the release only (its noisy estimates and public parameters): post-processing,
@@ -30,14 +30,14 @@ from dptree.reporting.page import (
 )
 
 __all__ = ["QUANTILES", "privacy_in_words", "hierarchy_privacy_in_words", "quantiles_privacy_in_words",
-           "range_tree_report", "sparse_report", "hierarchy_report", "quantiles_report"]
+           "range_tree_report", "grouped_range_tree_report", "sparse_report", "hierarchy_report", "quantiles_report"]
 
 QUANTILES = (0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99)
 _MAX_ROWS = 500  # nodes listed in a hierarchy report's table (the CSV has all)
 
 
 def privacy_in_words(privacy: dict[str, Any]) -> str:
-    """The privacy statement of a release as one plain-language paragraph."""
+    """The privacy statement of a range-tree release (one, sparse or by group) as one plain-language paragraph."""
     k = int(privacy.get("max_contributions", 1))
     unit = "one person's record" if k == 1 else f"one person's records (at most {k} per person)"
     if privacy.get("neighbors") == "replace":
@@ -64,6 +64,8 @@ def privacy_in_words(privacy: dict[str, Any]) -> str:
         eps = spent.get("epsilon", float("nan"))
         text = (f"{change} changes the probability of any outcome of this release by at most a factor "
                 f"e^epsilon = {math.exp(eps):.4g} (epsilon = {eps:.4g}, pure differential privacy with Laplace noise).")
+    if privacy.get("composition"):  # a group-by release: one budget for all its groups
+        text += f" Groups: {privacy['composition']}."
     text += (" Every number on this page is computed from the released noisy counts only, so it costs no "
              "further privacy. Values outside the public bounds were counted at the nearest bound.")
     if not privacy.get("private", False):
@@ -221,6 +223,42 @@ def range_tree_report(release: Any, *, level: float, bins: int, title: str | Non
 def _negative_bins_note(hist: Any, clip_negative: bool, clipped: str, as_released: str) -> str:
     return negative_note(int((hist.counts < 0).sum()), "bin estimate(s)", clip_negative, clipped, as_released,
                          "True counts are never negative, and the interval says how far the true count may be. ")
+
+
+def grouped_range_tree_report(rel: Any, *, level: float, bins: int, title: str | None, log: bool,
+                              clip_negative: bool) -> str:
+    """A group-by range tree (:class:`~dptree.rangetree.groupby.GroupedRelease`): its privacy
+    statement (one budget for all groups), the trees' shared parameters, every group's CDF and band
+    in one plot (at most :data:`~dptree.reporting.plot.MAX_PLOTTED_GROUPS` groups), then per group
+    the single tree's pieces: its total with an interval, its quantiles and its histogram (CSV)."""
+    from dptree.reporting.plot import nice_edges, plot_cdf, value_label
+
+    esc = html.escape
+    col = value_label(rel)
+    trees = list(rel.items())
+    chart = groups_chart(rel, len(trees), plot_cdf, f"CDF of {col} in each group with confidence bands",
+                         level=level, log=log, clip_negative=clip_negative)
+    params = metadata_rows(rel) + [("Groups", ", ".join(str(g) for g, _ in trees))] + _tree_rows(trees[0][1], [])
+    parts = [f"""<h2>Privacy</h2>
+<p class="privacy">{esc(privacy_in_words(rel.privacy))}</p>
+<h2>Parameters</h2>
+{table(params)}
+<h2>Cumulative distribution</h2>
+<p>Fraction of each group's records with {esc(col)} at or below each value (of the group's estimated total), with
+a pointwise {level:.0%} confidence band.</p>
+{chart}"""]
+    for group, tree in trees:
+        stem = file_stem(tree, group)
+        hist = tree.histogram(nice_edges(tree.domain, bins, log=log), level=level)
+        csv_note = "The CSV file holds the released estimates."
+        parts.append(f"""<h2>Group {esc(str(group))}</h2>
+{table([("Estimated total", _total_text(tree, level))])}
+{_negative_bins_note(hist, clip_negative, csv_note, csv_note)}
+<p>{csv_link(_histogram_frame(tree, hist), f"{stem}-histogram.csv",
+             f"Download the histogram of group {group} (CSV)")}</p>
+{_tree_quantiles(tree, level, stem=stem, heading="h3")}""")
+    heading = esc(title or f"Private range trees of {col} by group")
+    return page(heading, not_private_warning(rel), "\n".join(parts))
 
 
 def sparse_report(release: Any, *, level: float, bins: int, title: str | None, log: bool,

@@ -163,7 +163,8 @@ def test_releases_are_told_apart_by_their_kind(command: str, files: dict[str, Pa
     kinds = {"query": "range-tree, grouped range-tree, sparse range-tree, hierarchy, quantiles, grouped quantiles, "
                       "interior-point, quantile or threshold",
              "plot": "range-tree, grouped range-tree, sparse range-tree, hierarchy, quantiles or grouped quantiles",
-             "report": "range-tree, sparse range-tree, hierarchy, quantiles or grouped quantiles"}[command]
+             "report": "range-tree, grouped range-tree, sparse range-tree, hierarchy, quantiles or grouped quantiles"}[
+                 command]
     assert err == f"dptree: error: {command} needs a {kinds} release; this one is a other release\n"
 
 
