@@ -43,11 +43,12 @@ class _LayerPiece:
         return _LayerPiece(left, self.state), _LayerPiece(right, self.state)
 
 
-def weighted_approx(x: np.ndarray, qs: np.ndarray, seed: int, weights: list[float]) -> np.ndarray:
+def weighted_approx(x: np.ndarray, qs: np.ndarray, seed: int, weights: list[float], epsilon: float = 1.0
+                    ) -> np.ndarray:
     """:func:`dptree.quantiles.approx.run_approx` with layer l's calls at epsilon w_l / sum(w)."""
     u, c = np.unique(x, return_counts=True)
     w = np.asarray(weights[: A.layers(len(qs))], dtype=np.float64)
-    state = {"eps": list(w / w.sum()), "layer": -1}
+    state = {"eps": list(epsilon * w / w.sum()), "layer": -1}
 
     def next_layer(calls: list) -> None:
         state["layer"] += 1
