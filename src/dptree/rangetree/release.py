@@ -14,6 +14,8 @@ and exact errors), this module (:class:`RangeTree`: the queries), :mod:`~dptree.
 
 from __future__ import annotations
 
+import hashlib
+
 from numbers import Integral
 from typing import Any, ClassVar, Mapping, Sequence
 
@@ -267,10 +269,10 @@ class RangeTree(RangeQueries, CountRelease):
         ``"pivot"``: the uncalibrated pivot interval, deterministic, covering at least about the
         nominal rate at every level and wider. Both read the estimates and the public plan only
         (post-processing); ``rng`` is the simulation's random source (not privacy noise: a seed
-        only makes the interval reproducible; default: fresh secure randomness, and repeated calls
-        on this release return the first call's interval). The factor is a Monte Carlo estimate, so
-        with fresh randomness (a new process, ``dptree query`` run twice) the ends can move by a
-        few buckets, more where the read-off grid is coarse (docs/quantiles.md). With an estimated total <= 0 the
+        only makes the interval reproducible; default: a seed hashed from the release's noisy
+        counts, so the same release gives the same interval in every process). The factor is a
+        Monte Carlo estimate: another ``rng`` can move the ends by a few buckets, more where the
+        read-off grid is coarse (docs/quantiles.md). With an estimated total <= 0 the
         interval is the whole domain. Float domains give bucket edges, integers a bucket's first
         and last value, dates the first and the last bucket's start."""
         qa = quantile_levels(q)
@@ -278,13 +280,26 @@ class RangeTree(RangeQueries, CountRelease):
         kept = self._intervals.get(key) if rng is None else None
         if kept is None:
             sims = calibration_sims(self.layout.padded_size) if interval == "calibrated" else 0
-            kept = released_intervals(self, qa, level, source=make_source(rng), sims=sims, grid=grid)
+            source = make_source(self._simulation_seed() if rng is None else rng)
+            kept = released_intervals(self, qa, level, source=source, sims=sims, grid=grid)
             if rng is None:
                 self._intervals[key] = kept
         low, high = kept
         if np.ndim(q) == 0:
             return low[0], high[0]
         return low, high
+
+    def _simulation_seed(self) -> int:
+        """The default seed of :meth:`quantile_ci`'s simulation: a hash of the released noisy counts
+        and the public plan (post-processing), so that the same release gives the same intervals in
+        every process (``dptree query`` run twice, a report beside a query)."""
+        h = hashlib.sha256(repr((self.domain, self.layout.padded_size, self.plan.noise,
+                                 np.asarray(self.plan.level_variance).tolist())).encode())
+        for i, m in enumerate(self.measurements):
+            if m is not None:
+                h.update(f"|{i}:{m.dtype.str}:".encode())
+                h.update(np.ascontiguousarray(m).tobytes())
+        return int.from_bytes(h.digest()[:8], "big")
 
     @validate_params({"level": LEVEL})
     def quantiles(self, q: Any, level: float = 0.95) -> QuantileResult:

@@ -226,6 +226,7 @@ def test_query_answers_every_group_of_a_grouped_range_tree_file(tmp_path: Path, 
         want = rel[group].answer(count=[(10, 20)], quantile=[0.5]).rows
         got = [a for a in answers if a["group"] == group]
         assert [a["estimate"] for a in got] == pytest.approx([w["estimate"] for w in want])
-        # the count's interval is exact; the quantile's is simulated afresh in each process
-        assert [got[0]["ci_low"], got[0]["ci_high"]] == pytest.approx([want[0]["ci_low"], want[0]["ci_high"]])
-        assert got[1]["ci_low"] <= got[1]["estimate"] <= got[1]["ci_high"]
+        # the count's interval is exact; the quantile's simulation is seeded from the release itself,
+        # so the file read back gives the in-memory release's interval
+        for a, w in zip(got, want):
+            assert [a["ci_low"], a["ci_high"]] == pytest.approx([w["ci_low"], w["ci_high"]])

@@ -3,6 +3,8 @@ with the pivot interval as an option (its coverage: tests/statistical/test_quant
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -44,6 +46,21 @@ def test_a_seed_reproduces_the_interval_and_the_default_is_kept_per_release() ->
     np.testing.assert_array_equal(res.ci_low, first[0])  # quantiles() reads the same intervals
     scalar = rel.quantile_ci(0.5, rng=11)
     assert (scalar[0], scalar[1]) == (a[0][2], a[1][2])
+
+
+def test_the_default_interval_is_the_same_in_every_process(tmp_path: Any) -> None:
+    """Without ``rng`` the simulation is seeded from the release's noisy counts (post-processing): the
+    release read back from its file (a new object, as in another process or ``dptree query``) gives
+    the same intervals, where two simulation seeds give different ones on this release."""
+    g = np.random.default_rng(0)
+    rel = dptree.range_tree(g.lognormal(5, 1, 2000).astype(int), lower=0, upper=65535, epsilon=1.0, rng=1)
+    qs = [0.05, 0.25, 0.5, 0.75, 0.95]
+    seeded = [rel.quantile_ci(qs, rng=100 + r) for r in range(2)]
+    assert any(not np.array_equal(seeded[0][i], seeded[1][i]) for i in (0, 1))  # the test has power
+    rel.save(tmp_path / "r.json", allow_nonprivate=True)
+    back = dptree.load(tmp_path / "r.json")
+    for got, want in zip(back.quantile_ci(qs), rel.quantile_ci(qs)):
+        np.testing.assert_array_equal(got, want)
 
 
 def test_calibration_narrows_the_pivot_interval_on_spread_data() -> None:
