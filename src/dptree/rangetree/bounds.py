@@ -44,9 +44,9 @@ import numpy as np
 
 from dptree import noise as _noise
 from dptree._validation import Interval, check_param
-from dptree.data.domain import NS_RANGE, Domain, dates_to_ns, make_domain
+from dptree.data.domain import NS_RANGE, Domain, dates_to_ns, make_domain, parse_date_bound
 from dptree.data.histograms import value_counts
-from dptree.errors import DataError, DPTreeError, InvalidParameterError, ReleaseFileError
+from dptree.errors import DataError, DomainError, DPTreeError, InvalidParameterError, ReleaseFileError
 from dptree.interior.sparse_vector import above_threshold_scales, first_above_threshold
 from dptree.io import release_file as _release_file
 from dptree.noise import laplace_scale_used
@@ -110,6 +110,11 @@ def origin_in_units(kind: Kind, origin: Any) -> int | float:
     :class:`InvalidParameterError` when it does not fit that kind or the values' range."""
     import datetime as _dt
 
+    if isinstance(origin, str) and kind == "datetime":  # ISO text, as lower= and upper= take it
+        try:
+            origin = parse_date_bound(origin, "bounds_origin")
+        except DomainError as exc:
+            raise InvalidParameterError(str(exc)) from None
     is_date = isinstance(origin, (np.datetime64, _dt.date))
     is_number = isinstance(origin, (int, float, np.integer, np.floating)) and not isinstance(origin, (bool, np.bool_))
     if kind == "datetime" and is_date:
@@ -293,16 +298,17 @@ def _check_width(kind: Kind, width: Any) -> None:
         return
     import datetime as _dt
 
-    ok = {
-        "integer": isinstance(width, (int, np.integer)) and not isinstance(width, bool) and int(width) >= 1,
-        "float": isinstance(width, (int, float, np.integer, np.floating)) and not isinstance(width, bool)
-        and math.isfinite(float(width)) and float(width) > 0,
-        "datetime": isinstance(width, (_dt.timedelta, np.timedelta64))
-        and int(np.timedelta64(width).astype("timedelta64[ns]").astype(np.int64)) > 0,
-    }[kind]
+    duration = isinstance(width, (_dt.timedelta, np.timedelta64))  # numpy counts timedelta64 as an integer
+    number = isinstance(width, (int, float, np.integer, np.floating)) and not isinstance(width, bool) and not duration
+    if kind == "datetime":
+        ok = duration and int(np.timedelta64(width).astype("timedelta64[ns]").astype(np.int64)) > 0
+    elif kind == "integer":
+        ok = number and isinstance(width, (int, np.integer)) and int(width) >= 1
+    else:
+        ok = number and math.isfinite(float(width)) and float(width) > 0
     if not ok:
         raise InvalidParameterError(
-            f"width={width!r} does not fit a {kind} column: a positive integer for integers, a positive number "
+            f"width={width!r} does not fit {'an' if kind == 'integer' else 'a'} {kind} column: a positive integer for integers, a positive number "
             "for floats, a positive timedelta for dates (or leave it out and the width is chosen from the found bounds)"
         )
 
@@ -352,8 +358,8 @@ class PrivateBoundsPlan:
     def __post_init__(self) -> None:
         self._placeholder()  # every tree parameter is checked now (no data involved)
         kinds = [k for k in ("integer", "float", "datetime") if _fits(cast(Kind, k), self.origin)]
-        if not kinds:
-            origin_in_units("float", self.origin)  # raises, naming what an origin must be
+        if not kinds:  # raises, naming what an origin must be (text asks for a date)
+            origin_in_units("datetime" if isinstance(self.origin, str) else "float", self.origin)
 
     def _placeholder(self) -> RangeTreePlan:
         """The tree's plan on a placeholder domain: checks the tree's parameters and policies."""
@@ -377,7 +383,7 @@ class PrivateBoundsPlan:
         """The search as declared (the origin in its own units: ns for a date), before the data."""
         import datetime as _dt
 
-        date = isinstance(self.origin, (np.datetime64, _dt.date))
+        date = isinstance(self.origin, (np.datetime64, _dt.date, str))
         return self.search_for(next(k for k in ("datetime", "integer", "float") if (k == "datetime") == date
                                     and _fits(cast(Kind, k), self.origin)))
 
@@ -394,12 +400,14 @@ class PrivateBoundsPlan:
 
     def declared_width(self) -> Any:
         """The caller's width as the file stores it (ns for a timedelta), or None."""
+        import datetime as _dt
+
         w = self.width
-        if w is None or isinstance(w, (int, float)):
-            return w
+        if isinstance(w, (_dt.timedelta, np.timedelta64)):  # before np.integer: numpy's durations are integers
+            return int(np.timedelta64(w).astype("timedelta64[ns]").astype(np.int64))
         if isinstance(w, (np.integer, np.floating)):
             return w.item()
-        return int(np.timedelta64(w).astype("timedelta64[ns]").astype(np.int64))
+        return w
 
     def record(self, lower: Any, upper: Any, kind: Kind | None = None) -> dict[str, Any]:
         """The public record of a search over a column of ``kind`` that found [lower, upper] (ns

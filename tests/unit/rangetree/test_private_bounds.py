@@ -176,7 +176,7 @@ def test_candidates_from_an_origin_are_the_shifted_candidates_clipped() -> None:
         assert np.all(np.diff(hi) >= 0) and np.all(np.diff(lo) <= 0)
 
 
-def test_an_origin_near_the_data_gives_a_narrow_range() -> None:
+def test_an_origin_near_the_data_gives_a_narrow_range(tmp_path: Path) -> None:
     x = np.random.default_rng(2).integers(10**9, 10**9 + 50_000, 5000)
     far = dptree.range_tree(x, bounds="private", epsilon=1.0, rng=4)
     near = dptree.range_tree(x, bounds="private", bounds_origin=10**9, epsilon=1.0, rng=4)
@@ -191,6 +191,12 @@ def test_an_origin_near_the_data_gives_a_narrow_range() -> None:
         seconds=1), epsilon=1.0, rng=4)
     assert day.domain.kind == "datetime" and day.domain.width <= 64 * 10**9  # seconds, not 2^41 ns
     assert day.privacy["bounds"]["origin"] == int(np.datetime64("2024-01-01", "ns").astype(np.int64))
+    # ISO text and numpy durations, as lower=, upper= and width= take them with public bounds
+    text = dptree.range_tree(ts, bounds="private", bounds_origin="2024-01-01", width=np.timedelta64(1, "s"),
+                             epsilon=1.0, rng=4)
+    assert text.domain == day.domain and text.privacy["bounds"] == day.privacy["bounds"]
+    text.save(tmp_path / "t.json", allow_nonprivate=True)  # the width is stored in ns, as a timedelta's is
+    assert dptree.load(tmp_path / "t.json").domain == day.domain
 
 
 @pytest.mark.parametrize(("data", "origin", "match"), [
@@ -199,6 +205,8 @@ def test_an_origin_near_the_data_gives_a_narrow_range() -> None:
     ([1.5, 2.0], np.datetime64("2024-01-01"), "a float column"),
     (np.array(["2024-01-01"], dtype="datetime64[ns]"), 5, "a datetime column"),
     ([1, 2, 3], "soon", "bounds_origin"),
+    (np.array(["2024-01-01"], dtype="datetime64[ns]"), "soon", "bounds_origin='soon' is not .* a date"),
+    ([1, 2, 3], "2024-01-01", "an integer column"),
 ])
 def test_an_origin_that_does_not_fit_the_column_is_refused(data: Any, origin: Any, match: str) -> None:
     with pytest.raises(InvalidParameterError, match=match):
@@ -294,7 +302,8 @@ def test_a_width_that_does_not_fit_the_column_is_refused_before_the_search(monke
 
     monkeypatch.setattr(bounds.BoundsSearch, "find", lambda *a, **k: pytest.fail("the search ran"))
     days = np.array(["2024-01-01", "2024-02-01"], dtype="datetime64[D]")
-    for values, width in ((days, dt.timedelta(0)), (days, 3), ([1.5, 2.5], "1d"), ([1, 2], 0.5)):
+    for values, width in ((days, dt.timedelta(0)), (days, 3), ([1.5, 2.5], "1d"), ([1, 2], 0.5),
+                          ([1, 2], np.timedelta64(1, "D")), ([1.5, 2.5], np.timedelta64(1, "D"))):
         with pytest.raises(InvalidParameterError, match="width"):
             dptree.range_tree(values, bounds="private", epsilon=1.0, width=width)
 
