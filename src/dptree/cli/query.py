@@ -91,7 +91,10 @@ def _split_range(text: str, kind: str) -> tuple[str, str]:
     elif kind != "datetime" and text.count(":") == 1:
         lo, _, hi = text.partition(":")
     else:
-        raise InvalidParameterError(f"--count needs LO:HI (or LO,HI for dates); got {text!r}")
+        if kind == "datetime":  # times of day hold ':' themselves
+            raise InvalidParameterError(f"--count on a date release needs LO,HI (e.g. 2024-01-01,2024-06-30); "
+                                        f"got {text!r}")
+        raise InvalidParameterError(f"--count needs LO:HI (or LO,HI); got {text!r}")
     return lo.strip(), hi.strip()
 
 

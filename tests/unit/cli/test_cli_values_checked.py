@@ -31,6 +31,8 @@ def test_a_date_release_refuses_bare_numbers_in_queries(days: Path, cli_run: Any
         assert code == 2 and "is not a date" in err and "2024-01-31" in err and not out, err
     code, out, err = cli_run(["query", days, "--cdf", "2024-03-01", "--count", "2024-01-01,2024-01-31T12:00"])
     assert code == 0 and "cdf(2024-03-01)" in out, err
+    code, out, err = cli_run(["query", days, "--count", "2024-01-01:2024-06-30"])  # the form it refuses is not named
+    assert code == 2 and "needs LO,HI (e.g. 2024-01-01,2024-06-30)" in err and "LO:HI" not in err and not out, err
 
 
 def test_a_plot_is_a_png_whatever_the_name_asks(days: Path, cli_run: Any, tmp_path: Path) -> None:
