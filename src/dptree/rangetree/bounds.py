@@ -18,7 +18,8 @@ the budget only, :attr:`BoundsSearch.rank`). Every count has L1 sensitivity k (`
 under add/remove and under replace; the answers of one search all move the same way between
 neighbours (monotone) under add/remove and under replace of one record, so the query noise is
 2k/eps_end rather than 4k/eps_end there (:func:`dptree.interior.sparse_vector.above_threshold_scales`;
-the proof is in docs/privacy.md, "Private bounds").
+the proof is in docs/privacy.md, "Private bounds"). The search is
+:mod:`dptree.rangetree.bounds_search`; this module plans and releases the tree over its ends.
 
 The kind of domain (integer, float, date) is the column's type: an array's or a table's dtype
 (schema, chosen by the caller); a file's column types are inferred from its rows, so numbers
@@ -38,19 +39,19 @@ import os
 from dataclasses import dataclass
 from numbers import Real
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Literal, Mapping, cast
+from typing import TYPE_CHECKING, Any, Mapping, cast
 
 import numpy as np
 
 from dptree import noise as _noise
 from dptree._validation import Interval, check_param
-from dptree.data.domain import NS_RANGE, Domain, dates_to_ns, make_domain, parse_date_bound
+from dptree.data.domain import NS_RANGE, Domain, make_domain
 from dptree.data.histograms import value_counts
-from dptree.errors import DataError, DomainError, DPTreeError, InvalidParameterError, ReleaseFileError
-from dptree.interior.sparse_vector import above_threshold_scales, first_above_threshold
+from dptree.errors import DPTreeError, InvalidParameterError, ReleaseFileError
 from dptree.io import release_file as _release_file
-from dptree.noise import laplace_scale_used
 from dptree.privacy.statement import Relation
+from dptree.rangetree.bounds_search import (BoundsSearch, Kind, candidates, column_kind, origin_fits, origin_in_units,
+                                           search_values)
 from dptree.rangetree.plan import RangeTreePlan, plan_range_tree
 
 if TYPE_CHECKING:
@@ -70,192 +71,9 @@ __all__ = [
 
 #: the most buckets a tree over private bounds gets by default (its width is doubled to fit)
 BOUNDS_MAX_LEAVES = 1 << 20
-#: the rank t of each end, in units of the query noise scale: t = ceil(RANK_SCALES * scale)
-RANK_SCALES = 2
 _DAY_NS = 86_400 * 10**9
 _NS_LO, _NS_HI = NS_RANGE
 
-Kind = Literal["integer", "float", "datetime"]
-Side = Literal["low", "high"]
-
-
-def candidates(kind: Kind, side: Side, origin: int | float = 0) -> np.ndarray:
-    """The public candidates of one end, in search order (outward from the public ``origin``).
-
-    Integers: o + 1, o + 2, o + 4, ..., o + 2^62 (high) and o, o - 1, o - 2, ..., o - 2^62 (low),
-    each clipped to +-2^62: values are clamped to +-2^62 on reading, so the last candidate has no
-    record beyond it. Nanosecond timestamps: the same, clipped to, then ending with, the dates a
-    range tree can bound. Floats: o + 2^-126, ..., o + 2^1022 and o, o - 2^-126, ..., o - 2^1022,
-    clipped to the finite floats (a span of at most 2^1023 stays finite). Each list is monotone
-    (float rounding can repeat a candidate, never reverse the order)."""
-    if kind == "float":
-        o, big = float(origin), float(np.finfo(np.float64).max)
-        steps = np.ldexp(1.0, np.arange(-126, 1023))
-        with np.errstate(over="ignore"):
-            if side == "high":
-                return np.minimum(o + steps, big)
-            return np.concatenate([[o], np.maximum(o - steps, -big)])
-    o = int(origin)
-    steps_i = [1 << j for j in range(63)]
-    lo_end, hi_end = (_NS_LO, _NS_HI) if kind == "datetime" else (-(2**62), 2**62)
-    ups = [min(o + u, hi_end) for u in steps_i]
-    downs = [o] + [max(o - u, lo_end) for u in steps_i]
-    if kind == "datetime":
-        ups, downs = ups + [_NS_HI], downs + [_NS_LO]
-    return np.array(ups if side == "high" else downs, dtype=np.int64)
-
-
-def origin_in_units(kind: Kind, origin: Any) -> int | float:
-    """The declared origin in the search's units for a column of ``kind`` (ns for dates), or an
-    :class:`InvalidParameterError` when it does not fit that kind or the values' range."""
-    import datetime as _dt
-
-    if isinstance(origin, str) and kind == "datetime":  # ISO text, as lower= and upper= take it
-        try:
-            origin = parse_date_bound(origin, "bounds_origin")
-        except DomainError as exc:
-            raise InvalidParameterError(str(exc)) from None
-    is_date = isinstance(origin, (np.datetime64, _dt.date))
-    is_number = isinstance(origin, (int, float, np.integer, np.floating)) and not isinstance(origin, (bool, np.bool_))
-    if kind == "datetime" and is_date:
-        ns = int(np.datetime64(origin, "ns").astype(np.int64))
-        if _NS_LO <= ns <= _NS_HI:
-            return ns
-    elif kind == "datetime" and is_number and origin == 0:
-        return 0  # the default: the Unix epoch
-    elif kind == "integer" and is_number and float(origin).is_integer() and abs(int(origin)) <= 2**62:
-        return int(origin)
-    elif kind == "float" and is_number and math.isfinite(float(origin)):
-        return float(origin)
-    column, want = {"integer": ("an integer", "an integer within +-2^62"), "float": ("a float", "a finite number"),
-                    "datetime": ("a datetime", "a date (e.g. numpy.datetime64('2024-01-01'))")}[kind]
-    raise InvalidParameterError(f"bounds_origin={origin!r} does not fit {column} column: give {want}, "
-                                "near where the data is expected (a public guess; it is not a bound)")
-
-
-def _fits(kind: Kind, origin: Any) -> bool:
-    try:
-        origin_in_units(kind, origin)
-    except InvalidParameterError:
-        return False
-    return True
-
-
-def _kind_of(values: np.ndarray) -> Kind:
-    k = values.dtype.kind
-    if k in "iu":
-        return "integer"
-    if k == "f":
-        return "float"
-    if k == "M":
-        return "datetime"
-    raise DataError("bounds='private' needs a column of numbers or dates (one type); convert the values first")
-
-
-def _as_search_values(values: np.ndarray, kind: Kind) -> np.ndarray:
-    """Sorted distinct values in the candidates' units (int64 for integers and ns timestamps)."""
-    if kind == "integer":
-        if values.dtype.kind == "u":
-            return np.minimum(values, np.uint64(2**62)).astype(np.int64)
-        return np.clip(values, -(2**62), 2**62).astype(np.int64)
-    if kind == "datetime":
-        return dates_to_ns(values, _NS_LO, _NS_HI)
-    return values.astype(np.float64)
-
-
-@dataclass(frozen=True)
-class BoundsSearch:
-    """The public parameters of the search: its budget (both ends), the neighbouring relation and
-    the records per person k. Pure ``epsilon``-DP (:attr:`epsilon_per_end`)."""
-
-    epsilon: float
-    neighbors: Relation = "add_remove"
-    max_contributions: int = 1
-    origin: int | float = 0
-
-    @property
-    def monotone(self) -> bool:
-        """All answers of one search move the same way between neighbours: adding or removing a
-        person (every count grows, or every count shrinks, by 0..k), or replacing one record
-        (v -> v' changes #above(c) by +1 exactly for c in [v, v') when v < v', else by -1 or 0);
-        not when k > 1 records are replaced (some may move up, others down)."""
-        return self.neighbors == "add_remove" or self.max_contributions == 1
-
-    @property
-    def parallel(self) -> bool:
-        """The low end reads only records below the origin o (its queries count v < c <= o) and
-        the high end only records above it (v > c >= o). Adding or removing a person's records puts k_low of them
-        in the low end's input and k_high in the high end's, k_low + k_high <= k; each end's
-        AboveThreshold, calibrated for sensitivity k, loses at most (k_side / k) eps_end (its
-        proof's shifts scale with the change), so both together lose at most eps_end (parallel
-        composition). Replacing records can move a record across 0 and change both ends by the
-        full amount (sequential composition: eps / 2 each). The origin is public, so shifting it changes
-        nothing in this argument."""
-        return self.neighbors == "add_remove"
-
-    @property
-    def epsilon_per_end(self) -> float:
-        """The budget of each end's AboveThreshold: epsilon when :attr:`parallel`, else epsilon / 2."""
-        return float(self.epsilon) if self.parallel else float(self.epsilon) / 2
-
-    @property
-    def scales(self) -> tuple[Fraction, Fraction]:
-        """The exact discrete Laplace scales (threshold, query) used for each end."""
-        rho, nu = above_threshold_scales(self.epsilon_per_end, self.max_contributions, self.monotone)
-        return laplace_scale_used(rho), laplace_scale_used(nu)
-
-    @property
-    def rank(self) -> int:
-        """t: each end halts where about t records (or fewer) lie beyond it: ceil(2 * query scale)."""
-        return int(math.ceil(RANK_SCALES * self.scales[1]))
-
-    def answers(self, kind: Kind, values: np.ndarray, counts: np.ndarray, side: Side) -> tuple[np.ndarray, np.ndarray]:
-        """The candidates of one end and their true query answers (private: they only reach the
-        caller through :func:`first_above_threshold`), for the sorted distinct ``values`` with
-        their ``counts``: -#{v < c} on the low end, -#{v > c} on the high end (one sorted pass)."""
-        vals = _as_search_values(np.asarray(values), kind)
-        cum = np.concatenate([[0], np.cumsum(np.asarray(counts, dtype=np.int64))])
-        cand = candidates(kind, side, self.origin)
-        if side == "low":
-            return cand, -cum[np.searchsorted(vals, cand, side="left")]
-        return cand, cum[np.searchsorted(vals, cand, side="right")] - cum[-1]
-
-    def halt(self, answers: np.ndarray, src: _noise.RandomSource | _noise.RngLike, runs: int | None = None) -> Any:
-        """One end's AboveThreshold (:attr:`epsilon_per_end`) on its answers: the halting index, or None (or, with
-        ``runs``, an array of indices, -1 for none) (:func:`first_above_threshold`)."""
-        return first_above_threshold(answers, -self.rank, self.epsilon_per_end, src, sensitivity=self.max_contributions,
-                                     monotone=self.monotone, runs=runs)
-
-    def find(self, kind: Kind, values: np.ndarray, counts: np.ndarray, src: _noise.RandomSource) -> tuple[Any, Any]:
-        """The two ends (candidates) for the sorted distinct ``values`` with their ``counts``; an
-        end whose search does not halt is its last candidate."""
-        out = []
-        for side in ("low", "high"):
-            cand, answers = self.answers(kind, values, counts, cast(Side, side))
-            idx = self.halt(answers, src)
-            c = cand[-1] if idx is None else cand[idx]
-            out.append(float(c) if kind == "float" else int(c))
-        return out[0], out[1]
-
-    def describe(self) -> dict[str, Any]:
-        """The search's public description (statement and release file)."""
-        s_rho, s_nu = self.scales
-        where = "0" if self.origin == 0 else "the declared origin"
-        out = {
-            "search": f"AboveThreshold per end over candidates doubling outward from {where} (Durfee 2023, "
-                      "unbounded maximum estimation)",
-            "epsilon": self.epsilon,
-            "epsilon_per_end": self.epsilon_per_end,
-            "composition": "parallel (the ends read disjoint records)" if self.parallel else "sequential",
-            "rank": self.rank,
-            "sensitivity": self.max_contributions,
-            "monotone": self.monotone,
-            "threshold_scale": f"{s_rho.numerator}/{s_rho.denominator}",
-            "query_scale": f"{s_nu.numerator}/{s_nu.denominator}",
-        }
-        if self.origin != 0:  # (files of searches from 0 carry no origin)
-            out["origin"] = self.origin
-        return out
 
 
 def _fit_width(span: int, start: int) -> int:
@@ -333,8 +151,8 @@ def leaf_counts(tree: RangeTreePlan, values: np.ndarray, counts: np.ndarray) -> 
     :func:`~dptree.data.histograms.value_counts`) for ``tree``: clamped and bucketed by the domain,
     the histogram :func:`~dptree.data.histograms.leaf_histogram` gives for the rows (tested equal),
     without a second read of the data. Not private."""
-    kind = _kind_of(values)
-    leaves = tree.domain.to_leaves(values if kind == "datetime" else _as_search_values(values, kind))
+    kind = column_kind(values)
+    leaves = tree.domain.to_leaves(values if kind == "datetime" else search_values(values, kind))
     hist = np.bincount(leaves, weights=np.asarray(counts, dtype=np.float64), minlength=tree.layout.padded_size)
     return np.rint(hist).astype(np.int64)  # sums of integer counts below 2^53: exact
 
@@ -357,7 +175,7 @@ class PrivateBoundsPlan:
 
     def __post_init__(self) -> None:
         self._placeholder()  # every tree parameter is checked now (no data involved)
-        kinds = [k for k in ("integer", "float", "datetime") if _fits(cast(Kind, k), self.origin)]
+        kinds = [k for k in ("integer", "float", "datetime") if origin_fits(cast(Kind, k), self.origin)]
         if not kinds:  # raises, naming what an origin must be (text asks for a date)
             origin_in_units("datetime" if isinstance(self.origin, str) else "float", self.origin)
 
@@ -385,7 +203,7 @@ class PrivateBoundsPlan:
 
         date = isinstance(self.origin, (np.datetime64, _dt.date, str))
         return self.search_for(next(k for k in ("datetime", "integer", "float") if (k == "datetime") == date
-                                    and _fits(cast(Kind, k), self.origin)))
+                                    and origin_fits(cast(Kind, k), self.origin)))
 
     def search_for(self, kind: Kind) -> BoundsSearch:
         """The search for a column of ``kind`` (its origin in that kind's units)."""
@@ -430,7 +248,7 @@ class PrivateBoundsPlan:
         # numbers from files always get a float domain (a CSV's read as DOUBLE, not DuckDB's guess)
         vals, counts = value_counts(values, column=column, missing=cast(Any, missing), fmt=fmt,
                                     domain=("float", 0.0, 0.0) if path else None)
-        kind = _kind_of(vals)  # the column's type: schema, not data
+        kind = column_kind(vals)  # the column's type: schema, not data
         if kind == "integer" and path:
             vals, kind = vals.astype(np.float64), "float"
         _check_width(kind, self.width)
