@@ -110,6 +110,19 @@ def hierarchy_counts(
     :data:`~dptree.hierarchy.counting.MAX_TOTAL` (2^61) or more raises
     :class:`~dptree.errors.TotalTooLargeError`. The guarantee covers datasets below that public
     limit; no error message contains a count, a total or a value.
+
+    Example (``rng=7`` seeds the noise only so that the outputs below are reproducible: a seeded release
+    is marked not private; leave ``rng`` out in real use)::
+
+        >>> import pandas as pd, dptree
+        >>> places = dptree.Hierarchy.from_paths([("FR", "Paris"), ("FR", "Lyon"), ("DE", "Berlin")])
+        >>> rows = pd.DataFrame({"country": ["FR"] * 600 + ["DE"] * 400,
+        ...                      "city": ["Paris"] * 450 + ["Lyon"] * 150 + ["Berlin"] * 400})
+        >>> rel = dptree.hierarchy_counts(rows, places, levels=["country", "city"], epsilon=1.0, rng=7)
+        >>> round(rel.count("FR")), round(rel.count("FR/Paris")), round(rel.count(""))  # "" is the total
+        (601, 453, 1002)
+        >>> [round(v) for v in rel.ci("FR/Paris")]
+        [446, 460]
     """
     needs_delta = method in ("gaussian", "multiplicative")
     dlt = check_delta(delta, required=needs_delta)  # delta > 0 for approximate DP

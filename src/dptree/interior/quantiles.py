@@ -209,6 +209,15 @@ def median(
 ) -> QuantileRelease:
     """The private median: :func:`quantile` at q = 1/2 (epsilon-DP, add/remove or replace one
     record). ``n``/``n_max``: an optional **public** declared size (not needed by the mechanism);
-    ``column``, ``width``: as in :func:`quantile`."""
+    ``column``, ``width``: as in :func:`quantile`.
+
+    Example (``rng=7`` seeds the noise only so that the outputs below are reproducible: a seeded release
+    is marked not private; leave ``rng`` out in real use)::
+
+        >>> import numpy as np, dptree
+        >>> ages = np.random.default_rng(0).integers(18, 90, size=10_000)
+        >>> dptree.median(ages, lower=0, upper=120, epsilon=1.0, rng=7).value
+        54
+    """
     return quantile(values, 0.5, lower=lower, upper=upper, epsilon=epsilon, rng=rng, counts=counts, n=n,
                     n_max=n_max, on_invalid=on_invalid, column=column, width=width)

@@ -125,6 +125,17 @@ def quantiles(
     records are bounded across all groups (k in all) and each group's release runs at 1/k per
     record, so the set is epsilon-DP per person; the mechanism methods then hold groups x points
     <= 2^25 counts.
+
+    Example (``rng=7`` seeds the noise only so that the outputs below are reproducible: a seeded release
+    is marked not private; leave ``rng`` out in real use)::
+
+        >>> import numpy as np, dptree
+        >>> ages = np.random.default_rng(0).integers(18, 90, size=10_000)
+        >>> q = dptree.quantiles(ages, [0.25, 0.5, 0.75], lower=0, upper=120, epsilon=1.0, n=10_000, rng=7)
+        >>> q.method, [int(v) for v in q.values]  # auto's choice for 3 levels over 121 points
+        ('tree', [35, 54, 72])
+        >>> [int(v) for v in q.ci_low], [int(v) for v in q.ci_high], q.level
+        ([35, 54, 72], [35, 54, 72], 0.95)
     """
     eps = check_release_budget(epsilon)
     qa = _levels(qs)
