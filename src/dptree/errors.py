@@ -121,7 +121,7 @@ def missing_values_error(column: str | None = None, *, cli_flag: bool = True) ->
     where = f"column {column!r}" if column else "the values"
     fix = "pass missing='drop' (--missing drop)" if cli_flag else "pass missing='drop'"
     return DataError(
-        f"{where} contains missing values (NaN, None, NaT or NULL); {fix} to leave them out of the "
+        f"{where} {'contains' if column else 'contain'} missing values (NaN, None, NaT or NULL); {fix} to leave them out of the "
         "release (a declared policy: the counts then cover the non-missing values only), or fill them first"
     )
 

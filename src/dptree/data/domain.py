@@ -21,6 +21,7 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
+from dptree.data.inputs import present
 from dptree.errors import (
     RANGE_TREE_FLOAT_FIX,
     DataError,
@@ -393,7 +394,7 @@ def coerce_values(values: Any, domain: Domain, *, missing: str = "error") -> np.
             out = out[~nat]
         return out
     if arr.dtype.kind == "O":
-        has_none = np.array([v is None for v in arr.tolist()], dtype=bool) if arr.size else np.zeros(0, bool)
+        has_none = ~present(arr) if arr.size else np.zeros(0, bool)
         if has_none.any():
             if missing == "error":
                 raise missing_values_error(cli_flag=False)
@@ -401,14 +402,12 @@ def coerce_values(values: Any, domain: Domain, *, missing: str = "error") -> np.
         items = arr.tolist()
         if any(isinstance(v, (str, bytes, bool, np.bool_)) for v in items):
             raise DataError("values must be numbers; found a non-numeric entry (text or True/False)")
-        # integers beyond int64 (2^70) are clamped like any value outside the bounds
-        items = [max(min(v, 2**62), -(2**62)) if isinstance(v, int) else v for v in items]
         try:
-            arr = (
-                np.array(items, dtype=np.float64)
-                if any(isinstance(v, (float, np.floating)) for v in items)
-                else np.array(items, dtype=np.int64)
-            )
+            if all(isinstance(v, (int, np.integer)) for v in items):
+                # integers beyond int64 (2^70) are clamped like any value outside the bounds
+                arr = np.array([max(min(int(v), 2**62), -(2**62)) for v in items], dtype=np.int64)
+            else:  # floats, Decimal, Fraction: by value (never cast to int, which would truncate 1.5 to 1)
+                arr = np.array([float(v) for v in items], dtype=np.float64)
         except (TypeError, ValueError, OverflowError):
             raise DataError("values must be numbers; found a non-numeric entry") from None
     if arr.size == 0:
@@ -426,7 +425,7 @@ def coerce_values(values: Any, domain: Domain, *, missing: str = "error") -> np.
         if domain.kind == "integer":
             if not np.array_equal(arr, np.floor(arr)):
                 raise non_integer_values_error(RANGE_TREE_FLOAT_FIX)  # never floored silently
-            return np.clip(arr, -(2.0**62), 2.0**62).astype(np.int64)
+            return np.clip(arr.astype(np.float64, copy=False), -(2.0**62), 2.0**62).astype(np.int64)
         return arr
     if arr.dtype.kind == "u":
         arr = np.minimum(arr, np.uint64(2**62)).astype(np.int64)

@@ -19,9 +19,9 @@ from typing import Any, cast
 import numpy as np
 
 from dptree._validation import InstanceOf, require, validate_params
-from dptree.errors import DataError
+from dptree.errors import DataError, InvalidParameterError
 
-__all__ = ["to_numpy", "present"]
+__all__ = ["to_numpy", "present", "refuse_untyped"]
 
 _FLOAT_EXACT = 2**53
 
@@ -202,11 +202,34 @@ def _quote_ident(name: str) -> str:
 
 
 def present(raw: np.ndarray) -> np.ndarray:
-    """Mask of the entries of a :func:`to_numpy` array that are not missing (NaN, NaT, None)."""
+    """Mask of the entries of a :func:`to_numpy` array that are not missing (NaN, NaT, None, and in
+    an object column pandas' NA and a Decimal NaN)."""
     if raw.dtype.kind == "f":
         return ~np.isnan(raw)
     if raw.dtype.kind == "M":
         return ~np.isnat(raw)
     if raw.dtype.kind == "O":
-        return np.fromiter((v is not None and not (isinstance(v, float) and v != v) for v in raw), bool, raw.size)
+        return np.fromiter((not _is_missing(v) for v in raw), bool, raw.size)
     return np.ones(raw.size, bool)
+
+
+def _is_missing(v: Any) -> bool:
+    """None, pandas' NA, or a NaN (float, numpy, Decimal: the one value unequal to itself)."""
+    if v is None or type(v).__name__ == "NAType":
+        return True
+    try:
+        return bool(v != v)
+    except (TypeError, ValueError):
+        return False
+
+
+def refuse_untyped(data: Any, what: str, instead: str) -> None:
+    """Refuse a Python list or tuple where ``what`` takes its domain from the column's type: a list
+    declares none, and numpy would infer one from the values (one record of 3.5 or 2^63 among
+    integers makes it float), so the released domain would depend on them. ``instead``: the other
+    way out (e.g. declared bounds)."""
+    if isinstance(data, (list, tuple)):
+        raise InvalidParameterError(
+            f"{what} takes its domain from the values' type, and a Python list has none (numpy would infer it "
+            "from the values, so the release would show them): pass a typed array, e.g. "
+            f"np.asarray(values, dtype=np.int64) (or np.float64, 'datetime64[ns]'), or {instead}")

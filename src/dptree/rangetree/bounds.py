@@ -47,6 +47,7 @@ from dptree import noise as _noise
 from dptree._validation import Interval, check_param
 from dptree.data.domain import NS_RANGE, Domain, make_domain
 from dptree.data.histograms import value_counts
+from dptree.data.inputs import refuse_untyped
 from dptree.errors import DPTreeError, InvalidParameterError, ReleaseFileError
 from dptree.io import release_file as _release_file
 from dptree.privacy.statement import Relation
@@ -242,6 +243,7 @@ class PrivateBoundsPlan:
         tables, CSV/Parquet files with ``fmt``, standard input), find the bounds (the search),
         plan the tree over them and release it; one random source for both."""
         self._placeholder().check_public_total(missing=missing)  # before any budget is spent
+        refuse_untyped(values, "bounds='private'", "declare lower= and upper=")
         src = _noise.make_source(rng)
         created = _release_file.utc_now()  # before the data is read (the module's clock: tests can fix it)
         path = isinstance(values, (str, os.PathLike))

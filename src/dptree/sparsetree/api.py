@@ -17,7 +17,7 @@ from dptree.data.engines.duckdb import detect_format, is_relation
 from dptree.data.engines.spark import is_spark_df
 from dptree.data import histograms
 from dptree.data.histograms import COLUMN, FORMAT, RNG, is_file
-from dptree.data.inputs import to_numpy
+from dptree.data.inputs import refuse_untyped, to_numpy
 from dptree.errors import InvalidParameterError
 from dptree.io import release_file as _release_file
 from dptree.io.release_file import creation_metadata
@@ -131,6 +131,8 @@ def sparse_plans(data: Any, *, epsilon: float, lower: Any, upper: Any, branching
                                 method=method, structure_share=structure_share)
 
     plan_for("i")
+    if lower is None:
+        refuse_untyped(data, "a sparse tree without bounds", "give lower= and upper=")
     in_engine = is_file(data) or is_relation(data) or is_spark_df(data)
     if in_engine and column is None:
         raise InvalidParameterError("a file, DuckDB relation or Spark DataFrame needs column= (the column to release)")

@@ -20,7 +20,7 @@ from typing import Any, Literal
 import numpy as np
 
 from dptree.data.domain import NS_RANGE, dates_to_ns, is_date_bound, parse_date_bound
-from dptree.data.inputs import to_numpy
+from dptree.data.inputs import present, to_numpy
 from dptree.data.sorting import float_keys, key_floats, sort_keys
 from dptree.errors import DataError, DomainError, non_integer_values_error
 
@@ -65,7 +65,7 @@ class KeyDomain:
         """Global keys of a 1-D array (invalid entries refused, or dropped with ``drop``)."""
         kind = arr.dtype.kind
         if kind == "O":
-            bad = np.array([v is None or (isinstance(v, float) and not math.isfinite(v)) for v in arr], dtype=bool)
+            bad = ~present(arr) | np.array([isinstance(v, float) and math.isinf(v) for v in arr], dtype=bool)
             if bad.any():
                 if not drop:
                     raise DataError("values contain missing values (None/NaN) or infinities; " + INVALID_HINT)

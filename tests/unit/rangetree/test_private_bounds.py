@@ -200,13 +200,13 @@ def test_an_origin_near_the_data_gives_a_narrow_range(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("data", "origin", "match"), [
-    ([1, 2, 3], np.datetime64("2024-01-01"), "an integer column"),
-    ([1, 2, 3], 2**63, "an integer column"),
-    ([1.5, 2.0], np.datetime64("2024-01-01"), "a float column"),
+    (np.array([1, 2, 3]), np.datetime64("2024-01-01"), "an integer column"),
+    (np.array([1, 2, 3]), 2**63, "an integer column"),
+    (np.array([1.5, 2.0]), np.datetime64("2024-01-01"), "a float column"),
     (np.array(["2024-01-01"], dtype="datetime64[ns]"), 5, "a datetime column"),
     ([1, 2, 3], "soon", "bounds_origin"),
     (np.array(["2024-01-01"], dtype="datetime64[ns]"), "soon", "bounds_origin='soon' is not .* a date"),
-    ([1, 2, 3], "2024-01-01", "an integer column"),
+    (np.array([1, 2, 3]), "2024-01-01", "an integer column"),
 ])
 def test_an_origin_that_does_not_fit_the_column_is_refused(data: Any, origin: Any, match: str) -> None:
     with pytest.raises(InvalidParameterError, match=match):
@@ -290,7 +290,7 @@ def test_outliers_beyond_the_found_range_are_clamped_not_dropped() -> None:
     assert rel.count(rel.domain.upper, rel.domain.upper) == pytest.approx(5, abs=150)
 
 
-@pytest.mark.parametrize("data", [[], [7], list(range(5)), np.array([], dtype=np.float64)])
+@pytest.mark.parametrize("data", [np.array([], dtype=np.int64), np.array([7]), np.arange(5), np.array([], dtype=np.float64)])
 def test_small_and_empty_data_release_without_error(data: Any) -> None:
     """No error and the same kind of output whatever the (private) number of records."""
     rel = dptree.range_tree(data, bounds="private", epsilon=1.0, rng=2)
@@ -302,8 +302,9 @@ def test_a_width_that_does_not_fit_the_column_is_refused_before_the_search(monke
 
     monkeypatch.setattr(bounds.BoundsSearch, "find", lambda *a, **k: pytest.fail("the search ran"))
     days = np.array(["2024-01-01", "2024-02-01"], dtype="datetime64[D]")
-    for values, width in ((days, dt.timedelta(0)), (days, 3), ([1.5, 2.5], "1d"), ([1, 2], 0.5),
-                          ([1, 2], np.timedelta64(1, "D")), ([1.5, 2.5], np.timedelta64(1, "D"))):
+    floats, ints = np.array([1.5, 2.5]), np.array([1, 2])
+    for values, width in ((days, dt.timedelta(0)), (days, 3), (floats, "1d"), (ints, 0.5),
+                          (ints, np.timedelta64(1, "D")), (floats, np.timedelta64(1, "D"))):
         with pytest.raises(InvalidParameterError, match="width"):
             dptree.range_tree(values, bounds="private", epsilon=1.0, width=width)
 
@@ -320,7 +321,7 @@ def test_floats_and_dates() -> None:
 
 
 def test_replace_neighbors_keep_the_public_total() -> None:
-    rel = dptree.range_tree(list(range(300)), bounds="private", epsilon=1.0, neighbors="replace", rng=1)
+    rel = dptree.range_tree(np.arange(300), bounds="private", epsilon=1.0, neighbors="replace", rng=1)
     assert rel.privacy["neighbors"] == "replace" and rel.total() == pytest.approx(300, abs=1e-6)
 
 
@@ -355,7 +356,7 @@ def test_bad_parameters_raise_before_the_data_is_used(kwargs: dict[str, Any], ma
     monkeypatch.setattr(bounds.BoundsSearch, "find", lambda *a, **k: called.append(1))
     args = {"bounds": "private", "epsilon": 1.0, **kwargs}
     with pytest.raises(dptree.DPTreeError, match=match):
-        dptree.range_tree([1, 2, 3], **args)
+        dptree.range_tree(np.array([1, 2, 3]), **args)
     assert not called
 
 
@@ -438,11 +439,11 @@ def test_ledger_charges_the_whole_epsilon_once(tmp_path: Path) -> None:
     assert plan.tree_epsilon + plan.bounds_epsilon <= 1.0
     with Ledger(tmp_path / "b.ledger", total_epsilon=3.0) as led:
         with led.charge_for(plan, label="pb") as charge:
-            rel = plan.release([1, 2, 3, 40], rng=1)
+            rel = plan.release(np.array([1, 2, 3, 40]), rng=1)
         assert charge.epsilon == 1.0 and led.spent().epsilon == pytest.approx(1.0) and led.spent().charges == 1
     assert rel.privacy["budget_requested"]["epsilon"] == 1.0
 
 
 def test_a_seeded_release_is_not_private_and_an_unseeded_one_is() -> None:
-    assert dptree.range_tree([1, 2, 3], bounds="private", epsilon=1.0, rng=1).privacy["private"] is False
-    assert dptree.range_tree([1, 2, 3], bounds="private", epsilon=1.0).privacy["private"] is True
+    assert dptree.range_tree(np.array([1, 2, 3]), bounds="private", epsilon=1.0, rng=1).privacy["private"] is False
+    assert dptree.range_tree(np.array([1, 2, 3]), bounds="private", epsilon=1.0).privacy["private"] is True

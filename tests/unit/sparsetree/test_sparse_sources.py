@@ -104,5 +104,5 @@ def test_a_128_bit_relation_column_is_read_exactly() -> None:
     assert np.array_equal(dense.leaf_estimates, dptree.range_tree(np.array(exact), rng=7, **bounds).leaf_estimates)
     with pytest.raises(DomainError, match="no 64-bit type"):  # the type's keys do not fit 64 bits: bounds needed
         dptree.sparse_range_tree(rel, column="v", epsilon=1.0)
-    with pytest.raises(DomainError, match="no 64-bit type"):
-        dptree.sparse_range_tree([2**64 + k for k in exact], epsilon=1.0)  # Python ints past 64 bits
+    with pytest.raises(DomainError, match="no 64-bit type"):  # Python ints past 64 bits, an object array
+        dptree.sparse_range_tree(np.array([2**64 + k for k in exact], dtype=object), epsilon=1.0)
