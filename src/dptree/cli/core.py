@@ -166,7 +166,12 @@ def known_flags(parser: Parser) -> set[str]:
 # underscores as dashes. Only names that are options of some command are translated.
 _FLAG_OF = {"unknown": "--unknown", "allow_nonprivate": "--allow-nonprivate", "force": "--force"}
 #: library phrases with a CLI spelling of their own
-_PHRASES = {"count(lo, hi) needs lo <= hi": "--count LO:HI needs LO <= HI"}
+_PHRASES = {"count(lo, hi) needs lo <= hi": "--count LO:HI needs LO <= HI",
+            "quantile levels q must be": "--q levels must be"}
+#: a parameter named as the subject of a message ("n must be None or an integer >= 1")
+_SUBJECT = re.compile(r"^([a-z][a-z_]*)(?= must be )")
+#: the Python-only choice of None in a message whose subject became a flag (a shell cannot pass None)
+_NONE_CHOICE = re.compile(r"(?<=must be )None or |,? or None to choose it")
 #: a bound named as the subject of a message ("lower (120) must be smaller than upper (0)", "width must be > 0")
 _BOUND_NAME = re.compile(r"(?:(?<=^)|(?<=than )|(?<=and ))(lower|upper|width|total_epsilon|total_rho|total_delta)"
                          r"(?= \(| must| and)")
@@ -183,6 +188,9 @@ def cli_wording(message: str, flags: set[str]) -> str:
         message = message.replace(py, cli)
     message = _BOUND_NAME.sub(lambda m: (f"--{m.group(1).replace('_', '-')}" if f"--{m.group(1).replace('_', '-')}"
                                          in flags else m.group(0)), message)
+    subject = _SUBJECT.match(message)
+    if subject and f"--{subject.group(1).replace('_', '-')}" in flags:
+        message = _NONE_CHOICE.sub("", f"--{subject.group(1).replace('_', '-')}" + message[subject.end():])
 
     def flag(m: re.Match[str]) -> str:
         name, value = m.group(1), m.group(2).strip("'")

@@ -78,6 +78,9 @@ def run_release(args: argparse.Namespace) -> int:
     ledger = ledger_path(args.ledger)
     core.check_seed(args)
     core.check_group_options(args)
+    if args.bounds != "private" and args.bounds_share != 0.1:  # it would go unused
+        raise InvalidParameterError("--bounds-share is the share of --epsilon that --bounds private spends on the "
+                                    "bounds: add --bounds private (without --lower/--upper), or drop --bounds-share")
     if args.sparse:
         return _run_sparse(args, ledger)
     if args.bounds == "private":

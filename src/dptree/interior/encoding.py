@@ -25,7 +25,7 @@ from dptree.data.sorting import float_keys
 from dptree.errors import DataError, DomainError, InvalidParameterError, ReleaseFileError, non_integer_values_error
 from dptree.interior.selection import _group
 
-__all__ = ["Encoding", "domain_document", "domain_from_document", "encoding", "encode_values", "point_encoding",
+__all__ = ["Encoding", "INVALID_HINT", "domain_document", "domain_from_document", "encoding", "encode_values", "point_encoding",
            "prepare", "prepare_groups"]
 
 
@@ -175,7 +175,7 @@ def domain_from_document(doc: Any, kind: str) -> Encoding:
     return enc
 
 
-_INVALID_HINT = (
+INVALID_HINT = (
     "pass on_invalid='drop' to drop such records (a per-record policy; how many are dropped is "
     "never revealed), or clean the data first"
 )
@@ -197,7 +197,7 @@ def _items(values: Any, drop: bool) -> list[Any]:
         finite = np.isfinite(arr)
         if not np.all(finite):
             if not drop:
-                raise DataError("values contain NaN or infinity; " + _INVALID_HINT)
+                raise DataError("values contain NaN or infinity; " + INVALID_HINT)
             arr = arr[finite]
         return list(arr.tolist())
     if arr.dtype.kind in "iu":
@@ -220,12 +220,12 @@ def _key(v: Any, enc: Encoding, drop: bool) -> int | None:
         if not math.isfinite(fv):
             if drop:
                 return None
-            raise DataError("values contain NaN or infinity; " + _INVALID_HINT)
+            raise DataError("values contain NaN or infinity; " + INVALID_HINT)
         if fv != math.floor(fv):
             if drop:
                 return None
             raise non_integer_values_error(
-                "pass float bounds (e.g. lower=0.0) to use the float encoding, or " + _INVALID_HINT
+                "pass float bounds (e.g. lower=0.0) to use the float encoding, or " + INVALID_HINT
             )
         return int(fv)
     if not (_is_intlike(v) or isinstance(v, (float, np.floating))):
@@ -236,12 +236,12 @@ def _key(v: Any, enc: Encoding, drop: bool) -> int | None:
         if drop:
             return None
         raise DomainError(
-            "a value does not fit the float64 encoding of this domain; use integer bounds, or " + _INVALID_HINT
+            "a value does not fit the float64 encoding of this domain; use integer bounds, or " + INVALID_HINT
         ) from exc
     if not math.isfinite(fv):
         if drop:
             return None
-        raise DataError("values contain NaN or infinity; " + _INVALID_HINT)
+        raise DataError("values contain NaN or infinity; " + INVALID_HINT)
     return _float_key(fv)
 
 
@@ -265,7 +265,7 @@ def encode_values(values: Any, enc: Encoding, on_invalid: str = "error") -> list
     return out
 
 
-_INVALID_VALUES = "values contain missing values (NaN, None) or infinities; " + _INVALID_HINT
+_INVALID_VALUES = "values contain missing values (NaN, None) or infinities; " + INVALID_HINT
 _I64 = np.iinfo(np.int64)
 _U64 = np.iinfo(np.uint64)
 
@@ -326,7 +326,7 @@ def _encode_array(arr: np.ndarray, enc: Encoding, drop: bool) -> tuple[np.ndarra
     if not whole.all():
         if not drop:
             raise non_integer_values_error(
-                "pass float bounds (e.g. lower=0.0) to use the float encoding, or " + _INVALID_HINT)
+                "pass float bounds (e.g. lower=0.0) to use the float encoding, or " + INVALID_HINT)
         keep = np.flatnonzero(whole)
         arr = arr[keep]
     small = np.abs(arr) < 2.0**63

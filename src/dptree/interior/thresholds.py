@@ -30,7 +30,7 @@ from dptree.interior.calibration import (
     declared_size,
     restated,
 )
-from dptree.interior.encoding import domain_document, domain_from_document, encode_values, encoding
+from dptree.interior.encoding import INVALID_HINT, domain_document, domain_from_document, encode_values, encoding
 from dptree.interior.selection import ordered_exponential_mechanism
 from dptree.io.contract import Release
 from dptree.io.release_file import check_metadata, creation_metadata
@@ -224,7 +224,10 @@ def learn_threshold(
                           "origin) with numeric bounds")
     spent = 0.0 if _pure(method, dlt) else dlt
     metadata = creation_metadata()  # the clock, read before the data
-    keys = np.array(encode_values(xs, enc), dtype=object)  # validate before any noise is drawn
+    try:
+        keys = np.array(encode_values(xs, enc), dtype=object)  # validate before any noise is drawn
+    except DataError as exc:  # records come with labels: the fix is the caller's, record and label together
+        raise DataError(str(exc).replace(INVALID_HINT, "remove those records, with their labels, first")) from None
     src = make_source(rng)
 
     def result(threshold: int | float | None, constant: int | None) -> ThresholdClassifier:

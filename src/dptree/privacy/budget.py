@@ -45,6 +45,10 @@ def _check_number(x: object, name: str) -> float:
         raise InvalidParameterError(f"{name} must be a number, got {type(x).__name__}")
     try:
         v = float(x)  # type: ignore[arg-type,unused-ignore]
+    except OverflowError:  # an integer past the doubles (10**400)
+        bits = x.bit_length() if isinstance(x, int) else "many"
+        raise InvalidParameterError(f"{name} is outside the supported range: an integer of {bits} bits "
+                                    "(a double holds at most about 1.8e308)") from None
     except (TypeError, ValueError) as exc:
         raise InvalidParameterError(f"{name} must be a number, got {x!r}") from exc
     if not math.isfinite(v):
@@ -368,6 +372,11 @@ def discrete_gaussian_exact_feasible(epsilon: float, delta: float, m: int) -> bo
     return 1 <= m and m / (2.0 * zcdp_rho_for(epsilon, delta)) <= _DG_MAX_SIGMA2
 
 
+#: the smallest delta :func:`discrete_gaussian_sigma2_for` calibrates (measured: from about 1e-26 its
+#: floating-point delta can no longer confirm any grid point; 1e-20 leaves a margin)
+EXACT_GAUSSIAN_MIN_DELTA = 1e-20
+
+
 @lru_cache(maxsize=512)
 def discrete_gaussian_sigma2_for(epsilon: float, delta: float, m: int) -> Fraction:
     """Smallest sigma^2 on the sampler's dyadic grid (``noise.gaussian_sigma2_used``) such that m
@@ -383,7 +392,11 @@ def discrete_gaussian_sigma2_for(epsilon: float, delta: float, m: int) -> Fracti
     from dptree.noise import gaussian_sigma2_used
 
     check_epsilon(epsilon)
-    check_delta(delta, required=True)
+    if check_delta(delta, required=True) < EXACT_GAUSSIAN_MIN_DELTA:
+        raise InvalidParameterError(
+            f"delta={float(delta):g} is below {EXACT_GAUSSIAN_MIN_DELTA:g}, the smallest delta the exact discrete "
+            f"Gaussian calibration resolves (its sums lose their precision below about 1e-25): choose delta >= "
+            f"{EXACT_GAUSSIAN_MIN_DELTA:g}")
     if not discrete_gaussian_exact_feasible(epsilon, delta, m):
         raise InvalidParameterError("sigma^2 too large for the exact computation; use the zCDP calibration")
 

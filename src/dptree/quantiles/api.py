@@ -17,7 +17,7 @@ from dptree.interior.calibration import DECLARED_SIZE, EPSILON, ON_INVALID, decl
 from dptree.interior.encoding import encoding, prepare, prepare_groups
 from dptree.io.release_file import creation_metadata
 from dptree.noise import RngLike, make_source
-from dptree.privacy.budget import check_release_budget
+from dptree.privacy.budget import BUDGET_RANGE, check_release_budget
 from dptree.quantiles.approx import approx_quantiles, em_call, layer_epsilon
 from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS, choose_method
 from dptree.quantiles.groups import GroupedQuantiles, grouped_quantiles
@@ -130,12 +130,12 @@ def quantiles(
     is marked not private; leave ``rng`` out in real use)::
 
         >>> import numpy as np, dptree
-        >>> ages = np.random.default_rng(0).integers(18, 90, size=10_000)
+        >>> ages = 18 + np.arange(10_000) % 73  # ages 18 to 90, evenly
         >>> q = dptree.quantiles(ages, [0.25, 0.5, 0.75], lower=0, upper=120, epsilon=1.0, n=10_000, rng=7)
         >>> q.method, [int(v) for v in q.values]  # auto's choice for 3 levels over 121 points
-        ('tree', [35, 54, 72])
+        ('tree', [36, 54, 72])
         >>> [int(v) for v in q.ci_low], [int(v) for v in q.ci_high], q.level
-        ([35, 54, 72], [35, 54, 72], 0.95)
+        ([36, 54, 72], [36, 54, 72], 0.95)
     """
     eps = check_release_budget(epsilon)
     qa = _levels(qs)
@@ -226,6 +226,9 @@ def _plan(qa: np.ndarray, lower: Any, upper: Any, eps: float, method: str, width
         raise InvalidParameterError("with user_id= the number of records kept (at most max_contributions per user) "
                                     "depends on the data, so it cannot be declared exactly: pass n_max= (a public "
                                     "upper bound) instead of n=")
+    if k > 1 and not BUDGET_RANGE[0] <= eps / k:  # every mechanism runs at epsilon / k per record
+        raise InvalidParameterError(f"epsilon={eps:g} / max_contributions={k} leaves {eps / k:g} per record, below "
+                                    f"the supported {BUDGET_RANGE[0]:g}: lower max_contributions or raise epsilon")
     size_n, upper_bound = declared_size(n, n_max)
     if n_min is not None and n is not None:
         raise InvalidParameterError("n= is the exact size, which is also its lower bound: drop n_min=")

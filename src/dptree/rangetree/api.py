@@ -121,18 +121,21 @@ def range_tree(
     is marked not private; leave ``rng`` out in real use)::
 
         >>> import numpy as np, dptree
-        >>> ages = np.random.default_rng(0).integers(18, 90, size=10_000)
+        >>> ages = 18 + np.arange(10_000) % 73  # ages 18 to 90, evenly
         >>> rel = dptree.range_tree(ages, lower=0, upper=120, epsilon=1.0, rng=7)
         >>> rel.privacy["guarantee"], rel.privacy["neighbors"]
         ('pure epsilon-DP', 'add_remove')
-        >>> round(rel.count(30, 39)), [round(v) for v in rel.ci(30, 39)]  # ages 30-39, 95% interval
-        (1361, [1353, 1370])
+        >>> round(rel.count(30, 39)), [round(v) for v in rel.ci(30, 39)]  # ages 30-39 (1370), 95% interval
+        (1364, [1356, 1373])
         >>> int(rel.quantile(0.5)), [int(v) for v in rel.quantile_ci(0.5)]  # the median, 95% interval
         (54, [54, 54])
     """
     if bounds_origin is not None and bounds != "private":
         raise InvalidParameterError("bounds_origin is where bounds='private' starts its search; pass bounds='private' "
                                     "(without lower/upper), or drop bounds_origin")
+    if bounds_share != 0.1 and bounds != "private":  # a share other than the default would be silently unused
+        raise InvalidParameterError("bounds_share is the share of epsilon bounds='private' spends on the bounds; pass "
+                                    "bounds='private' (without lower/upper), or drop bounds_share")
     if bounds == "private":
         return _private_bounds(values, lower=lower, upper=upper, epsilon=epsilon, delta=delta, rho=rho,
                                width=width, branching=branching, noise=noise, neighbors=neighbors,

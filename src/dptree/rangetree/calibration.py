@@ -105,8 +105,8 @@ def check_budget_range(epsilon: object, rho: object) -> None:
     """Refuse a budget too extreme to compute with (before any exact arithmetic): the one range
     check of every mechanism, :func:`dptree.privacy.budget.check_release_budget`."""
     for name, v in (("epsilon", epsilon), ("rho", rho)):
-        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0:
-            check_release_budget(v, name, RANGE_TREE_BUDGET_RANGE)
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 and (isinstance(v, int) or math.isfinite(v)):
+            check_release_budget(v, name, RANGE_TREE_BUDGET_RANGE)  # an int past the doubles is named there
 
 
 def exact_shares(weights: np.ndarray) -> list[Fraction]:

@@ -82,10 +82,10 @@ def sparse_range_tree(
     is marked not private; leave ``rng`` out in real use)::
 
         >>> import numpy as np, dptree
-        >>> latency_ms = np.random.default_rng(1).lognormal(3.0, 1.0, size=10_000)  # no bounds, no width
+        >>> latency_ms = np.exp(np.linspace(0.0, 6.0, 10_000))  # 1 to 403 ms; no bounds, no width
         >>> rel = dptree.sparse_range_tree(latency_ms, epsilon=1.0, rng=7)
-        >>> [round(float(v), 1) for v in rel.quantile([0.5, 0.99])]  # the data's own: 19.9 and 203.5
-        [19.9, 209.4]
+        >>> [round(float(v), 1) for v in rel.quantile([0.5, 0.99])]  # the data's own: 20.1 and 379.9
+        [20.0, 378.2]
     """
     plan_for = sparse_plans(data, epsilon=epsilon, lower=lower, upper=upper, branching=branching,
                             max_contributions=max_contributions, dense_depth=dense_depth, threshold=threshold,

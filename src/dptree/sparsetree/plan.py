@@ -282,7 +282,7 @@ def plan_sparse_tree(domain: KeyDomain, *, epsilon: float, branching: int = 16, 
     of epsilon picks it from :data:`AUTO_SHARES` (the plan is then completed by
     :meth:`SparsePlan.resolved` when the total is drawn).
     """
-    check_release_budget(float(epsilon), "epsilon", RANGE_TREE_BUDGET_RANGE)
+    check_release_budget(epsilon, "epsilon", RANGE_TREE_BUDGET_RANGE)
     b = _check_branching(branching)
     layout = SparseLayout(domain.bits, b)
     L, k = layout.depth, int(max_contributions)

@@ -66,6 +66,14 @@ def test_library_names_in_messages_become_cli_flags(tmp_path: Path, cli_run: Any
     assert cli_run(base + ["--lower", "0", "--upper", "9", "--seed", "1", "--allow-nonprivate"]).code == 0
     code, _, err = cli_run(["query", tmp_path / "r.json", "--count", "5:1"])
     assert code == 2 and "--count LO:HI needs LO <= HI" in err, err
+    for flag, value, want in (("--branching", "1", "--branching must be an integer >= 2; got 1; e.g. --branching 16\n"),
+                              ("--epsilon", "0", "--epsilon must be a finite number > 0"),
+                              ("--max-contributions", "0", "--max-contributions must be an integer >= 1")):
+        code, _, err = cli_run(base[:-1] + [tmp_path / "r2.json", "--lower", "0", "--upper", "9", flag, value])
+        # no Python None or parameter names in a shell's message
+        assert code == 2 and want in err and "None" not in err, err
+    code, _, err = cli_run(base[:-1] + [tmp_path / "r2.json", "--lower", "0", "--upper", "9", "--bounds-share", "0.3"])
+    assert code == 2 and "add --bounds private" in err and not (tmp_path / "r2.json").exists(), err
     with pytest.raises(dptree.DPTreeError, match=r"^lower \(5\) must be smaller than upper \(1\)"):
         dptree.range_tree(np.arange(3), lower=5, upper=1, epsilon=1.0)  # the library keeps its own names
     big = 3 * 2**62  # bounds equal as doubles are compared as the integers they are: the real problem is named

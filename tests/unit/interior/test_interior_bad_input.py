@@ -95,3 +95,11 @@ def test_only_noise_module_draws_randomness_in_seed002_modules():
     for name in names:
         text = (root / name).read_text()
         assert not pat.search(text), name
+
+
+def test_learn_threshold_names_a_fix_it_takes() -> None:
+    """It has no on_invalid=: the shared hint to pass one would send the caller into a TypeError."""
+    x = np.r_[np.arange(99.0), np.nan]
+    with pytest.raises(DataError, match="remove those records, with their labels, first") as info:
+        learn_threshold(x, (x > 50).astype(int), lower=0, upper=100, epsilon=1.0)
+    assert "on_invalid" not in str(info.value)
