@@ -51,6 +51,13 @@ def parse_date_bound(x: Any, name: str) -> np.datetime64:
     """A date bound (datetime64, date/datetime or ISO text) as datetime64[ns], checked to lie in the
     nanosecond range (1678-2262: beyond it a conversion to nanoseconds would wrap around silently).
     DomainError otherwise, naming ``name``."""
+    if isinstance(x, str):
+        try:
+            x = _dt.datetime.fromisoformat(x.strip()) if "+" in x or x.rstrip().endswith("Z") else x
+        except ValueError:
+            pass  # not ISO with an offset: numpy reads it below, or says it is not a date
+    if isinstance(x, _dt.datetime) and x.tzinfo is not None:  # a time with an offset: the same instant in UTC
+        x = x.astimezone(_dt.timezone.utc).replace(tzinfo=None)
     if isinstance(x, np.datetime64):
         v = x
     elif isinstance(x, (_dt.datetime, _dt.date)):

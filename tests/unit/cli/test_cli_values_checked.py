@@ -48,6 +48,20 @@ def test_numbers_given_as_text_are_not_read_as_years() -> None:
         dptree.range_tree(np.arange(10), lower="0", upper="120", epsilon=1.0)
 
 
+def test_a_bound_with_a_utc_offset_is_that_instant_in_utc_without_a_warning() -> None:
+    import datetime as dt
+    import warnings
+
+    from dptree.data.domain import parse_date_bound
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy warns on offsets it drops
+        east = parse_date_bound("2024-01-01T05:00:00+05:00", "lower")
+        west = parse_date_bound(dt.datetime(2023, 12, 31, 22, tzinfo=dt.timezone(dt.timedelta(hours=-2))), "upper")
+    assert east == west == np.datetime64("2024-01-01T00:00", "ns")
+    assert parse_date_bound("2024-01-01T00:00:00Z", "lower") == np.datetime64("2024-01-01", "ns")
+
+
 def test_a_structure_read_with_too_few_levels_says_which_columns_are_left(tmp_path: Path, cli_run: Any) -> None:
     pd.DataFrame({"country": ["US", "US"], "state": ["CA", "NY"]}).to_csv(tmp_path / "s.csv", index=False)
     pd.DataFrame({"country": ["US"], "state": ["CA"]}).to_csv(tmp_path / "r.csv", index=False)
