@@ -204,7 +204,7 @@ class Ledger(LedgerStore):
                 raise InvalidParameterError("total_delta needs total_epsilon as well")
             return None
         for name, v in (("total_epsilon", eps), ("total_rho", rho)):
-            if v is not None and isinstance(v, (int, float)) and not isinstance(v, bool) and not v > 0:
+            if v is not None and isinstance(v, (int, float)) and not isinstance(v, bool) and not 0 < v < math.inf:
                 raise InvalidParameterError(f"{name} must be a finite number > 0, got {v!r}")
         e = None if eps is None else amount_text(eps, "total_epsilon")
         r = None if rho is None else amount_text(rho, "total_rho")
@@ -281,8 +281,8 @@ class Ledger(LedgerStore):
                 left = self._spend_of(s)
                 raise BudgetExceededError(
                     f"ledger {self.path}: this release ({describe_charge(fe, fd, fr)}) would exceed the "
-                    f"total budget ({describe_totals(self._totals)}): {why}. Already spent in {s.n} charges: "
-                    f"epsilon={left.epsilon:.6g}, delta={left.delta:.3g}, rho={left.rho:.6g}. "
+                    f"total budget ({describe_totals(self._totals, 'total_')}): {why}. Already spent in {s.n} "
+                    f"charges: epsilon {left.epsilon:.6g}, delta {left.delta:.3g}, rho {left.rho:.6g}. "
                     "Ask a smaller budget or stop releasing from this data."
                 )
             cid, created, pid = s.last_id + 1, utc_now(), os.getpid()

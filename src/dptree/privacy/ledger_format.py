@@ -169,13 +169,14 @@ def total_text(f: Fraction | None) -> str:
     return str(Decimal(num).scaleb(-scale))
 
 
-def describe_totals(t: Totals) -> str:
-    """The totals as text, e.g. ``epsilon=1, delta=1e-06, rho=0.5``."""
+def describe_totals(t: Totals, prefix: str = "") -> str:
+    """The totals as text, e.g. ``epsilon=1, delta=1e-06, rho=0.5`` (``prefix="total_"``: named as the
+    ledger's parameters, which the CLI shows as its --total-* options)."""
     parts = []
     if t.epsilon is not None:
-        parts.append(f"epsilon={float(t.epsilon):g}, delta={float(t.delta):g}")
+        parts.append(f"{prefix}epsilon={float(t.epsilon):g}, {prefix}delta={float(t.delta):g}")
     if t.rho is not None:
-        parts.append(f"rho={float(t.rho):g}")
+        parts.append(f"{prefix}rho={float(t.rho):g}")
     return ", ".join(parts)
 
 

@@ -314,7 +314,7 @@ def plan_private_bounds(*, lower: Any = None, upper: Any = None, epsilon: float 
                                     "both with bounds='public' (the default)")
     if noise != "laplace" or rho is not None or delta:
         raise InvalidParameterError("bounds='private' supports noise='laplace' with an epsilon budget (pure DP) "
-                                    "only: drop noise/delta/rho, or declare lower and upper")
+                                    "only: drop noise=, delta= and rho=, or declare lower= and upper=")
     if epsilon is None:
         raise InvalidParameterError("bounds='private' needs epsilon, e.g. epsilon=1.0 (bounds_share of it finds the "
                                     "bounds)")

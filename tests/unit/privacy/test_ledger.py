@@ -28,8 +28,9 @@ def test_pure_charges_add_exactly(tmp_path: Path) -> None:
         for _ in range(10):
             led.charge(epsilon=0.1, label="q")
         assert led.spent().epsilon == pytest.approx(1.0) and led.spent().charges == 10
-        with pytest.raises(BudgetExceededError, match="exceed the total budget"):
+        with pytest.raises(BudgetExceededError, match="exceed the total budget") as exc:
             led.charge(epsilon=1e-9)
+        assert "(total_epsilon=1, total_delta=0)" in str(exc.value)  # the totals by their parameters' names
         assert len(led.history()) == 10  # the refused charge left no row
 
 
@@ -47,11 +48,13 @@ def test_totals_are_fixed_at_creation(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("kw", [dict(total_epsilon=0.0), dict(total_epsilon=-1.0), dict(total_epsilon=float("nan")),
-                                dict(total_rho=float("inf")), dict(total_epsilon=1.0, total_delta=1.0),
+                                dict(total_rho=float("inf")), dict(total_epsilon=float("inf")), dict(total_epsilon=1.0, total_delta=1.0),
                                 dict(total_delta=1e-6)])
 def test_bad_totals(tmp_path: Path, kw: dict) -> None:
-    with pytest.raises(InvalidParameterError):
+    with pytest.raises(InvalidParameterError) as exc:
         Ledger(tmp_path / "b.ledger", **kw)
+    if any(isinstance(v, float) and v in (0.0, float("inf")) for v in kw.values()):
+        assert "finite number > 0" in str(exc.value)
 
 
 def test_bad_charges(tmp_path: Path) -> None:
