@@ -128,8 +128,8 @@ def missing_values_error(column: str | None = None, *, cli_flag: bool = True) ->
 
 def infinite_values_error(column: str | None = None) -> DataError:
     """The data holds +-inf, which no bucket of a finite domain can hold honestly."""
-    where = f"column {column!r}" if column else "the values"
-    return DataError(f"{where} contains +-inf; remove them or replace them with finite values before the release")
+    where = f"column {column!r} contains" if column else "the values contain"
+    return DataError(f"{where} +-inf; remove them or replace them with finite values before the release")
 
 
 def unknown_groups_error() -> DataError:

@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import sys
+import warnings
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any, Literal, cast
 
 import numpy as np
@@ -31,7 +34,7 @@ from dptree.errors import (
     non_integer_values_error,
 )
 
-__all__ = ["Domain", "make_domain", "coerce_values", "as_dates", "date_bounds", "is_date_bound", "parse_date_bound",
+__all__ = ["Domain", "make_domain", "coerce_values", "as_dates", "dates_in_ns_range", "value_kind", "date_bounds", "is_date_bound", "parse_date_bound",
            "MAX_LEAVES"]
 
 MAX_LEAVES = 1 << 26  # about 67 million leaves; larger trees do not fit a 24 GiB machine safely
@@ -71,9 +74,11 @@ def parse_date_bound(x: Any, name: str) -> np.datetime64:
             raise DomainError(f"{name}={x!r} is text: give a number ({name}={x.strip()}) or an ISO date "
                               "such as '2024-01-31'")
         try:
-            v = np.datetime64(x)
+            v = np.datetime64(x, "D")  # the day first: text read at its own unit wraps past that unit's years
         except ValueError as exc:
             raise DomainError(f"{name}={x!r} is not a number, a date or a timestamp") from exc
+        if not np.isnat(v) and _NS_MIN <= v <= _NS_MAX:
+            v = np.datetime64(x, "ns")  # in range: the instant, finer digits than ns truncated
     else:
         raise DomainError(f"{name} must be a number or a date, got {type(x).__name__}")
     if np.isnat(v):
@@ -130,7 +135,7 @@ def _date_query_array(x: Any, lo_ns: int, hi_ns: int) -> np.ndarray:
         if not all(isinstance(v, _DATE_SCALARS) for v in flat):
             raise DataError("query points of a date domain must be dates, datetimes or ISO date strings")
         try:
-            out = np.array([np.datetime64(v) for v in flat], dtype="datetime64").reshape(a.shape)
+            out = dates_in_ns_range(np.asarray(flat, dtype=object)).reshape(a.shape)
         except (TypeError, ValueError, OverflowError) as exc:
             raise DataError(f"query point is not a valid date: {exc}") from exc
     else:
@@ -354,22 +359,75 @@ def _check_size(size: int) -> None:
         raise DomainError("the domain must have at least two buckets")
 
 
+def dates_in_ns_range(arr: np.ndarray) -> np.ndarray:
+    """Dates, datetimes, datetime64 scalars or ISO text (a 1-D object or text array) as
+    datetime64[ns], each value read on its own: one before 1677-09-22 or after 2262-04-10 becomes
+    that day (every date bound lies inside it, so the domain's clamp is unchanged), a time with a UTC
+    offset is that instant in UTC, digits finer than ns are truncated; None and 'NaT' stay NaT.
+
+    numpy reads a whole array at the finest unit any value has, so one value with nanosecond
+    digits used to put every value in datetime64[ns], where dates outside 1678-2262 wrap around
+    silently (1500-01-01 became 2084-07-20): one record moved every other. Here the day of each
+    value is read first (no wrap at any year), and the instant only where the day is in range."""
+    with warnings.catch_warnings():  # an offset: numpy reads the instant in UTC, and says it has no zones
+        warnings.filterwarnings("ignore", message="no explicit representation of timezones")
+        days = arr.astype("datetime64[D]")
+        out = np.full(arr.shape, np.datetime64("NaT"), "datetime64[ns]")
+        inside = (days >= _NS_MIN) & (days <= _NS_MAX)
+        out[inside] = arr[inside].astype("datetime64[ns]")
+    out[days < _NS_MIN] = _NS_MIN
+    out[days > _NS_MAX] = _NS_MAX
+    return out
+
+
 def as_dates(arr: np.ndarray) -> np.ndarray:
-    """A 1-D array as datetime64 in its own unit (NaT kept; None becomes NaT): dates, datetimes or
-    ISO text. Values keep their unit (days, seconds, ...) so that clamping happens in that unit
-    before any conversion to nanoseconds (dates outside 1678-2262 cannot wrap around). DataError
-    for anything else."""
+    """A 1-D array as datetime64 (NaT kept; None becomes NaT): a datetime64 array as it is (in its
+    own unit, clamped in that unit by :func:`dates_to_ns`), dates, datetimes or ISO text through
+    :func:`dates_in_ns_range` (each value on its own, no wrap-around at any year). DataError for
+    anything else, naming the kinds of value a date domain takes."""
     if arr.dtype.kind == "M":
         return arr
     if arr.dtype.kind in "OU" or arr.size == 0:
         if arr.dtype.kind == "O" and not all(v is None or isinstance(v, _DATE_SCALARS) for v in arr.tolist()):
             raise DataError("a date domain needs dates, datetimes or ISO date strings as values")
         try:
-            return arr.astype("datetime64") if arr.size else np.empty(0, "datetime64[ns]")
+            return dates_in_ns_range(arr) if arr.size else np.empty(0, "datetime64[ns]")
         except (ValueError, TypeError, OverflowError):
             raise DataError(
                 "values are not all dates: a date domain needs dates, datetimes or ISO date strings") from None
-    raise DataError(f"a date domain needs date values, got dtype {arr.dtype}")
+    raise DataError(f"a date domain needs dates, datetimes or ISO date strings as values, got {value_kind(arr)}")
+
+
+def value_kind(arr: np.ndarray) -> str:
+    """What kind of values an array holds, in words from its kind alone: never its dtype, which
+    numpy infers from the values of a list (int64 or float64, the longest string's length)."""
+    return {"i": "numbers", "u": "numbers", "f": "numbers", "b": "True/False", "S": "bytes", "U": "text",
+            "m": "time spans (timedelta)", "M": "dates"}.get(arr.dtype.kind, "objects")
+
+
+def _object_item(v: Any, integer: bool) -> int | float:
+    """One number of an object column (Python int of any size, float, Decimal, Fraction) for an
+    integer domain (exact, clamped to +-2^62 like any value outside the bounds; a fraction refused,
+    never truncated) or a float domain (a finite value beyond the doubles becomes the largest double,
+    then the bounds clamp it; only a true infinity is one)."""
+    if isinstance(v, (int, np.integer)):
+        x = max(min(int(v), 2**62), -(2**62))
+        return x if integer else float(x)
+    try:
+        f = float(v)
+    except OverflowError:  # a Fraction beyond the doubles
+        f = math.inf if v > 0 else -math.inf
+    if math.isinf(f) and not isinstance(v, (float, np.floating)) and not (isinstance(v, Decimal) and v.is_infinite()):
+        f = math.copysign(sys.float_info.max, f)  # finite, only beyond the doubles
+    if not integer:
+        return f
+    if math.isinf(f):
+        raise infinite_values_error()
+    if abs(f) >= 2.0**62:
+        return int(math.copysign(2**62, f))
+    if v != int(v):  # exact for Decimal and Fraction too
+        raise non_integer_values_error(RANGE_TREE_FLOAT_FIX)  # never floored silently
+    return int(v)
 
 
 def coerce_values(values: Any, domain: Domain, *, missing: str = "error") -> np.ndarray:
@@ -409,18 +467,17 @@ def coerce_values(values: Any, domain: Domain, *, missing: str = "error") -> np.
         items = arr.tolist()
         if any(isinstance(v, (str, bytes, bool, np.bool_)) for v in items):
             raise DataError("values must be numbers; found a non-numeric entry (text or True/False)")
-        try:
-            if all(isinstance(v, (int, np.integer)) for v in items):
-                # integers beyond int64 (2^70) are clamped like any value outside the bounds
-                arr = np.array([max(min(int(v), 2**62), -(2**62)) for v in items], dtype=np.int64)
-            else:  # floats, Decimal, Fraction: by value (never cast to int, which would truncate 1.5 to 1)
-                arr = np.array([float(v) for v in items], dtype=np.float64)
-        except (TypeError, ValueError, OverflowError):
+        integer = domain.kind == "integer"
+        try:  # each item on its own, into the domain's type: the array's type never depends on other records
+            arr = np.array([_object_item(v, integer) for v in items], dtype=np.int64 if integer else np.float64)
+        except DataError:
+            raise
+        except (TypeError, ValueError, ArithmeticError):
             raise DataError("values must be numbers; found a non-numeric entry") from None
     if arr.size == 0:
         return arr.astype(np.float64 if domain.kind == "float" else np.int64)
     if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
-        raise DataError(f"values must be numbers, got dtype {arr.dtype}")
+        raise DataError(f"values must be numbers, got {value_kind(arr)}")
     if arr.dtype.kind == "f":
         nan = np.isnan(arr)
         if nan.any():

@@ -14,6 +14,7 @@ single-chunk Arrow numeric data without nulls are viewed, not copied (tested wit
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any, cast
 
 import numpy as np
@@ -21,7 +22,7 @@ import numpy as np
 from dptree._validation import InstanceOf, require, validate_params
 from dptree.errors import DataError, InvalidParameterError
 
-__all__ = ["to_numpy", "present", "refuse_untyped"]
+__all__ = ["to_numpy", "declared_kind", "as_declared", "present", "refuse_untyped"]
 
 _FLOAT_EXACT = 2**53
 
@@ -197,6 +198,60 @@ def to_numpy(data: Any, *, column: str | None = None, name: str = "values") -> n
     )
 
 
+def _arrow_kind(typ: Any) -> str:
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(typ):
+        typ = typ.value_type
+    if pa.types.is_integer(typ):
+        return "u" if pa.types.is_unsigned_integer(typ) else "i"
+    if pa.types.is_floating(typ) or pa.types.is_decimal(typ):
+        return "f"
+    return "M" if pa.types.is_timestamp(typ) or pa.types.is_date(typ) else "O"
+
+
+def declared_kind(data: Any, *, column: str | None = None) -> str | None:
+    """The numpy kind (``"i"``, ``"u"``, ``"f"``, ``"M"``, ...) that ``data``'s container declares
+    for the column: its schema, read before :func:`to_numpy` turns integers with missing entries
+    into floats or objects (a choice that depends on the values: float64 below 2^53, objects above).
+    None where nothing is declared (lists, tuples, objects of unknown type). Reads no values."""
+    if isinstance(data, np.ndarray):  # masked arrays too: the dtype under the mask
+        return None if data.dtype.kind == "O" else data.dtype.kind
+    mod = _type_path(data).split(".")[0]
+    if mod == "pandas":
+        import pandas as pd
+
+        if isinstance(data, pd.DataFrame):
+            data = data[_pick_column(data, column, list(data.columns), "DataFrame")]
+        dtype = getattr(data, "dtype", None)
+        if isinstance(dtype, pd.CategoricalDtype):
+            dtype = dtype.categories.dtype
+        if isinstance(dtype, pd.ArrowDtype):
+            return _arrow_kind(dtype.pyarrow_dtype)
+        kind = getattr(dtype, "kind", None)
+        return None if kind in (None, "O") else kind
+    if mod == "polars" or mod == "pyarrow":
+        if mod == "polars" and hasattr(data, "get_column"):
+            data = data.get_column(_pick_column(data, column, data.columns, "polars DataFrame"))
+        if hasattr(data, "to_arrow") and mod == "polars":
+            data = data.to_arrow()
+        if hasattr(data, "column_names"):
+            data = data.column(_pick_column(data, column, data.column_names, "Arrow table"))
+        typ = getattr(data, "type", None)
+        return None if typ is None else _arrow_kind(typ)
+    return None
+
+
+def as_declared(arr: np.ndarray, kind: str | None) -> np.ndarray:
+    """``arr`` (missing entries already removed) back in the integer type its container declared
+    (``kind`` from :func:`declared_kind`): :func:`to_numpy` made integers with missing entries
+    float64 or objects, by their values; the column's type is schema, so it must not depend on them."""
+    if kind not in ("i", "u") or arr.dtype.kind not in "fO":
+        return arr
+    dtype = np.int64 if kind == "i" else np.uint64
+    return np.asarray(arr.tolist() if arr.dtype.kind == "O" else arr, dtype=dtype)
+
+
 def _quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
@@ -217,6 +272,8 @@ def _is_missing(v: Any) -> bool:
     """None, pandas' NA, or a NaN (float, numpy, Decimal: the one value unequal to itself)."""
     if v is None or type(v).__name__ == "NAType":
         return True
+    if isinstance(v, Decimal):  # a signalling NaN raises on comparison
+        return v.is_nan()
     try:
         return bool(v != v)
     except (TypeError, ValueError):

@@ -204,7 +204,9 @@ def _items(values: Any, drop: bool) -> list[Any]:
         return list(arr.tolist())
     if arr.dtype.kind == "O":
         return list(arr)
-    raise DataError(f"values must be numbers, got dtype {arr.dtype}")
+    from dptree.data.domain import value_kind
+
+    raise DataError(f"values must be numbers, got {value_kind(arr)}")
 
 
 def _key(v: Any, enc: Encoding, drop: bool) -> int | None:

@@ -17,7 +17,7 @@ from dptree.data.engines.duckdb import detect_format, is_relation
 from dptree.data.engines.spark import is_spark_df
 from dptree.data import histograms
 from dptree.data.histograms import COLUMN, FORMAT, RNG, is_file
-from dptree.data.inputs import refuse_untyped, to_numpy
+from dptree.data.inputs import declared_kind, refuse_untyped, to_numpy
 from dptree.errors import InvalidParameterError
 from dptree.io import release_file as _release_file
 from dptree.io.release_file import creation_metadata
@@ -105,8 +105,8 @@ def sparse_range_tree(
         keys = plan.domain.offsets(vals, on_invalid=on_invalid)
     else:
         arr = to_numpy(data, column=column)
-        if lower is None:
-            plan = plan_for(arr.dtype.kind)  # the column's type is schema, not data
+        if lower is None:  # the column's declared type is schema, not data (missing entries make ints floats)
+            plan = plan_for(declared_kind(data, column=column) or arr.dtype.kind)
         src = _noise.make_source(rng)
         keys = plan.domain.offsets(arr, on_invalid=on_invalid)
     dom = plan.domain

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from dptree.data.domain import NS_RANGE, dates_to_ns, is_date_bound, parse_date_bound
+from dptree.data.domain import NS_RANGE, as_dates, dates_to_ns, is_date_bound, parse_date_bound, value_kind
 from dptree.data.inputs import present, to_numpy
 from dptree.data.sorting import float_keys, key_floats, sort_keys
 from dptree.errors import DataError, DomainError, non_integer_values_error
@@ -76,6 +76,8 @@ class KeyDomain:
                 lo, hi = self.lo, self.hi
                 base = (1 << 63) if self.kind == "int" else 0
                 return np.array([min(max(int(v) + base, lo), hi) for v in arr], dtype=np.uint64)
+            if self.kind == "datetime":  # each value on its own: a list's common unit wraps (as_dates)
+                return self._keys(as_dates(arr), drop, query)
             try:
                 arr = np.asarray(arr.tolist())
             except (TypeError, ValueError, OverflowError) as exc:
@@ -94,7 +96,7 @@ class KeyDomain:
             ns = dates_to_ns(arr, self.lo - (1 << 63), self.hi - (1 << 63))
             return ns.view(np.uint64) ^ _SIGN
         if kind == "M" or kind not in "iuf":
-            raise DataError(f"values must be numbers for a {self.kind} domain, got {arr.dtype}")
+            raise DataError(f"values must be numbers for a {self.kind} domain, got {value_kind(arr)}")
         if kind == "f":
             finite = np.isfinite(arr)
             if not finite.all():
@@ -152,9 +154,11 @@ class KeyDomain:
         """Global keys (not clamped) of public query points."""
         if self.kind == "datetime":
             try:
-                arr = np.atleast_1d(np.asarray(x, dtype="datetime64"))  # its own unit: no wrap-around
+                arr = np.atleast_1d(np.asarray(x))
             except (TypeError, ValueError) as exc:
                 raise DataError("query points of a date domain must be dates or timestamps") from exc
+            if arr.dtype.kind != "M":  # text, dates, datetimes: each on its own (no wrap-around)
+                arr = as_dates(arr)
             if np.isnat(arr).any():
                 raise DataError("query points must not be NaT")
             ns = dates_to_ns(arr, *NS_RANGE)  # beyond the range dates are bounded in: its ends (outside any domain)

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from dptree.data.bounding import kept_positions
-from dptree.data.domain import Domain, coerce_values
+from dptree.data.domain import Domain, as_dates, coerce_values
 from dptree.data.engines.base import COUNT, Engine, Group, Missing, Unknown, invalid_values_error
-from dptree.data.inputs import present, to_numpy
+from dptree.data.inputs import as_declared, declared_kind, present, to_numpy
 from dptree.data.sorting import distinct_counts, run_lengths
 from dptree.data.weights import MAX_TOTAL, check_weights, too_large
 from dptree.errors import (
@@ -273,6 +273,9 @@ class NumpyEngine(Engine):
                      infinite: Missing = "error", message: str | None = None,
                      domain: tuple[str, Any, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
         arr = to_numpy(data, column=column, name="values")
+        declared = declared_kind(data, column=column)
+        if domain is not None and domain[0] == "datetime" and arr.dtype.kind in "OU":
+            arr = as_dates(arr)  # ISO text, dates, datetimes: each on its own, as range_tree reads them
         kind = arr.dtype.kind
         if kind not in "iufMO" or (kind == "O" and any(isinstance(v, (str, bytes, bool, np.bool_)) for v in arr)):
             raise DataError("values must be numbers or dates (not text or True/False)")
@@ -296,7 +299,7 @@ class NumpyEngine(Engine):
                     arr = np.array([v for v in items if not (isinstance(v, float) and not np.isfinite(v))],
                                    dtype=object)
         try:
-            return distinct_counts(arr)
+            return distinct_counts(as_declared(arr, declared))  # the column's own type: schema, not its values
         except TypeError:
             raise DataError("values must be numbers of one comparable type") from None
 
