@@ -323,6 +323,7 @@ def _encode_array(arr: np.ndarray, enc: Encoding, drop: bool) -> tuple[np.ndarra
         return out, None
     if kind in "iu":
         return _clamped_offsets(arr, enc), None
+    arr = arr.astype(np.float64, copy=False)  # float16/32: the limit 2^63 below overflows them (numpy warns)
     whole = arr == np.floor(arr)
     keep = None
     if not whole.all():

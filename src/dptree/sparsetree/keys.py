@@ -117,6 +117,7 @@ class KeyDomain:
                                                    + INVALID_HINT)
                 else:
                     arr = arr[whole]
+            arr = arr.astype(np.float64, copy=False)  # float16/32: their bounds 2^63 overflow (numpy warns)
             lim = 2.0**64 if self.kind == "uint" else 2.0**63
             low = 0.0 if self.kind == "uint" else -(2.0**63)
             big, small = arr >= lim, arr < low

@@ -49,6 +49,12 @@ def test_a_float16_column_on_an_integer_domain_warns_nothing() -> None:
         rel = dptree.range_tree(np.arange(100, dtype=np.float16), lower=0, upper=100, epsilon=1.0, rng=1)
     assert np.array_equal(rel.leaf_estimates,
                           dptree.range_tree(np.arange(100), lower=0, upper=100, epsilon=1.0, rng=1).leaf_estimates)
+    with warnings.catch_warnings():  # the sparse tree and the median read it too (they warned until Dec 7)
+        warnings.simplefilter("error")
+        sparse = dptree.sparse_range_tree(np.arange(100, dtype=np.float16), lower=0, upper=100, epsilon=1.0, rng=1)
+        med = dptree.median(np.arange(100, dtype=np.float16), lower=0, upper=100, epsilon=1.0, rng=1).value
+    assert sparse.total() == dptree.sparse_range_tree(np.arange(100), lower=0, upper=100, epsilon=1.0, rng=1).total()
+    assert med == dptree.median(np.arange(100), lower=0, upper=100, epsilon=1.0, rng=1).value
 
 
 @pytest.mark.parametrize("extra", [[], [3.5], [2**63], [2**70]])
