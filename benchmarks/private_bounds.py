@@ -11,6 +11,10 @@ mean and max over q in QS; the range error |count(a, b) - true| in records, mean
 whose ends are random records; the records clamped (outside the tree's range). Means over trials.
 
     nice python3 benchmarks/private_bounds.py --trials 5 [--ns 1000 10000 100000] [--share 0.1]
+
+``--ladder``: the float candidates below 1 (the exponent halving, since Dec 7) against every power
+2^-126..2^-1 (before), on the same data and noise: records clamped per search and the range found,
+for data around the origin (normal), above it (log-normal) and at a tiny scale (uniform 1e-7..1e-6).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import time
 import numpy as np
 
 import dptree
+from dptree.rangetree import bounds_search
 from dptree.rangetree.bounds import private_domain
 
 QS = np.array([0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99])
@@ -51,14 +56,53 @@ def release(x: np.ndarray, how: str, generous: tuple[float, float], eps: float, 
     return dptree.range_tree(x, lower=dom.lower, upper=dom.upper, width=dom.width, epsilon=eps, rng=seed)
 
 
+def every_power_below_one(kind: str, side: str, origin: float = 0.0) -> np.ndarray:
+    """The float candidates before Dec 7: o +- 2^j for every j in -126..1022 (the baseline)."""
+    o, big = float(origin), float(np.finfo(np.float64).max)
+    steps = np.ldexp(1.0, np.arange(-126, 1023))
+    with np.errstate(over="ignore"):
+        return np.minimum(o + steps, big) if side == "high" else np.concatenate([[o], np.maximum(o - steps, -big)])
+
+
+def ladder_table(ns: list[int], trials: int, epsilon: float, share: float) -> None:
+    kinds = {"normal": lambda g, n: g.normal(size=n), "lognormal": lambda g, n: g.lognormal(3.0, 1.0, n),
+             "tiny": lambda g, n: g.uniform(1e-7, 1e-6, n)}
+    search = bounds_search.BoundsSearch(epsilon=epsilon * share)
+    ladders = {"every power (before)": every_power_below_one, "halving exponent (now)": bounds_search.candidates}
+    print(f"end rank t = {search.rank}; {trials} searches per cell; 'over 4t': share of searches clamping > 4t")
+    print("| data | n | candidates below 1 | clamped mean | clamped median | over 4t | range / data span (median) |")
+    print("|---|---|---|---|---|---|---|")
+    for kind, make in kinds.items():
+        for n in ns:
+            for name, ladder in ladders.items():
+                clamped, widths = [], []
+                for trial in range(trials):
+                    x = make(np.random.default_rng([trial, n]), n)
+                    v, c = np.unique(x, return_counts=True)
+                    saved, bounds_search.candidates = bounds_search.candidates, ladder
+                    try:
+                        lo, hi = search.find("float", v, c, dptree.noise.make_source(trial))
+                    finally:
+                        bounds_search.candidates = saved
+                    clamped.append(int(np.sum(x < lo) + np.sum(x > hi)))
+                    widths.append((hi - lo) / (x.max() - x.min()))
+                cl = np.asarray(clamped)
+                print(f"| {kind} | {n} | {name} | {cl.mean():.1f} | {np.median(cl):.0f} | "
+                      f"{np.mean(cl > 4 * search.rank):.3f} | {np.median(widths):.3g} |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ns", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     ap.add_argument("--trials", type=int, default=5)
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--share", type=float, default=0.1)
+    ap.add_argument("--ladder", action="store_true", help="compare the float candidate ladders (see the docstring)")
     args = ap.parse_args()
     print(f"epsilon = {args.epsilon}, bounds_share = {args.share}, trials = {args.trials}")
+    if args.ladder:
+        ladder_table(args.ns, args.trials, args.epsilon, args.share)
+        return
     print("| data | n | bounds | range (median) | buckets | clamped | rank err mean | rank err max | "
           "range err mean | s/release |")
     print("|---|---|---|---|---|---|---|---|---|---|")

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from fractions import Fraction
 from numbers import Integral, Real
 from typing import Any
@@ -45,7 +44,6 @@ from dptree.noise import (
     RngLike,
     discrete_laplace,
     exp_lower_rational,
-    laplace_scale_used,
     make_source,
     sample_exponential_index,
     uniform_int,

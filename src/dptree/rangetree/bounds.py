@@ -9,7 +9,7 @@ for each end (:attr:`BoundsSearch.epsilon_per_end`: the whole bounds budget unde
 where the ends read disjoint records; half of it under replace):
 
 * high end: candidates o + 1, o + 2, o + 4, ..., o + 2^62 (integers and ns timestamps; floats
-  o + 2^-126, ..., o + 2^1022) and queries ``-#{records > c}``, halting at the first c with
+  o + 2^-126, o + 2^-64, ..., o + 2^-1, o + 1, ..., o + 2^1022: :func:`candidates`) and queries ``-#{records > c}``, halting at the first c with
   ``-#above + nu >= -t + rho``, i.e. where at most about t records lie above c;
 * low end: candidates o, o - 1, o - 2, o - 4, ... and queries ``-#{records < c}``.
 
@@ -46,6 +46,7 @@ import numpy as np
 from dptree import noise as _noise
 from dptree._validation import Interval, check_param
 from dptree.data.domain import NS_RANGE, Domain, make_domain
+from dptree.data.engines.duckdb_tables import is_csv
 from dptree.data.histograms import value_counts
 from dptree.data.inputs import refuse_untyped
 from dptree.errors import DPTreeError, InvalidParameterError, ReleaseFileError
@@ -246,12 +247,13 @@ class PrivateBoundsPlan:
         refuse_untyped(values, "bounds='private'", "declare lower= and upper=")
         src = _noise.make_source(rng)
         created = _release_file.utc_now()  # before the data is read (the module's clock: tests can fix it)
-        path = isinstance(values, (str, os.PathLike))
-        # numbers from files always get a float domain (a CSV's read as DOUBLE, not DuckDB's guess)
+        # numbers from a CSV file get a float domain (read as DOUBLE, not DuckDB's guess from the rows);
+        # a Parquet file declares its column's type
+        csv = isinstance(values, (str, os.PathLike)) and is_csv(values, fmt)
         vals, counts = value_counts(values, column=column, missing=cast(Any, missing), fmt=fmt,
-                                    domain=("float", 0.0, 0.0) if path else None)
+                                    domain=("float", 0.0, 0.0) if csv else None)
         kind = column_kind(vals)  # the column's type: schema, not data
-        if kind == "integer" and path:
+        if kind == "integer" and csv:
             vals, kind = vals.astype(np.float64), "float"
         _check_width(kind, self.width)
         search = self.search_for(kind)  # an origin that does not fit the column is refused here

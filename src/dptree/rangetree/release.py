@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 
 from numbers import Integral
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 

@@ -8,12 +8,11 @@ Plan (public parameters; :mod:`dptree.sparsetree.plan`) -> keys (the column as o
 
 from __future__ import annotations
 
-import os
 from typing import Any, Callable, Literal
 
 from dptree import noise as _noise
 from dptree._validation import Options, validate_params
-from dptree.data.engines.duckdb import detect_format, is_relation
+from dptree.data.engines.duckdb import is_csv, is_relation
 from dptree.data.engines.spark import is_spark_df
 from dptree.data import histograms
 from dptree.data.histograms import COLUMN, FORMAT, RNG, is_file
@@ -26,9 +25,6 @@ from dptree.sparsetree.keys import INVALID_HINT, key_domain
 from dptree.sparsetree.plan import SparsePlan, plan_sparse_tree
 from dptree.sparsetree.release import SparseRangeTree
 
-
-def _is_csv(path: Any) -> bool:
-    return str(path) == "-" or detect_format(os.fspath(path)) == "csv"
 
 __all__ = ["sparse_range_tree", "sparse_plans"]
 
@@ -109,7 +105,6 @@ def sparse_range_tree(
             plan = plan_for(declared_kind(data, column=column) or arr.dtype.kind)
         src = _noise.make_source(rng)
         keys = plan.domain.offsets(arr, on_invalid=on_invalid)
-    dom = plan.domain
     measurement = plan.measure(BinnedKeys(keys), src)  # counted from a histogram: no sort of every key
     if measurement.totals is not None:  # "auto": the plan the noisy total resolved
         plan = plan.resolved(int(measurement.totals[0]))
@@ -138,7 +133,7 @@ def sparse_plans(data: Any, *, epsilon: float, lower: Any, upper: Any, branching
         raise InvalidParameterError("a file, DuckDB relation or Spark DataFrame needs column= (the column to release)")
     if fmt is not None and not is_file(data):
         raise InvalidParameterError("fmt applies to files only")
-    if lower is None and is_file(data) and (fmt == "csv" or (fmt is None and _is_csv(data))):
+    if lower is None and is_file(data) and is_csv(data, fmt):
         raise InvalidParameterError("a CSV column has no declared type (DuckDB would guess it from the rows): give "
                                     "lower= and upper= (their type, integers, floats or dates, sets the domain)")
     return plan_for

@@ -63,7 +63,7 @@ def test_a_date_origin_from_the_command_line(tmp_path: Path, cli_run: Any) -> No
 @pytest.mark.parametrize(("extra", "match"), [
     (["--lower", "0"], "drop --lower"),
     (["--noise", "gaussian", "--delta", "1e-6"], "laplace"),
-    (["--bounds-share", "1.5"], "bounds_share"),
+    (["--bounds-share", "1.5"], "--bounds-share"),
     (["--user-id", "person_id"], "--user-id"),
     (["--neighbors", "replace", "--missing", "drop"], "replace"),
 ])
@@ -98,3 +98,23 @@ def test_the_domain_kind_of_a_file_does_not_depend_on_its_rows(tmp_path: Path, c
         assert res.code == 0, res.err
         kinds.append(dptree.load(out).domain.kind)
     assert kinds == ["float", "float"]
+
+
+def test_a_parquet_integer_column_keeps_its_declared_kind(tmp_path: Path, cli_run: Any) -> None:
+    """A Parquet file declares its column's type (a CSV's would be DuckDB's guess from the rows, so
+    CSV numbers get a float domain): an integer column gets an integer domain of width 1, as the
+    same array in memory does (until Dec 7 it got a float domain, and ages above 64 were clamped)."""
+    import pandas as pd
+
+    ages = np.random.default_rng(0).integers(18, 90, 2000)
+    path = tmp_path / "p.parquet"
+    pd.DataFrame({"age": ages}).to_parquet(path)
+    from_file = dptree.range_tree(str(path), column="age", bounds="private", epsilon=1.0, rng=1)
+    in_memory = dptree.range_tree(ages, bounds="private", epsilon=1.0, rng=1)
+    assert from_file.domain == in_memory.domain and from_file.domain.kind == "integer"
+    assert np.array_equal(from_file.leaf_estimates, in_memory.leaf_estimates)
+    out = tmp_path / "r.json"
+    res = cli_run(["release", path, "--column", "age", "--bounds", "private", "--epsilon", "1", "--out", out,
+                   "--seed", "1", "--allow-nonprivate"])
+    assert res.code == 0, res.err
+    assert dptree.load(out).domain == in_memory.domain

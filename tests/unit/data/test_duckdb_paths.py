@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dptree.data.engines import duckdb as dd
 from dptree.data.engines import duckdb_bounded as dd_bounded
 from dptree.data.histograms import bounded_histogram, file_bounded_histogram, leaf_histogram
 from dptree.errors import DataError

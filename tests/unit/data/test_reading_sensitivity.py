@@ -11,7 +11,6 @@ any item was a float. A failure here names the data set and the record that move
 from __future__ import annotations
 
 import datetime as dt
-from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 

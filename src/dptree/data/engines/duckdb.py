@@ -34,7 +34,7 @@ from dptree.data.engines.duckdb_sql import (
     user_sql,
 )
 from dptree.data.engines.duckdb_bounded import bounded_counts
-from dptree.data.engines.duckdb_tables import csv_value_types, detect_format, is_relation, open_table
+from dptree.data.engines.duckdb_tables import csv_value_types, detect_format, is_csv, is_relation, open_table
 from dptree.data.engines.duckdb_values import checked_values, grouped_sorted_value_counts, sorted_value_counts
 from dptree.errors import DataError, InputFormatError, InvalidParameterError, engine_error, unknown_groups_error
 from dptree.noise import RandomSource
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["DuckDBEngine", "csv_value_types", "file_leaf_histogram", "read_column", "open_table", "is_relation",
-           "detect_format", "Progress"]
+           "detect_format", "is_csv", "Progress"]
 
 T = TypeVar("T")
 

@@ -15,7 +15,7 @@ from dptree.data.engines.duckdb_progress import Progress, _poll_progress, progre
 from dptree.data.engines.duckdb_sql import arrow_table, quote_ident, quote_str
 from dptree.errors import DataError, InputFormatError, engine_error, redact
 
-__all__ = ["EXACT_DOUBLE", "csv_value_types", "detect_format", "is_relation", "open_table"]
+__all__ = ["EXACT_DOUBLE", "csv_value_types", "detect_format", "is_csv", "is_relation", "open_table"]
 
 
 def is_relation(data: Any) -> bool:
@@ -36,6 +36,12 @@ def detect_format(path: str) -> str:
     except OSError as exc:
         raise InputFormatError(f"cannot read {path}: {exc.strerror or exc}") from exc
     return "parquet" if head == b"PAR1" else "csv"
+
+
+def is_csv(path: Any, fmt: str | None = None) -> bool:
+    """Whether the file ``path`` (or standard input, "-") is read as CSV, whose column types DuckDB
+    would infer from the rows (a Parquet file declares its schema)."""
+    return fmt == "csv" or (fmt is None and (str(path) == "-" or detect_format(os.fspath(path)) == "csv"))
 
 
 #: integer domains within +-2^53 are read from CSV as DOUBLE (every integer there is exact)
