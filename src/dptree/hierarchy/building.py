@@ -186,8 +186,11 @@ def _check_labels(cols: Columns, other: str | None) -> None:
 
 
 def _with_other(tree: Any, other: str, leaf_flag: np.ndarray) -> Columns:
-    """Columns of the tree's leaves plus an ``other`` leaf under every internal node that has no
-    child of that label (an existing ``other`` child that has children of its own is an error)."""
+    """Columns of the tree's leaves plus an ``other`` leaf under every internal node. A leaf that
+    already has that label is reused only where every internal node has one (the paths of a
+    hierarchy built with ``other=`` before); under some nodes but not all it is a real category
+    (``other="CA"`` beside US/CA), whose count unknown rows would silently join: an error, as is an
+    existing ``other`` child with children of its own."""
     has_other = np.zeros(tree.n_nodes, dtype=bool)
     clash: list[int] = []
     for j in range(1, tree.depth):
@@ -199,6 +202,12 @@ def _with_other(tree: Any, other: str, leaf_flag: np.ndarray) -> Columns:
         g = min(clash)
         raise DomainError(f"{SEP.join(tree.path_of(g) + (other,))!r} exists and has children; "
                           "choose another 'other' label")
+    internal = ~leaf_flag
+    if has_other.any() and (internal & ~has_other).any():
+        g = int(np.flatnonzero(has_other)[0])
+        raise DomainError(f"other={other!r} is already a leaf ({SEP.join(tree.path_of(g) + (other,))!r}) but not "
+                          "under every node: unknown rows would be counted in that real category; choose a "
+                          "label that no node has, e.g. other='(other)'")
     ends = np.concatenate([np.flatnonzero(leaf_flag), np.flatnonzero(~leaf_flag & ~has_other)])
     n_leaf = int(leaf_flag.sum())
     end_level = tree.level_of(ends)

@@ -245,13 +245,20 @@ def build(cls: Any, cols: Columns, *, levels: Sequence[str] | None, other: str |
         return tree
     existing = {tree.path_of(g) for g in range(tree.n_nodes)}
     extra_rows: list[tuple[str, ...]] = []
+    reused: list[int] = []
     for g in np.flatnonzero(~leaf_flag).tolist():
         op = tree.path_of(g) + (other,)
         if op in existing:
             if not leaf_flag[tree.node_id(op)]:
                 raise DomainError(f"{SEP.join(op)!r} exists and has children; choose another 'other' label")
+            reused.append(g)
             continue
         extra_rows.append(op)
+    if reused and extra_rows:  # the label is a leaf under some nodes, not all: a real category
+        op = tree.path_of(min(reused)) + (other,)
+        raise DomainError(f"other={other!r} is already a leaf ({SEP.join(op)!r}) but not under every node: unknown "
+                          "rows would be counted in that real category; choose a label that no node has, e.g. "
+                          "other='(other)'")
     leaf_rows = [tree.path_of(g) for g in np.flatnonzero(leaf_flag).tolist()] + extra_rows
     out = build(cls, _columns(leaf_rows), levels=tree.levels, other=None, root_label=root_label)
     out.other = other

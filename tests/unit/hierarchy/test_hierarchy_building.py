@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 import reference_building as ref
 
-from dptree.errors import DPTreeError
+from dptree.errors import DomainError, DPTreeError
 from dptree.hierarchy.levels import sort_strings
 from dptree.hierarchy.structure import Hierarchy
 
@@ -134,6 +134,20 @@ def test_other_label_clash_gives_the_reference_message() -> None:
     paths = ["US/(other)/x", "US/CA", "FR/(other)/y"]
     assert _same(lambda: Hierarchy.from_paths(paths, other="(other)"),
                  lambda: _old_from_paths(paths, other="(other)")) == "error"
+
+
+def test_an_other_label_that_is_a_real_category_is_refused() -> None:
+    """other='CA' beside a real leaf US/CA (and none under FR) used to reuse US/CA as US's 'other'
+    leaf, so unknown US rows were counted as California. A label that is a leaf under some nodes
+    but not all is refused; one under every node (a hierarchy built with other= before, its paths
+    listed again) is reused, and gives the same tree as the first build."""
+    paths = [("US", "CA"), ("US", "NY"), ("FR", "IDF")]
+    with pytest.raises(DomainError, match=r"other='CA' is already a leaf \('US/CA'\) but not under every node"):
+        Hierarchy.from_paths(paths, other="CA")
+    assert _same(lambda: Hierarchy.from_paths(paths, other="CA"), lambda: _old_from_paths(paths, other="CA")) == "error"
+    first = Hierarchy.from_paths(paths, other="(other)")
+    again = Hierarchy.from_paths(first.leaf_paths(), other="(other)")
+    assert again == first and again.other == "(other)"
 
 
 def test_lone_surrogates_fall_back_to_the_object_sort() -> None:
