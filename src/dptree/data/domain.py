@@ -34,7 +34,7 @@ from dptree.errors import (
     non_integer_values_error,
 )
 
-__all__ = ["Domain", "make_domain", "coerce_values", "as_dates", "dates_in_ns_range", "value_kind", "date_bounds", "is_date_bound", "parse_date_bound",
+__all__ = ["Domain", "make_domain", "coerce_values", "as_dates", "dates_in_ns_range", "value_kind", "whole_from", "date_bounds", "is_date_bound", "parse_date_bound",
            "MAX_LEAVES"]
 
 MAX_LEAVES = 1 << 26  # about 67 million leaves; larger trees do not fit a 24 GiB machine safely
@@ -396,6 +396,13 @@ def as_dates(arr: np.ndarray) -> np.ndarray:
             raise DataError(
                 "values are not all dates: a date domain needs dates, datetimes or ISO date strings") from None
     raise DataError(f"a date domain needs dates, datetimes or ISO date strings as values, got {value_kind(arr)}")
+
+
+def whole_from(lo: Any) -> Any:
+    """The low end of ``count(lo, hi)`` on an integer domain: a fractional float rounded up (lo <=
+    value: 0.5 starts at 1; the floor that query points get would count the records at 0)."""
+    a = np.asarray(lo)
+    return np.ceil(a) if a.dtype.kind == "f" else lo
 
 
 def value_kind(arr: np.ndarray) -> str:

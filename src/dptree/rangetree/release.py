@@ -22,6 +22,7 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 
 from dptree._validation import Interval, Options, validate_params
+from dptree.data.domain import whole_from
 from dptree.errors import InvalidParameterError
 from dptree.estimation.intervals import LEVEL, symmetric_interval
 from dptree.io.contract import CountRelease
@@ -117,7 +118,7 @@ class RangeTree(RangeQueries, CountRelease):
             ) from None
         if np.any(qlo > qhi):
             raise InvalidParameterError("count(lo, hi) needs lo <= hi")
-        a = np.atleast_1d(self.domain.leaf_of(lo))
+        a = np.atleast_1d(self.domain.leaf_of(whole_from(lo) if self.domain.kind == "integer" else lo))
         b = np.atleast_1d(self.domain.leaf_of(hi))
         a, b = np.broadcast_arrays(a, b)
         D = self.domain.size

@@ -11,6 +11,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from dptree._validation import InstanceOf, validate_params
+from dptree.data.domain import whole_from
 from dptree.errors import InvalidParameterError
 from dptree.estimation.intervals import LEVEL
 from dptree.io.frames import result_frame
@@ -103,7 +104,8 @@ class RangeQueries:
 
         for lo, hi in count:
             low, high = self.ci(lo, hi, level=level)
-            rows.append({"query": f"count[{label(lo)}, {label(hi)}]", "estimate": float(self.count(lo, hi)),
+            first = whole_from(lo) if self.domain.kind in ("integer", "int", "uint") else lo  # lo <= value
+            rows.append({"query": f"count[{label(first)}, {label(hi)}]", "estimate": float(self.count(lo, hi)),
                          "stderr": float(self.stderr(lo, hi)), "ci_low": float(low), "ci_high": float(high)})
         for x in cdf:
             low, high = self.cdf_ci(x, level=level)

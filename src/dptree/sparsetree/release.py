@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 
 from dptree._validation import Interval, validate_params
+from dptree.data.domain import whole_from
 from dptree.errors import InvalidParameterError
 from dptree.estimation.intervals import LEVEL, gamma_shape, multiplier
 from dptree.io.contract import CountRelease
@@ -118,7 +119,7 @@ class SparseRangeTree(RangeQueries, CountRelease):
         if np.any(klo > khi):
             raise InvalidParameterError("count(lo, hi) needs lo <= hi")
         b, eb = self._ends(hi, inclusive=True)
-        a, ea = self._ends(lo, inclusive=False)
+        a, ea = self._ends(whole_from(lo) if self.domain.kind in ("int", "uint") else lo, inclusive=False)
         b, eb, a, ea = np.broadcast_arrays(b, eb, a, ea)
         return [((b, eb), 1), ((a, ea), -1)]
 

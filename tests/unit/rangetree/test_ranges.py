@@ -73,6 +73,21 @@ def test_default_and_optimal_accuracy_targets() -> None:
         assert v <= target, (levels, plan.layout.branching, v)
 
 
+def test_fractional_ends_on_an_integer_domain_count_lo_le_value_le_hi() -> None:
+    """count(0.5, 10.5) on integers is #{0.5 <= v <= 10.5} = #{1 <= v <= 10}; the low end was
+    floored like a threshold point, so the 1000 records at 0 were counted (dense and sparse, and
+    the CLI's label showed [0, 10])."""
+    x = np.array([0] * 1000 + [5] * 10)
+    dense = dptree.range_tree(x, lower=0, upper=127, epsilon=1e6, rng=1)
+    sparse = dptree.sparse_range_tree(x, lower=0, upper=127, epsilon=1e6, rng=1)
+    for rel in (dense, sparse):
+        assert rel.count(0.5, 10.5) == pytest.approx(10, abs=0.5)
+        assert rel.count(0.5, 0.7) == pytest.approx(0, abs=0.5)
+        assert rel.count(0.0, 10.5) == pytest.approx(1010, abs=0.5)
+        assert rel.cdf(4.5) == pytest.approx(1000, abs=0.5)  # threshold points still floor: v <= 4.5
+        assert rel.answer(count=[(0.5, 10.5)]).to_frame()["query"][0] == "count[1, 10]"
+
+
 def test_quantiles_survive_negative_counts_and_non_monotone_cdf() -> None:
     # few records, tiny epsilon: many leaf estimates are negative and the raw CDF is not monotone
     x = np.array([10, 11, 12, 500, 900])
