@@ -198,7 +198,9 @@ def learn_threshold(
     3. y* = an interior point of S at (epsilon/4, delta/(1 + e^(epsilon/4))) per replacement of
        S (the exponential mechanism, or the tree methods with the public size n = 2m, which are
        (eps', delta')-DP per replacement, see :func:`~dptree.interior.api.interior_point`);
-       h(x) = 1{x <= y*}.
+       h(x) = 1{x <= y*}. Where a tree method fails (its output is bottom, which the mechanism
+       releases), the constant classifier of the larger noisy label is returned, as in step 1
+       (post-processing; until Dec 7 it was 1{x <= lower}, silently).
 
     Accounting: add/remove-one: eps/4 (one count) + eps/4 (one replacement of S) = eps/2;
     replace-one: eps/2 (two counts) + 2 * eps/4 with delta' (1 + e^(eps/4)) = delta (group privacy
@@ -269,4 +271,6 @@ def learn_threshold(
         run_anyway=True,
         n=2 * m,
     )
+    if ip.bottom:  # the tree method failed (its value is only the domain's lower end): no threshold was found
+        return result(None, 1 if m1 >= m0 else 0)
     return result(ip.value, None)
