@@ -107,7 +107,18 @@ def _pairs(table: Any, node: str, parent: str) -> list[tuple[Any, Any]]:
             if c not in table.columns:
                 raise InputFormatError(f"parent table has no column {c!r}; it has {list(table.columns)}")
         return list(zip(table[node].tolist(), table[parent].tolist()))
-    return [tuple(p) for p in table]
+    bad = InputFormatError("a parent table is a mapping {node: parent}, a table with columns "
+                           f"{node!r} and {parent!r}, or a list of (node, parent) pairs")
+    if isinstance(table, (str, bytes)):
+        raise bad
+    try:
+        rows = list(table)
+        pairs = [tuple(p) for p in rows if not isinstance(p, (str, bytes))]
+    except TypeError:
+        raise bad from None
+    if len(pairs) != len(rows) or any(len(p) != 2 for p in pairs):
+        raise bad
+    return pairs
 
 
 def _cycle_or_depth_error(ids: list[str], par: np.ndarray, start: int) -> DomainError:

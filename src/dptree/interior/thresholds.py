@@ -109,8 +109,13 @@ class ThresholdClassifier(Release):
             "private": [self.private]})
 
     def predict(self, x: Any) -> np.ndarray:
-        """The labels h(x) (post-processing)."""
+        """The labels h(x) (post-processing) of numbers in the classifier's units; NaN, text and
+        other non-numbers are refused (a NaN compared as 'not <= threshold' and got the label 0)."""
         arr = np.asarray(x)
+        if arr.dtype.kind not in "iuf":
+            raise DataError("predict takes numbers (in the units of lower and upper), not text or objects")
+        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+            raise DataError("predict takes finite numbers: remove NaN and infinities first")
         if self.constant is not None:
             return np.full(arr.shape, self.constant, dtype=np.int64)
         return (arr <= self.threshold).astype(np.int64)

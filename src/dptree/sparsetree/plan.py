@@ -261,11 +261,15 @@ def statement_of(plan: SparsePlan) -> dict[str, Any]:
         **common)
 
 
+#: the most nodes the forced levels (``dense_depth``) may expand at one level (b keys of 8 bytes each: 2 GiB at b = 16)
+MAX_FORCED_NODES = 1 << 24
+
+
 @validate_params({
     "epsilon": [Interval(Real, 0, None, closed="neither", hint="e.g. epsilon=1.0")],
     "max_contributions": [Interval(Integral, 1, None, hint="records one person may contribute, e.g. 1")],
     "dense_depth": [None, Interval(Integral, 1, None, hint="e.g. dense_depth=3")],
-    "threshold": [None, Interval(Integral, None, None, hint="an integer count, e.g. threshold=50")],
+    "threshold": [None, Interval(Integral, -(2**53), 2**53, hint="an integer count, e.g. threshold=50")],
     "method": [Options(METHODS)],
     "structure_share": [Options(("auto",)), Interval(Real, 0, 1, closed="neither",
                                                      hint="'auto' or a fraction of epsilon, e.g. 0.2")],
@@ -291,6 +295,11 @@ def plan_sparse_tree(domain: KeyDomain, *, epsilon: float, branching: int = 16, 
         while method == "levels" and dense_depth < L and (1 << (domain.bits - layout.shifts[dense_depth + 1])) <= 4096:
             dense_depth += 1
     dense_depth = min(int(dense_depth), L)
+    forced = 1 << (domain.bits - layout.shifts[dense_depth])  # nodes of the last level every node reaches
+    if forced > MAX_FORCED_NODES:
+        deepest = max(j for j in range(1, L + 1) if (1 << (domain.bits - layout.shifts[j])) <= MAX_FORCED_NODES)
+        raise InvalidParameterError(f"dense_depth={dense_depth} expands every node down to {forced} nodes at one "
+                                    f"level (memory past {MAX_FORCED_NODES}): choose dense_depth <= {deepest}")
     if method == "levels":
         scale = _noise.laplace_scale_used(Fraction(k * L) / Fraction(float(epsilon)))
         theta = default_threshold(scale, b) if threshold is None else int(threshold)

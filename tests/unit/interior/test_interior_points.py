@@ -366,6 +366,16 @@ def test_learn_threshold_constant_when_one_label_is_rare():
     assert h.constant == 1 and np.all(h.predict([0, 1999]) == 1)
 
 
+def test_predict_refuses_what_is_not_a_number():
+    from dptree.errors import DataError
+
+    h = learn_threshold(np.arange(1000), np.arange(1000) < 500, lower=0, upper=2000, epsilon=1.0, rng=2)
+    for bad in ("abc", [float("nan")], [1.0, float("inf")], [None]):
+        with pytest.raises(DataError, match="predict takes"):
+            h.predict(bad)
+    assert h.predict([0, 1999]).tolist() == [1, 0]
+
+
 @pytest.mark.parametrize("method", ["treelog", "heavypaths"])
 def test_learn_threshold_with_a_tree_backend_never_reports_a_failed_interior_point_as_a_threshold(method):
     """The tree methods need far more records than this (docs/interior_point.md): their interior

@@ -503,3 +503,17 @@ def test_count_tree_is_not_cut_above_a_deep_subtree_by_a_wide_noisy_depth() -> N
     widths = [r[0].size for r in ranges]
     assert heights.tolist() == [5] and widths[2] > max(widths[3:]) and sum(widths[3:]) > widths[2]
     assert ranges[4][0].tolist() == ranges[4][1].tolist() == list(range(16))
+
+
+def test_parameters_that_would_exhaust_memory_or_overflow_are_refused() -> None:
+    """dense_depth expands every node of its levels: dense_depth=7 over 64-bit keys asked for
+    2^28 x 16 keys (32 GiB, a MemoryError or the process killed); a threshold past the integers
+    the counts hold overflowed. Both are refused before any data is read, naming what to pass."""
+    from dptree.errors import InvalidParameterError
+
+    dom = key_domain(None, None, "f")
+    with pytest.raises(InvalidParameterError, match=r"dense_depth=7 expands .* choose dense_depth <= 6"):
+        plan_sparse_tree(dom, epsilon=1.0, dense_depth=7)
+    assert plan_sparse_tree(dom, epsilon=1.0, dense_depth=6).dense_depth == 6
+    with pytest.raises(InvalidParameterError, match="threshold must be"):
+        plan_sparse_tree(dom, epsilon=1.0, threshold=10**30)
