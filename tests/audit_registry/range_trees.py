@@ -305,7 +305,8 @@ def private_bounds_spec(name: str, *, search: Any, claimed: Any, pairs: Sequence
     k = search.max_contributions
     relation = f"add_remove_user(k={k})" if k > 1 else search.neighbors
 
-    def release(values: Any, seed: int) -> Any:
+    def release(values: Any, seed: int) -> Any:  # a typed array: bounds='private' refuses a list (no type)
+        values = np.asarray(values, dtype=np.int64)
         return dptree.range_tree(values, bounds="private", bounds_share=share, epsilon=claimed.epsilon / share,
                                  neighbors=search.neighbors, max_contributions=k, rng=seed)
 
