@@ -33,6 +33,17 @@ Relation = Literal["add_remove", "replace"]
 
 #: at most this many levels (the exponential-mechanism methods loop over them in Python)
 MAX_LEVELS = 100_000
+#: at most this many levels get the tree's calibrated intervals (a bootstrap per level, about a
+#: millisecond each: 10^4 levels take about 12 s, 10^5 two minutes); interval="pivot" takes any m
+CALIBRATED_MAX_LEVELS = 10_000
+
+
+def _check_interval_cost(p: Any, qa: np.ndarray, interval: str) -> None:
+    if p.method == "tree" and interval == "calibrated" and qa.size > CALIBRATED_MAX_LEVELS:
+        raise InvalidParameterError(
+            f"{qa.size} levels: the tree's calibrated intervals take about a millisecond per level, so at most "
+            f"{CALIBRATED_MAX_LEVELS}; pass interval='pivot' (conservative intervals, any number of levels) or "
+            "fewer levels")
 
 
 def _levels(qs: Any) -> np.ndarray:
@@ -145,6 +156,7 @@ def quantiles(
                          neighbors=neighbors, grid=grid, interval=interval, rng=rng, on_invalid=on_invalid,
                          user_id=user_id, max_contributions=max_contributions)
     p = _plan(qa, lower, upper, eps, method, width, neighbors, n, n_max, max_contributions, user_id, n_min)
+    _check_interval_cost(p, qa, interval)
     metadata = creation_metadata(column=column)  # the clock, read before the data
     src = make_source(rng)  # one stream: the bounding per user, then the mechanisms
     if p.method == "tree":
@@ -334,6 +346,7 @@ def _by_group(data: Any, qa: np.ndarray, *, by: Any, groups: Any, unknown: Liter
     gs = check_groups(groups)
     # n, n_max: each group's size
     p = _plan(qa, lower, upper, epsilon, method, width, neighbors, n, n_max, max_contributions, user_id, n_min)
+    _check_interval_cost(p, qa, interval)
     if user_id is not None and p.method != "tree" and len(gs) * p.enc.size > BOUNDED_GROUP_CELLS:
         raise InvalidParameterError(f"user_id= with by= and method={p.method!r} counts every point of the domain in "
                                     f"every group: {len(gs)} groups x {p.enc.size:,} points exceeds "

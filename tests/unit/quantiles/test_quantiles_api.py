@@ -393,3 +393,17 @@ def test_joint_on_a_domain_of_2_to_the_62_points_is_refused_before_the_data_is_r
         dptree.quantiles(Unread(), [0.5], lower=0.0, upper=1e6, epsilon=1.0, method="joint", n_max=30000)
     rel = dptree.quantiles(np.arange(100) * 1.5, [0.5], lower=0.0, upper=1e6, epsilon=1.0, n_max=30000, rng=1)
     assert rel.method != "joint"  # auto never offers it there
+
+
+def test_too_many_levels_for_calibrated_intervals_are_refused_before_the_data() -> None:
+    """10^5 levels: auto picks the tree, whose calibrated intervals cost about a millisecond per
+    level (two minutes; a user waited past 95 s). Refused at once with the way out; the pivot
+    intervals take any number of levels."""
+    from dptree.quantiles.api import CALIBRATED_MAX_LEVELS
+
+    qs = np.linspace(1e-4, 0.9999, CALIBRATED_MAX_LEVELS + 1)
+    with pytest.raises(InvalidParameterError, match="interval='pivot'"):
+        dptree.quantiles(object(), qs, lower=0, upper=127, epsilon=1.0, method="tree")  # refused before reading
+    rel = dptree.quantiles(np.arange(128), qs, lower=0, upper=127, epsilon=1.0, method="tree", interval="pivot",
+                           rng=1)
+    assert rel.interval == "pivot" and len(rel.values) == qs.size
