@@ -108,7 +108,8 @@ def run(parser: Parser, argv: Sequence[str]) -> int:
     try:
         return int(args.func(args))
     except DPTreeError as exc:
-        error(cli_wording(str(exc), known_flags(parser)))
+        command = getattr(args, "command", None)
+        error(cli_wording(str(exc), known_flags(parser, command), command))
         return EXIT_USER_ERROR
     except BrokenPipeError:  # the reader went away (``dptree query ... | head``): stop quietly
         _silence_stdout()
@@ -156,20 +157,28 @@ def _join_negative_values(argv: list[str]) -> list[str]:
     return out
 
 
-def known_flags(parser: Parser) -> set[str]:
-    """Every ``--option`` of every command of ``parser`` (read from their usage lines)."""
-    parsers = [parser, *(parser.commands.choices.values() if parser.commands is not None else ())]
+def known_flags(parser: Parser, command: str | None = None) -> set[str]:
+    """Every ``--option`` of ``command`` (all commands of ``parser`` without one), read from the
+    usage lines: a message names only options of the command that was run."""
+    choices = parser.commands.choices if parser.commands is not None else {}
+    parsers = [parser, *([choices[command]] if command in choices else choices.values())]
     return {flag for p in parsers for flag in re.findall(r"--[a-z][a-z0-9-]*", p.format_usage())}
 
 
 # Library parameters whose CLI flag has another spelling; every other name maps to --name with
 # underscores as dashes. Only names that are options of some command are translated.
-_FLAG_OF = {"unknown": "--unknown", "allow_nonprivate": "--allow-nonprivate", "force": "--force"}
+_FLAG_OF = {"unknown": "--unknown", "allow_nonprivate": "--allow-nonprivate", "force": "--force", "rng": "--seed"}
+#: the same, for one command: its flag of a parameter that other commands spell as --name
+_COMMAND_FLAG_OF = {"query": {"level": "--ci"}, "plot": {"level": "--ci"}, "report": {"level": "--ci"},
+                    "budget": {"delta": "--total-delta"}}
+#: library phrases that one command spells its own way (before :data:`_PHRASES`)
+_COMMAND_PHRASES = {"query": {"quantile levels q must be": "--quantile levels must be"}}
 #: library phrases with a CLI spelling of their own
 _PHRASES = {"count(lo, hi) needs lo <= hi": "--count LO:HI needs LO <= HI",
-            "quantile levels q must be": "--q levels must be"}
+            "quantile levels q must be": "--q levels must be",
+            " or Generator or a random source;": ";", "rng is for tests only": "--seed is for tests only"}
 #: a parameter named as the subject of a message ("n must be None or an integer >= 1")
-_SUBJECT = re.compile(r"^([a-z][a-z_]*)(?= must be )")
+_SUBJECT = re.compile(r"^([a-z][a-z_]*)(?= must be | only applies )")
 #: the Python-only choice of None in a message whose subject became a flag (a shell cannot pass None)
 _NONE_CHOICE = re.compile(r"(?<=must be )None or |,? or None to choose it")
 #: a bound named as the subject of a message ("lower (120) must be smaller than upper (0)", "width must be > 0")
@@ -179,22 +188,26 @@ _PY_AND_FLAG = re.compile(r"\b[a-z_]+=[^\s()]+ \((--[a-z-]+(?: [^)\s]+)?)\)")
 _PY_ARG = re.compile(r"\b([a-z_]+)=('[^']*'|[^\s,;)']+|(?=[\s,;)]|$))")
 
 
-def cli_wording(message: str, flags: set[str]) -> str:
+def cli_wording(message: str, flags: set[str], command: str | None = None) -> str:
     """An error message in the CLI's terms: "pass delta=1e-6" becomes "pass --delta 1e-6",
     "missing='drop' (--missing drop)" becomes "--missing drop", "force=True" becomes "--force".
-    ``flags``: the options that may be named (those of the parser, :func:`known_flags`)."""
+    ``flags``: the options that may be named (those of ``command``, :func:`known_flags`)."""
+    own = {**_FLAG_OF, **_COMMAND_FLAG_OF.get(command or "", {})}
+
+    def option(name: str) -> str:
+        return own.get(name, "--" + name.replace("_", "-"))
+
     message = _PY_AND_FLAG.sub(r"\1", message)
-    for py, cli in _PHRASES.items():
+    for py, cli in {**_PHRASES, **_COMMAND_PHRASES.get(command or "", {})}.items():
         message = message.replace(py, cli)
-    message = _BOUND_NAME.sub(lambda m: (f"--{m.group(1).replace('_', '-')}" if f"--{m.group(1).replace('_', '-')}"
-                                         in flags else m.group(0)), message)
+    message = _BOUND_NAME.sub(lambda m: option(m.group(1)) if option(m.group(1)) in flags else m.group(0), message)
     subject = _SUBJECT.match(message)
-    if subject and f"--{subject.group(1).replace('_', '-')}" in flags:
-        message = _NONE_CHOICE.sub("", f"--{subject.group(1).replace('_', '-')}" + message[subject.end():])
+    if subject and option(subject.group(1)) in flags:
+        message = _NONE_CHOICE.sub("", option(subject.group(1)) + message[subject.end():])
 
     def flag(m: re.Match[str]) -> str:
         name, value = m.group(1), m.group(2).strip("'")
-        opt = _FLAG_OF.get(name, "--" + name.replace("_", "-"))
+        opt = option(name)
         if opt not in flags:
             return m.group(0)
         return opt if value in ("True", "") else f"{opt} {value}"
@@ -402,7 +415,7 @@ def check_output_path(out: str, *, inputs: Sequence[str] = (), ledger: str | Non
         others += [(ledger + suffix, "the ledger") for suffix in ("", "-wal", "-shm", "-journal")]
     for other, what in others:
         if _same_file(p, Path(other)):
-            raise InvalidParameterError(f"{flag} {out} is {what}; write the release to another file")
+            raise InvalidParameterError(f"{flag} {out} is {what}; write to another file")
     check_overwrite(out, kind, force=force, flag=flag)
 
 
