@@ -67,6 +67,8 @@ class KeyDomain:
         if kind == "O":
             bad = ~present(arr) | np.array([isinstance(v, float) and math.isinf(v) for v in arr], dtype=bool)
             if bad.any():
+                if query:
+                    raise DataError("query points must be finite numbers or dates, not None, NaN or infinities")
                 if not drop:
                     raise DataError("values contain missing values (None/NaN) or infinities; " + INVALID_HINT)
                 arr = arr[~bad]
@@ -166,7 +168,7 @@ class KeyDomain:
             return ns.view(np.uint64) ^ _SIGN
         arr = np.atleast_1d(np.asarray(x))
         if arr.dtype.kind not in "iufO":
-            raise DataError(f"query points must be numbers, got {arr.dtype}")
+            raise DataError(f"query points must be numbers, got {value_kind(arr)}")
         return self._keys(arr, False, query=True)
 
     def query_offsets(self, x: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

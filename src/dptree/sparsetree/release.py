@@ -111,8 +111,9 @@ class SparseRangeTree(RangeQueries, CountRelease):
         return np.asarray(est, dtype=np.float64), se, low, high
 
     def _range_terms(self, lo: Any, hi: Any) -> list[tuple[tuple[np.ndarray, np.ndarray], int]]:
+        qlo, qhi = self.domain.query_keys(lo), self.domain.query_keys(hi)  # a bad point says so itself
         try:
-            klo, khi = np.broadcast_arrays(self.domain.query_keys(lo), self.domain.query_keys(hi))
+            klo, khi = np.broadcast_arrays(qlo, qhi)
         except ValueError:
             raise InvalidParameterError("lo and hi must have the same length (or one of them be a single value)") \
                 from None

@@ -148,6 +148,14 @@ def test_bad_input() -> None:
     assert c.count(0, 0) == pytest.approx(1) and c.count(100, 100) == pytest.approx(1)  # clamped
     with pytest.raises(DomainError):
         dptree.sparse_range_tree([1, 2], lower=5, upper=1, epsilon=1.0)
+    # a bad query point says what is wrong with it (it said "lo and hi must have the same length",
+    # or suggested on_invalid='drop', a policy for records, for a query point)
+    with pytest.raises(DataError, match="query points must be finite"):
+        c.count(float("nan"), 5)
+    with pytest.raises(DataError, match="query points must be numbers, got text"):
+        c.count("a", "b")
+    with pytest.raises(DataError, match="not None, NaN or infinities"):
+        c.cdf(None)
 
 
 @pytest.mark.parametrize("kw", [{"epsilon": 0.0}, {"epsilon": -1.0}, {"epsilon": float("nan")}, {"branching": 3},
