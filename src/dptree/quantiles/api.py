@@ -38,7 +38,12 @@ MAX_LEVELS = 100_000
 CALIBRATED_MAX_LEVELS = 10_000
 
 
-def _check_interval_cost(p: Any, qa: np.ndarray, interval: str) -> None:
+def _check_interval(p: Any, qa: np.ndarray, interval: str, method: str) -> None:
+    """``interval`` is the tree's: refused beside a named method that has none (it was ignored), and
+    its calibrated intervals past :data:`CALIBRATED_MAX_LEVELS` levels."""
+    if interval != "calibrated" and method not in ("auto", "tree"):
+        raise InvalidParameterError(f"interval={interval!r} chooses the tree's intervals; method={method!r} states "
+                                    "its own (rank radii): leave interval out")
     if p.method == "tree" and interval == "calibrated" and qa.size > CALIBRATED_MAX_LEVELS:
         raise InvalidParameterError(
             f"{qa.size} levels: the tree's calibrated intervals take about a millisecond per level, so at most "
@@ -156,7 +161,7 @@ def quantiles(
                          neighbors=neighbors, grid=grid, interval=interval, rng=rng, on_invalid=on_invalid,
                          user_id=user_id, max_contributions=max_contributions)
     p = _plan(qa, lower, upper, eps, method, width, neighbors, n, n_max, max_contributions, user_id, n_min)
-    _check_interval_cost(p, qa, interval)
+    _check_interval(p, qa, interval, method)
     metadata = creation_metadata(column=column)  # the clock, read before the data
     src = make_source(rng)  # one stream: the bounding per user, then the mechanisms
     if p.method == "tree":
@@ -346,7 +351,7 @@ def _by_group(data: Any, qa: np.ndarray, *, by: Any, groups: Any, unknown: Liter
     gs = check_groups(groups)
     # n, n_max: each group's size
     p = _plan(qa, lower, upper, epsilon, method, width, neighbors, n, n_max, max_contributions, user_id, n_min)
-    _check_interval_cost(p, qa, interval)
+    _check_interval(p, qa, interval, method)
     if user_id is not None and p.method != "tree" and len(gs) * p.enc.size > BOUNDED_GROUP_CELLS:
         raise InvalidParameterError(f"user_id= with by= and method={p.method!r} counts every point of the domain in "
                                     f"every group: {len(gs)} groups x {p.enc.size:,} points exceeds "

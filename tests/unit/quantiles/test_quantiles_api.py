@@ -407,3 +407,14 @@ def test_too_many_levels_for_calibrated_intervals_are_refused_before_the_data() 
     rel = dptree.quantiles(np.arange(128), qs, lower=0, upper=127, epsilon=1.0, method="tree", interval="pivot",
                            rng=1)
     assert rel.interval == "pivot" and len(rel.values) == qs.size
+
+
+def test_the_trees_interval_option_is_refused_beside_a_method_without_it() -> None:
+    """interval='pivot' with method='approx' was silently ignored (approx states rank radii)."""
+    for method in ("approx", "exponential", "joint"):
+        with pytest.raises(InvalidParameterError, match="leave interval out"):
+            dptree.quantiles(np.arange(100), [0.5], lower=0, upper=127, epsilon=1.0, method=method, n=100,
+                             interval="pivot")
+    # with auto the caller cannot know the method: the option applies when the tree runs
+    rel = dptree.quantiles(np.arange(100), [0.5], lower=0, upper=127, epsilon=1.0, interval="pivot", rng=1)
+    assert rel.interval == ("pivot" if rel.method == "tree" else None)
