@@ -30,8 +30,10 @@ def register(sub: Any) -> None:
     p.add_argument("--kind", choices=["cdf", "histogram"], default=None, help="range trees: what to plot (default cdf)")
     p.add_argument("--groups", help="group-by releases: the groups to draw, comma-separated (default: every group, "
                                     "at most 10)")
-    p.add_argument("--bins", type=int, default=30, help="histogram: about this many bins with round edges")
-    p.add_argument("--depth", type=int, default=1, help="hierarchies: the level to plot (1: children of the root)")
+    p.add_argument("--bins", type=int, default=None, help="histogram: about this many bins with round edges "
+                                                          "(default 30)")
+    p.add_argument("--depth", type=int, default=None, help="hierarchies: the level to plot (default 1: children of "
+                                                           "the root)")
     add_view_options(p)
     p.set_defaults(func=run_plot)
 
@@ -42,7 +44,7 @@ def run_plot(args: argparse.Namespace) -> int:
 
 def _only_for(args: argparse.Namespace, kind: str, *flags: str) -> None:
     """Refuse the options given in ``flags`` (argparse names) that do not apply to a ``kind`` release."""
-    given = ["--" + f.replace("_", "-") for f in flags if getattr(args, f) not in (None, False)]
+    given = ["--" + f.replace("_", "-") for f in flags if getattr(args, f) is not None and getattr(args, f) is not False]
     if given:
         verb, it = ("does", "it") if len(given) == 1 else ("do", "them")
         raise InvalidParameterError(f"{', '.join(given)} {verb} not apply to a {kind} release; drop {it}")
@@ -51,11 +53,11 @@ def _only_for(args: argparse.Namespace, kind: str, *flags: str) -> None:
 def _plot_range_tree(release: Any, args: argparse.Namespace) -> None:
     from dptree.reporting.plot import plot_cdf, plot_histogram
 
-    _only_for(args, "range-tree", "groups")
+    _only_for(args, "range-tree", "groups", "depth", *(() if args.kind == "histogram" else ("bins",)))
     view = {"level": core.release_level(release, args.ci), "clip_negative": args.clip_negative, "force": args.force,
             "log": args.log}
     if args.kind == "histogram":
-        plot_histogram(release, args.out, bins=args.bins, **view)
+        plot_histogram(release, args.out, bins=30 if args.bins is None else args.bins, **view)
     else:
         plot_cdf(release, args.out, **view)
 
@@ -66,6 +68,7 @@ def _plot_grouped_tree(release: Any, args: argparse.Namespace) -> None:
     if args.kind == "histogram":
         raise InvalidParameterError("--kind histogram draws one range tree; a group-by release draws every group's "
                                     "CDF (release --by writes one file per group to plot a histogram of each)")
+    _only_for(args, "group-by range-tree", "depth", "bins")
     plot_cdf(release, args.out, level=core.release_level(release, args.ci), clip_negative=args.clip_negative,
              force=args.force, log=args.log, groups=_groups_of(release, args))
 
@@ -83,7 +86,7 @@ def _plot_sparse(release: Any, args: argparse.Namespace) -> None:
     if args.kind == "histogram":
         raise InvalidParameterError("--kind histogram spaces round bins over a bounded domain; a sparse range tree's "
                                     "spans up to 2^64 keys: plot its CDF, or ask dptree query --histogram E0,E1,...")
-    _only_for(args, "sparse range-tree", "groups")
+    _only_for(args, "sparse range-tree", "groups", "depth", "bins")
     plot_cdf(release, args.out, level=core.release_level(release, args.ci), clip_negative=args.clip_negative,
              force=args.force, log=args.log)
 
@@ -93,8 +96,8 @@ def _plot_hierarchy(release: Any, args: argparse.Namespace) -> None:
 
     if args.log:
         raise InvalidParameterError("--log applies to range trees and quantiles (a value axis); hierarchies have none")
-    _only_for(args, "hierarchy", "kind", "groups")
-    plot_hierarchy(release, args.out, depth=args.depth, level=core.release_level(release, args.ci),
+    _only_for(args, "hierarchy", "kind", "groups", "bins")
+    plot_hierarchy(release, args.out, depth=1 if args.depth is None else args.depth, level=core.release_level(release, args.ci),
                    clip_negative=args.clip_negative, force=args.force)
 
 
@@ -102,7 +105,8 @@ def _plot_quantiles(release: Any, args: argparse.Namespace) -> None:
     from dptree.reporting.plot import plot_quantiles
 
     core.release_level(release, args.ci)  # the release's own level, or a refusal
-    _only_for(args, "quantiles", "kind", "clip_negative", *(() if hasattr(release, "items") else ("groups",)))
+    _only_for(args, "quantiles", "kind", "clip_negative", "depth", "bins",
+              *(() if hasattr(release, "items") else ("groups",)))
     plot_quantiles(release, args.out, groups=_groups_of(release, args), log=args.log, force=args.force)
 
 

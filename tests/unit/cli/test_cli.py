@@ -49,6 +49,13 @@ def test_release_query_plot_on_the_example(tmp_path, cli_run) -> None:  # type: 
     png = tmp_path / "cdf.png"
     code, out, _ = cli_run(["plot", str(rel), "--out", str(png)])
     assert code == 0 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # options of other plots are refused, not ignored (--bins 0 and --depth -1 drew a CDF)
+    for flags, message in ((["--bins", "0"], "--bins does not apply"), (["--depth", "-1"], "--depth does not apply"),
+                           (["--kind", "histogram", "--depth", "2"], "--depth does not apply")):
+        code, _, err = cli_run(["plot", str(rel), *flags, "--out", str(tmp_path / "x.png")])
+        assert code == 2 and message in err, (flags, err)
+    code, _, err = cli_run(["plot", str(rel), "--kind", "histogram", "--bins", "0", "--out", str(tmp_path / "x.png")])
+    assert code == 2 and "--bins must be" in err
 
 
 def test_duckdb_histogram_equals_numpy_histogram(tmp_path) -> None:  # type: ignore[no-untyped-def]
