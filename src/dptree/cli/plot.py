@@ -42,7 +42,7 @@ def run_plot(args: argparse.Namespace) -> int:
     return core.write_from_release(args, _PLOTS, "plot")
 
 
-def _only_for(args: argparse.Namespace, kind: str, *flags: str) -> None:
+def only_for(args: argparse.Namespace, kind: str, *flags: str) -> None:
     """Refuse the options given in ``flags`` (argparse names) that do not apply to a ``kind`` release."""
     given = ["--" + f.replace("_", "-") for f in flags if getattr(args, f) is not None and getattr(args, f) is not False]
     if given:
@@ -53,7 +53,7 @@ def _only_for(args: argparse.Namespace, kind: str, *flags: str) -> None:
 def _plot_range_tree(release: Any, args: argparse.Namespace) -> None:
     from dptree.reporting.plot import plot_cdf, plot_histogram
 
-    _only_for(args, "range-tree", "groups", "depth", *(() if args.kind == "histogram" else ("bins",)))
+    only_for(args, "range-tree", "groups", "depth", *(() if args.kind == "histogram" else ("bins",)))
     view = {"level": core.release_level(release, args.ci), "clip_negative": args.clip_negative, "force": args.force,
             "log": args.log}
     if args.kind == "histogram":
@@ -68,7 +68,7 @@ def _plot_grouped_tree(release: Any, args: argparse.Namespace) -> None:
     if args.kind == "histogram":
         raise InvalidParameterError("--kind histogram draws one range tree; a group-by release draws every group's "
                                     "CDF (release --by writes one file per group to plot a histogram of each)")
-    _only_for(args, "group-by range-tree", "depth", "bins")
+    only_for(args, "group-by range-tree", "depth", "bins")
     plot_cdf(release, args.out, level=core.release_level(release, args.ci), clip_negative=args.clip_negative,
              force=args.force, log=args.log, groups=_groups_of(release, args))
 
@@ -86,7 +86,7 @@ def _plot_sparse(release: Any, args: argparse.Namespace) -> None:
     if args.kind == "histogram":
         raise InvalidParameterError("--kind histogram spaces round bins over a bounded domain; a sparse range tree's "
                                     "spans up to 2^64 keys: plot its CDF, or ask dptree query --histogram E0,E1,...")
-    _only_for(args, "sparse range-tree", "groups", "depth", "bins")
+    only_for(args, "sparse range-tree", "groups", "depth", "bins")
     plot_cdf(release, args.out, level=core.release_level(release, args.ci), clip_negative=args.clip_negative,
              force=args.force, log=args.log)
 
@@ -96,7 +96,7 @@ def _plot_hierarchy(release: Any, args: argparse.Namespace) -> None:
 
     if args.log:
         raise InvalidParameterError("--log applies to range trees and quantiles (a value axis); hierarchies have none")
-    _only_for(args, "hierarchy", "kind", "groups", "bins")
+    only_for(args, "hierarchy", "kind", "groups", "bins")
     plot_hierarchy(release, args.out, depth=1 if args.depth is None else args.depth, level=core.release_level(release, args.ci),
                    clip_negative=args.clip_negative, force=args.force)
 
@@ -105,7 +105,7 @@ def _plot_quantiles(release: Any, args: argparse.Namespace) -> None:
     from dptree.reporting.plot import plot_quantiles
 
     core.release_level(release, args.ci)  # the release's own level, or a refusal
-    _only_for(args, "quantiles", "kind", "clip_negative", "depth", "bins",
+    only_for(args, "quantiles", "kind", "clip_negative", "depth", "bins",
               *(() if hasattr(release, "items") else ("groups",)))
     plot_quantiles(release, args.out, groups=_groups_of(release, args), log=args.log, force=args.force)
 

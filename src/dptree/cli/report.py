@@ -7,7 +7,7 @@ import argparse
 from typing import Any, Callable
 
 from dptree.cli import core
-from dptree.cli.plot import add_view_options
+from dptree.cli.plot import add_view_options, only_for
 
 __all__ = ["register"]
 
@@ -20,7 +20,7 @@ def register(sub: Any) -> None:
     core.add_force_option(p, "report")
     p.add_argument("--ci", type=float, default=None,
                    help="confidence level of bands and intervals (default 0.95; a quantiles release: its own level)")
-    p.add_argument("--bins", type=int, default=30, help="histogram bins (default 30)")
+    p.add_argument("--bins", type=int, default=None, help="range trees: histogram bins (default 30)")
     p.add_argument("--title")
     add_view_options(p)
     p.set_defaults(func=run_report)
@@ -30,10 +30,18 @@ def run_report(args: argparse.Namespace) -> int:
     return core.write_from_release(args, _REPORTS, "report")
 
 
+#: the view options a report of each kind has no use for (refused, as dptree plot refuses them)
+_UNUSED = {"hierarchy": ("log", "bins"), "quantiles": ("clip_negative", "bins"),
+           "quantiles_groups": ("clip_negative", "bins"), "sparse_range_tree": ("bins",)}
+
+
 def _write(release: Any, args: argparse.Namespace) -> None:
     from dptree.reporting.report import write_report
 
-    write_report(release, args.out, level=core.release_level(release, args.ci), bins=args.bins, title=args.title, log=args.log,
+    kind = core.release_kind(release) or ""
+    only_for(args, kind.replace("_", " "), *_UNUSED.get(kind, ()))
+    write_report(release, args.out, level=core.release_level(release, args.ci),
+                 bins=30 if args.bins is None else args.bins, title=args.title, log=args.log,
                  clip_negative=args.clip_negative, force=args.force)
 
 

@@ -126,6 +126,9 @@ def test_dptree_plot_and_report_take_quantiles_files(tmp_path: Path, cli_run: An
     ):
         code, _, err = cli_run(["plot", str(tmp_path / "n.json"), *flags, "--out", str(tmp_path / "x.png")])
         assert code == 2 and message in err, (flags, err)
+    for flags in (["--clip-negative"], ["--bins", "10"]):  # the report refuses them as the plot does
+        code, _, err = cli_run(["report", str(tmp_path / "n.json"), *flags, "--out", str(tmp_path / "x.html")])
+        assert code == 2 and "does not apply to a quantiles release" in err, (flags, err)
     assert not (tmp_path / "x.png").exists()
     code, _, err = cli_run(["plot", str(tmp_path / "g.json"), "--groups", "west", "--out", str(tmp_path / "x.png")])
     assert code == 2 and "'north', 'south', 'east'" in err, err
