@@ -200,6 +200,8 @@ def _point_rows(release: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
     standard error, no interval)."""
     _no_queries(args, f"a {core.release_kind(release)} release holds only its own value")
     kind = core.release_kind(release)
+    if getattr(args, "ci", None) is not None:  # it was ignored
+        raise InvalidParameterError(f"--ci: a {kind} release holds a value without an interval; drop --ci")
     if kind == "threshold":  # a threshold point, or a constant classifier
         name, value = (("threshold", release.threshold) if release.threshold is not None
                        else ("constant classifier", release.constant))

@@ -150,6 +150,8 @@ def test_out_writes_the_release_and_query_shows_its_value(tmp_path, cli_run):
         assert answer["estimate"] == rel.value and answer["ci_low"] is None
         code, _, err = cli_run(["query", str(out), "--count", "0:10"])
         assert code == 2 and "holds only its own value" in err
+        code, _, err = cli_run(["query", str(out), "--ci", "0.9"])  # it was ignored
+        assert code == 2 and "without an interval; drop --ci" in err
     with Ledger(led) as ledger:  # each charge names the file it wrote
         assert [h["output"] for h in ledger.history()] == [str(tmp_path / f"{c}.json")
                                                           for c in ("interior-point", "median", "quantile")]
