@@ -46,6 +46,9 @@ def run_query(args: argparse.Namespace) -> int:
 
     release = load(args.release)
     answer = core.for_kind(_ANSWERS, release, "query")
+    if args.ci is not None and answer is _point_rows:  # it was ignored
+        raise InvalidParameterError(f"--ci: a {core.release_kind(release)} release holds a value without an "
+                                    "interval; drop --ci")
     args.ci = core.release_level(release, args.ci)
     rows = answer(release, args)
     header = release.summary()
@@ -200,8 +203,6 @@ def _point_rows(release: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
     standard error, no interval)."""
     _no_queries(args, f"a {core.release_kind(release)} release holds only its own value")
     kind = core.release_kind(release)
-    if getattr(args, "ci", None) is not None:  # it was ignored
-        raise InvalidParameterError(f"--ci: a {kind} release holds a value without an interval; drop --ci")
     if kind == "threshold":  # a threshold point, or a constant classifier
         name, value = (("threshold", release.threshold) if release.threshold is not None
                        else ("constant classifier", release.constant))
