@@ -9,6 +9,7 @@ from typing import Any
 
 from dptree.cli import core
 from dptree.errors import InvalidParameterError
+from dptree.io.release_file import is_sqlite_file
 
 __all__ = ["register"]
 
@@ -26,15 +27,6 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run_budget)
 
 
-def _is_ledger(path: str) -> bool:
-    """Whether ``path`` is an SQLite file (the ledger's format), by its header; the ledger checks the rest."""
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(16) == b"SQLite format 3\x00"
-    except OSError:
-        return False
-
-
 def run_budget(args: argparse.Namespace) -> int:
     from dptree.privacy.ledger import Ledger
 
@@ -45,7 +37,7 @@ def run_budget(args: argparse.Namespace) -> int:
         core.info(f"upgraded ledger {args.ledger}: {n} charge(s) checked and chained")
     if args.create:
         if os.path.exists(args.ledger):
-            if not _is_ledger(args.ledger):
+            if not is_sqlite_file(args.ledger):  # the ledger checks the rest
                 raise InvalidParameterError(f"{args.ledger} already exists and is not a dptree ledger; give --create a "
                                             "new file name, such as budget.sqlite")
             raise InvalidParameterError(f"{args.ledger} already exists; it keeps its totals (drop --create to show it)")

@@ -298,14 +298,18 @@ def add_input_options(p: Any, *, formats: bool = True) -> None:
                        help="input format (default: from the name, or the file's first bytes)")
 
 
-def check_input_path(path: str) -> None:
-    """The data file exists and is a file (``-`` is standard input). Not its content."""
+def check_input_path(path: str, ledger: str | None = None) -> None:
+    """The data file exists, is a file (``-`` is standard input) and is not the budget ``ledger``
+    (checked before the charge: reading the ledger as data would spend budget on an error). Not
+    its content."""
     if path == "-":
         return
     if not os.path.exists(path):
         raise InputFormatError(f"input file not found: {path} (no such file)")
     if os.path.isdir(path):
         raise InputFormatError(f"input {path} is a directory, not a CSV or Parquet file")
+    if ledger and _same_file(Path(path), Path(ledger)):
+        raise InvalidParameterError(f"input {path} is the budget ledger (--ledger); give the data file")
 
 
 @contextmanager

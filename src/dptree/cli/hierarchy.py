@@ -79,7 +79,7 @@ def run_hierarchy(args: argparse.Namespace) -> int:
     h = read_structure(args.structure, levels, other=args.other)  # public
     ledger = ledger_path(args.ledger)
     check_public_parameters(lambda data: _release(args, data, h, levels, COUNT))
-    core.check_input_path(args.file)
+    core.check_input_path(args.file, ledger)
     core.check_output_path(args.out, inputs=[args.file, args.structure], ledger=ledger, kind="release:hierarchy",
                            force=args.force)
     label = args.ledger_label or f"hierarchy {args.file} -> {args.out}"

@@ -137,7 +137,7 @@ def _execute(args: argparse.Namespace, release: Callable[[Any], Any], command: s
     core.check_seed(args)
     ledger = ledger_path(args.ledger)
     check_public_parameters(release)
-    core.check_input_path(args.file)
+    core.check_input_path(args.file, ledger)
     if kind is not None and args.out is not None:
         core.check_output_path(args.out, inputs=[args.file], ledger=ledger, kind=f"release:{kind}", force=args.force)
     label = args.ledger_label or f"{command} {args.file}:{args.column}"
@@ -154,16 +154,46 @@ def _execute(args: argparse.Namespace, release: Callable[[Any], Any], command: s
 @contextmanager
 def _table(args: argparse.Namespace) -> Iterator[Any]:
     """The data as the library reads it with ``column=``: the file itself, counted out of core by
-    DuckDB (``-``: a private temporary copy of standard input), or with ``--format`` a DuckDB
-    relation over the file read in that format. Call it inside the charge."""
-    if args.input_format is None:
+    DuckDB (``-``: a private temporary copy of standard input), or with ``--format parquet`` a
+    DuckDB relation over the file (its declared schema). With ``--format csv`` the file is read
+    as the library reads a CSV: each column typed from the public parameters, never from DuckDB's
+    guess over the rows (a relation would carry the guess). Call it inside the charge."""
+    if args.input_format in (None, "csv"):
         with core.readable_path(args.file) as path:
-            yield path
+            if args.input_format is None or _named_csv(path):
+                yield path
+            else:
+                with _csv_name(path) as named:
+                    yield named
         return
     from dptree.data.engines.duckdb import open_table
 
     with open_table(args.file, args.input_format) as (con, expr):
         yield con.sql(f"SELECT * FROM {expr}")
+
+
+def _named_csv(path: str) -> bool:
+    """Whether the library reads ``path`` as CSV without being told (its name or first bytes)."""
+    from dptree.data.engines.duckdb import detect_format
+
+    return detect_format(path) == "csv"
+
+
+@contextmanager
+def _csv_name(path: str) -> Iterator[str]:
+    """``path`` under a name ending in .csv (a link in a private temporary folder, or a copy where
+    links are not allowed), so that the library reads it as CSV; removed when the block ends."""
+    import os
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="dptree-csv-") as folder:
+        named = os.path.join(folder, "input.csv")
+        try:
+            os.symlink(os.path.abspath(path), named)
+        except OSError:
+            shutil.copyfile(path, named)
+        yield named
 
 
 def _bounds(args: argparse.Namespace) -> tuple[Any, Any, Any]:

@@ -101,7 +101,7 @@ def run_release(args: argparse.Namespace) -> int:
     check_exact_total(args)
     groups = core.parse_groups(args.groups) if args.by else None
     outs = core.group_output_paths(args.out, groups)
-    core.check_input_path(args.file)
+    core.check_input_path(args.file, ledger)
     for out in outs:
         core.check_output_path(out, inputs=[args.file], ledger=ledger, force=args.force)
     progress(f"planned a {plan.layout.branching}-ary tree over {plan.domain.size} buckets")
@@ -165,7 +165,7 @@ def _run_private_bounds(args: argparse.Namespace, ledger: str | None, progress: 
                                by=args.by or None, user_id=args.user_id or None, share=args.bounds_share,
                                origin=_origin(args.bounds_origin))
     check_exact_total(args)
-    core.check_input_path(args.file)
+    core.check_input_path(args.file, ledger)
     core.check_output_path(args.out, inputs=[args.file], ledger=ledger, force=args.force)
     progress(f"private bounds: {plan.bounds_epsilon:g} of epsilon = {plan.epsilon:g} finds the range")
     src = _noise.make_source(args.seed)
@@ -212,7 +212,7 @@ def _run_sparse(args: argparse.Namespace, ledger: str | None) -> int:
     tree = {"epsilon": args.epsilon, "lower": lower, "upper": upper, "branching": args.branching or 16,
             "max_contributions": args.max_contributions, "column": args.column, "fmt": args.input_format}
     sparse_plans(args.file, dense_depth=None, threshold=None, method="privtree", structure_share="auto", **tree)
-    core.check_input_path(args.file)
+    core.check_input_path(args.file, ledger)
     core.check_output_path(args.out, inputs=[args.file], ledger=ledger, force=args.force)
     src = _noise.make_source(args.seed)
     with charged_budget(ledger, epsilon=args.epsilon, label=args.ledger_label or f"{args.file}:{args.column}") as charge:

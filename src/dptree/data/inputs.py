@@ -22,7 +22,7 @@ import numpy as np
 from dptree._validation import InstanceOf, require, validate_params
 from dptree.errors import DataError, InvalidParameterError
 
-__all__ = ["to_numpy", "declared_kind", "as_declared", "present", "refuse_untyped"]
+__all__ = ["to_numpy", "declared_kind", "as_declared", "present", "refuse_untyped", "value_kind"]
 
 _FLOAT_EXACT = 2**53
 
@@ -184,7 +184,9 @@ def to_numpy(data: Any, *, column: str | None = None, name: str = "values") -> n
         )
     if isinstance(data, dict):
         raise DataError(f"{name} must be an array or a table column, not a dict")
-    if hasattr(data, "__array__") or isinstance(data, (list, tuple, range)):
+    if isinstance(data, (list, tuple)):
+        return _check_1d(_list_array(data, name), name)
+    if hasattr(data, "__array__") or isinstance(data, range):
         try:
             arr = np.asarray(data)
         except (ValueError, TypeError):
@@ -250,6 +252,39 @@ def as_declared(arr: np.ndarray, kind: str | None) -> np.ndarray:
         return arr
     dtype = np.int64 if kind == "i" else np.uint64
     return np.asarray(arr.tolist() if arr.dtype.kind == "O" else arr, dtype=dtype)
+
+
+def _list_array(items: list[Any] | tuple[Any, ...], name: str) -> np.ndarray:
+    """A list or tuple as an array that keeps every item's own value: int64 when every item is an
+    integer that fits, float64 when every item is a float, text when every item is a string, else
+    an object array that the readers convert item by item. Never numpy's common type of the items:
+    one float among integers made every integer a float (2^60 + 1 read as 2^60: another record's
+    bucket), one string among integers made them text, one date with nanosecond digits wrapped the
+    others around; each of those let one record move the rest."""
+    vals = list(items)
+    if not vals or any(isinstance(v, (list, tuple, np.ndarray)) for v in vals):
+        return np.asarray(vals)  # empty, or rows of a table: refused as more than one dimension
+    try:
+        if all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in vals):
+            try:
+                return np.array(vals, dtype=np.int64)
+            except OverflowError:  # past int64: exact Python integers
+                return np.array(vals, dtype=object)
+        if all(isinstance(v, (float, np.floating)) for v in vals):
+            return np.array(vals, dtype=np.float64)
+        if all(isinstance(v, str) for v in vals):
+            return np.array(vals, dtype=str)
+        out = np.empty(len(vals), dtype=object)
+        out[:] = vals
+        return out
+    except (ValueError, TypeError):
+        raise DataError(f"{name} cannot be read as a one-dimensional array") from None
+
+def value_kind(arr: np.ndarray) -> str:
+    """What kind of values an array holds, in words from its kind alone: never its dtype, which
+    numpy infers from the values of a list (int64 or float64, the longest string's length)."""
+    return {"i": "numbers", "u": "numbers", "f": "numbers", "b": "True/False", "S": "bytes", "U": "text",
+            "m": "time spans (timedelta)", "M": "dates"}.get(arr.dtype.kind, "objects")
 
 
 def _quote_ident(name: str) -> str:

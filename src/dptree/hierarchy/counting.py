@@ -18,7 +18,7 @@ import numpy as np
 
 from dptree.data.codes import coded_counts, encode
 from dptree.data.engines.base import COUNT
-from dptree.data.engines.numpy import NumpyEngine
+from dptree.data.engines.numpy import NumpyEngine, exact_frame
 from dptree.data.histograms import engine_for, is_table, path_counts
 from dptree.data.weights import FLOAT_EXACT as _FLOAT_EXACT  # noqa: F401  (re-exported)
 from dptree.data.weights import MAX_TOTAL, check_weights
@@ -30,21 +30,20 @@ __all__ = ["leaf_counts", "node_weights", "MAX_TOTAL", "UNKNOWN_POLICIES"]
 
 
 def _as_label_array(values: Any) -> tuple[np.ndarray, np.ndarray]:
-    """(labels as str object array, null mask) for a pandas Series."""
+    """(labels as str object array, null mask) for a pandas Series of distinct values. Integers
+    (nullable ones too) are written exactly; a whole float as the integer it is, exactly at any
+    size (through a Python int: an int64 cast would wrap values of 2^63 or more, with a warning
+    that depends on the data)."""
     import pandas as pd
 
     s = pd.Series(values)
     null = s.isna().to_numpy()
+    out = s.astype(str).to_numpy(dtype=object)
     if pd.api.types.is_float_dtype(s.dtype):
-        v = s.to_numpy()
-        integral = np.isfinite(v) & (np.floor(v) == v)
-        out = np.where(
-            integral,
-            np.char.mod("%d", np.where(integral, v, 0).astype(np.int64)).astype(object),
-            s.astype(str).to_numpy(),
-        )
-        return np.asarray(out, dtype=object), null
-    return s.astype(str).to_numpy(dtype=object), null
+        v = s.to_numpy(dtype=np.float64, na_value=np.nan)
+        integral = np.flatnonzero(np.isfinite(v) & (np.floor(v) == v))
+        out[integral] = [str(int(x)) for x in v[integral].tolist()]
+    return out, null
 
 
 def _vocab_codes(codes: np.ndarray, values: Any, vocab: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -119,7 +118,7 @@ def _frame_counts(data: Any, keys: list[str], weight: str | None) -> Coded:
     (:func:`dptree.data.codes.coded_counts`): one dictionary encoding per column, one bincount."""
     import pandas as pd
 
-    frame = data if isinstance(data, pd.DataFrame) else getattr(data, "to_pandas", lambda: None)()
+    frame = exact_frame(data, keys)  # integer labels stay exact, nulls or not
     if not isinstance(frame, pd.DataFrame):
         raise InputFormatError(f"path counts need a table with the level columns; got {type(data).__name__}")
     names = list(frame.columns)

@@ -107,11 +107,11 @@ class Encoding:
 def encoding(lower: Any, upper: Any, width: Any = None) -> Encoding:
     """The encoding of the public domain [lower, upper]: integer when both bounds are ints, datetime
     when a bound is a date, datetime or ISO text (``width``: its resolution, a timedelta, default one
-    day; :func:`dptree.data.domain.date_bounds`), float otherwise. ``width`` is read for date domains
+    day; :func:`dptree.data.dates.date_bounds`), float otherwise. ``width`` is read for date domains
     only (a numeric domain's points are all its integers or floats; a range tree's numeric bucket
     width is not part of this encoding; the public APIs refuse it where it means nothing). Raises DomainError for bounds that are not finite numbers or
     dates, or not ordered."""
-    from dptree.data.domain import date_bounds, is_date_bound
+    from dptree.data.dates import date_bounds, is_date_bound
 
     if is_date_bound(lower) or is_date_bound(upper):
         lo_ns, hi_ns, unit = date_bounds(lower, upper, width)
@@ -204,7 +204,7 @@ def _items(values: Any, drop: bool) -> list[Any]:
         return list(arr.tolist())
     if arr.dtype.kind == "O":
         return list(arr)
-    from dptree.data.domain import value_kind
+    from dptree.data.inputs import value_kind
 
     raise DataError(f"values must be numbers, got {value_kind(arr)}")
 
@@ -342,8 +342,8 @@ def _encode_array(arr: np.ndarray, enc: Encoding, drop: bool) -> tuple[np.ndarra
 
 def _date_offsets(arr: np.ndarray, enc: Encoding, drop: bool) -> tuple[np.ndarray, np.ndarray | None]:
     """:func:`_encode_array` for a date domain: whole units after the origin, clamped (in the values'
-    own unit first, :func:`dptree.data.domain.dates_to_ns`); NaT / None refused or dropped."""
-    from dptree.data.domain import as_dates, dates_to_ns
+    own unit first, :func:`dptree.data.dates.dates_to_ns`); NaT / None refused or dropped."""
+    from dptree.data.dates import as_dates, dates_to_ns
 
     dates = as_dates(arr)
     keep = None

@@ -54,6 +54,7 @@ __all__ = [
     "creation_metadata",
     "check_metadata",
     "check_overwrite",
+    "is_sqlite_file",
     "atomic_write",
     "utc_now",
 ]
@@ -191,11 +192,21 @@ def _is_artefact(path: Path, kind: str) -> bool:
     return head.startswith(magic) and _MARKER in head
 
 
+def is_sqlite_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is an SQLite file (the budget ledger's format), by its header."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
+
+
 def check_overwrite(path: str | os.PathLike[str], kind: str, *, force: bool = False, flag: str = "") -> None:
     """Refuse to write ``path`` when it exists and is not a regular file (always), and unless
     ``force`` when it holds a release (which spent budget: never replaced silently) or anything but
     a dptree artefact of ``kind`` ("report", "plot": those are made again from the release for
-    free). ``flag`` names the CLI option in the message (e.g. "--out")."""
+    free), and never when it is an SQLite file (a budget ledger). ``flag`` names the CLI option in
+    the message (e.g. "--out")."""
     _check_path(path)
     p = Path(path)
     shown = f"{flag} {p}" if flag else str(p)
@@ -213,6 +224,9 @@ def check_overwrite(path: str | os.PathLike[str], kind: str, *, force: bool = Fa
         raise ReleaseFileError(
             f"{shown} exists and is not a regular file (a link, pipe or device); write to another path"
         )
+    if is_sqlite_file(p):  # even with force: a ledger replaced by a file forgets the budget it spent
+        raise ReleaseFileError(f"{shown} is an SQLite database (a budget ledger?); it is never overwritten: write to "
+                               "another path")
     if force:
         return
     again = "--force" if flag else "force=True"

@@ -45,7 +45,8 @@ import numpy as np
 
 from dptree import noise as _noise
 from dptree._validation import Interval, check_param
-from dptree.data.domain import NS_RANGE, Domain, make_domain
+from dptree.data.dates import NS_RANGE
+from dptree.data.domain import Domain, make_domain
 from dptree.data.engines.duckdb_tables import is_csv
 from dptree.data.histograms import value_counts
 from dptree.data.inputs import refuse_untyped

@@ -13,7 +13,7 @@ from typing import Any, Literal, cast
 import numpy as np
 
 from dptree import noise as _noise
-from dptree.data.domain import NS_RANGE, dates_to_ns, parse_date_bound
+from dptree.data.dates import NS_RANGE, dates_to_ns, parse_date_bound
 from dptree.errors import DataError, DomainError, InvalidParameterError
 from dptree.interior.sparse_vector import above_threshold_scales, first_above_threshold
 from dptree.noise import laplace_scale_used

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from dptree._validation import require
-from dptree.data.domain import Domain, is_date_bound
+from dptree.data.dates import is_date_bound
+from dptree.data.domain import Domain
 from dptree.errors import InputFormatError, InvalidParameterError
 from dptree.io.release_file import atomic_write, check_overwrite
 from dptree.rangetree.release import RangeTree

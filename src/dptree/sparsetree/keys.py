@@ -14,12 +14,16 @@ by record with ``on_invalid="drop"``.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any, Literal
 
 import numpy as np
 
-from dptree.data.domain import NS_RANGE, as_dates, dates_to_ns, is_date_bound, parse_date_bound, value_kind
+from dptree.data.dates import NS_RANGE, as_dates, dates_to_ns, is_date_bound, parse_date_bound
+from dptree.data.inputs import value_kind
 from dptree.data.inputs import present, to_numpy
 from dptree.data.sorting import float_keys, key_floats, sort_keys
 from dptree.errors import DataError, DomainError, non_integer_values_error
@@ -36,6 +40,22 @@ INVALID_HINT = (
     "pass on_invalid='drop' to drop such records (a per-record policy; how many are dropped is never "
     "revealed), or clean the data first"
 )
+
+
+def _float_item(v: Any) -> float:
+    """One item of an object column on a float domain: a finite value beyond the doubles (10^400,
+    a huge Fraction) is the largest double of its sign, which the bounds then clamp."""
+    if isinstance(v, (str, bytes)):
+        raise DataError("values must be numbers or dates of one kind")
+    try:
+        f = float(v)
+    except OverflowError:
+        return math.copysign(sys.float_info.max, v)
+    except (TypeError, ValueError):
+        raise DataError("values must be numbers or dates of one kind") from None
+    if math.isinf(f) and not isinstance(v, (float, np.floating)) and not (isinstance(v, Decimal) and v.is_infinite()):
+        return math.copysign(sys.float_info.max, f)
+    return f
 
 
 def _is_int(x: Any) -> bool:
@@ -61,6 +81,27 @@ class KeyDomain:
         return self.hi - self.lo + 1
 
     # ------------------------------------------------------------------ values -> keys
+    def _integer_keys(self, items: list[Any], drop: bool, query: bool) -> np.ndarray:
+        """Keys of an object column on an integer domain, item by item and exactly: an integer, or a
+        whole float, Decimal or Fraction; another number is floored (a query point), dropped or
+        refused, as the float path does."""
+        base = (1 << 63) if self.kind == "int" else 0
+        out = []
+        for v in items:
+            if _is_int(v):
+                x = int(v)
+            elif isinstance(v, (float, np.floating, Decimal, Fraction)):
+                x = math.floor(v)
+                if x != v and not query:
+                    if drop:
+                        continue
+                    raise non_integer_values_error("give float bounds (e.g. lower=0.0) for a float domain, or "
+                                                   + INVALID_HINT)
+            else:
+                raise DataError("values must be numbers or dates of one kind")
+            out.append(min(max(x + base, self.lo), self.hi))
+        return np.array(out, dtype=np.uint64)
+
     def _keys(self, arr: np.ndarray, drop: bool, query: bool) -> np.ndarray:
         """Global keys of a 1-D array (invalid entries refused, or dropped with ``drop``)."""
         kind = arr.dtype.kind
@@ -74,19 +115,13 @@ class KeyDomain:
                 arr = arr[~bad]
             if any(isinstance(v, (bool, np.bool_)) for v in arr):
                 raise DataError("values must be numbers or dates, not True/False")
-            if self.kind in ("int", "uint") and all(_is_int(v) for v in arr):
-                lo, hi = self.lo, self.hi
-                base = (1 << 63) if self.kind == "int" else 0
-                return np.array([min(max(int(v) + base, lo), hi) for v in arr], dtype=np.uint64)
-            if self.kind == "datetime":  # each value on its own: a list's common unit wraps (as_dates)
+            # each item on its own: numpy's common type of the items (float64 as soon as one is a float)
+            # rounded 64-bit integers, so one record moved others (as_dates: the same for dates)
+            if self.kind in ("int", "uint"):
+                return self._integer_keys(arr.tolist(), drop, query)
+            if self.kind == "datetime":
                 return self._keys(as_dates(arr), drop, query)
-            try:
-                arr = np.asarray(arr.tolist())
-            except (TypeError, ValueError, OverflowError) as exc:
-                raise DataError("values must be numbers or dates of one kind") from exc
-            if arr.dtype.kind == "O":
-                raise DataError("values must be numbers or dates of one kind")
-            return self._keys(arr, drop, query)
+            return self._keys(np.array([_float_item(v) for v in arr.tolist()], dtype=np.float64), drop, query)
         if self.kind == "datetime":
             if kind != "M":
                 raise DataError("a date domain needs dates or timestamps (datetime64) as values")

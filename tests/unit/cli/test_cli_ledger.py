@@ -143,6 +143,31 @@ def test_bad_out_is_refused_before_the_charge(setup: dict[str, Path], command: s
 
 
 @pytest.mark.parametrize("command", ["release", "release --by", "release --user-id", "release --sparse", "hierarchy",
+                                     "quantiles", "median --out"])
+def test_the_ledger_as_input_or_as_a_forced_output_is_refused_before_the_charge(
+        setup: dict[str, Path], command: str, cli_run: Any, tmp_path: Path) -> None:
+    """The ledger given as the data file was charged, then failed to read (budget spent on an
+    error); a copy of a ledger given as --out with --force was replaced by JSON (a lost ledger
+    forgets what was spent). Both are refused first, whatever --force says."""
+    import shutil
+
+    argv = commands(setup, str(setup["dir"] / "r.json"))[command]
+    as_input = [str(setup["led"]) if a == str(setup["data"]) else a for a in argv]
+    code, _, err = cli_run(as_input)
+    assert code == 2 and "is the budget ledger" in err and err.count("\n") == 1, err
+    assert charges(setup["led"]) == []
+    other = tmp_path / "other.ledger"
+    out = str(other)
+    if command == "release --by":  # one file per group: the first group's file is the ledger's copy
+        first = argv[argv.index("--groups") + 1].split(",")[0]
+        other, out = tmp_path / f"other-{first}.ledger", str(tmp_path / "other-{group}.ledger")
+    shutil.copy(setup["led"], other)
+    code, _, err = cli_run(with_option(argv, "--out", out) + ["--force"])
+    assert code == 2 and "never overwritten" in err, err
+    assert charges(setup["led"]) == [] and other.read_bytes() == setup["led"].read_bytes()
+
+
+@pytest.mark.parametrize("command", ["release", "release --by", "release --user-id", "release --sparse", "hierarchy",
                                      "interior-point", "quantiles"])
 def test_the_charge_is_committed_before_the_data_is_read(setup: dict[str, Path], command: str,
                                                          monkeypatch: pytest.MonkeyPatch,

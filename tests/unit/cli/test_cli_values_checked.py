@@ -52,7 +52,7 @@ def test_a_bound_with_a_utc_offset_is_that_instant_in_utc_without_a_warning() ->
     import datetime as dt
     import warnings
 
-    from dptree.data.domain import parse_date_bound
+    from dptree.data.dates import parse_date_bound
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # numpy warns on offsets it drops

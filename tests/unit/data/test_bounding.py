@@ -176,8 +176,11 @@ def test_bad_bounds_and_shapes(tmp_path: Path) -> None:
         plan_range_tree(lower=0, upper=9, epsilon=1.0, max_contributions=0)
     with pytest.raises(DataError, match="one entry per value"):
         bounded_histogram([1, 2, 3], [1, 1], plan)
-    with pytest.raises(DataError, match="one comparable type"):
-        bounded_histogram([1, 2], np.array([1, "a"], dtype=object), plan)
+    # ids of two kinds are two people (it was a refusal, which one record's id could trigger)
+    mixed = bounded_histogram([1, 2], np.array([1, "a"], dtype=object), plan, max_contributions=1, rng=1)
+    assert np.array_equal(mixed, bounded_histogram([1, 2], [1, 2], plan, max_contributions=1, rng=1))
+    with pytest.raises(DataError, match="numbers, text or dates"):
+        bounded_histogram([1, 2], np.array([[1], "a"], dtype=object), plan)
     path = tmp_path / "d.parquet"
     pq.write_table(pa.table({"v": [1, 2, 3], "u": [1, 1, 2]}), path)
     from dptree.errors import InputFormatError

@@ -92,7 +92,7 @@ def test_one_record_with_finer_digits_moves_no_other_date(extra: object) -> None
     for d in (base, plus):  # 1500-01-01 wrapped to 2084: the neighbour's median was the domain's top
         assert dptree.median(d, rng=5, **kw).value <= np.datetime64("2020-03-15")
     # the values' own reading: clamped to the dates dptree bounds by, never wrapped
-    from dptree.data.domain import as_dates
+    from dptree.data.dates import as_dates
 
     got = as_dates(np.array(["1500-01-01", "3000-01-01", "2020-06-01T00:00:00.000000000001", None], dtype=object))
     assert got.dtype == np.dtype("datetime64[ns]") and str(got[0])[:10] == "1677-09-22" and str(got[1])[:10] == "2262-04-10"

@@ -98,3 +98,30 @@ def test_the_property_catches_the_wraparound() -> None:
     assert str(wrapped[0])[:4] == "2084"
     diff = leaf_histogram(wrapped, plan) - _hist(data, plan)
     assert not np.array_equal(diff, _hist([x], plan))
+
+
+B = 2**60  # integers near 2^60 are 256 apart as doubles: a float among them rounded every other record
+_near_b = st.one_of(st.integers(B - 4, B + 12), st.integers(-(2**64), 2**64), st.floats(-1e20, 1e20, allow_nan=False),
+                    st.sampled_from([1.0, 0.5, float(B)]))
+
+
+@SETTINGS
+@given(data=st.lists(_near_b, max_size=6), x=_near_b)
+def test_one_more_item_of_a_python_list_adds_one_count_near_2_60(data: list[Any], x: Any) -> None:
+    """Python lists (numpy read them at their items' common type: one 1.0 made every integer a
+    float) on a dense integer domain and on a sparse tree's 64-bit keys."""
+    from dptree.sparsetree.keys import key_domain
+
+    data = [v for v in data if _whole(v)]
+    plan = plan_range_tree(lower=B, upper=B + 7, epsilon=1.0)
+    keys = key_domain(B, B + 7, "i")
+
+    def sparse(values: list[Any]) -> np.ndarray:
+        return np.bincount(keys.offsets(values).astype(np.int64), minlength=8)
+
+    for count in (lambda v: leaf_histogram(list(v), plan), sparse):
+        try:
+            alone = count([x])
+        except DataError:
+            continue
+        assert np.array_equal(count(data + [x]) - count(data), alone), (data, x)

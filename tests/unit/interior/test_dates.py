@@ -127,7 +127,7 @@ def test_date_errors_are_clear() -> None:
     x = _days(50)
     with pytest.raises(DataError, match="pass the bounds as dates"):
         dptree.median(x, lower=0, upper=400, epsilon=1.0)
-    with pytest.raises(DataError, match="date domain needs date values"):
+    with pytest.raises(DataError, match="date domain needs dates, datetimes or ISO date strings as values, got numbers"):
         dptree.median(np.arange(10), lower=LOWER, upper=UPPER, epsilon=1.0)
     with pytest.raises(DomainError, match="both be dates or both be numbers"):
         dptree.interior_point(x, lower=LOWER, upper=400, epsilon=1.0)

@@ -36,6 +36,7 @@ from dptree.data.engines.duckdb_sql import (
 from dptree.data.engines.duckdb_bounded import bounded_counts
 from dptree.data.engines.duckdb_tables import csv_value_types, detect_format, is_csv, is_relation, open_table
 from dptree.data.engines.duckdb_values import checked_values, grouped_sorted_value_counts, sorted_value_counts
+from dptree.data.engines.numpy import exact_frame
 from dptree.errors import DataError, InputFormatError, InvalidParameterError, engine_error, unknown_groups_error
 from dptree.noise import RandomSource
 
@@ -88,26 +89,50 @@ def trust_statistics(con: Any, *ctypes: str, perfect_bits: int = PERFECT_BITS) -
     return True
 
 
-def _join_groups(con: Any, expr: str, by: str, groups: Sequence[Group], unknown: Unknown, select: str) -> None:
+def _join_groups(con: Any, expr: str, by: str, groups: Sequence[Group], unknown: Unknown, select: str,
+                 csv: bool = False) -> None:
     """``dpt_joined``: ``select`` (expressions on the rows ``t`` of ``expr``) and ``gi``, the index of
     the row's group in the public ``groups`` (NULL for unlisted or missing groups, which raise
     :func:`~dptree.errors.unknown_groups_error` unless ``unknown="drop"``). The by column's type
-    must match the groups' (strings or integers)."""
+    must match the groups' (strings or integers). A row matches at most one group, exactly:
+    integer groups compare as HUGEINT, and a float value only when it is a whole number (never
+    through DOUBLE, which rounds groups above 2^53). ``csv``: the by column is a CSV's text
+    (:meth:`DuckDBEngine._open`), never a type DuckDB guessed from the rows: string groups match
+    the text; integer groups match a field that is an integer numeral (``7``, ``+007``, ``7.0``)
+    of that value, the same rule for every row; any other field is an unknown group."""
     import pyarrow as pa
 
     btype = column_type(con, expr, by)
-    if isinstance(groups[0], str) != ("VARCHAR" in btype or "CHAR" in btype or "TEXT" in btype):
-        raise DataError(
-            f"by column {by!r} has type {btype} but groups are "
-            f"{'strings' if isinstance(groups[0], str) else 'integers'}; give groups of the column's type"
-        )
-    numeric = any(t in btype for t in ("INT", "DOUBLE", "FLOAT", "DECIMAL"))
-    if not isinstance(groups[0], str) and not numeric:
-        raise DataError(f"by column {by!r} has type {btype}; integer groups need a numeric column")
-    con.register("dpt_groups", pa.table({"gv": pa.array(list(groups)),
-                                         "gi": pa.array(np.arange(len(groups), dtype=np.int64))}))
+    text = "VARCHAR" in btype or "CHAR" in btype or "TEXT" in btype
+    key = f"t.{quote_ident(by)}"
+    if isinstance(groups[0], str) or not (csv and text):
+        if isinstance(groups[0], str) != text:
+            raise DataError(
+                f"by column {by!r} has type {btype} but groups are "
+                f"{'strings' if isinstance(groups[0], str) else 'integers'}; give groups of the column's type"
+            )
+        numeric = any(t in btype for t in ("INT", "DOUBLE", "FLOAT", "DECIMAL", "REAL", "NUMERIC"))
+        if not isinstance(groups[0], str) and not numeric:
+            raise DataError(f"by column {by!r} has type {btype}; integer groups need a numeric column")
+    if not isinstance(groups[0], str):
+        if text:  # a CSV field: an integer numeral, optionally with a zero fraction
+            txt = f"trim({key})"
+            key = (f"CASE WHEN regexp_full_match({txt}, '[+-]?[0-9]+([.]0*)?') "
+                   f"THEN TRY_CAST(regexp_extract({txt}, '^[+-]?[0-9]+') AS HUGEINT) END")
+        elif any(t in btype for t in ("DOUBLE", "FLOAT", "REAL")):
+            key = (f"CASE WHEN isfinite({key}) AND {key} = floor({key}) AND abs({key}) < 1e38 "
+                   f"THEN CAST({key} AS HUGEINT) END")
+        elif "DECIMAL" in btype or "NUMERIC" in btype:
+            key = f"CASE WHEN {key} = floor({key}) THEN CAST({key} AS HUGEINT) END"
+        else:
+            key = f"CAST({key} AS HUGEINT)"
+    # integer groups travel as text and are cast to HUGEINT here: Arrow has no 128-bit integers
+    con.register("dpt_group_list", pa.table({"gv": pa.array([str(g) for g in groups]),
+                                             "gi": pa.array(np.arange(len(groups), dtype=np.int64))}))
+    gv = "gv" if isinstance(groups[0], str) else "CAST(gv AS HUGEINT)"
+    con.execute(f"CREATE TEMP TABLE dpt_groups AS SELECT {gv} AS gv, gi FROM dpt_group_list")
     con.execute(f"CREATE TEMP TABLE dpt_joined AS SELECT {select}, g.gi AS gi FROM {expr} t "
-                f"LEFT JOIN dpt_groups g ON t.{quote_ident(by)} = g.gv")
+                f"LEFT JOIN dpt_groups g ON {key} = g.gv")
     if con.execute("SELECT count_if(gi IS NULL) FROM dpt_joined").fetchall()[0][0] and unknown == "error":
         raise unknown_groups_error()
 
@@ -126,17 +151,28 @@ class DuckDBEngine(Engine):
         self.names(column, reads="a DuckDB relation" if is_relation(data) else None, **refs)
 
     def _open(self, data: Any, *columns: str | None, text: bool = False, value: str | None = None,
-              kind: str | None = None, lower: Any = None, upper: Any = None, keep_integers: bool = False) -> Any:
+              kind: str | None = None, lower: Any = None, upper: Any = None, keep_integers: bool = False,
+              as_text: Sequence[str | None] = (), drop_fractions: bool = False) -> Any:
         """:func:`open_table` on ``columns``; the ``value`` column of a CSV is read as its domain
-        needs (``kind``, ``lower``, ``upper``, ``keep_integers``: :func:`csv_value_types`)."""
-        types, guarded = (csv_value_types(value, kind, lower, upper, keep_integers=keep_integers)
-                          if value and kind else ({}, {}))
+        needs (``kind``, ``lower``, ``upper``, ``keep_integers``: :func:`csv_value_types`; its
+        non-integers dropped by the caller's policy with ``drop_fractions``), and the ``as_text``
+        columns of a CSV (group keys, user ids) as their text: a public rule, never a type DuckDB
+        guessed from the rows (one field "x" would turn a guessed BIGINT into VARCHAR for all)."""
+        types: dict[str, str] = {c: "VARCHAR" for c in as_text if c}
+        value_types, guarded = (csv_value_types(value, kind, lower, upper, keep_integers=keep_integers)
+                                if value and kind else ({}, {}))
+        types.update(value_types)
         return open_table(data, self.fmt, self.progress, columns=[c for c in columns if c], text=text, types=types,
-                          integers=guarded)
+                          integers=guarded, drop_fractions=drop_fractions)
 
-    def _open_domain(self, data: Any, domain: Domain, value: str | None, *columns: str | None) -> Any:
+    def _open_domain(self, data: Any, domain: Domain, value: str | None, *columns: str | None,
+                     as_text: Sequence[str | None] = ()) -> Any:
         return self._open(data, value, *columns, value=value, kind=domain.kind, lower=domain.lower,
-                          upper=domain.upper)
+                          upper=domain.upper, as_text=as_text)
+
+    def _csv(self, data: Any) -> bool:
+        """Whether ``data`` is read as CSV (its columns typed by :meth:`_open`, not declared)."""
+        return not is_relation(data) and is_csv(data, self.fmt)
 
     def leaf_histogram(self, data: Any, domain: Domain, cells: int, *, column: str | None,
                        missing: Missing) -> np.ndarray:
@@ -166,11 +202,11 @@ class DuckDBEngine(Engine):
         self._names(data, column, user_id=user_id)
         report = progress_reporter(self.progress)
         try:
-            with self._open_domain(data, domain, column, user_id) as (con, expr):
+            with self._open_domain(data, domain, column, user_id, as_text=[user_id]) as (con, expr):
                 # exact statistics when no column can hold NaN: cheaper checks, GROUP BY u and sort
                 trust_statistics(con, column_type(con, expr, str(column)), column_type(con, expr, user_id))
                 leaf, bad = leaf_sql(con, expr, str(column), domain, missing)
-                ucol = user_sql(con, expr, user_id)
+                ucol = user_sql(con, expr, user_id, self._csv(data))
                 if report:
                     report(f"bucketing the rows and keeping at most {k} record(s) per user")
                 # a query, not a table: each of bounded_counts' two scans reads the file again, which
@@ -191,11 +227,11 @@ class DuckDBEngine(Engine):
         self._names(data, column, user_id=user_id, by=by)
         G = len(groups)
         try:
-            with self._open_domain(data, domain, column, by, user_id) as (con, expr):
+            with self._open_domain(data, domain, column, by, user_id, as_text=[by, user_id]) as (con, expr):
                 leaf, bad = leaf_sql(con, expr, str(column), domain, missing)
-                ucol = user_sql(con, expr, user_id) if user_id is not None else "NULL"
+                ucol = user_sql(con, expr, user_id, self._csv(data)) if user_id is not None else "NULL"
                 _join_groups(con, expr, by, groups, unknown,
-                             f"{ucol} AS u, CASE WHEN {bad} THEN NULL ELSE {leaf} END AS leaf")
+                             f"{ucol} AS u, CASE WHEN {bad} THEN NULL ELSE {leaf} END AS leaf", self._csv(data))
                 con.execute(f"CREATE TEMP TABLE dpt_rows AS SELECT u, gi * {cells} + leaf AS leaf FROM dpt_joined "
                             "WHERE gi IS NOT NULL AND leaf IS NOT NULL")
                 if k is None or user_id is None:
@@ -220,9 +256,9 @@ class DuckDBEngine(Engine):
         kind, lower, upper = domain or (None, None, None)
         try:
             with self._open(data, column, by, value=column, kind=kind, lower=lower, upper=upper,
-                            keep_integers=True) as (con, expr):
+                            keep_integers=True, as_text=[by], drop_fractions=missing == "drop") as (con, expr):
                 col = quote_ident(column)
-                _join_groups(con, expr, by, groups, unknown, f"t.{col} AS {col}")
+                _join_groups(con, expr, by, groups, unknown, f"t.{col} AS {col}", self._csv(data))
                 return grouped_sorted_value_counts(con, "dpt_joined", column, len(groups), missing, infinite, message)
         except (DataError, InputFormatError):
             raise
@@ -234,27 +270,31 @@ class DuckDBEngine(Engine):
                      domain: tuple[str, Any, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """One ``GROUP BY x ORDER BY x`` in DuckDB; only the distinct values and counts leave it.
         ``domain`` (kind, lower, upper): a CSV's column is read as that domain needs
-        (:func:`csv_value_types`; integers guarded, not read as DOUBLE)."""
+        (:func:`csv_value_types`: never as DuckDB guesses; integers exact, non-integers refused or,
+        with ``missing="drop"``, dropped each on its own)."""
         return self._on_column(data, column, domain, "value counts",
-                               lambda con, expr, col: sorted_value_counts(con, expr, col, missing, infinite, message))
+                               lambda con, expr, col: sorted_value_counts(con, expr, col, missing, infinite, message),
+                               drop=missing == "drop")
 
     def values(self, data: Any, *, column: str | None, missing: Missing = "error", infinite: Missing = "error",
                message: str | None = None, domain: tuple[str, Any, Any] | None = None) -> np.ndarray:
         """One scan of the valid values into numpy, unsorted (a CSV read as ``domain`` needs, as
         :meth:`value_counts`)."""
         return self._on_column(data, column, domain, "values",
-                               lambda con, expr, col: checked_values(con, expr, col, missing, infinite, message))
+                               lambda con, expr, col: checked_values(con, expr, col, missing, infinite, message),
+                               drop=missing == "drop")
 
     def _on_column(self, data: Any, column: str | None, domain: tuple[str, Any, Any] | None, what: str,
-                   run: Callable[[Any, str, str], T]) -> T:
+                   run: Callable[[Any, str, str], T], drop: bool = False) -> T:
         """``run(con, expr, column)`` on the value column of ``data`` (a CSV read as ``domain`` needs,
-        integers guarded); engine failures become :func:`~dptree.errors.engine_error` naming ``what``."""
+        integers guarded; ``drop``: the policy drops invalid values, non-integers of a CSV on an
+        integer domain included); engine failures become :func:`~dptree.errors.engine_error` naming ``what``."""
         self._names(data, column)
         assert column is not None
         kind, lower, upper = domain or (None, None, None)
         try:
             with self._open(data, column, value=column, kind=kind, lower=lower, upper=upper,
-                            keep_integers=True) as (con, expr):
+                            keep_integers=True, drop_fractions=drop) as (con, expr):
                 return run(con, expr, column)
         except (DataError, InputFormatError):
             raise
@@ -272,7 +312,7 @@ class DuckDBEngine(Engine):
         assert column is not None
         kind = "integer" if isinstance(lower, int) else "float"
         with self._open(data, column, value=column, kind=kind, lower=lower, upper=upper,
-                        keep_integers=True) as (con, expr):
+                        keep_integers=True, drop_fractions=missing == "drop") as (con, expr):
             try:
                 ctype = column_type(con, expr, column)
             except InputFormatError:
@@ -303,8 +343,9 @@ class DuckDBEngine(Engine):
                 total = ("count(*)" if weight is None
                          else f"CAST(SUM({check_weight_column(con, expr, weight)}) AS BIGINT)")
                 rel = con.sql(f"SELECT {keys}, {total} AS {COUNT} FROM {expr} GROUP BY ALL")
-                # through Arrow: labels stay Arrow strings (no Python object per distinct path)
-                return arrow_table(rel).to_pandas()
+                # through Arrow: labels stay Arrow strings (no Python object per distinct path), and
+                # integer labels exact (nullable integers: a null would make them float64)
+                return exact_frame(arrow_table(rel), levels)
         except duckdb.Error as exc:
             # DuckDB's message may quote a line or a value of the file: say only what failed
             raise InputFormatError(

@@ -51,7 +51,8 @@ def column_type(con: Any, expr: str, column: str) -> str:
     types = column_types(con, expr)
     if column not in types:
         names = list(types)
-        if expr.startswith("read_csv") and (
+        csv = "read_csv(" in expr  # the file itself, or a subquery over it (open_table)
+        if csv and (
             all(re.fullmatch(r"column\d+", n) for n in names) or any(d in n for n in names for d in ",;\t|")
         ):
             raise InputFormatError(
@@ -59,7 +60,7 @@ def column_type(con: Any, expr: str, column: str) -> str:
                 "has the same number of fields and that the delimiter is a comma (or pass --format parquet "
                 "for a Parquet file)"
             )
-        if expr.startswith("read_csv"):
+        if csv:
             # a CSV's "header" is its first line: without a real header row that is a line of the data
             raise InputFormatError(f"column {column!r} not found in the CSV's header row; check the name and that "
                                    "the file's first line names its columns (the names found are not shown: "
@@ -157,15 +158,24 @@ def leaf_sql(con: Any, expr: str, column: str, domain: Domain, missing: str) -> 
     return leaf, bad
 
 
-def user_sql(con: Any, expr: str, user_column: str) -> str:
-    """The quoted user column after checking it has no missing ids (NULL, or NaN in float columns)."""
+def user_sql(con: Any, expr: str, user_column: str, text: bool = False) -> str:
+    """The quoted user column after checking it has no missing ids (NULL, or NaN in float columns).
+    ``text``: the ids are a CSV's text (each id is its text: "1" and "1.0" are two people); when
+    every id is a canonical integer numeral ("-7", "0", "12": one text per integer), they are
+    keyed by that integer (the same people, in numeric order, as an integer column of them), else
+    by the text. Only the order of the people, in which their kept records are drawn, depends on
+    which: never who they are, so the law of the release does not either."""
     utype = column_type(con, expr, user_column)
     ucol = quote_ident(user_column)
     ubad = f"{ucol} IS NULL" + (f" OR isnan({ucol})" if any(t in utype for t in ("DOUBLE", "FLOAT", "REAL")) else "")
-    n_null = con.execute(f"SELECT count_if({ubad}) FROM {expr}").fetchall()[0][0]
+    n_null, numerals = con.execute(
+        f"SELECT count_if({ubad}), "
+        + (f"bool_and(regexp_full_match({ucol}, '0|-?[1-9][0-9]{{0,17}}'))" if text and "VARCHAR" in utype
+           else "false")
+        + f" FROM {expr}").fetchall()[0]
     if n_null:
         raise missing_user_ids_error(user_column)
-    return ucol
+    return f"CAST({ucol} AS BIGINT)" if numerals else ucol
 
 
 _INT_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT",

@@ -50,38 +50,78 @@ EXACT_DOUBLE = 1 << 53
 
 def csv_value_types(column: str, kind: str, lower: Any, upper: Any, *, keep_integers: bool = False
                     ) -> tuple[dict[str, str], dict[str, str]]:
-    """How a CSV's value column is read for a domain of ``kind``, never on DuckDB's guess from a
-    sample of rows alone: (types, guarded columns). DOUBLE for float domains, and for integer
-    domains within +-2^53 (a non-integer is then refused by the integer check, never rounded);
-    TIMESTAMP for dates (a time of day is kept, where a guessed DATE drops it). Integer domains
-    wider than 2^53, or with ``keep_integers`` (the staged interior paths, which need an integer
-    column), keep DuckDB's guess and are *guarded*: where the guess is an integer type, one scan of
-    the column as text refuses non-integers (:func:`open_table`); where the guess is text (a
-    sample of empty fields), the column is read as DOUBLE within +-2^53, else HUGEINT (guarded too)."""
+    """How a CSV's value column is read for a domain of ``kind``, from the public domain only, never
+    on DuckDB's guess from a sample of rows: (types, guarded columns). DOUBLE for float domains,
+    and for integer domains within +-2^53 (every integer there is exact; a non-integer is then
+    handled by the caller's policy, never rounded); TIMESTAMP for dates (a time of day is kept,
+    where a guessed DATE drops it). ``keep_integers`` (the staged interior paths, which need an
+    integer column) also guards the DOUBLE column ("BIGINT", :func:`open_table`). Integer domains
+    wider than 2^53 are guarded as "HUGEINT": read as text and converted field by field, exactly."""
     if kind == "datetime":
         return {column: "TIMESTAMP"}, {}
     wide = kind == "integer" and max(abs(int(lower)), abs(int(upper))) > EXACT_DOUBLE
-    if kind == "integer" and (keep_integers or wide):
-        return {}, {column: "HUGEINT" if wide else "DOUBLE"}
+    if wide:
+        return {}, {column: "HUGEINT"}
+    if kind == "integer" and keep_integers:
+        return {column: "DOUBLE"}, {column: "BIGINT"}
     return {column: "DOUBLE"}, {}
 
 
-def _refuse_rounded_integers(con: Any, path: str, column: str, wide: bool) -> None:
-    """DuckDB reads a CSV column it guessed to be integers (from a sample of its rows) by rounding
-    any later "5.25": read the column once more, as DOUBLE (``wide``: as text, whose decimal
-    digits also show a fraction DOUBLE would round away past 2^53), and refuse non-integers."""
+_NOT_INTEGERS = ("holds numbers that are not integers, and the domain is integers: give float bounds (e.g. "
+                 "lower=0.0) for a float domain, or round the column first")
+
+
+def _guarded_doubles(con: Any, expr: str, column: str, drop_fractions: bool) -> str | None:
+    """A CSV column read as DOUBLE on an integer domain (one scan, over every row: the outcome
+    never depends on where a row sits): refuse non-integers, unless ``drop_fractions`` (they are
+    then dropped, each on its own, by the caller's policy). The column as BIGINT when every value
+    is a finite integer (the same values; the staged interior paths need an integer column), else
+    None (kept as DOUBLE: the same counts, read by the sorted path)."""
     col = quote_ident(column)
-    raw = f"read_csv({quote_str(path)}, auto_detect=true, types={{{quote_str(column)}: '{'VARCHAR' if wide else 'DOUBLE'}'}})"
-    num = f"TRY_CAST({col} AS DOUBLE)" if wide else col
-    digits = f" OR regexp_matches({col}, '^\\s*[+-]?[0-9]*[.][0-9]*[1-9][0-9]*\\s*$')" if wide else ""
     try:
-        found = con.execute(f"SELECT count(*) FROM (SELECT 1 FROM {raw} WHERE {num} <> floor({num}){digits} LIMIT 1)"
-                            ).fetchall()[0][0]
+        frac, odd = con.execute(f"SELECT count_if(isfinite({col}) AND {col} <> floor({col})), "
+                                f"count_if(NOT isfinite({col}) OR abs({col}) >= {1 << 62}) FROM {expr}").fetchall()[0]
     except Exception as exc:  # DuckDB's text quotes the offending line: never passed on as it is
         raise engine_error("values", column, exc) from None
-    if found:
-        raise DataError(f"column {column!r} holds numbers that are not integers, and the domain is integers: give "
-                        "float bounds (e.g. lower=0.0) for a float domain, or round the column first")
+    if frac and not drop_fractions:
+        raise DataError(f"column {column!r} {_NOT_INTEGERS}")
+    return None if frac or odd else f"CAST({col} AS BIGINT)"
+
+
+#: the largest HUGEINT: integers written with more digits are clamped to it (any domain is inside)
+_HUGE = (1 << 127) - 1
+
+
+def _exact_integers(con: Any, expr: str, column: str, drop_fractions: bool) -> str:
+    """A CSV column read as text on an integer domain wider than 2^53, as exact HUGEINT field by
+    field (a public rule, the same for every row): an integer numeral (``-7``, ``+007``, ``7.0``)
+    is that integer, exactly; another number is an integer only when it is whole and within 2^53
+    (``1e3``); NaN and empty fields are missing. A number that is not an integer (``2.5``, ``inf``,
+    ``1e20``) is refused, or with ``drop_fractions`` missing (dropped by the caller's policy);
+    text that is not a number is refused. One scan over every row decides."""
+    col = quote_ident(column)
+    txt = f"trim({col})"
+    numeral = f"regexp_full_match({txt}, '[+-]?[0-9]+([.]0*)?')"
+    num = f"TRY_CAST({txt} AS DOUBLE)"
+    digits = f"TRY_CAST(regexp_extract({txt}, '^[+-]?[0-9]+') AS HUGEINT)"
+    clamped = f"(CASE WHEN starts_with({txt}, '-') THEN -{_HUGE} ELSE {_HUGE} END)"
+    value = (f"(CASE WHEN {numeral} THEN coalesce({digits}, {clamped}) "
+             f"WHEN isfinite({num}) AND {num} = floor({num}) AND abs({num}) <= {EXACT_DOUBLE} "
+             f"THEN CAST({num} AS HUGEINT) END)")
+    present = f"{txt} <> '' AND NOT {numeral}"
+    try:
+        text, other = con.execute(
+            f"SELECT count_if({present} AND {num} IS NULL), "
+            f"count_if({present} AND {value} IS NULL AND NOT coalesce(isnan({num}), false)) FROM {expr}"
+        ).fetchall()[0]
+    except Exception as exc:  # DuckDB's text quotes the offending line: never passed on as it is
+        raise engine_error("values", column, exc) from None
+    if text:
+        raise DataError(f"column {column!r} has type VARCHAR; a numeric domain needs numbers; a CSV column holds "
+                        "text when some field is not a number")
+    if other and not drop_fractions:
+        raise DataError(f"column {column!r} {_NOT_INTEGERS}")
+    return value
 
 
 def _register_relation(con: Any, rel: Any, columns: Sequence[str] | None) -> str:
@@ -111,16 +151,19 @@ _WIDE_INTS = ("HUGEINT", "UHUGEINT")
 def open_table(source: Any, fmt: str | None = None, progress: Progress = False, *,
                columns: Sequence[str] | None = None, text: bool = False,
                types: dict[str, str] | None = None,
-               integers: dict[str, str] | None = None) -> Iterator[tuple[Any, str]]:
+               integers: dict[str, str] | None = None, drop_fractions: bool = False) -> Iterator[tuple[Any, str]]:
     """Yield (DuckDB connection, SQL table expression) for a CSV/Parquet file, '-' (CSV on stdin)
     or a DuckDB relation (only its ``columns``, when given, are read).
 
     ``types``: DuckDB types for CSV columns (:func:`csv_value_types`) instead of the types DuckDB
     guesses from a sample of the first rows. A guess of BIGINT rounds a later "5.25" to 5 without
     an error, and a guess of DATE drops a later time of day: a silently wrong count.
-    ``integers``: CSV columns whose guess is kept but, where it is an integer type, checked to hold
-    integers only (one scan as text); where the guess is text, read as the type given instead.
-    Columns the file does not have are left to the "column not found" check.
+    VARCHAR reads a column as its text (group keys and user ids: :class:`DuckDBEngine`).
+    ``integers``: CSV value columns on an integer domain (:func:`csv_value_types`): "BIGINT", read
+    as DOUBLE (:func:`_guarded_doubles`), "HUGEINT", read as text and converted exactly
+    (:func:`_exact_integers`); their non-integers are refused, or with ``drop_fractions`` left to
+    the caller's policy for invalid values. Columns the file does not have are left to the
+    "column not found" check.
 
     Standard input is copied to a private temporary file that is removed on exit. ``text``: read
     every CSV column as text (hierarchy labels such as "007" stay as written). ``progress``:
@@ -168,8 +211,9 @@ def open_table(source: Any, fmt: str | None = None, progress: Progress = False, 
                 if chosen or guarded:
                     # a column of dates on a numeric domain keeps its type: the domain check then says to give dates
                     chosen = {c: t for c, t in chosen.items()
-                              if t == "TIMESTAMP" or not any(d in guess[c] for d in ("DATE", "TIME"))}
-                    chosen.update({c: t for c, t in guarded.items() if "CHAR" in guess[c]})
+                              if t in ("TIMESTAMP", "VARCHAR") or not any(d in guess[c] for d in ("DATE", "TIME"))}
+                    chosen.update({c: "VARCHAR" for c, t in guarded.items()
+                                   if t == "HUGEINT" and not any(d in guess[c] for d in ("DATE", "TIME"))})
                 if chosen:
                     typed = ", ".join(f"{quote_str(c)}: {quote_str(t)}" for c, t in chosen.items())
                     expr = f"read_csv({quote_str(path)}, auto_detect=true, types={{{typed}}})"
@@ -178,9 +222,17 @@ def open_table(source: Any, fmt: str | None = None, progress: Progress = False, 
                     final = guess
             except Exception as exc:  # duckdb raises its own exception types
                 raise InputFormatError(f"cannot read {shown} as {fmt}: {redact(exc)}") from None
-            for c, fallback in guarded.items():
-                if "INT" in final[c]:
-                    _refuse_rounded_integers(con, path, c, wide=fallback == "HUGEINT")
+            exact = {}
+            for c, kind in guarded.items():
+                if kind == "HUGEINT" and final[c] == "VARCHAR":
+                    exact[c] = _exact_integers(con, expr, c, drop_fractions)
+                elif kind == "BIGINT" and final[c] == "DOUBLE":
+                    ints = _guarded_doubles(con, expr, c, drop_fractions)
+                    if ints is not None:
+                        exact[c] = ints
+            if exact:  # a subquery, not a view: column_type still knows it reads a CSV (whose names it hides)
+                replaced = ", ".join(f"{e} AS {quote_ident(c)}" for c, e in exact.items())
+                expr = f"(SELECT * REPLACE ({replaced}) FROM {expr})"
             shown = "stdin" if tmp_name else path
         with _poll_progress(con, progress_reporter(progress), "reading " + shown):
             yield con, expr

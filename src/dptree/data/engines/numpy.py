@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from dptree.data.bounding import kept_positions
-from dptree.data.domain import Domain, as_dates, coerce_values
+from dptree.data.dates import as_dates
+from dptree.data.domain import Domain, coerce_values
 from dptree.data.engines.base import COUNT, Engine, Group, Missing, Unknown, invalid_values_error
 from dptree.data.inputs import as_declared, declared_kind, present, to_numpy
 from dptree.data.sorting import distinct_counts, run_lengths
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["NumpyEngine", "bin_cells", "bound_cells", "bound_packed", "pack_user_cells", "cell_bits", "user_codes",
-           "group_codes", "distinct_counts", "run_lengths"]
+           "group_codes", "exact_frame", "distinct_counts", "run_lengths"]
 
 _BIN_CHUNK = 1 << 21
 
@@ -92,13 +93,33 @@ def user_codes(user_ids: Any, n: int) -> np.ndarray:
         raise missing_user_ids_error()
     try:
         _, codes = np.unique(ids, return_inverse=True)
-    except TypeError as exc:
-        raise DataError("user_id values must be of one comparable type (all numbers or all strings)") from exc
+    except TypeError:  # ids of several kinds (1 and 'a'): people told apart by value, numbered as they come
+        seen: dict[Any, int] = {}  # (a refusal here would let one record's id reveal itself)
+        try:
+            codes = np.fromiter((seen.setdefault(v, len(seen)) for v in ids.tolist()), np.int64, ids.size)
+        except TypeError:
+            raise DataError("user_id values must be numbers, text or dates (one id per record)") from None
     return codes.astype(np.int64).ravel()
 
 
+def _object_group(v: Any, lookup: dict[Any, int], integers: bool) -> int:
+    """The group of one value of an object column: integer groups match numbers equal to them
+    (ints, whole floats, compared exactly), never True/False or text; string groups match text."""
+    if integers:
+        if isinstance(v, (bool, np.bool_, str, bytes)):
+            return -1
+    elif not isinstance(v, str):
+        return -1
+    try:
+        return lookup.get(v, -1)
+    except TypeError:  # an unhashable value names no group
+        return -1
+
+
 def group_codes(by: Any, groups: Sequence[Group], n: int, unknown: str) -> np.ndarray:
-    """Index of each of the ``n`` rows' group in ``groups``; -1 for rows dropped as unknown."""
+    """Index of each of the ``n`` rows' group in ``groups``; -1 for rows dropped as unknown. Each
+    value is matched on its own: a value of another kind than the groups' (text among integer
+    groups, 2.5, inf) is an unknown group, whatever the other rows hold."""
     arr = to_numpy(by, name="by")
     if arr.size != n:
         raise length_mismatch_error("by")
@@ -108,10 +129,15 @@ def group_codes(by: Any, groups: Sequence[Group], n: int, unknown: str) -> np.nd
     if here.any():
         vals = arr[here]
         if vals.dtype.kind == "f":  # integer groups read through a float column (with NaN)
-            whole = vals == np.floor(vals)
+            whole = np.isfinite(vals) & (vals == np.floor(vals))
             vals = np.where(whole, vals, np.nan)
             uniq, inv = np.unique(vals, return_inverse=True)
             table = np.array([lookup.get(int(u), -1) if u == u else -1 for u in uniq.tolist()], dtype=np.int64)
+        elif vals.dtype.kind == "O":  # one lookup per value: kinds may mix, and need not compare
+            integers = not isinstance(groups[0], str)
+            table = np.fromiter((_object_group(v, lookup, integers) for v in vals.tolist()), dtype=np.int64,
+                                count=vals.size)
+            inv = np.arange(vals.size)
         else:
             try:
                 uniq, inv = np.unique(vals, return_inverse=True)
@@ -122,6 +148,36 @@ def group_codes(by: Any, groups: Sequence[Group], n: int, unknown: str) -> np.nd
     if unknown == "error" and (codes < 0).any():
         raise unknown_groups_error()
     return codes
+
+
+def exact_frame(data: Any, columns: Sequence[str]) -> pd.DataFrame | None:
+    """A pandas DataFrame of an in-memory table (pandas, polars, Arrow; None for anything else)
+    whose integer ``columns`` keep their exact values: pandas' nullable integers, where
+    ``to_pandas`` makes an integer column with a null float64 (rounding values above 2^53, so
+    that one added null row would relabel every row)."""
+    import pandas as pd
+
+    if isinstance(data, pd.DataFrame):
+        return data
+    frame = getattr(data, "to_pandas", lambda: None)()
+    if not isinstance(frame, pd.DataFrame):
+        return None
+    import pyarrow as pa
+
+    if isinstance(data, (pa.Table, pa.RecordBatch)):
+        table = data
+    elif type(data).__module__.split(".")[0] == "polars" and hasattr(data, "to_arrow"):
+        table = data.select([c for c in dict.fromkeys(columns) if c in data.columns]).to_arrow()
+    else:
+        return frame
+    nullable = {pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(), pa.int32(): pd.Int32Dtype(),
+                pa.int64(): pd.Int64Dtype(), pa.uint8(): pd.UInt8Dtype(), pa.uint16(): pd.UInt16Dtype(),
+                pa.uint32(): pd.UInt32Dtype(), pa.uint64(): pd.UInt64Dtype()}
+    names = list(table.schema.names)
+    for c in dict.fromkeys(columns):
+        if names.count(c) == 1 and pa.types.is_integer(table.schema.field(c).type):
+            frame[c] = table.column(c).to_pandas(types_mapper=nullable.get).set_axis(frame.index)
+    return frame
 
 
 def cell_bits(cells: int) -> int:
@@ -306,7 +362,7 @@ class NumpyEngine(Engine):
     def path_counts(self, data: Any, levels: Sequence[str], *, weight: str | None) -> pd.DataFrame:
         import pandas as pd
 
-        frame = data if isinstance(data, pd.DataFrame) else getattr(data, "to_pandas", lambda: None)()
+        frame = exact_frame(data, levels)
         if not isinstance(frame, pd.DataFrame):
             raise InputFormatError(f"path counts need a table with the level columns; got {type(data).__name__}")
         keys = list(levels)

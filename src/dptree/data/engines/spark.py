@@ -254,8 +254,8 @@ def _weight_column(df: Any, weight: str) -> Any:
         checks = [("missing values", w.isNull()), ("negative values", w < 0), ("non-integer values", w != F.floor(w))]
     elif isinstance(dtype, (T.FloatType, T.DoubleType)):
         checks = [
-            ("missing values", w.isNull()),
-            ("non-finite values", F.isnan(w) | (F.abs(w) == float("inf"))),
+            ("missing values", w.isNull() | F.isnan(w)),  # NaN is a missing value, as in numpy and DuckDB
+            ("non-finite values", F.abs(w) == float("inf")),
             ("negative values", w < 0),
             ("non-integer values", w != F.floor(w)),
             ("float values above 2^53, which are not exact integers (pass an integer column)", w > float(FLOAT_EXACT)),
@@ -399,7 +399,11 @@ class SparkEngine(Engine):
         if absent:
             raise InputFormatError(f"Spark DataFrame has no column(s) {absent}; it has {list(data.columns)}")
         total = F.count(F.lit(1)) if weight is None else F.sum(_weight_column(data, weight))
-        pdf = data.groupBy(*levels).agg(total.alias(COUNT)).toPandas()
+        # integer labels as their decimal text (exact): toPandas makes an integer column with a
+        # null float64, rounding labels above 2^53 (one added null row would relabel every row)
+        integral = {f.name for f in data.schema.fields if type(f.dataType).__name__ in INTEGRAL}
+        keys = [F.col(quote(c)).cast("string").alias(c) if c in integral else F.col(quote(c)) for c in levels]
+        pdf = data.groupBy(*keys).agg(total.alias(COUNT)).toPandas()
         exact = [int(v) for v in pdf[COUNT].tolist()]  # Decimal -> int: exact
         if sum(exact) >= MAX_TOTAL:
             raise too_large(weight)
