@@ -57,8 +57,8 @@ def column_type(con: Any, expr: str, column: str) -> str:
         ):
             raise InputFormatError(
                 f"column {column!r} not found: the CSV's header row could not be read; check that every line "
-                "has the same number of fields and that the delimiter is a comma (or pass --format parquet "
-                "for a Parquet file)"
+                "has the same number of fields and that the delimiter is a comma (a Parquet file is recognised "
+                "by its content, whatever its name)"
             )
         if csv:
             # a CSV's "header" is its first line: without a real header row that is a line of the data
