@@ -117,6 +117,16 @@ def test_stdin_and_seeded_release(tmp_path) -> None:  # type: ignore[no-untyped-
     assert proc.returncode == 0, proc.stderr
     assert dptree.load(out).private is False
     assert "NOT PRIVATE" in proc.stdout
+    # Parquet bytes on stdin with --format parquet (they were read as CSV: "not utf-8 encoded")
+    import pandas as pd
+
+    pq = tmp_path / "v.parquet"
+    pd.DataFrame({"v": [1, 2, 3, 50]}).to_parquet(pq)
+    argv = [sys.executable, "-m", "dptree.cli.main", "release", "-", "--format", "parquet", "--column", "v", "--lower",
+            "0", "--upper", "99", "--epsilon", "1", "--seed", "3", "--allow-nonprivate", "--out", str(tmp_path / "p.json")]
+    proc = subprocess.run(argv, input=pq.read_bytes(), capture_output=True)
+    assert proc.returncode == 0, proc.stderr
+    assert np.array_equal(dptree.load(str(tmp_path / "p.json")).leaf_estimates, dptree.load(str(out)).leaf_estimates)
 
 
 @pytest.mark.parametrize(

@@ -180,7 +180,7 @@ def open_table(source: Any, fmt: str | None = None, progress: Progress = False, 
                 stdin = sys.stdin
                 tmp.write(stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode("utf-8"))
                 tmp_name = tmp.name
-            path, fmt = tmp_name, "csv"
+            path, fmt = tmp_name, ("parquet" if fmt == "parquet" else "csv")  # --format parquet: Parquet bytes
         elif not os.path.exists(path):
             raise InputFormatError(f"input file not found: {path}")
         elif os.path.isdir(path):
