@@ -66,6 +66,7 @@ def read_structure(path: str, levels: Sequence[str], *, other: str | None = None
             f"structure file {path} needs the level columns {list(levels)} or node/parent columns; it has {cols}"
         )
     except duckdb.Error as exc:
-        raise InputFormatError(f"cannot read structure file {path}: {exc}") from exc
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__  # one line: no SQL excerpt
+        raise InputFormatError(f"cannot read structure file {path}: {first}") from exc
     finally:
         con.close()

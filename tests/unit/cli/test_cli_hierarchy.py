@@ -147,6 +147,10 @@ def test_cli_errors_are_clear(files: dict[str, Path], cli_run: Any) -> None:
     pd.DataFrame({"country": ["US"], "state": ["CA"], "city": ["SF"], "n": [-1]}).to_csv(d / "neg.csv", index=False)
     assert refused([str(d / "neg.csv")] + base[1:] + ["--epsilon", "1", "--weight", "n"]) == 2
     assert "negative" in errors[-1]
+    (d / "garbage.parquet").write_bytes(b"garbage")  # DuckDB's message quoted its SQL on more lines
+    garbage = [str(d / "rows.csv"), "--levels", "country,state,city", "--structure", str(d / "garbage.parquet"),
+               "--out", str(d / "x.json"), "--epsilon", "1"]
+    assert refused(garbage) == 2 and "cannot read structure file" in errors[-1]
 
 
 def test_private_run_without_seed(files: dict[str, Path], cli_run: Any) -> None:
