@@ -275,13 +275,12 @@ def run_quantile(args: argparse.Namespace) -> int:
 
 
 def _levels(text: str) -> list[float]:
-    try:
-        qs = [float(t) for t in text.split(",") if t.strip()]
+    if not text.strip():
+        raise InvalidParameterError("--q needs at least one level, e.g. --q 0.5")
+    try:  # an empty item ('0.5,') is refused, as --groups refuses one: a level may be missing
+        return [float(t) for t in text.split(",")]
     except ValueError:
         raise InvalidParameterError(f"--q must be comma-separated levels such as 0.1,0.5,0.9, got {text!r}") from None
-    if not qs:
-        raise InvalidParameterError("--q needs at least one level, e.g. --q 0.5")
-    return qs
 
 
 def run_quantiles(args: argparse.Namespace) -> int:

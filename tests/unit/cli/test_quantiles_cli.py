@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 import dptree
 
@@ -153,3 +154,13 @@ def test_n_min_narrows_the_mechanism_intervals_like_the_library(tmp_path: Path, 
     got = dptree.load(str(tmp_path / "q.json"))
     assert (got.ci_low, got.ci_high, got.n_min) == (want.ci_low, want.ci_high, 1500)
     assert got.ci_low[1] > 0 and "domain's ends" not in printed
+
+
+@pytest.mark.parametrize("q", ["0.5,", ",0.5", "0.1,,0.9", "", "a"])
+def test_a_malformed_level_list_is_refused(tmp_path: Path, cli_run: Any, q: str) -> None:
+    """'0.5,' was taken as one level while '--groups a,b,' was refused: an empty item may be a
+    level the caller meant to type, so both refuse it."""
+    f, _ = _data(tmp_path)
+    code, _, err = cli_run(["quantiles", str(f), "--column", "v", "--q", q, "--lower", "0", "--upper", "1023",
+                            "--epsilon", "1"])
+    assert code == 2 and "--q" in err and err.count("\n") == 1, err
