@@ -138,6 +138,15 @@ class Domain:
             return self.leaf_start(idx)
         return np.minimum(np.int64(self.lower) + (idx + 1) * np.int64(self.width) - 1, np.int64(self.upper))
 
+    def leaf_from(self, x: Any) -> np.ndarray:
+        """Leaf index where the values >= x begin (the low end of a range, or of a histogram bin):
+        on an integer domain x rounded up first (0.5 starts at 1); past the last bucket (``size``)
+        when x > upper, since every record is clamped to upper. (:meth:`leaf_of` maps a point above
+        upper inside the last bucket to it, right for the high end of a range, not for the low.)"""
+        x = whole_from(x) if self.kind == "integer" else x
+        idx = np.asarray(self.leaf_of(x))
+        return np.where(np.asarray(self._query_array(x)) > self.upper, self.size, idx)
+
     def interpolate(self, idx: np.ndarray, frac: np.ndarray) -> np.ndarray:
         """A point ``frac`` of the way through bucket ``idx`` (integers: the bucket's value)."""
         if self.kind == "float":
@@ -145,7 +154,8 @@ class Domain:
         if (self.kind == "integer" and self.width == 1) or self.kind == "datetime":
             return self.leaf_start(idx)  # integers and dates answer with a bucket's first value
         base = np.int64(self.lower) + idx.astype(np.int64) * np.int64(self.width)
-        off = np.floor(frac * float(self.width)).astype(np.int64)
+        # frac = 1 is the bucket's top: its last value (width would be the next bucket's first)
+        off = np.minimum(np.floor(frac * float(self.width)).astype(np.int64), np.int64(self.width) - 1)
         out = np.minimum(base + off, np.int64(self.upper))
         return out.astype("datetime64[ns]") if self.kind == "datetime" else out
 

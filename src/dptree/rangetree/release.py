@@ -22,7 +22,6 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 
 from dptree._validation import Interval, Options, validate_params
-from dptree.data.domain import whole_from
 from dptree.errors import InvalidParameterError
 from dptree.estimation.intervals import LEVEL, symmetric_interval
 from dptree.io.contract import CountRelease
@@ -118,7 +117,7 @@ class RangeTree(RangeQueries, CountRelease):
             ) from None
         if np.any(qlo > qhi):
             raise InvalidParameterError("count(lo, hi) needs lo <= hi")
-        a = np.atleast_1d(self.domain.leaf_of(whole_from(lo) if self.domain.kind == "integer" else lo))
+        a = np.atleast_1d(self.domain.leaf_from(lo))
         b = np.atleast_1d(self.domain.leaf_of(hi))
         a, b = np.broadcast_arrays(a, b)
         D = self.domain.size
@@ -353,10 +352,12 @@ class RangeTree(RangeQueries, CountRelease):
         q = self.domain._query_array(e)
         if np.any(np.diff(q) <= 0):
             raise InvalidParameterError("histogram edges must be strictly increasing")
-        idx = np.asarray(self.domain.leaf_of(e))
+        # a bin [e_i, e_i+1) starts where values >= e_i begin and ends before values >= e_i+1 do;
+        # the last bin is closed: it ends at the bucket of its edge
+        first = np.asarray(self.domain.leaf_from(e))
         D = self.domain.size
-        starts = np.clip(idx[:-1], 0, D)
-        ends = np.clip(np.concatenate([idx[1:-1] - 1, [idx[-1]]]), -1, D - 1)
+        starts = np.clip(first[:-1], 0, D)
+        ends = np.clip(np.concatenate([first[1:-1] - 1, np.atleast_1d(self.domain.leaf_of(e[-1:]))]), -1, D - 1)
         empty = starts > ends
         a = np.where(empty, 0, starts)
         b = np.where(empty, 0, ends)

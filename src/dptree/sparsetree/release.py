@@ -77,7 +77,10 @@ class SparseRangeTree(RangeQueries, CountRelease):
         return i, np.where(end[1], 1.0, f), end[1]
 
     def _ends(self, x: Any, *, inclusive: bool) -> tuple[np.ndarray, np.ndarray]:
-        """(last offset, empty) of the prefixes {value <= x} (``inclusive``) or {value < x}."""
+        """(last offset, empty) of the prefixes {value <= x} (``inclusive``) or {value < x} (on an
+        integer domain {value < ceil(x)}: a fractional x is not floored like a threshold point)."""
+        if not inclusive and self.domain.kind in ("int", "uint"):
+            x = whole_from(x)
         off, below, above = self.domain.query_offsets(x)
         last = np.uint64(self.domain.size - 1)
         if inclusive:
@@ -120,7 +123,7 @@ class SparseRangeTree(RangeQueries, CountRelease):
         if np.any(klo > khi):
             raise InvalidParameterError("count(lo, hi) needs lo <= hi")
         b, eb = self._ends(hi, inclusive=True)
-        a, ea = self._ends(whole_from(lo) if self.domain.kind in ("int", "uint") else lo, inclusive=False)
+        a, ea = self._ends(lo, inclusive=False)
         b, eb, a, ea = np.broadcast_arrays(b, eb, a, ea)
         return [((b, eb), 1), ((a, ea), -1)]
 

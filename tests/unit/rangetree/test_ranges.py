@@ -88,6 +88,29 @@ def test_fractional_ends_on_an_integer_domain_count_lo_le_value_le_hi() -> None:
         assert rel.answer(count=[(0.5, 10.5)]).to_frame()["query"][0] == "count[1, 10]"
 
 
+def test_the_last_bucket_past_upper_and_fractional_bin_edges() -> None:
+    """Found by the answer review of Dec 7 (each was a silently wrong count at huge epsilon):
+    a range starting above upper counted the last bucket when upper sits inside it (no record lies
+    above upper: they are clamped to it); a bucket's top (q n on a bucket's CDF value, or q = 1)
+    was answered with the next bucket's first value, outside its own interval; a histogram floored
+    its fractional edges on integers ([0.5, 2.5) counted the records at 0)."""
+    mid = dptree.range_tree(np.array([52] * 40 + [3] * 10), lower=0, upper=53, width=5, epsilon=1e6, rng=1)
+    assert mid.count(54, 60) == pytest.approx(0, abs=0.5) and mid.count(0, 54) == pytest.approx(50, abs=0.5)
+    np.testing.assert_allclose(mid.histogram([0, 54, 60]).counts, [50, 0], atol=0.5)
+    flo = dptree.range_tree(np.array([8.1] * 40 + [1.0] * 10), lower=0.0, upper=8.2, width=0.25, epsilon=1e6, rng=1)
+    assert flo.count(8.21, 9.0) == pytest.approx(0, abs=0.5) and flo.count(8.0, 9.0) == pytest.approx(40, abs=0.5)
+    wide = dptree.range_tree(np.array([0] * 3 + [7] * 3 + [12] * 4), lower=0, upper=19, width=5, epsilon=1e6, rng=1)
+    frame = wide.quantiles([0.3, 0.6, 1.0]).to_frame()
+    assert ((frame["ci_low"] <= frame["estimate"]) & (frame["estimate"] <= frame["ci_high"])).all()
+    assert list(wide.quantile_bucket([0.3, 0.6, 1.0])) == [0, 1, 2]
+    assert list(wide.quantile([0.3, 0.6, 1.0]) // 5) == [0, 1, 2]  # each answer inside its own bucket
+    x = np.array([0] * 10 + [1] * 5 + [3] * 7)
+    for rel in (dptree.range_tree(x, lower=0, upper=9, epsilon=1e6, rng=1),
+                dptree.sparse_range_tree(x, lower=0, upper=9, epsilon=1e6, rng=1)):
+        np.testing.assert_allclose(rel.histogram([0.5, 2.5, 9]).counts, [5, 7], atol=0.5)  # {1, 2} and {3..9}
+        np.testing.assert_allclose(rel.histogram([0, 2.5, 9.5]).counts, [15, 7], atol=0.5)  # closed end: <= 9.5
+
+
 def test_quantiles_survive_negative_counts_and_non_monotone_cdf() -> None:
     # few records, tiny epsilon: many leaf estimates are negative and the raw CDF is not monotone
     x = np.array([10, 11, 12, 500, 900])
