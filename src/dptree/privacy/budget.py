@@ -347,12 +347,14 @@ def _dg_delta(epsilon: float, sigma2: float, m: int, block: int | None, *, fft: 
 
 
 def _continuous_gaussian_delta(epsilon: float, sigma2: float, m: int) -> float:
-    """Balle & Wang 2018 Thm 8: delta of the continuous Gaussian, L2 sensitivity sqrt(m)."""
-    from scipy.special import ndtr
+    """Balle & Wang 2018 Thm 8: delta of the continuous Gaussian, L2 sensitivity sqrt(m). The
+    second term e^epsilon Phi(-a - c) in log space: e^epsilon alone overflows from epsilon = 710,
+    while epsilon + log Phi(-a - c) <= -log((a + c) sqrt(2 pi)) stays small (a + c >= sqrt(2 eps))."""
+    from scipy.special import log_ndtr, ndtr
 
     D, s = math.sqrt(m), math.sqrt(sigma2)
     a, c = D / (2 * s), epsilon * s / D
-    return float(ndtr(a - c) - math.exp(epsilon) * ndtr(-a - c))
+    return float(ndtr(a - c) - math.exp(epsilon + float(log_ndtr(-a - c))))
 
 
 def _continuous_gaussian_sigma2(epsilon: float, delta: float, m: int) -> float:

@@ -47,3 +47,15 @@ def test_a_per_record_budget_too_small_names_max_contributions() -> None:
 def test_bounds_share_without_private_bounds_is_refused() -> None:
     with pytest.raises(InvalidParameterError, match="pass bounds='private'"):
         dptree.range_tree(X, lower=0, upper=100, epsilon=1.0, bounds_share=0.5)  # it would be silently unused
+
+
+@pytest.mark.parametrize("epsilon", [1e3, 1e6])
+def test_a_gaussian_release_at_a_huge_epsilon_is_calibrated(epsilon: float) -> None:
+    """Balle and Wang's delta multiplied e^epsilon (an OverflowError from epsilon = 710) by a tiny
+    normal tail; computed in log space it calibrates, and the release is exact to the noise."""
+    from dptree.privacy.budget import _continuous_gaussian_delta
+
+    rel = dptree.range_tree(X, lower=0, upper=127, epsilon=epsilon, delta=1e-6, noise="gaussian", rng=1)
+    assert rel.count(0, 49) == pytest.approx(50, abs=0.5)
+    assert 0 <= _continuous_gaussian_delta(epsilon, 1e-4, 8) <= 1
+    assert _continuous_gaussian_delta(1.0, 4.0, 3) == pytest.approx(0.082542101485596, rel=1e-12)  # direct form
