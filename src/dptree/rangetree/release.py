@@ -22,6 +22,7 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 
 from dptree._validation import Interval, Options, validate_params
+from dptree.data.dates import NS_RANGE, date_query_array
 from dptree.errors import InvalidParameterError
 from dptree.estimation.intervals import LEVEL, symmetric_interval
 from dptree.io.contract import CountRelease
@@ -107,8 +108,10 @@ class RangeTree(RangeQueries, CountRelease):
 
     # ------------------------------------------------------------------ leaf ranges
     def _leaf_range(self, lo: Any, hi: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        qlo = self.domain._query_array(lo)
-        qhi = self.domain._query_array(hi)
+        if self.domain.kind == "datetime":  # compared before the clamp to the domain's ends (both past it: equal)
+            qlo, qhi = date_query_array(lo, *NS_RANGE), date_query_array(hi, *NS_RANGE)
+        else:
+            qlo, qhi = self.domain._query_array(lo), self.domain._query_array(hi)
         try:
             qlo, qhi = np.broadcast_arrays(np.atleast_1d(qlo), np.atleast_1d(qhi))
         except ValueError:

@@ -111,6 +111,15 @@ def test_the_last_bucket_past_upper_and_fractional_bin_edges() -> None:
         np.testing.assert_allclose(rel.histogram([0, 2.5, 9.5]).counts, [15, 7], atol=0.5)  # closed end: <= 9.5
 
 
+def test_reversed_date_ranges_past_the_domain_are_refused() -> None:
+    """Both ends past the domain clamped to the same end and compared equal: an empty count."""
+    rel = dptree.range_tree(np.array(["2024-03-01"] * 10, dtype="datetime64[D]"), lower="2024-01-01",
+                            upper="2024-12-31", epsilon=1e6, rng=1)
+    with pytest.raises(InvalidParameterError, match="needs lo <= hi"):
+        rel.count("2026-01-01", "2025-06-01")
+    assert rel.count("2023-01-01", "2025-06-01") == pytest.approx(10, abs=0.5)
+
+
 def test_quantiles_survive_negative_counts_and_non_monotone_cdf() -> None:
     # few records, tiny epsilon: many leaf estimates are negative and the raw CDF is not monotone
     x = np.array([10, 11, 12, 500, 900])
