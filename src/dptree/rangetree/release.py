@@ -107,11 +107,15 @@ class RangeTree(RangeQueries, CountRelease):
         return self._est.leaf
 
     # ------------------------------------------------------------------ leaf ranges
+    def _ordered_points(self, x: Any) -> np.ndarray:
+        """Query points as numbers whose order is theirs: dates before the clamp to the domain's
+        ends (two dates past the same end would compare equal), others as the domain reads them."""
+        if self.domain.kind == "datetime":
+            return date_query_array(x, *NS_RANGE)
+        return self.domain._query_array(x)
+
     def _leaf_range(self, lo: Any, hi: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        if self.domain.kind == "datetime":  # compared before the clamp to the domain's ends (both past it: equal)
-            qlo, qhi = date_query_array(lo, *NS_RANGE), date_query_array(hi, *NS_RANGE)
-        else:
-            qlo, qhi = self.domain._query_array(lo), self.domain._query_array(hi)
+        qlo, qhi = self._ordered_points(lo), self._ordered_points(hi)
         try:
             qlo, qhi = np.broadcast_arrays(np.atleast_1d(qlo), np.atleast_1d(qhi))
         except ValueError:
@@ -352,7 +356,7 @@ class RangeTree(RangeQueries, CountRelease):
             raise InvalidParameterError(f"histogram edges must be a flat list of values: {exc}") from exc
         if e.ndim != 1 or e.size < 2:
             raise InvalidParameterError("histogram needs at least two edges")
-        q = self.domain._query_array(e)
+        q = self._ordered_points(e)
         if np.any(np.diff(q) <= 0):
             raise InvalidParameterError("histogram edges must be strictly increasing")
         # a bin [e_i, e_i+1) starts where values >= e_i begin and ends before values >= e_i+1 do;

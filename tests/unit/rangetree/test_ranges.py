@@ -118,6 +118,9 @@ def test_reversed_date_ranges_past_the_domain_are_refused() -> None:
     with pytest.raises(InvalidParameterError, match="needs lo <= hi"):
         rel.count("2026-01-01", "2025-06-01")
     assert rel.count("2023-01-01", "2025-06-01") == pytest.approx(10, abs=0.5)
+    # edges past the domain are still increasing (they were refused: clamped first, then compared)
+    np.testing.assert_allclose(rel.histogram(["2023-01-01", "2024-06-01", "2025-01-01", "2026-01-01"]).counts,
+                               [10, 0, 0], atol=0.5)
 
 
 def test_quantiles_survive_negative_counts_and_non_monotone_cdf() -> None:
