@@ -64,12 +64,16 @@ def _from_arrow(arr: Any, name: str) -> np.ndarray:
     nulls = arr.null_count
     if pa.types.is_integer(typ) and nulls:
         mask = np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)
-        filled = np.asarray(arr.fill_null(0).to_numpy(zero_copy_only=False))
-        return _ints_with_nulls(filled.astype(np.int64, copy=False), mask)
+        filled = np.asarray(arr.fill_null(0).to_numpy(zero_copy_only=False))  # uint64 stays uint64 (no wrap)
+        return _ints_with_nulls(filled, mask)
     if (pa.types.is_floating(typ) or pa.types.is_integer(typ) or pa.types.is_temporal(typ)) and not nulls:
         return np.asarray(arr.to_numpy(zero_copy_only=False))
     if pa.types.is_floating(typ) or pa.types.is_timestamp(typ) or pa.types.is_date(typ):
         return np.asarray(arr.to_numpy(zero_copy_only=False))  # nulls -> NaN / NaT
+    if pa.types.is_decimal(typ) and typ.scale == 0:  # whole numbers: exact Python integers (float64 rounds past 2^53)
+        out = np.empty(len(arr), dtype=object)
+        out[:] = [None if v is None else int(v) for v in arr.to_pylist()]
+        return out
     if pa.types.is_decimal(typ):
         return np.asarray(pc.cast(arr, pa.float64()).to_numpy(zero_copy_only=False))
     return np.asarray(arr.to_pylist(), dtype=object)
@@ -207,7 +211,9 @@ def _arrow_kind(typ: Any) -> str:
         typ = typ.value_type
     if pa.types.is_integer(typ):
         return "u" if pa.types.is_unsigned_integer(typ) else "i"
-    if pa.types.is_floating(typ) or pa.types.is_decimal(typ):
+    if pa.types.is_decimal(typ):
+        return "i" if typ.scale == 0 else "f"
+    if pa.types.is_floating(typ):
         return "f"
     return "M" if pa.types.is_timestamp(typ) or pa.types.is_date(typ) else "O"
 

@@ -123,6 +123,8 @@ class KeyDomain:
                 return self._keys(as_dates(arr), drop, query)
             return self._keys(np.array([_float_item(v) for v in arr.tolist()], dtype=np.float64), drop, query)
         if self.kind == "datetime":
+            if kind == "U" or (arr.size == 0 and kind != "M"):  # ISO text, or no rows: as the dense tree reads them
+                return self._keys(as_dates(arr.astype(object)), drop, query)
             if kind != "M":
                 raise DataError("a date domain needs dates or timestamps (datetime64) as values")
             nat = np.isnat(arr)

@@ -89,9 +89,12 @@ def _bucketing(con: Any, expr: str, column: str, domain: Domain) -> tuple[str, s
             fix = ("its values must all be dates or times" if "CHAR" in ctype or "TEXT" in ctype
                    else "pass numeric bounds for a numeric column")
             raise DataError(f"column {column!r} has type {ctype}, but the domain is dates: {fix}")
-        # clamp in the column's own (microsecond) range first: epoch_ns of 9999-12-31 overflows
-        lo_us, hi_us = int(lo) // 1000, -(-int(hi) // 1000)
-        value = f"epoch_ns(least(greatest(CAST({col} AS TIMESTAMP), make_timestamp({lo_us})), make_timestamp({hi_us})))"
+        if "TIMESTAMP_NS" in ctype:  # nanoseconds already: a cast to TIMESTAMP would round them to microseconds
+            value = f"epoch_ns({col})"
+        else:  # clamp in the column's own (microsecond) range first: epoch_ns of 9999-12-31 overflows
+            lo_us, hi_us = int(lo) // 1000, -(-int(hi) // 1000)
+            value = (f"epoch_ns(least(greatest(CAST({col} AS TIMESTAMP), make_timestamp({lo_us})), "
+                     f"make_timestamp({hi_us})))")
         bad = f"{col} IS NULL"
         leaf = f"(least(greatest({value}, {int(lo)}), {int(hi)}) - {int(lo)}) // {int(w)}"
     elif not numeric:
@@ -114,10 +117,16 @@ def _bucketing(con: Any, expr: str, column: str, domain: Domain) -> tuple[str, s
         inf = f"isinf({value})"
         if domain.kind == "float":
             leaf = f"CAST(floor((least(greatest({value}, {lo!r}), {hi!r}) - {lo!r}) / {w!r}) AS BIGINT)"
-        else:  # integers read as DOUBLE: non-integers are refused, never floored (as in memory)
-            frac = f"{value} <> floor({value})"
-            # clamp in DOUBLE first: NaN and huge values never reach the BIGINT cast
-            leaf = f"(CAST(floor(least(greatest({value}, {int(lo)}), {int(hi)})) AS BIGINT) - {int(lo)}) // {int(w)}"
+        else:  # integers read as DOUBLE or DECIMAL: non-integers are refused, never floored (as in memory)
+            if "DECIMAL" in ctype or "NUMERIC" in ctype:  # exact: through DOUBLE, integers past 2^53 were rounded
+                frac = f"{col} <> floor({col})"
+                whole = f"CAST({col} AS HUGEINT)"
+            else:  # a whole DOUBLE casts to HUGEINT exactly (clamped in DOUBLE first: NaN, +-inf, 1e300 fit)
+                frac = f"{value} <> floor({value})"
+                whole = f"CAST(least(greatest({value}, -1e30), 1e30) AS HUGEINT)"
+            # then clamped as integers: a bound past 2^53 compared as a DOUBLE was rounded (a record of 0
+            # below lower = 2^53 + 1 fell to leaf -1, read as missing)
+            leaf = f"CAST((least(greatest({whole}, {int(lo)}), {int(hi)}) - {int(lo)}) // {int(w)} AS BIGINT)"
     if domain.kind != "integer" or int(hi - lo) // int(w) > domain.size - 1:
         leaf = f"least({leaf}, {domain.size - 1})"
     return leaf, bad, inf, frac

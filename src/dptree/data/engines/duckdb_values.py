@@ -5,6 +5,7 @@ their counts leave; the missing/infinite checks name the kind of problem, never 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -59,10 +60,15 @@ def _checked(con: Any, expr: str, column: str, missing: Missing, infinite: Missi
     group's) after the missing/infinite checks over every row of ``expr``."""
     ctype = column_type(con, expr, column)
     col = quote_ident(column)
-    floating = any(t in ctype for t in ("DOUBLE", "FLOAT", "REAL", "DECIMAL", "NUMERIC"))
-    if not (floating or "INT" in ctype or "DATE" in ctype or "TIMESTAMP" in ctype):
+    whole = re.fullmatch(r"(?:DECIMAL|NUMERIC)\((\d+),\s*0\)", ctype)  # whole numbers: exact (DOUBLE rounds past 2^53)
+    floating = whole is None and any(t in ctype for t in ("DOUBLE", "FLOAT", "REAL", "DECIMAL", "NUMERIC"))
+    if not (whole or floating or "INT" in ctype or "DATE" in ctype or "TIMESTAMP" in ctype):
         raise DataError(f"column {column!r} has type {ctype}; the values must be numbers or dates")
-    value = f"CAST({col} AS DOUBLE)" if floating else col
+    if whole:
+        ctype = "BIGINT" if int(whole.group(1)) <= 18 else "HUGEINT"
+        value = f"CAST({col} AS {ctype})"
+    else:
+        value = f"CAST({col} AS DOUBLE)" if floating else col
     bad_missing = f"({col} IS NULL" + (f" OR isnan({value}))" if floating else ")")
     bad_inf = f"isinf({value})" if floating else "false"
     # counted in a projection, not a WHERE: a filter could be pruned by Parquet statistics that omit NaN
