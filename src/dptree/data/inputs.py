@@ -15,14 +15,14 @@ single-chunk Arrow numeric data without nulls are viewed, not copied (tested wit
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any, cast
+from typing import Any, Sequence, cast
 
 import numpy as np
 
 from dptree._validation import InstanceOf, require, validate_params
 from dptree.errors import DataError, InvalidParameterError
 
-__all__ = ["to_numpy", "declared_kind", "as_declared", "present", "refuse_untyped", "value_kind"]
+__all__ = ["to_numpy", "declared_kind", "as_declared", "present", "refuse_untyped", "value_kind", "exact_frame"]
 
 _FLOAT_EXACT = 2**53
 
@@ -291,6 +291,36 @@ def value_kind(arr: np.ndarray) -> str:
     numpy infers from the values of a list (int64 or float64, the longest string's length)."""
     return {"i": "numbers", "u": "numbers", "f": "numbers", "b": "True/False", "S": "bytes", "U": "text",
             "m": "time spans (timedelta)", "M": "dates"}.get(arr.dtype.kind, "objects")
+
+
+def exact_frame(data: Any, columns: Sequence[str]) -> Any:
+    """A pandas DataFrame of an in-memory table (pandas, polars, Arrow; None for anything else)
+    whose integer ``columns`` keep their exact values: pandas' nullable integers, where
+    ``to_pandas`` makes an integer column with a null float64 (rounding values above 2^53, so
+    that one added null row would relabel every row)."""
+    import pandas as pd
+
+    if isinstance(data, pd.DataFrame):
+        return data
+    frame = getattr(data, "to_pandas", lambda: None)()
+    if not isinstance(frame, pd.DataFrame):
+        return None
+    import pyarrow as pa
+
+    if isinstance(data, (pa.Table, pa.RecordBatch)):
+        table = data
+    elif type(data).__module__.split(".")[0] == "polars" and hasattr(data, "to_arrow"):
+        table = data.select([c for c in dict.fromkeys(columns) if c in data.columns]).to_arrow()
+    else:
+        return frame
+    nullable = {pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(), pa.int32(): pd.Int32Dtype(),
+                pa.int64(): pd.Int64Dtype(), pa.uint8(): pd.UInt8Dtype(), pa.uint16(): pd.UInt16Dtype(),
+                pa.uint32(): pd.UInt32Dtype(), pa.uint64(): pd.UInt64Dtype()}
+    names = list(table.schema.names)
+    for c in dict.fromkeys(columns):
+        if names.count(c) == 1 and pa.types.is_integer(table.schema.field(c).type):
+            frame[c] = table.column(c).to_pandas(types_mapper=nullable.get).set_axis(frame.index)
+    return frame
 
 
 def _quote_ident(name: str) -> str:

@@ -36,7 +36,7 @@ from dptree.data.engines.duckdb_sql import (
 from dptree.data.engines.duckdb_bounded import bounded_counts
 from dptree.data.engines.duckdb_tables import csv_value_types, detect_format, is_csv, is_relation, open_table
 from dptree.data.engines.duckdb_values import checked_values, grouped_sorted_value_counts, sorted_value_counts
-from dptree.data.engines.numpy import exact_frame
+from dptree.data.inputs import exact_frame
 from dptree.errors import DataError, InputFormatError, InvalidParameterError, engine_error, unknown_groups_error
 from dptree.noise import RandomSource
 

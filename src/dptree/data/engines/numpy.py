@@ -19,7 +19,7 @@ from dptree.data.bounding import kept_positions
 from dptree.data.dates import as_dates
 from dptree.data.domain import Domain, coerce_values
 from dptree.data.engines.base import COUNT, Engine, Group, Missing, Unknown, invalid_values_error
-from dptree.data.inputs import as_declared, declared_kind, present, to_numpy
+from dptree.data.inputs import as_declared, declared_kind, exact_frame, present, to_numpy
 from dptree.data.sorting import distinct_counts, run_lengths
 from dptree.data.weights import MAX_TOTAL, check_weights, too_large
 from dptree.errors import (
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["NumpyEngine", "bin_cells", "bound_cells", "bound_packed", "pack_user_cells", "cell_bits", "user_codes",
-           "group_codes", "exact_frame", "distinct_counts", "run_lengths"]
+           "group_codes", "distinct_counts", "run_lengths"]
 
 _BIN_CHUNK = 1 << 21
 
@@ -150,34 +150,6 @@ def group_codes(by: Any, groups: Sequence[Group], n: int, unknown: str) -> np.nd
     return codes
 
 
-def exact_frame(data: Any, columns: Sequence[str]) -> pd.DataFrame | None:
-    """A pandas DataFrame of an in-memory table (pandas, polars, Arrow; None for anything else)
-    whose integer ``columns`` keep their exact values: pandas' nullable integers, where
-    ``to_pandas`` makes an integer column with a null float64 (rounding values above 2^53, so
-    that one added null row would relabel every row)."""
-    import pandas as pd
-
-    if isinstance(data, pd.DataFrame):
-        return data
-    frame = getattr(data, "to_pandas", lambda: None)()
-    if not isinstance(frame, pd.DataFrame):
-        return None
-    import pyarrow as pa
-
-    if isinstance(data, (pa.Table, pa.RecordBatch)):
-        table = data
-    elif type(data).__module__.split(".")[0] == "polars" and hasattr(data, "to_arrow"):
-        table = data.select([c for c in dict.fromkeys(columns) if c in data.columns]).to_arrow()
-    else:
-        return frame
-    nullable = {pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(), pa.int32(): pd.Int32Dtype(),
-                pa.int64(): pd.Int64Dtype(), pa.uint8(): pd.UInt8Dtype(), pa.uint16(): pd.UInt16Dtype(),
-                pa.uint32(): pd.UInt32Dtype(), pa.uint64(): pd.UInt64Dtype()}
-    names = list(table.schema.names)
-    for c in dict.fromkeys(columns):
-        if names.count(c) == 1 and pa.types.is_integer(table.schema.field(c).type):
-            frame[c] = table.column(c).to_pandas(types_mapper=nullable.get).set_axis(frame.index)
-    return frame
 
 
 def cell_bits(cells: int) -> int:
