@@ -112,16 +112,21 @@ class ChaChaStream:
         self.seeds += 1
 
     def _fill(self, out: memoryview) -> None:
-        """Overwrite the zero bytes ``out`` with keystream, one fresh key per piece."""
+        """Overwrite ``out`` with keystream, one fresh key per piece."""
         pos, n = 0, len(out)
         while pos < n:
             if self._since_seed >= self._reseed_bytes:
                 self._seed()
             piece = min(n - pos, self._key_bytes, self._reseed_bytes - self._since_seed)
             enc = Cipher(algorithms.ChaCha20(self._key, self._nonce), mode=None).encryptor()
+            # keystream = ChaCha20 of zero bytes, always read from the separate read-only _ZEROS:
+            # input and output never alias (cryptography 51 refuses an in-place update_into)
             new_key = bytearray(_KEY)
-            enc.update_into(new_key, new_key)  # keystream bytes 0..31: the next key
-            enc.update_into(out[pos : pos + piece], out[pos : pos + piece])  # bytes 32..: output
+            enc.update_into(_ZEROS[:_KEY], new_key)  # keystream bytes 0..31: the next key
+            end = pos + piece
+            for start in range(pos, end, len(_ZEROS)):  # bytes 32..: output
+                stop = min(end, start + len(_ZEROS))
+                enc.update_into(_ZEROS[: stop - start], out[start:stop])
             self._key = bytes(new_key)
             new_key[:] = _ZERO_KEY
             self.keys += 1

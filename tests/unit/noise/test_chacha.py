@@ -215,3 +215,42 @@ def test_small_requests_share_one_buffered_key() -> None:
     assert s.keys == 2
     assert s.random_bytes(5) == reference([128, 40, 128], 128, 1000)[168:173]  # 4 left: a new buffer
     assert s.keys == 3
+
+
+class _StrictEncryptor:
+    """A ChaCha20 encryptor that refuses what the strictest cryptography release refuses: an
+    output buffer sharing memory with its input (and one shorter than the input)."""
+
+    def __init__(self, inner: object) -> None:
+        self._inner = inner
+
+    def update_into(self, data: object, buf: object) -> int:
+        a, b = np.frombuffer(data, dtype=np.uint8), np.frombuffer(buf, dtype=np.uint8)
+        if np.shares_memory(a, b):
+            raise ValueError("data and buf must not overlap")
+        if len(b) < len(a):
+            raise ValueError("buf is too small")
+        return self._inner.update_into(data, buf)  # type: ignore[attr-defined]
+
+    def update(self, data: bytes) -> bytes:
+        return self._inner.update(data)  # type: ignore[attr-defined]
+
+
+def test_never_encrypts_in_place(monkeypatch: pytest.MonkeyPatch) -> None:
+    # any cryptography version that refuses aliased buffers would break every release
+    import dptree.noise.chacha as chacha
+
+    class StrictCipher:
+        def __init__(self, algorithm: object, mode: object = None) -> None:
+            self._cipher = Cipher(algorithm, mode=mode)  # type: ignore[arg-type]
+
+        def encryptor(self) -> _StrictEncryptor:
+            return _StrictEncryptor(self._cipher.encryptor())
+
+    monkeypatch.setattr(chacha, "Cipher", StrictCipher)
+    kb, rb = 3 * BUFFER_BYTES, 10 * BUFFER_BYTES
+    s = ChaChaStream(entropy=ScriptedEntropy(), key_bytes=kb, reseed_bytes=rb)
+    # large requests: pieces longer than the zero block are still the documented keystream
+    sizes = [SMALL_BYTES + 1, kb + 7, 2 * BUFFER_BYTES + 3, rb]
+    assert b"".join(s.random_bytes(k) for k in sizes) == reference(sizes, kb, rb)
+    assert len(s.random_bytes(10)) == 10  # a small request refills the buffer under the same rule
