@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
 from dptree.errors import DomainError, InputFormatError, InvalidParameterError
 from dptree.hierarchy.levels import Column, check_labels, column_from_list, level_arrays, string_path_columns
@@ -31,6 +30,8 @@ def is_null(v: Any) -> bool:
         return True
     if isinstance(v, (str, tuple, list)):
         return False
+    import pandas as pd
+
     try:
         return bool(pd.isna(v))
     except (TypeError, ValueError):  # an object pd.isna cannot judge

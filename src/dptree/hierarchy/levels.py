@@ -11,13 +11,14 @@ hold (lone surrogates) fall back to NumPy's object sort. Only public structure p
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from dptree.errors import DomainError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["Column", "column_from_list", "string_path_columns", "check_labels", "level_arrays"]
 
@@ -26,6 +27,8 @@ SEP = "/"
 
 def _arrow(values: Any) -> pa.Array | None:
     """Arrow large strings of a list/array of Python strings, or None if Arrow cannot hold them."""
+    import pyarrow as pa
+
     try:
         arr = pa.array(values, type=pa.large_string())
     except (pa.ArrowException, UnicodeError, TypeError, ValueError):
@@ -48,6 +51,9 @@ def sort_strings(arr: pa.Array, rounds: int = 4) -> np.ndarray:
     Sorts 8-byte big-endian prefixes as integers, then refines only the tied groups on the next
     8 bytes (ties of padded-equal strings broken by length, the shorter first, as a prefix
     sorts first); after ``rounds`` rounds Arrow's string sort finishes the job."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     arr = arr.cast(pa.large_string())
     n = len(arr)
     offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64)[arr.offset: arr.offset + n + 1]
@@ -95,6 +101,9 @@ class Column:
 
     def encode(self) -> tuple[np.ndarray, np.ndarray]:
         """(codes, vocab): vocab the sorted distinct labels (object array), codes per present row."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         if self._codes is None:
             if isinstance(self.values, pa.Array):
                 enc = pc.dictionary_encode(self.values)
@@ -114,6 +123,9 @@ class Column:
 
     def bad_vocab(self) -> tuple[np.ndarray, np.ndarray]:
         """Masks over the vocabulary: labels containing SEP, and empty labels."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         _, vocab = self.encode()
         if self.clean:
             return np.zeros(vocab.size, dtype=bool), np.zeros(vocab.size, dtype=bool)
@@ -153,6 +165,9 @@ def string_path_columns(paths: list[str]) -> list[Column] | None:
 
     Raises the same errors, for the same first offending path, as splitting one path at a time:
     a root path ('' or '/') and a path with an empty label."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     arr = _arrow(paths)
     if arr is None:
         return None
