@@ -21,8 +21,13 @@ def report(call: Callable[[], Any]) -> None:
     """In the child: run ``call`` and print {"seconds", "rss_mib"} (this process's peak RSS)."""
     t0 = time.perf_counter()
     call()
-    print(json.dumps({"seconds": time.perf_counter() - t0,
-                      "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+    emit(time.perf_counter() - t0)
+
+
+def emit(seconds: float) -> None:
+    """In the child: print {"seconds", "rss_mib"} for a time measured by the caller (a child that
+    times its own imports must measure before it imports this module)."""
+    print(json.dumps({"seconds": seconds, "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 
 
 def rounds(script: str, tasks: Sequence[str], child_args: Sequence[str], n_rounds: int) -> dict[str, list[dict]]:
