@@ -75,8 +75,9 @@ class MeasuredTree:
         inside = start[order] <= np.uint64(size - 1)
         order = order[inside]
         self.cell_depth, self.cell_pos, self.cell_start = depth[order], pos[order], start[order]
-        last = np.minimum(last[order], np.uint64(size - 1))
-        self.cell_width = (last - self.cell_start).astype(np.float64) + 1.0  # keys of the cell inside the domain
+        #: the last key of every cell inside the domain, exact (a float width rounds past 2^53 keys)
+        self.cell_last = np.minimum(last[order], np.uint64(size - 1))
+        self.cell_width = _widths(self.cell_start, self.cell_last)  # keys of the cell inside the domain
         self.cell_est = _gather(self.x, self.cell_depth, self.cell_pos)
         self.cum = np.concatenate([[0.0], np.cumsum(self.cell_est)])
         self._node_var: list[np.ndarray] | None = None
@@ -84,16 +85,32 @@ class MeasuredTree:
         self._smoothed: np.ndarray | None = None
 
     # ------------------------------------------------------------------ threshold queries
-    def locate(self, off: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(cell index, fraction of the cell's keys <= off) of offsets inside the domain."""
+    def locate(self, off: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(cell index, fraction of the cell's keys <= off, fraction of its keys > off) of offsets
+        inside the domain. Both fractions come from exact integer key counts, so the second is 0
+        exactly when ``off`` is the cell's last key, however wide the cell (their float sum may
+        differ from 1 by a rounding)."""
+        off = np.asarray(off, dtype=np.uint64)
         i = np.searchsorted(self.cell_start, off, side="right") - 1
-        frac = ((off - self.cell_start[i]).astype(np.float64) + 1.0) / self.cell_width[i]
-        return i, np.minimum(frac, 1.0)
+        w = self.cell_width[i]  # off lies in [start, last] of its cell: neither difference wraps
+        before = (off - self.cell_start[i]).astype(np.float64) + 1.0
+        after = (self.cell_last[i] - off).astype(np.float64)
+        return i, before / w, after / w
+
+    def prefix_parts(self, i: np.ndarray, f: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The estimated number of records up to a point at fractions (f, g) of cell i
+        (:meth:`locate`) as (cumulative count at a cell end, share of cell i): from the cell's start
+        when f <= 1/2, else back from its end. A range inside one cell then takes the difference of
+        the shares alone (the cumulative counts cancel exactly), so a point near either end of a
+        wide cell keeps its share of the cell's estimate to full relative precision."""
+        c = self.cell_est[i]
+        near_end = f > 0.5
+        return self.cum[i] + near_end * c, np.where(near_end, -g, f) * c
 
     def prefix(self, off: np.ndarray) -> np.ndarray:
         """Estimated number of records with offset <= off (uniform spread inside the cut cell)."""
-        i, f = self.locate(off)
-        return self.cum[i] + f * self.cell_est[i]
+        base, share = self.prefix_parts(*self.locate(off))
+        return base + share
 
     def monotone_cdf(self) -> np.ndarray:
         """The isotonic (non-decreasing, non-negative) fit of the cumulative counts at cell ends,
@@ -189,17 +206,20 @@ class MeasuredTree:
                 v2 += (t * t).sum(axis=0)
         return v1, v2
 
-    def spread_bound(self, i: np.ndarray, f: np.ndarray, level_multiplier: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def spread_bound(self, i: np.ndarray, f: np.ndarray, g: np.ndarray, level_multiplier: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
         """How far below / above the estimate the true prefix can be because the cut cell's records
-        are not spread uniformly: at most f c and (1 - f) c for a cell of c records, with c bounded
-        by the upper interval end of the cell's estimate (0 when the point ends its cell)."""
+        are not spread uniformly: at most f c and g c = (1 - f) c for a cell of c records (f, g:
+        :meth:`locate`), with c bounded by the upper interval end of the cell's estimate (0 when the
+        point ends its cell: g = 0)."""
         c = np.maximum(self.cell_est[i] + level_multiplier * self.cell_sd(i), 0.0)
-        cut = f < 1.0
-        return np.where(cut, f * c, 0.0), np.where(cut, (1.0 - f) * c, 0.0)
+        cut = g > 0.0
+        return np.where(cut, f * c, 0.0), np.where(cut, g * c, 0.0)
 
 
 def _widths(start: np.ndarray, last: np.ndarray) -> np.ndarray:
-    """Number of keys of each range [start, last] (as floats; below 2^64 inside the root)."""
+    """Number of keys of each range [start, last] (as floats: exact up to 2^53 keys, relative
+    rounding past that; positions and ends use the exact uint64 keys)."""
     return (last - start).astype(np.float64) + 1.0
 
 

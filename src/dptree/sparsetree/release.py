@@ -71,10 +71,11 @@ class SparseRangeTree(RangeQueries, CountRelease):
         return int(sum(nd.noisy.size for nd in self.nodes))
 
     # ------------------------------------------------------------------ linear queries
-    def _prefix(self, end: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(cut cell, fraction, empty) of prefixes given as (last offset, empty)."""
-        i, f = self._tree.locate(end[0])
-        return i, np.where(end[1], 1.0, f), end[1]
+    def _prefix(self, end: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(cut cell, fraction of its keys in, fraction out, empty) of prefixes given as (last
+        offset, empty)."""
+        i, f, g = self._tree.locate(end[0])
+        return i, np.where(end[1], 1.0, f), np.where(end[1], 0.0, g), end[1]
 
     def _ends(self, x: Any, *, inclusive: bool) -> tuple[np.ndarray, np.ndarray]:
         """(last offset, empty) of the prefixes {value <= x} (``inclusive``) or {value < x} (on an
@@ -90,10 +91,15 @@ class SparseRangeTree(RangeQueries, CountRelease):
 
     def _estimate(self, terms: list[tuple[tuple[np.ndarray, np.ndarray], int]]) -> np.ndarray:
         """The estimate of sums of sign * prefix, without its error (cheap)."""
-        t = self._tree
-        ends = [(*self._prefix(end), sign) for end, sign in terms]
-        return np.asarray(sum(sign * np.where(empty, 0.0, t.cum[i] + f * t.cell_est[i])
-                              for i, f, empty, sign in ends), dtype=np.float64)
+        return self._sum_prefixes([(*self._prefix(end), sign) for end, sign in terms])
+
+    def _sum_prefixes(self, ends: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]]) -> np.ndarray:
+        """Sum of sign * prefix over (cell, f, g, empty, sign) terms: the cumulative counts first,
+        then the shares of the cut cells (:meth:`MeasuredTree.prefix_parts`)."""
+        parts = [(sign, empty, *self._tree.prefix_parts(i, f, g)) for i, f, g, empty, sign in ends]
+        base = sum(sign * np.where(empty, 0.0, b) for sign, empty, b, _ in parts)
+        share = sum(sign * np.where(empty, 0.0, s) for sign, empty, _, s in parts)
+        return np.asarray(base + share, dtype=np.float64)
 
     def _answer(self, terms: list[tuple[tuple[np.ndarray, np.ndarray], int]], level: float
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -102,14 +108,14 @@ class SparseRangeTree(RangeQueries, CountRelease):
         every cut cell."""
         t = self._tree
         ends = [(*self._prefix(end), sign) for end, sign in terms]
-        est = sum(sign * np.where(empty, 0.0, t.cum[i] + f * t.cell_est[i]) for i, f, empty, sign in ends)
-        v1, v2 = t.prefix_moments(ends)
+        est = self._sum_prefixes(ends)
+        v1, v2 = t.prefix_moments([(i, f, empty, sign) for i, f, _, empty, sign in ends])
         se = np.sqrt(np.maximum(v1, 0.0))
         m = multiplier("laplace", level, gamma_shape(v1, v2))
         low, high = est - m * se, est + m * se
         mc = multiplier("laplace", level, np.ones(1))
-        for i, f, _, sign in ends:
-            below, above = t.spread_bound(i, f, mc)
+        for i, f, g, _, sign in ends:
+            below, above = t.spread_bound(i, f, g, mc)
             low, high = (low - below, high + above) if sign > 0 else (low - above, high + below)
         return np.asarray(est, dtype=np.float64), se, low, high
 
@@ -177,7 +183,7 @@ class SparseRangeTree(RangeQueries, CountRelease):
         off, below = self._ends(x, inclusive=True)
         t = self._tree
         if monotone:
-            i, f = t.locate(off)
+            i, f, _ = t.locate(off)
             F = np.concatenate([[0.0], t.monotone_cdf()])
             out = F[i] + f * (F[i + 1] - F[i])
             n = F[-1]
@@ -215,8 +221,10 @@ class SparseRangeTree(RangeQueries, CountRelease):
         step = F[i] - prev
         with np.errstate(divide="ignore", invalid="ignore"):
             frac = np.clip(np.where(step > 0, (target - prev) / step, 0.0), 0.0, 1.0)
-        within = np.minimum(np.floor(frac * t.cell_width[i]), t.cell_width[i] - 1)
-        off = t.cell_start[i] + within.astype(np.uint64)
+        within = np.floor(frac * t.cell_width[i])  # keys before the point, clipped to the cell exactly
+        span = t.cell_last[i] - t.cell_start[i]
+        fits = within < 2.0**64
+        off = t.cell_start[i] + np.where(fits, np.minimum(np.where(fits, within, 0.0).astype(np.uint64), span), span)
         if n <= 0:
             off = np.zeros_like(off)
         out = self.domain.values_at(off)
@@ -231,7 +239,7 @@ class SparseRangeTree(RangeQueries, CountRelease):
         t = self._tree
         C = t.cell_est.size
         ends = np.unique(np.linspace(0, C - 1, min(C, int(grid))).astype(np.int64))
-        last = t.cell_start[ends] + (t.cell_width[ends] - 1).astype(np.uint64)
+        last = t.cell_last[ends]
         lo_band, hi_band = self.cdf_ci(self.domain.values_at(last), level)
         lo_band, hi_band = np.atleast_1d(lo_band), np.atleast_1d(hi_band)
         n = t.total()
@@ -281,7 +289,7 @@ class SparseRangeTree(RangeQueries, CountRelease):
         """One row per cell (unexpanded measured node inside the domain): cell_low, cell_high (its
         first and last value), depth, estimate, stderr and ``level`` interval of its count."""
         t = self._tree
-        last = t.cell_start + (t.cell_width - 1).astype(np.uint64)
+        last = t.cell_last
         est = t.cell_est
         idx = np.arange(est.size)
         sd = t.cell_sd(idx)

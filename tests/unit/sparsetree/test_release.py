@@ -48,6 +48,26 @@ def test_integers_and_timestamps_over_64_bits() -> None:
         "2024-03-01T00:00:00.0005", "ns")))
 
 
+@pytest.mark.parametrize("dtype, top", [(np.uint64, 2**64 - 1), (np.int64, 2**63 - 1)])
+def test_wide_cells_place_the_largest_key_exactly(dtype: Any, top: int) -> None:
+    """Cells wider than 2^53 keys: the point at a cell's last key is not confused with its
+    neighbour (a float fraction rounds both to 1), cell ends and quantiles stay on the cell."""
+    vals = np.array([top] * 10 + [1] * 10, dtype=dtype)
+    for seed in range(5):
+        r = dptree.sparse_range_tree(vals, epsilon=1.0, rng=seed)
+        t = r._tree
+        assert t.cell_width.max() > 2.0**53  # the case: a wide cell holds the top key
+        lo, hi = r.ci(top, top)
+        assert hi >= 10.0 and lo <= 0.0  # the cell's records may all sit at its last key
+        assert 0.0 < r.count(top, top) < 1e-12  # its share of the cell: one key of > 2^53
+        assert r.count(top - 1, top) == pytest.approx(2 * r.count(top, top), rel=1e-9)
+        frame = r.to_frame()
+        assert int(frame["cell_high"].iloc[-1]) == top
+        assert [int(v) for v in frame["cell_low"].iloc[1:]] == [int(v) + 1 for v in frame["cell_high"].iloc[:-1]]
+        assert int(r.quantile(1.0)) == top
+        assert int(r.quantile_ci(1.0)[1]) == top
+
+
 @pytest.mark.parametrize("method", ["privtree", "levels"])
 def test_noisy_answers_have_honest_error_bars(data: np.ndarray, method: str) -> None:
     r = dptree.sparse_range_tree(data, epsilon=1.0, rng=4, method=method)
