@@ -231,8 +231,16 @@ def add_progress_option(p: Any) -> None:
     p.add_argument("--progress", action="store_true", help="print progress even when stderr is not a terminal")
 
 
-def progress_of(args: argparse.Namespace) -> Progress:
-    return Progress(bool(getattr(args, "progress", False)) or sys.stderr.isatty())
+def progress_of(args: argparse.Namespace, stages: Sequence[str]) -> Any:
+    """The command's progress: its ``stages``, declared from public parameters before any row is
+    read, each printed (on stderr when it is a terminal, or with --progress) in that order, all of
+    them on every path (:class:`~dptree.data.engines.duckdb_progress.Stages`; call ``done()`` at
+    the end). Its ``report`` prints the engine's own declared stages and DuckDB's percentage done
+    (None when silent)."""
+    from dptree.data.engines.duckdb_progress import Stages
+
+    printer = Progress(bool(getattr(args, "progress", False)) or sys.stderr.isatty())
+    return Stages(printer if printer.enabled else None, stages)
 
 
 # --------------------------------------------------------------------------- bounds and the seed

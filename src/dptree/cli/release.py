@@ -73,7 +73,6 @@ def run_release(args: argparse.Namespace) -> int:
     from dptree.io import release_file
     from dptree.rangetree.release import plan_range_tree
 
-    progress = core.progress_of(args)
     # 1. everything public, before any charge
     ledger = ledger_path(args.ledger)
     core.check_seed(args)
@@ -84,7 +83,7 @@ def run_release(args: argparse.Namespace) -> int:
     if args.sparse:
         return _run_sparse(args, ledger)
     if args.bounds == "private":
-        return _run_private_bounds(args, ledger, progress)
+        return _run_private_bounds(args, ledger)
     if args.bounds_origin is not None:
         raise InvalidParameterError("--bounds-origin is where --bounds private starts its search: add --bounds private "
                                     "(without --lower/--upper), or drop --bounds-origin")
@@ -104,14 +103,15 @@ def run_release(args: argparse.Namespace) -> int:
     core.check_input_path(args.file, ledger)
     for out in outs:
         core.check_output_path(out, inputs=[args.file], ledger=ledger, force=args.force)
-    progress(f"planned a {plan.layout.branching}-ary tree over {plan.domain.size} buckets")
-    report = progress if progress.enabled else None
+    planned = f"planned a {plan.layout.branching}-ary tree over {plan.domain.size} buckets"
+    progress = core.progress_of(args, [planned, "histogram computed; adding noise and estimating"])
+    progress(planned)
     src = cast(_noise.RngLike, _noise.make_source(args.seed))  # one stream: bounding, then noise
     label = args.ledger_label or f"{args.file}:{args.column}" + (f" by {args.by}" if args.by else "")
     created = release_file.utc_now()  # before the data is read: the file must not time the reading
     # 2. the charge (committed), 3. the data, the noise and the output
     with charged(ledger, plan, label) as charge:
-        hist = _histogram(args, plan, groups, src, report)
+        hist = _histogram(args, plan, groups, src, progress.report)
         progress("histogram computed; adding noise and estimating")
         if args.by:
             from dptree.rangetree.groupby import release_groups
@@ -130,6 +130,7 @@ def run_release(args: argparse.Namespace) -> int:
             summary, paths = release.summary(), [args.out]
         if charge is not None:
             charge.output = ", ".join(paths)
+    progress.done()
     print(summary)
     core.wrote(paths)
     return 0
@@ -147,7 +148,7 @@ def _histogram(args: argparse.Namespace, plan: Any, groups: list[Any] | None, sr
     )
 
 
-def _run_private_bounds(args: argparse.Namespace, ledger: str | None, progress: Any) -> int:
+def _run_private_bounds(args: argparse.Namespace, ledger: str | None) -> int:
     """``release --bounds private``: the public checks (:func:`plan_private_bounds`), the charge of
     the whole --epsilon, then one read of the data, the search and the tree."""
     from dptree import noise as _noise
@@ -167,13 +168,16 @@ def _run_private_bounds(args: argparse.Namespace, ledger: str | None, progress: 
     check_exact_total(args)
     core.check_input_path(args.file, ledger)
     core.check_output_path(args.out, inputs=[args.file], ledger=ledger, force=args.force)
-    progress(f"private bounds: {plan.bounds_epsilon:g} of epsilon = {plan.epsilon:g} finds the range")
+    finding = f"private bounds: {plan.bounds_epsilon:g} of epsilon = {plan.epsilon:g} finds the range"
+    progress = core.progress_of(args, [finding])
+    progress(finding)
     src = _noise.make_source(args.seed)
     label = args.ledger_label or f"{args.file}:{args.column}"
     with charged(ledger, plan, label) as charge:
         release = plan.release(args.file, src, column=args.column, missing=args.missing, source=args.file,
                                fmt=args.input_format)
         _write_one(args, release, charge, ledger)
+    progress.done()
     print(release.summary())
     core.wrote([args.out])
     return 0

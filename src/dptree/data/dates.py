@@ -58,7 +58,11 @@ def parse_date_bound(x: Any, name: str) -> np.datetime64:
         raise DomainError(f"{name} must be a number or a date, got {type(x).__name__}")
     if np.isnat(v):
         raise DomainError(f"{name} must not be NaT")
-    if not _NS_MIN <= v.astype("datetime64[D]") <= _NS_MAX:  # compared in days: no overflow
+    if v.dtype == np.dtype("datetime64[ns]"):  # numpy's ns -> D wraps the first day of 1677-09-22 to 2262
+        day = np.datetime64(int(v.astype(np.int64)) // (86_400 * 10**9), "D")
+    else:
+        day = v.astype("datetime64[D]")
+    if not _NS_MIN <= day <= _NS_MAX:  # compared in days: no overflow
         raise DomainError(
             f"{name}={x} is outside the dates dptree can bound (nanosecond timestamps, "
             f"{_NS_MIN} to {_NS_MAX}); choose bounds in that range (values outside the bounds are clamped)"

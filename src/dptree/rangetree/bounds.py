@@ -53,8 +53,8 @@ from dptree.data.inputs import refuse_untyped
 from dptree.errors import DPTreeError, InvalidParameterError, ReleaseFileError
 from dptree.io import release_file as _release_file
 from dptree.privacy.statement import Relation
-from dptree.rangetree.bounds_search import (BoundsSearch, Kind, candidates, column_kind, origin_fits, origin_in_units,
-                                           search_values)
+from dptree.rangetree.bounds_search import (INT_END, BoundsSearch, Kind, candidates, column_kind, origin_fits,
+                                           origin_in_units, search_values)
 from dptree.rangetree.plan import RangeTreePlan, plan_range_tree
 
 if TYPE_CHECKING:
@@ -86,19 +86,36 @@ def _fit_width(span: int, start: int) -> int:
     return w
 
 
+def _widened(lo: int, hi: int, w: int, ends: tuple[int, int]) -> tuple[int, int]:
+    """[lo, hi] widened to at least one width w (two buckets) inside ``ends``: the upper end is
+    raised, or, where that would pass the last end, the range is the last width below it."""
+    if hi - lo >= w:
+        return lo, hi
+    if lo + w <= ends[1]:
+        return lo, lo + w
+    return ends[1] - w, ends[1]
+
+
 def private_domain(kind: Kind, lower: Any, upper: Any, width: Any = None) -> Domain:
     """The tree's domain over the found ends (post-processing, module docstring): the width is
-    ``width`` (or 1, one day, or for floats the smallest power of two that fits) doubled until at
-    most :data:`BOUNDS_MAX_LEAVES` buckets; the upper end is raised to give at least two buckets."""
+    ``width`` (or 1, one day, or for floats the smallest power of two that fits; for floats at least
+    the spacing of the doubles at the ends) doubled until at most :data:`BOUNDS_MAX_LEAVES`
+    buckets; the upper end is raised to give at least two buckets (at the last representable
+    value, the lower end is lowered instead). Every pair of candidates (:func:`candidates`) with a
+    width that :func:`width_fits` the kind gives a valid domain."""
     if kind == "float":
         lo, hi = float(lower), float(upper)
         if width is None:
             w = math.ldexp(1.0, math.frexp(hi - lo)[1] - 21)  # 2^e / 2^21 with hi - lo < 2^e
         else:
             w = float(width)
+        w = max(w, math.ulp(max(abs(lo), abs(hi))))  # buckets the doubles can tell apart
         while (hi - lo) / w > BOUNDS_MAX_LEAVES:
             w *= 2
-        return make_domain(lo, max(hi, lo + 2 * w), w)
+        top = float(np.finfo(np.float64).max)
+        if hi - lo < 2 * w:
+            hi, lo = (lo + 2 * w, lo) if lo <= top - 2 * w else (top, top - 2 * w)
+        return make_domain(lo, hi, w)
     if kind == "datetime":
         if width is None:
             w0 = _DAY_NS
@@ -106,32 +123,53 @@ def private_domain(kind: Kind, lower: Any, upper: Any, width: Any = None) -> Dom
             w0 = int(np.timedelta64(width).astype("timedelta64[ns]").astype(np.int64))
         lo_i, hi_i = int(lower), int(upper)
         w = _fit_width(hi_i - lo_i, w0)
-        hi_i = min(max(hi_i, lo_i + w), _NS_HI)
+        lo_i, hi_i = _widened(lo_i, hi_i, w, (_NS_LO, _NS_HI))
         return make_domain(np.datetime64(lo_i, "ns"), np.datetime64(hi_i, "ns"), np.timedelta64(w, "ns"))
     lo_i, hi_i = int(lower), int(upper)
     w = _fit_width(hi_i - lo_i, 1 if width is None else int(width))
-    return make_domain(lo_i, max(hi_i, lo_i + w), w)
+    return make_domain(*_widened(lo_i, hi_i, w, (-INT_END, INT_END)), w)
 
 
-def _check_width(kind: Kind, width: Any) -> None:
-    """A declared width must fit the column's kind (checked before the search spends budget)."""
-    if width is None:
-        return
+#: the widest declared width of each kind: two buckets of it fit between the outermost candidates
+_MAX_WIDTH: dict[str, float] = {"integer": 2 * INT_END, "datetime": _NS_HI - _NS_LO, "float": 2.0**1022}
+
+
+def width_fits(kind: Kind, width: Any) -> bool:
+    """Whether a declared width fits a column of ``kind``: a positive integer (integers), a
+    positive finite number (floats), a positive duration (dates), at most :data:`_MAX_WIDTH`."""
     import datetime as _dt
 
     duration = isinstance(width, (_dt.timedelta, np.timedelta64))  # numpy counts timedelta64 as an integer
     number = isinstance(width, (int, float, np.integer, np.floating)) and not isinstance(width, bool) and not duration
     if kind == "datetime":
-        ok = duration and int(np.timedelta64(width).astype("timedelta64[ns]").astype(np.int64)) > 0
+        if not duration:
+            return False
+        try:
+            w: float = int(np.timedelta64(width).astype("timedelta64[ns]").astype(np.int64))
+        except (OverflowError, ValueError):
+            return False
     elif kind == "integer":
-        ok = number and isinstance(width, (int, np.integer)) and int(width) >= 1
+        if not (number and isinstance(width, (int, np.integer))):
+            return False
+        w = int(width)
     else:
-        ok = number and math.isfinite(float(width)) and float(width) > 0
-    if not ok:
-        raise InvalidParameterError(
-            f"width={width!r} does not fit {'an' if kind == 'integer' else 'a'} {kind} column: a positive integer for integers, a positive number "
-            "for floats, a positive timedelta for dates (or leave it out and the width is chosen from the found bounds)"
-        )
+        if not number or not math.isfinite(float(width)):
+            return False
+        w = float(width)
+    return 0 < w <= _MAX_WIDTH[kind]
+
+
+def _check_width(kind: Kind | None, width: Any) -> None:
+    """A declared width must fit the column's kind (``None``: some kind; checked before any budget
+    is spent, then again once the column's type is known, before the search)."""
+    if width is None or any(width_fits(cast(Kind, k), width) for k in ([kind] if kind else _MAX_WIDTH)):
+        return
+    column = f"{'an' if kind == 'integer' else 'a'} {kind} column" if kind else "any column"
+    raise InvalidParameterError(
+        f"width={width!r} does not fit {column}: a positive integer for integers, a positive number "
+        "for floats, a positive timedelta for dates (two buckets of it must fit the representable range), or "
+        "leave it out and the width is chosen from the found bounds"
+    )
 
 
 def with_private_bounds(tree_statement: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str, Any]:
@@ -178,6 +216,7 @@ class PrivateBoundsPlan:
 
     def __post_init__(self) -> None:
         self._placeholder()  # every tree parameter is checked now (no data involved)
+        _check_width(None, self.width)  # a width that fits no column; the column's own kind is checked on reading
         kinds = [k for k in ("integer", "float", "datetime") if origin_fits(cast(Kind, k), self.origin)]
         if not kinds:  # raises, naming what an origin must be (text asks for a date)
             origin_in_units("datetime" if isinstance(self.origin, str) else "float", self.origin)

@@ -19,14 +19,17 @@ from dptree.interior.sparse_vector import above_threshold_scales, first_above_th
 from dptree.noise import laplace_scale_used
 from dptree.privacy.statement import Relation
 
-__all__ = ["BoundsSearch", "Kind", "Side", "RANK_SCALES", "candidates", "column_kind", "origin_fits", "origin_in_units",
-           "search_values"]
+__all__ = ["BoundsSearch", "Kind", "Side", "RANK_SCALES", "INT_END", "candidates", "column_kind", "origin_fits",
+           "origin_in_units", "search_values"]
 
 #: the exponents of the float candidates' steps below 1 (then every power 2^0..2^1022)
 FLOAT_STEPS_BELOW_ONE = np.array([-126, -64, -32, -16, -8, -4, -2, -1])
 #: the rank t of each end, in units of the query noise scale: t = ceil(RANK_SCALES * scale)
 RANK_SCALES = 2
 _NS_LO, _NS_HI = NS_RANGE
+#: the outermost integer candidates, +-(2^62 - 1): the widest ends an integer domain takes
+#: (:func:`~dptree.data.domain.make_domain` refuses |bound| >= 2^62)
+INT_END = 2**62 - 1
 
 Kind = Literal["integer", "float", "datetime"]
 Side = Literal["low", "high"]
@@ -36,9 +39,10 @@ def candidates(kind: Kind, side: Side, origin: int | float = 0) -> np.ndarray:
     """The public candidates of one end, in search order (outward from the public ``origin``).
 
     Integers: o + 1, o + 2, o + 4, ..., o + 2^62 (high) and o, o - 1, o - 2, ..., o - 2^62 (low),
-    each clipped to +-2^62: values are clamped to +-2^62 on reading, so the last candidate has no
-    record beyond it. Nanosecond timestamps: the same, clipped to, then ending with, the dates a
-    range tree can bound. Floats: the steps 2^-126, 2^-64, 2^-32, 2^-16, 2^-8, 2^-4, 2^-2, 2^-1
+    each clipped to +-(2^62 - 1) (:data:`INT_END`), so that every candidate is a valid end of an
+    integer domain (values are clamped to +-2^62 on reading: the domain's end buckets hold those
+    beyond the last candidate). Nanosecond timestamps: the same, clipped to, then ending with, the
+    dates a range tree can bound. Floats: the steps 2^-126, 2^-64, 2^-32, 2^-16, 2^-8, 2^-4, 2^-2, 2^-1
     (the exponent halving towards 0), then 1, 2, 4, ..., 2^1022, added to or subtracted from o
     (the low end starts at o), clipped to the finite floats (a span of at most 2^1023 stays finite).
     Each list is monotone (float rounding can repeat a candidate, never reverse the order).
@@ -57,9 +61,9 @@ def candidates(kind: Kind, side: Side, origin: int | float = 0) -> np.ndarray:
             return np.concatenate([[o], np.maximum(o - steps, -big)])
     o = int(origin)
     steps_i = [1 << j for j in range(63)]
-    lo_end, hi_end = (_NS_LO, _NS_HI) if kind == "datetime" else (-(2**62), 2**62)
-    ups = [min(o + u, hi_end) for u in steps_i]
-    downs = [o] + [max(o - u, lo_end) for u in steps_i]
+    lo_end, hi_end = (_NS_LO, _NS_HI) if kind == "datetime" else (-INT_END, INT_END)
+    ups = [min(max(o + u, lo_end), hi_end) for u in steps_i]
+    downs = [max(min(o - u, hi_end), lo_end) for u in [0, *steps_i]]
     if kind == "datetime":
         ups, downs = ups + [_NS_HI], downs + [_NS_LO]
     return np.array(ups if side == "high" else downs, dtype=np.int64)

@@ -20,6 +20,8 @@ from dptree import InvalidParameterError, ReleaseFileError
 from dptree.io.release_file import canonical_checksum
 from dptree.privacy.ledger import Ledger
 from dptree.rangetree.bounds import BOUNDS_MAX_LEAVES, BoundsSearch, PrivateBoundsPlan, candidates, private_domain
+from dptree.data.dates import NS_RANGE
+from dptree.rangetree.bounds_search import INT_END
 
 # --------------------------------------------------------------------------- exact law of the search
 # above_threshold_law (tests/audit_registry/range_trees.py): the exact law of one end, in logs
@@ -165,7 +167,8 @@ def test_search_from_an_origin_is_exactly_eps_dp_by_brute_force() -> None:
 def test_candidates_from_an_origin_are_the_shifted_candidates_clipped() -> None:
     for o in (10**9, -(2**61), 2**62):
         for side in ("low", "high"):
-            want = np.clip(candidates("integer", side).astype(object) + o, -(2**62), 2**62)  # exact integers
+            steps = [2**j for j in range(63)] if side == "high" else [0] + [-(2**j) for j in range(63)]
+            want = np.clip(np.array(steps, dtype=object) + o, -INT_END, INT_END)  # exact integers
             assert candidates("integer", side, o).tolist() == want.tolist()
     t = int(np.datetime64("2262-01-01", "ns").astype(np.int64))
     d = candidates("datetime", "high", t)
@@ -220,8 +223,8 @@ def test_an_origin_with_public_bounds_is_refused() -> None:
 
 def test_candidates_grow_outward_and_cover_the_clamped_values() -> None:
     hi, lo = candidates("integer", "high"), candidates("integer", "low")
-    assert hi[0] == 1 and hi[-1] == 2**62 and np.all(np.diff(hi) > 0)
-    assert lo[0] == 0 and lo[-1] == -(2**62) and np.all(np.diff(lo) < 0)
+    assert hi[0] == 1 and hi[-1] == 2**62 - 1 and np.all(np.diff(hi) > 0)
+    assert lo[0] == 0 and lo[-1] == -(2**62 - 1) and np.all(np.diff(lo) < 0)
     f = candidates("float", "high")
     assert f[0] == 2.0**-126 and np.isfinite(f[-1] - candidates("float", "low")[-1])
     d = candidates("datetime", "high")
@@ -482,3 +485,64 @@ def test_ledger_charges_the_whole_epsilon_once(tmp_path: Path) -> None:
 def test_a_seeded_release_is_not_private_and_an_unseeded_one_is() -> None:
     assert dptree.range_tree(np.array([1, 2, 3]), bounds="private", epsilon=1.0, rng=1).privacy["private"] is False
     assert dptree.range_tree(np.array([1, 2, 3]), bounds="private", epsilon=1.0).privacy["private"] is True
+
+
+# --------------------------------------------------------------------------- every candidate is a domain end
+
+
+def _pairs(lows: np.ndarray, highs: np.ndarray) -> list[tuple[Any, Any]]:
+    """Every (low, high) pair of distinct candidates when there are few; else every low with the
+    first and last high, every high with the first and last low, and 1000 random pairs."""
+    lo, hi = list(dict.fromkeys(lows.tolist())), list(dict.fromkeys(highs.tolist()))
+    if len(lo) * len(hi) <= 2000:
+        return list(itertools.product(lo, hi))
+    rng = np.random.default_rng(0)
+    some = [(lo[i], hi[j]) for i, j in zip(rng.integers(0, len(lo), 1000), rng.integers(0, len(hi), 1000))]
+    return [(a, b) for a in lo for b in (hi[0], hi[-1])] + [(a, b) for b in hi for a in (lo[0], lo[-1])] + some
+
+
+_NS_LO, _NS = NS_RANGE
+_BIG = float(np.finfo(np.float64).max)
+
+
+@pytest.mark.parametrize(("kind", "origins", "widths"), [
+    ("integer", [0, 10**9, -(2**61), 2**62 - 2, 2**62, -(2**62)], [None, 1, 7, 2 * INT_END]),
+    ("float", [0.0, 1e-300, 1e10, 1e300, -1.7e308, _BIG, -_BIG], [None, 0.25, 3.0, 2.0**1022]),
+    ("datetime", [0, _NS, _NS_LO], [None, np.timedelta64(1, "ns"), np.timedelta64(7, "D"),
+                                  np.timedelta64(2**63 - 1, "ns")]),
+])
+def test_every_pair_of_candidates_is_a_valid_domain(kind: Any, origins: list[Any], widths: list[Any]) -> None:
+    """Whatever each end's AboveThreshold returns (any candidate; no halt: the last one), the tree's
+    domain over it exists and covers both ends: a search never spends its budget on a range the
+    tree cannot be built on (the last integer candidate was 2^62, which no integer domain takes)."""
+    for origin in origins:
+        lows, highs = candidates(kind, "low", origin), candidates(kind, "high", origin)
+        for width in widths:
+            for lo, hi in _pairs(lows, highs):
+                dom = private_domain(kind, lo, hi, width)
+                assert dom.size >= 2 and dom.lower <= lo and dom.upper >= hi, (origin, width, lo, hi)
+
+
+def test_the_last_integer_candidate_releases() -> None:
+    """A search that never halts ends at the last candidate: 1,000 ids in [2^62, 2^63) (every
+    seed) and {0, 1, 2} at seeds whose low end ran past every candidate raised DomainError
+    ("integer bounds must lie within +-2^62") after the budget was spent."""
+    ids = np.random.default_rng(0).integers(2**62, 2**63, 1000, dtype=np.uint64)
+    for seed in (0, 1):
+        rel = dptree.range_tree(ids, bounds="private", epsilon=1.0, rng=seed)
+        assert rel.domain.upper == INT_END == rel.privacy["bounds"]["found"][1]
+    for seed in (82, 154, 280):
+        rel = dptree.range_tree(np.array([0, 1, 2]), bounds="private", epsilon=1.0, rng=seed)
+        lo, hi = rel.privacy["bounds"]["found"]
+        assert lo == -INT_END or hi == INT_END  # a search ran past every candidate, at one end
+        assert (rel.domain.lower, rel.domain.upper) == (lo, hi)
+
+
+@pytest.mark.parametrize("width", [0, -1, 1e308, float("nan"), float("inf"), np.timedelta64(0, "s")])
+def test_a_width_that_fits_no_column_is_refused_before_the_data(width: Any) -> None:
+    class Unread:
+        def __array__(self, *a: Any, **k: Any) -> Any:
+            raise AssertionError("the data was read")
+
+    with pytest.raises(InvalidParameterError, match="width=.* does not fit any column"):
+        dptree.range_tree(Unread(), bounds="private", width=width, epsilon=1.0)

@@ -21,7 +21,7 @@ import numpy as np
 from dptree.data.domain import Domain
 from dptree.data.engines.base import COUNT, Engine, Group, Missing, OrderedCounts, Unknown
 from dptree.data.engines.duckdb_ordered import DuckDBOrderedCounts
-from dptree.data.engines.duckdb_progress import Progress, progress_reporter
+from dptree.data.engines.duckdb_progress import Progress, Stages, progress_reporter
 from dptree.data.engines.duckdb_sql import (
     cell_sql,
     check_cells,
@@ -33,7 +33,7 @@ from dptree.data.engines.duckdb_sql import (
     arrow_table,
     user_sql,
 )
-from dptree.data.engines.duckdb_bounded import bounded_counts
+from dptree.data.engines.duckdb_bounded import bounded_counts, bounded_stages
 from dptree.data.engines.duckdb_tables import csv_value_types, detect_format, is_csv, is_relation, open_table
 from dptree.data.engines.duckdb_values import checked_values, grouped_sorted_value_counts, sorted_value_counts
 from dptree.data.inputs import exact_frame
@@ -200,22 +200,22 @@ class DuckDBEngine(Engine):
     def bounded_histogram(self, data: Any, domain: Domain, cells: int, *, column: str | None, user_id: Any,
                           k: int, missing: Missing, source: RandomSource) -> np.ndarray:
         self._names(data, column, user_id=user_id)
-        report = progress_reporter(self.progress)
+        bucketing = f"bucketing the rows and keeping at most {k} record(s) per user"
+        say = Stages(progress_reporter(self.progress), (bucketing, *bounded_stages(k)))
         try:
-            with self._open_domain(data, domain, column, user_id, as_text=[user_id]) as (con, expr):
+            with say, self._open_domain(data, domain, column, user_id, as_text=[user_id]) as (con, expr):
                 # exact statistics when no column can hold NaN: cheaper checks, GROUP BY u and sort
                 trust_statistics(con, column_type(con, expr, str(column)), column_type(con, expr, user_id))
                 leaf, bad = leaf_sql(con, expr, str(column), domain, missing)
                 ucol = user_sql(con, expr, user_id, self._csv(data))
-                if report:
-                    report(f"bucketing the rows and keeping at most {k} record(s) per user")
+                say(bucketing)
                 # a query, not a table: each of bounded_counts' two scans reads the file again, which
                 # costs less than writing every row into DuckDB first. With missing="error" the checks
                 # refused any missing value, so no row is dropped (and counting per user reads only u).
                 rows = (f"(SELECT {ucol} AS u, {leaf} AS leaf FROM {expr})" if missing == "error" else
                         f"(SELECT u, leaf FROM (SELECT {ucol} AS u, CASE WHEN {bad} THEN NULL ELSE {leaf} END AS leaf "
                         f"FROM {expr}) WHERE leaf IS NOT NULL)")
-                return bounded_counts(con, rows, k, cells, source, report)
+                return bounded_counts(con, rows, k, cells, source, say)
         except (DataError, InputFormatError, InvalidParameterError):
             raise
         except Exception as exc:

@@ -13,10 +13,19 @@ from typing import Any, Callable
 import numpy as np
 
 from dptree.data.bounding import kept_positions
+from dptree.data.engines.duckdb_progress import Stages
 from dptree.data.engines.numpy import bound_packed, cell_bits, pack_user_cells
 from dptree.noise import RandomSource
 
-__all__ = ["bounded_counts", "IN_MEMORY_ROWS", "STREAM_BATCH"]
+__all__ = ["bounded_counts", "bounded_stages", "IN_MEMORY_ROWS", "STREAM_BATCH"]
+
+
+def bounded_stages(k: int) -> tuple[str, ...]:
+    """The stages :func:`bounded_counts` announces, all of them on every path (its two, the
+    numpy engine's :func:`~dptree.data.engines.numpy.bound_packed`, and any input, empty or not)."""
+    return ("reading user ids and cells", "counting records per user",
+            f"sorting the rows by user and cell; drawing which {k} record(s) each user keeps",
+            "counting the kept records")
 
 
 #: rows per batch of the sorted stream that :func:`bounded_counts` reads
@@ -84,18 +93,20 @@ def bounded_counts(con: Any, table: str, k: int, cells: int, source: RandomSourc
     while another thread draws (the same draws, in the same order, from ``source``, which only
     that thread uses until they are done), and the cells are sorted as 32-bit integers when they
     fit (narrower sort keys, the same order). ``report`` receives the name of each stage (never a
-    count)."""
-    say = report or (lambda msg: None)
-    say("reading user ids and cells")
-    hist = _bounded_in_memory(con, table, k, cells, source, say)
-    if hist is not None:
-        return hist
+    count): :func:`bounded_stages`, every one on every path."""
+    with Stages(report, bounded_stages(k)) as say:
+        say("reading user ids and cells")
+        hist = _bounded_in_memory(con, table, k, cells, source, say)
+        return hist if hist is not None else _bounded_in_duckdb(con, table, k, cells, source, say)
+
+
+def _bounded_in_duckdb(con: Any, table: str, k: int, cells: int, source: RandomSource,
+                       say: Callable[[str], None]) -> np.ndarray:
+    """:func:`bounded_counts` by DuckDB's GROUP BY u and its sort by (u, cell), out of core."""
     say("counting records per user")
     counts = np.asarray(con.execute(f"SELECT count(*) AS c FROM {table} GROUP BY u ORDER BY u").fetchnumpy()["c"],
                         dtype=np.int64)
     hist = np.zeros(cells, dtype=np.int64)
-    if counts.size == 0:
-        return hist
     ends = np.cumsum(counts)
     heavy = np.flatnonzero(counts > k)
 

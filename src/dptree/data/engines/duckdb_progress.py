@@ -7,9 +7,10 @@ import sys
 import threading
 import time
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Union
+from types import TracebackType
+from typing import Any, Callable, Iterator, Sequence, Union
 
-__all__ = ["Progress", "PROGRESS_INTERVAL", "progress_reporter"]
+__all__ = ["Progress", "PROGRESS_INTERVAL", "Stages", "progress_reporter"]
 
 #: ``progress=`` of the file readers: False/None (silent), True (messages on stderr) or a callable
 #: that receives each message
@@ -30,6 +31,40 @@ def progress_reporter(progress: Progress) -> Callable[[str], None] | None:
     if not progress:
         return None
     return progress if callable(progress) else _stderr_report
+
+
+class Stages:
+    """The stage messages of one piece of work, declared before any row is read (from public
+    parameters only) and announced in that order, every one of them on every path: which stages
+    are printed then tells nothing about the data. Calling it with a stage that is not the next
+    declared one raises, and so does leaving the ``with`` block normally before every declared
+    stage was announced (a block that raises is not checked: its error is reported instead).
+    ``report`` receives each stage (None: silent, the order is still checked); a :class:`Stages`
+    can be the ``report`` of another, whose stages it must then declare in the same order."""
+
+    def __init__(self, report: Callable[[str], None] | None, stages: Sequence[str]) -> None:
+        self.report, self.stages, self.said = report, tuple(stages), 0
+
+    def __call__(self, stage: str) -> None:
+        if self.said == len(self.stages) or stage != self.stages[self.said]:
+            raise RuntimeError(f"progress stage {stage!r} is not the next declared one of {self.stages} "
+                               "(internal error)")
+        self.said += 1
+        if self.report is not None:
+            self.report(stage)
+
+    def done(self) -> None:
+        """Raise unless every declared stage was announced."""
+        if self.said != len(self.stages):
+            raise RuntimeError(f"progress stages {self.stages[self.said:]} were declared but never announced "
+                               "(internal error)")
+
+    def __enter__(self) -> "Stages":
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None) -> None:
+        if et is None:
+            self.done()
 
 
 @contextmanager

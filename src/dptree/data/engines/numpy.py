@@ -177,13 +177,11 @@ def bound_packed(key: np.ndarray, bits: int, k: int, cells: int, source: RandomS
     run in another thread while the keys are sorted (the same draws from ``source``, which only
     that thread uses until they are done); otherwise they follow the sort, from its runs. ``say``
     receives the stage names of the DuckDB engine's other path, in the same order (never a count),
-    so progress output does not tell which path ran."""
+    so progress output does not tell which path ran; every stage, whatever the rows (none included)."""
     say = say or (lambda msg: None)
     say("counting records per user")
-    if key.size == 0:
-        return np.zeros(cells, dtype=np.int64)
     counts: np.ndarray | None = None
-    if int(key.max()) >> bits < max(key.size, 1 << 20):
+    if not key.size or int(key.max()) >> bits < max(key.size, 1 << 20):
         per_user = np.bincount(key >> bits)
         counts = per_user[per_user > 0]  # users in id order, as the sort's runs
         del per_user
