@@ -324,13 +324,13 @@ class _Captured:
         self.figs: list[Any] = []
         real = plot._save
 
-        def keep(fig: Any, path: Any, plt: Any) -> None:
+        def keep(fig: Any, path: Any) -> None:
             ax = fig.axes[0]
             self.figs.append({"xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(), "title": ax.get_title(),
                               "xscale": ax.get_xscale(), "ylim": ax.get_ylim(),
                               "heights": [p.get_height() for p in ax.patches],
                               "widths": [p.get_width() for p in ax.patches]})
-            real(fig, path, plt)
+            real(fig, path)
 
         monkeypatch.setattr(plot, "_save", keep)
 

@@ -77,6 +77,7 @@ class HierarchyRelease(CountRelease):
     """
 
     KIND: ClassVar[str] = KIND
+    PLOT: ClassVar[str | None] = "hierarchy"  # how plot() draws it (dptree.io.display)
     #: the privacy boundary (:mod:`dptree.privacy.boundary`): the measurements listed in
     #: ``NOISY_MEASUREMENTS`` are noisy; the noise variance and the window are public
     BOUNDARY: ClassVar[Boundary] = Boundary(

@@ -100,6 +100,7 @@ class InteriorPoint(Release):
     Always False for the exponential mechanism, which has no bottom.
     """
 
+    PLOT: ClassVar[str | None] = "point"  # how plot() draws it (dptree.io.display)
     KIND: ClassVar[str] = "interior_point"
     #: the privacy boundary (:mod:`dptree.privacy.boundary`)
     BOUNDARY: ClassVar[Boundary] = Boundary(

@@ -67,6 +67,7 @@ class QuantileRelease(Release):
     """
 
     KIND: ClassVar[str] = "quantile"
+    PLOT: ClassVar[str | None] = "point"  # how plot() draws it (dptree.io.display)
     #: the privacy boundary (:mod:`dptree.privacy.boundary`)
     BOUNDARY: ClassVar[Boundary] = Boundary(
         public=("privacy.*", "parameters.*", "metadata", "metadata.*"), noisy=("measurements.value",)

@@ -73,6 +73,7 @@ class ThresholdClassifier(Release):
     parameters of :func:`learn_threshold` (domain, method, fraction, beta, declared size) are public.
     """
 
+    PLOT: ClassVar[str | None] = "point"  # how plot() draws it (dptree.io.display)
     KIND: ClassVar[str] = "threshold"
     #: the privacy boundary (:mod:`dptree.privacy.boundary`): which classifier, and its threshold, are noisy
     BOUNDARY: ClassVar[Boundary] = Boundary(

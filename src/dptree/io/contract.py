@@ -3,6 +3,8 @@
 * :class:`Release` -- ``privacy`` (the statement, :mod:`dptree.privacy.statement`), ``private``,
   ``metadata``, ``summary()``, ``to_frame()``, ``to_document()`` / ``from_document()``,
   ``save(path)``; a subclass with a ``KIND`` is registered with the one loader, ``dptree.load``.
+* every release displays itself in a notebook (``_repr_html_``) and draws itself (``plot(ax=None)``):
+  :class:`~dptree.io.display.Displayed`.
 * :class:`CountRelease` -- releases of counts with error bars add ``count``, ``stderr`` and
   ``ci`` (range trees, group releases, hierarchies).
 
@@ -15,6 +17,7 @@ import os
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Mapping
 
+from dptree.io.display import Displayed
 from dptree.io.release_file import register_kind, write_release
 
 __all__ = ["Release", "CountRelease", "release_class", "shown"]
@@ -38,7 +41,7 @@ def release_class(kind: str) -> type[Release]:
     return _CLASSES[kind]
 
 
-class Release(ABC):
+class Release(Displayed, ABC):
     """Base of every release kind (see the module docstring for the contract)."""
 
     #: the file kind ("range_tree", "hierarchy", ...); subclasses that set it can be loaded

@@ -30,6 +30,7 @@ class GroupedQuantiles(ByGroup, Release):  # type: ignore[misc]  # save() return
     composition: the whole set costs the budget of one release."""
 
     KIND: ClassVar[str] = "quantiles_groups"
+    PLOT: ClassVar[str | None] = "quantiles"  # how plot() draws it (dptree.io.display)
     MEMBER_KIND: ClassVar[str] = "quantiles"
     BOUNDARY: ClassVar[Boundary] = Boundary(
         public=("privacy.*", "parameters.*", "metadata", "metadata.*", "measurements.rank_radius"),

@@ -105,6 +105,7 @@ class QuantilesRelease(Release):
     Everything but ``values``, ``ci_low`` and ``ci_high`` is public parameters."""
 
     KIND: ClassVar[str] = "quantiles"
+    PLOT: ClassVar[str | None] = "quantiles"  # how plot() draws it (dptree.io.display)
     BOUNDARY: ClassVar[Boundary] = Boundary(
         public=("privacy.*", "parameters.*", "metadata", "metadata.*", "measurements.rank_radius"),
         noisy=("measurements.values", "measurements.ci_low", "measurements.ci_high"),

@@ -44,6 +44,7 @@ class GroupedRelease(ByGroup, CountRelease):  # type: ignore[misc]  # save() ret
     composition: the whole set costs the budget of one release (McSherry 2009, Thm 4)."""
 
     KIND: ClassVar[str] = "range_tree_groups"
+    PLOT: ClassVar[str | None] = "cdf"  # how plot() draws it (dptree.io.display)
     MEMBER_KIND: ClassVar[str] = "range_tree"
     #: the privacy boundary (:mod:`dptree.privacy.boundary`): each group's noisy node counts only
     BOUNDARY: ClassVar[Boundary] = Boundary(

@@ -64,6 +64,7 @@ class RangeTree(RangeQueries, CountRelease):
     """
 
     KIND: ClassVar[str] = "range_tree"
+    PLOT: ClassVar[str | None] = "cdf"  # how plot() draws it (dptree.io.display)
     #: the privacy boundary (:mod:`dptree.privacy.boundary`): the noisy node counts are the only fields
     #: that depend on the data (under ``replace`` the root is the public n)
     BOUNDARY: ClassVar[Boundary] = Boundary(
@@ -313,7 +314,8 @@ class RangeTree(RangeQueries, CountRelease):
         """:meth:`quantile` with :meth:`quantile_ci` intervals (calibrated), as a result with ``to_frame()``."""
         qa = quantile_levels(q)
         low, high = self.quantile_ci(qa, level)
-        return QuantileResult(q=qa, values=np.atleast_1d(self.quantile(qa)), ci_low=low, ci_high=high, level=level)
+        return QuantileResult(q=qa, values=np.atleast_1d(self.quantile(qa)), ci_low=low, ci_high=high, level=level,
+                              privacy=self.privacy, column=self.column)
 
     # ------------------------------------------------------------------ several answers, tables
     def json_value(self, v: Any) -> Any:
@@ -371,7 +373,8 @@ class RangeTree(RangeQueries, CountRelease):
         counts = self._est.counts(a, b, empty)
         s, m = self._est.spread(a, b, empty, level)
         low, high = symmetric_interval(counts, s, m)
-        return HistogramResult(edges=e, counts=counts, stderr=s, ci_low=low, ci_high=high, level=level)
+        return HistogramResult(edges=e, counts=counts, stderr=s, ci_low=low, ci_high=high, level=level,
+                               privacy=self.privacy, column=self.column)
 
     # ------------------------------------------------------------------ the release contract
     def to_document(self) -> dict[str, Any]:

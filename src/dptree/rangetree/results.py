@@ -1,12 +1,14 @@
 """What a range tree's queries return when they answer several things at once: histograms,
 quantiles with intervals, and a batch of answers. Each is post-processing of one release and
-becomes a table with ``to_frame()`` (:func:`dptree.io.frames.result_frame`). :class:`RangeQueries`
+becomes a table with ``to_frame()`` (:func:`dptree.io.frames.result_frame`), shows itself in a
+notebook and draws itself with ``plot()`` (:class:`~dptree.io.display.Displayed`; it carries its
+release's privacy statement and column for that). :class:`RangeQueries`
 is the one batch of answers that dense and sparse range trees share (``dptree query`` prints it)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
@@ -14,6 +16,7 @@ from dptree._validation import InstanceOf, validate_params
 from dptree.data.domain import whole_from
 from dptree.errors import InvalidParameterError
 from dptree.estimation.intervals import LEVEL
+from dptree.io.display import Displayed
 from dptree.io.frames import result_frame
 
 __all__ = ["HistogramResult", "QuantileResult", "Answers", "RangeQueries", "quantile_levels"]
@@ -22,9 +25,12 @@ FLAG = [InstanceOf(bool, np.bool_, description="True or False")]
 
 
 @dataclass(frozen=True)
-class HistogramResult:
+class HistogramResult(Displayed):
     """Counts of the bins [edges[i], edges[i+1]) (the last bin closed), their standard errors and
-    ``level`` confidence intervals (see :meth:`RangeTree.ci`)."""
+    ``level`` confidence intervals (see :meth:`RangeTree.ci`). ``privacy`` and ``column``: the
+    statement and column of the release it was read from (None when built by hand)."""
+
+    PLOT: ClassVar[str | None] = "histogram"
 
     edges: np.ndarray
     counts: np.ndarray
@@ -32,6 +38,13 @@ class HistogramResult:
     ci_low: np.ndarray | None = None
     ci_high: np.ndarray | None = None
     level: float = 0.95
+    privacy: Mapping[str, Any] | None = field(default=None, kw_only=True, repr=False, compare=False)
+    column: str | None = field(default=None, kw_only=True, compare=False)
+
+    def summary(self) -> str:
+        """One line: the bins, the interval level; post-processing of a release."""
+        return (f"HistogramResult of {len(self.counts)} bins, {self.level:g} intervals "
+                "(post-processing of a release: no further privacy cost)")
 
     def to_frame(self) -> Any:
         """One row per bin: bin_low, bin_high, estimate, stderr, ci_low, ci_high."""
@@ -43,16 +56,25 @@ class HistogramResult:
 
 
 @dataclass(frozen=True)
-class QuantileResult:
+class QuantileResult(Displayed):
     """Quantiles read off the monotone CDF, with ``level`` intervals (a range tree's are calibrated
     by simulation, :meth:`RangeTree.quantile_ci`; a sparse range tree's come from its pointwise CDF
-    band, ``SparseRangeTree.quantile_ci``)."""
+    band, ``SparseRangeTree.quantile_ci``). ``privacy`` and ``column``: as :class:`HistogramResult`."""
+
+    PLOT: ClassVar[str | None] = "quantiles"
 
     q: np.ndarray
     values: np.ndarray
     ci_low: np.ndarray
     ci_high: np.ndarray
     level: float = 0.95
+    privacy: Mapping[str, Any] | None = field(default=None, kw_only=True, repr=False, compare=False)
+    column: str | None = field(default=None, kw_only=True, compare=False)
+
+    def summary(self) -> str:
+        """One line: the levels, the interval level; post-processing of a release."""
+        return (f"QuantileResult of {len(self.q)} levels, {self.level:g} intervals "
+                "(post-processing of a release: no further privacy cost)")
 
     def to_frame(self) -> Any:
         """One row per level: q, estimate, ci_low, ci_high (quantiles have no standard error)."""
@@ -60,7 +82,7 @@ class QuantileResult:
 
 
 @dataclass(frozen=True)
-class Answers:
+class Answers(Displayed):
     """Answers to several queries of one release (:meth:`RangeTree.answer`), one row each:
     ``query`` (its text), ``estimate``, ``stderr`` (None for quantiles), ``ci_low``, ``ci_high``.
     Numbers stay numbers (dates: ISO text); :meth:`rows` is what ``dptree query --format json``
@@ -68,6 +90,13 @@ class Answers:
 
     rows: list[dict[str, Any]]
     level: float = 0.95
+    privacy: Mapping[str, Any] | None = field(default=None, kw_only=True, repr=False, compare=False)
+    column: str | None = field(default=None, kw_only=True, compare=False)
+
+    def summary(self) -> str:
+        """One line: the queries, the interval level; post-processing of a release."""
+        return (f"Answers to {len(self.rows)} queries, {self.level:g} intervals "
+                "(post-processing of a release: no further privacy cost)")
 
     def to_frame(self) -> Any:
         """One row per query: query, estimate, stderr, ci_low, ci_high."""
@@ -120,7 +149,7 @@ class RangeQueries:
             low, high = self.total_ci(level=level)
             rows.append({"query": "total", "estimate": self.total(), "stderr": self.total_stderr(),
                          "ci_low": low, "ci_high": high})
-        return Answers(rows=rows, level=level)
+        return Answers(rows=rows, level=level, privacy=self.privacy, column=self.column)
 
 
 def quantile_levels(q: Any) -> np.ndarray:

@@ -1,10 +1,15 @@
-"""Plots of releases (needs matplotlib: ``pip install "dptree[plot]"``).
+"""Plots of releases and results (needs matplotlib: ``pip install "dptree[plot]"``).
 
-Every plot is post-processing of a release. Axes are labelled with the released column (from the
-release's public metadata), histogram edges are round numbers, the value axis can be logarithmic,
-and negative estimates are drawn as released: noise can push a count below zero, and hiding that
-would overstate the precision. ``clip_negative=True`` draws the post-processed view instead
-(negative counts shown as 0, CDF clipped to [0, 1]) and says so in the title.
+Every plot is post-processing of a release. Each kind has one drawing function that draws on a
+given matplotlib ``Axes`` (:func:`draw_cdf`, :func:`draw_histogram`, :func:`draw_hierarchy`,
+:func:`draw_quantiles`, :func:`draw_point`); ``.plot(ax=None)`` of a release or result
+(:func:`plot_on`) and the PNG writers (:func:`plot_cdf`, :func:`plot_histogram`,
+:func:`plot_hierarchy`, :func:`plot_quantiles`, which ``dptree plot`` and the reports use) call
+the same ones. Axes are labelled with the released column (from the release's public metadata),
+histogram edges are round numbers, the value axis can be logarithmic, and negative estimates are
+drawn as released: noise can push a count below zero, and hiding that would overstate the
+precision. ``clip_negative=True`` draws the post-processed view instead (negative counts shown as
+0, CDF clipped to [0, 1]) and says so in the title. matplotlib is imported when a plot is drawn.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 import io
 import os
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -20,10 +25,12 @@ from dptree._validation import require
 from dptree.data.dates import is_date_bound
 from dptree.data.domain import Domain
 from dptree.errors import InputFormatError, InvalidParameterError
+from dptree.io.display import column_of
 from dptree.io.release_file import atomic_write, check_overwrite
 from dptree.rangetree.release import RangeTree
 
-__all__ = ["plot_cdf", "plot_histogram", "plot_hierarchy", "plot_quantiles", "nice_edges", "value_label"]
+__all__ = ["plot_cdf", "plot_histogram", "plot_hierarchy", "plot_quantiles", "plot_on", "draw_cdf", "draw_histogram",
+           "draw_hierarchy", "draw_quantiles", "draw_point", "nice_edges", "value_label"]
 
 #: the most groups one quantiles plot draws side by side (``groups=`` picks which)
 MAX_PLOTTED_GROUPS = 10
@@ -33,9 +40,24 @@ _DATE_STEPS_S = (1, 5, 10, 30, 60, 300, 600, 1800, 3600, 6 * 3600, 12 * 3600, 86
                  28 * 86400, 91 * 86400, 182 * 86400, 364 * 86400)
 
 
-def _pyplot() -> Any:
-    require("matplotlib", "plotting").use("Agg")
-    return require("matplotlib.pyplot", "plotting")
+def _figure(height: float = 4.2) -> tuple[Any, Any]:
+    """A figure of a PNG writer and its axes: a figure of its own, outside pyplot (no global state,
+    whatever backend the caller uses)."""
+    require("matplotlib", "plotting")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, height), dpi=110)
+    return fig, fig.add_subplot()
+
+
+def _write(path: Any, force: bool, draw: Callable[[Any], Any], height: float = 4.2) -> Any:
+    """Check the target, draw on a new figure's axes, save it as a PNG; returns what ``draw`` returned."""
+    _check_target(path, force)
+    fig, ax = _figure(height)
+    out = draw(ax)
+    fig.tight_layout()
+    _save(fig, path)
+    return out
 
 
 def _nice_step(raw: float) -> float:
@@ -107,25 +129,24 @@ def nice_edges(domain: Domain, bins: int, *, log: bool = False) -> np.ndarray:
     return edges
 
 
-def _column(release: Any) -> str | None:
-    """The released column's name from the release's public metadata, when the caller gave one."""
-    col = getattr(release, "column", None) or (getattr(release, "metadata", None) or {}).get("column")
-    return str(col) if col else None
-
-
 def value_label(release: Any) -> str:
     """The value axis label: the released column's name, or "value"."""
-    return _column(release) or "value"
+    return column_of(release) or "value"
 
 
 def _title(kind: str, release: Any, clipped: bool, *, of_column: bool = True) -> str:
-    priv = release.privacy
-    spent = priv.get("budget_spent") or {k: priv[k] for k in ("epsilon", "delta") if priv.get(k)}
-    budget = ", ".join(f"{k}={v:.3g}" for k, v in spent.items())
-    col = _column(release)
+    """The title: what is drawn, of which column, under which budget (and NOT PRIVATE for a seeded
+    release). A result carries its release's statement; one built by hand has none."""
+    priv = getattr(release, "privacy", None)
+    col = column_of(release)
     what = f"{kind} of {col}" if col and of_column else kind
-    extra = "" if release.private else ", NOT PRIVATE"
-    title = f"Private {what} ({budget}{extra})"
+    if not priv:
+        title = f"{what[0].upper()}{what[1:]} (no privacy statement)"
+    else:
+        spent = priv.get("budget_spent") or {k: priv[k] for k in ("epsilon", "delta") if priv.get(k)}
+        budget = ", ".join(f"{k}={v:.3g}" for k, v in spent.items())
+        extra = "" if priv.get("private") else ", NOT PRIVATE"
+        title = f"Private {what} ({budget}{extra})"
     if clipped:
         title += "\npost-processed view: negative estimates shown as 0"
     return title
@@ -156,13 +177,10 @@ def _check_target(path: Any, force: bool) -> None:
         check_overwrite(path, "plot", force=force)
 
 
-def _save(fig: Any, path: Any, plt: Any) -> None:
+def _save(fig: Any, path: Any) -> None:
     """PNG bytes marked as a dptree plot, written atomically to a path (or to a file object)."""
     buf = io.BytesIO()
-    try:
-        fig.savefig(buf, format="png", metadata={"Software": "dptree"})  # marks a dptree plot
-    finally:
-        plt.close(fig)
+    fig.savefig(buf, format="png", metadata={"Software": "dptree"})  # marks a dptree plot
     if hasattr(path, "write"):
         path.write(buf.getvalue())
     else:
@@ -180,20 +198,33 @@ def plot_cdf(
     force: bool = False,
     groups: Any = None,
 ) -> None:
-    """Save a PNG of the estimated CDF (as a fraction of the estimated total) with its pointwise
-    ``level`` confidence band (:meth:`RangeTree.ci` of each threshold count, divided by the
-    estimated total), and the monotone fit. ``log``: logarithmic value axis (symlog when the
-    domain reaches 0). The y axis shows the estimates as released, below 0 or above 1 included;
-    ``clip_negative`` clips them to [0, 1] and marks the plot as a post-processed view. An
-    existing file that is not a dptree plot is overwritten only with ``force=True``. A sparse
-    range tree (:class:`~dptree.sparsetree.release.SparseRangeTree`, up to 2^64 keys) is drawn
-    between its own released 0.1% and 99.9% quantiles (post-processing), its band from
-    ``cdf_ci``. A group-by release (:class:`~dptree.rangetree.groupby.GroupedRelease`) draws each
-    group's CDF and band, every group or the ``groups`` listed (at most :data:`MAX_PLOTTED_GROUPS`)."""
-    _check_target(path, force)
+    """Save a PNG of :func:`draw_cdf`. An existing file that is not a dptree plot is overwritten
+    only with ``force=True``."""
+    _write(path, force, lambda ax: draw_cdf(ax, release, level=level, max_points=max_points, log=log,
+                                            clip_negative=clip_negative, groups=groups))
+
+
+def draw_cdf(
+    ax: Any,
+    release: Any,
+    *,
+    level: float = 0.95,
+    max_points: int = 4000,
+    log: bool = False,
+    clip_negative: bool = False,
+    groups: Any = None,
+) -> None:
+    """Draw the estimated CDF (as a fraction of the estimated total) with its pointwise ``level``
+    confidence band (:meth:`RangeTree.ci` of each threshold count, divided by the estimated
+    total), and the monotone fit, at most ``max_points`` points. ``log``: logarithmic value axis
+    (symlog when the domain reaches 0). The y axis shows the estimates as released, below 0 or
+    above 1 included; ``clip_negative`` clips them to [0, 1] and marks the plot as a
+    post-processed view. A sparse range tree (:class:`~dptree.sparsetree.release.SparseRangeTree`,
+    up to 2^64 keys) is drawn between its own released 0.1% and 99.9% quantiles (post-processing),
+    its band from ``cdf_ci``. A group-by release (:class:`~dptree.rangetree.groupby.GroupedRelease`)
+    draws each group's CDF and band, every group or the ``groups`` listed (at most
+    :data:`MAX_PLOTTED_GROUPS`)."""
     members = _plotted_groups(release, groups)
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
     lows, highs = [], []
     for i, (group, one) in enumerate(members):
         xs, ys, lo, hi, mo, scale = _cdf_curve(one, level, max_points, log, clip_negative)
@@ -219,8 +250,6 @@ def plot_cdf(
     ax.set_title(_title("CDF", release, clip_negative), fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right", fontsize=8 if len(members) > 1 else None)
-    fig.tight_layout()
-    _save(fig, path, plt)
 
 
 def _cdf_curve(release: Any, level: float, max_points: int, log: bool, clip_negative: bool
@@ -273,25 +302,62 @@ def plot_histogram(
     clip_negative: bool = False,
     force: bool = False,
 ) -> Any:
-    """Save a PNG of a histogram (round edges from :func:`nice_edges`, or ``edges``) with ``level``
-    intervals; returns the :class:`~dptree.rangetree.release.HistogramResult`. Bars are drawn at their true
-    positions and widths on the value axis (``log``: logarithmic). Negative estimates are drawn
-    below the zero line as released; ``clip_negative`` draws them as 0 (intervals still those of
-    the released estimate) and marks the plot as a post-processed view."""
-    _check_target(path, force)
-    plt = _pyplot()
+    """Save a PNG of :func:`draw_histogram`; returns the
+    :class:`~dptree.rangetree.release.HistogramResult` drawn."""
+    return _write(path, force, lambda ax: draw_histogram(ax, release, bins=bins, edges=edges, level=level, log=log,
+                                                         clip_negative=clip_negative))
+
+
+def draw_histogram(
+    ax: Any,
+    release: Any,
+    *,
+    bins: int = 30,
+    edges: Any = None,
+    level: float = 0.95,
+    log: bool = False,
+    clip_negative: bool = False,
+) -> Any:
+    """Draw a histogram of a range tree (round edges from :func:`nice_edges`, or ``edges``) with
+    ``level`` intervals (:func:`draw_bins`); returns the
+    :class:`~dptree.rangetree.release.HistogramResult`."""
     e = nice_edges(release.domain, bins, log=log) if edges is None else np.asarray(edges)
     h = release.histogram(e, level=level)
+    dom = release.domain
+    _draw_bins(ax, h, release, log=log, clip_negative=clip_negative, scale=(dom.kind, dom.lower, dom.width))
+    return h
+
+
+def draw_bins(ax: Any, result: Any, *, log: bool = False, clip_negative: bool = False) -> None:
+    """Draw a :class:`~dptree.rangetree.release.HistogramResult`: one bar per bin at its true
+    position and width on the value axis (``log``: logarithmic), with its interval. Negative
+    estimates are drawn below the zero line as released; ``clip_negative`` draws them as 0
+    (intervals still those of the released estimate) and marks the plot as a post-processed view."""
+    e = np.asarray(result.edges)
+    if e.dtype.kind in "US":  # dates given as ISO text
+        e = e.astype("datetime64[ns]")
+    if e.dtype.kind == "M":
+        scale: tuple[str, Any, float] = ("datetime", 0, 1.0)
+    else:
+        scale = ("numeric", e[0], float(np.min(np.diff(e.astype(np.float64)))))
+    _draw_bins(ax, result, result, log=log, clip_negative=clip_negative, scale=scale, edges=e)
+
+
+def _draw_bins(ax: Any, h: Any, labels_from: Any, *, log: bool, clip_negative: bool,
+               scale: tuple[str, Any, float], edges: Any = None) -> None:
+    """The bars of a histogram result ``h``; axis labels and title from ``labels_from`` (its
+    release, or the result itself, which carries its release's column and statement)."""
+    e = h.edges if edges is None else edges
     counts = np.clip(h.counts, 0.0, None) if clip_negative else h.counts
-    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
     left, right = e[:-1], e[1:]
     widths = right - left
     centers = left + widths / 2
     colors = np.where(h.counts < 0, "tab:red", "tab:blue")
     ax.bar(left, counts, width=widths, align="edge", color=colors, alpha=0.8, edgecolor="white", lw=0.5,
            label="estimated count")
-    ax.errorbar(centers, h.counts, yerr=[h.counts - h.ci_low, h.ci_high - h.counts], fmt="none", ecolor="black",
-                capsize=2, lw=0.8, label=f"{level:.0%} interval")
+    if h.ci_low is not None and h.ci_high is not None:
+        ax.errorbar(centers, h.counts, yerr=[h.counts - h.ci_low, h.ci_high - h.counts], fmt="none",
+                    ecolor="black", capsize=2, lw=0.8, label=f"{h.level:.0%} interval")
     ax.axhline(0.0, color="black", lw=0.8)
     handles, labels = ax.get_legend_handles_labels()
     if not clip_negative and np.any(h.counts < 0):
@@ -299,35 +365,44 @@ def plot_histogram(
 
         handles.append(Patch(color="tab:red", alpha=0.8))
         labels.append("negative estimate (noise), as released")
-    col = value_label(release)
+    col = value_label(labels_from)
     ax.set_xlabel(col)
     ax.set_ylabel("records")
-    _set_value_scale(ax, release.domain.kind, release.domain.lower, release.domain.width, log)
-    ax.set_title(_title("histogram", release, clip_negative), fontsize=10)
+    _set_value_scale(ax, *scale, log)
+    ax.set_title(_title("histogram", labels_from, clip_negative), fontsize=10)
     ax.grid(alpha=0.3, axis="y")
     ax.legend(handles, labels, loc="upper right", fontsize=8)
-    fig.tight_layout()
-    _save(fig, path, plt)
-    return h
 
 
 def plot_hierarchy(
     release: Any, path: Any, *, level: float = 0.95, depth: int = 1, max_nodes: int = 40, clip_negative: bool = False,
     force: bool = False,
 ) -> Any:
-    """Save a PNG bar chart of the counts of one level of a hierarchy release (``depth`` 1: the
-    children of the root) with their intervals, largest first (at most ``max_nodes``); returns
-    the frame that was drawn. Negative counts are drawn as released unless ``clip_negative``."""
-    _check_target(path, force)
-    plt = _pyplot()
-    frame = release.to_frame(level=level)
+    """Save a PNG of :func:`draw_hierarchy`; returns the frame that was drawn."""
+    height = _hierarchy_height(release, depth, max_nodes)
+    return _write(path, force, lambda ax: draw_hierarchy(ax, release, level=level, depth=depth, max_nodes=max_nodes,
+                                                         clip_negative=clip_negative), height=height)
+
+
+def _hierarchy_height(release: Any, depth: Any, max_nodes: int) -> float:
+    """The figure height (inches) of a hierarchy plot: a row per node drawn (the hierarchy is public)."""
     h = release.hierarchy
     if isinstance(depth, bool) or not isinstance(depth, int) or not 0 <= depth < h.depth:
         raise InvalidParameterError(f"depth must be an integer in [0, {h.depth - 1}], got {depth!r}")
+    return 0.35 * min(int(h.sizes[depth]), max(int(max_nodes), 0)) + 1.8
+
+
+def draw_hierarchy(ax: Any, release: Any, *, level: float = 0.95, depth: int = 1, max_nodes: int = 40,
+                   clip_negative: bool = False) -> Any:
+    """Draw a bar chart of the counts of one level of a hierarchy release (``depth`` 1: the
+    children of the root) with their ``level`` intervals, largest first (at most ``max_nodes``);
+    returns the frame that was drawn. Negative counts are drawn as released unless ``clip_negative``."""
+    frame = release.to_frame(level=level)
+    h = release.hierarchy
+    _hierarchy_height(release, depth, max_nodes)  # checks depth
     part = frame[frame["depth"] == depth].sort_values("estimate", ascending=False).head(max_nodes)
     est = part["count"].to_numpy(dtype=np.float64)
     shown = np.clip(est, 0.0, None) if clip_negative else est
-    fig, ax = plt.subplots(figsize=(7, 0.35 * len(part) + 1.8), dpi=110)
     y = np.arange(len(part))[::-1]
     colors = np.where(est < 0, "tab:red", "tab:blue")
     ax.barh(y, shown, color=colors, alpha=0.75, label="released count")
@@ -344,26 +419,28 @@ def plot_hierarchy(
                         clip_negative, of_column=False), fontsize=10)
     ax.grid(alpha=0.3, axis="x")
     ax.legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
-    _save(fig, path, plt)
     return part
 
 
 def plot_quantiles(release: Any, path: Any, *, groups: Any = None, log: bool = False, force: bool = False) -> Any:
-    """Save a PNG of a quantiles release (:func:`dptree.quantiles`): each level q (x axis) against
-    its estimate (y axis), with the release's own intervals, at the level it was made with, as
-    vertical bars. A group-by release (:class:`~dptree.quantiles.groups.GroupedQuantiles`) draws one
-    series per group, side by side at each level: every group, or the ``groups`` listed (at most
-    :data:`MAX_PLOTTED_GROUPS`). ``log``: logarithmic value axis. Post-processing of the release
-    only; returns the rows drawn (``release.to_frame()``, with a group column for a group-by release)."""
-    _check_target(path, force)
+    """Save a PNG of :func:`draw_quantiles`; returns the rows drawn."""
+    return _write(path, force, lambda ax: draw_quantiles(ax, release, groups=groups, log=log))
+
+
+def draw_quantiles(ax: Any, release: Any, *, groups: Any = None, log: bool = False) -> Any:
+    """Draw quantiles with intervals (a :func:`dptree.quantiles` release, or a range tree's
+    :class:`~dptree.rangetree.results.QuantileResult`): each level q (x axis) against its estimate
+    (y axis), one marker per level, with the release's own intervals, at the level it was made
+    with, as vertical bars. A group-by release (:class:`~dptree.quantiles.groups.GroupedQuantiles`)
+    draws one series per group, side by side at each level: every group, or the ``groups`` listed
+    (at most :data:`MAX_PLOTTED_GROUPS`). ``log``: logarithmic value axis. Post-processing of the
+    release only; returns the rows drawn (``release.to_frame()``, with a group column for a
+    group-by release)."""
     members = _plotted_groups(release, groups)
-    plt = _pyplot()
     first = members[0][1]
     q = np.asarray(first.q, dtype=np.float64)
     gap = float(np.min(np.diff(q))) if q.size > 1 else 0.1
     spread = min(gap, 0.1) * 0.6  # the groups' side-by-side offsets stay inside a level's gap
-    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
     frames = []
     for i, (group, rel) in enumerate(members):
         x = q + (spread * (i / (len(members) - 1) - 0.5) if len(members) > 1 else 0.0)
@@ -376,24 +453,86 @@ def plot_quantiles(release: Any, path: Any, *, groups: Any = None, log: bool = F
         if group is not None:
             frame.insert(0, "group", group)
         frames.append(frame)
-    ax.plot([], [], color="0.4", lw=1.0, label=f"{first.level:.0%} interval ({first.method})")
+    method = getattr(first, "method", None)
+    ax.plot([], [], color="0.4", lw=1.0, label=f"{first.level:.0%} interval" + (f" ({method})" if method else ""))
     ax.set_xlabel("level q")
     ax.set_ylabel(value_label(release))
     ax.set_xticks(q if q.size <= 12 else np.linspace(0.0, 1.0, 11))
     ax.set_xlim(min(-0.02, float(q[0]) - spread), max(1.02, float(q[-1]) + spread))
-    if log:
-        dates = is_date_bound(first.lower)
-        near_zero = 1.0 if dates or isinstance(first.lower, int) else (float(first.upper) - float(first.lower)) * 1e-3
-        _set_value_scale(ax, "datetime" if dates else "numeric", 0 if dates else first.lower, near_zero, log, axis="y")
-        ax.set_ylim(bottom=max(ax.get_ylim()[0], float(first.lower)))  # symlog: no empty negative half
+    if log:  # a release's public bounds; a result's own interval ends
+        lower = getattr(first, "lower", None)
+        upper = getattr(first, "upper", None)
+        if lower is None or upper is None:
+            lower, upper = np.min(np.asarray(first.ci_low)), np.max(np.asarray(first.ci_high))
+        dates = is_date_bound(lower)
+        integer = isinstance(lower, (int, np.integer))
+        near_zero = 1.0 if dates or integer else max((float(upper) - float(lower)) * 1e-3, 1e-12)
+        _set_value_scale(ax, "datetime" if dates else "numeric", 0 if dates else lower, near_zero, log, axis="y")
+        ax.set_ylim(bottom=max(ax.get_ylim()[0], float(lower)))  # symlog: no empty negative half
     ax.set_title(_title("quantiles", release, False), fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(loc="best", fontsize=8)
-    fig.tight_layout()
-    _save(fig, path, plt)
     import pandas as pd
 
     return pd.concat(frames, ignore_index=True)
+
+
+def draw_point(ax: Any, release: Any, *, log: bool = False) -> None:
+    """Draw a released point on its domain: an interior point, a single quantile or a threshold
+    classifier's threshold, as one marker between the public bounds. A release with no point (an
+    interior point's bottom, a constant classifier) is drawn as the empty domain with a note."""
+    threshold = hasattr(release, "predict")
+    value = release.threshold if threshold else release.value
+    if threshold:
+        what, label = "threshold", "threshold: h(x) = 1 for x <= it"
+        missing = None if value is not None else f"constant classifier: h(x) = {release.constant} everywhere"
+    else:
+        q = getattr(release, "q", None)
+        what = "interior point" if q is None else f"{q:g}-quantile"
+        label = f"released {what}"
+        missing = "bottom: no point released" if getattr(release, "bottom", False) else None
+    lower, upper = release.lower, release.upper
+    if isinstance(lower, str):  # date bounds given as text
+        lower, upper = np.datetime64(lower, "ns"), np.datetime64(upper, "ns")
+    ax.plot([lower, upper], [0, 0], color="0.5", lw=2, solid_capstyle="butt", label="domain (public bounds)")
+    if missing is None:
+        ax.plot([value], [0], ls="none", marker="v", ms=10, color="tab:blue", label=label)
+    else:
+        ax.text(0.5, 0.6, missing, transform=ax.transAxes, ha="center", va="center")
+    dates = is_date_bound(lower)
+    _set_value_scale(ax, "datetime" if dates else "numeric", 0 if dates else lower, 1.0, log)
+    ax.set_ylim(-1, 1)
+    ax.set_yticks([])
+    ax.set_xlabel(value_label(release))
+    ax.set_title(_title(what, release, False), fontsize=10)
+    ax.legend(loc="upper right", fontsize=8)
+
+
+#: how :func:`plot_on` draws each ``PLOT`` kind (:class:`~dptree.io.display.Displayed`)
+_DRAW: dict[str, Callable[..., Any]] = {"cdf": draw_cdf, "histogram": draw_bins, "quantiles": draw_quantiles,
+                                        "hierarchy": draw_hierarchy, "point": draw_point}
+
+
+def plot_on(obj: Any, ax: Any = None, **kwargs: Any) -> Any:
+    """Draw a release or result (``obj.plot(ax, **kwargs)``) on ``ax``, or on a new figure's axes
+    (pyplot's, so a notebook shows it), and return the axes."""
+    kind = getattr(obj, "PLOT", None)
+    if kind is None:
+        raise InvalidParameterError(f"{type(obj).__name__} has no plot: plot the release it came from, or its "
+                                    "histogram(...) or quantiles(...) result")
+    draw = _DRAW[kind]
+    if ax is None:
+        if kind == "hierarchy":
+            height = _hierarchy_height(obj, kwargs.get("depth", 1), kwargs.get("max_nodes", 40))
+        else:
+            height = 2.4 if kind == "point" else 4.2
+        plt = require("matplotlib.pyplot", "plotting")
+        fig, ax = plt.subplots(figsize=(7, height))
+        draw(ax, obj, **kwargs)
+        fig.tight_layout()
+    else:
+        draw(ax, obj, **kwargs)
+    return ax
 
 
 def _plotted_groups(release: Any, groups: Any) -> list[tuple[Any, Any]]:

@@ -40,6 +40,7 @@ class SparseRangeTree(RangeQueries, CountRelease):
     """A private sparse range tree over a 64-bit key domain; every query costs no budget."""
 
     KIND: ClassVar[str] = "sparse_range_tree"
+    PLOT: ClassVar[str | None] = "cdf"  # how plot() draws it (dptree.io.display)
     #: the measured node sets with their noisy counts, and what the released shape determines (its
     #: number of levels and so the counts' noise scales), are the only data-dependent fields
     BOUNDARY: ClassVar[Boundary] = Boundary(
@@ -262,7 +263,8 @@ class SparseRangeTree(RangeQueries, CountRelease):
         """:meth:`quantile` with :meth:`quantile_ci` intervals, as a result with ``to_frame()``."""
         qa = quantile_levels(q)
         low, high = self.quantile_ci(qa, level)
-        return QuantileResult(q=qa, values=np.atleast_1d(self.quantile(qa)), ci_low=low, ci_high=high, level=level)
+        return QuantileResult(q=qa, values=np.atleast_1d(self.quantile(qa)), ci_low=low, ci_high=high, level=level,
+                              privacy=self.privacy, column=self.column)
 
     @validate_params({"level": LEVEL})
     def histogram(self, edges: Any, level: float = 0.95) -> HistogramResult:
@@ -281,7 +283,8 @@ class SparseRangeTree(RangeQueries, CountRelease):
         last, last_empty = self._ends(e[-1:], inclusive=True)
         hi = (np.concatenate([excl[1:-1], last]), np.concatenate([empty[1:-1], last_empty]))
         est, se, low, high = self._answer([(hi, 1), ((excl[:-1], empty[:-1]), -1)], level)
-        return HistogramResult(edges=e, counts=est, stderr=se, ci_low=low, ci_high=high, level=level)
+        return HistogramResult(edges=e, counts=est, stderr=se, ci_low=low, ci_high=high, level=level,
+                               privacy=self.privacy, column=self.column)
 
     # ------------------------------------------------------------------ the release contract
     @validate_params({"level": LEVEL})

@@ -25,14 +25,14 @@ def drawn(monkeypatch: Any) -> list[dict[str, Any]]:
     figs: list[dict[str, Any]] = []
     real = plot._save
 
-    def keep(fig: Any, path: Any, plt: Any) -> None:
+    def keep(fig: Any, path: Any) -> None:
         ax = fig.axes[0]
         series = {ln.get_label(): (np.asarray(ln.get_xdata(), dtype=float), np.asarray(ln.get_ydata()))
                   for ln in ax.lines if ln.get_marker() == "o"}
         bars = [np.asarray(seg) for coll in ax.collections for seg in coll.get_segments()]
         figs.append({"series": series, "bars": bars, "ylabel": ax.get_ylabel(), "yscale": ax.get_yscale(),
                      "title": ax.get_title(), "legend": [t.get_text() for t in ax.get_legend().get_texts()]})
-        real(fig, path, plt)
+        real(fig, path)
 
     monkeypatch.setattr(plot, "_save", keep)
     return figs

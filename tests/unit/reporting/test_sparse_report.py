@@ -31,9 +31,9 @@ def drawn(monkeypatch: Any) -> list[Any]:
     axes: list[Any] = []
     real = plot._save
 
-    def keep(fig: Any, path: Any, plt: Any) -> None:
+    def keep(fig: Any, path: Any) -> None:
         axes.append(fig.axes[0])
-        real(fig, path, plt)
+        real(fig, path)
 
     monkeypatch.setattr(plot, "_save", keep)
     return axes
