@@ -84,15 +84,13 @@ def run_hierarchy(args: argparse.Namespace) -> int:
                            force=args.force)
     label = args.ledger_label or f"hierarchy {args.file} -> {args.out}"
     created = release_file.utc_now()  # before the data is read: the file must not time the reading
-    with charged_budget(ledger, epsilon=args.epsilon, delta=args.delta, label=label) as charge:
+    with charged_budget(ledger, epsilon=args.epsilon, delta=args.delta, label=label, outputs=[args.out]) as charge:
         with core.readable_path(args.file) as path:
             frame = histograms.path_counts(path, levels, weight=args.weight)  # the engines' one seam
         rel = _release(args, frame, h, levels, COUNT)
         rel.metadata.update(source="stdin" if args.file == "-" else args.file, created_utc=created)
         note_charge(rel, charge, ledger)
         rel.save(args.out, allow_nonprivate=args.allow_nonprivate, force=args.force)
-        if charge is not None:
-            charge.output = args.out
     print(rel.summary())
     core.wrote(args.out)
     return 0

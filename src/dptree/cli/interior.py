@@ -130,24 +130,25 @@ def _add_out_option(p: Any) -> None:
 
 
 def _execute(args: argparse.Namespace, release: Callable[[Any], Any], command: str,
-             delta: Callable[[], float] = lambda: 0.0, kind: str | None = None) -> Any:
-    """Every public check (``--out``, of the release ``kind``, included), the ledger charge
-    (``delta()``: what the mechanism spends, from public parameters), then the data and ``--out``:
-    the shared order of ``interior-point``, ``median`` and ``quantile``. Returns the result."""
+             delta: Callable[[], float] = lambda: 0.0, kind: str | None = None,
+             groups: list[Any] | None = None) -> Any:
+    """Every public check (the ``--out`` files of the release ``kind``, one per group of ``groups``,
+    included), the ledger charge (``delta()``: what the mechanism spends, from public parameters),
+    then the data and the ``--out`` files, which the charge records: the shared order of
+    ``interior-point``, ``median``, ``quantile`` and ``quantiles``. Returns the result."""
     core.check_seed(args)
     ledger = ledger_path(args.ledger)
     check_public_parameters(release)
     core.check_input_path(args.file, ledger)
-    if kind is not None and args.out is not None:
-        core.check_output_path(args.out, inputs=[args.file], ledger=ledger, kind=f"release:{kind}", force=args.force)
+    outs = [] if kind is None or args.out is None else core.group_output_paths(args.out, groups)
+    for out in outs:
+        core.check_output_path(out, inputs=[args.file], ledger=ledger, kind=f"release:{kind}", force=args.force)
     label = args.ledger_label or f"{command} {args.file}:{args.column}"
-    with charged_budget(ledger, epsilon=args.epsilon, delta=delta(), label=label) as charge:
+    with charged_budget(ledger, epsilon=args.epsilon, delta=delta(), label=label, outputs=outs):
         with _table(args) as data:
             res = release(data)
-        if kind is not None and args.out is not None:
+        if outs:
             res.save(args.out, allow_nonprivate=args.allow_nonprivate, force=args.force)
-            if charge is not None:
-                charge.output = args.out
     return res
 
 
@@ -294,10 +295,6 @@ def run_quantiles(args: argparse.Namespace) -> int:
     width = core.parse_width(args.width, upper if isinstance(upper, str) else lower)  # dates: a duration
     core.check_group_options(args)
     groups = core.parse_groups(args.groups) if args.by else None
-    outs = [] if args.out is None else core.group_output_paths(args.out, groups)
-    for out in outs:
-        core.check_output_path(out, inputs=[args.file], ledger=ledger_path(args.ledger), kind="release:quantiles",
-                               force=args.force)
     by = {"by": args.by, "groups": groups, "unknown": args.unknown_groups} if args.by else {}
 
     def release(data: Any) -> Any:
@@ -307,12 +304,10 @@ def run_quantiles(args: argparse.Namespace) -> int:
                          on_invalid=args.on_invalid,
                          user_id=args.user_id, max_contributions=args.max_contributions, **by)
 
-    res = _execute(args, release, "quantiles")
-    if args.out is not None:
-        res.save(args.out, allow_nonprivate=args.allow_nonprivate, force=args.force)
+    res = _execute(args, release, "quantiles", kind="quantiles", groups=groups)
     for group, one in (res.items() if args.by else [(None, res)]):
         header = one.summary() if group is None else f"group {group}: {one.summary()}"
         print_rows(quantiles_rows(one), one.level, header)
-    if outs:
-        core.wrote(outs)
+    if args.out is not None:
+        core.wrote(core.group_output_paths(args.out, groups))
     return 0

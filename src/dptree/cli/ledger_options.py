@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, cast
+from typing import Any, Callable, Iterator, Sequence, cast
 
 from dptree.errors import DPTreeError, InvalidParameterError
 
@@ -79,34 +79,32 @@ def _kept(exc: DPTreeError, charge: Any) -> None:
 
 
 @contextmanager
-def charged(ledger_path_: str | None, plan: Any, label: str) -> Iterator[Any]:
+def charged(ledger_path_: str | None, plan: Any, label: str, *, outputs: Sequence[str] = ()) -> Iterator[Any]:
     """Charge ``plan`` to the ledger at ``ledger_path_`` for the duration of the block (no-op for None;
     ``""`` is an error).
 
     Use it around the data reading, the noise and the output of any releasing command, after
-    every public check; the charge is committed before the block runs, and its status and output
-    are recorded when the block ends (a block that raises keeps its charge, marked ``failed``)::
+    every public check; the charge is committed before the block runs, and its status and the
+    ``outputs`` (the files the block writes) are recorded when the block ends (a block that
+    raises keeps its charge, marked ``failed``, with no output)::
 
-        with charged(args.ledger, plan, label) as charge:
+        with charged(args.ledger, plan, label, outputs=[out]) as charge:
             hist = read(file); release = plan.release(hist); release.save(out)
-            if charge is not None: charge.output = out
     """
     if ledger_path(ledger_path_) is None:
         yield None
         return
     with _open_ledger(cast(str, ledger_path_)) as ledger:
         with ledger.charge_for(plan, label=label) as charge:
-            try:
-                yield charge
-            except DPTreeError as exc:
-                _kept(exc, charge)
-                raise
+            yield from _recorded(charge, outputs)
 
 
 @contextmanager
-def charged_budget(ledger_path_: str | None, *, epsilon: float, delta: float = 0.0, label: str = "") -> Iterator[Any]:
+def charged_budget(ledger_path_: str | None, *, epsilon: float, delta: float = 0.0, label: str = "",
+                   outputs: Sequence[str] = ()) -> Iterator[Any]:
     """Like :func:`charged`, for commands whose mechanism takes (epsilon, delta) directly
-    (``hierarchy``, ``interior-point``): the charge is committed before the block reads the data."""
+    (``hierarchy``, ``interior-point``, ``quantiles``, ``release --sparse``): the charge is
+    committed before the block reads the data, ``outputs`` recorded when it ends."""
     from dptree.privacy.budget import check_delta, check_release_budget
 
     eps, dlt = check_release_budget(epsilon), check_delta(delta)  # never charge an invalid budget
@@ -115,11 +113,19 @@ def charged_budget(ledger_path_: str | None, *, epsilon: float, delta: float = 0
         return
     with _open_ledger(cast(str, ledger_path_)) as ledger:
         with ledger.charge(epsilon=eps, delta=dlt, label=label) as charge:
-            try:
-                yield charge
-            except DPTreeError as exc:
-                _kept(exc, charge)
-                raise
+            yield from _recorded(charge, outputs)
+
+
+def _recorded(charge: Any, outputs: Sequence[str]) -> Iterator[Any]:
+    """The body of :func:`charged` and :func:`charged_budget`: yield the charge; a block that ends
+    normally records ``outputs`` on it, one that raises a dptree error says its charge stays spent."""
+    try:
+        yield charge
+    except DPTreeError as exc:
+        _kept(exc, charge)
+        raise
+    if outputs:
+        charge.output = ", ".join(outputs)
 
 
 def note_charge(release: Any, charge: Any, ledger: str | None) -> None:

@@ -110,7 +110,7 @@ def run_release(args: argparse.Namespace) -> int:
     label = args.ledger_label or f"{args.file}:{args.column}" + (f" by {args.by}" if args.by else "")
     created = release_file.utc_now()  # before the data is read: the file must not time the reading
     # 2. the charge (committed), 3. the data, the noise and the output
-    with charged(ledger, plan, label) as charge:
+    with charged(ledger, plan, label, outputs=outs) as charge:
         hist = _histogram(args, plan, groups, src, progress.report)
         progress("histogram computed; adding noise and estimating")
         if args.by:
@@ -128,8 +128,6 @@ def run_release(args: argparse.Namespace) -> int:
             note_charge(release, charge, ledger)
             release.save(args.out, allow_nonprivate=args.allow_nonprivate, force=args.force)
             summary, paths = release.summary(), [args.out]
-        if charge is not None:
-            charge.output = ", ".join(paths)
     progress.done()
     print(summary)
     core.wrote(paths)
@@ -173,7 +171,7 @@ def _run_private_bounds(args: argparse.Namespace, ledger: str | None) -> int:
     progress(finding)
     src = _noise.make_source(args.seed)
     label = args.ledger_label or f"{args.file}:{args.column}"
-    with charged(ledger, plan, label) as charge:
+    with charged(ledger, plan, label, outputs=[args.out]) as charge:
         release = plan.release(args.file, src, column=args.column, missing=args.missing, source=args.file,
                                fmt=args.input_format)
         _write_one(args, release, charge, ledger)
@@ -184,11 +182,9 @@ def _run_private_bounds(args: argparse.Namespace, ledger: str | None) -> int:
 
 
 def _write_one(args: argparse.Namespace, release: Any, charge: Any, ledger: str | None) -> None:
-    """Inside the charge: note it on the release, write ``--out``, record the output on the charge."""
+    """Inside the charge (which records ``--out`` as its output): note it on the release, write ``--out``."""
     note_charge(release, charge, ledger)
     release.save(args.out, allow_nonprivate=args.allow_nonprivate, force=args.force)
-    if charge is not None:
-        charge.output = args.out
 
 
 def _run_sparse(args: argparse.Namespace, ledger: str | None) -> int:
@@ -219,7 +215,8 @@ def _run_sparse(args: argparse.Namespace, ledger: str | None) -> int:
     core.check_input_path(args.file, ledger)
     core.check_output_path(args.out, inputs=[args.file], ledger=ledger, force=args.force)
     src = _noise.make_source(args.seed)
-    with charged_budget(ledger, epsilon=args.epsilon, label=args.ledger_label or f"{args.file}:{args.column}") as charge:
+    with charged_budget(ledger, epsilon=args.epsilon, label=args.ledger_label or f"{args.file}:{args.column}",
+                        outputs=[args.out]) as charge:
         try:
             release = sparse_range_tree(args.file, on_invalid=args.missing, rng=src, **tree)
         except DataError as exc:  # the library's policy is on_invalid=; this command's is --missing

@@ -270,3 +270,43 @@ def test_missing_ledger_names_the_cli_command(setup: dict[str, Path], cli_run: A
         code, _, err = cli_run(with_option(argv, "--ledger", missing))
         assert code == 2 and "dptree budget" in err and "--create" in err and "total_epsilon=" not in err, command
     assert not (setup["dir"] / "none.ledger").exists()
+
+
+def test_every_releasing_command_records_its_output_files_on_its_charge(tmp_path: Path, cli_run: Any) -> None:
+    """The charge names the files its release wrote (one per group with --by); a release that fails
+    on its data names none."""
+    led = tmp_path / "budget.sqlite"
+    Ledger(led, total_epsilon=100.0).close()
+    data = tmp_path / "d.csv"
+    data.write_text("v,g,country,state\n" + "".join(f"{i % 50},{'AB'[i % 2]},US,{'CA' if i % 2 else 'NY'}\n"
+                                                    for i in range(200)))
+    struct = tmp_path / "s.csv"
+    struct.write_text("country,state\nUS,CA\nUS,NY\n")
+    column = ["--column", "v", "--lower", "0", "--upper", "63", "--epsilon", "1"]
+    runs = {
+        "release": ["release", *column],
+        "release-by": ["release", *column, "--by", "g", "--groups", "A,B"],
+        "release-private-bounds": ["release", "--column", "v", "--epsilon", "1", "--bounds", "private"],
+        "release-sparse": ["release", *column, "--sparse"],
+        "hierarchy": ["hierarchy", "--levels", "country,state", "--structure", str(struct), "--epsilon", "1"],
+        "quantiles": ["quantiles", *column, "--q", "0.5"],
+        "quantiles-by": ["quantiles", *column, "--q", "0.5", "--by", "g", "--groups", "A,B"],
+        "interior-point": ["interior-point", *column, "--method", "exponential"],
+        "median": ["median", *column],
+        "quantile": ["quantile", *column, "--q", "0.9"],
+    }
+    written = []
+    for name, argv in runs.items():
+        out = tmp_path / (f"{name}-{{group}}.json" if "--by" in argv else f"{name}.json")
+        code, _, err = cli_run([argv[0], data, *argv[1:], "--ledger", led, "--out", out])
+        assert code == 0, (name, err)
+        files = [str(out).replace("{group}", g) for g in ("A", "B")] if "--by" in argv else [str(out)]
+        assert all(Path(f).is_file() for f in files), name
+        written.append(", ".join(files))
+    code, _, err = cli_run(["quantiles", data, "--column", "absent", "--lower", "0", "--upper", "63", "--epsilon",
+                            "1", "--q", "0.5", "--ledger", led, "--out", tmp_path / "failed.json"])
+    assert code != 0 and "stays spent" in err
+    with Ledger(led) as ledger:
+        history = ledger.history()
+    assert [h["output"] for h in history] == [*written, None]
+    assert [h["status"] for h in history] == ["done"] * len(runs) + ["failed"]
