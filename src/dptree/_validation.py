@@ -213,8 +213,9 @@ def validate_params(constraints: Mapping[str, Sequence[Constraint | None]]) -> C
     return decorate
 
 
-#: optional module -> the extra that installs it
-EXTRAS = {"matplotlib": "plot", "pyspark": "spark", "polars": "polars"}
+#: optional module -> the extra that installs it (a dependency of dptree itself has none: missing,
+#: it is installed by name)
+EXTRAS = {"pyspark": "spark", "polars": "polars"}
 
 
 def require(module: str, feature: str) -> ModuleType:
@@ -224,5 +225,6 @@ def require(module: str, feature: str) -> ModuleType:
     except ImportError as exc:
         top = module.split(".")[0]
         extra = EXTRAS.get(top)
-        how = f"pip install 'dptree[{extra}]'" if extra else f"pip install {top}"
-        raise MissingDependencyError(f"{feature} needs the optional package {top!r}: {how}") from exc
+        how = f"the optional package {top!r}: pip install 'dptree[{extra}]'" if extra else (
+            f"the package {top!r}, which is not installed: pip install {top}")
+        raise MissingDependencyError(f"{feature} needs {how}") from exc

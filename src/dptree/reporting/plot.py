@@ -1,4 +1,4 @@
-"""Plots of releases and results (needs matplotlib: ``pip install "dptree[plot]"``).
+"""Plots of releases and results (matplotlib, a dependency of dptree).
 
 Every plot is post-processing of a release. Each kind has one drawing function that draws on a
 given matplotlib ``Axes`` (:func:`draw_cdf`, :func:`draw_histogram`, :func:`draw_hierarchy`,
@@ -43,10 +43,7 @@ _DATE_STEPS_S = (1, 5, 10, 30, 60, 300, 600, 1800, 3600, 6 * 3600, 12 * 3600, 86
 def _figure(height: float = 4.2) -> tuple[Any, Any]:
     """A figure of a PNG writer and its axes: a figure of its own, outside pyplot (no global state,
     whatever backend the caller uses)."""
-    require("matplotlib", "plotting")
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(7, height), dpi=110)
+    fig = require("matplotlib.figure", "plotting").Figure(figsize=(7, height), dpi=110)
     return fig, fig.add_subplot()
 
 

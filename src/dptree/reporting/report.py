@@ -3,8 +3,7 @@ source, creation time, ledger charge), privacy in plain language, plots, tables 
 
 Everything shown is post-processing of the public release (no privacy cost). The page is one
 self-contained file: the plots are PNGs and the CSV files are embedded as base64 data URIs, there
-is no script and no external resource (needs matplotlib: ``pip install "dptree[plot]"``, and
-pandas for the CSV files).
+is no script and no external resource (matplotlib draws the plots, pandas writes the CSV files).
 
 This module picks the report of a release's kind and writes it; the report of each kind is in
 :mod:`dptree.reporting.sections`, the pieces every page shares in :mod:`dptree.reporting.page`.

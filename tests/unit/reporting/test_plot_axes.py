@@ -151,7 +151,11 @@ def test_the_png_writer_draws_the_same_as_plot(tree: Any, tmp_path: Path, monkey
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
 
 
-def test_without_matplotlib_the_error_says_what_to_install(tree: Any, monkeypatch: Any) -> None:
+def test_without_matplotlib_the_error_says_what_to_install(tree: Any, monkeypatch: Any, tmp_path: Path) -> None:
+    """matplotlib is a dependency of dptree (no extra installs it): the advice names the package."""
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)  # import fails
-    with pytest.raises(MissingDependencyError, match="pip install"):
+    with pytest.raises(MissingDependencyError, match="plotting needs the package 'matplotlib', which is not installed: pip install matplotlib$"):
         tree.plot()
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    with pytest.raises(MissingDependencyError, match="pip install matplotlib$"):
+        dptree.reporting.plot.plot_cdf(tree, tmp_path / "c.png")
