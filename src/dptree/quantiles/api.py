@@ -36,14 +36,19 @@ MAX_LEVELS = 100_000
 #: at most this many levels get the tree's calibrated intervals (a bootstrap per level, about a
 #: millisecond each: 10^4 levels take about 12 s, 10^5 two minutes); interval="pivot" takes any m
 CALIBRATED_MAX_LEVELS = 10_000
+#: the default read-off grid of the tree's intervals (``grid=``; the tree's own default)
+TREE_GRID = 4096
 
 
-def _check_interval(p: Any, qa: np.ndarray, interval: str, method: str) -> None:
-    """``interval`` is the tree's: refused beside a named method that has none (it was ignored), and
-    its calibrated intervals past :data:`CALIBRATED_MAX_LEVELS` levels."""
+def _check_interval(p: Any, qa: np.ndarray, interval: str, method: str, grid: int) -> None:
+    """``interval`` and ``grid`` are the tree's: refused beside a named method that has none (they
+    would be ignored), and its calibrated intervals past :data:`CALIBRATED_MAX_LEVELS` levels."""
     if interval != "calibrated" and method not in ("auto", "tree"):
         raise InvalidParameterError(f"interval={interval!r} chooses the tree's intervals; method={method!r} states "
                                     "its own (rank radii): leave interval out")
+    if grid != TREE_GRID and method not in ("auto", "tree"):
+        raise InvalidParameterError(f"grid= is the read-off grid of the tree's intervals (method='tree' or 'auto'); "
+                                    f"method={method!r} has none: leave grid out")
     if p.method == "tree" and interval == "calibrated" and qa.size > CALIBRATED_MAX_LEVELS:
         raise InvalidParameterError(
             f"{qa.size} levels: the tree's calibrated intervals take about a millisecond per level, so at most "
@@ -71,7 +76,7 @@ def _em_data(data: Any, column: str | None, lower: Any, upper: Any,
 @validate_params({"epsilon": EPSILON, "method": [Options(METHODS)], "level": LEVEL, "n": DECLARED_SIZE,
                   "n_max": DECLARED_SIZE, "n_min": DECLARED_SIZE, "column": COLUMN, "rng": RNG, "on_invalid": ON_INVALID,
                   "neighbors": NEIGHBORS, "interval": [Options(INTERVALS)],
-                  "grid": [Interval(Integral, 2, None, hint="e.g. grid=4096")], "unknown": UNKNOWN,
+                  "grid": [Interval(Integral, 2, None, hint=f"e.g. grid={TREE_GRID}")], "unknown": UNKNOWN,
                   "max_contributions": [Interval(Integral, 1, None, hint="e.g. max_contributions=5")]})
 def quantiles(
     data: Any,
@@ -88,7 +93,7 @@ def quantiles(
     column: str | None = None,
     width: Any = None,
     neighbors: Literal["add_remove", "replace"] = "add_remove",
-    grid: int = 4096,
+    grid: int = TREE_GRID,
     interval: Literal["calibrated", "pivot"] = "calibrated",
     rng: RngLike = None,
     on_invalid: Literal["error", "drop"] = "error",
@@ -126,7 +131,9 @@ def quantiles(
     and its high-end rule chosen per level by simulating the release's public noise on its own isotonic CDF
     (post-processing, no budget; 199 simulations up to 2^16 buckets, fewer above, the pivot
     interval past 2^20; :mod:`dptree.rangetree.quantile_calibration`), ``"pivot"`` the uncalibrated pivot
-    interval (over-covers, 0.97-0.99 at 95%). ``rng``: tests only (a seeded release is not private).
+    interval (over-covers, 0.97-0.99 at 95%). ``grid`` (tree only, like ``interval``): the number of
+    points the tree's intervals are read off at (:meth:`dptree.RangeTree.quantile_ci`).
+    ``rng``: tests only (a seeded release is not private).
     ``by``/``groups``: one release per group of the public list ``groups`` (``by``: a column of
     ``data``, or each record's group beside in-memory values), each on its group's records with the
     whole epsilon (parallel composition; add/remove-one only); ``n``/``n_max`` then declare each
@@ -161,7 +168,7 @@ def quantiles(
                          neighbors=neighbors, grid=grid, interval=interval, rng=rng, on_invalid=on_invalid,
                          user_id=user_id, max_contributions=max_contributions)
     p = _plan(qa, lower, upper, eps, method, width, neighbors, n, n_max, max_contributions, user_id, n_min)
-    _check_interval(p, qa, interval, method)
+    _check_interval(p, qa, interval, method, grid)
     metadata = creation_metadata(column=column)  # the clock, read before the data
     src = make_source(rng)  # one stream: the bounding per user, then the mechanisms
     if p.method == "tree":
@@ -351,7 +358,7 @@ def _by_group(data: Any, qa: np.ndarray, *, by: Any, groups: Any, unknown: Liter
     gs = check_groups(groups)
     # n, n_max: each group's size
     p = _plan(qa, lower, upper, epsilon, method, width, neighbors, n, n_max, max_contributions, user_id, n_min)
-    _check_interval(p, qa, interval, method)
+    _check_interval(p, qa, interval, method, grid)
     if user_id is not None and p.method != "tree" and len(gs) * p.enc.size > BOUNDED_GROUP_CELLS:
         raise InvalidParameterError(f"user_id= with by= and method={p.method!r} counts every point of the domain in "
                                     f"every group: {len(gs)} groups x {p.enc.size:,} points exceeds "

@@ -125,7 +125,12 @@ def sparse_plans(data: Any, *, epsilon: float, lower: Any, upper: Any, branching
                                 max_contributions=max_contributions, dense_depth=dense_depth, threshold=threshold,
                                 method=method, structure_share=structure_share)
 
-    plan_for("i")
+    plan = plan_for("i")  # the number of levels does not depend on the column's type
+    if threshold is not None and plan.dense_depth >= plan.layout.depth:
+        raise InvalidParameterError(
+            f"threshold= decides which nodes are expanded, but every level of this tree is expanded (dense_depth "
+            f"reaches its {plan.layout.depth} levels: 2^{plan.domain.bits} keys at branching {plan.layout.branching}), "
+            f"so no count is compared with it: leave threshold out, or give dense_depth < {plan.layout.depth}")
     if lower is None:
         refuse_untyped(data, "a sparse tree without bounds", "give lower= and upper=")
     in_engine = is_file(data) or is_relation(data) or is_spark_df(data)

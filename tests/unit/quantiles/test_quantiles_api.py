@@ -418,3 +418,12 @@ def test_the_trees_interval_option_is_refused_beside_a_method_without_it() -> No
     # with auto the caller cannot know the method: the option applies when the tree runs
     rel = dptree.quantiles(np.arange(100), [0.5], lower=0, upper=127, epsilon=1.0, interval="pivot", rng=1)
     assert rel.interval == ("pivot" if rel.method == "tree" else None)
+
+
+def test_the_trees_grid_is_refused_beside_a_method_without_it() -> None:
+    for method in ("approx", "exponential", "joint"):
+        with pytest.raises(InvalidParameterError, match="leave grid out"):
+            dptree.quantiles(np.arange(100), [0.5], lower=0, upper=127, epsilon=1.0, method=method, n=100, grid=64)
+    for method in ("tree", "auto"):
+        rel = dptree.quantiles(np.arange(100), [0.5], lower=0, upper=127, epsilon=1.0, method=method, grid=64, rng=1)
+        assert len(rel.values) == 1

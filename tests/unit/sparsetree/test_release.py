@@ -189,6 +189,19 @@ def test_invalid_parameters_are_refused_before_the_data_is_read(kw: dict) -> Non
         dptree.sparse_range_tree([1.0, np.nan, "x"], **args)  # the data would raise a DataError
 
 
+@pytest.mark.parametrize("kw", [{"method": "levels"}, {"method": "privtree", "dense_depth": 3}])
+def test_a_threshold_no_level_compares_is_refused(kw: dict) -> None:
+    """2^10 keys at branching 16: 3 levels, all expanded (the levels method's default dense_depth on a
+    small domain, or a dense_depth that reaches the last level), so no count meets the threshold."""
+    with pytest.raises(InvalidParameterError, match="leave threshold out, or give dense_depth < 3"):
+        dptree.sparse_range_tree([1.0, np.nan, "x"], lower=0, upper=1000, epsilon=1.0, threshold=50, **kw)
+    r = dptree.sparse_range_tree(np.arange(1000), lower=0, upper=1000, epsilon=1.0, rng=1, **kw)  # no threshold
+    assert r.plan.dense_depth == r.layout.depth == 3
+    kept = dptree.sparse_range_tree(np.arange(1000), lower=0, upper=1000, epsilon=1.0, rng=1, threshold=50,
+                                    method=kw["method"], dense_depth=2)  # a level decides: it applies
+    assert kept.plan.threshold == 50
+
+
 def test_an_unbounded_timestamp_tree_loads_back(tmp_path: Path) -> None:
     # its domain ends are the ns range's (1677-09-21 .. 2262-04-11), beyond the dates a caller may bound
     ts = np.datetime64("2024-03-01T00:00:00", "ns") + np.arange(0, 10**6, 997).astype("timedelta64[ns]")
