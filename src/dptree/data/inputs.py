@@ -113,6 +113,8 @@ def _pick_column(table: Any, column: str | None, columns: list[str], what: str) 
         raise DataError(f"{what} has columns {', '.join(map(str, columns))}: pass column='...' to choose one")
     if column not in columns:
         raise DataError(f"column {column!r} not found in the {what}; available: {', '.join(map(str, columns))}")
+    if columns.count(column) > 1:
+        raise DataError(f"the {what} has more than one column named {column!r}; rename or drop the duplicates first")
     return column
 
 
@@ -269,7 +271,10 @@ def _list_array(items: list[Any] | tuple[Any, ...], name: str) -> np.ndarray:
     others around; each of those let one record move the rest."""
     vals = list(items)
     if not vals or any(isinstance(v, (list, tuple, np.ndarray)) for v in vals):
-        return np.asarray(vals)  # empty, or rows of a table: refused as more than one dimension
+        try:
+            return np.asarray(vals)  # empty, or rows of a table: refused as more than one dimension
+        except ValueError:  # rows of different lengths
+            raise DataError(f"{name} must be one-dimensional, got nested lists; pass one column") from None
     try:
         if all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in vals):
             try:

@@ -10,6 +10,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
+import dptree
 from dptree.data.domain import coerce_values, make_domain
 from dptree.data.inputs import to_numpy
 from dptree.errors import DataError
@@ -68,6 +69,17 @@ def test_pandas_dataframe_columns() -> None:
     _same(to_numpy(df[["age"]]), [30, 40])  # one column: no name needed
 
 
+def test_a_duplicated_column_name_is_refused_by_name() -> None:
+    df = pd.DataFrame([[1, 2, 5], [3, 4, 6]], columns=["a", "a", "b"])
+    tbl = pa.Table.from_arrays([pa.array([1, 3]), pa.array([2, 4]), pa.array([5, 6])], names=["a", "a", "b"])
+    for data, what in ((df, "DataFrame"), (tbl, "Arrow table")):
+        with pytest.raises(DataError, match=f"the {what} has more than one column named 'a'"):
+            to_numpy(data, column="a")
+        _same(to_numpy(data, column="b"), [5, 6])  # another column of the same table reads as before
+    with pytest.raises(DataError, match="more than one column named 'a'"):
+        dptree.range_tree(df, column="b", user_id="a", lower=0, upper=10, epsilon=1.0)
+
+
 def test_polars() -> None:
     s = pl.Series("x", np.arange(1000, dtype=np.int64))
     out = to_numpy(s)
@@ -110,6 +122,8 @@ def test_duckdb_relations() -> None:
 @pytest.mark.parametrize("bad, match", [
     ("12345", "not a string"),
     (np.zeros((2, 2)), "one-dimensional"),
+    ([[1, 2], [3]], "one-dimensional, got nested lists"),
+    ([1, [2, 3]], "one-dimensional, got nested lists"),
     (np.float64(3.0), "unsupported input type|scalar"),
     ({"a": [1]}, "not a dict"),
     (object(), "unsupported input type"),
