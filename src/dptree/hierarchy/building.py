@@ -43,7 +43,11 @@ def label(v: Any) -> str:
     if isinstance(v, (float, np.floating)) and float(v).is_integer():
         return str(int(v))
     if isinstance(v, bytes):
-        return v.decode()
+        try:
+            return v.decode()
+        except UnicodeDecodeError:
+            raise DomainError("a label is bytes that are not UTF-8 text; decode the labels first (for example "
+                              "with bytes.decode and the encoding they were written in)") from None
     return str(v)
 
 

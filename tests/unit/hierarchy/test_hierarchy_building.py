@@ -150,6 +150,16 @@ def test_an_other_label_that_is_a_real_category_is_refused() -> None:
     assert again == first and again.other == "(other)"
 
 
+def test_labels_in_bytes_that_are_not_utf8_are_refused_by_name() -> None:
+    frame = pd.DataFrame({"a": [b"US", b"US"], "b": [b"\xff", b"x"]})
+    for build in (lambda: Hierarchy.from_paths([("US", b"\xff"), ("US", "x")]),
+                  lambda: Hierarchy.from_frame(frame, ["a", "b"]),
+                  lambda: Hierarchy.from_parent_table({b"\xff": "US", "x": "US"})):
+        with pytest.raises(DomainError, match="bytes that are not UTF-8 text; decode the labels first"):
+            build()
+    assert Hierarchy.from_paths([("US", b"CA"), ("US", "x")]) == Hierarchy.from_paths(["US/CA", "US/x"])
+
+
 def test_lone_surrogates_fall_back_to_the_object_sort() -> None:
     paths = ["a/\ud800", "a/b", "\udfff/c"]
     assert _same(lambda: Hierarchy.from_paths(paths), lambda: _old_from_paths(paths)) == "ok"
