@@ -105,26 +105,31 @@ class LeafEstimates:
         return np.where(empty, 0.0, self.cum[b + 1] - self.cum[a])
 
     def variances(self, a: np.ndarray, b: np.ndarray, empty: np.ndarray) -> np.ndarray:
-        """Exact variances of :meth:`counts` (conditioned on the empty padding)."""
+        """Exact variances of :meth:`counts` (conditioned on the empty padding), in the shape of ``a``."""
+        shape = np.shape(a)
+        a, b, empty = np.ravel(a), np.ravel(b), np.ravel(empty)
         v = range_variance(self.layout.block_sizes, self.level_variance, a, b)
         if self._pad_var > 0:
             v = v - self._cov_with_padding(a, b) ** 2 / self._pad_var
-        return np.where(empty, 0.0, np.maximum(v, 0.0))
+        return np.where(empty, 0.0, np.maximum(v, 0.0)).reshape(shape)
 
     def spread(self, a: np.ndarray, b: np.ndarray, empty: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
         """(standard error, interval multiplier at ``level``) of the leaf ranges [a, b].
 
         Gaussian noise: the normal quantile. Laplace noise: the variance-gamma quantile at the
         range's exact error moments; with padding, the conditioned variance is exact and the shape
-        that of the unconditioned estimate (an approximation for the multiplier only)."""
+        that of the unconditioned estimate (an approximation for the multiplier only). Both in the
+        shape of ``a``."""
+        shape = np.shape(a)
         if self.noise == "gaussian":
-            return np.sqrt(self.variances(a, b, empty)), multiplier("gaussian", level, a)
+            return np.sqrt(self.variances(a, b, empty)), np.reshape(multiplier("gaussian", level, np.ravel(a)), shape)
+        a, b, empty = np.ravel(a), np.ravel(b), np.ravel(empty)
         v1, v2 = range_error_moments(self.layout.fanouts, self.level_variance, a, b)
         if self._pad_var > 0:
             s = np.sqrt(self.variances(a, b, empty))
         else:  # no padding: v1 is the exact variance (range_variance), computed once
             s = np.sqrt(np.where(empty, 0.0, np.maximum(v1, 0.0)))
-        return s, multiplier("laplace", level, gamma_shape(v1, v2))
+        return s.reshape(shape), np.reshape(multiplier("laplace", level, gamma_shape(v1, v2)), shape)
 
     def simulated_cdf_errors(self, spec: NoiseSpec, root_exact: bool, sims: int, source: RandomSource,
                              at: np.ndarray) -> np.ndarray:

@@ -106,9 +106,10 @@ class SparseRangeTree(RangeQueries, CountRelease):
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(estimate, stderr, ci_low, ci_high) of sums of sign * prefix, each prefix given as
         (last offset, empty): exact moments of the least-squares part, then the spread bound of
-        every cut cell."""
+        every cut cell. Each output in the (broadcast) shape of the query points."""
         t = self._tree
-        ends = [(*self._prefix(end), sign) for end, sign in terms]
+        shape = np.shape(terms[0][0][0])
+        ends = [(*self._prefix((np.ravel(end[0]), np.ravel(end[1]))), sign) for end, sign in terms]
         est = self._sum_prefixes(ends)
         v1, v2 = t.prefix_moments([(i, f, empty, sign) for i, f, _, empty, sign in ends])
         se = np.sqrt(np.maximum(v1, 0.0))
@@ -118,7 +119,8 @@ class SparseRangeTree(RangeQueries, CountRelease):
         for i, f, g, _, sign in ends:
             below, above = t.spread_bound(i, f, g, mc)
             low, high = (low - below, high + above) if sign > 0 else (low - above, high + below)
-        return np.asarray(est, dtype=np.float64), se, low, high
+        return (np.reshape(np.asarray(est, dtype=np.float64), shape), np.reshape(se, shape), np.reshape(low, shape),
+                np.reshape(high, shape))
 
     def _range_terms(self, lo: Any, hi: Any) -> list[tuple[tuple[np.ndarray, np.ndarray], int]]:
         qlo, qhi = self.domain.query_keys(lo), self.domain.query_keys(hi)  # a bad point says so itself

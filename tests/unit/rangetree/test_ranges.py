@@ -191,6 +191,26 @@ def test_vectorised_queries_are_fast_and_consistent() -> None:
     assert np.all(s > 0)
 
 
+@pytest.mark.parametrize("make", [
+    lambda x: dptree.range_tree(x, lower=0, upper=4095, epsilon=1.0, rng=0),
+    lambda x: dptree.range_tree(x, lower=0, upper=4000, epsilon=1.0, rng=0),  # padding buckets past upper
+    lambda x: dptree.range_tree(x, lower=0, upper=4095, rho=0.5, noise="gaussian", rng=0),
+    lambda x: dptree.sparse_range_tree(x, lower=0, upper=4095, epsilon=1.0, rng=0)])
+def test_every_range_and_threshold_query_keeps_the_shape_of_its_points(make) -> None:  # type: ignore[no-untyped-def]
+    rel = make(skewed(1000))
+    lo = np.array([[0, 10, 100], [7, 300, 2000]])
+    hi = lo + np.array([[5], [900]])  # broadcast against lo: (2, 3)
+    flat_lo, flat_hi = lo.ravel(), np.broadcast_to(hi, lo.shape).ravel()
+    for query in (rel.count, rel.stderr, lambda a, b: rel.ci(a, b)[0], lambda a, b: rel.ci(a, b, level=0.9)[1]):
+        out = query(lo, hi)
+        assert np.shape(out) == lo.shape
+        np.testing.assert_allclose(np.ravel(out), query(flat_lo, flat_hi))
+    for query in (rel.cdf, rel.cdf_stderr, lambda a: rel.cdf_ci(a)[0], lambda a: rel.cdf_ci(a)[1]):
+        out = query(lo)
+        assert np.shape(out) == lo.shape
+        np.testing.assert_allclose(np.ravel(out), query(flat_lo))
+
+
 def test_save_load_roundtrip_and_tamper_detection(tmp_path) -> None:  # type: ignore[no-untyped-def]
     rel = dptree.range_tree(skewed(500), lower=0, upper=4095, epsilon=0.5, levels="optimal", rng=7)
     path = tmp_path / "r.json"
