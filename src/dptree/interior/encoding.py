@@ -396,15 +396,31 @@ def prepare(
         arr = to_numpy(values, column=column, name="values")
         if arr.dtype.kind == "f" and not np.isfinite(arr).all():
             raise DataError(_INVALID_VALUES)
-        cnt = np.asarray(counts)
-        if cnt.dtype.kind not in "iu":
-            cnt = np.array([int(c) for c in counts], dtype=np.int64)
+        cnt = _count_array(counts)
         if cnt.shape != arr.shape or (cnt.size and cnt.min() < 0):
-            raise DataError("counts must be non-negative integers, one per value")
+            raise DataError(_BAD_COUNTS)
     else:
         arr, cnt = value_counts(values, column=column, missing=policy, infinite=policy, message=_INVALID_VALUES,
                                 domain=(enc.kind, *enc.bounds))
     return (enc, *_encode_counts(arr, cnt, enc, drop))
+
+
+_BAD_COUNTS = "counts must be non-negative integers, one per value"
+
+
+def _count_array(counts: Any) -> np.ndarray:
+    """The caller's ``counts`` as integers: whole numbers only (NaN, infinities, fractions and text
+    are refused, never truncated)."""
+    cnt = np.asarray(counts)
+    if cnt.dtype.kind in "iu":
+        return cnt
+    try:
+        whole = [int(c) for c in counts]
+        if any(w != c for w, c in zip(whole, counts)):
+            raise ValueError("not a whole number")
+        return np.array(whole, dtype=np.int64)
+    except (TypeError, ValueError, OverflowError):
+        raise DataError(_BAD_COUNTS) from None
 
 
 def prepare_groups(

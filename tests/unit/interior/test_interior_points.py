@@ -322,6 +322,18 @@ def test_values_outside_bounds_are_clamped():
     assert r.value == 0
 
 
+@pytest.mark.parametrize("counts", [[float("nan")] * 300, [float("inf")] * 300, [2.5] * 300, ["3"] * 300,
+                                    [2**70] * 300, [None] * 300, [-1] * 300])
+def test_counts_that_are_not_whole_non_negative_numbers_are_refused(counts):
+    from dptree.errors import DataError
+
+    with pytest.raises(DataError, match="counts must be non-negative integers, one per value"):
+        interior_point(np.arange(300), counts=counts, lower=0, upper=1000, epsilon=1.0, rng=1)
+    whole = interior_point(np.arange(300), counts=[2.0] * 300, lower=0, upper=1000, epsilon=1.0, rng=1)
+    assert whole.value == interior_point(np.arange(300), counts=[2] * 300, lower=0, upper=1000, epsilon=1.0,
+                                         rng=1).value
+
+
 # ------------------------------------------------------------------ median and quantiles
 
 
