@@ -103,7 +103,7 @@ def info(message: str) -> None:
 
 def run(parser: Parser, argv: Sequence[str]) -> int:
     """Parse ``argv``, run the command's ``func`` and turn what it raises into the exit status and
-    the one error line."""
+    the one error line (Ctrl-C: in :func:`dptree.cli.main.main`, which also covers loading the commands)."""
     args = parser.parse_args(_join_negative_values(list(argv)))
     try:
         return int(args.func(args))
@@ -117,9 +117,6 @@ def run(parser: Parser, argv: Sequence[str]) -> int:
     except OSError as exc:
         error(f"{exc.strerror or exc}: {getattr(exc, 'filename', '') or ''}".rstrip(": "))
         return EXIT_USER_ERROR
-    except KeyboardInterrupt:
-        error("interrupted")
-        return EXIT_INTERRUPTED
     except Exception as exc:  # a bug: say so in one line, traceback on request
         if os.environ.get("DPTREE_DEBUG"):
             raise

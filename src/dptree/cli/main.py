@@ -12,13 +12,14 @@ import sys
 from typing import Sequence
 
 from dptree import __version__
-from dptree.cli import budget, hierarchy, interior, plot, query, release, report
-from dptree.cli.core import Parser, cli_wording, run
+from dptree.cli.core import EXIT_INTERRUPTED, Parser, cli_wording, error, run
 
 __all__ = ["main", "build_parser", "cli_wording"]
 
 
 def build_parser() -> Parser:
+    from dptree.cli import budget, hierarchy, interior, plot, query, release, report  # inside main's Ctrl-C handling
+
     parser = Parser(prog="dptree", description="Differential privacy on trees.")
     parser.add_argument("--version", action="version", version=f"dptree {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -34,8 +35,14 @@ def build_parser() -> Parser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one ``dptree`` command; returns the exit status (0 ok, 2 user error, 3 internal error,
-    130 interrupted, 141 when the reader of the output went away). Usage errors exit through argparse (status 2)."""
-    return run(build_parser(), sys.argv[1:] if argv is None else argv)
+    130 interrupted, 141 when the reader of the output went away). Usage errors exit through argparse (status 2).
+    Ctrl-C gives the one line and 130 from here on: while the commands load, while the arguments are
+    parsed and while a command runs."""
+    try:
+        return run(build_parser(), sys.argv[1:] if argv is None else argv)
+    except KeyboardInterrupt:
+        error("interrupted")
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":  # pragma: no cover

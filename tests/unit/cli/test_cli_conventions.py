@@ -5,6 +5,7 @@ per command, and releases told apart by their kind."""
 from __future__ import annotations
 
 import io
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -140,6 +141,34 @@ def test_internal_errors_and_interrupts(files: dict[str, Path], cli_run: Any, mo
 
     monkeypatch.setitem(query._ANSWERS, "range_tree", reader_gone)
     assert cli_run(["query", str(files["rel"]), "--total"]) == (141, "", "")  # quiet, the shell's SIGPIPE status
+
+
+#: a child ``python -m dptree`` that gets Ctrl-C (SIGINT to itself) while the command modules, and the
+#: libraries they use, are being imported: the start-up of every command
+_INTERRUPTED_START = """
+import importlib.abc, os, runpy, signal, sys
+
+class Interrupt(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "dptree.cli.release":
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+sys.meta_path.insert(0, Interrupt())
+sys.argv = ["dptree", *sys.argv[1:]]
+runpy.run_module("dptree", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_ctrl_c_while_the_commands_load_is_one_line_and_status_130(files: dict[str, Path]) -> None:
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "DPTREE_DEBUG"}
+    env["PYTHONPATH"] = os.pathsep.join([str(SRC.parents[1]), env.get("PYTHONPATH", "")])
+    proc = subprocess.run([sys.executable, "-c", _INTERRUPTED_START, "query", str(files["rel"]), "--total"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (130, "", "dptree: error: interrupted\n")
 
 
 @pytest.mark.parametrize("command", ["query", "plot", "report"])
