@@ -2,10 +2,12 @@
 (:func:`dptree.privacy.statement.read_statement`; files with the old ``neighbors`` /
 ``library_version`` spelling still load) and the noise re-derived from the stated parameters.
 
-A file whose stated budget, sensitivity, noise parameter, noise variance or window disagrees with
-what :func:`dptree.hierarchy.measure.calibrate` derives from its parameters is refused (the
-checksum is not a signature: this is what catches an edited budget). Measurements must have the
-tree's shape. Nothing here reads private data: a file holds only public values.
+The whole statement is re-derived from the parameters by :func:`dptree.hierarchy.measure.calibrate`
+(the code that made the release) and compared by :func:`dptree.privacy.statement.check_statement`,
+as for every release kind; the noise variance or window and the derived parameters must match it
+too (the checksum is not a signature: this is what catches an edited budget or claim).
+Measurements must have the tree's shape. Nothing here reads private data: a file holds only
+public values.
 """
 
 from __future__ import annotations
@@ -18,15 +20,15 @@ import numpy as np
 from dptree.errors import InvalidParameterError, ReleaseFileError
 from dptree.hierarchy.measure import METHODS, NodeMechanism, calibrate, calibration_of
 from dptree.hierarchy.structure import Hierarchy
-from dptree.privacy.budget import check_delta, check_epsilon
+from dptree.privacy.budget import check_delta, check_epsilon, zcdp_rho_for
 from dptree.privacy.measurement import MEASUREMENT_LIMIT
-from dptree.privacy.statement import read_statement
+from dptree.privacy.statement import check_statement
 
 __all__ = ["read_document", "jsonable"]
 
-#: statement fields every hierarchy release states besides the schema's required ones
-_STATED = ("epsilon", "delta", "sensitivity")
-
+#: how files written before the Gaussian calibration was stated name the mechanism (zCDP only)
+_ZCDP_ONLY = ("discrete Gaussian on every node (seed 001 Corollary 2.7 / Lemma 2.6; zCDP analysis of Canonne, "
+              "Kamath, Steinke 2020)")
 
 def read_document(doc: Mapping[str, Any]) -> tuple[Hierarchy, dict[str, Any], dict[str, Any], dict[str, Any]]:
     """(hierarchy, parameters, privacy statement, measurements) of a document, validated."""
@@ -39,15 +41,9 @@ def read_document(doc: Mapping[str, Any]) -> tuple[Hierarchy, dict[str, Any], di
         raise
     except Exception as exc:
         raise ReleaseFileError(f"malformed hierarchy release: {exc}") from exc
-    if "max_contributions" not in stated and "neighbours" in stated:  # files before the schema
-        stated["max_contributions"] = params.get("max_contributions")
-    privacy = read_statement(stated, kind="hierarchy")
-    for key in _STATED:
-        if key not in privacy:
-            raise ReleaseFileError(f"hierarchy release lacks privacy field {key!r}")
     if params.get("method") not in METHODS:
         raise ReleaseFileError(f"unknown method {params.get('method')!r} in release")
-    check_noise(h, params, privacy, meas)
+    privacy = check_noise(h, params, stated, meas)
     return h, params, privacy, meas
 
 
@@ -55,6 +51,10 @@ def _mechanism(params: dict[str, Any]) -> NodeMechanism:
     method = params["method"]
     eps = check_epsilon(params["epsilon"])
     dlt = check_delta(params["delta"], required=method != "laplace")
+    if method == "laplace" and dlt != 0:
+        raise ReleaseFileError("hierarchy release: a Laplace release spends no delta (tampered?)")
+    if method != "multiplicative" and (params.get("alpha") is not None or params.get("tau_min") is not None):
+        raise ReleaseFileError("hierarchy release: alpha and tau_min belong to the multiplicative method (tampered?)")
     k = params["max_contributions"]
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ReleaseFileError("hierarchy release: max_contributions must be a positive integer")
@@ -72,29 +72,28 @@ def _integers(values: Any, n: int, *, bound: int | None = None) -> bool:
     )
 
 
-def check_noise(h: Hierarchy, params: dict[str, Any], privacy: dict[str, Any], meas: dict[str, Any]) -> None:
-    """Re-derive the noise from the stated parameters; reject a file where they disagree."""
+def check_noise(h: Hierarchy, params: dict[str, Any], stated: dict[str, Any], meas: dict[str, Any]) -> dict[str, Any]:
+    """Re-derive the statement and the noise from the stated parameters; refuse a file where they
+    disagree. Returns the privacy statement the release reports."""
     try:
         mech = _mechanism(params)
         d, n = h.depth, h.n_nodes
         if int(params["depth"]) != d:
             raise ReleaseFileError("hierarchy release: depth or max_contributions does not match the hierarchy")
-        if privacy["max_contributions"] != mech.max_contributions or privacy["neighbors"] != "add_remove":
-            raise ReleaseFileError("hierarchy release: privacy statement disagrees with the parameters (tampered?)")
-        if float(privacy["epsilon"]) != mech.epsilon or float(privacy["delta"]) != mech.delta:
-            raise ReleaseFileError("hierarchy release: privacy statement disagrees with the parameters (tampered?)")
-        cal = calibrate(mech, d, gaussian=calibration_of(privacy))
+        cal = calibrate(mech, d, gaussian=calibration_of(stated))
+        derived = cal.privacy(private=stated.get("private") is True)
+        if mech.method == "gaussian" and "calibration" not in stated:
+            # a file written before the calibration was stated (zCDP): its statement as then made
+            del derived["calibration"]
+            derived.update(mechanism=_ZCDP_ONLY, rho=zcdp_rho_for(mech.epsilon, mech.delta))
+        privacy = check_statement(stated, derived, kind="hierarchy")
+        if any(params.get(key) != value for key, value in cal.parameters.items()):
+            raise ReleaseFileError(f"hierarchy release: parameters {sorted(cal.parameters)} do not match the ones "
+                                   "derived from the budget (tampered?)")
         if cal.spec is not None:
             assert cal.noise_variance is not None
             if not math.isclose(float(meas["noise_variance"]), cal.noise_variance, rel_tol=1e-9):
                 raise ReleaseFileError("hierarchy release: noise variance does not match the stated budget (tampered?)")
-            sens_key = "l1" if mech.method == "laplace" else "l2_squared"
-            want_sens, want_noise = cal.statement["sensitivity"], cal.statement["noise"]
-            stated_ok = privacy["sensitivity"].get(sens_key) == want_sens[sens_key] and all(
-                math.isclose(float(privacy["noise"][key]), v, rel_tol=1e-12) for key, v in want_noise.items()
-            )
-            if not stated_ok:
-                raise ReleaseFileError("hierarchy release: privacy statement does not match its parameters (tampered?)")
             if not _integers(meas["y"], n, bound=MEASUREMENT_LIMIT):
                 raise ReleaseFileError(f"hierarchy release: measurements must be {n} integers")
         else:
@@ -106,6 +105,7 @@ def check_noise(h: Hierarchy, params: dict[str, Any], privacy: dict[str, Any], m
         raise
     except (KeyError, TypeError, ValueError, AttributeError, InvalidParameterError) as exc:
         raise ReleaseFileError(f"malformed hierarchy release parameters: {exc}") from exc
+    return privacy
 
 
 def jsonable(v: Any) -> Any:

@@ -52,7 +52,6 @@ from dptree.interior.calibration import (
     check_budget,
     declared_size,
     plan,
-    restated,
 )
 from dptree.interior.encoding import (
     Encoding,
@@ -73,7 +72,7 @@ from dptree.noise import RngLike, make_source
 from dptree.noise.sources import RNG
 from dptree.privacy.boundary import Boundary
 from dptree.privacy.budget import Budget, check_release_budget
-from dptree.privacy.statement import read_statement
+from dptree.privacy.statement import check_statement, read_statement
 
 __all__ = ["InteriorPoint", "interior_point"]
 
@@ -185,7 +184,7 @@ class InteriorPoint(Release):
         if (derived.method, derived.delta, derived.n_required, derived.guarantee_applies,
                 _json(derived.calibration)) != stated:
             raise ReleaseFileError(f"{kind} release: the calibration does not match its public parameters")
-        restated(privacy, derived.statement(privacy["private"]), kind)
+        check_statement(privacy, derived.statement(privacy["private"]), kind=kind)
         value, bottom = enc.load(m["value"]), m["bottom"]
         if type(bottom) is not bool or not enc.contains(value) or (
                 bottom and (method == "exponential" or value != enc.decode(0))):

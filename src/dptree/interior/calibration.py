@@ -18,10 +18,10 @@ import functools
 import math
 from dataclasses import dataclass, field
 from numbers import Integral, Real
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 from dptree._validation import InstanceOf, Interval, Options, check_param, validate_params
-from dptree.errors import InsufficientDataError, InvalidParameterError, ReleaseFileError
+from dptree.errors import InsufficientDataError, InvalidParameterError
 from dptree.interior.heavypaths import heavypaths_parameters
 from dptree.interior.selection import effective_epsilon, exponential_base
 from dptree.interior.treelog import treelog_parameters
@@ -37,7 +37,6 @@ __all__ = [
     "method_requirements",
     "method_requirements_log2",
     "plan",
-    "restated",
     "swap_budget",
 ]
 
@@ -61,14 +60,6 @@ def check_budget(epsilon: Any, delta: Any, beta: Any) -> tuple[float, float, flo
     for name, value, options in (("epsilon", epsilon, EPSILON), ("delta", delta, DELTA), ("beta", beta, BETA)):
         check_param(name, value, options)
     return check_release_budget(epsilon), float(delta), float(beta)
-
-
-def restated(privacy: Mapping[str, Any], derived: Mapping[str, Any], kind: str) -> None:
-    """Refuse a loaded statement that differs from the one re-derived from its public parameters
-    (the library version that wrote it and the private flag aside)."""
-    strip = ("library", "private")
-    if {k: v for k, v in privacy.items() if k not in strip} != {k: v for k, v in derived.items() if k not in strip}:
-        raise ReleaseFileError(f"{kind} release: privacy statement does not match its parameters (tampered?)")
 
 
 def exponential_requirement(size: int, epsilon: float, beta: float, *, ln_size: float | None = None) -> int:

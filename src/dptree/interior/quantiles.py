@@ -24,7 +24,7 @@ from typing import Any, ClassVar, Literal, Mapping
 from dptree._validation import InstanceOf, Interval, check_param, validate_params
 from dptree.data.histograms import COLUMN
 from dptree.errors import ReleaseFileError
-from dptree.interior.calibration import DECLARED_SIZE, EPSILON, ON_INVALID, declared_size, restated
+from dptree.interior.calibration import DECLARED_SIZE, EPSILON, ON_INVALID, declared_size
 from dptree.interior.encoding import domain_document, domain_from_document, encoding, point_encoding, prepare
 from dptree.interior.selection import exponential_base, quantile_badness, quantile_exponential_mechanism, quantile_level
 from dptree.interior.staged import staged_point
@@ -34,7 +34,7 @@ from dptree.noise import RngLike, make_source
 from dptree.noise.sources import RNG
 from dptree.privacy.boundary import Boundary
 from dptree.privacy.budget import check_release_budget
-from dptree.privacy.statement import Neighbors, make_statement, read_statement
+from dptree.privacy.statement import Neighbors, check_statement, make_statement, read_statement
 
 __all__ = ["QuantileRelease", "median", "quantile"]
 
@@ -130,7 +130,8 @@ class QuantileRelease(Release):
         if p["q_used"] != f"{q_used.numerator}/{q_used.denominator}":
             raise ReleaseFileError(f"{kind} release: q_used does not match q")
         legacy = privacy.get("mechanism") == _LEGACY_MECHANISM
-        restated(privacy, _statement(eps, privacy["private"], _LEGACY_MECHANISM if legacy else _MECHANISM), kind)
+        check_statement(privacy, _statement(eps, privacy["private"], _LEGACY_MECHANISM if legacy else _MECHANISM),
+                        kind=kind)
         value = enc.load(value)
         if not enc.contains(value):
             raise ReleaseFileError(f"{kind} release: the measurement must be a point of the domain")

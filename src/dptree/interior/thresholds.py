@@ -28,7 +28,6 @@ from dptree.interior.calibration import (
     Method,
     check_budget,
     declared_size,
-    restated,
 )
 from dptree.interior.encoding import INVALID_HINT, domain_document, domain_from_document, encode_values, encoding
 from dptree.interior.selection import ordered_exponential_mechanism
@@ -38,7 +37,7 @@ from dptree.noise import RngLike, discrete_laplace, make_source
 from dptree.noise.sources import RNG
 from dptree.privacy.boundary import Boundary
 from dptree.privacy.budget import BUDGET_RANGE, check_release_budget
-from dptree.privacy.statement import Neighbors, make_statement, read_statement
+from dptree.privacy.statement import Neighbors, check_statement, make_statement, read_statement
 
 __all__ = ["ThresholdClassifier", "learn_threshold"]
 
@@ -146,7 +145,7 @@ class ThresholdClassifier(Release):
         check_release_budget(eps, supported=SUPPORTED)
         if (dlt == 0) != _pure(p["method"], dlt):
             raise ReleaseFileError(f"{kind} release: delta does not match the method")
-        restated(privacy, _statement(eps, dlt, privacy["private"]), kind)
+        check_statement(privacy, _statement(eps, dlt, privacy["private"]), kind=kind)
         threshold, constant = m["threshold"], m["constant"]
         if not ((constant is None and enc.contains(threshold)) or (threshold is None and constant in (0, 1)
                                                                    and type(constant) is int)):

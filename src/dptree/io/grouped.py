@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Iterator, Mapping, Sequence
 from dptree.data.groups import check_groups
 from dptree.errors import InvalidParameterError, ReleaseFileError
 from dptree.io.release_file import check_metadata, check_overwrite
-from dptree.privacy.statement import read_statement
+from dptree.privacy.statement import check_statement, read_statement
 
 __all__ = ["ByGroup", "GROUP_KEYS", "SAFE_GROUP_NAME", "composition", "group_statement", "read_group_document"]
 
@@ -47,16 +47,15 @@ def group_statement(statement: Mapping[str, Any], groups: Sequence[Any], private
 def read_group_document(doc: Mapping[str, Any], kind: str) -> tuple[list[Any], dict[str, Any], dict[str, Any],
                                                                      dict[str, Any]]:
     """(groups, the full statement, one group's statement, metadata) of a group-by release file,
-    refused where the groups are invalid or the statement does not match them."""
-    privacy = dict(doc["privacy"])
-    read_statement(privacy, kind=kind)
+    refused where the groups are invalid or the statement is not one group's statement with these
+    groups (:func:`check_statement`; each group's loader checks that group's statement whole)."""
+    privacy = read_statement(doc["privacy"], kind=kind)
     try:
         groups = check_groups(doc["parameters"]["groups"])
     except InvalidParameterError as exc:
         raise ReleaseFileError(f"{kind} release: {exc}") from None
-    if privacy.get("groups") != groups or privacy.get("composition") != composition(len(groups)):
-        raise ReleaseFileError(f"{kind} release: the statement does not match the groups (tampered?)")
     member = {k: v for k, v in privacy.items() if k not in GROUP_KEYS}
+    privacy = check_statement(privacy, group_statement(member, groups, privacy["private"]), kind=kind)
     return groups, privacy, member, check_metadata(doc.get("metadata"))
 
 

@@ -169,6 +169,13 @@ def zcdp_rho_for(epsilon: float, delta: float) -> float:
     """Largest rho (rounded down) such that rho-zCDP implies (epsilon, delta)-DP."""
     check_epsilon(epsilon)
     check_delta(delta, required=True)
+    return _zcdp_rho_for(float(epsilon), float(delta))
+
+
+@lru_cache(maxsize=256)
+def _zcdp_rho_for(epsilon: float, delta: float) -> float:
+    """The search of :func:`zcdp_rho_for` (pure, so cached: every load of a Gaussian release
+    re-derives its calibration)."""
     hi = epsilon
     while zcdp_delta(hi, epsilon) <= delta:  # defensive widening; rho = epsilon already fails
         hi *= 2.0

@@ -16,6 +16,12 @@ points (:data:`REQUIRED` are always present; a mechanism adds its own, such as `
 
 Files written before this schema spelled two keys differently (``neighbors`` as a sentence and
 ``library_version`` in hierarchy files); :func:`read_statement` reads them under the new names.
+
+A saved file's statement is checked by one function, :func:`check_statement`, for every release
+kind: the loader re-derives the whole statement from the file's public parameters (the code that
+made the release) and the file's must equal it field for field. The checksum is not a signature:
+this is what refuses an edited claim. Only ``library`` and ``private`` are not derived (which
+version wrote the file; whether a test seed drew the noise).
 """
 
 from __future__ import annotations
@@ -25,12 +31,18 @@ from typing import Any, Literal, Mapping
 
 from dptree.errors import InvalidParameterError, ReleaseFileError
 
-__all__ = ["Neighbors", "RELATIONS", "REQUIRED", "library", "make_statement", "read_statement"]
+__all__ = ["Neighbors", "RELATIONS", "REQUIRED", "NOT_DERIVED", "check_statement", "library", "make_statement",
+           "read_statement"]
 
 Relation = Literal["add_remove", "replace"]
 RELATIONS: tuple[str, ...] = ("add_remove", "replace")
 REQUIRED: tuple[str, ...] = ("mechanism", "neighbors", "max_contributions", "guarantee", "library", "private")
 _LEGACY = {"neighbours": "neighbors", "library_version": "library"}
+#: the statement's fields that no parameter determines: the version that wrote the file, and
+#: whether a test seed drew the noise
+NOT_DERIVED: tuple[str, ...] = ("library", "private")
+#: fields the schema added that files in the legacy spelling do not state
+_ADDED = ("guarantee", "max_contributions")
 
 
 def library() -> str:
@@ -120,3 +132,27 @@ def read_statement(privacy: Any, *, kind: str) -> dict[str, Any]:
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ReleaseFileError(f"{kind} release: max_contributions must be a positive integer")
     return out
+
+
+def check_statement(stated: Any, derived: Mapping[str, Any], *, kind: str) -> dict[str, Any]:
+    """The statement a loaded file of ``kind`` reports, refused unless it equals ``derived`` whole.
+
+    ``derived`` is the statement re-derived from the file's public parameters by the code that
+    makes the release. Every field but :data:`NOT_DERIVED` must be equal, nested fields included;
+    a file in the spelling before the schema (:func:`read_statement`) takes the fields it could not
+    state (``guarantee``, ``max_contributions``) from ``derived``. Raises ReleaseFileError naming
+    the fields that differ.
+    """
+    if isinstance(stated, Mapping) and set(stated) & set(_LEGACY):
+        stated = {**{k: derived[k] for k in _ADDED if k in derived}, **stated}
+    out = read_statement(stated, kind=kind)
+    mine = {k: v for k, v in out.items() if k not in NOT_DERIVED}
+    want = {k: v for k, v in derived.items() if k not in NOT_DERIVED}
+    if mine != want:
+        fields = sorted(str(k) for k in set(mine) | set(want) if mine.get(k, _MISSING) != want.get(k, _MISSING))
+        raise ReleaseFileError(f"{kind} release: the privacy statement does not match its parameters at "
+                               f"{', '.join(fields)} (tampered?)")
+    return out
+
+
+_MISSING = object()

@@ -15,13 +15,13 @@ import numpy as np
 from dptree._validation import InstanceOf, Interval, Options, check_param
 from dptree.errors import InvalidParameterError, ReleaseFileError
 from dptree.estimation.intervals import LEVEL
-from dptree.interior.calibration import DECLARED_SIZE, EPSILON, restated
+from dptree.interior.calibration import DECLARED_SIZE, EPSILON
 from dptree.interior.encoding import domain_document, domain_from_document, encoding
 from dptree.io.contract import Release, shown
 from dptree.io.release_file import check_metadata
 from dptree.privacy.boundary import Boundary
 from dptree.privacy.budget import check_release_budget
-from dptree.privacy.statement import Neighbors, make_statement, read_statement
+from dptree.privacy.statement import Neighbors, check_statement, make_statement, read_statement
 from dptree.quantiles.approx import layer_epsilon, layers
 from dptree.quantiles.intervals import release_radii
 from dptree.rangetree.quantile_calibration import INTERVALS
@@ -210,9 +210,9 @@ class QuantilesRelease(Release):
         if n_min is not None and p["n_declared"] is not None and (not p["n_is_upper_bound"] or n_min > p["n_declared"]):
             raise ReleaseFileError(f"{kind} release: parameters.n_min must lie below an upper bound n_max, and "
                                    "goes without an exact n")
-        restated(privacy, statement(p["method"], eps, len(q), p["neighbors"], privacy["private"], lower=lo,
-                                    upper=hi, width=width, n=p["n_declared"],
-                                    joint_dithered="dither_factor" in privacy, max_contributions=k), kind)
+        check_statement(privacy, statement(p["method"], eps, len(q), p["neighbors"], privacy["private"], lower=lo,
+                                           upper=hi, width=width, n=p["n_declared"],
+                                           joint_dithered="dither_factor" in privacy, max_contributions=k), kind=kind)
         cols = [meas.get(k) for k in ("values", "ci_low", "ci_high")]
         if any(not isinstance(c, list) or len(c) != len(q) for c in cols):
             raise ReleaseFileError(f"{kind} release: values and intervals must give one entry per level")

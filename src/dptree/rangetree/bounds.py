@@ -320,7 +320,8 @@ class PrivateBoundsPlan:
 def checked_statement(record: Any, tree: RangeTreePlan) -> dict[str, Any]:
     """The statement a release file over private bounds must carry, re-derived from its
     ``parameters.bounds`` (``record``) and its tree plan; refuses a record whose split, search or
-    domain do not match (load: the checksum is not a signature)."""
+    domain do not match, or that differs in any field from the record those give (load: the
+    checksum is not a signature)."""
     if not isinstance(record, Mapping) or record.get("method") != "private":
         raise ReleaseFileError("release file: parameters.bounds must describe a private bounds search")
     try:
@@ -338,10 +339,11 @@ def checked_statement(record: Any, tree: RangeTreePlan) -> dict[str, Any]:
         dom = private_domain(tree.domain.kind, lower, upper, width)
     except (KeyError, TypeError, ValueError, OverflowError, DPTreeError) as exc:
         raise ReleaseFileError(f"release file: parameters.bounds is incomplete or invalid: {exc}") from None
-    if dom != tree.domain or plan.tree_epsilon != tree.budget.epsilon:
+    derived = plan.record(lower, upper, kind)
+    if dom != tree.domain or plan.tree_epsilon != tree.budget.epsilon or dict(record) != derived:
         raise ReleaseFileError("release file: the domain or the budget split does not match the private bounds "
                                "search it records (tampered?)")
-    return with_private_bounds(tree.statement, plan.record(lower, upper, kind))
+    return with_private_bounds(tree.statement, derived)
 
 
 def plan_private_bounds(*, lower: Any = None, upper: Any = None, epsilon: float | None, delta: float = 0.0,

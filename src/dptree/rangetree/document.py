@@ -15,7 +15,7 @@ import numpy as np
 
 from dptree.errors import ReleaseFileError
 from dptree.io.release_file import check_metadata
-from dptree.privacy.statement import read_statement
+from dptree.privacy.statement import check_statement
 from dptree.rangetree.bounds import checked_statement
 from dptree.rangetree.plan import RangeTreePlan, plan_range_tree
 
@@ -112,7 +112,7 @@ def _measurements(plan: RangeTreePlan, levels: Any) -> list[np.ndarray | None]:
 
 def range_tree_from_document(cls: type[RangeTree], doc: Mapping[str, Any]) -> RangeTree:
     """Rebuild a release of class ``cls`` from a validated document, re-deriving and checking its
-    noise parameters, layout and privacy statement (read with :func:`read_statement`)."""
+    noise parameters, layout and privacy statement (:func:`check_statement`)."""
     plan = _plan(doc["parameters"])
     meas = doc["measurements"]
     if meas["noise_parameters"] != _fractions(plan):
@@ -121,12 +121,9 @@ def range_tree_from_document(cls: type[RangeTree], doc: Mapping[str, Any]) -> Ra
     raw = doc["privacy"]
     if not isinstance(raw, Mapping) or not isinstance(raw.get("private"), bool):
         raise ReleaseFileError("release file: privacy statement lacks the 'private' flag")
-    privacy = read_statement(raw, kind="range_tree")
-    stated = {k: v for k, v in raw.items() if k not in ("private", "library")}
     full = plan.statement if "bounds" not in doc["parameters"] else checked_statement(doc["parameters"]["bounds"], plan)
-    derived = {k: v for k, v in full.items() if k not in ("private", "library")}
+    derived = dict(full)
     if "budget_split" not in raw:  # files written before issue 12 do not record the workload
         derived.pop("budget_split", None)
-    if stated != derived:
-        raise ReleaseFileError("release file: privacy statement does not match its parameters (tampered?)")
+    privacy = check_statement(raw, derived, kind="range_tree")
     return cls(plan=plan, measurements=measurements, statement=privacy, metadata=check_metadata(doc.get("metadata")))

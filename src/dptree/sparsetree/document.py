@@ -22,7 +22,7 @@ import numpy as np
 
 from dptree.errors import DPTreeError, ReleaseFileError
 from dptree.io.release_file import check_metadata
-from dptree.privacy.statement import read_statement
+from dptree.privacy.statement import check_statement
 from dptree.sparsetree.keys import KeyDomain, key_domain
 from dptree.sparsetree.mechanism import (
     Level,
@@ -192,9 +192,5 @@ def sparse_from_document(cls: type[SparseRangeTree], doc: Mapping[str, Any]) -> 
     raw = doc["privacy"]
     if not isinstance(raw, Mapping) or not isinstance(raw.get("private"), bool):
         raise ReleaseFileError("sparse range tree: privacy statement lacks the 'private' flag")
-    privacy = read_statement(raw, kind="sparse_range_tree")
-    stated = {k: v for k, v in raw.items() if k not in ("private", "library")}
-    derived = {k: v for k, v in plan.statement.items() if k not in ("private", "library")}
-    if stated != derived:
-        raise ReleaseFileError("sparse range tree: privacy statement does not match its parameters (tampered?)")
+    privacy = check_statement(raw, plan.statement, kind="sparse_range_tree")
     return cls(plan=plan, measurement=measurement, statement=privacy, metadata=check_metadata(doc.get("metadata")))

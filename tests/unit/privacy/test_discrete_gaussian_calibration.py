@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 
+from dptree.errors import ReleaseFileError
 from dptree.noise import gaussian_sigma2_used
 from dptree.privacy.budget import (
     discrete_gaussian_delta,
@@ -118,15 +119,26 @@ def test_hierarchy_gaussian_uses_the_exact_calibration_and_states_it() -> None:
     assert rel.privacy["calibration"]["kind"] == "exact"
     assert discrete_gaussian_delta(1.0, s2, 5) <= 1e-6  # recomputed, not read from the statement
     assert rel.privacy["rho"] == pytest.approx(5 / (2 * s2))
-    # a release written with the zCDP calibration (files from before issue 16) still loads
+    # a release written with the zCDP calibration (files from before issue 16, in the spelling
+    # before the statement schema) still loads, with the guarantee of that calibration
     old = rel.to_dict()
-    zs2 = float(gaussian_sigma2_used(5 / (2 * zcdp_rho_for(1.0, 1e-6))))
-    old["privacy"].pop("calibration")
-    old["privacy"]["noise"]["sigma2"] = zs2
+    rho = zcdp_rho_for(1.0, 1e-6)
+    zs2 = float(gaussian_sigma2_used(5 / (2 * rho)))
+    st = old["privacy"]
+    for key in ("calibration", "guarantee", "max_contributions", "neighbors", "library"):
+        st.pop(key)
+    st.update(neighbours="add/remove one record", library_version="0.1.0", rho=rho,
+              mechanism="discrete Gaussian on every node (seed 001 Corollary 2.7 / Lemma 2.6; zCDP analysis of "
+                        "Canonne, Kamath, Steinke 2020)")
+    st["noise"]["sigma2"] = zs2
     from dptree.noise import discrete_gaussian_variance
 
     old["measurements"]["noise_variance"] = discrete_gaussian_variance(zs2)
-    assert HierarchyRelease.from_dict(old).privacy["noise"]["sigma2"] == zs2
+    loaded = HierarchyRelease.from_dict(old).privacy
+    assert loaded["noise"]["sigma2"] == zs2 and loaded["guarantee"] == "rho-zCDP, implies (epsilon, delta)-DP"
+    st["rho"] = rho / 2  # its statement is compared whole too
+    with pytest.raises(ReleaseFileError, match="rho"):
+        HierarchyRelease.from_dict(old)
     # k = 2: the shifts are not all unit shifts; the zCDP route is used and said
     rel2 = hierarchy_counts(["f"], h, epsilon=1.0, delta=1e-6, method="gaussian", max_contributions=2, rng=1)
     assert rel2.privacy["calibration"]["kind"] == "zcdp"
