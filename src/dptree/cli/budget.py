@@ -1,4 +1,4 @@
-"""``dptree budget``: create a budget ledger, upgrade an old one, or show its spend history."""
+"""``dptree budget``: create a budget ledger, upgrade an old one, back it up, or show its spend history."""
 
 from __future__ import annotations
 
@@ -23,6 +23,12 @@ def register(sub: Any) -> None:
     p.add_argument("--total-rho", type=float)
     p.add_argument("--upgrade", action="store_true",
                    help="upgrade a ledger written by an older dptree (format 1) to the checked format")
+    p.add_argument("--backup", metavar="OUT",
+                   help="write a copy of the ledger to OUT, every committed charge included (a copy of the "
+                        "ledger file alone can miss charges still in its -wal file)")
+    p.add_argument("--force", action="store_true",
+                   help="with --backup: replace an existing OUT (an earlier backup of this ledger, or a file "
+                        "that is not an SQLite database)")
     p.add_argument("--format", choices=["table", "json"], default="table")
     p.set_defaults(func=run_budget)
 
@@ -30,6 +36,17 @@ def register(sub: Any) -> None:
 def run_budget(args: argparse.Namespace) -> int:
     from dptree.privacy.ledger import Ledger
 
+    if args.force and args.backup is None:
+        raise InvalidParameterError("--force replaces an existing --backup OUT; give it with --backup")
+    if args.backup is not None:
+        if args.create or args.upgrade or args.total_epsilon is not None or args.total_rho is not None:
+            raise InvalidParameterError("--backup copies an existing ledger; give it without --create, --upgrade "
+                                        "and totals")
+        with Ledger(args.ledger, read_only=True) as led:
+            copied = led.backup(args.backup, force=args.force)
+        core.wrote(args.backup)
+        core.info(f"backup of ledger {args.ledger}: {copied.charges} charge(s)")
+        return 0
     if args.upgrade:
         if args.create or args.total_epsilon is not None or args.total_rho is not None:
             raise InvalidParameterError("--upgrade keeps the ledger's totals; give it alone")

@@ -53,6 +53,11 @@ whole-file replacement or deletion, and edits of a charge's ``status`` and ``out
 (bookkeeping outside the chain: they do not enter the spend). Keep the ledger where only the
 releasing account can write, and back it up.
 
+Backups. A committed charge may sit in the ``-wal`` file beside the ledger until SQLite
+checkpoints it into the main file, so a copy of the main file alone is not a backup: it can lack
+the latest charges, and restoring it refunds them silently. :meth:`Ledger.backup` (``dptree budget
+PATH --backup OUT``) writes a copy that holds every committed charge (SQLite's online backup API).
+
 Ledgers written by dptree before format 2 have no chain; opening one raises
 :class:`LedgerOutdatedError`. :meth:`Ledger.upgrade` (``dptree budget PATH --upgrade``) checks
 every old charge, adds the constraints and builds the chain over them, in one transaction.
@@ -416,6 +421,27 @@ class Ledger(LedgerStore):
                 rec[k] = float(amount_fraction(rec[k]))
             out.append(rec)
         return out
+
+    # ------------------------------------------------------------------ backup
+    def backup(self, path: str | os.PathLike[str], *, force: bool = False) -> Spend:
+        """Write a copy of the whole ledger to ``path``, every committed charge included, and
+        return the spend it holds.
+
+        Committed charges may still be in the ledger's ``-wal`` file, so a copy of the main file
+        alone can lack them (restoring it would refund them). This copies through SQLite's online
+        backup API, which reads what this connection sees: one consistent snapshot, even while
+        other processes charge. The copy is one self-contained file (no ``-wal``), written next to
+        ``path``, verified like any ledger, then renamed into place. An existing ``path`` is
+        replaced only with ``force=True``, and then only when it is not an SQLite file or is an
+        earlier backup of this same ledger; never the ledger itself or its journal files."""
+        out = self._check_path(path, "backup")
+        self._check_backup_path(out, force)
+
+        def verified(copy: str) -> Spend:
+            with Ledger(copy, read_only=True, timeout=self.timeout) as led:
+                return led.spent()
+
+        return self._backup_to(out, verified)
 
     def close(self) -> None:
         self._con.close()
