@@ -167,18 +167,37 @@ def length_mismatch_error(name: str) -> DataError:
     return DataError(f"{name} must have one entry per value (the same length as the values)")
 
 
-def engine_error(what: str, column: str | None, exc: BaseException) -> InputFormatError:
-    """An engine (DuckDB, Spark, numpy) failed on the data: its text, redacted (:func:`redact`)."""
-    of = f" of {column!r}" if column else ""
-    if type(exc).__name__ == "ConversionException" or "Could not convert" in str(exc):
+#: DuckDB's wording for a file that does not end with Parquet's footer
+_NOT_PARQUET = ("No magic bytes found", "too small to be a Parquet file")
+#: the column type DuckDB could not use, in its binder and cast errors
+_FAILED_TYPE = re.compile(r"Cannot combine types of (.+?) and |Unimplemented type for cast \((.+?) -> ")
+
+
+def engine_detail(exc: BaseException) -> str:
+    """What an engine's failure (DuckDB, Spark, numpy) means, in dptree's terms where the kind of
+    failure is known (a value that is not a number, a CSV row with the wrong number of fields, a
+    file that is not Parquet, a nested column), else its text redacted (:func:`redact`). Never a
+    value, a line or a count."""
+    text = str(exc)
+    failed = _FAILED_TYPE.search(text)
+    typ = (failed.group(1) or failed.group(2)).strip().upper() if failed else ""
+    if typ.startswith(("STRUCT(", "MAP(", "UNION(")) or typ.endswith("]"):
+        return ("the column is nested (a struct, list, map or union column), not numbers or dates; use a plain "
+                "column (write the field or element you need into a column of its own first)")
+    if any(s in text for s in _NOT_PARQUET):
+        return ("the file is not Parquet (it does not end with Parquet's footer: a file of another format under a "
+                ".parquet name, or one cut short); write it again as Parquet, or give a CSV file a .csv name")
+    if type(exc).__name__ == "ConversionException" or "Could not convert" in text:
         # which value and which line would be private: say what is wrong and how to fix it, not where
-        return InputFormatError(
-            f"cannot compute the {what}{of}: a value of the column is not a number (or, on a date domain, "
-            "not a date or time), e.g. text such as 'n/a'; leave such fields empty (missing values) or "
-            "remove those rows")
-    if "Expected Number of Columns" in str(exc):
-        return InputFormatError(
-            f"cannot compute the {what}{of}: some row of the CSV has a different number of fields than its "
-            "header (a stray delimiter, or a field with a comma that is not quoted); fix those rows")
-    detail = redact(exc) or type(exc).__name__
-    return InputFormatError(f"cannot compute the {what}{of}: {detail}")
+        return ("a value of the column is not a number (or, on a date domain, not a date or time), e.g. text such "
+                "as 'n/a'; leave such fields empty (missing values) or remove those rows")
+    if "Expected Number of Columns" in text:
+        return ("some row of the CSV has a different number of fields than its header (a stray delimiter, or a "
+                "field with a comma that is not quoted); fix those rows")
+    return redact(exc) or type(exc).__name__
+
+
+def engine_error(what: str, column: str | None, exc: BaseException) -> InputFormatError:
+    """An engine (DuckDB, Spark, numpy) failed on the data: :func:`engine_detail`."""
+    of = f" of {column!r}" if column else ""
+    return InputFormatError(f"cannot compute the {what}{of}: {engine_detail(exc)}")

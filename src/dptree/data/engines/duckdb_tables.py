@@ -13,7 +13,7 @@ from typing import Any, Iterator, Sequence
 
 from dptree.data.engines.duckdb_progress import Progress, _poll_progress, progress_reporter
 from dptree.data.engines.duckdb_sql import arrow_table, quote_ident, quote_str
-from dptree.errors import DataError, InputFormatError, engine_error, redact
+from dptree.errors import DataError, InputFormatError, engine_detail, engine_error
 
 __all__ = ["EXACT_DOUBLE", "csv_value_types", "detect_format", "is_csv", "is_relation", "open_table"]
 
@@ -221,7 +221,7 @@ def open_table(source: Any, fmt: str | None = None, progress: Progress = False, 
                 else:
                     final = guess
             except Exception as exc:  # duckdb raises its own exception types
-                raise InputFormatError(f"cannot read {shown} as {fmt}: {redact(exc)}") from None
+                raise InputFormatError(f"cannot read {shown} as {fmt}: {engine_detail(exc)}") from None
             exact = {}
             for c, kind in guarded.items():
                 if kind == "HUGEINT" and final[c] == "VARCHAR":
