@@ -15,6 +15,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from dptree.errors import DataError
+
 __all__ = ["encode", "coded_counts"]
 
 #: a combined code must stay below this (int64 with headroom for one more radix step)
@@ -29,7 +31,12 @@ def encode(values: Any) -> tuple[np.ndarray, Any]:
     s = values if isinstance(values, pd.Series) else pd.Series(values)
     if isinstance(s.dtype, pd.CategoricalDtype):
         return s.cat.codes.to_numpy(dtype=np.int64), s.cat.categories
-    codes, uniques = pd.factorize(s)
+    try:
+        codes, uniques = pd.factorize(s)
+    except TypeError:  # unhashable entries: dicts, lists, arrays (a struct, list or map column)
+        raise DataError("a column holds nested values (structs, lists, maps) or other objects that are not labels; "
+                        "use plain columns of text or numbers (write the field you need into a column of its own "
+                        "first)") from None
     return np.asarray(codes, dtype=np.int64), uniques
 
 

@@ -65,3 +65,15 @@ def test_a_nested_column_says_so(files: dict[str, Path], column: str, cli_run: A
                                  "--epsilon", "1", "--out", files["nested"].with_suffix(".json")])
     assert code == 2 and "the column is nested" in err_text and not any(w in err_text for w in DUCKDB_WORDS)
     dptree.range_tree(str(files["nested"]), column="v", lower=0, upper=10, epsilon=1.0)  # a plain column reads
+
+
+@pytest.mark.parametrize("column", ["s", "l"])
+def test_a_nested_level_column_of_a_hierarchy_says_so(files: dict[str, Path], column: str) -> None:
+    import pandas as pd
+
+    from dptree.errors import DataError
+
+    tree = dptree.Hierarchy.from_paths(["1", "2"])
+    for data in (str(files["nested"]), pd.read_parquet(files["nested"])):
+        with pytest.raises(DataError, match="a column holds nested values"):
+            dptree.hierarchy_counts(data, tree, levels=[column], epsilon=1.0)
