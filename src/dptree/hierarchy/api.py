@@ -41,14 +41,16 @@ _CONSTRAINTS: dict[str, list[Any]] = {
     "epsilon": [_EPSILON],
     "delta": [Interval(Real, 0, 1, closed="left")],
     "method": [Options(METHODS)],
-    "alpha": [None, Interval(Real, 0, 1, closed="neither",
+    "alpha": [None, Interval(Real, 1e-12, 1, closed="left",
                              hint="alpha is in (0, 1): the multiplicative error allowance of seed 001's "
                              "alpha-mRMSE (e.g. alpha=0.1)")],
     "consistent": [_FLAG],
     "nonnegative": [_FLAG],
     "integer": [_FLAG],
     "max_contributions": [Interval(Integral, 1, None)],
-    "tau_min": [None, Interval(Real, 0, None, closed="neither")],
+    "tau_min": [None, Interval(Real, 1, None, closed="left",
+                               hint="a threshold on node weights, which are whole counts (leave it out: "
+                               "Theorem 4.1's value)")],
     "unknown": [Options(("error", "drop", "other"))],
 }
 

@@ -27,6 +27,7 @@ from dptree.noise import (
     discrete_laplace_variance,
     gaussian_sigma2_used,
     laplace_scale_used,
+    noise_scale_of,
     truncated_laplace_bound,
 )
 from dptree.privacy.budget import (
@@ -225,9 +226,11 @@ def calibrate(mech: NodeMechanism, depth: int, *, gaussian: str = "exact") -> Ca
       B = TruncLap bound at (eps'/(2d), delta'/(2d)) (Lemma 3.3); (epsilon, delta)-DP for every tau_min.
     """
     if mech.method == "laplace":
-        return _laplace(mech, depth)
+        with noise_scale_of("max_contributions", mech.max_contributions, 1, given=f"epsilon={mech.epsilon!r}"):
+            return _laplace(mech, depth)
     if mech.method == "gaussian":
-        return _gaussian(mech, depth, gaussian)
+        with noise_scale_of("max_contributions", mech.max_contributions, 2, given=f"epsilon={mech.epsilon!r}"):
+            return _gaussian(mech, depth, gaussian)
     if mech.method == "multiplicative":
         return _multiplicative(mech, depth)
     raise ValueError(f"unknown method {mech.method!r}")

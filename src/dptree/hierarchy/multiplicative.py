@@ -55,6 +55,7 @@ import numpy as np
 
 from dptree._validation import Interval, validate_params
 from dptree.noise import (
+    LAPLACE_SCALE_LIMITS,
     RandomSource,
     discrete_laplace,
     truncated_discrete_laplace,
@@ -134,7 +135,10 @@ class RoundParams:
     def derive(self, d: int) -> "RoundParams":
         if self.M >= self.tau:
             self.c = int(math.ceil(self.M / ((1.0 - self.alpha) * self.tau) - 1e-12))
-            self.Delta = 16.0 * self.c / self.epsilon * math.log(2.0 * d / self.eta)
+            if not drawable(self):
+                return self  # not run (:func:`estimation`): no window, threshold or bound
+            # eta_i = eta / 2^i is 0 past the doubles (over 1074 rounds): no finite Delta holds then
+            self.Delta = 16.0 * self.c / self.epsilon * math.log(2.0 * d / self.eta) if self.eta > 0 else math.inf
             self.R = (
                 2.0
                 * self.c
@@ -169,7 +173,7 @@ def estimation_schedule(
             RoundParams(
                 i=i,
                 M=M0 * q**i,
-                eta=eta / 2.0**i,
+                eta=math.ldexp(eta, -i),
                 alpha=beta,
                 tau=M0 / (1.0 + beta) * q ** (i - 1),
                 epsilon=epsilon / (2.0 * C) * w,
@@ -177,6 +181,13 @@ def estimation_schedule(
             ).derive(d)
         )
     return beta, q, M0, rounds
+
+
+def drawable(p: RoundParams) -> bool:
+    """Whether the samplers draw round ``p``'s noise: its largest scale, Classification's query
+    noise 4c / (eps_i / 2), is within :data:`dptree.noise.LAPLACE_SCALE_LIMITS` (rounds with
+    M_i < tau_i draw nothing)."""
+    return p.M < p.tau or (p.epsilon > 0 and 8.0 * p.c <= LAPLACE_SCALE_LIMITS[1] * p.epsilon)
 
 
 # ---------------------------------------------------------------------------- the tree
@@ -340,14 +351,17 @@ def estimation(
     Line 2: M = w_root + B + TruncLap(2/eps, B), B the lattice bound for (eps/2, delta/2)
     (reading note 2), so M >= w_root always; lines 3-5: :func:`estimation_schedule` and
     :func:`reduction` with (eps/2, delta/2) in total. (alpha, eta)-accurate for Problem 3.1 with
-    thresholds tau_u = tau_min when tau_min >= :func:`corollary_4_7_tau_min`.
+    thresholds tau_u = tau_min when tau_min >= :func:`corollary_4_7_tau_min`. A round whose budget
+    is too small for the samplers (far below tau_min's accuracy condition: a small tau_min, a total
+    near 2^61) is not run (:func:`drawable`): it spends nothing, and its nodes stay for the next
+    rounds; every estimate is still clamped to its window.
     """
     d = tree.depth
     B0 = truncated_laplace_bound(epsilon / 2.0, delta / 2.0)
     root = int(np.asarray(w[0])[0])
     M = root + B0 + int(truncated_discrete_laplace(src, 2.0 / epsilon, B0, 1)[0])
     beta, q, M0, rounds = estimation_schedule(float(max(M, 0)), alpha, epsilon, delta, eta, tau_min, d)
-    est = reduction(src, tree, w, M0, rounds, d)
+    est = reduction(src, tree, w, M0, [r for r in rounds if drawable(r)], d)
     info = {
         "M": M,
         "M_bound": B0,

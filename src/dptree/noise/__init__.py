@@ -36,10 +36,14 @@ from dptree.noise.laplace import (
     truncated_laplace_delta,
 )
 from dptree.noise.parameters import (
+    GAUSSIAN_SIGMA2_LIMITS,
+    LAPLACE_SCALE_LIMITS,
+    NoiseScaleError,
     discrete_gaussian_variance,
     discrete_laplace_variance,
     gaussian_sigma2_used,
     laplace_scale_used,
+    noise_scale_of,
 )
 from dptree.noise.sources import (
     CountingRandomSource,
@@ -70,6 +74,10 @@ __all__ = [
     "discrete_gaussian",
     "laplace_scale_used",
     "gaussian_sigma2_used",
+    "LAPLACE_SCALE_LIMITS",
+    "GAUSSIAN_SIGMA2_LIMITS",
+    "NoiseScaleError",
+    "noise_scale_of",
     "discrete_laplace_variance",
     "discrete_gaussian_variance",
     "truncated_discrete_laplace",

@@ -20,7 +20,7 @@ from dptree.errors import InvalidParameterError
 from dptree.noise.bernoulli import _DEN_SAFE, bernoulli_exp_neg
 from dptree.noise.inversion import _TAIL_BITS, Interval, InversionTable, _Law, _mul, exp_fixed
 from dptree.noise.laplace import _BLOCK, discrete_laplace
-from dptree.noise.parameters import _as_fraction, _dyadic_upper
+from dptree.noise.parameters import _as_fraction, _dyadic_upper, gaussian_sigma2_used
 from dptree.noise.sources import RandomSource
 
 __all__ = ["discrete_gaussian"]
@@ -108,8 +108,8 @@ def discrete_gaussian(src: RandomSource, sigma2: float | Fraction, size: int) ->
     """
     if size < 0:
         raise InvalidParameterError("size must be non-negative")
-    p, q = _dyadic_upper(_as_fraction(sigma2))  # sigma2 = p/q exactly
-    s2 = Fraction(p, q)
+    s2 = gaussian_sigma2_used(sigma2)  # refused outside the limits the sampler draws
+    p, q = _dyadic_upper(_as_fraction(sigma2))  # sigma2 = p/q exactly (= s2)
     cells = 15 * math.isqrt(p // q + 1)  # about the table's size
     if s2 <= _SMALL_SIGMA2 or (s2 <= _TABLE_SIGMA2 and size >= 50 * cells):  # the build pays off
         table = _gaussian_table(s2)

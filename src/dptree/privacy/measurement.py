@@ -33,6 +33,14 @@ class NoiseSpec:
     family: Literal["laplace", "gaussian"]
     parameters: tuple[Fraction | None, ...]
 
+    def __post_init__(self) -> None:
+        """Every parameter is one the samplers draw (a :class:`~dptree.noise.NoiseScaleError`
+        otherwise): a plan that holds a spec was checked before any budget is spent."""
+        used = _noise.laplace_scale_used if self.family == "laplace" else _noise.gaussian_sigma2_used
+        for p in self.parameters:
+            if p is not None:
+                used(p)
+
     def variances(self) -> np.ndarray:
         """The exact noise variance of each block (``nan`` for an unmeasured block)."""
         var = _noise.discrete_laplace_variance if self.family == "laplace" else _noise.discrete_gaussian_variance

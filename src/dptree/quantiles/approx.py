@@ -182,8 +182,11 @@ class ArrayPiece:
 
     def split(self, v: int, src: RandomSource) -> tuple[ArrayPiece, ArrayPiece]:
         vals, cnt = self.vals, self.cnt
-        key = np.array([v], dtype=vals.dtype)
-        i, j = int(np.searchsorted(vals, key, "left")[0]), int(np.searchsorted(vals, key, "right")[0])
+        if vals.dtype.kind in "iu" and not np.iinfo(vals.dtype).min <= v <= np.iinfo(vals.dtype).max:
+            i = j = 0 if v < 0 else vals.size  # a point of a domain wider than the offsets' type: no value ties it
+        else:
+            key = np.array([v], dtype=vals.dtype)
+            i, j = int(np.searchsorted(vals, key, "left")[0]), int(np.searchsorted(vals, key, "right")[0])
         tie = int(cnt[i]) if j > i else 0
         k = _fair_coins(src, tie)
         lv, lc = (np.concatenate([vals[:i], key]), _with(cnt[:i], k, -1)) if k else (vals[:i], cnt[:i])

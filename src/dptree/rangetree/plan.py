@@ -140,7 +140,7 @@ class RangeTreePlan:
 
         Under ``neighbors="replace"`` the root is published without noise: sound only when the
         total is the public number of input records. User bounding (Sum_u min(c_u, k)),
-        ``missing="drop"`` and a split by group all change the counted total when one record is
+        ``on_invalid="drop"`` (``missing`` here) and a split by group all change the counted total when one record is
         replaced, which would make the exact root an unbounded leak (issue 10, leak 1). Called
         before any data is read.
         """
@@ -148,7 +148,7 @@ class RangeTreePlan:
             return
         for active, what in (
             (user_id is not None, "user_id bounding keeps at most max_contributions records per user"),
-            (missing == "drop", "missing='drop' drops missing values"),
+            (missing == "drop", "on_invalid='drop' drops invalid values"),
             (by is not None, "a split by group moves a replaced record between groups"),
         ):
             if active:
@@ -298,11 +298,12 @@ def plan_range_tree(
         weights[0] = 0.0
     shares = exact_shares(weights)
     l1, l2sq = level_sensitivities(who.relation, k, layout.depth)
-    if noise == "laplace":
-        level_noise = calibrate_laplace(budget, shares, l1, root_exact)
-    else:
-        level_noise = calibrate_gaussian(budget, shares, l2sq, root_exact, calibration=gaussian_calibration,
-                                         max_contributions=k)
+    with _noise.noise_scale_of("max_contributions", k, 1 if noise == "laplace" else 2):  # the budget is range-checked
+        if noise == "laplace":
+            level_noise = calibrate_laplace(budget, shares, l1, root_exact)
+        else:
+            level_noise = calibrate_gaussian(budget, shares, l2sq, root_exact, calibration=gaussian_calibration,
+                                             max_contributions=k)
     check_noise_range(noise, level_noise.parameters)
     return RangeTreePlan(
         domain=domain,

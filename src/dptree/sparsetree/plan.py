@@ -287,6 +287,15 @@ def plan_sparse_tree(domain: KeyDomain, *, epsilon: float, branching: int = 16, 
     :meth:`SparsePlan.resolved` when the total is drawn).
     """
     check_release_budget(epsilon, "epsilon", RANGE_TREE_BUDGET_RANGE)
+    with _noise.noise_scale_of("max_contributions", max_contributions, 1, given=f"epsilon={epsilon!r}"):
+        return _planned(domain, epsilon=epsilon, branching=branching, max_contributions=max_contributions,
+                        method=method, dense_depth=dense_depth, threshold=threshold, structure_share=structure_share)
+
+
+def _planned(domain: KeyDomain, *, epsilon: float, branching: int, max_contributions: int, method: str,
+             dense_depth: int | None, threshold: int | None, structure_share: float | str) -> SparsePlan:
+    """:func:`plan_sparse_tree` past the budget check: every noise scale is computed here (a
+    :class:`~dptree.noise.NoiseScaleError` when the samplers cannot draw it)."""
     b = _check_branching(branching)
     layout = SparseLayout(domain.bits, b)
     L, k = layout.depth, int(max_contributions)
@@ -311,7 +320,9 @@ def plan_sparse_tree(domain: KeyDomain, *, epsilon: float, branching: int = 16, 
         plan = SparsePlan(domain, layout, method, float(epsilon), k, dense_depth, 0 if threshold is None else
                           int(threshold), auto_shares=AUTO_SHARES, total_scale=lam0)
     else:
-        lam1 = _structure_scale(Fraction(float(epsilon)), float(structure_share), k, b)
+        with _noise.noise_scale_of("structure_share", float(structure_share), given=f"epsilon={epsilon!r}"):
+            lam1 = _structure_scale(Fraction(float(epsilon)), float(structure_share), k, b)
+            _count_scale(Fraction(float(epsilon)), float(structure_share), k, L)  # the deepest count tree's
         plan = SparsePlan(domain, layout, method, float(epsilon), k, dense_depth, 0 if threshold is None else
                           int(threshold), structure_share=float(structure_share), structure_scale=lam1,
                           delta=privtree_delta(lam1, b))

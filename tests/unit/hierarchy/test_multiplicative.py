@@ -341,3 +341,22 @@ def test_forest_classification_stays_inside_forest_trees() -> None:
     top = classification_forest(make_source(3), tree, w, forest, tree_of, p, d)
     assert not top[0].any()
     assert top[1].all() and top[2].all()  # weights 4e7 and 2e7 >= (1 + alpha) tau: must be top
+
+
+def test_rounds_the_samplers_cannot_draw_are_not_run() -> None:
+    """A small tau_min under a large total gives the top rounds of Estimation a budget whose noise
+    no sampler draws (query scale 8c / eps_i past 2^56): those rounds are skipped (they spend
+    nothing; their nodes stay for the next rounds, every estimate is still clamped to its
+    window), where the release used to crash after reading the data."""
+    from dptree.hierarchy.api import hierarchy_counts
+    from dptree.hierarchy.multiplicative import drawable, estimation_schedule
+
+    _, _, _, rounds = estimation_schedule(2.0**60, 0.5, 0.5, 1e-6, 0.01, 1.0, 3)
+    assert not all(drawable(r) for r in rounds) and drawable(rounds[0])
+    import pandas as pd
+
+    h = Hierarchy.from_paths(["a/b", "a/c", "d"])
+    frame = pd.DataFrame({"top": ["a", "a", "d"], "leaf": ["b", "c", None], "n": [2**59, 5, 7]})
+    rel = hierarchy_counts(frame, h, levels=["top", "leaf"], weight="n", epsilon=1.0, delta=1e-6,
+                           method="multiplicative", alpha=0.5, tau_min=1.0, rng=0)
+    assert abs(rel.count("a/b") - 2**59) <= 2 * rel.measurements["window"]
