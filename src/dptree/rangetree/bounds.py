@@ -55,6 +55,7 @@ from dptree.io import release_file as _release_file
 from dptree.privacy.statement import Relation
 from dptree.rangetree.bounds_search import (INT_END, BoundsSearch, Kind, candidates, column_kind, origin_fits,
                                            origin_in_units, search_values)
+from dptree.rangetree.calibration import check_budget_range
 from dptree.rangetree.plan import RangeTreePlan, plan_range_tree
 
 if TYPE_CHECKING:
@@ -366,6 +367,7 @@ def plan_private_bounds(*, lower: Any = None, upper: Any = None, epsilon: float 
         raise InvalidParameterError("bounds='private' needs epsilon, e.g. epsilon=1.0 (bounds_share of it finds the "
                                     "bounds)")
     check_param("epsilon", epsilon, [Interval(Real, 0, None, closed="neither", hint="e.g. epsilon=1.0")])
+    check_budget_range(epsilon, None)  # the whole epsilon named (the tree's share is checked by its plan)
     check_param("bounds_share", share, [Interval(Real, 0, 1, closed="neither", hint="e.g. bounds_share=0.1")])
     if by is not None or user_id is not None:
         raise InvalidParameterError("bounds='private' does not support by= or user_id= yet: declare lower and upper "

@@ -546,3 +546,9 @@ def test_a_width_that_fits_no_column_is_refused_before_the_data(width: Any) -> N
 
     with pytest.raises(InvalidParameterError, match="width=.* does not fit any column"):
         dptree.range_tree(Unread(), bounds="private", width=width, epsilon=1.0)
+
+
+def test_an_epsilon_out_of_range_is_named_as_given() -> None:
+    """The tree's share of epsilon was checked first, so epsilon=1e-20 was refused as 9e-21."""
+    with pytest.raises(InvalidParameterError, match=r"epsilon=1e-20 is outside the supported range"):
+        dptree.range_tree(np.arange(10), bounds="private", epsilon=1e-20)
