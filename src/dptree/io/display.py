@@ -7,7 +7,7 @@ statement in one line, and whether the noise was private or made with a test see
 table of ``to_frame()``, cut after :data:`MAX_ROWS` rows with a note. The number of rows is a
 public quantity (buckets, cells, nodes, levels, bins or groups), never a count of records.
 ``plot(ax=None, **kwargs)`` draws the object on a matplotlib ``Axes``
-(:mod:`dptree.reporting.plot`, which the PNG writers share) and returns it.
+(:mod:`dptree.io.drawing`, which the PNG writers share) and returns it.
 
 Everything shown is post-processing of a release. Every text is escaped: a column or group name
 is the caller's and may hold markup.
@@ -19,16 +19,12 @@ import html
 import math
 from typing import Any, ClassVar, Mapping
 
+from dptree.io.drawing import column_of, plot_on
+
 __all__ = ["Displayed", "MAX_ROWS", "column_of", "privacy_line", "html_view"]
 
 #: rows of ``to_frame()`` an HTML view shows (``to_frame()`` has all)
 MAX_ROWS = 20
-
-
-def column_of(obj: Any) -> str | None:
-    """The released column's name from an object's public metadata, when the caller gave one."""
-    col = getattr(obj, "column", None) or (getattr(obj, "metadata", None) or {}).get("column")
-    return str(col) if col else None
 
 
 def _budget(privacy: Mapping[str, Any]) -> str:
@@ -113,7 +109,7 @@ def html_view(obj: Any, *, max_rows: int = MAX_ROWS) -> str:
 class Displayed:
     """``_repr_html_`` (:func:`html_view`) and ``plot`` for a release or result with ``to_frame()``.
 
-    ``PLOT`` names how :mod:`dptree.reporting.plot` draws it ("cdf", "histogram", "quantiles",
+    ``PLOT`` names how :mod:`dptree.io.drawing` draws it ("cdf", "histogram", "quantiles",
     "hierarchy", "point"); None: the object has no plot."""
 
     PLOT: ClassVar[str | None] = None
@@ -124,7 +120,5 @@ class Displayed:
     def plot(self, ax: Any = None, **kwargs: Any) -> Any:
         """Draw on ``ax`` (a matplotlib ``Axes``; default: a new figure) and return the ``Axes``.
         ``kwargs`` are the drawing's options (``level``, ``log``, ``clip_negative``, ...), as in
-        :mod:`dptree.reporting.plot`. Post-processing: no privacy cost."""
-        from dptree.reporting.plot import plot_on
-
+        :mod:`dptree.io.drawing`. Post-processing: no privacy cost."""
         return plot_on(self, ax, **kwargs)
