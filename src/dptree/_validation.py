@@ -22,6 +22,7 @@ import functools
 import importlib
 import inspect
 import math
+import warnings
 from abc import ABC, abstractmethod
 from numbers import Integral, Real
 from types import ModuleType
@@ -36,6 +37,7 @@ __all__ = [
     "InstanceOf",
     "validate_params",
     "check_param",
+    "renamed",
     "require",
     "EXTRAS",
 ]
@@ -166,6 +168,18 @@ def check_param(name: str, value: Any, options: Sequence[Constraint | None]) -> 
     shown = repr(value) if len(repr(value)) <= 60 else type(value).__name__
     msg = f"{name} must be {' or '.join(words)}; got {shown}"
     raise InvalidParameterError(msg + (f"; {hints[0]}" if hints else ""))
+
+
+def renamed(value: Any, old_value: Any, name: str, old: str, default: Any) -> Any:
+    """The value of the parameter ``name``, given under its deprecated name ``old`` (``old_value``
+    not None): a :class:`DeprecationWarning`, and a refusal when both are given and disagree."""
+    if old_value is None:
+        return value
+    warnings.warn(f"{old}= is a deprecated name of {name}= (the same policy); pass {name}={old_value!r}",
+                  DeprecationWarning, stacklevel=4)  # past the validate_params wrapper
+    if value != default and value != old_value:
+        raise InvalidParameterError(f"{old}= is the deprecated name of {name}=: pass {name}= only")
+    return old_value
 
 
 def validate_params(constraints: Mapping[str, Sequence[Constraint | None]]) -> Callable[[F], F]:

@@ -31,6 +31,7 @@ __all__ = [
     "LedgerLockedError",
     "LedgerReadOnlyError",
     "redact",
+    "check_invalid",
 ]
 
 _DROPPED_LINE = re.compile(r"^\s*(original line|line \d+|\^|candidate|possible fix|actual|expected|row)", re.IGNORECASE)
@@ -116,20 +117,56 @@ class LedgerReadOnlyError(LedgerError):
 # a count or a value: only caller-supplied names (column names) and the fix.
 
 
+#: how a caller declares the invalid-value policy, in the library's terms (the CLI: --on-invalid drop)
+DROP_HINT = ("pass on_invalid='drop' to leave them out (a declared per-record policy; how many are dropped is "
+             "never shown)")
+
+
 def missing_values_error(column: str | None = None, *, cli_flag: bool = True) -> DataError:
-    """The data holds missing values (NaN, None, NaT, NULL) and ``missing="error"``."""
+    """The data holds missing values (NaN, None, NaT, NULL) and ``on_invalid="error"``."""
     where = f"column {column!r}" if column else "the values"
-    fix = "pass missing='drop' (--missing drop)" if cli_flag else "pass missing='drop'"
-    return DataError(
-        f"{where} {'contains' if column else 'contain'} missing values (NaN, None, NaT or NULL); {fix} to leave them out of the "
-        "release (a declared policy: the counts then cover the non-missing values only), or fill them first"
-    )
+    return DataError(f"{where} {'contains' if column else 'contain'} missing values (NaN, None, NaT or NULL); "
+                     f"{DROP_HINT}, or fill them first")
 
 
 def infinite_values_error(column: str | None = None) -> DataError:
     """The data holds +-inf, which no bucket of a finite domain can hold honestly."""
     where = f"column {column!r} contains" if column else "the values contain"
-    return DataError(f"{where} +-inf; remove them or replace them with finite values before the release")
+    return DataError(f"{where} +-inf; {DROP_HINT}, or replace them with finite values first")
+
+
+def non_numeric_values_error(column: str | None = None, dates: bool = False) -> DataError:
+    """Some entries of a numeric (or date) column are not numbers (dates): text, True/False, objects."""
+    where = f"column {column!r} holds" if column else "the values hold"
+    what = "a date or time" if dates else "a number"
+    return DataError(f"{where} entries that are not {what} (text such as 'n/a', True/False, other objects); "
+                     f"{DROP_HINT}, or clean the column first")
+
+
+#: the kinds of invalid value, in the order a refusal names them
+INVALID_KINDS = ("missing", "infinite", "fraction", "text")
+
+
+def check_invalid(found: "set[str] | frozenset[str]", on_invalid: str, column: str | None = None, *,
+                  fraction_fix: str | None = None, dates: bool = False) -> None:
+    """The declared invalid-value policy, once for every product, method and engine: with
+    ``on_invalid="drop"`` every flagged record is left out by the caller (nothing is raised, so
+    the outcome never depends on which records were invalid); with ``"error"`` the first kind of
+    problem in ``found`` (:data:`INVALID_KINDS`: missing, +-inf, a non-integer on an integer
+    domain, an entry that is not a number or date) raises a :class:`DataError` naming the kind
+    and the fix, never a value, position or count."""
+    if on_invalid not in ("error", "drop"):
+        raise InvalidParameterError(f"on_invalid must be 'error' or 'drop', got {on_invalid!r}")
+    if on_invalid == "drop" or not found:
+        return
+    kind = next(k for k in INVALID_KINDS if k in found)
+    if kind == "infinite":
+        raise infinite_values_error(column)
+    if kind == "missing":
+        raise missing_values_error(column)
+    if kind == "fraction":
+        raise non_integer_values_error(fraction_fix or RANGE_TREE_FLOAT_FIX)
+    raise non_numeric_values_error(column, dates)
 
 
 def unknown_groups_error() -> DataError:
@@ -153,12 +190,13 @@ def missing_user_ids_error(column: str | None = None) -> DataError:
 def non_integer_values_error(fix: str) -> DataError:
     """Float values that are not whole numbers on an integer domain (integer bounds): refused,
     never floored silently. ``fix`` names the caller's way out (float bounds with a width, ...)."""
-    return DataError(f"the values include non-integers but the bounds are integers (an integer domain); {fix}")
+    return DataError(f"the values include non-integers (numbers that are not integers) but the bounds are integers "
+                     f"(an integer domain); {fix}")
 
 
 RANGE_TREE_FLOAT_FIX = (
-    "give float bounds and a bucket width to bucket them (lower=0.0, width=1.0), "
-    "or round the values first"
+    "give float bounds for a float domain (lower=0.0; a range tree buckets them by a width, width=1.0), "
+    "pass on_invalid='drop' to leave them out, or round the values first"
 )
 
 

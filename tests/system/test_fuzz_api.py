@@ -189,7 +189,7 @@ BAD_PARAMETERS: dict[str, list[Any]] = {
     "max_contributions": [0, -1, 1.5, True, "2", None, np.float64(2.0)],
     "levels": ["Uniform", None, 1, "optimal "],
     "rng": [-1, "seed", 1.5, True, object(), [1]],
-    "missing": ["ignore", None, 1, "DROP"],
+    "on_invalid": ["ignore", None, 1, "DROP"],
 }
 
 
@@ -218,8 +218,8 @@ def test_invalid_parameter_combinations_never_release(name: str, idx: int, value
     if name in ("delta", "rho"):
         kw["noise"] = "gaussian"
     must_reject(lambda: dptree.range_tree(values, **kw))
-    must_reject(lambda: dptree.plan_range_tree(**{k: v for k, v in kw.items() if k not in ("rng", "missing")})
-                if name not in ("rng", "missing") else dptree.range_tree(values, **kw))
+    must_reject(lambda: dptree.plan_range_tree(**{k: v for k, v in kw.items() if k not in ("rng", "on_invalid")})
+                if name not in ("rng", "on_invalid") else dptree.range_tree(values, **kw))
 
 
 # --------------------------------------------------------------------------- invalid data

@@ -3,7 +3,7 @@
 Each test fails on the code before the fix:
 
 * leak 1 -- ``neighbors="replace"`` published the exact root after user bounding or
-  ``missing="drop"``, whose total is not public (epsilon = infinity);
+  ``on_invalid="drop"``, whose total is not public (epsilon = infinity);
 * leak 2 -- error messages about the data carried counts, sizes and values;
 * leak 5 -- any object claiming ``private = True`` made a "private" release.
 """
@@ -47,9 +47,9 @@ def test_replace_with_user_bounding_is_refused_numpy() -> None:
 
 
 def test_replace_with_missing_drop_is_refused() -> None:
-    with pytest.raises(InvalidParameterError, match="missing='drop'"):
+    with pytest.raises(InvalidParameterError, match="on_invalid='drop'"):
         dptree.range_tree([1.0, np.nan, 2.0], lower=0, upper=7, epsilon=1.0, neighbors="replace",
-                          missing="drop", rng=1)
+                          on_invalid="drop", rng=1)
 
 
 def test_replace_refused_in_every_engine_and_entry_point(tmp_path: Path) -> None:
@@ -60,7 +60,7 @@ def test_replace_refused_in_every_engine_and_entry_point(tmp_path: Path) -> None
         lambda: dptree.range_tree(str(path), column="v", user_id="u", lower=0, upper=7, epsilon=1.0,
                                   neighbors="replace", max_contributions=2),
         lambda: leaf_histogram(str(path), plan, column="v", user_id="u"),
-        lambda: leaf_histogram(str(path), plan, column="v", missing="drop"),
+        lambda: leaf_histogram(str(path), plan, column="v", on_invalid="drop"),
         lambda: leaf_histogram([1, 2], plan, by=["a", "b"], groups=["a", "b"]),
         lambda: bounded_histogram([1, 1, 1], [7, 7, 8], plan),
         lambda: file_bounded_histogram(str(path), "v", "u", plan),
@@ -171,9 +171,9 @@ def _bad_inputs(tmp: Path) -> dict[str, Callable[[], Any]]:
         "groups length": lambda: dptree.range_tree_by(base, by=groups[:-1], groups=["a"], **kw),
         "csv non-numeric": lambda: dptree.range_tree(str(csv), column="v", **kw),
         "parquet nan": lambda: dptree.range_tree(str(pq_nan), column="v", **kw),
-        "parquet user nan": lambda: dptree.range_tree(str(pq_nan), column="v", user_id="u", missing="drop", **kw),
+        "parquet user nan": lambda: dptree.range_tree(str(pq_nan), column="v", user_id="u", on_invalid="drop", **kw),
         "parquet groups": lambda: dptree.range_tree_by(str(pq_nan), column="v", by="g", groups=["a"],
-                                                      missing="drop", **kw),
+                                                      on_invalid="drop", **kw),
         "csv huge value": lambda: dptree.range_tree(str(big), column="v", **kw),
     }
 
@@ -211,8 +211,8 @@ def test_cli_replace_with_bounding_or_drop_is_refused_before_any_charge(tmp_path
     assert cli_run(["budget", str(ledger), "--create", "--total-epsilon", "5"]).code == 0
     base = ["release", str(data), "--column", "v", "--lower", "0", "--upper", "7", "--epsilon", "1",
             "--neighbors", "replace", "--max-contributions", "2", "--out", str(tmp_path / "o.json")]
-    for extra in (["--user-id", "u"], ["--missing", "drop"], ["--user-id", "u", "--ledger", str(ledger)],
-                  ["--missing", "drop", "--ledger", str(ledger)]):
+    for extra in (["--user-id", "u"], ["--on-invalid", "drop"], ["--user-id", "u", "--ledger", str(ledger)],
+                  ["--on-invalid", "drop", "--ledger", str(ledger)]):
         code, _, err = cli_run(base + extra)
         assert code == 2
         assert "--neighbors replace" in err and "--neighbors add_remove" in err

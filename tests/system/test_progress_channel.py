@@ -3,7 +3,7 @@ another releasing command prints on stderr) are decided by public parameters bef
 read, so an empty input and a one-row input print the same lines (docs/privacy.md, "Progress").
 
 Each command runs on a header-only file and on one-row files (an integer user id, which the
-DuckDB engine bounds in numpy, a text one, which DuckDB sorts, and a row that ``--missing drop``
+DuckDB engine bounds in numpy, a text one, which DuckDB sorts, and a row that ``--on-invalid drop``
 drops), CSV and Parquet, with both bounding paths; the lines are compared after removing the
 elapsed times."""
 
@@ -99,7 +99,7 @@ def test_release_progress_stages_do_not_depend_on_the_rows(tmp_path: Path, cli_r
             pytest.skip("no bounding per user")
         monkeypatch.setattr(duckdb_bounded, "IN_MEMORY_ROWS", 0)  # every input sorted by DuckDB
     command = ["release", "--column", "x", "--epsilon", "1", "--progress"]
-    for missing in ([], ["--missing", "drop"]):
+    for missing in ([], ["--on-invalid", "drop"]):
         lines = _compare(tmp_path, cli_run, command, _RELEASES[release], fmt, missing)
         stages = [line.removeprefix("dptree: ") for line in lines if not line.startswith("wrote ")]
         if "private" in release:

@@ -224,6 +224,23 @@ class Progress:
             info(f"{PROG}: {msg} [{time.perf_counter() - self.t0:.1f}s]")
 
 
+class _DeprecatedFlag(argparse.Action):
+    """A deprecated spelling of another option: a warning on stderr, then that option's value."""
+
+    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        info(f"{PROG}: warning: {option_string} is deprecated; use {self.metavar} (the same choices)")
+        setattr(namespace, self.dest, values)
+
+
+def add_on_invalid_option(p: Any, help: str) -> None:
+    """``--on-invalid error|drop``, the declared invalid-value policy of every command that reads
+    values (``on_invalid=`` in Python); ``--missing`` is its deprecated spelling."""
+    p.add_argument("--on-invalid", default="error", choices=["error", "drop"], help=help)
+    p.add_argument("--missing", dest="on_invalid", choices=["error", "drop"], action=_DeprecatedFlag,
+                   metavar="--on-invalid", help=argparse.SUPPRESS)
+
+
 def add_progress_option(p: Any) -> None:
     p.add_argument("--progress", action="store_true", help="print progress even when stderr is not a terminal")
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from dptree.cli import core
 from dptree.cli.ledger_options import add_ledger_options, charged, charged_budget, ledger_path, note_charge
-from dptree.errors import DataError, InvalidParameterError
+from dptree.errors import InvalidParameterError
 
 __all__ = ["register"]
 
@@ -40,7 +40,8 @@ def register(sub: Any) -> None:
     p.add_argument("--neighbors", choices=["add_remove", "replace"], default="add_remove")
     p.add_argument("--max-contributions", type=int, default=1)
     p.add_argument("--levels", choices=["uniform", "all_ranges", "prefix", "optimal"], default="uniform")
-    p.add_argument("--missing", choices=["error", "drop"], default="error")
+    core.add_on_invalid_option(p, "the rows whose value is invalid (missing, +-inf, not a number, a non-integer "
+                                  "on an integer domain): refuse, or drop each (how many is never shown)")
     core.add_seed_options(p)
     p.add_argument("--out", required=True, help="where to write the release (JSON); with --by it contains {group}")
     core.add_force_option(p, "release")
@@ -56,7 +57,7 @@ def register(sub: Any) -> None:
 def check_exact_total(args: argparse.Namespace) -> None:
     """``--neighbors replace`` publishes the exact total: refuse the options that make it data-dependent
     (the CLI face of :meth:`dptree.rangetree.release.RangeTreePlan.check_public_total`)."""
-    options = (("--by", args.by), ("--user-id", args.user_id), ("--missing drop", args.missing == "drop"))
+    options = (("--by", args.by), ("--user-id", args.user_id), ("--on-invalid drop", args.on_invalid == "drop"))
     used = [flag for flag, on in options if on]
     if args.neighbors == "replace" and used:
         raise InvalidParameterError(
@@ -141,7 +142,7 @@ def _histogram(args: argparse.Namespace, plan: Any, groups: list[Any] | None, sr
 
     return histograms.leaf_histogram(
         args.file, plan, column=args.column, user_id=args.user_id or None, by=args.by or None,
-        groups=groups if args.by else None, unknown=args.unknown_groups, missing=args.missing, rng=src,
+        groups=groups if args.by else None, unknown=args.unknown_groups, on_invalid=args.on_invalid, rng=src,
         fmt=args.input_format, progress=report or False,
     )
 
@@ -172,7 +173,7 @@ def _run_private_bounds(args: argparse.Namespace, ledger: str | None) -> int:
     src = _noise.make_source(args.seed)
     label = args.ledger_label or f"{args.file}:{args.column}"
     with charged(ledger, plan, label, outputs=[args.out]) as charge:
-        release = plan.release(args.file, src, column=args.column, missing=args.missing, source=args.file,
+        release = plan.release(args.file, src, column=args.column, on_invalid=args.on_invalid, source=args.file,
                                fmt=args.input_format)
         _write_one(args, release, charge, ledger)
     progress.done()
@@ -217,10 +218,7 @@ def _run_sparse(args: argparse.Namespace, ledger: str | None) -> int:
     src = _noise.make_source(args.seed)
     with charged_budget(ledger, epsilon=args.epsilon, label=args.ledger_label or f"{args.file}:{args.column}",
                         outputs=[args.out]) as charge:
-        try:
-            release = sparse_range_tree(args.file, on_invalid=args.missing, rng=src, **tree)
-        except DataError as exc:  # the library's policy is on_invalid=; this command's is --missing
-            raise DataError(str(exc).replace("on_invalid='drop'", "missing='drop' (--missing drop)")) from None
+        release = sparse_range_tree(args.file, on_invalid=args.on_invalid, rng=src, **tree)
         _write_one(args, release, charge, ledger)
     print(release.summary())
     core.wrote([args.out])

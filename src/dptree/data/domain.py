@@ -23,7 +23,7 @@ from typing import Any, Literal
 import numpy as np
 
 from dptree.data.dates import as_dates, date_bounds, date_query_array, dates_to_ns, is_date_bound
-from dptree.data.inputs import present, value_kind
+from dptree.data.inputs import present, valid_records, value_kind
 from dptree.errors import (
     RANGE_TREE_FLOAT_FIX,
     DataError,
@@ -279,11 +279,14 @@ def _object_item(v: Any, integer: bool) -> int | float:
 def coerce_values(values: Any, domain: Domain, *, missing: str = "error") -> np.ndarray:
     """Turn user data into a 1-D numpy array fit for ``domain``, validating it.
 
-    NaN / None / NaT raise :class:`DataError` unless ``missing="drop"``; infinities and values of
-    the wrong type always raise. Out-of-range finite values are kept (they are clamped later).
+    ``missing``: the declared invalid-value policy (``on_invalid``), applied by
+    :func:`~dptree.data.inputs.valid_records`: NaN / None / NaT, infinities, non-integers on an
+    integer domain and entries that are not numbers raise :class:`DataError`, or with ``"drop"``
+    are left out. An array of the wrong type (text, dates on a numeric domain) always raises.
+    Out-of-range finite values are kept (they are clamped later).
     """
     if missing not in ("error", "drop"):
-        raise DataError(f"missing must be 'error' or 'drop', got {missing!r}")
+        raise DataError(f"on_invalid must be 'error' or 'drop', got {missing!r}")
     if isinstance(values, (str, bytes)):
         raise DataError("values must be an array of numbers, not a string")
     if isinstance(values, (list, tuple)) and any(isinstance(v, (bool, np.bool_)) for v in values):
@@ -296,6 +299,7 @@ def coerce_values(values: Any, domain: Domain, *, missing: str = "error") -> np.
         raise DataError("values must be a one-dimensional array, got a scalar")
     if arr.ndim != 1:
         raise DataError(f"values must be one-dimensional (one column), got a {arr.ndim}-dimensional array")
+    arr = arr[valid_records(arr, domain.kind, missing)]
     if domain.kind == "datetime":
         out = as_dates(arr)
         nat = np.isnat(out)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, ContextManager, Sequence, Union
 import numpy as np
 
 from dptree import noise as _noise
-from dptree._validation import Constraint, InstanceOf, Interval, Options, validate_params
+from dptree._validation import Constraint, InstanceOf, Interval, Options, renamed, validate_params
 from dptree.data.bounding import check_bound
 from dptree.data.engines.base import Engine, LeafPlan, Missing, OrderedCounts, Unknown
 from dptree.data.engines.duckdb import DuckDBEngine, Progress, is_relation
@@ -56,7 +56,10 @@ __all__ = [
 Constraints = list[Union[Constraint, None]]
 
 #: declared constraints of the data stage's parameters (:mod:`dptree._validation`)
-MISSING: Constraints = [Options(("error", "drop"), hint="missing='drop' leaves missing values out (a declared policy)")]
+MISSING: Constraints = [Options(("error", "drop"),
+                                hint="on_invalid='drop' leaves invalid values out (a declared policy)")]
+#: the deprecated name ``missing=`` of ``on_invalid=``
+MISSING_ALIAS: Constraints = [None, *MISSING]
 UNKNOWN: Constraints = [Options(("error", "drop"), hint="unknown='drop' leaves rows of unlisted groups out")]
 FORMAT: Constraints = [None, Options(("csv", "parquet"))]
 
@@ -93,8 +96,8 @@ def engine_for(data: Any, *, fmt: str | None = None, progress: Progress = False)
     return NumpyEngine()
 
 
-@validate_params({"column": COLUMN, "unknown": UNKNOWN, "missing": MISSING, "fmt": FORMAT, "rng": RNG,
-                  "max_contributions": K})
+@validate_params({"column": COLUMN, "unknown": UNKNOWN, "on_invalid": MISSING, "missing": MISSING_ALIAS, "fmt": FORMAT,
+                  "rng": RNG, "max_contributions": K})
 def leaf_histogram(
     data: Any,
     plan: LeafPlan,
@@ -104,11 +107,12 @@ def leaf_histogram(
     by: Any = None,
     groups: Sequence[Any] | None = None,
     unknown: Unknown = "error",
-    missing: Missing = "error",
+    on_invalid: Missing = "error",
     rng: _noise.RngLike = None,
     fmt: str | None = None,
     max_contributions: int | None = None,
     progress: Progress = False,
+    missing: Missing | None = None,
 ) -> np.ndarray:
     """Exact leaf histogram of ``data`` for ``plan``: shape (padded_size,), or
     (len(groups), padded_size) with ``by``. Not private: feed it to ``plan.release``.
@@ -119,8 +123,11 @@ def leaf_histogram(
     ``user_id``, at most k records per user are kept, chosen uniformly at random
     (:mod:`dptree.data.bounding`; k = ``plan.max_contributions``, or a smaller
     ``max_contributions``), across groups with ``by``. Pass one random source as ``rng`` here and
-    to ``plan.release`` to draw bounding and noise from one stream.
+    to ``plan.release`` to draw bounding and noise from one stream. ``on_invalid``: the declared
+    policy for invalid values (missing, +-inf, non-integers on an integer domain, entries that are
+    not numbers): refuse them, or with "drop" leave each out (``missing=``: its deprecated name).
     """
+    missing = renamed(on_invalid, missing, "on_invalid", "missing", "error")
     if (by is None) != (groups is None):
         raise InvalidParameterError("by and groups go together: by= names the column, groups= lists the public groups")
     plan.check_public_total(user_id=user_id, missing=missing, by=by)
@@ -200,7 +207,7 @@ def bounded_histogram(values: Any, user_ids: Any, plan: LeafPlan, *, max_contrib
     """Leaf histogram of in-memory ``values`` keeping at most k records per user of ``user_ids``
     (any 1-D inputs :func:`dptree.data.inputs.to_numpy` reads), chosen uniformly at random."""
     return leaf_histogram(values, plan, user_id=user_ids, max_contributions=max_contributions,
-                          missing=missing, rng=rng, progress=False)
+                          on_invalid=missing, rng=rng, progress=False)
 
 
 def file_bounded_histogram(path: str, column: str, user_column: str, plan: LeafPlan, *,
@@ -210,7 +217,7 @@ def file_bounded_histogram(path: str, column: str, user_column: str, plan: LeafP
     """:func:`bounded_histogram` of a CSV/Parquet file, in DuckDB. ``progress`` (True, or a callable
     receiving messages): stage messages and DuckDB's progress, on stderr, never on stdout."""
     return leaf_histogram(path, plan, column=column, user_id=user_column,
-                          max_contributions=max_contributions, missing=missing, rng=rng, fmt=fmt, progress=progress)
+                          max_contributions=max_contributions, on_invalid=missing, rng=rng, fmt=fmt, progress=progress)
 
 
 def grouped_histograms(values: Any, by: Any, plan: LeafPlan, *, groups: Sequence[Any], unknown: Unknown = "error",
@@ -219,7 +226,7 @@ def grouped_histograms(values: Any, by: Any, plan: LeafPlan, *, groups: Sequence
     """Leaf histograms of in-memory ``values`` per group of ``by``, shape (len(groups),
     padded_size); with ``user_ids``, at most k records per user across groups."""
     return leaf_histogram(values, plan, by=by, groups=groups, unknown=unknown, user_id=user_ids,
-                          max_contributions=max_contributions, missing=missing, rng=rng)
+                          max_contributions=max_contributions, on_invalid=missing, rng=rng)
 
 
 def file_grouped_histograms(path: str, column: str, by_column: str, plan: LeafPlan, *, groups: Sequence[Any],
@@ -230,4 +237,4 @@ def file_grouped_histograms(path: str, column: str, by_column: str, plan: LeafPl
     """:func:`grouped_histograms` of a CSV/Parquet file, in DuckDB (same results)."""
     return leaf_histogram(path, plan, column=column, by=by_column, groups=groups,
                           unknown=unknown, user_id=user_column, max_contributions=max_contributions,
-                          missing=missing, rng=rng, fmt=fmt, progress=progress)
+                          on_invalid=missing, rng=rng, fmt=fmt, progress=progress)

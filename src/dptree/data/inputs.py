@@ -14,15 +14,17 @@ single-chunk Arrow numeric data without nulls are viewed, not copied (tested wit
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
 from typing import Any, Sequence, cast
 
 import numpy as np
 
 from dptree._validation import InstanceOf, require, validate_params
-from dptree.errors import DataError, InvalidParameterError
+from dptree.errors import DataError, InvalidParameterError, check_invalid
 
-__all__ = ["to_numpy", "declared_kind", "as_declared", "present", "refuse_untyped", "value_kind", "exact_frame"]
+__all__ = ["to_numpy", "declared_kind", "as_declared", "present", "refuse_untyped", "value_kind", "exact_frame",
+           "valid_records"]
 
 _FLOAT_EXACT = 2**53
 
@@ -342,6 +344,68 @@ def present(raw: np.ndarray) -> np.ndarray:
     if raw.dtype.kind == "O":
         return np.fromiter((not _is_missing(v) for v in raw), bool, raw.size)
     return np.ones(raw.size, bool)
+
+
+def _item_problem(v: Any, kind: str | None) -> str | None:
+    """The problem of one entry of an object column for a domain of ``kind`` (None: none)."""
+    if _is_missing(v):
+        return "missing"
+    numeric = kind in ("integer", "float")  # a date domain parses each entry itself (as_dates); None: any
+    if isinstance(v, (str, bytes, bool, np.bool_)):
+        return "text" if numeric else None
+    if isinstance(v, (int, np.integer)):
+        return None
+    try:
+        f = float(v)
+    except OverflowError:  # an integer-valued Decimal or Fraction past float64: finite and whole
+        return None
+    except (TypeError, ValueError):
+        return "text" if numeric else None
+    if math.isinf(f) and (isinstance(v, (float, np.floating)) or (isinstance(v, Decimal) and v.is_infinite())):
+        return "infinite"  # a huge finite Decimal, Fraction or int is clamped, never infinite
+    if kind == "integer":
+        try:
+            return None if v == int(v) else "fraction"
+        except (TypeError, ValueError, OverflowError):
+            return "fraction"
+    return None
+
+
+def valid_records(raw: np.ndarray, kind: str | None, on_invalid: str, column: str | None = None, *,
+                  fraction_fix: str | None = None) -> np.ndarray:
+    """Mask of the records of ``raw`` (a :func:`to_numpy` array) that are valid for a domain of
+    ``kind`` ("integer", "float", "datetime"; None: any numbers), after the declared policy
+    :func:`dptree.errors.check_invalid`: missing values, +-inf, non-integers on an integer domain
+    and entries of an object column that are not numbers are refused (``on_invalid="error"``) or
+    left out record by record (``"drop"``). The one reader of the policy for in-memory data: every
+    product and method (range trees, the sparse tree, quantiles, interior points) calls it. An
+    array whose type is not numeric at all (text, dates on a numeric domain) is left to the
+    caller's type check: its type is schema, not a record."""
+    dk = raw.dtype.kind
+    found: set[str] = set()
+    if dk == "f":
+        keep = np.isfinite(raw)
+        if not keep.all():
+            nan = np.isnan(raw)
+            found.update(k for k, m in (("missing", nan), ("infinite", ~keep & ~nan)) if m.any())
+        if kind == "integer":
+            with np.errstate(invalid="ignore"):
+                whole = raw == np.floor(raw)
+            if not whole[keep].all():
+                found.add("fraction")
+            keep &= whole
+    elif dk == "M":
+        keep = ~np.isnat(raw)
+        if not keep.all():
+            found.add("missing")
+    elif dk == "O" and raw.size:
+        problems = [_item_problem(v, kind) for v in raw.tolist()]
+        keep = np.fromiter((p is None for p in problems), bool, raw.size)
+        found.update(p for p in problems if p is not None)
+    else:
+        keep = np.ones(raw.size, bool)
+    check_invalid(found, on_invalid, column, fraction_fix=fraction_fix, dates=kind == "datetime")
+    return keep
 
 
 def _is_missing(v: Any) -> bool:

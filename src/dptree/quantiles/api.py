@@ -11,7 +11,7 @@ import numpy as np
 from dptree._validation import Interval, Options, validate_params
 from dptree.data.groups import check_groups
 from dptree.data.histograms import COLUMN, RNG, UNKNOWN, is_file
-from dptree.errors import DataError, InvalidParameterError
+from dptree.errors import InvalidParameterError
 from dptree.estimation.intervals import LEVEL
 from dptree.interior.calibration import DECLARED_SIZE, EPSILON, ON_INVALID, declared_size
 from dptree.interior.encoding import encoding, prepare, prepare_groups
@@ -175,7 +175,7 @@ def quantiles(
         from dptree.rangetree.api import range_tree
 
         tree = range_tree(data, lower=p.lo, upper=p.hi, epsilon=eps, width=p.width, levels=TREE_LEVELS,
-                          branching=TREE_BRANCHING, neighbors=neighbors, column=column, missing=on_invalid, rng=src,
+                          branching=TREE_BRANCHING, neighbors=neighbors, column=column, on_invalid=on_invalid, rng=src,
                           user_id=user_id, max_contributions=p.k)
         return _tree_release(p, tree, qa, level, src, interval, grid, metadata)
     if user_id is not None:
@@ -208,12 +208,8 @@ def _bounded_points(data: Any, p: _Plan, column: str | None, user_id: Any, on_in
 
     points = plan_range_tree(lower=p.lo, upper=p.hi, epsilon=p.epsilon, width=1, branching=2,
                              max_contributions=p.k)  # its buckets are the domain's points
-    try:
-        hist = leaf_histogram(data, points, column=column, user_id=user_id, missing=on_invalid, rng=src, by=by,
-                              groups=groups, unknown=unknown)
-    except DataError as exc:  # the range tree names its policy missing=; here it is on_invalid=
-        text = str(exc).replace("missing='drop' (--missing drop)", "on_invalid='drop'")
-        raise DataError(text.replace("missing='drop'", "on_invalid='drop'")) from None
+    hist = leaf_histogram(data, points, column=column, user_id=user_id, on_invalid=on_invalid, rng=src, by=by,
+                          groups=groups, unknown=unknown)
     out = []
     for row in np.atleast_2d(hist)[:, :p.enc.size]:
         vals = np.flatnonzero(row)
@@ -370,7 +366,7 @@ def _by_group(data: Any, qa: np.ndarray, *, by: Any, groups: Any, unknown: Liter
 
         trees = range_tree(data, by=by, groups=gs, unknown=unknown, lower=p.lo, upper=p.hi, epsilon=epsilon,
                            width=p.width, levels=TREE_LEVELS, branching=TREE_BRANCHING, neighbors=neighbors,
-                           column=column, missing=on_invalid, rng=src, user_id=user_id, max_contributions=p.k)
+                           column=column, on_invalid=on_invalid, rng=src, user_id=user_id, max_contributions=p.k)
         releases = {g: _tree_release(p, trees[g], qa, level, src, interval, grid, metadata) for g in gs}
     else:
         if user_id is not None:  # at most k records per person, across the groups

@@ -14,9 +14,9 @@ from numbers import Real
 from typing import Any, Sequence, overload
 
 from dptree import noise as _noise
-from dptree._validation import Constraint, Interval, Options, validate_params
+from dptree._validation import Constraint, Interval, Options, renamed, validate_params
 from dptree.data.engines.base import Missing, Unknown
-from dptree.data.histograms import COLUMN, MISSING, RNG, UNKNOWN, leaf_histogram
+from dptree.data.histograms import COLUMN, MISSING, MISSING_ALIAS, RNG, UNKNOWN, leaf_histogram
 from dptree.errors import InvalidParameterError
 from dptree.io import release_file as _release_file
 from dptree.rangetree.bounds import plan_private_bounds
@@ -26,7 +26,7 @@ from dptree.rangetree.release import RangeTree, plan_range_tree
 __all__ = ["range_tree", "range_tree_by"]
 
 _CONSTRAINTS: dict[str, Sequence[Constraint | None]] = {
-    "missing": MISSING, "column": COLUMN, "unknown": UNKNOWN, "rng": RNG,
+    "on_invalid": MISSING, "missing": MISSING_ALIAS, "column": COLUMN, "unknown": UNKNOWN, "rng": RNG,
     "bounds": [Options(("public", "private"), hint="bounds='private' spends bounds_share of epsilon to find them")],
     "bounds_share": [Interval(Real, 0, 1, closed="neither", hint="e.g. bounds_share=0.1 (the share of epsilon "
                                                                    "spent finding the bounds)")],
@@ -36,19 +36,19 @@ _CONSTRAINTS: dict[str, Sequence[Constraint | None]] = {
 @overload
 def range_tree(values: Any, *, lower: Any = ..., upper: Any = ..., epsilon: float | None = ..., delta: float = ...,
                rho: float | None = ..., width: Any = ..., branching: int | None = ..., noise: str = ...,
-               neighbors: str = ..., max_contributions: int = ..., levels: str = ..., missing: Missing = ...,
+               neighbors: str = ..., max_contributions: int = ..., levels: str = ..., on_invalid: Missing = ...,
                column: str | None = ..., user_id: Any = ..., by: None = ..., groups: None = ..., unknown: Unknown = ...,
                bounds: str = ..., bounds_share: float = ..., bounds_origin: Any = ...,
-               rng: _noise.RngLike = ...) -> RangeTree: ...
+               rng: _noise.RngLike = ..., missing: Missing | None = ...) -> RangeTree: ...
 
 
 @overload
 def range_tree(values: Any, *, lower: Any = ..., upper: Any = ..., epsilon: float | None = ..., delta: float = ...,
                rho: float | None = ..., width: Any = ..., branching: int | None = ..., noise: str = ...,
-               neighbors: str = ..., max_contributions: int = ..., levels: str = ..., missing: Missing = ...,
+               neighbors: str = ..., max_contributions: int = ..., levels: str = ..., on_invalid: Missing = ...,
                column: str | None = ..., user_id: Any = ..., by: Any, groups: Sequence[Any], unknown: Unknown = ...,
                bounds: str = ..., bounds_share: float = ..., bounds_origin: Any = ...,
-               rng: _noise.RngLike = ...) -> GroupedRelease: ...
+               rng: _noise.RngLike = ..., missing: Missing | None = ...) -> GroupedRelease: ...
 
 
 @validate_params(_CONSTRAINTS)
@@ -66,7 +66,7 @@ def range_tree(
     neighbors: str = "add_remove",
     max_contributions: int = 1,
     levels: str = "uniform",
-    missing: Missing = "error",
+    on_invalid: Missing = "error",
     column: str | None = None,
     user_id: Any = None,
     by: Any = None,
@@ -76,6 +76,7 @@ def range_tree(
     bounds_share: float = 0.1,
     bounds_origin: Any = None,
     rng: _noise.RngLike = None,
+    missing: Missing | None = None,
 ) -> RangeTree | GroupedRelease:
     """Release a private b-ary range tree of ``values`` over the public domain [lower, upper].
 
@@ -85,8 +86,11 @@ def range_tree(
     Privacy: ``noise="laplace"`` gives pure ``epsilon``-DP; ``noise="gaussian"`` gives ``rho``-zCDP,
     or (``epsilon``, ``delta``)-DP when given those, under the ``neighbors`` relation
     (``"add_remove"`` one record, or ``"replace"`` one record with n public), for persons with at
-    most ``max_contributions`` records. Values outside [lower, upper] are clamped. NaN/None raise
-    unless ``missing="drop"``. ``rng`` is for tests only: a seeded release is marked ``private: false``.
+    most ``max_contributions`` records. Values outside [lower, upper] are clamped. Invalid values
+    (NaN/None/NaT, +-inf, non-integers on an integer domain, entries that are not numbers or dates)
+    raise :class:`~dptree.errors.DataError` unless ``on_invalid="drop"``, which leaves each out (a
+    declared policy, the same for every product and input; ``missing=`` is its deprecated name).
+    ``rng`` is for tests only: a seeded release is marked ``private: false``.
 
     ``values``: an array-like, a table (pandas, polars, Arrow, DuckDB) with ``column``, a
     CSV/Parquet path with ``column`` (read by DuckDB), or a Spark DataFrame with ``column``.
@@ -130,6 +134,7 @@ def range_tree(
         >>> int(rel.quantile(0.5)), [int(v) for v in rel.quantile_ci(0.5)]  # the median, 95% interval
         (54, [54, 54])
     """
+    missing = renamed(on_invalid, missing, "on_invalid", "missing", "error")
     if bounds_origin is not None and bounds != "private":
         raise InvalidParameterError("bounds_origin is where bounds='private' starts its search; pass bounds='private' "
                                     "(without lower/upper), or drop bounds_origin")
@@ -158,7 +163,7 @@ def range_tree(
     created = _release_file.utc_now()  # before the data is read: no timing of the reading
     source = values if isinstance(values, (str, os.PathLike)) else None
     hist = leaf_histogram(values, plan, column=column, user_id=user_id, by=by, groups=groups, unknown=unknown,
-                          missing=missing, rng=src)
+                          on_invalid=missing, rng=src)
     if by is None:
         return plan.release(hist, src, column=column, source=source, created=created)
     assert groups is not None
@@ -184,16 +189,18 @@ def range_tree_by(
     levels: str = "uniform",
     unknown: Unknown = "error",
     user_id: Any = None,
-    missing: Missing = "error",
+    on_invalid: Missing = "error",
     column: str | None = None,
     rng: _noise.RngLike = None,
+    missing: Missing | None = None,
 ) -> GroupedRelease:
     """:func:`range_tree` with ``by=`` and ``groups=``: one range tree per public group, for the
     budget of one release (parallel composition, McSherry 2009, Thm 4)."""
     return range_tree(
         values, by=by, groups=groups, lower=lower, upper=upper, epsilon=epsilon, delta=delta, rho=rho, width=width,
         branching=branching, noise=noise, neighbors=neighbors, max_contributions=max_contributions, levels=levels,
-        unknown=unknown, user_id=user_id, missing=missing, column=column, rng=rng,
+        unknown=unknown, user_id=user_id, on_invalid=renamed(on_invalid, missing, "on_invalid", "missing", "error"),
+        column=column, rng=rng,
     )
 
 
@@ -207,4 +214,4 @@ def _private_bounds(values: Any, *, lower: Any, upper: Any, epsilon: float | Non
                                max_contributions=max_contributions, levels=levels, by=by, user_id=user_id,
                                share=bounds_share, origin=bounds_origin)
     source = values if isinstance(values, (str, os.PathLike)) else None
-    return plan.release(values, rng, column=column, missing=missing, source=source)
+    return plan.release(values, rng, column=column, on_invalid=missing, source=source)

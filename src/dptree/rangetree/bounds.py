@@ -282,18 +282,18 @@ class PrivateBoundsPlan:
                               f"that fits), doubled until at most {BOUNDS_MAX_LEAVES} buckets"}
 
     def release(self, values: Any, rng: _noise.RngLike = None, *, column: str | None = None,
-                missing: str = "error", source: Any = None, fmt: str | None = None) -> RangeTree:
+                on_invalid: str = "error", source: Any = None, fmt: str | None = None) -> RangeTree:
         """Read ``values`` once (anything :func:`~dptree.data.histograms.value_counts` reads: arrays,
         tables, CSV/Parquet files with ``fmt``, standard input), find the bounds (the search),
         plan the tree over them and release it; one random source for both."""
-        self._placeholder().check_public_total(missing=missing)  # before any budget is spent
+        self._placeholder().check_public_total(missing=on_invalid)  # before any budget is spent
         refuse_untyped(values, "bounds='private'", "declare lower= and upper=")
         src = _noise.make_source(rng)
         created = _release_file.utc_now()  # before the data is read (the module's clock: tests can fix it)
         # numbers from a CSV file get a float domain (read as DOUBLE, not DuckDB's guess from the rows);
         # a Parquet file declares its column's type
         csv = isinstance(values, (str, os.PathLike)) and is_csv(values, fmt)
-        policy = cast(Any, missing)
+        policy = cast(Any, on_invalid)
         vals, counts = value_counts(values, column=column, missing=policy, infinite=policy, fmt=fmt,
                                     domain=("float", 0.0, 0.0) if csv else None)
         kind = column_kind(vals)  # the column's type: schema, not data

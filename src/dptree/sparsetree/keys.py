@@ -24,7 +24,7 @@ import numpy as np
 
 from dptree.data.dates import NS_RANGE, as_dates, dates_to_ns, is_date_bound, parse_date_bound
 from dptree.data.inputs import value_kind
-from dptree.data.inputs import present, to_numpy
+from dptree.data.inputs import present, to_numpy, valid_records
 from dptree.data.sorting import float_keys, key_floats, sort_keys
 from dptree.errors import DataError, DomainError, non_integer_values_error
 
@@ -180,6 +180,7 @@ class KeyDomain:
         arr = to_numpy(values, column=column)
         if arr.dtype.kind == "b":
             raise DataError("values must be numbers or dates, not True/False")
+        arr = arr[valid_records(arr, {"int": "integer", "uint": "integer"}.get(self.kind, self.kind), on_invalid)]
         keys = self._keys(arr, on_invalid == "drop", query=False)
         if keys is arr or np.shares_memory(keys, arr):
             keys = keys.copy()

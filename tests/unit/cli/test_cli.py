@@ -291,7 +291,7 @@ def test_missing_values_in_files(tmp_path, cli_run) -> None:  # type: ignore[no-
     ]
     code, _, err = cli_run(args)
     assert code == 2 and "missing" in err
-    code, _, err = cli_run(args + ["--missing", "drop"])
+    code, _, err = cli_run(args + ["--on-invalid", "drop"])
     assert code == 0, err
 
 
@@ -304,7 +304,7 @@ def test_parquet_column_with_nan(tmp_path, cli_run) -> None:  # type: ignore[no-
             "--epsilon", "1", "--seed", "1", "--allow-nonprivate", "--out", str(tmp_path / "o.json")]
     code, _, err = cli_run(args)
     assert code == 2 and "contains missing values" in err and "1 missing" not in err
-    code, _, err = cli_run(args + ["--missing", "drop"])
+    code, _, err = cli_run(args + ["--on-invalid", "drop"])
     assert code == 0, err
 
 

@@ -65,7 +65,7 @@ def test_a_date_origin_from_the_command_line(tmp_path: Path, cli_run: Any) -> No
     (["--noise", "gaussian", "--delta", "1e-6"], "laplace"),
     (["--bounds-share", "1.5"], "--bounds-share"),
     (["--user-id", "person_id"], "--user-id"),
-    (["--neighbors", "replace", "--missing", "drop"], "replace"),
+    (["--neighbors", "replace", "--on-invalid", "drop"], "replace"),
 ])
 def test_private_bounds_refusals_come_before_any_charge(tmp_path: Path, cli_run: Any, extra: list[str],
                                                         match: str) -> None:

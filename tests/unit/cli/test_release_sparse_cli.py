@@ -43,10 +43,10 @@ def test_options_that_do_not_apply_and_a_csv_without_bounds_are_refused(parquet:
         ([str(parquet), "--column", "ms", "--width", "2", "--user-id", "id"], "drop --width, --user-id"),
         ([str(parquet), "--column", "ms", "--lower", "0.0"], "give both --lower and --upper, or neither"),
         ([str(csv), "--column", "v"], "give --lower and --upper (their type"),
-        ([str(csv), "--column", "v", "--lower", "0.0", "--upper", "9.0"], "pass --missing drop to drop such records"),
+        ([str(csv), "--column", "v", "--lower", "0.0", "--upper", "9.0"], "pass --on-invalid drop to leave them out"),
     ):
         code, _, err = cli_run(base + argv)
         assert code == 2 and message in err and err.count("\n") == 1, (argv, err)
     assert not (tmp_path / "x.json").exists()
-    code, _, err = cli_run(base + [str(csv), "--column", "v", "--lower", "0.0", "--upper", "9.0", "--missing", "drop"])
+    code, _, err = cli_run(base + [str(csv), "--column", "v", "--lower", "0.0", "--upper", "9.0", "--on-invalid", "drop"])
     assert code == 0, err

@@ -90,7 +90,7 @@ def test_an_all_empty_column_is_all_missing(tmp_path: Path) -> None:
     dropped under the declared policy (whether any value is present is not revealed by an error)."""
     path = tmp_path / "empty.csv"
     path.write_text("x,y\n,1\n,2\n")
-    assert dptree.range_tree(str(path), column="x", lower=0, upper=9, epsilon=1.0, missing="drop", rng=1).private is False
+    assert dptree.range_tree(str(path), column="x", lower=0, upper=9, epsilon=1.0, on_invalid="drop", rng=1).private is False
     assert dptree.median(str(path), column="x", lower=0, upper=9, epsilon=1.0, on_invalid="drop", rng=1).value in range(10)
     with pytest.raises(DataError, match="missing"):
         dptree.range_tree(str(path), column="x", lower=0, upper=9, epsilon=1.0, rng=1)

@@ -39,9 +39,9 @@ def test_integer_bounds_past_2_53_are_exact_over_a_double_column(tmp_path: Path,
     want = leaf_histogram(np.array([value]), plan)
     assert want[leaf] == 1
     for missing in ("error", "drop"):
-        assert np.array_equal(leaf_histogram(path, plan, column="v", missing=missing), want)
+        assert np.array_equal(leaf_histogram(path, plan, column="v", on_invalid=missing), want)
         assert np.array_equal(leaf_histogram(duckdb.sql(f"SELECT CAST({value!r} AS DOUBLE) AS v"), plan,
-                                             column="v", missing=missing), want)
+                                             column="v", on_invalid=missing), want)
 
 
 def test_whole_decimals_past_2_53_are_exact(tmp_path: Path) -> None:
@@ -50,7 +50,7 @@ def test_whole_decimals_past_2_53_are_exact(tmp_path: Path) -> None:
     want = leaf_histogram(np.array([B + 1]), plan)
     assert want[4] == 1
     arrow = pa.array([Decimal(B + 1), None], pa.decimal128(38, 0))
-    assert np.array_equal(leaf_histogram(arrow, plan, missing="drop"), want)
+    assert np.array_equal(leaf_histogram(arrow, plan, on_invalid="drop"), want)
     for precision in (18, 38):
         path = _parquet(tmp_path, f"SELECT CAST({B + 1} AS DECIMAL({precision},0)) AS v")
         assert np.array_equal(leaf_histogram(path, plan, column="v"), want)
@@ -65,8 +65,8 @@ def test_an_unsigned_arrow_column_with_a_null_keeps_its_large_values() -> None:
 
     plan = plan_range_tree(lower=-3, upper=5, epsilon=1.0)
     for big in (2**64 - 1, 2**63):
-        without = leaf_histogram(pa.array([big], pa.uint64()), plan, missing="drop")
-        with_null = leaf_histogram(pa.array([big, None], pa.uint64()), plan, missing="drop")
+        without = leaf_histogram(pa.array([big], pa.uint64()), plan, on_invalid="drop")
+        with_null = leaf_histogram(pa.array([big, None], pa.uint64()), plan, on_invalid="drop")
         assert without[8] == 1 and np.array_equal(with_null, without)  # upper's leaf (the array is padded)
         keys = key_domain(-3, 5, "i").offsets(pa.array([big, None], pa.uint64()), on_invalid="drop")
         assert keys.tolist() == [8]

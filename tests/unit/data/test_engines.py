@@ -161,8 +161,8 @@ def test_declared_constraints_refuse_before_any_data_is_read(df: pd.DataFrame) -
                         continue
                     with pytest.raises(InvalidParameterError, match=name):
                         call(**{name: bad})
-    with pytest.raises(InvalidParameterError, match="missing must be one of 'error', 'drop'; got 'skip'"):
-        leaf_histogram(df, plan, column="v", missing="skip")
+    with pytest.raises(InvalidParameterError, match="on_invalid must be one of 'error', 'drop'; got 'skip'"):
+        leaf_histogram(df, plan, column="v", on_invalid="skip")
     with pytest.raises(InvalidParameterError, match="column must be None or a column name"):
         to_numpy(df, column=1)  # type: ignore[arg-type]
     with pytest.raises(InvalidParameterError, match="rng must be"):

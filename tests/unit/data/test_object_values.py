@@ -35,7 +35,7 @@ def test_missing_entries_of_an_object_column_follow_the_declared_policy(na: obje
     kept = pd.Series([1, 3] * 100)
     with pytest.raises(DataError, match="missing values"):
         dptree.range_tree(s, lower=0, upper=10, epsilon=1.0, rng=1)
-    assert np.array_equal(dptree.range_tree(s, lower=0, upper=10, epsilon=1.0, missing="drop", rng=1).leaf_estimates,
+    assert np.array_equal(dptree.range_tree(s, lower=0, upper=10, epsilon=1.0, on_invalid="drop", rng=1).leaf_estimates,
                           dptree.range_tree(kept, lower=0, upper=10, epsilon=1.0, rng=1).leaf_estimates)
     assert (dptree.median(s, lower=0, upper=10, epsilon=1.0, on_invalid="drop", rng=1).value
             == dptree.median(kept, lower=0, upper=10, epsilon=1.0, rng=1).value)
@@ -145,7 +145,7 @@ def test_missing_entries_or_large_values_never_change_the_released_kind(containe
         data = np.ma.masked_array([0 if v is None else v for v in values], mask=[v is None for v in values],
                                   dtype=np.int64)
     assert _kind_of(dptree.sparse_range_tree(data, epsilon=1.0, on_invalid="drop", rng=1)) == "int"
-    assert _kind_of(dptree.range_tree(data, bounds="private", epsilon=1.0, missing="drop", rng=1)) == "integer"
+    assert _kind_of(dptree.range_tree(data, bounds="private", epsilon=1.0, on_invalid="drop", rng=1)) == "integer"
 
 
 def test_an_object_column_is_read_item_by_item() -> None:

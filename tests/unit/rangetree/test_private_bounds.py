@@ -381,7 +381,7 @@ def test_replace_neighbors_keep_the_public_total() -> None:
         ({"by": [0, 1, 1], "groups": [0, 1]}, "by="),
         ({"user_id": [1, 1, 2]}, "user_id"),
         ({"width": 0.5}, "width"),
-        ({"neighbors": "replace", "missing": "drop"}, "replace"),
+        ({"neighbors": "replace", "on_invalid": "drop"}, "replace"),
         ({"levels": "nonsense"}, "levels"),
     ],
 )

@@ -300,9 +300,9 @@ def test_a_string_is_a_file_path_and_needs_a_column() -> None:
 
 
 def test_missing_values_can_be_dropped_explicitly() -> None:
-    rel = dptree.range_tree([1.0, float("nan"), 3.0], lower=0, upper=9, epsilon=1e6, missing="drop", rng=0)
+    rel = dptree.range_tree([1.0, float("nan"), 3.0], lower=0, upper=9, epsilon=1e6, on_invalid="drop", rng=0)
     assert rel.total() == pytest.approx(2, abs=0.5)
-    rel = dptree.range_tree([1, None, 3], lower=0, upper=9, epsilon=1e6, missing="drop", rng=0)
+    rel = dptree.range_tree([1, None, 3], lower=0, upper=9, epsilon=1e6, on_invalid="drop", rng=0)
     assert rel.total() == pytest.approx(2, abs=0.5)
 
 

@@ -49,11 +49,11 @@ COUNT = "__n__"
 
 
 def invalid_values_error(kind: Literal["missing", "infinite"], column: str | None, message: str | None) -> DataError:
-    """The error of :meth:`Engine.value_counts` for missing or infinite values (``message``: the
-    caller's own text), naming no value, position or count."""
-    if message is not None:
-        return DataError(message)
-    return missing_values_error(column, cli_flag=False) if kind == "missing" else infinite_values_error(column)
+    """The error of :meth:`Engine.value_counts` for missing or infinite values, naming no value,
+    position or count: the wording of :func:`~dptree.errors.check_invalid`, the same for every
+    engine, product and input kind (``column`` and ``message`` are accepted and not used: the
+    in-memory reader words it the same way, :func:`~dptree.data.inputs.valid_records`)."""
+    return missing_values_error() if kind == "missing" else infinite_values_error()
 
 
 class Cells(Protocol):

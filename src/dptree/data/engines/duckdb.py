@@ -152,10 +152,10 @@ class DuckDBEngine(Engine):
 
     def _open(self, data: Any, *columns: str | None, text: bool = False, value: str | None = None,
               kind: str | None = None, lower: Any = None, upper: Any = None, keep_integers: bool = False,
-              as_text: Sequence[str | None] = (), drop_fractions: bool = False) -> Any:
+              as_text: Sequence[str | None] = (), drop_invalid: bool = False) -> Any:
         """:func:`open_table` on ``columns``; the ``value`` column of a CSV is read as its domain
         needs (``kind``, ``lower``, ``upper``, ``keep_integers``: :func:`csv_value_types`; its
-        non-integers dropped by the caller's policy with ``drop_fractions``), and the ``as_text``
+        non-integers dropped by the caller's policy with ``drop_invalid``), and the ``as_text``
         columns of a CSV (group keys, user ids) as their text: a public rule, never a type DuckDB
         guessed from the rows (one field "x" would turn a guessed BIGINT into VARCHAR for all)."""
         types: dict[str, str] = {c: "VARCHAR" for c in as_text if c}
@@ -163,12 +163,12 @@ class DuckDBEngine(Engine):
                                 if value and kind else ({}, {}))
         types.update(value_types)
         return open_table(data, self.fmt, self.progress, columns=[c for c in columns if c], text=text, types=types,
-                          integers=guarded, drop_fractions=drop_fractions)
+                          integers=guarded, drop_invalid=drop_invalid)
 
     def _open_domain(self, data: Any, domain: Domain, value: str | None, *columns: str | None,
-                     as_text: Sequence[str | None] = ()) -> Any:
+                     as_text: Sequence[str | None] = (), missing: Missing = "error") -> Any:
         return self._open(data, value, *columns, value=value, kind=domain.kind, lower=domain.lower,
-                          upper=domain.upper, as_text=as_text)
+                          upper=domain.upper, as_text=as_text, drop_invalid=missing == "drop")
 
     def _csv(self, data: Any) -> bool:
         """Whether ``data`` is read as CSV (its columns typed by :meth:`_open`, not declared)."""
@@ -179,7 +179,7 @@ class DuckDBEngine(Engine):
         self._names(data, column)
         assert column is not None
         try:
-            with self._open_domain(data, domain, column) as (con, expr):
+            with self._open_domain(data, domain, column, missing=missing) as (con, expr):
                 ctype = column_type(con, expr, column)
                 if not con.execute(f"SELECT count(*) FROM (SELECT 1 FROM {expr} LIMIT 1)").fetchall()[0][0]:
                     return np.zeros(cells, dtype=np.int64)  # empty input: a release of noise around zero
@@ -203,7 +203,8 @@ class DuckDBEngine(Engine):
         bucketing = f"bucketing the rows and keeping at most {k} record(s) per user"
         say = Stages(progress_reporter(self.progress), (bucketing, *bounded_stages(k)))
         try:
-            with say, self._open_domain(data, domain, column, user_id, as_text=[user_id]) as (con, expr):
+            with say, self._open_domain(data, domain, column, user_id, as_text=[user_id],
+                                        missing=missing) as (con, expr):
                 # exact statistics when no column can hold NaN: cheaper checks, GROUP BY u and sort
                 trust_statistics(con, column_type(con, expr, str(column)), column_type(con, expr, user_id))
                 leaf, bad = leaf_sql(con, expr, str(column), domain, missing)
@@ -227,7 +228,8 @@ class DuckDBEngine(Engine):
         self._names(data, column, user_id=user_id, by=by)
         G = len(groups)
         try:
-            with self._open_domain(data, domain, column, by, user_id, as_text=[by, user_id]) as (con, expr):
+            with self._open_domain(data, domain, column, by, user_id, as_text=[by, user_id],
+                                   missing=missing) as (con, expr):
                 leaf, bad = leaf_sql(con, expr, str(column), domain, missing)
                 ucol = user_sql(con, expr, user_id, self._csv(data)) if user_id is not None else "NULL"
                 _join_groups(con, expr, by, groups, unknown,
@@ -256,7 +258,7 @@ class DuckDBEngine(Engine):
         kind, lower, upper = domain or (None, None, None)
         try:
             with self._open(data, column, by, value=column, kind=kind, lower=lower, upper=upper,
-                            keep_integers=True, as_text=[by], drop_fractions=missing == "drop") as (con, expr):
+                            keep_integers=True, as_text=[by], drop_invalid=missing == "drop") as (con, expr):
                 col = quote_ident(column)
                 _join_groups(con, expr, by, groups, unknown, f"t.{col} AS {col}", self._csv(data))
                 return grouped_sorted_value_counts(con, "dpt_joined", column, len(groups), missing, infinite, message)
@@ -294,7 +296,7 @@ class DuckDBEngine(Engine):
         kind, lower, upper = domain or (None, None, None)
         try:
             with self._open(data, column, value=column, kind=kind, lower=lower, upper=upper,
-                            keep_integers=True, drop_fractions=drop) as (con, expr):
+                            keep_integers=True, drop_invalid=drop) as (con, expr):
                 return run(con, expr, column)
         except (DataError, InputFormatError):
             raise
@@ -312,7 +314,7 @@ class DuckDBEngine(Engine):
         assert column is not None
         kind = "integer" if isinstance(lower, int) else "float"
         with self._open(data, column, value=column, kind=kind, lower=lower, upper=upper,
-                        keep_integers=True, drop_fractions=missing == "drop") as (con, expr):
+                        keep_integers=True, drop_invalid=missing == "drop") as (con, expr):
             try:
                 ctype = column_type(con, expr, column)
             except InputFormatError:

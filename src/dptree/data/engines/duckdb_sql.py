@@ -13,15 +13,7 @@ from typing import Any
 
 from dptree.data.domain import Domain
 from dptree.data.weights import FLOAT_EXACT, MAX_TOTAL, too_large, weight_error
-from dptree.errors import (
-    RANGE_TREE_FLOAT_FIX,
-    DataError,
-    InputFormatError,
-    infinite_values_error,
-    missing_user_ids_error,
-    missing_values_error,
-    non_integer_values_error,
-)
+from dptree.errors import DataError, InputFormatError, check_invalid, missing_user_ids_error
 
 __all__ = ["arrow_table", "quote_ident", "quote_str", "column_type", "leaf_sql", "cell_sql", "check_cells", "user_sql",
            "check_weight_column", "MISSING_CELL", "INFINITE_CELL", "FRACTION_CELL"]
@@ -144,27 +136,26 @@ def cell_sql(con: Any, expr: str, column: str, domain: Domain) -> str:
 
 
 def check_cells(flagged: set[int], column: str, missing: str) -> None:
-    """Raise for the problems :func:`cell_sql` flagged in some row (by kind, never by count), in
-    the order :func:`leaf_sql` checks them: +-inf, missing values (``missing="error"``), non-integers."""
-    if INFINITE_CELL in flagged:
-        raise infinite_values_error(column)
-    if MISSING_CELL in flagged and missing == "error":
-        raise missing_values_error(column)
-    if FRACTION_CELL in flagged:
-        raise non_integer_values_error(RANGE_TREE_FLOAT_FIX)
+    """The declared invalid-value policy ``missing`` (``on_invalid``, :func:`~dptree.errors.check_invalid`)
+    on the problems :func:`cell_sql` flagged in some row (by kind, never by count): +-inf, missing
+    values, non-integers; with "drop" the flagged rows are left out (their cells are negative)."""
+    kinds = {INFINITE_CELL: "infinite", MISSING_CELL: "missing", FRACTION_CELL: "fraction"}
+    check_invalid({kinds[c] for c in flagged if c in kinds}, missing, column)
 
 
 def leaf_sql(con: Any, expr: str, column: str, domain: Domain, missing: str) -> tuple[str, str]:
-    """(SQL bucket index, SQL 'value missing' predicate) for ``column``: the same clamping and
-    bucketing as :meth:`dptree.data.domain.Domain.to_leaves`. Raises for a column of the wrong type,
-    +-inf values, and (with ``missing="error"``) missing values (one scan for all the checks)."""
+    """(SQL bucket index, SQL 'value invalid' predicate) for ``column``: the same clamping and
+    bucketing as :meth:`dptree.data.domain.Domain.to_leaves`. Raises for a column of the wrong type;
+    missing values, +-inf and non-integers on an integer domain are refused or, with
+    ``missing="drop"`` (the ``on_invalid`` policy), flagged by the predicate for the caller to
+    leave out (one scan for all the checks, :func:`check_cells`)."""
     leaf, bad, inf, frac = _bucketing(con, expr, column, domain)
     # counted in a projection, not a WHERE: a filter could be pruned by Parquet statistics that omit NaN
     flags = [f"count_if({inf or 'FALSE'})", f"count_if({bad})", f"count_if(NOT {bad} AND {frac or 'FALSE'})"]
     n_inf, n_missing, n_frac = con.execute(f"SELECT {', '.join(flags)} FROM {expr}").fetchall()[0]
     check_cells({c for c, n in zip((INFINITE_CELL, MISSING_CELL, FRACTION_CELL), (n_inf, n_missing, n_frac)) if n},
                 column, missing)
-    return leaf, bad
+    return leaf, "(" + " OR ".join(p for p in (bad, inf, frac) if p) + ")"
 
 
 def user_sql(con: Any, expr: str, user_column: str, text: bool = False) -> str:

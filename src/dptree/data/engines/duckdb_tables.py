@@ -13,7 +13,7 @@ from typing import Any, Iterator, Sequence
 
 from dptree.data.engines.duckdb_progress import Progress, _poll_progress, progress_reporter
 from dptree.data.engines.duckdb_sql import arrow_table, quote_ident, quote_str
-from dptree.errors import DataError, InputFormatError, engine_detail, engine_error
+from dptree.errors import InputFormatError, check_invalid, engine_detail, engine_error
 
 __all__ = ["EXACT_DOUBLE", "csv_value_types", "detect_format", "is_csv", "is_relation", "open_table"]
 
@@ -67,13 +67,11 @@ def csv_value_types(column: str, kind: str, lower: Any, upper: Any, *, keep_inte
     return {column: "DOUBLE"}, {}
 
 
-_NOT_INTEGERS = ("holds numbers that are not integers, and the domain is integers: give float bounds (e.g. "
-                 "lower=0.0) for a float domain, or round the column first")
 
 
-def _guarded_doubles(con: Any, expr: str, column: str, drop_fractions: bool) -> str | None:
+def _guarded_doubles(con: Any, expr: str, column: str, drop_invalid: bool) -> str | None:
     """A CSV column read as DOUBLE on an integer domain (one scan, over every row: the outcome
-    never depends on where a row sits): refuse non-integers, unless ``drop_fractions`` (they are
+    never depends on where a row sits): refuse non-integers, unless ``drop_invalid`` (they are
     then dropped, each on its own, by the caller's policy). The column as BIGINT when every value
     is a finite integer (the same values; the staged interior paths need an integer column), else
     None (kept as DOUBLE: the same counts, read by the sorted path)."""
@@ -83,8 +81,7 @@ def _guarded_doubles(con: Any, expr: str, column: str, drop_fractions: bool) -> 
                                 f"count_if(NOT isfinite({col}) OR abs({col}) >= {1 << 62}) FROM {expr}").fetchall()[0]
     except Exception as exc:  # DuckDB's text quotes the offending line: never passed on as it is
         raise engine_error("values", column, exc) from None
-    if frac and not drop_fractions:
-        raise DataError(f"column {column!r} {_NOT_INTEGERS}")
+    check_invalid({"fraction"} if frac else set(), "drop" if drop_invalid else "error", column)
     return None if frac or odd else f"CAST({col} AS BIGINT)"
 
 
@@ -92,12 +89,12 @@ def _guarded_doubles(con: Any, expr: str, column: str, drop_fractions: bool) -> 
 _HUGE = (1 << 127) - 1
 
 
-def _exact_integers(con: Any, expr: str, column: str, drop_fractions: bool) -> str:
+def _exact_integers(con: Any, expr: str, column: str, drop_invalid: bool) -> str:
     """A CSV column read as text on an integer domain wider than 2^53, as exact HUGEINT field by
     field (a public rule, the same for every row): an integer numeral (``-7``, ``+007``, ``7.0``)
     is that integer, exactly; another number is an integer only when it is whole and within 2^53
     (``1e3``); NaN and empty fields are missing. A number that is not an integer (``2.5``, ``inf``,
-    ``1e20``) is refused, or with ``drop_fractions`` missing (dropped by the caller's policy);
+    ``1e20``) is refused, or with ``drop_invalid`` missing (dropped by the caller's policy);
     text that is not a number is refused. One scan over every row decides."""
     col = quote_ident(column)
     txt = f"trim({col})"
@@ -116,12 +113,26 @@ def _exact_integers(con: Any, expr: str, column: str, drop_fractions: bool) -> s
         ).fetchall()[0]
     except Exception as exc:  # DuckDB's text quotes the offending line: never passed on as it is
         raise engine_error("values", column, exc) from None
-    if text:
-        raise DataError(f"column {column!r} has type VARCHAR; a numeric domain needs numbers; a CSV column holds "
-                        "text when some field is not a number")
-    if other and not drop_fractions:
-        raise DataError(f"column {column!r} {_NOT_INTEGERS}")
+    check_invalid({"text"} if text else set(), "drop" if drop_invalid else "error", column)  # text: missing below
+    check_invalid({"fraction"} if other else set(), "drop" if drop_invalid else "error", column)
     return value
+
+
+def _numbers(con: Any, expr: str, columns: Sequence[str], drop_invalid: bool) -> str:
+    """``expr`` with the CSV text ``columns`` as DOUBLE, field by field (one scan over every row
+    decides): an empty field is missing; a field that is not a number (``n/a``) is refused under
+    the policy :func:`~dptree.errors.check_invalid`, or with ``drop_invalid`` missing (left out
+    by the caller's policy, as every other invalid record)."""
+    casts = {c: f"TRY_CAST(trim({quote_ident(c)}) AS DOUBLE)" for c in columns}
+    flags = ", ".join(f"count_if(trim({quote_ident(c)}) <> '' AND {e} IS NULL)" for c, e in casts.items())
+    try:
+        found = con.execute(f"SELECT {flags} FROM {expr}").fetchall()[0]
+    except Exception as exc:  # DuckDB's text quotes the offending line: never passed on as it is
+        raise engine_error("values", columns[0], exc) from None
+    for c, n in zip(columns, found):
+        check_invalid({"text"} if n else set(), "drop" if drop_invalid else "error", c)
+    replaced = ", ".join(f"{e} AS {quote_ident(c)}" for c, e in casts.items())
+    return f"(SELECT * REPLACE ({replaced}) FROM {expr})"
 
 
 def _register_relation(con: Any, rel: Any, columns: Sequence[str] | None) -> str:
@@ -151,7 +162,7 @@ _WIDE_INTS = ("HUGEINT", "UHUGEINT")
 def open_table(source: Any, fmt: str | None = None, progress: Progress = False, *,
                columns: Sequence[str] | None = None, text: bool = False,
                types: dict[str, str] | None = None,
-               integers: dict[str, str] | None = None, drop_fractions: bool = False) -> Iterator[tuple[Any, str]]:
+               integers: dict[str, str] | None = None, drop_invalid: bool = False) -> Iterator[tuple[Any, str]]:
     """Yield (DuckDB connection, SQL table expression) for a CSV/Parquet file, '-' (CSV on stdin)
     or a DuckDB relation (only its ``columns``, when given, are read).
 
@@ -161,7 +172,7 @@ def open_table(source: Any, fmt: str | None = None, progress: Progress = False, 
     VARCHAR reads a column as its text (group keys and user ids: :class:`DuckDBEngine`).
     ``integers``: CSV value columns on an integer domain (:func:`csv_value_types`): "BIGINT", read
     as DOUBLE (:func:`_guarded_doubles`), "HUGEINT", read as text and converted exactly
-    (:func:`_exact_integers`); their non-integers are refused, or with ``drop_fractions`` left to
+    (:func:`_exact_integers`); their non-integers are refused, or with ``drop_invalid`` left to
     the caller's policy for invalid values. Columns the file does not have are left to the
     "column not found" check.
 
@@ -214,6 +225,11 @@ def open_table(source: Any, fmt: str | None = None, progress: Progress = False, 
                               if t in ("TIMESTAMP", "VARCHAR") or not any(d in guess[c] for d in ("DATE", "TIME"))}
                     chosen.update({c: "VARCHAR" for c, t in guarded.items()
                                    if t == "HUGEINT" and not any(d in guess[c] for d in ("DATE", "TIME"))})
+                # a numeric value column is read as text and converted field by field: a field that is
+                # not a number is then an invalid record under the caller's policy (:func:`_numbers`),
+                # never a failed read
+                numbers = [c for c, t in chosen.items() if t == "DOUBLE"]
+                chosen.update({c: "VARCHAR" for c in numbers})
                 if chosen:
                     typed = ", ".join(f"{quote_str(c)}: {quote_str(t)}" for c, t in chosen.items())
                     expr = f"read_csv({quote_str(path)}, auto_detect=true, types={{{typed}}})"
@@ -222,12 +238,15 @@ def open_table(source: Any, fmt: str | None = None, progress: Progress = False, 
                     final = guess
             except Exception as exc:  # duckdb raises its own exception types
                 raise InputFormatError(f"cannot read {shown} as {fmt}: {engine_detail(exc)}") from None
+            if numbers:
+                expr = _numbers(con, expr, numbers, drop_invalid)
+                final.update({c: "DOUBLE" for c in numbers})
             exact = {}
             for c, kind in guarded.items():
                 if kind == "HUGEINT" and final[c] == "VARCHAR":
-                    exact[c] = _exact_integers(con, expr, c, drop_fractions)
+                    exact[c] = _exact_integers(con, expr, c, drop_invalid)
                 elif kind == "BIGINT" and final[c] == "DOUBLE":
-                    ints = _guarded_doubles(con, expr, c, drop_fractions)
+                    ints = _guarded_doubles(con, expr, c, drop_invalid)
                     if ints is not None:
                         exact[c] = ints
             if exact:  # a subquery, not a view: column_type still knows it reads a CSV (whose names it hides)

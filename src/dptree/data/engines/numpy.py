@@ -19,7 +19,7 @@ from dptree.data.bounding import kept_positions
 from dptree.data.dates import as_dates
 from dptree.data.domain import Domain, coerce_values
 from dptree.data.engines.base import COUNT, Engine, Group, Missing, Unknown, invalid_values_error
-from dptree.data.inputs import as_declared, declared_kind, exact_frame, present, to_numpy
+from dptree.data.inputs import as_declared, declared_kind, exact_frame, present, to_numpy, valid_records
 from dptree.data.sorting import distinct_counts, run_lengths
 from dptree.data.weights import MAX_TOTAL, check_weights, too_large
 from dptree.errors import (
@@ -261,9 +261,8 @@ class NumpyEngine(Engine):
                           k: int, missing: Missing, source: RandomSource) -> np.ndarray:
         raw = to_numpy(data, column=column, name="values")
         codes = user_codes(_column(data, column, user_id, "user_id"), raw.size)
-        if raw.size and missing == "drop":  # records with a missing value are dropped before bounding
-            keep = present(raw)
-            raw, codes = raw[keep], codes[keep]
+        keep = valid_records(raw, domain.kind, missing)  # invalid records are dropped (or refused) before bounding
+        raw, codes = raw[keep], codes[keep]
         leaves = domain.to_leaves(coerce_values(raw, domain, missing=missing))
         return bound_cells(leaves, codes, k, cells, source)
 
@@ -274,10 +273,7 @@ class NumpyEngine(Engine):
         n = raw.size
         codes = group_codes(_column(data, column, by, "by"), groups, n, unknown)
         ucodes = user_codes(_column(data, column, user_id, "user_id"), n) if user_id is not None else None
-        here = present(raw) if n else np.ones(0, bool)
-        if missing == "error" and not here.all():
-            raise missing_values_error(cli_flag=False)
-        keep = (codes >= 0) & here
+        keep = (codes >= 0) & valid_records(raw, domain.kind, missing)
         leaves = domain.to_leaves(coerce_values(raw[keep], domain, missing=missing))
         flat = codes[keep] * cells + leaves
         if ucodes is None or k is None:
@@ -302,28 +298,12 @@ class NumpyEngine(Engine):
         declared = declared_kind(data, column=column)
         if domain is not None and domain[0] == "datetime" and arr.dtype.kind in "OU":
             arr = as_dates(arr)  # ISO text, dates, datetimes: each on its own, as range_tree reads them
-        kind = arr.dtype.kind
-        if kind not in "iufMO" or (kind == "O" and any(isinstance(v, (str, bytes, bool, np.bool_)) for v in arr)):
+        if arr.dtype.kind not in "iufMO":
             raise DataError("values must be numbers or dates (not text or True/False)")
-        if kind in "fM" or (kind == "O" and arr.size):
-            here = present(arr)
-            if not here.all():
-                if missing == "error":
-                    raise invalid_values_error("missing", None, message)
-                arr = arr[here]
-            if kind == "f":
-                finite = np.isfinite(arr)
-                if not finite.all():
-                    if infinite == "error":
-                        raise invalid_values_error("infinite", None, message)
-                    arr = arr[finite]
-            elif kind == "O":
-                items = arr.tolist()
-                if any(isinstance(v, float) and not np.isfinite(v) for v in items):
-                    if infinite == "error":
-                        raise invalid_values_error("infinite", None, message)
-                    arr = np.array([v for v in items if not (isinstance(v, float) and not np.isfinite(v))],
-                                   dtype=object)
+        policy = "drop" if "drop" in (missing, infinite) else "error"
+        arr = arr[valid_records(arr, domain[0] if domain else None, policy)]
+        if arr.dtype.kind == "O" and any(isinstance(v, (str, bytes, bool, np.bool_)) for v in arr.tolist()):
+            raise DataError("values must be numbers or dates (not text or True/False)")
         try:
             return distinct_counts(as_declared(arr, declared))  # the column's own type: schema, not its values
         except TypeError:
