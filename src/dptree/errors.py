@@ -140,7 +140,20 @@ def non_numeric_values_error(column: str | None = None, dates: bool = False) -> 
     where = f"column {column!r} holds" if column else "the values hold"
     what = "a date or time" if dates else "a number"
     return DataError(f"{where} entries that are not {what} (text such as 'n/a', True/False, other objects); "
-                     f"{DROP_HINT}, or clean the column first")
+                     f"{DROP_HINT}, or clean the column first" + ("" if dates else f" ({DATE_BOUNDS_HINT})"))
+
+
+#: what to do with dates on a numeric domain (in the CLI: --lower 2024-01-01, --upper 2024-12-31)
+DATE_BOUNDS_HINT = ("dates, also as ISO text such as '2024-01-05', need date bounds: "
+                    "lower='2024-01-01', upper='2024-12-31'")
+
+
+def dates_need_date_bounds_error(kind: str) -> DataError:
+    """Values that are dates or text (``kind``, from the column's type, never its values) on a
+    domain whose bounds are numbers: say that date bounds are expected and how to give them."""
+    what = "dates" if kind == "dates" else "text (not numbers)"
+    return DataError(f"the values are {what} but the bounds are numbers; {DATE_BOUNDS_HINT}"
+                     + ("" if kind == "dates" else "; numbers stored as text must be converted to numbers first"))
 
 
 #: the kinds of invalid value, in the order a refusal names them

@@ -173,7 +173,8 @@ _COMMAND_PHRASES = {"query": {"quantile levels q must be": "--quantile levels mu
 #: library phrases with a CLI spelling of their own
 _PHRASES = {"count(lo, hi) needs lo <= hi": "--count LO:HI needs LO <= HI",
             "quantile levels q must be": "--q levels must be",
-            " or Generator or a random source;": ";", "rng is for tests only": "--seed is for tests only"}
+            " or Generator or a random source;": ";", "rng is for tests only": "--seed is for tests only",
+            "use dptree.sparse_range_tree (dptree release --sparse)": "use dptree release --sparse"}
 #: a parameter named as the subject of a message ("n must be None or an integer >= 1")
 _SUBJECT = re.compile(r"^([a-z][a-z_]*)(?= must be | only applies )")
 #: the Python-only choice of None in a message whose subject became a flag (a shell cannot pass None)

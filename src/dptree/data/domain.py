@@ -28,6 +28,7 @@ from dptree.errors import (
     RANGE_TREE_FLOAT_FIX,
     DataError,
     DomainError,
+    dates_need_date_bounds_error,
     infinite_values_error,
     missing_values_error,
     non_integer_values_error,
@@ -207,7 +208,9 @@ def make_domain(lower: Any, upper: Any, width: Any = None) -> Domain:
         lo_int, hi_int = int(lower), int(upper)
         w_int = 1 if width is None else int(width)
         if abs(lo_int) >= 2**62 or abs(hi_int) >= 2**62:
-            raise DomainError("integer bounds must lie within +-2^62")
+            raise DomainError("integer bounds must lie within +-2^62; for wider integer keys (64-bit ids, nanosecond "
+                              "timestamps) use dptree.sparse_range_tree (dptree release --sparse): a tree over "
+                              "every 64-bit key, with no width")
         n_buckets = (hi_int - lo_int) // w_int + 1
         _check_size(n_buckets)
         return Domain("integer", lo_int, hi_int, w_int, int(n_buckets))
@@ -327,6 +330,8 @@ def coerce_values(values: Any, domain: Domain, *, missing: str = "error") -> np.
     if arr.size == 0:
         return arr.astype(np.float64 if domain.kind == "float" else np.int64)
     if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
+        if arr.dtype.kind in "MUS":
+            raise dates_need_date_bounds_error(value_kind(arr))
         raise DataError(f"values must be numbers, got {value_kind(arr)}")
     if arr.dtype.kind == "f":
         nan = np.isnan(arr)

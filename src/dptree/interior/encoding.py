@@ -22,7 +22,8 @@ from typing import Any, Literal, Mapping
 import numpy as np
 
 from dptree.data.sorting import float_keys
-from dptree.errors import DataError, DomainError, InvalidParameterError, ReleaseFileError, non_integer_values_error
+from dptree.errors import (DataError, DomainError, InvalidParameterError, ReleaseFileError, dates_need_date_bounds_error,
+                           non_integer_values_error)
 from dptree.interior.selection import _group
 
 __all__ = ["Encoding", "INVALID_HINT", "domain_document", "domain_from_document", "encoding", "encode_values", "point_encoding",
@@ -306,7 +307,7 @@ def _encode_array(arr: np.ndarray, enc: Encoding, drop: bool) -> tuple[np.ndarra
     if enc.kind == "datetime":
         return _date_offsets(arr, enc, drop)
     if kind == "M":
-        raise DataError("the values are dates: pass the bounds as dates too (e.g. lower='2024-01-01')")
+        raise dates_need_date_bounds_error("dates")
     if kind not in "iufO":
         raise DataError("values must be numbers (int or float)")
     if kind == "O" or enc.size > 1 << 64:

@@ -38,7 +38,7 @@ from dptree.privacy.statement import Neighbors, check_statement, make_statement,
 
 __all__ = ["QuantileRelease", "median", "quantile"]
 
-Q = [Interval(Real, 0, 1, hint="the quantile level, e.g. q=0.9")]
+Q = [Interval(Real, 0, 1, hint="the quantile level as a fraction, e.g. q=0.9 for the 90th percentile")]
 
 
 _MECHANISM = ("single quantile: tie-aware exponential mechanism with score -dist(a |S|, [b #{x < y}, b #{x <= y}]) "

@@ -163,5 +163,10 @@ def quantile_levels(q: Any) -> np.ndarray:
         raise InvalidParameterError(f"quantile levels q must be numbers in [0, 1], got {raw.dtype}")
     qa = raw.astype(np.float64)
     if qa.size == 0 or not np.all(np.isfinite(qa)) or np.any((qa < 0) | (qa > 1)):
-        raise InvalidParameterError("quantile levels q must be numbers in [0, 1]")
+        hint = ""
+        if qa.size and np.all(np.isfinite(qa)) and np.all((qa >= 0) & (qa <= 100)):  # percentiles
+            shown = ", ".join(f"{v:g}" for v in qa[:5]) + (", ..." if qa.size > 5 else "")
+            hint = (f"; percentiles are fractions: for {shown} give "
+                    + ", ".join(f"{v / 100:g}" for v in qa[:5]) + (", ..." if qa.size > 5 else ""))
+        raise InvalidParameterError("quantile levels q must be numbers in [0, 1]" + hint)
     return qa

@@ -26,7 +26,7 @@ from dptree.data.dates import NS_RANGE, as_dates, dates_to_ns, is_date_bound, pa
 from dptree.data.inputs import value_kind
 from dptree.data.inputs import present, to_numpy, valid_records
 from dptree.data.sorting import float_keys, key_floats, sort_keys
-from dptree.errors import DataError, DomainError, non_integer_values_error
+from dptree.errors import DataError, DomainError, dates_need_date_bounds_error, non_integer_values_error
 
 __all__ = ["KeyKind", "KeyDomain", "key_domain", "float_keys", "key_floats", "sort_keys", "INVALID_HINT"]
 
@@ -135,6 +135,8 @@ class KeyDomain:
             ns = dates_to_ns(arr, self.lo - (1 << 63), self.hi - (1 << 63))
             return ns.view(np.uint64) ^ _SIGN
         if kind == "M" or kind not in "iuf":
+            if kind in "MUS":
+                raise dates_need_date_bounds_error(value_kind(arr))
             raise DataError(f"values must be numbers for a {self.kind} domain, got {value_kind(arr)}")
         if kind == "f":
             finite = np.isfinite(arr)

@@ -125,7 +125,7 @@ def test_spark_date_column_counts_like_arrays() -> None:
 
 def test_date_errors_are_clear() -> None:
     x = _days(50)
-    with pytest.raises(DataError, match="pass the bounds as dates"):
+    with pytest.raises(DataError, match="need date bounds"):
         dptree.median(x, lower=0, upper=400, epsilon=1.0)
     with pytest.raises(DataError, match="date domain needs dates, datetimes or ISO date strings as values, got numbers"):
         dptree.median(np.arange(10), lower=LOWER, upper=UPPER, epsilon=1.0)

@@ -13,7 +13,7 @@ from typing import Any
 
 from dptree.data.domain import Domain
 from dptree.data.weights import FLOAT_EXACT, MAX_TOTAL, too_large, weight_error
-from dptree.errors import DataError, InputFormatError, check_invalid, missing_user_ids_error
+from dptree.errors import DATE_BOUNDS_HINT, DataError, InputFormatError, check_invalid, missing_user_ids_error
 
 __all__ = ["arrow_table", "quote_ident", "quote_str", "column_type", "leaf_sql", "cell_sql", "check_cells", "user_sql",
            "check_weight_column", "MISSING_CELL", "INFINITE_CELL", "FRACTION_CELL"]
@@ -90,7 +90,7 @@ def _bucketing(con: Any, expr: str, column: str, domain: Domain) -> tuple[str, s
         bad = f"{col} IS NULL"
         leaf = f"(least(greatest({value}, {int(lo)}), {int(hi)}) - {int(lo)}) // {int(w)}"
     elif not numeric:
-        hint = " (for dates, give date bounds such as --lower 2024-01-01)" if temporal else ""
+        hint = f" ({DATE_BOUNDS_HINT})" if temporal or "CHAR" in ctype or "TEXT" in ctype else ""
         text = ("; a CSV column holds text when some field is not a number" if "CHAR" in ctype or "TEXT" in ctype
                 else "")
         raise DataError(f"column {column!r} has type {ctype}; a numeric domain needs numbers{hint}{text}")

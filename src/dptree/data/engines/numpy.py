@@ -19,15 +19,15 @@ from dptree.data.bounding import kept_positions
 from dptree.data.dates import as_dates
 from dptree.data.domain import Domain, coerce_values
 from dptree.data.engines.base import COUNT, Engine, Group, Missing, Unknown, invalid_values_error
-from dptree.data.inputs import as_declared, declared_kind, exact_frame, present, to_numpy, valid_records
+from dptree.data.inputs import as_declared, declared_kind, exact_frame, present, to_numpy, valid_records, value_kind
 from dptree.data.sorting import distinct_counts, run_lengths
 from dptree.data.weights import MAX_TOTAL, check_weights, too_large
 from dptree.errors import (
     DataError,
     InputFormatError,
+    dates_need_date_bounds_error,
     length_mismatch_error,
     missing_user_ids_error,
-    missing_values_error,
     unknown_groups_error,
 )
 from dptree.noise import RandomSource
@@ -298,6 +298,8 @@ class NumpyEngine(Engine):
         declared = declared_kind(data, column=column)
         if domain is not None and domain[0] == "datetime" and arr.dtype.kind in "OU":
             arr = as_dates(arr)  # ISO text, dates, datetimes: each on its own, as range_tree reads them
+        if arr.dtype.kind in "US" or (arr.dtype.kind == "M" and domain is not None and domain[0] != "datetime"):
+            raise dates_need_date_bounds_error(value_kind(arr))
         if arr.dtype.kind not in "iufMO":
             raise DataError("values must be numbers or dates (not text or True/False)")
         policy = "drop" if "drop" in (missing, infinite) else "error"
