@@ -65,3 +65,26 @@ def test_range_tree_past_two_to_the_62_points_to_the_sparse_tree(tmp_path: Path,
     res = cli_run(["release", path, "--column", "x", "--lower", "0", "--upper", str(2**63 - 1), "--epsilon", "1",
                    "--out", tmp_path / "o.json"])
     assert res.code == 2 and "use dptree release --sparse" in res.err and "sparse_range_tree" not in res.err
+
+
+def test_a_column_that_is_not_found_lists_the_schema_never_a_row(tmp_path: Path, cli_run: Any) -> None:
+    """Parquet declares its schema and a CSV whose first line does not fit its typed columns has a
+    header row: their names are listed. A CSV of text only may have no header, its first line a
+    record: nothing of it is shown."""
+    header = tmp_path / "h.csv"
+    header.write_text("age,name\n30,Alma\n41,Boris\n")
+    pq = tmp_path / "p.parquet"
+    pd.DataFrame({"age": [30, 41], "name": ["Alma", "Boris"]}).to_parquet(pq)
+    text = tmp_path / "t.csv"
+    text.write_text("Alma,Paris\nBoris,Rome\n")
+    for path in (header, pq):
+        res = cli_run(["release", path, "--column", "agee", "--lower", "0", "--upper", "120", "--epsilon", "1",
+                       "--out", tmp_path / "o.json"])
+        assert res.code == 2 and "age, name" in res.err and "Alma" not in res.err, res.err
+        with pytest.raises(dptree.InputFormatError, match="age, name"):
+            dptree.median(str(path), column="agee", lower=0, upper=120, epsilon=1.0)
+    res = cli_run(["release", text, "--column", "agee", "--lower", "0", "--upper", "120", "--epsilon", "1",
+                   "--out", tmp_path / "o.json"])
+    assert res.code == 2 and "not found" in res.err and not any(w in res.err for w in ("Alma", "Paris", "Boris"))
+    with pytest.raises(dptree.DataError, match="available: age, name"):
+        dptree.range_tree(pd.DataFrame({"age": [30], "name": ["Alma"]}), column="agee", lower=0, upper=9, epsilon=1.0)
