@@ -62,13 +62,16 @@ def test_histograms_match_numpy_on_every_domain_kind() -> None:
     p_f = plan_range_tree(lower=0.0, upper=100.0, width=0.5, epsilon=1.0)
     np.testing.assert_array_equal(spark_backend.spark_leaf_histogram(df, "f", p_f, missing="drop"),
                                   _numpy_hist(floats, p_f, missing="drop"))
-    # a float column on an integer domain: whole numbers are binned (NaN dropped), fractions refused
+    # a float column on an integer domain: whole numbers are binned; NaN and fractions are refused,
+    # or dropped under the declared policy, as in memory
     whole = np.floor(floats)
     wdf = spark_frame({"w": whole})
     np.testing.assert_array_equal(spark_backend.spark_leaf_histogram(wdf, "w", p_int, missing="drop"),
                                   _numpy_hist(whole, p_int, missing="drop"))
+    np.testing.assert_array_equal(spark_backend.spark_leaf_histogram(df, "f", p_int, missing="drop"),
+                                  _numpy_hist(floats, p_int, missing="drop"))
     with pytest.raises(DataError, match="width"):
-        spark_backend.spark_leaf_histogram(df, "f", p_int, missing="drop")
+        spark_backend.spark_leaf_histogram(df.where("f IS NOT NULL AND NOT isnan(f)"), "f", p_int)
     with pytest.raises(DataError, match="contains missing values"):
         spark_backend.spark_leaf_histogram(df, "f", p_f)
     # dates

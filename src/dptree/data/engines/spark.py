@@ -36,15 +36,12 @@ from dptree.data.engines.spark_sql import FLOATING, INTEGRAL, NUMERIC, collect_c
 from dptree.data.groups import check_groups
 from dptree.data.weights import FLOAT_EXACT, MAX_TOTAL, too_large, weight_error
 from dptree.errors import (
-    RANGE_TREE_FLOAT_FIX,
     DataError,
     InputFormatError,
     InvalidParameterError,
+    check_invalid,
     engine_error,
-    infinite_values_error,
     missing_user_ids_error,
-    missing_values_error,
-    non_integer_values_error,
     unknown_groups_error,
 )
 
@@ -116,27 +113,23 @@ def _leaf_sql(df: Any, column: str, domain: Domain) -> tuple[str, str]:
     return f"least({leaf}, {domain.size - 1})", bad
 
 
-def _check_values(df: Any, column: str, bad: str, missing: str, integer_domain: bool = False) -> None:
+def _check_values(df: Any, column: str, bad: str, missing: str, integer_domain: bool = False) -> str:
+    """The declared invalid-value policy ``missing`` (``on_invalid``, :func:`~dptree.errors.check_invalid`)
+    on the column: missing values, +-inf, non-integers on an integer domain (never floored) refused
+    by kind, or with "drop" flagged by the returned SQL predicate for the caller to leave out."""
     from pyspark.sql import functions as F
 
     tname = _type_name(df, column)
-    aggs = [F.expr(f"count_if({bad})").alias("missing")]
+    flags = {"missing": bad}
     if tname in FLOATING:
-        infinite = f"CAST({quote(column)} AS DOUBLE) IN (double('inf'), double('-inf'))"
-        aggs.append(F.expr(f"count_if({infinite})").alias("inf"))
+        flags["infinite"] = f"CAST({quote(column)} AS DOUBLE) IN (double('inf'), double('-inf'))"
     if integer_domain and tname not in INTEGRAL:
-        # as in memory and in DuckDB: non-integers on an integer domain are refused, never floored
         value = f"CAST({quote(column)} AS DOUBLE)"
         # x % 1 stays a double (floor() would cast to BIGINT and overflow on huge values)
-        fraction = f"NOT ({bad}) AND abs({value}) < double('inf') AND {value} % 1.0 <> 0.0"
-        aggs.append(F.expr(f"count_if({fraction})").alias("fraction"))
-    row = df.agg(*aggs).collect()[0]
-    if tname in FLOATING and row["inf"]:
-        raise infinite_values_error(column)
-    if row["missing"] and missing == "error":
-        raise missing_values_error(column)
-    if integer_domain and tname not in INTEGRAL and row["fraction"]:
-        raise non_integer_values_error(RANGE_TREE_FLOAT_FIX)
+        flags["fraction"] = f"NOT ({bad}) AND abs({value}) < double('inf') AND {value} % 1.0 <> 0.0"
+    row = df.agg(*[F.expr(f"count_if({p})").alias(k) for k, p in flags.items()]).collect()[0]
+    check_invalid({k for k in flags if row[k]}, missing, column)
+    return "(" + " OR ".join(f"({p})" for p in flags.values()) + ")"
 
 
 def _collect_hist(df: Any, n_cells: int) -> np.ndarray:
@@ -280,7 +273,7 @@ class SparkEngine(Engine):
         assert column is not None
         try:
             leaf, bad = _leaf_sql(data, column, domain)
-            _check_values(data, column, bad, missing, integer_domain=domain.kind == "integer")
+            bad = _check_values(data, column, bad, missing, integer_domain=domain.kind == "integer")
             rows = data.selectExpr(f"CASE WHEN {bad} THEN NULL ELSE {leaf} END AS leaf").where("leaf IS NOT NULL")
             return _collect_hist(rows, cells)
         except (DataError, InputFormatError):
@@ -296,7 +289,7 @@ class SparkEngine(Engine):
         try:
             leaf, bad = _leaf_sql(data, column, domain)
             ucol = _check_users(data, user_id)
-            _check_values(data, column, bad, missing, integer_domain=domain.kind == "integer")
+            bad = _check_values(data, column, bad, missing, integer_domain=domain.kind == "integer")
             rows = data.selectExpr(f"{ucol} AS u", f"CASE WHEN {bad} THEN NULL ELSE {leaf} END AS leaf").where(
                 "leaf IS NOT NULL")
             return _bounded_counts(rows, k, cells, source)
@@ -318,7 +311,7 @@ class SparkEngine(Engine):
             _check_by(data, by, groups)
             leaf, bad = _leaf_sql(data, column, domain)
             ucol = _check_users(data, user_id) if user_id is not None else "CAST(NULL AS BIGINT)"
-            _check_values(data, column, bad, missing, integer_domain=domain.kind == "integer")
+            bad = _check_values(data, column, bad, missing, integer_domain=domain.kind == "integer")
             joined = _join_groups(data, by, groups, unknown, F.expr(ucol).alias("u"),
                                   F.expr(f"CASE WHEN {bad} THEN NULL ELSE {leaf} END").alias("dpt_leaf"))
             rows = joined.where("dpt_gi IS NOT NULL AND dpt_leaf IS NOT NULL").selectExpr(
