@@ -226,17 +226,15 @@ class Progress:
 
 
 class _DeprecatedFlag(argparse.Action):
-    """A deprecated spelling of another option: a warning on stderr, then that option's value."""
+    """A deprecated spelling of another option (its ``metavar``): a warning on stderr, then its value."""
 
-    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
         info(f"{PROG}: warning: {option_string} is deprecated; use {self.metavar} (the same choices)")
         setattr(namespace, self.dest, values)
 
 
 def add_on_invalid_option(p: Any, help: str) -> None:
-    """``--on-invalid error|drop``, the declared invalid-value policy of every command that reads
-    values (``on_invalid=`` in Python); ``--missing`` is its deprecated spelling."""
+    """``--on-invalid error|drop`` (``on_invalid=`` in Python); ``--missing``: its deprecated spelling."""
     p.add_argument("--on-invalid", default="error", choices=["error", "drop"], help=help)
     p.add_argument("--missing", dest="on_invalid", choices=["error", "drop"], action=_DeprecatedFlag,
                    metavar="--on-invalid", help=argparse.SUPPRESS)
