@@ -53,7 +53,7 @@ fi
 oldest=.test-venvs/oldest
 fresh_venv "$oldest"
 "$oldest/bin/python" -m pip install --quiet uv
-"$oldest/bin/uv" pip install --quiet --python "$oldest/bin/python" --resolution lowest-direct ".[test]"
+"$oldest/bin/uv" pip install --quiet --python "$oldest/bin/python" --resolution lowest-direct ".[test,spark]"
 versions "$oldest"
 PATH="$PWD/$oldest/bin:$PATH" "$oldest/bin/python" -m pytest -q -n auto --maxprocesses 4 -p no:benchmark \
     -m "not slow" tests/unit
