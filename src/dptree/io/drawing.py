@@ -282,16 +282,17 @@ def _draw_bins(ax: Any, h: Any, labels_from: Any, *, log: bool, clip_negative: b
     widths = right - left
     centers = left + widths / 2
     colors = np.where(h.counts < 0, "tab:red", "tab:blue")
-    ax.bar(left, counts, width=widths, align="edge", color=colors, alpha=0.8, edgecolor="white", lw=0.5,
-           label="estimated count")
+    ax.bar(left, counts, width=widths, align="edge", color=colors, alpha=0.8, edgecolor="white", lw=0.5)
+    Patch = require("matplotlib.patches", "plotting").Patch
+    # the legend's swatch is blue whatever colour the first bar has
+    handles: list[Any] = [Patch(color="tab:blue", alpha=0.8)]
+    labels = ["estimated count"]
     if h.ci_low is not None and h.ci_high is not None:
-        ax.errorbar(centers, h.counts, yerr=[h.counts - h.ci_low, h.ci_high - h.counts], fmt="none",
-                    ecolor="black", capsize=2, lw=0.8, label=f"{h.level:.0%} interval")
+        handles.append(ax.errorbar(centers, h.counts, yerr=[h.counts - h.ci_low, h.ci_high - h.counts], fmt="none",
+                                   ecolor="black", capsize=2, lw=0.8))
+        labels.append(f"{h.level:.0%} interval")
     ax.axhline(0.0, color="black", lw=0.8)
-    handles, labels = ax.get_legend_handles_labels()
     if not clip_negative and np.any(h.counts < 0):
-        from matplotlib.patches import Patch
-
         handles.append(Patch(color="tab:red", alpha=0.8))
         labels.append("negative estimate (noise), as released")
     col = value_label(labels_from)
@@ -300,7 +301,7 @@ def _draw_bins(ax: Any, h: Any, labels_from: Any, *, log: bool, clip_negative: b
     _set_value_scale(ax, *scale, log)
     ax.set_title(_title("histogram", labels_from, clip_negative), fontsize=10)
     ax.grid(alpha=0.3, axis="y")
-    ax.legend(handles, labels, loc="upper right", fontsize=8)
+    ax.legend(handles, labels, loc="best", fontsize=8)
 
 
 def hierarchy_height(release: Any, depth: Any, max_nodes: int) -> float:

@@ -85,6 +85,19 @@ def test_a_histogram_result_draws_one_bar_per_bin_with_its_interval(tree: Any) -
     assert len(dates.histogram(["2024-01-01", "2024-07-01", "2024-12-31"]).plot(_axes()).patches) == 2
 
 
+def test_the_legend_colours_count_bars_blue_whatever_bar_comes_first() -> None:
+    from matplotlib.colors import to_rgba
+
+    # an empty first bin: noise gives it a negative estimate for some seed, drawn red as released
+    rel = next(r for r in (dptree.range_tree(AGES, lower=0, upper=120, epsilon=1.0, rng=s, column="age")
+                           for s in range(50)) if r.histogram([0, 10, 120]).counts[0] < 0)
+    ax = rel.histogram([0, 10, 120]).plot(_axes())
+    assert ax.patches[0].get_facecolor()[:3] == pytest.approx(to_rgba("tab:red")[:3])
+    legend = {t.get_text(): h for t, h in zip(ax.get_legend().get_texts(), ax.get_legend().legend_handles)}
+    assert legend["estimated count"].get_facecolor()[:3] == pytest.approx(to_rgba("tab:blue")[:3])
+    assert legend["negative estimate (noise), as released"].get_facecolor()[:3] == pytest.approx(to_rgba("tab:red")[:3])
+
+
 @pytest.mark.parametrize("make", ["result", "release", "groups"])
 def test_quantiles_draw_one_marker_per_level_with_its_interval(tree: Any, make: str) -> None:
     q = [0.1, 0.5, 0.9]
