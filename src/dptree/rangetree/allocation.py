@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike
 
 from dptree._validation import Options, validate_params
 from dptree.rangetree.layout import TreeLayout, build_layout
-from dptree.rangetree.support_search import search_supports, strided_supports
+from dptree.rangetree.support_search import MIN_LEVEL_WEIGHT, search_supports, strided_supports
 
 __all__ = [
     "mean_block_sums",
@@ -270,7 +270,7 @@ def _optimal_weights_cached(
             options={"maxiter": 500, "ftol": 1e-13},
         )
         x = np.clip(res.x, 0.0, None)
-        x[x < 1e-6] = 0.0
+        x[x < MIN_LEVEL_WEIGHT] = 0.0
         x = x / x.sum()
         v = f(x)[0]
         if np.isfinite(v) and v < best_v:

@@ -55,8 +55,10 @@ from dptree.io import release_file as _release_file
 from dptree.privacy.statement import Relation
 from dptree.rangetree.bounds_search import (INT_END, BoundsSearch, Kind, candidates, column_kind, origin_fits,
                                            origin_in_units, search_values)
-from dptree.rangetree.calibration import check_budget_range
+from dptree.rangetree.calibration import check_budget_range, check_noise_range, level_sensitivities
+from dptree.rangetree.layout import build_layout
 from dptree.rangetree.plan import RangeTreePlan, plan_range_tree
+from dptree.rangetree.support_search import MIN_LEVEL_WEIGHT
 
 if TYPE_CHECKING:
     from dptree.rangetree.release import RangeTree
@@ -217,12 +219,30 @@ class PrivateBoundsPlan:
 
     def __post_init__(self) -> None:
         self._placeholder()  # every tree parameter is checked now (no data involved)
+        self._check_every_tree()
         _check_width(None, self.width)  # a width that fits no column; the column's own kind is checked on reading
         with _noise.noise_scale_of("bounds_share", self.share, given=f"epsilon={self.epsilon!r}"):
             BoundsSearch(self.bounds_epsilon, self.neighbors, self.max_contributions).scales  # drawable noise
         kinds = [k for k in ("integer", "float", "datetime") if origin_fits(cast(Kind, k), self.origin)]
         if not kinds:  # raises, naming what an origin must be (text asks for a date)
             origin_in_units("datetime" if isinstance(self.origin, str) else "float", self.origin)
+
+    def _check_every_tree(self) -> None:
+        """The tree over any domain the search can find draws noise in the supported range, known
+        before anything is charged: a measured level gets between all of the tree's epsilon and
+        1/depth of the deepest tree over :data:`BOUNDS_MAX_LEAVES` buckets (uniform levels), or
+        :data:`MIN_LEVEL_WEIGHT` of it (an optimised split)."""
+        deepest = build_layout(BOUNDS_MAX_LEAVES, 2 if self.branching is None else int(self.branching)).depth
+        least = Fraction(1, deepest) if self.levels == "uniform" else Fraction(MIN_LEVEL_WEIGHT)
+        l1 = Fraction(float(level_sensitivities(self.neighbors, self.max_contributions, 1)[0][1]))
+        eps = Fraction(self.tree_epsilon)
+        try:  # 0.1% margin for the rounding of exact shares
+            check_noise_range("laplace", [l1 / (least * eps) * Fraction(1001, 1000), l1 / eps])
+        except InvalidParameterError as exc:
+            raise InvalidParameterError(
+                f"bounds='private' with epsilon={self.epsilon!r}, bounds_share={self.share!r} and "
+                f"levels={self.levels!r} cannot release a tree over every domain the search may find: {exc}"
+                + ("" if self.levels == "uniform" else " levels='uniform' needs less budget here.")) from None
 
     def _placeholder(self) -> RangeTreePlan:
         """The tree's plan on a placeholder domain: checks the tree's parameters and policies."""

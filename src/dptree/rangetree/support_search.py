@@ -17,7 +17,11 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-__all__ = ["search_supports", "strided_supports"]
+__all__ = ["search_supports", "strided_supports", "MIN_LEVEL_WEIGHT"]
+
+#: a level whose optimised share of the budget is below this is not measured (its share goes to the
+#: others), so every measured level gets at least this share
+MIN_LEVEL_WEIGHT = 1e-6
 
 Objective = Callable[[np.ndarray], "tuple[float, np.ndarray]"]
 
@@ -55,7 +59,7 @@ def _solve(f: Objective, k: int, support: tuple[int, ...], x0: np.ndarray) -> tu
     )
     x = np.zeros(k)
     x[idx] = np.clip(res.x, 0.0, None)
-    x[x < 1e-6] = 0.0
+    x[x < MIN_LEVEL_WEIGHT] = 0.0
     x /= x.sum()
     v = f(x)[0]
     return x, (v if np.isfinite(v) else np.inf)

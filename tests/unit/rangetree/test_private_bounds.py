@@ -552,3 +552,30 @@ def test_an_epsilon_out_of_range_is_named_as_given() -> None:
     """The tree's share of epsilon was checked first, so epsilon=1e-20 was refused as 9e-21."""
     with pytest.raises(InvalidParameterError, match=r"epsilon=1e-20 is outside the supported range"):
         dptree.range_tree(np.arange(10), bounds="private", epsilon=1e-20)
+
+
+@pytest.mark.parametrize("epsilon", [2e-11, 1e-9])
+def test_a_budget_too_small_for_the_widest_tree_is_refused_before_the_search(epsilon: float) -> None:
+    """The tree's plan over a found domain used to be checked only after the search (after a
+    ledger's charge): epsilon = 2e-11 passed the plan, then the widest trees refused their noise."""
+    with pytest.raises(InvalidParameterError, match="cannot release a tree over every domain the search may find"):
+        PrivateBoundsPlan(epsilon=epsilon, share=0.1, levels="all_ranges" if epsilon == 1e-9 else "uniform")
+
+
+@pytest.mark.parametrize("levels,branching", [("uniform", None), ("uniform", 2), ("uniform", 16), ("all_ranges", 4)])
+@pytest.mark.parametrize("neighbors,k", [("add_remove", 1), ("replace", 50)])
+def test_an_accepted_plan_releases_over_the_narrowest_and_widest_domain(levels: str, branching: Any, neighbors: str,
+                                                                       k: int) -> None:
+    """Every plan the check accepts plans the tree over the extreme domains the search can give
+    (2 and BOUNDS_MAX_LEAVES buckets): a refusal after the charge cannot happen."""
+    accepted = 0
+    for epsilon in np.logspace(-11, 12, 24):
+        try:
+            plan = PrivateBoundsPlan(epsilon=float(epsilon), share=0.1, levels=levels, branching=branching,
+                                     neighbors=neighbors, max_contributions=k)  # type: ignore[arg-type]
+        except InvalidParameterError:
+            continue
+        accepted += 1
+        for upper in (1, BOUNDS_MAX_LEAVES - 1):
+            plan.tree_plan(private_domain("integer", 0, upper))
+    assert accepted >= 10
