@@ -2,15 +2,15 @@
 
 * :func:`range_tree` -- one private release of a b-ary tree of counts over an ordered domain that
   answers every range count, CDF value, histogram and quantile with exact standard errors
-  (seeds 000, 003, 004).
+  (Smith & Ullman 2021; Honaker 2015).
 * :func:`hierarchy_counts` -- private counts for every node of a public rooted tree of any shape
   (Laplace and Gaussian baselines, least-squares consistency with exact error bars, the
-  multiplicative-error algorithm of seed 001, non-negative integer output).
+  multiplicative-error algorithm of Ghazi et al. 2023, non-negative integer output).
 * :func:`interior_point`, :func:`median`, :func:`quantile`, :func:`learn_threshold` -- a private
   point between the data's minimum and maximum, single quantiles and threshold classifiers on
-  domains of any size: exponential mechanism, TreeLog, HeavyPaths (seed 002).
+  domains of any size: exponential mechanism, TreeLog, HeavyPaths (Kaplan et al. 2020).
 * :func:`quantiles` -- m quantiles with intervals: range tree, ApproxQuantiles, JointExp or one
-  exponential mechanism per level, chosen by predicted error (issue 12).
+  exponential mechanism per level, chosen by predicted error.
 * :func:`range_tree_by` (one release per public group), :class:`Ledger` (a persistent budget),
   :func:`leaf_histogram` / :func:`to_numpy` (arrays, DataFrames, Arrow, files via DuckDB, Spark).
 * :func:`load` -- read any saved release.

@@ -1,4 +1,4 @@
-"""``dptree hierarchy``: private counts for every node of a public hierarchy (seed 001).
+"""``dptree hierarchy``: private counts for every node of a public hierarchy (Ghazi et al. 2023).
 
 The data file (CSV or Parquet, ``-`` for CSV on stdin) is read with DuckDB, which also does the
 GROUP BY over the level columns, so only one row per distinct path reaches Python
@@ -30,9 +30,9 @@ __all__ = ["register"]
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "hierarchy",
-        help="private counts for every node of a public hierarchy (seed 001)",
+        help="private counts for every node of a public hierarchy (Ghazi et al. 2023)",
         description="Release differentially private counts for every node of a public hierarchy "
-        "(Ghazi et al., seed 001): Laplace / Gaussian baselines with consistent least squares, "
+        "(Ghazi et al. 2023): Laplace / Gaussian baselines with consistent least squares, "
         "or the multiplicative-error algorithm of Theorem 4.1.",
     )
     core.add_input_options(p, formats=False)

@@ -1,4 +1,4 @@
-"""``dptree interior-point``, ``dptree median``, ``dptree quantile`` (seed 002) and ``dptree quantiles``.
+"""``dptree interior-point``, ``dptree median``, ``dptree quantile`` (Kaplan et al. 2020) and ``dptree quantiles``.
 
     dptree interior-point FILE --column C --lower L --upper U [--width W] --epsilon E
                           [--delta D] [--method auto|exponential|treelog|heavypaths]
@@ -40,7 +40,7 @@ __all__ = ["register"]
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "interior-point",
-        help="release a private point between min and max of a column (seed 002)",
+        help="release a private point between min and max of a column (Kaplan et al. 2020)",
         description="Release a differentially private interior point of a CSV/Parquet column.",
     )
     _add_column_options(p)
@@ -57,7 +57,7 @@ def register(sub: Any) -> None:
     for name, what in (("median", "the median"), ("quantile", "one quantile (--q)")):
         m = sub.add_parser(
             name,
-            help=f"release {what} of a column, by the exponential mechanism (pure epsilon-DP, seed 002)",
+            help=f"release {what} of a column, by the exponential mechanism (pure epsilon-DP, Kaplan et al. 2020)",
             description=f"Release {what} of a CSV/Parquet column with the exponential mechanism "
             "(dptree.quantile): pure epsilon-DP under add/remove or replace one record; no size needed.",
         )
@@ -266,7 +266,7 @@ def run_quantile(args: argparse.Namespace) -> int:
     res = _execute(args, release, args.command, kind="quantile")
     name = "median" if args.command == "median" else f"quantile({res.q:g})"
     print(f"{name}: {shown(res.value)}")
-    print("method: exponential mechanism (seed 002)")
+    print("method: exponential mechanism (Kaplan et al. 2020)")
     print(f"budget: epsilon={res.epsilon:g} (pure epsilon-DP)")
     print(f"declared: {_declared(res)}")
     print(f"private: {res.private}")

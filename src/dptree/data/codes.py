@@ -1,4 +1,4 @@
-"""Records per distinct combination of table columns, through integer codes (issue 13).
+"""Records per distinct combination of table columns, through integer codes.
 
 Each column is dictionary-encoded once (:func:`encode`: Arrow's dictionary encoding for Arrow
 strings, the categories of a categorical, ``pandas.factorize`` otherwise), the codes of a row are

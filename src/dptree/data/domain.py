@@ -3,7 +3,7 @@
 A domain is public input. Leaf i covers the bucket [lower + i*width, lower + (i+1)*width);
 the last bucket also holds ``upper``. Values outside [lower, upper] are clamped into the first
 or last bucket; how many were clamped is never revealed (it would depend on private data).
-Seed 003 ("The Domain Size") discusses the choice of the bucket width gamma: a wider bucket
+Smith & Ullman 2021 ("The Domain Size") discuss the choice of the bucket width gamma: a wider bucket
 means less tree noise but more rounding error.
 
 * integers: ``lower``, ``upper`` ints, ``width`` an int (default 1);

@@ -1,7 +1,7 @@
 """Exact integer weights: a row that stands for several records (hierarchy counts, ``weight=``).
 
 Weights are non-negative integer counts summed exactly in integers, never through float64
-(``np.bincount(weights=...)`` rounds above 2^53; issue 10, leak 4). Node counts and noisy
+(``np.bincount(weights=...)`` rounds above 2^53). Node counts and noisy
 measurements are int64, so a total of :data:`MAX_TOTAL` (2^61) or more is refused with
 :class:`~dptree.errors.TotalTooLargeError`. No message contains a count, a total or a value.
 """

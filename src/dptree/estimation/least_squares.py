@@ -5,14 +5,14 @@ satisfy "parent = sum of children". ``sigma_v^2 = inf`` marks a node that was no
 ``sigma_v^2 = 0`` a node known exactly (e.g. the public total under replace-one neighbors).
 
 :func:`consistent_estimates` is the generalised least-squares (GLS) estimate, computed in two
-O(nodes) passes (seed 004, Honaker's equations 10, 11 and 13, written as an inverse-variance
+O(nodes) passes (Honaker 2015, equations 10, 11 and 13, written as an inverse-variance
 pass up and a proportional correction down; DESIGN section 4):
 
 * up:   leaves z = y, V = sigma^2; internal C = sum of children z, VC = sum of children V,
         z = (y VC + C sigma^2) / (sigma^2 + VC),  V = sigma^2 VC / (sigma^2 + VC);
 * down: x_root = z_root; x_c = z_c + V_c / (sum_siblings V) * (x_parent - sum_siblings z).
 
-It works for any arity and for leaves at different depths (seed 001's trees). The result is
+It works for any arity and for leaves at different depths (the trees of Ghazi et al. 2023). The result is
 consistent: every parent equals the sum of its children. :func:`node_variances` gives the exact
 variance of every x_v in O(nodes) (DESIGN section 5), and :func:`range_variance` the exact
 variance of any range of leaves of a regular b-ary tree in O(levels) (DESIGN section 4).

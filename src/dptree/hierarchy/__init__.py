@@ -1,4 +1,4 @@
-"""Hierarchy counts on a public rooted tree (seed 001: Ghazi, Kamath, Kumar, Manurangsi, Wu).
+"""Hierarchy counts on a public rooted tree (Ghazi, Kamath, Kumar, Manurangsi, Wu 2023).
 
 Read in this order, following one release from the call to the file:
 
@@ -14,7 +14,7 @@ Read in this order, following one release from the call to the file:
 * :mod:`~dptree.hierarchy.release` -- :class:`HierarchyRelease` (a
   :class:`~dptree.io.contract.CountRelease`): post-processing and queries;
 * :mod:`~dptree.hierarchy.document` -- reading a saved release, re-deriving its noise;
-* :mod:`~dptree.hierarchy.error_metrics` -- seed 001's error measures, for experiments.
+* :mod:`~dptree.hierarchy.error_metrics` -- the error measures of Ghazi et al. 2023, for experiments.
 """
 
 from dptree.hierarchy.api import hierarchy_counts, measurement_copies

@@ -1,5 +1,5 @@
-"""``hierarchy_counts``: the one entry point from user data to a hierarchy release (seed 001:
-Ghazi, Kamath, Kumar, Manurangsi, Wu, "On Differentially Private Counting on Trees",
+"""``hierarchy_counts``: the one entry point from user data to a hierarchy release (Ghazi,
+Kamath, Kumar, Manurangsi, Wu 2023, "On Differentially Private Counting on Trees",
 ``001_4ad1135f2c911f1b.txt``).
 
 The walk goes downward: public parameters (validated, then calibrated:
@@ -42,8 +42,8 @@ _CONSTRAINTS: dict[str, list[Any]] = {
     "delta": [Interval(Real, 0, 1, closed="left")],
     "method": [Options(METHODS)],
     "alpha": [None, Interval(Real, 1e-12, 1, closed="left",
-                             hint="alpha is in (0, 1): the multiplicative error allowance of seed 001's "
-                             "alpha-mRMSE (e.g. alpha=0.1)")],
+                             hint="alpha is in (0, 1): the multiplicative error allowance of the "
+                             "alpha-mRMSE of Ghazi et al. 2023 (e.g. alpha=0.1)")],
     "consistent": [_FLAG],
     "nonnegative": [_FLAG],
     "integer": [_FLAG],
@@ -74,13 +74,13 @@ def hierarchy_counts(
     unknown: Literal["error", "drop", "other"] = "error",
     rng: _noise.RngLike = None,
 ) -> HierarchyRelease:
-    """Release a differentially private count for every node of ``hierarchy`` (seed 001).
+    """Release a differentially private count for every node of ``hierarchy`` (Ghazi et al. 2023).
 
     Released: one noisy measurement per node (Laplace/Gaussian), or Theorem 4.1's estimates
     and windows (multiplicative). Neighbors: add/remove one record (``max_contributions=1``)
     or one user with at most ``max_contributions`` records; dptree cannot see users here, so
     the caller must have bounded contributions before. With a ``weight`` column each unit of
-    weight is one record (seed 001: x in N^leaves, neighbors at L1 distance 1).
+    weight is one record (Ghazi et al. 2023: x in N^leaves, neighbors at L1 distance 1).
 
     * ``laplace``: (epsilon, 0)-DP; discrete Laplace of scale k d / epsilon per node
       (Corollary 2.7 / Lemma 2.5; L1 sensitivity k d, d = depth of the hierarchy).

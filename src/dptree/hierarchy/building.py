@@ -1,4 +1,4 @@
-"""Building the level arrays of a public hierarchy from its description (seed 001: a rooted tree of
+"""Building the level arrays of a public hierarchy from its description (Ghazi et al. 2023: a rooted tree of
 any arity, known a priori).
 
 Every constructor of :class:`~dptree.hierarchy.structure.Hierarchy` reduces its input (label

@@ -1,5 +1,5 @@
 """From the caller's rows to the leaf counts of a public hierarchy, and the node weights w_u
-(seed 001, Problem 1.2).
+(Ghazi et al. 2023, Problem 1.2).
 
 In-memory tables (pandas, polars, Arrow) are counted through integer codes
 (:mod:`dptree.data.codes`: each level dictionary-encoded once, one bincount of the combined
@@ -177,7 +177,7 @@ def leaf_counts(
     weight: str | None = None,
     unknown: Literal["error", "drop", "other"] = "error",
 ) -> list[np.ndarray]:
-    """Count records per leaf (seed 001's x in N^leaves), as one array per level.
+    """Count records per leaf (x in N^leaves, Ghazi et al. 2023), as one array per level.
 
     Exact and NOT private: this is the input of the mechanism (and of tests and metrics); never
     publish its output. Rows name a leaf through their level columns (one record each) or carry
@@ -272,7 +272,7 @@ def leaf_counts(
 
 
 def node_weights(x: Sequence[np.ndarray], parents: Sequence[np.ndarray | None]) -> list[np.ndarray]:
-    """w_u = sum of x over the leaves under u (seed 001, Problem 1.2), bottom-up per level."""
+    """w_u = sum of x over the leaves under u (Ghazi et al. 2023, Problem 1.2), bottom-up per level."""
     L = len(x)
     w = [np.asarray(a, dtype=np.int64).copy() for a in x]
     for j in range(L - 1, 0, -1):  # exact int64 sums (the total is < MAX_TOTAL)

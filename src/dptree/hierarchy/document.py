@@ -26,7 +26,7 @@ from dptree.privacy.statement import check_statement
 
 __all__ = ["read_document", "jsonable"]
 
-#: how files written before the Gaussian calibration was stated name the mechanism (zCDP only)
+#: the mechanism as named by files that state no Gaussian calibration (zCDP only)
 _ZCDP_ONLY = ("discrete Gaussian on every node (seed 001 Corollary 2.7 / Lemma 2.6; zCDP analysis of Canonne, "
               "Kamath, Steinke 2020)")
 
@@ -83,7 +83,7 @@ def check_noise(h: Hierarchy, params: dict[str, Any], stated: dict[str, Any], me
         cal = calibrate(mech, d, gaussian=calibration_of(stated))
         derived = cal.privacy(private=stated.get("private") is True)
         if mech.method == "gaussian" and "calibration" not in stated:
-            # a file written before the calibration was stated (zCDP): its statement as then made
+            # a file that states no calibration (zCDP): its statement names the zCDP mechanism
             del derived["calibration"]
             derived.update(mechanism=_ZCDP_ONLY, rho=zcdp_rho_for(mech.epsilon, mech.delta))
         privacy = check_statement(stated, derived, kind="hierarchy")

@@ -1,4 +1,4 @@
-"""Error measures of seed 001 (Ghazi et al., ``001_4ad1135f2c911f1b.txt``) for tree counts.
+"""Error measures of Ghazi et al. 2023 (``001_4ad1135f2c911f1b.txt``) for tree counts.
 
 All functions take estimates of shape (reps, nodes) -- ``reps`` independent runs of a mechanism
 on the same input -- or (nodes,) for a single run, and the true counts (nodes,).
@@ -73,7 +73,7 @@ def linf_error(estimates: np.ndarray, truth: np.ndarray) -> float:
 
 
 def l2sq_error(estimates: np.ndarray, truth: np.ndarray) -> float:
-    """Seed 001's l2^2-error on this input: sqrt(E ||z~ - z||_2^2 / m)."""
+    """The l2^2-error of Ghazi et al. 2023 on this input: sqrt(E ||z~ - z||_2^2 / m)."""
     est, z = _prep(estimates, truth)
     return float(np.sqrt(np.mean((est - z) ** 2)))
 

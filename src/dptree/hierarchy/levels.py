@@ -1,4 +1,4 @@
-"""Level arrays of a public hierarchy from integer codes (issue 13, item 5).
+"""Level arrays of a public hierarchy from integer codes.
 
 A :class:`Column` holds one level's labels for the rows (leaves) that reach that level: a mask of
 the rows that have a label there, and the labels of those rows in row order. Each column is

@@ -1,4 +1,4 @@
-"""The noise step of hierarchy counts (seed 001: Ghazi, Kamath, Kumar, Manurangsi, Wu, "On
+"""The noise step of hierarchy counts (Ghazi, Kamath, Kumar, Manurangsi, Wu 2023, "On
 Differentially Private Counting on Trees", ``001_4ad1135f2c911f1b.txt``).
 
 * :func:`calibrate` derives from public parameters alone everything a release states: the
@@ -146,7 +146,7 @@ def gaussian_sigma2(d: int, k: int, eps: float, dlt: float, calibration: str = "
 
 
 def calibration_of(privacy: dict[str, Any]) -> str:
-    """The Gaussian calibration a release states (files written before issue 16: zCDP)."""
+    """The Gaussian calibration a release states (``"zcdp"`` where the statement names none)."""
     cal = privacy.get("calibration")
     return "exact" if isinstance(cal, dict) and cal.get("kind") == "exact" else "zcdp"
 

@@ -1,4 +1,4 @@
-"""The multiplicative-error algorithm of seed 001 (Ghazi, Kamath, Kumar, Manurangsi, Wu,
+"""The multiplicative-error algorithm of Ghazi, Kamath, Kumar, Manurangsi, Wu (2023,
 "On Differentially Private Counting on Trees", file ``001_4ad1135f2c911f1b.txt``), Theorem 4.1.
 
 Structure, bottom to top (each function names its algorithm):

@@ -1,5 +1,5 @@
-"""The hierarchy release: private counts for every node of a public hierarchy (seed 001: Ghazi,
-Kamath, Kumar, Manurangsi, Wu, "On Differentially Private Counting on Trees",
+"""The hierarchy release: private counts for every node of a public hierarchy (Ghazi,
+Kamath, Kumar, Manurangsi, Wu 2023, "On Differentially Private Counting on Trees",
 ``001_4ad1135f2c911f1b.txt``), made by :func:`dptree.hierarchy.api.hierarchy_counts`.
 
 :class:`HierarchyRelease` holds the public tree, the parameters, the privacy statement and the
@@ -279,7 +279,7 @@ def assemble(h: Hierarchy, params: dict[str, Any], privacy: dict[str, Any], meas
             counts = np.clip(west, center - B, center + B)
             if params.get("nonnegative"):
                 counts = np.maximum(counts, 0.0)
-            if params.get("integer"):  # refused by hierarchy_counts since issue 16; files written before
+            if params.get("integer"):  # hierarchy_counts refuses integer=True; saved files that state it load
                 counts = np.rint(counts)
             estimates = counts.copy()
             variances = np.full(n, np.nan)

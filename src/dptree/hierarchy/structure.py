@@ -1,4 +1,4 @@
-"""The public tree of a hierarchy release (seed 001: a rooted tree of any arity, known a priori).
+"""The public tree of a hierarchy release (Ghazi et al. 2023: a rooted tree of any arity, known a priori).
 
 :class:`Hierarchy` is re-exported as ``dptree.Hierarchy``. Internally a tree is stored the way
 :func:`dptree.estimation.least_squares.consistent_estimates` wants it: one array per depth, level 0 holding the
@@ -64,7 +64,7 @@ _LABEL = InstanceOf(str, description="a label (a string)")
 
 
 class Hierarchy:
-    """A public rooted tree of any arity and depth (seed 001, Problem 1.2).
+    """A public rooted tree of any arity and depth (Ghazi et al. 2023, Problem 1.2).
 
     Build it with :meth:`from_paths` (root-to-leaf label paths), :meth:`from_frame` (a table with
     one column per level, one row per leaf) or :meth:`from_parent_table` (node/parent pairs).
@@ -72,7 +72,7 @@ class Hierarchy:
     node (also an unseen county) gets a noisy count.
 
     The root is implicit (the total; path ``()`` or ``''``); paths start at level 1. The depth
-    ``d`` is the number of nodes on the longest root-to-leaf path, root included (seed 001,
+    ``d`` is the number of nodes on the longest root-to-leaf path, root included (Ghazi et al. 2023,
     footnote 2). When leaves sit at different depths, ``d`` is the maximum: one record changes
     the counts of the nodes on its leaf's path, so ``d`` is the largest number of counts one
     record can change (the L1 sensitivity of Corollary 2.7), and ``d`` is the number of

@@ -1,4 +1,4 @@
-"""Interior points, quantiles and thresholds (seed 002, ``002_2f350810784938f5.txt``).
+"""Interior points, quantiles and thresholds (Kaplan et al. 2020, ``002_2f350810784938f5.txt``).
 
 Read in the order of a release: :mod:`~dptree.interior.api` (``interior_point`` and its result
 ``InteriorPoint``) -> :mod:`~dptree.interior.calibration` (the public plan: method, requirements,

@@ -1,6 +1,6 @@
-"""``interior_point``: a private point between the minimum and the maximum of the data (seed 002).
+"""``interior_point``: a private point between the minimum and the maximum of the data (Kaplan et al. 2020).
 
-An *interior point* of a multiset S is any y with min S <= y <= max S (seed 002,
+An *interior point* of a multiset S is any y with min S <= y <= max S (Kaplan et al. 2020,
 ``002_2f350810784938f5.txt``, Def. 1.1). :func:`interior_point` releases one by
 
 * ``"exponential"`` -- the exponential mechanism with q(S, y) = min(#{x<=y}, #{x>=y}) (pure eps);
@@ -230,7 +230,7 @@ def interior_point(
     column: str | None = None,
     width: Any = None,
 ) -> InteriorPoint:
-    """Release a point between min and max of ``values`` with differential privacy (seed 002).
+    """Release a point between min and max of ``values`` with differential privacy (Kaplan et al. 2020).
 
     ``method``: "exponential" (epsilon-DP; delta ignored; needs no size), "treelog" (Algorithm 1;
     (epsilon, delta)-DP by Lemma 3.7), "heavypaths" (Algorithm 6; (epsilon, delta)-DP by Lemma 4.11

@@ -1,4 +1,4 @@
-"""Calibration of the interior-point methods from public inputs only (seed 002).
+"""Calibration of the interior-point methods from public inputs only (Kaplan et al. 2020).
 
 Everything here is a function of the public domain size |X|, the budget, beta and the size the
 caller declared (``n=`` exact or ``n_max=`` an upper bound); never of the data. It gives
@@ -66,7 +66,7 @@ def exponential_requirement(size: int, epsilon: float, beta: float, *, ln_size: 
     """Smallest n with P(EM fails to return an interior point) <= beta on *every* dataset.
 
     P(q(S, y) = 0) <= |X| b^-OPT and OPT >= ceil(n/2), so OPT >= (2/eps') ln(|X|/beta) suffices,
-    eps' = 2 ln b <= eps the epsilon actually used (seed 002, Lemma 2.2 with |F| = |X|).
+    eps' = 2 ln b <= eps the epsilon actually used (Kaplan et al. 2020, Lemma 2.2 with |F| = |X|).
     On point-mass data OPT = n, and n = (2/eps) ln(|X|/beta) suffices.
     """
     eps_used = effective_epsilon(exponential_base(epsilon))

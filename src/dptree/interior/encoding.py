@@ -1,4 +1,4 @@
-"""Domain encoding of the interior-point family (seed 002): public bounds and values to integer keys.
+"""Domain encoding of the interior-point family (Kaplan et al. 2020): public bounds and values to integer keys.
 
 Integer domains [lower, upper] of any size keep their values; float domains go through the
 order-preserving map of a float64 to a 64-bit integer key; date domains (bounds that are dates,

@@ -1,4 +1,4 @@
-"""HeavyPaths, Algorithms 2-6 of seed 002 (``002_2f350810784938f5.txt``), with its calibration.
+"""HeavyPaths, Algorithms 2-6 of Kaplan et al. 2020 (``002_2f350810784938f5.txt``), with its calibration.
 
 ConstructPaths (Algorithm 2), StoppingPoint (3), OneRandomPath (4), LevelUp (5) and HeavyPaths
 (6). :func:`heavypaths_parameters` derives every constant from a public size, privacy from
@@ -46,7 +46,7 @@ def _advanced(eps: float, k: int, dstar: float) -> float:
 def heavypaths_privacy(
     eps1: float, eps2: float, delta2: float, k: int, n: int, levels: int, delta: float
 ) -> tuple[float, float]:
-    """(eps_bar, delta_bar) of HeavyPaths (seed 002, Lemma 4.11 with explicit constants).
+    """(eps_bar, delta_bar) of HeavyPaths (Kaplan et al. 2020, Lemma 4.11 with explicit constants).
 
     For add/remove-one neighbors: the lemmas are stated for S, S' in X^n but proved with
     Lemma 3.6's path argument (S' = S + {x}); ``n`` is a public bound on the sizes.
@@ -142,14 +142,14 @@ def heavypaths_parameters(
 def construct_paths(ms: MS, h: int, t: int, n_public: int | None = None) -> list[tuple[MS, int]]:
     """Algorithm 2 (ConstructPaths): the databases S_1 = S, S_2, ... with their tree heights.
 
-    Step 1 halts when |S_d| <= 10t or the domain is O(1). Seed 002 states its lemmas for
+    Step 1 halts when |S_d| <= 10t or the domain is O(1). Kaplan et al. 2020 state their lemmas for
     S, S' in X^n, where |S_d| = n - 3t(d - 1) is public. For add/remove neighbors the actual
     size is private and halting on it is not private: S with 10t records would stop after S_1 and
     S + {x} would go on to S_2, so StoppingPoint asks one more query and, on spread data,
-    HeavyPaths returns bottom on one and a point on the other (issue 16). With ``n_public`` (the
+    HeavyPaths returns bottom on one and a point on the other. With ``n_public`` (the
     declared size N, data capped at N) step 1 tests the public sizes N - 3t(d - 1) instead, so the
     number of databases is a function of (N, |X|, t) only (``heavypaths_parameters()["heights"]``);
-    D keeps max(|S_d| - 3t, 0) records as before. Without ``n_public`` (tests), the actual size."""
+    D keeps max(|S_d| - 3t, 0) records. Without ``n_public`` (tests), the actual size."""
     out = [(ms, h)]
     size = ms.n if n_public is None else n_public
     while out[-1][1] > BASE_H and size > 10 * t:

@@ -1,6 +1,6 @@
 """Multisets on [0, 2^h) and the binary tree over them: the shared steps of TreeLog and HeavyPaths.
 
-Seed 002 (``002_2f350810784938f5.txt``) runs every tree algorithm on the complete binary tree T
+Kaplan et al. 2020 (``002_2f350810784938f5.txt``) run every tree algorithm on the complete binary tree T
 over the domain X = [0, 2^h): the weight of a node is the number of records below it. Here:
 
 * :class:`MS` -- a multiset as sorted distinct values with multiplicities (trimming, the cap at a
@@ -99,7 +99,7 @@ class MS:
         return lo + int(np.searchsorted(v[lo:hi], y, side))
 
     def quality(self, y: int) -> int:
-        """The interior-point quality q(S, y) = min(#{x <= y}, #{x >= y}) (seed 002, Algorithm 1)."""
+        """The interior-point quality q(S, y) = min(#{x <= y}, #{x >= y}) (Kaplan et al. 2020, Algorithm 1)."""
         le = int(self.pre[self.index(y, "right")])
         ge = self.n - int(self.pre[self.index(y)])
         return min(le, ge)

@@ -1,4 +1,4 @@
-"""A single private quantile (and the median) by the tie-aware exponential mechanism (seed 002, section 2).
+"""A single private quantile (and the median) by the tie-aware exponential mechanism (Kaplan et al. 2020, section 2).
 
 The m = 1 reference for the range-tree quantiles: with q = a/b (the level rounded to a
 denominator <= 1000), the utility of y is -dist(q |S|, [#{x < y}, #{x <= y}]) -- 0 when the target
@@ -6,9 +6,9 @@ rank falls inside y's tie block -- as the integer score b times it, of sensitivi
 add/remove-one and replace-one; P(y) is proportional to exp(epsilon * score / (2b)) over the
 public domain [lower, upper], sampled exactly block by block
 (:func:`dptree.interior.selection.quantile_exponential_mechanism`, which states the proof;
-McSherry & Talwar 2007; seed 002, Lemma 2.2).
+McSherry & Talwar 2007; Kaplan et al. 2020, Lemma 2.2).
 
-Releases saved before the tie-aware score (statement ``_LEGACY_MECHANISM``, score
+Releases made with the untied score (statement ``_LEGACY_MECHANISM``, score
 -|b #{x <= y} - a |S||, also sensitivity b) still load: their statement names the mechanism that
 made them.
 """
@@ -43,7 +43,7 @@ Q = [Interval(Real, 0, 1, hint="the quantile level as a fraction, e.g. q=0.9 for
 
 _MECHANISM = ("single quantile: tie-aware exponential mechanism with score -dist(a |S|, [b #{x < y}, b #{x <= y}]) "
               "for the level q ~ a/b, b <= 1000, counting measure on the domain (sensitivity b; seed 002, Lemma 2.2)")
-#: the statement of releases made before the tie-aware score (loaded, never made)
+#: the statement of releases made with the untied score (loaded, never made)
 _LEGACY_MECHANISM = ("single quantile: exponential mechanism with score -|b #{x <= y} - a |S|| for the level "
                      "q ~ a/b, b <= 1000 (sensitivity b; seed 002, Lemma 2.2)")
 

@@ -1,21 +1,21 @@
-"""Selection mechanisms for seed 002 (Kaplan, Ligett, Mansour, Naor, Stemmer, "Privately Learning
+"""Selection mechanisms for Kaplan, Ligett, Mansour, Naor, Stemmer (2020, "Privately Learning
 Thresholds: Closing the Exponential Gap", ``002_2f350810784938f5.txt``).
 
-* :func:`exponential_mechanism` -- McSherry & Talwar 2007 (seed 002, Lemma 2.2) over a finite
+* :func:`exponential_mechanism` -- McSherry & Talwar 2007 (Kaplan et al. 2020, Lemma 2.2) over a finite
   candidate set with integer scores, sampled exactly (see the exponential-mechanism section of
   :mod:`dptree.noise`).
 * :func:`ordered_exponential_mechanism` -- the same mechanism over an ordered integer domain
   [lower, upper] of any size with the interior-point quality q(S, y) = min(#{x <= y}, #{x >= y})
-  (seed 002, Algorithm 1 step 1): q is constant between consecutive data points, so an interval is
+  (Kaplan et al. 2020, Algorithm 1 step 1): q is constant between consecutive data points, so an interval is
   sampled with weight length * b^q and then a uniform point inside it. O(n log n).
 * :func:`quantile_exponential_mechanism` -- the tie-aware exponential mechanism for one quantile
   over the same blocks: utility -dist(q n, [#{x < y}, #{x <= y}]), sensitivity 1 (proved in its
   docstring), used by every quantile and median path (:mod:`dptree.interior.quantiles`).
 * :func:`choosing_mechanism` -- the Choosing Mechanism of Beimel, Nissim & Stemmer 2013 for
-  k-bounded-growth qualities with the guarantee of seed 002, Lemma 2.4.
+  k-bounded-growth qualities with the guarantee of Kaplan et al. 2020, Lemma 2.4.
 * AboveThreshold (the sparse vector technique) lives in :mod:`dptree.interior.sparse_vector`.
 
-All randomness comes from :mod:`dptree.noise`. Scores must be integers (every quality in seed 002
+All randomness comes from :mod:`dptree.noise`. Scores must be integers (every quality in Kaplan et al. 2020
 is a count), which is what makes exact sampling possible.
 
 Neighboring relations: each guarantee below holds for any relation under which the stated
@@ -110,7 +110,7 @@ def exponential_mechanism(
 ) -> int:
     """Index i with probability proportional to weights[i] * exp(epsilon * scores[i] / (2 sensitivity)).
 
-    Exponential mechanism (McSherry & Talwar 2007; seed 002, Lemma 2.2): epsilon-DP when every
+    Exponential mechanism (McSherry & Talwar 2007; Kaplan et al. 2020, Lemma 2.2): epsilon-DP when every
     score has sensitivity <= ``sensitivity`` and the (public) ``weights`` do not depend on data,
     for whichever neighboring relation (add/remove-one or replace-one) that sensitivity is for.
     With probability >= 1 - beta the chosen score is >= max - (2 sens / epsilon) ln(|F| / beta).
@@ -251,7 +251,7 @@ def ordered_exponential_mechanism(
     """A point y of [lower, upper] with P(y) proportional to exp(epsilon * q(S, y) / 2).
 
     q(S, y) = min(#{x in S: x <= y}, #{x in S: x >= y}) has sensitivity 1 (add/remove or replace
-    one record), so the release is epsilon-DP (seed 002, Lemma 2.2 and Algorithm 1 step 1). The
+    one record), so the release is epsilon-DP (Kaplan et al. 2020, Lemma 2.2 and Algorithm 1 step 1). The
     quality is constant on the O(n) intervals between data points: an interval is chosen with
     weight length * b^q (b <= e^(epsilon/2) rational, exact sampling) and then a uniform point
     inside it, so domains of any size (Python ints, e.g. 2^(2^20)) and ties are handled in
@@ -394,7 +394,7 @@ def choosing_threshold(epsilon: float, delta: float, k: int = 1) -> float:
 
 
 def choosing_error_bound(epsilon: float, delta: float, beta: float, n: int, k: int = 1) -> float:
-    """Seed 002, Lemma 2.4: with prob >= 1-beta, q(S, f) >= OPT - (16/eps) ln(4kn/(beta eps delta))."""
+    """Kaplan et al. 2020, Lemma 2.4: with prob >= 1-beta, q(S, f) >= OPT - (16/eps) ln(4kn/(beta eps delta))."""
     return 16.0 / epsilon * math.log(4.0 * k * max(n, 1) / (beta * epsilon * delta))
 
 
@@ -418,7 +418,7 @@ def choosing_mechanism(
     ln(4k/(eps delta)) return ``None`` (bottom); else the exponential mechanism with privacy eps/2
     (weights b^q, b <= e^(eps/4)) over G(S) = {f : q(S, f) >= 1}.
 
-    Guarantee (seed 002, Lemma 2.4, for 0 < eps <= 2, 0 < delta <= 1/e): (eps, delta)-DP for
+    Guarantee (Kaplan et al. 2020, Lemma 2.4, for 0 < eps <= 2, 0 < delta <= 1/e): (eps, delta)-DP for
     add/remove-one neighbors (k-bounded growth: one added record raises at most k qualities by at
     most 1; a replacement is two such changes, group privacy), and with
     probability >= 1 - beta the output has quality >= OPT - (16/eps) ln(4kn/(beta eps delta))

@@ -1,5 +1,5 @@
 """AboveThreshold, the sparse vector technique (Dwork, Naor, Reingold, Rothblum, Vadhan 2009;
-seed 002, Theorem 4.2), on integer queries with exact discrete Laplace noise.
+Kaplan et al. 2020, Theorem 4.2), on integer queries with exact discrete Laplace noise.
 
 :class:`AboveThreshold` answers one query at a time (HeavyPaths' StoppingPoint);
 :func:`first_above_threshold` runs it over a fixed list of answers (the private bounds of a range
@@ -31,7 +31,7 @@ __all__ = ["AboveThreshold", "above_threshold_error_bound", "above_threshold_sca
 def above_threshold_error_bound(epsilon: float, m: int, beta: float) -> float:
     """Accuracy alpha of :class:`AboveThreshold` over m queries with failure probability beta.
 
-    Seed 002, Theorem 4.2 states alpha = (8/eps) log(2m/beta) for continuous Laplace noise; with
+    Kaplan et al. 2020, Theorem 4.2, state alpha = (8/eps) log(2m/beta) for continuous Laplace noise; with
     discrete Laplace noise the two-sided tail is at most twice the continuous one, so dptree uses
     the conservative alpha = (8/eps) ln(4m/beta).
     """
@@ -94,7 +94,7 @@ def first_above_threshold(
 
 @dataclass
 class AboveThreshold:
-    """AboveThreshold (Dwork, Naor, Reingold, Rothblum, Vadhan 2009; seed 002, Theorem 4.2).
+    """AboveThreshold (Dwork, Naor, Reingold, Rothblum, Vadhan 2009; Kaplan et al. 2020, Theorem 4.2).
 
     ``threshold`` c is public. The noisy threshold is c + rho, rho ~ DLap(2/eps) (drawn once); each
     integer-valued sensitivity-1 query answer f is compared as f + nu >= c + rho with fresh

@@ -1,6 +1,6 @@
 """The exponential mechanisms of interior points, quantiles and medians on data that an engine
-counts (files, DuckDB relations, Spark DataFrames): staged queries instead of a sort of the whole column (issue 12
-item 3).
+counts (files, DuckDB relations, Spark DataFrames): staged queries instead of a sort of the whole
+column.
 
 The in-memory path (:func:`~dptree.interior.selection.ordered_exponential_mechanism`,
 :func:`~dptree.interior.selection.quantile_exponential_mechanism`) needs every distinct value

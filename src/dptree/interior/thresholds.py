@@ -1,4 +1,4 @@
-"""Learning a threshold classifier privately by the interior-point reduction (seed 002, section 1).
+"""Learning a threshold classifier privately by the interior-point reduction (Kaplan et al. 2020, section 1).
 
 Threshold functions h(x) = 1{x <= y} over an ordered domain: a private learner is an interior
 point of the 2m records nearest the boundary between the labels (``002_2f350810784938f5.txt``,
@@ -66,7 +66,7 @@ def _statement(epsilon: float, delta: float, private: bool) -> dict[str, Any]:
 
 @dataclass(frozen=True, repr=False)
 class ThresholdClassifier(Release):
-    """h(x) = 1 if x <= threshold else 0 (seed 002, footnote 1), or a constant classifier.
+    """h(x) = 1 if x <= threshold else 0 (Kaplan et al. 2020, footnote 1), or a constant classifier.
 
     ``threshold`` and ``constant`` (which of the two, and its value) are the release; the
     parameters of :func:`learn_threshold` (domain, method, fraction, beta, declared size) are public.
@@ -187,7 +187,7 @@ def learn_threshold(
     n: int | None = None,
     n_max: int | None = None,
 ) -> ThresholdClassifier:
-    """Privately learn a threshold classifier from labelled data (seed 002, section 1 reduction).
+    """Privately learn a threshold classifier from labelled data (Kaplan et al. 2020, section 1 reduction).
 
     ``n`` / ``n_max``: optional **public** declared number of labelled records (exact / upper
     bound); it replaces (``n``) or caps (``n_max``) the noisy total below. Never the actual size.
@@ -205,7 +205,7 @@ def learn_threshold(
        (eps', delta')-DP per replacement, see :func:`~dptree.interior.api.interior_point`);
        h(x) = 1{x <= y*}. Where a tree method fails (its output is bottom, which the mechanism
        releases), the constant classifier of the larger noisy label is returned, as in step 1
-       (post-processing; until Dec 7 it was 1{x <= lower}, silently).
+       (post-processing).
 
     Accounting: add/remove-one: eps/4 (one count) + eps/4 (one replacement of S) = eps/2;
     replace-one: eps/2 (two counts) + 2 * eps/4 with delta' (1 + e^(eps/4)) = delta (group privacy

@@ -1,4 +1,4 @@
-"""TreeLog, Algorithm 1 of seed 002 (``002_2f350810784938f5.txt``), with its calibration.
+"""TreeLog, Algorithm 1 of Kaplan et al. 2020 (``002_2f350810784938f5.txt``), with its calibration.
 
 :func:`treelog_parameters` derives the per-step (eps0, delta0) and the trimming t from a public
 size (Lemma 3.7, add/remove-one neighbors) and checks the success guarantee (Lemma 3.8 with
@@ -32,7 +32,7 @@ __all__ = ["run_treelog", "treelog_parameters", "treelog_privacy"]
 
 
 def treelog_privacy(eps0: float, delta0: float, n: int, n_calls: int) -> tuple[float, float]:
-    """Seed 002, Lemma 3.6/3.7: TreeLog with per-step (eps0, delta0) and N recursive calls is
+    """Kaplan et al. 2020, Lemma 3.6/3.7: TreeLog with per-step (eps0, delta0) and N recursive calls is
     (5 eps0 N log n, 3 delta0 n N e^{3 eps0 N log n})-DP for **add/remove-one** neighbors
     (the proof takes S' = S + {x'}; n the larger size, a public bound), log in base 2 (the conservative base:
     the proof of Claim 3.5 bounds the number of ambiguous steps by log_{3/2} n <= 2 log2 n)."""
@@ -97,7 +97,7 @@ def run_treelog(ms: MS, h: int, p: dict[str, Any], src: RandomSource, depth: int
     n = ms.n
     if h <= BASE_H or depth + 1 >= p["n_calls"]:
         # Step 1: |X| = O(1) -> the exponential mechanism. The recursion depth depends only on |X|
-        # (public). There is no "n <= 3t" shortcut (it is not in seed 002 and is not private: a
+        # (public). There is no "n <= 3t" shortcut (it is not in Kaplan et al. 2020 and is not private: a
         # point mass of 3t records and one of 3t + 1 then behave completely differently); with
         # n <= 3t, Step 5 gives an empty D and the recursion runs on it as the paper says.
         return ordered_exponential_mechanism(ms.vals, counts=ms.cnt, lower=0, upper=(1 << h) - 1, epsilon=eps0, rng=src)

@@ -1,4 +1,4 @@
-"""Results as tables: the one helper behind every ``to_frame()`` (issue 14).
+"""Results as tables: the one helper behind every ``to_frame()``.
 
 Every release and result kind builds its table here, so the columns are named and ordered the
 same way everywhere: first the columns that say what was asked (``lo``/``hi``, ``bin_low``/

@@ -15,7 +15,7 @@ A release file is a JSON object::
 
 ``metadata`` holds only what the caller supplied or the clock: the column name(s), the input's
 path (``"stdin"`` for standard input, null for in-memory data), the UTC creation time and, with a
-ledger, the charge. Files written before it existed have no ``metadata`` and still load.
+ledger, the charge. A file without ``metadata`` still loads.
 
 Everything in a release is public: it is the mechanism's output plus the public parameters.
 Loading only parses JSON (never pickle, never code), bounds the file size, rejects NaN/Infinity
@@ -103,7 +103,7 @@ _META_KEYS = {"column", "source", "created_utc", "ledger"}
 
 
 def check_metadata(meta: Any, source: str = "release") -> dict[str, Any]:
-    """Validate a document's optional ``metadata`` (absent in files of older versions: ``{}``)."""
+    """Validate a document's optional ``metadata`` (``{}`` when absent)."""
     if meta is None:
         return {}
     if not isinstance(meta, dict) or not set(meta) <= _META_KEYS:

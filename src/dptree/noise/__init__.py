@@ -17,9 +17,9 @@ One module per family; the public names are re-exported here:
 * :mod:`~dptree.noise.integers` -- exactly uniform integers;
 * :mod:`~dptree.noise.bernoulli` -- Bernoulli(num/den) and Bernoulli(exp(-gamma)) (CKS Alg. 1);
 * :mod:`~dptree.noise.parameters` -- the exact parameters used and the variances they give;
-* :mod:`~dptree.noise.laplace` -- discrete Laplace (CKS Alg. 2) and its truncation (seed 001);
+* :mod:`~dptree.noise.laplace` -- discrete Laplace (CKS Alg. 2) and its truncation (Ghazi et al. 2023);
 * :mod:`~dptree.noise.gaussian` -- discrete Gaussian (CKS Alg. 3);
-* :mod:`~dptree.noise.exponential` -- exact exponential-mechanism sampling (seed 002);
+* :mod:`~dptree.noise.exponential` -- exact exponential-mechanism sampling (Kaplan et al. 2020);
 * :mod:`~dptree.noise.subsets` -- uniform k-subsets for contribution bounding.
 """
 

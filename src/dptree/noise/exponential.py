@@ -1,4 +1,4 @@
-"""Exact sampling for the exponential mechanism, in rational arithmetic (issue 5, seed 002).
+"""Exact sampling for the exponential mechanism, in rational arithmetic (Kaplan et al. 2020).
 
 The exponential mechanism outputs candidate i with probability proportional to
 length_i * exp(epsilon * score_i / (2 * sensitivity)). Floating-point implementations (weights

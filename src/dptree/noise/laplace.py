@@ -3,7 +3,7 @@
 :func:`discrete_laplace` follows Canonne, Kamath and Steinke (NeurIPS 2020, Algorithm 2, last
 step: the same law), sampled by exact table inversion on 64-bit words
 (:mod:`dptree.noise.inversion`). :func:`truncated_discrete_laplace` is
-seed 001's TruncLap (Lemma 2.8) on the integers, with its exact delta
+the TruncLap of Ghazi et al. 2023 (Lemma 2.8) on the integers, with its exact delta
 (:func:`truncated_laplace_delta`) and the smallest bound for a target delta
 (:func:`truncated_laplace_bound`). The truncated sampler's running time depends on the sampled
 values (a rejection loop).
@@ -91,7 +91,7 @@ def truncated_discrete_laplace(
     """``size`` exact samples of the truncated discrete Laplace on the integer lattice.
 
     P(z) is proportional to exp(-|z| / scale) for integers |z| <= ``bound`` and 0 otherwise:
-    seed 001's TruncLap(scale, bound) (Lemma 2.8) restricted to Z. Sampled exactly by
+    the TruncLap(scale, bound) of Ghazi et al. 2023 (Lemma 2.8) restricted to Z. Sampled exactly by
     rejection from :func:`discrete_laplace` (the conditional law of a discrete Laplace given
     |Z| <= bound is exactly the truncated law). The scale used is
     :func:`laplace_scale_used` (``scale`` rounded up); callers computing privacy from the
@@ -143,7 +143,7 @@ def truncated_laplace_bound(epsilon: float, delta: float) -> int:
     """Smallest integer bound B such that truncated discrete Laplace noise with scale
     1/epsilon and bound B, added to a sensitivity-1 integer query, is (epsilon, delta)-DP.
 
-    Seed 001's Lemma 2.8 gives the continuous bound R = ln(1 + (e^eps - 1)/(2 delta)) / eps;
+    Ghazi et al. 2023, Lemma 2.8, give the continuous bound R = ln(1 + (e^eps - 1)/(2 delta)) / eps;
     on the lattice the exact delta of :func:`truncated_laplace_delta` is used instead. The
     result is at most ceil(R) (checked in the tests), usually floor(R) or less. delta(B) is
     decreasing in B: found by doubling and bisection, O(log B) evaluations for any epsilon.

@@ -50,7 +50,7 @@ class SystemRandomSource:
     Every instance has its own stream (seeded on first use); a copy or pickle starts a new one.
     It is the only private source: ``private`` is a read-only property that is True for this
     exact class only (a subclass could replace ``random_bytes``), and every other source reports
-    False whatever attributes it carries (issue 10, leak 5).
+    False whatever attributes it carries.
     """
 
     @property

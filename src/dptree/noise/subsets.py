@@ -1,4 +1,4 @@
-"""Exactly uniform random k-subsets, for contribution bounding (:mod:`dptree.data.bounding`, issue 6).
+"""Exactly uniform random k-subsets, for contribution bounding (:mod:`dptree.data.bounding`).
 
 Floyd's algorithm (Bentley & Floyd 1987) for small k, ranking by random keys for large k; both
 draw only exactly uniform integers from a :class:`~dptree.noise.sources.RandomSource`.

@@ -8,7 +8,7 @@ document as either
 * **noisy** -- a noisy measurement, or post-processing of noisy measurements and public fields.
 
 Nothing else may be part of a release: no count, size or value computed from the private rows
-outside the noise (issue 10). ``tests/system/test_privacy_boundary.py`` enforces the declaration: it
+outside the noise. ``tests/system/test_privacy_boundary.py`` enforces the declaration: it
 builds every registered mechanism (``tests/audit_registry/``) on two neighboring datasets with the same
 test seed, so the noise is identical, and checks field by field that every field that differs is
 declared noisy, and that every field is declared.

@@ -238,7 +238,7 @@ class Budget:
 
 
 # ----------------------------------------------------------------------------------------------
-# Exact (epsilon, delta) of the discrete Gaussian (issue 16)
+# Exact (epsilon, delta) of the discrete Gaussian
 #
 # Canonne, Kamath & Steinke 2020 ("The Discrete Gaussian for Differential Privacy", Theorem 7):
 # adding N_Z(0, sigma^2) to an integer query of sensitivity Delta is (epsilon, delta)-DP with

@@ -1,4 +1,4 @@
-"""m quantiles with intervals and an automatic choice of method (issue 12): :func:`quantiles`
+"""m quantiles with intervals and an automatic choice of method: :func:`quantiles`
 returns a :class:`QuantilesRelease`. Methods: the range tree read off, ApproxQuantiles
 (:mod:`~dptree.quantiles.approx`), JointExp (``joint``), one exponential mechanism per level;
 the choice (:mod:`~dptree.quantiles.auto`) and the intervals (:mod:`~dptree.quantiles.intervals`).

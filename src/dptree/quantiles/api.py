@@ -1,5 +1,5 @@
 """``dptree.quantiles``: m private quantiles with intervals, by the method with the smallest predicted
-error or the one named (issue 12). Methods, algorithms and proofs: docs/quantiles.md."""
+error or the one named. Methods, algorithms and proofs: docs/quantiles.md."""
 
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ Dithering multiplies every block's measure by about K, so this margin is unchang
 visible without the data, hence the public margin rule. (ii) Tie blocks: undithered, an output in
 a tie block of c records is ranked at its q_j-point, so two consecutive targets inside one block
 cannot both be met and the outputs shift by one place (dep_delay, n = 10^4, m = 20: tie-aware error
-454 against approx's 20). Dithered ties remove it (0.44 there, measured), so m is no longer capped
+454 against approx's 20). Dithered ties remove it (0.44 there, measured), so m is not capped
 at 8 for it; JOINT_AUTO_MAX_M is the largest m of the measured curve.
 """
 

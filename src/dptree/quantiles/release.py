@@ -128,7 +128,7 @@ class QuantilesRelease(Release):
     n_is_upper_bound: bool = field(default=False, kw_only=True)
     metadata: dict[str, Any] = field(default_factory=dict, kw_only=True)
     #: the tree's interval construction ("calibrated" or "pivot"; None for the other methods and in
-    #: files written before it was recorded)
+    #: files that do not record it)
     interval: str | None = field(default=None, kw_only=True)
     #: k of the privacy unit (one person's at most k records; 1: one record)
     max_contributions: int = field(default=1, kw_only=True)
@@ -203,9 +203,9 @@ class QuantilesRelease(Release):
         if enc.kind == "datetime" and p["width"] is not None:
             raise ReleaseFileError(f"{kind} release: a date domain's width is in parameters.domain")
         width = enc.width if enc.kind == "datetime" else p["width"]
-        k = p.get("max_contributions", 1)  # files before Nov 25: one record
+        k = p.get("max_contributions", 1)  # absent: one record per person
         check_param("max_contributions", k, [Interval(Integral, 1, None)])
-        n_min = p.get("n_min")  # files before Nov 25: none declared
+        n_min = p.get("n_min")  # absent: none declared
         check_param("n_min", n_min, DECLARED_SIZE)
         if n_min is not None and p["n_declared"] is not None and (not p["n_is_upper_bound"] or n_min > p["n_declared"]):
             raise ReleaseFileError(f"{kind} release: parameters.n_min must lie below an upper bound n_max, and "

@@ -1,5 +1,5 @@
 """ApproxQuantiles and the per-level exponential mechanism on data an engine counts (files, DuckDB
-relations, Spark DataFrames): every call runs staged on its piece, so no sort of the column (issue 12 item 3).
+relations, Spark DataFrames): every call runs staged on its piece, so no sort of the column.
 
 :mod:`dptree.interior.staged` samples one exponential mechanism over the whole column from three
 kinds of exact engine counts (a bucket histogram, the distinct values of a rank window with their

@@ -1,1 +1,1 @@
-"""The b-ary range tree (seeds 000, 003, 004): layout, budget allocation, release, group-by."""
+"""The b-ary range tree (Smith & Ullman 2021; Honaker 2015): layout, budget allocation, release, group-by."""

@@ -1,12 +1,12 @@
 """How a range tree's budget is split over its levels, and the branching factor it uses.
 
-* ``"uniform"``: every noised level gets the same share (seed 004, Algorithm 1: eps' = eps / lg n
+* ``"uniform"``: every noised level gets the same share (Honaker 2015, Algorithm 1: eps' = eps / lg n
   per level, which is this rule for a binary tree).
-* a workload (issue 12, item 5): the shares that minimise the exact average variance of the
+* a workload: the shares that minimise the exact average variance of the
   least-squares estimate over the workload's queries, computed from the closed form of DESIGN
   section 4 (a small smooth problem over L variables):
 
-  - ``"all_ranges"`` (alias ``"optimal"``, its name before issue 12): all D(D+1)/2 ranges [l, r];
+  - ``"all_ranges"`` (alias ``"optimal"``): all D(D+1)/2 ranges [l, r];
   - ``"prefix"``: the D prefixes [lower, x] (the CDF / threshold workload).
 
 The workload averages are exact: by linearity, avg Var = sum_j (abar_j - abar_{j-1}) / Lambda_j
@@ -52,7 +52,7 @@ PREFIX_BRANCHING_CANDIDATES = (2, 3, 4, 5, 6, 8, 10, 12, 16, 32, 64)
 NoiseKind = Literal["laplace", "gaussian"]
 #: the workloads a budget split can be optimised for
 WORKLOADS = ("all_ranges", "prefix")
-#: every accepted value of ``levels=`` ("optimal": the old name of "all_ranges", kept as an alias)
+#: every accepted value of ``levels=`` ("optimal": an alias of "all_ranges")
 LEVEL_OPTIONS = ("uniform", "all_ranges", "prefix", "optimal")
 _ALIASES = {"optimal": "all_ranges"}
 

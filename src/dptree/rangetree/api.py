@@ -1,4 +1,4 @@
-"""``range_tree``: the one entry point from user data to a range-tree release (seeds 000, 003, 004).
+"""``range_tree``: the one entry point from user data to a range-tree release (Smith & Ullman 2021; Honaker 2015).
 
 The walk goes downward: plan (public parameters, :func:`~dptree.rangetree.release.plan_range_tree`)
 -> data (the leaf histogram(s), through the one dispatcher :func:`dptree.data.histograms.leaf_histogram`
@@ -102,7 +102,7 @@ def range_tree(
     :mod:`dptree.rangetree.groupby`; add/remove neighbors only). Every listed group is released,
     present in the data or not; rows of unlisted groups raise, or are dropped with ``unknown="drop"``.
 
-    ``levels="uniform"`` splits the budget equally over the noised levels (seed 004, Algorithm 1);
+    ``levels="uniform"`` splits the budget equally over the noised levels (Honaker 2015, Algorithm 1);
     ``"all_ranges"`` (alias ``"optimal"``) minimises the exact average variance over all ranges and
     ``"prefix"`` over the prefixes [lower, x] (CDF, threshold and quantile read-offs), from public
     quantities only. ``branching=None`` picks, among 2, 4, ..., 64 (for ``"prefix"`` also 3, 5, 6,

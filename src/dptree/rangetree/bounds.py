@@ -1,4 +1,4 @@
-"""Private bounds for a range tree (issue 15, item 3): a declared share of epsilon finds a public
+"""Private bounds for a range tree: a declared share of epsilon finds a public
 range holding most of the data, and the tree is released over it with the rest.
 
 The search is Durfee's unbounded maximum estimation ("Unbounded Differentially Private Quantile

@@ -9,7 +9,7 @@ neighbors                    L1 per level            squared L2 per level
 ``replace``                   2k (root: 0, public n)  2k^2 (root: 0)
 ===========================  =====================  ======================
 
-One record changes one node per level (its ancestors; seed 003, Claim 2.2). Level l gets a share
+One record changes one node per level (its ancestors; Smith & Ullman 2021, Claim 2.2). Level l gets a share
 w_l of the budget: Laplace noise with scale (L1 sensitivity) / (epsilon w_l) gives epsilon w_l-DP
 per level, and discrete Gaussian noise with sigma^2 = (L2 sensitivity)^2 / (2 rho w_l) gives
 rho w_l-zCDP per level; basic composition over levels gives epsilon-DP, resp. rho-zCDP (and

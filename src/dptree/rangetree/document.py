@@ -4,7 +4,7 @@
 ``measurements`` the noisy node counts of every level (``null`` for an unmeasured level) and the
 exact noise parameters as fractions. Loading re-plans from the parameters and refuses a file whose
 noise parameters, layout or privacy statement do not match what the plan derives (the checksum
-is not a signature). Files from before issue 16 have no ``gaussian_calibration`` (zCDP).
+is not a signature). A file without ``gaussian_calibration`` is read as zCDP.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def _plan(params: Mapping[str, Any]) -> RangeTreePlan:
         neighbors=params["neighbors"],
         max_contributions=params["max_contributions"],
         levels=params["levels"],
-        gaussian_calibration=params.get("gaussian_calibration", "zcdp"),  # files before issue 16: zCDP
+        gaussian_calibration=params.get("gaussian_calibration", "zcdp"),  # absent: zCDP
     )
     if plan.domain.size != dom["size"] or list(plan.layout.fanouts) != list(params["fanouts"]):
         raise ReleaseFileError("release file: domain or tree layout does not match its parameters")
@@ -123,7 +123,7 @@ def range_tree_from_document(cls: type[RangeTree], doc: Mapping[str, Any]) -> Ra
         raise ReleaseFileError("release file: privacy statement lacks the 'private' flag")
     full = plan.statement if "bounds" not in doc["parameters"] else checked_statement(doc["parameters"]["bounds"], plan)
     derived = dict(full)
-    if "budget_split" not in raw:  # files written before issue 12 do not record the workload
+    if "budget_split" not in raw:  # a file may not record the workload
         derived.pop("budget_split", None)
     privacy = check_statement(raw, derived, kind="range_tree")
     return cls(plan=plan, measurements=measurements, statement=privacy, metadata=check_metadata(doc.get("metadata")))

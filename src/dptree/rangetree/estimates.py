@@ -1,7 +1,7 @@
 """The estimates behind every range-tree answer: least-squares leaf counts and exact range errors.
 
 From the noisy node counts, :class:`LeafEstimates` computes the generalised least-squares
-estimate of every leaf (seed 004, Honaker's two passes on a regular tree,
+estimate of every leaf (Honaker 2015, two passes on a regular tree,
 :func:`dptree.estimation.least_squares.regular_passes`), conditioned on the public fact that
 the padding leaves beyond the domain hold no records. Any range of leaves then has the estimate
 ``cum[b+1] - cum[a]``, its exact variance in O(levels)

@@ -6,7 +6,7 @@ goes to the bottom (the parents of the leaves have r <= b children) instead of p
 D is padded to r * b^k >= D with the smallest such k, and the padding leaves (which never hold
 data) are measured like the others. DESIGN section 4 measured this layout to beat top padding.
 
-Seeds 000 and 003 use b = 2; seed 003 footnote 2 notes that a larger branching factor is better
+The binary tree mechanism uses b = 2; Smith & Ullman 2021, footnote 2, note that a larger branching factor is better
 in practice.
 """
 

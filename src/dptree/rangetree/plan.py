@@ -5,7 +5,7 @@
 (:mod:`dptree.rangetree.calibration`) and writes the privacy statement
 (:func:`dptree.privacy.statement.make_statement`). :meth:`RangeTreePlan.release` is the one private
 step: the node counts of a leaf histogram go through the measurement core
-(:func:`dptree.privacy.measurement.measure`), then least squares (seed 004, Honaker) in
+(:func:`dptree.privacy.measurement.measure`), then least squares (Honaker 2015) in
 :class:`~dptree.rangetree.release.RangeTree`.
 """
 
@@ -141,7 +141,7 @@ class RangeTreePlan:
         Under ``neighbors="replace"`` the root is published without noise: sound only when the
         total is the public number of input records. User bounding (Sum_u min(c_u, k)),
         ``on_invalid="drop"`` (``missing`` here) and a split by group all change the counted total when one record is
-        replaced, which would make the exact root an unbounded leak (issue 10, leak 1). Called
+        replaced, which would make the exact root an unbounded leak. Called
         before any data is read.
         """
         if not self.root_exact:
@@ -274,9 +274,9 @@ def plan_range_tree(
     A rho budget always uses the zCDP calibration.
 
     ``levels``: how the budget is split over the tree's levels. ``"uniform"``: equal shares
-    (seed 004, Algorithm 1). A workload: the shares that minimise the exact average variance of the
-    least-squares estimate over its queries, ``"all_ranges"`` (alias ``"optimal"``, its name before
-    issue 12) over all ranges [l, r], ``"prefix"`` over the prefixes [lower, x] (CDF and threshold
+    (Honaker 2015, Algorithm 1). A workload: the shares that minimise the exact average variance of the
+    least-squares estimate over its queries, ``"all_ranges"`` (alias ``"optimal"``) over
+    all ranges [l, r], ``"prefix"`` over the prefixes [lower, x] (CDF and threshold
     queries). The optimisation uses public quantities only (the domain size, the branching, the
     noise family and the neighbor relation; never the data, and epsilon only scales the answer),
     and ``branching=None`` then picks the branching for the same workload. The statement's

@@ -80,7 +80,7 @@ docs/quantiles.md, "Coverage"), every simulated release is read off the same way
    one record may sit anywhere) and only its low end is calibrated (the benchmark's 1000
    log-normal records over 2^20 buckets: 0.69 before, 1.00).
 
-Factors may be negative (``negative``; until Nov 24 they were floored at 0): at c < 0 the low end
+Factors may be negative (``negative``): at c < 0 the low end
 is the first bucket where the pivot is significantly *positive* and the high end follows the last
 where it is significantly negative, so the interval is narrower than the stretch over which the
 pivot crosses 0. That matters where the records are sparse against the buckets (0.001-0.01 a bucket):
@@ -158,7 +158,7 @@ class CalibrationRules:
     #: ... split at the plug-in quantile where that window reaches the plug-in's first or last rank
     split: bool = True
     #: ... everywhere, not only where the window reaches the plug-in's first or last rank (False: one
-    #: line elsewhere, as before Nov 24, 14:00 UTC): where the plug-in's density differs on the two
+    #: line elsewhere): where the plug-in's density differs on the two
     #: sides of the target one line averaged them (docs/quantiles.md, "Two lines at the target")
     split_everywhere: bool = True
     #: ... and the split's line on the data's side no flatter than the plug-in further inside the data
@@ -170,7 +170,7 @@ class CalibrationRules:
     far_top: bool = False
     #: a level whose remaining ranks (1 - q) n_hat are at most this many standard deviations of the
     #: suffix count above its estimate takes the "last" high end (step 5, :func:`unresolved_levels`;
-    #: 0: never, as before Nov 24, 13:00 UTC)
+    #: 0: never)
     unresolved_z: float = 1.0
     #: factors below 0 allowed with the "last" high end (the interval narrower than the stretch where
     #: the pivot crosses 0; with "first" the interval at factor 0 is already a point)
@@ -186,7 +186,7 @@ class CalibrationRules:
     #: deviations of n_hat below it (:func:`flat_tail`)
     tail_ranks: float = 6.0
     #: the three tails past the data's end (:func:`tail_plug_ins`); False: the isotonic fit's tail
-    #: alone, as before Nov 24 (for comparison)
+    #: alone (for comparison)
     tail_plug_ins: bool = True
     #: "worst": the larger factor of the two extreme phases (step 1); "uniform": each simulation
     #: draws its phase uniformly (nominal only on average over the phase; for comparison)

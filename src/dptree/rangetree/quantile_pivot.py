@@ -112,8 +112,8 @@ def tree_pivot(tree: Any, qs: np.ndarray, level: float, *, grid: int = 4096, ref
     level's interval can end: the buckets between the ends of its pivot interval at
     :data:`FINE_FACTOR` times the multiplier on the coarse grid (where, at any factor up to that,
     its ends lie), every one of them when there are at most ``grid`` (else ``grid`` evenly spaced;
-    at most :data:`FINE_POINTS` over all levels; ``refine=False``: the coarse grid alone, as before
-    the refinement, for comparison). ``monotone``: each level's pivot is read off the isotonic fit
+    at most :data:`FINE_POINTS` over all levels; ``refine=False``: the coarse grid alone,
+    for comparison). ``monotone``: each level's pivot is read off the isotonic fit
     of F_hat on its grid (an alternative read-off, measured in docs/quantiles.md, "Coverage")."""
     est, D = tree._est, tree.domain.size
     coarse = np.unique(np.linspace(0, D - 1, min(D, int(grid))).astype(np.int64))

@@ -1,8 +1,8 @@
 """Range trees: one private release that answers every range count, CDF value, histogram and quantile.
 
-The mechanism (seeds 000, 003, 004): build a b-ary tree over the leaf buckets of a public ordered
+The mechanism (Smith & Ullman 2021; Honaker 2015): build a b-ary tree over the leaf buckets of a public ordered
 domain, add exact discrete noise to the count of every node of every measured level, and
-estimate all counts by generalised least squares (Honaker's estimator, seed 004). Every answer
+estimate all counts by generalised least squares (Honaker 2015). Every answer
 is post-processing of the noisy node counts and comes with its exact standard error.
 
 The stages, one module each: :mod:`~dptree.rangetree.plan` (public parameters -> per-level noise,
@@ -40,7 +40,7 @@ from dptree.rangetree.results import FLAG, Answers, HistogramResult, QuantileRes
 __all__ = [
     "RangeTree",
     "PrivateBoundsRangeTree",
-    # moved to plan.py, calibration.py and results.py; importable from here as before
+    # defined in plan.py, calibration.py and results.py; importable from here too
     "plan_range_tree",
     "RangeTreePlan",
     "HistogramResult",
@@ -194,7 +194,7 @@ class RangeTree(RangeQueries, CountRelease):
     # ------------------------------------------------------------------ thresholds (CDF)
     @validate_params({"normalize": _FLAG, "monotone": _FLAG})
     def cdf(self, x: Any, *, normalize: bool = False, monotone: bool = False) -> Any:
-        """Threshold count #{records <= x} (seed 003's Phi(x)); a fraction when ``normalize``.
+        """Threshold count #{records <= x} (Phi(x) of Smith & Ullman 2021); a fraction when ``normalize``.
 
         ``monotone=True`` answers from the isotonic (non-decreasing) fit of the CDF over all
         buckets. Isotonic regression is a projection onto a convex set containing the true CDF, so

@@ -1,2 +1,2 @@
-"""Sparse range trees over 64-bit key domains (issue 15), in release order: keys, mechanism, plan,
+"""Sparse range trees over 64-bit key domains, in release order: keys, mechanism, plan,
 estimates, release, document, api."""

@@ -290,7 +290,7 @@ def _datasets(spec: MechanismSpec, pairs: list[NeighborPair], seed: int) -> list
     once per phase and scored by each of them: every pair still gets its full selection and
     evaluation samples, fresh and independent of each other, from the mechanism's law on that
     dataset, so each pair's bound keeps its significance (the pairs' results become dependent;
-    the audit fails when any pair's bound exceeds epsilon, as before). The seed key is that of the
+    the audit fails when any pair's bound exceeds epsilon). The seed key is that of the
     dataset's first use, ``(spec name, pair label, seed) + (phase, side)``: a dataset used once is
     sampled exactly as an audit of its pair alone (:func:`audit_pair`) samples it."""
     out: dict[Any, tuple[Any, tuple[Any, ...], list[tuple[int, int]]]] = {}

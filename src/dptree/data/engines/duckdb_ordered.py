@@ -1,7 +1,7 @@
 """The staged exponential mechanisms' queries in DuckDB (:class:`~dptree.data.engines.base.OrderedCounts`):
 a bucket histogram, the distinct values of a rank window with their global ranks, and the two
-ranks of one point, each one scan that returns counts, never a row (issue 12 item 3;
-:mod:`dptree.interior.staged` runs the mechanism on them)."""
+ranks of one point, each one scan that returns counts, never a row
+(:mod:`dptree.interior.staged` runs the mechanism on them)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The staged exponential mechanisms' queries in Spark (:class:`~dptree.data.engines.base.OrderedCounts`):
 a bucket histogram, the distinct values of a rank window with their global ranks, and the two
-ranks of one point, each one Spark job whose result is an aggregate, never a row (issue 12 item 3;
-:mod:`dptree.interior.staged` runs the mechanism on them). The same clamping, keys and buckets
+ranks of one point, each one Spark job whose result is an aggregate, never a row
+(:mod:`dptree.interior.staged` runs the mechanism on them). The same clamping, keys and buckets
 as :mod:`~dptree.data.engines.duckdb_ordered` (:mod:`~dptree.data.engines.ordered_buckets`), so
 a Spark DataFrame, a file and an array give the same point for the same random source."""
 
