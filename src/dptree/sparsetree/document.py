@@ -16,7 +16,7 @@ deepest non-empty level).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -36,10 +36,7 @@ from dptree.sparsetree.mechanism import (
 )
 from dptree.sparsetree.plan import SparsePlan, plan_sparse_tree
 
-if TYPE_CHECKING:
-    from dptree.sparsetree.release import SparseRangeTree
-
-__all__ = ["sparse_document", "sparse_from_document"]
+__all__ = ["sparse_document", "sparse_parts"]
 
 _KINDS = {"int": "i", "uint": "u", "float": "f", "datetime": "M"}
 
@@ -49,9 +46,12 @@ def _fraction(plan: SparsePlan, depth: int) -> str:
     return f"{s.numerator}/{s.denominator}"
 
 
-def sparse_document(release: SparseRangeTree) -> dict[str, Any]:
-    """The parts of the release file: ``privacy``, ``parameters``, ``measurements``, ``metadata``."""
-    plan, dom = release.plan, release.domain
+def sparse_document(plan: SparsePlan, measurement: Measurement, privacy: dict[str, Any],
+                    metadata: dict[str, Any]) -> dict[str, Any]:
+    """The parts of the release file of the release of ``plan`` that measured ``measurement``:
+    ``privacy``, ``parameters``, ``measurements``, ``metadata``."""
+    dom = plan.domain
+    depth = int(measurement.heights[0])
     lower, upper = dom.bounds
     params = {
         "domain": {"kind": dom.kind, "lower": lower, "upper": upper, "bits": dom.bits},
@@ -65,15 +65,15 @@ def sparse_document(release: SparseRangeTree) -> dict[str, Any]:
     }
     if plan.method == "levels":  # every node of the shape is counted, level by level
         levels = [{"index": [int(v) for v in idx], "noisy": [int(v) for v in nd.noisy]}
-                  for idx, nd in zip(release.shape, release.nodes)]
+                  for idx, nd in zip(measurement.shape, measurement.nodes)]
         meas: dict[str, Any] = {"levels": levels}
     else:  # the shape, then the counts of its count tree (a function of the shape), depth by depth
-        meas = {"levels": [{"index": [int(v) for v in idx]} for idx in release.shape],
-                "counts": [[int(v) for v in nd.noisy] for nd in release.nodes]}
+        meas = {"levels": [{"index": [int(v) for v in idx]} for idx in measurement.shape],
+                "counts": [[int(v) for v in nd.noisy] for nd in measurement.nodes]}
     if plan.noisy_total is not None:  # "auto": the noisy total that picked the shape's share
         meas["total"] = plan.noisy_total
-    meas.update({"depth": release.depth, "noise_parameters": _fraction(plan, release.depth)})
-    return {"privacy": release.privacy, "parameters": params, "measurements": meas, "metadata": release.metadata}
+    meas.update({"depth": depth, "noise_parameters": _fraction(plan, depth)})
+    return {"privacy": privacy, "parameters": params, "measurements": meas, "metadata": metadata}
 
 
 def _domain(doc: Any) -> KeyDomain:
@@ -159,8 +159,9 @@ def _measurement(plan: SparsePlan, meas: Mapping[str, Any]) -> Measurement:
     return Measurement(shape, nodes, heights)
 
 
-def sparse_from_document(cls: type[SparseRangeTree], doc: Mapping[str, Any]) -> SparseRangeTree:
-    """Rebuild a release from a validated document, re-deriving its noise, statement and measured sets."""
+def sparse_parts(doc: Mapping[str, Any]) -> tuple[SparsePlan, Measurement, dict[str, Any], dict[str, Any]]:
+    """The plan, measurement, privacy statement and metadata of a validated document, its noise,
+    statement and measured sets re-derived and checked (a release is built from them)."""
     params = doc["parameters"]
     try:
         dom = _domain(params.get("domain"))
@@ -193,4 +194,4 @@ def sparse_from_document(cls: type[SparseRangeTree], doc: Mapping[str, Any]) -> 
     if not isinstance(raw, Mapping) or not isinstance(raw.get("private"), bool):
         raise ReleaseFileError("sparse range tree: privacy statement lacks the 'private' flag")
     privacy = check_statement(raw, plan.statement, kind="sparse_range_tree")
-    return cls(plan=plan, measurement=measurement, statement=privacy, metadata=check_metadata(doc.get("metadata")))
+    return plan, measurement, privacy, check_metadata(doc.get("metadata"))

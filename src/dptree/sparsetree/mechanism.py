@@ -53,40 +53,12 @@ import numpy as np
 
 from dptree import noise as _noise
 from dptree.sparsetree.counting import Counts, as_counts, node_counts, range_counts
+from dptree.sparsetree.layout import SparseLayout
 from dptree.sparsetree.refine import group_runs, level_of, refine_remainders
 
 __all__ = ["SparseLayout", "Level", "Nodes", "Measurement", "node_counts", "range_counts", "children", "expanded",
            "measure_levels", "default_threshold", "privtree_delta", "grow_structure", "realised_depths", "count_tree",
            "measure_count_tree", "level_nodes", "privtree_path_loss"]
-
-
-@dataclass(frozen=True)
-class SparseLayout:
-    """The public shape of the tree: 2^bits leaves (single keys), ``branching`` = 2^s children per
-    node (the root may have fewer: its fan-out takes the remainder bits), levels 1..depth."""
-
-    bits: int
-    branching: int
-
-    @property
-    def step(self) -> int:
-        return self.branching.bit_length() - 1
-
-    @property
-    def depth(self) -> int:
-        """L, the number of levels below the root (the last one holds single keys)."""
-        return -(-self.bits // self.step)
-
-    @property
-    def shifts(self) -> tuple[int, ...]:
-        """shift[d]: a node of level d covers 2^shift[d] keys (d = 0 .. L; shift[L] = 0)."""
-        L, s = self.depth, self.step
-        return (self.bits,) + tuple(s * (L - d) for d in range(1, L + 1))
-
-    def fanout(self, d: int) -> int:
-        """Children of a node of level d."""
-        sh = self.shifts
-        return 1 << (sh[d] - sh[d + 1])
 
 
 @dataclass

@@ -38,10 +38,10 @@ from dptree.privacy.budget import RANGE_TREE_BUDGET_RANGE, check_release_budget
 from dptree.privacy.statement import Neighbors, make_statement
 from dptree.sparsetree.counting import Counts
 from dptree.sparsetree.keys import KeyDomain
+from dptree.sparsetree.layout import SparseLayout
 from dptree.sparsetree.mechanism import (
     Measurement,
     Nodes,
-    SparseLayout,
     default_threshold,
     grow_structure,
     level_nodes,

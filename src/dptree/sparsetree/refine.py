@@ -13,12 +13,9 @@ depth's ranges staying disjoint, so neither the height H nor the privacy account
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
-if TYPE_CHECKING:
-    from dptree.sparsetree.mechanism import SparseLayout
+from dptree.sparsetree.layout import SparseLayout
 
 __all__ = ["level_of", "pieces", "piece_nodes", "refine_remainders", "group_runs"]
 

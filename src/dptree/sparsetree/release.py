@@ -23,6 +23,7 @@ from dptree.io.contract import CountRelease
 from dptree.io.frames import result_frame
 from dptree.privacy.boundary import Boundary
 from dptree.rangetree.results import FLAG, HistogramResult, QuantileResult, RangeQueries, quantile_levels
+from dptree.sparsetree.document import sparse_document, sparse_parts
 from dptree.sparsetree.estimates import MeasuredTree
 from dptree.sparsetree.mechanism import Measurement
 from dptree.sparsetree.plan import SparsePlan
@@ -52,6 +53,7 @@ class SparseRangeTree(RangeQueries, CountRelease):
     def __init__(self, plan: SparsePlan, measurement: Measurement, statement: dict[str, Any],
                  metadata: dict[str, Any] | None = None) -> None:
         self.plan, self.domain, self.layout = plan, plan.domain, plan.layout
+        self._measurement = measurement
         #: the released shape (per level, its node indices) and the count tree's noisy counts
         self.shape, self.nodes = measurement.shape, measurement.nodes
         #: privtree: H, the count tree's number of depths (it sets the counts' scale); levels: the
@@ -304,15 +306,14 @@ class SparseRangeTree(RangeQueries, CountRelease):
                             level=level)
 
     def to_document(self) -> dict[str, Any]:
-        from dptree.sparsetree.document import sparse_document
-
-        return sparse_document(self)
+        """The parts of the release file (:mod:`dptree.sparsetree.document`)."""
+        return sparse_document(self.plan, self._measurement, self.privacy, self.metadata)
 
     @classmethod
     def from_document(cls, doc: Mapping[str, Any]) -> SparseRangeTree:
-        from dptree.sparsetree.document import sparse_from_document
-
-        return sparse_from_document(cls, doc)
+        """Rebuild from a validated file document, re-deriving and checking its noise and measured sets."""
+        plan, measurement, privacy, metadata = sparse_parts(doc)
+        return cls(plan=plan, measurement=measurement, statement=privacy, metadata=metadata)
 
     def summary(self) -> str:
         lo, hi = self.domain.bounds
