@@ -3,9 +3,12 @@
 Every module of ``src/dptree`` is parsed (``ast``, nothing is imported) and each ``import`` of a
 dptree module, at module level or inside a function, is an edge. The test fails on
 
-* any import cycle between dptree modules (a lazy import inside a function counts: it hides a
-  cycle, it does not remove it; an import under ``if TYPE_CHECKING:`` does not: it is never
-  executed and only names a type for an annotation), and
+* any import cycle between dptree modules, inside a package or across packages (a lazy import
+  inside a function counts: it hides a cycle, it does not remove it; an import under
+  ``if TYPE_CHECKING:`` does not: it is never executed and only names a type for an annotation),
+* any cycle between modules that appears when annotation-only imports and lookups of a release
+  class by its kind (``release_class("range_tree")``, a dependency written as a string) count as
+  edges too, beyond the one listed in :data:`OPEN_CYCLES`, and
 * any import from a lower stage to a higher one, in the order of :data:`STAGES` (lowest first):
   the data stage never imports the range tree, a release never imports the command line, ...
 
@@ -58,14 +61,16 @@ def _resolve(name: str, modules: dict[str, Path]) -> str | None:
     return name or None
 
 
-def imports_of(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
-    """The dptree modules ``module`` imports anywhere in its source (the root facade excluded)."""
+def imports_of(module: str, path: Path, modules: dict[str, Path], *, annotations: bool = False) -> set[str]:
+    """The dptree modules ``module`` imports anywhere in its source (the root facade excluded);
+    with ``annotations``, imports under ``if TYPE_CHECKING:`` too."""
     is_package = path.name == "__init__.py"
     package = module if is_package else module.rpartition(".")[0]
     found: set[str] = set()
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    typing_only = {id(n) for block in ast.walk(tree) if _is_type_checking(block)
-                   for stmt in block.body for n in ast.walk(stmt)}  # type: ignore[attr-defined]
+    typing_only = set() if annotations else {
+        id(n) for block in ast.walk(tree) if _is_type_checking(block)
+        for stmt in block.body for n in ast.walk(stmt)}  # type: ignore[attr-defined]
     for node in ast.walk(tree):
         if id(node) in typing_only:
             continue
@@ -98,9 +103,39 @@ def _is_type_checking(node: ast.AST) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def import_graph(src: Path = SRC) -> dict[str, set[str]]:
+def release_kinds(modules: dict[str, Path]) -> dict[str, str]:
+    """{kind: the module whose class declares ``KIND = "kind"``} (the release classes)."""
+    out: dict[str, str] = {}
+    for module, path in modules.items():
+        for cls in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            for stmt in cls.body if isinstance(cls, ast.ClassDef) else ():
+                target = stmt.target if isinstance(stmt, ast.AnnAssign) else (
+                    stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None)
+                value = getattr(stmt, "value", None)
+                if (isinstance(target, ast.Name) and target.id == "KIND" and isinstance(value, ast.Constant)
+                        and isinstance(value.value, str)):
+                    out[value.value] = module
+    return out
+
+
+def registry_lookups(path: Path, kinds: dict[str, str]) -> set[str]:
+    """The modules whose release class ``path`` looks up by its kind: ``release_class("kind")``."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
+            if name == "release_class" and node.args[0].value in kinds:
+                found.add(kinds[node.args[0].value])
+    return found
+
+
+def import_graph(src: Path = SRC, *, annotations: bool = False, registry: bool = False) -> dict[str, set[str]]:
+    """{module: the dptree modules it imports}; ``annotations``: imports under ``if TYPE_CHECKING:``
+    count; ``registry``: so does a lookup of a release class by its kind (:func:`registry_lookups`)."""
     modules = module_names(src)
-    return {m: imports_of(m, p, modules) for m, p in modules.items() if m != ROOT}
+    kinds = release_kinds(modules) if registry else {}
+    return {m: (imports_of(m, p, modules, annotations=annotations) | registry_lookups(p, kinds)) - {m}
+            for m, p in modules.items() if m != ROOT}
 
 
 def stage_of(module: str) -> int:
@@ -112,7 +147,12 @@ def stage_of(module: str) -> int:
 
 
 def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """One cycle per strongly connected component with more than one module (Tarjan)."""
+    """One cycle per strongly connected component with more than one module."""
+    return [_cycle_in(comp, graph) for comp in strongly_connected(graph)]
+
+
+def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module, each sorted (Tarjan)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -145,7 +185,7 @@ def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     for v in sorted(graph):
         if v not in index:
             visit(v)
-    return [_cycle_in(comp, graph) for comp in comps]
+    return comps
 
 
 def _cycle_in(comp: list[str], graph: dict[str, set[str]]) -> list[str]:
@@ -189,6 +229,26 @@ def test_no_import_cycles() -> None:
     assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
 
 
+#: cycles still open when annotation-only imports and release-class lookups count, with why: a
+#: range tree's plan builds its release (``RangeTreePlan.release`` looks the class up by its kind)
+#: and the release re-plans when it loads (``RangeTree.from_document`` -> ``plan_range_tree``);
+#: while both are methods, moving code cannot cut it: it closes when loading leaves the release class
+OPEN_CYCLES: frozenset[frozenset[str]] = frozenset({
+    frozenset({"dptree.rangetree.bounds", "dptree.rangetree.document", "dptree.rangetree.plan",
+               "dptree.rangetree.release"}),
+})
+
+
+def test_no_cycle_through_annotations_or_the_release_registry() -> None:
+    """A module that names a type of a module importing it, or reaches a release class by its
+    kind, still depends on it: such cycles between modules are refused, inside a package too."""
+    found = {frozenset(c) for c in strongly_connected(import_graph(annotations=True, registry=True))}
+    assert not found - OPEN_CYCLES, "cycles through annotations or the release registry:\n" + "\n".join(
+        " -> ".join(c) for c in find_cycles(import_graph(annotations=True, registry=True))
+        if frozenset(c) not in OPEN_CYCLES)
+    assert not OPEN_CYCLES - found, f"no longer a cycle, remove it from OPEN_CYCLES: {sorted(OPEN_CYCLES - found)}"
+
+
 def test_no_import_from_a_lower_stage_to_a_higher_one() -> None:
     bad = upward_imports(import_graph())
     assert not bad, "imports against the stage order:\n" + "\n".join(bad)
@@ -226,6 +286,24 @@ def test_the_checker_finds_a_planted_cycle(tmp_path: Path) -> None:
     assert graph["dptree.data.e"] == set()  # an annotation-only import is never executed
     (cycle,) = find_cycles(graph)
     assert cycle[0] == cycle[-1] and set(cycle) == {"dptree.data.a", "dptree.data.b", "dptree.data.c"}
+
+
+def test_the_checker_counts_annotations_and_registry_lookups_on_request(tmp_path: Path) -> None:
+    src = _tree(tmp_path, {
+        "sparse/__init__.py": "",
+        "sparse/release.py": "from dptree.sparse.document import write\nclass Tree:\n    KIND: str = 'tree'\n",
+        "sparse/document.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                              "    from dptree.sparse.release import Tree\n",
+        "sparse/plan.py": "from dptree.io.contract import release_class\n"
+                          "def release():\n    return release_class('tree')\n",
+        "sparse/api.py": "from dptree.sparse import plan, release\n",
+    })
+    assert find_cycles(import_graph(src)) == []
+    assert import_graph(src, registry=True)["dptree.sparse.plan"] == {"dptree.sparse.release"}
+    (cycle,) = find_cycles(import_graph(src, annotations=True))
+    assert set(cycle) == {"dptree.sparse.release", "dptree.sparse.document"}
+    (comp,) = strongly_connected(import_graph(src, annotations=True, registry=True))
+    assert comp == ["dptree.sparse.document", "dptree.sparse.release"]
 
 
 def test_the_checker_finds_a_planted_upward_import(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ when it has no records (its counts are pure noise). The histograms come from the
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping, Sequence, cast
+from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from dptree import noise as _noise
 from dptree.data.groups import check_groups
 from dptree.data.histograms import file_grouped_histograms, grouped_histograms
 from dptree.errors import InvalidParameterError, ReleaseFileError
-from dptree.io.contract import CountRelease, release_class
+from dptree.io.contract import CountRelease
 from dptree.io.grouped import ByGroup, group_statement, read_group_document
 from dptree.io.release_file import creation_metadata
 from dptree.privacy.boundary import Boundary
@@ -34,8 +34,8 @@ from dptree.rangetree.release import RangeTree, RangeTreePlan
 __all__ = ["GroupedRelease", "release_groups", "grouped_histograms", "file_grouped_histograms", "check_groups"]
 
 def _tree_from_document(doc: Mapping[str, Any]) -> RangeTree:
-    """A group's tree, through the loader registered for range-tree files (``dptree.load``)."""
-    return cast(RangeTree, release_class("range_tree").from_document(dict(doc)))
+    """A group's tree, loaded as a range-tree file is (:meth:`RangeTree.from_document`)."""
+    return RangeTree.from_document(dict(doc))
 
 
 @dataclass(repr=False)
