@@ -57,7 +57,8 @@ from dptree.sparsetree.layout import SparseLayout
 from dptree.sparsetree.refine import group_runs, level_of, refine_remainders
 
 __all__ = ["SparseLayout", "Level", "Nodes", "Measurement", "node_counts", "range_counts", "children", "expanded",
-           "measure_levels", "default_threshold", "privtree_delta", "grow_structure", "realised_depths", "count_tree",
+           "measure_levels", "default_threshold", "subcritical_threshold", "privtree_delta", "grow_structure",
+           "realised_depths", "count_tree",
            "measure_count_tree", "level_nodes", "privtree_path_loss"]
 
 
@@ -99,6 +100,15 @@ def default_threshold(scale: Fraction, branching: int) -> int:
     the expected number of noise-only expansions shrinks by 8 per level (a subcritical branching
     process), while a node holding 2 theta records is expanded almost surely."""
     return max(1, math.ceil(float(scale) * math.log(4 * branching)))
+
+
+def subcritical_threshold(scale: Fraction, branching: int) -> int:
+    """The least theta at which noise alone keeps the levels method's tree finite: an empty node's
+    noisy count reaches theta with probability p = e^(-theta/lambda) / (1 + e^(-1/lambda)) (exact for
+    DLap(lambda), theta >= 1), and each expansion measures ``branching`` children, so the expected
+    expansions from noise shrink per level while b p <= 1/2 (a subcritical branching process)."""
+    lam = float(scale)
+    return max(1, math.ceil(lam * (math.log(2 * branching) - math.log1p(math.exp(-1.0 / lam)))))
 
 
 def children(parents: np.ndarray, fanout: int) -> np.ndarray:

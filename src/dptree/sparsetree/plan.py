@@ -49,6 +49,7 @@ from dptree.sparsetree.mechanism import (
     measure_levels,
     privtree_delta,
     realised_depths,
+    subcritical_threshold,
 )
 
 __all__ = ["SparsePlan", "plan_sparse_tree", "BRANCHINGS", "METHODS", "TOTAL_SHARE", "AUTO_SHARES", "auto_share",
@@ -309,12 +310,25 @@ def _planned(domain: KeyDomain, *, epsilon: float, branching: int, max_contribut
         deepest = max(j for j in range(1, L + 1) if (1 << (domain.bits - layout.shifts[j])) <= MAX_FORCED_NODES)
         raise InvalidParameterError(f"dense_depth={dense_depth} expands every node down to {forced} nodes at one "
                                     f"level (memory past {MAX_FORCED_NODES}): choose dense_depth <= {deepest}")
+    # a domain small enough to measure in full: no threshold can outgrow memory
+    whole_tree_fits = (1 << domain.bits) <= MAX_FORCED_NODES
     if method == "levels":
         scale = _noise.laplace_scale_used(Fraction(k * L) / Fraction(float(epsilon)))
         theta = default_threshold(scale, b) if threshold is None else int(threshold)
         if theta < 1:
             raise InvalidParameterError("the levels method expands from a noisy count of at least 1: threshold >= 1")
+        if theta < subcritical_threshold(scale, b) and not whole_tree_fits:
+            raise InvalidParameterError(
+                f"threshold={theta} lets noise alone expand an empty node so often that its {b} children "
+                "expand in turn without end (the tree would outgrow memory after the budget is spent): use "
+                f"threshold >= {subcritical_threshold(scale, b)} at this epsilon and branching (default "
+                f"{default_threshold(scale, b)})")
         plan = SparsePlan(domain, layout, method, float(epsilon), k, dense_depth, theta, level_scale=scale)
+    elif threshold is not None and int(threshold) < 0 and not whole_tree_fits:
+        raise InvalidParameterError(f"threshold={threshold}: privtree splits a node whose noisy count passes "
+                                    "this many records; below 0 every empty node splits, down to single keys "
+                                    "(the tree would outgrow memory after the budget is spent): use threshold "
+                                    ">= 0 (default 0)")
     elif structure_share == "auto":
         lam0 = _noise.laplace_scale_used(Fraction(k) / (Fraction(float(epsilon)) * Fraction(TOTAL_SHARE)))
         plan = SparsePlan(domain, layout, method, float(epsilon), k, dense_depth, 0 if threshold is None else

@@ -31,8 +31,10 @@ from dptree.sparsetree.mechanism import (
     node_counts,
     privtree_path_loss,
     range_counts,
+    subcritical_threshold,
 )
 import dptree
+from dptree.errors import InvalidParameterError
 from dptree.sparsetree.plan import AUTO_SHARES, TOTAL_SHARE, plan_sparse_tree, statement_of
 
 
@@ -517,3 +519,34 @@ def test_parameters_that_would_exhaust_memory_or_overflow_are_refused() -> None:
     assert plan_sparse_tree(dom, epsilon=1.0, dense_depth=6).dense_depth == 6
     with pytest.raises(InvalidParameterError, match="threshold must be"):
         plan_sparse_tree(dom, epsilon=1.0, threshold=10**30)
+
+
+def test_a_threshold_that_lets_noise_grow_the_tree_without_end_is_refused_before_the_data() -> None:
+    """A levels threshold below the subcritical one (b p > 1/2 for an empty node) or a negative
+    privtree threshold expands empty nodes level after level: over 64-bit keys that outgrew memory
+    after the budget was spent. Refused at planning; tiny domains, measured in full anyway, keep them."""
+    wide = key_domain(0, 2**40, "i")
+    plan = plan_sparse_tree(wide, epsilon=1.0, method="levels")
+    least = subcritical_threshold(plan.level_scale, plan.layout.branching)
+    assert 1 < least <= plan.threshold == default_threshold(plan.level_scale, plan.layout.branching)
+    with pytest.raises(InvalidParameterError, match=f"use threshold >= {least}"):
+        plan_sparse_tree(wide, epsilon=1.0, method="levels", threshold=least - 1)
+    assert plan_sparse_tree(wide, epsilon=1.0, method="levels", threshold=least).threshold == least
+    with pytest.raises(InvalidParameterError, match="use threshold >= 0"):
+        plan_sparse_tree(wide, epsilon=1.0, threshold=-1)
+    tiny = key_domain(0, 3, "i")
+    assert plan_sparse_tree(tiny, epsilon=1.0, method="levels", branching=2, threshold=1).threshold == 1
+    assert plan_sparse_tree(tiny, epsilon=1.0, threshold=-1).threshold == -1
+
+
+@pytest.mark.parametrize("branching", [2, 16])
+def test_the_subcritical_threshold_is_where_an_empty_node_expands_with_probability_1_over_2b(branching: int) -> None:
+    lam = Fraction(37, 3)
+    theta = subcritical_threshold(lam, branching)
+    q = math.exp(-1 / float(lam))
+
+    def p(t: int) -> float:  # P(DLap(lam) >= t), t >= 1, summed from the law
+        ks = np.arange(t, t + 4000)
+        return float(((1 - q) / (1 + q) * q ** ks).sum())
+
+    assert branching * p(theta) <= 0.5 < branching * p(theta - 1)
