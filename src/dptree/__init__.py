@@ -23,43 +23,153 @@ only code that draws randomness), :mod:`dptree.data`, :mod:`dptree.estimation`, 
 
 from __future__ import annotations
 
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-from dptree.data.domain import Domain, make_domain
-from dptree.data.histograms import leaf_histogram
-from dptree.data.inputs import to_numpy
-from dptree.errors import (
-    BudgetExceededError,
-    DataError,
-    DomainError,
-    DPTreeError,
-    InputFormatError,
-    InsufficientDataError,
-    InvalidParameterError,
-    ReleaseFileError,
+if TYPE_CHECKING:
+    from dptree.data.domain import Domain, make_domain
+    from dptree.data.histograms import leaf_histogram
+    from dptree.data.inputs import to_numpy
+    from dptree.errors import (
+        BudgetExceededError,
+        DataError,
+        DomainError,
+        DPTreeError,
+        InputFormatError,
+        InsufficientDataError,
+        InvalidParameterError,
+        ReleaseFileError,
+    )
+    from dptree.hierarchy import HierarchyRelease
+    from dptree.hierarchy.api import hierarchy_counts
+    from dptree.hierarchy.structure import Hierarchy
+    from dptree.interior import (
+        InteriorPoint,
+        QuantileRelease,
+        ThresholdClassifier,
+        interior_point,
+        learn_threshold,
+        median,
+        method_requirements,
+        quantile,
+    )
+    from dptree.privacy.budget import Budget
+    from dptree.privacy.ledger import Ledger, LedgerCorruptError, LedgerError, LedgerLockedError, LedgerReadOnlyError
+    from dptree.quantiles import QuantilesRelease, quantiles
+    from dptree.rangetree.api import range_tree, range_tree_by
+    from dptree.rangetree.groupby import GroupedRelease
+    from dptree.rangetree.release import (
+        Answers,
+        HistogramResult,
+        QuantileResult,
+        RangeTree,
+        RangeTreePlan,
+        plan_range_tree,
+    )
+    from dptree.sparsetree.api import sparse_range_tree
+    from dptree.sparsetree.release import SparseRangeTree
+
+#: every public name and the module it lives in: ``import dptree`` loads none of them (a name is
+#: imported on first use, PEP 562), so the command line starts, and handles Ctrl-C, at once
+_PUBLIC: dict[str, str] = {
+    "Domain": "dptree.data.domain",
+    "make_domain": "dptree.data.domain",
+    "leaf_histogram": "dptree.data.histograms",
+    "to_numpy": "dptree.data.inputs",
+    "BudgetExceededError": "dptree.errors",
+    "DPTreeError": "dptree.errors",
+    "DataError": "dptree.errors",
+    "DomainError": "dptree.errors",
+    "InputFormatError": "dptree.errors",
+    "InsufficientDataError": "dptree.errors",
+    "InvalidParameterError": "dptree.errors",
+    "ReleaseFileError": "dptree.errors",
+    "HierarchyRelease": "dptree.hierarchy",
+    "hierarchy_counts": "dptree.hierarchy.api",
+    "Hierarchy": "dptree.hierarchy.structure",
+    "InteriorPoint": "dptree.interior",
+    "QuantileRelease": "dptree.interior",
+    "ThresholdClassifier": "dptree.interior",
+    "interior_point": "dptree.interior",
+    "learn_threshold": "dptree.interior",
+    "median": "dptree.interior",
+    "method_requirements": "dptree.interior",
+    "quantile": "dptree.interior",
+    "Budget": "dptree.privacy.budget",
+    "Ledger": "dptree.privacy.ledger",
+    "LedgerCorruptError": "dptree.privacy.ledger",
+    "LedgerError": "dptree.privacy.ledger",
+    "LedgerLockedError": "dptree.privacy.ledger",
+    "LedgerReadOnlyError": "dptree.privacy.ledger",
+    "QuantilesRelease": "dptree.quantiles",
+    "quantiles": "dptree.quantiles",
+    "range_tree": "dptree.rangetree.api",
+    "range_tree_by": "dptree.rangetree.api",
+    "GroupedRelease": "dptree.rangetree.groupby",
+    "Answers": "dptree.rangetree.release",
+    "HistogramResult": "dptree.rangetree.release",
+    "QuantileResult": "dptree.rangetree.release",
+    "RangeTree": "dptree.rangetree.release",
+    "RangeTreePlan": "dptree.rangetree.release",
+    "plan_range_tree": "dptree.rangetree.release",
+    "sparse_range_tree": "dptree.sparsetree.api",
+    "SparseRangeTree": "dptree.sparsetree.release",
+}
+
+#: the modules that define a release kind: each registers its kind with the loader when imported
+_RELEASE_MODULES = (
+    "dptree.rangetree.release",
+    "dptree.rangetree.groupby",
+    "dptree.sparsetree.release",
+    "dptree.hierarchy.release",
+    "dptree.interior.api",
+    "dptree.interior.quantiles",
+    "dptree.interior.thresholds",
+    "dptree.quantiles.release",
+    "dptree.quantiles.groups",
 )
-from dptree.hierarchy import HierarchyRelease
-from dptree.hierarchy.api import hierarchy_counts
-from dptree.hierarchy.structure import Hierarchy
-from dptree.interior import (
-    InteriorPoint,
-    QuantileRelease,
-    ThresholdClassifier,
-    interior_point,
-    learn_threshold,
-    median,
-    method_requirements,
-    quantile,
-)
-from dptree.io.release_file import load
-from dptree.privacy.budget import Budget
-from dptree.privacy.ledger import Ledger, LedgerCorruptError, LedgerError, LedgerLockedError, LedgerReadOnlyError
-from dptree.quantiles import QuantilesRelease, quantiles
-from dptree.rangetree.api import range_tree, range_tree_by
-from dptree.rangetree.groupby import GroupedRelease
-from dptree.rangetree.release import Answers, HistogramResult, QuantileResult, RangeTree, RangeTreePlan, plan_range_tree
-from dptree.sparsetree.api import sparse_range_tree
-from dptree.sparsetree.release import SparseRangeTree
+
+
+def load(path: Any) -> Any:
+    """Load any saved release: validates the file, then re-derives and checks the release (every
+    kind's loader; :func:`dptree.io.release_file.load`)."""
+    from dptree.io.release_file import load as load_release
+
+    for module in _RELEASE_MODULES:
+        importlib.import_module(module)
+    return load_release(path)
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'dptree' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_PUBLIC))
+
+
+class _Facade(types.ModuleType):
+    """``dptree`` itself: a public name that is also a subpackage's (``dptree.quantiles``) stays the
+    function when the subpackage is first imported (the import system sets the package's attribute
+    to the subpackage then; ``sys.modules`` keeps the subpackage)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, types.ModuleType) and name in _PUBLIC:
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Facade
+
 
 __all__ = [
     "__version__",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -56,3 +57,46 @@ def test_no_heavy_dependency_is_imported_at_start_up(code: str) -> None:
 def test_the_check_sees_a_heavy_import() -> None:
     """The probe itself: a module that is loaded is reported."""
     assert "pandas" in _heavy_loaded_after("import dptree, pandas")
+
+
+def _fresh(code: str) -> str:
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
+def test_import_dptree_loads_no_stage_until_a_name_is_used() -> None:
+    out = _fresh("import sys, dptree\n"
+                 "print(sorted(m for m in sys.modules if m.startswith('dptree.')))\n"
+                 "dptree.range_tree\n"
+                 "print('dptree.rangetree.api' in sys.modules)")
+    before, after = out.splitlines()
+    assert before == "[]" and after == "True"
+
+
+def test_a_public_name_shared_with_a_subpackage_stays_the_function() -> None:
+    # importing the subpackage sets the package's attribute to it; dptree.quantiles stays the function
+    assert _fresh("import dptree, dptree.quantiles.api\nprint(callable(dptree.quantiles))") == "True"
+
+
+def test_load_reads_every_kind_in_a_fresh_interpreter(tmp_path: Any) -> None:
+    """``dptree.load`` registers every release kind itself: nothing else need be imported first."""
+    import numpy as np
+
+    import dptree
+
+    x = np.arange(200) % 50
+    files = {
+        "range_tree": dptree.range_tree(x, lower=0, upper=60, epsilon=1.0),
+        "sparse_range_tree": dptree.sparse_range_tree(x, lower=0, upper=60, epsilon=1.0),
+        "quantiles": dptree.quantiles(x, [0.5], lower=0, upper=60, epsilon=1.0),
+        "interior_point": dptree.interior_point(x, lower=0, upper=60, epsilon=1.0),
+        "hierarchy": dptree.hierarchy_counts([("a", "b")] * 5, dptree.Hierarchy.from_paths([("a", "b")]),
+                                             epsilon=1.0),
+    }
+    for name, rel in files.items():
+        rel.save(tmp_path / f"{name}.json")
+    kinds = _fresh("import sys, dptree\n"
+                   f"for p in sorted(__import__('pathlib').Path({str(tmp_path)!r}).glob('*.json')):\n"
+                   "    print(type(dptree.load(p)).__name__)")
+    assert kinds.splitlines() == [type(files[name]).__name__ for name in sorted(files)]

@@ -23,8 +23,8 @@ The ledger options and the charge (committed before the data is read) are in
 from __future__ import annotations
 
 import argparse
-import io
 import datetime as _dt
+import io
 import math
 import os
 import re
@@ -35,6 +35,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, NoReturn, Sequence, TypeVar
 
+from dptree.cli.status import EXIT_BROKEN_PIPE, EXIT_INTERNAL_ERROR, EXIT_USER_ERROR
 from dptree.errors import DPTreeError, InputFormatError, InvalidParameterError
 
 __all__ = [
@@ -66,9 +67,6 @@ __all__ = [
 ]
 
 PROG = "dptree"
-EXIT_OK, EXIT_USER_ERROR, EXIT_INTERNAL_ERROR, EXIT_INTERRUPTED = 0, 2, 3, 130
-#: the shell's status of a process ended by SIGPIPE (128 + 13): the reader of its output went away
-EXIT_BROKEN_PIPE = 141
 
 T = TypeVar("T")
 
@@ -491,7 +489,7 @@ def write_from_release(args: argparse.Namespace, handlers: Mapping[str, Callable
                        what: str) -> int:
     """``plot`` and ``report``: check ``--out``, load the release, run the handler for its kind,
     say what was written (on stderr)."""
-    from dptree.io.release_file import load
+    from dptree import load  # every release kind registered (the package root imports them on load)
 
     check_output_path(args.out, inputs=[args.release], kind=what, force=args.force)
     release = load(args.release)

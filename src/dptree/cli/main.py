@@ -9,16 +9,20 @@ files) are in :mod:`dptree.cli.core`, the ledger options and the charge in
 from __future__ import annotations
 
 import sys
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from dptree import __version__
-from dptree.cli.core import EXIT_INTERRUPTED, Parser, cli_wording, error, run
+from dptree.cli.status import EXIT_INTERRUPTED
 
-__all__ = ["main", "build_parser", "cli_wording"]
+if TYPE_CHECKING:
+    from dptree.cli.core import Parser
+
+__all__ = ["main", "build_parser"]
 
 
 def build_parser() -> Parser:
     from dptree.cli import budget, hierarchy, interior, plot, query, release, report  # inside main's Ctrl-C handling
+    from dptree.cli.core import Parser
 
     parser = Parser(prog="dptree", description="Differential privacy on trees.")
     parser.add_argument("--version", action="version", version=f"dptree {__version__}")
@@ -39,9 +43,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     Ctrl-C gives the one line and 130 from here on: while the commands load, while the arguments are
     parsed and while a command runs."""
     try:
+        from dptree.cli.core import run
+
         return run(build_parser(), sys.argv[1:] if argv is None else argv)
     except KeyboardInterrupt:
-        error("interrupted")
+        sys.stderr.write("dptree: error: interrupted\n")  # the core's error() may not be loaded yet
         return EXIT_INTERRUPTED
 
 

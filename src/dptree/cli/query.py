@@ -42,7 +42,7 @@ def register(sub: Any) -> None:
 
 
 def run_query(args: argparse.Namespace) -> int:
-    from dptree.io.release_file import load
+    from dptree import load  # every release kind registered (the package root imports them on load)
 
     release = load(args.release)
     answer = core.for_kind(_ANSWERS, release, "query")
