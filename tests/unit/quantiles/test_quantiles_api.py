@@ -427,3 +427,18 @@ def test_the_trees_grid_is_refused_beside_a_method_without_it() -> None:
     for method in ("tree", "auto"):
         rel = dptree.quantiles(np.arange(100), [0.5], lower=0, upper=127, epsilon=1.0, method=method, grid=64, rng=1)
         assert len(rel.values) == 1
+
+
+@pytest.mark.parametrize("method", ["approx", "tree", "exponential"])
+def test_a_file_edited_to_lower_above_upper_is_refused(method: str, tmp_path: Any) -> None:
+    from dptree.io.release_file import canonical_checksum
+
+    path = tmp_path / "q.json"
+    dptree.quantiles(np.arange(200) % 50, [0.5], lower=0, upper=60, epsilon=1.0, method=method).save(path)
+    doc = json.loads(path.read_text())
+    doc["parameters"]["domain"].update(lower=60, upper=0)
+    del doc["checksum"]
+    doc["checksum"] = canonical_checksum(doc)
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ReleaseFileError, match="lower must be <= upper"):
+        dptree.load(path)
