@@ -390,7 +390,7 @@ def plan_private_bounds(*, lower: Any = None, upper: Any = None, epsilon: float 
     check_budget_range(epsilon, None)  # the whole epsilon named (the tree's share is checked by its plan)
     check_param("bounds_share", share, [Interval(Real, 0, 1, closed="neither", hint="e.g. bounds_share=0.1")])
     if by is not None or user_id is not None:
-        raise InvalidParameterError("bounds='private' does not support by= or user_id= yet: declare lower and upper "
+        raise InvalidParameterError("bounds='private' does not support by= or user_id= yet: declare lower= and upper= "
                                     "(bounds='public') for group-by and user-bounded releases")
     return PrivateBoundsPlan(epsilon=float(epsilon), share=float(share), width=width, branching=branching,
                              neighbors=cast(Relation, neighbors), max_contributions=max_contributions, levels=levels,
