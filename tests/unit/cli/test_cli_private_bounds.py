@@ -64,7 +64,7 @@ def test_a_date_origin_from_the_command_line(tmp_path: Path, cli_run: Any) -> No
     (["--lower", "0"], "drop --lower"),
     (["--noise", "gaussian", "--delta", "1e-6"], "laplace"),
     (["--bounds-share", "1.5"], "--bounds-share"),
-    (["--user-id", "person_id"], "--user-id"),
+    (["--user-id", "person_id"], "declare --lower and --upper (--bounds public)"),
     (["--neighbors", "replace", "--on-invalid", "drop"], "replace"),
 ])
 def test_private_bounds_refusals_come_before_any_charge(tmp_path: Path, cli_run: Any, extra: list[str],
