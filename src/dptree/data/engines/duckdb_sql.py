@@ -52,14 +52,10 @@ def column_type(con: Any, expr: str, column: str) -> str:
                 "has the same number of fields and that the delimiter is a comma (a Parquet file is recognised "
                 "by its content, whatever its name)"
             )
-        if csv and any(t != "VARCHAR" for t in types.values()):
-            # DuckDB took the first line for a header because it does not fit a column typed by the rows
-            # below (a number column whose first field is a name): a header row, schema, not a record
-            raise InputFormatError(f"column {column!r} not found in the CSV's header row; its columns: "
-                                   f"{', '.join(names)}")
         if csv:
-            # a CSV's "header" is its first line: with only text columns nothing shows it is not a line
-            # of the data
+            # a CSV's "header" is its first line, and whether it is one is guessed from the rows: in a
+            # file without a header it is a record (one whose field does not fit its column's type is
+            # taken for a header), so its names are never shown
             raise InputFormatError(f"column {column!r} not found in the CSV's header row; check the name and that "
                                    "the file's first line names its columns (the names found are not shown: "
                                    "without a header they would be a line of the data)")
