@@ -58,6 +58,8 @@ if TYPE_CHECKING:
         quantile,
     )
     from dptree.privacy.budget import Budget
+    from dptree.privacy.loss import PrivacyLoss
+    from dptree.privacy.unit import PerRecord, PerUser, Replace
     from dptree.privacy.ledger import Ledger, LedgerCorruptError, LedgerError, LedgerLockedError, LedgerReadOnlyError
     from dptree.quantiles import QuantilesRelease, quantiles
     from dptree.rangetree.api import range_tree, range_tree_by
@@ -100,6 +102,10 @@ _PUBLIC: dict[str, str] = {
     "method_requirements": "dptree.interior",
     "quantile": "dptree.interior",
     "Budget": "dptree.privacy.budget",
+    "PrivacyLoss": "dptree.privacy.loss",
+    "PerRecord": "dptree.privacy.unit",
+    "PerUser": "dptree.privacy.unit",
+    "Replace": "dptree.privacy.unit",
     "Ledger": "dptree.privacy.ledger",
     "LedgerCorruptError": "dptree.privacy.ledger",
     "LedgerError": "dptree.privacy.ledger",
@@ -174,6 +180,10 @@ sys.modules[__name__].__class__ = _Facade
 __all__ = [
     "__version__",
     "Budget",
+    "PerRecord",
+    "PerUser",
+    "Replace",
+    "PrivacyLoss",
     "Domain",
     "make_domain",
     "DPTreeError",
