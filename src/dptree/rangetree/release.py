@@ -73,7 +73,7 @@ class RangeTree(RangeQueries, CountRelease):
     )
 
     def __new__(cls, plan: RangeTreePlan, measurements: list[np.ndarray | None], statement: dict[str, Any],
-                metadata: dict[str, Any] | None = None) -> RangeTree:
+                metadata: dict[str, Any] | None = None, estimates: LeafEstimates | None = None) -> RangeTree:
         """A tree whose statement records private bounds is a :class:`PrivateBoundsRangeTree`."""
         if cls is RangeTree and "bounds" in statement:
             cls = PrivateBoundsRangeTree
@@ -85,7 +85,10 @@ class RangeTree(RangeQueries, CountRelease):
         measurements: list[np.ndarray | None],
         statement: dict[str, Any],
         metadata: dict[str, Any] | None = None,
+        estimates: LeafEstimates | None = None,
     ):
+        """``estimates``: the least-squares estimates of ``measurements`` when already computed
+        (one row of :class:`~dptree.rangetree.estimates.ForestEstimates`); default: computed here."""
         self.plan = plan
         self.domain = plan.domain
         self.layout = plan.layout
@@ -93,7 +96,9 @@ class RangeTree(RangeQueries, CountRelease):
         self.privacy = statement
         #: public: the caller's column name, input path and the creation time (and a ledger charge)
         self.metadata: dict[str, Any] = dict(metadata or {})
-        self._est = LeafEstimates(plan.layout, plan.domain.size, plan.noise, plan.level_variance, measurements)
+        if estimates is None:
+            estimates = LeafEstimates(plan.layout, plan.domain.size, plan.noise, plan.level_variance, measurements)
+        self._est = estimates
         self._intervals: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}  # quantile_ci's, per call
 
     @property
