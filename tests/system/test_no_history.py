@@ -2,7 +2,7 @@
 
 Comments, docstrings, messages and CLI output name no issue numbers, no dates and no "seed 00N"
 (a file name in the project's reference folder that means nothing to a user): papers are cited by
-author and year (docs/seeds.md maps each to its document). Development history belongs in git log.
+author and year (docs/notes/seeds.md maps each to its document). Development history belongs in git log.
 
 The one exception is text that saved release files already contain: a release's privacy statement
 (its ``mechanism`` field) is re-derived by the loader and compared whole

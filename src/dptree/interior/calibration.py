@@ -106,7 +106,7 @@ def swap_budget(epsilon: float, delta: float) -> tuple[float, float]:
     A mechanism that is (e, d)-DP for add/remove-one neighbors of at most N + 1 records is
     (2e, (1 + e^e) d)-DP for one replacement (remove, then add: group privacy), so calibrating the
     tree methods at (eps/2, delta/(1 + e^(eps/2))) makes them (eps, delta)-DP under add/remove-one
-    and replace-one after the cap (docs/interior_point.md)."""
+    and replace-one after the cap (docs/notes/interior_point.md)."""
     return epsilon / 2, delta / (1 + math.exp(epsilon / 2))
 
 
