@@ -131,7 +131,7 @@ def _requirements(size: int, eps: float, dlt: float, beta: float) -> dict[str, i
 def method_requirements(size: int, *, epsilon: float, delta: float, beta: float = 0.1) -> dict[str, int | None]:
     """The n at which each method's stated success guarantee (probability >= 1 - beta) applies.
 
-    Only public inputs (|X|, epsilon, delta, beta); the tree methods are calibrated as
+    Only public inputs (``|X|``, epsilon, delta, beta); the tree methods are calibrated as
     :func:`~dptree.interior.api.interior_point` calibrates them (at the per-replacement budget,
     with n declared)."""
     if size < 1:  # an int of any size: |X| may exceed what a float holds
