@@ -142,7 +142,19 @@ _RELEASE_MODULES = (
 
 def load(path: Any) -> Any:
     """Load any saved release: validates the file, then re-derives and checks the release (every
-    kind's loader; :func:`dptree.io.release_file.load`)."""
+    kind's loader; :func:`dptree.io.release_file.load`).
+
+    Example::
+
+        >>> import os, tempfile, numpy as np, dptree
+        >>> ages = 18 + np.arange(10_000) % 73
+        >>> rel = dptree.range_tree(ages, lower=0, upper=120, epsilon=1.0, rng=7)
+        >>> path = os.path.join(tempfile.mkdtemp(), "ages.json")
+        >>> rel.save(path, allow_nonprivate=True)  # a seeded release is saved only when asked
+        >>> back = dptree.load(path)
+        >>> type(back).__name__, round(back.count(30, 39)) == round(rel.count(30, 39))
+        ('RangeTree', True)
+    """
     from dptree.io.release_file import load as load_release
 
     for module in _RELEASE_MODULES:

@@ -6,7 +6,7 @@ An *interior point* of a multiset S is any y with min S <= y <= max S (Kaplan et
 * ``"exponential"`` -- the exponential mechanism with q(S, y) = min(#{x<=y}, #{x>=y}) (pure eps);
 * ``"treelog"`` -- Algorithm 1 (TreeLog, :mod:`dptree.interior.treelog`), privacy from Lemma 3.7;
 * ``"heavypaths"`` -- Algorithms 2-6 (:mod:`dptree.interior.heavypaths`), privacy from Lemmas 4.5,
-  4.6, 4.9 and 4.11 with explicit constants (derivation: docs/heavypaths.md);
+  4.6, 4.9 and 4.11 with explicit constants (derivation: docs/notes/heavypaths.md);
 * ``"auto"`` -- the method whose stated sample requirement at (|X|, eps, delta, beta) is smallest.
 
 The walk: public checks -> the plan (:mod:`dptree.interior.calibration`, public inputs only) -> the
@@ -26,7 +26,7 @@ computed from |S|.
 add/remove-one neighbors. The cap maps some add/remove pairs to replace pairs and a replace pair
 is a removal followed by an addition, so the tree methods run their calibration at
 (eps/2, delta/(1 + e^(eps/2))) and are (eps, delta)-DP under both add/remove-one and replace-one
-(group privacy, docs/interior_point.md). The exponential mechanism's quality has sensitivity 1
+(group privacy, docs/notes/interior_point.md). The exponential mechanism's quality has sensitivity 1
 under both relations (pure eps, no size used).
 """
 
@@ -234,7 +234,7 @@ def interior_point(
 
     ``method``: "exponential" (epsilon-DP; delta ignored; needs no size), "treelog" (Algorithm 1;
     (epsilon, delta)-DP by Lemma 3.7), "heavypaths" (Algorithm 6; (epsilon, delta)-DP by Lemma 4.11
-    with the constants of docs/heavypaths.md), or "auto".
+    with the constants of docs/notes/heavypaths.md), or "auto".
 
     ``n`` / ``n_max`` -- **public** size declared by the caller: ``n`` the exact number of records,
     ``n_max`` an upper bound. Both are treated as public knowledge (publish them or derive them
@@ -245,7 +245,7 @@ def interior_point(
     (epsilon, delta)-DP for *any* data, whatever was declared; a wrong declaration only costs
     utility. ``auto`` without a declared size uses the exponential mechanism (the only method
     whose calibration needs no size); with one it takes the method with the smallest stated
-    sample requirement at (|X|, epsilon, delta, beta) and raises :class:`InsufficientDataError`
+    sample requirement at (``|X|``, epsilon, delta, beta) and raises :class:`InsufficientDataError`
     when the declared N is below it (public quantities only) unless ``run_anyway=True``.
 
     Neighboring relation: every method is (epsilon, delta)-DP for add/remove-one *and*
@@ -263,6 +263,17 @@ def interior_point(
     counts as lower + floor((t - lower) / width) width, the bucket a range tree over the same bounds
     puts it in -- and the point is released as a ``numpy.datetime64``. ``width`` is refused on
     numeric domains.
+
+    Example (``rng=7`` seeds the noise only so that the outputs below are reproducible: a seeded release
+    is marked not private; leave ``rng`` out in real use)::
+
+        >>> import numpy as np, dptree
+        >>> ages = 18 + np.arange(10_000) % 73  # ages 18 to 90, evenly
+        >>> point = dptree.interior_point(ages, lower=0, upper=120, epsilon=1.0, rng=7)
+        >>> point.value, point.method  # no declared size: the exponential mechanism
+        (54, 'exponential')
+        >>> point
+        <InteriorPoint 54 by exponential over [0, 120], 1-DP (pure), declared none, NOT PRIVATE (test seed)>
     """
     eps = check_release_budget(epsilon)
     dlt, b = float(delta), float(beta)

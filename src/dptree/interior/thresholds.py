@@ -197,7 +197,7 @@ def learn_threshold(
        m0~ + m1~ (capped at n_max), m = max(1, floor(fraction * T)) is public. If
        min(m0~, m1~) < m, the constant classifier of the larger noisy label is returned.
     2. Otherwise S has exactly 2m elements: the m largest points labelled 1 and the m smallest
-       labelled 0, missing slots padded with the public domain ends (so |S| never depends on the
+       labelled 0, missing slots padded with the public domain ends (so ``|S|`` never depends on the
        true label counts). Adding or removing a record changes S by at most one replacement;
        replacing a record by at most two.
     3. y* = an interior point of S at (epsilon/4, delta/(1 + e^(epsilon/4))) per replacement of
@@ -211,6 +211,18 @@ def learn_threshold(
     replace-one: eps/2 (two counts) + 2 * eps/4 with delta' (1 + e^(eps/4)) = delta (group privacy
     over two replacements) = (eps, delta). So (epsilon, delta)-DP under both relations; pure
     epsilon-DP (delta reported 0) with the exponential mechanism.
+
+    Example (``rng=7`` seeds the noise only so that the outputs below are reproducible: a seeded release
+    is marked not private; leave ``rng`` out in real use)::
+
+        >>> import numpy as np, dptree
+        >>> x = np.arange(1000)
+        >>> y = (x < 400).astype(int)  # label 1 left of the true threshold 399.5
+        >>> h = dptree.learn_threshold(x, y, lower=0, upper=999, epsilon=1.0, rng=7)
+        >>> h
+        <ThresholdClassifier 1{x <= 413} over [0, 999], 1-DP (pure), NOT PRIVATE (test seed)>
+        >>> h.predict([100, 900]).tolist()
+        [1, 0]
     """
     eps = check_release_budget(epsilon, supported=SUPPORTED)
     dlt = float(delta)

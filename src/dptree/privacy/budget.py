@@ -77,7 +77,7 @@ def check_release_budget(
     value: object, name: str = "epsilon", supported: tuple[float, float] = BUDGET_RANGE
 ) -> float:
     """Validate the budget of a release (epsilon or rho): positive, finite and inside
-    ``supported``. The one range check of every mechanism (docs/privacy.md, input policy)."""
+    ``supported``. The one range check of every mechanism (docs/notes/privacy.md, input policy)."""
     v = check_epsilon(value, name)
     lo, hi = supported
     if not lo <= v <= hi:

@@ -1,5 +1,5 @@
 """``dptree.quantiles``: m private quantiles with intervals, by the method with the smallest predicted
-error or the one named. Methods, algorithms and proofs: docs/quantiles.md."""
+error or the one named. Methods, algorithms and proofs: docs/notes/quantiles.md."""
 
 from __future__ import annotations
 
@@ -138,13 +138,13 @@ def quantiles(
     ``data``, or each record's group beside in-memory values), each on its group's records with the
     whole epsilon (parallel composition; add/remove-one only); ``n``/``n_max`` then declare each
     group's size; rows of unlisted groups raise, or are dropped with ``unknown="drop"``. Returns a
-    :class:`~dptree.quantiles.groups.GroupedQuantiles` (docs/quantiles.md, "By group").
+    :class:`~dptree.quantiles.groups.GroupedQuantiles` (docs/notes/quantiles.md, "By group").
     ``user_id``/``max_contributions`` = k: the privacy unit is one person with at most k records
     (``user_id``: a column, or an array beside in-memory values; each person's records beyond k are
     dropped at random in the engine); every exponential-mechanism call runs at 1/k of its share
     (group privacy), the tree at ``max_contributions=k``. Add/remove-one person only; with
     ``user_id``, ``n`` is refused (declare ``n_max``) and the mechanism methods need an integer
-    domain of at most 2^24 points (docs/quantiles.md, "Per person"). With ``by`` too, a person's
+    domain of at most 2^24 points (docs/notes/quantiles.md, "Per person"). With ``by`` too, a person's
     records are bounded across all groups (k in all) and each group's release runs at 1/k per
     record, so the set is epsilon-DP per person; the mechanism methods then hold groups x points
     <= 2^25 counts.

@@ -29,7 +29,7 @@ the neighbouring relation, a declared n; never the data): approx or joint by mea
 (equal to approx at m = 1), so auto chooses among "tree", "approx" and "joint". A declared n (or
 n_max) caps every prediction at n / 2.
 
-Why joint's conditions (docs/quantiles_benchmark.md, sections 5 and 6). JointExp prices an output by
+Why joint's conditions (docs/notes/quantiles_benchmark.md, sections 5 and 6). JointExp prices an output by
 the counts between consecutive outputs, at a = epsilon / 4 nats per rank, against the counting
 measure of the run of outputs it places. (i) Empty gaps: moving the top k outputs into the empty
 gap above concentrated data (about |X| points) gains about k ln |X| nats of measure and costs about

@@ -18,7 +18,7 @@ the budget only, :attr:`BoundsSearch.rank`). Every count has L1 sensitivity k (`
 under add/remove and under replace; the answers of one search all move the same way between
 neighbours (monotone) under add/remove and under replace of one record, so the query noise is
 2k/eps_end rather than 4k/eps_end there (:func:`dptree.interior.sparse_vector.above_threshold_scales`;
-the proof is in docs/privacy.md, "Private bounds"). The search is
+the proof is in docs/notes/privacy.md, "Private bounds"). The search is
 :mod:`dptree.rangetree.bounds_search`; this module plans and releases the tree over its ends.
 
 The kind of domain (integer, float, date) is the column's type: an array's or a table's dtype

@@ -15,7 +15,7 @@ dyadic value, so the spend is at most the budget.
   rounded up (DLap(lambda_0) added to the number of records), epsilon' = epsilon - eps_0, and the
   share is read from :data:`AUTO_SHARES` at epsilon' T / k, T the noisy total
   (:meth:`SparsePlan.resolved`): an adaptive sequential composition whose total is
-  eps_0 + eps_1 + eps_2 <= epsilon whatever T (docs/privacy.md, "Sparse range trees").
+  eps_0 + eps_1 + eps_2 <= epsilon whatever T (docs/notes/privacy.md, "Sparse range trees").
 * ``"levels"``: each of the L levels costs epsilon / L (scale k L / epsilon); a node is expanded
   from the noisy count ``threshold`` (default ceil(lambda ln(4b))).
 """
@@ -66,7 +66,7 @@ TOTAL_SHARE = 0.01
 #: biased counts need c > i delta ~ i lambda_1 to split at decision depth i, so a small share
 #: stops the shape above the data's sparse tails on small data (Pareto sizes: 13x the dense oracle
 #: at n = 2000 with 0.15, 2.2x at n = 10^4 with 0.1), while on large data the shape is clear at a
-#: smaller share and the counts gain what it frees (docs/sparse_tree.md, "The shape's share from a
+#: smaller share and the counts gain what it frees (docs/notes/sparse_tree.md, "The shape's share from a
 #: noisy total")
 AUTO_SHARES: tuple[tuple[float, float], ...] = ((1e4, 0.2), (2e5, 0.15), (math.inf, 0.1))
 

@@ -219,7 +219,7 @@ def _sym_diff(a: list[int], b: list[int]) -> tuple[int, int]:
 
 
 def test_cap_maps_neighbors_to_neighbors_or_one_replacement():
-    """docs/interior_point.md: for add/remove or replace neighbors, the capped multisets are
+    """docs/notes/interior_point.md: for add/remove or replace neighbors, the capped multisets are
     add/remove neighbors or differ by one replacement (the basis of the group-privacy step)."""
     rnd = random.Random(0)
     for _ in range(3000):
