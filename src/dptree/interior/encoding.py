@@ -121,7 +121,7 @@ def prepare(
         if cnt.shape != arr.shape or (cnt.size and cnt.min() < 0):
             raise DataError(_BAD_COUNTS)
     else:
-        arr, cnt = value_counts(values, column=column, missing=policy, infinite=policy, message=INVALID_VALUES,
+        arr, cnt = value_counts(values, column=column, on_invalid=policy, message=INVALID_VALUES,
                                 domain=(enc.kind, *enc.bounds))
     return (enc, *_encode_counts(arr, cnt, enc, drop))
 
@@ -160,7 +160,7 @@ def prepare_groups(
         raise DataError("values must be a sequence of numbers")
     policy: Literal["error", "drop"] = "drop" if drop else "error"
     parts = grouped_value_counts(_exact(values), column=column, by=by, groups=groups, unknown=unknown,
-                                 missing=policy, infinite=policy, message=INVALID_VALUES,
+                                 on_invalid=policy, message=INVALID_VALUES,
                                  domain=(enc.kind, *enc.bounds))
     return enc, [_encode_counts(arr, cnt, enc, drop) for arr, cnt in parts]
 

@@ -154,7 +154,7 @@ def staged_session(values: Any, column: str | None, counts: Any, enc: Domain,
         return
     policy: Literal["error", "drop"] = "drop" if on_invalid == "drop" else "error"
     lower, upper = enc.bounds
-    with ordered_counts(values, column=column, lower=lower, upper=upper, missing=policy, infinite=policy,
+    with ordered_counts(values, column=column, lower=lower, upper=upper, on_invalid=policy,
                         message=INVALID_VALUES) as session:
         yield session
 

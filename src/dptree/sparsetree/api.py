@@ -91,7 +91,7 @@ def sparse_range_tree(
     created = _release_file.utc_now()  # before the data is read (the module's clock: tests can fix it)
     if in_engine:  # counted in the engine: distinct values and their counts, typed by the schema
         policy: Literal["error", "drop"] = "drop" if on_invalid == "drop" else "error"
-        vals = histograms.values(data, column=column, missing=policy, infinite=policy,
+        vals = histograms.values(data, column=column, on_invalid=policy,
                                  message=INVALID_VALUES,
                                  domain=None if lower is None else (plan.domain.kind, lower, upper), fmt=fmt)
         if lower is None:
