@@ -153,7 +153,8 @@ def path_counts(data: Any, levels: Sequence[str], *, weight: str | None = None) 
 
 
 @validate_params({"column": COLUMN, "on_invalid": MISSING, "fmt": FORMAT})
-def value_counts(data: Any, *, column: str | None = None, on_invalid: Missing = "error", message: str | None = None, fmt: str | None = None,
+def value_counts(data: Any, *, column: str | None = None, on_invalid: Missing = "error", message: str | None = None,
+                 fmt: str | None = None,
                  domain: tuple[str, Any, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Sorted distinct values of ``data`` (``column`` of a table, file, DuckDB relation or Spark
     DataFrame) and their exact record counts (:meth:`Engine.value_counts`): memory O(distinct
@@ -165,7 +166,8 @@ def value_counts(data: Any, *, column: str | None = None, on_invalid: Missing = 
 
 
 @validate_params({"column": COLUMN, "on_invalid": MISSING, "fmt": FORMAT})
-def values(data: Any, *, column: str | None = None, on_invalid: Missing = "error", message: str | None = None, fmt: str | None = None,
+def values(data: Any, *, column: str | None = None, on_invalid: Missing = "error", message: str | None = None,
+           fmt: str | None = None,
            domain: tuple[str, Any, Any] | None = None) -> np.ndarray:
     """Every valid value of ``data``'s column (:meth:`Engine.values`: checks as :func:`value_counts`;
     files and DuckDB relations in one unsorted scan, Spark DataFrames as distinct values and counts).
