@@ -127,10 +127,10 @@ def leaf_histogram(
     policy for invalid values (missing, +-inf, non-integers on an integer domain, entries that are
     not numbers): refuse them, or with "drop" leave each out (``missing=``: its deprecated name).
     """
-    missing = renamed(on_invalid, missing, "on_invalid", "missing", "error")
+    on_invalid = renamed(on_invalid, missing, "on_invalid", "missing", "error")
     if (by is None) != (groups is None):
         raise InvalidParameterError("by and groups go together: by= names the column, groups= lists the public groups")
-    plan.check_public_total(user_id=user_id, missing=missing, by=by)
+    plan.check_public_total(user_id=user_id, on_invalid=on_invalid, by=by)
     engine = engine_for(data, fmt=fmt, progress=progress)
     k = check_bound(plan, max_contributions) if user_id is not None else None
     gs = check_groups(groups) if by is not None else []
@@ -138,11 +138,11 @@ def leaf_histogram(
     domain, cells = plan.domain, plan.layout.padded_size
     if by is not None:
         return engine.grouped_histograms(data, domain, cells, column=column, by=by, groups=gs, unknown=unknown,
-                                         user_id=user_id, k=k, missing=missing, source=src)
+                                         user_id=user_id, k=k, missing=on_invalid, source=src)
     if k is not None:
         return engine.bounded_histogram(data, domain, cells, column=column, user_id=user_id, k=k,
-                                         missing=missing, source=src)
-    return engine.leaf_histogram(data, domain, cells, column=column, missing=missing)
+                                         missing=on_invalid, source=src)
+    return engine.leaf_histogram(data, domain, cells, column=column, missing=on_invalid)
 
 
 def path_counts(data: Any, levels: Sequence[str], *, weight: str | None = None) -> pd.DataFrame:
@@ -152,50 +152,50 @@ def path_counts(data: Any, levels: Sequence[str], *, weight: str | None = None) 
     return engine_for(data).path_counts(data, levels, weight=weight)
 
 
-@validate_params({"column": COLUMN, "missing": MISSING, "infinite": MISSING, "fmt": FORMAT})
-def value_counts(data: Any, *, column: str | None = None, missing: Missing = "error", infinite: Missing = "error",
-                 message: str | None = None, fmt: str | None = None,
+@validate_params({"column": COLUMN, "on_invalid": MISSING, "fmt": FORMAT})
+def value_counts(data: Any, *, column: str | None = None, on_invalid: Missing = "error", message: str | None = None,
+                 fmt: str | None = None,
                  domain: tuple[str, Any, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Sorted distinct values of ``data`` (``column`` of a table, file, DuckDB relation or Spark
     DataFrame) and their exact record counts (:meth:`Engine.value_counts`): memory O(distinct
     values), never one Python object per row. ``domain`` (kind, lower, upper), when known, decides
-    how a CSV column is read (not DuckDB's guess from a sample of rows). Not private."""
-    return engine_for(data, fmt=fmt).value_counts(data, column=column, missing=missing, infinite=infinite,
+    how a CSV column is read (not DuckDB's guess from a sample of rows). ``on_invalid``: the declared
+    invalid-value policy (missing values and infinities refused, or dropped). Not private."""
+    return engine_for(data, fmt=fmt).value_counts(data, column=column, missing=on_invalid, infinite=on_invalid,
                                                   message=message, domain=domain)
 
 
-@validate_params({"column": COLUMN, "missing": MISSING, "infinite": MISSING, "fmt": FORMAT})
-def values(data: Any, *, column: str | None = None, missing: Missing = "error", infinite: Missing = "error",
-           message: str | None = None, fmt: str | None = None,
+@validate_params({"column": COLUMN, "on_invalid": MISSING, "fmt": FORMAT})
+def values(data: Any, *, column: str | None = None, on_invalid: Missing = "error", message: str | None = None,
+           fmt: str | None = None,
            domain: tuple[str, Any, Any] | None = None) -> np.ndarray:
     """Every valid value of ``data``'s column (:meth:`Engine.values`: checks as :func:`value_counts`;
     files and DuckDB relations in one unsorted scan, Spark DataFrames as distinct values and counts).
     Memory O(rows), never one Python object per row. Not private."""
-    return engine_for(data, fmt=fmt).values(data, column=column, missing=missing, infinite=infinite,
+    return engine_for(data, fmt=fmt).values(data, column=column, missing=on_invalid, infinite=on_invalid,
                                             message=message, domain=domain)
 
 
-@validate_params({"column": COLUMN, "unknown": UNKNOWN, "missing": MISSING, "infinite": MISSING})
+@validate_params({"column": COLUMN, "unknown": UNKNOWN, "on_invalid": MISSING})
 def grouped_value_counts(data: Any, *, column: str | None, by: Any, groups: Sequence[Any], unknown: Unknown = "error",
-                         missing: Missing = "error", infinite: Missing = "error", message: str | None = None,
+                         on_invalid: Missing = "error", message: str | None = None,
                          domain: tuple[str, Any, Any] | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
     """:func:`value_counts` of each public group's rows (``by``: a column name of the table, file,
     relation or Spark DataFrame, or an array beside in-memory values), in the order of ``groups``
     (:meth:`Engine.grouped_value_counts`). Not private."""
     return engine_for(data).grouped_value_counts(data, column=column, by=by, groups=check_groups(groups),
-                                                 unknown=unknown, missing=missing, infinite=infinite,
+                                                 unknown=unknown, missing=on_invalid, infinite=on_invalid,
                                                  message=message, domain=domain)
 
 
 def ordered_counts(data: Any, *, column: str | None, lower: int | float, upper: int | float,
-                   missing: Missing = "error", infinite: Missing = "error",
-                   message: str | None = None) -> ContextManager[OrderedCounts | None]:
+                   on_invalid: Missing = "error", message: str | None = None) -> ContextManager[OrderedCounts | None]:
     """A session of exact :class:`~dptree.data.engines.base.OrderedCounts` queries on ``column``
     of ``data`` clamped to [lower, upper] (:meth:`Engine.ordered_counts`: files and DuckDB
     relations in DuckDB, Spark DataFrames in Spark), or a context yielding None where the engine
     has none (in-memory data, some column types). Not private."""
-    return engine_for(data).ordered_counts(data, column=column, lower=lower, upper=upper, missing=missing,
-                                           infinite=infinite, message=message)
+    return engine_for(data).ordered_counts(data, column=column, lower=lower, upper=upper,
+                                           missing=on_invalid, infinite=on_invalid, message=message)
 
 
 # --------------------------------------------------------------------------- by engine and input

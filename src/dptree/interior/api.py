@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Mapping
 
 from dptree._validation import InstanceOf, check_param, validate_params
+from dptree.data.domain import Domain, point_domain
 from dptree.data.histograms import COLUMN
 from dptree.errors import InvalidParameterError, ReleaseFileError
 from dptree.interior.calibration import (
@@ -53,14 +54,7 @@ from dptree.interior.calibration import (
     declared_size,
     plan,
 )
-from dptree.interior.encoding import (
-    Encoding,
-    domain_document,
-    domain_from_document,
-    encoding,
-    point_encoding,
-    prepare,
-)
+from dptree.interior.encoding import check_point_width, domain_document, domain_from_document, prepare
 from dptree.interior.heavypaths import run_heavypaths
 from dptree.interior.multisets import MS, height
 from dptree.interior.selection import exponential_base, interior_badness, ordered_exponential_mechanism
@@ -152,7 +146,7 @@ class InteriorPoint(Release):
     def to_document(self) -> dict[str, Any]:
         """The file's parts (:mod:`dptree.io.release_file`): the domain, budget, declared size and
         calibration are public; the point and the bottom bit are the measurement."""
-        enc = encoding(self.lower, self.upper, self.width)
+        enc = point_domain(self.lower, self.upper, self.width)
         params = {
             "domain": domain_document(enc), "method": self.method,
             "epsilon": self.epsilon, "delta": self.delta, "beta": self.beta, "n_declared": self.n_declared,
@@ -187,7 +181,7 @@ class InteriorPoint(Release):
         check_statement(privacy, derived.statement(privacy["private"]), kind=kind)
         value, bottom = enc.load(m["value"]), m["bottom"]
         if type(bottom) is not bool or not enc.contains(value) or (
-                bottom and (method == "exponential" or value != enc.decode(0))):
+                bottom and (method == "exponential" or value != enc.value_at(0))):
             raise ReleaseFileError(f"{kind} release: the measurement must be a point of the domain, or bottom")
         return _result(derived, value, bottom, enc, privacy, check_metadata(doc.get("metadata")))
 
@@ -201,12 +195,12 @@ def _json(x: Any) -> Any:
     return x
 
 
-def _result(pl: Plan, value: Any, bottom: bool, enc: Encoding, privacy: dict[str, Any],
+def _result(pl: Plan, value: Any, bottom: bool, enc: Domain, privacy: dict[str, Any],
             metadata: dict[str, Any]) -> InteriorPoint:
     lower, upper = enc.bounds
     return InteriorPoint(value, pl.method, pl.epsilon, pl.delta, pl.beta, pl.n_declared, pl.n_is_upper_bound,
                          pl.n_required, pl.guarantee_applies, privacy, pl.calibration, bottom,
-                         lower=lower, upper=upper, metadata=metadata, width=enc.width)
+                         lower=lower, upper=upper, metadata=metadata, width=enc.resolution)
 
 
 @validate_params({"epsilon": EPSILON, "delta": DELTA, "method": METHOD, "beta": BETA, "n": DECLARED_SIZE,
@@ -289,7 +283,8 @@ def interior_point(
             "private unless declared: pass n= (the exact public size) or n_max= (a public upper "
             "bound), or use method='exponential', which needs no size"
         )
-    enc = point_encoding(lower, upper, width)
+    enc = point_domain(lower, upper, width)
+    check_point_width(enc, width)
     pl = plan(method, enc.size, eps, dlt, b, size_n, upper_bound, run_anyway=run_anyway)
     metadata = creation_metadata()  # the clock, read before the data (no timing of the reading)
     src = make_source(rng)
@@ -310,5 +305,5 @@ def interior_point(
         run = run_treelog if pl.method == "treelog" else run_heavypaths
         y = run(ms, height(enc.size), pl.calibration, src)
     is_bottom = y is None  # part of the mechanism's output (reported as ``bottom``)
-    value = enc.decode(0 if y is None else y)  # bottom -> the data-independent placeholder ``lower``
+    value = enc.value_at(0 if y is None else y)  # bottom -> the data-independent placeholder ``lower``
     return _result(pl, value, is_bottom, enc, pl.statement(src.private), metadata)

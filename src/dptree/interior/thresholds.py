@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 
 from dptree._validation import InstanceOf, Interval, check_param, validate_params
+from dptree.data.domain import INVALID_HINT, point_domain
 from dptree.errors import DataError, DomainError, InvalidParameterError, ReleaseFileError
 from dptree.interior.api import interior_point
 from dptree.interior.calibration import (
@@ -29,7 +30,7 @@ from dptree.interior.calibration import (
     check_budget,
     declared_size,
 )
-from dptree.interior.encoding import INVALID_HINT, domain_document, domain_from_document, encode_values, encoding
+from dptree.interior.encoding import domain_document, domain_from_document, encode_values
 from dptree.interior.selection import ordered_exponential_mechanism
 from dptree.io.contract import Release
 from dptree.io.release_file import check_metadata, creation_metadata
@@ -123,7 +124,7 @@ class ThresholdClassifier(Release):
     def to_document(self) -> dict[str, Any]:
         """The file's parts (:mod:`dptree.io.release_file`); the classifier is the measurement."""
         params = {
-            "domain": domain_document(encoding(self.lower, self.upper)), "method": self.method,
+            "domain": domain_document(point_domain(self.lower, self.upper)), "method": self.method,
             "epsilon": self.epsilon, "delta": self.delta, "fraction": self.fraction, "beta": self.beta,
             "n_declared": self.n_declared, "n_is_upper_bound": self.n_is_upper_bound,
         }
@@ -237,7 +238,7 @@ def learn_threshold(
         raise DataError("labels contain NaN; labels must be 0 or 1")
     if not np.all((ys == 0) | (ys == 1)):
         raise DataError("labels must be 0 or 1 (threshold functions are 1 left of the threshold)")
-    enc = encoding(lower, upper)
+    enc = point_domain(lower, upper)
     if enc.kind == "datetime":
         raise DomainError("learn_threshold works on numeric domains: pass dates as numbers (e.g. days since an "
                           "origin) with numeric bounds")
@@ -273,10 +274,10 @@ def learn_threshold(
         yv = ordered_exponential_mechanism(
             s_vals, counts=s_cnts, lower=0, upper=enc.size - 1, epsilon=e_ip, rng=src
         )
-        return result(enc.decode(yv), None)
+        return result(enc.value_at(yv), None)
     # interior_point at (e, d) is (e, d)-DP per replacement of its input (replace-one)
     ip = interior_point(
-        [enc.decode(v) for v in s_vals],
+        [enc.value_at(v) for v in s_vals],
         counts=s_cnts,
         lower=lower,
         upper=upper,

@@ -135,12 +135,12 @@ class RangeTreePlan:
         """The per-level noise as the measurement core takes it (one block per level)."""
         return NoiseSpec(self.noise, tuple(self.noise_parameters))
 
-    def check_public_total(self, *, user_id: Any = None, missing: str = "error", by: Any = None) -> None:
+    def check_public_total(self, *, user_id: Any = None, on_invalid: str = "error", by: Any = None) -> None:
         """Refuse input policies that make the released exact total depend on the private data.
 
         Under ``neighbors="replace"`` the root is published without noise: sound only when the
         total is the public number of input records. User bounding (Sum_u min(c_u, k)),
-        ``on_invalid="drop"`` (``missing`` here) and a split by group all change the counted total when one record is
+        ``on_invalid="drop"`` and a split by group all change the counted total when one record is
         replaced, which would make the exact root an unbounded leak. Called
         before any data is read.
         """
@@ -148,7 +148,7 @@ class RangeTreePlan:
             return
         for active, what in (
             (user_id is not None, "user_id bounding keeps at most max_contributions records per user"),
-            (missing == "drop", "on_invalid='drop' drops invalid values"),
+            (on_invalid == "drop", "on_invalid='drop' drops invalid values"),
             (by is not None, "a split by group moves a replaced record between groups"),
         ):
             if active:

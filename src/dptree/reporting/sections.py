@@ -273,7 +273,7 @@ def sparse_report(release: Any, *, level: float, bins: int, title: str | None, l
     cdf_b64, _ = png_of(plot_cdf, release, level=level, log=log, clip_negative=clip_negative)
     lower, upper = dom.bounds
     params = metadata_rows(release) + [
-        ("Domain", f"{dom.kind}, [{lower}, {upper}], 2^{dom.bits} keys, no bucket width"),
+        ("Domain", f"{dom.key_kind}, [{lower}, {upper}], 2^{dom.bits} keys, no bucket width"),
         ("Tree", f"{release.layout.branching}-ary, {release.plan.method}, {release.depth} levels, "
                  f"{release.measured_nodes} measured ranges"),
         ("Neighbors", f"{p.get('neighbors')}, at most {p.get('max_contributions')} record(s) per person"),

@@ -28,7 +28,7 @@ from typing import Callable, Literal, Protocol, TypeVar, Union
 
 import numpy as np
 
-from dptree.sparsetree.keys import sort_keys
+from dptree.data.sorting import sort_keys
 
 __all__ = ["KeyCounts", "SortedKeys", "BinnedKeys", "MAX_BINS", "as_counts", "node_counts", "range_counts"]
 

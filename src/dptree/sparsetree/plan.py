@@ -1,6 +1,6 @@
 """The plan of a sparse range tree: everything decided from public parameters, before any data.
 
-The domain (:mod:`dptree.sparsetree.keys`), the layout, the noise of each phase or level, and the
+The domain (:func:`dptree.data.domain.key_domain`), the layout, the noise of each phase or level, and the
 privacy statement (:func:`dptree.privacy.statement.make_statement`). The accounting of both
 methods is in :mod:`dptree.sparsetree.mechanism`; every scale is rounded up to the sampler's
 dyadic value, so the spend is at most the budget.
@@ -37,7 +37,7 @@ from dptree.errors import InvalidParameterError
 from dptree.privacy.budget import RANGE_TREE_BUDGET_RANGE, check_release_budget
 from dptree.privacy.statement import Neighbors, make_statement
 from dptree.sparsetree.counting import Counts
-from dptree.sparsetree.keys import KeyDomain
+from dptree.data.domain import Domain
 from dptree.sparsetree.layout import SparseLayout
 from dptree.sparsetree.mechanism import (
     Measurement,
@@ -80,7 +80,7 @@ def auto_share(records_per_noise: float, steps: tuple[tuple[float, float], ...] 
 class SparsePlan:
     """The public parameters of a sparse range tree and what follows from them."""
 
-    domain: KeyDomain
+    domain: Domain
     layout: SparseLayout
     method: str
     epsilon: float
@@ -275,7 +275,7 @@ MAX_FORCED_NODES = 1 << 24
     "structure_share": [Options(("auto",)), Interval(Real, 0, 1, closed="neither",
                                                      hint="'auto' or a fraction of epsilon, e.g. 0.2")],
 })
-def plan_sparse_tree(domain: KeyDomain, *, epsilon: float, branching: int = 16, max_contributions: int = 1,
+def plan_sparse_tree(domain: Domain, *, epsilon: float, branching: int = 16, max_contributions: int = 1,
                      dense_depth: int | None = None, threshold: int | None = None, method: str = "privtree",
                      structure_share: float | str = "auto") -> SparsePlan:
     """Validate the public parameters and calibrate the noise (no data involved).
@@ -293,7 +293,7 @@ def plan_sparse_tree(domain: KeyDomain, *, epsilon: float, branching: int = 16, 
                         method=method, dense_depth=dense_depth, threshold=threshold, structure_share=structure_share)
 
 
-def _planned(domain: KeyDomain, *, epsilon: float, branching: int, max_contributions: int, method: str,
+def _planned(domain: Domain, *, epsilon: float, branching: int, max_contributions: int, method: str,
              dense_depth: int | None, threshold: int | None, structure_share: float | str) -> SparsePlan:
     """:func:`plan_sparse_tree` past the budget check: every noise scale is computed here (a
     :class:`~dptree.noise.NoiseScaleError` when the samplers cannot draw it)."""
