@@ -17,9 +17,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src" / "dptree"
-#: what a user reads: the README, the user guide and the API reference's pages (the notes in
-#: docs/notes/ are measurement records, whose dates and commands belong to them)
+#: what a user reads: the README, the user guide and the API reference's pages
 USER_DOCS = ["README.md", "docs/index.md", "docs/guide/*.md", "docs/api/*.rst"]
+#: the proofs and measurement records: they cite the seed files by name (docs/notes/seeds.md maps
+#: them), but name no issue and no date; a measurement states its command, load and result
+NOTES = ["docs/notes/*.md"]
 
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*"
 HISTORY = re.compile(
@@ -30,6 +32,17 @@ HISTORY = re.compile(
     r"|\b[Ss]eeds? 00\d"  # seed 001, seeds 000, 003
     r"|\bfiles? (?:written |made |saved )?before (?:issue|Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
 )
+
+#: issue numbers and calendar dates, for the notes (a date that is a value, such as a bound, is code:
+#: ``np.datetime64("2024-01-01")``, and code spans are not searched for dates)
+NOTE_HISTORY = re.compile(
+    r"\b[Ii]ssues? #?\d+"  # issue 12, issues 10
+    r"|(?<![\w&])#\d+\b"  # #12
+    rf"|\b{_MONTH} \d{{1,2}}\b"  # Nov 24
+    r"|\b\d{1,2}:\d{2} UTC\b"  # 14:00 UTC
+)
+ISO_DATE = re.compile(r"\b(?:19|20)\d\d-[01]\d-[0-3]\d\b")  # 2026-11-24
+CODE_SPAN = re.compile(r"`[^`]*`")
 
 #: statement literals stored in saved release files (file -> substrings of the allowed lines)
 STORED: dict[str, tuple[str, ...]] = {
@@ -102,3 +115,38 @@ def test_readme_and_guide_tell_no_history() -> None:
 def test_doc_history_check_finds_history(tmp_path: Path) -> None:
     (tmp_path / "README.md").write_text("# x\n\nFixed in issue 12 (Nov 24).\n", encoding="utf-8")
     assert doc_history_lines(tmp_path, ["README.md"]) == ["README.md:3: Fixed in issue 12 (Nov 24)."]
+
+
+def note_history_lines(root: Path = ROOT, patterns: list[str] = NOTES) -> list[str]:
+    """``path:line: text`` of every line of the notes that names an issue or a date."""
+    out = []
+    for pattern in patterns:
+        for path in sorted(root.glob(pattern)):
+            for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if NOTE_HISTORY.search(line) or ISO_DATE.search(CODE_SPAN.sub("``", line)):
+                    out.append(f"{path.relative_to(root).as_posix()}:{no}: {line.strip()}")
+    return out
+
+
+def test_the_notes_pattern_catches_issues_and_dates() -> None:
+    caught = ["Issue 12: where the targets stand", "as #12 asks", "(#7)", "until Nov 24 it was",
+              "measured Mon Nov 23 2026", "Dec 7", "17:20 UTC", "in one sitting (2026-11-24,",
+              "2024-01-01 outside code"]
+    assert [s for s in caught if not (NOTE_HISTORY.search(s) or ISO_DATE.search(CODE_SPAN.sub("``", s)))] == []
+    passed = ["Honaker 2015", "seed 003's comparison", "`np.datetime64(\"2024-01-01\")`", "x[#] 3",
+              "#{x <= y}", "&#8804;", "--count 10:20", "1677-09-22 .. 2262-04-10", "the 12 months",
+              "`test_treelog_issue_counterexample_is_private`", "issued by the ledger"]
+    assert [s for s in passed if NOTE_HISTORY.search(s) or ISO_DATE.search(CODE_SPAN.sub("``", s))] == []
+
+
+def test_the_notes_tell_no_history() -> None:
+    assert len([p for pattern in NOTES for p in ROOT.glob(pattern)]) >= 15, "the notes were not found"
+    found = note_history_lines()
+    assert found == [], "issue numbers or dates in docs/notes (state what is measured, the command and " \
+        "the result; history belongs in git log):\n" + "\n".join(found)
+
+
+def test_note_history_check_finds_history(tmp_path: Path) -> None:
+    (tmp_path / "n.md").write_text("# x\n\nMeasured on 2026-11-24 for #12.\n`2024-01-01` is a bound.\n",
+                                   encoding="utf-8")
+    assert note_history_lines(tmp_path, ["n.md"]) == ["n.md:3: Measured on 2026-11-24 for #12."]
