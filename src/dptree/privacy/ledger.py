@@ -301,12 +301,15 @@ class Ledger(LedgerStore):
         return Charge(ledger=self, id=cid, label=label, epsilon=float(fe), delta=float(fd), rho=float(fr))
 
     def charge_for(self, release_plan: Any, *, label: str = "") -> Charge:
-        """Charge the budget of a validated release plan (anything with a privacy ``statement``).
+        """Charge the budget of a validated release plan (anything with a privacy ``statement``,
+        a dict or a method returning one).
 
         Laplace plans charge their requested epsilon (>= what the rounded noise spends); Gaussian
         plans charge rho (the requested rho, or the rho their (epsilon, delta) budget converts to).
         """
         statement = getattr(release_plan, "statement", release_plan)
+        if callable(statement):  # a plan whose statement() is a method
+            statement = statement()
         if not isinstance(statement, Mapping) or "budget_spent" not in statement:
             raise InvalidParameterError("charge_for needs a release plan (e.g. from plan_range_tree) or its statement")
         spent = statement["budget_spent"]
