@@ -5,7 +5,8 @@
 The whole statement is re-derived from the parameters through the release's plan
 (:class:`dptree.hierarchy.plan.HierarchyPlanCore`, the code that made the release) and compared
 by :func:`dptree.privacy.statement.check_statement`, as for every release kind; the noise
-variance or window and the derived parameters must match it too (the checksum is not a signature: this is what catches an edited budget or claim).
+variance or window and the derived parameters must match it too (the checksum is not a
+signature: this is what catches an edited budget or claim).
 Measurements must have the tree's shape. Nothing here reads private data: a file holds only
 public values.
 """

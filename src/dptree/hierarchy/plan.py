@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, Sequence
 
 import numpy as np
@@ -87,8 +88,8 @@ class HierarchyPlanCore:
             (p,) = spec.parameters
             assert p is not None
             if spec.family == "laplace":
-                return PrivacyLoss(who, tuple(Laplace(p, k, f"depth {j}") for j in range(d)))
-            return PrivacyLoss(who, tuple(Gaussian(p, k, f"depth {j}") for j in range(d)))
+                return PrivacyLoss(who, tuple(Laplace(p, Fraction(k), f"depth {j}") for j in range(d)))
+            return PrivacyLoss(who, tuple(Gaussian(p, Fraction(k), f"depth {j}") for j in range(d)))
         eps, dlt = mech.run_budget()
         steps = [(eps / 4.0, dlt / 4.0, "Estimation: the root's upper bound M, truncated discrete Laplace of scale "
                   f"{4.0 / eps:.6g}, bound {truncated_laplace_bound(eps / 4.0, dlt / 4.0)} (Algorithm 4)"),

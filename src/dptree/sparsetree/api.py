@@ -14,9 +14,9 @@ from typing import Any, Callable, Literal
 
 from dptree import noise as _noise
 from dptree._validation import Options, validate_params
+from dptree.data import histograms
 from dptree.data.engines.duckdb import is_csv, is_relation
 from dptree.data.engines.spark import is_spark_df
-from dptree.data import histograms
 from dptree.data.histograms import COLUMN, FORMAT, RNG, is_file
 from dptree.data.inputs import declared_kind, refuse_untyped, to_numpy
 from dptree.errors import InvalidParameterError
@@ -29,7 +29,6 @@ from dptree.sparsetree.counting import BinnedKeys
 from dptree.sparsetree.keys import INVALID_HINT, key_domain
 from dptree.sparsetree.plan import SparsePlan, plan_sparse_tree
 from dptree.sparsetree.release import SparseRangeTree
-
 
 __all__ = ["sparse_range_tree", "sparse_plans", "plan_sparse_range_tree", "SparseRangeTreePlan"]
 

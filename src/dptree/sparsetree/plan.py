@@ -35,7 +35,8 @@ from dptree import noise as _noise
 from dptree._validation import Interval, Options, validate_params
 from dptree.errors import InvalidParameterError
 from dptree.privacy.budget import RANGE_TREE_BUDGET_RANGE, check_release_budget
-from dptree.privacy.loss import Laplace, Measurement as Step, PrivacyLoss, PureDP
+from dptree.privacy.loss import Laplace, PrivacyLoss, PureDP
+from dptree.privacy.loss import Measurement as Step
 from dptree.privacy.statement import Neighbors, make_statement
 from dptree.sparsetree.counting import Counts
 from dptree.sparsetree.keys import KeyDomain
@@ -231,19 +232,19 @@ class SparsePlan:
         who = Neighbors("add_remove", k)
         if self.method == "levels":
             assert self.level_scale is not None
-            return PrivacyLoss(who, tuple(Laplace(self.level_scale, k, f"level {d}")
+            return PrivacyLoss(who, tuple(Laplace(self.level_scale, Fraction(k), f"level {d}")
                                           for d in range(1, self.layout.depth + 1)))
         steps: list[Step] = []
         shares = [self.structure_share] if self.total_scale is None else [s for _, s in self.auto_shares or ()]
         if self.total_scale is not None:
-            steps.append(Laplace(self.total_scale, k, "the number of records (picks the shape's share)"))
+            steps.append(Laplace(self.total_scale, Fraction(k), "the number of records (picks the shape's share)"))
         worst = max(((share, h) for share in shares for h in range(1, self.layout.depth + 1)),
                     key=lambda sh: self._shape_epsilon(sh[0]) + Fraction(k * sh[1]) / self._count_scale_at(*sh))
         share, h = worst
         steps.append(PureDP(float(self._shape_epsilon(share)), f"the shape: PrivTree splits at share {share:g} "
                             "(Zhang, Xiao & Xie 2016, Thm 3.1)"))
         scale = self._count_scale_at(share, h)
-        steps += [Laplace(scale, k, f"count tree depth {j} of {h}") for j in range(1, h + 1)]
+        steps += [Laplace(scale, Fraction(k), f"count tree depth {j} of {h}") for j in range(1, h + 1)]
         return PrivacyLoss(who, tuple(steps))
 
     def _shape_epsilon(self, share: float | None) -> Fraction:
