@@ -131,3 +131,13 @@ def test_the_release_declares_its_reading_options() -> None:
     plan = dptree.plan_hierarchy_counts(H, epsilon=1.0)
     with pytest.raises(InvalidParameterError, match="unknown"):
         plan.release(ROWS, unknown="keep")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kw, charged", [(dict(epsilon=0.5), (0.5, 0.0)),
+                                         (dict(epsilon=0.5, delta=1e-7, method="gaussian"), (0.5, 1e-7))])
+def test_a_ledger_charges_the_plan_its_budget(tmp_path: Path, kw: dict[str, Any], charged: tuple[float, float]) -> None:
+    from dptree.privacy.ledger import Ledger
+
+    with Ledger(tmp_path / "l.sqlite", total_epsilon=1.0, total_delta=1e-6) as ledger:
+        charge = ledger.charge_for(dptree.plan_hierarchy_counts(H, **kw))
+    assert (charge.epsilon, charge.delta) == charged
