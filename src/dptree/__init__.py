@@ -45,7 +45,7 @@ if TYPE_CHECKING:
         ReleaseFileError,
     )
     from dptree.hierarchy import HierarchyRelease
-    from dptree.hierarchy.api import hierarchy_counts
+    from dptree.hierarchy.api import HierarchyCountsPlan, hierarchy_counts, plan_hierarchy_counts
     from dptree.hierarchy.structure import Hierarchy
     from dptree.interior import (
         InteriorPoint,
@@ -72,7 +72,7 @@ if TYPE_CHECKING:
         RangeTreePlan,
         plan_range_tree,
     )
-    from dptree.sparsetree.api import sparse_range_tree
+    from dptree.sparsetree.api import SparseRangeTreePlan, plan_sparse_range_tree, sparse_range_tree
     from dptree.sparsetree.release import SparseRangeTree
 
 #: every public name and the module it lives in: ``import dptree`` loads none of them (a name is
@@ -92,6 +92,8 @@ _PUBLIC: dict[str, str] = {
     "ReleaseFileError": "dptree.errors",
     "HierarchyRelease": "dptree.hierarchy",
     "hierarchy_counts": "dptree.hierarchy.api",
+    "plan_hierarchy_counts": "dptree.hierarchy.api",
+    "HierarchyCountsPlan": "dptree.hierarchy.api",
     "Hierarchy": "dptree.hierarchy.structure",
     "InteriorPoint": "dptree.interior",
     "QuantileRelease": "dptree.interior",
@@ -123,6 +125,8 @@ _PUBLIC: dict[str, str] = {
     "RangeTreePlan": "dptree.rangetree.release",
     "plan_range_tree": "dptree.rangetree.release",
     "sparse_range_tree": "dptree.sparsetree.api",
+    "plan_sparse_range_tree": "dptree.sparsetree.api",
+    "SparseRangeTreePlan": "dptree.sparsetree.api",
     "SparseRangeTree": "dptree.sparsetree.release",
 }
 
@@ -216,7 +220,9 @@ __all__ = [
     "range_tree_by",
     "GroupedRelease",
     "sparse_range_tree",
+    "plan_sparse_range_tree",
     "SparseRangeTree",
+    "SparseRangeTreePlan",
     "leaf_histogram",
     "to_numpy",
     "Ledger",
@@ -227,6 +233,8 @@ __all__ = [
     "Hierarchy",
     "HierarchyRelease",
     "hierarchy_counts",
+    "plan_hierarchy_counts",
+    "HierarchyCountsPlan",
     "interior_point",
     "InteriorPoint",
     "InsufficientDataError",

@@ -42,6 +42,10 @@ CALLS: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
         VALUES, **{"lower": 0, "upper": 63, "epsilon": 1.0, "rng": 0, **kw})),
     "plan_range_tree": (dptree.plan_range_tree, lambda **kw: dptree.plan_range_tree(
         **{"lower": 0, "upper": 63, "epsilon": 1.0, **kw})),
+    "plan_hierarchy_counts": (dptree.plan_hierarchy_counts, lambda **kw: dptree.plan_hierarchy_counts(
+        **{"hierarchy": H, "epsilon": 1.0, **kw})),
+    "plan_sparse_range_tree": (dptree.plan_sparse_range_tree, lambda **kw: dptree.plan_sparse_range_tree(
+        **{"epsilon": 1.0, **kw})),
     "hierarchy_counts": (dptree.hierarchy_counts, lambda **kw: dptree.hierarchy_counts(
         **{"data": ROWS, "hierarchy": H, "epsilon": 1.0, "rng": 0, **kw})),
     "interior_point": (dptree.interior_point, lambda **kw: dptree.interior_point(

@@ -2,8 +2,8 @@
 Kamath, Kumar, Manurangsi, Wu 2023, "On Differentially Private Counting on Trees",
 ``001_4ad1135f2c911f1b.txt``).
 
-The walk goes downward: public parameters (validated, then calibrated:
-:func:`dptree.hierarchy.measure.calibrate`) -> data to node counts
+The walk goes downward: public parameters (the plan, :func:`plan_hierarchy_counts`: validated,
+then calibrated by :func:`dptree.hierarchy.measure.calibrate`) -> data to node counts
 (:mod:`dptree.hierarchy.counting`) -> the noise step (:func:`dptree.hierarchy.measure.measure_nodes`)
 -> post-processing into a :class:`~dptree.hierarchy.release.HierarchyRelease`.
 """
@@ -11,6 +11,7 @@ The walk goes downward: public parameters (validated, then calibrated:
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any, Literal, Sequence
 
@@ -21,6 +22,7 @@ from dptree._validation import InstanceOf, Interval, Options, validate_params
 from dptree.errors import InvalidParameterError
 from dptree.hierarchy.counting import leaf_counts, node_weights
 from dptree.hierarchy.measure import METHODS, NodeMechanism, calibrate, measure_nodes
+from dptree.hierarchy.plan import HierarchyPlanCore
 from dptree.hierarchy.release import HierarchyRelease, assemble
 from dptree.hierarchy.structure import Hierarchy
 from dptree.io import release_file as _serialize
@@ -28,7 +30,7 @@ from dptree.noise.sources import RNG
 from dptree.privacy.budget import BUDGET_RANGE, check_delta
 from dptree.privacy.measurement import measure
 
-__all__ = ["hierarchy_counts", "measurement_copies"]
+__all__ = ["hierarchy_counts", "plan_hierarchy_counts", "HierarchyCountsPlan", "measurement_copies"]
 
 _FLAG = InstanceOf(bool, np.bool_, description="True or False")
 _EPSILON = Interval(Real, BUDGET_RANGE[0], BUDGET_RANGE[1], closed="both",
@@ -52,10 +54,112 @@ _CONSTRAINTS: dict[str, list[Any]] = {
                                hint="a threshold on node weights, which are whole counts (leave it out: "
                                "Theorem 4.1's value)")],
     "unknown": [Options(("error", "drop", "other"))],
+    "gaussian_calibration": [Options(("exact", "zcdp"))],
 }
 
 
-@validate_params(_CONSTRAINTS)
+_PLAN = ("hierarchy", "epsilon", "delta", "method", "alpha", "consistent", "nonnegative", "integer",
+         "max_contributions", "tau_min", "gaussian_calibration")
+_READ = ("rng", "unknown")
+
+
+@dataclass(frozen=True, eq=False)
+class HierarchyCountsPlan(HierarchyPlanCore):
+    """A hierarchy release planned from public inputs (:func:`plan_hierarchy_counts`): its
+    statement, privacy loss and expected errors (:class:`~dptree.hierarchy.plan.HierarchyPlanCore`),
+    and :meth:`release`, the private step."""
+
+    @validate_params({k: _CONSTRAINTS[k] for k in _READ})
+    def release(self, data: Any, *, levels: Sequence[str] | None = None, weight: str | None = None,
+                unknown: Literal["error", "drop", "other"] = "error", rng: _noise.RngLike = None) -> HierarchyRelease:
+        """Count ``data`` on the hierarchy's leaves, add the planned noise (the only step that reads
+        the counts) and post-process (:func:`hierarchy_counts` describes ``levels``, ``weight``,
+        ``unknown`` and ``rng``)."""
+        h, cal, mech = self.hierarchy, self.calibration, self.mechanism
+        src = _noise.make_source(rng)
+        created = _serialize.utc_now()  # before the data is read: no timing of the reading
+        x = leaf_counts(data, h, levels=levels, weight=weight, unknown=unknown)
+        meas = measure_nodes(src, h, node_weights(x, h.parents), cal)
+        params: dict[str, Any] = {
+            "method": mech.method,
+            "epsilon": mech.epsilon,
+            "delta": mech.delta,
+            "alpha": mech.alpha,
+            "consistent": self.consistent,
+            "nonnegative": self.nonnegative,
+            "integer": self.integer,
+            "max_contributions": mech.max_contributions,
+            "depth": h.depth,
+            "levels": list(h.levels if levels is None else levels),
+            "unknown": unknown,
+            **cal.parameters,
+        }
+        source = data if isinstance(data, (str, os.PathLike)) else None
+        return assemble(h, params, self.statement(private=src.private), meas,
+                        _serialize.creation_metadata(column=params["levels"], source=source, created=created))
+
+
+@validate_params({k: _CONSTRAINTS[k] for k in _PLAN})
+def plan_hierarchy_counts(
+    hierarchy: Hierarchy,
+    *,
+    epsilon: float,
+    delta: float = 0.0,
+    method: Literal["laplace", "gaussian", "multiplicative"] = "laplace",
+    alpha: float | None = None,
+    consistent: bool = True,
+    nonnegative: bool = False,
+    integer: bool = False,
+    max_contributions: int = 1,
+    tau_min: float | None = None,
+    gaussian_calibration: Literal["exact", "zcdp"] = "exact",
+) -> HierarchyCountsPlan:
+    """Plan private counts for every node of ``hierarchy`` from public inputs only (no data):
+    validate the parameters, calibrate the noise (a parameter no sampler can draw fails here,
+    before any charge), and derive the privacy statement, the privacy loss and each node's
+    expected error. ``release(data)`` then runs it; :func:`hierarchy_counts` is both in one call
+    and describes the parameters. The mechanisms are Ghazi, Kamath, Kumar, Manurangsi & Wu 2023:
+    the Laplace and Gaussian baselines (Corollary 2.7) and the multiplicative-error algorithm
+    (Theorem 4.1). ``gaussian_calibration`` (Gaussian, one record per person): ``"exact"``
+    (default) the exact discrete-Gaussian delta, ``"zcdp"`` through zCDP.
+
+        >>> import dptree
+        >>> places = dptree.Hierarchy.from_paths([("FR", "Paris"), ("FR", "Lyon"), ("DE", "Berlin")])
+        >>> plan = dptree.plan_hierarchy_counts(places, epsilon=1.0)
+        >>> [m.label for m in plan.privacy_loss().measurements], plan.privacy_loss().epsilon()
+        (['depth 0', 'depth 1', 'depth 2'], 1.0)
+        >>> round(plan.expected_error("FR/Paris"), 2)  # the standard error of a city's count
+        3.31
+    """
+    needs_delta = method in ("gaussian", "multiplicative")
+    dlt = check_delta(delta, required=needs_delta)  # delta > 0 for approximate DP
+    if not needs_delta and dlt > 0:
+        raise InvalidParameterError("method='laplace' is pure epsilon-DP and spends no delta: leave delta at 0, "
+                                    "or use method='gaussian' for (epsilon, delta)-DP")
+    if method == "multiplicative" and alpha is None:
+        raise InvalidParameterError("method='multiplicative' needs alpha in (0, 1), e.g. alpha=0.5")
+    if alpha is not None and method != "multiplicative":
+        raise InvalidParameterError("alpha only applies to method='multiplicative': leave it out for this method")
+    if tau_min is not None and method != "multiplicative":
+        raise InvalidParameterError("tau_min only applies to method='multiplicative'")
+    if gaussian_calibration != "exact" and method != "gaussian":
+        raise InvalidParameterError("gaussian_calibration only applies to method='gaussian'")
+    if integer and method == "multiplicative":
+        # rounding the multiplicative estimates node by node breaks children-sum-to-parent, and
+        # those estimates are not consistent to begin with (no family projection applies to them)
+        raise InvalidParameterError(
+            "integer=True does not apply to method='multiplicative': its per-node estimates are not "
+            "consistent (children need not sum to parents), so there is no sum-preserving rounding to "
+            "apply; round them yourself, or use method='laplace'/'gaussian' with integer=True"
+        )
+    mech = NodeMechanism(method, float(epsilon), dlt if needs_delta else 0.0, int(max_contributions),
+                         None if alpha is None else float(alpha), None if tau_min is None else float(tau_min))
+    return HierarchyCountsPlan(hierarchy, calibrate(mech, hierarchy.depth, gaussian=gaussian_calibration),
+                               consistent=bool(consistent) if method != "multiplicative" else False,
+                               nonnegative=bool(nonnegative), integer=bool(integer))
+
+
+@validate_params({k: v for k, v in _CONSTRAINTS.items() if k != "gaussian_calibration"})
 def hierarchy_counts(
     data: Any,
     hierarchy: Hierarchy,
@@ -126,50 +230,10 @@ def hierarchy_counts(
         >>> [round(v) for v in rel.ci("FR/Paris")]
         [446, 460]
     """
-    needs_delta = method in ("gaussian", "multiplicative")
-    dlt = check_delta(delta, required=needs_delta)  # delta > 0 for approximate DP
-    if not needs_delta and dlt > 0:
-        raise InvalidParameterError("method='laplace' is pure epsilon-DP and spends no delta: leave delta at 0, "
-                                    "or use method='gaussian' for (epsilon, delta)-DP")
-    if method == "multiplicative" and alpha is None:
-        raise InvalidParameterError("method='multiplicative' needs alpha in (0, 1), e.g. alpha=0.5")
-    if alpha is not None and method != "multiplicative":
-        raise InvalidParameterError("alpha only applies to method='multiplicative': leave it out for this method")
-    if tau_min is not None and method != "multiplicative":
-        raise InvalidParameterError("tau_min only applies to method='multiplicative'")
-    if integer and method == "multiplicative":
-        # rounding the multiplicative estimates node by node breaks children-sum-to-parent, and
-        # those estimates are not consistent to begin with (no family projection applies to them)
-        raise InvalidParameterError(
-            "integer=True does not apply to method='multiplicative': its per-node estimates are not "
-            "consistent (children need not sum to parents), so there is no sum-preserving rounding to "
-            "apply; round them yourself, or use method='laplace'/'gaussian' with integer=True"
-        )
-    mech = NodeMechanism(method, float(epsilon), dlt if needs_delta else 0.0, int(max_contributions),
-                         None if alpha is None else float(alpha), None if tau_min is None else float(tau_min))
-    h = hierarchy
-    cal = calibrate(mech, h.depth)  # public parameters only
-    src = _noise.make_source(rng)
-    created = _serialize.utc_now()  # before the data is read: no timing of the reading
-    x = leaf_counts(data, h, levels=levels, weight=weight, unknown=unknown)
-    meas = measure_nodes(src, h, node_weights(x, h.parents), cal)
-    params: dict[str, Any] = {
-        "method": method,
-        "epsilon": mech.epsilon,
-        "delta": mech.delta,
-        "alpha": mech.alpha,
-        "consistent": bool(consistent) if method != "multiplicative" else False,
-        "nonnegative": bool(nonnegative),
-        "integer": bool(integer),
-        "max_contributions": mech.max_contributions,
-        "depth": h.depth,
-        "levels": list(h.levels if levels is None else levels),
-        "unknown": unknown,
-        **cal.parameters,
-    }
-    source = data if isinstance(data, (str, os.PathLike)) else None
-    return assemble(h, params, cal.privacy(private=src.private), meas,
-                    _serialize.creation_metadata(column=params["levels"], source=source, created=created))
+    plan = plan_hierarchy_counts(hierarchy, epsilon=epsilon, delta=delta, method=method, alpha=alpha,
+                                 consistent=consistent, nonnegative=nonnegative, integer=integer,
+                                 max_contributions=max_contributions, tau_min=tau_min)
+    return plan.release(data, levels=levels, weight=weight, unknown=unknown, rng=rng)
 
 
 def measurement_copies(

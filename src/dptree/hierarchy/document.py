@@ -2,10 +2,11 @@
 (:func:`dptree.privacy.statement.read_statement`; files with the old ``neighbors`` /
 ``library_version`` spelling still load) and the noise re-derived from the stated parameters.
 
-The whole statement is re-derived from the parameters by :func:`dptree.hierarchy.measure.calibrate`
-(the code that made the release) and compared by :func:`dptree.privacy.statement.check_statement`,
-as for every release kind; the noise variance or window and the derived parameters must match it
-too (the checksum is not a signature: this is what catches an edited budget or claim).
+The whole statement is re-derived from the parameters through the release's plan
+(:class:`dptree.hierarchy.plan.HierarchyPlanCore`, the code that made the release) and compared
+by :func:`dptree.privacy.statement.check_statement`, as for every release kind; the noise
+variance or window and the derived parameters must match it too (the checksum is not a
+signature: this is what catches an edited budget or claim).
 Measurements must have the tree's shape. Nothing here reads private data: a file holds only
 public values.
 """
@@ -19,6 +20,7 @@ import numpy as np
 
 from dptree.errors import InvalidParameterError, ReleaseFileError
 from dptree.hierarchy.measure import METHODS, NodeMechanism, calibrate, calibration_of
+from dptree.hierarchy.plan import HierarchyPlanCore
 from dptree.hierarchy.structure import Hierarchy
 from dptree.privacy.budget import check_delta, check_epsilon, zcdp_rho_for
 from dptree.privacy.measurement import MEASUREMENT_LIMIT
@@ -80,8 +82,9 @@ def check_noise(h: Hierarchy, params: dict[str, Any], stated: dict[str, Any], me
         d, n = h.depth, h.n_nodes
         if int(params["depth"]) != d:
             raise ReleaseFileError("hierarchy release: depth or max_contributions does not match the hierarchy")
-        cal = calibrate(mech, d, gaussian=calibration_of(stated))
-        derived = cal.privacy(private=stated.get("private") is True)
+        plan = HierarchyPlanCore(h, calibrate(mech, d, gaussian=calibration_of(stated)))
+        cal = plan.calibration
+        derived = plan.statement(private=stated.get("private") is True)
         if mech.method == "gaussian" and "calibration" not in stated:
             # a file that states no calibration (zCDP): its statement names the zCDP mechanism
             del derived["calibration"]

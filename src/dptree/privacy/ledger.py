@@ -83,7 +83,7 @@ from dptree.errors import (
     LedgerOutdatedError,
     LedgerReadOnlyError,
 )
-from dptree.privacy.budget import check_delta, zcdp_epsilon
+from dptree.privacy.budget import Budget, check_delta, zcdp_epsilon
 from dptree.privacy.ledger_format import (
     CHARGES_SQL,
     FORMAT,
@@ -321,12 +321,21 @@ class Ledger(LedgerStore):
         return Charge(ledger=self, id=cid, label=label, epsilon=float(fe), delta=float(fd), rho=float(fr))
 
     def charge_for(self, release_plan: Any, *, label: str = "") -> Charge:
-        """Charge the budget of a validated release plan (anything with a privacy ``statement``).
+        """Charge the budget of a validated release plan (anything with a privacy ``statement``,
+        a dict or a method returning one; a plan whose statement states no ``budget_spent`` is
+        charged its ``budget``, e.g. :func:`dptree.plan_hierarchy_counts`'s).
 
         Laplace plans charge their requested epsilon (>= what the rounded noise spends); Gaussian
         plans charge rho (the requested rho, or the rho their (epsilon, delta) budget converts to).
         """
         statement = getattr(release_plan, "statement", release_plan)
+        if callable(statement):  # a plan whose statement() is a method
+            statement = statement()
+        budget = getattr(release_plan, "budget", None)
+        if isinstance(budget, Budget) and not (isinstance(statement, Mapping) and "budget_spent" in statement):
+            if budget.kind == "zcdp":  # a plan whose statement states its budget, not a spend
+                return self.charge(rho=float(budget.rho or 0.0), label=label)
+            return self.charge(epsilon=float(budget.epsilon or 0.0), delta=float(budget.delta or 0.0), label=label)
         if not isinstance(statement, Mapping) or "budget_spent" not in statement:
             raise InvalidParameterError("charge_for needs a release plan (e.g. from plan_range_tree) or its statement")
         spent = statement["budget_spent"]

@@ -13,7 +13,9 @@ its privacy parameter (a bounded-range mechanism). From them follow, exactly:
   Delta^2 / (2 sigma^2)-zCDP (Canonne, Kamath & Steinke 2020, Theorem 4), the exponential
   mechanism at epsilon, being epsilon-bounded range, (epsilon^2 / 8)-zCDP (Cesar & Rogers 2021,
   Lemma 3.2);
-* (epsilon, delta)-DP from either (:meth:`PrivacyLoss.delta_at`).
+* (epsilon, delta)-DP from either (:meth:`PrivacyLoss.delta_at`), or, when a step is proven only
+  (epsilon, delta)-DP (:class:`ApproxDP`: truncated Laplace, a sub-algorithm with a delta), by
+  basic composition (Dwork, Kenthapadi, McSherry, Mironov & Naor 2006; :meth:`PrivacyLoss.approx`).
 
 The measurements are serialisable (:meth:`PrivacyLoss.to_dict`), so a ledger can store what a
 release cost and not only a number.
@@ -37,7 +39,8 @@ from typing import Any, Literal, Mapping, Union
 from dptree.errors import InvalidParameterError
 from dptree.privacy.statement import Neighbors, Relation
 
-__all__ = ["Laplace", "Gaussian", "Exponential", "PureDP", "Measurement", "PrivacyLoss", "measurement_from_dict"]
+__all__ = ["Laplace", "Gaussian", "Exponential", "PureDP", "ApproxDP", "Measurement", "PrivacyLoss",
+           "measurement_from_dict"]
 
 
 def _exact(value: Any, name: str) -> Fraction:
@@ -155,7 +158,34 @@ class PureDP:
         return {"family": "pure", "epsilon": self.epsilon, "label": self.label}
 
 
-Measurement = Union[Laplace, Gaussian, Exponential, PureDP]
+@dataclass(frozen=True)
+class ApproxDP:
+    """A mechanism proven (``epsilon``, ``delta``)-DP with delta > 0 and no tighter
+    characterisation used here (truncated Laplace noise, Geng, Ding, Guo & Kumar 2020; a composed
+    sub-algorithm with a delta). Not pure and not zCDP: it composes by basic composition only
+    (:meth:`PrivacyLoss.approx`)."""
+
+    epsilon: float
+    delta: float
+    label: str = ""
+    family: Literal["approx"] = field(default="approx", init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", float(_exact(self.epsilon, "epsilon")))
+        dlt = float(_exact(self.delta, "delta"))
+        if dlt >= 1:
+            raise InvalidParameterError(f"delta must be < 1, got {self.delta}")
+        object.__setattr__(self, "delta", dlt)
+
+    @property
+    def rho(self) -> float:
+        return math.inf
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"family": "approx", "epsilon": self.epsilon, "delta": self.delta, "label": self.label}
+
+
+Measurement = Union[Laplace, Gaussian, Exponential, PureDP, ApproxDP]
 
 
 def measurement_from_dict(d: Mapping[str, Any]) -> Measurement:
@@ -170,6 +200,8 @@ def measurement_from_dict(d: Mapping[str, Any]) -> Measurement:
             return Exponential(float(d["epsilon"]), label)
         if family == "pure":
             return PureDP(float(d["epsilon"]), label)
+        if family == "approx":
+            return ApproxDP(float(d["epsilon"]), float(d["delta"]), label)
     except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
         raise InvalidParameterError(f"not a measurement: {exc}") from None
     raise InvalidParameterError(f"unknown measurement family {family!r}")
@@ -192,7 +224,17 @@ class PrivacyLoss:
 
     def epsilon(self) -> float:
         """Pure epsilon by basic composition (``inf`` when a measurement is not pure)."""
+        if any(isinstance(m, ApproxDP) for m in self.measurements):
+            return math.inf
         return math.fsum(m.epsilon for m in self.measurements)
+
+    def approx(self) -> tuple[float, float]:
+        """(epsilon, delta) by basic composition: the sums of each measurement's epsilon and
+        delta (pure ones: delta 0); ``(inf, inf)`` when a measurement is only zCDP (Gaussian)."""
+        if any(isinstance(m, Gaussian) for m in self.measurements):
+            return math.inf, math.inf
+        return (math.fsum(m.epsilon for m in self.measurements),
+                math.fsum(m.delta for m in self.measurements if isinstance(m, ApproxDP)))
 
     def rho(self) -> float:
         """rho-zCDP by composition of each measurement's exact rho."""
@@ -200,9 +242,14 @@ class PrivacyLoss:
 
     def delta_at(self, epsilon: float) -> float:
         """A delta such that the release is (epsilon, delta)-DP: 0 when pure epsilon allows it,
-        else the zCDP conversion of :meth:`rho` (Canonne, Kamath & Steinke 2020, Cor. 13)."""
+        else the zCDP conversion of :meth:`rho` (Canonne, Kamath & Steinke 2020, Cor. 13); with
+        an :class:`ApproxDP` step, the delta of :meth:`approx` where its epsilon allows it, else 1
+        (no bound is stated)."""
         from dptree.privacy.budget import zcdp_delta
 
+        if any(isinstance(m, ApproxDP) for m in self.measurements):
+            eps, dlt = self.approx()
+            return dlt if eps <= epsilon else 1.0
         if self.epsilon() <= epsilon:
             return 0.0
         return zcdp_delta(self.rho(), epsilon)

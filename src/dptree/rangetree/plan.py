@@ -3,7 +3,9 @@
 :func:`plan_range_tree` validates the parameters, picks the layout (:mod:`dptree.rangetree.layout`,
 :mod:`dptree.rangetree.allocation`), calibrates each level's noise
 (:mod:`dptree.rangetree.calibration`) and writes the privacy statement
-(:func:`dptree.privacy.statement.make_statement`). :meth:`RangeTreePlan.release` is the one private
+(:func:`dptree.privacy.statement.make_statement`); :meth:`RangeTreePlan.privacy_loss` lists its
+noisy measurements and :meth:`RangeTreePlan.expected_error` the exact error of a range, both from
+public parameters alone. :meth:`RangeTreePlan.release` is the one private
 step: the node counts of a leaf histogram go through the measurement core
 (:func:`dptree.privacy.measurement.measure`), then least squares (Honaker 2015) in
 :class:`~dptree.rangetree.release.RangeTree`.
@@ -27,6 +29,7 @@ from dptree.errors import DataError, DomainError, InvalidParameterError
 from dptree.io.contract import release_class
 from dptree.io.release_file import creation_metadata
 from dptree.privacy.budget import Budget
+from dptree.privacy.loss import Gaussian, Laplace, PrivacyLoss
 from dptree.privacy.measurement import NoiseSpec, measure
 from dptree.privacy.statement import Neighbors, Relation, make_statement
 from dptree.rangetree.allocation import (
@@ -47,6 +50,7 @@ from dptree.rangetree.calibration import (
     level_sensitivities,
     resolve_budget,
 )
+from dptree.rangetree.estimates import LeafEstimates
 from dptree.rangetree.layout import TreeLayout, build_layout
 
 if TYPE_CHECKING:
@@ -124,6 +128,7 @@ class RangeTreePlan:
     noise_parameters: list[Fraction | None]
     level_variance: np.ndarray
     statement: dict[str, Any] = field(default_factory=dict)
+    _errors: LeafEstimates | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def root_exact(self) -> bool:
@@ -134,6 +139,51 @@ class RangeTreePlan:
     def noise_spec(self) -> NoiseSpec:
         """The per-level noise as the measurement core takes it (one block per level)."""
         return NoiseSpec(self.noise, tuple(self.noise_parameters))
+
+    def privacy_loss(self, parallel: int = 1) -> PrivacyLoss:
+        """The release's noisy measurements: one per measured level, root first, each with its exact
+        noise parameter and the level's sensitivity under the unit (:mod:`~dptree.rangetree.calibration`:
+        L1 k, or 2k under ``replace``; L2 k, or sqrt(2) k, rounded up to a double). The root under
+        ``replace`` is the public number of records, published exactly: not a measurement.
+        Its :meth:`~dptree.privacy.loss.PrivacyLoss.epsilon` (Laplace) or
+        :meth:`~dptree.privacy.loss.PrivacyLoss.rho` (Gaussian) is the statement's ``budget_spent``.
+
+        ``parallel``: the number of public groups of a release by group (one tree per group,
+        :mod:`dptree.rangetree.groupby`). A record is in one group, and a user's records are bounded
+        to ``max_contributions`` across all groups before the split, so each level of all trees
+        together has the sensitivity of one tree's: the loss of one tree, run ``parallel`` times
+        (McSherry 2009, Thm 4)."""
+        l1, l2sq = level_sensitivities(self.neighbors, self.max_contributions, self.layout.depth)
+        steps: list[Laplace | Gaussian] = []
+        for j, p in enumerate(self.noise_parameters):
+            if p is None:  # not measured, or the exact public root under replace
+                continue
+            if self.noise == "laplace":
+                steps.append(Laplace(p, Fraction(int(l1[j])), f"level {j}"))
+            else:
+                steps.append(Gaussian(p, _l2_up(int(l2sq[j])), f"level {j}"))
+        return PrivacyLoss(Neighbors(self.neighbors, self.max_contributions), tuple(steps), parallel)
+
+    def expected_error(self, lo: Any, hi: Any) -> Any:
+        """The exact standard error of the count of the range [lo, hi] a release of this plan will
+        answer (its ``stderr(lo, hi)``): the variance of the least-squares estimate (Honaker 2015)
+        from the levels' public noise variances, conditioned on the empty padding buckets
+        (:class:`~dptree.rangetree.estimates.LeafEstimates`); it does not depend on the data.
+        Vectorised over ``lo`` and ``hi``."""
+        if self._errors is None:  # the estimator over zero counts: its variances are the plan's
+            sizes = self.layout.level_sizes
+            zeros: list[np.ndarray | None] = [
+                np.zeros(sizes[j], np.int64) if p is not None or (j == 0 and self.root_exact) else None
+                for j, p in enumerate(self.noise_parameters)]
+            self._errors = LeafEstimates(self.layout, self.domain.size, self.noise, self.level_variance, zeros)
+        if np.any(np.asarray(self.domain._query_array(lo)) > np.asarray(self.domain._query_array(hi))):
+            raise InvalidParameterError("expected_error(lo, hi) needs lo <= hi")
+        D = self.domain.size
+        a, b = np.broadcast_arrays(np.atleast_1d(self.domain.leaf_from(lo)), np.atleast_1d(self.domain.leaf_of(hi)))
+        a, b = np.clip(a, 0, D), np.clip(b, -1, D - 1)
+        empty = a > b
+        sd = np.sqrt(self._errors.variances(np.where(empty, 0, a), np.where(empty, 0, b), empty))
+        return float(sd[0]) if np.ndim(lo) == 0 and np.ndim(hi) == 0 else sd
 
     def check_public_total(self, *, user_id: Any = None, on_invalid: str = "error", by: Any = None) -> None:
         """Refuse input policies that make the released exact total depend on the private data.
@@ -212,6 +262,12 @@ class RangeTreePlan:
         if self.root_exact:
             measurements[0] = true_levels[0].copy()  # the public total n
         return measurements
+
+
+def _l2_up(l2sq: int) -> Fraction:
+    """sqrt(l2sq) as a double, rounded up when it is not exact (the stated sensitivity is never less)."""
+    r = math.sqrt(l2sq)
+    return Fraction(r) if Fraction(r) ** 2 >= l2sq else Fraction(math.nextafter(r, math.inf))
 
 
 def _statement(layout: TreeLayout, *, budget: Budget, noise_kind: str, who: Neighbors, noise: LevelNoise,

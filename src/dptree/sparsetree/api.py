@@ -8,28 +8,157 @@ Plan (public parameters; :mod:`dptree.sparsetree.plan`) -> keys (the column as o
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
 from dptree import noise as _noise
 from dptree._validation import Options, validate_params
+from dptree.data import histograms
 from dptree.data.engines.duckdb import is_csv, is_relation
 from dptree.data.engines.spark import is_spark_df
-from dptree.data import histograms
 from dptree.data.histograms import COLUMN, FORMAT, RNG, is_file
 from dptree.data.inputs import declared_kind, refuse_untyped, to_numpy
 from dptree.errors import InvalidParameterError
 from dptree.io import release_file as _release_file
 from dptree.io.release_file import creation_metadata
+from dptree.privacy.budget import Budget
+from dptree.privacy.loss import PrivacyLoss
+from dptree.privacy.unit import PerRecord
 from dptree.sparsetree.counting import BinnedKeys
 from dptree.data.domain import INVALID_VALUES, key_domain
 from dptree.sparsetree.plan import SparsePlan, plan_sparse_tree
 from dptree.sparsetree.release import SparseRangeTree
 
+__all__ = ["sparse_range_tree", "sparse_plans", "plan_sparse_range_tree", "SparseRangeTreePlan"]
 
-__all__ = ["sparse_range_tree", "sparse_plans"]
+_READING: dict[str, Any] = {"on_invalid": [Options(("error", "drop"))], "column": COLUMN, "rng": RNG, "fmt": FORMAT}
 
 
-@validate_params({"on_invalid": [Options(("error", "drop"))], "column": COLUMN, "rng": RNG, "fmt": FORMAT})
+@dataclass(frozen=True, eq=False)
+class SparseRangeTreePlan:
+    """Everything about a sparse range tree that depends only on public parameters.
+
+    ``tree`` is the mechanism's plan (:class:`~dptree.sparsetree.plan.SparsePlan`) for a column of
+    integers, or of the bounds' type; without bounds the column's declared type (schema, not data)
+    sets the key domain when :meth:`release` reads it, and the tree, its privacy loss and its
+    statement do not depend on that type (every such domain has 2^64 keys). ``parameters``: the
+    public keywords the plan was built from.
+    """
+
+    tree: SparsePlan
+    parameters: dict[str, Any]
+
+    @property
+    def budget(self) -> Budget:
+        """The pure epsilon budget the release is charged (the ledger's :meth:`charge_for`)."""
+        return Budget.pure(self.tree.epsilon)
+
+    @property
+    def unit(self) -> PerRecord:
+        """Add or remove one person with at most ``max_contributions`` records."""
+        return PerRecord(self.tree.max_contributions)
+
+    def privacy_loss(self) -> PrivacyLoss:
+        """The release's noisy measurements (:meth:`dptree.sparsetree.plan.SparsePlan.privacy_loss`):
+        its pure epsilon is the statement's ``budget_spent``."""
+        return self.tree.privacy_loss()
+
+    def statement(self) -> dict[str, Any]:
+        """The privacy statement a release of this plan carries (``private`` set by the release)."""
+        return dict(self.tree.statement)
+
+    def for_kind(self, kind: str) -> SparsePlan:
+        """The mechanism's plan for a column of numpy kind letter ``kind`` (``"i"``, ``"u"``,
+        ``"f"``, ``"M"``): its type sets the key domain when no bounds were given."""
+        p = self.parameters
+        return plan_sparse_tree(key_domain(p["lower"], p["upper"], kind), epsilon=p["epsilon"],
+                                branching=p["branching"], max_contributions=p["max_contributions"],
+                                dense_depth=p["dense_depth"], threshold=p["threshold"], method=p["method"],
+                                structure_share=p["structure_share"])
+
+    def check_input(self, data: Any, *, column: str | None = None, fmt: str | None = None) -> None:
+        """The checks of the input's form (never its values) before anything is read."""
+        if self.parameters["lower"] is None:
+            refuse_untyped(data, "a sparse tree without bounds", "give lower= and upper=")
+        in_engine = is_file(data) or is_relation(data) or is_spark_df(data)
+        if in_engine and column is None:
+            raise InvalidParameterError("a file, DuckDB relation or Spark DataFrame needs column= (the column to "
+                                        "release)")
+        if fmt is not None and not is_file(data):
+            raise InvalidParameterError("fmt applies to files only")
+        if self.parameters["lower"] is None and is_file(data) and is_csv(data, fmt):
+            raise InvalidParameterError("a CSV column has no declared type (DuckDB would guess it from the rows): "
+                                        "give lower= and upper= (their type, integers, floats or dates, sets the "
+                                        "domain)")
+
+    @validate_params(_READING)
+    def release(self, data: Any, *, column: str | None = None, on_invalid: str = "error",
+                rng: _noise.RngLike = None, fmt: str | None = None) -> SparseRangeTree:
+        """Read ``data`` and run the mechanism (the private step): :func:`sparse_range_tree`
+        describes the inputs, ``on_invalid``, ``rng`` and ``fmt``."""
+        self.check_input(data, column=column, fmt=fmt)
+        plan = self.tree
+        lower, upper = self.parameters["lower"], self.parameters["upper"]
+        in_engine = is_file(data) or is_relation(data) or is_spark_df(data)
+        created = _release_file.utc_now()  # before the data is read (the module's clock: tests can fix it)
+        if in_engine:  # counted in the engine: distinct values and their counts, typed by the schema
+            policy: Literal["error", "drop"] = "drop" if on_invalid == "drop" else "error"
+            vals = histograms.values(data, column=column, on_invalid=policy, message=INVALID_VALUES,
+                                     domain=None if lower is None else (plan.domain.kind, lower, upper), fmt=fmt)
+            if lower is None:
+                plan = self.for_kind(vals.dtype.kind)  # the column's type is schema, not data
+            src = _noise.make_source(rng)
+            keys = plan.domain.read_positions(vals, on_invalid=on_invalid)
+        else:
+            arr = to_numpy(data, column=column)
+            if lower is None:  # the column's declared type is schema, not data (missing entries make ints floats)
+                plan = self.for_kind(declared_kind(data, column=column) or arr.dtype.kind)
+            src = _noise.make_source(rng)
+            keys = plan.domain.read_positions(arr, on_invalid=on_invalid)
+        measurement = plan.measure(BinnedKeys(keys), src)  # counted from a histogram: no sort of every key
+        if measurement.totals is not None:  # "auto": the plan the noisy total resolved
+            plan = plan.resolved(int(measurement.totals[0]))
+        statement = dict(plan.statement)
+        statement["private"] = bool(src.private)
+        metadata = creation_metadata(column=column, source=data if is_file(data) else None, created=created)
+        return SparseRangeTree(plan, measurement, statement, metadata)
+
+
+@validate_params(plan_sparse_tree.constraints)  # type: ignore[attr-defined]
+def plan_sparse_range_tree(*, epsilon: float, lower: Any = None, upper: Any = None, branching: int = 16,
+                           max_contributions: int = 1, dense_depth: int | None = None, threshold: int | None = None,
+                           method: str = "privtree", structure_share: float | str = "auto") -> SparseRangeTreePlan:
+    """Plan a sparse range tree from public parameters only (no data): validate them, calibrate
+    every noise scale (a parameter no sampler can draw fails here, before any charge) and derive
+    the privacy statement and loss. ``release(data)`` then runs it; :func:`sparse_range_tree` is
+    the two in one call and describes the parameters.
+
+    The mechanisms: PrivTree's biased-count splits for the shape (Zhang, Xiao & Xie 2016,
+    Algorithm 2, Thm 3.1) then discrete Laplace counts of its count tree (``"privtree"``), or
+    Laplace counts level by level (``"levels"``), :mod:`dptree.sparsetree.mechanism`.
+
+        >>> import dptree
+        >>> plan = dptree.plan_sparse_range_tree(epsilon=1.0, method="levels", lower=0, upper=4095)
+        >>> [m.label for m in plan.privacy_loss().measurements], plan.privacy_loss().epsilon()
+        (['level 1', 'level 2', 'level 3'], 1.0)
+    """
+    params = {"epsilon": epsilon, "lower": lower, "upper": upper, "branching": branching,
+              "max_contributions": max_contributions, "dense_depth": dense_depth, "threshold": threshold,
+              "method": method, "structure_share": structure_share}
+    plan = SparseRangeTreePlan(plan_sparse_tree(key_domain(lower, upper, "i"), epsilon=epsilon, branching=branching,
+                                                max_contributions=max_contributions, dense_depth=dense_depth,
+                                                threshold=threshold, method=method, structure_share=structure_share),
+                               params)
+    tree = plan.tree  # the number of levels does not depend on the column's type
+    if threshold is not None and tree.dense_depth >= tree.layout.depth:
+        raise InvalidParameterError(
+            f"threshold= decides which nodes are expanded, but every level of this tree is expanded (dense_depth "
+            f"reaches its {tree.layout.depth} levels: 2^{tree.domain.bits} keys at branching {tree.layout.branching}), "
+            f"so no count is compared with it: leave threshold out, or give dense_depth < {tree.layout.depth}")
+    return plan
+
+
+@validate_params(_READING)
 def sparse_range_tree(
     data: Any,
     *,
@@ -83,34 +212,10 @@ def sparse_range_tree(
         >>> [round(float(v), 1) for v in rel.quantile([0.5, 0.99])]  # the data's own: 20.1 and 379.9
         [20.0, 378.2]
     """
-    plan_for = sparse_plans(data, epsilon=epsilon, lower=lower, upper=upper, branching=branching,
-                            max_contributions=max_contributions, dense_depth=dense_depth, threshold=threshold,
-                            method=method, structure_share=structure_share, column=column, fmt=fmt)
-    plan = plan_for("i")
-    in_engine = is_file(data) or is_relation(data) or is_spark_df(data)
-    created = _release_file.utc_now()  # before the data is read (the module's clock: tests can fix it)
-    if in_engine:  # counted in the engine: distinct values and their counts, typed by the schema
-        policy: Literal["error", "drop"] = "drop" if on_invalid == "drop" else "error"
-        vals = histograms.values(data, column=column, on_invalid=policy,
-                                 message=INVALID_VALUES,
-                                 domain=None if lower is None else (plan.domain.kind, lower, upper), fmt=fmt)
-        if lower is None:
-            plan = plan_for(vals.dtype.kind)  # the column's type is schema, not data
-        src = _noise.make_source(rng)
-        keys = plan.domain.read_positions(vals, on_invalid=on_invalid)
-    else:
-        arr = to_numpy(data, column=column)
-        if lower is None:  # the column's declared type is schema, not data (missing entries make ints floats)
-            plan = plan_for(declared_kind(data, column=column) or arr.dtype.kind)
-        src = _noise.make_source(rng)
-        keys = plan.domain.read_positions(arr, on_invalid=on_invalid)
-    measurement = plan.measure(BinnedKeys(keys), src)  # counted from a histogram: no sort of every key
-    if measurement.totals is not None:  # "auto": the plan the noisy total resolved
-        plan = plan.resolved(int(measurement.totals[0]))
-    statement = dict(plan.statement)
-    statement["private"] = bool(src.private)
-    metadata = creation_metadata(column=column, source=data if is_file(data) else None, created=created)
-    return SparseRangeTree(plan, measurement, statement, metadata)
+    plan = plan_sparse_range_tree(epsilon=epsilon, lower=lower, upper=upper, branching=branching,
+                                  max_contributions=max_contributions, dense_depth=dense_depth, threshold=threshold,
+                                  method=method, structure_share=structure_share)
+    return plan.release(data, column=column, on_invalid=on_invalid, rng=rng, fmt=fmt)
 
 
 def sparse_plans(data: Any, *, epsilon: float, lower: Any, upper: Any, branching: int, max_contributions: int,
@@ -119,25 +224,8 @@ def sparse_plans(data: Any, *, epsilon: float, lower: Any, upper: Any, branching
     """Every public check of a sparse release before the data is read (the CLI runs them before it
     charges a ledger); returns the plan for a column of numpy kind letter ``"i"``, ``"u"``, ``"f"``
     or ``"M"`` (the type of the column sets the domain when no bounds are given: schema, not data)."""
-    def plan_for(kind: str) -> SparsePlan:
-        return plan_sparse_tree(key_domain(lower, upper, kind), epsilon=epsilon, branching=branching,
-                                max_contributions=max_contributions, dense_depth=dense_depth, threshold=threshold,
-                                method=method, structure_share=structure_share)
-
-    plan = plan_for("i")  # the number of levels does not depend on the column's type
-    if threshold is not None and plan.dense_depth >= plan.layout.depth:
-        raise InvalidParameterError(
-            f"threshold= decides which nodes are expanded, but every level of this tree is expanded (dense_depth "
-            f"reaches its {plan.layout.depth} levels: 2^{plan.domain.bits} keys at branching {plan.layout.branching}), "
-            f"so no count is compared with it: leave threshold out, or give dense_depth < {plan.layout.depth}")
-    if lower is None:
-        refuse_untyped(data, "a sparse tree without bounds", "give lower= and upper=")
-    in_engine = is_file(data) or is_relation(data) or is_spark_df(data)
-    if in_engine and column is None:
-        raise InvalidParameterError("a file, DuckDB relation or Spark DataFrame needs column= (the column to release)")
-    if fmt is not None and not is_file(data):
-        raise InvalidParameterError("fmt applies to files only")
-    if lower is None and is_file(data) and is_csv(data, fmt):
-        raise InvalidParameterError("a CSV column has no declared type (DuckDB would guess it from the rows): give "
-                                    "lower= and upper= (their type, integers, floats or dates, sets the domain)")
-    return plan_for
+    plan = plan_sparse_range_tree(epsilon=epsilon, lower=lower, upper=upper, branching=branching,
+                                  max_contributions=max_contributions, dense_depth=dense_depth, threshold=threshold,
+                                  method=method, structure_share=structure_share)
+    plan.check_input(data, column=column, fmt=fmt)
+    return plan.for_kind

@@ -35,6 +35,8 @@ from dptree import noise as _noise
 from dptree._validation import Interval, Options, validate_params
 from dptree.errors import InvalidParameterError
 from dptree.privacy.budget import RANGE_TREE_BUDGET_RANGE, check_release_budget
+from dptree.privacy.loss import Laplace, PrivacyLoss, PureDP
+from dptree.privacy.loss import Measurement as Step
 from dptree.privacy.statement import Neighbors, make_statement
 from dptree.sparsetree.counting import Counts
 from dptree.data.domain import Domain
@@ -213,6 +215,49 @@ class SparsePlan:
             nodes.append(Nodes(start, np.concatenate([g.last for g in group])[order], parent,
                                np.concatenate([g.noisy for g in group])[order]))
         return Measurement([np.sort(np.concatenate(p)) if p else np.zeros(0, np.uint64) for p in shape], nodes, heights)
+
+    def privacy_loss(self) -> PrivacyLoss:
+        """The noisy measurements of a release of this plan, for the worst case the statement
+        charges (:mod:`dptree.sparsetree.mechanism` has the proofs):
+
+        * ``"levels"``: one :class:`~dptree.privacy.loss.Laplace` per level 1..L at its scale, L1
+          sensitivity k (the measured nodes of a level are disjoint ranges);
+        * ``"privtree"``: with ``structure_share="auto"`` first the noisy total (Laplace, L1 k);
+          then the shape, pure eps_1-DP by PrivTree's geometric series (Zhang, Xiao & Xie 2016,
+          Thm 3.1; :class:`~dptree.privacy.loss.PureDP`: its loss is not that of one Laplace
+          query); then one Laplace per depth of the count tree, L1 k each. The number of depths H
+          and, with ``"auto"``, the share are read from the released output (adaptive
+          composition), so the loss listed is the one of the share and H that cost the most."""
+        k = self.max_contributions
+        who = Neighbors("add_remove", k)
+        if self.method == "levels":
+            assert self.level_scale is not None
+            return PrivacyLoss(who, tuple(Laplace(self.level_scale, Fraction(k), f"level {d}")
+                                          for d in range(1, self.layout.depth + 1)))
+        steps: list[Step] = []
+        shares = [self.structure_share] if self.total_scale is None else [s for _, s in self.auto_shares or ()]
+        if self.total_scale is not None:
+            steps.append(Laplace(self.total_scale, Fraction(k), "the number of records (picks the shape's share)"))
+        worst = max(((share, h) for share in shares for h in range(1, self.layout.depth + 1)),
+                    key=lambda sh: self._shape_epsilon(sh[0]) + Fraction(k * sh[1]) / self._count_scale_at(*sh))
+        share, h = worst
+        steps.append(PureDP(float(self._shape_epsilon(share)), f"the shape: PrivTree splits at share {share:g} "
+                            "(Zhang, Xiao & Xie 2016, Thm 3.1)"))
+        scale = self._count_scale_at(share, h)
+        steps += [Laplace(scale, Fraction(k), f"count tree depth {j} of {h}") for j in range(1, h + 1)]
+        return PrivacyLoss(who, tuple(steps))
+
+    def _shape_epsilon(self, share: float | None) -> Fraction:
+        """privtree: eps_1 = k (2b - 1) / ((b - 1) lambda_1) of the shape at ``share``."""
+        assert share is not None
+        b, k = self.layout.branching, self.max_contributions
+        lam1 = self.structure_scale if self.total_scale is None else _structure_scale(self.rest_epsilon, share, k, b)
+        assert lam1 is not None
+        return Fraction(k * (2 * b - 1), b - 1) / lam1
+
+    def _count_scale_at(self, share: float | None, h: int) -> Fraction:
+        assert share is not None
+        return _count_scale(self.rest_epsilon, share, self.max_contributions, h)
 
     def variances(self, height: int) -> list[float]:
         """The exact noise variance of the counts of each depth of the count tree (``height``:

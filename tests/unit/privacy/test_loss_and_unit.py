@@ -106,3 +106,16 @@ def test_losses_round_trip_exactly():
         measurement_from_dict({"family": "cauchy"})
     with pytest.raises(InvalidParameterError):
         PrivacyLoss(Neighbors(), ())
+
+
+def test_approx_dp_composes_by_basic_composition_only() -> None:
+    from dptree.privacy.loss import ApproxDP
+
+    loss = PrivacyLoss(Neighbors(), (ApproxDP(0.5, 1e-7, "a"), Laplace(Fraction(2), 1, "b")))
+    assert loss.epsilon() == math.inf and loss.rho() == math.inf
+    assert loss.approx() == (1.0, 1e-7)
+    assert loss.delta_at(1.0) == 1e-7 and loss.delta_at(0.9) == 1.0
+    assert PrivacyLoss.from_dict(loss.to_dict()) == loss
+    assert PrivacyLoss(Neighbors(), (Gaussian(Fraction(2), 1),)).approx() == (math.inf, math.inf)
+    with pytest.raises(InvalidParameterError):
+        ApproxDP(1.0, 1.0)
