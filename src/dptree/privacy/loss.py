@@ -13,7 +13,11 @@ its privacy parameter (a bounded-range mechanism). From them follow, exactly:
   Delta^2 / (2 sigma^2)-zCDP (Canonne, Kamath & Steinke 2020, Theorem 4), the exponential
   mechanism at epsilon, being epsilon-bounded range, (epsilon^2 / 8)-zCDP (Cesar & Rogers 2021,
   Lemma 3.2);
-* (epsilon, delta)-DP from either (:meth:`PrivacyLoss.delta_at`).
+* (epsilon, delta)-DP from either (:meth:`PrivacyLoss.delta_at`);
+* for a plan with an approximate-DP step (:class:`ApproxDP`, a sub-algorithm proven
+  (epsilon, delta)-DP by its lemma), (epsilon, delta) by basic composition, the epsilons and the
+  deltas each adding up (Dwork & Roth 2014, Thm 3.16; :meth:`PrivacyLoss.epsilon_delta`); such a
+  loss has no rho.
 
 The measurements are serialisable (:meth:`PrivacyLoss.to_dict`), so a ledger can store what a
 release cost and not only a number.
@@ -37,7 +41,7 @@ from typing import Any, Literal, Mapping, Union
 from dptree.errors import InvalidParameterError
 from dptree.privacy.statement import Neighbors, Relation
 
-__all__ = ["Laplace", "Gaussian", "Exponential", "PureDP", "Measurement", "PrivacyLoss", "measurement_from_dict"]
+__all__ = ["Laplace", "Gaussian", "Exponential", "PureDP", "ApproxDP", "Measurement", "PrivacyLoss", "measurement_from_dict"]
 
 
 def _exact(value: Any, name: str) -> Fraction:
@@ -155,7 +159,37 @@ class PureDP:
         return {"family": "pure", "epsilon": self.epsilon, "label": self.label}
 
 
-Measurement = Union[Laplace, Gaussian, Exponential, PureDP]
+@dataclass(frozen=True)
+class ApproxDP:
+    """A step proven (``epsilon``, ``delta``)-DP by its lemma, ``delta`` > 0 (an approximate-DP
+    sub-algorithm, a group-privacy term; ``epsilon`` may be 0 for a failure event of probability
+    ``delta``). Not pure and no rho: (epsilon, delta) statements compose by adding both
+    (Dwork & Roth 2014, Thm 3.16)."""
+
+    epsilon: float
+    delta: float
+    label: str = ""
+    family: Literal["approx"] = field(default="approx", init=False)
+
+    def __post_init__(self) -> None:
+        eps = self.epsilon
+        if isinstance(eps, bool) or not isinstance(eps, (int, float, Fraction)) or not math.isfinite(eps) or eps < 0:
+            raise InvalidParameterError(f"epsilon must be a finite number >= 0, got {eps!r}")
+        object.__setattr__(self, "epsilon", float(eps))
+        dlt = self.delta
+        if isinstance(dlt, bool) or not isinstance(dlt, (int, float, Fraction)) or not 0 < dlt < 1:
+            raise InvalidParameterError(f"delta must be in (0, 1), got {dlt!r}")
+        object.__setattr__(self, "delta", float(dlt))
+
+    @property
+    def rho(self) -> float:
+        return math.inf
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"family": "approx", "epsilon": self.epsilon, "delta": self.delta, "label": self.label}
+
+
+Measurement = Union[Laplace, Gaussian, Exponential, PureDP, ApproxDP]
 
 
 def measurement_from_dict(d: Mapping[str, Any]) -> Measurement:
@@ -170,6 +204,8 @@ def measurement_from_dict(d: Mapping[str, Any]) -> Measurement:
             return Exponential(float(d["epsilon"]), label)
         if family == "pure":
             return PureDP(float(d["epsilon"]), label)
+        if family == "approx":
+            return ApproxDP(float(d["epsilon"]), float(d["delta"]), label)
     except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
         raise InvalidParameterError(f"not a measurement: {exc}") from None
     raise InvalidParameterError(f"unknown measurement family {family!r}")
@@ -192,17 +228,31 @@ class PrivacyLoss:
 
     def epsilon(self) -> float:
         """Pure epsilon by basic composition (``inf`` when a measurement is not pure)."""
+        if any(m.family == "approx" for m in self.measurements):
+            return math.inf
         return math.fsum(m.epsilon for m in self.measurements)
 
+    def epsilon_delta(self) -> tuple[float, float]:
+        """(epsilon, delta) by basic composition: the epsilons add, the deltas of the
+        :class:`ApproxDP` steps add (epsilon ``inf`` when a measurement is Gaussian)."""
+        return (math.fsum(m.epsilon for m in self.measurements),
+                math.fsum(m.delta for m in self.measurements if isinstance(m, ApproxDP)))
+
     def rho(self) -> float:
-        """rho-zCDP by composition of each measurement's exact rho."""
+        """rho-zCDP by composition of each measurement's exact rho (``inf`` with an
+        :class:`ApproxDP` step: an (epsilon, delta) statement implies no zCDP)."""
         return math.fsum(m.rho for m in self.measurements)
 
     def delta_at(self, epsilon: float) -> float:
         """A delta such that the release is (epsilon, delta)-DP: 0 when pure epsilon allows it,
-        else the zCDP conversion of :meth:`rho` (Canonne, Kamath & Steinke 2020, Cor. 13)."""
+        else the zCDP conversion of :meth:`rho` (Canonne, Kamath & Steinke 2020, Cor. 13). With an
+        :class:`ApproxDP` step: the composed delta when the composed epsilon allows it, else 1
+        (no statement at that epsilon)."""
         from dptree.privacy.budget import zcdp_delta
 
+        if any(m.family == "approx" for m in self.measurements):
+            eps, dlt = self.epsilon_delta()
+            return min(dlt, 1.0) if eps <= epsilon else 1.0
         if self.epsilon() <= epsilon:
             return 0.0
         return zcdp_delta(self.rho(), epsilon)
