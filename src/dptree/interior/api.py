@@ -63,9 +63,9 @@ from dptree.interior.encoding import (
     prepare,
 )
 from dptree.interior.heavypaths import run_heavypaths
-from dptree.interior.sparse_vector import above_threshold_scales
 from dptree.interior.multisets import MS, height
 from dptree.interior.selection import exponential_base, interior_badness, ordered_exponential_mechanism
+from dptree.interior.sparse_vector import above_threshold_scales
 from dptree.interior.staged import staged_point
 from dptree.interior.treelog import run_treelog
 from dptree.io.contract import Release, shown
@@ -306,10 +306,12 @@ class InteriorPointPlan:
         y: int | None
         if pl.method == "exponential":
             eps = pl.epsilon
-            # files, relations and Spark DataFrames: staged engine queries, the same law and draws (dptree.interior.staged)
+            # files, relations and Spark DataFrames: staged engine queries, the same law and draws
+            # (dptree.interior.staged)
             y = staged_point(data, column, counts, enc, on_invalid, src,
                              lambda n: interior_badness(n) if n < 1 << 62 else None, exponential_base(eps, 1),
-                             lambda: ordered_exponential_mechanism([], lower=0, upper=enc.size - 1, epsilon=eps, rng=src))
+                             lambda: ordered_exponential_mechanism([], lower=0, upper=enc.size - 1, epsilon=eps,
+                                                                   rng=src))
             if y is None:
                 enc, vals, cnt = prepare(data, lower, upper, counts, on_invalid, column, width)
                 y = ordered_exponential_mechanism(vals, counts=cnt, lower=0, upper=enc.size - 1, epsilon=eps, rng=src)

@@ -196,7 +196,7 @@ class ThresholdPlan:
     encoding: Encoding
     epsilon: float
     delta: float  # spent: 0 when the interior point is the exponential mechanism (pure epsilon-DP)
-    method: str
+    method: Method
     fraction: float
     beta: float
     n_declared: int | None
@@ -225,7 +225,7 @@ class ThresholdPlan:
         proven (epsilon/4, delta') per replacement, twice by group privacy: (epsilon/4, delta')
         and (epsilon/4, e^(epsilon/4) delta'), delta' = delta / (1 + e^(epsilon/4))."""
         eps = self.epsilon
-        counts = Laplace(self.count_scale, 2, "label counts (m0, m1), discrete Laplace of scale 4/epsilon")
+        counts = Laplace(self.count_scale, Fraction(2), "label counts (m0, m1), discrete Laplace of scale 4/epsilon")
         if self.delta == 0:
             return PrivacyLoss(self.neighbors, (counts, Exponential(
                 eps / 2, "exponential mechanism for an interior point of the boundary sample S at epsilon/4 per "
@@ -319,7 +319,7 @@ def plan_learn_threshold(*, lower: float, upper: float, epsilon: float, delta: f
                           "origin) with numeric bounds")
     spent = 0.0 if _pure(method, dlt) else dlt
     laplace_scale_used(Fraction(4) / Fraction(eps))  # the label counts' sampler (NoiseScaleError if none)
-    return ThresholdPlan(enc, eps, spent, str(method), float(fraction), float(beta), size_n, upper_bound, dlt,
+    return ThresholdPlan(enc, eps, spent, method, float(fraction), float(beta), size_n, upper_bound, dlt,
                          _statement(eps, spent, True))
 
 

@@ -41,7 +41,8 @@ from typing import Any, Literal, Mapping, Union
 from dptree.errors import InvalidParameterError
 from dptree.privacy.statement import Neighbors, Relation
 
-__all__ = ["Laplace", "Gaussian", "Exponential", "PureDP", "ApproxDP", "Measurement", "PrivacyLoss", "measurement_from_dict"]
+__all__ = ["Laplace", "Gaussian", "Exponential", "PureDP", "ApproxDP", "Measurement", "PrivacyLoss",
+           "measurement_from_dict"]
 
 
 def _exact(value: Any, name: str) -> Fraction:

@@ -3,9 +3,9 @@ error or the one named. Methods, algorithms and proofs: docs/quantiles.md."""
 
 from __future__ import annotations
 
-from numbers import Integral
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from numbers import Integral
 from typing import Any, Literal
 
 import numpy as np
