@@ -205,7 +205,7 @@ def _bounded_points(data: Any, p: QuantilesPlan, column: str | None, user_id: An
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class QuantilesPlan:
     """Everything public about a quantiles release, decided before any data is read: the method
     (``"auto"`` resolved from public quantities only: m, epsilon, the domain, the relation, a
