@@ -9,7 +9,8 @@ An *interior point* of a multiset S is any y with min S <= y <= max S (Kaplan et
   4.6, 4.9 and 4.11 with explicit constants (derivation: docs/heavypaths.md);
 * ``"auto"`` -- the method whose stated sample requirement at (|X|, eps, delta, beta) is smallest.
 
-The walk: public checks -> the plan (:mod:`dptree.interior.calibration`, public inputs only) -> the
+The walk: public checks -> the plan (:func:`plan_interior_point`, :class:`InteriorPointPlan`; its
+calibration in :mod:`dptree.interior.calibration`, public inputs only) -> the
 data (:mod:`dptree.interior.encoding`) -> the mechanism -> :class:`InteriorPoint`.
 
 **The number of records is private; a size is public only when the caller declares it.**
