@@ -11,6 +11,9 @@
   domains of any size: exponential mechanism, TreeLog, HeavyPaths (Kaplan et al. 2020).
 * :func:`quantiles` -- m quantiles with intervals: range tree, ApproxQuantiles, JointExp or one
   exponential mechanism per level, chosen by predicted error.
+* :func:`plan_range_tree`, :func:`plan_interior_point`, :func:`plan_quantile`,
+  :func:`plan_learn_threshold`, :func:`plan_quantiles` -- a release's plan from public parameters
+  only (budget, privacy loss, statement), then ``plan.release(data)``.
 * :func:`range_tree_by` (one release per public group), :class:`Ledger` (a persistent budget),
   :func:`leaf_histogram` / :func:`to_numpy` (arrays, DataFrames, Arrow, files via DuckDB, Spark).
 * :func:`load` -- read any saved release.
@@ -49,19 +52,25 @@ if TYPE_CHECKING:
     from dptree.hierarchy.structure import Hierarchy
     from dptree.interior import (
         InteriorPoint,
+        InteriorPointPlan,
+        QuantilePlan,
         QuantileRelease,
         ThresholdClassifier,
+        ThresholdPlan,
         interior_point,
         learn_threshold,
         median,
         method_requirements,
+        plan_interior_point,
+        plan_learn_threshold,
+        plan_quantile,
         quantile,
     )
     from dptree.privacy.budget import Budget
     from dptree.privacy.loss import PrivacyLoss
     from dptree.privacy.unit import PerRecord, PerUser, Replace
     from dptree.privacy.ledger import Ledger, LedgerCorruptError, LedgerError, LedgerLockedError, LedgerReadOnlyError
-    from dptree.quantiles import QuantilesRelease, quantiles
+    from dptree.quantiles import QuantilesPlan, QuantilesRelease, plan_quantiles, quantiles
     from dptree.rangetree.api import range_tree, range_tree_by
     from dptree.rangetree.groupby import GroupedRelease
     from dptree.rangetree.release import (
@@ -103,6 +112,12 @@ _PUBLIC: dict[str, str] = {
     "median": "dptree.interior",
     "method_requirements": "dptree.interior",
     "quantile": "dptree.interior",
+    "InteriorPointPlan": "dptree.interior",
+    "plan_interior_point": "dptree.interior",
+    "QuantilePlan": "dptree.interior",
+    "plan_quantile": "dptree.interior",
+    "ThresholdPlan": "dptree.interior",
+    "plan_learn_threshold": "dptree.interior",
     "Budget": "dptree.privacy.budget",
     "PrivacyLoss": "dptree.privacy.loss",
     "PerRecord": "dptree.privacy.unit",
@@ -115,6 +130,8 @@ _PUBLIC: dict[str, str] = {
     "LedgerReadOnlyError": "dptree.privacy.ledger",
     "QuantilesRelease": "dptree.quantiles",
     "quantiles": "dptree.quantiles",
+    "QuantilesPlan": "dptree.quantiles",
+    "plan_quantiles": "dptree.quantiles",
     "range_tree": "dptree.rangetree.api",
     "range_tree_by": "dptree.rangetree.api",
     "GroupedRelease": "dptree.rangetree.groupby",
@@ -246,4 +263,12 @@ __all__ = [
     "quantiles",
     "QuantilesRelease",
     "method_requirements",
+    "plan_interior_point",
+    "InteriorPointPlan",
+    "plan_quantile",
+    "QuantilePlan",
+    "plan_learn_threshold",
+    "ThresholdPlan",
+    "plan_quantiles",
+    "QuantilesPlan",
 ]

@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
 from dptree.cli import core
-from dptree.cli.ledger_options import add_ledger_options, charged_budget, check_public_parameters, ledger_path
+from dptree.cli.ledger_options import add_ledger_options, charged_budget, ledger_path
 from dptree.errors import InvalidParameterError
 from dptree.io.contract import shown
 
@@ -129,24 +129,23 @@ def _add_out_option(p: Any) -> None:
     core.add_force_option(p, "release")
 
 
-def _execute(args: argparse.Namespace, release: Callable[[Any], Any], command: str,
-             delta: Callable[[], float] = lambda: 0.0, kind: str | None = None,
-             groups: list[Any] | None = None) -> Any:
-    """Every public check (the ``--out`` files of the release ``kind``, one per group of ``groups``,
-    included), the ledger charge (``delta()``: what the mechanism spends, from public parameters),
-    then the data and the ``--out`` files, which the charge records: the shared order of
+def _execute(args: argparse.Namespace, plan: Callable[[], Any], release: Callable[[Any, Any], Any], command: str,
+             kind: str | None = None, groups: list[Any] | None = None) -> Any:
+    """Every public check (the plan, built from the public parameters, and the ``--out`` files of
+    the release ``kind``, one per group of ``groups``), the ledger charge (the plan's budget), then
+    ``release(plan, data)`` and the ``--out`` files, which the charge records: the shared order of
     ``interior-point``, ``median``, ``quantile`` and ``quantiles``. Returns the result."""
     core.check_seed(args)
     ledger = ledger_path(args.ledger)
-    check_public_parameters(release)
+    pl = plan()
     core.check_input_path(args.file, ledger)
     outs = [] if kind is None or args.out is None else core.group_output_paths(args.out, groups)
     for out in outs:
         core.check_output_path(out, inputs=[args.file], ledger=ledger, kind=f"release:{kind}", force=args.force)
     label = args.ledger_label or f"{command} {args.file}:{args.column}"
-    with charged_budget(ledger, epsilon=args.epsilon, delta=delta(), label=label, outputs=outs):
+    with charged_budget(ledger, epsilon=args.epsilon, delta=pl.budget.delta, label=label, outputs=outs):
         with _table(args) as data:
-            res = release(data)
+            res = release(pl, data)
         if outs:
             res.save(args.out, allow_nonprivate=args.allow_nonprivate, force=args.force)
     return res
@@ -206,17 +205,6 @@ def _bounds(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     return lower, upper, core.parse_width(args.width, lower if isinstance(lower, str) else upper)
 
 
-def _spent_delta(args: argparse.Namespace, lower: Any, upper: Any, width: Any) -> float:
-    """The delta ``interior-point`` spends, from its public plan: 0 when the exponential mechanism
-    runs (pure epsilon; a --delta given is not charged), --delta for TreeLog and HeavyPaths."""
-    from dptree.data.domain import point_domain
-    from dptree.interior.calibration import plan
-
-    n, upper_bound = (args.n, False) if args.n is not None else (args.n_max, args.n_max is not None)
-    return plan(args.method, point_domain(lower, upper, width).size, args.epsilon, args.delta, args.beta, n,
-                upper_bound, run_anyway=args.run_anyway).delta
-
-
 def _declared(res: Any) -> str:
     if res.n_declared is None:
         return "none"
@@ -224,18 +212,19 @@ def _declared(res: Any) -> str:
 
 
 def run_interior_point(args: argparse.Namespace) -> int:
-    from dptree.interior import interior_point
+    from dptree.interior import plan_interior_point
 
     lower, upper, width = _bounds(args)
 
-    def release(data: Any) -> Any:
-        return interior_point(data, lower=lower, upper=upper, epsilon=args.epsilon, delta=args.delta,
-                              method=args.method, beta=args.beta, rng=args.seed, run_anyway=args.run_anyway,
-                              n=args.n, n_max=args.n_max, on_invalid=args.on_invalid, column=args.column,
-                              width=width)
+    def plan() -> Any:  # a --delta given to the exponential mechanism is not spent, hence not charged
+        return plan_interior_point(lower=lower, upper=upper, epsilon=args.epsilon, delta=args.delta,
+                                   method=args.method, beta=args.beta, run_anyway=args.run_anyway, n=args.n,
+                                   n_max=args.n_max, width=width)
 
-    res = _execute(args, release, "interior-point", lambda: _spent_delta(args, lower, upper, width),
-                   kind="interior_point")
+    def release(pl: Any, data: Any) -> Any:
+        return pl.release(data, column=args.column, on_invalid=args.on_invalid, rng=args.seed)
+
+    res = _execute(args, plan, release, "interior-point", kind="interior_point")
     print(f"interior_point: {shown(res.value)}")
     if res.bottom:  # the mechanism's bottom output; the value above is only a placeholder
         print("bottom: True (no answer: the value is the placeholder --lower, not an interior point)")
@@ -254,16 +243,19 @@ def run_interior_point(args: argparse.Namespace) -> int:
 def run_quantile(args: argparse.Namespace) -> int:
     """``dptree median`` / ``dptree quantile --q Q``: the exponential-mechanism quantile of a column
     (pure epsilon-DP)."""
-    from dptree.interior import quantile
+    from dptree.interior import plan_quantile
 
     q = 0.5 if args.command == "median" else args.q
     lower, upper, width = _bounds(args)
 
-    def release(data: Any) -> Any:
-        return quantile(data, q, lower=lower, upper=upper, epsilon=args.epsilon, rng=args.seed,
-                        n=args.n, n_max=args.n_max, on_invalid=args.on_invalid, column=args.column, width=width)
+    def plan() -> Any:
+        return plan_quantile(q, lower=lower, upper=upper, epsilon=args.epsilon, n=args.n, n_max=args.n_max,
+                             width=width)
 
-    res = _execute(args, release, args.command, kind="quantile")
+    def release(pl: Any, data: Any) -> Any:
+        return pl.release(data, column=args.column, on_invalid=args.on_invalid, rng=args.seed)
+
+    res = _execute(args, plan, release, args.command, kind="quantile")
     name = "median" if args.command == "median" else f"quantile({res.q:g})"
     print(f"{name}: {shown(res.value)}")
     print("method: exponential mechanism (Kaplan et al. 2020)")
@@ -288,23 +280,25 @@ def run_quantiles(args: argparse.Namespace) -> int:
     """``dptree quantiles``: m quantiles with intervals (:func:`dptree.quantiles`); the table on
     stdout, the release in ``--out``."""
     from dptree.cli.query import print_rows, quantiles_rows
-    from dptree.quantiles import quantiles
+    from dptree.quantiles import plan_quantiles
 
     qs = _levels(args.q)
     lower, upper = core.parse_bound(args.lower, "--lower"), core.parse_bound(args.upper, "--upper")
     width = core.parse_width(args.width, upper if isinstance(upper, str) else lower)  # dates: a duration
     core.check_group_options(args)
     groups = core.parse_groups(args.groups) if args.by else None
-    by = {"by": args.by, "groups": groups, "unknown": args.unknown_groups} if args.by else {}
+    by = {"by": args.by, "unknown": args.unknown_groups} if args.by else {}
 
-    def release(data: Any) -> Any:
-        return quantiles(data, qs, lower=lower, upper=upper, epsilon=args.epsilon, method=args.method,
-                         level=args.level, n=args.n, n_max=args.n_max, n_min=args.n_min, column=args.column,
-                         width=width, neighbors=args.neighbors, interval=args.interval, rng=args.seed,
-                         on_invalid=args.on_invalid,
-                         user_id=args.user_id, max_contributions=args.max_contributions, **by)
+    def plan() -> Any:
+        return plan_quantiles(qs, lower=lower, upper=upper, epsilon=args.epsilon, method=args.method,
+                              level=args.level, n=args.n, n_max=args.n_max, n_min=args.n_min, width=width,
+                              neighbors=args.neighbors, interval=args.interval, groups=groups, user_id=args.user_id,
+                              max_contributions=args.max_contributions)
 
-    res = _execute(args, release, "quantiles", kind="quantiles", groups=groups)
+    def release(pl: Any, data: Any) -> Any:
+        return pl.release(data, column=args.column, rng=args.seed, on_invalid=args.on_invalid, **by)
+
+    res = _execute(args, plan, release, "quantiles", kind="quantiles", groups=groups)
     for group, one in (res.items() if args.by else [(None, res)]):
         header = one.summary() if group is None else f"group {group}: {one.summary()}"
         print_rows(quantiles_rows(one), one.level, header)

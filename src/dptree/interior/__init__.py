@@ -8,13 +8,16 @@ Choosing Mechanism), :mod:`~dptree.interior.sparse_vector` (AboveThreshold),
 :mod:`~dptree.interior.multisets` (the tree over the domain),
 :mod:`~dptree.interior.treelog` (Algorithm 1), :mod:`~dptree.interior.heavypaths` (Algorithms
 2-6). Built on them: :mod:`~dptree.interior.quantiles` (``quantile``, ``median``) and
-:mod:`~dptree.interior.thresholds` (``learn_threshold``).
+:mod:`~dptree.interior.thresholds` (``learn_threshold``). Each release is a plan, built from public
+parameters only (``plan_interior_point``, ``plan_quantile``, ``plan_learn_threshold``), then its
+``release``.
 """
 
-from dptree.interior.api import InteriorPoint, interior_point
+from dptree.interior.api import InteriorPoint, InteriorPointPlan, interior_point, plan_interior_point
 from dptree.interior.calibration import method_requirements, method_requirements_log2
-from dptree.interior.quantiles import QuantileRelease, median, quantile
-from dptree.interior.thresholds import ThresholdClassifier, learn_threshold
+from dptree.interior.quantiles import QuantilePlan, QuantileRelease, median, plan_quantile, quantile
+from dptree.interior.thresholds import ThresholdClassifier, ThresholdPlan, learn_threshold, plan_learn_threshold
 
-__all__ = ["InteriorPoint", "interior_point", "method_requirements", "method_requirements_log2", "QuantileRelease",
-           "median", "quantile", "ThresholdClassifier", "learn_threshold"]
+__all__ = ["InteriorPoint", "InteriorPointPlan", "interior_point", "plan_interior_point", "method_requirements",
+           "method_requirements_log2", "QuantilePlan", "QuantileRelease", "median", "plan_quantile", "quantile",
+           "ThresholdClassifier", "ThresholdPlan", "learn_threshold", "plan_learn_threshold"]

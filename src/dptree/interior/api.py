@@ -6,10 +6,11 @@ An *interior point* of a multiset S is any y with min S <= y <= max S (Kaplan et
 * ``"exponential"`` -- the exponential mechanism with q(S, y) = min(#{x<=y}, #{x>=y}) (pure eps);
 * ``"treelog"`` -- Algorithm 1 (TreeLog, :mod:`dptree.interior.treelog`), privacy from Lemma 3.7;
 * ``"heavypaths"`` -- Algorithms 2-6 (:mod:`dptree.interior.heavypaths`), privacy from Lemmas 4.5,
-  4.6, 4.9 and 4.11 with explicit constants (derivation: docs/notes/heavypaths.md);
+  4.6, 4.9 and 4.11 with explicit constants (derivation: docs/heavypaths.md);
 * ``"auto"`` -- the method whose stated sample requirement at (|X|, eps, delta, beta) is smallest.
 
-The walk: public checks -> the plan (:mod:`dptree.interior.calibration`, public inputs only) -> the
+The walk: public checks -> the plan (:func:`plan_interior_point`, :class:`InteriorPointPlan`; its
+calibration in :mod:`dptree.interior.calibration`, public inputs only) -> the
 data (:mod:`dptree.interior.encoding`) -> the mechanism -> :class:`InteriorPoint`.
 
 **The number of records is private; a size is public only when the caller declares it.**
@@ -26,18 +27,18 @@ computed from |S|.
 add/remove-one neighbors. The cap maps some add/remove pairs to replace pairs and a replace pair
 is a removal followed by an addition, so the tree methods run their calibration at
 (eps/2, delta/(1 + e^(eps/2))) and are (eps, delta)-DP under both add/remove-one and replace-one
-(group privacy, docs/notes/interior_point.md). The exponential mechanism's quality has sensitivity 1
+(group privacy, docs/interior_point.md). The exponential mechanism's quality has sensitivity 1
 under both relations (pure eps, no size used).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Mapping
 
 from dptree._validation import InstanceOf, check_param, validate_params
-from dptree.data.domain import Domain, point_domain
 from dptree.data.histograms import COLUMN
 from dptree.errors import InvalidParameterError, ReleaseFileError
 from dptree.interior.calibration import (
@@ -54,21 +55,24 @@ from dptree.interior.calibration import (
     declared_size,
     plan,
 )
-from dptree.interior.encoding import check_point_width, domain_document, domain_from_document, prepare
+from dptree.data.domain import Domain, point_domain
+from dptree.interior.encoding import checked_point_domain, domain_document, domain_from_document, prepare
 from dptree.interior.heavypaths import run_heavypaths
 from dptree.interior.multisets import MS, height
 from dptree.interior.selection import exponential_base, interior_badness, ordered_exponential_mechanism
+from dptree.interior.sparse_vector import above_threshold_scales
 from dptree.interior.staged import staged_point
 from dptree.interior.treelog import run_treelog
 from dptree.io.contract import Release, shown
 from dptree.io.release_file import check_metadata, creation_metadata
-from dptree.noise import RngLike, make_source
+from dptree.noise import RngLike, laplace_scale_used, make_source
 from dptree.noise.sources import RNG
 from dptree.privacy.boundary import Boundary
 from dptree.privacy.budget import Budget, check_release_budget
-from dptree.privacy.statement import check_statement, read_statement
+from dptree.privacy.loss import ApproxDP, Exponential, Measurement, PrivacyLoss, PureDP
+from dptree.privacy.statement import Neighbors, check_statement, read_statement
 
-__all__ = ["InteriorPoint", "interior_point"]
+__all__ = ["InteriorPoint", "InteriorPointPlan", "interior_point", "plan_interior_point"]
 
 
 @dataclass(frozen=True, repr=False)
@@ -173,12 +177,15 @@ class InteriorPoint(Release):
         check_param("n_is_upper_bound", upper, [InstanceOf(bool)])
         if (n is None and upper) or (method in TREE_METHODS and (n is None or dlt == 0)):
             raise ReleaseFileError(f"{kind} release: {method} needs a declared size and delta > 0")
-        derived = plan("auto" if "auto" in cal else method, enc.size, eps, dlt, beta, n, upper)
+        lower, upper_end = enc.bounds
+        planned = _plan_on(enc, lower, upper_end, enc.resolution, "auto" if "auto" in cal else method, eps, dlt, beta, n,
+                           upper, True)
+        derived = planned.calibrated
         stated = (method, p["delta"], p["n_required"], p["guarantee_applies"], cal)
         if (derived.method, derived.delta, derived.n_required, derived.guarantee_applies,
                 _json(derived.calibration)) != stated:
             raise ReleaseFileError(f"{kind} release: the calibration does not match its public parameters")
-        check_statement(privacy, derived.statement(privacy["private"]), kind=kind)
+        check_statement(privacy, planned.statement, kind=kind)
         value, bottom = enc.load(m["value"]), m["bottom"]
         if type(bottom) is not bool or not enc.contains(value) or (
                 bottom and (method == "exponential" or value != enc.value_at(0))):
@@ -201,6 +208,171 @@ def _result(pl: Plan, value: Any, bottom: bool, enc: Domain, privacy: dict[str, 
     return InteriorPoint(value, pl.method, pl.epsilon, pl.delta, pl.beta, pl.n_declared, pl.n_is_upper_bound,
                          pl.n_required, pl.guarantee_applies, privacy, pl.calibration, bottom,
                          lower=lower, upper=upper, metadata=metadata, width=enc.resolution)
+
+
+@dataclass(frozen=True)
+class InteriorPointPlan:
+    """Everything public about an interior-point release (Kaplan, Ligett, Mansour, Naor & Stemmer
+    2020), decided before any data is read: the method ``"auto"`` resolved to, its calibration,
+    ``n_required`` and ``guarantee_applies`` at the declared size, the budget and the privacy
+    statement. :meth:`release` is the one private step.
+
+    >>> plan = plan_interior_point(lower=0, upper=1000, epsilon=1.0)
+    >>> plan.method, plan.privacy_loss().epsilon()
+    ('exponential', 1.0)
+    """
+
+    encoding: Domain
+    calibrated: Plan
+    lower: Any
+    upper: Any
+    width: Any = None
+    statement: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def method(self) -> str:
+        return self.calibrated.method
+
+    @property
+    def budget(self) -> Budget:
+        """What the release spends: pure epsilon for the exponential mechanism, else (epsilon, delta)."""
+        pl = self.calibrated
+        return Budget.pure(pl.epsilon) if pl.delta == 0 else Budget.approx(pl.epsilon, pl.delta)
+
+    @property
+    def neighbors(self) -> Neighbors:
+        return Neighbors("add_remove")
+
+    @property
+    def n_required(self) -> int | None:
+        return self.calibrated.n_required
+
+    @property
+    def guarantee_applies(self) -> bool | None:
+        return self.calibrated.guarantee_applies
+
+    @property
+    def calibration(self) -> dict[str, Any]:
+        return self.calibrated.calibration
+
+    def privacy_loss(self) -> PrivacyLoss:
+        """The noisy steps with their public parameters (module docstring for the relations).
+
+        Exponential mechanism: one ``Exponential(epsilon)`` (Lemma 2.2). Tree methods: each is
+        calibrated at (e, d) = (epsilon/2, delta/(1 + e^(epsilon/2))) per add/remove change, and one
+        change of the capped data is at most two (a removal and an addition), so the steps of the
+        first change are listed at their (e, d) shares and those of the second with their deltas
+        times e^e (group privacy: (2e, (1 + e^e) d) = (epsilon, delta)). TreeLog: one
+        ``ApproxDP`` per change (Lemma 3.7). HeavyPaths: StoppingPoint's AboveThreshold,
+        ``PureDP(epsilon1)`` (Theorem 4.2), then the failure event of Lemma 4.5 (<= d/4),
+        OneRandomPath (Lemma 4.6) and the LevelUps (Lemma 4.9, advanced composition) as one
+        ``ApproxDP`` of the rest; each lemma's proven value is in the label and at most its share.
+        """
+        pl, cal = self.calibrated, self.calibrated.calibration
+        if pl.method == "exponential":
+            return PrivacyLoss(self.neighbors, (Exponential(pl.epsilon, "exponential mechanism over the ordered "
+                                                "domain, q(S, y) = min(#{x <= y}, #{x >= y}) (Lemma 2.2)"),))
+        e_in, d_in = cal["epsilon_per_change"], cal["delta_per_change"]
+        proven = "proven ({:.6g}, {:.6g})".format(*cal["privacy"])
+        if pl.method == "treelog":
+            steps: list[tuple[float, float, str]] = [(e_in, d_in, f"TreeLog (Algorithm 1, Lemma 3.7; {proven})")]
+        else:
+            steps = [(cal["eps1"], 0.0, "StoppingPoint: AboveThreshold (Algorithm 3, Theorem 4.2)"),
+                     (e_in - cal["eps1"], d_in, "StoppingPoint's failure event (Lemma 4.5, <= delta/4), OneRandomPath "
+                      f"(Lemma 4.6) and the LevelUps (Lemma 4.9, advanced composition) ({proven} with StoppingPoint)")]
+        out: list[Measurement] = []
+        for change, factor in (("first change", 1.0), ("second change, group privacy", math.exp(e_in))):
+            for e, d, what in steps:
+                label = f"{what}; {change}"
+                out.append(PureDP(e, label) if d == 0 else ApproxDP(e, d * factor, label))
+        return PrivacyLoss(self.neighbors, tuple(out))
+
+    def release(self, data: Any, *, column: str | None = None, on_invalid: Literal["error", "drop"] = "error",
+                rng: RngLike = None, counts: Sequence[int] | None = None) -> InteriorPoint:
+        """Run the planned mechanism on ``data`` (the one private step; reading options as in
+        :func:`interior_point`)."""
+        check_param("on_invalid", on_invalid, ON_INVALID)
+        check_param("rng", rng, RNG)
+        check_param("column", column, COLUMN)
+        pl, enc = self.calibrated, self.encoding
+        lower, upper, width = self.lower, self.upper, self.width
+        metadata = creation_metadata()  # the clock, read before the data (no timing of the reading)
+        src = make_source(rng)
+        y: int | None
+        if pl.method == "exponential":
+            eps = pl.epsilon
+            # files, relations and Spark DataFrames: staged engine queries, the same law and draws
+            # (dptree.interior.staged)
+            y = staged_point(data, column, counts, enc, on_invalid, src,
+                             lambda n: interior_badness(n) if n < 1 << 62 else None, exponential_base(eps, 1),
+                             lambda: ordered_exponential_mechanism([], lower=0, upper=enc.size - 1, epsilon=eps,
+                                                                   rng=src))
+            if y is None:
+                enc, vals, cnt = prepare(data, lower, upper, counts, on_invalid, column, width)
+                y = ordered_exponential_mechanism(vals, counts=cnt, lower=0, upper=enc.size - 1, epsilon=eps, rng=src)
+        else:
+            enc, vals, cnt = prepare(data, lower, upper, counts, on_invalid, column, width)
+            assert pl.n_declared is not None
+            # the tree methods hold the distinct values and counts as arrays (multisets.MS), not one object per row
+            ms = MS(vals, cnt).cap(pl.n_declared)  # at most the declared size (module docstring)
+            run = run_treelog if pl.method == "treelog" else run_heavypaths
+            y = run(ms, height(enc.size), pl.calibration, src)
+        is_bottom = y is None  # part of the mechanism's output (reported as ``bottom``)
+        value = enc.value_at(0 if y is None else y)  # bottom -> the data-independent placeholder ``lower``
+        return _result(pl, value, is_bottom, enc, {**self.statement, "private": bool(src.private)}, metadata)
+
+
+def _check_samplers(pl: Plan) -> None:
+    """Build every discrete-Laplace scale the planned mechanism draws at (a NoiseScaleError for one
+    no sampler can run), so that a parameter no mechanism runs with fails before any charge."""
+    if pl.method == "heavypaths":
+        for scale in above_threshold_scales(pl.calibration["eps1"]):
+            laplace_scale_used(scale)
+
+
+@validate_params({"epsilon": EPSILON, "delta": DELTA, "method": METHOD, "beta": BETA, "n": DECLARED_SIZE,
+                  "n_max": DECLARED_SIZE, "run_anyway": [InstanceOf(bool)]})
+def plan_interior_point(
+    *,
+    lower: Any,
+    upper: Any,
+    epsilon: float,
+    delta: float = 0.0,
+    method: Method = "auto",
+    beta: float = 0.1,
+    run_anyway: bool = False,
+    n: int | None = None,
+    n_max: int | None = None,
+    width: Any = None,
+) -> InteriorPointPlan:
+    """The plan of an interior-point release from public parameters only (Kaplan, Ligett, Mansour,
+    Naor & Stemmer 2020): validation, the method ``"auto"`` picks, the calibration of TreeLog or
+    HeavyPaths at the declared size, ``n_required``, ``guarantee_applies`` and the statement.
+    Parameters as in :func:`interior_point`; every refusal they cause happens here."""
+    eps = check_release_budget(epsilon)
+    dlt, b = float(delta), float(beta)
+    if method in TREE_METHODS and dlt == 0:
+        raise InvalidParameterError(
+            f"method={method!r} needs delta > 0 (approximate DP); pass e.g. delta=1e-6, "
+            "or use method='exponential' (pure epsilon-DP)"
+        )
+    size_n, upper_bound = declared_size(n, n_max)
+    if method in TREE_METHODS and size_n is None:
+        raise InvalidParameterError(
+            f"method={method!r} calibrates eps0, delta0 and t from the number of records, which is "
+            "private unless declared: pass n= (the exact public size) or n_max= (a public upper "
+            "bound), or use method='exponential', which needs no size"
+        )
+    return _plan_on(checked_point_domain(lower, upper, width), lower, upper, width, method, eps, dlt, b, size_n, upper_bound,
+                    run_anyway)
+
+
+def _plan_on(enc: Domain, lower: Any, upper: Any, width: Any, method: str, eps: float, dlt: float, beta: float,
+             size_n: int | None, upper_bound: bool, run_anyway: bool) -> InteriorPointPlan:
+    """The plan over the encoded domain ``enc`` (of [lower, upper] at ``width``), parameters checked."""
+    pl = plan(method, enc.size, eps, dlt, beta, size_n, upper_bound, run_anyway=run_anyway)
+    _check_samplers(pl)
+    return InteriorPointPlan(enc, pl, lower, upper, width, pl.statement(True))
 
 
 @validate_params({"epsilon": EPSILON, "delta": DELTA, "method": METHOD, "beta": BETA, "n": DECLARED_SIZE,
@@ -228,7 +400,7 @@ def interior_point(
 
     ``method``: "exponential" (epsilon-DP; delta ignored; needs no size), "treelog" (Algorithm 1;
     (epsilon, delta)-DP by Lemma 3.7), "heavypaths" (Algorithm 6; (epsilon, delta)-DP by Lemma 4.11
-    with the constants of docs/notes/heavypaths.md), or "auto".
+    with the constants of docs/heavypaths.md), or "auto".
 
     ``n`` / ``n_max`` -- **public** size declared by the caller: ``n`` the exact number of records,
     ``n_max`` an upper bound. Both are treated as public knowledge (publish them or derive them
@@ -239,7 +411,7 @@ def interior_point(
     (epsilon, delta)-DP for *any* data, whatever was declared; a wrong declaration only costs
     utility. ``auto`` without a declared size uses the exponential mechanism (the only method
     whose calibration needs no size); with one it takes the method with the smallest stated
-    sample requirement at (``|X|``, epsilon, delta, beta) and raises :class:`InsufficientDataError`
+    sample requirement at (|X|, epsilon, delta, beta) and raises :class:`InsufficientDataError`
     when the declared N is below it (public quantities only) unless ``run_anyway=True``.
 
     Neighboring relation: every method is (epsilon, delta)-DP for add/remove-one *and*
@@ -257,53 +429,7 @@ def interior_point(
     counts as lower + floor((t - lower) / width) width, the bucket a range tree over the same bounds
     puts it in -- and the point is released as a ``numpy.datetime64``. ``width`` is refused on
     numeric domains.
-
-    Example (``rng=7`` seeds the noise only so that the outputs below are reproducible: a seeded release
-    is marked not private; leave ``rng`` out in real use)::
-
-        >>> import numpy as np, dptree
-        >>> ages = 18 + np.arange(10_000) % 73  # ages 18 to 90, evenly
-        >>> point = dptree.interior_point(ages, lower=0, upper=120, epsilon=1.0, rng=7)
-        >>> point.value, point.method  # no declared size: the exponential mechanism
-        (54, 'exponential')
-        >>> point
-        <InteriorPoint 54 by exponential over [0, 120], 1-DP (pure), declared none, NOT PRIVATE (test seed)>
     """
-    eps = check_release_budget(epsilon)
-    dlt, b = float(delta), float(beta)
-    if method in TREE_METHODS and dlt == 0:
-        raise InvalidParameterError(
-            f"method={method!r} needs delta > 0 (approximate DP); pass e.g. delta=1e-6, "
-            "or use method='exponential' (pure epsilon-DP)"
-        )
-    size_n, upper_bound = declared_size(n, n_max)
-    if method in TREE_METHODS and size_n is None:
-        raise InvalidParameterError(
-            f"method={method!r} calibrates eps0, delta0 and t from the number of records, which is "
-            "private unless declared: pass n= (the exact public size) or n_max= (a public upper "
-            "bound), or use method='exponential', which needs no size"
-        )
-    enc = point_domain(lower, upper, width)
-    check_point_width(enc, width)
-    pl = plan(method, enc.size, eps, dlt, b, size_n, upper_bound, run_anyway=run_anyway)
-    metadata = creation_metadata()  # the clock, read before the data (no timing of the reading)
-    src = make_source(rng)
-    y: int | None
-    if pl.method == "exponential":
-        # files, relations and Spark DataFrames: staged engine queries, the same law and draws (dptree.interior.staged)
-        y = staged_point(values, column, counts, enc, on_invalid, src,
-                         lambda n: interior_badness(n) if n < 1 << 62 else None, exponential_base(eps, 1),
-                         lambda: ordered_exponential_mechanism([], lower=0, upper=enc.size - 1, epsilon=eps, rng=src))
-        if y is None:
-            enc, vals, cnt = prepare(values, lower, upper, counts, on_invalid, column, width)
-            y = ordered_exponential_mechanism(vals, counts=cnt, lower=0, upper=enc.size - 1, epsilon=eps, rng=src)
-    else:
-        enc, vals, cnt = prepare(values, lower, upper, counts, on_invalid, column, width)
-        assert size_n is not None
-        # the tree methods hold the distinct values and counts as arrays (multisets.MS), not one object per row
-        ms = MS(vals, cnt).cap(size_n)  # at most the declared size (module docstring)
-        run = run_treelog if pl.method == "treelog" else run_heavypaths
-        y = run(ms, height(enc.size), pl.calibration, src)
-    is_bottom = y is None  # part of the mechanism's output (reported as ``bottom``)
-    value = enc.value_at(0 if y is None else y)  # bottom -> the data-independent placeholder ``lower``
-    return _result(pl, value, is_bottom, enc, pl.statement(src.private), metadata)
+    return plan_interior_point(lower=lower, upper=upper, epsilon=epsilon, delta=delta, method=method, beta=beta,
+                               run_anyway=run_anyway, n=n, n_max=n_max, width=width).release(
+        values, column=column, on_invalid=on_invalid, rng=rng, counts=counts)

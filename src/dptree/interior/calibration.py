@@ -8,7 +8,7 @@ caller declared (``n=`` exact or ``n_max=`` an upper bound); never of the data. 
 * the per-replacement budget of the tree methods (:func:`swap_budget`, group privacy);
 * the plan of one release (:func:`plan`): the method ``"auto"`` resolves to, its calibration,
   ``n_required`` and ``guarantee_applies``, and the privacy statement -- computed by
-  :func:`~dptree.interior.api.interior_point` before the data is read and re-derived when a saved
+  :func:`~dptree.interior.api.plan_interior_point` before the data is read and re-derived when a saved
   release is loaded.
 """
 

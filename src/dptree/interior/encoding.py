@@ -19,7 +19,7 @@ from dptree.data.domain import INVALID_HINT, INVALID_VALUES, Domain, point_domai
 from dptree.errors import DataError, DomainError, InvalidParameterError, ReleaseFileError
 from dptree.interior.selection import _group
 
-__all__ = ["INVALID_HINT", "check_point_width", "domain_document", "domain_from_document", "encode_values", "prepare",
+__all__ = ["INVALID_HINT", "check_point_width", "checked_point_domain", "domain_document", "domain_from_document", "encode_values", "prepare",
            "prepare_groups"]
 
 
@@ -29,6 +29,14 @@ def check_point_width(dom: Domain, width: Any) -> None:
     if width is not None and dom.kind != "datetime":
         raise InvalidParameterError("width= is the resolution of a date domain; a numeric domain has none (every "
                                     "integer, or every float, between the bounds is a point): drop width=")
+
+
+def checked_point_domain(lower: Any, upper: Any, width: Any = None) -> Domain:
+    """The point domain [lower, upper] of a mechanism that outputs a point, ``width`` refused on a
+    numeric domain (:func:`check_point_width`)."""
+    dom = point_domain(lower, upper, width)
+    check_point_width(dom, width)
+    return dom
 
 
 def domain_document(enc: Domain) -> dict[str, Any]:

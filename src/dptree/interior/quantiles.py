@@ -22,11 +22,11 @@ from numbers import Real
 from typing import Any, ClassVar, Literal, Mapping
 
 from dptree._validation import InstanceOf, Interval, check_param, validate_params
-from dptree.data.domain import point_domain
 from dptree.data.histograms import COLUMN
 from dptree.errors import ReleaseFileError
 from dptree.interior.calibration import DECLARED_SIZE, EPSILON, ON_INVALID, declared_size
-from dptree.interior.encoding import check_point_width, domain_document, domain_from_document, prepare
+from dptree.data.domain import Domain, point_domain
+from dptree.interior.encoding import checked_point_domain, domain_document, domain_from_document, prepare
 from dptree.interior.selection import exponential_base, quantile_badness, quantile_exponential_mechanism, quantile_level
 from dptree.interior.staged import staged_point
 from dptree.io.contract import Release, shown
@@ -34,10 +34,11 @@ from dptree.io.release_file import check_metadata, creation_metadata
 from dptree.noise import RngLike, make_source
 from dptree.noise.sources import RNG
 from dptree.privacy.boundary import Boundary
-from dptree.privacy.budget import check_release_budget
+from dptree.privacy.budget import Budget, check_release_budget
+from dptree.privacy.loss import Exponential, PrivacyLoss
 from dptree.privacy.statement import Neighbors, check_statement, make_statement, read_statement
 
-__all__ = ["QuantileRelease", "median", "quantile"]
+__all__ = ["QuantilePlan", "QuantileRelease", "median", "plan_quantile", "quantile"]
 
 Q = [Interval(Real, 0, 1, hint="the quantile level as a fraction, e.g. q=0.9 for the 90th percentile")]
 
@@ -130,15 +131,96 @@ class QuantileRelease(Release):
         q_used = quantile_level(qf)
         if p["q_used"] != f"{q_used.numerator}/{q_used.denominator}":
             raise ReleaseFileError(f"{kind} release: q_used does not match q")
-        legacy = privacy.get("mechanism") == _LEGACY_MECHANISM
-        check_statement(privacy, _statement(eps, privacy["private"], _LEGACY_MECHANISM if legacy else _MECHANISM),
-                        kind=kind)
+        if privacy.get("mechanism") == _LEGACY_MECHANISM:  # the untied score: its own statement
+            derived = _statement(eps, privacy["private"], _LEGACY_MECHANISM)
+        else:
+            derived = _plan_on(qf, eps, enc, *enc.bounds, enc.resolution, p["n_declared"], p["n_is_upper_bound"]).statement
+        check_statement(privacy, derived, kind=kind)
         value = enc.load(value)
         if not enc.contains(value):
             raise ReleaseFileError(f"{kind} release: the measurement must be a point of the domain")
         return QuantileRelease(value, qf, q_used, eps, p["n_declared"], privacy, n_is_upper_bound=p["n_is_upper_bound"],
                                lower=enc.bounds[0], upper=enc.bounds[1], metadata=check_metadata(doc.get("metadata")),
                                width=enc.resolution)
+
+
+@dataclass(frozen=True)
+class QuantilePlan:
+    """Everything public about a single-quantile release, decided before any data is read: the
+    level q and the rational q_used = a/b, the domain, the declared size (echoed, not used), the
+    budget and the statement. The mechanism is one tie-aware exponential mechanism (McSherry &
+    Talwar 2007; Kaplan, Ligett, Mansour, Naor & Stemmer 2020, Lemma 2.2); :meth:`release` runs it.
+
+    >>> plan_quantile(0.9, lower=0, upper=100, epsilon=0.5).privacy_loss().epsilon()
+    0.5
+    """
+
+    q: float
+    q_used: Fraction
+    epsilon: float
+    encoding: Domain
+    lower: Any
+    upper: Any
+    width: Any = None
+    n_declared: int | None = None
+    n_is_upper_bound: bool = False
+    statement: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def budget(self) -> Budget:
+        return Budget.pure(self.epsilon)
+
+    @property
+    def neighbors(self) -> Neighbors:
+        return Neighbors("add_remove")
+
+    def privacy_loss(self) -> PrivacyLoss:
+        """One exponential mechanism at epsilon (its integer score has sensitivity b under
+        add/remove-one and replace-one)."""
+        return PrivacyLoss(self.neighbors, (Exponential(self.epsilon, f"tie-aware exponential mechanism, level "
+                                                        f"{self.q_used.numerator}/{self.q_used.denominator}"),))
+
+    def release(self, data: Any, *, column: str | None = None, on_invalid: Literal["error", "drop"] = "error",
+                rng: RngLike = None, counts: Sequence[int] | None = None) -> QuantileRelease:
+        """Run the exponential mechanism on ``data`` (the one private step; reading options as in
+        :func:`quantile`)."""
+        check_param("on_invalid", on_invalid, ON_INVALID)
+        check_param("rng", rng, RNG)
+        check_param("column", column, COLUMN)
+        eps, qf, qr, enc = self.epsilon, self.q, self.q_used, self.encoding
+        metadata = creation_metadata()  # the clock, read before the data
+        src = make_source(rng)
+        # the only step that reads the data: the tie-aware exponential mechanism (sensitivity b); files,
+        # relations and Spark DataFrames by staged engine queries, the same law and draws (dptree.interior.staged)
+        b = qr.denominator
+        y = staged_point(data, column, counts, enc, on_invalid, src,
+                         lambda n: quantile_badness(qr, n) if b * n < 1 << 62 else None, exponential_base(eps, b),
+                         lambda: quantile_exponential_mechanism([], q=qf, lower=0, upper=enc.size - 1, epsilon=eps,
+                                                                rng=src))
+        if y is None:
+            enc, vals, cnt = prepare(data, self.lower, self.upper, counts, on_invalid, column, self.width)
+            y = quantile_exponential_mechanism(vals, counts=cnt, q=qf, lower=0, upper=enc.size - 1, epsilon=eps,
+                                               rng=src)
+        lo, hi = enc.bounds
+        return QuantileRelease(enc.value_at(y), qf, qr, eps, self.n_declared,
+                               {**self.statement, "private": bool(src.private)}, n_is_upper_bound=self.n_is_upper_bound,
+                               lower=lo, upper=hi, metadata=metadata, width=enc.resolution)
+
+
+@validate_params({"q": Q, "epsilon": EPSILON, "n": DECLARED_SIZE, "n_max": DECLARED_SIZE})
+def plan_quantile(q: float, *, lower: Any, upper: Any, epsilon: float, n: int | None = None,
+                  n_max: int | None = None, width: Any = None) -> QuantilePlan:
+    """The plan of a single-quantile release (:func:`quantile`) from public parameters only; every
+    refusal they cause happens here. ``q=0.5`` plans :func:`median`."""
+    eps = check_release_budget(epsilon)
+    size_n, upper_bound = declared_size(n, n_max)
+    return _plan_on(float(q), eps, checked_point_domain(lower, upper, width), lower, upper, width, size_n, upper_bound)
+
+
+def _plan_on(q: float, eps: float, enc: Domain, lower: Any, upper: Any, width: Any, size_n: int | None,
+             upper_bound: bool) -> QuantilePlan:
+    """The plan over the encoded domain ``enc`` (of [lower, upper] at ``width``), parameters checked."""
+    return QuantilePlan(q, quantile_level(q), eps, enc, lower, upper, width, size_n, upper_bound, _statement(eps, True))
 
 
 @validate_params({"q": Q, "epsilon": EPSILON, "n": DECLARED_SIZE, "n_max": DECLARED_SIZE, "on_invalid": ON_INVALID,
@@ -161,7 +243,7 @@ def quantile(
     """Single quantile by the tie-aware exponential mechanism (epsilon-DP, add/remove or replace one record).
 
     With q = a/b (the level rounded to a denominator <= 1000), the utility of y is
-    ``-dist(q |S|, [#{x < y}, #{x <= y}])``: 0 when the target rank ``q |S|`` falls inside y's tie block
+    -dist(q |S|, [#{x < y}, #{x <= y}]): 0 when the target rank q |S| falls inside y's tie block
     (so on tied data the tied value itself is the answer), minus the distance in ranks otherwise.
     Its integer form b times that has sensitivity b under add/remove-one and replace-one (proof in
     :func:`~dptree.interior.selection.quantile_exponential_mechanism`); P(y) proportional to
@@ -172,35 +254,9 @@ def quantile(
     mechanism needs no size. ``on_invalid``, ``column`` (tables, files, DuckDB relations, Spark
     DataFrames, counted in their engine) and dates (``lower``/``upper`` dates, ``width`` the
     resolution) as in :func:`~dptree.interior.api.interior_point`.
-
-    Example (``rng=7`` seeds the noise only so that the outputs below are reproducible: a seeded release
-    is marked not private; leave ``rng`` out in real use)::
-
-        >>> import numpy as np, dptree
-        >>> ages = 18 + np.arange(10_000) % 73  # ages 18 to 90, evenly: the 0.9-quantile is 83
-        >>> dptree.quantile(ages, 0.9, lower=0, upper=120, epsilon=1.0, rng=7).value
-        83
     """
-    eps = check_release_budget(epsilon)
-    qf = float(q)
-    size_n, upper_bound = declared_size(n, n_max)
-    qr = quantile_level(qf)
-    metadata = creation_metadata()  # the clock, read before the data
-    enc = point_domain(lower, upper, width)
-    check_point_width(enc, width)
-    src = make_source(rng)
-    # the only step that reads the data: the tie-aware exponential mechanism (sensitivity b); files,
-    # relations and Spark DataFrames by staged engine queries, the same law and draws (dptree.interior.staged)
-    b = qr.denominator
-    y = staged_point(values, column, counts, enc, on_invalid, src,
-                     lambda n: quantile_badness(qr, n) if b * n < 1 << 62 else None, exponential_base(eps, b),
-                     lambda: quantile_exponential_mechanism([], q=qf, lower=0, upper=enc.size - 1, epsilon=eps, rng=src))
-    if y is None:
-        enc, vals, cnt = prepare(values, lower, upper, counts, on_invalid, column, width)
-        y = quantile_exponential_mechanism(vals, counts=cnt, q=qf, lower=0, upper=enc.size - 1, epsilon=eps, rng=src)
-    lo, hi = enc.bounds
-    return QuantileRelease(enc.value_at(y), qf, qr, eps, size_n, _statement(eps, src.private),
-                           n_is_upper_bound=upper_bound, lower=lo, upper=hi, metadata=metadata, width=enc.resolution)
+    return plan_quantile(q, lower=lower, upper=upper, epsilon=epsilon, n=n, n_max=n_max, width=width).release(
+        values, column=column, on_invalid=on_invalid, rng=rng, counts=counts)
 
 
 @validate_params({"epsilon": EPSILON, "n": DECLARED_SIZE, "n_max": DECLARED_SIZE, "on_invalid": ON_INVALID,

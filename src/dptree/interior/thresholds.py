@@ -16,7 +16,6 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 
 from dptree._validation import InstanceOf, Interval, check_param, validate_params
-from dptree.data.domain import INVALID_HINT, point_domain
 from dptree.errors import DataError, DomainError, InvalidParameterError, ReleaseFileError
 from dptree.interior.api import interior_point
 from dptree.interior.calibration import (
@@ -30,17 +29,19 @@ from dptree.interior.calibration import (
     check_budget,
     declared_size,
 )
-from dptree.interior.encoding import domain_document, domain_from_document, encode_values
+from dptree.data.domain import Domain, point_domain
+from dptree.interior.encoding import INVALID_HINT, domain_document, domain_from_document, encode_values
 from dptree.interior.selection import ordered_exponential_mechanism
 from dptree.io.contract import Release
 from dptree.io.release_file import check_metadata, creation_metadata
-from dptree.noise import RngLike, discrete_laplace, make_source
+from dptree.noise import RngLike, discrete_laplace, laplace_scale_used, make_source
 from dptree.noise.sources import RNG
 from dptree.privacy.boundary import Boundary
-from dptree.privacy.budget import BUDGET_RANGE, check_release_budget
+from dptree.privacy.budget import BUDGET_RANGE, Budget, check_release_budget
+from dptree.privacy.loss import ApproxDP, Exponential, Laplace, PrivacyLoss
 from dptree.privacy.statement import Neighbors, check_statement, make_statement, read_statement
 
-__all__ = ["ThresholdClassifier", "learn_threshold"]
+__all__ = ["ThresholdClassifier", "ThresholdPlan", "learn_threshold", "plan_learn_threshold"]
 
 FRACTION = [Interval(Real, 0, 0.5, closed="right", hint="the share of records near the boundary, e.g. 0.1")]
 #: the interior point of S runs at epsilon/4, which must itself be in the supported range
@@ -146,12 +147,15 @@ class ThresholdClassifier(Release):
         check_release_budget(eps, supported=SUPPORTED)
         if (dlt == 0) != _pure(p["method"], dlt):
             raise ReleaseFileError(f"{kind} release: delta does not match the method")
-        check_statement(privacy, _statement(eps, dlt, privacy["private"]), kind=kind)
+        lo, hi = enc.bounds
+        planned = plan_learn_threshold(lower=lo, upper=hi, epsilon=eps, delta=dlt, method=p["method"],
+                                       fraction=p["fraction"], beta=beta, n=None if p["n_is_upper_bound"] else
+                                       p["n_declared"], n_max=p["n_declared"] if p["n_is_upper_bound"] else None)
+        check_statement(privacy, planned.statement, kind=kind)
         threshold, constant = m["threshold"], m["constant"]
         if not ((constant is None and enc.contains(threshold)) or (threshold is None and constant in (0, 1)
                                                                    and type(constant) is int)):
             raise ReleaseFileError(f"{kind} release: the measurement must be a threshold in the domain or a label")
-        lo, hi = enc.bounds
         return ThresholdClassifier(threshold, constant, eps, dlt, privacy, lower=lo, upper=hi, method=p["method"],
                                    fraction=float(p["fraction"]), beta=beta, n_declared=p["n_declared"],
                                    n_is_upper_bound=p["n_is_upper_bound"], metadata=check_metadata(doc.get("metadata")))
@@ -169,6 +173,148 @@ def _boundary_sample(keys1: list[int], keys0: list[int], m: int, size: int) -> t
     cnts = [m - len(ones)] + [1] * (len(ones) + len(zeros)) + [m - len(zeros)]
     keep = [i for i, c in enumerate(cnts) if c]
     return [vals[i] for i in keep], [cnts[i] for i in keep]
+
+
+@dataclass(frozen=True)
+class ThresholdPlan:
+    """Everything public about a threshold-learning release (the interior-point reduction of Kaplan,
+    Ligett, Mansour, Naor & Stemmer 2020, section 1), decided before any data is read: the domain,
+    method, fraction, beta, declared size, the budget spent and the statement. The sample size m
+    is drawn by the release from the noisy label counts (unless ``n`` is declared), so with a tree
+    method the interior point's own calibration (at the size 2m) is a step of the mechanism.
+
+    >>> plan_learn_threshold(lower=0, upper=100, epsilon=1.0).privacy_loss().epsilon()
+    1.0
+    """
+
+    encoding: Domain
+    epsilon: float
+    delta: float  # spent: 0 when the interior point is the exponential mechanism (pure epsilon-DP)
+    method: Method
+    fraction: float
+    beta: float
+    n_declared: int | None
+    n_is_upper_bound: bool
+    requested_delta: float
+    statement: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def budget(self) -> Budget:
+        return Budget.pure(self.epsilon) if self.delta == 0 else Budget.approx(self.epsilon, self.delta)
+
+    @property
+    def neighbors(self) -> Neighbors:
+        return Neighbors("add_remove")
+
+    @property
+    def count_scale(self) -> Fraction:
+        """The discrete Laplace scale of the two label counts, 4 / epsilon."""
+        return Fraction(4) / Fraction(self.epsilon)
+
+    def privacy_loss(self) -> PrivacyLoss:
+        """The label counts: discrete Laplace of scale 4/epsilon on (m0, m1), L1 sensitivity 2 (a
+        replacement moves both; an addition or removal one). The interior point of S at epsilon/4
+        per replacement of S, which one record changes by at most two replacements: the
+        exponential mechanism at epsilon/2 (its score moves by at most 2), or an interior point
+        proven (epsilon/4, delta') per replacement, twice by group privacy: (epsilon/4, delta')
+        and (epsilon/4, e^(epsilon/4) delta'), delta' = delta / (1 + e^(epsilon/4))."""
+        eps = self.epsilon
+        counts = Laplace(self.count_scale, Fraction(2), "label counts (m0, m1), discrete Laplace of scale 4/epsilon")
+        if self.delta == 0:
+            return PrivacyLoss(self.neighbors, (counts, Exponential(
+                eps / 2, "exponential mechanism for an interior point of the boundary sample S at epsilon/4 per "
+                "replacement, two replacements")))
+        d_ip = self.delta / (1 + math.exp(eps / 4))
+        what = f"{self.method} interior point of the boundary sample S at (epsilon/4, delta') per replacement"
+        return PrivacyLoss(self.neighbors, (counts, ApproxDP(eps / 4, d_ip, f"{what}; first replacement"),
+                                            ApproxDP(eps / 4, d_ip * math.exp(eps / 4),
+                                                     f"{what}; second replacement, group privacy")))
+
+    def release(self, x: Any, y: Any, *, rng: RngLike = None) -> ThresholdClassifier:
+        """Learn the classifier from the labelled data ``x``, ``y`` (the private step)."""
+        check_param("rng", rng, RNG)
+        enc, eps, dlt = self.encoding, self.epsilon, self.requested_delta
+        method, size_n, upper_bound = self.method, self.n_declared, self.n_is_upper_bound
+        xs = np.asarray(x)
+        ys = np.asarray(y)
+        if xs.shape != ys.shape or xs.ndim != 1:
+            raise DataError("x and y must be 1-d sequences of equal length")
+        if ys.dtype.kind == "f" and not np.all(np.isfinite(ys)):
+            raise DataError("labels contain NaN; labels must be 0 or 1")
+        if not np.all((ys == 0) | (ys == 1)):
+            raise DataError("labels must be 0 or 1 (threshold functions are 1 left of the threshold)")
+        metadata = creation_metadata()  # the clock, read before the data
+        try:
+            keys = np.array(encode_values(xs, enc), dtype=object)  # validate before any noise is drawn
+        except DataError as exc:  # records come with labels: the fix is the caller's, record and label together
+            raise DataError(str(exc).replace(INVALID_HINT, "remove those records, with their labels, first")) from None
+        src = make_source(rng)
+        lo, hi = enc.bounds
+
+        def result(threshold: int | float | None, constant: int | None) -> ThresholdClassifier:
+            return ThresholdClassifier(
+                threshold, constant, eps, self.delta, {**self.statement, "private": bool(src.private)}, lower=lo,
+                upper=hi, method=method, fraction=self.fraction, beta=self.beta, n_declared=size_n,
+                n_is_upper_bound=upper_bound, metadata=metadata)
+
+        ys = ys.astype(np.int64)
+        m1_true = int(ys.sum())
+        m0_true = int(ys.size) - m1_true
+        noise = discrete_laplace(src, self.count_scale, 2)  # two counts, eps/4 each
+        m0, m1 = m0_true + int(noise[0]), m1_true + int(noise[1])
+        total = m0 + m1
+        if size_n is not None:
+            total = min(total, size_n) if upper_bound else size_n
+        m = max(1, int(self.fraction * total))
+        if min(m0, m1) < m:
+            return result(None, 1 if m1 >= m0 else 0)
+        s_vals, s_cnts = _boundary_sample(keys[ys == 1].tolist(), keys[ys == 0].tolist(), m, enc.size)
+        e_ip, d_ip = eps / 4, dlt / (1 + math.exp(eps / 4))
+        if _pure(method, dlt):
+            yv = ordered_exponential_mechanism(
+                s_vals, counts=s_cnts, lower=0, upper=enc.size - 1, epsilon=e_ip, rng=src
+            )
+            return result(enc.value_at(yv), None)
+        # interior_point at (e, d) is (e, d)-DP per replacement of its input (replace-one); its
+        # calibration reads the size 2m, drawn above from the noisy counts: a step of the mechanism
+        ip = interior_point(
+            [enc.value_at(v) for v in s_vals],
+            counts=s_cnts,
+            lower=lo,
+            upper=hi,
+            epsilon=e_ip,
+            delta=d_ip,
+            method=method,
+            beta=self.beta,
+            rng=src,
+            run_anyway=True,
+            n=2 * m,
+        )
+        if ip.bottom:  # the tree method failed (its value is only the domain's lower end): no threshold was found
+            return result(None, 1 if m1 >= m0 else 0)
+        return result(ip.value, None)
+
+
+@validate_params({"epsilon": EPSILON, "delta": DELTA, "method": METHOD, "fraction": FRACTION, "beta": BETA,
+                  "n": DECLARED_SIZE, "n_max": DECLARED_SIZE})
+def plan_learn_threshold(*, lower: float, upper: float, epsilon: float, delta: float = 0.0,
+                         method: Method = "exponential", fraction: float = 0.1, beta: float = 0.1,
+                         n: int | None = None, n_max: int | None = None) -> ThresholdPlan:
+    """The plan of :func:`learn_threshold` from public parameters only (Kaplan, Ligett, Mansour,
+    Naor & Stemmer 2020, section 1); every refusal they cause happens here."""
+    eps = check_release_budget(epsilon, supported=SUPPORTED)
+    dlt = float(delta)
+    if method in TREE_METHODS and dlt == 0:
+        raise InvalidParameterError(f"method={method!r} needs delta > 0 (approximate DP); pass e.g. delta=1e-6")
+    size_n, upper_bound = declared_size(n, n_max)
+    enc = point_domain(lower, upper)
+    if enc.kind == "datetime":
+        raise DomainError("learn_threshold works on numeric domains: pass dates as numbers (e.g. days since an "
+                          "origin) with numeric bounds")
+    spent = 0.0 if _pure(method, dlt) else dlt
+    laplace_scale_used(Fraction(4) / Fraction(eps))  # the label counts' sampler (NoiseScaleError if none)
+    return ThresholdPlan(enc, eps, spent, method, float(fraction), float(beta), size_n, upper_bound, dlt,
+                         _statement(eps, spent, True))
 
 
 @validate_params({"epsilon": EPSILON, "delta": DELTA, "method": METHOD, "fraction": FRACTION, "beta": BETA,
@@ -198,7 +344,7 @@ def learn_threshold(
        m0~ + m1~ (capped at n_max), m = max(1, floor(fraction * T)) is public. If
        min(m0~, m1~) < m, the constant classifier of the larger noisy label is returned.
     2. Otherwise S has exactly 2m elements: the m largest points labelled 1 and the m smallest
-       labelled 0, missing slots padded with the public domain ends (so ``|S|`` never depends on the
+       labelled 0, missing slots padded with the public domain ends (so |S| never depends on the
        true label counts). Adding or removing a record changes S by at most one replacement;
        replacing a record by at most two.
     3. y* = an interior point of S at (epsilon/4, delta/(1 + e^(epsilon/4))) per replacement of
@@ -212,83 +358,6 @@ def learn_threshold(
     replace-one: eps/2 (two counts) + 2 * eps/4 with delta' (1 + e^(eps/4)) = delta (group privacy
     over two replacements) = (eps, delta). So (epsilon, delta)-DP under both relations; pure
     epsilon-DP (delta reported 0) with the exponential mechanism.
-
-    Example (``rng=7`` seeds the noise only so that the outputs below are reproducible: a seeded release
-    is marked not private; leave ``rng`` out in real use)::
-
-        >>> import numpy as np, dptree
-        >>> x = np.arange(1000)
-        >>> y = (x < 400).astype(int)  # label 1 left of the true threshold 399.5
-        >>> h = dptree.learn_threshold(x, y, lower=0, upper=999, epsilon=1.0, rng=7)
-        >>> h
-        <ThresholdClassifier 1{x <= 413} over [0, 999], 1-DP (pure), NOT PRIVATE (test seed)>
-        >>> h.predict([100, 900]).tolist()
-        [1, 0]
     """
-    eps = check_release_budget(epsilon, supported=SUPPORTED)
-    dlt = float(delta)
-    if method in TREE_METHODS and dlt == 0:
-        raise InvalidParameterError(f"method={method!r} needs delta > 0 (approximate DP); pass e.g. delta=1e-6")
-    size_n, upper_bound = declared_size(n, n_max)
-    xs = np.asarray(x)
-    ys = np.asarray(y)
-    if xs.shape != ys.shape or xs.ndim != 1:
-        raise DataError("x and y must be 1-d sequences of equal length")
-    if ys.dtype.kind == "f" and not np.all(np.isfinite(ys)):
-        raise DataError("labels contain NaN; labels must be 0 or 1")
-    if not np.all((ys == 0) | (ys == 1)):
-        raise DataError("labels must be 0 or 1 (threshold functions are 1 left of the threshold)")
-    enc = point_domain(lower, upper)
-    if enc.kind == "datetime":
-        raise DomainError("learn_threshold works on numeric domains: pass dates as numbers (e.g. days since an "
-                          "origin) with numeric bounds")
-    spent = 0.0 if _pure(method, dlt) else dlt
-    metadata = creation_metadata()  # the clock, read before the data
-    try:
-        keys = np.array(encode_values(xs, enc), dtype=object)  # validate before any noise is drawn
-    except DataError as exc:  # records come with labels: the fix is the caller's, record and label together
-        raise DataError(str(exc).replace(INVALID_HINT, "remove those records, with their labels, first")) from None
-    src = make_source(rng)
-
-    def result(threshold: int | float | None, constant: int | None) -> ThresholdClassifier:
-        lo, hi = enc.bounds
-        return ThresholdClassifier(
-            threshold, constant, eps, spent, _statement(eps, spent, src.private), lower=lo, upper=hi, method=method,
-            fraction=float(fraction), beta=float(beta), n_declared=size_n, n_is_upper_bound=upper_bound,
-            metadata=metadata)
-
-    ys = ys.astype(np.int64)
-    m1_true = int(ys.sum())
-    m0_true = int(ys.size) - m1_true
-    noise = discrete_laplace(src, Fraction(4) / Fraction(eps), 2)  # two counts, eps/4 each
-    m0, m1 = m0_true + int(noise[0]), m1_true + int(noise[1])
-    total = m0 + m1
-    if size_n is not None:
-        total = min(total, size_n) if upper_bound else size_n
-    m = max(1, int(fraction * total))
-    if min(m0, m1) < m:
-        return result(None, 1 if m1 >= m0 else 0)
-    s_vals, s_cnts = _boundary_sample(keys[ys == 1].tolist(), keys[ys == 0].tolist(), m, enc.size)
-    e_ip, d_ip = eps / 4, dlt / (1 + math.exp(eps / 4))
-    if _pure(method, dlt):
-        yv = ordered_exponential_mechanism(
-            s_vals, counts=s_cnts, lower=0, upper=enc.size - 1, epsilon=e_ip, rng=src
-        )
-        return result(enc.value_at(yv), None)
-    # interior_point at (e, d) is (e, d)-DP per replacement of its input (replace-one)
-    ip = interior_point(
-        [enc.value_at(v) for v in s_vals],
-        counts=s_cnts,
-        lower=lower,
-        upper=upper,
-        epsilon=e_ip,
-        delta=d_ip,
-        method=method,
-        beta=beta,
-        rng=src,
-        run_anyway=True,
-        n=2 * m,
-    )
-    if ip.bottom:  # the tree method failed (its value is only the domain's lower end): no threshold was found
-        return result(None, 1 if m1 >= m0 else 0)
-    return result(ip.value, None)
+    return plan_learn_threshold(lower=lower, upper=upper, epsilon=epsilon, delta=delta, method=method,
+                                fraction=fraction, beta=beta, n=n, n_max=n_max).release(x, y, rng=rng)

@@ -13,9 +13,11 @@ its privacy parameter (a bounded-range mechanism). From them follow, exactly:
   Delta^2 / (2 sigma^2)-zCDP (Canonne, Kamath & Steinke 2020, Theorem 4), the exponential
   mechanism at epsilon, being epsilon-bounded range, (epsilon^2 / 8)-zCDP (Cesar & Rogers 2021,
   Lemma 3.2);
-* (epsilon, delta)-DP from either (:meth:`PrivacyLoss.delta_at`), or, when a step is proven only
-  (epsilon, delta)-DP (:class:`ApproxDP`: truncated Laplace, a sub-algorithm with a delta), by
-  basic composition (Dwork, Kenthapadi, McSherry, Mironov & Naor 2006; :meth:`PrivacyLoss.approx`).
+* (epsilon, delta)-DP from either (:meth:`PrivacyLoss.delta_at`);
+* for a plan with an approximate-DP step (:class:`ApproxDP`, a sub-algorithm proven
+  (epsilon, delta)-DP by its lemma), (epsilon, delta) by basic composition, the epsilons and the
+  deltas each adding up (Dwork & Roth 2014, Thm 3.16; :meth:`PrivacyLoss.epsilon_delta`); such a
+  loss has no rho.
 
 The measurements are serialisable (:meth:`PrivacyLoss.to_dict`), so a ledger can store what a
 release cost and not only a number.
@@ -160,10 +162,10 @@ class PureDP:
 
 @dataclass(frozen=True)
 class ApproxDP:
-    """A mechanism proven (``epsilon``, ``delta``)-DP with delta > 0 and no tighter
-    characterisation used here (truncated Laplace noise, Geng, Ding, Guo & Kumar 2020; a composed
-    sub-algorithm with a delta). Not pure and not zCDP: it composes by basic composition only
-    (:meth:`PrivacyLoss.approx`)."""
+    """A step proven (``epsilon``, ``delta``)-DP by its lemma, ``delta`` > 0 (an approximate-DP
+    sub-algorithm, a group-privacy term; ``epsilon`` may be 0 for a failure event of probability
+    ``delta``). Not pure and no rho: (epsilon, delta) statements compose by adding both
+    (Dwork & Roth 2014, Thm 3.16)."""
 
     epsilon: float
     delta: float
@@ -171,11 +173,14 @@ class ApproxDP:
     family: Literal["approx"] = field(default="approx", init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", float(_exact(self.epsilon, "epsilon")))
-        dlt = float(_exact(self.delta, "delta"))
-        if dlt >= 1:
-            raise InvalidParameterError(f"delta must be < 1, got {self.delta}")
-        object.__setattr__(self, "delta", dlt)
+        eps = self.epsilon
+        if isinstance(eps, bool) or not isinstance(eps, (int, float, Fraction)) or not math.isfinite(eps) or eps < 0:
+            raise InvalidParameterError(f"epsilon must be a finite number >= 0, got {eps!r}")
+        object.__setattr__(self, "epsilon", float(eps))
+        dlt = self.delta
+        if isinstance(dlt, bool) or not isinstance(dlt, (int, float, Fraction)) or not 0 < dlt < 1:
+            raise InvalidParameterError(f"delta must be in (0, 1), got {dlt!r}")
+        object.__setattr__(self, "delta", float(dlt))
 
     @property
     def rho(self) -> float:
@@ -224,32 +229,31 @@ class PrivacyLoss:
 
     def epsilon(self) -> float:
         """Pure epsilon by basic composition (``inf`` when a measurement is not pure)."""
-        if any(isinstance(m, ApproxDP) for m in self.measurements):
+        if any(m.family == "approx" for m in self.measurements):
             return math.inf
         return math.fsum(m.epsilon for m in self.measurements)
 
-    def approx(self) -> tuple[float, float]:
-        """(epsilon, delta) by basic composition: the sums of each measurement's epsilon and
-        delta (pure ones: delta 0); ``(inf, inf)`` when a measurement is only zCDP (Gaussian)."""
-        if any(isinstance(m, Gaussian) for m in self.measurements):
-            return math.inf, math.inf
+    def epsilon_delta(self) -> tuple[float, float]:
+        """(epsilon, delta) by basic composition: the epsilons add, the deltas of the
+        :class:`ApproxDP` steps add (epsilon ``inf`` when a measurement is Gaussian)."""
         return (math.fsum(m.epsilon for m in self.measurements),
                 math.fsum(m.delta for m in self.measurements if isinstance(m, ApproxDP)))
 
     def rho(self) -> float:
-        """rho-zCDP by composition of each measurement's exact rho."""
+        """rho-zCDP by composition of each measurement's exact rho (``inf`` with an
+        :class:`ApproxDP` step: an (epsilon, delta) statement implies no zCDP)."""
         return math.fsum(m.rho for m in self.measurements)
 
     def delta_at(self, epsilon: float) -> float:
         """A delta such that the release is (epsilon, delta)-DP: 0 when pure epsilon allows it,
-        else the zCDP conversion of :meth:`rho` (Canonne, Kamath & Steinke 2020, Cor. 13); with
-        an :class:`ApproxDP` step, the delta of :meth:`approx` where its epsilon allows it, else 1
-        (no bound is stated)."""
+        else the zCDP conversion of :meth:`rho` (Canonne, Kamath & Steinke 2020, Cor. 13). With an
+        :class:`ApproxDP` step: the composed delta when the composed epsilon allows it, else 1
+        (no statement at that epsilon)."""
         from dptree.privacy.budget import zcdp_delta
 
-        if any(isinstance(m, ApproxDP) for m in self.measurements):
-            eps, dlt = self.approx()
-            return dlt if eps <= epsilon else 1.0
+        if any(m.family == "approx" for m in self.measurements):
+            eps, dlt = self.epsilon_delta()
+            return min(dlt, 1.0) if eps <= epsilon else 1.0
         if self.epsilon() <= epsilon:
             return 0.0
         return zcdp_delta(self.rho(), epsilon)

@@ -4,7 +4,7 @@ returns a :class:`QuantilesRelease`. Methods: the range tree read off, ApproxQua
 the choice (:mod:`~dptree.quantiles.auto`) and the intervals (:mod:`~dptree.quantiles.intervals`).
 docs/notes/quantiles.md has the proofs and the measured numbers."""
 
-from dptree.quantiles.api import quantiles
+from dptree.quantiles.api import QuantilesPlan, plan_quantiles, quantiles
 from dptree.quantiles.release import QuantilesRelease
 
-__all__ = ["quantiles", "QuantilesRelease"]
+__all__ = ["quantiles", "plan_quantiles", "QuantilesPlan", "QuantilesRelease"]

@@ -1,25 +1,31 @@
 """``dptree.quantiles``: m private quantiles with intervals, by the method with the smallest predicted
-error or the one named. Methods, algorithms and proofs: docs/notes/quantiles.md."""
+error or the one named. Methods, algorithms and proofs: docs/quantiles.md."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from numbers import Integral
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 import numpy as np
 
-from dptree._validation import Interval, Options, validate_params
-from dptree.data.domain import point_domain
+from dptree._validation import Interval, Options, check_param, validate_params
 from dptree.data.groups import check_groups
 from dptree.data.histograms import COLUMN, RNG, UNKNOWN, is_file
 from dptree.errors import InvalidParameterError
 from dptree.estimation.intervals import LEVEL
 from dptree.interior.calibration import DECLARED_SIZE, EPSILON, ON_INVALID, declared_size
+from dptree.data.domain import point_domain
 from dptree.interior.encoding import prepare, prepare_groups
+from dptree.io.grouped import group_statement
 from dptree.io.release_file import creation_metadata
 from dptree.noise import RngLike, make_source
-from dptree.privacy.budget import BUDGET_RANGE, check_release_budget
-from dptree.quantiles.approx import approx_quantiles, em_call, layer_epsilon
+from dptree.privacy.budget import BUDGET_RANGE, Budget, check_release_budget
+from dptree.privacy.loss import Exponential, Laplace, PrivacyLoss
+from dptree.privacy.statement import Neighbors
+from dptree.privacy.unit import PerRecord, PerUser, PrivacyUnit, Replace, unit_from_keywords
+from dptree.quantiles.approx import approx_quantiles, em_call, layer_epsilon, layers
 from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS, choose_method
 from dptree.quantiles.groups import GroupedQuantiles, grouped_quantiles
 from dptree.quantiles.intervals import release_radii, value_intervals
@@ -28,7 +34,7 @@ from dptree.quantiles.staged import staged_quantiles
 from dptree.rangetree.quantile_calibration import calibration_sims, released_intervals
 from dptree.rangetree.results import quantile_levels
 
-__all__ = ["quantiles"]
+__all__ = ["QuantilesPlan", "plan_quantiles", "quantiles", "tree_loss"]
 
 Relation = Literal["add_remove", "replace"]
 
@@ -139,13 +145,13 @@ def quantiles(
     ``data``, or each record's group beside in-memory values), each on its group's records with the
     whole epsilon (parallel composition; add/remove-one only); ``n``/``n_max`` then declare each
     group's size; rows of unlisted groups raise, or are dropped with ``unknown="drop"``. Returns a
-    :class:`~dptree.quantiles.groups.GroupedQuantiles` (docs/notes/quantiles.md, "By group").
+    :class:`~dptree.quantiles.groups.GroupedQuantiles` (docs/quantiles.md, "By group").
     ``user_id``/``max_contributions`` = k: the privacy unit is one person with at most k records
     (``user_id``: a column, or an array beside in-memory values; each person's records beyond k are
     dropped at random in the engine); every exponential-mechanism call runs at 1/k of its share
     (group privacy), the tree at ``max_contributions=k``. Add/remove-one person only; with
     ``user_id``, ``n`` is refused (declare ``n_max``) and the mechanism methods need an integer
-    domain of at most 2^24 points (docs/notes/quantiles.md, "Per person"). With ``by`` too, a person's
+    domain of at most 2^24 points (docs/quantiles.md, "Per person"). With ``by`` too, a person's
     records are bounded across all groups (k in all) and each group's release runs at 1/k per
     record, so the set is epsilon-DP per person; the mechanism methods then hold groups x points
     <= 2^25 counts.
@@ -161,34 +167,16 @@ def quantiles(
         >>> [int(v) for v in q.ci_low], [int(v) for v in q.ci_high], q.level
         ([36, 54, 72], [36, 54, 72], 0.95)
     """
-    eps = check_release_budget(epsilon)
-    qa = _levels(qs)
-    if by is not None or groups is not None:
-        return _by_group(data, qa, by=by, groups=groups, unknown=unknown, lower=lower, upper=upper, epsilon=eps,
-                         method=method, level=level, n=n, n_max=n_max, n_min=n_min, column=column, width=width,
-                         neighbors=neighbors, grid=grid, interval=interval, rng=rng, on_invalid=on_invalid,
-                         user_id=user_id, max_contributions=max_contributions)
-    p = _plan(qa, lower, upper, eps, method, width, neighbors, n, n_max, max_contributions, user_id, n_min)
-    _check_interval(p, qa, interval, method, grid)
-    metadata = creation_metadata(column=column)  # the clock, read before the data
-    src = make_source(rng)  # one stream: the bounding per user, then the mechanisms
-    if p.method == "tree":
-        from dptree.rangetree.api import range_tree
+    if (by is None) != (groups is None):
+        raise InvalidParameterError(_BY_AND_GROUPS)
+    pl = plan_quantiles(qs, lower=lower, upper=upper, epsilon=epsilon, method=method, level=level, n=n, n_max=n_max,
+                        n_min=n_min, width=width, neighbors=neighbors, grid=grid, interval=interval, groups=groups,
+                        user_id=user_id, max_contributions=max_contributions)
+    return pl.release(data, column=column, on_invalid=on_invalid, rng=rng, by=by, unknown=unknown)
 
-        tree = range_tree(data, lower=p.lo, upper=p.hi, epsilon=eps, width=p.width, levels=TREE_LEVELS,
-                          branching=TREE_BRANCHING, neighbors=neighbors, column=column, on_invalid=on_invalid, rng=src,
-                          user_id=user_id, max_contributions=p.k)
-        return _tree_release(p, tree, qa, level, src, interval, grid, metadata)
-    if user_id is not None:
-        ((vals, cnt),) = _bounded_points(data, p, column, user_id, on_invalid, src)
-        return _em_release(p, qa, _em_offsets(p, qa, vals, cnt, src), level, src, metadata)
-    # files and relations: every call staged on engine queries, the same law and draws
-    staged = None if p.method == "joint" else staged_quantiles(data, column, p.enc, on_invalid, qa, method=p.method,
-                                                                epsilon_call=p.per_call, rng=src, neighbors=neighbors)
-    if staged is None:
-        _, vals, cnt = _em_data(data, column, lower, upper, on_invalid, width)
-        staged = _em_offsets(p, qa, vals, cnt, src)
-    return _em_release(p, qa, staged, level, src, metadata)
+
+_BY_AND_GROUPS = ("by and groups go together: by= names the column (or gives each record's group), groups= lists the "
+                  "public groups")
 
 
 #: the largest domain the exponential-mechanism methods bound per user (one count per point)
@@ -197,7 +185,7 @@ BOUNDED_POINTS = 1 << 24
 BOUNDED_GROUP_CELLS = 1 << 25
 
 
-def _bounded_points(data: Any, p: _Plan, column: str | None, user_id: Any, on_invalid: Literal["error", "drop"],
+def _bounded_points(data: Any, p: QuantilesPlan, column: str | None, user_id: Any, on_invalid: Literal["error", "drop"],
                     src: Any, *, by: Any = None, groups: list[Any] | None = None,
                     unknown: Literal["error", "drop"] = "error") -> list[tuple[np.ndarray, np.ndarray]]:
     """The records left after keeping at most k per user (chosen uniformly at random, in the engine:
@@ -218,8 +206,18 @@ def _bounded_points(data: Any, p: _Plan, column: str | None, user_id: Any, on_in
     return out
 
 
-class _Plan(NamedTuple):
-    """The public choices of one release: method, domain, declared size, budget per call."""
+@dataclass(frozen=True, eq=False)
+class QuantilesPlan:
+    """Everything public about a quantiles release, decided before any data is read: the method
+    (``"auto"`` resolved from public quantities only: m, epsilon, the domain, the relation, a
+    declared size; :mod:`dptree.quantiles.auto`), the domain, the declared sizes, the budget per
+    exponential-mechanism call, the range tree's plan for the tree method, the groups of a
+    group-by release and the privacy statement. :meth:`release` is the one private step.
+
+    >>> plan = plan_quantiles([0.25, 0.5, 0.75], lower=0, upper=120, epsilon=1.0, method="approx")
+    >>> [round(m.epsilon, 3) for m in plan.privacy_loss().measurements]
+    [0.5, 0.5]
+    """
 
     method: str
     enc: Any
@@ -234,12 +232,186 @@ class _Plan(NamedTuple):
     per_call: float
     k: int
     n_min: int | None = None
+    q: np.ndarray = field(default_factory=lambda: np.zeros(0), kw_only=True)
+    level: float = field(default=0.95, kw_only=True)
+    interval: str = field(default="calibrated", kw_only=True)
+    grid: int = field(default=TREE_GRID, kw_only=True)
+    user_id: Any = field(default=None, kw_only=True)
+    groups: list[Any] | None = field(default=None, kw_only=True)
+    #: the range tree's plan (method "tree"); None for the other methods
+    tree: Any = field(default=None, kw_only=True)
+    #: the statement of one release (of each group's, with groups)
+    member_statement: dict[str, Any] = field(default_factory=dict, kw_only=True)
+    #: the caller's bounds and width, as the data readers take them
+    lower: Any = field(default=None, kw_only=True)
+    upper: Any = field(default=None, kw_only=True)
+    input_width: Any = field(default=None, kw_only=True)
+
+    @property
+    def statement(self) -> dict[str, Any]:
+        """The privacy statement the release carries (a group-by release: with its groups)."""
+        if self.groups is None:
+            return dict(self.member_statement)
+        return group_statement(self.member_statement, self.groups, True)
+
+    @property
+    def budget(self) -> Budget:
+        return Budget.pure(self.epsilon)
+
+    @property
+    def unit(self) -> PrivacyUnit:
+        if self.neighbors == "replace":
+            return Replace(self.k)
+        return PerRecord(self.k) if self.user_id is None else PerUser(self.user_id, self.k)
+
+    def privacy_loss(self) -> PrivacyLoss:
+        """The noisy measurements, each at its share of epsilon (one person's k records: each
+        exponential mechanism at 1/k of its share per record, k records move its score by k times
+        its sensitivity, so it is listed at its share; group privacy). tree: the range tree's
+        levels (discrete Laplace, scale and L1 sensitivity per level); approx: one exponential
+        mechanism per layer of the recursion (the calls of a layer run on disjoint pieces: parallel
+        composition), under replace-one two per layer below the first (a replaced record can sit in
+        two pieces); joint: one exponential mechanism (Gillenwater, Joseph & Kulesza 2021);
+        exponential: one per level at epsilon / m. With groups, one group's loss
+        (``parallel`` = the number of groups)."""
+        who = Neighbors(self.neighbors, self.k)
+        parallel = 1 if self.groups is None else len(self.groups)
+        m = int(self.q.size)
+        items: list[Any]
+        if self.method == "tree":
+            return PrivacyLoss(who, tree_loss(self.tree).measurements, parallel)
+        if self.method == "joint":
+            items = [Exponential(self.epsilon, "JointExp over the m levels")]
+        elif self.method == "exponential":
+            items = [Exponential(self.epsilon / m, f"tie-aware exponential mechanism, level {float(q):g}")
+                     for q in self.q]
+        else:
+            share = self.per_call * self.k
+            items = [Exponential(share, "ApproxQuantiles, layer 1")]
+            for layer in range(2, layers(m) + 1):
+                calls = ("one call of layer", "another call of layer") if self.neighbors == "replace" else ("layer",)
+                items += [Exponential(share, f"ApproxQuantiles, {what} {layer}") for what in calls]
+        return PrivacyLoss(who, tuple(items), parallel)
+
+    def release(self, data: Any, *, column: str | None = None, on_invalid: Literal["error", "drop"] = "error",
+                rng: RngLike = None, by: Any = None,
+                unknown: Literal["error", "drop"] = "error") -> QuantilesRelease | GroupedQuantiles:
+        """The quantiles of ``data`` by the planned method (the one private step; reading options as
+        in :func:`quantiles`; ``by``: each record's group, with a plan for ``groups``)."""
+        check_param("column", column, COLUMN)
+        check_param("rng", rng, RNG)
+        check_param("on_invalid", on_invalid, ON_INVALID)
+        check_param("unknown", unknown, UNKNOWN)
+        if (by is None) != (self.groups is None):
+            raise InvalidParameterError(_BY_AND_GROUPS)
+        if self.groups is not None:
+            return _by_group(self, data, by=by, unknown=unknown, column=column, rng=rng, on_invalid=on_invalid)
+        p, qa, level, user_id = self, self.q, self.level, self.user_id
+        metadata = creation_metadata(column=column)  # the clock, read before the data
+        src = make_source(rng)  # one stream: the bounding per user, then the mechanisms
+        if p.method == "tree":
+            from dptree.rangetree.api import range_tree
+
+            tree = range_tree(data, lower=p.lo, upper=p.hi, epsilon=p.epsilon, width=p.width, levels=TREE_LEVELS,
+                              branching=TREE_BRANCHING, neighbors=p.neighbors, column=column, on_invalid=on_invalid,
+                              rng=src, user_id=user_id, max_contributions=p.k)
+            return _tree_release(p, tree, qa, level, src, p.interval, p.grid, metadata)
+        if user_id is not None:
+            ((vals, cnt),) = _bounded_points(data, p, column, user_id, on_invalid, src)
+            return _em_release(p, qa, _em_offsets(p, qa, vals, cnt, src), level, src, metadata)
+        # files and relations: every call staged on engine queries, the same law and draws
+        staged = None if p.method == "joint" else staged_quantiles(data, column, p.enc, on_invalid, qa, method=p.method,
+                                                                    epsilon_call=p.per_call, rng=src,
+                                                                    neighbors=p.neighbors)
+        if staged is None:
+            _, vals, cnt = _em_data(data, column, p.lower, p.upper, on_invalid, p.input_width)
+            staged = _em_offsets(p, qa, vals, cnt, src)
+        return _em_release(p, qa, staged, level, src, metadata)
 
 
-def _plan(qa: np.ndarray, lower: Any, upper: Any, eps: float, method: str, width: Any, neighbors: Relation,
-          n: int | None, n_max: int | None, k: int = 1, user_id: Any = None, n_min: int | None = None) -> _Plan:
+def tree_loss(tree: Any) -> PrivacyLoss:
+    """The privacy loss of a range tree's plan (:class:`~dptree.rangetree.plan.RangeTreePlan`):
+    one discrete Laplace measurement per noised level, its exact scale and the level's L1
+    sensitivity under the plan's relation (:func:`~dptree.rangetree.calibration.level_sensitivities`)."""
+    from dptree.rangetree.calibration import level_sensitivities
+
+    l1, _ = level_sensitivities(tree.neighbors, tree.max_contributions, tree.layout.depth)
+    items = tuple(Laplace(scale, Fraction(int(l1[j])), f"range tree level {j}")
+                  for j, scale in enumerate(tree.noise_parameters) if scale is not None)
+    return PrivacyLoss(Neighbors(tree.neighbors, tree.max_contributions), items)
+
+
+@validate_params({"epsilon": EPSILON, "method": [Options(METHODS)], "level": LEVEL, "n": DECLARED_SIZE,
+                  "n_max": DECLARED_SIZE, "n_min": DECLARED_SIZE, "neighbors": NEIGHBORS,
+                  "interval": [Options(INTERVALS)], "grid": [Interval(Integral, 2, None, hint=f"e.g. grid={TREE_GRID}")],
+                  "max_contributions": [Interval(Integral, 1, None, hint="e.g. max_contributions=5")]})
+def plan_quantiles(
+    qs: Any,
+    *,
+    lower: Any,
+    upper: Any,
+    epsilon: float,
+    method: str = "auto",
+    level: float = 0.95,
+    n: int | None = None,
+    n_max: int | None = None,
+    n_min: int | None = None,
+    width: Any = None,
+    neighbors: Literal["add_remove", "replace"] = "add_remove",
+    grid: int = TREE_GRID,
+    interval: Literal["calibrated", "pivot"] = "calibrated",
+    groups: Any = None,
+    user_id: Any = None,
+    max_contributions: int = 1,
+    unit: PrivacyUnit | None = None,
+) -> QuantilesPlan:
+    """The plan of a quantiles release (:func:`quantiles`) from public parameters only: the method
+    auto picks by predicted error (:mod:`dptree.quantiles.auto`), the range tree's plan (method
+    "tree"; Honaker 2015), ApproxQuantiles' layers (Kaplan, Schnapp & Stemmer 2022), JointExp's
+    dither (Gillenwater, Joseph & Kulesza 2021), the budget per call and the statement. Every
+    refusal the parameters cause happens here. ``groups``: the public groups of a group-by release
+    (its ``release`` then takes ``by=``). ``unit``: the privacy unit (``dptree.PerUser(...)``,
+    ``dptree.Replace()``), or the shortcut keywords ``neighbors``, ``max_contributions``,
+    ``user_id``; other parameters as in :func:`quantiles`."""
+    if unit is not None:
+        unit = unit_from_keywords(unit, neighbors=neighbors, max_contributions=max_contributions, user_id=user_id)
+        neighbors = unit.neighbors().relation
+        max_contributions, user_id = unit.max_contributions, unit.user_id
+    eps = check_release_budget(epsilon)
+    qa = _levels(qs)
+    gs = None
+    if groups is not None:
+        if neighbors == "replace":
+            raise InvalidParameterError("group-by releases use add/remove neighbors: under 'replace' a record could "
+                                        "move between groups and change two releases; use neighbors='add_remove'")
+        gs = check_groups(groups)
+    p = _make_plan(qa, lower, upper, eps, method, width, neighbors, n, n_max, max_contributions, user_id, n_min,
+                   level=level, interval=interval, grid=grid)
+    _check_interval(p, qa, interval, method, grid)
+    if gs is not None and user_id is not None and p.method != "tree" and len(gs) * p.enc.size > BOUNDED_GROUP_CELLS:
+        raise InvalidParameterError(f"user_id= with by= and method={p.method!r} counts every point of the domain in "
+                                    f"every group: {len(gs)} groups x {p.enc.size:,} points exceeds "
+                                    f"{BOUNDED_GROUP_CELLS:,}; use method='tree' or a smaller domain")
+    return p if gs is None else replace(p, groups=gs)
+
+
+def plan_for_file(method: str, eps: float, qa: np.ndarray, neighbors: Relation, lower: Any, upper: Any, width: Any,
+                  n_declared: int | None, n_is_upper_bound: bool, n_min: int | None, k: int, *,
+                  joint_dithered: bool = True) -> QuantilesPlan:
+    """The plan of a saved release (its loader re-derives the statement from it): the method that
+    ran, the file's domain, declared sizes and unit; the intervals' options are not part of it."""
+    n, n_max = (None, n_declared) if n_is_upper_bound else (n_declared, None)
+    return _make_plan(qa, lower, upper, eps, method, width, neighbors, n, n_max, k, None, n_min,
+                      joint_dithered=joint_dithered)
+
+
+def _make_plan(qa: np.ndarray, lower: Any, upper: Any, eps: float, method: str, width: Any, neighbors: Relation,
+               n: int | None, n_max: int | None, k: int = 1, user_id: Any = None, n_min: int | None = None, *,
+               level: float = 0.95, interval: str = "calibrated", grid: int = TREE_GRID,
+               joint_dithered: bool = True) -> QuantilesPlan:
     """The method (auto resolved from public quantities) and its public parameters; every refusal
     that depends on the parameters, before the data is read."""
+    input_width = width
     if (k != 1 or user_id is not None) and neighbors == "replace":
         raise InvalidParameterError("quantiles per person (user_id=, max_contributions=) are stated for add/remove "
                                     "neighbors; use neighbors='add_remove'")
@@ -284,16 +456,21 @@ def _plan(qa: np.ndarray, lower: Any, upper: Any, eps: float, method: str, width
     dither = joint_module().dither_factor(size_n, enc.size) if method == "joint" else 1  # public: declared n, |X|
     # one person's k records: every exponential-mechanism call at 1/k of its share (group privacy)
     per_call = (layer_epsilon(eps, qa.size, neighbors) if method == "approx" else eps / qa.size) / k
-    return _Plan(method, enc, lo, hi, width, eps, neighbors, size_n, upper_bound, dither, per_call, int(k),
-                 None if n_min is None else int(n_min))
+    tree = None
+    if method == "tree":
+        from dptree.rangetree.plan import plan_range_tree
+
+        tree = plan_range_tree(lower=lo, upper=hi, epsilon=eps, width=width, levels=TREE_LEVELS,
+                               branching=TREE_BRANCHING, neighbors=neighbors, max_contributions=int(k))
+    member = statement(method, eps, qa.size, neighbors, True, lower=lo, upper=hi, width=width, n=size_n,
+                       max_contributions=int(k), joint_dithered=joint_dithered)
+    return QuantilesPlan(method, enc, lo, hi, width, eps, neighbors, size_n, upper_bound, dither, per_call, int(k),
+                         None if n_min is None else int(n_min), q=qa, level=float(level), interval=interval,
+                         grid=int(grid), user_id=user_id, tree=tree, member_statement=member, lower=lower, upper=upper,
+                         input_width=input_width)
 
 
-def _statement(p: _Plan, m: int, private: bool) -> dict[str, Any]:
-    return statement(p.method, p.epsilon, m, p.neighbors, private, lower=p.lo, upper=p.hi, width=p.width, n=p.size_n,
-                     max_contributions=p.k)
-
-
-def _tree_release(p: _Plan, tree: Any, qa: np.ndarray, level: float, src: Any, interval: str, grid: int,
+def _tree_release(p: QuantilesPlan, tree: Any, qa: np.ndarray, level: float, src: Any, interval: str, grid: int,
                   metadata: dict[str, Any]) -> QuantilesRelease:
     """The quantiles read off a range-tree release, with its calibrated (or pivot) intervals."""
     dates = p.enc.kind == "datetime"
@@ -304,12 +481,12 @@ def _tree_release(p: _Plan, tree: Any, qa: np.ndarray, level: float, src: Any, i
     if p.enc.kind == "float":
         values, ci_low, ci_high = ([float(v) for v in c] for c in (values, ci_low, ci_high))
     return QuantilesRelease(qa, values, ci_low, ci_high, float(level), p.method, p.epsilon, p.size_n, p.lo, p.hi,
-                            _statement(p, qa.size, src.private), neighbors=p.neighbors, width=p.width,
-                            n_is_upper_bound=p.upper_bound, metadata=metadata,
+                            {**p.member_statement, "private": bool(src.private)}, neighbors=p.neighbors,
+                            width=p.width, n_is_upper_bound=p.upper_bound, metadata=metadata,
                             interval="calibrated" if sims else "pivot", max_contributions=p.k, n_min=p.n_min)
 
 
-def _em_offsets(p: _Plan, qa: np.ndarray, vals: Any, cnt: Any, src: Any) -> list[int]:
+def _em_offsets(p: QuantilesPlan, qa: np.ndarray, vals: Any, cnt: Any, src: Any) -> list[int]:
     """The exponential-mechanism methods on in-memory sorted distinct offsets and counts."""
     top = p.enc.size - 1
     if p.method == "approx":
@@ -323,7 +500,7 @@ def _em_offsets(p: _Plan, qa: np.ndarray, vals: Any, cnt: Any, src: Any) -> list
     return [int(v) for v in joint(jv, jc, qa, lower=0, upper=top, epsilon=p.epsilon / p.k, rng=src, dither=p.dither)]
 
 
-def _em_release(p: _Plan, qa: np.ndarray, offs: list[int], level: float, src: Any,
+def _em_release(p: QuantilesPlan, qa: np.ndarray, offs: list[int], level: float, src: Any,
                 metadata: dict[str, Any]) -> QuantilesRelease:
     """The release of the exponential-mechanism methods' outputs, with their stated intervals."""
     values = [p.enc.value_at(o) for o in offs]
@@ -333,51 +510,37 @@ def _em_release(p: _Plan, qa: np.ndarray, offs: list[int], level: float, src: An
     at_least = p.n_min if p.upper_bound or p.size_n is None else p.size_n  # a public lower bound on n, if any
     ci_low, ci_high = value_intervals(qa, values, r, at_least, p.lo, p.hi)
     return QuantilesRelease(qa, values, ci_low, ci_high, float(level), p.method, p.epsilon, p.size_n, p.lo, p.hi,
-                            _statement(p, qa.size, src.private), neighbors=p.neighbors, width=p.width,
-                            rank_radius=radius, n_is_upper_bound=p.upper_bound, metadata=metadata,
+                            {**p.member_statement, "private": bool(src.private)}, neighbors=p.neighbors,
+                            width=p.width, rank_radius=radius, n_is_upper_bound=p.upper_bound, metadata=metadata,
                             max_contributions=p.k, n_min=p.n_min)
 
 
-def _by_group(data: Any, qa: np.ndarray, *, by: Any, groups: Any, unknown: Literal["error", "drop"], lower: Any,
-              upper: Any, epsilon: float, method: str, level: float, n: int | None, n_max: int | None, n_min: int | None,
-              column: str | None, width: Any, neighbors: Relation, grid: int, interval: str, rng: RngLike,
-              on_invalid: Literal["error", "drop"], user_id: Any, max_contributions: int) -> GroupedQuantiles:
+def _by_group(p: QuantilesPlan, data: Any, *, by: Any, unknown: Literal["error", "drop"], column: str | None,
+              rng: RngLike, on_invalid: Literal["error", "drop"]) -> GroupedQuantiles:
     """One quantiles release per public group (module :mod:`dptree.quantiles.groups`). With
     ``user_id``: at most k records per person are kept across all groups, then each group's
     release runs at 1/k of its share per record, so a person's k_1 + k_2 + ... <= k records cost at
     most epsilon in all (group privacy within a group, parallel composition across them)."""
-    if by is None or groups is None:
-        raise InvalidParameterError("by and groups go together: by= names the column (or gives each record's group), "
-                                    "groups= lists the public groups")
-    if neighbors == "replace":
-        raise InvalidParameterError("group-by releases use add/remove neighbors: under 'replace' a record could move "
-                                    "between groups and change two releases; use neighbors='add_remove'")
-    gs = check_groups(groups)
-    # n, n_max: each group's size
-    p = _plan(qa, lower, upper, epsilon, method, width, neighbors, n, n_max, max_contributions, user_id, n_min)
-    _check_interval(p, qa, interval, method, grid)
-    if user_id is not None and p.method != "tree" and len(gs) * p.enc.size > BOUNDED_GROUP_CELLS:
-        raise InvalidParameterError(f"user_id= with by= and method={p.method!r} counts every point of the domain in "
-                                    f"every group: {len(gs)} groups x {p.enc.size:,} points exceeds "
-                                    f"{BOUNDED_GROUP_CELLS:,}; use method='tree' or a smaller domain")
+    gs, qa, level, user_id = p.groups, p.q, p.level, p.user_id
+    assert gs is not None
     metadata = creation_metadata(column=column)  # the clock, read before the data
     src = make_source(rng)  # one stream for all groups
     if p.method == "tree":
         from dptree.rangetree.api import range_tree
 
-        trees = range_tree(data, by=by, groups=gs, unknown=unknown, lower=p.lo, upper=p.hi, epsilon=epsilon,
-                           width=p.width, levels=TREE_LEVELS, branching=TREE_BRANCHING, neighbors=neighbors,
+        trees = range_tree(data, by=by, groups=gs, unknown=unknown, lower=p.lo, upper=p.hi, epsilon=p.epsilon,
+                           width=p.width, levels=TREE_LEVELS, branching=TREE_BRANCHING, neighbors=p.neighbors,
                            column=column, on_invalid=on_invalid, rng=src, user_id=user_id, max_contributions=p.k)
-        releases = {g: _tree_release(p, trees[g], qa, level, src, interval, grid, metadata) for g in gs}
+        releases = {g: _tree_release(p, trees[g], qa, level, src, p.interval, p.grid, metadata) for g in gs}
     else:
         if user_id is not None:  # at most k records per person, across the groups
             parts = _bounded_points(data, p, column, user_id, on_invalid, src, by=by, groups=gs, unknown=unknown)
         else:
-            _, parts = prepare_groups(data, lower, upper, by=by, groups=gs, unknown=unknown, on_invalid=on_invalid,
-                                      column=column, width=width)
+            _, parts = prepare_groups(data, p.lower, p.upper, by=by, groups=gs, unknown=unknown, on_invalid=on_invalid,
+                                      column=column, width=p.input_width)
         releases = {g: _em_release(p, qa, _em_offsets(p, qa, vals, cnt, src), level, src, metadata)
                     for g, (vals, cnt) in zip(gs, parts)}
-    return grouped_quantiles(gs, releases, _statement(p, qa.size, src.private), metadata)
+    return grouped_quantiles(gs, releases, {**p.member_statement, "private": bool(src.private)}, metadata)
 
 
 def _check_joint_size(m: int, size_n: int | None) -> None:

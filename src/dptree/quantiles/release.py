@@ -97,6 +97,20 @@ def statement(method: str, epsilon: float, m: int, neighbors: str, private: bool
     raise ValueError(method)
 
 
+def derived_statement(method: str, epsilon: float, q: np.ndarray, neighbors: Any, lower: Any, upper: Any, width: Any,
+                      n_declared: int | None, n_is_upper_bound: bool, n_min: int | None, k: int, *,
+                      joint_dithered: bool = True) -> dict[str, Any]:
+    """The statement of a saved release, re-derived by planning it again from the file's public
+    parameters (:func:`dptree.quantiles.api.plan_quantiles`; a refusal there is a ReleaseFileError)."""
+    from dptree.quantiles.api import plan_for_file
+
+    try:
+        return plan_for_file(method, epsilon, q, neighbors, lower, upper, width, n_declared, n_is_upper_bound, n_min,
+                             k, joint_dithered=joint_dithered).member_statement
+    except InvalidParameterError as exc:
+        raise ReleaseFileError(f"{QuantilesRelease.KIND} release: its parameters cannot be planned: {exc}") from None
+
+
 @dataclass(frozen=True, repr=False)
 class QuantilesRelease(Release):
     """m private quantiles: ``values[i]`` estimates the ``q[i]``-quantile; [``ci_low[i]``, ``ci_high[i]``]
@@ -211,9 +225,9 @@ class QuantilesRelease(Release):
         if n_min is not None and p["n_declared"] is not None and (not p["n_is_upper_bound"] or n_min > p["n_declared"]):
             raise ReleaseFileError(f"{kind} release: parameters.n_min must lie below an upper bound n_max, and "
                                    "goes without an exact n")
-        check_statement(privacy, statement(p["method"], eps, len(q), p["neighbors"], privacy["private"], lower=lo,
-                                           upper=hi, width=width, n=p["n_declared"],
-                                           joint_dithered="dither_factor" in privacy, max_contributions=k), kind=kind)
+        check_statement(privacy, derived_statement(p["method"], eps, np.asarray(q), p["neighbors"], lo, hi, width,
+                                                   p["n_declared"], p["n_is_upper_bound"], n_min, k,
+                                                   joint_dithered="dither_factor" in privacy), kind=kind)
         cols = [meas.get(k) for k in ("values", "ci_low", "ci_high")]
         if any(not isinstance(c, list) or len(c) != len(q) for c in cols):
             raise ReleaseFileError(f"{kind} release: values and intervals must give one entry per level")

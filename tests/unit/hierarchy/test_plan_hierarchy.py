@@ -67,7 +67,7 @@ def test_the_loss_agrees_with_the_statement(name: str) -> None:
         return
     assert all(isinstance(m, ApproxDP) for m in loss.measurements) and len(loss.measurements) == 2 + d
     assert loss.epsilon() == math.inf and loss.rho() == math.inf
-    eps, dlt = loss.approx()
+    eps, dlt = loss.epsilon_delta()
     assert eps == pytest.approx(st["epsilon"], rel=1e-12) and dlt <= st["delta"] * (1 + 1e-12)
     if k == 1:
         assert dlt == pytest.approx(st["delta"], rel=1e-12)

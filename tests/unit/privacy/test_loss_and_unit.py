@@ -108,14 +108,25 @@ def test_losses_round_trip_exactly():
         PrivacyLoss(Neighbors(), ())
 
 
-def test_approx_dp_composes_by_basic_composition_only() -> None:
+def test_approximate_steps_compose_in_both_parameters():
     from dptree.privacy.loss import ApproxDP
 
-    loss = PrivacyLoss(Neighbors(), (ApproxDP(0.5, 1e-7, "a"), Laplace(Fraction(2), 1, "b")))
+    loss = PrivacyLoss(Neighbors(), (PureDP(0.25, "sparse vector"), ApproxDP(0.0, 1e-7, "failure event"),
+                                     ApproxDP(0.5, 2e-7, "paths")))
+    eps, dlt = loss.epsilon_delta()
+    assert eps == pytest.approx(0.75) and dlt == pytest.approx(3e-7)
+    # not pure, no zCDP: an (epsilon, delta) statement implies neither
     assert loss.epsilon() == math.inf and loss.rho() == math.inf
-    assert loss.approx() == (1.0, 1e-7)
-    assert loss.delta_at(1.0) == 1e-7 and loss.delta_at(0.9) == 1.0
+    assert loss.delta_at(0.75) == pytest.approx(3e-7) and loss.delta_at(0.7) == 1.0
+    assert loss.families == ("pure", "approx")
     assert PrivacyLoss.from_dict(loss.to_dict()) == loss
-    assert PrivacyLoss(Neighbors(), (Gaussian(Fraction(2), 1),)).approx() == (math.inf, math.inf)
+    # pure losses have delta 0 in the composed pair
+    assert PrivacyLoss(Neighbors(), (Exponential(0.5), PureDP(0.5))).epsilon_delta() == (1.0, 0.0)
+
+
+@pytest.mark.parametrize("args", [(-0.1, 1e-6), (1.0, 0.0), (1.0, 1.0), (float("inf"), 1e-6), (True, 1e-6)])
+def test_approximate_steps_refuse_impossible_values(args):
+    from dptree.privacy.loss import ApproxDP
+
     with pytest.raises(InvalidParameterError):
-        ApproxDP(1.0, 1.0)
+        ApproxDP(*args)

@@ -118,12 +118,10 @@ def test_per_person_calibration_meets_the_statement_and_one_record_calibration_d
     budget the library plans (1/k of the per-record one) the exact law stays within e^epsilon (worst
     log ratios 1.40 and 1.36 at epsilon = 2); at the per-record calibration (the bounding without the
     1/k, a planted bug) it does not (2.76 and 2.80)."""
-    import numpy as np
-
     from dptree.quantiles import api
 
     eps = 2.0
-    plan = api._plan(np.array(qs), 0, 3, eps, "approx", None, "add_remove", None, None, 2, [0])
+    plan = api.plan_quantiles(qs, lower=0, upper=3, epsilon=eps, method="approx", max_contributions=2, user_id=[0])
     assert plan.per_call == layer_epsilon(eps, len(qs), "add_remove") / 2
     worst = _worst_log_ratio(qs, plan.per_call, "add_user_k2", max_n=2, calibrated="add_remove")
     assert worst <= eps + 1e-9, worst

@@ -38,7 +38,7 @@ def test_within_the_bound_the_release_is_the_record_level_release_at_epsilon_ove
 
 def test_a_person_with_many_records_counts_at_most_k_times() -> None:
     x, users = _people(heavy=500)
-    p = api._plan(np.array([0.5]), 0, 1023, 1.0, "approx", None, "add_remove", None, None, 3, users)
+    p = api.plan_quantiles([0.5], lower=0, upper=1023, epsilon=1.0, method="approx", max_contributions=3, user_id=users)
     ((vals, cnt),) = api._bounded_points(x, p, None, users, "error", make_source(1))
     assert cnt[vals == 1000].tolist() == [3]  # the heavy person's 500 records at 1000, bounded to 3
     assert cnt.sum() == x.size - 497  # everyone else is within the bound
@@ -132,7 +132,7 @@ def test_by_group_per_person_within_the_bound_is_the_record_level_release_at_eps
 
 def test_by_group_a_person_counts_at_most_k_times_across_all_groups() -> None:
     x, users, g = _grouped_people(heavy=600)  # 300 records in a and 300 in b, all at 1000
-    p = api._plan(np.array([0.5]), 0, 1023, 1.0, "approx", None, "add_remove", None, None, 3, users)
+    p = api.plan_quantiles([0.5], lower=0, upper=1023, epsilon=1.0, method="approx", max_contributions=3, user_id=users)
     parts = api._bounded_points(x, p, None, users, "error", make_source(1), by=g, groups=["a", "b", "c"])
     heavy = [int(cnt[vals == 1000].sum()) for vals, cnt in parts]
     assert sum(heavy) == 3 and heavy[2] == 0  # 3 in all, not 3 per group

@@ -1,0 +1,147 @@
+"""The plan of dptree.quantiles: built from public parameters only (auto's choice included), its
+privacy loss is the statement's spend for every method, plan + release is ``quantiles``, unrunnable
+parameters fail at plan time, and a loaded file's statement is re-derived through the plan."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import dptree
+from dptree.errors import InvalidParameterError, ReleaseFileError
+from dptree.io.release_file import canonical_checksum
+from dptree.privacy.ledger import Ledger
+from dptree.privacy.loss import Exponential, Laplace
+from dptree.quantiles.approx import layer_epsilon, layers
+from dptree.quantiles.auto import choose_method
+
+X = np.random.default_rng(0).integers(0, 1024, 2000)
+QS = [0.1, 0.25, 0.5, 0.75, 0.9]
+BASE = {"lower": 0, "upper": 1023, "epsilon": 1.0}
+
+
+def _same(a: Any, b: Any) -> None:
+    da, db = a.to_document(), b.to_document()
+    da.pop("metadata"), db.pop("metadata")
+    assert json.dumps(da, sort_keys=True, default=str) == json.dumps(db, sort_keys=True, default=str)
+
+
+@pytest.mark.parametrize("method", ["tree", "approx", "joint", "exponential", "auto"])
+@pytest.mark.parametrize("neighbors", ["add_remove", "replace"])
+def test_loss_is_the_stated_spend(method, neighbors):
+    if method == "joint" and neighbors == "replace":
+        pytest.skip("JointExp is stated for add/remove-one only")
+    plan = dptree.plan_quantiles(QS, method=method, n=2000, neighbors=neighbors, **BASE)
+    loss = plan.privacy_loss()
+    assert math.isclose(loss.epsilon(), plan.statement["budget_spent"]["epsilon"], rel_tol=1e-12)
+    assert loss.neighbors.relation == neighbors and plan.budget == dptree.Budget(epsilon=1.0)
+    fams = set(loss.families)
+    assert fams == ({"laplace"} if plan.method == "tree" else {"exponential"})
+
+
+def test_each_method_lists_its_measurements():
+    m = len(QS)
+    approx = dptree.plan_quantiles(QS, method="approx", **BASE).privacy_loss()
+    assert [x.epsilon for x in approx.measurements] == [layer_epsilon(1.0, m)] * layers(m)
+    # replace-one: below the first layer a replaced record can sit in two pieces (two calls change)
+    rep = dptree.plan_quantiles(QS, method="approx", neighbors="replace", **BASE).privacy_loss()
+    assert len(rep.measurements) == 2 * layers(m) - 1
+    assert all(x.epsilon == layer_epsilon(1.0, m, "replace") for x in rep.measurements)
+    exp = dptree.plan_quantiles(QS, method="exponential", **BASE).privacy_loss()
+    assert [x.epsilon for x in exp.measurements] == [1.0 / m] * m
+    joint = dptree.plan_quantiles(QS, method="joint", n=2000, **BASE).privacy_loss()
+    assert joint.measurements == (Exponential(1.0, joint.measurements[0].label),)
+    tree = dptree.plan_quantiles(QS, method="tree", **BASE)
+    lap = tree.privacy_loss().measurements
+    assert all(isinstance(x, Laplace) for x in lap)
+    assert [x.scale for x in lap] == [s for s in tree.tree.noise_parameters if s is not None]
+    assert tree.privacy_loss().epsilon() == pytest.approx(tree.tree.statement["budget_spent"]["epsilon"], rel=1e-12)
+
+
+def test_per_person_calls_are_listed_at_their_share():
+    plan = dptree.plan_quantiles(QS, method="exponential", user_id="uid", max_contributions=4, **BASE)
+    assert plan.per_call == 1.0 / len(QS) / 4  # per record
+    assert plan.privacy_loss().epsilon() == pytest.approx(1.0)  # 4 records: group privacy
+    assert plan.unit == dptree.PerUser("uid", 4)
+    same = dptree.plan_quantiles(QS, method="exponential", unit=dptree.PerUser("uid", 4), **BASE)
+    assert same.member_statement == plan.member_statement
+
+
+def test_groups_are_parallel():
+    plan = dptree.plan_quantiles(QS, method="approx", groups=["a", "b", "c"], **BASE)
+    loss = plan.privacy_loss()
+    assert loss.parallel == 3 and loss.epsilon() == pytest.approx(1.0)
+    assert plan.statement["groups"] == ["a", "b", "c"] and "composition" in plan.statement
+
+
+def test_auto_choice_is_held_by_the_plan():
+    for m, n in ((3, None), (3, 10_000), (40, 10_000)):
+        qs = list(np.linspace(0.05, 0.95, m))
+        plan = dptree.plan_quantiles(qs, n=n, **BASE)
+        assert plan.method == choose_method(m, lower=0, upper=1023, epsilon=1.0, width=None, neighbors="add_remove",
+                                            n=n)
+
+
+@pytest.mark.parametrize("kw", [{"method": "tree"}, {"method": "approx"}, {"method": "exponential"},
+                                {"method": "joint", "n": 2000}, {"method": "auto", "n": 2000},
+                                {"method": "approx", "n_min": 1500, "neighbors": "replace"}])
+def test_plan_then_release_is_quantiles(kw):
+    direct = dptree.quantiles(X, QS, rng=5, **BASE, **kw)
+    planned = dptree.plan_quantiles(QS, **BASE, **kw).release(X, rng=5)
+    _same(direct, planned)
+    assert planned.privacy == direct.privacy and planned.private is False
+
+
+def test_plan_then_release_by_group_and_per_person():
+    g = np.where(X < 300, "a", "b")
+    users = np.arange(X.size) // 2
+    direct = dptree.quantiles(X, QS, by=g, groups=["a", "b"], user_id=users, max_contributions=2, method="approx",
+                              rng=6, **BASE)
+    plan = dptree.plan_quantiles(QS, groups=["a", "b"], user_id=users, max_contributions=2, method="approx", **BASE)
+    _same(direct, plan.release(X, by=g, rng=6))
+    with pytest.raises(InvalidParameterError, match="by and groups"):
+        plan.release(X, rng=6)  # a plan for groups needs each record's group
+
+
+@pytest.mark.parametrize("kw", [
+    {"method": "joint"},  # no declared size
+    {"method": "joint", "n": 100, "neighbors": "replace"},
+    {"method": "approx", "width": 4},  # the tree's bucket width
+    {"method": "approx", "interval": "pivot"},  # the tree's intervals
+    {"user_id": "u", "n": 100},  # an exact size cannot be declared per person
+    {"user_id": "u", "neighbors": "replace"},
+    {"groups": ["a"], "neighbors": "replace"},
+    {"n_min": 10, "n": 100},
+    {"epsilon": 0.0},
+    {"max_contributions": 10**10, "epsilon": 1.0},
+])
+def test_unrunnable_parameters_fail_when_planning(kw):
+    with pytest.raises(InvalidParameterError):
+        dptree.plan_quantiles(QS, **{**BASE, **kw})
+
+
+def test_a_ledger_charges_a_quantiles_plan(tmp_path: Path):
+    plan = dptree.plan_quantiles(QS, method="tree", **BASE)
+    with Ledger(tmp_path / "l.db", total_epsilon=3.0) as ledger:
+        with ledger.charge_for(plan, label="q"):
+            plan.release(X, rng=1)
+        assert ledger.spent().epsilon == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("method", ["tree", "approx", "joint", "exponential"])
+def test_an_edited_statement_is_refused_on_load(method, tmp_path: Path):
+    rel = dptree.plan_quantiles(QS, method=method, n=2000, **BASE).release(X, rng=2)
+    path = tmp_path / "q.json"
+    rel.save(path, allow_nonprivate=True)
+    assert dptree.load(path).privacy == rel.privacy
+    doc = json.loads(path.read_text())
+    doc["privacy"]["budget_spent"] = {**doc["privacy"]["budget_spent"], "epsilon": 0.5}
+    doc["checksum"] = canonical_checksum(doc)
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ReleaseFileError, match="budget_spent"):
+        dptree.load(path)
