@@ -204,7 +204,7 @@ def _bounded_points(data: Any, p: _Plan, column: str | None, user_id: Any, on_in
     across all groups), as sorted distinct offsets and counts: one count per point of the integer
     domain; one (offsets, counts) pair, or one per group of ``groups``."""
     from dptree.data.histograms import leaf_histogram
-    from dptree.rangetree.plan import plan_range_tree
+    from dptree.rangetree.release import plan_range_tree
 
     points = plan_range_tree(lower=p.lo, upper=p.hi, epsilon=p.epsilon, width=1, branching=2,
                              max_contributions=p.k)  # its buckets are the domain's points

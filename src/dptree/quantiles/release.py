@@ -61,7 +61,7 @@ def statement(method: str, epsilon: float, m: int, neighbors: str, private: bool
                          "(a chain of k single-record changes)", "epsilon_per_record": per_record}
     if method == "tree":
         from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS
-        from dptree.rangetree.plan import plan_range_tree
+        from dptree.rangetree.release import plan_range_tree
 
         plan = plan_range_tree(lower=lower, upper=upper, epsilon=epsilon, width=width, levels=TREE_LEVELS,
                                branching=TREE_BRANCHING, neighbors=neighbors, max_contributions=k)

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from dptree.data.histograms import leaf_histogram, value_counts
-from dptree.rangetree.plan import plan_range_tree
+from dptree.rangetree.release import plan_range_tree
 from dptree.sparsetree.keys import key_domain
 
 B = 2**53
