@@ -53,7 +53,7 @@ def _pure(method: str, delta: float) -> bool:
 
 def _statement(epsilon: float, delta: float, private: bool) -> dict[str, Any]:
     return make_statement(
-        mechanism="threshold learning by the interior-point reduction (seed 002, section 1): label counts "
+        mechanism="threshold learning by the interior-point reduction (Kaplan et al. 2020, section 1): label counts "
         "with discrete Laplace noise of scale 4/epsilon, then an interior point of the 2m records nearest "
         "the boundary at (epsilon/4, delta/(1 + e^(epsilon/4))) per replacement",
         neighbors=Neighbors("add_remove"), guarantee="pure epsilon-DP" if delta == 0 else "(epsilon, delta)-DP",

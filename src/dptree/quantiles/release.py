@@ -66,13 +66,13 @@ def statement(method: str, epsilon: float, m: int, neighbors: str, private: bool
         plan = plan_range_tree(lower=lower, upper=upper, epsilon=epsilon, width=width, levels=TREE_LEVELS,
                                branching=TREE_BRANCHING, neighbors=neighbors, max_contributions=k)
         st = dict(plan.statement)
-        st["mechanism"] = "quantiles read off a " + st["mechanism"] + " (seeds 000, 003, 004)"
+        st["mechanism"] = "quantiles read off a " + st["mechanism"] + " (Smith & Ullman 2021; Honaker 2015)"
         st["private"] = bool(private)
         return st
     if method == "exponential":
         return make_statement(
-            mechanism=f"{m} tie-aware exponential mechanisms (one per level, seed 002 Lemma 2.2) at epsilon/{m}: "
-                      "basic composition", neighbors=who, guarantee="pure epsilon-DP", private=private,
+            mechanism=f"{m} tie-aware exponential mechanisms (one per level, Kaplan et al. 2020, Lemma 2.2) at "
+                      f"epsilon/{m}: basic composition", neighbors=who, guarantee="pure epsilon-DP", private=private,
             budget_spent=budget, epsilon_per_call=per_record / m, sensitivity=_SENSITIVITY[neighbors], **group)
     if method == "approx":
         L = layers(m)
