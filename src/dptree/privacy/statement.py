@@ -14,8 +14,9 @@ points (:data:`REQUIRED` are always present; a mechanism adds its own, such as `
 ``private``          False for a release made with a test seed (never private; see docs/privacy.md)
 ==================== ==========================================================================
 
-Files written before this schema spelled two keys differently (``neighbors`` as a sentence and
-``library_version`` in hierarchy files); :func:`read_statement` reads them under the new names.
+Files in the legacy spelling name two keys differently (``neighbours`` as a sentence and
+``library_version`` in hierarchy files) and may name their sources by reference-document number;
+:func:`read_statement` reads them under the schema's names and the current citations.
 
 A saved file's statement is checked by one function, :func:`check_statement`, for every release
 kind: the loader re-derives the whole statement from the file's public parameters (the code that
@@ -139,7 +140,7 @@ def read_statement(privacy: Any, *, kind: str) -> dict[str, Any]:
             out[key] = _reworded(out[key])
     for key in REQUIRED:
         if key == "guarantee" and key not in out:
-            out[key] = "unstated (file written before the statement schema)"
+            out[key] = "unstated (a file in the legacy spelling)"
         if key == "max_contributions" and key not in out:
             out[key] = 1
         if key not in out:

@@ -48,8 +48,8 @@ def statement(method: str, epsilon: float, m: int, neighbors: str, private: bool
               upper: Any = None, width: Any = None, n: int | None = None,
               joint_dithered: bool = True, max_contributions: int = 1) -> dict[str, Any]:
     """The privacy statement of a quantiles release, from public parameters only (``n``: the declared
-    size or bound, which sets JointExp's dither factor; ``joint_dithered=False``: the statement of a
-    JointExp release made before dithering, for loading such files; ``max_contributions`` = k: the
+    size or bound, which sets JointExp's dither factor; ``joint_dithered=False``: the statement of an
+    undithered JointExp release, for loading files that state it; ``max_contributions`` = k: the
     privacy unit is one person's at most k records, and the exponential-mechanism methods run at
     epsilon / k, so that by group privacy k records cost epsilon)."""
     k = int(max_contributions)

@@ -73,7 +73,7 @@ def available_memory() -> int | None:
 
 def check_memory(buckets: int) -> None:
     """Refuse, before allocating, a domain whose tree would not fit in the available memory (a
-    public estimate from the number of buckets; it used to die with MemoryError at 2^26)."""
+    public estimate from the number of buckets), instead of failing with MemoryError part way."""
     need = buckets * BYTES_PER_BUCKET
     avail = available_memory()
     if avail is not None and need > avail:
