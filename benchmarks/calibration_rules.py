@@ -29,9 +29,9 @@ import argparse
 from dataclasses import replace
 
 import numpy as np
+from _calibration_variants import SHIPPED
 
 import dptree
-from _calibration_variants import SHIPPED
 from dptree.noise import make_source
 from dptree.rangetree.quantile_calibration import calibrated_scales, calibration_sims, released_intervals
 from dptree.rangetree.quantile_pivot import tree_intervals, tree_pivot

@@ -54,9 +54,9 @@ import time
 from dataclasses import replace
 
 import numpy as np
+from _calibration_variants import SHIPPED
 
 import dptree
-from _calibration_variants import SHIPPED
 from dptree.noise import make_source
 from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS
 from dptree.rangetree.quantile_calibration import calibrated_intervals, calibrated_scales, calibration_sims

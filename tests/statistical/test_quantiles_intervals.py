@@ -20,6 +20,7 @@ wide fails it.
 from __future__ import annotations
 
 import math
+
 import numpy as np
 import pytest
 

@@ -39,8 +39,8 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
-from numbers import Real
 from fractions import Fraction
+from numbers import Real
 from typing import Any, Mapping, TypeVar, cast
 
 import numpy as np
@@ -55,8 +55,16 @@ from dptree.data.inputs import refuse_untyped
 from dptree.errors import DPTreeError, InvalidParameterError, ReleaseFileError
 from dptree.io import release_file as _release_file
 from dptree.privacy.statement import Relation
-from dptree.rangetree.bounds_search import (INT_END, BoundsSearch, Kind, candidates, column_kind, origin_fits,
-                                           origin_in_units, search_values)
+from dptree.rangetree.bounds_search import (
+    INT_END,
+    BoundsSearch,
+    Kind,
+    candidates,
+    column_kind,
+    origin_fits,
+    origin_in_units,
+    search_values,
+)
 from dptree.rangetree.calibration import check_budget_range, check_noise_range, level_sensitivities
 from dptree.rangetree.layout import build_layout
 from dptree.rangetree.plan import TreePlan

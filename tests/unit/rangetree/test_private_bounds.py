@@ -17,11 +17,11 @@ from audit_registry.range_trees import above_threshold_law, bounds_search_laws
 
 import dptree
 from dptree import InvalidParameterError, ReleaseFileError
+from dptree.data.dates import NS_RANGE
 from dptree.io.release_file import canonical_checksum
 from dptree.privacy.ledger import Ledger
 from dptree.rangetree.api import release_over_private_bounds
 from dptree.rangetree.bounds import BOUNDS_MAX_LEAVES, BoundsSearch, PrivateBoundsPlan, candidates, private_domain
-from dptree.data.dates import NS_RANGE
 from dptree.rangetree.bounds_search import INT_END
 
 # --------------------------------------------------------------------------- exact law of the search

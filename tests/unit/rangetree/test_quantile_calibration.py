@@ -16,8 +16,8 @@ from dptree.errors import DPTreeError
 from dptree.estimation.least_squares import regular_passes
 from dptree.noise import make_source
 from dptree.rangetree.quantile_calibration import (
-    CALIBRATION_SIMS,
     CALIBRATION,
+    CALIBRATION_SIMS,
     MIN_SIMS,
     Calibration,
     calibrated_intervals,
