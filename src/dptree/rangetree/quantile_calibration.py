@@ -73,10 +73,10 @@ docs/quantiles.md, "Coverage"), every simulated release is read off the same way
    rule stops at the first significant bucket, and the calibration prices its repeated tests.
    Measured (docs/quantiles.md, "The high end" and "`RangeTree.quantile_ci`"): q = 0.95 of 1000
    log-normal records over 2^16 buckets: 63,499 buckets wide covering 0.965 with "last" alone,
-   2,173 wide covering 0.99 with the choice); elsewhere the two are close and "last" (with
-   negative factors) is narrower on sparse uniform data. The maximum (q = 1) takes neither: its high end is the domain's end
-   (:data:`~dptree.rangetree.quantile_pivot.MAX_END`; no release bounds the maximum from above,
-   one record may sit anywhere) and only its low end is calibrated (the benchmark's 1000
+   2,173 wide covering 0.99 with the choice; elsewhere the two are close and "last" (with
+   negative factors) is narrower on sparse uniform data. The maximum (q = 1) takes neither: its
+   high end is the domain's end (:data:`~dptree.rangetree.quantile_pivot.MAX_END`; no release
+   bounds the maximum from above, one record may sit anywhere) and only its low end is calibrated (the benchmark's 1000
    log-normal records over 2^20 buckets: covered 1.00; 0.69 with a calibrated high end).
 
 Factors may be negative (:meth:`Calibration.floor`): at c < 0 the low end
