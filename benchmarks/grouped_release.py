@@ -44,7 +44,7 @@ def main() -> None:
 
     import dptree
     from dptree.rangetree.groupby import release_groups
-    from dptree.rangetree.plan import plan_range_tree
+    from dptree.rangetree.release import plan_range_tree
 
     G, leaves = args.groups, 1024
     names = list(range(G))

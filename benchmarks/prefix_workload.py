@@ -24,7 +24,7 @@ import numpy as np
 
 from dptree.estimation.least_squares import range_variance
 from dptree.rangetree.allocation import average_range_variance
-from dptree.rangetree.plan import RangeTreePlan, plan_range_tree
+from dptree.rangetree.release import RangeTreePlan, plan_range_tree
 
 OPTIONS = ("uniform", "all_ranges", "prefix")
 

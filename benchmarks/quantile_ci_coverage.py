@@ -1,21 +1,20 @@
 """Coverage of ``RangeTree.quantile_ci`` on the default tree (``dptree.range_tree`` defaults),
 epsilon = 1, levels 0.05, 0.25, 0.5, 0.75, 0.95 (``--qs``), a fresh data set every 5 releases: the
 calibrated interval (the default: factor and high-end rule per level), the calibrated interval with
-the high end always after the last non-significant bucket (``last``: the default before Nov 24), the
-calibrated interval with the isotonic fit's tail as the only plug-in (``spread``: before the three tails,
-``CalibrationRules(tail_plug_ins=False)``), the calibrated interval whose top levels lean on the
-plug-in's shape of the last ranks (``shape``: ``far_top=True``, ``unresolved_z=0``, one straight
-window, the default before Nov 24 13:00 UTC), the calibrated interval with one straight window unless
-it reaches the plug-in's ends (``straight``: ``split_everywhere=False``, the default from 13:00 to
-14:00 UTC), and the uncalibrated pivot interval
+the high end always after the last non-significant bucket (``last``), the calibrated interval with the
+isotonic fit's tail as the only plug-in (``spread``: ``tail_plug_ins=False`` of
+benchmarks/_calibration_variants.py, with the choices of ``shape``), the calibrated interval whose top
+levels lean on the plug-in's shape of the last ranks (``shape``: ``far_top=True``, ``unresolved_z=0``,
+one straight window), the calibrated interval with one straight window unless it reaches the
+plug-in's ends (``straight``: ``split_everywhere=False``), and the uncalibrated pivot interval
 (``interval="pivot"``). Prints the coverage over all levels, per level, and the mean width in
 buckets, over all levels and per level (docs/notes/quantiles.md, "The high end", "Data that end before
 the domain", "Ranks the release cannot place"). Data (``KINDS``): uniform over the domain,
 log-normal(5, 1) capped at its end, two that end well before it and one that starts late.
 
-    PYTHONPATH=src python3 benchmarks/quantile_ci_coverage.py lognormal 1000 1024 300
-    PYTHONPATH=src python3 benchmarks/quantile_ci_coverage.py lognormal 1000 1024 200 --noise gaussian --variants calibrated
-    PYTHONPATH=src python3 benchmarks/quantile_ci_coverage.py uniform_quarter 1000 1024 100 --variants calibrated,spread --qs 0.5,0.9,0.95,0.99,1
+    PYTHONPATH=src:benchmarks python3 benchmarks/quantile_ci_coverage.py lognormal 1000 1024 300
+    PYTHONPATH=src:benchmarks python3 benchmarks/quantile_ci_coverage.py lognormal 1000 1024 200 --noise gaussian --variants calibrated
+    PYTHONPATH=src:benchmarks python3 benchmarks/quantile_ci_coverage.py uniform_quarter 1000 1024 100 --variants calibrated,spread --qs 0.5,0.9,0.95,0.99,1
 """
 
 from __future__ import annotations
@@ -24,10 +23,11 @@ import argparse
 from dataclasses import replace
 
 import numpy as np
+from _calibration_variants import SHIPPED
 
 import dptree
 from dptree.noise import make_source
-from dptree.rangetree.quantile_calibration import RULES, calibrated_scales, calibration_sims, released_intervals
+from dptree.rangetree.quantile_calibration import calibrated_scales, calibration_sims, released_intervals
 from dptree.rangetree.quantile_pivot import tree_intervals
 
 QS = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
@@ -35,13 +35,12 @@ QS = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
 #: uniform on its first quarter, log-normal(3, 0.8) (largest values a few hundred); and data that
 #: start late: uniform on its last quarter
 KINDS = ("uniform", "lognormal", "uniform_quarter", "lognormal_early", "uniform_late")
-#: earlier calibrations, for comparison: the isotonic tail alone (as before the three tails), the top's
-#: high end leaning on the plug-in's shape (before the unresolved rule), one straight window unless it
-#: reaches the plug-in's ends (as 13:00-14:00 UTC, Nov 24)
+#: other calibrations, for comparison: the isotonic tail alone, the top's high end leaning on the
+#: plug-in's shape (no unresolved levels), one straight window unless it reaches the plug-in's ends
 EARLIER = {
-    "spread": replace(RULES, tail_plug_ins=False, far_top=True, unresolved_z=0.0, split_everywhere=False),
-    "shape": replace(RULES, far_top=True, unresolved_z=0.0, split_everywhere=False),
-    "straight": replace(RULES, split_everywhere=False),
+    "spread": replace(SHIPPED, tail_plug_ins=False, far_top=True, unresolved_z=0.0, split_everywhere=False),
+    "shape": replace(SHIPPED, far_top=True, unresolved_z=0.0, split_everywhere=False),
+    "straight": replace(SHIPPED, split_everywhere=False),
 }
 
 
@@ -87,8 +86,8 @@ def main() -> None:
         true = np.array([np.searchsorted(F, q * n, side="left") for q in qs])
         t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, rng=s, **noise)
         for k in hits:
-            if k in EARLIER:  # what t.quantile_ci(qs, rng=10_000 + s) gave under the earlier rules
-                lo, hi = released_intervals(t, qs, 0.95, source=make_source(10_000 + s), rules=EARLIER[k],
+            if k in EARLIER:  # what t.quantile_ci(qs, rng=10_000 + s) gives under the other rules
+                lo, hi = released_intervals(t, qs, 0.95, source=make_source(10_000 + s), calibration=EARLIER[k],
                                             sims=calibration_sims(t.layout.padded_size))
             elif k == "last":
                 sc = calibrated_scales(t, qs, 0.95, source=make_source(10_000 + s),

@@ -4,29 +4,31 @@ On the same releases (one fixed data set per cell unless ``--per-data k``: a fre
 releases, so the quantiles' phases inside their buckets vary), the fraction of intervals that hold
 the true quantile (the first bucket with F >= q n), over levels 0.05, 0.25, 0.5, 0.75, 0.95:
 
-* ``before``: the calibration before the refined read-off (coarse 4096-point read-off grid, the
-  larger factor of the two extreme phases, one straight plug-in window):
-  ``tree_pivot(refine=False)``, ``CalibrationRules(split=False)``;
-* ``raw``: the refined grid, one straight plug-in window (``split=False``: the default before the
-  plug-in was split where its window reaches the plug-in's ends);
+The variants rebuild rules dptree does not ship with benchmarks/_calibration_variants.py (its
+switches are named here); all but ``auto`` and its relatives use one straight window unless it
+reaches the plug-in's ends and the steeper line at the last rank too (``split_everywhere=False``,
+``far_top=True``):
+
+* ``before``: coarse 4096-point read-off grid, the larger factor of the two extreme phases, one
+  straight plug-in window: ``tree_pivot(refine=False)``, ``split=False``;
+* ``raw``: the refined grid, one straight plug-in window (``split=False``);
 * ``after``: the refined read-off grid, the two extreme phases, the split window, factors floored
-  at 0 (the default until Nov 24);
-* ``uniform``: as ``after`` with each simulation's phase uniform (``phase="uniform"``, not the default);
+  at 0 (``negative=False``);
+* ``uniform``: as ``after`` with each simulation's phase uniform (``phase="uniform"``);
 * ``mono``, ``monosplit``: the pivot read off the isotonic fit of F_hat on each level's grid
   (``tree_pivot(monotone=True)``), calibrated the same way, one straight window, resp. split (not the
   default: docs/notes/quantiles.md, "Coverage");
-* ``neg``: as ``after`` with negative factors allowed (``negative=True``): the
-  default since Nov 24; ``open``: the same without widening the interval to hold the estimate;
+* ``neg``: as ``after`` with negative factors allowed (``negative=True``, as released); ``open``:
+  the same without widening the interval to hold the estimate;
 * ``first``: as ``after`` with the high end at the first bucket where the pivot is significantly
   positive (``high="first"``) instead of after the last where it is not;
 * ``auto``: per level the narrower of ``neg`` and ``first`` in simulation
-  (``calibrated_intervals``), with the three tails past the data's end (the default since Nov 24);
+  (``calibrated_intervals``), with the three tails past the data's end (the released rule);
   ``spread``: ``auto`` with the isotonic fit's last ranks spread over the empty tail
-  (``CalibrationRules(tail_plug_ins=False)``, the default before the three tails); ``shape``:
-  ``auto`` with the top levels leaning on the plug-in's shape of the last ranks (``far_top=True``,
-  ``unresolved_z=0``, one straight window: the default before Nov 24 13:00 UTC); ``straight``:
-  ``auto`` with one straight window unless it reaches the plug-in's ends (``split_everywhere=False``:
-  the default from 13:00 to 14:00 UTC, Nov 24);
+  (``tail_plug_ins=False``) and the choices of ``shape``; ``shape``: ``auto`` with the top levels
+  leaning on the plug-in's shape of the last ranks (``far_top=True``, ``unresolved_z=0``, one
+  straight window); ``straight``: ``auto`` with one straight window unless it reaches the plug-in's
+  ends (``split_everywhere=False``);
 * ``pivot``: the uncalibrated pivot interval (refined grid); ``zero``: the same at factor 0 (from the
   first bucket where the pivot is not negative to the last where it is).
 
@@ -41,7 +43,7 @@ dep_delay and distance), epsilon = 1 (``--epsilon``), width 1. ``+-``: the binom
 
 ``--cost``: the time per dptree.quantiles(method="tree") call by domain size, pivot and calibrated.
 
-    PYTHONPATH=src python3 benchmarks/quantiles_coverage.py --domain 1048576 --kinds lognormal --ns 1000 --trials 100 --variants raw,after,monosplit
+    PYTHONPATH=src:benchmarks python3 benchmarks/quantiles_coverage.py --domain 1048576 --kinds lognormal --ns 1000 --trials 100 --variants raw,after,monosplit
 """
 
 from __future__ import annotations
@@ -52,11 +54,12 @@ import time
 from dataclasses import replace
 
 import numpy as np
+from _calibration_variants import SHIPPED
 
 import dptree
 from dptree.noise import make_source
 from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS
-from dptree.rangetree.quantile_calibration import RULES, calibrated_intervals, calibrated_scales, calibration_sims
+from dptree.rangetree.quantile_calibration import calibrated_intervals, calibrated_scales, calibration_sims
 from dptree.rangetree.quantile_pivot import tree_intervals, tree_pivot
 
 QS = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
@@ -104,15 +107,16 @@ def cell(kind: str, n: int, D: int, trials: int, variants: list[str], per_data: 
             high: str | tuple[str, ...] = "first" if v == "first" else "last"
             if v in ("auto", "spread", "shape", "straight"):
                 old_top = v in ("spread", "shape")
-                rules = replace(RULES, split_everywhere=v == "auto", tail_plug_ins=v != "spread", far_top=old_top,
-                                unresolved_z=0.0 if old_top else RULES.unresolved_z)
+                rule = replace(SHIPPED, split_everywhere=v == "auto", tail_plug_ins=v != "spread", far_top=old_top,
+                               unresolved_z=0.0 if old_top else SHIPPED.unresolved_z)
                 sc, high = calibrated_intervals(t, qs, 0.95, source=make_source(10**7 + s), sims=sims, pivot=pv,
-                                                rules=rules)
-            else:  # these variants predate the split everywhere and the top's own slope (as measured then)
-                rules = replace(RULES, split_everywhere=False, far_top=True, phase="uniform" if v == "uniform" else "worst",
-                                split=v in SPLIT, far=v != "near", negative=v in ("neg", "open"))
+                                                calibration=rule)
+            else:  # one straight window unless it reaches the plug-in's ends, the steeper line at the top
+                rule = replace(SHIPPED, split_everywhere=False, far_top=True,
+                               phase="uniform" if v == "uniform" else "worst", split=v in SPLIT, far=v != "near",
+                               negative=v in ("neg", "open"))
                 sc = None if v == "pivot" else np.zeros(qs.size) if v == "zero" else calibrated_scales(
-                    t, qs, 0.95, source=make_source(10**7 + s), sims=sims, pivot=pv, rules=rules, high=high)
+                    t, qs, 0.95, source=make_source(10**7 + s), sims=sims, pivot=pv, calibration=rule, high=high)
             lo, hi = tree_intervals(t, qs, 0.95, scale=sc, pivot=pv, high=high,
                                     contain=None if v in UNCONTAINED else t.quantile_bucket(qs))
             hits[v] += (lo <= true) & (true <= hi)

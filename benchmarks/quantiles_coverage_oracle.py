@@ -15,7 +15,7 @@ import dptree
 from dptree.noise import make_source
 from dptree.noise.integers import uniform_below
 from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS
-from dptree.rangetree.quantile_calibration import plug_in_cdf, straight_window, critical_scales, calibration_sims, RULES
+from dptree.rangetree.quantile_calibration import plug_in_cdf, straight_window, critical_scales, calibration_sims, CALIBRATION
 from dptree.rangetree.quantile_pivot import tree_pivot, pivot_ends
 from quantiles_coverage import coverage_line, make  # the coverage benchmark's data sets and rows
 
@@ -41,7 +41,7 @@ def variants(tree, qs, level, src, sims, F_true, grid=4096):
             return float(np.partition(c, order)[order])
         t = q * n_plug
         s_i = float(np.interp(np.interp(t, val, pos), g, pv.sd(i)))
-        kp, kv = straight_window(pos, val, t, RULES.window * s_i)
+        kp, kv = straight_window(pos, val, t, CALIBRATION.window * s_i)
         y = float(np.interp(t, kv, kp)) if t > kv[0] else 0.0
         cs = []
         for shift in (y - math.floor(y), y - math.floor(y) - 1 + 1e-9):

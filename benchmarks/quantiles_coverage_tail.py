@@ -16,7 +16,7 @@ import numpy as np
 import dptree
 from dptree.noise import make_source
 from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS
-from dptree.rangetree.quantile_calibration import RULES, calibrated_scales, plug_in_cdf, straight_window
+from dptree.rangetree.quantile_calibration import CALIBRATION, calibrated_scales, plug_in_cdf, straight_window
 from dptree.rangetree.quantile_pivot import tree_intervals, tree_pivot
 from quantiles_coverage import QS, make  # benchmarks/ is on the path when run as a script
 
@@ -37,9 +37,9 @@ def main() -> None:
         pos, val = plug_in_cdf(t._est.monotone_cdf())
         tt = q * val[-1]
         s_i = float(np.interp(np.interp(tt, val, pos), pv.level(i)[0], pv.sd(i)))
-        kp, kv = straight_window(pos, val, tt, RULES.window * s_i)
-        y, a = float(np.interp(tt, kv, kp)), float(np.interp(tt - RULES.window * s_i, val, pos))
-        print(f"release {s}: total {val[-1]:.0f} sd {s_i:.0f} a {a:.0f} y {y:.0f} density {RULES.window * s_i / (y - a):.4f} "
+        kp, kv = straight_window(pos, val, tt, CALIBRATION.window * s_i)
+        y, a = float(np.interp(tt, kv, kp)), float(np.interp(tt - CALIBRATION.window * s_i, val, pos))
+        print(f"release {s}: total {val[-1]:.0f} sd {s_i:.0f} a {a:.0f} y {y:.0f} density {CALIBRATION.window * s_i / (y - a):.4f} "
               f"factor {sc[i]:.2f} interval [{lo[i]}, {hi[i]}] covers {lo[i] <= true <= hi[i]}")
 
 

@@ -50,7 +50,7 @@ from dptree import noise as _noise  # noqa: E402
 from dptree.data.histograms import leaf_histogram  # noqa: E402
 from dptree.estimation.least_squares import regular_passes  # noqa: E402
 from dptree.privacy.measurement import measure  # noqa: E402
-from dptree.rangetree.plan import plan_range_tree  # noqa: E402
+from dptree.rangetree.release import plan_range_tree  # noqa: E402
 
 EPS = 1.0
 STAGES = ("histogram", "node counts", "noise", "least squares", "prefix sums")

@@ -10,7 +10,7 @@ import pytest
 
 from dptree import noise
 from dptree.estimation.least_squares import consistent_estimates
-from dptree.rangetree.plan import plan_range_tree
+from dptree.rangetree.release import plan_range_tree
 
 
 def simulated_errors(plan, lo: np.ndarray, hi: np.ndarray, reps: int, seed: int) -> np.ndarray:  # type: ignore[no-untyped-def]

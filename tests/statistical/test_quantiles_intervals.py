@@ -1,5 +1,5 @@
-"""Coverage of dptree.quantiles' intervals by simulation (issue 12, item 4), each test with teeth:
-an interval half as wide fails it.
+"""Coverage of dptree.quantiles' intervals by simulation, each test with teeth: an interval half as
+wide fails it.
 
 * tree: the calibrated interval (dptree.quantiles' default) covers within [0.93, 0.97] where the
   pivot interval, on the same releases, over-covers (> 0.97), and on a domain with more buckets
@@ -9,7 +9,8 @@ an interval half as wide fails it.
   same calibrated interval, with the high end read at the first significant bucket where that is
   narrower in simulation) covers the sparse tail of log-normal data, where the pivot interval runs
   to the domain's end, and covers the top levels (0.95, 0.99, the maximum) of data that end well
-  before the domain does, where the isotonic tail alone covers the maximum < 0.8;
+  before the domain does (benchmarks/calibration_rules.py shows the rules dptree does not ship
+  failing in these settings: the isotonic tail alone covers the maximum < 0.8 there);
 * exponential-mechanism methods: the rank radius (utility tail, union bound) covers on the
   adversarial point mass whose gaps sit between r/2 and r ranks from the target, where half the
   radius fails most of the time; the value intervals (n declared) cover on spread data (JointExp's
@@ -19,14 +20,13 @@ an interval half as wide fails it.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import numpy as np
 import pytest
 
 import dptree
 from dptree.noise import make_source
-from dptree.rangetree.quantile_calibration import RULES, calibrated_scales, calibration_sims, released_intervals
+from dptree.rangetree.quantile_calibration import Calibration, calibrated_scales, calibration_sims, released_intervals
 from dptree.rangetree.quantile_pivot import tree_intervals, tree_pivot
 
 QS = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
@@ -100,32 +100,24 @@ def test_quantile_ci_covers_the_top_levels_when_the_data_end_before_the_domain()
     """Generous bounds: 1000 uniform records on [0, 256) of 1024 buckets, levels 0.95, 0.99 and 1 (the
     maximum), a fresh data set every 5 of 60 releases. Past where the release says the data end the
     calibration takes the worst of three tails (``tail_plug_ins``: abrupt, spread, the isotonic
-    fit's own), and the intervals cover at least 0.9 at every level (0.98 measured). Teeth: the same
-    releases calibrated as before Nov 24 (the isotonic fit's tail alone, ``tail_plug_ins=False``,
-    with the steeper line at the last rank, no unresolved levels and one straight window) cover the
-    maximum less than 0.8 of the time (0.38; 0.65 before the maximum's high end was the domain's
-    end; docs/notes/quantiles.md) and cover less at 0.95 (0.92). Width at 0.95: the three tails with one
-    straight window (``split_everywhere=False``) paid 110 buckets for their coverage (against
-    24); with two lines at the target (the default) the intervals are under 40 buckets (17)."""
+    fit's own), and the intervals cover at least 0.9 at every level (0.98 measured). The isotonic
+    fit's tail alone covers the maximum less than 0.8 of the time there (0.38;
+    benchmarks/calibration_rules.py, ``tail``). Width at 0.95: with two lines at the target the
+    intervals are under 40 buckets (17; one straight window pays 110 for the same coverage)."""
     D, n, trials, qs = 1024, 1000, 60, np.array([0.95, 0.99, 1.0])
-    settings = {"new": RULES, "old": replace(RULES, tail_plug_ins=False, far_top=True, unresolved_z=0.0,
-                                             split_everywhere=False)}
-    hits = {k: np.zeros(qs.size) for k in settings}
-    width = {k: 0.0 for k in settings}
+    hits = np.zeros(qs.size)
+    width = 0.0
     for s in range(trials):
         x = np.sort(np.random.default_rng(700 + s // 5).integers(0, 256, n))
         F = np.searchsorted(x, np.arange(D), side="right")
         true = np.array([np.searchsorted(F, q * n, side="left") for q in qs])
         t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, rng=s)
-        for k, rules in settings.items():
-            lo, hi = released_intervals(t, qs, 0.95, source=make_source(10**5 + s), rules=rules,
-                                        sims=calibration_sims(t.layout.padded_size))
-            hits[k] += (lo <= true) & (true <= hi)
-            width[k] += float(hi[0] - lo[0]) / trials
-    new, old = hits["new"] / trials, hits["old"] / trials
-    assert new.min() >= 0.9, new
-    assert old[-1] < 0.8 and old[0] < new[0], old
-    assert width["new"] < 40, width  # 110 with one straight window
+        lo, hi = released_intervals(t, qs, 0.95, source=make_source(10**5 + s),
+                                    sims=calibration_sims(t.layout.padded_size))
+        hits += (lo <= true) & (true <= hi)
+        width += float(hi[0] - lo[0]) / trials
+    assert (hits / trials).min() >= 0.9, hits / trials
+    assert width < 40, width
 
 
 @pytest.mark.slow
@@ -134,24 +126,20 @@ def test_quantile_ci_covers_a_level_whose_last_ranks_the_release_cannot_place():
     decreasing tail; dptree.quantiles' tree, 39 simulations), a fresh data set every 5 of 80
     releases. The 10 ranks above the level are fewer than a standard deviation of the suffix count,
     so the release cannot tell where they lie: the level takes the "last" high end
-    (``unresolved_levels``) and the split window's line at the last rank keeps its own slope
-    (``far_top=False``). It covers at least 0.925 (0.975 measured, 3,746 buckets wide on
-    average). Teeth: as before Nov 24 (``unresolved_z=0``, ``far_top=True``) the "first" rule's
-    calibration leans on the plug-in's shape of those ranks and covers below 0.9 (0.84, 1,196
-    buckets wide)."""
+    (``unresolved_levels``) and the split window's line at the last rank keeps its own slope. It
+    covers at least 0.925 (0.975 measured, 3,746
+    buckets wide on average). With the "first" rule's calibration leaning on the plug-in's shape of
+    those ranks it covers below 0.9 (0.84, 1,196 buckets wide; benchmarks/calibration_rules.py,
+    ``unplaced``)."""
     D, n, trials, qs = 4096, 1000, 80, np.array([0.99])
-    old = replace(RULES, far_top=True, unresolved_z=0.0)
-    hits = {True: 0, False: 0}
+    hits = 0
     for s in range(trials):
         x = np.sort(np.minimum(np.random.default_rng(300 + s // 5).lognormal(4, 1, n).astype(int), D - 1))
         true = int(np.searchsorted(np.searchsorted(x, np.arange(D), side="right"), 0.99 * n, side="left"))
         t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, levels="prefix", branching=8, rng=s)
-        pv = tree_pivot(t, qs, 0.95)
-        for new in hits:
-            lo, hi = released_intervals(t, qs, 0.95, source=make_source(10**6 + s), sims=39, pivot=pv,
-                                        rules=RULES if new else old)
-            hits[new] += int(lo[0] <= true <= hi[0])
-    assert hits[True] >= 0.925 * trials and hits[False] < 0.9 * trials, hits
+        lo, hi = released_intervals(t, qs, 0.95, source=make_source(10**6 + s), sims=39, pivot=tree_pivot(t, qs, 0.95))
+        hits += int(lo[0] <= true <= hi[0])
+    assert hits >= 0.925 * trials, hits
 
 
 @pytest.mark.slow
@@ -182,35 +170,30 @@ def test_calibrated_interval_is_read_at_bucket_resolution_on_large_domains():
 def test_calibration_plug_in_is_split_where_its_window_reaches_the_tail():
     """q = 0.95 of log-normal data (n = 1000, largest value 3184) over 2^14 buckets: the plug-in's
     straight window (+-3 pivot standard deviations, about +-60 ranks) reaches its last rank, which
-    the isotonic fit spreads over the empty buckets up to the domain's end, so one straight line
-    puts the plug-in quantile there and the factor near 0: the interval covers 0.50 (40 releases).
-    Split at the plug-in quantile with the left line's own slope it covers 0.90; with the left
-    line no flatter than the plug-in further inside the data (the default, ``far``) 0.975
-    (docs/notes/quantiles.md, "Coverage"; 80 releases: 0.96, 0.90, 0.50). Those three run with the
-    plug-in on the isotonic fit's tail alone (``tail_plug_ins=False``, as when the split was made,
-    and ``far_top=True``, the steeper line at the last rank as then); with the three tails (the
-    default since Nov 24: the abrupt one does not spread the last ranks over the empty buckets, and
-    the largest factor is kept) one straight line covers as well (>= 0.925), and so does the
-    default (three tails, split, the line's own slope at the last rank)."""
+    the isotonic fit spreads over the empty buckets up to the domain's end. With the three tails
+    past the data's end and the window split at the target the interval covers at least 0.925 (40
+    releases). On the isotonic fit's tail alone one straight line puts the plug-in quantile in the
+    tail and covers 0.35, the split 0.90, the split with the steeper line 0.975
+    (benchmarks/calibration_rules.py, ``split``; docs/notes/quantiles.md, "Coverage")."""
     D, n, trials = 2**14, 1000, 40
     qs = np.array([0.95])
     x = np.sort(np.minimum(np.random.default_rng(0).lognormal(5, 1, n).astype(int), D - 1))
     true = int(np.searchsorted(np.searchsorted(x, np.arange(D), side="right"), 0.95 * n, side="left"))
-    hits = {"far": 0, "near": 0, "one line": 0, "one line, three tails": 0, "default, three tails": 0}
+    hits = 0
     for s in range(trials):
         t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, levels="prefix", branching=8, rng=s)
         pv = tree_pivot(t, qs, 0.95)
-        for how in hits:
-            three = how.endswith("three tails")
-            rules = replace(RULES, tail_plug_ins=three, far_top=not three, split=not how.startswith("one line"),
-                            far=how != "near")
-            sc = calibrated_scales(t, qs, 0.95, source=make_source(10**6 + s), sims=39, pivot=pv, rules=rules)
-            lo, hi = tree_intervals(t, qs, 0.95, scale=sc, pivot=pv)
-            hits[how] += int(lo[0] <= true <= hi[0])
-    assert hits["far"] >= 0.925 * trials and hits["one line"] < 0.7 * trials, hits
-    assert hits["far"] >= hits["near"], hits
-    assert hits["one line, three tails"] >= 0.925 * trials, hits
-    assert hits["default, three tails"] >= 0.925 * trials, hits
+        sc = calibrated_scales(t, qs, 0.95, source=make_source(10**6 + s), sims=39, pivot=pv)
+        lo, hi = tree_intervals(t, qs, 0.95, scale=sc, pivot=pv)
+        hits += int(lo[0] <= true <= hi[0])
+    assert hits >= 0.925 * trials, hits
+
+
+class _FlooredAtZero(Calibration):
+    """The released calibration with its factors floored at 0 (no negative factors)."""
+
+    def floor(self, high: str) -> float:
+        return 0.0
 
 
 @pytest.mark.slow
@@ -233,7 +216,7 @@ def test_sparse_data_calibrate_below_factor_zero():
         est = t.quantile_bucket(QS)
         for negative in hits:
             sc = calibrated_scales(t, QS, 0.95, source=make_source(10**6 + s), sims=39, pivot=pv,
-                                   rules=replace(RULES, negative=negative))
+                                   calibration=Calibration() if negative else _FlooredAtZero())
             lo, hi = tree_intervals(t, QS, 0.95, scale=sc, pivot=pv, contain=est)
             assert ((lo <= est) & (est <= hi)).all()
             hits[negative] += int(np.sum((lo <= true) & (true <= hi)))

@@ -1,4 +1,4 @@
-"""The package's import graph (issue 11: one architecture a newcomer can read).
+"""The package's import graph: one architecture a newcomer can read.
 
 Every module of ``src/dptree`` is parsed (``ast``, nothing is imported) and each ``import`` of a
 dptree module, at module level or inside a function, is an edge. The test fails on
@@ -8,7 +8,7 @@ dptree module, at module level or inside a function, is an edge. The test fails 
   ``if TYPE_CHECKING:`` does not: it is never executed and only names a type for an annotation),
 * any cycle between modules that appears when annotation-only imports and lookups of a release
   class by its kind (``release_class("range_tree")``, a dependency written as a string) count as
-  edges too, beyond the one listed in :data:`OPEN_CYCLES`, and
+  edges too, and
 * any import from a lower stage to a higher one, in the order of :data:`STAGES` (lowest first):
   the data stage never imports the range tree, a release never imports the command line, ...
 
@@ -229,24 +229,12 @@ def test_no_import_cycles() -> None:
     assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
 
 
-#: cycles still open when annotation-only imports and release-class lookups count, with why: a
-#: range tree's plan builds its release (``RangeTreePlan.release`` looks the class up by its kind)
-#: and the release re-plans when it loads (``RangeTree.from_document`` -> ``plan_range_tree``);
-#: while both are methods, moving code cannot cut it: it closes when loading leaves the release class
-OPEN_CYCLES: frozenset[frozenset[str]] = frozenset({
-    frozenset({"dptree.rangetree.bounds", "dptree.rangetree.document", "dptree.rangetree.plan",
-               "dptree.rangetree.release"}),
-})
-
-
 def test_no_cycle_through_annotations_or_the_release_registry() -> None:
     """A module that names a type of a module importing it, or reaches a release class by its
     kind, still depends on it: such cycles between modules are refused, inside a package too."""
-    found = {frozenset(c) for c in strongly_connected(import_graph(annotations=True, registry=True))}
-    assert not found - OPEN_CYCLES, "cycles through annotations or the release registry:\n" + "\n".join(
-        " -> ".join(c) for c in find_cycles(import_graph(annotations=True, registry=True))
-        if frozenset(c) not in OPEN_CYCLES)
-    assert not OPEN_CYCLES - found, f"no longer a cycle, remove it from OPEN_CYCLES: {sorted(OPEN_CYCLES - found)}"
+    cycles = find_cycles(import_graph(annotations=True, registry=True))
+    assert not cycles, "cycles through annotations or the release registry:\n" + "\n".join(
+        " -> ".join(c) for c in cycles)
 
 
 def test_no_import_from_a_lower_stage_to_a_higher_one() -> None:

@@ -46,7 +46,7 @@ def run_query(args: argparse.Namespace) -> int:
 
     release = load(args.release)
     answer = core.for_kind(_ANSWERS, release, "query")
-    if args.ci is not None and answer is _point_rows:  # it was ignored
+    if args.ci is not None and answer is _point_rows:  # a point has no interval to change
         raise InvalidParameterError(f"--ci: a {core.release_kind(release)} release holds a value without an "
                                     "interval; drop --ci")
     args.ci = core.release_level(release, args.ci)

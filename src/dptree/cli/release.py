@@ -151,6 +151,7 @@ def _run_private_bounds(args: argparse.Namespace, ledger: str | None) -> int:
     """``release --bounds private``: the public checks (:func:`plan_private_bounds`), the charge of
     the whole --epsilon, then one read of the data, the search and the tree."""
     from dptree import noise as _noise
+    from dptree.rangetree.api import release_over_private_bounds
     from dptree.rangetree.bounds import plan_private_bounds
 
     if args.lower is not None or args.upper is not None:
@@ -173,8 +174,8 @@ def _run_private_bounds(args: argparse.Namespace, ledger: str | None) -> int:
     src = _noise.make_source(args.seed)
     label = args.ledger_label or f"{args.file}:{args.column}"
     with charged(ledger, plan, label, outputs=[args.out]) as charge:
-        release = plan.release(args.file, src, column=args.column, on_invalid=args.on_invalid, source=args.file,
-                               fmt=args.input_format)
+        release = release_over_private_bounds(plan, args.file, src, column=args.column, on_invalid=args.on_invalid,
+                                              source=args.file, fmt=args.input_format)
         _write_one(args, release, charge, ledger)
     progress.done()
     print(release.summary())

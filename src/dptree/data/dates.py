@@ -17,7 +17,8 @@ __all__ = ["NS_RANGE", "as_dates", "date_bounds", "dates_in_ns_range", "dates_to
            "parse_date_bound", "date_query_array"]
 
 # Bounds are nanosecond timestamps; values are clamped in their own unit first, so a date such as
-# 9999-12-31 never wraps around when converted to nanoseconds (it used to land in the first bucket).
+# 9999-12-31 never wraps around when converted to nanoseconds (a wrapped value would land in the
+# first bucket).
 _NS_MIN = np.datetime64("1677-09-22", "D")
 _NS_MAX = np.datetime64("2262-04-10", "D")
 #: (first, last) nanosecond timestamps dptree bounds dates by (``_NS_MIN``, ``_NS_MAX`` as int64 ns)
@@ -154,9 +155,9 @@ def dates_in_ns_range(arr: np.ndarray) -> np.ndarray:
     offset is that instant in UTC, digits finer than ns are truncated; None and 'NaT' stay NaT.
 
     numpy reads a whole array at the finest unit any value has, so one value with nanosecond
-    digits used to put every value in datetime64[ns], where dates outside 1678-2262 wrap around
-    silently (1500-01-01 became 2084-07-20): one record moved every other. Here the day of each
-    value is read first (no wrap at any year), and the instant only where the day is in range."""
+    digits would put every value in datetime64[ns], where dates outside 1678-2262 wrap around
+    silently (1500-01-01 becomes 2084-07-20): one record would move every other. Here the day of
+    each value is read first (no wrap at any year), and the instant only where the day is in range."""
     with warnings.catch_warnings():  # an offset: numpy reads the instant in UTC, and says it has no zones
         warnings.filterwarnings("ignore", message="no explicit representation of timezones")
         days = arr.astype("datetime64[D]")

@@ -204,7 +204,7 @@ def _check_labels(cols: Columns, other: str | None) -> None:
 def _with_other(tree: Any, other: str, leaf_flag: np.ndarray) -> Columns:
     """Columns of the tree's leaves plus an ``other`` leaf under every internal node. A leaf that
     already has that label is reused only where every internal node has one (the paths of a
-    hierarchy built with ``other=`` before); under some nodes but not all it is a real category
+    hierarchy already built with ``other=``); under some nodes but not all it is a real category
     (``other="CA"`` beside US/CA), whose count unknown rows would silently join: an error, as is an
     existing ``other`` child with children of its own."""
     has_other = np.zeros(tree.n_nodes, dtype=bool)

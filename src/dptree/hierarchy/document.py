@@ -29,8 +29,8 @@ from dptree.privacy.statement import check_statement
 __all__ = ["read_document", "jsonable"]
 
 #: the mechanism as named by files that state no Gaussian calibration (zCDP only)
-_ZCDP_ONLY = ("discrete Gaussian on every node (seed 001 Corollary 2.7 / Lemma 2.6; zCDP analysis of Canonne, "
-              "Kamath, Steinke 2020)")
+_ZCDP_ONLY = ("discrete Gaussian on every node (Ghazi et al. 2023, Corollary 2.7 / Lemma 2.6; zCDP analysis of "
+              "Canonne, Kamath, Steinke 2020)")
 
 def read_document(doc: Mapping[str, Any]) -> tuple[Hierarchy, dict[str, Any], dict[str, Any], dict[str, Any]]:
     """(hierarchy, parameters, privacy statement, measurements) of a document, validated."""

@@ -52,7 +52,7 @@ __all__ = [
 ]
 
 METHODS = ("laplace", "gaussian", "multiplicative")
-SEED = "001_4ad1135f2c911f1b.txt (Ghazi, Kamath, Kumar, Manurangsi, Wu)"
+SOURCE = "Ghazi, Kamath, Kumar, Manurangsi & Wu 2023, On Differentially Private Counting on Trees"
 
 
 @dataclass(frozen=True)
@@ -156,10 +156,10 @@ def _laplace(mech: NodeMechanism, d: int) -> Calibration:
     scale = l1_sensitivity(d, k) / eps
     used = laplace_scale_used(scale)
     return Calibration(
-        mech, d, "discrete Laplace on every node (seed 001 Corollary 2.7 / Lemma 2.5)", "pure epsilon-DP",
+        mech, d, "discrete Laplace on every node (Ghazi et al. 2023, Corollary 2.7 / Lemma 2.5)", "pure epsilon-DP",
         spec=NoiseSpec("laplace", (used,)), noise_variance=_lap_var(scale),
         statement={"epsilon": eps, "delta": 0.0, "sensitivity": {"l1": l1_sensitivity(d, k), "depth": d},
-                   "noise": {"scale": float(used)}, "seed": SEED},
+                   "noise": {"scale": float(used)}, "source": SOURCE},
     )
 
 
@@ -184,13 +184,13 @@ def _gaussian(mech: NodeMechanism, d: int, calibration: str) -> Calibration:
         }
         guarantee = "rho-zCDP, implies (epsilon, delta)-DP"
     return Calibration(
-        mech, d, "discrete Gaussian on every node (seed 001 Corollary 2.7 / Lemma 2.6; Canonne, "
+        mech, d, "discrete Gaussian on every node (Ghazi et al. 2023, Corollary 2.7 / Lemma 2.6; Canonne, "
         "Kamath, Steinke 2020)", guarantee,
         spec=NoiseSpec("gaussian", (sigma2,)), noise_variance=_gauss_var(float(sigma2)),
         # rho: the zCDP this noise gives (<= the requested one for the zCDP calibration)
         statement={"epsilon": eps, "delta": dlt, "rho": l2sq / (2.0 * float(sigma2)), "calibration": how,
                    "sensitivity": {"l2": math.sqrt(l2sq), "l2_squared": l2sq, "depth": d},
-                   "noise": {"sigma2": float(sigma2)}, "seed": SEED},
+                   "noise": {"sigma2": float(sigma2)}, "source": SOURCE},
     )
 
 
@@ -202,7 +202,7 @@ def _multiplicative(mech: NodeMechanism, d: int) -> Calibration:
     tm = default_tau if mech.tau_min is None else mech.tau_min
     holds = "which holds" if tm >= default_tau else f"which does NOT hold (tau_min = {tm:.6g})"
     return Calibration(
-        mech, d, "multiplicative-error algorithm of seed 001 Theorem 4.1 (Lemma 3.3 wrapper around "
+        mech, d, "multiplicative-error algorithm of Ghazi et al. 2023, Theorem 4.1 (Lemma 3.3 wrapper around "
         "Estimation, Algorithm 4; truncated discrete Laplace, Lemma 2.8; Sparse, Algorithm 3)",
         "(epsilon, delta)-DP" + (" by group privacy (Fact 2.2)" if k > 1 else ""),
         window=truncated_laplace_bound(eps_run / (2.0 * d), dlt_run / (2.0 * d)),
@@ -210,7 +210,7 @@ def _multiplicative(mech: NodeMechanism, d: int) -> Calibration:
                    "sensitivity": {"per_node_count": k, "depth": d, "group_privacy_k": k},
                    "run_at": {"epsilon": eps_run, "delta": dlt_run},
                    "tau_min_note": "privacy does not depend on tau_min; the accuracy guarantee of Theorem 4.1 "
-                   f"needs tau_min >= {default_tau:.6g} (Corollary 4.7), {holds}", "seed": SEED},
+                   f"needs tau_min >= {default_tau:.6g} (Corollary 4.7), {holds}", "source": SOURCE},
         parameters={"tau_min": tm, "tau_min_default": default_tau, "eta": 1.0 / d**2},
     )
 

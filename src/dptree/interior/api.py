@@ -6,7 +6,7 @@ An *interior point* of a multiset S is any y with min S <= y <= max S (Kaplan et
 * ``"exponential"`` -- the exponential mechanism with q(S, y) = min(#{x<=y}, #{x>=y}) (pure eps);
 * ``"treelog"`` -- Algorithm 1 (TreeLog, :mod:`dptree.interior.treelog`), privacy from Lemma 3.7;
 * ``"heavypaths"`` -- Algorithms 2-6 (:mod:`dptree.interior.heavypaths`), privacy from Lemmas 4.5,
-  4.6, 4.9 and 4.11 with explicit constants (derivation: docs/heavypaths.md);
+  4.6, 4.9 and 4.11 with explicit constants (derivation: docs/notes/heavypaths.md);
 * ``"auto"`` -- the method whose stated sample requirement at (|X|, eps, delta, beta) is smallest.
 
 The walk: public checks -> the plan (:func:`plan_interior_point`, :class:`InteriorPointPlan`; its
@@ -27,7 +27,7 @@ computed from |S|.
 add/remove-one neighbors. The cap maps some add/remove pairs to replace pairs and a replace pair
 is a removal followed by an addition, so the tree methods run their calibration at
 (eps/2, delta/(1 + e^(eps/2))) and are (eps, delta)-DP under both add/remove-one and replace-one
-(group privacy, docs/interior_point.md). The exponential mechanism's quality has sensitivity 1
+(group privacy, docs/notes/interior_point.md). The exponential mechanism's quality has sensitivity 1
 under both relations (pure eps, no size used).
 """
 
@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Mapping
 
 from dptree._validation import InstanceOf, check_param, validate_params
+from dptree.data.domain import Domain, point_domain
 from dptree.data.histograms import COLUMN
 from dptree.errors import InvalidParameterError, ReleaseFileError
 from dptree.interior.calibration import (
@@ -55,7 +56,6 @@ from dptree.interior.calibration import (
     declared_size,
     plan,
 )
-from dptree.data.domain import Domain, point_domain
 from dptree.interior.encoding import checked_point_domain, domain_document, domain_from_document, prepare
 from dptree.interior.heavypaths import run_heavypaths
 from dptree.interior.multisets import MS, height
@@ -400,7 +400,7 @@ def interior_point(
 
     ``method``: "exponential" (epsilon-DP; delta ignored; needs no size), "treelog" (Algorithm 1;
     (epsilon, delta)-DP by Lemma 3.7), "heavypaths" (Algorithm 6; (epsilon, delta)-DP by Lemma 4.11
-    with the constants of docs/heavypaths.md), or "auto".
+    with the constants of docs/notes/heavypaths.md), or "auto".
 
     ``n`` / ``n_max`` -- **public** size declared by the caller: ``n`` the exact number of records,
     ``n_max`` an upper bound. Both are treated as public knowledge (publish them or derive them

@@ -196,13 +196,14 @@ class Plan:
         if self.method == "exponential":
             return make_statement(
                 mechanism="interior point: exponential mechanism over the ordered domain with "
-                "q(S, y) = min(#{x <= y}, #{x >= y}) (seed 002, Lemma 2.2 and Algorithm 1 step 1)",
+                "q(S, y) = min(#{x <= y}, #{x >= y}) (Kaplan et al. 2020, Lemma 2.2 and Algorithm 1 step 1)",
                 neighbors=Neighbors("add_remove"), guarantee="pure epsilon-DP", private=private,
                 replace="also holds: replace-one neighbors (the quality has sensitivity 1 under both)",
                 budget_spent=budget,
             )
-        source = ("TreeLog (seed 002, Algorithm 1; privacy Lemma 3.7)" if self.method == "treelog" else
-                  "HeavyPaths (seed 002, Algorithms 2-6; privacy Lemmas 4.5, 4.6, 4.9, 4.11, docs/heavypaths.md)")
+        source = ("TreeLog (Kaplan et al. 2020, Algorithm 1; privacy Lemma 3.7)" if self.method == "treelog" else
+                  "HeavyPaths (Kaplan et al. 2020, Algorithms 2-6; privacy Lemmas 4.5, 4.6, 4.9, 4.11, "
+                  "docs/heavypaths.md)")
         return make_statement(
             mechanism=f"interior point: {source}, calibrated for the declared size; data capped at it",
             neighbors=Neighbors("add_remove"), guarantee="(epsilon, delta)-DP", private=private,

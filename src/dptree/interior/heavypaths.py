@@ -22,13 +22,13 @@ from dptree.interior.multisets import (
     random_chooser,
 )
 from dptree.interior.multisets import height as tree_height
-from dptree.interior.sparse_vector import AboveThreshold, above_threshold_error_bound
 from dptree.interior.selection import (
     choosing_error_bound,
     choosing_mechanism,
     effective_epsilon,
     exponential_base,
 )
+from dptree.interior.sparse_vector import AboveThreshold, above_threshold_error_bound
 from dptree.noise import RandomSource
 
 __all__ = ["construct_paths", "heavypaths_parameters", "heavypaths_privacy", "run_heavypaths"]

@@ -22,10 +22,10 @@ from numbers import Real
 from typing import Any, ClassVar, Literal, Mapping
 
 from dptree._validation import InstanceOf, Interval, check_param, validate_params
+from dptree.data.domain import Domain, point_domain
 from dptree.data.histograms import COLUMN
 from dptree.errors import ReleaseFileError
 from dptree.interior.calibration import DECLARED_SIZE, EPSILON, ON_INVALID, declared_size
-from dptree.data.domain import Domain, point_domain
 from dptree.interior.encoding import checked_point_domain, domain_document, domain_from_document, prepare
 from dptree.interior.selection import exponential_base, quantile_badness, quantile_exponential_mechanism, quantile_level
 from dptree.interior.staged import staged_point
@@ -44,10 +44,11 @@ Q = [Interval(Real, 0, 1, hint="the quantile level as a fraction, e.g. q=0.9 for
 
 
 _MECHANISM = ("single quantile: tie-aware exponential mechanism with score -dist(a |S|, [b #{x < y}, b #{x <= y}]) "
-              "for the level q ~ a/b, b <= 1000, counting measure on the domain (sensitivity b; seed 002, Lemma 2.2)")
+              "for the level q ~ a/b, b <= 1000, counting measure on the domain (sensitivity b; Kaplan et al. 2020, "
+              "Lemma 2.2)")
 #: the statement of releases made with the untied score (loaded, never made)
 _LEGACY_MECHANISM = ("single quantile: exponential mechanism with score -|b #{x <= y} - a |S|| for the level "
-                     "q ~ a/b, b <= 1000 (sensitivity b; seed 002, Lemma 2.2)")
+                     "q ~ a/b, b <= 1000 (sensitivity b; Kaplan et al. 2020, Lemma 2.2)")
 
 
 def _statement(epsilon: float, private: bool, mechanism: str = _MECHANISM) -> dict[str, Any]:

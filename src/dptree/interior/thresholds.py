@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 
 from dptree._validation import InstanceOf, Interval, check_param, validate_params
+from dptree.data.domain import Domain, point_domain
 from dptree.errors import DataError, DomainError, InvalidParameterError, ReleaseFileError
 from dptree.interior.api import interior_point
 from dptree.interior.calibration import (
@@ -29,7 +30,6 @@ from dptree.interior.calibration import (
     check_budget,
     declared_size,
 )
-from dptree.data.domain import Domain, point_domain
 from dptree.interior.encoding import INVALID_HINT, domain_document, domain_from_document, encode_values
 from dptree.interior.selection import ordered_exponential_mechanism
 from dptree.io.contract import Release
@@ -55,7 +55,7 @@ def _pure(method: str, delta: float) -> bool:
 
 def _statement(epsilon: float, delta: float, private: bool) -> dict[str, Any]:
     return make_statement(
-        mechanism="threshold learning by the interior-point reduction (seed 002, section 1): label counts "
+        mechanism="threshold learning by the interior-point reduction (Kaplan et al. 2020, section 1): label counts "
         "with discrete Laplace noise of scale 4/epsilon, then an interior point of the 2m records nearest "
         "the boundary at (epsilon/4, delta/(1 + e^(epsilon/4))) per replacement",
         neighbors=Neighbors("add_remove"), guarantee="pure epsilon-DP" if delta == 0 else "(epsilon, delta)-DP",

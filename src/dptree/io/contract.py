@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Mapping
 from dptree.io.display import Displayed
 from dptree.io.release_file import register_kind, write_release
 
-__all__ = ["Release", "CountRelease", "release_class", "shown"]
+__all__ = ["Release", "CountRelease", "shown"]
 
 
 def shown(value: Any) -> str:
@@ -31,15 +31,6 @@ def shown(value: Any) -> str:
     if isinstance(value, np.datetime64):
         return str(np.datetime_as_string(value, unit="auto"))
     return str(value)
-
-_CLASSES: dict[str, type[Release]] = {}
-
-
-def release_class(kind: str) -> type[Release]:
-    """The release class of ``kind`` (registered by defining it), for a plan that builds its release
-    without importing the module that defines it. It hides the dependency, it does not remove it:
-    the architecture test counts the lookup as an import of that module."""
-    return _CLASSES[kind]
 
 
 class Release(Displayed, ABC):
@@ -54,7 +45,6 @@ class Release(Displayed, ABC):
         super().__init_subclass__(**kwargs)
         if "KIND" in cls.__dict__:
             register_kind(cls.KIND, cls.from_document)
-            _CLASSES[cls.KIND] = cls
 
     @property
     def private(self) -> bool:

@@ -14,8 +14,9 @@ points (:data:`REQUIRED` are always present; a mechanism adds its own, such as `
 ``private``          False for a release made with a test seed (never private; see docs/notes/privacy.md)
 ==================== ==========================================================================
 
-Files written before this schema spelled two keys differently (``neighbors`` as a sentence and
-``library_version`` in hierarchy files); :func:`read_statement` reads them under the new names.
+Files in the legacy spelling name two keys differently (``neighbours`` as a sentence and
+``library_version`` in hierarchy files) and may name their sources by reference-document number;
+:func:`read_statement` reads them under the schema's names and the current citations.
 
 A saved file's statement is checked by one function, :func:`check_statement`, for every release
 kind: the loader re-derives the whole statement from the file's public parameters (the code that
@@ -26,6 +27,7 @@ version wrote the file; whether a test seed drew the noise).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Literal, Mapping
 
@@ -43,6 +45,18 @@ _LEGACY = {"neighbours": "neighbors", "library_version": "library"}
 NOT_DERIVED: tuple[str, ...] = ("library", "private")
 #: fields the schema added that files in the legacy spelling do not state
 _ADDED = ("guarantee", "max_contributions")
+#: sources as older release files name them in ``mechanism`` and in a hierarchy's ``seed`` field
+#: (numbers and file names of the project's reference documents) -> the citations statements
+#: carry (``source`` for that field); the one place that reads that wording
+_REWORDED: dict[str, str] = {
+    "(seeds 000, 003, 004)": "(Smith & Ullman 2021; Honaker 2015)",
+    "seed 001 ": "Ghazi et al. 2023, ",
+    "seed 002, ": "Kaplan et al. 2020, ",
+    "seed 002 ": "Kaplan et al. 2020, ",
+    "001_4ad1135f2c911f1b.txt (Ghazi, Kamath, Kumar, Manurangsi, Wu)":
+        "Ghazi, Kamath, Kumar, Manurangsi & Wu 2023, On Differentially Private Counting on Trees",
+}
+_OLD_WORDING = re.compile("|".join(re.escape(old) for old in _REWORDED))
 
 
 def library() -> str:
@@ -108,7 +122,9 @@ def read_statement(privacy: Any, *, kind: str) -> dict[str, Any]:
     """Validate the statement of a loaded file and return it in the schema's spelling.
 
     Legacy spellings are renamed (an old hierarchy file's ``neighbors`` sentence becomes
-    ``neighbors: "add_remove"``, the only relation hierarchies were ever released under).
+    ``neighbors: "add_remove"``, the only relation hierarchies were ever released under), and
+    sources named by reference-document numbers are read as the citations they stand for (the
+    ``mechanism``; a hierarchy's ``seed`` field becomes ``source``).
     """
     if not isinstance(privacy, Mapping):
         raise ReleaseFileError(f"{kind} release: the privacy statement must be an object")
@@ -117,9 +133,14 @@ def read_statement(privacy: Any, *, kind: str) -> dict[str, Any]:
         out["neighbors"] = "add_remove"
     if "library_version" in privacy and isinstance(out.get("library"), str) and not out["library"].startswith("dptree"):
         out["library"] = f"dptree {out['library']}"
+    if "seed" in out and "source" not in out:
+        out["source"] = out.pop("seed")
+    for key in ("mechanism", "source"):
+        if key in out:
+            out[key] = _reworded(out[key])
     for key in REQUIRED:
         if key == "guarantee" and key not in out:
-            out[key] = "unstated (file written before the statement schema)"
+            out[key] = "unstated (a file in the legacy spelling)"
         if key == "max_contributions" and key not in out:
             out[key] = 1
         if key not in out:
@@ -134,14 +155,23 @@ def read_statement(privacy: Any, *, kind: str) -> dict[str, Any]:
     return out
 
 
+def _reworded(text: Any) -> Any:
+    """``text`` with the sources it names by their reference-document numbers (:data:`_REWORDED`)
+    replaced by the citations they stand for; anything but a string as it is."""
+    if not isinstance(text, str):
+        return text
+    return _OLD_WORDING.sub(lambda m: _REWORDED[m.group(0)], text)
+
+
 def check_statement(stated: Any, derived: Mapping[str, Any], *, kind: str) -> dict[str, Any]:
     """The statement a loaded file of ``kind`` reports, refused unless it equals ``derived`` whole.
 
     ``derived`` is the statement re-derived from the file's public parameters by the code that
     makes the release. Every field but :data:`NOT_DERIVED` must be equal, nested fields included;
-    a file in the spelling before the schema (:func:`read_statement`) takes the fields it could not
-    state (``guarantee``, ``max_contributions``) from ``derived``. Raises ReleaseFileError naming
-    the fields that differ.
+    a file in the legacy spelling (:func:`read_statement`) takes the fields it could not state
+    (``guarantee``, ``max_contributions``) from ``derived``; its sources are compared in the
+    current wording (:func:`read_statement`), which the statement returned has. Raises
+    ReleaseFileError naming the fields that differ.
     """
     if isinstance(stated, Mapping) and set(stated) & set(_LEGACY):
         stated = {**{k: derived[k] for k in _ADDED if k in derived}, **stated}

@@ -1,28 +1,27 @@
 """``dptree.quantiles``: m private quantiles with intervals, by the method with the smallest predicted
-error or the one named. Methods, algorithms and proofs: docs/quantiles.md."""
+error or the one named. Methods, algorithms and proofs: docs/notes/quantiles.md."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from fractions import Fraction
 from numbers import Integral
 from typing import Any, Literal
 
 import numpy as np
 
 from dptree._validation import Interval, Options, check_param, validate_params
+from dptree.data.domain import point_domain
 from dptree.data.groups import check_groups
 from dptree.data.histograms import COLUMN, RNG, UNKNOWN, is_file
 from dptree.errors import InvalidParameterError
 from dptree.estimation.intervals import LEVEL
 from dptree.interior.calibration import DECLARED_SIZE, EPSILON, ON_INVALID, declared_size
-from dptree.data.domain import point_domain
 from dptree.interior.encoding import prepare, prepare_groups
 from dptree.io.grouped import group_statement
 from dptree.io.release_file import creation_metadata
 from dptree.noise import RngLike, make_source
 from dptree.privacy.budget import BUDGET_RANGE, Budget, check_release_budget
-from dptree.privacy.loss import Exponential, Laplace, PrivacyLoss
+from dptree.privacy.loss import Exponential, PrivacyLoss
 from dptree.privacy.statement import Neighbors
 from dptree.privacy.unit import PerRecord, PerUser, PrivacyUnit, Replace, unit_from_keywords
 from dptree.quantiles.approx import approx_quantiles, em_call, layer_epsilon, layers
@@ -34,7 +33,7 @@ from dptree.quantiles.staged import staged_quantiles
 from dptree.rangetree.quantile_calibration import calibration_sims, released_intervals
 from dptree.rangetree.results import quantile_levels
 
-__all__ = ["QuantilesPlan", "plan_quantiles", "quantiles", "tree_loss"]
+__all__ = ["QuantilesPlan", "plan_quantiles", "quantiles"]
 
 Relation = Literal["add_remove", "replace"]
 
@@ -145,13 +144,13 @@ def quantiles(
     ``data``, or each record's group beside in-memory values), each on its group's records with the
     whole epsilon (parallel composition; add/remove-one only); ``n``/``n_max`` then declare each
     group's size; rows of unlisted groups raise, or are dropped with ``unknown="drop"``. Returns a
-    :class:`~dptree.quantiles.groups.GroupedQuantiles` (docs/quantiles.md, "By group").
+    :class:`~dptree.quantiles.groups.GroupedQuantiles` (docs/notes/quantiles.md, "By group").
     ``user_id``/``max_contributions`` = k: the privacy unit is one person with at most k records
     (``user_id``: a column, or an array beside in-memory values; each person's records beyond k are
     dropped at random in the engine); every exponential-mechanism call runs at 1/k of its share
     (group privacy), the tree at ``max_contributions=k``. Add/remove-one person only; with
     ``user_id``, ``n`` is refused (declare ``n_max``) and the mechanism methods need an integer
-    domain of at most 2^24 points (docs/quantiles.md, "Per person"). With ``by`` too, a person's
+    domain of at most 2^24 points (docs/notes/quantiles.md, "Per person"). With ``by`` too, a person's
     records are bounded across all groups (k in all) and each group's release runs at 1/k per
     record, so the set is epsilon-DP per person; the mechanism methods then hold groups x points
     <= 2^25 counts.
@@ -193,7 +192,7 @@ def _bounded_points(data: Any, p: QuantilesPlan, column: str | None, user_id: An
     across all groups), as sorted distinct offsets and counts: one count per point of the integer
     domain; one (offsets, counts) pair, or one per group of ``groups``."""
     from dptree.data.histograms import leaf_histogram
-    from dptree.rangetree.plan import plan_range_tree
+    from dptree.rangetree.release import plan_range_tree
 
     points = plan_range_tree(lower=p.lo, upper=p.hi, epsilon=p.epsilon, width=1, branching=2,
                              max_contributions=p.k)  # its buckets are the domain's points
@@ -279,7 +278,7 @@ class QuantilesPlan:
         m = int(self.q.size)
         items: list[Any]
         if self.method == "tree":
-            return PrivacyLoss(who, tree_loss(self.tree).measurements, parallel)
+            return PrivacyLoss(who, self.tree.privacy_loss().measurements, parallel)
         if self.method == "joint":
             items = [Exponential(self.epsilon, "JointExp over the m levels")]
         elif self.method == "exponential":
@@ -327,18 +326,6 @@ class QuantilesPlan:
             _, vals, cnt = _em_data(data, column, p.lower, p.upper, on_invalid, p.input_width)
             staged = _em_offsets(p, qa, vals, cnt, src)
         return _em_release(p, qa, staged, level, src, metadata)
-
-
-def tree_loss(tree: Any) -> PrivacyLoss:
-    """The privacy loss of a range tree's plan (:class:`~dptree.rangetree.plan.RangeTreePlan`):
-    one discrete Laplace measurement per noised level, its exact scale and the level's L1
-    sensitivity under the plan's relation (:func:`~dptree.rangetree.calibration.level_sensitivities`)."""
-    from dptree.rangetree.calibration import level_sensitivities
-
-    l1, _ = level_sensitivities(tree.neighbors, tree.max_contributions, tree.layout.depth)
-    items = tuple(Laplace(scale, Fraction(int(l1[j])), f"range tree level {j}")
-                  for j, scale in enumerate(tree.noise_parameters) if scale is not None)
-    return PrivacyLoss(Neighbors(tree.neighbors, tree.max_contributions), items)
 
 
 @validate_params({"epsilon": EPSILON, "method": [Options(METHODS)], "level": LEVEL, "n": DECLARED_SIZE,
@@ -458,7 +445,7 @@ def _make_plan(qa: np.ndarray, lower: Any, upper: Any, eps: float, method: str, 
     per_call = (layer_epsilon(eps, qa.size, neighbors) if method == "approx" else eps / qa.size) / k
     tree = None
     if method == "tree":
-        from dptree.rangetree.plan import plan_range_tree
+        from dptree.rangetree.release import plan_range_tree
 
         tree = plan_range_tree(lower=lo, upper=hi, epsilon=eps, width=width, levels=TREE_LEVELS,
                                branching=TREE_BRANCHING, neighbors=neighbors, max_contributions=int(k))

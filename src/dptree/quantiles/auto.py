@@ -55,7 +55,7 @@ from dptree.data.domain import point_domain
 from dptree.estimation.least_squares import range_variance
 from dptree.quantiles.approx import layer_epsilon, layers
 from dptree.quantiles.fitted import APPROX_A, APPROX_B, JOINT_CURVE, TREE_FACTOR
-from dptree.rangetree.plan import plan_range_tree
+from dptree.rangetree.release import plan_range_tree
 
 __all__ = ["predicted_errors", "choose_method", "joint_eligible", "joint_curve", "joint_preferred", "TREE_LEVELS",
            "TREE_BRANCHING", "JOINT_AUTO_MAX_M", "JOINT_GAP_FACTOR"]

@@ -118,7 +118,7 @@ _EPS = [Interval(Real, 0, None, closed="neither", hint="pass e.g. epsilon=1.0")]
 
 def joint_statement(dither: int | None = None) -> dict[str, Any]:
     """The privacy statement of :func:`joint_exponential` run with ``dither`` = K (public); None: the
-    statement of releases made before dithering (files written then still load under it)."""
+    statement of an undithered release (files that state it load under it)."""
     st = {
         "mechanism": ("JointExp (Gillenwater, Joseph & Kulesza 2021): exponential mechanism over sorted "
                       "integer m-tuples, utility -sum_j psi(|e_j - e_{j-1}|), e_j = r_j - q_j n, "

@@ -49,8 +49,8 @@ def statement(method: str, epsilon: float, m: int, neighbors: str, private: bool
               upper: Any = None, width: Any = None, n: int | None = None,
               joint_dithered: bool = True, max_contributions: int = 1) -> dict[str, Any]:
     """The privacy statement of a quantiles release, from public parameters only (``n``: the declared
-    size or bound, which sets JointExp's dither factor; ``joint_dithered=False``: the statement of a
-    JointExp release made before dithering, for loading such files; ``max_contributions`` = k: the
+    size or bound, which sets JointExp's dither factor; ``joint_dithered=False``: the statement of an
+    undithered JointExp release, for loading files that state it; ``max_contributions`` = k: the
     privacy unit is one person's at most k records, and the exponential-mechanism methods run at
     epsilon / k, so that by group privacy k records cost epsilon)."""
     k = int(max_contributions)
@@ -62,18 +62,18 @@ def statement(method: str, epsilon: float, m: int, neighbors: str, private: bool
                          "(a chain of k single-record changes)", "epsilon_per_record": per_record}
     if method == "tree":
         from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS
-        from dptree.rangetree.plan import plan_range_tree
+        from dptree.rangetree.release import plan_range_tree
 
         plan = plan_range_tree(lower=lower, upper=upper, epsilon=epsilon, width=width, levels=TREE_LEVELS,
                                branching=TREE_BRANCHING, neighbors=neighbors, max_contributions=k)
         st = dict(plan.statement)
-        st["mechanism"] = "quantiles read off a " + st["mechanism"] + " (seeds 000, 003, 004)"
+        st["mechanism"] = "quantiles read off a " + st["mechanism"] + " (Smith & Ullman 2021; Honaker 2015)"
         st["private"] = bool(private)
         return st
     if method == "exponential":
         return make_statement(
-            mechanism=f"{m} tie-aware exponential mechanisms (one per level, seed 002 Lemma 2.2) at epsilon/{m}: "
-                      "basic composition", neighbors=who, guarantee="pure epsilon-DP", private=private,
+            mechanism=f"{m} tie-aware exponential mechanisms (one per level, Kaplan et al. 2020, Lemma 2.2) at "
+                      f"epsilon/{m}: basic composition", neighbors=who, guarantee="pure epsilon-DP", private=private,
             budget_spent=budget, epsilon_per_call=per_record / m, sensitivity=_SENSITIVITY[neighbors], **group)
     if method == "approx":
         L = layers(m)

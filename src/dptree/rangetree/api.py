@@ -19,11 +19,11 @@ from dptree.data.engines.base import Missing, Unknown
 from dptree.data.histograms import COLUMN, MISSING, MISSING_ALIAS, RNG, UNKNOWN, leaf_histogram
 from dptree.errors import InvalidParameterError
 from dptree.io import release_file as _release_file
-from dptree.rangetree.bounds import plan_private_bounds
+from dptree.rangetree.bounds import PrivateBoundsPlan, plan_private_bounds
 from dptree.rangetree.groupby import GroupedRelease, release_groups
-from dptree.rangetree.release import RangeTree, plan_range_tree
+from dptree.rangetree.release import RangeTree, RangeTreePlan, plan_range_tree
 
-__all__ = ["range_tree", "range_tree_by"]
+__all__ = ["range_tree", "range_tree_by", "release_over_private_bounds"]
 
 _CONSTRAINTS: dict[str, Sequence[Constraint | None]] = {
     "on_invalid": MISSING, "missing": MISSING_ALIAS, "column": COLUMN, "unknown": UNKNOWN, "rng": RNG,
@@ -214,4 +214,16 @@ def _private_bounds(values: Any, *, lower: Any, upper: Any, epsilon: float | Non
                                max_contributions=max_contributions, levels=levels, by=by, user_id=user_id,
                                share=bounds_share, origin=bounds_origin)
     source = values if isinstance(values, (str, os.PathLike)) else None
-    return plan.release(values, rng, column=column, on_invalid=on_invalid, source=source)
+    return release_over_private_bounds(plan, values, rng, column=column, on_invalid=on_invalid, source=source)
+
+
+def release_over_private_bounds(plan: PrivateBoundsPlan, values: Any, rng: _noise.RngLike = None, *,
+                                column: str | None = None, on_invalid: str = "error", source: Any = None,
+                                fmt: str | None = None) -> RangeTree:
+    """The release of a :class:`~dptree.rangetree.bounds.PrivateBoundsPlan`: read ``values`` once,
+    find the bounds and release the tree over them (:meth:`~dptree.rangetree.bounds.PrivateBoundsPlan.found_tree`),
+    one random source for both."""
+    src = _noise.make_source(rng)
+    tree, hist, statement, created = plan.found_tree(values, src, RangeTreePlan, column=column, on_invalid=on_invalid,
+                                                     fmt=fmt)
+    return tree.release(hist, src, column=column, source=source, created=created, statement=statement)

@@ -19,7 +19,9 @@ under add/remove and under replace; the answers of one search all move the same 
 neighbours (monotone) under add/remove and under replace of one record, so the query noise is
 2k/eps_end rather than 4k/eps_end there (:func:`dptree.interior.sparse_vector.above_threshold_scales`;
 the proof is in docs/notes/privacy.md, "Private bounds"). The search is
-:mod:`dptree.rangetree.bounds_search`; this module plans and releases the tree over its ends.
+:mod:`dptree.rangetree.bounds_search`; this module plans the tree over its ends
+(:meth:`PrivateBoundsPlan.found_tree`), :func:`dptree.rangetree.api.release_over_private_bounds`
+releases it.
 
 The kind of domain (integer, float, date) is the column's type: an array's or a table's dtype
 (schema, chosen by the caller); a file's column types are inferred from its rows, so numbers
@@ -37,9 +39,9 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
-from numbers import Real
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Mapping, cast
+from numbers import Real
+from typing import Any, Mapping, TypeVar, cast
 
 import numpy as np
 
@@ -53,15 +55,20 @@ from dptree.data.inputs import refuse_untyped
 from dptree.errors import DPTreeError, InvalidParameterError, ReleaseFileError
 from dptree.io import release_file as _release_file
 from dptree.privacy.statement import Relation
-from dptree.rangetree.bounds_search import (INT_END, BoundsSearch, Kind, candidates, column_kind, origin_fits,
-                                           origin_in_units, search_values)
+from dptree.rangetree.bounds_search import (
+    INT_END,
+    BoundsSearch,
+    Kind,
+    candidates,
+    column_kind,
+    origin_fits,
+    origin_in_units,
+    search_values,
+)
 from dptree.rangetree.calibration import check_budget_range, check_noise_range, level_sensitivities
 from dptree.rangetree.layout import build_layout
-from dptree.rangetree.plan import RangeTreePlan, plan_range_tree
+from dptree.rangetree.plan import TreePlan
 from dptree.rangetree.support_search import MIN_LEVEL_WEIGHT
-
-if TYPE_CHECKING:
-    from dptree.rangetree.release import RangeTree
 
 __all__ = [
     "BOUNDS_MAX_LEAVES",
@@ -79,6 +86,8 @@ __all__ = [
 BOUNDS_MAX_LEAVES = 1 << 20
 _DAY_NS = 86_400 * 10**9
 _NS_LO, _NS_HI = NS_RANGE
+#: the kind of tree plan :meth:`PrivateBoundsPlan.found_tree` builds
+P = TypeVar("P", bound=TreePlan)
 
 
 
@@ -190,7 +199,7 @@ def with_private_bounds(tree_statement: Mapping[str, Any], record: Mapping[str, 
     return st
 
 
-def leaf_counts(tree: RangeTreePlan, values: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def leaf_counts(tree: TreePlan, values: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """The exact leaf histogram of sorted distinct ``values`` with their ``counts`` (from
     :func:`~dptree.data.histograms.value_counts`) for ``tree``: clamped and bucketed by the domain,
     the histogram :func:`~dptree.data.histograms.leaf_histogram` gives for the rows (tested equal),
@@ -244,9 +253,9 @@ class PrivateBoundsPlan:
                 f"levels={self.levels!r} cannot release a tree over every domain the search may find: {exc}"
                 + ("" if self.levels == "uniform" else " levels='uniform' needs less budget here.")) from None
 
-    def _placeholder(self) -> RangeTreePlan:
+    def _placeholder(self) -> TreePlan:
         """The tree's plan on a placeholder domain: checks the tree's parameters and policies."""
-        return plan_range_tree(lower=0, upper=1, epsilon=self.tree_epsilon, branching=self.branching,
+        return TreePlan.build(lower=0, upper=1, epsilon=self.tree_epsilon, branching=self.branching,
                                neighbors=self.neighbors, max_contributions=self.max_contributions, levels=self.levels)
 
     @property
@@ -301,14 +310,15 @@ class PrivateBoundsPlan:
                 "width_rule": f"the declared width (default 1, one day, or for floats the smallest power of two "
                               f"that fits), doubled until at most {BOUNDS_MAX_LEAVES} buckets"}
 
-    def release(self, values: Any, rng: _noise.RngLike = None, *, column: str | None = None,
-                on_invalid: str = "error", source: Any = None, fmt: str | None = None) -> RangeTree:
+    def found_tree(self, values: Any, src: _noise.RandomSource, plan_type: type[P], *, column: str | None = None,
+                   on_invalid: str = "error", fmt: str | None = None) -> tuple[P, np.ndarray, dict[str, Any], str]:
         """Read ``values`` once (anything :func:`~dptree.data.histograms.value_counts` reads: arrays,
-        tables, CSV/Parquet files with ``fmt``, standard input), find the bounds (the search),
-        plan the tree over them and release it; one random source for both."""
+        tables, CSV/Parquet files with ``fmt``, standard input), find the bounds (the search, drawing
+        from ``src``) and plan the tree over them: (the tree's plan, a ``plan_type``; its exact leaf
+        histogram, which only the plan's noise may release; the release's statement; the creation
+        time, read before the data)."""
         self._placeholder().check_public_total(on_invalid=on_invalid)  # before any budget is spent
         refuse_untyped(values, "bounds='private'", "declare lower= and upper=")
-        src = _noise.make_source(rng)
         created = _release_file.utc_now()  # before the data is read (the module's clock: tests can fix it)
         # numbers from a CSV file get a float domain (read as DOUBLE, not DuckDB's guess from the rows);
         # a Parquet file declares its column's type
@@ -322,26 +332,24 @@ class PrivateBoundsPlan:
         _check_width(kind, self.width)
         search = self.search_for(kind)  # an origin that does not fit the column is refused here
         lower, upper = search.find(kind, vals, counts, src)
-        dom = private_domain(kind, lower, upper, self.width)
-        tree = self.tree_plan(dom)
-        hist = leaf_counts(tree, vals, counts)
+        tree = cast(P, self.tree_plan(private_domain(kind, lower, upper, self.width), plan_type))
         statement = with_private_bounds(tree.statement, self.record(lower, upper, kind))
-        return tree.release(hist, src, column=column, source=source, created=created, statement=statement)
+        return tree, leaf_counts(tree, vals, counts), statement, created
 
-    def tree_plan(self, dom: Domain) -> RangeTreePlan:
-        """The tree's plan over a found domain with the tree's share of epsilon."""
+    def tree_plan(self, dom: Domain, plan_type: type[TreePlan] = TreePlan) -> TreePlan:
+        """The tree's plan (a ``plan_type``) over a found domain with the tree's share of epsilon."""
         if dom.kind == "datetime":
             lower: Any = np.datetime64(int(dom.lower), "ns")
             upper: Any = np.datetime64(int(dom.upper), "ns")
             width: Any = np.timedelta64(int(dom.width), "ns")
         else:
             lower, upper, width = dom.lower, dom.upper, dom.width
-        return plan_range_tree(lower=lower, upper=upper, width=width, epsilon=self.tree_epsilon,
+        return plan_type.build(lower=lower, upper=upper, width=width, epsilon=self.tree_epsilon,
                                branching=self.branching, neighbors=self.neighbors,
                                max_contributions=self.max_contributions, levels=self.levels)
 
 
-def checked_statement(record: Any, tree: RangeTreePlan) -> dict[str, Any]:
+def checked_statement(record: Any, tree: TreePlan) -> dict[str, Any]:
     """The statement a release file over private bounds must carry, re-derived from its
     ``parameters.bounds`` (``record``) and its tree plan; refuses a record whose split, search or
     domain do not match, or that differs in any field from the record those give (load: the

@@ -1,6 +1,6 @@
 """A range tree as a release file's parts, and back (format: :mod:`dptree.io.release_file`).
 
-``parameters`` hold the public inputs of :func:`~dptree.rangetree.plan.plan_range_tree`;
+``parameters`` hold the public inputs of :meth:`~dptree.rangetree.plan.TreePlan.build`;
 ``measurements`` the noisy node counts of every level (``null`` for an unmeasured level) and the
 exact noise parameters as fractions. Loading re-plans from the parameters and refuses a file whose
 noise parameters, layout or privacy statement do not match what the plan derives (the checksum
@@ -9,7 +9,7 @@ is not a signature). A file without ``gaussian_calibration`` is read as zCDP.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping, TypeVar
 
 import numpy as np
 
@@ -17,21 +17,22 @@ from dptree.errors import ReleaseFileError
 from dptree.io.release_file import check_metadata
 from dptree.privacy.statement import check_statement
 from dptree.rangetree.bounds import checked_statement
-from dptree.rangetree.plan import RangeTreePlan, plan_range_tree
+from dptree.rangetree.plan import TreePlan
 
-if TYPE_CHECKING:
-    from dptree.rangetree.release import RangeTree
+__all__ = ["range_tree_document", "range_tree_parts"]
 
-__all__ = ["range_tree_document", "range_tree_from_document"]
+P = TypeVar("P", bound=TreePlan)
 
 
-def _fractions(plan: RangeTreePlan) -> list[str | None]:
+def _fractions(plan: TreePlan) -> list[str | None]:
     return [None if p is None else f"{p.numerator}/{p.denominator}" for p in plan.noise_parameters]
 
 
-def range_tree_document(release: RangeTree) -> dict[str, Any]:
-    """The parts of the release file: ``privacy``, ``parameters``, ``measurements``, ``metadata``."""
-    plan, dom = release.plan, release.domain
+def range_tree_document(plan: TreePlan, measurements: list[np.ndarray | None], privacy: Mapping[str, Any],
+                        metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """The parts of the file of a release of ``plan``: ``privacy``, ``parameters``, ``measurements``,
+    ``metadata``."""
+    dom = plan.domain
     if dom.kind == "datetime":
         lower: Any = str(np.datetime64(int(dom.lower), "ns"))
         upper: Any = str(np.datetime64(int(dom.upper), "ns"))
@@ -48,16 +49,16 @@ def range_tree_document(release: RangeTree) -> dict[str, Any]:
         "gaussian_calibration": "exact" if "implied_rho" in plan.statement.get("calibration", {}) else "zcdp",
         "budget": {"epsilon": plan.budget.epsilon, "delta": plan.budget.delta, "rho": plan.budget.rho},
     }
-    if "bounds" in release.privacy:  # private bounds: the search, its split and the bounds found (public)
-        params["bounds"] = release.privacy["bounds"]
+    if "bounds" in privacy:  # private bounds: the search, its split and the bounds found (public)
+        params["bounds"] = privacy["bounds"]
     meas = {
-        "levels": [None if m is None else [int(v) for v in m] for m in release.measurements],
+        "levels": [None if m is None else [int(v) for v in m] for m in measurements],
         "noise_parameters": _fractions(plan),
     }
-    return {"privacy": release.privacy, "parameters": params, "measurements": meas, "metadata": release.metadata}
+    return {"privacy": privacy, "parameters": params, "measurements": meas, "metadata": metadata}
 
 
-def _plan(params: Mapping[str, Any]) -> RangeTreePlan:
+def _plan(params: Mapping[str, Any], plan_type: type[P]) -> P:
     dom = params["domain"]
     if dom["kind"] == "datetime":
         lower: Any = np.datetime64(dom["lower"])
@@ -66,7 +67,7 @@ def _plan(params: Mapping[str, Any]) -> RangeTreePlan:
     else:
         lower, upper, width = dom["lower"], dom["upper"], dom["width"]
     budget = params["budget"]
-    plan = plan_range_tree(
+    plan = plan_type.build(
         lower=lower,
         upper=upper,
         width=width,
@@ -85,7 +86,7 @@ def _plan(params: Mapping[str, Any]) -> RangeTreePlan:
     return plan
 
 
-def _measurements(plan: RangeTreePlan, levels: Any) -> list[np.ndarray | None]:
+def _measurements(plan: TreePlan, levels: Any) -> list[np.ndarray | None]:
     if not isinstance(levels, list) or len(levels) != plan.layout.depth + 1:
         raise ReleaseFileError("release file: wrong number of levels")
     out: list[np.ndarray | None] = []
@@ -110,10 +111,12 @@ def _measurements(plan: RangeTreePlan, levels: Any) -> list[np.ndarray | None]:
     return out
 
 
-def range_tree_from_document(cls: type[RangeTree], doc: Mapping[str, Any]) -> RangeTree:
-    """Rebuild a release of class ``cls`` from a validated document, re-deriving and checking its
-    noise parameters, layout and privacy statement (:func:`check_statement`)."""
-    plan = _plan(doc["parameters"])
+def range_tree_parts(doc: Mapping[str, Any], plan_type: type[P]
+                     ) -> tuple[P, list[np.ndarray | None], dict[str, Any], dict[str, Any]]:
+    """(plan, measurements, privacy statement, metadata) of a validated document: the plan rebuilt
+    by ``plan_type.build`` from the file's parameters, and the file's noise parameters, layout and
+    privacy statement checked against it (:func:`check_statement`)."""
+    plan = _plan(doc["parameters"], plan_type)
     meas = doc["measurements"]
     if meas["noise_parameters"] != _fractions(plan):
         raise ReleaseFileError("release file: noise parameters do not match the stated budget (tampered?)")
@@ -126,4 +129,4 @@ def range_tree_from_document(cls: type[RangeTree], doc: Mapping[str, Any]) -> Ra
     if "budget_split" not in raw:  # a file may not record the workload
         derived.pop("budget_split", None)
     privacy = check_statement(raw, derived, kind="range_tree")
-    return cls(plan=plan, measurements=measurements, statement=privacy, metadata=check_metadata(doc.get("metadata")))
+    return plan, measurements, privacy, check_metadata(doc.get("metadata"))

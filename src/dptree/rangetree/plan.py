@@ -1,14 +1,16 @@
 """The plan of a range-tree release: everything decided from public parameters, before any data.
 
-:func:`plan_range_tree` validates the parameters, picks the layout (:mod:`dptree.rangetree.layout`,
-:mod:`dptree.rangetree.allocation`), calibrates each level's noise
+:meth:`TreePlan.build` (public as :func:`dptree.plan_range_tree`) validates the parameters, picks
+the layout (:mod:`dptree.rangetree.layout`, :mod:`dptree.rangetree.allocation`), calibrates each level's noise
 (:mod:`dptree.rangetree.calibration`) and writes the privacy statement
-(:func:`dptree.privacy.statement.make_statement`); :meth:`RangeTreePlan.privacy_loss` lists its
-noisy measurements and :meth:`RangeTreePlan.expected_error` the exact error of a range, both from
-public parameters alone. :meth:`RangeTreePlan.release` is the one private
+(:func:`dptree.privacy.statement.make_statement`); :meth:`TreePlan.privacy_loss` lists its noisy
+measurements and :meth:`TreePlan.expected_error` the exact error of a range, both from public
+parameters alone. :meth:`TreePlan.measure` is the one private
 step: the node counts of a leaf histogram go through the measurement core
-(:func:`dptree.privacy.measurement.measure`), then least squares (Honaker 2015) in
-:class:`~dptree.rangetree.release.RangeTree`.
+(:func:`dptree.privacy.measurement.measure`). The plan users get,
+:class:`~dptree.rangetree.release.RangeTreePlan`, is a :class:`TreePlan` whose ``release`` wraps
+those measurements in a :class:`~dptree.rangetree.release.RangeTree` (least squares, Honaker
+2015); this module does not know the release class, so a file can be loaded by re-planning here.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import os
 from dataclasses import dataclass, field
 from fractions import Fraction
 from numbers import Integral, Real
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, Self, cast
 
 import numpy as np
 
@@ -26,8 +28,6 @@ from dptree import noise as _noise
 from dptree._validation import Interval, Options, validate_params
 from dptree.data.domain import Domain, make_domain
 from dptree.errors import DataError, DomainError, InvalidParameterError
-from dptree.io.contract import release_class
-from dptree.io.release_file import creation_metadata
 from dptree.privacy.budget import Budget
 from dptree.privacy.loss import Gaussian, Laplace, PrivacyLoss
 from dptree.privacy.measurement import NoiseSpec, measure
@@ -53,10 +53,7 @@ from dptree.rangetree.calibration import (
 from dptree.rangetree.estimates import LeafEstimates
 from dptree.rangetree.layout import TreeLayout, build_layout
 
-if TYPE_CHECKING:
-    from dptree.rangetree.release import RangeTree
-
-__all__ = ["RangeTreePlan", "plan_range_tree", "check_memory", "available_memory", "BYTES_PER_BUCKET"]
+__all__ = ["TreePlan", "check_memory", "available_memory", "BYTES_PER_BUCKET"]
 
 #: Peak bytes per bucket of planning and releasing a range tree (measured: about 65 at 2^22
 #: buckets, planning included; rounded up for the estimator's temporaries).
@@ -80,7 +77,7 @@ def available_memory() -> int | None:
 
 def check_memory(buckets: int) -> None:
     """Refuse, before allocating, a domain whose tree would not fit in the available memory (a
-    public estimate from the number of buckets; it used to die with MemoryError at 2^26)."""
+    public estimate from the number of buckets), instead of failing with MemoryError part way."""
     need = buckets * BYTES_PER_BUCKET
     avail = available_memory()
     if avail is not None and need > avail:
@@ -109,12 +106,13 @@ def _check_histogram(leaf_counts: Any, ndim: int = 1) -> np.ndarray:
 
 
 @dataclass
-class RangeTreePlan:
+class TreePlan:
     """Everything about a range-tree release that depends only on public parameters.
 
-    Built (and validated) before any data is read; :meth:`release` then adds the noise to a leaf
-    histogram. ``noise_parameters[l]`` is the exact discrete-Laplace scale or discrete-Gaussian
-    sigma^2 used on level l (None: level not measured or, at the root under replace, exact).
+    Built (and validated) by :meth:`build` before any data is read; :meth:`measure` then adds the
+    noise to the node counts of a leaf histogram. ``noise_parameters[l]`` is the exact
+    discrete-Laplace scale or discrete-Gaussian sigma^2 used on level l (None: level not measured
+    or, at the root under replace, exact).
     """
 
     domain: Domain
@@ -208,42 +206,20 @@ class RangeTreePlan:
                     "on the private data. Use neighbors='add_remove' (the total is then noised)."
                 )
 
-    def release(
-        self,
-        leaf_counts: np.ndarray,
-        rng: _noise.RngLike = None,
-        *,
-        column: Any = None,
-        source: Any = None,
-        created: str | None = None,
-        statement: dict[str, Any] | None = None,
-    ) -> RangeTree:
-        """Add noise to the true counts derived from ``leaf_counts`` and estimate (the private step).
+    def measure(self, leaf_counts: np.ndarray, src: _noise.RandomSource) -> list[np.ndarray | None]:
+        """The noisy node counts of every level derived from ``leaf_counts`` (the private step).
 
         Every measured level gets independent exact discrete noise through the measurement core
         (:func:`~dptree.privacy.measurement.measure`, :attr:`noise_spec`); under ``replace`` the root
-        is the public total, kept exact. ``column`` and ``source`` (the caller's column name and
-        input path) are kept, with the creation time, in the release's public ``metadata``.
-        ``created``: that time, read from the clock (``release_file.utc_now()``) before the data
-        was read; default: now. ``statement``: the release's privacy statement when it is more
-        than the plan's (a tree over private bounds, :mod:`dptree.rangetree.bounds`)."""
-        release_type = release_class("range_tree")  # rangetree.release imports this module, not back
-
-        src = _noise.make_source(rng)
-        measurements = self._measure(_check_histogram(leaf_counts), src)
-        statement = dict(self.statement if statement is None else statement)
-        statement["private"] = bool(src.private)
-        meta = creation_metadata(column=column, source=source, created=created)
-        return cast("RangeTree", release_type(plan=self, measurements=measurements,  # type: ignore[call-arg]
-                                              statement=statement, metadata=meta))
-
+        is the public total, kept exact; an unmeasured level is None."""
+        return self._measure(_check_histogram(leaf_counts), src)
 
     def measure_groups(self, leaf_counts: np.ndarray, rng: _noise.RngLike = None) -> list[np.ndarray | None]:
         """The noisy node counts of one tree per row of ``leaf_counts`` (shape (groups, leaves)),
         level j of shape (groups, nodes of level j), ``None`` where not measured (the private step
         of a group-by release, :mod:`dptree.rangetree.groupby`).
 
-        Every node of every tree gets independent noise of the law :meth:`release` gives it: each
+        Every node of every tree gets independent noise of the law :meth:`measure` gives it: each
         level of all trees is one block of the measurement core (one sampler call of size groups x
         nodes), so the noise of one group is drawn as in a release of that group alone."""
         return self._measure(_check_histogram(leaf_counts, 2), _noise.make_source(rng))
@@ -262,6 +238,99 @@ class RangeTreePlan:
         if self.root_exact:
             measurements[0] = true_levels[0].copy()  # the public total n
         return measurements
+
+    @classmethod
+    @validate_params(
+        {
+            "epsilon": [None, Interval(Real, 0, None, closed="neither", hint="e.g. epsilon=1.0")],
+            "delta": [Interval(Real, 0, 1, closed="left", hint="e.g. delta=1e-6 with noise='gaussian'")],
+            "rho": [None, Interval(Real, 0, None, closed="neither", hint="e.g. rho=0.5 with noise='gaussian'")],
+            "branching": [None, Interval(Integral, 2, None, hint="e.g. branching=16, or None to choose it")],
+            "noise": [Options(("laplace", "gaussian"))],
+            "neighbors": [Options(("add_remove", "replace"))],
+            "max_contributions": [
+                Interval(Integral, 1, None, hint="how many records one person may contribute, e.g. max_contributions=1")
+            ],
+            "levels": [Options(LEVEL_OPTIONS)],
+            "gaussian_calibration": [Options(("exact", "zcdp"))],
+        }
+    )
+    def build(
+        cls,
+        *,
+        lower: Any,
+        upper: Any,
+        epsilon: float | None = None,
+        delta: float = 0.0,
+        rho: float | None = None,
+        width: Any = None,
+        branching: int | None = None,
+        noise: str = "laplace",
+        neighbors: str = "add_remove",
+        max_contributions: int = 1,
+        levels: str = "uniform",
+        gaussian_calibration: str = "exact",
+    ) -> Self:
+        """Validate public parameters and compute the per-level noise (no data involved): the plan
+        of a range-tree release (public as :func:`dptree.plan_range_tree`).
+
+        ``gaussian_calibration`` (Gaussian noise with an (epsilon, delta) budget only): ``"exact"``
+        (default) gives every noised level the smallest sigma^2 whose exact discrete-Gaussian delta at
+        epsilon is <= delta (:func:`dptree.privacy.budget.discrete_gaussian_sigma2_for`; one record moves one
+        count per level by 1, or two under ``replace``), when that computation applies: one record per
+        person and the same share on every noised level (``levels="uniform"``); otherwise, and with
+        ``"zcdp"``, sigma^2 = L2^2 / (2 rho w_l) with rho = zcdp_rho_for(epsilon, delta) (CKS Cor. 13).
+        A rho budget always uses the zCDP calibration.
+
+        ``levels``: how the budget is split over the tree's levels. ``"uniform"``: equal shares
+        (Honaker 2015, Algorithm 1). A workload: the shares that minimise the exact average variance of the
+        least-squares estimate over its queries, ``"all_ranges"`` (alias ``"optimal"``) over
+        all ranges [l, r], ``"prefix"`` over the prefixes [lower, x] (CDF and threshold
+        queries). The optimisation uses public quantities only (the domain size, the branching, the
+        noise family and the neighbor relation; never the data, and epsilon only scales the answer),
+        and ``branching=None`` then picks the branching for the same workload. The statement's
+        ``budget_split`` records the choice and its workload.
+        """
+        check_budget_range(epsilon, rho)
+        k = int(max_contributions)
+        kind = cast(NoiseKind, noise)
+        who = Neighbors(cast(Relation, neighbors), k)
+        budget = resolve_budget(noise, epsilon, delta, rho)
+        domain = make_domain(lower, upper, width)
+        check_memory(domain.size)
+        root_exact = who.relation == "replace"
+        levels = canonical_levels(levels)
+        b = choose_branching(domain.size, kind, levels, root_exact) if branching is None else int(branching)
+        layout = build_layout(domain.size, b)
+        weights = level_weights(layout, strategy=levels, noise=kind, root_exact=root_exact)
+        if root_exact:
+            weights[0] = 0.0
+        shares = exact_shares(weights)
+        l1, l2sq = level_sensitivities(who.relation, k, layout.depth)
+        # the budget is range-checked
+        with _noise.noise_scale_of("max_contributions", k, 1 if noise == "laplace" else 2):
+            if noise == "laplace":
+                level_noise = calibrate_laplace(budget, shares, l1, root_exact)
+            else:
+                level_noise = calibrate_gaussian(budget, shares, l2sq, root_exact, calibration=gaussian_calibration,
+                                                 max_contributions=k)
+        check_noise_range(noise, level_noise.parameters)
+        return cls(
+            domain=domain,
+            layout=layout,
+            budget=budget,
+            noise=kind,
+            neighbors=who.relation,
+            max_contributions=k,
+            levels=levels,
+            weights=np.asarray(weights, dtype=np.float64),
+            noise_parameters=level_noise.parameters,
+            level_variance=level_noise.variances,
+            statement=_statement(
+                layout, budget=budget, noise_kind=noise, who=who, noise=level_noise, l1=l1, l2sq=l2sq,
+                budget_split={"levels": levels, "workload": workload_description(levels)},
+            ),
+        )
 
 
 def _l2_up(l2sq: int) -> Fraction:
@@ -303,108 +372,4 @@ def _statement(layout: TreeLayout, *, budget: Budget, noise_kind: str, who: Neig
         guarantee=guarantee,
         private=True,
         **extra,
-    )
-
-
-@validate_params(
-    {
-        "epsilon": [None, Interval(Real, 0, None, closed="neither", hint="e.g. epsilon=1.0")],
-        "delta": [Interval(Real, 0, 1, closed="left", hint="e.g. delta=1e-6 with noise='gaussian'")],
-        "rho": [None, Interval(Real, 0, None, closed="neither", hint="e.g. rho=0.5 with noise='gaussian'")],
-        "branching": [None, Interval(Integral, 2, None, hint="e.g. branching=16, or None to choose it")],
-        "noise": [Options(("laplace", "gaussian"))],
-        "neighbors": [Options(("add_remove", "replace"))],
-        "max_contributions": [
-            Interval(Integral, 1, None, hint="how many records one person may contribute, e.g. max_contributions=1")
-        ],
-        "levels": [Options(LEVEL_OPTIONS)],
-        "gaussian_calibration": [Options(("exact", "zcdp"))],
-    }
-)
-def plan_range_tree(
-    *,
-    lower: Any,
-    upper: Any,
-    epsilon: float | None = None,
-    delta: float = 0.0,
-    rho: float | None = None,
-    width: Any = None,
-    branching: int | None = None,
-    noise: str = "laplace",
-    neighbors: str = "add_remove",
-    max_contributions: int = 1,
-    levels: str = "uniform",
-    gaussian_calibration: str = "exact",
-) -> RangeTreePlan:
-    """Validate public parameters and compute the per-level noise (no data involved).
-
-    ``gaussian_calibration`` (Gaussian noise with an (epsilon, delta) budget only): ``"exact"``
-    (default) gives every noised level the smallest sigma^2 whose exact discrete-Gaussian delta at
-    epsilon is <= delta (:func:`dptree.privacy.budget.discrete_gaussian_sigma2_for`; one record moves one
-    count per level by 1, or two under ``replace``), when that computation applies: one record per
-    person and the same share on every noised level (``levels="uniform"``); otherwise, and with
-    ``"zcdp"``, sigma^2 = L2^2 / (2 rho w_l) with rho = zcdp_rho_for(epsilon, delta) (CKS Cor. 13).
-    A rho budget always uses the zCDP calibration.
-
-    ``levels``: how the budget is split over the tree's levels. ``"uniform"``: equal shares
-    (Honaker 2015, Algorithm 1). A workload: the shares that minimise the exact average variance of the
-    least-squares estimate over its queries, ``"all_ranges"`` (alias ``"optimal"``) over
-    all ranges [l, r], ``"prefix"`` over the prefixes [lower, x] (CDF and threshold
-    queries). The optimisation uses public quantities only (the domain size, the branching, the
-    noise family and the neighbor relation; never the data, and epsilon only scales the answer),
-    and ``branching=None`` then picks the branching for the same workload. The statement's
-    ``budget_split`` records the choice and its workload.
-
-    Example (``rng=7`` seeds the noise only so that the outputs below are reproducible: a seeded release
-    is marked not private; leave ``rng`` out in real use)::
-
-        >>> import numpy as np, dptree
-        >>> plan = dptree.plan_range_tree(lower=0, upper=120, epsilon=1.0)  # public inputs only
-        >>> plan.layout.fanouts, plan.statement["guarantee"]  # 121 leaves: a 16-ary tree, 8 at the bottom
-        ((16, 8), 'pure epsilon-DP')
-        >>> [level["laplace_scale"] for level in plan.statement["levels"]]  # epsilon / 2 on each level
-        [2.0, 2.0]
-        >>> ages = 18 + np.arange(10_000) % 73  # ages 18 to 90, evenly
-        >>> rel = plan.release(dptree.leaf_histogram(ages, plan), rng=7)  # the private step
-        >>> round(rel.count(30, 39))  # ages 30-39: 1370
-        1364
-    """
-    check_budget_range(epsilon, rho)
-    k = int(max_contributions)
-    kind = cast(NoiseKind, noise)
-    who = Neighbors(cast(Relation, neighbors), k)
-    budget = resolve_budget(noise, epsilon, delta, rho)
-    domain = make_domain(lower, upper, width)
-    check_memory(domain.size)
-    root_exact = who.relation == "replace"
-    levels = canonical_levels(levels)
-    b = choose_branching(domain.size, kind, levels, root_exact) if branching is None else int(branching)
-    layout = build_layout(domain.size, b)
-    weights = level_weights(layout, strategy=levels, noise=kind, root_exact=root_exact)
-    if root_exact:
-        weights[0] = 0.0
-    shares = exact_shares(weights)
-    l1, l2sq = level_sensitivities(who.relation, k, layout.depth)
-    with _noise.noise_scale_of("max_contributions", k, 1 if noise == "laplace" else 2):  # the budget is range-checked
-        if noise == "laplace":
-            level_noise = calibrate_laplace(budget, shares, l1, root_exact)
-        else:
-            level_noise = calibrate_gaussian(budget, shares, l2sq, root_exact, calibration=gaussian_calibration,
-                                             max_contributions=k)
-    check_noise_range(noise, level_noise.parameters)
-    return RangeTreePlan(
-        domain=domain,
-        layout=layout,
-        budget=budget,
-        noise=kind,
-        neighbors=who.relation,
-        max_contributions=k,
-        levels=levels,
-        weights=np.asarray(weights, dtype=np.float64),
-        noise_parameters=level_noise.parameters,
-        level_variance=level_noise.variances,
-        statement=_statement(
-            layout, budget=budget, noise_kind=noise, who=who, noise=level_noise, l1=l1, l2sq=l2sq,
-            budget_split={"levels": levels, "workload": workload_description(levels)},
-        ),
     )

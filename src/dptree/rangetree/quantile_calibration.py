@@ -12,7 +12,8 @@ docs/notes/quantiles.md, "Coverage"), every simulated release is read off the sa
 1. plug-in truth: the released isotonic CDF G (:meth:`~dptree.rangetree.estimates.LeafEstimates.monotone_cdf`),
    total G(D - 1), made piecewise linear between the centres of its flat blocks
    (:func:`plug_in_cdf`). Past where the release says the data end (:func:`data_end`: the first
-   bucket whose suffix count n_hat - F_hat(x) is within ``end_z`` standard deviations of 0, :class:`CalibrationRules`)
+   bucket whose suffix count n_hat - F_hat(x) is within ``end_z`` standard deviations of 0,
+   :class:`Calibration`)
    the release cannot tell how the last ranks lie, so three tails are calibrated and the largest
    factor kept (:func:`tail_plug_ins`): the *abrupt* end (those ranks at the plug-in's density
    just below that bucket, then flat), the *spread* end (on a line up to the first bucket where
@@ -25,27 +26,25 @@ docs/notes/quantiles.md, "Coverage"), every simulated release is read off the sa
    buckets (docs/notes/quantiles.md, "Data that end before the domain"). Then the plug-in is
    straight where it is within 3 pivot standard deviations of q G(D - 1)
    (:func:`straight_window`: the isotonic fit's steps are noise at that scale), as two straight
-   lines meeting where G reaches q G(D - 1), one for each side's density (``split_everywhere``;
-   one line averaged a long low block of pooled head noise with the data's start: q = 0.05 of
-   uniform records on the last quarter of 1024 buckets had its plug-in quantile in the empty head,
-   covering 0.88, now 0.925; docs/notes/quantiles.md, "Two lines at the target"). Where that window
-   reaches G's first or last rank the split came first: there the
-   isotonic fit spreads the last ranks over the empty tail, up to the domain's end, and one line
-   would put the plug-in quantile there: 0.62 coverage at q = 0.95 on log-normal data, n = 1000
-   over 2^20; the line on the data's side no flatter than the plug-in over the next window further
-   inside the data, :func:`_steeper`, since a total overstated by noise puts q G(D - 1) itself in
-   the tail: 0.88 -> 0.93-0.96 at that level, docs/notes/quantiles.md; since the three tails, at the
-   first rank only, ``far_top``: at the last one a steeper line under-covered the top
-   levels of sparse decreasing tails); its q-quantile x*_q
+   lines meeting where G reaches q G(D - 1), one for each side's density (one line would average
+   a long low block of pooled head noise with the data's start: q = 0.05 of uniform records on
+   the last quarter of 1024 buckets covers 0.88 with one line, 0.925 with two; docs/notes/quantiles.md,
+   "Two lines at the target"). Where that window reaches G's first or last rank, the isotonic fit
+   spreads the last ranks over the empty tail, up to the domain's end, and one line would put the
+   plug-in quantile there: 0.62 coverage at q = 0.95 on log-normal data, n = 1000 over 2^20.
+   Where the window reaches the first rank the line on the data's side is no flatter than the
+   plug-in over the next window further inside the data (:func:`_steeper`: 0.88 -> 0.93-0.96 at
+   that level, docs/notes/quantiles.md); at the last rank each line keeps its own slope (a steeper line
+   there under-covers the top levels of sparse decreasing tails); its q-quantile x*_q
    is the first bucket where it reaches q G(D - 1). The release cannot resolve where q n falls
    inside x*_q's bucket (its phase), so the truth is shifted by a fraction of a bucket to put q n
    at the top of the bucket and then just above its bottom, the phases at which the low, resp. the
    high end is hardest to cover, and the larger of the two factors is kept: coverage at least
    nominal at every phase, hence above it on average where a bucket holds a pivot standard
-   deviation of records or more. (``phase="uniform"``, each simulation drawing its phase uniformly,
-   makes the coverage averaged over the phase nominal but lets it fall far below at the extreme
-   phases: 0.60 at the median of a tied column whose q n sits at the edge of its tie block;
-   docs/notes/quantiles.md, "Coverage". Not the default);
+   deviation of records or more. (Each simulation drawing its phase uniformly would make the
+   coverage averaged over the phase nominal but let it fall far below at the extreme phases: 0.60
+   at the median of a tied column whose q n sits at the edge of its tie block; docs/notes/quantiles.md,
+   "Coverage".)
 2. ``sims`` simulated releases: the plan's public noise (levels, per-level scales, branching) drawn
    afresh and passed through the same least-squares estimator
    (:meth:`~dptree.rangetree.estimates.LeafEstimates.simulated_cdf_errors`; the estimator is linear,
@@ -73,14 +72,14 @@ docs/notes/quantiles.md, "Coverage"), every simulated release is read off the sa
    the empty tail, so its last non-significant bucket sits near the domain's end; the "first"
    rule stops at the first significant bucket, and the calibration prices its repeated tests.
    Measured (docs/notes/quantiles.md, "The high end" and "`RangeTree.quantile_ci`"): q = 0.95 of 1000
-   log-normal records over 2^16 buckets, 63,499 -> 1,524 buckets wide, covering 0.950 (0.965
-   with "last"; 2,173 wide covering 0.99 since ``far_top``); elsewhere the two are close and "last" (with negative factors) is narrower on
-   sparse uniform data. The maximum (q = 1) takes neither: its high end is the domain's end
-   (:data:`~dptree.rangetree.quantile_pivot.MAX_END`; no release bounds the maximum from above,
-   one record may sit anywhere) and only its low end is calibrated (the benchmark's 1000
-   log-normal records over 2^20 buckets: 0.69 before, 1.00).
+   log-normal records over 2^16 buckets: 63,499 buckets wide covering 0.965 with "last" alone,
+   2,173 wide covering 0.99 with the choice; elsewhere the two are close and "last" (with
+   negative factors) is narrower on sparse uniform data. The maximum (q = 1) takes neither: its
+   high end is the domain's end (:data:`~dptree.rangetree.quantile_pivot.MAX_END`; no release
+   bounds the maximum from above, one record may sit anywhere) and only its low end is calibrated (the benchmark's 1000
+   log-normal records over 2^20 buckets: covered 1.00; 0.69 with a calibrated high end).
 
-Factors may be negative (``negative``): at c < 0 the low end
+Factors may be negative (:meth:`Calibration.floor`): at c < 0 the low end
 is the first bucket where the pivot is significantly *positive* and the high end follows the last
 where it is significantly negative, so the interval is narrower than the stretch over which the
 pivot crosses 0. That matters where the records are sparse against the buckets (0.001-0.01 a bucket):
@@ -111,12 +110,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from dptree.noise import RandomSource
-from dptree.noise.integers import uniform_below
 from dptree.rangetree.quantile_pivot import (
     HIGH_ENDS,
     MAX_END,
@@ -127,10 +125,9 @@ from dptree.rangetree.quantile_pivot import (
     tree_pivot,
 )
 
-__all__ = ["INTERVALS", "CALIBRATION_SIMS", "CalibrationRules", "RULES", "calibration_sims", "critical_scales", "plug_in_cdf", "data_end", "flat_tail",
-           "tail_plug_ins",
-           "straight_window", "shifted_truth", "unresolved_levels",
-           "calibrated_scales", "calibrated_intervals", "released_intervals"]
+__all__ = ["INTERVALS", "CALIBRATION_SIMS", "Calibration", "CALIBRATION", "calibration_sims", "critical_scales",
+           "plug_in_cdf", "data_end", "flat_tail", "tail_plug_ins", "straight_window", "shifted_truth",
+           "unresolved_levels", "calibrated_scales", "calibrated_intervals", "released_intervals"]
 
 #: the tree's quantile interval constructions: calibrated by simulation (default) or the pivot's own
 INTERVALS: tuple[str, ...] = ("calibrated", "pivot")
@@ -142,39 +139,21 @@ MIN_SIMS = 39
 WORK_LEAVES = 1 << 24
 #: trees with more (padded) leaves than this keep the pivot interval (a call would take seconds)
 MAX_LEAVES = 1 << 20
-#: resolution of a simulation's phase (where q n falls inside its bucket)
-PHASES = 1 << 52
 
 
 @dataclass(frozen=True)
-class CalibrationRules:
-    """The choices of the calibration (module docstring), one frozen value: :data:`RULES` is what
-    ``RangeTree.quantile_ci`` and ``dptree.quantiles`` release; the benchmarks and tests build the
-    earlier rules with :func:`dataclasses.replace` to measure against them (never by changing a
-    module's state)."""
+class Calibration:
+    """The calibration's rule (the module docstring's steps), one frozen value whose steps are
+    methods: :data:`CALIBRATION` is what ``RangeTree.quantile_ci`` and ``dptree.quantiles`` release.
+    A study of another rule subclasses it (benchmarks/_calibration_variants.py) or replaces a
+    field (:func:`dataclasses.replace`), never a module's state."""
 
-    #: the plug-in is a straight line where it is within this many pivot standard deviations of q n
+    #: the plug-in is straight where it is within this many pivot standard deviations of q n (step 1)
     window: float = 3.0
-    #: ... split at the plug-in quantile where that window reaches the plug-in's first or last rank
-    split: bool = True
-    #: ... everywhere, not only where the window reaches the plug-in's first or last rank (False: one
-    #: line elsewhere): where the plug-in's density differs on the two
-    #: sides of the target one line averaged them (docs/notes/quantiles.md, "Two lines at the target")
-    split_everywhere: bool = True
-    #: ... and the split's line on the data's side no flatter than the plug-in further inside the data
-    far: bool = True
-    #: ... also where the window reaches the plug-in's *last* rank (False: at the first rank only; past
-    #: the data's end the three tails of :func:`tail_plug_ins` take its place, and a steeper line there
-    #: under-covered the top levels of sparse data: q = 0.99 of 1000 log-normal records over 2^20
-    #: buckets 0.895 with it, 0.945 with the line off at both ranks; docs/notes/quantiles.md)
-    far_top: bool = False
     #: a level whose remaining ranks (1 - q) n_hat are at most this many standard deviations of the
     #: suffix count above its estimate takes the "last" high end (step 5, :func:`unresolved_levels`;
     #: 0: never)
     unresolved_z: float = 1.0
-    #: factors below 0 allowed with the "last" high end (the interval narrower than the stretch where
-    #: the pivot crosses 0; with "first" the interval at factor 0 is already a point)
-    negative: bool = True
     #: the high end is read at the first significant bucket only where that is more than this many
     #: times narrower in simulation (step 5): the "last" rule's one test per end does not lean on the
     #: plug-in, the "first" rule's repeated tests do (0.8 points less coverage without the margin)
@@ -185,16 +164,31 @@ class CalibrationRules:
     #: ... above which the abrupt tail's ranks rise at the plug-in's density over this many standard
     #: deviations of n_hat below it (:func:`flat_tail`)
     tail_ranks: float = 6.0
-    #: the three tails past the data's end (:func:`tail_plug_ins`); False: the isotonic fit's tail
-    #: alone (for comparison)
-    tail_plug_ins: bool = True
-    #: "worst": the larger factor of the two extreme phases (step 1); "uniform": each simulation
-    #: draws its phase uniformly (nominal only on average over the phase; for comparison)
-    phase: Literal["worst", "uniform"] = "worst"
+
+    def plug_ins(self, pos: np.ndarray, val: np.ndarray, est: Any, n_hat: float, size: int,
+                 v_total: float) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The plug-in truths of step 1: the three tails past the data's end (:func:`tail_plug_ins`)."""
+        return tail_plug_ins(pos, val, est, n_hat, size, v_total, self)
+
+    def straight(self, pos: np.ndarray, val: np.ndarray, target: float, half: float
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        """A plug-in's knots straight near ``target`` (step 1, :func:`straight_window`)."""
+        return straight_window(pos, val, target, half)
+
+    def phases(self, source: RandomSource, sims: int) -> list[np.ndarray]:
+        """Where q n falls inside its bucket in each simulation, per pass (step 1): the top of the
+        bucket and just above its bottom, the larger factor kept."""
+        return [np.ones(sims), np.full(sims, 1e-9)]
+
+    def floor(self, high: str) -> float:
+        """The smallest factor of the high-end rule ``high``: negative factors with ``"last"`` and
+        the maximum's (module docstring, "Factors may be negative"); 0 with ``"first"``, whose
+        interval at factor 0 is already a point."""
+        return -np.inf if high in ("last", MAX_END) else 0.0
 
 
 #: the released calibration
-RULES = CalibrationRules()
+CALIBRATION = Calibration()
 
 
 def calibration_sims(leaves: int) -> int:
@@ -262,7 +256,7 @@ def plug_in_cdf(iso: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return (start + end) / 2.0, iso[start]
 
 
-def data_end(est: Any, n_hat: float, size: int, z: float = RULES.end_z, grid: int = 4096) -> int:
+def data_end(est: Any, n_hat: float, size: int, z: float = CALIBRATION.end_z, grid: int = 4096) -> int:
     """Where the release says the data end: the first bucket x whose suffix count n_hat - F_hat(x)
     is at most ``z`` of its standard deviations (no longer significantly above 0). Estimates and
     closed-form variances only. Exact on domains of at most ``grid`` buckets; on larger ones the
@@ -304,14 +298,15 @@ def flat_tail(pos: np.ndarray, val: np.ndarray, end: int, ranks: float, last: in
 
 
 def tail_plug_ins(pos: np.ndarray, val: np.ndarray, est: Any, n_hat: float, size: int, v_total: float,
-                  rules: CalibrationRules = RULES) -> list[tuple[np.ndarray, np.ndarray]]:
+                  calibration: Calibration = CALIBRATION) -> list[tuple[np.ndarray, np.ndarray]]:
     """The plug-in truths of step 1, which differ only past the data's end (:func:`data_end` at
-    ``rules.end_z``): the *abrupt* end (the ranks above it at the density just below, then flat,
+    ``calibration.end_z``): the *abrupt* end (the ranks above it at the density just below, then flat,
     :func:`flat_tail`), the *spread* end (the same ranks on a line up to the first bucket where the
     suffix estimate reaches 0, where that is later) and the isotonic fit's own tail (its last ranks
     spread up to where it reaches its top); each distinct one once (data reaching the domain's end
     give one)."""
-    end, ranks = data_end(est, n_hat, size, rules.end_z), rules.tail_ranks * math.sqrt(v_total)
+    end = data_end(est, n_hat, size, calibration.end_z)
+    ranks = calibration.tail_ranks * math.sqrt(v_total)
     out: list[tuple[np.ndarray, np.ndarray]] = []
     for plug in (flat_tail(pos, val, end, ranks), flat_tail(pos, val, end, ranks, data_end(est, n_hat, size, 0.0)),
                  (pos, val)):
@@ -320,48 +315,34 @@ def tail_plug_ins(pos: np.ndarray, val: np.ndarray, est: Any, n_hat: float, size
     return out
 
 
-def straight_window(pos: np.ndarray, val: np.ndarray, target: float, half: float,
-                    rules: CalibrationRules = RULES) -> tuple[np.ndarray, np.ndarray]:
+def straight_window(pos: np.ndarray, val: np.ndarray, target: float, half: float) -> tuple[np.ndarray, np.ndarray]:
     """The knots straight where the plug-in is within ``half`` ranks of ``target``: the local density
-    at the interval's scale, not the isotonic fit's steps inside it. ``rules.split``: two straight
-    lines meeting where the plug-in reaches ``target``, one for each side's density (everywhere with
-    ``rules.split_everywhere``, else only where the window reaches the plug-in's first or last rank,
-    the isotonic fit's unsupported tail: module docstring, step 1); ``rules.far``: where the window
-    reaches such a rank, the line on the data's side no flatter than the plug-in further inside the
-    data (:func:`_steeper`), at the last rank only with ``rules.far_top``."""
+    at the interval's scale, not the isotonic fit's steps inside it, as two straight lines meeting
+    where the plug-in reaches ``target``, one for each side's density (module docstring, step 1).
+    Where the window reaches the plug-in's first rank, the line on the data's side is no flatter
+    than the plug-in further inside the data (:func:`_steeper`); at its last rank each line keeps
+    its own slope (past the data's end the three tails of :func:`tail_plug_ins` stand in)."""
     lo_t, hi_t = max(target - half, val[0]), min(target + half, val[-1])
     a, b = np.interp(lo_t, val, pos), np.interp(hi_t, val, pos)
     if not b > a:
         return pos, val
     left, right = pos < a, pos > b
-    clipped = target - half < val[0] or target + half > val[-1]
-    mid_p, mid_v = (([float(np.interp(target, val, pos))], [target])
-                    if rules.split and (clipped or rules.split_everywhere) and lo_t < target < hi_t else ([], []))
-    top = target + half > val[-1]
-    if mid_p and clipped and rules.far and (rules.far_top or not top):
-        mid_p = [_steeper(pos, val, target, half, a, b, float(mid_p[0]), top=top)]
+    mid_p, mid_v = ([float(np.interp(target, val, pos))], [target]) if lo_t < target < hi_t else ([], [])
+    if mid_p and target - half < val[0] and not target + half > val[-1]:
+        mid_p = [_steeper(pos, val, target, half, b, float(mid_p[0]))]
     return (np.concatenate([pos[left], [a], mid_p, [b], pos[right]]),
             np.concatenate([val[left], [lo_t], mid_v, [hi_t], val[right]]))
 
 
-def _steeper(pos: np.ndarray, val: np.ndarray, target: float, half: float, a: float, b: float, mid: float,
-             top: bool) -> float:
-    """Where the split plug-in reaches ``target`` when the line on the data's side takes the
-    steeper of its own slope and the plug-in's slope over the next ``half`` ranks further into the
-    data (``CalibrationRules.far``): where the window reaches the last rank, the isotonic fit's last ranks are
-    spread over the empty tail, and with a total overstated by noise the target itself lies there
-    (the line then has a density 100x too low); the density further inside the data is the
-    plug-in's better guess, and the higher density is the harder case for the interval's end on
-    that side (the calibrated factor grows with it)."""
-    if top:  # the left line, from (a, target - half) to (mid, target)
-        ranks = target - max(target - half, val[0])
-        far_lo = max(target - 2 * half, val[0])
-        a2 = float(np.interp(far_lo, val, pos))
-        if a - a2 > 0 and ranks > 0 and (target - half - far_lo) > 0:
-            dens = max(ranks / (mid - a), (target - half - far_lo) / (a - a2))
-            return min(mid, a + ranks / dens)
-        return mid
-    ranks = min(target + half, val[-1]) - target  # the right line, from (mid, target) to (b, target + half)
+def _steeper(pos: np.ndarray, val: np.ndarray, target: float, half: float, b: float, mid: float) -> float:
+    """Where the split plug-in reaches ``target`` when its right line, from (mid, target) to
+    (b, target + half), takes the steeper of its own slope and the plug-in's slope over the next
+    ``half`` ranks further into the data. Where the window reaches the first rank, the isotonic
+    fit's ranks near the target may be spread thinner than the data's own density (the line then
+    has a density far too low); the density further inside the data is the plug-in's better guess,
+    and the higher density is the harder case for the interval's end on that side (the calibrated
+    factor grows with it)."""
+    ranks = min(target + half, val[-1]) - target
     far_hi = min(target + 2 * half, val[-1])
     b2 = float(np.interp(far_hi, val, pos))
     if b2 - b > 0 and ranks > 0 and (far_hi - target - half) > 0:
@@ -372,49 +353,50 @@ def _steeper(pos: np.ndarray, val: np.ndarray, target: float, half: float, a: fl
 
 def calibrated_scales(tree: Any, qs: np.ndarray, level: float, *, source: RandomSource,
                       sims: int = CALIBRATION_SIMS, grid: int = 4096, pivot: TreePivot | None = None,
-                      rules: CalibrationRules = RULES, high: str = "last") -> np.ndarray:
+                      calibration: Calibration = CALIBRATION, high: str = "last") -> np.ndarray:
     """The factor on each level's pivot multiplier at which ``sims`` simulated releases of ``tree``'s
     plan, with the release's isotonic CDF as the truth, cover at ``level`` whatever the quantile's
-    phase inside its bucket (``rules.phase="worst"``: the larger factor of the two extreme phases;
-    ``"uniform"``: averaged over a uniform phase, for comparison) (module docstring), for the
-    interval whose high end is read by the rule ``high`` (:data:`~dptree.rangetree.quantile_pivot.HIGH_ENDS`). The simulated
-    releases are read off like ``pivot`` (``pivot.monotone``: the isotonic fit on each level's grid).
-    ``rules``: the calibration's choices (:class:`CalibrationRules`; ``negative`` applies to
-    ``high="last"`` and ``"end"``). Reads only the release (its estimates and public plan);
+    phase inside its bucket (the larger factor of the two extreme phases; module docstring), for
+    the interval whose high end is read by the rule ``high``
+    (:data:`~dptree.rangetree.quantile_pivot.HIGH_ENDS`). The simulated releases are read off like
+    ``pivot`` (``pivot.monotone``: the isotonic fit on each level's grid). ``calibration``: the
+    rule (:class:`Calibration`). Reads only the release (its estimates and public plan);
     ``source`` draws the simulation's noise and phases. ``pivot``: :func:`tree_pivot`'s result for
     these arguments, if already computed."""
-    scales, _ = _calibrate(tree, qs, level, source, sims, grid, pivot, rules, (high,))
+    scales, _ = _calibrate(tree, qs, level, source, sims, grid, pivot, calibration, (high,))
     return scales[high]
 
 
 def calibrated_intervals(tree: Any, qs: np.ndarray, level: float, *, source: RandomSource,
                          sims: int = CALIBRATION_SIMS, grid: int = 4096, pivot: TreePivot | None = None,
-                         rules: CalibrationRules = RULES) -> tuple[np.ndarray, tuple[str, ...]]:
+                         calibration: Calibration = CALIBRATION) -> tuple[np.ndarray, tuple[str, ...]]:
     """Each level's factor and high-end rule: both rules of
     :data:`~dptree.rangetree.quantile_pivot.HIGH_ENDS` calibrated on the same simulated releases
     (:func:`calibrated_scales`), and per level ``"first"`` where its simulated intervals are on
-    average more than ``rules.first_margin`` times narrower than ``"last"``'s and the level's last
-    ranks are resolved (:func:`unresolved_levels` at ``rules.unresolved_z``), else ``"last"`` (a
+    average more than ``calibration.first_margin`` times narrower than ``"last"``'s and the level's
+    last ranks are resolved (:func:`unresolved_levels` at ``calibration.unresolved_z``), else ``"last"`` (a
     function of the plug-in and the public noise law, not of the release's own noise beyond the
     plug-in; step 5 of the module docstring)."""
     top = np.asarray(qs) >= 1.0
     highs = HIGH_ENDS + ((MAX_END,) if top.any() else ())
     pv = tree_pivot(tree, qs, level, grid=grid) if pivot is None else pivot
-    scales, widths = _calibrate(tree, qs, level, source, sims, grid, pv, rules, highs)
-    free = ~unresolved_levels(tree, qs, pv.n_hat, rules.unresolved_z)
-    pick = tuple(MAX_END if top[i] else "first" if widths["first"][i] * rules.first_margin < widths["last"][i]
-                 and free[i] else "last" for i in range(len(qs)))
+    scales, widths = _calibrate(tree, qs, level, source, sims, grid, pv, calibration, highs)
+    free = ~unresolved_levels(tree, qs, pv.n_hat, calibration.unresolved_z)
+    margin = calibration.first_margin
+    pick = tuple(MAX_END if top[i] else "first" if widths["first"][i] * margin < widths["last"][i] and free[i]
+                 else "last" for i in range(len(qs)))
     return np.array([scales[h][i] for i, h in enumerate(pick)]), pick
 
 
-def unresolved_levels(tree: Any, qs: np.ndarray, n_hat: float, z: float = RULES.unresolved_z) -> np.ndarray:
+def unresolved_levels(tree: Any, qs: np.ndarray, n_hat: float, z: float = CALIBRATION.unresolved_z
+                      ) -> np.ndarray:
     """Per level, whether the release cannot tell where its last ranks lie: the ranks above it,
-    (1 - q) ``n_hat``, are at most ``z`` (``CalibrationRules.unresolved_z``) standard deviations of the
+    (1 - q) ``n_hat``, are at most ``z`` (``Calibration.unresolved_z``) standard deviations of the
     suffix count above its estimate's bucket. Such a level takes the "last" high end (step 5: one
     test per end, no shape assumed), because the "first" rule's calibration leans on the plug-in's
     shape there, which the release does not resolve: q = 0.99 of 1000 log-normal records over 2^16
-    buckets covered 0.76 before this rule and ``far_top = False``, 0.99 with them (docs/notes/quantiles.md,
-    "Ranks the release cannot place"). Estimates and closed-form variances only."""
+    buckets covers 0.99 (0.76 with the "first" rule there and a steeper line at the last rank;
+    docs/notes/quantiles.md, "Ranks the release cannot place"). Estimates and closed-form variances only."""
     x = np.asarray(tree.quantile_bucket(qs), dtype=np.int64)
     size = int(tree.domain.size)
     empty = x + 1 > size - 1
@@ -423,8 +405,8 @@ def unresolved_levels(tree: Any, qs: np.ndarray, n_hat: float, z: float = RULES.
 
 
 def released_intervals(tree: Any, qs: np.ndarray, level: float, *, source: RandomSource, sims: int,
-                       grid: int = 4096, pivot: TreePivot | None = None, rules: CalibrationRules = RULES
-                       ) -> tuple[np.ndarray, np.ndarray]:
+                       grid: int = 4096, pivot: TreePivot | None = None,
+                       calibration: Calibration = CALIBRATION) -> tuple[np.ndarray, np.ndarray]:
     """The interval ``RangeTree.quantile_ci`` and ``dptree.quantiles`` release for each level (first
     and last value): calibrated (:func:`calibrated_intervals`) when ``sims`` > 0, else the pivot
     interval with the high end after the last non-significant bucket; the maximum's (q = 1) high
@@ -432,7 +414,8 @@ def released_intervals(tree: Any, qs: np.ndarray, level: float, *, source: Rando
     to hold the point estimate's bucket."""
     pv = tree_pivot(tree, qs, level, grid=grid) if pivot is None else pivot
     if sims:
-        scale, ends = calibrated_intervals(tree, qs, level, source=source, sims=sims, grid=grid, pivot=pv, rules=rules)
+        scale, ends = calibrated_intervals(tree, qs, level, source=source, sims=sims, grid=grid, pivot=pv,
+                                           calibration=calibration)
     else:
         scale, ends = None, tuple(MAX_END if q >= 1.0 else "last" for q in np.asarray(qs))
     return tree_intervals(tree, qs, level, grid=grid, scale=scale, pivot=pv, high=ends,
@@ -440,7 +423,7 @@ def released_intervals(tree: Any, qs: np.ndarray, level: float, *, source: Rando
 
 
 def _calibrate(tree: Any, qs: np.ndarray, level: float, source: RandomSource, sims: int, grid: int,
-               pivot: TreePivot | None, rules: CalibrationRules, highs: tuple[str, ...]
+               pivot: TreePivot | None, calibration: Calibration, highs: tuple[str, ...]
                ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """{rule: factor per level} and {rule: mean simulated width per level at that factor}."""
     pv = tree_pivot(tree, qs, level, grid=grid) if pivot is None else pivot
@@ -450,15 +433,12 @@ def _calibrate(tree: Any, qs: np.ndarray, level: float, source: RandomSource, si
     ones = {h: np.ones(len(qs)) for h in highs}
     if not n_plug > 0 or not pv.n_hat > 0:
         return ones, ones  # the released interval is the whole domain or the plug-in has no data
-    plugs = tail_plug_ins(pos, val, est, pv.n_hat, D, pv.vN, rules) if rules.tail_plug_ins else [(pos, val)]
+    plugs = calibration.plug_ins(pos, val, est, pv.n_hat, D, pv.vN)
     err = est.simulated_cdf_errors(plan.noise_spec, plan.root_exact, sims, source, np.append(pv.idx + 1, D))
     n_sim = n_plug + err[:, -1]
     order = min(sims, math.ceil(level * (sims + 1))) - 1
-    if rules.phase == "uniform":  # each simulation's phase, uniform on (0, 1]
-        phases = [(uniform_below(source, PHASES, sims) + 1.0) / PHASES]
-    else:  # the top of the bucket and just above its bottom, the larger factor kept
-        phases = [np.ones(sims), np.full(sims, 1e-9)]
-    floor = {h: -np.inf if rules.negative and h in ("last", MAX_END) else 0.0 for h in highs}
+    phases = calibration.phases(source, sims)
+    floor = {h: calibration.floor(h) for h in highs}
     out = {h: np.full(len(qs), floor[h]) for h in highs}
     width = {h: np.zeros(len(qs)) for h in highs}
     for i, q in enumerate(qs):
@@ -468,7 +448,7 @@ def _calibrate(tree: Any, qs: np.ndarray, level: float, source: RandomSource, si
         simulated = []
         for (pos, val), u in ((plug, u) for plug in plugs for u in phases):
             s_i = float(np.interp(np.interp(t, val, pos), g, pv.sd(i)))  # the pivot's sd near the plug-in quantile
-            kp, kv = straight_window(pos, val, t, rules.window * s_i, rules)
+            kp, kv = calibration.straight(pos, val, t, calibration.window * s_i)
             y = float(np.interp(t, kv, kp)) if t > kv[0] else 0.0  # where the plug-in reaches q n
             # the truth shifted so that q n falls at fraction u of its bucket (u = 1: at the top, where
             # the low end is hardest to cover; u near 0: just above the bottom, the high end's hardest)

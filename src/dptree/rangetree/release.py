@@ -6,7 +6,8 @@ estimate all counts by generalised least squares (Honaker 2015). Every answer
 is post-processing of the noisy node counts and comes with its exact standard error.
 
 The stages, one module each: :mod:`~dptree.rangetree.plan` (public parameters -> per-level noise,
-privacy statement; the noise step), :mod:`~dptree.rangetree.calibration` (sensitivities and the
+privacy statement; the noise step), this module's :class:`RangeTreePlan` (that plan with its
+release), :mod:`~dptree.rangetree.calibration` (sensitivities and the
 budget per level, with the privacy argument), :mod:`~dptree.rangetree.estimates` (least squares
 and exact errors), this module (:class:`RangeTree`: the queries), :mod:`~dptree.rangetree.results`
 (multi-row results) and :mod:`~dptree.rangetree.document` (the release file).
@@ -15,7 +16,7 @@ and exact errors), this module (:class:`RangeTree`: the queries), :mod:`~dptree.
 from __future__ import annotations
 
 import hashlib
-
+from dataclasses import dataclass
 from numbers import Integral
 from typing import Any, ClassVar, Mapping
 
@@ -27,22 +28,23 @@ from dptree.errors import InvalidParameterError
 from dptree.estimation.intervals import LEVEL, symmetric_interval
 from dptree.io.contract import CountRelease
 from dptree.io.frames import result_frame
+from dptree.io.release_file import creation_metadata
 from dptree.noise import RngLike, make_source
 from dptree.noise.sources import SIMULATION_RNG
 from dptree.privacy.boundary import Boundary
 from dptree.rangetree.calibration import level_sensitivities
-from dptree.rangetree.document import range_tree_document, range_tree_from_document
+from dptree.rangetree.document import range_tree_document, range_tree_parts
 from dptree.rangetree.estimates import LeafEstimates
-from dptree.rangetree.plan import RangeTreePlan, plan_range_tree
+from dptree.rangetree.plan import TreePlan
 from dptree.rangetree.quantile_calibration import INTERVALS, calibration_sims, released_intervals
 from dptree.rangetree.results import FLAG, Answers, HistogramResult, QuantileResult, RangeQueries, quantile_levels
 
 __all__ = [
     "RangeTree",
-    "PrivateBoundsRangeTree",
-    # defined in plan.py, calibration.py and results.py; importable from here too
-    "plan_range_tree",
     "RangeTreePlan",
+    "plan_range_tree",
+    "PrivateBoundsRangeTree",
+    # defined in calibration.py and results.py; importable from here too
     "HistogramResult",
     "QuantileResult",
     "Answers",
@@ -384,12 +386,14 @@ class RangeTree(RangeQueries, CountRelease):
     # ------------------------------------------------------------------ the release contract
     def to_document(self) -> dict[str, Any]:
         """The parts of the release file (:mod:`dptree.rangetree.document`)."""
-        return range_tree_document(self)
+        return range_tree_document(self.plan, self.measurements, self.privacy, self.metadata)
 
     @classmethod
     def from_document(cls, doc: Mapping[str, Any]) -> RangeTree:
-        """Rebuild from a validated file document, re-deriving and checking its noise."""
-        return range_tree_from_document(cls, doc)
+        """Rebuild from a validated file document, re-planning from its parameters and checking its
+        noise, layout and statement against the plan (:func:`~dptree.rangetree.document.range_tree_parts`)."""
+        plan, measurements, statement, metadata = range_tree_parts(doc, RangeTreePlan)
+        return cls(plan=plan, measurements=measurements, statement=statement, metadata=metadata)
 
     def summary(self) -> str:
         """One line: domain, tree, noise, neighboring relation and the budget spent."""
@@ -418,3 +422,31 @@ class PrivateBoundsRangeTree(RangeTree):
                "parameters.bounds.found", "privacy.bounds.found", "privacy.mechanism", "privacy.budget_spent.*",
                "privacy.l1_sensitivity", "privacy.l2_sensitivity", "privacy.levels"),
     )
+
+
+@dataclass
+class RangeTreePlan(TreePlan):
+    """The plan of a range-tree release (:class:`~dptree.rangetree.plan.TreePlan`: everything that
+    depends only on public parameters), made by :func:`plan_range_tree` before any data is read;
+    :meth:`release` is its one private step."""
+
+    def release(self, leaf_counts: np.ndarray, rng: RngLike = None, *, column: Any = None, source: Any = None,
+                created: str | None = None, statement: dict[str, Any] | None = None) -> RangeTree:
+        """Add noise to the true counts derived from ``leaf_counts`` (:meth:`~TreePlan.measure`) and
+        estimate them by least squares.
+
+        ``column`` and ``source`` (the caller's column name and input path) are kept, with the
+        creation time, in the release's public ``metadata``. ``created``: that time, read from the
+        clock (``release_file.utc_now()``) before the data was read; default: now. ``statement``: the
+        release's privacy statement when it is more than the plan's (a tree over private bounds,
+        :mod:`dptree.rangetree.bounds`)."""
+        src = make_source(rng)
+        measurements = self.measure(leaf_counts, src)
+        stated = dict(self.statement if statement is None else statement)
+        stated["private"] = bool(src.private)
+        meta = creation_metadata(column=column, source=source, created=created)
+        return RangeTree(plan=self, measurements=measurements, statement=stated, metadata=meta)
+
+
+#: validate public parameters and plan a range-tree release (:meth:`TreePlan.build`)
+plan_range_tree = RangeTreePlan.build

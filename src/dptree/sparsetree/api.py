@@ -14,6 +14,7 @@ from typing import Any, Callable, Literal
 from dptree import noise as _noise
 from dptree._validation import Options, validate_params
 from dptree.data import histograms
+from dptree.data.domain import INVALID_VALUES, key_domain
 from dptree.data.engines.duckdb import is_csv, is_relation
 from dptree.data.engines.spark import is_spark_df
 from dptree.data.histograms import COLUMN, FORMAT, RNG, is_file
@@ -25,7 +26,6 @@ from dptree.privacy.budget import Budget
 from dptree.privacy.loss import PrivacyLoss
 from dptree.privacy.unit import PerRecord
 from dptree.sparsetree.counting import BinnedKeys
-from dptree.data.domain import INVALID_VALUES, key_domain
 from dptree.sparsetree.plan import SparsePlan, plan_sparse_tree
 from dptree.sparsetree.release import SparseRangeTree
 

@@ -199,6 +199,6 @@ Counts = Union[np.ndarray, KeyCounts]
 
 
 def as_counts(keys: Counts) -> KeyCounts:
-    """Sorted uint64 keys (the mechanisms' historical input) as :class:`SortedKeys`; a
+    """Sorted uint64 keys (a plain array of keys) as :class:`SortedKeys`; a
     :class:`KeyCounts` as it is."""
     return SortedKeys(keys) if isinstance(keys, np.ndarray) else keys

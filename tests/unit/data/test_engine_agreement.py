@@ -13,9 +13,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dptree.data.histograms import leaf_histogram, value_counts
-from dptree.rangetree.plan import plan_range_tree
 from dptree.data.domain import key_domain
+from dptree.data.histograms import leaf_histogram, value_counts
+from dptree.rangetree.release import plan_range_tree
 
 B = 2**53
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from dptree.data.histograms import leaf_histogram
 from dptree.errors import DataError
-from dptree.rangetree.plan import plan_range_tree
+from dptree.rangetree.release import plan_range_tree
 
 SETTINGS = settings(max_examples=150, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow])

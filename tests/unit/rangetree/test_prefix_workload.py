@@ -23,7 +23,7 @@ from dptree.rangetree.allocation import (
     relative_level_variances,
 )
 from dptree.rangetree.layout import build_layout
-from dptree.rangetree.plan import plan_range_tree
+from dptree.rangetree.release import plan_range_tree
 
 OPTIONS = ("uniform", "all_ranges", "prefix")
 

@@ -17,10 +17,11 @@ from audit_registry.range_trees import above_threshold_law, bounds_search_laws
 
 import dptree
 from dptree import InvalidParameterError, ReleaseFileError
+from dptree.data.dates import NS_RANGE
 from dptree.io.release_file import canonical_checksum
 from dptree.privacy.ledger import Ledger
+from dptree.rangetree.api import release_over_private_bounds
 from dptree.rangetree.bounds import BOUNDS_MAX_LEAVES, BoundsSearch, PrivateBoundsPlan, candidates, private_domain
-from dptree.data.dates import NS_RANGE
 from dptree.rangetree.bounds_search import INT_END
 
 # --------------------------------------------------------------------------- exact law of the search
@@ -477,7 +478,7 @@ def test_ledger_charges_the_whole_epsilon_once(tmp_path: Path) -> None:
     assert plan.tree_epsilon + plan.bounds_epsilon <= 1.0
     with Ledger(tmp_path / "b.ledger", total_epsilon=3.0) as led:
         with led.charge_for(plan, label="pb") as charge:
-            rel = plan.release(np.array([1, 2, 3, 40]), rng=1)
+            rel = release_over_private_bounds(plan, np.array([1, 2, 3, 40]), rng=1)
         assert charge.epsilon == 1.0 and led.spent().epsilon == pytest.approx(1.0) and led.spent().charges == 1
     assert rel.privacy["budget_requested"]["epsilon"] == 1.0
 

@@ -16,9 +16,10 @@ from dptree.errors import DPTreeError
 from dptree.estimation.least_squares import regular_passes
 from dptree.noise import make_source
 from dptree.rangetree.quantile_calibration import (
+    CALIBRATION,
     CALIBRATION_SIMS,
     MIN_SIMS,
-    RULES,
+    Calibration,
     calibrated_intervals,
     calibrated_scales,
     calibration_sims,
@@ -34,6 +35,13 @@ from dptree.rangetree.quantile_pivot import pivot_ends, scaled, tree_intervals, 
 from dptree.rangetree.release import RangeTree
 
 QS = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
+
+
+class _FlooredAtZero(Calibration):
+    """The released calibration with its factors floored at 0 (no negative factors)."""
+
+    def floor(self, high: str) -> float:
+        return 0.0
 
 
 def _tree(D=1024, n=2000, seed=1, data_seed=0):
@@ -129,9 +137,10 @@ def test_negative_factors_narrow_the_interval_where_the_pivot_wanders():
             lo2, hi2 = tree_intervals(t, QS, 0.95, scale=sc, pivot=pv)
             assert hi2[i] - lo2[i] <= hi[i] - lo[i]
     assert negative >= 10
-    scales = calibrated_scales(t, QS, 0.95, source=make_source(0), rules=replace(RULES, negative=True))
+    scales = calibrated_scales(t, QS, 0.95, source=make_source(0))
     assert (scales < 0).all()  # the simulated releases cover at a negative factor too
-    assert (calibrated_scales(t, QS, 0.95, source=make_source(0), rules=replace(RULES, negative=False)) == 0).all()
+    floored = calibrated_scales(t, QS, 0.95, source=make_source(0), calibration=_FlooredAtZero())
+    assert (floored == 0).all()
 
 
 def test_the_two_high_end_rules():
@@ -164,7 +173,8 @@ def test_each_level_keeps_the_rule_narrower_in_simulation():
     chosen = tree_intervals(t, QS, 0.95, scale=scale, high=ends)
     assert chosen[1][-1] - chosen[0][-1] < (last[1][-1] - last[0][-1]) / 4  # 10,476 against 64,385 buckets
     # the margin: "first" only where it is that many times narrower; an infinite one keeps "last"
-    scale_inf, ends_inf = calibrated_intervals(t, QS, 0.95, source=make_source(9), rules=replace(RULES, first_margin=np.inf))
+    scale_inf, ends_inf = calibrated_intervals(t, QS, 0.95, source=make_source(9),
+                                               calibration=replace(CALIBRATION, first_margin=np.inf))
     assert ends_inf == ("last",) * QS.size
     np.testing.assert_allclose(scale_inf, calibrated_scales(t, QS, 0.95, source=make_source(9)))
     assert ends[:-1] == ("last",) * (QS.size - 1)  # the data's core: the two rules within 2x
@@ -193,8 +203,8 @@ def test_levels_whose_last_ranks_the_release_cannot_place_keep_the_last_rule():
     for r in (0, 1, 2):
         t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, rng=r)
         assert calibrated_intervals(t, qs, 0.95, source=make_source(9))[1][1] == "last"
-        off = replace(RULES, unresolved_z=0.0)
-        firsts += calibrated_intervals(t, qs, 0.95, source=make_source(9), rules=off)[1][1] == "first"
+        off = replace(CALIBRATION, unresolved_z=0.0)
+        firsts += calibrated_intervals(t, qs, 0.95, source=make_source(9), calibration=off)[1][1] == "first"
     assert firsts >= 2
 
 
@@ -366,53 +376,43 @@ def test_the_maximum_interval_runs_to_the_domain_end():
     assert end <= last
 
 
-def test_split_line_is_no_flatter_than_the_plug_in_further_inside_the_data():
-    """A plug-in whose last ranks are spread over an empty tail (the isotonic fit past the data,
-    with the target q G(D - 1) among them): the split window's left line takes the density of the
-    next window further inside the data (10 ranks a bucket here) instead of reaching the target far
-    out in the tail, where the window reaches the last rank only with ``far_top=True`` (the default
-    since the three tails: the top is left as ``far=False`` leaves it); the head-side mirror moves the
-    right line the same way by default; unclipped windows and ``far=False`` are left as they were."""
+def test_split_line_is_no_flatter_than_the_plug_in_further_inside_the_data_at_the_first_rank_only():
+    """Where the window reaches the plug-in's first rank (ranks spread over an empty head, the
+    target among them), the split window's right line takes the density of the next window further
+    inside the data (10 ranks a bucket here) instead of reaching the target far out in the head.
+    At the last rank each line keeps its own slope: the target stays in the spread tail (past the
+    data's end the three tails of ``tail_plug_ins`` take its place). A window inside the data is
+    split at the plug-in's own point."""
     # ranks 0..900 at 10 a bucket over [0, 90], then 900..1000 spread over [90, 100_090]
     pos = np.array([0.0, 90.0, 100_090.0])
     val = np.array([0.0, 900.0, 1000.0])
-    near, top = replace(RULES, far=False), replace(RULES, far=True, far_top=True)
-    near_p, near_v = straight_window(pos, val, 950.0, 60.0, near)
-    far_p, far_v = straight_window(pos, val, 950.0, 60.0, top)
-    for x, y in zip(straight_window(pos, val, 950.0, 60.0, replace(RULES, far=True)), (near_p, near_v)):
-        np.testing.assert_array_equal(x, y)
-    y_near = float(np.interp(950.0, near_v, near_p))
-    y_far = float(np.interp(950.0, far_v, far_p))
-    a = float(np.interp(890.0, val, pos))  # the window's left end, rank 890
-    assert y_near > 40_000  # the target in the spread tail: a line of 0.001 records a bucket
-    assert y_far == pytest.approx(a + 60.0 / 10.0)  # 60 ranks at the density of ranks 830..890
-    assert np.all(np.diff(far_p) > 0) and np.all(np.diff(far_v) > 0)
-    # the mirror at the head: ranks 0..100 spread over [0, 100_000], then 10 a bucket
+    tail_p, tail_v = straight_window(pos, val, 950.0, 60.0)
+    assert float(np.interp(950.0, tail_v, tail_p)) > 40_000  # a line of 0.001 records a bucket
+    # the head: ranks 0..100 spread over [0, 100_000], then 10 a bucket
     hp, hv = np.array([0.0, 100_000.0, 100_090.0]), np.array([0.0, 100.0, 1000.0])
-    y_head = float(np.interp(50.0, *straight_window(hp, hv, 50.0, 60.0, replace(RULES, far=True))[::-1]))
+    kp, kv = straight_window(hp, hv, 50.0, 60.0)
     b = float(np.interp(110.0, hv, hp))
-    assert y_head == pytest.approx(b - 60.0 / 10.0)
-    # a window inside the data is not split, whatever far says
-    inside = straight_window(pos, val, 450.0, 60.0, replace(RULES, far=True))
-    for x, y in zip(inside, straight_window(pos, val, 450.0, 60.0, near)):
-        np.testing.assert_array_equal(x, y)
+    assert float(np.interp(50.0, kv, kp)) == pytest.approx(b - 60.0 / 10.0)  # the density of ranks 110..170
+    assert np.all(np.diff(kp) > 0) and np.all(np.diff(kv) > 0)
+    # inside the data: knots at the window's ends and the plug-in's own point at the target
+    inside_p, inside_v = straight_window(pos, val, 450.0, 60.0)
+    assert float(np.interp(450.0, inside_v, inside_p)) == pytest.approx(45.0)
+    assert {390.0, 450.0, 510.0} <= set(inside_v.tolist())
 
 
 def test_the_window_is_two_lines_meeting_at_the_target():
     """Data that start late: the isotonic fit pools the head's noise (30 ranks) into a long low block
     over [0, 768), then the data rise at 3.9 records a bucket. The window around q n = 51.3 (+-45
-    ranks) spans both; one straight line through it puts the plug-in quantile at bucket 473, in the
-    empty head (``split_everywhere=False``, the default before Nov 24, 14:00 UTC); two lines meeting at
-    the target keep it in the data, where the plug-in reaches it (773.5), with the data's density
-    on that side. A straight plug-in is left straight (the two lines are collinear)."""
+    ranks) spans both; one straight line through it would put the plug-in quantile at bucket 473, in
+    the empty head (benchmarks/_calibration_variants.py checks it); two lines meeting at the target
+    keep it in the data, where the plug-in reaches it (773.5), with the data's density on that side.
+    A straight plug-in is left straight (the two lines are collinear)."""
     pos, val = np.array([0.0, 768.0, 768.0 + 970 / 3.9]), np.array([0.0, 30.0, 1000.0])
     where = lambda knots: float(np.interp(51.3, knots[1], knots[0]))  # noqa: E731
     two = straight_window(pos, val, 51.3, 45.0)
     assert where(two) == pytest.approx(768 + 21.3 / 3.9)
     right = two[0] > where(two)
     assert np.diff(two[1][right]).sum() / np.diff(two[0][right]).sum() == pytest.approx(3.9)
-    one = straight_window(pos, val, 51.3, 45.0, replace(RULES, split_everywhere=False))
-    assert 450 < where(one) < 500 and len(one[0]) == len(pos) + 1
     lp, lv = np.array([0.0, 1000.0]), np.array([0.0, 1000.0])
     grid = np.arange(0, 1001, 7.0)
     np.testing.assert_allclose(np.interp(grid, *straight_window(lp, lv, 500.0, 60.0)), grid)

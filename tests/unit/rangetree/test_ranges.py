@@ -10,7 +10,7 @@ import pytest
 import dptree
 from dptree import DataError, DomainError, InvalidParameterError, ReleaseFileError
 from dptree.rangetree.allocation import average_range_variance
-from dptree.rangetree.plan import plan_range_tree
+from dptree.rangetree.release import plan_range_tree
 
 
 def skewed(n: int, seed: int = 0) -> np.ndarray:
