@@ -1,16 +1,15 @@
 """Coverage of ``RangeTree.quantile_ci`` on the default tree (``dptree.range_tree`` defaults),
 epsilon = 1, levels 0.05, 0.25, 0.5, 0.75, 0.95 (``--qs``), a fresh data set every 5 releases: the
 calibrated interval (the default: factor and high-end rule per level), the calibrated interval with
-the high end always after the last non-significant bucket (``last``: the default before Nov 24), the
-calibrated interval with the isotonic fit's tail as the only plug-in (``spread``: before the three tails,
+the high end always after the last non-significant bucket (``last``), the calibrated interval with
+the isotonic fit's tail as the only plug-in (``spread``: without the three tails,
 ``CalibrationRules(tail_plug_ins=False)``), the calibrated interval whose top levels lean on the
 plug-in's shape of the last ranks (``shape``: ``far_top=True``, ``unresolved_z=0``, one straight
-window, the default before Nov 24 13:00 UTC), the calibrated interval with one straight window unless
-it reaches the plug-in's ends (``straight``: ``split_everywhere=False``, the default from 13:00 to
-14:00 UTC), and the uncalibrated pivot interval
-(``interval="pivot"``). Prints the coverage over all levels, per level, and the mean width in
-buckets, over all levels and per level (docs/notes/quantiles.md, "The high end", "Data that end before
-the domain", "Ranks the release cannot place"). Data (``KINDS``): uniform over the domain,
+window), the calibrated interval with one straight window unless it reaches the plug-in's ends
+(``straight``: ``split_everywhere=False``), and the uncalibrated pivot interval (``interval="pivot"``).
+Prints the coverage over all levels, per level, and the mean width in buckets, over all levels and
+per level (docs/notes/quantiles.md, "The high end", "Data that end before the domain", "Ranks the
+release cannot place"). Data (``KINDS``): uniform over the domain,
 log-normal(5, 1) capped at its end, two that end well before it and one that starts late.
 
     PYTHONPATH=src python3 benchmarks/quantile_ci_coverage.py lognormal 1000 1024 300
@@ -35,9 +34,9 @@ QS = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
 #: uniform on its first quarter, log-normal(3, 0.8) (largest values a few hundred); and data that
 #: start late: uniform on its last quarter
 KINDS = ("uniform", "lognormal", "uniform_quarter", "lognormal_early", "uniform_late")
-#: earlier calibrations, for comparison: the isotonic tail alone (as before the three tails), the top's
-#: high end leaning on the plug-in's shape (before the unresolved rule), one straight window unless it
-#: reaches the plug-in's ends (as 13:00-14:00 UTC, Nov 24)
+#: other calibrations, for comparison: the isotonic tail alone (without the three tails), the top's
+#: high end leaning on the plug-in's shape (without the unresolved rule), one straight window unless it
+#: reaches the plug-in's ends (no split elsewhere)
 EARLIER = {
     "spread": replace(RULES, tail_plug_ins=False, far_top=True, unresolved_z=0.0, split_everywhere=False),
     "shape": replace(RULES, far_top=True, unresolved_z=0.0, split_everywhere=False),

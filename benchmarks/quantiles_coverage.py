@@ -10,23 +10,22 @@ the true quantile (the first bucket with F >= q n), over levels 0.05, 0.25, 0.5,
 * ``raw``: the refined grid, one straight plug-in window (``split=False``: the default before the
   plug-in was split where its window reaches the plug-in's ends);
 * ``after``: the refined read-off grid, the two extreme phases, the split window, factors floored
-  at 0 (the default until Nov 24);
+  at 0;
 * ``uniform``: as ``after`` with each simulation's phase uniform (``phase="uniform"``, not the default);
 * ``mono``, ``monosplit``: the pivot read off the isotonic fit of F_hat on each level's grid
   (``tree_pivot(monotone=True)``), calibrated the same way, one straight window, resp. split (not the
   default: docs/notes/quantiles.md, "Coverage");
-* ``neg``: as ``after`` with negative factors allowed (``negative=True``): the
-  default since Nov 24; ``open``: the same without widening the interval to hold the estimate;
+* ``neg``: as ``after`` with negative factors allowed (``negative=True``);
+  ``open``: the same without widening the interval to hold the estimate;
 * ``first``: as ``after`` with the high end at the first bucket where the pivot is significantly
   positive (``high="first"``) instead of after the last where it is not;
 * ``auto``: per level the narrower of ``neg`` and ``first`` in simulation
-  (``calibrated_intervals``), with the three tails past the data's end (the default since Nov 24);
+  (``calibrated_intervals``), with the three tails past the data's end (the default);
   ``spread``: ``auto`` with the isotonic fit's last ranks spread over the empty tail
-  (``CalibrationRules(tail_plug_ins=False)``, the default before the three tails); ``shape``:
+  (``CalibrationRules(tail_plug_ins=False)``, without the three tails); ``shape``:
   ``auto`` with the top levels leaning on the plug-in's shape of the last ranks (``far_top=True``,
-  ``unresolved_z=0``, one straight window: the default before Nov 24 13:00 UTC); ``straight``:
-  ``auto`` with one straight window unless it reaches the plug-in's ends (``split_everywhere=False``:
-  the default from 13:00 to 14:00 UTC, Nov 24);
+  ``unresolved_z=0``, one straight window); ``straight``:
+  ``auto`` with one straight window unless it reaches the plug-in's ends (``split_everywhere=False``);
 * ``pivot``: the uncalibrated pivot interval (refined grid); ``zero``: the same at factor 0 (from the
   first bucket where the pivot is not negative to the last where it is).
 
@@ -63,7 +62,7 @@ QS = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
 #: variants read off the monotone fit, resp. with the plug-in split where its window is clipped
 MONOTONE, SPLIT = ("mono", "monosplit"), ("after", "uniform", "monosplit", "near", "neg", "open", "first", "auto",
                                           "spread", "shape", "straight")
-#: variants whose interval is not widened to hold the point estimate (as before Nov 24)
+#: variants whose interval is not widened to hold the point estimate
 UNCONTAINED = ("before", "raw", "near", "open")
 
 

@@ -1,4 +1,4 @@
-"""Coverage of dptree.quantiles' intervals by simulation (issue 12, item 4), each test with teeth:
+"""Coverage of dptree.quantiles' intervals by simulation, each test with teeth:
 an interval half as wide fails it.
 
 * tree: the calibrated interval (dptree.quantiles' default) covers within [0.93, 0.97] where the
@@ -101,7 +101,7 @@ def test_quantile_ci_covers_the_top_levels_when_the_data_end_before_the_domain()
     maximum), a fresh data set every 5 of 60 releases. Past where the release says the data end the
     calibration takes the worst of three tails (``tail_plug_ins``: abrupt, spread, the isotonic
     fit's own), and the intervals cover at least 0.9 at every level (0.98 measured). Teeth: the same
-    releases calibrated as before Nov 24 (the isotonic fit's tail alone, ``tail_plug_ins=False``,
+    releases calibrated without the three tails (the isotonic fit's tail alone, ``tail_plug_ins=False``,
     with the steeper line at the last rank, no unresolved levels and one straight window) cover the
     maximum less than 0.8 of the time (0.38; 0.65 before the maximum's high end was the domain's
     end; docs/notes/quantiles.md) and cover less at 0.95 (0.92). Width at 0.95: the three tails with one
@@ -136,7 +136,7 @@ def test_quantile_ci_covers_a_level_whose_last_ranks_the_release_cannot_place():
     so the release cannot tell where they lie: the level takes the "last" high end
     (``unresolved_levels``) and the split window's line at the last rank keeps its own slope
     (``far_top=False``). It covers at least 0.925 (0.975 measured, 3,746 buckets wide on
-    average). Teeth: as before Nov 24 (``unresolved_z=0``, ``far_top=True``) the "first" rule's
+    average). Teeth: without the unresolved rule (``unresolved_z=0``, ``far_top=True``) the "first" rule's
     calibration leans on the plug-in's shape of those ranks and covers below 0.9 (0.84, 1,196
     buckets wide)."""
     D, n, trials, qs = 4096, 1000, 80, np.array([0.99])
@@ -187,9 +187,9 @@ def test_calibration_plug_in_is_split_where_its_window_reaches_the_tail():
     Split at the plug-in quantile with the left line's own slope it covers 0.90; with the left
     line no flatter than the plug-in further inside the data (the default, ``far``) 0.975
     (docs/notes/quantiles.md, "Coverage"; 80 releases: 0.96, 0.90, 0.50). Those three run with the
-    plug-in on the isotonic fit's tail alone (``tail_plug_ins=False``, as when the split was made,
-    and ``far_top=True``, the steeper line at the last rank as then); with the three tails (the
-    default since Nov 24: the abrupt one does not spread the last ranks over the empty buckets, and
+    plug-in on the isotonic fit's tail alone (``tail_plug_ins=False``, the calibration the split was
+    measured on, and ``far_top=True``, the steeper line at the last rank); with the three tails (the
+    default: the abrupt one does not spread the last ranks over the empty buckets, and
     the largest factor is kept) one straight line covers as well (>= 0.925), and so does the
     default (three tails, split, the line's own slope at the last rank)."""
     D, n, trials = 2**14, 1000, 40

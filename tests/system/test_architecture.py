@@ -1,4 +1,4 @@
-"""The package's import graph (issue 11: one architecture a newcomer can read).
+"""The package's import graph (one architecture a newcomer can read).
 
 Every module of ``src/dptree`` is parsed (``ast``, nothing is imported) and each ``import`` of a
 dptree module, at module level or inside a function, is an edge. The test fails on

@@ -402,7 +402,7 @@ def test_the_window_is_two_lines_meeting_at_the_target():
     """Data that start late: the isotonic fit pools the head's noise (30 ranks) into a long low block
     over [0, 768), then the data rise at 3.9 records a bucket. The window around q n = 51.3 (+-45
     ranks) spans both; one straight line through it puts the plug-in quantile at bucket 473, in the
-    empty head (``split_everywhere=False``, the default before Nov 24, 14:00 UTC); two lines meeting at
+    empty head (``split_everywhere=False``); two lines meeting at
     the target keep it in the data, where the plug-in reaches it (773.5), with the data's density
     on that side. A straight plug-in is left straight (the two lines are collinear)."""
     pos, val = np.array([0.0, 768.0, 768.0 + 970 / 3.9]), np.array([0.0, 30.0, 1000.0])
