@@ -1,4 +1,4 @@
-"""Measure the audit's false-alarm rate and its power (issue 3 target: zero false alarms in 100 runs).
+"""Measure the audit's false-alarm rate and its power (target: zero false alarms in 100 runs).
 
 Runs ``--runs`` independent audits (seeds 1000, 1001, ...) of every registered mechanism and of
 the four planted bugs of tests/statistical/test_audit.py, with the configured sample sizes (a spec's own

@@ -1,8 +1,8 @@
-"""Speed of RangeTree.ci against count + stderr on random ranges (issue 13, item 3).
+"""Speed of RangeTree.ci against count + stderr on random ranges.
 
 One release per branching factor, then the calls are timed in interleaved rounds on the same
 random ranges; ratios are medians of per-round ratios (time / (count + stderr) time). "old ci" is
-``ci`` with the error moments of before issue 13 (tests/unit/estimation/reference_least_squares.py,
+``ci`` with the reference error moments (tests/unit/estimation/reference_least_squares.py,
 O(L^2) class sums per side), timed in the same rounds.
 
     PYTHONPATH=src python3 benchmarks/ci_speed.py [--log2-domain 20] [--queries 100000] [--reps 7]

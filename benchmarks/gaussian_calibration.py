@@ -1,4 +1,4 @@
-"""Gain of the exact discrete-Gaussian (epsilon, delta) calibration over the zCDP route (issue 16).
+"""Gain of the exact discrete-Gaussian (epsilon, delta) calibration over the zCDP route.
 
     PYTHONPATH=src python3 benchmarks/gaussian_calibration.py
 

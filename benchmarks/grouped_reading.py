@@ -1,11 +1,11 @@
-"""The cost of reading group and user columns exactly (Dec 7): ``range_tree(path, by=, groups=)``
+"""The cost of reading group and user columns exactly: ``range_tree(path, by=, groups=)``
 and ``range_tree(path, user_id=)`` from Parquet and CSV, against the ungrouped release of the same
 file, each call in a fresh process, rounds interleaved, medians (ratios to the baseline measured in
 the same run).
 
-Since Dec 7 integer groups are matched exactly (as HUGEINT: a DOUBLE column compared as DOUBLE
-matched two groups above 2^53) and a CSV's group and user columns are read as text (never DuckDB's
-type guess from the rows). Run this script in a checkout before and after to compare the ratios:
+Integer groups are matched exactly (as HUGEINT: a DOUBLE column compared as DOUBLE matches two
+groups above 2^53) and a CSV's group and user columns are read as text (never DuckDB's type guess
+from the rows). Run this script in two checkouts to compare their ratios:
 
     PYTHONPATH=src python3 benchmarks/grouped_reading.py --rows 5000000 --groups 8 --rounds 3
     PYTHONPATH=src python3 benchmarks/grouped_reading.py --rows 5000000 --sql   # the matching rules alone
@@ -43,7 +43,7 @@ def _child(task: str, folder: str, n_groups: int) -> None:
 
 #: ways to match a CSV's text field to the integer group 3 (``--sql``): the rule kept, and the cheaper ones
 SQL_RULES = {
-    "DuckDB's type guess (before Dec 7)": ("read_csv('{path}')", "t.g = 3"),
+    "DuckDB's type guess from the rows": ("read_csv('{path}')", "t.g = 3"),
     "text, DuckDB's cast alone (7.5 -> 8, 0x10, 1_000 accepted)": ("{text}", "TRY_CAST(t.g AS HUGEINT) = 3"),
     "text, guard on '.' and 'e', then the cast": (
         "{text}", "(CASE WHEN NOT contains(t.g, 'e') AND NOT contains(t.g, 'E') AND (NOT contains(t.g, '.') OR "

@@ -1,10 +1,10 @@
-"""Speed of Hierarchy.from_paths on random 3-level paths (issue 13, item 5; target: 10^6 leaves <= 1 s).
+"""Speed of Hierarchy.from_paths on random 3-level paths (target: 10^6 leaves <= 1 s).
 
 Paths 'A<i>/B<j>/C<k>' with i < 50, j < 200 and k a permutation of the leaves (so every leaf is
 distinct and the leaf labels arrive unsorted). Baselines timed in the same rounds: np.unique of
 the path strings (an object array) and a sorted pandas groupby of the three label columns
-(object strings, already split). ``--old`` also times the builder before issue 13 (kept in
-tests/unit/hierarchy/reference_building.py). Times are medians of interleaved rounds.
+(object strings, already split). ``--old`` also times the list-and-tuple reference builder
+(tests/unit/hierarchy/reference_building.py). Times are medians of interleaved rounds.
 
     PYTHONPATH=src python3 benchmarks/hierarchy_build.py [--leaves 100000 1000000] [--reps 5] [--old]
 """

@@ -1,5 +1,5 @@
-"""Speed of hierarchy counting against a pandas groupby of the same columns (issue 13, item 5;
-target: <= 1.2x ``df.groupby(levels, observed=True).size()``).
+"""Speed of hierarchy counting against a pandas groupby of the same columns
+(target: <= 1.2x ``df.groupby(levels, observed=True).size()``).
 
 A 3-level hierarchy with L leaves (fan-outs 10, 10, L/100; level-3 labels repeat under every
 level-2 node, so the leaf label alone does not name the leaf); n rows drawn uniformly over the

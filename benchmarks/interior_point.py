@@ -1,4 +1,4 @@
-"""Interior point: empirical success probability against n (seed 002), and the crossover study.
+"""Interior point: empirical success probability against n (Kaplan et al. 2020), and the crossover study.
 
 For |X| = 2^8 ... 2^64 and 2^(2^k) (big Python ints), eps = 1, delta = 1e-6, beta = 0.1, on
 worst-case data (all-equal, a point mass, two far clusters, three point masses, and two adjacent
@@ -13,8 +13,8 @@ mechanism, TreeLog (Alg. 1) and HeavyPaths (Alg. 2-6):
 * the crossover |X| against the exponential mechanism from the stated bounds (|X| = 2^(2^k)),
   with the exact n at which the exponential mechanism reaches 90% on the adjacent pair.
 
-The range tree's median (a later issue) is not included; a column can be added with the same
-``success(...)`` helper once ``dptree.rangetree.release`` exists.
+The range tree's median is not included; a column can be added with the same ``success(...)``
+helper.
 
 Usage (the table in docs/notes/interior_point.md was produced by this exact command):
 
@@ -390,7 +390,7 @@ KEEP_MARKER = "<!-- hand-written sections below are kept by benchmarks/interior_
 
 DOC = """# Interior points: success probability against n, and when the log* algorithms pay
 
-Produced by `benchmarks/interior_point.py` (seed 002; derivations of every constant in
+Produced by `benchmarks/interior_point.py` (Kaplan et al. 2020; derivations of every constant in
 [heavypaths.md](heavypaths.md)). Exact command (2 cores, {elapsed:.0f} s):
 
     {cmd}
@@ -412,8 +412,7 @@ exponential mechanism the measured success rate ± its standard error sqrt(p(1-p
 parentheses the exact success probability computed from the mechanism's law (interval weights
 length * b^q with dptree's rational base b); for the tree methods successes out of {runs}. The last
 column runs HeavyPaths at half its stated n and counts its bottom outputs (`InteriorPoint.bottom`).
-The range tree's median (issue on range trees) is not included: it does not exist on this branch;
-`success()` in the script is the hook to add it.
+The range tree's median is not included; `success()` in the script is the hook to add it.
 
 {table}
 
@@ -437,12 +436,12 @@ the millions because every constant of the paper is paid: eps is divided by 5 N 
 or by about 8 log2 n (HeavyPaths), and the trimming parameter t must survive a Choosing Mechanism
 with error (16/eps') ln(4n/(beta eps' delta')); both run their lemma at (eps/2, delta/(1+e^(eps/2)))
 so that they are (eps, delta)-DP per replacement (see "Privacy" below). Below 3t records TreeLog
-recurses on an empty D as seed 002 does (the old fallback to the exponential mechanism with the
-per-step eps0 was not private, issue 10), so it needs more than 3t records. On point masses HeavyPaths' StoppingPoint stops at d = 1 (S itself
+recurses on an empty D as Kaplan et al. 2020 do (a fallback to the exponential mechanism with the
+per-step eps0 would not be private), so it needs more than 3t records. On point masses HeavyPaths' StoppingPoint stops at d = 1 (S itself
 has a heavy element) and the Choosing Mechanism picks it once its bottom threshold
 (8/eps2) ln(4/(eps2 delta2)) is passed: n90 of about 1.2e6 whatever |X| (4.2e6 when the mass is
 split in three, 2.6e6 to 2.7e6 on the adjacent pair). On two far clusters every method is easy
-(the interior is almost the whole domain) except HeavyPaths, whose bottom output (0, now
+(the interior is almost the whole domain) except HeavyPaths, whose bottom output (0,
 reported as `bottom=True`) lies outside the data.
 
 ## HeavyPaths' bottom output on spread data

@@ -1,4 +1,4 @@
-"""Interior points and medians at scale (issue 12 item 3, issue 13 item 4), as ratios to baselines
+"""Interior points and medians at scale, as ratios to baselines
 measured in the same run:
 
 * ``interior_point`` (exponential mechanism) on 10^6 uint64 values over [0, 2^64) against

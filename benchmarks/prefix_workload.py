@@ -1,4 +1,4 @@
-"""The prefix workload of range trees (issue 12, item 5): levels="uniform", "all_ranges", "prefix".
+"""The prefix workload of range trees: levels="uniform", "all_ranges", "prefix".
 
 Run from the repository root:
 
@@ -13,7 +13,7 @@ uses (``plan.level_variance``) go into the exact least-squares variance of DESIG
 * average all-range variance: the mean over all D(D+1)/2 ranges (``average_range_variance``).
 
 Units: 1/epsilon^2 (count variance). The time column is the first (uncached) planning time of the
-``prefix`` plan. The last table reproduces the issue's numbers at D = 1024 with branching=None.
+``prefix`` plan. The last table compares the plans at D = 1024 with branching=None.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def main() -> None:
     for D in (64, 256, 1024, 4096):
         cells, secs = row(D, None)
         print("| " + " | ".join([str(D)] + cells + [f"{secs:.2f} s"]) + " |")
-    print("\n## The issue's numbers, D = 1024 (average prefix variance)\n")
+    print("\n## The plans compared, D = 1024 (average prefix variance)\n")
     print("| plan | branching | average prefix variance |")
     print("|---|---|---|")
     for lv in ("uniform", "optimal", "prefix"):

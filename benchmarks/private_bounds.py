@@ -1,4 +1,4 @@
-"""Accuracy cost of private bounds (issue 15, item 3): ``range_tree(bounds="private")`` against a
+"""Accuracy cost of private bounds: ``range_tree(bounds="private")`` against a
 tree over the oracle bounds (the data's true min and max: not private, the best a declared range
 can do) and over a generous declared range (1000 times the data's scale), at the same epsilon.
 
@@ -12,8 +12,8 @@ whose ends are random records; the records clamped (outside the tree's range). M
 
     nice python3 benchmarks/private_bounds.py --trials 5 [--ns 1000 10000 100000] [--share 0.1]
 
-``--ladder``: the float candidates below 1 (the exponent halving, since Dec 7) against every power
-2^-126..2^-1 (before), on the same data and noise: records clamped per search and the range found,
+``--ladder``: the float candidates below 1 (the exponent halving, dptree's ladder) against every power
+2^-126..2^-1 (the baseline), on the same data and noise: records clamped per search and the range found,
 for data around the origin (normal), above it (log-normal) and at a tiny scale (uniform 1e-7..1e-6).
 """
 
@@ -57,7 +57,7 @@ def release(x: np.ndarray, how: str, generous: tuple[float, float], eps: float, 
 
 
 def every_power_below_one(kind: str, side: str, origin: float = 0.0) -> np.ndarray:
-    """The float candidates before Dec 7: o +- 2^j for every j in -126..1022 (the baseline)."""
+    """The baseline float candidates: o +- 2^j for every j in -126..1022."""
     o, big = float(origin), float(np.finfo(np.float64).max)
     steps = np.ldexp(1.0, np.arange(-126, 1023))
     with np.errstate(over="ignore"):
@@ -68,7 +68,7 @@ def ladder_table(ns: list[int], trials: int, epsilon: float, share: float) -> No
     kinds = {"normal": lambda g, n: g.normal(size=n), "lognormal": lambda g, n: g.lognormal(3.0, 1.0, n),
              "tiny": lambda g, n: g.uniform(1e-7, 1e-6, n)}
     search = bounds_search.BoundsSearch(epsilon=epsilon * share)
-    ladders = {"every power (before)": every_power_below_one, "halving exponent (now)": bounds_search.candidates}
+    ladders = {"every power (baseline)": every_power_below_one, "halving exponent (dptree)": bounds_search.candidates}
     print(f"end rank t = {search.rank}; {trials} searches per cell; 'over 4t': share of searches clamping > 4t")
     print("| data | n | candidates below 1 | clamped mean | clamped median | over 4t | range / data span (median) |")
     print("|---|---|---|---|---|---|---|")

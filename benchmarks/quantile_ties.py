@@ -1,4 +1,4 @@
-"""Single quantiles on tied data: the tie-aware exponential mechanism against the legacy score.
+"""Single quantiles on tied data: the tie-aware exponential mechanism against the tie-unaware score.
 
 Run from the repository root:
 
@@ -7,9 +7,9 @@ Run from the repository root:
 
 Setting: epsilon = 1, one quantile per release (m = 1), levels q in {0.1, 0.5, 0.9}.
 
-* new: ``dptree.quantile`` (tie-aware utility -dist(q n, [#{x < y}, #{x <= y}]), issue 12 item 2);
-* old: the score dptree used before, -|b #{x <= y} - a n| (q = a/b), sampled with the same exact
-  sampler over the same rank blocks (written out here; no longer in the package);
+* new: ``dptree.quantile`` (tie-aware utility -dist(q n, [#{x < y}, #{x <= y}]));
+* old: the tie-unaware score -|b #{x <= y} - a n| (q = a/b), sampled with the same exact
+  sampler over the same rank blocks (written out here; not in the package);
 * tree: a default ``dptree.range_tree`` release at epsilon = 1, read off with ``quantile(q)``.
 
 Data (integer columns, given to the mechanisms as distinct values with multiplicities, which is
@@ -45,7 +45,7 @@ LEVELS = (0.1, 0.5, 0.9)
 
 
 def old_quantile(vals: list[int], cnt: list[int], q: float, lower: int, upper: int, eps: float, src) -> int:  # type: ignore[no-untyped-def]
-    """The legacy dptree.quantile: score -|b #{x <= y} - a n|, exact sampling over the same blocks."""
+    """The tie-unaware quantile: score -|b #{x <= y} - a n|, exact sampling over the same blocks."""
     level = quantile_level(q)
     a, b = level.numerator, level.denominator
     n = sum(cnt)

@@ -1,4 +1,4 @@
-"""Many quantiles at once: dptree's methods against ApproximateQuantiles and JointExp (issue 12, item 6).
+"""Many quantiles at once: dptree's methods against ApproximateQuantiles and JointExp.
 
 Run from the repository root:
 
@@ -34,13 +34,13 @@ Methods (``--methods``, comma-separated; default all that are available):
 Errors of an answer y for level q (n records), each as a mean over the m levels and a max over them,
 then averaged over trials (each trial a fresh data set; "±" is the standard error over trials):
 
-* rank error |F(y) - q| n, F(y) = #{x <= y} / n (the issue's table);
+* rank error |F(y) - q| n, F(y) = #{x <= y} / n;
 * tie-aware error dist(q n, [#{x < y}, #{x <= y}]): the one the targets are judged on, since on a
   tied column the plain error charges a correct tied answer up to its block's size (the references'
   continuous outputs never land on a data point, so for them the two coincide).
 
 ``--summarize`` prints the tables with "ratio" = tie-aware mean / the better reference's (measured
-in the same run on the same data sets) and issue 12's verdict for auto per metric (:func:`verdict`:
+in the same run on the same data sets) and the target's verdict for auto per metric (:func:`verdict`:
 within 10% of the better reference for m <= 100, below it from m = 300, judged with the standard
 error of the paired difference). Cells a method cannot run are "refused" (its own size limit),
 "skipped" (over this script's time budget: ``--ref-joint-max``, ``--joint-max-cells``) or "n/a"
@@ -152,7 +152,7 @@ def joint_cost() -> None:
 def compare_joint(cells: str, trials: int) -> None:
     """dptree's JointExp (``joint_exponential`` on the grouped column) against the reference JointExp on
     the same data, many trials: mean tie-aware rank error +- standard error per cell ("kind:n:m", comma
-    separated), a fresh data set per trial (issue 12: is ours worse at small m?)."""
+    separated), a fresh data set per trial (is ours worse at small m?)."""
     joint, ref = runner("joint-fn"), runner("ref-joint")
     print(f"| data | n | m | trials | dptree joint | reference JointExp | difference / its se |")
     print("|---|---:|---:|---:|---:|---:|---:|")
@@ -270,7 +270,7 @@ def run_grid(args: argparse.Namespace) -> None:
 
 
 def verdict(auto: list[float], best: list[float], m: int) -> str:
-    """Issue 12's target for one metric, judged with the standard error of the paired difference
+    """The target for one metric, judged with the standard error of the paired difference
     (the methods ran on the same data sets): m <= 100: auto <= 1.1 x the better reference; m >= 300:
     auto < the better reference. "met" / "missed" when the point estimate says so and the difference
     is beyond 2 standard errors, "met (within noise)" / "missed (within noise)" otherwise."""

@@ -66,7 +66,7 @@ QS = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
 #: variants read off the monotone fit, resp. with the plug-in split where its window is clipped
 MONOTONE, SPLIT = ("mono", "monosplit"), ("after", "uniform", "monosplit", "near", "neg", "open", "first", "auto",
                                           "spread", "shape", "straight")
-#: variants whose interval is not widened to hold the point estimate (as before Nov 24)
+#: variants whose interval is not widened to hold the point estimate
 UNCONTAINED = ("before", "raw", "near", "open")
 
 

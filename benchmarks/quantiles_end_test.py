@@ -1,4 +1,4 @@
-"""An experiment for issue 12's n = 10^3 cells (m = 20, 50, 100): let ``auto`` look at the data
+"""An experiment for the n = 10^3 cells of benchmarks/quantiles.py (m = 20, 50, 100): let ``auto`` look at the data
 privately before it chooses.
 
 JointExp's failure (docs/notes/quantiles_benchmark.md, sections 6.3, 8, 9) is mass in empty stretches

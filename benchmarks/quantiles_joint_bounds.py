@@ -1,4 +1,4 @@
-"""An experiment for issue 12's m = 20, n = 10^3 cells (not a dptree method): JointExp or
+"""An experiment for the m = 20, n = 10^3 cells of benchmarks/quantiles.py (not a dptree method): JointExp or
 ApproxQuantiles after a private range search, against both on the public domain.
 
 JointExp fails on data concentrated far inside a wide public domain (the empty-gap failure of

@@ -1,4 +1,4 @@
-"""ApproxQuantiles with unequal per-layer budgets at m = 20, n = 10^3 (issue 12's last missed max cell):
+"""ApproxQuantiles with unequal per-layer budgets at m = 20, n = 10^3 (a max cell the methods miss):
 does moving budget between the recursion's layers lower the worst level's error? (It does not:
 docs/notes/quantiles_benchmark.md, section 9.)
 

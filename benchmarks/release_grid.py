@@ -1,4 +1,4 @@
-"""Release cost per tree node on a grid of D and n, as ratios to np.bincount (issue 13, items 2 and 7).
+"""Release cost per tree node on a grid of D and n, as ratios to np.bincount.
 
 Run from the repository root (``benchmarks/speed.py --grid`` runs the same):
 
@@ -11,11 +11,11 @@ baseline), a whole private release ``dptree.range_tree(x, lower=0, upper=D-1, ep
 branching=16)`` and its stages one by one, with the calls ``range_tree`` makes: histogram (the data
 stage: clamping and counting), node counts per level, noise (:func:`dptree.privacy.measurement.measure`,
 the real exact discrete Laplace from the OS CSPRNG), least squares (the fast regular passes), prefix
-sums (``cum``); "other" is the whole release minus its measured stages in the same round. The old
-least squares (``tests/unit/estimation/reference_least_squares.py``, before issue 13) is timed in
+sums (``cum``); "other" is the whole release minus its measured stages in the same round. The reference
+least squares (``tests/unit/estimation/reference_least_squares.py``) is timed in
 the same rounds. Ratios are medians of per-round ratios to that round's bincount. "beyond the
 histogram" is (release - histogram) per tree node; "without noise" also subtracts the noise
-stage (the part issue 13 item 1 replaces). "plan" is the public planning of the release
+stage. "plan" is the public planning of the release
 (validation, layout, calibration), "other" what is left (argument checks, the release object).
 
 Times are this process's CPU time (``--wall`` for wall time): on a shared machine it is far less
@@ -57,7 +57,8 @@ STAGES = ("histogram", "node counts", "noise", "least squares", "prefix sums")
 
 
 def old_estimates(plan: Any, meas: list[np.ndarray | None]) -> np.ndarray:
-    """The estimator before issue 13: float copies of every level, the old passes, the prefix sums."""
+    """The reference estimator (reference_least_squares.py): float copies of every level, its two
+    passes, the prefix sums."""
     sizes = plan.layout.level_sizes
     y = [np.zeros(n) if m is None else m.astype(np.float64) for m, n in zip(meas, sizes)]
     var = [float(v) for v in plan.level_variance]

@@ -9,18 +9,18 @@ Prints two tables (used in docs/notes/verification.md):
 
     PYTHONPATH=src python3 benchmarks/sampler_cost.py
 
-With ``--speed`` it prints instead (issue 13) the throughput of the private source
+With ``--speed`` it prints instead the throughput of the private source
 (SystemRandomSource: ChaCha20 keyed from the OS, dptree.noise.chacha) against ``os.urandom``
-(the source before issue 13), per request size, and the discrete Laplace sampler's time per
+(every byte from the kernel), per request size, and the discrete Laplace sampler's time per
 sample with each source; rounds are interleaved and ratios are medians of per-round ratios:
 
     PYTHONPATH=src python3 benchmarks/sampler_cost.py --speed [--reps 5]
 
-With ``--noise`` (issue 13, item 1; docs/notes/speed_noise.md) it prints the table-inversion sampler
-(dptree.noise.inversion) against the pre-issue-13 sampler (tests/unit/noise/reference_laplace.py),
+With ``--noise`` (docs/notes/speed_noise.md) it prints the table-inversion sampler
+(dptree.noise.inversion) against the float-fast-path reference sampler (tests/unit/noise/reference_laplace.py),
 the bytes alone (ChaCha20 and os.urandom, 8 per sample) and numpy's non-private
 ``Generator.integers``, in ns/sample for scales 1, 10, 100, 10^4 and sizes 10^4..10^7; then the
-noise step of a range-tree release (old vs new sampler, timed separately) and the whole release:
+noise step of a range-tree release (reference vs table-inversion sampler, timed separately) and the whole release:
 
     PYTHONPATH=src python3 benchmarks/sampler_cost.py --noise [--reps 3] [--max-size 10000000]
 """
@@ -77,7 +77,7 @@ def batched(sampler, param: float) -> None:
 
 
 class UrandomSource:
-    """The private source before issue 13: every byte straight from the kernel (os.urandom)."""
+    """The baseline private source: every byte straight from the kernel (os.urandom)."""
 
     def random_bytes(self, n: int) -> bytes:
         return os.urandom(n)

@@ -1,9 +1,9 @@
-"""Issues 6 and 13 benchmark: a release from a Parquet file through DuckDB (and Spark) against the
+"""A release from a Parquet file through DuckDB (and Spark) against the
 engine's own GROUP BY count of the same bucket expression (``SELECT least(greatest(v, 0), D-1) AS
 bucket, count(*) ... GROUP BY bucket``, DuckDB's default settings), in the same run; peak memory
 of each. DuckDB uses all cores (its default ``threads``; printed).
 
-    PYTHONPATH=src python3 benchmarks/scale_files.py --rows 100000000          # DuckDB (issue target)
+    PYTHONPATH=src python3 benchmarks/scale_files.py --rows 100000000          # DuckDB (the 10^8-row target)
     PYTHONPATH=src python3 benchmarks/scale_files.py --rows 10000000 --bounded # plus user_id bounding, k = 5
     PYTHONPATH=src python3 benchmarks/scale_files.py --rows 10000000 --spark   # plus local[2] Spark
 

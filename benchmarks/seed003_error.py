@@ -1,4 +1,4 @@
-"""Seed 003's comparison: expected maximum error over all D(D+1)/2 intervals, at epsilon = 1.
+"""The comparison of Smith & Ullman 2021: expected maximum error over all D(D+1)/2 intervals, at epsilon = 1.
 
 Run from the repository root:
 
@@ -7,16 +7,16 @@ Run from the repository root:
 
 Mechanisms (neighbors: add/remove one record, so sensitivities are counts of affected queries):
 
-* Laplace baseline (seed 003 eq. 6): independent Laplace noise on every interval query. A record
+* Laplace baseline (Smith & Ullman 2021, eq. 6): independent Laplace noise on every interval query. A record
   at position t lies in t(D-t+1) intervals, so the L1 sensitivity is max_t t(D-t+1) ~ D^2/4
-  (seed 003 uses the looser binom(D,2)). |Lap(lam)| is exponential, so the expected maximum of
+  (Smith & Ullman use the looser binom(D,2)). |Lap(lam)| is exponential, so the expected maximum of
   K = D(D+1)/2 of them is exactly lam * H_K (harmonic number). Closed form.
-* Prefix baseline (seed 003 "A simple improvement"): Laplace(D/eps) on the D prefixes f_{1,t},
+* Prefix baseline (Smith & Ullman 2021, "A simple improvement"): Laplace(D/eps) on the D prefixes f_{1,t},
   intervals as differences (a_{1,0} = 0). Max interval error = max(Z u {0}) - min(Z u {0}), with
   expectation 2 lam (H_D - ln 2 + int_{1/2}^1 (1-v)^D / v dv) (exact; derivation in the code).
-* Plain binary tree (seed 003 section 2.2, no least squares): the noisy node counts of dptree's
+* Plain binary tree (Smith & Ullman 2021, section 2.2, no least squares): the noisy node counts of dptree's
   binary release (``branching=2, levels="uniform"``: log2 D levels, the root not measured, each
-  level epsilon/log2 D, discrete Laplace) recombined by seed 003's canonical prefix decomposition
+  level epsilon/log2 D, discrete Laplace) recombined by Smith & Ullman's canonical prefix decomposition
   (eq. 13/14; the full range, whose root is unmeasured, as the sum of its two children) and
   b_{s,t} = b_{1,t} - b_{1,s-1}. Simulated.
 * dptree binary + least squares: the same release's consistent estimates. Simulated.
@@ -74,7 +74,7 @@ def max_interval_error(prefix_err: np.ndarray) -> float:
 
 
 def plain_tree_prefix_errors(noise_levels: list[np.ndarray | None], D: int) -> np.ndarray:
-    """Seed 003's reconstruction: prefix [0, t) = sum of the canonical dyadic nodes (t = 1..D)."""
+    """Smith & Ullman's reconstruction: prefix [0, t) = sum of the canonical dyadic nodes (t = 1..D)."""
     L = D.bit_length() - 1
     t = np.arange(1, D + 1, dtype=np.int64)
     err = np.zeros(D)
@@ -126,7 +126,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.quick:
         args.max_log2, args.sims, args.sims_large = 10, 20, 20
-    print(f"# Seed 003: expected max error over all D(D+1)/2 intervals, epsilon = {EPS}, add/remove neighbors")
+    print(f"# Smith & Ullman 2021: expected max error, all D(D+1)/2 intervals, epsilon = {EPS}, add/remove neighbors")
     print(f"# simulations: {args.sims} releases per D (D >= 2^{args.large_from}: {args.sims_large}); "
           f"seed {args.seed}; +- is one standard error of the mean\n")
     rows = []
@@ -151,7 +151,7 @@ def main() -> None:
     print(table(["D", "Laplace, all intervals (exact)", "prefix baseline (exact)", "plain binary tree (sim)",
                  "dptree binary + LS (sim)", "dptree default (sim)", "Thm 2.5 bound (eq. 15 x2)", "sims"], rows))
     print("\nRatios (epsilon = 1, L = log2 D): error / bound and error / L^p for p = 3 (Theorem 2.5), "
-          "2.5 (seed 003's refinement) and 2\n")
+          "2.5 (Smith & Ullman's refinement) and 2\n")
     print(table(["D", "plain / bound"] + [f"{m} / L^{p}" for m in ("plain", "binary+LS", "default")
                                           for p in (3, 2.5, 2)], ratio_rows))
     print(f"\n(total time {time.perf_counter() - t0:.0f} s)")

@@ -1,4 +1,4 @@
-"""Sparse range trees (issue 15): accuracy against dense trees, and time and memory against n.
+"""Sparse range trees: accuracy against dense trees, and time and memory against n.
 
 Accuracy, on four data sets (log-normal latencies, Pareto sizes, 64-bit ids, ns timestamps), at
 epsilon = 1, add/remove, Laplace: the mean quantile rank error over q = 0.01 .. 0.99 (distance,

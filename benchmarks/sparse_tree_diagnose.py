@@ -1,4 +1,4 @@
-"""Where the sparse tree's quantile rank error comes from (issue 15; a diagnostic, not a release).
+"""Where the sparse tree's quantile rank error comes from (a diagnostic, not a release).
 
 For each data set of benchmarks/sparse_tree.py: the mean rank error of ``sparse_range_tree``, the
 same release read off its least-squares cells without the last depth's smoothing ("LS read-off"),

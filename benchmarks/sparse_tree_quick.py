@@ -1,4 +1,4 @@
-"""Quick sparse-vs-dense quantile rank error ratio (issue 15): sparse_range_tree and the dense tree at
+"""Quick sparse-vs-dense quantile rank error ratio: sparse_range_tree and the dense tree at
 the oracle D of docs/notes/sparse_tree.md, same seeds as benchmarks/sparse_tree.py.
 
     PYTHONPATH=src python3 benchmarks/sparse_tree_quick.py N REPEATS [JSON kwargs for sparse_range_tree]

@@ -1,4 +1,4 @@
-"""Seed 001's Table 1, empirically: alpha-mRMSE of tree-counting mechanisms as the depth grows.
+"""Ghazi et al. 2023, Table 1, empirically: alpha-mRMSE of tree-counting mechanisms as the depth grows.
 
     PYTHONPATH=src python3 benchmarks/tree_counting.py            # default run (< 10 min, 2 cores)
     PYTHONPATH=src python3 benchmarks/tree_counting.py --quick    # smoke run
@@ -10,7 +10,7 @@ What it measures (Ghazi et al., ``001_4ad1135f2c911f1b.txt``):
    heavy-tailed leaf counts, for: Laplace (eps-DP), Gaussian, Gaussian + consistency (GLS) and
    the multiplicative algorithm of Theorem 4.1 (alpha = 0.1, 0.5) with the paper's tau_min and
    with a calibrated tau_min (chosen on a public synthetic pilot tree, never on the data).
-   Estimator of the max over nodes (issue 16: no Monte Carlo where the law is known):
+   Estimator of the max over nodes (no Monte Carlo where the law is known):
    raw Laplace / Gaussian: every node has the same exact error law (discrete Laplace, discrete
    Gaussian) and RMSE_alpha decreases in w, so the max is E[(|X| - alpha w_min)_+^2]^(1/2)
    summed exactly over the integer pmf (no sampling error); Gaussian + consistency: exact node
@@ -21,7 +21,7 @@ What it measures (Ghazi et al., ``001_4ad1135f2c911f1b.txt``):
    error (delta method). Rounds: the mean number of Reduction rounds ell (rounds in which
    Classification/Sparse run) per release.
    Gaussian columns: the zCDP calibration (sigma = 4.53 sqrt(d) at (1, 1e-6)) and the exact
-   discrete-Gaussian calibration (dptree's default since issue 16, 4.22 sqrt(d)).
+   discrete-Gaussian calibration (dptree's default, 4.22 sqrt(d)).
 6. Large counts, where Algorithms 1-3 actually run (root >> alpha tau_min).
 2. Growth in d: least-squares fit of log(error) against log(a f(d)) for f = d, sqrt d, log d.
 3. Consistency: measured mean variance reduction against the exact formula's prediction.
@@ -627,7 +627,7 @@ def plot(table: dict, path: Path) -> None:
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7)
     axes[0].set_ylabel("alpha-mRMSE (eps=1, delta=1e-6)")
-    fig.suptitle("Seed 001 Table 1, empirically: complete binary trees, heavy-tailed counts")
+    fig.suptitle("Ghazi et al. 2023, Table 1, empirically: complete binary trees, heavy-tailed counts")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 

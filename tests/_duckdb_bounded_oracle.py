@@ -1,4 +1,4 @@
-"""The DuckDB engine's contribution bounding as it was before issue 13 item 6 (commit 24f670c):
+"""The DuckDB engine's contribution bounding in its straightforward form (window functions):
 a test oracle only. ``bounded_counts`` in :mod:`dptree.data.engines.duckdb` must give the
 identical histogram for the same random source (tests/unit/data/test_bounding.py)."""
 

@@ -1,5 +1,5 @@
-"""The vectorised exact uniform integers and Floyd's k-subsets as they were before issue 13 item 6
-(commit 24f670c): a test oracle only. :func:`dptree.noise.uniform_below` and
+"""The vectorised exact uniform integers and Floyd's k-subsets of the straightforward
+vectorised implementation: a test oracle only. :func:`dptree.noise.uniform_below` and
 :func:`dptree.noise.uniform_subsets` must return the identical values from the same random source
 (tests/unit/noise/test_subsets_exact.py): the same draws, so the same bounded histograms."""
 

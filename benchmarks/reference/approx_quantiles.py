@@ -7,8 +7,8 @@ below the estimate v with the levels below q_mid, rescaled to q / q_mid, to (a, 
 above with the levels above, rescaled to (q - q_mid) / (1 - q_mid), to (v, b); recurse. Each
 record is in one sub-problem per layer of the recursion, so each layer is epsilon_layer-DP by
 parallel composition and the whole is epsilon-DP with epsilon_layer = epsilon / layers under
-add/remove-one neighbours, layers = floor(log2 m) + 1 (the recursion depth; the issue states
-ceil(log2 m) + 1, a bound on it; the authors' code uses log2 m + 1).
+add/remove-one neighbours, layers = floor(log2 m) + 1 (the recursion depth;
+ceil(log2 m) + 1 is a bound on it; the authors' code uses log2 m + 1).
 
 Single quantile (Smith 2011, the paper's building block): with the sorted data clipped to (a, b)
 and x_0 = a, x_{n+1} = b, interval I_i = [x_i, x_{i+1}] (i points below it) is chosen with weight

@@ -36,7 +36,7 @@ HIERARCHY_WEIGHT = "weight"
 
 
 def hierarchy_weighted_pair(hierarchy: Any) -> tuple[Any, Any]:
-    """Issue 10, leak 4: weights [2^52, 2^52, 1] on one leaf vs the same plus one record. Summed
+    """Weights [2^52, 2^52, 1] on one leaf vs the same plus one record. Summed
     in float64 (np.bincount(weights=...)), 2^53 + 1 rounds to 2^53 while 2^53 + 2 is exact, so
     every count on the leaf's path moves by 2 instead of 1 (twice the claimed epsilon)."""
     import pandas as pd
@@ -63,7 +63,7 @@ def _centred(llr: Callable[..., Any], c0: np.ndarray, c1: np.ndarray, param: np.
 def register_hierarchies() -> None:
     """Laplace and Gaussian baselines (Corollary 2.7) on a depth-3 tree; worst cases: one record
     at a leaf (changes d counts by one), and a weighted pair whose totals straddle 2^53 (the
-    weights must be summed exactly: issue 10, leak 4)."""
+    weights must be summed exactly)."""
     from dptree.hierarchy import Hierarchy, hierarchy_counts, leaf_counts, node_weights
 
     h = Hierarchy.from_paths([("a", "x"), ("a", "y"), ("b", "z")])

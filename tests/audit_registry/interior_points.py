@@ -54,7 +54,7 @@ def interior_tree_pairs() -> dict[str, list[NeighborPair]]:
             NeighborPair("point mass at the StoppingPoint threshold k/2", ([85], [k // 2]), ([85], [k // 2 + 1])),
             NeighborPair("point mass at the ConstructPaths halt |S| = 10t", ([85], [10 * th]), ([85], [10 * th + 1])),
             # spread data there: S_1 has no heavy element, so StoppingPoint needs S_2, which exists
-            # for 10t + 1 records and, before issue 16, not for 10t (halting on the private size)
+            # for 10t + 1 records and, were the halt on the private size, not for 10t
             NeighborPair(
                 "spread data at the ConstructPaths halt |S| = 10t", even_spread(size, 10 * th), even_spread(size, 10 * th + 1)
             ),

@@ -218,7 +218,7 @@ def register_range_trees() -> None:
                 ("add one record (changes every level)", base, base + [3]),
                 ("add a record at the lower boundary leaf", base, base + [0]),
             ],
-            description="(1, 1e-6)-DP by the exact discrete-Gaussian delta (issue 16)",
+            description="(1, 1e-6)-DP by the exact discrete-Gaussian delta",
         )
     )
     p = plan_range_tree(lower=0, upper=5, rho=0.5, branching=3, noise="gaussian", neighbors="replace")

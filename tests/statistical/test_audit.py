@@ -1,4 +1,4 @@
-"""Empirical privacy audits (issue 3, item 2): every registered mechanism passes, planted bugs fail.
+"""Empirical privacy audits: every registered mechanism passes, planted bugs fail.
 
 The planted bugs are built here, in the tests (a RangeTreePlan with tampered noise parameters, a
 textbook float Laplace mechanism using numpy's RNG); the library has no broken code path.

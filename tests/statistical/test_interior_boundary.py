@@ -1,4 +1,4 @@
-"""TreeLog's 3t / 3t + 1 boundary through the public API, by repetition (issue 10, leak 3)."""
+"""TreeLog's 3t / 3t + 1 boundary through the public API, by repetition: the size is never published nor branched on."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Statistical tests of the exact samplers in dptree.noise (issue 3, item 1; DESIGN section 8).
+"""Statistical tests of the exact samplers in dptree.noise (DESIGN section 8).
 
 Every test draws a seeded sample through the test-only rng hook, runs a chi-square
 goodness-of-fit test against the exact probability mass function (tails pooled so that every
@@ -288,7 +288,7 @@ def per_sample_costs(sampler: "callable", param: float, n: int, seed: int) -> tu
 
 
 def test_laplace_inversion_cost_does_not_depend_on_the_output() -> None:
-    """The discrete Laplace is sampled by table inversion (issue 13): one 64-bit word per table
+    """The discrete Laplace is sampled by table inversion: one 64-bit word per table
     (one table for scale <= 128, one more per base-256 digit above), no rejection loop. Every
     sample therefore costs the same bytes whatever its value, except on the exact path and in the
     tails beyond the tables (probability < 2^-39 per sample)."""
@@ -310,7 +310,7 @@ cks_gaussian.__name__ = "cks_gaussian"
 
 
 def test_gaussian_table_cost_does_not_depend_on_the_output() -> None:
-    """The discrete Gaussian up to sigma2 = 10^4 is sampled by table inversion (issue 13): one
+    """The discrete Gaussian up to sigma2 = 10^4 is sampled by table inversion: one
     64-bit word per sample whatever its value (except on the exact path and in the tails)."""
     vals, nbytes, ncalls = per_sample_costs(noise.discrete_gaussian, 9.0, 2000, seed=11)
     assert np.all(nbytes == 8) and np.all(ncalls == 1)
@@ -341,7 +341,7 @@ def test_draw_count_depends_on_the_output(sampler: "callable", param: float) -> 
 def test_vectorised_draws_per_sample_are_bounded() -> None:
     """Batched sampling: bytes per sample are O(1) and calls grow only logarithmically with the size.
 
-    Table inversion (issue 13): Laplace(3) and Gaussian(9) 8 bytes/sample.
+    Table inversion: Laplace(3) and Gaussian(9) 8 bytes/sample.
     """
     for sampler, param, limit in [(noise.discrete_laplace, 3.0, 20), (noise.discrete_gaussian, 9.0, 40)]:
         small, big = CountingSource(12), CountingSource(13)

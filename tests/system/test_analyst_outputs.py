@@ -1,4 +1,4 @@
-"""Issue 14, "what analysts expected and did not find": tables, CLI queries and commands, what a
+"""What analysts expect to find: tables, CLI queries and commands, what a
 release remembers, plots and reports that use it, progress on stderr, docs that match the code."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 14: docs that match the code. The README's interval wording and its Python snippets, and
+"""Docs that match the code. The README's interval wording and its Python snippets, and
 docs/notes/cdf-vs-daily.md's numbers, recomputed from the exact variance formulas."""
 
 from __future__ import annotations

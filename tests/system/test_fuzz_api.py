@@ -1,4 +1,4 @@
-"""Property-based tests of the public API (issue 3, item 4).
+"""Property-based tests of the public API.
 
 Valid random inputs give valid releases; invalid inputs (NaN, +-inf, huge, empty, wrong dtype,
 unicode labels, invalid budgets) raise a DPTreeError subclass: never another exception type,
@@ -488,7 +488,7 @@ def test_make_domain_random_bounds(lower: Any, upper: Any, width: Any) -> None:
 
 
 # --------------------------------------------------------------------------- every other entry point
-# (issue 14): hierarchy counts, interior points, quantiles, thresholds, group-by and the ledger, with
+# hierarchy counts, interior points, quantiles, thresholds, group-by and the ledger, with
 # budgets across and beyond the supported range and values of every kind: a result that satisfies
 # its invariants, or a DPTreeError; never another exception, never a hang.
 

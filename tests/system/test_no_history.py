@@ -3,6 +3,8 @@
 Comments, docstrings, messages and CLI output name no issue numbers, no dates and no "seed 00N"
 (a file name in the project's reference folder that means nothing to a user): papers are cited by
 author and year (docs/notes/seeds.md maps each to its document). Development history belongs in git log.
+The benchmarks, scripts and examples are read the same way: their docstrings, comments, help and
+output state what they measure or show, not which issue or day asked for it.
 
 The one exception is the table that reads older release files: a loaded statement is compared
 whole with the one re-derived from its parameters (:func:`dptree.privacy.statement.check_statement`),
@@ -13,7 +15,10 @@ line allowed to carry it; nothing else is exempt.
 
 from __future__ import annotations
 
+import ast
+import io
 import re
+import tokenize
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,6 +28,8 @@ USER_DOCS = ["README.md", "docs/index.md", "docs/guide/*.md", "docs/api/*.rst"]
 #: the proofs and measurement records: they cite the seed files by name (docs/notes/seeds.md maps
 #: them), but name no issue and no date; a measurement states its command, load and result
 NOTES = ["docs/notes/*.md"]
+#: the runnable files beside the package: what they measure or show, with no issue, date or seed file
+SCRIPTS = ["benchmarks/**/*.py", "scripts/**/*.py", "scripts/**/*.sh", "examples/**/*.py", "examples/**/*.sh"]
 
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*"
 HISTORY = re.compile(
@@ -154,3 +161,66 @@ def test_note_history_check_finds_history(tmp_path: Path) -> None:
     (tmp_path / "n.md").write_text("# x\n\nMeasured on 2026-11-24 for #12.\n`2024-01-01` is a bound.\n",
                                    encoding="utf-8")
     assert note_history_lines(tmp_path, ["n.md"]) == ["n.md:3: Measured on 2026-11-24 for #12."]
+
+
+def _prose(path: Path, text: str) -> dict[int, str]:
+    """A script's comments and docstrings, line number -> text: the prose, where a date is a date (in
+    code, ``np.datetime64("2024-01-01")`` is a value)."""
+    lines = text.splitlines()
+    prose: dict[int, str] = {}
+    if path.suffix == ".sh":
+        for no, line in enumerate(lines, 1):
+            m = re.search(r"(?:^|\s)#.*", line)
+            if m:
+                prose[no] = m.group(0)
+        return prose
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type == tokenize.COMMENT:
+            prose[tok.start[0]] = tok.string
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and \
+                    isinstance(first.value.value, str):
+                for no in range(first.lineno, (first.end_lineno or first.lineno) + 1):
+                    prose[no] = lines[no - 1]
+    return prose
+
+
+def script_history_lines(root: Path = ROOT, patterns: list[str] = SCRIPTS) -> list[str]:
+    """``path:line: text`` of every line of the benchmarks, scripts and examples that tells history:
+    the source's patterns (issues, dates, times, seed files), ``#12``, and an ISO date in a comment
+    or a docstring."""
+    out = []
+    for path in sorted({p for pattern in patterns for p in root.glob(pattern)}):
+        text = path.read_text(encoding="utf-8")
+        prose = _prose(path, text)
+        for no, line in enumerate(text.splitlines(), 1):
+            if HISTORY.search(line) or NOTE_HISTORY.search(line) or ISO_DATE.search(prose.get(no, "")):
+                out.append(f"{path.relative_to(root).as_posix()}:{no}: {line.strip()}")
+    return out
+
+
+def test_benchmarks_scripts_and_examples_tell_no_history() -> None:
+    assert len([p for pattern in SCRIPTS for p in ROOT.glob(pattern)]) >= 40, "the scripts were not found"
+    found = script_history_lines()
+    assert found == [], "history in benchmarks/, scripts/ or examples/ (state what is measured or shown; " \
+        "cite papers by author and year; history belongs in git log):\n" + "\n".join(found)
+
+
+def test_script_history_check_finds_history(tmp_path: Path) -> None:
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "benchmarks" / "b.py").write_text(
+        '"""Speed of x (issue 13, item 3).\n\nMeasured 2026-11-24."""\n'
+        'DAY = "2024-01-01"  # a value, not history\n'
+        'def f():\n    """As before Dec 7."""\n'
+        'print("seed 002\'s table")  # see #12\n', encoding="utf-8")
+    (tmp_path / "scripts" / "s.sh").write_text("#!/bin/sh\n# run 2026-11-24\necho 2024-01-01\n", encoding="utf-8")
+    assert script_history_lines(tmp_path, ["benchmarks/*.py", "scripts/*.sh"]) == [
+        'benchmarks/b.py:1: """Speed of x (issue 13, item 3).',
+        'benchmarks/b.py:3: Measured 2026-11-24."""',
+        'benchmarks/b.py:6: """As before Dec 7."""',
+        'benchmarks/b.py:7: print("seed 002\'s table")  # see #12',
+        "scripts/s.sh:2: # run 2026-11-24",
+    ]

@@ -1,4 +1,4 @@
-"""The privacy boundary (issue 10): nothing computed from the private rows leaves a release except
+"""The privacy boundary: nothing computed from the private rows leaves a release except
 through noise.
 
 Every registered mechanism (``tests/audit_registry/``, :mod:`dptree.testing.registry`) is run on each of its worst-case neighboring
@@ -50,7 +50,7 @@ def test_every_field_that_depends_on_the_data_is_declared_noisy(name: str) -> No
 
 @dataclasses.dataclass
 class _LeakyResult:
-    """A result that reports the exact n as if it were a public parameter (leak 3 of issue 10)."""
+    """A result that reports the exact n as if it were a public parameter."""
 
     BOUNDARY: ClassVar[Boundary] = Boundary(public=("epsilon", "n"), noisy=("value",))
 

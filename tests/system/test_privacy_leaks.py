@@ -1,6 +1,6 @@
-"""Regression tests for the privacy leaks of issue 10 in the range-tree and data paths.
+"""Regression tests for privacy leaks in the range-tree and data paths.
 
-Each test fails on the code before the fix:
+Each test fails on code with the leak:
 
 * leak 1 -- ``neighbors="replace"`` published the exact root after user bounding or
   ``on_invalid="drop"``, whose total is not public (epsilon = infinity);
@@ -36,8 +36,8 @@ def _replace_plan() -> Any:
 
 
 def test_replace_with_user_bounding_is_refused_numpy() -> None:
-    # The attack of the issue: two datasets with the same raw n (3 records) that differ in one
-    # record's user id. With k = 2, bounding keeps 2 resp. 3 records, and the old code published
+    # The attack: two datasets with the same raw n (3 records) that differ in one
+    # record's user id. With k = 2, bounding keeps 2 resp. 3 records, and publishing
     # that total exactly as "the public n".
     values = [1, 1, 1]
     for users in ([7, 7, 7], [7, 7, 8]):

@@ -309,8 +309,8 @@ def test_parquet_column_with_nan(tmp_path, cli_run) -> None:  # type: ignore[no-
 
 
 def test_out_is_checked_before_the_data_is_read(tmp_path, cli_run, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Issue 10: --out is validated first (directory exists and is writable, not the input file);
-    --out equal to the input used to overwrite the data file with the release."""
+    """--out is validated first (directory exists and is writable, not the input file), so --out
+    equal to the input never overwrites the data file with the release."""
     import dptree.data.histograms as db
 
     data = tmp_path / "d.csv"

@@ -1,4 +1,4 @@
-"""The conventions every ``dptree`` command shares (issue 11, item 5): one error prefix on stderr,
+"""The conventions every ``dptree`` command shares: one error prefix on stderr,
 results on stdout and diagnostics on stderr, the exit statuses, one parser built from one module
 per command, and releases told apart by their kind."""
 

@@ -59,7 +59,7 @@ def test_interior_point_charges_the_delta_its_mechanism_spends(tmp_path: Path, c
         assert [float(c["delta"] or 0) for c in ledger.history()] == [0.0, 0.0, 1e-4]
 
 
-# --------------------------------------------------------------------------- issue 10: charge order
+# --------------------------------------------------------------------------- charge order
 
 
 @pytest.fixture
@@ -172,7 +172,7 @@ def test_the_ledger_as_input_or_as_a_forced_output_is_refused_before_the_charge(
 def test_the_charge_is_committed_before_the_data_is_read(setup: dict[str, Path], command: str,
                                                          monkeypatch: pytest.MonkeyPatch,
                                                          cli_run: Any) -> None:
-    """Issue 10, 2(b): every data reader of every releasing command runs after the charge."""
+    """Every data reader of every releasing command runs after the charge."""
     import dptree.data.histograms as bd
     from dptree.cli.ledger_options import _Unread
 
@@ -254,7 +254,7 @@ def test_invalid_parameters_are_refused_before_any_charge(setup: dict[str, Path]
 
 
 def test_interior_point_seed_needs_allow_nonprivate(setup: dict[str, Path], cli_run: Any) -> None:
-    """Issue 10, leak 5: --seed ran a seeded (not private) release without confirmation."""
+    """--seed runs a seeded (not private) release only with confirmation."""
     argv = commands(setup, "")["interior-point"] + ["--seed", "3"]
     code, _, err = cli_run(argv)
     assert code == 2 and "--allow-nonprivate" in err and "NOT private" in err

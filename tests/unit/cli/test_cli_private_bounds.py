@@ -103,7 +103,7 @@ def test_the_domain_kind_of_a_file_does_not_depend_on_its_rows(tmp_path: Path, c
 def test_a_parquet_integer_column_keeps_its_declared_kind(tmp_path: Path, cli_run: Any) -> None:
     """A Parquet file declares its column's type (a CSV's would be DuckDB's guess from the rows, so
     CSV numbers get a float domain): an integer column gets an integer domain of width 1, as the
-    same array in memory does (until Dec 7 it got a float domain, and ages above 64 were clamped)."""
+    same array in memory does (a float domain would clamp ages above 64)."""
     import pandas as pd
 
     ages = np.random.default_rng(0).integers(18, 90, 2000)

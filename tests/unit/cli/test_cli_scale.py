@@ -1,4 +1,4 @@
-"""CLI additions of issue 6: release --ledger/--user-id/--by, dptree budget, dptree report."""
+"""The CLI at scale: release --ledger/--user-id/--by, dptree budget, dptree report."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def test_ledger_errors_are_one_line(tmp_path: Path, cli_run: Any) -> None:
     assert code == 2 and "already exists" in err
     code, _, err = cli_run(["budget", str(tmp_path / "c.ledger"), "--create"])
     assert code == 2 and "--total-epsilon" in err
-    # a bad column fails on the data, after the charge (issue 10, 2(b)): the charge stays, marked failed
+    # a bad column fails on the data, after the charge: the charge stays, marked failed
     code, _, err = cli_run(["release", str(EXAMPLE), "--column", "nope", "--lower", "0", "--upper", "9",
                             "--noise", "gaussian", "--rho", "0.1", "--ledger", led,
                             "--out", str(tmp_path / "x.json")])
@@ -106,7 +106,7 @@ def test_grouped_release(tmp_path: Path, cli_run: Any) -> None:
     cli_run(["budget", led, "--create", "--total-epsilon", "1"])
     base = ["release", str(path), "--column", "age", "--lower", "0", "--upper", "99", "--epsilon", "1",
             "--by", "region", "--ledger", led]
-    # rows outside the listed groups are found in the data: after the charge, which stays (issue 10, 2(b))
+    # rows outside the listed groups are found in the data: after the charge, which stays
     code, _, err = cli_run(base + ["--groups", "n,s,e", "--out", str(tmp_path / "r-{group}.json")])
     assert code == 2 and "not in groups" in err and "stays spent" in err
     (h,) = Ledger(led).history()
@@ -166,7 +166,7 @@ def test_report_command(tmp_path: Path, cli_run: Any) -> None:
 
 
 def test_old_ledger_is_upgraded_from_the_cli(tmp_path: Path, cli_run: Any) -> None:
-    """A ledger of the format before issue 10 (no chain) is refused with the command that upgrades it."""
+    """A ledger of format 1 (no chain) is refused with the command that upgrades it."""
     import sqlite3
 
     led = tmp_path / "old.ledger"

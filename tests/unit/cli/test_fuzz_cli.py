@@ -1,4 +1,4 @@
-"""Property-based tests of every CLI command through ``dptree.cli.main.main([...])`` (issue 3, item 4).
+"""Property-based tests of every CLI command through ``dptree.cli.main.main([...])``.
 
 Valid random inputs exit 0 and write a loadable release; invalid ones exit 2 with one line on
 stderr ("dptree: error: ...") and write nothing. Exit status 3 ("internal error") means a
@@ -304,7 +304,7 @@ def test_known_cli_bug_is_a_clean_error(override: dict[str, str], csv_file: Path
     assert_clean_error(rc, err)
 
 
-# --------------------------------------------------------------------------- every subcommand (issue 14)
+# --------------------------------------------------------------------------- every subcommand
 
 NUMBERS = st.sampled_from(["1", "0.5", "1e-300", "1e300", "0", "-1", "nan", "inf", "1e-9", "100", "x", "", "2e9"])
 

@@ -1,4 +1,4 @@
-"""The DuckDB engine's one-scan leaf histogram and window-free bounding (issue 13): same counts
+"""The DuckDB engine's one-scan leaf histogram and window-free bounding: same counts
 and same refusals as the numpy reference, whatever the batch size of the sorted stream."""
 
 from __future__ import annotations

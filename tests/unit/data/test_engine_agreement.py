@@ -1,6 +1,6 @@
-"""The same rows give the same exact counts in every container and engine (the cross-engine review
-of Dec 7): each disagreement below was a silently wrong release in one of them, and those that
-depended on another row (a null) a privacy leak as well."""
+"""The same rows give the same exact counts in every container and engine (a cross-engine
+review): each disagreement below would be a silently wrong release in one of them, and those that
+depend on another row (a null) a privacy leak as well."""
 
 from __future__ import annotations
 

@@ -49,7 +49,7 @@ def test_a_float16_column_on_an_integer_domain_warns_nothing() -> None:
         rel = dptree.range_tree(np.arange(100, dtype=np.float16), lower=0, upper=100, epsilon=1.0, rng=1)
     assert np.array_equal(rel.leaf_estimates,
                           dptree.range_tree(np.arange(100), lower=0, upper=100, epsilon=1.0, rng=1).leaf_estimates)
-    with warnings.catch_warnings():  # the sparse tree and the median read it too (they warned until Dec 7)
+    with warnings.catch_warnings():  # the sparse tree and the median read it too, without a warning
         warnings.simplefilter("error")
         sparse = dptree.sparse_range_tree(np.arange(100, dtype=np.float16), lower=0, upper=100, epsilon=1.0, rng=1)
         med = dptree.median(np.arange(100, dtype=np.float16), lower=0, upper=100, epsilon=1.0, rng=1).value

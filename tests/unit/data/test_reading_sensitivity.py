@@ -2,7 +2,7 @@
 in the bucket that x alone falls in, and changes no other record's bucket, whatever types D and x
 mix (property-based, over the exact leaf histogram).
 
-Every noise calibration assumes this. It failed twice before Dec 7 without any noise involved:
+Every noise calibration assumes this. Two ways to break it without any noise involved:
 numpy read a column of dates at the finest unit any value had (one record with nanosecond digits
 wrapped a thousand old dates around to 2084), and an object column's type depended on whether
 any item was a float. A failure here names the data set and the record that move other records.

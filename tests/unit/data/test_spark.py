@@ -145,8 +145,8 @@ def test_hierarchy_counts_on_a_spark_dataframe() -> None:
 
 
 def test_dates_beyond_2262_are_clamped_not_wrapped_in_spark() -> None:
-    """Issue 14: epoch nanoseconds of 9999-12-31 overflow int64; with ANSI off Spark wrapped them
-    into the first bucket. Clamped in the column's own unit (days, microseconds), like numpy."""
+    """Epoch nanoseconds of 9999-12-31 overflow int64; with ANSI off Spark would wrap them into the
+    first bucket. Clamped in the column's own unit (days, microseconds), like numpy."""
     pytest.importorskip("pyspark", reason='pyspark is not installed: pip install "dptree[spark]"')
     from _spark import spark_session
 

@@ -1,4 +1,4 @@
-"""The least-squares estimator before issue 13 items 2 and 3 (two passes with per-node temporaries,
+"""A straightforward least-squares estimator (two passes with per-node temporaries,
 moments per side), kept verbatim as the reference oracle of tests/unit/estimation and the "before"
 column of benchmarks/speed.py and benchmarks/ci_speed.py (not used by dptree)."""
 

@@ -1,4 +1,4 @@
-"""The regular-tree fast path (issue 13 item 2) against the general two passes and the old estimator."""
+"""The regular-tree fast path against the general two passes and the reference estimator."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def test_fast_path_refuses_what_it_cannot_do() -> None:
 
 
 def old_leaf_estimates(est: LeafEstimates, meas: list[np.ndarray | None]) -> np.ndarray:
-    """The estimator before issue 13: the old two passes, then the padding correction leaf by leaf."""
+    """The reference estimator: its two passes, then the padding correction leaf by leaf."""
     lay, D = est.layout, est.size
     y = [np.zeros(n) if m is None else m.astype(float) for m, n in zip(meas, lay.level_sizes)]
     leaf = ref.consistent_estimates(y, list(est.level_variance), [None] * len(y), fanouts=lay.fanouts).x[-1]
@@ -88,8 +88,8 @@ def test_leaf_estimates_equal_the_old_estimator(D: int, b: int, root: float) -> 
 
 @pytest.mark.parametrize("b", [2, 16])
 def test_peak_memory_is_at_most_24_bytes_per_node(b: int) -> None:
-    """Issue 13 asks <= 48 B/node; the estimates and their prefix sums take 16 B per leaf (the old
-    estimator took 38 to 54)."""
+    """Target <= 48 B/node; the estimates and their prefix sums take 16 B per leaf (the reference
+    estimator takes 38 to 54)."""
     lay = build_layout(2**16, b)
     var = np.r_[np.inf, np.full(lay.depth, 2.0)]
     meas = [None if not np.isfinite(v) else np.zeros(n, np.int64) for v, n in zip(var, lay.level_sizes)]

@@ -1,4 +1,4 @@
-"""The list-and-tuple hierarchy builder before issue 13 item 5, kept verbatim as the reference
+"""The list-and-tuple hierarchy builder, kept verbatim as the reference
 oracle of tests/unit/hierarchy/test_hierarchy_building.py (not used by dptree)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Hierarchy counting through integer codes (issue 13): :mod:`dptree.data.codes` and
+"""Hierarchy counting through integer codes: :mod:`dptree.data.codes` and
 :func:`dptree.hierarchy.counting.leaf_counts` agree with plain references on every input kind."""
 
 from __future__ import annotations

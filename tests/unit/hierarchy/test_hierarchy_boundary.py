@@ -1,4 +1,4 @@
-"""Issue 10, "one privacy boundary" (hierarchy part): a release on neighboring datasets, with
+"""One privacy boundary (hierarchy part): a release on neighboring datasets, with
 the same test seed, differs only in the fields ``hierarchy.NOISY_MEASUREMENTS`` declares noisy
 (and in what is post-processing of them). Everything else -- parameters, privacy statement,
 summary, repr, printed CLI output -- is identical, so no exact quantity of the rows (a total,

@@ -1,5 +1,5 @@
-"""The vectorised hierarchy builder (integer codes per level, issue 13 item 5) against the old
-list-and-tuple builder kept in reference_building.py: same arrays, same errors, same messages."""
+"""The vectorised hierarchy builder (integer codes per level) against the
+list-and-tuple reference builder in reference_building.py: same arrays, same errors, same messages."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 11: the hierarchy release on the shared contract -- a CountRelease of kind "hierarchy"
+"""The hierarchy release on the shared contract -- a CountRelease of kind "hierarchy"
 loaded by dptree.load, its statement in the one schema (make_statement / read_statement), files
 written before the schema ("neighbours", "library_version") still loading with the same answers,
 and the declared parameter constraints."""

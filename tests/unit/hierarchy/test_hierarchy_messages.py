@@ -1,4 +1,4 @@
-"""Issue 10, leak 2 (hierarchy part): error messages are not a counting oracle.
+"""Error messages are not a counting oracle (hierarchy part).
 
 Every refusal that depends on the private rows is raised here on data with distinctive counts
 (7 bad rows among 1,000,003 - 7 good ones would be too slow; 7 bad among 31 good) and a

@@ -77,7 +77,7 @@ def test_other_leaves_are_public_and_data_independent() -> None:
         (lambda: Hierarchy.from_parent_table([("a", None), ("a", None)]), DomainError, "twice"),
         (lambda: Hierarchy.from_parent_table({"a": "zzz"}), DomainError, "not a node"),
         (lambda: Hierarchy.from_parent_table({}), DomainError, "empty"),
-        # a row of three, a string, a number: a raw ValueError / TypeError until Dec 7
+        # a row of three, a string, a number: typed errors, not a raw ValueError / TypeError
         (lambda: Hierarchy.from_parent_table([("a", None, 1)]), InputFormatError, "list of \\(node, parent\\) pairs"),
         (lambda: Hierarchy.from_parent_table("abc"), InputFormatError, "list of \\(node, parent\\) pairs"),
         (lambda: Hierarchy.from_parent_table(5), InputFormatError, "list of \\(node, parent\\) pairs"),

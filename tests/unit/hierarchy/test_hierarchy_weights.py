@@ -1,9 +1,9 @@
-"""Issue 10, leak 4: hierarchy weights are summed exactly, in every engine.
+"""Hierarchy weights are summed exactly, in every engine.
 
-The old code summed weights through float64 (``np.bincount(weights=...)`` in ``leaf_counts`` and
-``node_weights``, ``SUM(TRY_CAST(w AS DOUBLE))`` in the CLI's DuckDB reader), so a total of
-2^53 + 1 was counted as 2^53, and int64 group sums wrapped past 2^63. Each test here fails on
-that code. Totals the noise arithmetic cannot hold (>= ``MAX_TOTAL`` = 2^61) are refused with a
+Summing weights through float64 (``np.bincount(weights=...)`` in ``leaf_counts`` and
+``node_weights``, ``SUM(TRY_CAST(w AS DOUBLE))`` in the CLI's DuckDB reader), counts a total of
+2^53 + 1 as 2^53, and int64 group sums wrap past 2^63. Each test here fails on
+such code. Totals the noise arithmetic cannot hold (>= ``MAX_TOTAL`` = 2^61) are refused with a
 ``TotalTooLargeError`` whose message never contains the total.
 """
 

@@ -172,7 +172,7 @@ def _violations(case: Case, public_halt: bool = True) -> tuple[list[str], Counte
 
     ``public_halt``: ConstructPaths halts on the public size N = |S| + 1 (>= every neighbor's
     size, as dptree runs it with the declared N after the cap); False: on each data set's own
-    size (what dptree did before issue 16)."""
+    size (the halt on the private size)."""
     shape, h, t, k, s, neighbors = case
     assert t >= 2 * k  # the lemma's hypothesis
     n_pub = len(s) + 1 if public_halt else None
@@ -448,7 +448,7 @@ def test_lemma_4_3_brute_force_wide():
 
 
 def test_halting_on_the_actual_size_breaks_lemma_4_5_for_add_remove():
-    """What dptree did before issue 16: step 1 of ConstructPaths halting on the private |S_d|. At
+    """Step 1 of ConstructPaths halting on the private |S_d|. At
     |S| = 10t + 1 against its neighbor with 10t records, S has a second database (d*(S) = 2 on
     spread data) and S' has none, so StoppingPoint's query sequences differ in length -- the
     brute-force check reports it; halting on the public size (the default above) does not."""

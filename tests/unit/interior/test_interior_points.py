@@ -23,7 +23,7 @@ EPS, DELTA, BETA = 1.0, 1e-6, 0.1
 
 
 def _datasets(size: int, n: int):
-    """Worst-case data of the issue: all-equal (at the lower end), a point mass (middle, top), two
+    """Worst-case data: all-equal (at the lower end), a point mass (middle, top), two
     far clusters. (Several point masses splitting the data are *not* covered by the n = 2 ln|X|/eps
     target: OPT drops to ~n/2 there; see exponential_requirement and docs/notes/interior_point.md.)"""
     return {
@@ -40,7 +40,7 @@ def _datasets(size: int, n: int):
 
 @pytest.mark.parametrize("log2size", [8, 64, 1 << 20])
 def test_exponential_interior_point_target_099(log2size):
-    """Issue 5 target: >= 0.99 success at n = ceil(2 ln|X| / eps) + 10 on the worst-case data."""
+    """Target: >= 0.99 success at n = ceil(2 ln|X| / eps) + 10 on the worst-case data."""
     size = 1 << log2size
     n = math.ceil(2 * ln_int(size) / EPS) + 10
     log_b = effective_epsilon(exponential_base(EPS)) / 2
@@ -227,7 +227,7 @@ def _tree_run(method: str, vals: list[int], cnt: list[int], size: int, seed: int
 
 
 def test_heavypaths_at_half_its_stated_n_reports_bottom_on_spread_data():
-    """The issue's case: at half its stated n, on data spread over the domain, HeavyPaths'
+    """At half its stated n, on data spread over the domain, HeavyPaths'
     StoppingPoint finds no heavy element and returns bottom; the placeholder value (lower) is
     reported *with* bottom=True. A point mass at the lower end at the stated n returns the same
     value as a genuine answer: bottom=False (so ``bottom = (value == lower)`` fails here)."""

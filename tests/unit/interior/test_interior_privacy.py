@@ -1,7 +1,6 @@
-"""Issue 10, leak 3: interior points must neither publish nor branch on the exact number of records.
+"""Interior points must neither publish nor branch on the exact number of records.
 
-Each test here failed on the code before the fix (checked by running it against the old
-``src/dptree/interior/points.py``, now split into the modules of ``src/dptree/interior/``); the comment on each says which bug it catches.
+Each test here fails on code that does (the comment on each says which bug it catches).
 """
 
 from __future__ import annotations
@@ -40,8 +39,8 @@ def _failures(ms: _MS, h: int, p: dict, runs: int, seed: int) -> int:
 
 
 def test_treelog_issue_counterexample_is_private():
-    """The issue's numbers: |X| = 2^8, eps = 1, delta = 1e-6, point mass at 85 with n = 3t vs
-    n = 3t + 1 (t = 161,140). With the old ``n <= 3t -> exponential mechanism`` shortcut the 3t
+    """The counterexample: |X| = 2^8, eps = 1, delta = 1e-6, point mass at 85 with n = 3t vs
+    n = 3t + 1 (t = 161,140). With an ``n <= 3t -> exponential mechanism`` shortcut the 3t
     dataset never fails (0/300) and the 3t + 1 one fails ~40% of the time: P[fail | 3t+1] <=
     e P[fail | 3t] + 1e-6 is violated, i.e. not (1, 1e-6)-DP. Without it both behave alike."""
     p = treelog_parameters(483_421, 256, 1.0, 1e-6)
@@ -65,11 +64,12 @@ def _bottoms_at(n: int, n_max: int, runs: int, seed: int) -> int:
 
 
 def test_heavypaths_halting_depends_only_on_the_declared_size(monkeypatch):
-    """Issue 16 (found by the widened Lemma 4.3 check, tests/unit/interior/test_interior_lemma43.py): ConstructPaths
-    halted on the private |S_d| <= 10t. With n_max = 10^8 declared on |X| = 2^8, data spread evenly
-    with 10t records stopped after S_1 and returned bottom every time, with 10t + 1 records it
-    went on to S_2 and answered every time (30/30 each): add/remove neighbors, not (1, 1e-6)-DP. Halting on
-    the declared size, both behave alike; planting the old rule back fails the same check."""
+    """ConstructPaths must not halt on the private |S_d| <= 10t (the Lemma 4.3 check,
+    tests/unit/interior/test_interior_lemma43.py, finds it). With n_max = 10^8 declared on
+    |X| = 2^8, data spread evenly with 10t records would stop after S_1 and return bottom every
+    time, with 10t + 1 records it would go on to S_2 and answer every time (30/30 each): add/remove
+    neighbors, not (1, 1e-6)-DP. Halting on the declared size, both behave alike; planting the
+    private-size halt fails the same check."""
     n_max = 10**8
     e_in, d_in = swap_budget(1.0, 1e-6)
     t = heavypaths_parameters(n_max, 256, e_in, d_in)["t"]
@@ -114,7 +114,7 @@ def test_audit_catches_the_treelog_shortcut_as_a_planted_bug(monkeypatch):
 
 
 def test_every_method_is_registered_with_the_audit():
-    """Issue 10 audit coverage: each interior_point method, median, quantile, learn_threshold,
+    """Audit coverage: each interior_point method, median, quantile, learn_threshold,
     under add/remove (neighbors of sizes n and n + 1) and replace."""
     names = {s.name for s in audit.registered()}
     for m in ("exponential", "auto", "treelog", "heavypaths"):

@@ -1,4 +1,4 @@
-"""The interior-point family's results as releases (issue 11): the Release contract, the privacy
+"""The interior-point family's results as releases: the Release contract, the privacy
 statement schema, save/load through ``dptree.load`` with re-validation, the boundary declaration
 and the declared parameter constraints."""
 

@@ -1,5 +1,5 @@
 """Interior points and quantiles at scale: engine-side counting, vectorised encoding and blocks, and
-the vectorised exact exponential sampler (issue 12 item 3, issue 13 item 4)."""
+the vectorised exact exponential sampler."""
 
 from __future__ import annotations
 

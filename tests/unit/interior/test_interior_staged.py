@@ -1,5 +1,5 @@
-"""The staged exponential mechanisms on files and DuckDB relations (dptree.interior.staged, issue 12
-item 3): a bucket histogram, the rank window's distinct values and the ranks of proposed points,
+"""The staged exponential mechanisms on files and DuckDB relations (dptree.interior.staged):
+a bucket histogram, the rank window's distinct values and the ranks of proposed points,
 counted in DuckDB; the same law -- and the same draws -- as the in-memory path."""
 
 from __future__ import annotations

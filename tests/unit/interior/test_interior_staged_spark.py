@@ -1,4 +1,4 @@
-"""The staged exponential mechanisms on Spark DataFrames (dptree.interior.staged, issue 12 item 3):
+"""The staged exponential mechanisms on Spark DataFrames (dptree.interior.staged):
 the bucket histogram, the rank window and the ranks of proposed points counted in Spark
 (SparkOrderedCounts), with the same buckets, keys and counts as DuckDB's, and therefore the
 same point as the in-memory path for the same seed. Spark runs in local[2] (tests/_spark.py)."""

@@ -1,4 +1,4 @@
-"""The tie-aware exponential mechanism for quantiles (issue 12, item 2):
+"""The tie-aware exponential mechanism for quantiles:
 dptree.interior.selection.quantile_exponential_mechanism and the quantile/median paths on it.
 
 * the score -dist(a n, [b #{x < y}, b #{x <= y}]) against a brute-force definition;

@@ -1,4 +1,4 @@
-"""Release-file robustness (issue 3, item 5): truncated, edited, wrong-version and hostile files are
+"""Release-file robustness: truncated, edited, wrong-version and hostile files are
 rejected with ReleaseFileError, within bounded memory and time."""
 
 from __future__ import annotations

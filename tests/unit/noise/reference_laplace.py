@@ -1,4 +1,4 @@
-"""The discrete Laplace sampler before issue 13 (a float fast path, ~90 ns/sample), kept as a test
+"""A discrete Laplace sampler with a float fast path (~90 ns/sample), kept as a test
 oracle and as the "old" side of ``benchmarks/sampler_cost.py --speed``.
 
 CKS 2020 (Algorithm 2, last step): a fair sign B and a magnitude M with P(M >= m) = q^m,
@@ -48,7 +48,7 @@ def geometric_exact(src: RandomSource, word: int, lam: Fraction, guess: int) -> 
 
 
 def discrete_laplace(src: RandomSource, scale: float | Fraction, size: int) -> np.ndarray:
-    """``size`` exact samples of the discrete Laplace (the pre-issue-13 sampler)."""
+    """``size`` exact samples of the discrete Laplace (the float-fast-path reference sampler)."""
     lam = laplace_scale_used(scale)
     out = np.zeros(size, dtype=np.int64)
     for start in range(0, size, CHUNK):

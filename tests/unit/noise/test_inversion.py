@@ -1,4 +1,4 @@
-"""The exact table inversion behind the discrete Laplace (dptree.noise.inversion, issue 13).
+"""The exact table inversion behind the discrete Laplace (dptree.noise.inversion).
 
 Checks the decision rule word by word against an independent high-precision oracle, the tails and
 the digit decomposition through the pmf, and that the chi-square test catches a planted
@@ -141,7 +141,7 @@ def test_a_planted_off_by_one_threshold_is_caught(monkeypatch: pytest.MonkeyPatc
 
 
 def test_new_sampler_agrees_with_the_old_one() -> None:
-    """Two-sample test against the pre-issue-13 float-fast-path sampler (reference_laplace.py)."""
+    """Two-sample test against the float-fast-path reference sampler (reference_laplace.py)."""
     for lam in (1.0, 37.5, 1000.0):  # one table, and a top table with one base-256 digit
         a = reference_laplace.discrete_laplace(noise.make_source(8), lam, 100_000)
         b = noise.discrete_laplace(noise.make_source(9), lam, 100_000)

@@ -1,4 +1,4 @@
-"""Exact (epsilon, delta) of the discrete Gaussian (issue 16): dptree.privacy.budget.discrete_gaussian_delta
+"""Exact (epsilon, delta) of the discrete Gaussian: dptree.privacy.budget.discrete_gaussian_delta
 against brute force over the integer lattice, CKS 2020 Theorem 7, and the calibration that uses it."""
 
 from __future__ import annotations
@@ -119,8 +119,8 @@ def test_hierarchy_gaussian_uses_the_exact_calibration_and_states_it() -> None:
     assert rel.privacy["calibration"]["kind"] == "exact"
     assert discrete_gaussian_delta(1.0, s2, 5) <= 1e-6  # recomputed, not read from the statement
     assert rel.privacy["rho"] == pytest.approx(5 / (2 * s2))
-    # a release written with the zCDP calibration (files from before issue 16, in the spelling
-    # before the statement schema) still loads, with the guarantee of that calibration
+    # a release written with the zCDP calibration (in the spelling of files older than the
+    # statement schema) still loads, with the guarantee of that calibration
     old = rel.to_dict()
     rho = zcdp_rho_for(1.0, 1e-6)
     zs2 = float(gaussian_sigma2_used(5 / (2 * rho)))

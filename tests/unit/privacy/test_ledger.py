@@ -195,8 +195,8 @@ def _chattr(flag: str, *paths: Path) -> bool:
 
 
 def test_read_only_wal_ledger_in_a_read_only_directory_can_be_listed(tmp_path: Path, cli_run: Any) -> None:
-    """Issue 14: a WAL ledger whose directory cannot take a -shm file (read-only for the reader)
-    could not even be listed. The immutable attribute binds root too, so it stands in for a
+    """A WAL ledger whose directory cannot take a -shm file (read-only for the reader) can be
+    listed. The immutable attribute binds root too, so it stands in for a
     read-only directory here."""
     folder = tmp_path / "ro"
     folder.mkdir()
@@ -334,7 +334,7 @@ def test_bad_paths_and_timeout(tmp_path: Path) -> None:
         Ledger(tmp_path / "c.ledger", total_epsilon=1.0).charge(epsilon=0.1, label=3)  # type: ignore[arg-type]
 
 
-# --------------------------------------------------------------------------- integrity (issue 10, leak 6)
+# --------------------------------------------------------------------------- integrity
 
 
 def _tamper(path: Path, *statements: str) -> None:
@@ -373,7 +373,7 @@ def test_sqlite_itself_refuses_negative_nan_and_infinite_amounts(tmp_path: Path)
 
 
 def test_negative_charge_row_is_refused(tmp_path: Path) -> None:
-    """Issue 10 leak 6: a row of epsilon -2.6 made a total of 1 allow a real spend of 3.6."""
+    """A row of epsilon -2.6 would make a total of 1 allow a real spend of 3.6."""
     path = tmp_path / "b.ledger"
     _spent_ledger(path)
     insert = ("INSERT INTO charges(created_utc, label, kind, epsilon, delta, rho, status, output, pid{h}) "
@@ -502,7 +502,7 @@ def test_new_ledger_in_an_empty_file(tmp_path: Path) -> None:
         assert led.spent().charges == 1
 
 
-# Format 1 (dptree before issue 10): no constraints, no chain.
+# Format 1: no constraints, no chain.
 _V1_SCHEMA = """
 CREATE TABLE IF NOT EXISTS ledger_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS charges (

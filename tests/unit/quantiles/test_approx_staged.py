@@ -1,5 +1,5 @@
 """``dptree.quantiles`` with ``method="approx"`` and ``"exponential"`` on files and DuckDB relations
-(dptree.quantiles.staged, issue 12 item 3): every call of the recursion runs staged on its piece
+(dptree.quantiles.staged): every call of the recursion runs staged on its piece
 (engine windows of global ranks, shifted to the piece, with the tie shares at its ends) and must
 give the in-memory path's points seed by seed -- the same candidates, the same draws."""
 

@@ -1,4 +1,4 @@
-"""RangeTree.ci after issue 13: the same intervals as count -+ multiplier * stderr, to 1e-9 relative."""
+"""RangeTree.ci: the same intervals as count -+ multiplier * stderr, to 1e-9 relative."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""levels="prefix" and "all_ranges" (issue 12, item 5): the prefix split minimises the exact average
+"""levels="prefix" and "all_ranges": the prefix split minimises the exact average
 variance of the prefixes [lower, x], "optimal" stays an alias of "all_ranges", the statement records
 the workload and release files with the new names round-trip through dptree.load."""
 
@@ -68,7 +68,7 @@ def test_prefix_optimum_in_continuous_units(D: int, b: int, expected: float) -> 
 
 
 def test_issue_target_at_d1024() -> None:
-    """Issue 12: today's options give 135.0 (levels="optimal", branching=None picks b = 8); the
+    """At D = 1024 levels="optimal" gives 135.0 (levels="optimal", branching=None picks b = 8); the
     prefix split with branching=None reaches 117.6 (exact discrete Laplace, eps = 1)."""
     old = plan_range_tree(lower=0, upper=1023, epsilon=1.0, levels="optimal")
     new = plan_range_tree(lower=0, upper=1023, epsilon=1.0, levels="prefix")
@@ -133,7 +133,7 @@ def _rewrite(path: Path, edit) -> Path:  # type: ignore[no-untyped-def]
 def test_files_before_the_workload_field_still_load_and_edits_are_refused(tmp_path: Path) -> None:
     rel = dptree.range_tree(np.arange(50), lower=0, upper=63, epsilon=1.0, levels="all_ranges", rng=1)
     rel.save(tmp_path / "a.json", allow_nonprivate=True)
-    # a file from before issue 12: levels "optimal", no budget_split in the statement
+    # an older file: levels "optimal", no budget_split in the statement
     old = _rewrite(tmp_path / "a.json", lambda d: (d["privacy"].pop("budget_split"),
                                                    d["parameters"].__setitem__("levels", "optimal")))
     assert dptree.load(old).plan.levels == "all_ranges"

@@ -1,4 +1,4 @@
-"""Private bounds for range trees (issue 15, item 3): the search's exact privacy by brute force,
+"""Private bounds for range trees: the search's exact privacy by brute force,
 the API's checks, the statement, the release file and the ledger."""
 
 from __future__ import annotations

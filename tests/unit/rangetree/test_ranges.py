@@ -89,7 +89,7 @@ def test_fractional_ends_on_an_integer_domain_count_lo_le_value_le_hi() -> None:
 
 
 def test_the_last_bucket_past_upper_and_fractional_bin_edges() -> None:
-    """Found by the answer review of Dec 7 (each was a silently wrong count at huge epsilon):
+    """Found by an answer review (each was a silently wrong count at huge epsilon):
     a range starting above upper counted the last bucket when upper sits inside it (no record lies
     above upper: they are clamped to it); a bucket's top (q n on a bucket's CDF value, or q = 1)
     was answered with the next bucket's first value, outside its own interval; a histogram floored
@@ -466,7 +466,7 @@ def test_a_saved_file_of_the_previous_layout_still_loads(tmp_path) -> None:  # t
     doc = json.loads((tmp_path / "r.json").read_text())
     old = ["mechanism", "neighbors", "max_contributions", "guarantee", "budget_requested", "budget_spent",
            "l1_sensitivity", "l2_sensitivity", "levels", "root", "library", "private", "calibration"]
-    assert set(old) | {"budget_split"} == set(doc["privacy"])  # budget_split: issue 12, absent before
+    assert set(old) | {"budget_split"} == set(doc["privacy"])  # budget_split: absent from older files
     doc["privacy"] = {k: doc["privacy"][k] for k in old}
     doc["privacy"]["library"] = "dptree 0.1.0"
     doc["checksum"] = canonical_checksum(doc)
@@ -476,7 +476,7 @@ def test_a_saved_file_of_the_previous_layout_still_loads(tmp_path) -> None:  # t
 
 
 def test_quantile_targets_the_least_squares_total() -> None:
-    """Issue 12, item 1: the read-off targets q * total() (the unbiased least-squares total of the
+    """The read-off targets q * total() (the unbiased least-squares total of the
     domain), not the isotonic fit's endpoint, which differs from it when the fit pools the noisy
     plateau above the data (here in 30 of 40 releases)."""
     vals = np.repeat(np.arange(40, 60), 10)  # empty buckets above the data

@@ -1,4 +1,4 @@
-"""The audit harness itself (issue 3, item 2), without large samples: Clopper-Pearson and the epsilon
+"""The audit harness itself, without large samples: Clopper-Pearson and the epsilon
 bound, determinism, batched samplers equal to the library's releases, the registry and its
 completeness check, privacy statements against brute-force sensitivities, and that the harness
 draws no randomness. The audits of every registered mechanism and the planted bugs are in
