@@ -13,7 +13,7 @@ name a kind of problem, never a count or a value, :mod:`dptree.errors`). Two ope
   integer domain) are refused with the wording of :func:`~dptree.errors.check_invalid`, or
   dropped (``on_invalid``). Histograms, bounded and grouped histograms, hierarchy path counts
   and the sorted value counts of the exponential mechanisms are built from it once, above the
-  engines (:mod:`dptree.data.counts`).
+  engines (:mod:`dptree.data.histograms`).
 * :meth:`Engine.ordered_counts` -- a session of :class:`OrderedCounts` queries (a bucket
   histogram, the distinct values of a rank window, the ranks of one point) for the staged
   exponential mechanisms of :mod:`dptree.interior.staged`. It stays an operation of its own: its
@@ -24,7 +24,7 @@ name a kind of problem, never a count or a value, :mod:`dptree.errors`). Two ope
 
 :mod:`dptree.data.engines.numpy` (in-memory data), :mod:`~dptree.data.engines.duckdb` (files and
 DuckDB relations) and :mod:`~dptree.data.engines.spark` (Spark DataFrames) implement it, with
-identical results for the same random source (tested); :mod:`dptree.data.counts` picks one.
+identical results for the same random source (tested); :mod:`dptree.data.histograms` picks one.
 Arguments reach an engine validated: groups checked, ``k`` resolved, the random source made.
 """
 
@@ -48,7 +48,7 @@ Missing = Literal["error", "drop"]
 Unknown = Literal["error", "drop"]
 Group = Union[str, int]
 
-#: the count column of the hierarchy path counts (:func:`dptree.data.counts.path_counts`)
+#: the count column of the hierarchy path counts (:func:`dptree.data.histograms.path_counts`)
 COUNT = "__n__"
 
 

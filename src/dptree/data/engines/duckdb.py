@@ -1,7 +1,8 @@
 """The DuckDB engine: CSV and Parquet files (out of core, multi-threaded) and DuckDB relations.
 
-Only counts and cells leave DuckDB: the histogram (one count per bucket, in one scan that also
-runs the checks), for hierarchies one count per distinct path; contribution bounding
+Only counts and cells leave DuckDB (:meth:`DuckDBEngine.counts`): one count per bucket (in one
+scan that also runs the checks) or per (group, bucket) cell, one per distinct path for
+hierarchies, the distinct values and their counts for the exponential mechanisms; contribution bounding
 (:mod:`dptree.data.engines.duckdb_bounded`) also reads integer user ids into numpy, where they
 stay. No value enters Python. The SQL
 (:mod:`dptree.data.engines.duckdb_sql`) buckets values exactly as
@@ -295,9 +296,10 @@ class DuckDBEngine(Engine):
     def ordered_counts(self, data: Any, *, column: str | None, lower: int | float, upper: int | float,
                        missing: Missing = "error", infinite: Missing = "error",
                        message: str | None = None) -> Iterator[OrderedCounts | None]:
-        """One connection for the session's queries (:class:`~dptree.data.engines.duckdb_ordered.DuckDBOrderedCounts`); None for columns
-        whose values the staged path does not read exactly like :meth:`value_counts` (dates,
-        128-bit integers, and integer domains over non-integer columns)."""
+        """One connection for the session's queries
+        (:class:`~dptree.data.engines.duckdb_ordered.DuckDBOrderedCounts`); None for columns whose
+        values the staged path does not read exactly like a :class:`~dptree.data.engines.base.Value`
+        key (dates, 128-bit integers, and integer domains over non-integer columns)."""
         self._names(data, column)
         assert column is not None
         kind = "integer" if isinstance(lower, int) else "float"

@@ -322,7 +322,7 @@ class SparkEngine(Engine):
                 "grouped histograms" if group else "bounded histogram" if sample else "histogram")
         try:
             if group is not None:
-                _check_by(data, by, group.groups)
+                _check_by(data, group.column, group.groups)
             if isinstance(key, Value):
                 infinite = key.infinite or on_invalid
                 if group is None:
@@ -340,8 +340,8 @@ class SparkEngine(Engine):
                        message: str | None = None) -> Iterator[OrderedCounts | None]:
         """:class:`~dptree.data.engines.spark_ordered.SparkOrderedCounts` (each query one Spark
         job returning an aggregate); None, decided from the schema and the kind of bounds only,
-        for columns that :meth:`value_counts` reads otherwise (dates, non-numeric types, and
-        integer domains over non-integral columns)."""
+        for columns that the value counts (:class:`~dptree.data.engines.base.Value` keys) read
+        otherwise (dates, non-numeric types, and integer domains over non-integral columns)."""
         _pyspark()
         check_names(self.READS, column)
         assert column is not None
