@@ -202,11 +202,14 @@ def value_counts(data: Any, *, column: str | None = None, missing: Missing = "er
 def values(data: Any, *, column: str | None = None, missing: Missing = "error", infinite: Missing = "error",
            message: str | None = None, fmt: str | None = None,
            domain: tuple[str, Any, Any] | None = None) -> np.ndarray:
-    """Every valid value of ``data``'s column, sorted (checks as :func:`value_counts`, whose
-    distinct values it repeats by their counts): memory O(rows), never one Python object per row,
-    for a mechanism that counts the values itself. Not private."""
-    counted = engine_for(data, fmt=fmt).counts(data, [Value(column, domain, infinite)], on_invalid=missing)
-    return np.repeat(counted.keys[0], counted.n)
+    """Every valid value of ``data``'s column (checks as :func:`value_counts`; a
+    :class:`~dptree.data.engines.base.Value` key without distinct values: files and DuckDB
+    relations in one unsorted scan, the other inputs as their sorted distinct values repeated by
+    their counts). Memory O(rows), never one Python object per row, for a mechanism that counts
+    the values itself. Not private."""
+    counted = engine_for(data, fmt=fmt).counts(data, [Value(column, domain, infinite, distinct=False)],
+                                               on_invalid=missing)
+    return counted.keys[0]
 
 
 @validate_params({"column": COLUMN, "unknown": UNKNOWN, "missing": MISSING, "infinite": MISSING})

@@ -57,7 +57,7 @@ def test_the_engines_count_the_same_keys(tmp_path: Path, df: pd.DataFrame) -> No
     group = GroupOf("g", ["a", "b"])
     shapes = [([Bucket("v", plan.domain)], None), ([group, Bucket("v", plan.domain)], None),
               ([group, Bucket("v", plan.domain)], 2), ([Bucket("v", plan.domain)], 1), ([Value("v")], None),
-              ([group, Value("v")], None)]
+              ([group, Value("v")], None), ([Value("v", distinct=False)], None)]
     for keys, k in shapes:
         got = [engine.counts(data, keys, sample=Sample("u", k, make_source(3)) if k else None)
                for engine, data in ((NumpyEngine(), df), (DuckDBEngine(), str(tmp_path / "d.parquet")))]
@@ -70,6 +70,8 @@ def test_the_engines_count_the_same_keys(tmp_path: Path, df: pd.DataFrame) -> No
         NumpyEngine().counts(df, [Bucket("v", plan.domain), group])
     with pytest.raises(InvalidParameterError, match="internal error"):
         NumpyEngine().counts(df, [Value("v")], sample=Sample("u", 1, make_source(3)))
+    with pytest.raises(InvalidParameterError, match="internal error"):
+        DuckDBEngine().counts(str(tmp_path / "d.parquet"), [group, Value("v", distinct=False)])
 
 
 def test_the_dispatcher_picks_the_engine_by_input(tmp_path: Path, df: pd.DataFrame) -> None:

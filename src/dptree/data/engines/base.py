@@ -87,11 +87,15 @@ class Value:
     """The row's value of ``column`` itself, in the column's type (int64/uint64, float64,
     datetime64; Python ints only for integers wider than 64 bits). ``domain`` (kind, lower,
     upper), when known, decides how a CSV column is read (never DuckDB's guess from a sample of
-    rows). Infinities follow ``infinite`` (None: the call's ``on_invalid``)."""
+    rows). Infinities follow ``infinite`` (None: the call's ``on_invalid``). ``distinct`` False:
+    no two records share a key (one row per valid record, in the engine's order, each counted
+    once): the values themselves, memory O(rows), for a mechanism that counts them its own way
+    without the sort of the distinct values."""
 
     column: str | None
     domain: tuple[str, Any, Any] | None = None
     infinite: Missing | None = None
+    distinct: bool = True
 
 
 @dataclass(frozen=True)
@@ -132,15 +136,23 @@ class Counts(NamedTuple):
         """The counts of one :class:`Value` key from (sorted distinct values, counts)."""
         return cls((counted[0],), counted[1])
 
+    @classmethod
+    def of_records(cls, values: np.ndarray) -> Counts:
+        """The counts of a :class:`Value` key with ``distinct=False``: every record once (the
+        counts a read-only view, no memory per row)."""
+        return cls((values,), np.broadcast_to(np.int64(1), values.shape))
+
 
 def shape_of(keys: Sequence[Key], sample: Sample | None, weight: str | None) -> Literal["dense", "values", "labels"]:
     """Which of the key shapes every engine counts ``keys`` as: "dense" (``[Bucket]`` or
-    ``[GroupOf, Bucket]``, optionally sampled), "values" (``[Value]`` or ``[GroupOf, Value]``) or
+    ``[GroupOf, Bucket]``, optionally sampled), "values" (``[Value]``, or ``[GroupOf, Value]`` with
+    distinct values) or
     "labels" (one or more :class:`Label`, optionally weighted); anything else is refused."""
     kinds = tuple(type(k) for k in keys)
     if kinds in ((Bucket,), (GroupOf, Bucket)) and weight is None:
         return "dense"
-    if kinds in ((Value,), (GroupOf, Value)) and sample is None and weight is None:
+    if kinds in ((Value,), (GroupOf, Value)) and sample is None and weight is None and (
+            len(keys) == 1 or getattr(keys[-1], "distinct", True)):
         return "values"
     if kinds and all(k is Label for k in kinds) and sample is None:
         return "labels"

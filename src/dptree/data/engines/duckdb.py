@@ -52,7 +52,7 @@ from dptree.data.engines.duckdb_sql import (
     user_sql,
 )
 from dptree.data.engines.duckdb_tables import csv_value_types, detect_format, is_csv, is_relation, open_table
-from dptree.data.engines.duckdb_values import grouped_sorted_value_counts, sorted_value_counts
+from dptree.data.engines.duckdb_values import checked_values, grouped_sorted_value_counts, sorted_value_counts
 from dptree.errors import DataError, InputFormatError, InvalidParameterError, engine_error, unknown_groups_error
 
 __all__ = ["DuckDBEngine", "csv_value_types", "read_column", "open_table", "is_relation",
@@ -200,6 +200,8 @@ class DuckDBEngine(Engine):
             try:
                 with self._open(data, column, by, value=column, kind=kind, lower=lower, upper=upper,
                                 keep_integers=True, as_text=[by], drop_invalid=on_invalid == "drop") as (con, expr):
+                    if group is None and not key.distinct:
+                        return Counts.of_records(checked_values(con, expr, column, on_invalid, infinite))
                     if group is None:
                         return Counts.of_values(sorted_value_counts(con, expr, column, on_invalid, infinite, None))
                     col = quote_ident(column)

@@ -275,7 +275,8 @@ class NumpyEngine(Engine):
                  if group is not None else None)
         if isinstance(key, Value):
             if codes is None:
-                return Counts.of_values(_value_counts(data, key, on_invalid))
+                vals, cnt = _value_counts(data, key, on_invalid)
+                return Counts.of_values((vals, cnt)) if key.distinct else Counts.of_records(np.repeat(vals, cnt))
             assert group is not None
             parts = [_value_counts(raw[codes == i], Value(None, None, key.infinite), on_invalid)
                      for i in range(len(group.groups))]

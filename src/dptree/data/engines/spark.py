@@ -326,7 +326,8 @@ class SparkEngine(Engine):
             if isinstance(key, Value):
                 infinite = key.infinite or on_invalid
                 if group is None:
-                    return Counts.of_values(_value_counts(data, column, on_invalid, infinite))
+                    vals, cnt = _value_counts(data, column, on_invalid, infinite)
+                    return Counts.of_values((vals, cnt)) if key.distinct else Counts.of_records(np.repeat(vals, cnt))
                 return _grouped_value_counts(data, column, group, on_invalid, infinite)
             return _bucket_counts(data, key.domain, column, group, on_invalid, sample)
         except (DataError, InputFormatError):
