@@ -1,6 +1,6 @@
 """When does a range tree's CDF beat summed daily counts? Exact standard errors, no simulation.
 
-    PYTHONPATH=src python3 benchmarks/cdf_vs_daily.py       # prints the table of docs/cdf-vs-daily.md
+    PYTHONPATH=src python3 benchmarks/cdf_vs_daily.py       # prints the table of docs/notes/cdf-vs-daily.md
 
 Both releases cover one year of days (365 buckets) at epsilon = 1 with discrete Laplace noise,
 add/remove one record:

@@ -16,11 +16,11 @@ mechanism, TreeLog (Alg. 1) and HeavyPaths (Alg. 2-6):
 The range tree's median (a later issue) is not included; a column can be added with the same
 ``success(...)`` helper once ``dptree.rangetree.release`` exists.
 
-Usage (the table in docs/interior_point.md was produced by this exact command):
+Usage (the table in docs/notes/interior_point.md was produced by this exact command):
 
     PYTHONPATH=src python3 benchmarks/interior_point.py --runs 30 --em-runs 4000 --jobs 2
 
-Writes docs/interior_point.md (table + command) and docs/interior_point.png (plot).
+Writes docs/notes/interior_point.md (table + command) and docs/notes/interior_point.png (plot).
 """
 
 from __future__ import annotations
@@ -243,8 +243,8 @@ def main() -> None:
     ap.add_argument("--em-runs", type=int, default=4000, help="runs of the exponential mechanism at its stated n")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="only |X| <= 2^64 (for a smoke test)")
-    ap.add_argument("--md", default=str(ROOT / "docs" / "interior_point.md"))
-    ap.add_argument("--png", default=str(ROOT / "docs" / "interior_point.png"))
+    ap.add_argument("--md", default=str(ROOT / "docs" / "notes" / "interior_point.md"))
+    ap.add_argument("--png", default=str(ROOT / "docs" / "notes" / "interior_point.png"))
     args = ap.parse_args()
     heights = [h for h in HEIGHTS if not args.quick or h <= 64]
     t_start = time.time()

@@ -9,7 +9,7 @@ window, the default before Nov 24 13:00 UTC), the calibrated interval with one s
 it reaches the plug-in's ends (``straight``: ``split_everywhere=False``, the default from 13:00 to
 14:00 UTC), and the uncalibrated pivot interval
 (``interval="pivot"``). Prints the coverage over all levels, per level, and the mean width in
-buckets, over all levels and per level (docs/quantiles.md, "The high end", "Data that end before
+buckets, over all levels and per level (docs/notes/quantiles.md, "The high end", "Data that end before
 the domain", "Ranks the release cannot place"). Data (``KINDS``): uniform over the domain,
 log-normal(5, 1) capped at its end, two that end well before it and one that starts late.
 

@@ -3,7 +3,7 @@
 is calibrated on the *true* CDF of the data (an oracle no release has: no plug-in, no phase), with
 ``high="last"``. By exchangeability this covers at least 0.95 on average over the noise for every
 data set, so over the same releases it shows how far the benchmark's own draw of noise sits from
-0.95 (docs/quantiles.md, "Late-starting data: the draw").
+0.95 (docs/notes/quantiles.md, "Late-starting data: the draw").
 
     PYTHONPATH=src:benchmarks python3 benchmarks/quantile_ci_exact_oracle.py uniform_late 1000 1024 3000 --q 0.05
     PYTHONPATH=src:benchmarks python3 benchmarks/quantile_ci_exact_oracle.py uniform_late 1000 1024 600 --q 0.05 --start 0

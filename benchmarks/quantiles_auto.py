@@ -13,7 +13,7 @@ constants; the final table then shows the method auto picks by m, n and epsilon.
     PYTHONPATH=src python3 benchmarks/quantiles_auto.py --trials 6 --write
     PYTHONPATH=src python3 benchmarks/quantiles_auto.py --joint --trials 60 --write
 
-``--coverage`` instead measures the coverage of the 95% intervals (docs/quantiles.md): the tree's
+``--coverage`` instead measures the coverage of the 95% intervals (docs/notes/quantiles.md): the tree's
 calibrated interval (``dptree.quantiles``' default, :mod:`dptree.rangetree.quantile_calibration`) beside the
 pivot interval (``interval="pivot"``) and ``RangeTree.quantile_ci``, with widths, the time per call
 by domain size, and the rank radius of the exponential-mechanism methods and JointExp

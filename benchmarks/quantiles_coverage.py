@@ -1,4 +1,4 @@
-"""Coverage of the tree's 95% quantile intervals (docs/quantiles.md, "Coverage"), per construction.
+"""Coverage of the tree's 95% quantile intervals (docs/notes/quantiles.md, "Coverage"), per construction.
 
 On the same releases (one fixed data set per cell unless ``--per-data k``: a fresh data set every k
 releases, so the quantiles' phases inside their buckets vary), the fraction of intervals that hold
@@ -14,7 +14,7 @@ the true quantile (the first bucket with F >= q n), over levels 0.05, 0.25, 0.5,
 * ``uniform``: as ``after`` with each simulation's phase uniform (``phase="uniform"``, not the default);
 * ``mono``, ``monosplit``: the pivot read off the isotonic fit of F_hat on each level's grid
   (``tree_pivot(monotone=True)``), calibrated the same way, one straight window, resp. split (not the
-  default: docs/quantiles.md, "Coverage");
+  default: docs/notes/quantiles.md, "Coverage");
 * ``neg``: as ``after`` with negative factors allowed (``negative=True``): the
   default since Nov 24; ``open``: the same without widening the interval to hold the estimate;
 * ``first``: as ``after`` with the high end at the first bucket where the pivot is significantly

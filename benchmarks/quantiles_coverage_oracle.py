@@ -1,4 +1,4 @@
-"""Diagnostic for docs/quantiles.md ("More trials, and where the over-coverage comes from"): on the same
+"""Diagnostic for docs/notes/quantiles.md ("More trials, and where the over-coverage comes from"): on the same
 releases, the coverage of the calibrated interval with the factor chosen by several rules:
 ``worst`` (the default: larger factor of the two extreme phases), ``uniform`` (phase drawn per
 simulation), ``own`` (the plug-in's own phase), ``p1``/``p0`` (one extreme phase), ``oracle`` (the

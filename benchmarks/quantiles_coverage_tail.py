@@ -1,4 +1,4 @@
-"""Diagnostic for docs/quantiles.md (Coverage, the split plug-in window): per release of the
+"""Diagnostic for docs/notes/quantiles.md (Coverage, the split plug-in window): per release of the
 benchmark's log-normal data (n = 1000 over 2^20, epsilon = 1), the calibration's plug-in at one level
 (default q = 0.95): its total, the pivot's standard deviation, the window's left end a, the plug-in
 quantile y, the left line's density 3 sd / (y - a) (records a bucket; the truth's is printed first),

@@ -1,7 +1,7 @@
 """An experiment for issue 12's n = 10^3 cells (m = 20, 50, 100): let ``auto`` look at the data
 privately before it chooses.
 
-JointExp's failure (docs/quantiles_benchmark.md, sections 6.3, 8, 9) is mass in empty stretches
+JointExp's failure (docs/notes/quantiles_benchmark.md, sections 6.3, 8, 9) is mass in empty stretches
 of the public domain at its ends; ApproxQuantiles' worst level on such data is its last call, the
 top piece's median, whose exponential mechanism at epsilon / L weighs the same empty stretch.
 Variants, all at epsilon = 1 in all (sequential composition):

@@ -1,6 +1,6 @@
 """ApproxQuantiles' splits for the first S layers, then JointExp inside each final piece, at
 m = 20, n = 10^3 (issue 12's last missed max cell): does a hybrid keep JointExp's small worst-level
-error without its empty-gap failure? (It does not: docs/quantiles_benchmark.md, section 10.)
+error without its empty-gap failure? (It does not: docs/notes/quantiles_benchmark.md, section 10.)
 
     PYTHONPATH=src:benchmarks python3 benchmarks/quantiles_hybrid.py --data uniform --trials 40
 

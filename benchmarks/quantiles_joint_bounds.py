@@ -2,7 +2,7 @@
 ApproxQuantiles after a private range search, against both on the public domain.
 
 JointExp fails on data concentrated far inside a wide public domain (the empty-gap failure of
-docs/quantiles.md: moving outputs into the empty gap gains ln |X| nats of counting measure), which
+docs/notes/quantiles.md: moving outputs into the empty gap gains ln |X| nats of counting measure), which
 is why ``auto`` does not run it at n = 10^3, m = 20 over [0, 2^20). Here ``bounds+joint`` spends
 ``--share`` of epsilon on dptree's private range search (``BoundsSearch``: doubling candidates from
 0, AboveThreshold at each end, as ``range_tree(bounds="private")``), clamps the records to the

@@ -1,6 +1,6 @@
 """ApproxQuantiles with unequal per-layer budgets at m = 20, n = 10^3 (issue 12's last missed max cell):
 does moving budget between the recursion's layers lower the worst level's error? (It does not:
-docs/quantiles_benchmark.md, section 9.)
+docs/notes/quantiles_benchmark.md, section 9.)
 
     PYTHONPATH=src:benchmarks python3 benchmarks/quantiles_layer_budgets.py --data uniform --trials 40
     PYTHONPATH=src:benchmarks python3 benchmarks/quantiles_layer_budgets.py --data distance --show-levels 12

@@ -1,6 +1,6 @@
 """Random draws per sample of the exact samplers, and how they depend on the sampled value.
 
-Prints two tables (used in docs/verification.md):
+Prints two tables (used in docs/notes/verification.md):
 
 1. one sample at a time through a counting source: mean bytes and calls of random_bytes()
    per sample, grouped by |output| (in units of the scale); this is the timing side channel of
@@ -16,7 +16,7 @@ sample with each source; rounds are interleaved and ratios are medians of per-ro
 
     PYTHONPATH=src python3 benchmarks/sampler_cost.py --speed [--reps 5]
 
-With ``--noise`` (issue 13, item 1; docs/speed_noise.md) it prints the table-inversion sampler
+With ``--noise`` (issue 13, item 1; docs/notes/speed_noise.md) it prints the table-inversion sampler
 (dptree.noise.inversion) against the pre-issue-13 sampler (tests/unit/noise/reference_laplace.py),
 the bytes alone (ChaCha20 and os.urandom, 8 per sample) and numpy's non-private
 ``Generator.integers``, in ns/sample for scales 1, 10, 100, 10^4 and sizes 10^4..10^7; then the

@@ -1,4 +1,4 @@
-"""Coverage and width of ``SparseRangeTree.quantile_ci`` (docs/sparse_tree.md, "What it answers"):
+"""Coverage and width of ``SparseRangeTree.quantile_ci`` (docs/notes/sparse_tree.md, "What it answers"):
 one release (epsilon = 1, defaults) on each of ``datasets`` fresh data sets of ``benchmarks/sparse_tree.py``
 (seeds 100, 101, ...), levels 0.05 0.25 0.5 0.75 0.95. Prints per level the coverage of the true
 quantile (the ceil(q n)-th record), the mean interval width in ranks (records inside it) and the mean

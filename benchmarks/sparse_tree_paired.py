@@ -1,6 +1,6 @@
 """One sparse-vs-dense cell of issue 15 on a chosen seed set, with the paired difference: the
 quantile rank error of ``sparse_range_tree`` against the dense tree at the oracle D of
-docs/sparse_tree.md (the data sets, levels and epsilon of benchmarks/sparse_tree.py), data set r
+docs/notes/sparse_tree.md (the data sets, levels and epsilon of benchmarks/sparse_tree.py), data set r
 and both releases seeded ``offset + r``; prints the ratio of the means and sparse - 1.5 x dense
 with its standard error (negative: inside the 1.5x target).
 

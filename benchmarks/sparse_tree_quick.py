@@ -1,5 +1,5 @@
 """Quick sparse-vs-dense quantile rank error ratio (issue 15): sparse_range_tree and the dense tree at
-the oracle D of docs/sparse_tree.md, same seeds as benchmarks/sparse_tree.py.
+the oracle D of docs/notes/sparse_tree.md, same seeds as benchmarks/sparse_tree.py.
 
     PYTHONPATH=src python3 benchmarks/sparse_tree_quick.py N REPEATS [JSON kwargs for sparse_range_tree]
 """

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Run the tests as a new user's install would meet them: two fresh virtual environments, nothing
 # reused from this machine's Python.
-#   1. .test-venvs/newest: `pip install ".[test,spark]"` (not editable) with the newest versions the
-#      dependency ranges in pyproject.toml allow, then the whole suite (statistical checks included).
+#   1. .test-venvs/newest: `pip install ".[test,spark,docs]"` (not editable) with the newest versions the
+#      dependency ranges in pyproject.toml allow, then the whole suite (statistical checks included;
+#      the docs extra lets tests/system/test_docs.py build the documentation).
 #   2. .test-venvs/oldest: the same project with every direct dependency at the lowest version its range
 #      allows (uv's --resolution lowest-direct), then the unit tests: a lower bound that is a lie fails.
 # Each prints the versions it resolved. Extra arguments go to the first pytest run;
@@ -38,7 +39,7 @@ print("resolved on python " + sys.version.split()[0] + ": dptree " + md.version(
 newest=.test-venvs/newest
 fresh_venv "$newest"
 "$newest/bin/python" -m pip install --quiet --upgrade pip
-"$newest/bin/python" -m pip install --quiet ".[test,spark]"
+"$newest/bin/python" -m pip install --quiet ".[test,spark,docs]"
 versions "$newest"
 # the installed package is what is tested (tests/ has no path to src/)
 # one worker per CPU, at most 4 (pytest-xdist); -p no:benchmark: a pytest-benchmark plugin, where

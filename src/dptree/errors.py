@@ -4,7 +4,7 @@ Every error dptree raises on bad input is a :class:`DPTreeError`. Messages say w
 was wrong and what to do about it. Privacy-relevant misuse always raises; dptree
 never warns and proceeds.
 
-Messages about the private data follow one rule (docs/privacy.md): they may say *what
+Messages about the private data follow one rule (docs/notes/privacy.md): they may say *what
 kind* of problem the data has and what to do, never how many rows have it, how many rows there
 are, or which values they hold. Errors that carry an engine's own text (DuckDB, Spark, numpy)
 pass it through :func:`redact` and are raised ``from None``, so the raw text is not chained.

@@ -5,7 +5,7 @@ Importing this package (or any of its modules) registers every spec with
 group-by, user bounding, sparse trees. Every test that uses the registry imports it first. To audit a new
 mechanism, add a ``register_*`` function that builds its
 :class:`~dptree.testing.registry.MechanismSpec` and calls ``register``, and list it in
-``REGISTRATIONS`` below (docs/verification.md).
+``REGISTRATIONS`` below (docs/notes/verification.md).
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ def sparse_plan(method: str = "levels", epsilon: float = 1.0, upper: int = 7, th
     ``"levels"`` with threshold 1 and ``"privtree"`` with theta = -1 and half of epsilon for the
     shape, so that expansions are frequent; ``structure_share="auto"``: the rule at audit size
     (:data:`AUDIT_SHARES`), whose step lies between the two datasets of a worst-case pair."""
-    from dptree.sparsetree.keys import key_domain
+    from dptree.data.domain import key_domain
     from dptree.sparsetree.plan import plan_sparse_tree, statement_of
 
     if threshold is None:
@@ -44,7 +44,7 @@ def sparse_plan(method: str = "levels", epsilon: float = 1.0, upper: int = 7, th
 
 
 def sorted_offsets(plan: Any, values: Any) -> np.ndarray:
-    return np.sort(plan.domain.offsets(np.asarray(values, dtype=np.int64)))
+    return np.sort(plan.domain.read_positions(np.asarray(values, dtype=np.int64)))
 
 
 def batch(plan: Any, values: Any, n: int, seed: int, measure: Callable[..., Any] | None = None) -> np.ndarray:
@@ -164,7 +164,7 @@ def sparse_spec(name: str, plan: Any, *, epsilon: float, measure: Callable[..., 
     """A spec auditing the sparse tree of ``plan`` (``measure``: the mechanism, for planted bugs)."""
     import dptree
 
-    upper = plan.domain.hi - plan.domain.lo
+    upper = plan.domain.size - 1
 
     def worst_cases() -> Iterator[NeighborPair]:
         for label, v0, v1 in pairs:

@@ -73,7 +73,7 @@ def test_range_tree_quantile_ci_covers_the_sparse_tail():
     """RangeTree.quantile_ci on the default tree, 1000 log-normal records over 2^16 buckets, a fresh
     data set every 5 of 60 releases: the calibrated interval covers within [0.91, 0.985] over all
     levels and at least 0.88 at q = 0.95 (the band inversion it replaced covered 0.71 there,
-    docs/quantiles.md). Teeth: at q = 0.95 the pivot interval runs on through the empty tail (its
+    docs/notes/quantiles.md). Teeth: at q = 0.95 the pivot interval runs on through the empty tail (its
     high end is after the last bucket where the pivot is not significantly positive), more than 10x
     as wide as the calibrated interval, which reads its high end at the first significant bucket
     there (the rule that is narrower in simulation)."""
@@ -104,7 +104,7 @@ def test_quantile_ci_covers_the_top_levels_when_the_data_end_before_the_domain()
     releases calibrated as before Nov 24 (the isotonic fit's tail alone, ``tail_plug_ins=False``,
     with the steeper line at the last rank, no unresolved levels and one straight window) cover the
     maximum less than 0.8 of the time (0.38; 0.65 before the maximum's high end was the domain's
-    end; docs/quantiles.md) and cover less at 0.95 (0.92). Width at 0.95: the three tails with one
+    end; docs/notes/quantiles.md) and cover less at 0.95 (0.92). Width at 0.95: the three tails with one
     straight window (``split_everywhere=False``) paid 110 buckets for their coverage (against
     24); with two lines at the target (the default) the intervals are under 40 buckets (17)."""
     D, n, trials, qs = 1024, 1000, 60, np.array([0.95, 0.99, 1.0])
@@ -186,7 +186,7 @@ def test_calibration_plug_in_is_split_where_its_window_reaches_the_tail():
     puts the plug-in quantile there and the factor near 0: the interval covers 0.50 (40 releases).
     Split at the plug-in quantile with the left line's own slope it covers 0.90; with the left
     line no flatter than the plug-in further inside the data (the default, ``far``) 0.975
-    (docs/quantiles.md, "Coverage"; 80 releases: 0.96, 0.90, 0.50). Those three run with the
+    (docs/notes/quantiles.md, "Coverage"; 80 releases: 0.96, 0.90, 0.50). Those three run with the
     plug-in on the isotonic fit's tail alone (``tail_plug_ins=False``, as when the split was made,
     and ``far_top=True``, the steeper line at the last rank as then); with the three tails (the
     default since Nov 24: the abrupt one does not spread the last ranks over the empty buckets, and

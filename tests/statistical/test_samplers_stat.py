@@ -9,7 +9,7 @@ gamma). Fast part: 200 000 samples per test; ``slow``: 2 000 000.
 
 Draw counts: :class:`CountingSource` wraps the seeded source and counts calls and bytes. The
 tests below measure the cost per sample and show that it depends on the sampled value (the CKS
-samplers are rejection loops); docs/verification.md has the table.
+samplers are rejection loops); docs/notes/verification.md has the table.
 """
 
 from __future__ import annotations
@@ -321,7 +321,7 @@ def test_gaussian_table_cost_does_not_depend_on_the_output() -> None:
 def test_draw_count_depends_on_the_output(sampler: "callable", param: float) -> None:
     """Running time is not constant: samples far from 0 need more random draws (rejection loops).
 
-    docs/verification.md reports the same measurement with more samples (benchmarks/sampler_cost.py).
+    docs/notes/verification.md reports the same measurement with more samples (benchmarks/sampler_cost.py).
     """
     n = 3000 if sampler is cks_gaussian else 2000
     vals, nbytes, ncalls = per_sample_costs(sampler, param, n, seed=11)

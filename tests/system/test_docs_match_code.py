@@ -1,5 +1,5 @@
 """Issue 14: docs that match the code. The README's interval wording and its Python snippets, and
-docs/cdf-vs-daily.md's numbers, recomputed from the exact variance formulas."""
+docs/notes/cdf-vs-daily.md's numbers, recomputed from the exact variance formulas."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_readme_calls_ci_variance_gamma_and_its_library_snippets_run(tmp_path: Path, monkeypatch: Any) -> None:
     readme = (ROOT / "README.md").read_text()
     assert "normal-approximation" not in readme and "normal approximation" not in readme
-    assert "variance-gamma" in readme and "docs/cdf-vs-daily.md" in readme
+    assert "variance-gamma" in readme and "docs/notes/cdf-vs-daily.md" in readme
     monkeypatch.chdir(tmp_path)
     blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
     assert len(blocks) >= 2
@@ -30,7 +30,7 @@ def test_cdf_vs_daily_doc_matches_the_exact_variances() -> None:
         import cdf_vs_daily as bench
     finally:
         sys.path.pop(0)
-    doc = (ROOT / "docs" / "cdf-vs-daily.md").read_text()
+    doc = (ROOT / "docs" / "notes" / "cdf-vs-daily.md").read_text()
     assert bench.markdown() in doc
     cdf_day, window_days = bench.break_even("cdf"), bench.break_even("window")
     assert f"From day **{cdf_day}** on" in doc and f"**{window_days}** days or more" in doc

@@ -58,7 +58,7 @@ def check_release(rel: Any, *, lower: Any, upper: Any, n_values: int, neighbors:
     full = rel.count(lower, upper)
     assert math.isfinite(full)
     if rel.layout.padded_size == rel.domain.size:
-        # with padding leaves, total() also counts their (noisy) estimates: see docs/verification.md
+        # with padding leaves, total() also counts their (noisy) estimates: see docs/notes/verification.md
         assert full == pytest.approx(total, abs=1e-6 * max(1.0, abs(total)))
     se = rel.stderr(lower, upper)
     assert math.isfinite(se) and se >= 0

@@ -6,7 +6,7 @@ exactly what D releases with the same seed (the record is left out before anythi
 an error on D' alone would tell, at epsilon = infinity, that D' holds it). Under
 ``on_invalid="error"`` every such input raises a :class:`DataError` whose message names the kind of
 problem and the fix, the same for any number or position of invalid records, and never a value or
-a count (docs/privacy.md, "One invalid-value policy").
+a count (docs/notes/privacy.md, "One invalid-value policy").
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Comments, docstrings, messages and CLI output name no issue numbers, no dates and no "seed 00N"
 (a file name in the project's reference folder that means nothing to a user): papers are cited by
-author and year (docs/seeds.md maps each to its document). Development history belongs in git log.
+author and year (docs/notes/seeds.md maps each to its document). Development history belongs in git log.
 
 The one exception is text that saved release files already contain: a release's privacy statement
 (its ``mechanism`` field) is re-derived by the loader and compared whole
@@ -15,7 +15,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[2] / "src" / "dptree"
+ROOT = Path(__file__).resolve().parents[2]
+SRC = ROOT / "src" / "dptree"
+#: what a user reads: the README, the user guide and the API reference's pages (the notes in
+#: docs/notes/ are measurement records, whose dates and commands belong to them)
+USER_DOCS = ["README.md", "docs/index.md", "docs/guide/*.md", "docs/api/*.rst"]
 
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*"
 HISTORY = re.compile(
@@ -76,3 +80,25 @@ def test_every_stored_exception_is_still_there() -> None:
         text = (SRC / rel).read_text(encoding="utf-8")
         stale += [f"{rel}: {s}" for s in subs if s not in text]
     assert stale == []
+
+
+def doc_history_lines(root: Path = ROOT, patterns: list[str] = USER_DOCS) -> list[str]:
+    """``path:line: text`` of every line of the user-facing docs that tells history."""
+    out = []
+    for pattern in patterns:
+        for path in sorted(root.glob(pattern)):
+            for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if HISTORY.search(line):
+                    out.append(f"{path.relative_to(root).as_posix()}:{no}: {line.strip()}")
+    return out
+
+
+def test_readme_and_guide_tell_no_history() -> None:
+    assert len([p for pattern in USER_DOCS for p in ROOT.glob(pattern)]) >= 12, "the user docs were not found"
+    found = doc_history_lines()
+    assert found == [], "history in the README or the guide (state the current fact):\n" + "\n".join(found)
+
+
+def test_doc_history_check_finds_history(tmp_path: Path) -> None:
+    (tmp_path / "README.md").write_text("# x\n\nFixed in issue 12 (Nov 24).\n", encoding="utf-8")
+    assert doc_history_lines(tmp_path, ["README.md"]) == ["README.md:3: Fixed in issue 12 (Nov 24)."]

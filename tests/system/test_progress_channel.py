@@ -1,6 +1,6 @@
 """Progress and stderr are public: the stage lines of ``dptree release --progress`` (and everything
 another releasing command prints on stderr) are decided by public parameters before any row is
-read, so an empty input and a one-row input print the same lines (docs/privacy.md, "Progress").
+read, so an empty input and a one-row input print the same lines (docs/notes/privacy.md, "Progress").
 
 Each command runs on a header-only file and on one-row files (an integer user id, which the
 DuckDB engine bounds in numpy, a text one, which DuckDB sorts, and a row that ``--on-invalid drop``

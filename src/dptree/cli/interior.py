@@ -209,11 +209,11 @@ def _bounds(args: argparse.Namespace) -> tuple[Any, Any, Any]:
 def _spent_delta(args: argparse.Namespace, lower: Any, upper: Any, width: Any) -> float:
     """The delta ``interior-point`` spends, from its public plan: 0 when the exponential mechanism
     runs (pure epsilon; a --delta given is not charged), --delta for TreeLog and HeavyPaths."""
+    from dptree.data.domain import point_domain
     from dptree.interior.calibration import plan
-    from dptree.interior.encoding import point_encoding
 
     n, upper_bound = (args.n, False) if args.n is not None else (args.n_max, args.n_max is not None)
-    return plan(args.method, point_encoding(lower, upper, width).size, args.epsilon, args.delta, args.beta, n,
+    return plan(args.method, point_domain(lower, upper, width).size, args.epsilon, args.delta, args.beta, n,
                 upper_bound, run_anyway=args.run_anyway).delta
 
 

@@ -1,15 +1,22 @@
-"""Ordered public domains: map values to leaf indices (buckets) and back.
+"""Ordered public domains: one type for every product, mapping values to positions and back.
 
-A domain is public input. Leaf i covers the bucket [lower + i*width, lower + (i+1)*width);
-the last bucket also holds ``upper``. Values outside [lower, upper] are clamped into the first
-or last bucket; how many were clamped is never revealed (it would depend on private data).
-Smith & Ullman 2021 ("The Domain Size") discuss the choice of the bucket width gamma: a wider bucket
-means less tree noise but more rounding error.
+A domain is public input: ``size`` positions from ``lower`` to ``upper``. Position i covers
+[lower + i*width, lower + (i+1)*width); the last also holds ``upper``. Values outside
+[lower, upper] are clamped into the first or last position; how many were clamped is never
+revealed (it would depend on private data).
 
-* integers: ``lower``, ``upper`` ints, ``width`` an int (default 1);
-* floats: ``lower``, ``upper`` floats and a required float ``width``;
-* dates and timestamps: ``numpy.datetime64`` / ``datetime`` bounds and a ``width`` timedelta
-  (default one day).
+* integers: ``lower``, ``upper`` ints, ``width`` an int (1: every integer is a point);
+* floats: ``lower``, ``upper`` floats and a float ``width`` (buckets), or ``width=None``: the
+  float64 order, every double between the bounds a point (-0.0 and 0.0 are one);
+* dates and timestamps: bounds as int64 nanoseconds and a ``width`` in nanoseconds (a timedelta
+  at construction, default one day; 1 ns for a tree over every timestamp).
+
+Three constructors for the products' domains: :func:`make_domain` (a range tree's buckets, at most
+:data:`MAX_LEAVES`; Smith & Ullman 2021, "The Domain Size", discuss the choice of the bucket width:
+a wider bucket means less tree noise but more rounding error), :func:`point_domain` (every point of
+the bounds, integers of any size: the interior-point and quantile mechanisms) and
+:func:`key_domain` (bounds within 64 bits, or every 64-bit key of a column's type: the sparse range
+tree).
 """
 
 from __future__ import annotations
@@ -18,12 +25,23 @@ import math
 import sys
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Literal
+from fractions import Fraction
+from functools import cached_property
+from typing import Any, Literal, cast
 
 import numpy as np
 
-from dptree.data.dates import as_dates, date_bounds, date_query_array, dates_to_ns, is_date_bound
-from dptree.data.inputs import present, valid_records, value_kind
+from dptree.data.dates import (
+    NS_RANGE,
+    as_dates,
+    date_bounds,
+    date_query_array,
+    dates_to_ns,
+    is_date_bound,
+    parse_date_bound,
+)
+from dptree.data.inputs import present, to_numpy, valid_records, value_kind
+from dptree.data.sorting import float_keys, key_floats
 from dptree.errors import (
     RANGE_TREE_FLOAT_FIX,
     DataError,
@@ -34,11 +52,25 @@ from dptree.errors import (
     non_integer_values_error,
 )
 
-__all__ = ["Domain", "make_domain", "coerce_values", "whole_from", "MAX_LEAVES"]
+__all__ = ["Domain", "make_domain", "point_domain", "key_domain", "coerce_values", "whole_from", "MAX_LEAVES",
+           "INVALID_HINT", "INVALID_VALUES"]
 
 MAX_LEAVES = 1 << 26  # about 67 million leaves; larger trees do not fit a 24 GiB machine safely
 
 Kind = Literal["integer", "float", "datetime"]
+
+INVALID_HINT = (
+    "pass on_invalid='drop' to drop such records (a per-record policy; how many are dropped is never "
+    "revealed), or clean the data first"
+)
+INVALID_VALUES = "values contain missing values (NaN, None, NaT) or infinities; " + INVALID_HINT
+FLOAT_BOUNDS_FIX = "give float bounds (e.g. lower=0.0) for a float domain, or " + INVALID_HINT
+
+_SIGN = np.uint64(1 << 63)
+_U64_MAX = (1 << 64) - 1
+_FMAX = sys.float_info.max
+_NS_LO = -(2**63) + 1  # int64 min is NaT
+_NS_HI = 2**63 - 1
 
 
 def _is_int(x: Any) -> bool:
@@ -49,45 +81,377 @@ def _is_real(x: Any) -> bool:
     return (_is_int(x) or isinstance(x, (float, np.floating))) and not isinstance(x, bool)
 
 
+def _float_order(x: float) -> int:
+    """The float64 order of a finite ``x`` as a signed integer (-0.0 and 0.0 share 0):
+    :func:`~dptree.data.sorting.float_keys` less 2^63."""
+    return int(float_keys(np.array([x], dtype=np.float64))[0]) - (1 << 63)
+
+
+def _float_value(k: int) -> float:
+    return float(key_floats(np.array([k + (1 << 63)], dtype=np.uint64))[0])
+
+
+def _missing(v: Any) -> bool:
+    return v is None or (isinstance(v, (float, np.floating)) and math.isnan(v))
+
+
+def _integer_item(v: Any, drop: bool) -> int | None:
+    """One item of an object column on an integer domain, exactly: an integer, or a whole float,
+    Decimal or Fraction; None when it is invalid (missing, infinite, fractional) and ``drop``."""
+    if isinstance(v, (bool, np.bool_)) or isinstance(v, (str, bytes)):
+        raise DataError("values must be numbers or dates of one kind")
+    if _is_int(v):
+        return int(v)
+    if not isinstance(v, (float, np.floating, Decimal, Fraction)) and v is not None:
+        raise DataError("values must be numbers or dates of one kind")
+    if _missing(v) or (not isinstance(v, Fraction) and not math.isfinite(v)):
+        if drop:
+            return None
+        raise DataError(INVALID_VALUES)
+    x = math.floor(v)
+    if x != v:
+        if drop:
+            return None
+        raise non_integer_values_error(FLOAT_BOUNDS_FIX)
+    return x
+
+
+def _float_item(v: Any, drop: bool) -> float | None:
+    """One item of an object column on a float domain: a finite value beyond the doubles (10^400,
+    a huge Fraction) is the largest double of its sign, which the bounds then clamp; None when it
+    is missing or infinite and ``drop``."""
+    if isinstance(v, (bool, np.bool_, str, bytes)):
+        raise DataError("values must be numbers or dates of one kind")
+    if v is None:
+        f = math.nan
+    else:
+        try:
+            f = float(v)
+        except OverflowError:
+            return _FMAX if v > 0 else -_FMAX
+        except (TypeError, ValueError):
+            raise DataError("values must be numbers or dates of one kind") from None
+    if math.isinf(f) and not isinstance(v, (float, np.floating)) and not (isinstance(v, Decimal) and v.is_infinite()):
+        return math.copysign(_FMAX, f)
+    if not math.isfinite(f):
+        if drop:
+            return None
+        raise DataError(INVALID_VALUES)
+    return f
 
 
 @dataclass(frozen=True)
 class Domain:
-    """A public ordered domain of ``size`` buckets of equal ``width`` starting at ``lower``.
+    """A public ordered domain of ``size`` positions from ``lower``.
 
-    For datetimes, ``lower``/``upper``/``width`` are stored as int64 nanoseconds.
+    ``width`` is the step between positions: an int for integers (1: every integer), a float for
+    buckets of floats, None for the float64 order (every double between the bounds is a point),
+    int64 nanoseconds for dates (``lower``/``upper`` are int64 nanoseconds too).
     """
 
     kind: Kind
     lower: float | int
     upper: float | int
-    width: float | int
+    width: float | int | None
     size: int
 
-    # ------------------------------------------------------------------ value -> leaf
+    # ------------------------------------------------------------------ public description
+    @property
+    def bits(self) -> int:
+        """A binary tree over the positions has 2^bits leaves (at least 2)."""
+        return max((self.size - 1).bit_length(), 1)
+
+    @property
+    def resolution(self) -> np.timedelta64 | None:
+        """A date domain's width as a timedelta; None for numbers."""
+        return np.timedelta64(int(cast(int, self.width)), "ns") if self.kind == "datetime" else None
+
+    @property
+    def bounds(self) -> tuple[Any, Any]:
+        """(lower, upper) as public values: Python numbers, or datetime64[ns] for dates."""
+        if self.kind == "datetime":
+            return np.datetime64(int(self.lower), "ns"), np.datetime64(int(self.upper), "ns")
+        return self.lower, self.upper
+
+    @property
+    def key_kind(self) -> str:
+        """The kind as a sparse tree's release file names it: integers are ``"uint"`` when the
+        domain needs unsigned 64-bit values (lower >= 0, upper >= 2^63), else ``"int"``."""
+        if self.kind == "integer":
+            return "uint" if int(self.lower) >= 0 and int(self.upper) >= 1 << 63 else "int"
+        return self.kind
+
+    @cached_property
+    def _origin(self) -> int:
+        """The integer order of ``lower``: the value, its nanoseconds, or its float64 order."""
+        return _float_order(float(self.lower)) if self.kind == "float" else int(self.lower)
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "lower": self.lower, "upper": self.upper, "width": self.width, "size": self.size}
+
+    def format_value(self, v: Any) -> str:
+        """A public value of this domain as text (dates in ISO format)."""
+        if self.kind == "datetime":
+            return str(np.datetime64(int(v), "ns")).replace("T00:00:00.000000000", "")
+        return f"{v:g}" if self.kind == "float" else str(v)
+
+    # ------------------------------------------------------------------ values -> positions
+    def positions(self, arr: np.ndarray, *, drop: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+        """(positions, kept indices or None for all) of a 1-D array of values, clamped into
+        [0, size): uint64 when size <= 2^64, Python ints (an object array) beyond.
+
+        Missing values and infinities, and non-integers on an integer domain, raise a
+        :class:`DataError` naming no value, position or count, or with ``drop`` are left out (their
+        indices are not in the kept ones). Values of the wrong type always raise."""
+        kind = arr.dtype.kind
+        if self.kind == "datetime":
+            return self._date_positions(arr, drop)
+        if kind in "MmUS" or (kind not in "iufO"):
+            if kind in "MUS":
+                raise dates_need_date_bounds_error(value_kind(arr))
+            raise DataError(f"values must be numbers, got {value_kind(arr)}")
+        if kind == "O":
+            return self._item_positions(arr.tolist(), drop)
+        keep = None
+        if kind == "f":
+            finite = np.isfinite(arr)
+            if not finite.all():
+                if not drop:
+                    raise DataError(INVALID_VALUES)
+                keep = np.flatnonzero(finite)
+                arr = arr[keep]
+        if self.kind == "float":
+            return self._float_positions(arr.astype(np.float64, copy=False)), keep
+        if kind == "f":
+            arr = arr.astype(np.float64, copy=False)  # float16/32: the limit 2^63 below overflows them
+            whole = arr == np.floor(arr)
+            if not whole.all():
+                if not drop:
+                    raise non_integer_values_error(FLOAT_BOUNDS_FIX)
+                kept = np.flatnonzero(whole)
+                keep, arr = (kept if keep is None else keep[kept]), arr[kept]
+            if self.size > 1 << 64 or not (np.abs(arr) < 2.0**63).all():  # whole floats beyond int64: exact
+                return self._integer_positions([int(x) for x in arr.tolist()]), keep
+            arr = arr.astype(np.int64)
+        if self.size > 1 << 64:
+            return self._integer_positions([int(x) for x in arr.tolist()]), keep
+        return self._clamped(arr), keep
+
     def to_leaves(self, values: np.ndarray) -> np.ndarray:
-        """Leaf index of each value (clamped into [0, size-1]); ``values`` already coerced."""
+        """Bucket (int64) of each value of a range tree's domain (at most 2^26 buckets), clamped;
+        ``values`` already coerced (:func:`coerce_values`)."""
         if self.kind == "integer":
             v = values.astype(np.int64, copy=False)
-            if self.width == 1:
-                # Clamping is a no-op when every value is in range; checking min/max first saves
-                # a pass over the data. The output is the same either way, so nothing released
-                # depends on this branch.
-                if v.size and self.lower <= v.min() and v.max() <= self.upper:
-                    return v - np.int64(self.lower) if self.lower else v
-                idx = np.clip(v, self.lower, self.upper) - np.int64(self.lower)
-            else:
-                idx = (np.clip(v, self.lower, self.upper) - np.int64(self.lower)) // np.int64(self.width)
-        elif self.kind == "datetime":
-            v = dates_to_ns(values, int(self.lower), int(self.upper))
-            idx = (np.clip(v, self.lower, self.upper) - np.int64(self.lower)) // np.int64(self.width)
-        else:
-            v = values.astype(np.float64, copy=False)
-            idx = np.floor((np.clip(v, self.lower, self.upper) - self.lower) / self.width).astype(np.int64)
-        return np.minimum(idx, self.size - 1)
+            # Clamping is a no-op when every value is in range; checking min/max first saves a pass
+            # over the data. The output is the same either way, so nothing released depends on it.
+            if self.width == 1 and v.size and self.lower <= v.min() and v.max() <= self.upper:
+                return v - np.int64(self.lower) if self.lower else v
+            return self._clamped(v).view(np.int64)
+        return self.positions(values)[0].view(np.int64)
 
+    def _clamped(self, v: np.ndarray) -> np.ndarray:
+        """Positions (uint64) of an int64 or uint64 array clamped to the domain (size <= 2^64):
+        the clamp runs in the array's own type, the subtraction of lower modulo 2^64 (exact: the
+        true offset lies in [0, 2^64)), then the division by the width."""
+        lo, hi = int(self.lower), int(self.upper)
+        info = np.iinfo(v.dtype)
+        if hi < info.min:
+            return np.full(v.size, self.size - 1, np.uint64)
+        if lo > info.max:
+            return np.zeros(v.size, np.uint64)
+        if lo <= info.min and hi >= info.max:  # the domain holds every value of the type
+            c = v.astype(np.uint64)
+        else:
+            c = np.clip(v, v.dtype.type(max(lo, info.min)), v.dtype.type(min(hi, info.max))).astype(np.uint64)
+        if lo % (1 << 64):
+            c -= np.uint64(lo % (1 << 64))
+        if self.width != 1:
+            c //= np.uint64(cast(int, self.width))
+        return c
+
+    def _integer_positions(self, ints: list[int]) -> np.ndarray:
+        lo, hi, w = int(self.lower), int(self.upper), int(cast(int, self.width))
+        offs = [(min(max(x, lo), hi) - lo) // w for x in ints]
+        return np.array(offs, dtype=np.uint64 if self.size <= 1 << 64 else object)
+
+    def _float_positions(self, v: np.ndarray) -> np.ndarray:
+        if self.width is None:  # the float64 order
+            keys = float_keys(v)
+            np.clip(keys, np.uint64(self._origin + (1 << 63)), np.uint64(_float_order(float(self.upper)) + (1 << 63)),
+                    out=keys)
+            keys -= np.uint64(self._origin + (1 << 63))
+            return keys
+        idx = np.floor((np.clip(v, self.lower, self.upper) - self.lower) / self.width).astype(np.int64)
+        return np.minimum(idx, self.size - 1).view(np.uint64)
+
+    def _item_positions(self, items: list[Any], drop: bool) -> tuple[np.ndarray, np.ndarray | None]:
+        """Positions of the items of an object column, each on its own into the domain's type
+        (numpy's common type of the items, float64 as soon as one is a float, would round 64-bit
+        integers, so one record would move others)."""
+        kept: list[int] = []
+        found: list[Any] = []
+        for i, v in enumerate(items):
+            x = _integer_item(v, drop) if self.kind == "integer" else _float_item(v, drop)
+            if x is not None:
+                kept.append(i)
+                found.append(x)
+        keep = None if len(kept) == len(items) else np.array(kept, dtype=np.int64)
+        if self.kind == "integer":
+            return self._integer_positions(found), keep
+        return self._float_positions(np.array(found, dtype=np.float64)), keep
+
+    def _date_positions(self, arr: np.ndarray, drop: bool) -> tuple[np.ndarray, np.ndarray | None]:
+        """Whole widths after ``lower`` (clamped in the values' own unit first,
+        :func:`~dptree.data.dates.dates_to_ns`); NaT / None refused or dropped."""
+        if arr.dtype.kind == "O":  # a missing entry (None, NaN) is NaT
+            arr = np.where(present(arr), arr, None) if arr.size else arr
+        dates = as_dates(arr)
+        keep = None
+        nat = np.isnat(dates)
+        if nat.any():
+            if not drop:
+                raise DataError(INVALID_VALUES)
+            keep = np.flatnonzero(~nat)
+            dates = dates[keep]
+        ns = dates_to_ns(dates, int(self.lower), int(self.upper)).view(np.uint64)
+        ns -= np.uint64(int(self.lower) % (1 << 64))  # modulo 2^64: exact, the offsets lie in [0, 2^64)
+        if self.width != 1:
+            ns //= np.uint64(cast(int, self.width))
+        return ns, keep
+
+    def read_positions(self, values: Any, *, column: str | None = None, on_invalid: str = "error") -> np.ndarray:
+        """Clamped positions (uint64) of the records of ``values`` (anything
+        :func:`~dptree.data.inputs.to_numpy` reads), under the invalid-value policy ``on_invalid``."""
+        arr = to_numpy(values, column=column)
+        if arr.dtype.kind == "b":
+            raise DataError("values must be numbers or dates, not True/False")
+        arr = arr[valid_records(arr, self.kind, on_invalid)]
+        return self.positions(arr, drop=on_invalid == "drop")[0]
+
+    # ------------------------------------------------------------------ query points
+    @property
+    def key_range(self) -> tuple[int, int]:
+        """(lower, upper) as 64-bit order keys (:meth:`query_keys`)."""
+        if self.kind == "integer":
+            return self._int_key(int(self.lower)), self._int_key(int(self.upper))
+        if self.kind == "float":
+            return _float_order(float(self.lower)) + (1 << 63), _float_order(float(self.upper)) + (1 << 63)
+        return int(self.lower) + (1 << 63), int(self.upper) + (1 << 63)
+
+    def query_keys(self, x: Any) -> np.ndarray:
+        """Order-preserving uint64 keys (not clamped) of public query points of a domain within 64
+        bits: integers as ``v + 2^63`` (unsigned domains: ``v``), floats by their float64 order
+        (:func:`~dptree.data.sorting.float_keys`), dates as nanoseconds + 2^63; a fractional point
+        on an integer domain floored."""
+        if self.kind == "datetime":
+            try:
+                arr = np.atleast_1d(np.asarray(x))
+            except (TypeError, ValueError) as exc:
+                raise DataError("query points of a date domain must be dates or timestamps") from exc
+            if arr.dtype.kind != "M":  # text, dates, datetimes: each on its own (no wrap-around)
+                arr = as_dates(arr)
+            if np.isnat(arr).any():
+                raise DataError("query points must not be NaT")
+            ns = dates_to_ns(arr, *NS_RANGE)  # beyond the range dates are bounded in: its ends
+            return ns.view(np.uint64) ^ _SIGN
+        arr = np.atleast_1d(np.asarray(x))
+        kind = arr.dtype.kind
+        if kind not in "iufO" or kind == "b":
+            raise DataError(f"query points must be numbers, got {value_kind(arr)}")
+        if kind == "O":
+            if (~present(arr)).any() or any(isinstance(v, float) and math.isinf(v) for v in arr.tolist()):
+                raise DataError("query points must be finite numbers or dates, not None, NaN or infinities")
+            if any(isinstance(v, (bool, np.bool_, str, bytes)) for v in arr.tolist()):
+                raise DataError("query points must be numbers")
+            if self.kind == "integer":
+                return np.array([self._int_key(math.floor(v)) for v in arr.tolist()], dtype=np.uint64)
+            arr = np.array([_float_item(v, False) for v in arr.tolist()], dtype=np.float64)
+            kind = "f"
+        if kind == "f" and not np.isfinite(arr).all():
+            raise DataError("query points must be finite")
+        if self.kind == "float":
+            return float_keys(arr.astype(np.float64, copy=False))
+        unsigned = self.key_kind == "uint"
+        if kind == "f":
+            arr = np.floor(arr.astype(np.float64, copy=False))
+            lim, low = (2.0**64, 0.0) if unsigned else (2.0**63, -(2.0**63))
+            safe = np.clip(arr, low, np.nextafter(lim, 0))
+            keys = safe.astype(np.uint64) if unsigned else safe.astype(np.int64).view(np.uint64) ^ _SIGN
+            return np.where(arr >= lim, np.uint64(_U64_MAX), np.where(arr < low, np.uint64(0), keys))
+        if not unsigned:
+            if kind == "u":
+                return np.where(arr >= _SIGN, np.uint64(_U64_MAX), arr.astype(np.uint64) ^ _SIGN)
+            return arr.astype(np.int64, copy=False).view(np.uint64) ^ _SIGN
+        if kind == "i":
+            a = arr.astype(np.int64, copy=False)
+            return np.where(a < 0, np.int64(0), a).view(np.uint64)
+        return arr.astype(np.uint64, copy=False)
+
+    def _int_key(self, v: int) -> int:
+        base = 0 if self.key_kind == "uint" else 1 << 63
+        return min(max(v + base, 0), _U64_MAX)
+
+    def query_positions(self, x: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(positions clamped into the domain, below lower, above upper) of public query points of
+        a domain of width 1 within 64 bits."""
+        keys = self.query_keys(x)
+        lo, hi = (np.uint64(k) for k in self.key_range)
+        return np.clip(keys, lo, hi) - lo, keys < lo, keys > hi
+
+    # ------------------------------------------------------------------ positions -> values
+    def value_at(self, position: int) -> Any:
+        """The value at ``position`` (clamped to the domain): a Python int or float, or a
+        datetime64[ns]."""
+        p = min(max(int(position), 0), self.size - 1)
+        if self.kind == "float":
+            return _float_value(self._origin + p) if self.width is None else self.lower + p * self.width
+        v = int(self.lower) + p * int(cast(int, self.width))
+        return np.datetime64(v, "ns") if self.kind == "datetime" else v
+
+    def values_at(self, positions: np.ndarray) -> np.ndarray:
+        """The values at ``positions`` (clamped to the domain), vectorised (a domain within 64 bits)."""
+        off = np.minimum(np.asarray(positions, dtype=np.uint64), np.uint64(self.size - 1))
+        return self.leaf_start(off)
+
+    def leaf_start(self, idx: np.ndarray) -> np.ndarray:
+        """The smallest value of each position's bucket (not clamped), in domain units: float for
+        floats, datetime64[ns] for dates, int64 (uint64 for an unsigned domain) for integers."""
+        idx = np.asarray(idx)
+        if self.kind == "float":
+            if self.width is None:
+                return key_floats(idx.astype(np.uint64) + np.uint64(self._origin + (1 << 63)))
+            return self.lower + idx * self.width
+        # modulo 2^64: exact, every value lies in the int64 (or, unsigned, the uint64) range
+        start = idx.astype(np.uint64) * np.uint64(cast(int, self.width)) + np.uint64(int(self.lower) % (1 << 64))
+        if self.key_kind == "uint":
+            return start
+        start = start.view(np.int64)
+        return start.astype("datetime64[ns]") if self.kind == "datetime" else start
+
+    def leaf_end(self, idx: np.ndarray) -> Any:
+        """The top of each bucket as an interval end: the bucket's upper edge for floats (capped at
+        ``upper``), its last value for integers, its start for dates (bucket resolution)."""
+        idx = np.asarray(idx)
+        if self.kind == "float":
+            return np.minimum(self.lower + (idx + 1) * self.width, self.upper)
+        if self.kind == "datetime":
+            return self.leaf_start(idx)
+        return np.minimum(np.int64(self.lower) + (idx + 1) * np.int64(self.width) - 1, np.int64(self.upper))
+
+    def interpolate(self, idx: np.ndarray, frac: np.ndarray) -> np.ndarray:
+        """A point ``frac`` of the way through bucket ``idx`` (integers: the bucket's value)."""
+        if self.kind == "float":
+            return np.minimum(self.lower + (idx + frac) * self.width, self.upper)
+        if (self.kind == "integer" and self.width == 1) or self.kind == "datetime":
+            return self.leaf_start(idx)  # integers and dates answer with a bucket's first value
+        base = np.int64(self.lower) + idx.astype(np.int64) * np.int64(self.width)
+        # frac = 1 is the bucket's top: its last value (width would be the next bucket's first)
+        off = np.minimum(np.floor(frac * float(self.width)).astype(np.int64), np.int64(self.width) - 1)
+        return np.minimum(base + off, np.int64(self.upper))
+
+    # ------------------------------------------------------------------ range tree query points
     def leaf_of(self, x: Any) -> np.ndarray:
-        """Leaf index of query points (public), *not* clamped: may be < 0 or >= size."""
+        """Bucket of query points (public), *not* clamped: may be < 0 or >= size."""
         arr = self._query_array(x)
         if self.kind in ("integer", "datetime"):
             # points beyond the domain act like its ends; clamping first keeps int64 exact
@@ -97,6 +461,15 @@ class Domain:
         out = np.floor((arr - self.lower) / self.width).astype(np.int64)
         # the last bucket is closed at upper
         return np.where(arr == self.upper, self.size - 1, out)
+
+    def leaf_from(self, x: Any) -> np.ndarray:
+        """Bucket where the values >= x begin (the low end of a range, or of a histogram bin):
+        on an integer domain x rounded up first (0.5 starts at 1); past the last bucket (``size``)
+        when x > upper, since every record is clamped to upper. (:meth:`leaf_of` maps a point above
+        upper inside the last bucket to it, right for the high end of a range, not for the low.)"""
+        x = whole_from(x) if self.kind == "integer" else x
+        idx = np.asarray(self.leaf_of(x))
+        return np.where(np.asarray(self._query_array(x)) > self.upper, self.size, idx)
 
     def _query_array(self, x: Any) -> np.ndarray:
         if self.kind == "datetime":
@@ -118,62 +491,33 @@ class Domain:
             return a.astype(np.int64)
         return a.astype(np.float64)
 
-    # ------------------------------------------------------------------ leaf -> value
-    def leaf_start(self, idx: np.ndarray) -> np.ndarray:
-        """The smallest value of each bucket, in domain units (float for floats, int otherwise)."""
-        idx = np.asarray(idx)
-        if self.kind == "float":
-            return self.lower + idx * self.width
-        start = np.int64(self.lower) + idx.astype(np.int64) * np.int64(self.width)
+    # ------------------------------------------------------------------ points in release files
+    def contains(self, value: Any) -> bool:
+        """Whether ``value`` is a point of this domain, of its kind (re-validating a loaded file)."""
+        if self.kind == "integer":
+            return _is_int(value) and self.lower <= int(value) <= self.upper and \
+                (int(value) - int(self.lower)) % int(cast(int, self.width)) == 0
         if self.kind == "datetime":
-            return start.astype("datetime64[ns]")
-        return start
+            if not isinstance(value, np.datetime64) or np.isnat(value):
+                return False
+            ns = int(value.astype("datetime64[ns]").astype(np.int64))
+            k, r = divmod(ns - int(self.lower), int(cast(int, self.width)))
+            return r == 0 and 0 <= k < self.size
+        return isinstance(value, float) and math.isfinite(value) and self.lower <= value <= self.upper
 
-    def leaf_end(self, idx: np.ndarray) -> Any:
-        """The top of each bucket as an interval end: the bucket's upper edge for floats (capped at
-        ``upper``), its last value for integers, its start for dates (bucket resolution)."""
-        idx = np.asarray(idx)
-        if self.kind == "float":
-            return np.minimum(self.lower + (idx + 1) * self.width, self.upper)
-        if self.kind == "datetime":
-            return self.leaf_start(idx)
-        return np.minimum(np.int64(self.lower) + (idx + 1) * np.int64(self.width) - 1, np.int64(self.upper))
+    def dump(self, value: Any) -> Any:
+        """A point as a release file holds it: ISO text for dates, the number otherwise."""
+        return str(np.datetime64(value, "ns")) if self.kind == "datetime" else value
 
-    def leaf_from(self, x: Any) -> np.ndarray:
-        """Leaf index where the values >= x begin (the low end of a range, or of a histogram bin):
-        on an integer domain x rounded up first (0.5 starts at 1); past the last bucket (``size``)
-        when x > upper, since every record is clamped to upper. (:meth:`leaf_of` maps a point above
-        upper inside the last bucket to it, right for the high end of a range, not for the low.)"""
-        x = whole_from(x) if self.kind == "integer" else x
-        idx = np.asarray(self.leaf_of(x))
-        return np.where(np.asarray(self._query_array(x)) > self.upper, self.size, idx)
-
-    def interpolate(self, idx: np.ndarray, frac: np.ndarray) -> np.ndarray:
-        """A point ``frac`` of the way through bucket ``idx`` (integers: the bucket's value)."""
-        if self.kind == "float":
-            return np.minimum(self.lower + (idx + frac) * self.width, self.upper)
-        if (self.kind == "integer" and self.width == 1) or self.kind == "datetime":
-            return self.leaf_start(idx)  # integers and dates answer with a bucket's first value
-        base = np.int64(self.lower) + idx.astype(np.int64) * np.int64(self.width)
-        # frac = 1 is the bucket's top: its last value (width would be the next bucket's first)
-        off = np.minimum(np.floor(frac * float(self.width)).astype(np.int64), np.int64(self.width) - 1)
-        out = np.minimum(base + off, np.int64(self.upper))
-        return out.astype("datetime64[ns]") if self.kind == "datetime" else out
-
-    def format_value(self, v: Any) -> str:
-        """A public value of this domain as text (dates in ISO format)."""
-        if self.kind == "datetime":
-            return str(np.datetime64(int(v), "ns")).replace("T00:00:00.000000000", "")
-        return f"{v:g}" if self.kind == "float" else str(v)
-
-    def describe(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "lower": self.lower,
-            "upper": self.upper,
-            "width": self.width,
-            "size": self.size,
-        }
+    def load(self, value: Any) -> Any:
+        """A point read from a release file (:meth:`dump`'s inverse; text that is not a date stays
+        text, which :meth:`contains` refuses)."""
+        if self.kind == "datetime" and isinstance(value, str):
+            try:
+                return np.datetime64(value, "ns")
+            except ValueError:
+                return value
+        return value
 
 
 def make_domain(lower: Any, upper: Any, width: Any = None) -> Domain:
@@ -233,6 +577,72 @@ def make_domain(lower: Any, upper: Any, width: Any = None) -> Domain:
     if size < 2:
         raise DomainError("the domain must have at least two buckets: use a smaller width")
     return Domain("float", lo_f, hi_f, w_f, size)
+
+
+def point_domain(lower: Any, upper: Any, width: Any = None) -> Domain:
+    """The domain of every point of [lower, upper]: integers (any size) when both bounds are ints,
+    dates when a bound is a date, datetime or ISO text (``width``: their resolution, a timedelta,
+    default one day; ``upper`` becomes the start of its unit), the float64 order otherwise.
+    ``width`` is read for dates only (a numeric domain's points are all its integers or floats).
+    Raises DomainError for bounds that are not finite numbers or dates, or not ordered."""
+    if is_date_bound(lower) or is_date_bound(upper):
+        lo_ns, hi_ns, unit = date_bounds(lower, upper, width)
+        size = (hi_ns - lo_ns) // unit + 1
+        return Domain("datetime", lo_ns, lo_ns + (size - 1) * unit, unit, size)
+    for name, b in (("lower", lower), ("upper", upper)):
+        if not _is_real(b) or isinstance(b, np.bool_):
+            raise DomainError(f"{name} must be an int, a float or a date, got {type(b).__name__}")
+        if isinstance(b, (float, np.floating)) and not math.isfinite(float(b)):
+            raise DomainError(f"{name} must be finite, got {b}")
+    if _is_int(lower) and _is_int(upper):
+        lo, hi = int(lower), int(upper)
+        if lo > hi:
+            raise DomainError(f"lower must be <= upper, got lower={lower!r} > upper={upper!r}; swap them")
+        return Domain("integer", lo, hi, 1, hi - lo + 1)
+    try:
+        lo_f, hi_f = float(lower) + 0.0, float(upper) + 0.0  # + 0.0: -0.0 is 0.0
+    except OverflowError as exc:
+        raise DomainError("bounds do not fit a float64 domain; use integer bounds") from exc
+    if lo_f > hi_f:
+        raise DomainError(f"lower must be <= upper, got lower={lower!r} > upper={upper!r}; swap them")
+    return Domain("float", lo_f, hi_f, None, _float_order(hi_f) - _float_order(lo_f) + 1)
+
+
+def key_domain(lower: Any, upper: Any, dtype_kind: str) -> Domain:
+    """The domain of every 64-bit key between the bounds (integers within [-2^63, 2^64 - 1], the
+    float64 order, nanosecond timestamps), or (both ``None``) every key of the input's type
+    (``dtype_kind``, numpy's kind letter of the input column: schema, not data)."""
+    if (lower is None) != (upper is None):
+        raise DomainError("give both lower and upper, or neither (the tree then covers every 64-bit key)")
+    if lower is None:
+        if dtype_kind == "M":
+            return Domain("datetime", _NS_LO, _NS_HI, 1, _NS_HI - _NS_LO + 1)
+        if dtype_kind == "f":
+            return point_domain(-_FMAX, _FMAX)
+        if dtype_kind == "u":
+            return Domain("integer", 0, _U64_MAX, 1, 1 << 64)
+        if dtype_kind == "O":  # Python objects (integers wider than 64 bits, a 128-bit column): no 64-bit type
+            raise DomainError("the values have no 64-bit type (Python objects, e.g. integers wider than 64 bits or a "
+                              "128-bit integer column), so the tree cannot cover every key of their type: give "
+                              "lower= and upper= (integers at most 2^64 apart; values outside are clamped)")
+        return Domain("integer", -(1 << 63), (1 << 63) - 1, 1, 1 << 64)
+    for name, b in (("lower", lower), ("upper", upper)):
+        if isinstance(b, (bool, np.bool_)) or not (_is_real(b) or is_date_bound(b)):
+            raise DomainError(f"{name} must be an int, a float or a date, got {type(b).__name__}")
+    if is_date_bound(lower) or is_date_bound(upper):
+        if not (is_date_bound(lower) and is_date_bound(upper)):
+            raise DomainError("lower and upper must both be dates, or both numbers")
+        lo, hi = (int(parse_date_bound(b, n).astype(np.int64)) for b, n in ((lower, "lower"), (upper, "upper")))
+        if lo > hi:
+            raise DomainError(f"lower must be <= upper, got lower={lower!r} > upper={upper!r}; swap them")
+        return Domain("datetime", lo, hi, 1, hi - lo + 1)
+    if _is_int(lower) and _is_int(upper):
+        base = 0 if int(lower) >= 0 and int(upper) >= 1 << 63 else 1 << 63
+        for name, b in (("lower", lower), ("upper", upper)):
+            if not 0 <= int(b) + base <= _U64_MAX:
+                raise DomainError(f"{name}={int(b)} does not fit 64 bits: integer bounds lie in [-2^63, 2^64 - 1], "
+                                  "and a domain reaching below 0 must end below 2^63")
+    return point_domain(lower, upper)
 
 
 def _check_size(size: int) -> None:

@@ -145,10 +145,10 @@ def leaf_histogram(
     ``fmt`` (files) and ``progress`` (files and DuckDB relations: stage messages and DuckDB's
     progress, on stderr or to a callable, never on stdout) choose how DuckDB reads.
     """
-    missing = renamed(on_invalid, missing, "on_invalid", "missing", "error")
+    on_invalid = renamed(on_invalid, missing, "on_invalid", "missing", "error")
     if (by is None) != (groups is None):
         raise InvalidParameterError("by and groups go together: by= names the column, groups= lists the public groups")
-    plan.check_public_total(user_id=user_id, missing=missing, by=by)
+    plan.check_public_total(user_id=user_id, on_invalid=on_invalid, by=by)
     engine = engine_for(data, fmt=fmt, progress=progress)
     k = check_bound(plan, max_contributions) if user_id is not None else None
     keys: list[Key] = [Bucket(column, plan.domain)]
@@ -157,7 +157,7 @@ def leaf_histogram(
         gs = check_groups(groups)
         keys.insert(0, GroupOf(by, gs, unknown))
     src = _noise.make_source(rng)
-    counted = engine.counts(data, keys, on_invalid=missing,
+    counted = engine.counts(data, keys, on_invalid=on_invalid,
                             sample=Sample(user_id, k, src) if k is not None else None)
     hist = np.zeros((len(gs), plan.layout.padded_size) if by is not None else plan.layout.padded_size, np.int64)
     hist[counted.keys] = counted.n
@@ -182,58 +182,54 @@ def path_counts(data: Any, levels: Sequence[str], *, weight: str | None = None) 
     return pd.DataFrame({**dict(zip(levels, counted.keys)), COUNT: counted.n})
 
 
-@validate_params({"column": COLUMN, "missing": MISSING, "infinite": MISSING, "fmt": FORMAT})
-def value_counts(data: Any, *, column: str | None = None, missing: Missing = "error", infinite: Missing = "error",
-                 message: str | None = None, fmt: str | None = None,
+@validate_params({"column": COLUMN, "on_invalid": MISSING, "fmt": FORMAT})
+def value_counts(data: Any, *, column: str | None = None, on_invalid: Missing = "error", message: str | None = None,
+                 fmt: str | None = None,
                  domain: tuple[str, Any, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Sorted distinct values of ``data`` (``column`` of a table, file, DuckDB relation or Spark
     DataFrame) and their exact record counts (int64): memory O(distinct values), never one Python
-    object per row. Values keep their type (:class:`~dptree.data.engines.base.Value`). Missing
-    values (NULL, None, NaN, NaT) raise :func:`~dptree.errors.missing_values_error` or are dropped
-    (``missing``), +-inf raise :func:`~dptree.errors.infinite_values_error` or are dropped
-    (``infinite``); the messages name no value, position or count (``message`` is not used: every
-    engine words them so). ``domain`` (kind, lower, upper), when known, decides how a CSV column is
-    read (not DuckDB's guess from a sample of rows). Not private."""
-    counted = engine_for(data, fmt=fmt).counts(data, [Value(column, domain, infinite)], on_invalid=missing)
+    object per row. Values keep their type (:class:`~dptree.data.engines.base.Value`).
+    ``on_invalid``: the declared invalid-value policy (missing values and infinities refused with
+    the wording of :func:`~dptree.errors.check_invalid`, naming no value, position or count, or
+    dropped; ``message`` is not used: every engine words them so). ``domain`` (kind, lower, upper),
+    when known, decides how a CSV column is read (not DuckDB's guess from a sample of rows). Not
+    private."""
+    counted = engine_for(data, fmt=fmt).counts(data, [Value(column, domain)], on_invalid=on_invalid)
     return counted.keys[0], counted.n
 
 
-@validate_params({"column": COLUMN, "missing": MISSING, "infinite": MISSING, "fmt": FORMAT})
-def values(data: Any, *, column: str | None = None, missing: Missing = "error", infinite: Missing = "error",
-           message: str | None = None, fmt: str | None = None,
+@validate_params({"column": COLUMN, "on_invalid": MISSING, "fmt": FORMAT})
+def values(data: Any, *, column: str | None = None, on_invalid: Missing = "error", message: str | None = None,
+           fmt: str | None = None,
            domain: tuple[str, Any, Any] | None = None) -> np.ndarray:
     """Every valid value of ``data``'s column (checks as :func:`value_counts`; a
     :class:`~dptree.data.engines.base.Value` key without distinct values: files and DuckDB
     relations in one unsorted scan, the other inputs as their sorted distinct values repeated by
     their counts). Memory O(rows), never one Python object per row, for a mechanism that counts
     the values itself. Not private."""
-    counted = engine_for(data, fmt=fmt).counts(data, [Value(column, domain, infinite, distinct=False)],
-                                               on_invalid=missing)
+    counted = engine_for(data, fmt=fmt).counts(data, [Value(column, domain, distinct=False)], on_invalid=on_invalid)
     return counted.keys[0]
 
 
-@validate_params({"column": COLUMN, "unknown": UNKNOWN, "missing": MISSING, "infinite": MISSING})
+@validate_params({"column": COLUMN, "unknown": UNKNOWN, "on_invalid": MISSING})
 def grouped_value_counts(data: Any, *, column: str | None, by: Any, groups: Sequence[Any], unknown: Unknown = "error",
-                         missing: Missing = "error", infinite: Missing = "error", message: str | None = None,
+                         on_invalid: Missing = "error", message: str | None = None,
                          domain: tuple[str, Any, Any] | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
     """:func:`value_counts` of each public group's rows (``by``: a column name of the table, file,
     relation or Spark DataFrame, or an array beside in-memory values), in the order of ``groups``
     (a group without rows gets empty arrays); rows of unlisted or missing groups raise or are
     dropped (``unknown``). Not private."""
     gs = check_groups(groups)
-    counted = engine_for(data).counts(data, [GroupOf(by, gs, unknown), Value(column, domain, infinite)],
-                                      on_invalid=missing)
+    counted = engine_for(data).counts(data, [GroupOf(by, gs, unknown), Value(column, domain)], on_invalid=on_invalid)
     gi, vals = counted.keys
     cut = np.searchsorted(gi, np.arange(len(gs) + 1))
     return [(vals[a:b], counted.n[a:b]) for a, b in zip(cut[:-1], cut[1:])]
 
 
 def ordered_counts(data: Any, *, column: str | None, lower: int | float, upper: int | float,
-                   missing: Missing = "error", infinite: Missing = "error",
-                   message: str | None = None) -> ContextManager[OrderedCounts | None]:
+                   on_invalid: Missing = "error", message: str | None = None) -> ContextManager[OrderedCounts | None]:
     """A session of exact :class:`~dptree.data.engines.base.OrderedCounts` queries on ``column``
     of ``data`` clamped to [lower, upper] (:meth:`Engine.ordered_counts`: files and DuckDB
     relations in DuckDB, Spark DataFrames in Spark), or a context yielding None where the engine
     has none (in-memory data, some column types). Not private."""
-    return engine_for(data).ordered_counts(data, column=column, lower=lower, upper=upper, missing=missing,
-                                           infinite=infinite, message=message)
+    return engine_for(data).ordered_counts(data, column=column, lower=lower, upper=upper, on_invalid=on_invalid)

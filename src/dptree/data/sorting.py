@@ -26,8 +26,8 @@ _KEYED_MIN = 1 << 16
 
 
 def float_keys(v: np.ndarray) -> np.ndarray:
-    """Order-preserving uint64 keys of finite float64 values (``_float_key(x) + 2^63`` of
-    :mod:`dptree.interior.encoding`).
+    """Order-preserving uint64 keys of finite float64 values (the float64 order of a
+    :class:`~dptree.data.domain.Domain` of floats, shifted by 2^63).
 
     Negative floats: ~bits + 1 = 2^63 - |bits| (-0.0 -> 2^63, as 0.0); others: bits + 2^63. Two
     buffers, updated in place (a fresh large array costs page faults)."""

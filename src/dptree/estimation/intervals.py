@@ -6,7 +6,7 @@ E ~ Exp(1)), so the error is N * sqrt(W) with W = sum_u c_u^2 sigma_u^2 E_u: a s
 node gives Laplace tails, many similar nodes give normal ones. We match W by a gamma law with the
 same mean and variance: shape k = Var^2 / sum_u (c_u^2 sigma_u^2)^2 (k = 1 is exactly Laplace,
 k -> infinity the normal), and use the quantile of that variance-gamma law. Measured coverage is
-in docs/benchmarks.md; with the normal approximation alone, Laplace ranges dominated by one node
+in docs/notes/benchmarks.md; with the normal approximation alone, Laplace ranges dominated by one node
 covered only about 93.5% at the 95% level.
 
 This module is the one place intervals are made: :data:`LEVEL` (the declared constraint on every

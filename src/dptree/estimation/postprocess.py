@@ -10,7 +10,7 @@ Both functions work top-down, one level at a time, vectorised over all families 
   children of an integer parent are integers summing to it.
 
 Both are post-processing of a private release and cost no privacy budget. They introduce bias
-(a projected count is no longer unbiased; see docs/hierarchy.md for the measured bias).
+(a projected count is no longer unbiased; see docs/notes/hierarchy.md for the measured bias).
 """
 
 from __future__ import annotations

@@ -101,7 +101,7 @@ def hierarchy_counts(
 
     ``consistent`` (Laplace/Gaussian): least-squares estimates for any tree shape, children
     summing to parents, exact variance per node. ``nonnegative``/``integer``: top-down simplex
-    projection and sum-preserving rounding (biased post-processing; docs/hierarchy.md).
+    projection and sum-preserving rounding (biased post-processing; docs/notes/hierarchy.md).
     ``rng``: ``None`` (default) uses the OS CSPRNG; a seed makes the release reproducible and
     marks it not private. ``unknown``: the declared policy for records whose path is not a leaf
     of the public hierarchy: "error" (default; the message never says how many or which),

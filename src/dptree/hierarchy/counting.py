@@ -93,7 +93,7 @@ def _unknown_hint() -> str:
 
 def _unknown_error(what: str) -> DataError:
     """The data-dependent refusal of unknown="error": says what kind of path was found, never
-    how many records, which path or which label (docs/privacy.md: errors are not a counting
+    how many records, which path or which label (docs/notes/privacy.md: errors are not a counting
     oracle)."""
     return DataError(f"some records {what}; {_unknown_hint()}")
 

@@ -17,7 +17,7 @@ Structure, bottom to top (each function names its algorithm):
 
 Noise is exact and on the integer lattice (counts are integers): discrete Laplace for Sparse
 and truncated discrete Laplace (``noise.truncated_discrete_laplace``) for Lemma 2.8. Reading
-notes, where the implementation has to interpret the paper (docs/hierarchy.md explains each):
+notes, where the implementation has to interpret the paper (docs/notes/hierarchy.md explains each):
 
 1. Sparse's cutoff c = M/((1-alpha) tau) is rounded *up* to an integer. Sparse answers top while
    t < c, i.e. ceil(c) times, and Lemma 4.3's privacy proof charges eps/(2c) per top; with a

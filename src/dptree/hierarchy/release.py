@@ -10,7 +10,7 @@ noisy measurements; everything else is post-processing of them, recomputed on lo
   summing to parents, with the exact variance of every node
   (:func:`dptree.estimation.least_squares.node_variances`).
 * ``nonnegative``/``integer``: top-down simplex projection of each family and sum-preserving
-  rounding (:mod:`dptree.estimation.postprocess`): post-processing that adds bias (docs/hierarchy.md).
+  rounding (:mod:`dptree.estimation.postprocess`): post-processing that adds bias (docs/notes/hierarchy.md).
 * multiplicative: Estimation's values clamped into the Lemma 3.3 windows [w'' - B, w'' + B].
 
 Queries (``count``, ``stderr``, ``ci``, ``to_frame``) cost no budget. Saving and loading are the

@@ -6,7 +6,7 @@ An *interior point* of a multiset S is any y with min S <= y <= max S (Kaplan et
 * ``"exponential"`` -- the exponential mechanism with q(S, y) = min(#{x<=y}, #{x>=y}) (pure eps);
 * ``"treelog"`` -- Algorithm 1 (TreeLog, :mod:`dptree.interior.treelog`), privacy from Lemma 3.7;
 * ``"heavypaths"`` -- Algorithms 2-6 (:mod:`dptree.interior.heavypaths`), privacy from Lemmas 4.5,
-  4.6, 4.9 and 4.11 with explicit constants (derivation: docs/heavypaths.md);
+  4.6, 4.9 and 4.11 with explicit constants (derivation: docs/notes/heavypaths.md);
 * ``"auto"`` -- the method whose stated sample requirement at (|X|, eps, delta, beta) is smallest.
 
 The walk: public checks -> the plan (:mod:`dptree.interior.calibration`, public inputs only) -> the
@@ -26,7 +26,7 @@ computed from |S|.
 add/remove-one neighbors. The cap maps some add/remove pairs to replace pairs and a replace pair
 is a removal followed by an addition, so the tree methods run their calibration at
 (eps/2, delta/(1 + e^(eps/2))) and are (eps, delta)-DP under both add/remove-one and replace-one
-(group privacy, docs/interior_point.md). The exponential mechanism's quality has sensitivity 1
+(group privacy, docs/notes/interior_point.md). The exponential mechanism's quality has sensitivity 1
 under both relations (pure eps, no size used).
 """
 
@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Mapping
 
 from dptree._validation import InstanceOf, check_param, validate_params
+from dptree.data.domain import Domain, point_domain
 from dptree.data.histograms import COLUMN
 from dptree.errors import InvalidParameterError, ReleaseFileError
 from dptree.interior.calibration import (
@@ -53,14 +54,7 @@ from dptree.interior.calibration import (
     declared_size,
     plan,
 )
-from dptree.interior.encoding import (
-    Encoding,
-    domain_document,
-    domain_from_document,
-    encoding,
-    point_encoding,
-    prepare,
-)
+from dptree.interior.encoding import check_point_width, domain_document, domain_from_document, prepare
 from dptree.interior.heavypaths import run_heavypaths
 from dptree.interior.multisets import MS, height
 from dptree.interior.selection import exponential_base, interior_badness, ordered_exponential_mechanism
@@ -152,7 +146,7 @@ class InteriorPoint(Release):
     def to_document(self) -> dict[str, Any]:
         """The file's parts (:mod:`dptree.io.release_file`): the domain, budget, declared size and
         calibration are public; the point and the bottom bit are the measurement."""
-        enc = encoding(self.lower, self.upper, self.width)
+        enc = point_domain(self.lower, self.upper, self.width)
         params = {
             "domain": domain_document(enc), "method": self.method,
             "epsilon": self.epsilon, "delta": self.delta, "beta": self.beta, "n_declared": self.n_declared,
@@ -187,7 +181,7 @@ class InteriorPoint(Release):
         check_statement(privacy, derived.statement(privacy["private"]), kind=kind)
         value, bottom = enc.load(m["value"]), m["bottom"]
         if type(bottom) is not bool or not enc.contains(value) or (
-                bottom and (method == "exponential" or value != enc.decode(0))):
+                bottom and (method == "exponential" or value != enc.value_at(0))):
             raise ReleaseFileError(f"{kind} release: the measurement must be a point of the domain, or bottom")
         return _result(derived, value, bottom, enc, privacy, check_metadata(doc.get("metadata")))
 
@@ -201,12 +195,12 @@ def _json(x: Any) -> Any:
     return x
 
 
-def _result(pl: Plan, value: Any, bottom: bool, enc: Encoding, privacy: dict[str, Any],
+def _result(pl: Plan, value: Any, bottom: bool, enc: Domain, privacy: dict[str, Any],
             metadata: dict[str, Any]) -> InteriorPoint:
     lower, upper = enc.bounds
     return InteriorPoint(value, pl.method, pl.epsilon, pl.delta, pl.beta, pl.n_declared, pl.n_is_upper_bound,
                          pl.n_required, pl.guarantee_applies, privacy, pl.calibration, bottom,
-                         lower=lower, upper=upper, metadata=metadata, width=enc.width)
+                         lower=lower, upper=upper, metadata=metadata, width=enc.resolution)
 
 
 @validate_params({"epsilon": EPSILON, "delta": DELTA, "method": METHOD, "beta": BETA, "n": DECLARED_SIZE,
@@ -234,7 +228,7 @@ def interior_point(
 
     ``method``: "exponential" (epsilon-DP; delta ignored; needs no size), "treelog" (Algorithm 1;
     (epsilon, delta)-DP by Lemma 3.7), "heavypaths" (Algorithm 6; (epsilon, delta)-DP by Lemma 4.11
-    with the constants of docs/heavypaths.md), or "auto".
+    with the constants of docs/notes/heavypaths.md), or "auto".
 
     ``n`` / ``n_max`` -- **public** size declared by the caller: ``n`` the exact number of records,
     ``n_max`` an upper bound. Both are treated as public knowledge (publish them or derive them
@@ -245,7 +239,7 @@ def interior_point(
     (epsilon, delta)-DP for *any* data, whatever was declared; a wrong declaration only costs
     utility. ``auto`` without a declared size uses the exponential mechanism (the only method
     whose calibration needs no size); with one it takes the method with the smallest stated
-    sample requirement at (|X|, epsilon, delta, beta) and raises :class:`InsufficientDataError`
+    sample requirement at (``|X|``, epsilon, delta, beta) and raises :class:`InsufficientDataError`
     when the declared N is below it (public quantities only) unless ``run_anyway=True``.
 
     Neighboring relation: every method is (epsilon, delta)-DP for add/remove-one *and*
@@ -263,6 +257,17 @@ def interior_point(
     counts as lower + floor((t - lower) / width) width, the bucket a range tree over the same bounds
     puts it in -- and the point is released as a ``numpy.datetime64``. ``width`` is refused on
     numeric domains.
+
+    Example (``rng=7`` seeds the noise only so that the outputs below are reproducible: a seeded release
+    is marked not private; leave ``rng`` out in real use)::
+
+        >>> import numpy as np, dptree
+        >>> ages = 18 + np.arange(10_000) % 73  # ages 18 to 90, evenly
+        >>> point = dptree.interior_point(ages, lower=0, upper=120, epsilon=1.0, rng=7)
+        >>> point.value, point.method  # no declared size: the exponential mechanism
+        (54, 'exponential')
+        >>> point
+        <InteriorPoint 54 by exponential over [0, 120], 1-DP (pure), declared none, NOT PRIVATE (test seed)>
     """
     eps = check_release_budget(epsilon)
     dlt, b = float(delta), float(beta)
@@ -278,7 +283,8 @@ def interior_point(
             "private unless declared: pass n= (the exact public size) or n_max= (a public upper "
             "bound), or use method='exponential', which needs no size"
         )
-    enc = point_encoding(lower, upper, width)
+    enc = point_domain(lower, upper, width)
+    check_point_width(enc, width)
     pl = plan(method, enc.size, eps, dlt, b, size_n, upper_bound, run_anyway=run_anyway)
     metadata = creation_metadata()  # the clock, read before the data (no timing of the reading)
     src = make_source(rng)
@@ -299,5 +305,5 @@ def interior_point(
         run = run_treelog if pl.method == "treelog" else run_heavypaths
         y = run(ms, height(enc.size), pl.calibration, src)
     is_bottom = y is None  # part of the mechanism's output (reported as ``bottom``)
-    value = enc.decode(0 if y is None else y)  # bottom -> the data-independent placeholder ``lower``
+    value = enc.value_at(0 if y is None else y)  # bottom -> the data-independent placeholder ``lower``
     return _result(pl, value, is_bottom, enc, pl.statement(src.private), metadata)

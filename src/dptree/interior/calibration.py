@@ -106,7 +106,7 @@ def swap_budget(epsilon: float, delta: float) -> tuple[float, float]:
     A mechanism that is (e, d)-DP for add/remove-one neighbors of at most N + 1 records is
     (2e, (1 + e^e) d)-DP for one replacement (remove, then add: group privacy), so calibrating the
     tree methods at (eps/2, delta/(1 + e^(eps/2))) makes them (eps, delta)-DP under add/remove-one
-    and replace-one after the cap (docs/interior_point.md)."""
+    and replace-one after the cap (docs/notes/interior_point.md)."""
     return epsilon / 2, delta / (1 + math.exp(epsilon / 2))
 
 
@@ -131,7 +131,7 @@ def _requirements(size: int, eps: float, dlt: float, beta: float) -> dict[str, i
 def method_requirements(size: int, *, epsilon: float, delta: float, beta: float = 0.1) -> dict[str, int | None]:
     """The n at which each method's stated success guarantee (probability >= 1 - beta) applies.
 
-    Only public inputs (|X|, epsilon, delta, beta); the tree methods are calibrated as
+    Only public inputs (``|X|``, epsilon, delta, beta); the tree methods are calibrated as
     :func:`~dptree.interior.api.interior_point` calibrates them (at the per-replacement budget,
     with n declared)."""
     if size < 1:  # an int of any size: |X| may exceed what a float holds

@@ -2,7 +2,7 @@
 
 ConstructPaths (Algorithm 2), StoppingPoint (3), OneRandomPath (4), LevelUp (5) and HeavyPaths
 (6). :func:`heavypaths_parameters` derives every constant from a public size, privacy from
-Lemmas 4.5, 4.6, 4.9 and 4.11 for add/remove-one neighbors (derivation: docs/heavypaths.md).
+Lemmas 4.5, 4.6, 4.9 and 4.11 for add/remove-one neighbors (derivation: docs/notes/heavypaths.md).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def heavypaths_privacy(
     + e^{-eps1 (k-2)/16} (Lemma 4.5 via Lemma 4.4). OneRandomPath: (6 eps2 log2 n,
     4 delta2 n e^{4 eps2 log2 n}) (Lemma 4.6). At most J = levels - 2 LevelUps, each
     (2 eps2, 2 delta2) (Lemma 4.9), composed with advanced composition at delta* = delta/4 (or
-    basic, whichever is smaller). Total: (eps1 + eps_hat, delta_sp + delta_hat) (docs/heavypaths.md).
+    basic, whichever is smaller). Total: (eps1 + eps_hat, delta_sp + delta_hat) (docs/notes/heavypaths.md).
     """
     lg = math.log2(max(n, 2))
     e_orp = 6 * eps2 * lg
@@ -89,7 +89,7 @@ def heavypaths_parameters(
     eps1 = eps/4 for StoppingPoint; eps2 the largest value with eps1 + eps_hat(eps2) <= eps;
     delta2 = min(eps2/(4(n+1)), (delta/2) / (4(n+1) e^{4 eps2 log2(n+1)} + 2J)); k >= 2 +
     (16/eps1) ln(8/delta) (so delta_sp <= delta/4) and the utility constraints of
-    docs/heavypaths.md section 4; t = 2k (Lemma 4.3 needs t >= 2k) and t >= (3/eps2) ln(1/delta2).
+    docs/notes/heavypaths.md section 4; t = 2k (Lemma 4.3 needs t >= 2k) and t >= (3/eps2) ln(1/delta2).
     """
     h = tree_height(size) if height is None else height
     nn = n + 1

@@ -133,7 +133,7 @@ class MS:
 
         A data-independent policy (the declared public size is the only input besides the data):
         for add/remove or replace neighbors S, S' the capped multisets are identical, add/remove
-        neighbors, or differ by one replacement (docs/interior_point.md, "the cap")."""
+        neighbors, or differ by one replacement (docs/notes/interior_point.md, "the cap")."""
         k = self.n - size
         if k <= 0:
             return self

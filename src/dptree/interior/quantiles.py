@@ -22,10 +22,11 @@ from numbers import Real
 from typing import Any, ClassVar, Literal, Mapping
 
 from dptree._validation import InstanceOf, Interval, check_param, validate_params
+from dptree.data.domain import point_domain
 from dptree.data.histograms import COLUMN
 from dptree.errors import ReleaseFileError
 from dptree.interior.calibration import DECLARED_SIZE, EPSILON, ON_INVALID, declared_size
-from dptree.interior.encoding import domain_document, domain_from_document, encoding, point_encoding, prepare
+from dptree.interior.encoding import check_point_width, domain_document, domain_from_document, prepare
 from dptree.interior.selection import exponential_base, quantile_badness, quantile_exponential_mechanism, quantile_level
 from dptree.interior.staged import staged_point
 from dptree.io.contract import Release, shown
@@ -105,7 +106,7 @@ class QuantileRelease(Release):
 
     def to_document(self) -> dict[str, Any]:
         """The file's parts (:mod:`dptree.io.release_file`); the quantile is the measurement."""
-        enc = encoding(self.lower, self.upper, self.width)
+        enc = point_domain(self.lower, self.upper, self.width)
         params = {
             "domain": domain_document(enc), "q": self.q,
             "q_used": f"{self.q_used.numerator}/{self.q_used.denominator}", "epsilon": self.epsilon,
@@ -137,7 +138,7 @@ class QuantileRelease(Release):
             raise ReleaseFileError(f"{kind} release: the measurement must be a point of the domain")
         return QuantileRelease(value, qf, q_used, eps, p["n_declared"], privacy, n_is_upper_bound=p["n_is_upper_bound"],
                                lower=enc.bounds[0], upper=enc.bounds[1], metadata=check_metadata(doc.get("metadata")),
-                               width=enc.width)
+                               width=enc.resolution)
 
 
 @validate_params({"q": Q, "epsilon": EPSILON, "n": DECLARED_SIZE, "n_max": DECLARED_SIZE, "on_invalid": ON_INVALID,
@@ -160,7 +161,7 @@ def quantile(
     """Single quantile by the tie-aware exponential mechanism (epsilon-DP, add/remove or replace one record).
 
     With q = a/b (the level rounded to a denominator <= 1000), the utility of y is
-    -dist(q |S|, [#{x < y}, #{x <= y}]): 0 when the target rank q |S| falls inside y's tie block
+    ``-dist(q |S|, [#{x < y}, #{x <= y}])``: 0 when the target rank ``q |S|`` falls inside y's tie block
     (so on tied data the tied value itself is the answer), minus the distance in ranks otherwise.
     Its integer form b times that has sensitivity b under add/remove-one and replace-one (proof in
     :func:`~dptree.interior.selection.quantile_exponential_mechanism`); P(y) proportional to
@@ -171,13 +172,22 @@ def quantile(
     mechanism needs no size. ``on_invalid``, ``column`` (tables, files, DuckDB relations, Spark
     DataFrames, counted in their engine) and dates (``lower``/``upper`` dates, ``width`` the
     resolution) as in :func:`~dptree.interior.api.interior_point`.
+
+    Example (``rng=7`` seeds the noise only so that the outputs below are reproducible: a seeded release
+    is marked not private; leave ``rng`` out in real use)::
+
+        >>> import numpy as np, dptree
+        >>> ages = 18 + np.arange(10_000) % 73  # ages 18 to 90, evenly: the 0.9-quantile is 83
+        >>> dptree.quantile(ages, 0.9, lower=0, upper=120, epsilon=1.0, rng=7).value
+        83
     """
     eps = check_release_budget(epsilon)
     qf = float(q)
     size_n, upper_bound = declared_size(n, n_max)
     qr = quantile_level(qf)
     metadata = creation_metadata()  # the clock, read before the data
-    enc = point_encoding(lower, upper, width)
+    enc = point_domain(lower, upper, width)
+    check_point_width(enc, width)
     src = make_source(rng)
     # the only step that reads the data: the tie-aware exponential mechanism (sensitivity b); files,
     # relations and Spark DataFrames by staged engine queries, the same law and draws (dptree.interior.staged)
@@ -189,8 +199,8 @@ def quantile(
         enc, vals, cnt = prepare(values, lower, upper, counts, on_invalid, column, width)
         y = quantile_exponential_mechanism(vals, counts=cnt, q=qf, lower=0, upper=enc.size - 1, epsilon=eps, rng=src)
     lo, hi = enc.bounds
-    return QuantileRelease(enc.decode(y), qf, qr, eps, size_n, _statement(eps, src.private),
-                           n_is_upper_bound=upper_bound, lower=lo, upper=hi, metadata=metadata, width=enc.width)
+    return QuantileRelease(enc.value_at(y), qf, qr, eps, size_n, _statement(eps, src.private),
+                           n_is_upper_bound=upper_bound, lower=lo, upper=hi, metadata=metadata, width=enc.resolution)
 
 
 @validate_params({"epsilon": EPSILON, "n": DECLARED_SIZE, "n_max": DECLARED_SIZE, "on_invalid": ON_INVALID,

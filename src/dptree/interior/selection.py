@@ -425,7 +425,7 @@ def choosing_mechanism(
     (bottom counts as quality 0). The structure follows Beimel-Nissim-Stemmer (Theory of Computing
     12(1), 2016, "Private Learning and Sanitization: Pure vs. Approximate Differential Privacy",
     and Bun-Nissim-Stemmer-Vadhan FOCS 2015); the constants are re-proved for this exact variant
-    (discrete Laplace, rational base) in docs/heavypaths.md section 1.
+    (discrete Laplace, rational base) in docs/notes/heavypaths.md section 1.
     """
     eps, dlt, kk = float(epsilon), float(delta), int(k)
     src = rng if hasattr(rng, "random_bytes") else make_source(rng)

@@ -45,7 +45,7 @@ def above_threshold_scales(epsilon: float, sensitivity: int = 1, monotone: bool 
     has scale 2 D / eps and the query noise nu scale 4 D / eps, or 2 D / eps when the queries are
     *monotone* (on every pair of neighbours, all answers move the same way: all up by 0..D, or all
     down by 0..D; Lyu, Su and Li 2017, "Understanding the Sparse Vector Technique", Alg. 7 with
-    c = 1). Proof for integer answers (docs/privacy.md, "Private bounds"): map rho -> rho + D and
+    c = 1). Proof for integer answers (docs/notes/privacy.md, "Private bounds"): map rho -> rho + D and
     the halting query's nu -> nu + 2 D (general), or, monotone, rho -> rho + D and nu -> nu + D
     when the answers move up, rho unchanged and nu -> nu + D when they move down; every bottom
     stays a bottom, the top stays the top, and the shifts cost D / (2 D / eps) + 2 D / (4 D / eps)

@@ -63,9 +63,9 @@ from typing import Any, Callable, Literal
 
 import numpy as np
 
+from dptree.data.domain import INVALID_VALUES, Domain
 from dptree.data.engines.base import OrderedCounts
 from dptree.interior.blocks import Badness, Blocks, sample_windowed, window_ranks
-from dptree.interior.encoding import _INVALID_VALUES, Encoding, _encode_array
 from dptree.noise import RandomSource
 
 __all__ = ["BUCKETS", "engine_ranks", "rank_window", "rank_windows", "sample_staged", "staged_point", "staged_session"]
@@ -78,7 +78,7 @@ BUCKETS = 1 << 14
 BadnessOf = Callable[[int], "tuple[Badness, Fraction, int] | None"]
 
 
-def sample_staged(src: RandomSource, counts: OrderedCounts, enc: Encoding, badness_of: BadnessOf,
+def sample_staged(src: RandomSource, counts: OrderedCounts, enc: Domain, badness_of: BadnessOf,
                   base: tuple[int, int], empty: Callable[[], int]) -> int | None:
     """The point (offset in [0, |X|)) of the exponential mechanism with weights
     beta^-badness(y), beta = ``base``, on the data behind ``counts`` (module docstring: the
@@ -99,7 +99,7 @@ def sample_staged(src: RandomSource, counts: OrderedCounts, enc: Encoding, badne
                            ranks=engine_ranks(counts, enc))
 
 
-def rank_window(counts: OrderedCounts, enc: Encoding, cum: np.ndarray, lo_rank: int, hi_rank: int
+def rank_window(counts: OrderedCounts, enc: Domain, cum: np.ndarray, lo_rank: int, hi_rank: int
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(offsets, counts, upto) of the distinct values whose global rank interval meets
     [lo_rank, hi_rank] (the ``window`` query, module docstring), read from the buckets that can
@@ -108,7 +108,7 @@ def rank_window(counts: OrderedCounts, enc: Encoding, cum: np.ndarray, lo_rank: 
     return rank_windows(counts, enc, cum, [(lo_rank, hi_rank)])[0]
 
 
-def rank_windows(counts: OrderedCounts, enc: Encoding, cum: np.ndarray, ranges: list[tuple[int, int]]
+def rank_windows(counts: OrderedCounts, enc: Domain, cum: np.ndarray, ranges: list[tuple[int, int]]
                  ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """:func:`rank_window` of each (lo_rank, hi_rank), read by the engine's ``windows`` (one scan
     where the requests fit a query)."""
@@ -120,23 +120,23 @@ def rank_windows(counts: OrderedCounts, enc: Encoding, cum: np.ndarray, ranges: 
     got = counts.windows(requests) if len(requests) > 1 else [counts.window(*r) for r in requests]
     out = []
     for vals, cnt, upto in got:
-        offs = vals if enc.kind == "integer" else _encode_array(vals, enc, False)[0]
+        offs = vals if enc.kind == "integer" else enc.positions(vals)[0]
         if offs.size > 1 and not (offs[1:] > offs[:-1]).all():
             raise RuntimeError("the engine's window is not strictly increasing (internal error)")
         out.append((offs, cnt, upto))
     return out
 
 
-def engine_ranks(counts: OrderedCounts, enc: Encoding) -> Callable[[int], tuple[int, int]]:
+def engine_ranks(counts: OrderedCounts, enc: Domain) -> Callable[[int], tuple[int, int]]:
     """(#{x < y}, #{x <= y}) of an offset y, asked of the engine (the ``ranks`` query)."""
     def ranks(y: int) -> tuple[int, int]:
-        return counts.ranks(y if enc.kind == "integer" else enc.decode(y))
+        return counts.ranks(y if enc.kind == "integer" else enc.value_at(y))
 
     return ranks
 
 
 @contextmanager
-def staged_session(values: Any, column: str | None, counts: Any, enc: Encoding,
+def staged_session(values: Any, column: str | None, counts: Any, enc: Domain,
                    on_invalid: str) -> Iterator[OrderedCounts | None]:
     """A session of :class:`~dptree.data.engines.base.OrderedCounts` on ``column`` of ``values``
     when its engine has one (files, DuckDB relations and Spark DataFrames over a domain of at most 2^64 points,
@@ -154,12 +154,12 @@ def staged_session(values: Any, column: str | None, counts: Any, enc: Encoding,
         return
     policy: Literal["error", "drop"] = "drop" if on_invalid == "drop" else "error"
     lower, upper = enc.bounds
-    with ordered_counts(values, column=column, lower=lower, upper=upper, missing=policy, infinite=policy,
-                        message=_INVALID_VALUES) as session:
+    with ordered_counts(values, column=column, lower=lower, upper=upper, on_invalid=policy,
+                        message=INVALID_VALUES) as session:
         yield session
 
 
-def staged_point(values: Any, column: str | None, counts: Any, enc: Encoding, on_invalid: str, src: RandomSource,
+def staged_point(values: Any, column: str | None, counts: Any, enc: Domain, on_invalid: str, src: RandomSource,
                  badness_of: BadnessOf, base: tuple[int, int], empty: Callable[[], int]) -> int | None:
     """:func:`sample_staged` on ``column`` of ``values`` in a :func:`staged_session`; None where
     there is none (and b n < 2^62), and the caller counts in memory."""

@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 
 from dptree._validation import InstanceOf, Interval, check_param, validate_params
+from dptree.data.domain import INVALID_HINT, point_domain
 from dptree.errors import DataError, DomainError, InvalidParameterError, ReleaseFileError
 from dptree.interior.api import interior_point
 from dptree.interior.calibration import (
@@ -29,7 +30,7 @@ from dptree.interior.calibration import (
     check_budget,
     declared_size,
 )
-from dptree.interior.encoding import INVALID_HINT, domain_document, domain_from_document, encode_values, encoding
+from dptree.interior.encoding import domain_document, domain_from_document, encode_values
 from dptree.interior.selection import ordered_exponential_mechanism
 from dptree.io.contract import Release
 from dptree.io.release_file import check_metadata, creation_metadata
@@ -123,7 +124,7 @@ class ThresholdClassifier(Release):
     def to_document(self) -> dict[str, Any]:
         """The file's parts (:mod:`dptree.io.release_file`); the classifier is the measurement."""
         params = {
-            "domain": domain_document(encoding(self.lower, self.upper)), "method": self.method,
+            "domain": domain_document(point_domain(self.lower, self.upper)), "method": self.method,
             "epsilon": self.epsilon, "delta": self.delta, "fraction": self.fraction, "beta": self.beta,
             "n_declared": self.n_declared, "n_is_upper_bound": self.n_is_upper_bound,
         }
@@ -197,7 +198,7 @@ def learn_threshold(
        m0~ + m1~ (capped at n_max), m = max(1, floor(fraction * T)) is public. If
        min(m0~, m1~) < m, the constant classifier of the larger noisy label is returned.
     2. Otherwise S has exactly 2m elements: the m largest points labelled 1 and the m smallest
-       labelled 0, missing slots padded with the public domain ends (so |S| never depends on the
+       labelled 0, missing slots padded with the public domain ends (so ``|S|`` never depends on the
        true label counts). Adding or removing a record changes S by at most one replacement;
        replacing a record by at most two.
     3. y* = an interior point of S at (epsilon/4, delta/(1 + e^(epsilon/4))) per replacement of
@@ -211,6 +212,18 @@ def learn_threshold(
     replace-one: eps/2 (two counts) + 2 * eps/4 with delta' (1 + e^(eps/4)) = delta (group privacy
     over two replacements) = (eps, delta). So (epsilon, delta)-DP under both relations; pure
     epsilon-DP (delta reported 0) with the exponential mechanism.
+
+    Example (``rng=7`` seeds the noise only so that the outputs below are reproducible: a seeded release
+    is marked not private; leave ``rng`` out in real use)::
+
+        >>> import numpy as np, dptree
+        >>> x = np.arange(1000)
+        >>> y = (x < 400).astype(int)  # label 1 left of the true threshold 399.5
+        >>> h = dptree.learn_threshold(x, y, lower=0, upper=999, epsilon=1.0, rng=7)
+        >>> h
+        <ThresholdClassifier 1{x <= 413} over [0, 999], 1-DP (pure), NOT PRIVATE (test seed)>
+        >>> h.predict([100, 900]).tolist()
+        [1, 0]
     """
     eps = check_release_budget(epsilon, supported=SUPPORTED)
     dlt = float(delta)
@@ -225,7 +238,7 @@ def learn_threshold(
         raise DataError("labels contain NaN; labels must be 0 or 1")
     if not np.all((ys == 0) | (ys == 1)):
         raise DataError("labels must be 0 or 1 (threshold functions are 1 left of the threshold)")
-    enc = encoding(lower, upper)
+    enc = point_domain(lower, upper)
     if enc.kind == "datetime":
         raise DomainError("learn_threshold works on numeric domains: pass dates as numbers (e.g. days since an "
                           "origin) with numeric bounds")
@@ -261,10 +274,10 @@ def learn_threshold(
         yv = ordered_exponential_mechanism(
             s_vals, counts=s_cnts, lower=0, upper=enc.size - 1, epsilon=e_ip, rng=src
         )
-        return result(enc.decode(yv), None)
+        return result(enc.value_at(yv), None)
     # interior_point at (e, d) is (e, d)-DP per replacement of its input (replace-one)
     ip = interior_point(
-        [enc.decode(v) for v in s_vals],
+        [enc.value_at(v) for v in s_vals],
         counts=s_cnts,
         lower=lower,
         upper=upper,

@@ -2,7 +2,7 @@
 
 :func:`treelog_parameters` derives the per-step (eps0, delta0) and the trimming t from a public
 size (Lemma 3.7, add/remove-one neighbors) and checks the success guarantee (Lemma 3.8 with
-explicit constants, docs/heavypaths.md section 3); :func:`run_treelog` is the algorithm.
+explicit constants, docs/notes/heavypaths.md section 3); :func:`run_treelog` is the algorithm.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def treelog_parameters(
     so that (5 eps0 N log n, 3 delta0 n N e^{3 eps0 N log n}) <= (eps, delta) and
     delta0 <= eps0/(4n) (Claim 3.5). t >= (3/eps0) ln(1/delta0) >= (2/eps0) log2(1/delta0)
     (Claim 3.5 needs the weight to shrink by 1/3 at every ambiguous step, which t >= 3 g gives).
-    Utility (Lemma 3.8 with explicit constants, docs/heavypaths.md section 3): t is also large
+    Utility (Lemma 3.8 with explicit constants, docs/notes/heavypaths.md section 3): t is also large
     enough that a score t + 1 - (2/eps0) ln(4/beta') survives the Choosing Mechanism one level up.
     """
     hs = log_star_levels(tree_height(size) if height is None else height)

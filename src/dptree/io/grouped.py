@@ -66,7 +66,7 @@ class ByGroup:
     #: the file kind of one group's release (what ``save("...{group}...")`` writes)
     MEMBER_KIND: ClassVar[str]
     groups: list[Any]
-    releases: dict[Any, Any]
+    releases: Mapping[Any, Any]
 
     def __getitem__(self, group: Any) -> Any:
         try:

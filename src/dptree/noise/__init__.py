@@ -8,7 +8,7 @@ a seeded source exists for tests and reproducible experiments only, and anything
 is marked not private by its caller.
 Noise parameters are used as exact rationals, rounded *up* (more noise) where needed.
 Running time depends on the sampled values (rejection loops), as in CKS 2020; see
-docs/verification.md.
+docs/notes/verification.md.
 
 One module per family; the public names are re-exported here:
 

@@ -20,7 +20,7 @@ the ``cryptography`` package (OpenSSL's implementation) as the keystream:
 Security argument: if ChaCha20 is a pseudo-random function of its key (its standard assumption),
 the output is computationally indistinguishable from uniform bytes, so the samplers' output laws
 (exact for uniform bytes) are within a negligible distance of exact. Python cannot guarantee
-that freed memory is erased; the zeroing is best effort (see docs/privacy.md).
+that freed memory is erased; the zeroing is best effort (see docs/notes/privacy.md).
 """
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ def _laplace_plan(lam: Fraction, radix: int, top_scale: int) -> tuple[int, Inver
 def discrete_laplace(src: RandomSource, scale: float | Fraction, size: int) -> np.ndarray:
     """``size`` exact samples of the discrete Laplace: P(x) proportional to q^|x|, q = exp(-1/scale).
 
-    Exact table inversion (:mod:`dptree.noise.inversion`; proof there and in docs/privacy.md) of
+    Exact table inversion (:mod:`dptree.noise.inversion`; proof there and in docs/notes/privacy.md) of
     the decomposition X = L A + B with L = R^k (R = 256) the smallest power with scale / L <= 128
     and B = X mod L. From P(A = a, B = b) ~ q^|La + b|: P(A = a) ~ rho^a for a >= 0 and
     q rho^(|a|-1) for a <= -1 (rho = q^L); given A, B = D if A >= 0 and B = L - 1 - D if A < 0,

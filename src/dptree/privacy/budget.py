@@ -77,7 +77,7 @@ def check_release_budget(
     value: object, name: str = "epsilon", supported: tuple[float, float] = BUDGET_RANGE
 ) -> float:
     """Validate the budget of a release (epsilon or rho): positive, finite and inside
-    ``supported``. The one range check of every mechanism (docs/privacy.md, input policy)."""
+    ``supported``. The one range check of every mechanism (docs/notes/privacy.md, input policy)."""
     v = check_epsilon(value, name)
     lo, hi = supported
     if not lo <= v <= hi:
@@ -183,31 +183,56 @@ def _zcdp_rho_for(epsilon: float, delta: float) -> float:
     return _bisect(lambda r: zcdp_delta(r, epsilon) <= delta, 0.0, hi)[0]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Budget:
-    """A privacy budget: pure epsilon-DP, (epsilon, delta)-DP, or rho-zCDP.
+    """A privacy budget: pure epsilon-DP, (epsilon, delta)-DP, or rho-zCDP, validated on
+    construction.
 
-    ``Budget.pure(1.0)``, ``Budget.approx(1.0, 1e-6)`` and ``Budget.zcdp(0.5)`` validate their
-    arguments. ``as_rho()`` converts to zCDP (for Gaussian noise) and ``as_epsilon_delta()``
-    to approximate DP, both conservatively.
+    ``Budget(epsilon=1.0)``, ``Budget(epsilon=1.0, delta=1e-6)`` and ``Budget(rho=0.5)`` (or
+    ``Budget.pure``, ``Budget.approx``, ``Budget.zcdp``). ``as_rho()`` converts to zCDP (for
+    Gaussian noise) and ``as_epsilon_delta()`` to approximate DP, both conservatively.
+
+    >>> Budget(epsilon=1.0, delta=1e-6).kind
+    'approx'
+    >>> Budget(rho=0.5).describe()
+    '0.5-zCDP'
     """
 
     kind: Literal["pure", "approx", "zcdp"]
-    epsilon: float | None = None
-    delta: float = 0.0
-    rho: float | None = None
+    epsilon: float | None
+    delta: float
+    rho: float | None
+
+    def __init__(self, kind: Literal["pure", "approx", "zcdp"] | None = None, *, epsilon: float | None = None,
+                 delta: float = 0.0, rho: float | None = None) -> None:
+        if rho is not None and (epsilon is not None or delta):
+            raise InvalidParameterError("a budget is epsilon (with an optional delta) or rho, not both")
+        if kind is None:
+            kind = "zcdp" if rho is not None else ("approx" if delta else "pure")
+        if kind == "zcdp":
+            values: tuple[float | None, float, float | None] = (None, 0.0, check_rho(rho))
+        elif kind == "pure":
+            values = (check_epsilon(epsilon), check_delta(delta), None)
+            if values[1]:
+                raise InvalidParameterError("a pure budget has delta = 0")
+        elif kind == "approx":
+            values = (check_epsilon(epsilon), check_delta(delta, required=True), None)
+        else:
+            raise InvalidParameterError(f"budget kind must be 'pure', 'approx' or 'zcdp', got {kind!r}")
+        for name, value in zip(("kind", "epsilon", "delta", "rho"), (kind, *values)):
+            object.__setattr__(self, name, value)
 
     @staticmethod
     def pure(epsilon: float) -> "Budget":
-        return Budget("pure", epsilon=check_epsilon(epsilon))
+        return Budget("pure", epsilon=epsilon)
 
     @staticmethod
     def approx(epsilon: float, delta: float) -> "Budget":
-        return Budget("approx", epsilon=check_epsilon(epsilon), delta=check_delta(delta, required=True))
+        return Budget("approx", epsilon=epsilon, delta=delta)
 
     @staticmethod
     def zcdp(rho: float) -> "Budget":
-        return Budget("zcdp", rho=check_rho(rho))
+        return Budget("zcdp", rho=rho)
 
     def as_rho(self) -> float:
         """The zCDP parameter this budget allows (pure eps -> eps^2/2; (eps, delta) -> CKS Cor. 13)."""

@@ -163,6 +163,26 @@ class Ledger(LedgerStore):
     ``total_delta``, and/or ``total_rho``); later openings may omit them or must repeat them.
     ``timeout`` bounds the wait (seconds) for another process's transaction. ``read_only=True``
     opens an existing ledger for inspection only.
+
+    Example::
+
+        >>> import os, tempfile, numpy as np, dptree
+        >>> path = os.path.join(tempfile.mkdtemp(), "budget.db")
+        >>> ages = 18 + np.arange(10_000) % 73
+        >>> ledger = dptree.Ledger(path, total_epsilon=3.0)  # creates the file, fixes the total
+        >>> plan = dptree.plan_range_tree(lower=0, upper=120, epsilon=1.0)
+        >>> with ledger.charge_for(plan, label="ages"):  # charged before the data is read
+        ...     rel = plan.release(dptree.leaf_histogram(ages, plan), rng=7)
+        >>> [(c["label"], c["epsilon"], c["status"]) for c in ledger.history()]
+        [('ages', 1.0, 'done')]
+        >>> ledger.charge(epsilon=2.5, label="too much")
+        Traceback (most recent call last):
+            ...
+        dptree.errors.BudgetExceededError: ledger ...: this release (epsilon=2.5) would exceed the total budget ...
+        >>> ledger.close()
+        >>> with dptree.Ledger(path) as again:  # a later opening, here or in another process
+        ...     again.spent()
+        Spend(epsilon=1.0, delta=0.0, rho=0.5, charges=1)
     """
 
     def __init__(

@@ -49,7 +49,9 @@ class NoiseSpec:
 
 def measure(blocks: Sequence[np.ndarray], spec: NoiseSpec, source: _noise.RandomSource) -> list[np.ndarray | None]:
     """Add independent exact discrete noise to each block: ``blocks[j] + Z_j`` with ``Z_j`` drawn
-    at ``spec.parameters[j]`` (Canonne, Kamath, Steinke 2020 samplers), int64 out.
+    at ``spec.parameters[j]`` (Canonne, Kamath, Steinke 2020 samplers), int64 out, in the block's
+    shape. A block of any shape is one sampler call (e.g. one tree level of every group at once,
+    shape (groups, nodes)): its entries get independent noise in C (row-major) order.
 
     The privacy guarantee is the caller's: it follows from the sensitivity of the blocks and the
     parameters (stated in the release's privacy statement).
@@ -65,7 +67,7 @@ def measure(blocks: Sequence[np.ndarray], spec: NoiseSpec, source: _noise.Random
         c = np.asarray(counts, dtype=np.int64)  # no copy of int64 counts
         # the samplers return a fresh int64 array: the counts are added into it (no copy, no
         # temporary), and the refusal reads its min and max (no |y| array)
-        y = draw(source, param, c.size).astype(np.int64, copy=False)
+        y = draw(source, param, c.size).astype(np.int64, copy=False).reshape(c.shape)
         y += c
         if y.size and max(-int(y.min()), int(y.max())) >= MEASUREMENT_LIMIT:
             raise DataError(

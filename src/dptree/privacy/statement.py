@@ -11,7 +11,7 @@ points (:data:`REQUIRED` are always present; a mechanism adds its own, such as `
 ``max_contributions`` records one person may contribute (the caller bounds them; 1 = record level)
 ``guarantee``        the privacy notion proven: pure epsilon-DP, (epsilon, delta)-DP or rho-zCDP
 ``library``          ``"dptree <version>"`` that made the release
-``private``          False for a release made with a test seed (never private; see docs/privacy.md)
+``private``          False for a release made with a test seed (never private; see docs/notes/privacy.md)
 ==================== ==========================================================================
 
 Files written before this schema spelled two keys differently (``neighbors`` as a sentence and

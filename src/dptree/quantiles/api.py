@@ -1,5 +1,5 @@
 """``dptree.quantiles``: m private quantiles with intervals, by the method with the smallest predicted
-error or the one named. Methods, algorithms and proofs: docs/quantiles.md."""
+error or the one named. Methods, algorithms and proofs: docs/notes/quantiles.md."""
 
 from __future__ import annotations
 
@@ -9,12 +9,13 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 
 from dptree._validation import Interval, Options, validate_params
+from dptree.data.domain import point_domain
 from dptree.data.groups import check_groups
 from dptree.data.histograms import COLUMN, RNG, UNKNOWN, is_file
 from dptree.errors import InvalidParameterError
 from dptree.estimation.intervals import LEVEL
 from dptree.interior.calibration import DECLARED_SIZE, EPSILON, ON_INVALID, declared_size
-from dptree.interior.encoding import encoding, prepare, prepare_groups
+from dptree.interior.encoding import prepare, prepare_groups
 from dptree.io.release_file import creation_metadata
 from dptree.noise import RngLike, make_source
 from dptree.privacy.budget import BUDGET_RANGE, check_release_budget
@@ -138,13 +139,13 @@ def quantiles(
     ``data``, or each record's group beside in-memory values), each on its group's records with the
     whole epsilon (parallel composition; add/remove-one only); ``n``/``n_max`` then declare each
     group's size; rows of unlisted groups raise, or are dropped with ``unknown="drop"``. Returns a
-    :class:`~dptree.quantiles.groups.GroupedQuantiles` (docs/quantiles.md, "By group").
+    :class:`~dptree.quantiles.groups.GroupedQuantiles` (docs/notes/quantiles.md, "By group").
     ``user_id``/``max_contributions`` = k: the privacy unit is one person with at most k records
     (``user_id``: a column, or an array beside in-memory values; each person's records beyond k are
     dropped at random in the engine); every exponential-mechanism call runs at 1/k of its share
     (group privacy), the tree at ``max_contributions=k``. Add/remove-one person only; with
     ``user_id``, ``n`` is refused (declare ``n_max``) and the mechanism methods need an integer
-    domain of at most 2^24 points (docs/quantiles.md, "Per person"). With ``by`` too, a person's
+    domain of at most 2^24 points (docs/notes/quantiles.md, "Per person"). With ``by`` too, a person's
     records are bounded across all groups (k in all) and each group's release runs at 1/k per
     record, so the set is epsilon-DP per person; the mechanism methods then hold groups x points
     <= 2^25 counts.
@@ -254,10 +255,10 @@ def _plan(qa: np.ndarray, lower: Any, upper: Any, eps: float, method: str, width
         raise InvalidParameterError("n= is the exact size, which is also its lower bound: drop n_min=")
     if n_min is not None and n_max is not None and n_min > n_max:
         raise InvalidParameterError(f"n_min={n_min} exceeds n_max={n_max}: a lower bound cannot exceed the upper one")
-    enc = encoding(lower, upper, width)
+    enc = point_domain(lower, upper, width)
     lo, hi = enc.bounds
     dates = enc.kind == "datetime"
-    width = enc.width if dates else width  # a date domain's resolution serves every method
+    width = enc.resolution if dates else width  # a date domain's resolution serves every method
     users_need_tree = user_id is not None and (enc.kind != "integer" or enc.size > BOUNDED_POINTS)
     if method == "auto" and users_need_tree:  # only the tree bounds users on this domain (public facts)
         method = "tree"
@@ -325,7 +326,7 @@ def _em_offsets(p: _Plan, qa: np.ndarray, vals: Any, cnt: Any, src: Any) -> list
 def _em_release(p: _Plan, qa: np.ndarray, offs: list[int], level: float, src: Any,
                 metadata: dict[str, Any]) -> QuantilesRelease:
     """The release of the exponential-mechanism methods' outputs, with their stated intervals."""
-    values = [p.enc.decode(o) for o in offs]
+    values = [p.enc.value_at(o) for o in offs]
     radius = release_radii(p.method, qa, size=p.enc.size, epsilon=p.epsilon / p.k, neighbors=p.neighbors,
                            level=level, dither=p.dither)
     r = np.full(qa.size, np.inf) if radius is None else np.asarray(radius)

@@ -29,7 +29,7 @@ the neighbouring relation, a declared n; never the data): approx or joint by mea
 (equal to approx at m = 1), so auto chooses among "tree", "approx" and "joint". A declared n (or
 n_max) caps every prediction at n / 2.
 
-Why joint's conditions (docs/quantiles_benchmark.md, sections 5 and 6). JointExp prices an output by
+Why joint's conditions (docs/notes/quantiles_benchmark.md, sections 5 and 6). JointExp prices an output by
 the counts between consecutive outputs, at a = epsilon / 4 nats per rank, against the counting
 measure of the run of outputs it places. (i) Empty gaps: moving the top k outputs into the empty
 gap above concentrated data (about |X| points) gains about k ln |X| nats of measure and costs about
@@ -51,8 +51,8 @@ from typing import Literal
 
 import numpy as np
 
+from dptree.data.domain import point_domain
 from dptree.estimation.least_squares import range_variance
-from dptree.interior.encoding import encoding
 from dptree.quantiles.approx import layer_epsilon, layers
 from dptree.quantiles.fitted import APPROX_A, APPROX_B, JOINT_CURVE, TREE_FACTOR
 from dptree.rangetree.plan import plan_range_tree
@@ -98,8 +98,8 @@ def predicted_errors(m: int, *, lower: object, upper: object, epsilon: float, wi
                      n: int | None = None) -> dict[str, float]:
     """Predicted mean rank error of "approx", "tree" (not on a real-valued domain without a bucket
     ``width``) and, where :func:`joint_eligible`, "joint" (module docstring). On a date domain
-    ``width`` is the resolution of every method (:func:`dptree.interior.encoding.encoding`)."""
-    enc = encoding(lower, upper, width)
+    ``width`` is the resolution of every method (:func:`dptree.data.domain.point_domain`)."""
+    enc = point_domain(lower, upper, width)
     L = layers(m)
     eps_eff = layer_epsilon(epsilon, m, neighbors) * L  # the add/remove-equivalent budget
     out = {"approx": APPROX_A * L**APPROX_B / eps_eff}

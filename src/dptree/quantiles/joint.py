@@ -57,7 +57,7 @@ K points, so the measure of gaps against data is unchanged, but a tie block of c
 c (mostly) distinct keys with gaps between them, so two consecutive targets inside one block can
 both be met and an output anywhere in the block maps back to the tied value (tie-aware error 0);
 without it, an output in a block is ranked at its q_j-point and the outputs shift by one place
-(docs/quantiles_benchmark.md, sections 5 and 6). Residual key collisions are ties that the tie-aware
+(docs/notes/quantiles_benchmark.md, sections 5 and 6). Residual key collisions are ties that the tie-aware
 utility handles. Privacy (proof). Write the release as M(D) = J(T_U(D)) with U the per-record
 draws and J the JointExp release, so P[M(D) = o] = E_U P[J(T_U(D)) = o]. Add/remove: for
 D' = D + {x} couple the draws of the common records; for every value of the draws, T_U(D') =
@@ -106,7 +106,7 @@ __all__ = ["JOINT_MAX_CELLS", "clamp_nats", "dither_factor", "float_slack", "joi
 
 #: refuse when m * (len(values) + 1) exceeds this (m <= 20 at n = 10^5). At the limit a dithered
 #: release took 7.3 s CPU / 238 MiB traced (m = 20, n = 10^5) and 11 s / 1.2 GiB (m = 2, n = 1.05e6)
-#: on the project's 2-core machine (docs/quantiles_benchmark.md, section 7.3)
+#: on the project's 2-core machine (docs/notes/quantiles_benchmark.md, section 7.3)
 JOINT_MAX_CELLS = 2_100_000
 _CLAMP_NATS, _CLAMP_FACTOR = 36.0, 4.0  # see clamp_nats
 _MAX_DENOMINATOR = 1 << 20  # levels are used as k / Q with Q = lcm of their denominators, or 2^20
@@ -157,7 +157,7 @@ def dither_keys(values: np.ndarray, counts: np.ndarray, k: int, draws: np.ndarra
 def clamp_nats(domain_size: int) -> float:
     """A = a C: the log-weight of a term where psi leaves its linear start, 4 (36 + ln |X|) nats
     (the factor 4 keeps psi linear far enough that JointExp's law matches the paper's where it is
-    accurate; measured in docs/quantiles_benchmark.md)."""
+    accurate; measured in docs/notes/quantiles_benchmark.md)."""
     return _CLAMP_FACTOR * (_CLAMP_NATS + math.log(domain_size))
 
 

@@ -13,10 +13,11 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 
 from dptree._validation import InstanceOf, Interval, Options, check_param
+from dptree.data.domain import point_domain
 from dptree.errors import InvalidParameterError, ReleaseFileError
 from dptree.estimation.intervals import LEVEL
 from dptree.interior.calibration import DECLARED_SIZE, EPSILON
-from dptree.interior.encoding import domain_document, domain_from_document, encoding
+from dptree.interior.encoding import domain_document, domain_from_document
 from dptree.io.contract import Release, shown
 from dptree.io.release_file import check_metadata
 from dptree.privacy.boundary import Boundary
@@ -89,7 +90,7 @@ def statement(method: str, epsilon: float, m: int, neighbors: str, private: bool
         base = make_statement(mechanism="JointExp (Gillenwater, Joseph & Kulesza, ICML 2021)", neighbors=who,
                               guarantee="pure epsilon-DP", private=private, budget_spent=budget, **group)
         jm = joint_module()
-        kd = jm.dither_factor(n, encoding(lower, upper, width).size) if joint_dithered else None
+        kd = jm.dither_factor(n, point_domain(lower, upper, width).size) if joint_dithered else None
         st = jm.joint_statement(kd)  # its "neighbors" names both relations of the sensitivity proof
         return {**base, **st, "neighbors": base["neighbors"], "sensitivity_relations": st["neighbors"],
                 "private": bool(private)}
@@ -164,7 +165,7 @@ class QuantilesRelease(Release):
 
     def to_document(self) -> dict[str, Any]:
         """The file's parts (:mod:`dptree.io.release_file`)."""
-        enc = encoding(self.lower, self.upper, self.width)
+        enc = point_domain(self.lower, self.upper, self.width)
         dates = enc.kind == "datetime"  # the domain's document carries a date width
         params = {"domain": domain_document(enc), "q": [float(x) for x in self.q],
                   "level": self.level, "method": self.method, "epsilon": self.epsilon, "n_declared": self.n_declared,
@@ -202,7 +203,7 @@ class QuantilesRelease(Release):
         lo, hi = enc.bounds
         if enc.kind == "datetime" and p["width"] is not None:
             raise ReleaseFileError(f"{kind} release: a date domain's width is in parameters.domain")
-        width = enc.width if enc.kind == "datetime" else p["width"]
+        width = enc.resolution if enc.kind == "datetime" else p["width"]
         k = p.get("max_contributions", 1)  # absent: one record per person
         check_param("max_contributions", k, [Interval(Integral, 1, None)])
         n_min = p.get("n_min")  # absent: none declared

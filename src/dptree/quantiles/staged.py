@@ -47,9 +47,9 @@ from typing import Any
 
 import numpy as np
 
+from dptree.data.domain import Domain
 from dptree.data.engines.base import OrderedCounts
 from dptree.interior.blocks import Blocks, sample_windowed, window_ranks
-from dptree.interior.encoding import Encoding
 from dptree.interior.selection import exponential_base, quantile_badness, quantile_level, sample_quantile_blocks
 from dptree.interior.staged import BUCKETS, engine_ranks, rank_windows, staged_session
 from dptree.noise import RandomSource
@@ -68,7 +68,7 @@ class _Column:
     engine windows read so far and a memo of the ``ranks`` answers (shared by every piece of one
     release)."""
 
-    def __init__(self, counts: OrderedCounts, enc: Encoding, cum: np.ndarray) -> None:
+    def __init__(self, counts: OrderedCounts, enc: Domain, cum: np.ndarray) -> None:
         self.counts, self.enc, self.cum = counts, enc, cum
         self._ask = engine_ranks(counts, enc)
         self._memo: dict[int, tuple[int, int]] = {}
@@ -230,7 +230,7 @@ def _ahead(qs: np.ndarray, n: int, epsilon: float) -> list[tuple[int, int]] | No
 AHEAD_RANKS = 1 << 22
 
 
-def staged_quantiles(values: Any, column: str | None, enc: Encoding, on_invalid: str, qs: np.ndarray, *,
+def staged_quantiles(values: Any, column: str | None, enc: Domain, on_invalid: str, qs: np.ndarray, *,
                      method: str, epsilon_call: float, rng: RandomSource, neighbors: Relation) -> list[int] | None:
     """The offsets of ``method`` ``"approx"`` (:func:`~dptree.quantiles.approx.run_approx`) or
     ``"exponential"`` (one call per level on all the records) at ``epsilon_call`` per call, run on

@@ -134,7 +134,7 @@ def range_tree(
         >>> int(rel.quantile(0.5)), [int(v) for v in rel.quantile_ci(0.5)]  # the median, 95% interval
         (54, [54, 54])
     """
-    missing = renamed(on_invalid, missing, "on_invalid", "missing", "error")
+    on_invalid = renamed(on_invalid, missing, "on_invalid", "missing", "error")
     if bounds_origin is not None and bounds != "private":
         raise InvalidParameterError("bounds_origin is where bounds='private' starts its search; pass bounds='private' "
                                     "(without lower/upper), or drop bounds_origin")
@@ -144,7 +144,7 @@ def range_tree(
     if bounds == "private":
         return _private_bounds(values, lower=lower, upper=upper, epsilon=epsilon, delta=delta, rho=rho,
                                width=width, branching=branching, noise=noise, neighbors=neighbors,
-                               max_contributions=max_contributions, levels=levels, missing=missing,
+                               max_contributions=max_contributions, levels=levels, on_invalid=on_invalid,
                                column=column, user_id=user_id, by=by, bounds_share=bounds_share,
                                bounds_origin=bounds_origin, rng=rng)
     if (by is None) != (groups is None):
@@ -158,12 +158,12 @@ def range_tree(
             "group-by releases use add/remove neighbors: under 'replace' a record could move between groups "
             "and each group's total would not be public"
         )
-    plan.check_public_total(user_id=user_id, missing=missing, by=by)
+    plan.check_public_total(user_id=user_id, on_invalid=on_invalid, by=by)
     src = _noise.make_source(rng)  # one source for bounding and noise
     created = _release_file.utc_now()  # before the data is read: no timing of the reading
     source = values if isinstance(values, (str, os.PathLike)) else None
     hist = leaf_histogram(values, plan, column=column, user_id=user_id, by=by, groups=groups, unknown=unknown,
-                          on_invalid=missing, rng=src)
+                          on_invalid=on_invalid, rng=src)
     if by is None:
         return plan.release(hist, src, column=column, source=source, created=created)
     assert groups is not None
@@ -206,7 +206,7 @@ def range_tree_by(
 
 def _private_bounds(values: Any, *, lower: Any, upper: Any, epsilon: float | None, delta: float, rho: float | None,
                     width: Any, branching: int | None, noise: str, neighbors: str, max_contributions: int,
-                    levels: str, missing: Missing, column: str | None, user_id: Any, by: Any,
+                    levels: str, on_invalid: Missing, column: str | None, user_id: Any, by: Any,
                     bounds_share: float, bounds_origin: Any, rng: _noise.RngLike) -> RangeTree:
     """``range_tree(bounds="private")``: every public check (:func:`plan_private_bounds`), then the release."""
     plan = plan_private_bounds(lower=lower, upper=upper, epsilon=epsilon, delta=delta, rho=rho, width=width,
@@ -214,4 +214,4 @@ def _private_bounds(values: Any, *, lower: Any, upper: Any, epsilon: float | Non
                                max_contributions=max_contributions, levels=levels, by=by, user_id=user_id,
                                share=bounds_share, origin=bounds_origin)
     source = values if isinstance(values, (str, os.PathLike)) else None
-    return plan.release(values, rng, column=column, on_invalid=missing, source=source)
+    return plan.release(values, rng, column=column, on_invalid=on_invalid, source=source)

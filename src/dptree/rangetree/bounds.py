@@ -18,7 +18,7 @@ the budget only, :attr:`BoundsSearch.rank`). Every count has L1 sensitivity k (`
 under add/remove and under replace; the answers of one search all move the same way between
 neighbours (monotone) under add/remove and under replace of one record, so the query noise is
 2k/eps_end rather than 4k/eps_end there (:func:`dptree.interior.sparse_vector.above_threshold_scales`;
-the proof is in docs/privacy.md, "Private bounds"). The search is
+the proof is in docs/notes/privacy.md, "Private bounds"). The search is
 :mod:`dptree.rangetree.bounds_search`; this module plans and releases the tree over its ends.
 
 The kind of domain (integer, float, date) is the column's type: an array's or a table's dtype
@@ -306,7 +306,7 @@ class PrivateBoundsPlan:
         """Read ``values`` once (anything :func:`~dptree.data.histograms.value_counts` reads: arrays,
         tables, CSV/Parquet files with ``fmt``, standard input), find the bounds (the search),
         plan the tree over them and release it; one random source for both."""
-        self._placeholder().check_public_total(missing=on_invalid)  # before any budget is spent
+        self._placeholder().check_public_total(on_invalid=on_invalid)  # before any budget is spent
         refuse_untyped(values, "bounds='private'", "declare lower= and upper=")
         src = _noise.make_source(rng)
         created = _release_file.utc_now()  # before the data is read (the module's clock: tests can fix it)
@@ -314,7 +314,7 @@ class PrivateBoundsPlan:
         # a Parquet file declares its column's type
         csv = isinstance(values, (str, os.PathLike)) and is_csv(values, fmt)
         policy = cast(Any, on_invalid)
-        vals, counts = value_counts(values, column=column, missing=policy, infinite=policy, fmt=fmt,
+        vals, counts = value_counts(values, column=column, on_invalid=policy, fmt=fmt,
                                     domain=("float", 0.0, 0.0) if csv else None)
         kind = column_kind(vals)  # the column's type: schema, not data
         if kind == "integer" and csv:

@@ -20,7 +20,64 @@ from dptree.privacy.measurement import NoiseSpec, measure
 from dptree.rangetree.calibration import NoiseKind
 from dptree.rangetree.layout import TreeLayout
 
-__all__ = ["LeafEstimates"]
+__all__ = ["LeafEstimates", "ForestEstimates"]
+
+
+class _Padding:
+    """The public part of conditioning on the empty padding leaves [D, Dp): Var(P) of their sum P
+    and Cov(leaf i, P), the same for every tree of a layout and noise (no measurement involved)."""
+
+    def __init__(self, layout: TreeLayout, domain_size: int, level_variance: np.ndarray) -> None:
+        self.layout, self.size, self.level_variance = layout, domain_size, level_variance
+        D, Dp = domain_size, layout.padded_size
+        self.var = float(self.raw_variance(np.array([D]), np.array([Dp - 1]))[0]) if Dp > D else 0.0
+        if self.var > 0:
+            self._segments()
+
+    def raw_variance(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Closed-form variance of leaf ranges of the whole (padded) tree; 0 for empty ranges."""
+        empty = a > b
+        v = range_variance(self.layout.block_sizes, self.level_variance, np.where(empty, 0, a), np.where(empty, 0, b))
+        return np.where(empty, 0.0, v)
+
+    def cov_direct(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Cov(range [a, b] of the domain, padding range P), from four contiguous-range variances:
+        with M = [b+1, D-1], 2 Cov(q, P) = Var(q+M+P) + Var(M) - Var(q+M) - Var(M+P)."""
+        D, last = self.size, self.layout.padded_size - 1
+        end = np.full(a.shape, D - 1)
+        return 0.5 * (
+            self.raw_variance(a, np.full(a.shape, last))
+            + self.raw_variance(b + 1, end)
+            - self.raw_variance(a, end)
+            - self.raw_variance(b + 1, np.full(a.shape, last))
+        )
+
+    def _segments(self) -> None:
+        """Cov(leaf i, P) is constant on the segments [t_j, t_{j+1}) of leaves whose lowest common
+        ancestor with leaf D is at level j (t_j: the first leaf of D's level-j block): the covariance
+        of two leaf estimates depends only on the level of their common ancestor, and every padding
+        leaf meets all leaves of a segment at the same level. One direct covariance per segment."""
+        D = self.size
+        t = np.array([D // s * s for s in self.layout.block_sizes] + [D], dtype=np.int64)
+        self.seg_start = np.unique(t)  # t_0 = 0 <= ... <= t_L = D, empty segments dropped
+        first = self.seg_start[:-1]
+        self.seg_cov = self.cov_direct(first, first)
+        # prefix sums of Cov(leaf i, P) at the segment starts (for ranges)
+        self.seg_prefix = np.concatenate([[0.0], np.cumsum(self.seg_cov * np.diff(self.seg_start))])
+
+    def condition(self, leaf: np.ndarray) -> None:
+        """Condition the padded leaf estimates ``leaf`` (shape (..., Dp): one tree per row) on
+        "the padding holds no records", in place: x' = x - Cov(x, P) / Var(P) * P_hat."""
+        if self.var <= 0:
+            return
+        pad_hat = np.asarray(leaf[..., self.size:].sum(axis=-1))[..., None]
+        for t0, t1, cov in zip(self.seg_start[:-1], self.seg_start[1:], self.seg_cov):
+            leaf[..., t0:t1] -= cov / self.var * pad_hat
+
+    def cov_prefix(self, t: np.ndarray) -> np.ndarray:
+        """The sum of Cov(leaf i, P) over the leaves i < t (piecewise linear over the segments)."""
+        k = np.clip(np.searchsorted(self.seg_start, t, side="right") - 1, 0, self.seg_cov.size - 1)
+        return self.seg_prefix[k] + (t - self.seg_start[k]) * self.seg_cov[k]
 
 
 class LeafEstimates:
@@ -29,76 +86,47 @@ class LeafEstimates:
 
     def __init__(self, layout: TreeLayout, domain_size: int, noise: NoiseKind, level_variance: np.ndarray,
                  measurements: list[np.ndarray | None]) -> None:
-        self.layout, self.size, self.noise = layout, domain_size, noise
-        self.level_variance = level_variance
-        var = [float(v) for v in level_variance]
+        self._public(layout, domain_size, noise, level_variance, _Padding(layout, domain_size, level_variance))
         D, Dp = domain_size, layout.padded_size
         # one buffer: [0, leaf estimates of the padded tree], turned into the prefix sums in place
         buf = np.empty(Dp + 1)
         buf[0] = 0.0
         leaf = buf[1:]
-        regular_passes(measurements, var, layout.fanouts, out=leaf)  # unmeasured levels: None
-        self._pad_var = 0.0
-        if Dp > D:
-            # The padding buckets [D, Dp) hold no records (public). Conditioning the least-squares
-            # estimate on "their sum is 0" is the constrained GLS estimate:
-            # x' = x - Cov(x, P) / Var(P) * P_hat, Var' = Var - Cov(., P)^2 / Var(P).
-            self._pad_var = float(self._raw_variance(np.array([D]), np.array([Dp - 1]))[0])
-            if self._pad_var > 0:
-                self._pad_segments()
-                pad_hat = float(leaf[D:].sum())
-                for t0, t1, cov in zip(self._seg_start[:-1], self._seg_start[1:], self._seg_cov):
-                    leaf[t0:t1] -= cov / self._pad_var * pad_hat
+        regular_passes(measurements, [float(v) for v in level_variance], layout.fanouts, out=leaf)  # unmeasured: None
+        self._padding.condition(leaf)
         #: cum[i] = estimated number of records in buckets 0 .. i-1 (the leaf estimates' prefix
         #: sums, computed in place: no second array of the tree's size)
         self.cum = buf[: D + 1]
         np.cumsum(self.cum[1:], out=self.cum[1:])
+
+    def _public(self, layout: TreeLayout, domain_size: int, noise: NoiseKind, level_variance: np.ndarray,
+                padding: _Padding) -> None:
+        self.layout, self.size, self.noise = layout, domain_size, noise
+        self.level_variance = level_variance
+        self._padding = padding
+        self._pad_var = padding.var
         self._monotone_cdf: np.ndarray | None = None
+
+    @classmethod
+    def forest(cls, layout: TreeLayout, domain_size: int, noise: NoiseKind, level_variance: np.ndarray,
+               measurements: list[np.ndarray | None]) -> ForestEstimates:
+        """The estimates of many trees of one layout and noise at once (:class:`ForestEstimates`):
+        ``measurements[j]`` of shape (trees, nodes of level j)."""
+        return ForestEstimates(layout, domain_size, noise, level_variance, measurements)
 
     @property
     def leaf(self) -> np.ndarray:
         """The estimate of every bucket of the domain (differences of :attr:`cum`, a new array)."""
         return np.diff(self.cum)
 
-    def _raw_variance(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """Closed-form variance of leaf ranges of the whole (padded) tree; 0 for empty ranges."""
-        empty = a > b
-        v = range_variance(self.layout.block_sizes, self.level_variance, np.where(empty, 0, a), np.where(empty, 0, b))
-        return np.where(empty, 0.0, v)
-
     def _cov_with_padding_direct(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """Cov(range [a, b] of the domain, padding range P), from four contiguous-range variances:
-        with M = [b+1, D-1], 2 Cov(q, P) = Var(q+M+P) + Var(M) - Var(q+M) - Var(M+P)."""
-        D, last = self.size, self.layout.padded_size - 1
-        end = np.full(a.shape, D - 1)
-        return 0.5 * (
-            self._raw_variance(a, np.full(a.shape, last))
-            + self._raw_variance(b + 1, end)
-            - self._raw_variance(a, end)
-            - self._raw_variance(b + 1, np.full(a.shape, last))
-        )
-
-    def _pad_segments(self) -> None:
-        """Cov(leaf i, P) is constant on the segments [t_j, t_{j+1}) of leaves whose lowest common
-        ancestor with leaf D is at level j (t_j: the first leaf of D's level-j block): the covariance
-        of two leaf estimates depends only on the level of their common ancestor, and every padding
-        leaf meets all leaves of a segment at the same level. One direct covariance per segment."""
-        D = self.size
-        t = np.array([D // s * s for s in self.layout.block_sizes] + [D], dtype=np.int64)
-        self._seg_start = np.unique(t)  # t_0 = 0 <= ... <= t_L = D, empty segments dropped
-        first = self._seg_start[:-1]
-        self._seg_cov = self._cov_with_padding_direct(first, first)
-        # prefix sums of Cov(leaf i, P) at the segment starts (for ranges)
-        self._seg_prefix = np.concatenate([[0.0], np.cumsum(self._seg_cov * np.diff(self._seg_start))])
+        """Cov(range [a, b] of the domain, padding range P) from contiguous-range variances."""
+        return self._padding.cov_direct(a, b)
 
     def _cov_with_padding(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Cov(range [a, b] of the domain, padding range P) = F(b + 1) - F(a), F(t) the sum of the
-        per-leaf covariances below t (piecewise linear over :meth:`_pad_segments`)."""
-        return self._cov_prefix(np.asarray(b) + 1) - self._cov_prefix(np.asarray(a))
-
-    def _cov_prefix(self, t: np.ndarray) -> np.ndarray:
-        k = np.clip(np.searchsorted(self._seg_start, t, side="right") - 1, 0, self._seg_cov.size - 1)
-        return self._seg_prefix[k] + (t - self._seg_start[k]) * self._seg_cov[k]
+        per-leaf covariances below t (piecewise linear over the segments of :class:`_Padding`)."""
+        return self._padding.cov_prefix(np.asarray(b) + 1) - self._padding.cov_prefix(np.asarray(a))
 
     def counts(self, a: np.ndarray, b: np.ndarray, empty: np.ndarray) -> np.ndarray:
         """Estimated counts of the leaf ranges [a, b]."""
@@ -148,10 +176,7 @@ class LeafEstimates:
             if root_exact:
                 meas[0] = np.zeros(c, dtype=np.int64)
             leaf = regular_passes(meas, [float(v) for v in self.level_variance], fan).x[0].reshape(c, Dp)
-            if self._pad_var > 0:
-                pad_hat = leaf[:, self.size:].sum(axis=1)
-                for t0, t1, cov in zip(self._seg_start[:-1], self._seg_start[1:], self._seg_cov):
-                    leaf[:, t0:t1] -= (cov / self._pad_var) * pad_hat[:, None]
+            self._padding.condition(leaf)
             cum = np.zeros((c, self.size + 1))
             np.cumsum(leaf[:, :self.size], axis=1, out=cum[:, 1:])
             out[s0:s0 + c] = cum[:, at]
@@ -165,3 +190,41 @@ class LeafEstimates:
             fit = isotonic_regression(self.cum[1:], increasing=True).x
             self._monotone_cdf = np.clip(fit, 0.0, None)
         return self._monotone_cdf
+
+
+class ForestEstimates:
+    """The least-squares estimates of many trees of one layout and noise (one per group), computed
+    together: Honaker's estimator is linear and the same for every tree, so the two passes
+    (:func:`~dptree.estimation.least_squares.regular_passes`) run once over the forest (a block of
+    children never crosses two trees) and each tree's :class:`LeafEstimates` is a view of one row.
+
+    ``measurements[j]``: the noisy counts of level j of every tree, shape (trees, nodes of level j)
+    (``None``: not measured). Holds the prefix sums of every tree, 8 bytes per padded leaf."""
+
+    def __init__(self, layout: TreeLayout, domain_size: int, noise: NoiseKind, level_variance: np.ndarray,
+                 measurements: list[np.ndarray | None]) -> None:
+        self.layout, self.size, self.noise, self.level_variance = layout, domain_size, noise, level_variance
+        self._padding = _Padding(layout, domain_size, level_variance)
+        leaves = measurements[-1]
+        if leaves is None or leaves.ndim != 2:
+            raise ValueError("ForestEstimates: the leaves of every tree are needed, shape (trees, leaves)")
+        n, Dp = leaves.shape
+        flat = [None if m is None else m.reshape(-1) for m in measurements]
+        rows = regular_passes(flat, [float(v) for v in level_variance], layout.fanouts).x[0].reshape(n, Dp)
+        self._padding.condition(rows)
+        #: rows[i, :D] = the prefix sums cum[1:] of tree i (computed in place)
+        np.cumsum(rows[:, :domain_size], axis=1, out=rows[:, :domain_size])
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return int(self._rows.shape[0])
+
+    def member(self, i: int) -> LeafEstimates:
+        """Tree i's :class:`LeafEstimates` (its own copy of its prefix sums)."""
+        est = LeafEstimates.__new__(LeafEstimates)
+        est._public(self.layout, self.size, self.noise, self.level_variance, self._padding)
+        cum = np.empty(self.size + 1)
+        cum[0] = 0.0
+        cum[1:] = self._rows[i, : self.size]
+        est.cum = cum
+        return est

@@ -17,7 +17,7 @@ when it has no records (its counts are pure noise). The histograms come from the
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -28,13 +28,72 @@ from dptree.io.contract import CountRelease
 from dptree.io.grouped import ByGroup, group_statement, read_group_document
 from dptree.io.release_file import creation_metadata
 from dptree.privacy.boundary import Boundary
+from dptree.rangetree.estimates import ForestEstimates, LeafEstimates
 from dptree.rangetree.release import RangeTree, RangeTreePlan
 
-__all__ = ["GroupedRelease", "release_groups", "check_groups"]
+__all__ = ["GroupedRelease", "GroupTrees", "release_groups", "check_groups"]
 
 def _tree_from_document(doc: Mapping[str, Any]) -> RangeTree:
     """A group's tree, loaded as a range-tree file is (:meth:`RangeTree.from_document`)."""
     return RangeTree.from_document(dict(doc))
+
+
+class GroupTrees(Mapping[Any, RangeTree]):
+    """The trees of a group-by release, by group: read-only, in the order of the groups.
+
+    Made from the release's measurements of all groups at once (:meth:`from_forest`: level j of
+    shape (groups, nodes), their estimates computed together, :class:`ForestEstimates`), a
+    group's :class:`RangeTree` is built when first asked for; or from trees already built (a file)."""
+
+    def __init__(self, groups: Sequence[Any], trees: Mapping[Any, RangeTree] | None = None) -> None:
+        self._index = {g: i for i, g in enumerate(groups)}
+        self._trees: dict[Any, RangeTree] = dict(trees or {})
+        self._plan: RangeTreePlan | None = None
+        self._measurements: list[np.ndarray | None] = []
+        self._estimates: ForestEstimates | None = None
+        self._statement: dict[str, Any] = {}
+        self._metadata: dict[str, Any] = {}
+
+    @classmethod
+    def from_forest(cls, groups: Sequence[Any], plan: RangeTreePlan, measurements: list[np.ndarray | None],
+                    statement: dict[str, Any], metadata: dict[str, Any]) -> GroupTrees:
+        """The trees of ``groups`` (row i of every level is group i's) under one ``statement``
+        (a group's) and ``metadata``."""
+        out = cls(groups)
+        out._plan, out._measurements = plan, measurements
+        out._estimates = LeafEstimates.forest(plan.layout, plan.domain.size, plan.noise, plan.level_variance,
+                                              measurements)
+        out._statement, out._metadata = statement, metadata
+        return out
+
+    def __getitem__(self, group: Any) -> RangeTree:
+        tree = self._trees.get(group)
+        if tree is None:
+            i = self._index[group]  # KeyError: not a group; TypeError: not hashable
+            if self._estimates is None:
+                raise KeyError(group)
+            tree = RangeTree(self._plan, [None if m is None else m[i] for m in self._measurements],  # type: ignore[arg-type]
+                             dict(self._statement), dict(self._metadata), estimates=self._estimates.member(i))
+            self._trees[group] = tree
+        return tree
+
+    def __contains__(self, group: object) -> bool:
+        return group in self._index
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def levels(self, group: Any) -> list[list[int] | None]:
+        """The noisy node counts of ``group``'s tree, level by level, as the file holds them."""
+        if group in self._trees or self._estimates is None:
+            meas = self[group].measurements
+        else:
+            i = self._index[group]
+            meas = [None if m is None else m[i] for m in self._measurements]
+        return [None if m is None else m.tolist() for m in meas]
 
 
 @dataclass(repr=False)
@@ -52,7 +111,7 @@ class GroupedRelease(ByGroup, CountRelease):  # type: ignore[misc]  # save() ret
     )
 
     groups: list[Any]
-    releases: dict[Any, RangeTree]
+    releases: Mapping[Any, RangeTree]
     privacy: dict[str, Any]
     metadata: dict[str, Any] = field(default_factory=dict)
 
@@ -77,12 +136,13 @@ class GroupedRelease(ByGroup, CountRelease):  # type: ignore[misc]  # save() ret
     def to_document(self) -> dict[str, Any]:
         """The group statement; the groups and the trees' shared parameters; each group's noisy
         levels (in the order of ``groups``) and the shared noise parameters."""
-        docs = [self.releases[g].to_document() for g in self.groups]
+        first = self.releases[self.groups[0]].to_document()
+        trees = self.releases if isinstance(self.releases, GroupTrees) else GroupTrees(self.groups, self.releases)
         return {
             "privacy": self.privacy,
-            "parameters": {"groups": list(self.groups), "tree": docs[0]["parameters"]},
-            "measurements": {"noise_parameters": docs[0]["measurements"]["noise_parameters"],
-                             "levels": [d["measurements"]["levels"] for d in docs]},
+            "parameters": {"groups": list(self.groups), "tree": first["parameters"]},
+            "measurements": {"noise_parameters": first["measurements"]["noise_parameters"],
+                             "levels": [trees.levels(g) for g in self.groups]},
             "metadata": self.metadata,
         }
 
@@ -102,7 +162,7 @@ class GroupedRelease(ByGroup, CountRelease):  # type: ignore[misc]  # save() ret
             })
             for g, lv in zip(groups, levels)
         }
-        return cls(groups=groups, releases=releases, privacy=privacy, metadata=metadata)
+        return cls(groups=groups, releases=GroupTrees(groups, releases), privacy=privacy, metadata=metadata)
 
 
 def release_groups(
@@ -115,7 +175,11 @@ def release_groups(
     source: Any = None,
     created: str | None = None,
 ) -> GroupedRelease:
-    """Add noise to every group's histogram (independent noise per group) and estimate."""
+    """Add noise to every group's histogram (independent noise per group) and estimate.
+
+    All groups are measured together (:meth:`RangeTreePlan.measure_groups`: one sampler call per
+    level) and estimated together (:class:`ForestEstimates`); each group's tree is built when
+    first asked for (:class:`GroupTrees`)."""
     plan.check_public_total(by="groups")
     gs = check_groups(groups)
     h = np.asarray(hists)
@@ -123,7 +187,9 @@ def release_groups(
         raise InvalidParameterError(f"need one histogram per group: got shape {h.shape} for {len(gs)} groups")
     src = _noise.make_source(rng)  # one stream for all groups: a seed must not repeat the same noise
     meta = creation_metadata(column=column, source=source, created=created)
-    created = meta["created_utc"]
-    releases = {g: plan.release(h[i], src, column=column, source=source, created=created) for i, g in enumerate(gs)}
+    measurements = plan.measure_groups(h, src)
+    statement = dict(plan.statement)
+    statement["private"] = bool(src.private)
+    releases = GroupTrees.from_forest(gs, plan, measurements, statement, dict(meta))  # each tree's own copy
     privacy = group_statement(plan.statement, gs, src.private)
     return GroupedRelease(groups=gs, releases=releases, privacy=privacy, metadata=meta)

@@ -60,12 +60,19 @@ class TreeLayout:
         return int(sum(self.level_sizes))
 
     def level_counts(self, leaf_counts: np.ndarray) -> list[np.ndarray]:
-        """True counts of every node, level by level (root first), from the leaf histogram."""
-        if leaf_counts.shape != (self.padded_size,):
+        """True counts of every node, level by level (root first), from the leaf histogram.
+
+        A 2-D ``leaf_counts`` of shape (trees, padded_size) holds one histogram per tree (a forest
+        of trees of this layout, e.g. one per group): level j then has shape (trees, nodes of j)."""
+        if leaf_counts.ndim not in (1, 2) or leaf_counts.shape[-1] != self.padded_size:
             raise InvalidParameterError("leaf histogram has the wrong length for this layout")
-        levels = [leaf_counts.astype(np.int64, copy=False)]
+        lead = leaf_counts.shape[:-1]
+        leaves = leaf_counts.astype(np.int64, copy=False)
+        levels = [leaves]
+        flat = leaves.reshape(-1)  # a block of fanout children never crosses two trees
         for f in reversed(self.fanouts):
-            levels.append(block_sums(levels[-1], f, np.int64))
+            flat = block_sums(flat, f, np.int64)
+            levels.append(flat.reshape(lead + (-1,)))
         return list(reversed(levels))
 
     def describe(self) -> dict[str, object]:

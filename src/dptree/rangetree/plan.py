@@ -88,14 +88,14 @@ def check_memory(buckets: int) -> None:
         )
 
 
-def _check_histogram(leaf_counts: Any) -> np.ndarray:
-    """A 1-D array of non-negative int64 counts, or a DataError."""
+def _check_histogram(leaf_counts: Any, ndim: int = 1) -> np.ndarray:
+    """An ``ndim``-D array of non-negative int64 counts (2-D: one histogram per row), or a DataError."""
     try:
         arr = np.asarray(leaf_counts)
     except (TypeError, ValueError, OverflowError) as exc:
         raise DataError(f"leaf histogram must be an array of counts: {exc}") from exc
-    if arr.ndim != 1 or arr.dtype.kind not in "iu":
-        raise DataError(f"leaf histogram must be a 1-D array of integers, got {arr.dtype} with shape {arr.shape}")
+    if arr.ndim != ndim or arr.dtype.kind not in "iu":
+        raise DataError(f"leaf histogram must be a {ndim}-D array of integers, got {arr.dtype} with shape {arr.shape}")
     if arr.dtype.kind == "u" and arr.size and arr.max() >= 2**62:
         raise DataError("leaf histogram counts must be below 2^62")
     hist = arr.astype(np.int64, copy=False)  # no copy of an int64 histogram (never written to)
@@ -135,12 +135,12 @@ class RangeTreePlan:
         """The per-level noise as the measurement core takes it (one block per level)."""
         return NoiseSpec(self.noise, tuple(self.noise_parameters))
 
-    def check_public_total(self, *, user_id: Any = None, missing: str = "error", by: Any = None) -> None:
+    def check_public_total(self, *, user_id: Any = None, on_invalid: str = "error", by: Any = None) -> None:
         """Refuse input policies that make the released exact total depend on the private data.
 
         Under ``neighbors="replace"`` the root is published without noise: sound only when the
         total is the public number of input records. User bounding (Sum_u min(c_u, k)),
-        ``on_invalid="drop"`` (``missing`` here) and a split by group all change the counted total when one record is
+        ``on_invalid="drop"`` and a split by group all change the counted total when one record is
         replaced, which would make the exact root an unbounded leak. Called
         before any data is read.
         """
@@ -148,7 +148,7 @@ class RangeTreePlan:
             return
         for active, what in (
             (user_id is not None, "user_id bounding keeps at most max_contributions records per user"),
-            (missing == "drop", "on_invalid='drop' drops invalid values"),
+            (on_invalid == "drop", "on_invalid='drop' drops invalid values"),
             (by is not None, "a split by group moves a replaced record between groups"),
         ):
             if active:
@@ -180,21 +180,38 @@ class RangeTreePlan:
         release_type = release_class("range_tree")  # rangetree.release imports this module, not back
 
         src = _noise.make_source(rng)
-        hist = _check_histogram(leaf_counts)
-        if hist.shape != (self.layout.padded_size,):
-            if hist.ndim == 1 and hist.size == self.domain.size:
-                hist = np.concatenate([hist, np.zeros(self.layout.padded_size - hist.size, np.int64)])
+        measurements = self._measure(_check_histogram(leaf_counts), src)
+        statement = dict(self.statement if statement is None else statement)
+        statement["private"] = bool(src.private)
+        meta = creation_metadata(column=column, source=source, created=created)
+        return cast("RangeTree", release_type(plan=self, measurements=measurements,  # type: ignore[call-arg]
+                                              statement=statement, metadata=meta))
+
+
+    def measure_groups(self, leaf_counts: np.ndarray, rng: _noise.RngLike = None) -> list[np.ndarray | None]:
+        """The noisy node counts of one tree per row of ``leaf_counts`` (shape (groups, leaves)),
+        level j of shape (groups, nodes of level j), ``None`` where not measured (the private step
+        of a group-by release, :mod:`dptree.rangetree.groupby`).
+
+        Every node of every tree gets independent noise of the law :meth:`release` gives it: each
+        level of all trees is one block of the measurement core (one sampler call of size groups x
+        nodes), so the noise of one group is drawn as in a release of that group alone."""
+        return self._measure(_check_histogram(leaf_counts, 2), _noise.make_source(rng))
+
+    def _measure(self, hist: np.ndarray, src: _noise.RandomSource) -> list[np.ndarray | None]:
+        """Noisy counts of the tree(s) of ``hist`` (checked counts, one histogram per row when 2-D,
+        padded here when a row has one count per domain bucket)."""
+        Dp = self.layout.padded_size
+        if hist.shape[-1] != Dp:
+            if hist.shape[-1] == self.domain.size:
+                hist = np.concatenate([hist, np.zeros(hist.shape[:-1] + (Dp - self.domain.size,), np.int64)], axis=-1)
             else:
                 raise InvalidParameterError("leaf histogram does not match the domain")
         true_levels = self.layout.level_counts(hist)
         measurements = measure(true_levels, self.noise_spec, src)
         if self.root_exact:
             measurements[0] = true_levels[0].copy()  # the public total n
-        statement = dict(self.statement if statement is None else statement)
-        statement["private"] = bool(src.private)
-        meta = creation_metadata(column=column, source=source, created=created)
-        return cast("RangeTree", release_type(plan=self, measurements=measurements,  # type: ignore[call-arg]
-                                              statement=statement, metadata=meta))
+        return measurements
 
 
 def _statement(layout: TreeLayout, *, budget: Budget, noise_kind: str, who: Neighbors, noise: LevelNoise,
@@ -281,6 +298,20 @@ def plan_range_tree(
     noise family and the neighbor relation; never the data, and epsilon only scales the answer),
     and ``branching=None`` then picks the branching for the same workload. The statement's
     ``budget_split`` records the choice and its workload.
+
+    Example (``rng=7`` seeds the noise only so that the outputs below are reproducible: a seeded release
+    is marked not private; leave ``rng`` out in real use)::
+
+        >>> import numpy as np, dptree
+        >>> plan = dptree.plan_range_tree(lower=0, upper=120, epsilon=1.0)  # public inputs only
+        >>> plan.layout.fanouts, plan.statement["guarantee"]  # 121 leaves: a 16-ary tree, 8 at the bottom
+        ((16, 8), 'pure epsilon-DP')
+        >>> [level["laplace_scale"] for level in plan.statement["levels"]]  # epsilon / 2 on each level
+        [2.0, 2.0]
+        >>> ages = 18 + np.arange(10_000) % 73  # ages 18 to 90, evenly
+        >>> rel = plan.release(dptree.leaf_histogram(ages, plan), rng=7)  # the private step
+        >>> round(rel.count(30, 39))  # ages 30-39: 1370
+        1364
     """
     check_budget_range(epsilon, rho)
     k = int(max_contributions)

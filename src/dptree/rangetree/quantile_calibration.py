@@ -2,12 +2,12 @@
 
 The pivot interval (:func:`dptree.rangetree.quantile_pivot.tree_intervals`) makes one test per end, but
 an end fails only when a whole run of strongly correlated tests errs, so it over-covers by an
-amount that depends on the data's density near the quantile (docs/quantiles.md, "Intervals").
+amount that depends on the data's density near the quantile (docs/notes/quantiles.md, "Intervals").
 This module picks, for each level, the factor on the multiplier at which simulated releases cover
 at the nominal rate (a parametric bootstrap with the release as plug-in truth). Given a pivot read
 off the isotonic fit of F_hat (:func:`~dptree.rangetree.quantile_pivot.tree_pivot` with
 ``monotone=True``; not the default: it under-covers uniform data with 0.001 records a bucket,
-docs/quantiles.md, "Coverage"), every simulated release is read off the same way. Steps:
+docs/notes/quantiles.md, "Coverage"), every simulated release is read off the same way. Steps:
 
 1. plug-in truth: the released isotonic CDF G (:meth:`~dptree.rangetree.estimates.LeafEstimates.monotone_cdf`),
    total G(D - 1), made piecewise linear between the centres of its flat blocks
@@ -22,19 +22,19 @@ docs/quantiles.md, "Coverage"), every simulated release is read off the same way
    quarter of 1024 buckets 0.88 at q = 0.95 and 0.65 at q = 1, log-normal records over 2^16
    buckets 0.57 at q = 1 (0.95, 0.98 and 0.97 with the three tails); the abrupt and spread tails
    without it are narrower there but cover 3-4 points less at q = 0.95 of sparse data over 2^20
-   buckets (docs/quantiles.md, "Data that end before the domain"). Then the plug-in is
+   buckets (docs/notes/quantiles.md, "Data that end before the domain"). Then the plug-in is
    straight where it is within 3 pivot standard deviations of q G(D - 1)
    (:func:`straight_window`: the isotonic fit's steps are noise at that scale), as two straight
    lines meeting where G reaches q G(D - 1), one for each side's density (``split_everywhere``;
    one line averaged a long low block of pooled head noise with the data's start: q = 0.05 of
    uniform records on the last quarter of 1024 buckets had its plug-in quantile in the empty head,
-   covering 0.88, now 0.925; docs/quantiles.md, "Two lines at the target"). Where that window
+   covering 0.88, now 0.925; docs/notes/quantiles.md, "Two lines at the target"). Where that window
    reaches G's first or last rank the split came first: there the
    isotonic fit spreads the last ranks over the empty tail, up to the domain's end, and one line
    would put the plug-in quantile there: 0.62 coverage at q = 0.95 on log-normal data, n = 1000
    over 2^20; the line on the data's side no flatter than the plug-in over the next window further
    inside the data, :func:`_steeper`, since a total overstated by noise puts q G(D - 1) itself in
-   the tail: 0.88 -> 0.93-0.96 at that level, docs/quantiles.md; since the three tails, at the
+   the tail: 0.88 -> 0.93-0.96 at that level, docs/notes/quantiles.md; since the three tails, at the
    first rank only, ``far_top``: at the last one a steeper line under-covered the top
    levels of sparse decreasing tails); its q-quantile x*_q
    is the first bucket where it reaches q G(D - 1). The release cannot resolve where q n falls
@@ -45,7 +45,7 @@ docs/quantiles.md, "Coverage"), every simulated release is read off the same way
    deviation of records or more. (``phase="uniform"``, each simulation drawing its phase uniformly,
    makes the coverage averaged over the phase nominal but lets it fall far below at the extreme
    phases: 0.60 at the median of a tied column whose q n sits at the edge of its tie block;
-   docs/quantiles.md, "Coverage". Not the default);
+   docs/notes/quantiles.md, "Coverage". Not the default);
 2. ``sims`` simulated releases: the plan's public noise (levels, per-level scales, branching) drawn
    afresh and passed through the same least-squares estimator
    (:meth:`~dptree.rangetree.estimates.LeafEstimates.simulated_cdf_errors`; the estimator is linear,
@@ -72,7 +72,7 @@ docs/quantiles.md, "Coverage"), every simulated release is read off the same way
    level of skewed data) the pivot stays near (1 - q) n with the suffix count's noise all through
    the empty tail, so its last non-significant bucket sits near the domain's end; the "first"
    rule stops at the first significant bucket, and the calibration prices its repeated tests.
-   Measured (docs/quantiles.md, "The high end" and "`RangeTree.quantile_ci`"): q = 0.95 of 1000
+   Measured (docs/notes/quantiles.md, "The high end" and "`RangeTree.quantile_ci`"): q = 0.95 of 1000
    log-normal records over 2^16 buckets, 63,499 -> 1,524 buckets wide, covering 0.950 (0.965
    with "last"; 2,173 wide covering 0.99 since ``far_top``); elsewhere the two are close and "last" (with negative factors) is narrower on
    sparse uniform data. The maximum (q = 1) takes neither: its high end is the domain's end
@@ -86,7 +86,7 @@ where it is significantly negative, so the interval is narrower than the stretch
 pivot crosses 0. That matters where the records are sparse against the buckets (0.001-0.01 a bucket):
 between records F is flat over hundreds of buckets, the pivot's noise crosses 0 many times there,
 and the interval at factor 0 already covered 0.99-1.00 (uniform n = 10^3 and 10^4 over 2^20
-buckets); with negative factors it covers 0.94-0.95 and is 25-40% narrower (docs/quantiles.md,
+buckets); with negative factors it covers 0.94-0.95 and is 25-40% narrower (docs/notes/quantiles.md,
 "Negative factors"). Where some simulated interval needs a factor above 0 to cover, the order
 statistic of step 4 is the same with or without the floor, so those intervals do not change. A
 reversed pair of ends (possible only below 0) is returned in order; the simulation counts it as a
@@ -103,7 +103,7 @@ Privacy: post-processing. Everything read is the release's estimates (the noisy 
 isotonic fit, the estimated total) and its public plan; the simulation's noise is drawn through
 :mod:`dptree.noise` (from the release's own source in ``dptree.quantiles``, from a fresh secure
 source or ``rng=`` in ``RangeTree.quantile_ci``) but is not privacy noise and touches no data.
-Cost: ``sims`` trees' worth of noise and two least-squares passes (docs/quantiles.md has the
+Cost: ``sims`` trees' worth of noise and two least-squares passes (docs/notes/quantiles.md has the
 measured time per call).
 """
 
@@ -159,14 +159,14 @@ class CalibrationRules:
     split: bool = True
     #: ... everywhere, not only where the window reaches the plug-in's first or last rank (False: one
     #: line elsewhere): where the plug-in's density differs on the two
-    #: sides of the target one line averaged them (docs/quantiles.md, "Two lines at the target")
+    #: sides of the target one line averaged them (docs/notes/quantiles.md, "Two lines at the target")
     split_everywhere: bool = True
     #: ... and the split's line on the data's side no flatter than the plug-in further inside the data
     far: bool = True
     #: ... also where the window reaches the plug-in's *last* rank (False: at the first rank only; past
     #: the data's end the three tails of :func:`tail_plug_ins` take its place, and a steeper line there
     #: under-covered the top levels of sparse data: q = 0.99 of 1000 log-normal records over 2^20
-    #: buckets 0.895 with it, 0.945 with the line off at both ranks; docs/quantiles.md)
+    #: buckets 0.895 with it, 0.945 with the line off at both ranks; docs/notes/quantiles.md)
     far_top: bool = False
     #: a level whose remaining ranks (1 - q) n_hat are at most this many standard deviations of the
     #: suffix count above its estimate takes the "last" high end (step 5, :func:`unresolved_levels`;
@@ -413,7 +413,7 @@ def unresolved_levels(tree: Any, qs: np.ndarray, n_hat: float, z: float = RULES.
     suffix count above its estimate's bucket. Such a level takes the "last" high end (step 5: one
     test per end, no shape assumed), because the "first" rule's calibration leans on the plug-in's
     shape there, which the release does not resolve: q = 0.99 of 1000 log-normal records over 2^16
-    buckets covered 0.76 before this rule and ``far_top = False``, 0.99 with them (docs/quantiles.md,
+    buckets covered 0.76 before this rule and ``far_top = False``, 0.99 with them (docs/notes/quantiles.md,
     "Ranks the release cannot place"). Estimates and closed-form variances only."""
     x = np.asarray(tree.quantile_bucket(qs), dtype=np.int64)
     size = int(tree.domain.size)

@@ -17,9 +17,9 @@ calibrated factor makes sound; far narrower in an empty tail); the maximum's (q 
 domain's end (:data:`MAX_END`). For
 comparison the pivot can be read off the isotonic fit of F_hat on each level's grid
 (``tree_pivot(..., monotone=True)``, calibrated the same way; the interval at factor 0 is then a
-point; not the default, docs/quantiles.md, "Coverage").
+point; not the default, docs/notes/quantiles.md, "Coverage").
 Both :meth:`dptree.rangetree.release.RangeTree.quantile_ci` and :func:`dptree.quantiles` give
-these intervals (docs/quantiles.md has their coverage).
+these intervals (docs/notes/quantiles.md has their coverage).
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def tree_pivot(tree: Any, qs: np.ndarray, level: float, *, grid: int = 4096, ref
     its ends lie), every one of them when there are at most ``grid`` (else ``grid`` evenly spaced;
     at most :data:`FINE_POINTS` over all levels; ``refine=False``: the coarse grid alone,
     for comparison). ``monotone``: each level's pivot is read off the isotonic fit
-    of F_hat on its grid (an alternative read-off, measured in docs/quantiles.md, "Coverage")."""
+    of F_hat on its grid (an alternative read-off, measured in docs/notes/quantiles.md, "Coverage")."""
     est, D = tree._est, tree.domain.size
     coarse = np.unique(np.linspace(0, D - 1, min(D, int(grid))).astype(np.int64))
     F, vF, vS, mult = _pivot_parts(est, coarse, D, level)

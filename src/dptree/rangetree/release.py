@@ -73,7 +73,7 @@ class RangeTree(RangeQueries, CountRelease):
     )
 
     def __new__(cls, plan: RangeTreePlan, measurements: list[np.ndarray | None], statement: dict[str, Any],
-                metadata: dict[str, Any] | None = None) -> RangeTree:
+                metadata: dict[str, Any] | None = None, estimates: LeafEstimates | None = None) -> RangeTree:
         """A tree whose statement records private bounds is a :class:`PrivateBoundsRangeTree`."""
         if cls is RangeTree and "bounds" in statement:
             cls = PrivateBoundsRangeTree
@@ -85,7 +85,10 @@ class RangeTree(RangeQueries, CountRelease):
         measurements: list[np.ndarray | None],
         statement: dict[str, Any],
         metadata: dict[str, Any] | None = None,
+        estimates: LeafEstimates | None = None,
     ):
+        """``estimates``: the least-squares estimates of ``measurements`` when already computed
+        (one row of :class:`~dptree.rangetree.estimates.ForestEstimates`); default: computed here."""
         self.plan = plan
         self.domain = plan.domain
         self.layout = plan.layout
@@ -93,7 +96,9 @@ class RangeTree(RangeQueries, CountRelease):
         self.privacy = statement
         #: public: the caller's column name, input path and the creation time (and a ledger charge)
         self.metadata: dict[str, Any] = dict(metadata or {})
-        self._est = LeafEstimates(plan.layout, plan.domain.size, plan.noise, plan.level_variance, measurements)
+        if estimates is None:
+            estimates = LeafEstimates(plan.layout, plan.domain.size, plan.noise, plan.level_variance, measurements)
+        self._est = estimates
         self._intervals: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}  # quantile_ci's, per call
 
     @property
@@ -267,11 +272,11 @@ class RangeTree(RangeQueries, CountRelease):
         variance (:mod:`~dptree.rangetree.quantile_pivot`), its multiplier and the rule for its
         high end chosen per level by simulating this release's public noise with the release as
         plug-in truth (:mod:`~dptree.rangetree.quantile_calibration`); measured coverage 0.94-0.98
-        on the data of docs/quantiles.md ("`RangeTree.quantile_ci`"; the band inversion it replaced
+        on the data of docs/notes/quantiles.md ("`RangeTree.quantile_ci`"; the band inversion it replaced
         covered 0.71 at q = 0.95 of sparse log-normal data; the top levels of data that end well
         before the domain are calibrated on the worst of three tails past the data's end: q = 0.95
         and 1 of uniform data on a quarter of the domain 0.95 and 0.98, where they were 0.88 and
-        0.65, docs/quantiles.md, "Data that end before the domain"). The maximum's (q = 1)
+        0.65, docs/notes/quantiles.md, "Data that end before the domain"). The maximum's (q = 1)
         interval always ends at the domain's end: no release bounds the maximum from above. Past
         2^20 (padded) buckets the pivot interval is kept.
         ``"pivot"``: the uncalibrated pivot interval, deterministic, covering at least about the
@@ -280,7 +285,7 @@ class RangeTree(RangeQueries, CountRelease):
         only makes the interval reproducible; default: a seed hashed from the release's noisy
         counts, so the same release gives the same interval in every process). The factor is a
         Monte Carlo estimate: another ``rng`` can move the ends by a few buckets, more where the
-        read-off grid is coarse (docs/quantiles.md). With an estimated total <= 0 the
+        read-off grid is coarse (docs/notes/quantiles.md). With an estimated total <= 0 the
         interval is the whole domain. Float domains give bucket edges, integers a bucket's first
         and last value, dates the first and the last bucket's start."""
         qa = quantile_levels(q)

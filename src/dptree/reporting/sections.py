@@ -176,7 +176,7 @@ def _tree_quantiles(release: Any, level: float, **kw: Any) -> str:
     return _quantiles_section(
         release, level, lambda v: fmt_value(release.domain, v),
         f"Each {level:.0%} interval is calibrated by simulating this release's public noise on its own "
-        "estimated CDF (post-processing: no budget); measured coverage is in docs/quantiles.md of dptree.", **kw)
+        "estimated CDF (post-processing: no budget); measured coverage is in docs/notes/quantiles.md of dptree.", **kw)
 
 
 def range_tree_report(release: Any, *, level: float, bins: int, title: str | None, log: bool,
@@ -273,7 +273,7 @@ def sparse_report(release: Any, *, level: float, bins: int, title: str | None, l
     cdf_b64, _ = png_of(plot_cdf, release, level=level, log=log, clip_negative=clip_negative)
     lower, upper = dom.bounds
     params = metadata_rows(release) + [
-        ("Domain", f"{dom.kind}, [{lower}, {upper}], 2^{dom.bits} keys, no bucket width"),
+        ("Domain", f"{dom.key_kind}, [{lower}, {upper}], 2^{dom.bits} keys, no bucket width"),
         ("Tree", f"{release.layout.branching}-ary, {release.plan.method}, {release.depth} levels, "
                  f"{release.measured_nodes} measured ranges"),
         ("Neighbors", f"{p.get('neighbors')}, at most {p.get('max_contributions')} record(s) per person"),
@@ -294,7 +294,7 @@ between the release's own 0.1% and 99.9% quantiles.</p>
 <img alt="CDF of {esc(col)} with confidence band" src="data:image/png;base64,{cdf_b64}">
 {_quantiles_section(release, level, lambda v: short(release.json_value(v)),
                     f"Each {level:.0%} interval is where the CDF band, widened by the spread bound of the cell it "
-                    "cuts, reaches q times the estimated total: conservative (docs/sparse_tree.md of dptree).")}
+                    "cuts, reaches q times the estimated total: conservative (docs/notes/sparse_tree.md of dptree).")}
 <h2>Cells</h2>
 <p>{len(cells):,} cells partition the domain; each has a least-squares count with its exact standard error.
 {csv_link(cells, f"{file_stem(release)}-cells.csv", "Download every cell's count (CSV)")}</p>"""
@@ -389,7 +389,7 @@ def quantiles_report(rel: Any, *, level: float, bins: int, title: str | None, lo
     if len(parts) > 1 or parts[0][0] is not None:
         params.insert(0, ("Groups", ", ".join(str(g) for g, _ in parts)))
     radius_note = ("<p>The rank radius bounds, for every level at once with the interval's probability, how many "
-                   "ranks an estimate may be from its level (a stated worst case: docs/quantiles.md).</p>"
+                   "ranks an estimate may be from its level (a stated worst case: docs/notes/quantiles.md).</p>"
                    if first.rank_radius is not None else "")
     heading = esc(title or f"Private quantiles by {first.method}")
     sections = f"""<h2>Privacy</h2>

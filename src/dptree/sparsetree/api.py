@@ -1,7 +1,7 @@
 """``sparse_range_tree``: a private range tree over a 64-bit key domain with no width to choose.
 
 Plan (public parameters; :mod:`dptree.sparsetree.plan`) -> keys (the column as order-preserving
-64-bit offsets, :mod:`dptree.sparsetree.keys`, sorted once) -> the mechanism
+64-bit offsets, :func:`dptree.data.domain.key_domain`, sorted once) -> the mechanism
 (:meth:`dptree.sparsetree.plan.SparsePlan.measure`) -> a
 :class:`~dptree.sparsetree.release.SparseRangeTree`.
 """
@@ -21,7 +21,7 @@ from dptree.errors import InvalidParameterError
 from dptree.io import release_file as _release_file
 from dptree.io.release_file import creation_metadata
 from dptree.sparsetree.counting import BinnedKeys
-from dptree.sparsetree.keys import INVALID_HINT, key_domain
+from dptree.data.domain import INVALID_VALUES, key_domain
 from dptree.sparsetree.plan import SparsePlan, plan_sparse_tree
 from dptree.sparsetree.release import SparseRangeTree
 
@@ -90,21 +90,20 @@ def sparse_range_tree(
     in_engine = is_file(data) or is_relation(data) or is_spark_df(data)
     created = _release_file.utc_now()  # before the data is read (the module's clock: tests can fix it)
     if in_engine:  # counted in the engine: distinct values and their counts, typed by the schema
-        kind = {"int": "integer", "uint": "integer"}.get(plan.domain.kind, plan.domain.kind)
         policy: Literal["error", "drop"] = "drop" if on_invalid == "drop" else "error"
-        vals = histograms.values(data, column=column, missing=policy, infinite=policy,
-                                 message="values contain missing values (NaN, None, NaT) or infinities; " + INVALID_HINT,
-                                 domain=None if lower is None else (kind, lower, upper), fmt=fmt)
+        vals = histograms.values(data, column=column, on_invalid=policy,
+                                 message=INVALID_VALUES,
+                                 domain=None if lower is None else (plan.domain.kind, lower, upper), fmt=fmt)
         if lower is None:
             plan = plan_for(vals.dtype.kind)  # the column's type is schema, not data
         src = _noise.make_source(rng)
-        keys = plan.domain.offsets(vals, on_invalid=on_invalid)
+        keys = plan.domain.read_positions(vals, on_invalid=on_invalid)
     else:
         arr = to_numpy(data, column=column)
         if lower is None:  # the column's declared type is schema, not data (missing entries make ints floats)
             plan = plan_for(declared_kind(data, column=column) or arr.dtype.kind)
         src = _noise.make_source(rng)
-        keys = plan.domain.offsets(arr, on_invalid=on_invalid)
+        keys = plan.domain.read_positions(arr, on_invalid=on_invalid)
     measurement = plan.measure(BinnedKeys(keys), src)  # counted from a histogram: no sort of every key
     if measurement.totals is not None:  # "auto": the plan the noisy total resolved
         plan = plan.resolved(int(measurement.totals[0]))

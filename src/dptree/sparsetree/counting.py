@@ -6,7 +6,7 @@ Two ways to answer the same questions, with the same exact answers:
 * :class:`SortedKeys`: the keys sorted once, two binary searches per range
   (:func:`node_counts`, :func:`range_counts`). Sorting is O(n log n) and, on machines without a
   fast vectorised sort, most of a release (0.63 s for 10^7 keys against 0.05 s for a dense
-  D = 2^20 release, docs/sparse_tree.md).
+  D = 2^20 release, docs/notes/sparse_tree.md).
 * :class:`BinnedKeys`: no sort. One histogram of the keys over at most :data:`MAX_BINS` equal
   bins of 2^s keys that cover the keys' range (the smallest s that fits; counted in parallel
   chunks), with its prefix sums:
@@ -28,7 +28,7 @@ from typing import Callable, Literal, Protocol, TypeVar, Union
 
 import numpy as np
 
-from dptree.sparsetree.keys import sort_keys
+from dptree.data.sorting import sort_keys
 
 __all__ = ["KeyCounts", "SortedKeys", "BinnedKeys", "MAX_BINS", "as_counts", "node_counts", "range_counts"]
 

@@ -23,7 +23,7 @@ import numpy as np
 from dptree.errors import DPTreeError, ReleaseFileError
 from dptree.io.release_file import check_metadata
 from dptree.privacy.statement import check_statement
-from dptree.sparsetree.keys import KeyDomain, key_domain
+from dptree.data.domain import Domain, key_domain
 from dptree.sparsetree.mechanism import (
     Level,
     Measurement,
@@ -52,9 +52,9 @@ def sparse_document(plan: SparsePlan, measurement: Measurement, privacy: dict[st
     ``privacy``, ``parameters``, ``measurements``, ``metadata``."""
     dom = plan.domain
     depth = int(measurement.heights[0])
-    lower, upper = dom.bounds
+    lower, upper = (dom.dump(b) for b in dom.bounds)
     params = {
-        "domain": {"kind": dom.kind, "lower": lower, "upper": upper, "bits": dom.bits},
+        "domain": {"kind": dom.key_kind, "lower": lower, "upper": upper, "bits": dom.bits},
         "branching": plan.layout.branching,
         "method": plan.method,
         "max_contributions": plan.max_contributions,
@@ -76,7 +76,7 @@ def sparse_document(plan: SparsePlan, measurement: Measurement, privacy: dict[st
     return {"privacy": privacy, "parameters": params, "measurements": meas, "metadata": metadata}
 
 
-def _domain(doc: Any) -> KeyDomain:
+def _domain(doc: Any) -> Domain:
     if not isinstance(doc, Mapping) or doc.get("kind") not in _KINDS:
         raise ReleaseFileError("sparse range tree: parameters.domain must give a kind among " + str(list(_KINDS)))
     kind = doc["kind"]
@@ -87,17 +87,15 @@ def _domain(doc: Any) -> KeyDomain:
     if kind != "datetime" and not (type(lower) is want and type(upper) is want):
         raise ReleaseFileError(f"sparse range tree: the domain bounds must be {want.__name__}s")
     whole = key_domain(None, None, _KINDS[kind])  # the unbounded tree of this kind
-    if kind == "datetime" and (lower, upper) == tuple(np.datetime64(b, "ns") for b in whole.bounds):
+    if kind == "datetime" and (lower, upper) == whole.bounds:
         return _checked_bits(whole, doc)  # its ends are the ns range's, beyond the dates a caller may bound
     dom = key_domain(lower, upper, _KINDS[kind])
-    if dom.kind != kind and not (kind == "int" and dom.kind == "uint"):
+    if dom.key_kind != kind and not (kind == "int" and dom.key_kind == "uint"):
         raise ReleaseFileError("sparse range tree: the domain kind does not match its bounds")
-    if kind == "int" and dom.kind == "uint":
-        dom = KeyDomain("int", dom.lo + (1 << 63), dom.hi + (1 << 63))
     return _checked_bits(dom, doc)
 
 
-def _checked_bits(dom: KeyDomain, doc: Mapping[str, Any]) -> KeyDomain:
+def _checked_bits(dom: Domain, doc: Mapping[str, Any]) -> Domain:
     if dom.bits != doc.get("bits"):
         raise ReleaseFileError("sparse range tree: the domain's number of key bits does not match its bounds")
     return dom

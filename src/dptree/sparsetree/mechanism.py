@@ -1,6 +1,6 @@
 """The sparse range tree's mechanisms: a b-ary tree over 2^bits keys, measured top-down, expanded
-only where noise says there is mass. Two ways to decide where (docs/privacy.md, "Sparse range
-trees"; docs/sparse_tree.md compares their accuracy).
+only where noise says there is mass. Two ways to decide where (docs/notes/privacy.md, "Sparse range
+trees"; docs/notes/sparse_tree.md compares their accuracy).
 
 **method="privtree"** (the default). Phase 1 grows the tree's shape with PrivTree's biased-count
 rule (Zhang, Xiao, Xie, SIGMOD 2016, Algorithm 2 and Theorem 3.1): a node of decision depth i
@@ -26,7 +26,7 @@ or when d < L and its noisy count y_v >= theta_d; M_{d+1} is every child of ever
 empty or not, and each gets y_v = c_v + Z_v with Z_v ~ DLap(lambda_d) (exact discrete Laplace,
 :mod:`dptree.noise`). The expansion rule reads only the noisy counts of level d.
 
-**Privacy** (add/remove one person with at most k records; docs/privacy.md, "Sparse range trees").
+**Privacy** (add/remove one person with at most k records; docs/notes/privacy.md, "Sparse range trees").
 Fix the outputs y_1..y_{d-1} of the levels above. They determine M_d (post-processing), the same
 set for both neighbours. The nodes of M_d are disjoint key ranges, so adding or removing k records
 changes the count vector (c_v)_{v in M_d} by at most k in L1: level d alone is (k/lambda_d)-DP
@@ -290,7 +290,7 @@ def count_tree(layout: SparseLayout, shape: list[np.ndarray], *, roots: int = 1,
     # trim each copy's count tree below its first depth holding at least as many ranges as all
     # deeper depths together: the depths below it hold the few nodes that split on noise, and
     # counting them would raise H, and so the noise of every count, for little resolution
-    # (docs/sparse_tree.md, "Trimming"; the rule was "below the widest depth" before, which cut
+    # (docs/notes/sparse_tree.md, "Trimming"; the rule was "below the widest depth" before, which cut
     # a deep data subtree whenever noise splits made a shallower depth wider)
     copy_of = (start >> np.uint64(layout.bits)).astype(np.int64) if layout.bits < 64 else np.zeros(start.size, np.int64)
     kept_ids = np.arange(roots, next_id)  # the count-tree id of every range still kept

@@ -1,6 +1,6 @@
 """The plan of a sparse range tree: everything decided from public parameters, before any data.
 
-The domain (:mod:`dptree.sparsetree.keys`), the layout, the noise of each phase or level, and the
+The domain (:func:`dptree.data.domain.key_domain`), the layout, the noise of each phase or level, and the
 privacy statement (:func:`dptree.privacy.statement.make_statement`). The accounting of both
 methods is in :mod:`dptree.sparsetree.mechanism`; every scale is rounded up to the sampler's
 dyadic value, so the spend is at most the budget.
@@ -15,7 +15,7 @@ dyadic value, so the spend is at most the budget.
   rounded up (DLap(lambda_0) added to the number of records), epsilon' = epsilon - eps_0, and the
   share is read from :data:`AUTO_SHARES` at epsilon' T / k, T the noisy total
   (:meth:`SparsePlan.resolved`): an adaptive sequential composition whose total is
-  eps_0 + eps_1 + eps_2 <= epsilon whatever T (docs/privacy.md, "Sparse range trees").
+  eps_0 + eps_1 + eps_2 <= epsilon whatever T (docs/notes/privacy.md, "Sparse range trees").
 * ``"levels"``: each of the L levels costs epsilon / L (scale k L / epsilon); a node is expanded
   from the noisy count ``threshold`` (default ceil(lambda ln(4b))).
 """
@@ -37,7 +37,7 @@ from dptree.errors import InvalidParameterError
 from dptree.privacy.budget import RANGE_TREE_BUDGET_RANGE, check_release_budget
 from dptree.privacy.statement import Neighbors, make_statement
 from dptree.sparsetree.counting import Counts
-from dptree.sparsetree.keys import KeyDomain
+from dptree.data.domain import Domain
 from dptree.sparsetree.layout import SparseLayout
 from dptree.sparsetree.mechanism import (
     Measurement,
@@ -66,7 +66,7 @@ TOTAL_SHARE = 0.01
 #: biased counts need c > i delta ~ i lambda_1 to split at decision depth i, so a small share
 #: stops the shape above the data's sparse tails on small data (Pareto sizes: 13x the dense oracle
 #: at n = 2000 with 0.15, 2.2x at n = 10^4 with 0.1), while on large data the shape is clear at a
-#: smaller share and the counts gain what it frees (docs/sparse_tree.md, "The shape's share from a
+#: smaller share and the counts gain what it frees (docs/notes/sparse_tree.md, "The shape's share from a
 #: noisy total")
 AUTO_SHARES: tuple[tuple[float, float], ...] = ((1e4, 0.2), (2e5, 0.15), (math.inf, 0.1))
 
@@ -80,7 +80,7 @@ def auto_share(records_per_noise: float, steps: tuple[tuple[float, float], ...] 
 class SparsePlan:
     """The public parameters of a sparse range tree and what follows from them."""
 
-    domain: KeyDomain
+    domain: Domain
     layout: SparseLayout
     method: str
     epsilon: float
@@ -275,7 +275,7 @@ MAX_FORCED_NODES = 1 << 24
     "structure_share": [Options(("auto",)), Interval(Real, 0, 1, closed="neither",
                                                      hint="'auto' or a fraction of epsilon, e.g. 0.2")],
 })
-def plan_sparse_tree(domain: KeyDomain, *, epsilon: float, branching: int = 16, max_contributions: int = 1,
+def plan_sparse_tree(domain: Domain, *, epsilon: float, branching: int = 16, max_contributions: int = 1,
                      dense_depth: int | None = None, threshold: int | None = None, method: str = "privtree",
                      structure_share: float | str = "auto") -> SparsePlan:
     """Validate the public parameters and calibrate the noise (no data involved).
@@ -293,7 +293,7 @@ def plan_sparse_tree(domain: KeyDomain, *, epsilon: float, branching: int = 16, 
                         method=method, dense_depth=dense_depth, threshold=threshold, structure_share=structure_share)
 
 
-def _planned(domain: KeyDomain, *, epsilon: float, branching: int, max_contributions: int, method: str,
+def _planned(domain: Domain, *, epsilon: float, branching: int, max_contributions: int, method: str,
              dense_depth: int | None, threshold: int | None, structure_share: float | str) -> SparsePlan:
     """:func:`plan_sparse_tree` past the budget check: every noise scale is computed here (a
     :class:`~dptree.noise.NoiseScaleError` when the samplers cannot draw it)."""

@@ -2,7 +2,7 @@
 
 They read only the count tree (a function of the released shape) and only add ranges at depths
 whose budget is already charged (or replace a childless range by ranges that tile it), each
-depth's ranges staying disjoint, so neither the height H nor the privacy accounting changes (docs/privacy.md, "Sparse range trees"):
+depth's ranges staying disjoint, so neither the height H nor the privacy accounting changes (docs/notes/privacy.md, "Sparse range trees"):
 
 * :func:`refine_remainders`: a chain remainder (a union of unsplit nodes of several levels) is
   counted again as its per-level pieces, and each piece as its nodes, down to depth H; at depth

@@ -83,9 +83,9 @@ class SparseRangeTree(RangeQueries, CountRelease):
     def _ends(self, x: Any, *, inclusive: bool) -> tuple[np.ndarray, np.ndarray]:
         """(last offset, empty) of the prefixes {value <= x} (``inclusive``) or {value < x} (on an
         integer domain {value < ceil(x)}: a fractional x is not floored like a threshold point)."""
-        if not inclusive and self.domain.kind in ("int", "uint"):
+        if not inclusive and self.domain.kind == "integer":
             x = whole_from(x)
-        off, below, above = self.domain.query_offsets(x)
+        off, below, above = self.domain.query_positions(x)
         last = np.uint64(self.domain.size - 1)
         if inclusive:
             return np.where(above, last, off), below
@@ -319,7 +319,7 @@ class SparseRangeTree(RangeQueries, CountRelease):
         lo, hi = self.domain.bounds
         col = f"of {self.column!r} " if self.column else ""
         eps = self.privacy["budget_spent"]["epsilon"]
-        return (f"SparseRangeTree {col}over [{lo}, {hi}] ({self.domain.kind}, 2^{self.domain.bits} keys), "
+        return (f"SparseRangeTree {col}over [{lo}, {hi}] ({self.domain.key_kind}, 2^{self.domain.bits} keys), "
                 f"{self.layout.branching}-ary, {self.plan.method}, {self.depth} levels, {self.measured_nodes} measured "
                 f"nodes, add_remove neighbors, "
                 f"epsilon={eps:g}{'' if self.private else ', NOT PRIVATE (test seed)'}")

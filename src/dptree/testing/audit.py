@@ -35,7 +35,7 @@ likelihood ratios) and :mod:`dptree.testing.sensitivity` (brute-force sensitivit
 mechanisms are registered by the tests (``tests/audit_registry/``, imported by every test that
 uses the registry); ``tests/statistical/test_audit.py`` audits every registered spec and a test
 fails when a public function of :mod:`dptree` that releases something is not covered. See
-docs/verification.md.
+docs/notes/verification.md.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ name, the public functions it covers, its neighboring relation, its claimed (eps
 batched sampler and a generator of worst-case neighboring pairs. The registrations live in the
 tests (``tests/audit_registry/``, one module per product), which register everything when
 imported; :func:`unregistered_public_mechanisms` names every public function of :mod:`dptree`
-that may release something and that no registered spec covers. See docs/verification.md.
+that may release something and that no registered spec covers. See docs/notes/verification.md.
 """
 
 from __future__ import annotations

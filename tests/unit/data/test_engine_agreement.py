@@ -15,7 +15,7 @@ import pytest
 
 from dptree.data.histograms import leaf_histogram, value_counts
 from dptree.rangetree.plan import plan_range_tree
-from dptree.sparsetree.keys import key_domain
+from dptree.data.domain import key_domain
 
 B = 2**53
 
@@ -68,7 +68,7 @@ def test_an_unsigned_arrow_column_with_a_null_keeps_its_large_values() -> None:
         without = leaf_histogram(pa.array([big], pa.uint64()), plan, on_invalid="drop")
         with_null = leaf_histogram(pa.array([big, None], pa.uint64()), plan, on_invalid="drop")
         assert without[8] == 1 and np.array_equal(with_null, without)  # upper's leaf (the array is padded)
-        keys = key_domain(-3, 5, "i").offsets(pa.array([big, None], pa.uint64()), on_invalid="drop")
+        keys = key_domain(-3, 5, "i").read_positions(pa.array([big, None], pa.uint64()), on_invalid="drop")
         assert keys.tolist() == [8]
     _, offsets, cnts = prepare(pa.array([2**63, B, None], pa.uint64()), -3, 5, None, on_invalid="drop")
     assert list(offsets) == [8] and list(cnts) == [2]  # both past upper: clamped to it, no OverflowError
@@ -88,6 +88,6 @@ def test_nanosecond_timestamps_are_floored_not_rounded(tmp_path: Path) -> None:
 def test_a_sparse_date_domain_reads_iso_text_and_no_rows() -> None:
     """A list of ISO strings was refused unless it held a None (which made it an object array)."""
     dom = key_domain(np.datetime64("1970-01-01"), np.datetime64("1970-01-10"), "M")
-    assert dom.offsets(["1970-01-02"], on_invalid="drop").tolist() == [86_400 * 10**9]
-    assert dom.offsets(["1970-01-02", None], on_invalid="drop").tolist() == [86_400 * 10**9]
-    assert dom.offsets([], on_invalid="drop").tolist() == []
+    assert dom.read_positions(["1970-01-02"], on_invalid="drop").tolist() == [86_400 * 10**9]
+    assert dom.read_positions(["1970-01-02", None], on_invalid="drop").tolist() == [86_400 * 10**9]
+    assert dom.read_positions([], on_invalid="drop").tolist() == []

@@ -106,9 +106,9 @@ def test_a_csv_non_integer_is_dropped_wherever_it_sits(tmp_path: Path, upper: in
     early = _csv(tmp_path / "early.csv", "x", ["2.5"] + head)
     dom = ("integer", 0, upper)
     want = histograms.value_counts(np.array([int(h) for h in head], dtype=object if upper > B else np.int64),
-                                   domain=dom, missing="drop")
+                                   domain=dom, on_invalid="drop")
     for path in (late, early):
-        vals, counts = histograms.value_counts(path, column="x", domain=dom, missing="drop", infinite="drop")
+        vals, counts = histograms.value_counts(path, column="x", domain=dom, on_invalid="drop")
         keep = vals == np.floor(vals) if vals.dtype.kind == "f" else np.ones(vals.size, bool)
         assert [int(v) for v in vals[keep]] == [int(v) for v in want[0]]
         np.testing.assert_array_equal(counts[keep], want[1])

@@ -70,9 +70,9 @@ def test_an_untyped_list_never_sets_a_domain_from_its_values(extra: list[object]
     with pytest.raises(InvalidParameterError, match="a Python list has none"):
         dptree.range_tree(values, bounds="private", epsilon=1.0)
     typed = np.asarray([1, 2, 3] * 100, dtype=np.int64)
-    assert dptree.sparse_range_tree(typed, epsilon=1.0, rng=1).domain.kind == "int"
+    assert dptree.sparse_range_tree(typed, epsilon=1.0, rng=1).domain.key_kind == "int"
     assert dptree.range_tree(typed, bounds="private", epsilon=1.0, rng=1).domain.kind == "integer"
-    assert dptree.sparse_range_tree([1, 2, 3] * 100, lower=0, upper=10, epsilon=1.0, rng=1).domain.kind == "int"
+    assert dptree.sparse_range_tree([1, 2, 3] * 100, lower=0, upper=10, epsilon=1.0, rng=1).domain.key_kind == "int"
 
 
 @pytest.mark.parametrize("extra", ["2020-06-01T00:00:00.000000001", np.datetime64("2020-06-01T00:00:00.000000001"),
@@ -144,7 +144,7 @@ def test_missing_entries_or_large_values_never_change_the_released_kind(containe
     else:
         data = np.ma.masked_array([0 if v is None else v for v in values], mask=[v is None for v in values],
                                   dtype=np.int64)
-    assert _kind_of(dptree.sparse_range_tree(data, epsilon=1.0, on_invalid="drop", rng=1)) == "int"
+    assert _kind_of(dptree.sparse_range_tree(data, epsilon=1.0, on_invalid="drop", rng=1)) == "integer"
     assert _kind_of(dptree.range_tree(data, bounds="private", epsilon=1.0, on_invalid="drop", rng=1)) == "integer"
 
 

@@ -110,14 +110,14 @@ _near_b = st.one_of(st.integers(B - 4, B + 12), st.integers(-(2**64), 2**64), st
 def test_one_more_item_of_a_python_list_adds_one_count_near_2_60(data: list[Any], x: Any) -> None:
     """Python lists (numpy read them at their items' common type: one 1.0 made every integer a
     float) on a dense integer domain and on a sparse tree's 64-bit keys."""
-    from dptree.sparsetree.keys import key_domain
+    from dptree.data.domain import key_domain
 
     data = [v for v in data if _whole(v)]
     plan = plan_range_tree(lower=B, upper=B + 7, epsilon=1.0)
     keys = key_domain(B, B + 7, "i")
 
     def sparse(values: list[Any]) -> np.ndarray:
-        return np.bincount(keys.offsets(values).astype(np.int64), minlength=8)
+        return np.bincount(keys.read_positions(values).astype(np.int64), minlength=8)
 
     for count in (lambda v: leaf_histogram(list(v), plan), sparse):
         try:

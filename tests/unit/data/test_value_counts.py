@@ -40,7 +40,7 @@ def test_missing_and_infinite_values_raise_or_are_dropped_without_echoing_data()
     assert not any(c.isdigit() for c in str(ei.value))
     with pytest.raises(DataError, match="inf"):
         value_counts(arr[2:])
-    vals, cnt = value_counts(arr, missing="drop", infinite="drop")
+    vals, cnt = value_counts(arr, on_invalid="drop")
     assert vals.tolist() == [-1.0, 2.5] and cnt.tolist() == [1, 2]
     with pytest.raises(DataError):
         value_counts(["a", "b"])
@@ -55,11 +55,11 @@ def test_files_and_relations_give_the_arrays_counts(tmp_path: Path) -> None:
     df.to_parquet(path)
     df.to_csv(tmp_path / "d.csv", index=False)
     for col in ("i", "f", "u"):
-        want = value_counts(df, column=col, missing="drop")
+        want = value_counts(df, column=col, on_invalid="drop")
         for data in (path, str(tmp_path / "d.csv"), duckdb.from_df(df)):
             if col == "u" and str(data).endswith(".csv"):
                 continue  # a CSV reader types 64-bit unsigned columns by its own rules
-            got = value_counts(data, column=col, missing="drop")
+            got = value_counts(data, column=col, on_invalid="drop")
             np.testing.assert_array_equal(got[0], want[0])
             np.testing.assert_array_equal(got[1], want[1])
     with pytest.raises(DataError, match="missing values"):
@@ -70,7 +70,7 @@ def test_files_and_relations_give_the_arrays_counts(tmp_path: Path) -> None:
     pd.DataFrame({"x": [1.0, np.inf]}).to_parquet(inf)
     with pytest.raises(DataError, match="inf"):
         value_counts(inf, column="x")
-    assert value_counts(inf, column="x", infinite="drop")[0].tolist() == [1.0]
+    assert value_counts(inf, column="x", on_invalid="drop")[0].tolist() == [1.0]
 
 
 @pytest.mark.slow
@@ -83,8 +83,8 @@ def test_spark_gives_the_arrays_counts() -> None:
     floats[::97] = np.nan
     df = spark_frame({"i": ints, "f": floats})
     for col, arr in (("i", ints), ("f", floats)):
-        want = value_counts(arr, missing="drop")
-        got = value_counts(df, column=col, missing="drop")
+        want = value_counts(arr, on_invalid="drop")
+        got = value_counts(df, column=col, on_invalid="drop")
         np.testing.assert_array_equal(got[0], want[0])
         np.testing.assert_array_equal(got[1], want[1])
     with pytest.raises(DataError, match="missing values"):
@@ -166,7 +166,7 @@ def test_grouped_value_counts_in_memory_and_by_duckdb_agree(tmp_path: Path, monk
         runs = []
         for limit in (1 << 26, 0):
             monkeypatch.setattr(duckdb_values, "IN_MEMORY_VALUES", limit)
-            runs.append(grouped_value_counts(path, column=col, by="g", groups=groups, unknown="drop", missing="drop"))
+            runs.append(grouped_value_counts(path, column=col, by="g", groups=groups, unknown="drop", on_invalid="drop"))
         for got in runs:
             for (vals, cnt), g in zip(got, groups):
                 part = df.loc[df["g"] == g, col].dropna().to_numpy()

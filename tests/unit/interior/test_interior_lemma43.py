@@ -5,7 +5,7 @@ Lemma 4.3: for neighboring S, S' and t >= 2k, the databases S_d, S'_d that Const
 f_d(S) = max multiplicity of S_d >= k. Lemma 4.5's proof adds |f_d(S) - f_d(S')| <= 1 for every
 d <= d*(S) (so StoppingPoint's AboveThreshold sees sensitivity-1 queries). The paper states both for
 S, S' in X^n (replace-one); dptree reads the HeavyPaths lemmas for add/remove-one as well
-(docs/heavypaths.md section 0), so both relations are checked, with ConstructPaths halting on the
+(docs/notes/heavypaths.md section 0), so both relations are checked, with ConstructPaths halting on the
 public size as dptree runs it (N = |S| + 1, at least every neighbor's size).
 
 Each case is a data set S (a multiset on [0, 2^h)) with its neighbors: one record added (beside
@@ -441,7 +441,7 @@ def test_lemma_4_3_brute_force_wide():
     """The full sweep (another seed): heights up to 2^(2^16), every (t, k) of TK, every shape, more
     neighbors per case. Measured: 503 data sets, 39,264 neighboring pairs (6,591 with d*(S) = 3,
     from 73 data sets), 33,200 Lemma 4.3 comparisons (the same counts since the databases are
-    compared as sorted tuples instead of Counters: docs/verification.md, "Suite time")."""
+    compared as sorted tuples instead of Counters: docs/notes/verification.md, "Suite time")."""
     bad, checked = _run(_sweep(2, 1, 5))
     assert not bad, bad[:5]
     assert checked[("cases with d*", 3)] >= 60 and checked[("d*", 3)] >= 5000, checked

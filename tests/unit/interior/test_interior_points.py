@@ -25,7 +25,7 @@ EPS, DELTA, BETA = 1.0, 1e-6, 0.1
 def _datasets(size: int, n: int):
     """Worst-case data of the issue: all-equal (at the lower end), a point mass (middle, top), two
     far clusters. (Several point masses splitting the data are *not* covered by the n = 2 ln|X|/eps
-    target: OPT drops to ~n/2 there; see exponential_requirement and docs/interior_point.md.)"""
+    target: OPT drops to ~n/2 there; see exponential_requirement and docs/notes/interior_point.md.)"""
     return {
         "all-equal": ([size - 2], [n]),  # not at 0: the tree methods output 0 after a bottom
         "point-mass-middle": ([size // 2], [n]),
@@ -68,7 +68,7 @@ def test_adjacent_pair_is_the_exponential_mechanism_worst_case():
     """Two adjacent point masses (ceil(n/2), floor(n/2)) minimise the EM's exact success
     probability over all multisets of n records, for 4 <= n <= 9 on 7 values at eps = 1 (for n <= 3 a
     point mass is worse); at the stated n the guarantee 1 - beta holds on the pair with little
-    room: exact 0.947 at |X| = 2^16 and 0.957 at 2^64 (docs/interior_point.md), and the sampler
+    room: exact 0.947 at |X| = 2^16 and 0.957 at 2^64 (docs/notes/interior_point.md), and the sampler
     agrees with that law."""
     import itertools
 
@@ -390,7 +390,7 @@ def test_predict_refuses_what_is_not_a_number():
 
 @pytest.mark.parametrize("method", ["treelog", "heavypaths"])
 def test_learn_threshold_with_a_tree_backend_never_reports_a_failed_interior_point_as_a_threshold(method):
-    """The tree methods need far more records than this (docs/interior_point.md): their interior
+    """The tree methods need far more records than this (docs/notes/interior_point.md): their interior
     point fails (bottom, whose value is the domain's lower end). That used to come back as the
     threshold 1{x <= lower}, wrong for 47% of the records with no sign of failure; a failure gives
     the constant classifier of the larger noisy label, as a rare label does."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import collections
 import math
+import struct
 from pathlib import Path
 
 import duckdb
@@ -18,7 +19,7 @@ from dptree import interior_point, median, noise, quantile
 from dptree.errors import DataError, InvalidParameterError
 from dptree.interior import blocks as blocks_module
 from dptree.interior.blocks import block_arrays, group_arrays
-from dptree.interior.encoding import encode_values, encoding, prepare
+from dptree.interior.encoding import prepare
 from dptree.interior.selection import (
     _group,
     exponential_base,
@@ -142,11 +143,17 @@ def test_group_arrays_match_the_list_grouping() -> None:
     (np.array([-0.0, 0.0, 1.5, -2.25, 1e300, -1e-300], np.float64), -3.0, 3.0),
     (np.array([1, 7, -4], np.int64), -1.5, 2.5),  # ints in a float domain
 ])
-def test_vectorised_encoding_equals_the_value_by_value_encoding(values, lower, upper) -> None:
+def test_positions_are_the_clamped_offsets_in_the_domain_order(values, lower, upper) -> None:
+    def order(x: float | int) -> int:  # integers as they are, floats by their bits (negatives mirrored)
+        if isinstance(lower, int) and isinstance(upper, int):
+            return int(x)
+        i = struct.unpack(">q", struct.pack(">d", float(x)))[0]
+        return -(i & 0x7FFFFFFFFFFFFFFF) if i < 0 else i
+
     enc, vals, cnt = prepare(values, lower, upper, None)
-    offs = encode_values(values.tolist(), encoding(lower, upper))
-    want = _group(offs, None)
+    want = _group([min(max(order(v), order(lower)), order(upper)) - order(lower) for v in values.tolist()], None)
     assert np.asarray(vals).tolist() == want[0] and np.asarray(cnt).tolist() == want[1]
+    assert enc.size == order(upper) - order(lower) + 1
 
 
 def test_prepare_keeps_the_policies_and_messages() -> None:

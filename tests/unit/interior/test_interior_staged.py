@@ -15,12 +15,12 @@ from _staged_calls import count_staged_queries
 from interior_stats import pooled_chisquare_pvalue
 
 from dptree import interior_point, median, noise, quantile
+from dptree.data.domain import point_domain
 from dptree.data.engines import duckdb as duckdb_engine
 from dptree.data.engines import duckdb_ordered
 from dptree.data.histograms import ordered_counts
 from dptree.errors import DataError
 from dptree.interior import blocks as blocks_module
-from dptree.interior.encoding import encoding
 from dptree.interior.selection import exponential_base, interior_badness, quantile_badness, quantile_level
 from dptree.interior.staged import sample_staged
 
@@ -180,7 +180,7 @@ def test_staged_law_is_the_exponential_mechanism_and_a_wrong_base_is_rejected(tm
 
     path = tmp_path / "s.parquet"
     pd.DataFrame({"x": np.array(data, np.int64)}).to_parquet(path)
-    enc = encoding(0, upper)
+    enc = point_domain(0, upper)
     src = noise.make_source(17)
     draws = 2500
     badness_of = interior_badness if which == "interior" else (lambda m: quantile_badness(level, m))

@@ -3,7 +3,7 @@
 SQLite in WAL mode commits a charge to the ``-wal`` file beside the ledger; it reaches the main
 file only at a checkpoint (when the last connection closes, or the WAL grows large). While a
 release holds its ledger open, a copy of the main file alone lacks that charge, and restoring the
-copy refunds it: that is what docs/privacy.md warns against, and what ``Ledger.backup`` /
+copy refunds it: that is what docs/notes/privacy.md warns against, and what ``Ledger.backup`` /
 ``dptree budget LEDGER --backup OUT`` avoid.
 """
 

@@ -15,13 +15,13 @@ from _staged_calls import count_staged_queries
 
 import dptree
 from dptree import noise
+from dptree.data.domain import point_domain
 from dptree.data.engines import duckdb as duckdb_engine
 from dptree.data.engines import duckdb_ordered
 from dptree.interior import blocks as blocks_module
-from dptree.interior.encoding import encoding
 from dptree.interior.staged import BUCKETS, staged_session
-from dptree.quantiles.approx import ArrayPiece
 from dptree.quantiles import staged as staged_module
+from dptree.quantiles.approx import ArrayPiece
 from dptree.quantiles.staged import StagedPiece, _Column
 
 
@@ -133,7 +133,7 @@ def test_staged_pieces_have_the_in_memory_pieces_ranks_and_windows() -> None:
     gen = np.random.default_rng(11)
     data = np.concatenate([gen.integers(0, 30, 80), np.full(25, 12), np.full(9, 0), np.full(7, 29)])
     rel = duckdb.from_df(pd.DataFrame({"k": data}))
-    enc = encoding(0, 29)
+    enc = point_domain(0, 29)
     values, counts = np.unique(data, return_counts=True)
     checked = 0
     for seed in range(3):
@@ -174,7 +174,7 @@ def test_batched_windows_equal_one_window_each(tmp_path: Path, monkeypatch, max_
     gen = np.random.default_rng(1)
     path = tmp_path / "w.parquet"
     pd.DataFrame({"k": gen.integers(-5, 100, 3000), "x": gen.normal(0, 1, 3000)}).to_parquet(path)
-    for col, enc in (("k", encoding(0, 90)), ("x", encoding(-2.0, 2.0))):
+    for col, enc in (("k", point_domain(0, 90)), ("x", point_domain(-2.0, 2.0))):
         with staged_session(path, col, None, enc, "error") as session:
             cum = np.cumsum(session.buckets(64))
             reqs = [(0, 3, 0, 0, 40), (2, 10, int(cum[1]), int(cum[1]) + 3, int(cum[1]) + 200),

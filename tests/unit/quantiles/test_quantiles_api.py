@@ -212,7 +212,7 @@ def test_joint_radius_is_the_stated_bound_and_releases_round_trip(tmp_path):
 def test_auto_offers_joint_only_where_its_conditions_hold():
     """joint needs a declared n, add/remove, 2 <= m <= JOINT_AUTO_MAX_M and the empty-gap margin
     epsilon n / (4 (m + 1)) >= JOINT_GAP_FACTOR ln |X|; where offered it is taken when its measured
-    (mean, max) beat approx's by the worse ratio to the better (docs/quantiles.md)."""
+    (mean, max) beat approx's by the worse ratio to the better (docs/notes/quantiles.md)."""
     kw = {"lower": 0, "upper": 2**20 - 1, "epsilon": 1.0}
     assert choose_method(4, n=1000, **kw) == "joint"
     assert "joint" not in predicted_errors(4, **kw)  # no declared n
@@ -283,7 +283,7 @@ def test_joint_preferred_is_the_worse_ratio_rule_on_the_measured_curve():
 
 
 def test_auto_choice_table():
-    """auto's choice over [0, 2^20) at epsilon = 1 by declared n and m (docs/quantiles.md's table):
+    """auto's choice over [0, 2^20) at epsilon = 1 by declared n and m (docs/notes/quantiles.md's table):
     joint from m = 3 up to JOINT_AUTO_MAX_M where the gap margin and the size limit hold (n = 10^5:
     m <= 20, 21 (n + 1) > JOINT_MAX_CELLS), the tree from m = 128."""
     kw = {"lower": 0, "upper": 2**20 - 1, "epsilon": 1.0}

@@ -87,13 +87,13 @@ def test_spark_dataframes_give_the_arrays_release() -> None:
 def test_grouped_value_counts_are_each_groups_value_counts() -> None:
     x = np.array([3.0, 1.0, np.nan, 2.0, 2.0, 5.0, 1.0])
     grp = np.array(["a", "b", "a", "a", "a", "b", "b"])
-    got = grouped_value_counts(x, column=None, by=grp, groups=["a", "b", "c"], missing="drop")
+    got = grouped_value_counts(x, column=None, by=grp, groups=["a", "b", "c"], on_invalid="drop")
     for (vals, cnt), g in zip(got, ["a", "b", "c"]):
-        want = value_counts(x[grp == g], missing="drop")
+        want = value_counts(x[grp == g], on_invalid="drop")
         np.testing.assert_array_equal(vals, want[0])
         np.testing.assert_array_equal(cnt, want[1])
     rel = duckdb.sql("SELECT * FROM (VALUES (3.0, 'a'), (1.0, 'b'), (NULL, 'a'), (2.0, 'a'), (2.0, 'a')) t(x, g)")
-    (va, ca), (vb, cb) = grouped_value_counts(rel, column="x", by="g", groups=["a", "b"], missing="drop")
+    (va, ca), (vb, cb) = grouped_value_counts(rel, column="x", by="g", groups=["a", "b"], on_invalid="drop")
     assert va.tolist() == [2.0, 3.0] and ca.tolist() == [2, 1] and vb.tolist() == [1.0] and cb.tolist() == [1]
     with pytest.raises(DataError, match="missing"):
         grouped_value_counts(rel, column="x", by="g", groups=["a", "b"])

@@ -268,3 +268,37 @@ def test_range_tree_by_on_a_spark_dataframe() -> None:
     _same(range_tree_by(sdf, column="v", by="g", **kw), range_tree_by(df, column="v", by="g", **kw))
     _same(dptree.range_tree(sdf, column="v", by="g", user_id="u", **kw),
           range_tree_by(df["v"], by=df["g"], user_id=df["u"], **kw))
+
+
+@pytest.mark.parametrize("noise,upper,groups", [("laplace", 99, 5), ("gaussian", 99, 3), ("laplace", 15, 4)])
+def test_groups_are_measured_and_estimated_together_as_each_alone(noise: str, upper: int, groups: int) -> None:
+    """release_groups draws each level of all groups in one sampler call (row i: group i) and
+    estimates the forest at once: each group's tree is the tree of its own measurements."""
+    from dptree.noise import discrete_gaussian, discrete_laplace, make_source
+    from dptree.rangetree.release import RangeTree
+
+    kw = dict(delta=1e-6) if noise == "gaussian" else {}
+    plan = plan_range_tree(lower=0, upper=upper, epsilon=1.0, noise=noise, branching=4, **kw)
+    assert plan.layout.padded_size > plan.domain.size or upper == 15  # 100 buckets: padded to 128
+    gen = np.random.default_rng(groups)
+    hist = gen.integers(0, 30, size=(groups, plan.layout.padded_size))
+    hist[:, plan.domain.size:] = 0
+    names = [f"g{i}" for i in range(groups)]
+    rel = release_groups(plan, hist, names, 17)
+    src, draw = make_source(17), (discrete_laplace if noise == "laplace" else discrete_gaussian)
+    true = plan.layout.level_counts(hist)
+    expected = [None if p is None else t + draw(src, p, t.size).reshape(t.shape)
+                for t, p in zip(true, plan.noise_parameters)]
+    for i, g in enumerate(names):
+        tree = rel[g]
+        for got, want in zip(tree.measurements, expected):
+            assert (got is None and want is None) or np.array_equal(got, want[i])
+        alone = RangeTree(plan, [None if m is None else m[i].copy() for m in expected], dict(tree.privacy))
+        np.testing.assert_allclose(tree.leaf_estimates, alone.leaf_estimates, rtol=1e-12, atol=1e-9)
+        np.testing.assert_allclose(tree.count([0, 3], [upper, 9]), alone.count([0, 3], [upper, 9]), atol=1e-9)
+        assert tree.stderr(2, 7) == alone.stderr(2, 7) and tree.quantile(0.5) == alone.quantile(0.5)
+        assert tree.metadata == rel.metadata and tree.metadata is not rel.metadata
+        assert not tree.private and tree.privacy == {**plan.statement, "private": False}
+    assert rel[names[0]] is rel[names[0]]  # built once
+    doc = rel.to_document()
+    assert doc["measurements"]["levels"][1] == [None if m is None else m[1].tolist() for m in expected]

@@ -177,7 +177,7 @@ def test_levels_whose_last_ranks_the_release_cannot_place_keep_the_last_rule():
     suffix count's standard deviation checked against 2000 simulated releases, and
     calibrated_intervals keeps the "last" high end there, where with the check off
     (``unresolved_z=0``) it takes "first" in these releases (the "first" rule's calibration
-    leans on the plug-in's shape of the last ranks; docs/quantiles.md)."""
+    leans on the plug-in's shape of the last ranks; docs/notes/quantiles.md)."""
     D, qs = 1 << 16, np.array([0.5, 0.99])
     x = np.minimum(np.random.default_rng(2).lognormal(5, 1, 1000).astype(np.int64), D - 1)
     t = dptree.range_tree(x, lower=0, upper=D - 1, epsilon=1.0, rng=4)

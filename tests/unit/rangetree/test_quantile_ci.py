@@ -65,7 +65,7 @@ def test_the_default_interval_is_the_same_in_every_process(tmp_path: Any) -> Non
 
 def test_calibration_narrows_the_pivot_interval_on_spread_data() -> None:
     """The pivot interval over-covers (an end fails only when a run of tests errs); the calibrated
-    one is narrower on average over the levels of spread data (docs/quantiles.md)."""
+    one is narrower on average over the levels of spread data (docs/notes/quantiles.md)."""
     x = np.random.default_rng(4).integers(0, 1024, 1000)
     width = {"calibrated": 0.0, "pivot": 0.0}
     for r in range(6):

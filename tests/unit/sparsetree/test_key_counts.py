@@ -9,7 +9,7 @@ import pytest
 
 import dptree
 from dptree.sparsetree.counting import BinnedKeys, SortedKeys
-from dptree.sparsetree.keys import key_domain
+from dptree.data.domain import key_domain
 from dptree.sparsetree.plan import plan_sparse_tree
 
 
@@ -56,7 +56,7 @@ def test_the_release_is_the_same_from_a_histogram_and_from_sorted_keys(method: s
     for name, x in data.items():
         dom = key_domain(None, None, x.dtype.kind)
         plan = plan_sparse_tree(dom, epsilon=1.0, method=method)
-        keys = dom.offsets(x)
+        keys = dom.read_positions(x)
         binned = BinnedKeys(keys.copy(), max_bins=1 << 12)  # small bins: the refinement runs too
         a, b = plan.measure(binned, 11), plan.measure(SortedKeys(np.sort(keys)), 11)
         assert all(np.array_equal(u, v) for u, v in zip(a.shape, b.shape)), name
@@ -88,7 +88,7 @@ def test_binned_counts_in_threaded_chunks_equal_sorted_counts() -> None:
                          ids=["one", "int64 ends", "one value", "empty", "zeros and extremes", "uint64 ends"])
 def test_edge_cases_release_the_same_from_both_counters(x: np.ndarray) -> None:
     dom = key_domain(None, None, x.dtype.kind)
-    keys = dom.offsets(x)
+    keys = dom.read_positions(x)
     for method in ("privtree", "levels"):
         plan = plan_sparse_tree(dom, epsilon=1.0, method=method)
         a, b = plan.measure(BinnedKeys(keys.copy()), 3), plan.measure(SortedKeys(np.sort(keys)), 3)

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from dptree import noise as _noise
-from dptree.sparsetree.keys import key_domain
+from dptree.data.domain import key_domain
 from dptree.sparsetree.mechanism import (
     Level,
     SparseLayout,

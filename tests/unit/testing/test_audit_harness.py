@@ -91,7 +91,7 @@ def test_batched_sampler_is_the_library_release(name: str) -> None:
 def test_every_public_mechanism_is_registered() -> None:
     assert audit.unregistered_public_mechanisms() == [], (
         "public functions that may release something have no audit spec: register them in "
-        "tests/audit_registry/ (see docs/verification.md) or, if they release nothing, add them to NOT_MECHANISMS"
+        "tests/audit_registry/ (see docs/notes/verification.md) or, if they release nothing, add them to NOT_MECHANISMS"
     )
 
 

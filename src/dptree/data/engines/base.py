@@ -87,14 +87,13 @@ class Value:
     """The row's value of ``column`` itself, in the column's type (int64/uint64, float64,
     datetime64; Python ints only for integers wider than 64 bits). ``domain`` (kind, lower,
     upper), when known, decides how a CSV column is read (never DuckDB's guess from a sample of
-    rows). Infinities follow ``infinite`` (None: the call's ``on_invalid``). ``distinct`` False:
+    rows). ``distinct`` False:
     no two records share a key (one row per valid record, in the engine's order, each counted
     once): the values themselves, memory O(rows), for a mechanism that counts them its own way
     without the sort of the distinct values."""
 
     column: str | None
     domain: tuple[str, Any, Any] | None = None
-    infinite: Missing | None = None
     distinct: bool = True
 
 
@@ -241,13 +240,11 @@ class Engine(ABC):
         never by count) or are dropped; Label keys keep missing values."""
 
     def ordered_counts(self, data: Any, *, column: str | None, lower: int | float, upper: int | float,
-                       missing: Missing = "error", infinite: Missing = "error",
-                       message: str | None = None) -> ContextManager[OrderedCounts | None]:
+                       on_invalid: Missing = "error") -> ContextManager[OrderedCounts | None]:
         """A session of :class:`OrderedCounts` queries on ``column`` clamped to [lower, upper]
         (ints: an integer domain, floats: a float64 domain); it yields None where this engine (or
         this column's type) has none, and the caller then counts :class:`Value` keys. Decided from
-        the input's kind and schema only, never from its rows. ``missing`` and ``infinite``: the
-        policies for missing and infinite values (``message`` unused: the wording is
-        :func:`invalid_values_error`'s), checked by the session's first query
+        the input's kind and schema only, never from its rows. ``on_invalid``: missing and infinite
+        values refused (:func:`invalid_values_error`) or dropped, checked by the session's first query
         (:meth:`OrderedCounts.buckets`, which must come first)."""
         return nullcontext(None)

@@ -194,21 +194,20 @@ class DuckDBEngine(Engine):
         self._names(data, key.column, user_id=sample.user if sample else None, by=group.column if group else None)
         column = str(key.column)
         if isinstance(key, Value):
-            infinite = key.infinite or on_invalid
             kind, lower, upper = key.domain or (None, None, None)
             by = group.column if group else None
             try:
                 with self._open(data, column, by, value=column, kind=kind, lower=lower, upper=upper,
                                 keep_integers=True, as_text=[by], drop_invalid=on_invalid == "drop") as (con, expr):
                     if group is None and not key.distinct:
-                        return Counts.of_records(checked_values(con, expr, column, on_invalid, infinite))
+                        return Counts.of_records(checked_values(con, expr, column, on_invalid, on_invalid))
                     if group is None:
-                        return Counts.of_values(sorted_value_counts(con, expr, column, on_invalid, infinite, None))
+                        return Counts.of_values(sorted_value_counts(con, expr, column, on_invalid, on_invalid, None))
                     col = quote_ident(column)
                     _join_groups(con, expr, group.column, group.groups, group.unknown, f"t.{col} AS {col}",
                                  self._csv(data))
                     parts = grouped_sorted_value_counts(con, "dpt_joined", column, len(group.groups), on_invalid,
-                                                        infinite, None)
+                                                        on_invalid, None)
             except (DataError, InputFormatError):
                 raise
             except Exception as exc:
@@ -296,8 +295,7 @@ class DuckDBEngine(Engine):
 
     @contextmanager
     def ordered_counts(self, data: Any, *, column: str | None, lower: int | float, upper: int | float,
-                       missing: Missing = "error", infinite: Missing = "error",
-                       message: str | None = None) -> Iterator[OrderedCounts | None]:
+                       on_invalid: Missing = "error") -> Iterator[OrderedCounts | None]:
         """One connection for the session's queries
         (:class:`~dptree.data.engines.duckdb_ordered.DuckDBOrderedCounts`); None for columns whose
         values the staged path does not read exactly like a :class:`~dptree.data.engines.base.Value`
@@ -306,7 +304,7 @@ class DuckDBEngine(Engine):
         assert column is not None
         kind = "integer" if isinstance(lower, int) else "float"
         with self._open(data, column, value=column, kind=kind, lower=lower, upper=upper,
-                        keep_integers=True, drop_invalid=missing == "drop") as (con, expr):
+                        keep_integers=True, drop_invalid=on_invalid == "drop") as (con, expr):
             try:
                 ctype = column_type(con, expr, column)
             except InputFormatError:
@@ -319,7 +317,7 @@ class DuckDBEngine(Engine):
             if not (ints or (floating and not integer)):
                 yield None
             else:
-                yield DuckDBOrderedCounts(con, expr, column, ctype, lower, upper, missing, infinite, message)
+                yield DuckDBOrderedCounts(con, expr, column, ctype, lower, upper, on_invalid, on_invalid, None)
 
     def _label_counts(self, data: Any, levels: Sequence[str], weight: str | None) -> Counts:
         import duckdb

@@ -278,7 +278,7 @@ class NumpyEngine(Engine):
                 vals, cnt = _value_counts(data, key, on_invalid)
                 return Counts.of_values((vals, cnt)) if key.distinct else Counts.of_records(np.repeat(vals, cnt))
             assert group is not None
-            parts = [_value_counts(raw[codes == i], Value(None, None, key.infinite), on_invalid)
+            parts = [_value_counts(raw[codes == i], Value(None), on_invalid)
                      for i in range(len(group.groups))]
             gi = np.repeat(np.arange(len(parts), dtype=np.int64), [p[0].size for p in parts])
             return Counts((gi, _concat([p[0] for p in parts])),
@@ -322,8 +322,7 @@ def _value_counts(data: Any, key: Value, on_invalid: Missing) -> tuple[np.ndarra
         raise dates_need_date_bounds_error(value_kind(arr))
     if arr.dtype.kind not in "iufMO":
         raise DataError("values must be numbers or dates (not text or True/False)")
-    policy = "drop" if "drop" in (on_invalid, key.infinite) else "error"
-    arr = arr[valid_records(arr, domain[0] if domain else None, policy)]
+    arr = arr[valid_records(arr, domain[0] if domain else None, on_invalid)]
     if arr.dtype.kind == "O" and any(isinstance(v, (str, bytes, bool, np.bool_)) for v in arr.tolist()):
         raise DataError("values must be numbers or dates (not text or True/False)")
     try:

@@ -324,11 +324,10 @@ class SparkEngine(Engine):
             if group is not None:
                 _check_by(data, group.column, group.groups)
             if isinstance(key, Value):
-                infinite = key.infinite or on_invalid
                 if group is None:
-                    vals, cnt = _value_counts(data, column, on_invalid, infinite)
+                    vals, cnt = _value_counts(data, column, on_invalid, on_invalid)
                     return Counts.of_values((vals, cnt)) if key.distinct else Counts.of_records(np.repeat(vals, cnt))
-                return _grouped_value_counts(data, column, group, on_invalid, infinite)
+                return _grouped_value_counts(data, column, group, on_invalid, on_invalid)
             return _bucket_counts(data, key.domain, column, group, on_invalid, sample)
         except (DataError, InputFormatError):
             raise
@@ -337,8 +336,7 @@ class SparkEngine(Engine):
 
     @contextmanager
     def ordered_counts(self, data: Any, *, column: str | None, lower: int | float, upper: int | float,
-                       missing: Missing = "error", infinite: Missing = "error",
-                       message: str | None = None) -> Iterator[OrderedCounts | None]:
+                       on_invalid: Missing = "error") -> Iterator[OrderedCounts | None]:
         """:class:`~dptree.data.engines.spark_ordered.SparkOrderedCounts` (each query one Spark
         job returning an aggregate); None, decided from the schema and the kind of bounds only,
         for columns that the value counts (:class:`~dptree.data.engines.base.Value` keys) read
@@ -351,7 +349,7 @@ class SparkEngine(Engine):
         if not usable:
             yield None
             return
-        yield SparkOrderedCounts(data, column, tname, lower, upper, missing, infinite, message)
+        yield SparkOrderedCounts(data, column, tname, lower, upper, on_invalid, on_invalid, None)
 
     def _label_counts(self, data: Any, levels: Sequence[str], weight: str | None) -> Counts:
         """Records (or exact weight sums, as DecimalType(38, 0): a long sum would wrap, a double
