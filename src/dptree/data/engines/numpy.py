@@ -281,8 +281,7 @@ class NumpyEngine(Engine):
             parts = [_value_counts(raw[codes == i], Value(None), on_invalid)
                      for i in range(len(group.groups))]
             gi = np.repeat(np.arange(len(parts), dtype=np.int64), [p[0].size for p in parts])
-            return Counts((gi, _concat([p[0] for p in parts])),
-                          np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64))
+            return Counts((gi, np.concatenate([p[0] for p in parts])), np.concatenate([p[1] for p in parts]))
         domain, size = key.domain, key.domain.size
         users = (user_codes(_column(data, key.column, sample.user, "user_id"), raw.size)
                  if sample is not None else None)
@@ -304,11 +303,6 @@ class NumpyEngine(Engine):
         cells = np.flatnonzero(hist)
         n = hist[cells].astype(np.int64, copy=False)
         return Counts((cells // size, cells % size) if codes is not None else (cells,), n)
-
-
-def _concat(parts: list[np.ndarray]) -> np.ndarray:
-    """The groups' sorted values, one after the other, in their type."""
-    return np.concatenate(parts) if parts else np.zeros(0)
 
 
 def _value_counts(data: Any, key: Value, on_invalid: Missing) -> tuple[np.ndarray, np.ndarray]:
