@@ -1,7 +1,7 @@
 """The median and 19 approx quantiles of a Spark DataFrame: the staged path
 (SparkOrderedCounts: a bucket histogram, the rank windows and the ranks of proposed points,
-aggregates only) against collecting every distinct value and its count to the driver
-(``SparkEngine.value_counts``) and a range-tree release of the same column, in one
+aggregates only) against collecting every distinct value and its count to the driver (the
+value counts of ``SparkEngine.counts``) and a range-tree release of the same column, in one
 Spark session (local mode), rounds interleaved, medians reported.
 
 Per call: wall time; the peak of Python's heap (``tracemalloc``: what the driver process holds of

@@ -60,32 +60,32 @@ def measure(what: str, path: str) -> dict[str, float]:
                           f"FROM read_parquet('{path}') GROUP BY bucket").fetchnumpy()
         assert len(out["n"]) > 0
     elif what == "duckdb-histogram":
-        from dptree.data.engines.duckdb import file_leaf_histogram
+        from dptree.data.histograms import leaf_histogram
         from dptree.rangetree.release import plan_range_tree
 
         plan = plan_range_tree(lower=0, upper=D - 1, epsilon=1.0)
         t0 = time.perf_counter()
-        file_leaf_histogram(path, "v", plan.domain, plan.layout.padded_size)
+        leaf_histogram(path, plan, column="v")
     elif what == "duckdb-bounded-histogram":
-        from dptree.data.histograms import file_bounded_histogram
+        from dptree.data.histograms import leaf_histogram
         from dptree.rangetree.release import plan_range_tree
 
         plan = plan_range_tree(lower=0, upper=D - 1, epsilon=1.0, max_contributions=5)
         t0 = time.perf_counter()
-        file_bounded_histogram(path, "v", "u", plan)
+        leaf_histogram(path, plan, column="v", user_id="u")
     elif what == "duckdb-release":
-        from dptree.data.engines.duckdb import file_leaf_histogram
+        from dptree.data.histograms import leaf_histogram
         from dptree.rangetree.release import plan_range_tree
 
         plan = plan_range_tree(lower=0, upper=D - 1, epsilon=1.0)
-        hist = file_leaf_histogram(path, "v", plan.domain, plan.layout.padded_size)
+        hist = leaf_histogram(path, plan, column="v")
         plan.release(hist)
     elif what == "duckdb-bounded-release":
-        from dptree.data.histograms import file_bounded_histogram
+        from dptree.data.histograms import leaf_histogram
         from dptree.rangetree.release import plan_range_tree
 
         plan = plan_range_tree(lower=0, upper=D - 1, epsilon=1.0, max_contributions=5)
-        plan.release(file_bounded_histogram(path, "v", "u", plan))
+        plan.release(leaf_histogram(path, plan, column="v", user_id="u"))
     elif what.startswith("spark"):
         from pyspark.sql import SparkSession
 
@@ -98,11 +98,11 @@ def measure(what: str, path: str) -> dict[str, float]:
             rows = df.groupBy("v").count().collect()
             assert rows
         else:
-            from dptree.data.engines.spark import spark_leaf_histogram
+            from dptree.data.histograms import leaf_histogram
             from dptree.rangetree.release import plan_range_tree
 
             plan = plan_range_tree(lower=0, upper=D - 1, epsilon=1.0)
-            plan.release(spark_leaf_histogram(df, "v", plan))
+            plan.release(leaf_histogram(df, plan, column="v"))
     else:
         raise SystemExit(f"unknown measurement {what}")
     seconds = time.perf_counter() - t0

@@ -7,12 +7,15 @@ from typing import Any
 
 import pytest
 
+from dptree.data.engines.base import Value
+
 QUERIES = ("buckets", "window", "windows", "ranks")
 
 
 def count_staged_queries(monkeypatch: pytest.MonkeyPatch, counts_cls: type, engine_cls: type) -> dict[str, int]:
     """Wrap the :class:`~dptree.data.engines.base.OrderedCounts` queries of ``counts_cls`` to count
-    their calls, and make ``engine_cls.value_counts`` (reading every distinct value) raise: a test
+    their calls, and make ``engine_cls.counts`` of a :class:`~dptree.data.engines.base.Value` key
+    (reading every distinct value) raise: a test
     using this shows the staged path ran and how many scans it made."""
     seen = dict.fromkeys(QUERIES, 0)
     for name in QUERIES:
@@ -24,8 +27,12 @@ def count_staged_queries(monkeypatch: pytest.MonkeyPatch, counts_cls: type, engi
 
         monkeypatch.setattr(counts_cls, name, wrapped)
 
-    def no_value_counts(*a: Any, **k: Any) -> Any:
-        raise AssertionError("the staged path must not read every distinct value (value_counts)")
+    original = engine_cls.counts
 
-    monkeypatch.setattr(engine_cls, "value_counts", no_value_counts)
+    def no_value_counts(self: Any, data: Any, keys: Any, **k: Any) -> Any:
+        if any(isinstance(key, Value) for key in keys):
+            raise AssertionError("the staged path must not read every distinct value (value counts)")
+        return original(self, data, keys, **k)
+
+    monkeypatch.setattr(engine_cls, "counts", no_value_counts)
     return seen

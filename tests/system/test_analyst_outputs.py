@@ -464,7 +464,7 @@ def test_the_creation_time_is_read_before_the_data(tmp_path: Path, cli_run: Any,
 
     read = {"done": False}
     monkeypatch.setattr(serialize, "utc_now", lambda: "AFTER" if read["done"] else "BEFORE")
-    for module, name in ((hist, "leaf_histogram"), (db, "file_leaf_histogram")):
+    for module, name in ((hist, "leaf_histogram"), (db.DuckDBEngine, "counts")):
         real = getattr(module, name)
 
         def reading(*a: Any, _real: Any = real, **k: Any) -> Any:

@@ -22,10 +22,10 @@ import pyarrow.parquet as pq
 import pytest
 
 import dptree
-from dptree.data.histograms import bounded_histogram, file_bounded_histogram, leaf_histogram
+from dptree.data.histograms import leaf_histogram
 from dptree.errors import DPTreeError, InvalidParameterError, redact
 from dptree.noise import SeededRandomSource, SystemRandomSource, make_source
-from dptree.rangetree.groupby import grouped_histograms, release_groups
+from dptree.rangetree.groupby import release_groups
 from dptree.rangetree.release import plan_range_tree
 
 # --------------------------------------------------------------------------- leak 1
@@ -62,9 +62,9 @@ def test_replace_refused_in_every_engine_and_entry_point(tmp_path: Path) -> None
         lambda: leaf_histogram(str(path), plan, column="v", user_id="u"),
         lambda: leaf_histogram(str(path), plan, column="v", on_invalid="drop"),
         lambda: leaf_histogram([1, 2], plan, by=["a", "b"], groups=["a", "b"]),
-        lambda: bounded_histogram([1, 1, 1], [7, 7, 8], plan),
-        lambda: file_bounded_histogram(str(path), "v", "u", plan),
-        lambda: grouped_histograms([1, 2], ["a", "b"], plan, groups=["a", "b"]),
+        lambda: leaf_histogram([1, 1, 1], plan, user_id=[7, 7, 8]),
+        lambda: leaf_histogram(str(path), plan, column="v", user_id="u"),
+        lambda: leaf_histogram([1, 2], plan, by=["a", "b"], groups=["a", "b"]),
         lambda: release_groups(plan, np.zeros((2, plan.layout.padded_size), np.int64), ["a", "b"]),
     ]
     for call in calls:
@@ -225,7 +225,6 @@ def test_audit_catches_the_exact_total_after_bounding_as_a_planted_bug() -> None
     user) on two datasets with the same raw n that differ in one record's user id."""
     from audit_registry.user_bounding import user_bounded_spec
 
-    from dptree.data.histograms import bounded_histogram
     from dptree.testing import audit
 
     replace = plan_range_tree(lower=0, upper=5, epsilon=1.0, branching=3, neighbors="replace", max_contributions=2)
@@ -234,7 +233,7 @@ def test_audit_catches_the_exact_total_after_bounding_as_a_planted_bug() -> None
     def old_release(data: Any, seed: int) -> Any:
         values, users = data
         src = make_source(seed)
-        return replace.release(bounded_histogram(values, users, twin, rng=src), src)
+        return replace.release(leaf_histogram(values, twin, user_id=users, rng=src), src)
 
     spec = user_bounded_spec(
         "bug/replace_exact_total_after_bounding", plan=replace, epsilon=1.0, release=old_release,
@@ -249,4 +248,4 @@ def test_audit_catches_the_exact_total_after_bounding_as_a_planted_bug() -> None
     assert report.epsilon_lower_bound > 3, report.summary()
     # the library itself refuses the combination
     with pytest.raises(InvalidParameterError):
-        bounded_histogram([1, 1, 1], [7, 7, 8], replace)
+        leaf_histogram([1, 1, 1], replace, user_id=[7, 7, 8])

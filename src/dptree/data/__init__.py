@@ -1,9 +1,11 @@
 """The data stage: from the caller's rows to exact (not yet private) counts.
 
 * :mod:`~dptree.data.histograms` -- the one dispatcher: :func:`leaf_histogram` (range trees: plain,
-  bounded per user, split by group) and :func:`path_counts` (hierarchies) pick the engine;
-* :mod:`~dptree.data.engines` -- the one interface (:class:`~dptree.data.engines.base.Engine`) and
-  its engines: numpy (in-memory data), DuckDB (files, DuckDB relations), Spark (DataFrames);
+  bounded per user, split by group), :func:`path_counts` (hierarchies) and the value counts of the
+  exponential mechanisms, each built once from the engines' primitive;
+* :mod:`~dptree.data.engines` -- the one interface (:class:`~dptree.data.engines.base.Engine`: exact
+  grouped counts of key expressions, optionally sampled per user) and its engines: numpy
+  (in-memory data), DuckDB (files, DuckDB relations), Spark (DataFrames);
 * :mod:`~dptree.data.inputs` -- any in-memory container as a 1-D numpy array (:func:`to_numpy`);
 * :mod:`~dptree.data.domain` -- public ordered domains: values to leaves and back;
 * :mod:`~dptree.data.bounding` -- at most k records per user, chosen uniformly at random;

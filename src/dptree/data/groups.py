@@ -4,7 +4,8 @@ The list of groups is public and fixed by the caller: every listed group gets a 
 it has no records, so the set of groups present in the data is never revealed. A row whose group
 is not listed (or is missing) is refused, or dropped with ``unknown="drop"`` (a per-row policy:
 neighboring datasets stay neighboring). The checks here are on public input only; the engines
-apply the list to the rows (:meth:`dptree.data.engines.base.Engine.grouped_histograms`).
+apply the list to the rows (a :class:`~dptree.data.engines.base.GroupOf` key of
+:meth:`~dptree.data.engines.base.Engine.counts`).
 """
 
 from __future__ import annotations

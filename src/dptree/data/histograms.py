@@ -1,4 +1,5 @@
-"""The one dispatcher from user data to exact counts: which engine reads which input.
+"""The one data stage from user data to exact counts: which engine reads which input, and every
+count built once from the engines' one primitive, :meth:`~dptree.data.engines.base.Engine.counts`.
 
 ===================================================== ============================================
 input                                                 engine (:mod:`dptree.data.engines`)
@@ -10,8 +11,12 @@ PySpark DataFrames                                    :class:`~dptree.data.engin
 ===================================================== ============================================
 
 :func:`leaf_histogram` serves range trees (plain, bounded with ``user_id``, split by group with
-``by``/``groups``), :func:`path_counts` hierarchies and :func:`value_counts` the exponential
-mechanisms over ordered domains (interior points, quantiles). Every public check (the plan's
+``by``/``groups``: the counts of a :class:`~dptree.data.engines.base.Bucket` key, after a
+:class:`~dptree.data.engines.base.GroupOf` key, sampled per user), :func:`path_counts`
+hierarchies (:class:`~dptree.data.engines.base.Label` keys) and :func:`value_counts`,
+:func:`grouped_value_counts` and :func:`values` the exponential mechanisms over ordered domains
+(interior points, quantiles: :class:`~dptree.data.engines.base.Value` keys);
+:func:`ordered_counts` opens the staged mechanisms' session. Every public check (the plan's
 policies, the groups, the contribution bound) runs here, before an engine reads any row. The
 engines give identical counts for the same ``rng`` (tested), so the choice of engine never
 changes what is released.
@@ -28,11 +33,25 @@ import numpy as np
 from dptree import noise as _noise
 from dptree._validation import Constraint, InstanceOf, Interval, Options, renamed, validate_params
 from dptree.data.bounding import check_bound
-from dptree.data.engines.base import Engine, LeafPlan, Missing, OrderedCounts, Unknown
+from dptree.data.engines.base import (
+    COUNT,
+    Bucket,
+    Engine,
+    GroupOf,
+    Key,
+    Label,
+    LeafPlan,
+    Missing,
+    OrderedCounts,
+    Sample,
+    Unknown,
+    Value,
+)
 from dptree.data.engines.duckdb import DuckDBEngine, Progress, is_relation
 from dptree.data.engines.numpy import NumpyEngine
 from dptree.data.engines.spark import SparkEngine, is_spark_df
 from dptree.data.groups import check_groups
+from dptree.data.inputs import exact_frame
 from dptree.errors import InvalidParameterError
 from dptree.noise.sources import RNG
 
@@ -46,11 +65,8 @@ __all__ = [
     "path_counts",
     "value_counts",
     "grouped_value_counts",
+    "values",
     "ordered_counts",
-    "bounded_histogram",
-    "file_bounded_histogram",
-    "grouped_histograms",
-    "file_grouped_histograms",
 ]
 
 Constraints = list[Union[Constraint, None]]
@@ -126,6 +142,8 @@ def leaf_histogram(
     to ``plan.release`` to draw bounding and noise from one stream. ``on_invalid``: the declared
     policy for invalid values (missing, +-inf, non-integers on an integer domain, entries that are
     not numbers): refuse them, or with "drop" leave each out (``missing=``: its deprecated name).
+    ``fmt`` (files) and ``progress`` (files and DuckDB relations: stage messages and DuckDB's
+    progress, on stderr or to a callable, never on stdout) choose how DuckDB reads.
     """
     on_invalid = renamed(on_invalid, missing, "on_invalid", "missing", "error")
     if (by is None) != (groups is None):
@@ -133,23 +151,35 @@ def leaf_histogram(
     plan.check_public_total(user_id=user_id, on_invalid=on_invalid, by=by)
     engine = engine_for(data, fmt=fmt, progress=progress)
     k = check_bound(plan, max_contributions) if user_id is not None else None
-    gs = check_groups(groups) if by is not None else []
-    src = _noise.make_source(rng)
-    domain, cells = plan.domain, plan.layout.padded_size
+    keys: list[Key] = [Bucket(column, plan.domain)]
+    gs: list[Any] = []
     if by is not None:
-        return engine.grouped_histograms(data, domain, cells, column=column, by=by, groups=gs, unknown=unknown,
-                                         user_id=user_id, k=k, missing=on_invalid, source=src)
-    if k is not None:
-        return engine.bounded_histogram(data, domain, cells, column=column, user_id=user_id, k=k,
-                                         missing=on_invalid, source=src)
-    return engine.leaf_histogram(data, domain, cells, column=column, missing=on_invalid)
+        gs = check_groups(groups)
+        keys.insert(0, GroupOf(by, gs, unknown))
+    src = _noise.make_source(rng)
+    counted = engine.counts(data, keys, on_invalid=on_invalid,
+                            sample=Sample(user_id, k, src) if k is not None else None)
+    hist = np.zeros((len(gs), plan.layout.padded_size) if by is not None else plan.layout.padded_size, np.int64)
+    hist[counted.keys] = counted.n
+    return hist
 
 
 def path_counts(data: Any, levels: Sequence[str], *, weight: str | None = None) -> pd.DataFrame:
     """Exact records (or integer ``weight`` sums) per distinct combination of the ``levels``
-    columns of a table, file, DuckDB relation or Spark DataFrame (:meth:`Engine.path_counts`):
-    the data stage of hierarchy counts. Not private."""
-    return engine_for(data).path_counts(data, levels, weight=weight)
+    columns of a table, file, DuckDB relation or Spark DataFrame: one row per path (values as
+    read, missing ones kept) with :data:`~dptree.data.engines.base.COUNT` (int64; a weight total
+    of :data:`dptree.data.weights.MAX_TOTAL` or more raises). The data stage of hierarchy
+    counts. Not private."""
+    import pandas as pd
+
+    counted = engine_for(data).counts(data, [Label(c) for c in levels], weight=weight)
+    if any(type(col).__module__.startswith("pyarrow") for col in counted.keys):
+        import pyarrow as pa
+
+        # through Arrow: labels stay Arrow strings (no Python object per distinct path), and integer
+        # labels exact (nullable integers: a null would make them float64)
+        return exact_frame(pa.table({**dict(zip(levels, counted.keys)), COUNT: pa.array(counted.n)}), levels)
+    return pd.DataFrame({**dict(zip(levels, counted.keys)), COUNT: counted.n})
 
 
 @validate_params({"column": COLUMN, "on_invalid": MISSING, "fmt": FORMAT})
@@ -157,23 +187,28 @@ def value_counts(data: Any, *, column: str | None = None, on_invalid: Missing = 
                  fmt: str | None = None,
                  domain: tuple[str, Any, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Sorted distinct values of ``data`` (``column`` of a table, file, DuckDB relation or Spark
-    DataFrame) and their exact record counts (:meth:`Engine.value_counts`): memory O(distinct
-    values), never one Python object per row. ``domain`` (kind, lower, upper), when known, decides
-    how a CSV column is read (not DuckDB's guess from a sample of rows). ``on_invalid``: the declared
-    invalid-value policy (missing values and infinities refused, or dropped). Not private."""
-    return engine_for(data, fmt=fmt).value_counts(data, column=column, missing=on_invalid, infinite=on_invalid,
-                                                  message=message, domain=domain)
+    DataFrame) and their exact record counts (int64): memory O(distinct values), never one Python
+    object per row. Values keep their type (:class:`~dptree.data.engines.base.Value`).
+    ``on_invalid``: the declared invalid-value policy (missing values and infinities refused with
+    the wording of :func:`~dptree.errors.check_invalid`, naming no value, position or count, or
+    dropped; ``message`` is not used: every engine words them so). ``domain`` (kind, lower, upper),
+    when known, decides how a CSV column is read (not DuckDB's guess from a sample of rows). Not
+    private."""
+    counted = engine_for(data, fmt=fmt).counts(data, [Value(column, domain)], on_invalid=on_invalid)
+    return counted.keys[0], counted.n
 
 
 @validate_params({"column": COLUMN, "on_invalid": MISSING, "fmt": FORMAT})
 def values(data: Any, *, column: str | None = None, on_invalid: Missing = "error", message: str | None = None,
            fmt: str | None = None,
            domain: tuple[str, Any, Any] | None = None) -> np.ndarray:
-    """Every valid value of ``data``'s column (:meth:`Engine.values`: checks as :func:`value_counts`;
-    files and DuckDB relations in one unsorted scan, Spark DataFrames as distinct values and counts).
-    Memory O(rows), never one Python object per row. Not private."""
-    return engine_for(data, fmt=fmt).values(data, column=column, missing=on_invalid, infinite=on_invalid,
-                                            message=message, domain=domain)
+    """Every valid value of ``data``'s column (checks as :func:`value_counts`; a
+    :class:`~dptree.data.engines.base.Value` key without distinct values: files and DuckDB
+    relations in one unsorted scan, the other inputs as their sorted distinct values repeated by
+    their counts). Memory O(rows), never one Python object per row, for a mechanism that counts
+    the values itself. Not private."""
+    counted = engine_for(data, fmt=fmt).counts(data, [Value(column, domain, distinct=False)], on_invalid=on_invalid)
+    return counted.keys[0]
 
 
 @validate_params({"column": COLUMN, "unknown": UNKNOWN, "on_invalid": MISSING})
@@ -182,10 +217,13 @@ def grouped_value_counts(data: Any, *, column: str | None, by: Any, groups: Sequ
                          domain: tuple[str, Any, Any] | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
     """:func:`value_counts` of each public group's rows (``by``: a column name of the table, file,
     relation or Spark DataFrame, or an array beside in-memory values), in the order of ``groups``
-    (:meth:`Engine.grouped_value_counts`). Not private."""
-    return engine_for(data).grouped_value_counts(data, column=column, by=by, groups=check_groups(groups),
-                                                 unknown=unknown, missing=on_invalid, infinite=on_invalid,
-                                                 message=message, domain=domain)
+    (a group without rows gets empty arrays); rows of unlisted or missing groups raise or are
+    dropped (``unknown``). Not private."""
+    gs = check_groups(groups)
+    counted = engine_for(data).counts(data, [GroupOf(by, gs, unknown), Value(column, domain)], on_invalid=on_invalid)
+    gi, vals = counted.keys
+    cut = np.searchsorted(gi, np.arange(len(gs) + 1))
+    return [(vals[a:b], counted.n[a:b]) for a, b in zip(cut[:-1], cut[1:])]
 
 
 def ordered_counts(data: Any, *, column: str | None, lower: int | float, upper: int | float,
@@ -194,47 +232,4 @@ def ordered_counts(data: Any, *, column: str | None, lower: int | float, upper: 
     of ``data`` clamped to [lower, upper] (:meth:`Engine.ordered_counts`: files and DuckDB
     relations in DuckDB, Spark DataFrames in Spark), or a context yielding None where the engine
     has none (in-memory data, some column types). Not private."""
-    return engine_for(data).ordered_counts(data, column=column, lower=lower, upper=upper,
-                                           missing=on_invalid, infinite=on_invalid, message=message)
-
-
-# --------------------------------------------------------------------------- by engine and input
-# The functions below name the engine in their signature; each is leaf_histogram for one input.
-
-
-def bounded_histogram(values: Any, user_ids: Any, plan: LeafPlan, *, max_contributions: int | None = None,
-                      missing: Missing = "error", rng: _noise.RngLike = None) -> np.ndarray:
-    """Leaf histogram of in-memory ``values`` keeping at most k records per user of ``user_ids``
-    (any 1-D inputs :func:`dptree.data.inputs.to_numpy` reads), chosen uniformly at random."""
-    return leaf_histogram(values, plan, user_id=user_ids, max_contributions=max_contributions,
-                          on_invalid=missing, rng=rng, progress=False)
-
-
-def file_bounded_histogram(path: str, column: str, user_column: str, plan: LeafPlan, *,
-                           max_contributions: int | None = None, missing: Missing = "error",
-                           rng: _noise.RngLike = None, fmt: str | None = None,
-                           progress: Progress = False) -> np.ndarray:
-    """:func:`bounded_histogram` of a CSV/Parquet file, in DuckDB. ``progress`` (True, or a callable
-    receiving messages): stage messages and DuckDB's progress, on stderr, never on stdout."""
-    return leaf_histogram(path, plan, column=column, user_id=user_column,
-                          max_contributions=max_contributions, on_invalid=missing, rng=rng, fmt=fmt, progress=progress)
-
-
-def grouped_histograms(values: Any, by: Any, plan: LeafPlan, *, groups: Sequence[Any], unknown: Unknown = "error",
-                       user_ids: Any = None, max_contributions: int | None = None, missing: Missing = "error",
-                       rng: _noise.RngLike = None) -> np.ndarray:
-    """Leaf histograms of in-memory ``values`` per group of ``by``, shape (len(groups),
-    padded_size); with ``user_ids``, at most k records per user across groups."""
-    return leaf_histogram(values, plan, by=by, groups=groups, unknown=unknown, user_id=user_ids,
-                          max_contributions=max_contributions, on_invalid=missing, rng=rng)
-
-
-def file_grouped_histograms(path: str, column: str, by_column: str, plan: LeafPlan, *, groups: Sequence[Any],
-                            unknown: Unknown = "error", user_column: str | None = None,
-                            max_contributions: int | None = None, missing: Missing = "error",
-                            rng: _noise.RngLike = None, fmt: str | None = None,
-                            progress: Progress = False) -> np.ndarray:
-    """:func:`grouped_histograms` of a CSV/Parquet file, in DuckDB (same results)."""
-    return leaf_histogram(path, plan, column=column, by=by_column, groups=groups,
-                          unknown=unknown, user_id=user_column, max_contributions=max_contributions,
-                          on_invalid=missing, rng=rng, fmt=fmt, progress=progress)
+    return engine_for(data).ordered_counts(data, column=column, lower=lower, upper=upper, on_invalid=on_invalid)

@@ -23,7 +23,6 @@ import numpy as np
 
 from dptree import noise as _noise
 from dptree.data.groups import check_groups
-from dptree.data.histograms import file_grouped_histograms, grouped_histograms
 from dptree.errors import InvalidParameterError, ReleaseFileError
 from dptree.io.contract import CountRelease
 from dptree.io.grouped import ByGroup, group_statement, read_group_document
@@ -32,8 +31,7 @@ from dptree.privacy.boundary import Boundary
 from dptree.rangetree.estimates import ForestEstimates, LeafEstimates
 from dptree.rangetree.release import RangeTree, RangeTreePlan
 
-__all__ = ["GroupedRelease", "GroupTrees", "release_groups", "grouped_histograms", "file_grouped_histograms",
-           "check_groups"]
+__all__ = ["GroupedRelease", "GroupTrees", "release_groups", "check_groups"]
 
 def _tree_from_document(doc: Mapping[str, Any]) -> RangeTree:
     """A group's tree, loaded as a range-tree file is (:meth:`RangeTree.from_document`)."""

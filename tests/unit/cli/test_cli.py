@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import dptree
-from dptree.data.engines import file_leaf_histogram
+from dptree.data.histograms import leaf_histogram
 from dptree.rangetree.release import plan_range_tree
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "data" / "people.csv"
@@ -82,7 +82,7 @@ def test_duckdb_histogram_equals_numpy_histogram(tmp_path) -> None:  # type: ign
         values = df[col].to_numpy()
         expected = np.bincount(plan.domain.to_leaves(values), minlength=plan.layout.padded_size)
         for name in ("x.parquet", "x.csv"):
-            got = file_leaf_histogram(str(tmp_path / name), col, plan.domain, plan.layout.padded_size)
+            got = leaf_histogram(str(tmp_path / name), plan, column=col)
             np.testing.assert_array_equal(got, expected, err_msg=f"{col} {name}")
 
 

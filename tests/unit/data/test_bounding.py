@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from scipy import stats
 
-from dptree.data.histograms import bounded_histogram, file_bounded_histogram
+from dptree.data.histograms import leaf_histogram
 from dptree.errors import DataError, InvalidParameterError
 from dptree.noise import SeededRandomSource, uniform_subsets
 from dptree.rangetree.release import plan_range_tree
@@ -25,7 +25,7 @@ Engine = Callable[..., np.ndarray]
 
 def _numpy_engine(tmp_path: Path) -> Engine:
     def run(values: Any, users: Any, plan: Any, **kw: Any) -> np.ndarray:
-        return bounded_histogram(values, users, plan, **kw)
+        return leaf_histogram(values, plan, user_id=users, **kw)
     return run
 
 
@@ -39,17 +39,15 @@ def _file_engine(tmp_path: Path, fmt: str) -> Engine:
             pq.write_table(table, path)
         else:
             table.to_pandas().to_csv(path, index=False)
-        return file_bounded_histogram(str(path), "v", "u", plan, **kw)
+        return leaf_histogram(str(path), plan, column="v", user_id="u", **kw)
     return run
 
 
 def _spark_engine() -> Engine:
     from _spark import spark_frame
 
-    from dptree.data.engines.spark import spark_bounded_histogram
-
     def run(values: Any, users: Any, plan: Any, **kw: Any) -> np.ndarray:
-        return spark_bounded_histogram(spark_frame({"v": values, "u": users}), "v", "u", plan, **kw)
+        return leaf_histogram(spark_frame({"v": values, "u": users}), plan, column="v", user_id="u", **kw)
     return run
 
 
@@ -75,7 +73,7 @@ def _data(seed: int, n_users: int = 300) -> tuple[np.ndarray, np.ndarray]:
 def test_engines_agree_exactly_for_the_same_seed(engine: Engine, tmp_path: Path, k: int) -> None:
     values, users = _data(k)
     plan = plan_range_tree(lower=0, upper=49, epsilon=1.0, max_contributions=k)
-    reference = bounded_histogram(values, users, plan, rng=123)
+    reference = leaf_histogram(values, plan, user_id=users, rng=123)
     got = engine(values, users, plan, rng=123)
     np.testing.assert_array_equal(got, reference)
     counts = np.bincount(np.unique(users, return_inverse=True)[1])
@@ -136,7 +134,7 @@ def test_missing_values_dropped_before_bounding(engine: Engine) -> None:
     values = np.array([1.0, np.nan, 2.0, 3.0, np.nan, 4.0])
     users = np.array([1, 1, 1, 2, 2, 2])
     plan = plan_range_tree(lower=0, upper=9, epsilon=1.0, max_contributions=2)
-    hist = engine(values, users, plan, missing="drop", rng=0)
+    hist = engine(values, users, plan, on_invalid="drop", rng=0)
     np.testing.assert_array_equal(hist[:5], [0, 1, 1, 1, 1])
     with pytest.raises(DataError, match="missing"):
         engine(values, users, plan, rng=0)
@@ -145,7 +143,7 @@ def test_missing_values_dropped_before_bounding(engine: Engine) -> None:
 def test_release_from_bounded_histogram() -> None:
     values, users = _data(3)
     plan = plan_range_tree(lower=0, upper=49, epsilon=1.0, max_contributions=3)
-    rel = plan.release(bounded_histogram(values, users, plan, rng=1), rng=2)
+    rel = plan.release(leaf_histogram(values, plan, user_id=users, rng=1), rng=2)
     assert rel.privacy["max_contributions"] == 3 and rel.privacy["l1_sensitivity"] == 3 * len(rel.privacy["levels"])
 
 
@@ -154,48 +152,48 @@ def test_user_id_nulls_are_errors(tmp_path: Path) -> None:
     for users in (np.array([1.0, np.nan, 2.0]), [1, None, 2], pd.Series([1, None, 2], dtype="Int64"),
                   pd.Series(["a", None, "b"])):
         with pytest.raises(DataError, match="user_id contains missing ids"):
-            bounded_histogram([1, 2, 3], users, plan)
+            leaf_histogram([1, 2, 3], plan, user_id=users)
     path = tmp_path / "d.parquet"
     pq.write_table(pa.table({"v": [1, 2, 3], "u": pa.array([1, None, 2])}), path)
     with pytest.raises(DataError, match="user column 'u' contains missing"):
-        file_bounded_histogram(str(path), "v", "u", plan)
+        leaf_histogram(str(path), plan, column="v", user_id="u")
     # NaN ids in a float column (Parquet statistics omit NaN: the check must not be pruned away)
     pq.write_table(pa.table({"v": [1, 2, 3], "u": pa.array(np.array([1.0, np.nan, 2.0]))}), path)
     with pytest.raises(DataError, match="user column 'u' contains missing"):
-        file_bounded_histogram(str(path), "v", "u", plan)
+        leaf_histogram(str(path), plan, column="v", user_id="u")
 
 
 def test_bad_bounds_and_shapes(tmp_path: Path) -> None:
     plan = plan_range_tree(lower=0, upper=9, epsilon=1.0, max_contributions=2)
     for k in (0, -1, 1.5, True):
         with pytest.raises(InvalidParameterError, match=">= 1"):
-            bounded_histogram([1, 2], [1, 1], plan, max_contributions=k)  # type: ignore[arg-type]
+            leaf_histogram([1, 2], plan, user_id=[1, 1], max_contributions=k)  # type: ignore[arg-type]
     with pytest.raises(InvalidParameterError, match="exceeds the plan"):
-        bounded_histogram([1, 2], [1, 1], plan, max_contributions=3)
+        leaf_histogram([1, 2], plan, user_id=[1, 1], max_contributions=3)
     with pytest.raises(InvalidParameterError, match="max_contributions"):
         plan_range_tree(lower=0, upper=9, epsilon=1.0, max_contributions=0)
     with pytest.raises(DataError, match="one entry per value"):
-        bounded_histogram([1, 2, 3], [1, 1], plan)
+        leaf_histogram([1, 2, 3], plan, user_id=[1, 1])
     # ids of two kinds are two people (it was a refusal, which one record's id could trigger)
-    mixed = bounded_histogram([1, 2], np.array([1, "a"], dtype=object), plan, max_contributions=1, rng=1)
-    assert np.array_equal(mixed, bounded_histogram([1, 2], [1, 2], plan, max_contributions=1, rng=1))
+    mixed = leaf_histogram([1, 2], plan, user_id=np.array([1, "a"], dtype=object), max_contributions=1, rng=1)
+    assert np.array_equal(mixed, leaf_histogram([1, 2], plan, user_id=[1, 2], max_contributions=1, rng=1))
     with pytest.raises(DataError, match="numbers, text or dates"):
-        bounded_histogram([1, 2], np.array([[1], "a"], dtype=object), plan)
+        leaf_histogram([1, 2], plan, user_id=np.array([[1], "a"], dtype=object))
     path = tmp_path / "d.parquet"
     pq.write_table(pa.table({"v": [1, 2, 3], "u": [1, 1, 2]}), path)
     from dptree.errors import InputFormatError
 
     with pytest.raises(InputFormatError, match="column 'who' not found"):
-        file_bounded_histogram(str(path), "v", "who", plan)
+        leaf_histogram(str(path), plan, column="v", user_id="who")
     # k smaller than the plan's is allowed (the noise then over-covers)
-    assert bounded_histogram([1, 2, 3], [1, 1, 1], plan, max_contributions=1, rng=0).sum() == 1
+    assert leaf_histogram([1, 2, 3], plan, user_id=[1, 1, 1], max_contributions=1, rng=0).sum() == 1
 
 
 def test_string_user_ids_agree_across_engines(tmp_path: Path) -> None:
     values, users = _data(9, n_users=80)
     names = np.array([f"user-{u:05d}-é" for u in users], dtype=object)
     plan = plan_range_tree(lower=0, upper=49, epsilon=1.0, max_contributions=2)
-    ref = bounded_histogram(values, names, plan, rng=3)
+    ref = leaf_histogram(values, plan, user_id=names, rng=3)
     got = _file_engine(tmp_path, "parquet")(values, names, plan, rng=3)
     np.testing.assert_array_equal(got, ref)
 
@@ -246,16 +244,16 @@ def test_duckdb_engine_matches_the_previous_implementation(kind: str, tmp_path: 
     ids: Any = np.array([f"u{u}" for u in users], dtype=object) if kind == "string-users" else users
     plan = plan_range_tree(lower=0, upper=49, epsilon=1.0, max_contributions=3)
     run = _file_engine(tmp_path, "csv" if kind == "csv" else "parquet")
-    got = run(vals, ids, plan, rng=77, missing="drop")
+    got = run(vals, ids, plan, rng=77, on_invalid="drop")
     def oracle(con: Any, table: str, k: int, cells: int, source: Any, report: Any) -> np.ndarray:
         for stage in bounded_stages(k):  # the engine's declared stages; only the histogram is compared
             report(stage)
         return bounded_counts_oracle(con, table, k, cells, source)
 
     monkeypatch.setattr(eng, "bounded_counts", oracle)
-    np.testing.assert_array_equal(got, run(vals, ids, plan, rng=77, missing="drop"))
+    np.testing.assert_array_equal(got, run(vals, ids, plan, rng=77, on_invalid="drop"))
     # the seed matters: the check has teeth
-    assert not np.array_equal(got, run(vals, ids, plan, rng=78, missing="drop"))
+    assert not np.array_equal(got, run(vals, ids, plan, rng=78, on_invalid="drop"))
 
 
 @pytest.mark.parametrize("span", [40, 62])

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from dptree.data.engines import duckdb_bounded as dd_bounded
-from dptree.data.histograms import bounded_histogram, file_bounded_histogram, leaf_histogram
+from dptree.data.histograms import leaf_histogram
 from dptree.errors import DataError
 from dptree.rangetree.release import plan_range_tree
 
@@ -31,9 +31,9 @@ def test_bounded_stream_matches_numpy_at_any_batch_size(tmp_path: Path, batch: i
     if not in_memory:
         monkeypatch.setattr(dd_bounded, "IN_MEMORY_ROWS", 0)
     for k in (1, 3):
-        got = file_bounded_histogram(str(tmp_path / "d.parquet"), "v", "u", plan, max_contributions=k,
-                                     missing="drop", rng=k)
-        ref = bounded_histogram(df["v"], df["u"], plan, max_contributions=k, missing="drop", rng=k)
+        got = leaf_histogram(str(tmp_path / "d.parquet"), plan, column="v", user_id="u", max_contributions=k,
+                             on_invalid="drop", rng=k)
+        ref = leaf_histogram(df["v"], plan, user_id=df["u"], max_contributions=k, on_invalid="drop", rng=k)
         np.testing.assert_array_equal(got, ref)
         assert got.sum() < n  # users above k lost rows
 

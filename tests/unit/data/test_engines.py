@@ -17,7 +17,7 @@ import pytest
 import dptree
 from dptree.data import histograms
 from dptree.data.engines import DuckDBEngine, Engine, NumpyEngine, SparkEngine
-from dptree.data.engines.base import COUNT
+from dptree.data.engines.base import COUNT, Bucket, GroupOf, Sample, Value
 from dptree.data.histograms import engine_for, leaf_histogram, path_counts
 from dptree.data.inputs import to_numpy
 from dptree.errors import DataError, InputFormatError, InvalidParameterError, TotalTooLargeError
@@ -36,14 +36,42 @@ def df() -> pd.DataFrame:
     return pd.DataFrame({"v": gen.integers(-3, 60, n), "u": gen.integers(0, 150, n), "g": gen.choice(["a", "b"], n)})
 
 
-def test_every_engine_implements_the_whole_interface() -> None:
+def test_every_engine_implements_the_one_narrow_interface() -> None:
     abstract = {n for n, f in vars(Engine).items() if getattr(f, "__isabstractmethod__", False)}
-    assert abstract == {"leaf_histogram", "bounded_histogram", "grouped_histograms", "path_counts"}
+    assert abstract == {"counts"}
+    public = {n for n, f in vars(Engine).items() if callable(f) and not n.startswith("_")}
+    assert public == {"counts", "ordered_counts"}
     for engine in (NumpyEngine, DuckDBEngine, SparkEngine):
         assert issubclass(engine, Engine) and not inspect.isabstract(engine)
-        for name in abstract:  # the same parameters as the interface
+        assert {n for n, f in vars(engine).items() if callable(f) and not n.startswith("_")} <= public, engine
+        for name in public:  # the same parameters as the interface
             assert inspect.signature(getattr(engine, name)).parameters.keys() == \
                 inspect.signature(getattr(Engine, name)).parameters.keys(), (engine, name)
+
+
+def test_the_engines_count_the_same_keys(tmp_path: Path, df: pd.DataFrame) -> None:
+    """The one primitive itself: every key shape gives the same counts in memory and in DuckDB
+    (sampled per user from the same source), and other shapes are refused."""
+    plan = plan_range_tree(lower=0, upper=49, epsilon=1.0)
+    df.to_parquet(tmp_path / "d.parquet")
+    group = GroupOf("g", ["a", "b"])
+    shapes = [([Bucket("v", plan.domain)], None), ([group, Bucket("v", plan.domain)], None),
+              ([group, Bucket("v", plan.domain)], 2), ([Bucket("v", plan.domain)], 1), ([Value("v")], None),
+              ([group, Value("v")], None), ([Value("v", distinct=False)], None)]
+    for keys, k in shapes:
+        got = [engine.counts(data, keys, sample=Sample("u", k, make_source(3)) if k else None)
+               for engine, data in ((NumpyEngine(), df), (DuckDBEngine(), str(tmp_path / "d.parquet")))]
+        order = [np.lexsort(c.keys[::-1]) for c in got]
+        for (a, b), (oa, ob) in zip([(got[0], got[1])], [order]):
+            for ka, kb in zip(a.keys, b.keys):
+                np.testing.assert_array_equal(np.asarray(ka)[oa], np.asarray(kb)[ob], err_msg=str(keys))
+            np.testing.assert_array_equal(a.n[oa], b.n[ob], err_msg=str(keys))
+    with pytest.raises(InvalidParameterError, match="internal error"):
+        NumpyEngine().counts(df, [Bucket("v", plan.domain), group])
+    with pytest.raises(InvalidParameterError, match="internal error"):
+        NumpyEngine().counts(df, [Value("v")], sample=Sample("u", 1, make_source(3)))
+    with pytest.raises(InvalidParameterError, match="internal error"):
+        DuckDBEngine().counts(str(tmp_path / "d.parquet"), [group, Value("v", distinct=False)])
 
 
 def test_the_dispatcher_picks_the_engine_by_input(tmp_path: Path, df: pd.DataFrame) -> None:

@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 from dptree.data.domain import coerce_values
-from dptree.data.engines import spark as spark_backend
+from dptree.data.engines.base import Bucket
+from dptree.data.engines.spark import SparkEngine
+from dptree.data.histograms import leaf_histogram
 from dptree.errors import DataError, InputFormatError, InvalidParameterError, MissingDependencyError
 from dptree.rangetree.release import plan_range_tree
 
@@ -36,14 +38,14 @@ def test_missing_pyspark_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> Non
         monkeypatch.setitem(sys.modules, name, None)
     plan = plan_range_tree(lower=0, upper=9, epsilon=1.0)
     with pytest.raises(MissingDependencyError, match=r"pip install 'dptree\[spark\]'"):
-        spark_backend.spark_leaf_histogram(object(), "v", plan)
+        SparkEngine().counts(object(), [Bucket("v", plan.domain)])
 
 
 def test_not_a_spark_dataframe() -> None:
     pytest.importorskip("pyspark", reason='pyspark is not installed: pip install "dptree[spark]"')
     plan = plan_range_tree(lower=0, upper=9, epsilon=1.0)
     with pytest.raises(DataError, match="expected a PySpark DataFrame"):
-        spark_backend.spark_leaf_histogram([1, 2, 3], "v", plan)
+        SparkEngine().counts([1, 2, 3], [Bucket("v", plan.domain)])
 
 
 @pytest.mark.slow
@@ -56,30 +58,30 @@ def test_histograms_match_numpy_on_every_domain_kind() -> None:
     floats[::97] = np.nan
     df = spark_frame({"i": ints, "f": floats})
     p_int = plan_range_tree(lower=0, upper=99, epsilon=1.0)
-    np.testing.assert_array_equal(spark_backend.spark_leaf_histogram(df, "i", p_int), _numpy_hist(ints, p_int))
+    np.testing.assert_array_equal(leaf_histogram(df, p_int, column="i"), _numpy_hist(ints, p_int))
     p_w = plan_range_tree(lower=0, upper=99, width=7, epsilon=1.0)
-    np.testing.assert_array_equal(spark_backend.spark_leaf_histogram(df, "i", p_w), _numpy_hist(ints, p_w))
+    np.testing.assert_array_equal(leaf_histogram(df, p_w, column="i"), _numpy_hist(ints, p_w))
     p_f = plan_range_tree(lower=0.0, upper=100.0, width=0.5, epsilon=1.0)
-    np.testing.assert_array_equal(spark_backend.spark_leaf_histogram(df, "f", p_f, missing="drop"),
+    np.testing.assert_array_equal(leaf_histogram(df, p_f, column="f", on_invalid="drop"),
                                   _numpy_hist(floats, p_f, missing="drop"))
     # a float column on an integer domain: whole numbers are binned; NaN and fractions are refused,
     # or dropped under the declared policy, as in memory
     whole = np.floor(floats)
     wdf = spark_frame({"w": whole})
-    np.testing.assert_array_equal(spark_backend.spark_leaf_histogram(wdf, "w", p_int, missing="drop"),
+    np.testing.assert_array_equal(leaf_histogram(wdf, p_int, column="w", on_invalid="drop"),
                                   _numpy_hist(whole, p_int, missing="drop"))
-    np.testing.assert_array_equal(spark_backend.spark_leaf_histogram(df, "f", p_int, missing="drop"),
+    np.testing.assert_array_equal(leaf_histogram(df, p_int, column="f", on_invalid="drop"),
                                   _numpy_hist(floats, p_int, missing="drop"))
     with pytest.raises(DataError, match="width"):
-        spark_backend.spark_leaf_histogram(df.where("f IS NOT NULL AND NOT isnan(f)"), "f", p_int)
+        leaf_histogram(df.where("f IS NOT NULL AND NOT isnan(f)"), p_int, column="f")
     with pytest.raises(DataError, match="contains missing values"):
-        spark_backend.spark_leaf_histogram(df, "f", p_f)
+        leaf_histogram(df, p_f, column="f")
     # dates
     spark = spark_session()
     days = [dt.date(2024, 1, 1) + dt.timedelta(days=int(d)) for d in gen.integers(-3, 70, 300)]
     ddf = spark.createDataFrame([(d,) for d in days], "d date")
     p_d = plan_range_tree(lower="2024-01-01", upper="2024-03-01", epsilon=1.0)
-    np.testing.assert_array_equal(spark_backend.spark_leaf_histogram(ddf, "d", p_d),
+    np.testing.assert_array_equal(leaf_histogram(ddf, p_d, column="d"),
                                   _numpy_hist(np.array(days, dtype="datetime64[ns]"), p_d))
     # timestamps, wall-clock (NTZ) and instants, under a session time zone that is not UTC
     stamps = np.datetime64("2024-01-01T00:00") + gen.integers(-3 * 24, 70 * 24, 300).astype("timedelta64[h]")
@@ -90,8 +92,8 @@ def test_histograms_match_numpy_on_every_domain_kind() -> None:
     expected = _numpy_hist(stamps.astype("datetime64[ns]"), p_h)
     spark.conf.set("spark.sql.session.timeZone", "America/New_York")
     try:
-        np.testing.assert_array_equal(spark_backend.spark_leaf_histogram(tdf, "t", p_h), expected)
-        np.testing.assert_array_equal(spark_backend.spark_leaf_histogram(tdf, "i", p_h), expected)
+        np.testing.assert_array_equal(leaf_histogram(tdf, p_h, column="t"), expected)
+        np.testing.assert_array_equal(leaf_histogram(tdf, p_h, column="i"), expected)
     finally:
         spark.conf.set("spark.sql.session.timeZone", "UTC")
 
@@ -103,19 +105,19 @@ def test_spark_errors() -> None:
     df = spark_frame({"v": [1, 2, 3], "u": [1.0, np.nan, 2.0], "s": ["a", "b", "c"]})
     plan = plan_range_tree(lower=0, upper=9, epsilon=1.0, max_contributions=2)
     with pytest.raises(InputFormatError, match="column 'w' not found"):
-        spark_backend.spark_leaf_histogram(df, "w", plan)
+        leaf_histogram(df, plan, column="w")
     with pytest.raises(DataError, match="type StringType; a numeric domain needs a numeric column"):
-        spark_backend.spark_leaf_histogram(df, "s", plan)
+        leaf_histogram(df, plan, column="s")
     p_d = plan_range_tree(lower="2024-01-01", upper="2024-03-01", epsilon=1.0)
     with pytest.raises(DataError, match="the domain is dates"):
-        spark_backend.spark_leaf_histogram(df, "v", p_d)
+        leaf_histogram(df, p_d, column="v")
     with pytest.raises(DataError, match="user column 'u' contains missing"):
-        spark_backend.spark_bounded_histogram(df, "v", "u", plan)
+        leaf_histogram(df, plan, column="v", user_id="u")
     with pytest.raises(InvalidParameterError, match="exceeds the plan"):
-        spark_backend.spark_bounded_histogram(df, "v", "s", plan, max_contributions=5)
+        leaf_histogram(df, plan, column="v", user_id="s", max_contributions=5)
     inf = spark_session().createDataFrame([(1.0,), (float("inf"),)], "v double")
     with pytest.raises(DataError, match="inf"):
-        spark_backend.spark_leaf_histogram(inf, "v", plan)
+        leaf_histogram(inf, plan, column="v")
 
 
 def test_hierarchy_counts_on_a_spark_dataframe() -> None:
@@ -160,7 +162,7 @@ def test_dates_beyond_2262_are_clamped_not_wrapped_in_spark() -> None:
         for ansi in ("false", "true"):
             spark.conf.set("spark.sql.ansi.enabled", ansi)
             for col in ("d", "t"):
-                hist = spark_backend.spark_leaf_histogram(df, col, plan)
+                hist = leaf_histogram(df, plan, column=col)
                 assert hist[0] == 1 and hist[plan.domain.size - 1] == 2, (ansi, col)
                 assert np.array_equal(hist, _numpy_hist([r[0] for r in rows], plan))
     finally:
@@ -174,6 +176,6 @@ def test_float_data_with_integer_bounds_is_refused_in_spark() -> None:
     plan = plan_range_tree(lower=0, upper=2000, epsilon=1.0)
     df = spark_session().createDataFrame([(1.2,), (1000.9,)], "v double")
     with pytest.raises(DataError, match="width"):
-        spark_backend.spark_leaf_histogram(df, "v", plan)
+        leaf_histogram(df, plan, column="v")
     whole = spark_session().createDataFrame([(1.0,), (1000.0,)], "v double")
-    assert spark_backend.spark_leaf_histogram(whole, "v", plan).sum() == 2
+    assert leaf_histogram(whole, plan, column="v").sum() == 2

@@ -14,10 +14,11 @@ import pyarrow.parquet as pq
 import pytest
 
 import dptree
+from dptree.data.histograms import leaf_histogram
 from dptree.errors import DataError, InputFormatError, InvalidParameterError, ReleaseFileError
 from dptree.io.contract import CountRelease
 from dptree.rangetree.api import range_tree_by
-from dptree.rangetree.groupby import GroupedRelease, file_grouped_histograms, grouped_histograms, release_groups
+from dptree.rangetree.groupby import GroupedRelease, release_groups
 from dptree.rangetree.release import plan_range_tree
 
 GROUPS = ["north", "south", "east", "west"]  # "west" never occurs in the data
@@ -42,10 +43,10 @@ def _parquet(df: pd.DataFrame, tmp_path: Path) -> str:
 def test_numpy_and_duckdb_agree(tmp_path: Path, bounded: bool) -> None:
     df = _data()
     plan = plan_range_tree(lower=0, upper=99, epsilon=1.0, max_contributions=3)
-    kw = dict(user_ids=df["u"], rng=5) if bounded else {}
-    ref = grouped_histograms(df["v"], df["g"], plan, groups=GROUPS, **kw)  # type: ignore[arg-type]
-    fkw = dict(user_column="u", rng=5) if bounded else {}
-    got = file_grouped_histograms(_parquet(df, tmp_path), "v", "g", plan, groups=GROUPS, **fkw)  # type: ignore[arg-type]
+    kw = dict(user_id=df["u"], rng=5) if bounded else {}
+    ref = leaf_histogram(df["v"], plan, by=df["g"], groups=GROUPS, **kw)  # type: ignore[arg-type]
+    fkw = dict(user_id="u", rng=5) if bounded else {}
+    got = leaf_histogram(_parquet(df, tmp_path), plan, column="v", by="g", groups=GROUPS, **fkw)  # type: ignore[arg-type]
     np.testing.assert_array_equal(got, ref)
     assert ref.shape == (4, plan.layout.padded_size) and ref[3].sum() == 0  # the absent group: empty
     if not bounded:
@@ -59,8 +60,8 @@ def test_unknown_groups(tmp_path: Path) -> None:
     df = _data()
     plan = plan_range_tree(lower=0, upper=99, epsilon=1.0)
     path = _parquet(df, tmp_path)
-    for run in (lambda **kw: grouped_histograms(df["v"], df["g"], plan, **kw),
-                lambda **kw: file_grouped_histograms(path, "v", "g", plan, **kw)):
+    for run in (lambda **kw: leaf_histogram(df["v"], plan, by=df["g"], **kw),
+                lambda **kw: leaf_histogram(path, plan, column="v", by="g", **kw)):
         with pytest.raises(DataError, match="not in groups.*unknown='drop'"):
             run(groups=["north", "south"])
         h = run(groups=["north", "south"], unknown="drop")
@@ -71,36 +72,36 @@ def test_missing_group_values_are_unknown() -> None:
     plan = plan_range_tree(lower=0, upper=9, epsilon=1.0)
     by = pd.Series(["a", None, "b"])
     with pytest.raises(DataError, match="some rows have a group that is not in groups"):
-        grouped_histograms([1, 2, 3], by, plan, groups=["a", "b"])
-    assert grouped_histograms([1, 2, 3], by, plan, groups=["a", "b"], unknown="drop").sum() == 2
+        leaf_histogram([1, 2, 3], plan, by=by, groups=["a", "b"])
+    assert leaf_histogram([1, 2, 3], plan, by=by, groups=["a", "b"], unknown="drop").sum() == 2
 
 
 def test_integer_groups_and_type_mismatch(tmp_path: Path) -> None:
     df = pd.DataFrame({"v": [1, 2, 3, 4], "g": [10, 20, 10, 30]})
     plan = plan_range_tree(lower=0, upper=9, epsilon=1.0)
-    h = grouped_histograms(df["v"], df["g"], plan, groups=[10, 20, 30])
+    h = leaf_histogram(df["v"], plan, by=df["g"], groups=[10, 20, 30])
     np.testing.assert_array_equal(h.sum(axis=1), [2, 1, 1])
     path = _parquet(df, tmp_path)
-    np.testing.assert_array_equal(file_grouped_histograms(path, "v", "g", plan, groups=[10, 20, 30]), h)
+    np.testing.assert_array_equal(leaf_histogram(path, plan, column="v", by="g", groups=[10, 20, 30]), h)
     with pytest.raises(DataError, match="groups of the column's type"):
-        file_grouped_histograms(path, "v", "g", plan, groups=["10", "20", "30"])
+        leaf_histogram(path, plan, column="v", by="g", groups=["10", "20", "30"])
     with pytest.raises(InputFormatError, match="not found"):
-        file_grouped_histograms(path, "v", "grp", plan, groups=[10])
+        leaf_histogram(path, plan, column="v", by="grp", groups=[10])
 
 
 @pytest.mark.parametrize("groups", [[], ["a", "a"], ["a", 1], ["a", None], "ab", None, [True, False]])
 def test_bad_groups(groups: object) -> None:
     plan = plan_range_tree(lower=0, upper=9, epsilon=1.0)
     with pytest.raises(InvalidParameterError, match="groups"):
-        grouped_histograms([1], ["a"], plan, groups=groups)  # type: ignore[arg-type]
+        leaf_histogram([1], plan, by=["a"], groups=groups)  # type: ignore[arg-type]
 
 
 def test_bad_unknown_and_shapes() -> None:
     plan = plan_range_tree(lower=0, upper=9, epsilon=1.0)
     with pytest.raises(InvalidParameterError, match="unknown must be"):
-        grouped_histograms([1], ["a"], plan, groups=["a"], unknown="ignore")
+        leaf_histogram([1], plan, by=["a"], groups=["a"], unknown="ignore")
     with pytest.raises(DataError, match="one entry per value"):
-        grouped_histograms([1, 2], ["a"], plan, groups=["a"])
+        leaf_histogram([1, 2], plan, by=["a"], groups=["a"])
     with pytest.raises(InvalidParameterError, match="one histogram per group"):
         release_groups(plan, np.zeros((1, plan.layout.padded_size)), ["a", "b"])
 
@@ -142,23 +143,22 @@ def test_bounded_range_tree_by() -> None:
 def test_spark_agrees_with_numpy() -> None:
     from _spark import spark_frame
 
-    from dptree.data.engines.spark import spark_grouped_histograms
 
     df = _data(4, n=1500)
     sdf = spark_frame({"v": df["v"].to_numpy(), "g": df["g"].to_numpy(dtype=object), "u": df["u"].to_numpy()})
     plan = plan_range_tree(lower=0, upper=99, epsilon=1.0, max_contributions=2)
-    for kw, skw in (({}, {}), (dict(user_ids=df["u"], rng=9), dict(user_column="u", rng=9))):
-        ref = grouped_histograms(df["v"], df["g"], plan, groups=GROUPS, **kw)  # type: ignore[arg-type]
-        got = spark_grouped_histograms(sdf, "v", "g", plan, groups=GROUPS, **skw)  # type: ignore[arg-type]
+    for kw, skw in (({}, {}), (dict(user_id=df["u"], rng=9), dict(user_id="u", rng=9))):
+        ref = leaf_histogram(df["v"], plan, by=df["g"], groups=GROUPS, **kw)  # type: ignore[arg-type]
+        got = leaf_histogram(sdf, plan, column="v", by="g", groups=GROUPS, **skw)  # type: ignore[arg-type]
         np.testing.assert_array_equal(got, ref)
     with pytest.raises(DataError, match="not in groups"):
-        spark_grouped_histograms(sdf, "v", "g", plan, groups=["north"])
-    h = spark_grouped_histograms(sdf, "v", "g", plan, groups=["north"], unknown="drop")
+        leaf_histogram(sdf, plan, column="v", by="g", groups=["north"])
+    h = leaf_histogram(sdf, plan, column="v", by="g", groups=["north"], unknown="drop")
     assert h.sum() == (df["g"] == "north").sum()
     with pytest.raises(DataError, match="groups of the column's type"):
-        spark_grouped_histograms(sdf, "v", "g", plan, groups=[1, 2])
+        leaf_histogram(sdf, plan, column="v", by="g", groups=[1, 2])
     with pytest.raises(InputFormatError, match="not found"):
-        spark_grouped_histograms(sdf, "v", "region", plan, groups=GROUPS)
+        leaf_histogram(sdf, plan, column="v", by="region", groups=GROUPS)
 
 
 # --------------------------------------------------------------------------- range_tree(by=), one file

@@ -2,8 +2,8 @@
 data), DuckDB (files and DuckDB relations) and Spark; :mod:`dptree.data.histograms` picks one."""
 
 from dptree.data.engines.base import Engine
-from dptree.data.engines.duckdb import DuckDBEngine, file_leaf_histogram, read_column
+from dptree.data.engines.duckdb import DuckDBEngine, read_column
 from dptree.data.engines.numpy import NumpyEngine
 from dptree.data.engines.spark import SparkEngine
 
-__all__ = ["Engine", "NumpyEngine", "DuckDBEngine", "SparkEngine", "file_leaf_histogram", "read_column"]
+__all__ = ["Engine", "NumpyEngine", "DuckDBEngine", "SparkEngine", "read_column"]

@@ -1,21 +1,26 @@
-"""The one engine interface: how exact counts are computed from a kind of input.
+"""The one engine interface: exact grouped counts of key expressions, for every kind of input.
 
 An engine turns the caller's rows into exact counts, and nothing else: it never adds noise and
-never returns anything but the counts (no sizes, no values; its errors name a kind of problem,
-never a count or a value, :mod:`dptree.errors`). Five operations:
+never returns anything but the counts (no sizes, no values beyond the keys counted; its errors
+name a kind of problem, never a count or a value, :mod:`dptree.errors`). Two operations:
 
-* :meth:`Engine.leaf_histogram` -- records per leaf of a public :class:`~dptree.data.domain.Domain`;
-* :meth:`Engine.bounded_histogram` -- the same after keeping at most k records per user, chosen
-  uniformly at random (the algorithm of :mod:`dptree.data.bounding`);
-* :meth:`Engine.grouped_histograms` -- one leaf histogram per group of a public list (optionally
-  bounded across groups);
-* :meth:`Engine.path_counts` -- records (or exact integer weights) per distinct combination of
-  hierarchy level columns;
-* :meth:`Engine.value_counts` -- the sorted distinct values of a column and their records (the
-  data stage of the exponential mechanisms over ordered domains: interior points, quantiles);
-* :meth:`Engine.ordered_counts` (optional) -- a session of :class:`OrderedCounts` queries (a
-  bucket histogram, the distinct values of a rank window, the ranks of one point) for the staged
-  exponential mechanisms of :mod:`dptree.interior.staged`, which never sort the whole column.
+* :meth:`Engine.counts` -- the records (or exact integer weights) per distinct combination of
+  key expressions (:data:`Key`): the bucket of a column in a public
+  :class:`~dptree.data.domain.Domain` (clamped), the index of a row's group in a public list, a
+  distinct value, a label as read (a level of a hierarchy path); optionally after keeping at most
+  k records per user, drawn uniformly at random from one random source (:class:`Sample`, the
+  algorithm of :mod:`dptree.data.bounding`). Missing and infinite values (and non-integers on an
+  integer domain) are refused with the wording of :func:`~dptree.errors.check_invalid`, or
+  dropped (``on_invalid``). Histograms, bounded and grouped histograms, hierarchy path counts
+  and the sorted value counts of the exponential mechanisms are built from it once, above the
+  engines (:mod:`dptree.data.histograms`).
+* :meth:`Engine.ordered_counts` -- a session of :class:`OrderedCounts` queries (a bucket
+  histogram, the distinct values of a rank window, the ranks of one point) for the staged
+  exponential mechanisms of :mod:`dptree.interior.staged`. It stays an operation of its own: its
+  queries depend on the answers of the previous ones (the window is chosen by a noisy draw from
+  the buckets), so they share one opened input and its checks across a session, and the window
+  and rank queries filter by value ranges and rank intervals, which no grouping of public keys
+  expresses; without it those mechanisms would sort every distinct value of the column.
 
 :mod:`dptree.data.engines.numpy` (in-memory data), :mod:`~dptree.data.engines.duckdb` (files and
 DuckDB relations) and :mod:`~dptree.data.engines.spark` (Spark DataFrames) implement it, with
@@ -27,7 +32,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from contextlib import nullcontext
-from typing import TYPE_CHECKING, Any, ClassVar, ContextManager, Literal, Protocol, Sequence, Union
+from dataclasses import dataclass
+from typing import Any, ClassVar, ContextManager, Literal, NamedTuple, Protocol, Sequence, Union
 
 import numpy as np
 
@@ -35,25 +41,132 @@ from dptree.data.domain import Domain
 from dptree.errors import DataError, InvalidParameterError, infinite_values_error, missing_values_error
 from dptree.noise import RandomSource
 
-if TYPE_CHECKING:
-    import pandas as pd
-
-__all__ = ["Engine", "LeafPlan", "Missing", "Unknown", "Group", "COUNT", "OrderedCounts", "invalid_values_error"]
+__all__ = ["Engine", "LeafPlan", "Missing", "Unknown", "Group", "COUNT", "OrderedCounts", "invalid_values_error",
+           "Bucket", "GroupOf", "Value", "Label", "Key", "Sample", "Counts", "shape_of", "check_names"]
 
 Missing = Literal["error", "drop"]
 Unknown = Literal["error", "drop"]
 Group = Union[str, int]
 
-#: the count column of :meth:`Engine.path_counts`
+#: the count column of the hierarchy path counts (:func:`dptree.data.histograms.path_counts`)
 COUNT = "__n__"
 
 
 def invalid_values_error(kind: Literal["missing", "infinite"], column: str | None, message: str | None) -> DataError:
-    """The error of :meth:`Engine.value_counts` for missing or infinite values, naming no value,
-    position or count: the wording of :func:`~dptree.errors.check_invalid`, the same for every
-    engine, product and input kind (``column`` and ``message`` are accepted and not used: the
-    in-memory reader words it the same way, :func:`~dptree.data.inputs.valid_records`)."""
+    """The error for missing or infinite values of a :class:`Value` key, naming no value, position
+    or count: the wording of :func:`~dptree.errors.check_invalid`, the same for every engine,
+    product and input kind (``column`` and ``message`` are accepted and not used: the in-memory
+    reader words it the same way, :func:`~dptree.data.inputs.valid_records`)."""
     return missing_values_error() if kind == "missing" else infinite_values_error()
+
+
+@dataclass(frozen=True)
+class Bucket:
+    """The leaf of the row's value of ``column`` in the public ``domain``, clamped into it (as
+    :meth:`Domain.to_leaves`): an int64 code in [0, domain.size). ``column`` None: the data
+    itself is the values (in-memory data)."""
+
+    column: str | None
+    domain: Domain
+
+
+@dataclass(frozen=True)
+class GroupOf:
+    """The index of the row's group in the public list ``groups``: an int64 code in
+    [0, len(groups)). ``column``: a column name, or (in-memory data) an array beside the values.
+    Rows of an unlisted or missing group raise :func:`~dptree.errors.unknown_groups_error`, or with
+    ``unknown="drop"`` are left out."""
+
+    column: Any
+    groups: Sequence[Group]
+    unknown: Unknown = "error"
+
+
+@dataclass(frozen=True)
+class Value:
+    """The row's value of ``column`` itself, in the column's type (int64/uint64, float64,
+    datetime64; Python ints only for integers wider than 64 bits). ``domain`` (kind, lower,
+    upper), when known, decides how a CSV column is read (never DuckDB's guess from a sample of
+    rows). ``distinct`` False:
+    no two records share a key (one row per valid record, in the engine's order, each counted
+    once): the values themselves, memory O(rows), for a mechanism that counts them its own way
+    without the sort of the distinct values."""
+
+    column: str | None
+    domain: tuple[str, Any, Any] | None = None
+    distinct: bool = True
+
+
+@dataclass(frozen=True)
+class Label:
+    """The row's value of ``column`` as read (a CSV's text, a table's own type), missing values
+    kept as a label of their own: a level of a hierarchy path."""
+
+    column: str
+
+
+#: a key expression of :meth:`Engine.counts`
+Key = Union[Bucket, GroupOf, Value, Label]
+
+
+@dataclass(frozen=True)
+class Sample:
+    """Keep at most ``k`` records per user (``user``: a column name, or an array beside in-memory
+    values) before counting, chosen uniformly at random from ``source``
+    (:mod:`dptree.data.bounding`: a user's rows ranked by their keys, the users above k drawn in
+    user-id order), the same rows on every engine. Missing user ids raise."""
+
+    user: Any
+    k: int
+    source: RandomSource
+
+
+class Counts(NamedTuple):
+    """The result of :meth:`Engine.counts`: one column per key (``keys``; the distinct
+    combinations, each once) and the records (or weight sums) of each (``n``, int64). Codes of
+    :class:`Bucket` and :class:`GroupOf` keys are int64 arrays; with a :class:`Value` key the rows
+    are sorted by the keys; :class:`Label` columns are numpy, pandas or Arrow columns."""
+
+    keys: tuple[Any, ...]
+    n: np.ndarray
+
+    @classmethod
+    def of_values(cls, counted: tuple[np.ndarray, np.ndarray]) -> Counts:
+        """The counts of one :class:`Value` key from (sorted distinct values, counts)."""
+        return cls((counted[0],), counted[1])
+
+    @classmethod
+    def of_records(cls, values: np.ndarray) -> Counts:
+        """The counts of a :class:`Value` key with ``distinct=False``: every record once (the
+        counts a read-only view, no memory per row)."""
+        return cls((values,), np.broadcast_to(np.int64(1), values.shape))
+
+
+def shape_of(keys: Sequence[Key], sample: Sample | None, weight: str | None) -> Literal["dense", "values", "labels"]:
+    """Which of the key shapes every engine counts ``keys`` as: "dense" (``[Bucket]`` or
+    ``[GroupOf, Bucket]``, optionally sampled), "values" (``[Value]``, or ``[GroupOf, Value]`` with
+    distinct values) or
+    "labels" (one or more :class:`Label`, optionally weighted); anything else is refused."""
+    kinds = tuple(type(k) for k in keys)
+    if kinds in ((Bucket,), (GroupOf, Bucket)) and weight is None:
+        return "dense"
+    if kinds in ((Value,), (GroupOf, Value)) and sample is None and weight is None and (
+            len(keys) == 1 or getattr(keys[-1], "distinct", True)):
+        return "values"
+    if kinds and all(k is Label for k in kinds) and sample is None:
+        return "labels"
+    raise InvalidParameterError("engines count [Bucket], [GroupOf, Bucket] (optionally sampled per user), [Value], "
+                                "[GroupOf, Value], or Label keys (optionally weighted) (internal error)")
+
+
+def check_names(reads: str, column: Any, **refs: Any) -> None:
+    """Refuse what an engine reading ``reads`` (in words) cannot: a missing ``column``, or a
+    reference (user ids, groups) given as an array instead of a column name."""
+    if not isinstance(column, str):
+        raise InvalidParameterError(f"for {reads}, pass column='name' (the column to release)")
+    for name, ref in refs.items():
+        if ref is not None and not isinstance(ref, str):
+            raise InvalidParameterError(f"for {reads}, {name} must be a column name")
 
 
 class Cells(Protocol):
@@ -111,83 +224,27 @@ class OrderedCounts(Protocol):
 
 
 class Engine(ABC):
-    """Exact counts of one kind of input. ``cells`` is the length of a histogram (the domain's
-    leaves plus the tree's padding leaves, which stay 0)."""
+    """Exact grouped counts of one kind of input (module docstring)."""
 
     #: what the engine reads, for messages ("a file", "a Spark DataFrame")
     READS: ClassVar[str]
 
     @abstractmethod
-    def leaf_histogram(self, data: Any, domain: Domain, cells: int, *, column: str | None,
-                       missing: Missing) -> np.ndarray:
-        """Records per leaf (int64, length ``cells``); values outside the domain are clamped."""
-
-    @abstractmethod
-    def bounded_histogram(self, data: Any, domain: Domain, cells: int, *, column: str | None, user_id: Any,
-                          k: int, missing: Missing, source: RandomSource) -> np.ndarray:
-        """:meth:`leaf_histogram` of at most ``k`` records per user, chosen uniformly at random."""
-
-    @abstractmethod
-    def grouped_histograms(self, data: Any, domain: Domain, cells: int, *, column: str | None, by: Any,
-                           groups: Sequence[Group], unknown: Unknown, user_id: Any, k: int | None,
-                           missing: Missing, source: RandomSource) -> np.ndarray:
-        """One histogram per group, shape (len(groups), cells); with ``user_id``, at most ``k``
-        records per user across all groups. Rows of unlisted groups raise or are dropped."""
-
-    @abstractmethod
-    def path_counts(self, data: Any, levels: Sequence[str], *, weight: str | None) -> pd.DataFrame:
-        """One row per distinct combination of the ``levels`` columns (values as read, missing
-        ones kept) with :data:`COUNT`: its records, or its exact sum of the integer ``weight``
-        column (int64; a total of :data:`dptree.data.weights.MAX_TOTAL` or more raises)."""
-
-    def value_counts(self, data: Any, *, column: str | None, missing: Missing = "error",
-                     infinite: Missing = "error", message: str | None = None,
-                     domain: tuple[str, Any, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(sorted distinct values, records per value as int64): memory O(distinct values), no
-        Python object per row. Values keep their type (int64/uint64, float64, datetime64; Python
-        ints only for integers wider than 64 bits). Missing values (NULL, None, NaN, NaT) raise
-        :func:`~dptree.errors.missing_values_error` or are dropped (``missing``), +-inf raise
-        :func:`~dptree.errors.infinite_values_error` or are dropped (``infinite``), as for
-        :meth:`leaf_histogram`; ``message`` replaces the text of both errors (the caller's policy
-        names its own parameter). The messages name no value, position or count."""
-        raise InvalidParameterError(f"value counts are not available for {self.READS}")
-
-    def values(self, data: Any, *, column: str | None, missing: Missing = "error", infinite: Missing = "error",
-               message: str | None = None, domain: tuple[str, Any, Any] | None = None) -> np.ndarray:
-        """Every valid value of the column (checks as :meth:`value_counts`), in the column's type:
-        memory O(rows), for a mechanism that counts the values itself. By default
-        :meth:`value_counts`' values repeated by their counts (sorted); an engine may return them
-        unsorted, without the sort."""
-        vals, cnt = self.value_counts(data, column=column, missing=missing, infinite=infinite, message=message,
-                                      domain=domain)
-        return np.repeat(vals, cnt)
-
-    def grouped_value_counts(self, data: Any, *, column: str | None, by: Any, groups: Sequence[Group],
-                             unknown: Unknown, missing: Missing = "error", infinite: Missing = "error",
-                             message: str | None = None,
-                             domain: tuple[str, Any, Any] | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
-        """:meth:`value_counts` of each public group's rows, in the order of ``groups`` (a group
-        without rows gets empty arrays); rows of unlisted or missing groups raise or are dropped
-        (``unknown``), as for :meth:`grouped_histograms`."""
-        raise InvalidParameterError(f"grouped value counts are not available for {self.READS}")
+    def counts(self, data: Any, keys: Sequence[Key], *, on_invalid: Missing = "error", sample: Sample | None = None,
+               weight: str | None = None) -> Counts:
+        """Records per distinct combination of ``keys`` (:func:`shape_of` lists the combinations
+        every engine counts), or with ``weight`` (a column of exact non-negative integers, Label
+        keys only) their exact sums (a total of :data:`dptree.data.weights.MAX_TOTAL` or more
+        raises). With ``sample``, at most k records per user are kept first. ``on_invalid``: rows
+        whose value is missing, infinite or (on an integer domain) not an integer raise (by kind,
+        never by count) or are dropped; Label keys keep missing values."""
 
     def ordered_counts(self, data: Any, *, column: str | None, lower: int | float, upper: int | float,
-                       missing: Missing = "error", infinite: Missing = "error",
-                       message: str | None = None) -> ContextManager[OrderedCounts | None]:
+                       on_invalid: Missing = "error") -> ContextManager[OrderedCounts | None]:
         """A session of :class:`OrderedCounts` queries on ``column`` clamped to [lower, upper]
         (ints: an integer domain, floats: a float64 domain); it yields None where this engine (or
-        this column's type) has none, and the caller then uses :meth:`value_counts`. Decided from
-        the input's kind and schema only, never from its rows. ``missing``, ``infinite`` and
-        ``message`` as for :meth:`value_counts`, checked by the session's first query
+        this column's type) has none, and the caller then counts :class:`Value` keys. Decided from
+        the input's kind and schema only, never from its rows. ``on_invalid``: missing and infinite
+        values refused (:func:`invalid_values_error`) or dropped, checked by the session's first query
         (:meth:`OrderedCounts.buckets`, which must come first)."""
         return nullcontext(None)
-
-    def names(self, column: Any, *, reads: str | None = None, **refs: Any) -> None:
-        """Refuse what this engine cannot read: a missing ``column``, or a reference (user ids,
-        groups) given as an array instead of a column name. ``reads``: the input, in words."""
-        where = reads or self.READS
-        if not isinstance(column, str):
-            raise InvalidParameterError(f"for {where}, pass column='name' (the column to release)")
-        for name, ref in refs.items():
-            if ref is not None and not isinstance(ref, str):
-                raise InvalidParameterError(f"for {where}, {name} must be a column name")

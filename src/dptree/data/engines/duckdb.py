@@ -1,7 +1,8 @@
 """The DuckDB engine: CSV and Parquet files (out of core, multi-threaded) and DuckDB relations.
 
-Only counts and cells leave DuckDB: the histogram (one count per bucket, in one scan that also
-runs the checks), for hierarchies one count per distinct path; contribution bounding
+Only counts and cells leave DuckDB (:meth:`DuckDBEngine.counts`): one count per bucket (in one
+scan that also runs the checks) or per (group, bucket) cell, one per distinct path for
+hierarchies, the distinct values and their counts for the exponential mechanisms; contribution bounding
 (:mod:`dptree.data.engines.duckdb_bounded`) also reads integer user ids into numpy, where they
 stay. No value enters Python. The SQL
 (:mod:`dptree.data.engines.duckdb_sql`) buckets values exactly as
@@ -14,15 +15,33 @@ columns used) into a connection of its own, so nothing is created in the caller'
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
 from dptree.data.domain import Domain
-from dptree.data.engines.base import COUNT, Engine, Group, Missing, OrderedCounts, Unknown
+from dptree.data.engines.base import (
+    COUNT,
+    Bucket,
+    Counts,
+    Engine,
+    Group,
+    GroupOf,
+    Key,
+    Label,
+    Missing,
+    OrderedCounts,
+    Sample,
+    Unknown,
+    Value,
+    check_names,
+    shape_of,
+)
+from dptree.data.engines.duckdb_bounded import bounded_counts, bounded_stages
 from dptree.data.engines.duckdb_ordered import DuckDBOrderedCounts
 from dptree.data.engines.duckdb_progress import Progress, Stages, progress_reporter
 from dptree.data.engines.duckdb_sql import (
+    arrow_table,
     cell_sql,
     check_cells,
     check_weight_column,
@@ -30,23 +49,14 @@ from dptree.data.engines.duckdb_sql import (
     column_types,
     leaf_sql,
     quote_ident,
-    arrow_table,
     user_sql,
 )
-from dptree.data.engines.duckdb_bounded import bounded_counts, bounded_stages
 from dptree.data.engines.duckdb_tables import csv_value_types, detect_format, is_csv, is_relation, open_table
 from dptree.data.engines.duckdb_values import checked_values, grouped_sorted_value_counts, sorted_value_counts
-from dptree.data.inputs import exact_frame
 from dptree.errors import DataError, InputFormatError, InvalidParameterError, engine_error, unknown_groups_error
-from dptree.noise import RandomSource
 
-if TYPE_CHECKING:
-    import pandas as pd
-
-__all__ = ["DuckDBEngine", "csv_value_types", "file_leaf_histogram", "read_column", "open_table", "is_relation",
+__all__ = ["DuckDBEngine", "csv_value_types", "read_column", "open_table", "is_relation",
            "detect_format", "is_csv", "Progress"]
-
-T = TypeVar("T")
 
 # the names the command line and older code import from here
 _quote_ident, _column_type = quote_ident, column_type
@@ -148,7 +158,7 @@ class DuckDBEngine(Engine):
         self.fmt, self.progress = fmt, progress
 
     def _names(self, data: Any, column: Any, **refs: Any) -> None:
-        self.names(column, reads="a DuckDB relation" if is_relation(data) else None, **refs)
+        check_names("a DuckDB relation" if is_relation(data) else self.READS, column, **refs)
 
     def _open(self, data: Any, *columns: str | None, text: bool = False, value: str | None = None,
               kind: str | None = None, lower: Any = None, upper: Any = None, keep_integers: bool = False,
@@ -174,40 +184,77 @@ class DuckDBEngine(Engine):
         """Whether ``data`` is read as CSV (its columns typed by :meth:`_open`, not declared)."""
         return not is_relation(data) and is_csv(data, self.fmt)
 
-    def leaf_histogram(self, data: Any, domain: Domain, cells: int, *, column: str | None,
-                       missing: Missing) -> np.ndarray:
-        self._names(data, column)
-        assert column is not None
+    def counts(self, data: Any, keys: Sequence[Key], *, on_invalid: Missing = "error", sample: Sample | None = None,
+               weight: str | None = None) -> Counts:
+        shape = shape_of(keys, sample, weight)
+        if shape == "labels":
+            return self._label_counts(data, [key.column for key in keys if isinstance(key, Label)], weight)
+        key, group = keys[-1], keys[0] if isinstance(keys[0], GroupOf) else None
+        assert isinstance(key, (Bucket, Value))
+        self._names(data, key.column, user_id=sample.user if sample else None, by=group.column if group else None)
+        column = str(key.column)
+        if isinstance(key, Value):
+            kind, lower, upper = key.domain or (None, None, None)
+            by = group.column if group else None
+            try:
+                with self._open(data, column, by, value=column, kind=kind, lower=lower, upper=upper,
+                                keep_integers=True, as_text=[by], drop_invalid=on_invalid == "drop") as (con, expr):
+                    if group is None and not key.distinct:
+                        return Counts.of_records(checked_values(con, expr, column, on_invalid, on_invalid))
+                    if group is None:
+                        return Counts.of_values(sorted_value_counts(con, expr, column, on_invalid, on_invalid, None))
+                    col = quote_ident(column)
+                    _join_groups(con, expr, group.column, group.groups, group.unknown, f"t.{col} AS {col}",
+                                 self._csv(data))
+                    parts = grouped_sorted_value_counts(con, "dpt_joined", column, len(group.groups), on_invalid,
+                                                        on_invalid, None)
+            except (DataError, InputFormatError):
+                raise
+            except Exception as exc:
+                raise engine_error("grouped value counts" if group else "value counts", column, exc) from None
+            gi = np.repeat(np.arange(len(parts), dtype=np.int64), [v.size for v, _ in parts])
+            return Counts((gi, np.concatenate([v for v, _ in parts])), np.concatenate([c for _, c in parts]))
+        size = key.domain.size
+        if group is not None:
+            hist = self._grouped(data, key.domain, column, group, on_invalid, sample)
+            cells = np.flatnonzero(hist)
+            return Counts((cells // size, cells % size), hist[cells])
+        if sample is not None:
+            hist = self._bounded(data, key.domain, column, sample, on_invalid)
+            cells = np.flatnonzero(hist)
+            return Counts((cells,), hist[cells])
+        return self._buckets(data, key.domain, column, on_invalid)
+
+    def _buckets(self, data: Any, domain: Domain, column: str, missing: Missing) -> Counts:
+        """Records per leaf: the leaves and the checks' flags (negative cells) in one GROUP BY scan."""
         try:
             with self._open_domain(data, domain, column, missing=missing) as (con, expr):
                 ctype = column_type(con, expr, column)
                 if not con.execute(f"SELECT count(*) FROM (SELECT 1 FROM {expr} LIMIT 1)").fetchall()[0][0]:
-                    return np.zeros(cells, dtype=np.int64)  # empty input: a release of noise around zero
-                # one scan: the leaves and the checks' flags (negative cells) in one GROUP BY
-                dense_group_by(con, cells, ctype)
+                    # empty input (a CSV of a header alone reads as text): a release of noise around zero
+                    return Counts((np.zeros(0, np.int64),), np.zeros(0, np.int64))
+                dense_group_by(con, domain.size, ctype)
                 rows = con.execute(f"SELECT {cell_sql(con, expr, column, domain)} AS leaf, count(*) AS n "
                                    f"FROM {expr} GROUP BY 1").fetchnumpy()
                 leaf, n = np.asarray(rows["leaf"], dtype=np.int64), np.asarray(rows["n"], dtype=np.int64)
                 check_cells(set(leaf[leaf < 0].tolist()), column, missing)
-                hist = np.zeros(cells, dtype=np.int64)
-                hist[leaf[leaf >= 0]] = n[leaf >= 0]
-                return hist
+                return Counts((leaf[leaf >= 0],), n[leaf >= 0])
         except (DataError, InputFormatError):
             raise
         except Exception as exc:
             raise engine_error("histogram", column, exc) from None
 
-    def bounded_histogram(self, data: Any, domain: Domain, cells: int, *, column: str | None, user_id: Any,
-                          k: int, missing: Missing, source: RandomSource) -> np.ndarray:
-        self._names(data, column, user_id=user_id)
+    def _bounded(self, data: Any, domain: Domain, column: str, sample: Sample, missing: Missing) -> np.ndarray:
+        """Records per leaf after keeping at most k records per user (:func:`bounded_counts`)."""
+        k, user_id = sample.k, sample.user
         bucketing = f"bucketing the rows and keeping at most {k} record(s) per user"
         say = Stages(progress_reporter(self.progress), (bucketing, *bounded_stages(k)))
         try:
             with say, self._open_domain(data, domain, column, user_id, as_text=[user_id],
                                         missing=missing) as (con, expr):
                 # exact statistics when no column can hold NaN: cheaper checks, GROUP BY u and sort
-                trust_statistics(con, column_type(con, expr, str(column)), column_type(con, expr, user_id))
-                leaf, bad = leaf_sql(con, expr, str(column), domain, missing)
+                trust_statistics(con, column_type(con, expr, column), column_type(con, expr, user_id))
+                leaf, bad = leaf_sql(con, expr, column, domain, missing)
                 ucol = user_sql(con, expr, user_id, self._csv(data))
                 say(bucketing)
                 # a query, not a table: each of bounded_counts' two scans reads the file again, which
@@ -216,105 +263,48 @@ class DuckDBEngine(Engine):
                 rows = (f"(SELECT {ucol} AS u, {leaf} AS leaf FROM {expr})" if missing == "error" else
                         f"(SELECT u, leaf FROM (SELECT {ucol} AS u, CASE WHEN {bad} THEN NULL ELSE {leaf} END AS leaf "
                         f"FROM {expr}) WHERE leaf IS NOT NULL)")
-                return bounded_counts(con, rows, k, cells, source, say)
+                return bounded_counts(con, rows, k, domain.size, sample.source, say)
         except (DataError, InputFormatError, InvalidParameterError):
             raise
         except Exception as exc:
             raise engine_error("bounded histogram", column, exc) from None
 
-    def grouped_histograms(self, data: Any, domain: Domain, cells: int, *, column: str | None, by: Any,
-                           groups: Sequence[Group], unknown: Unknown, user_id: Any, k: int | None,
-                           missing: Missing, source: RandomSource) -> np.ndarray:
-        self._names(data, column, user_id=user_id, by=by)
-        G = len(groups)
+    def _grouped(self, data: Any, domain: Domain, column: str, group: GroupOf, missing: Missing,
+                 sample: Sample | None) -> np.ndarray:
+        """Records per (group, leaf) cell, flattened (optionally bounded per user across groups)."""
+        by, size = group.column, domain.size
+        user_id = sample.user if sample is not None else None
         try:
             with self._open_domain(data, domain, column, by, user_id, as_text=[by, user_id],
                                    missing=missing) as (con, expr):
-                leaf, bad = leaf_sql(con, expr, str(column), domain, missing)
+                leaf, bad = leaf_sql(con, expr, column, domain, missing)
                 ucol = user_sql(con, expr, user_id, self._csv(data)) if user_id is not None else "NULL"
-                _join_groups(con, expr, by, groups, unknown,
+                _join_groups(con, expr, by, group.groups, group.unknown,
                              f"{ucol} AS u, CASE WHEN {bad} THEN NULL ELSE {leaf} END AS leaf", self._csv(data))
-                con.execute(f"CREATE TEMP TABLE dpt_rows AS SELECT u, gi * {cells} + leaf AS leaf FROM dpt_joined "
+                con.execute(f"CREATE TEMP TABLE dpt_rows AS SELECT u, gi * {size} + leaf AS leaf FROM dpt_joined "
                             "WHERE gi IS NOT NULL AND leaf IS NOT NULL")
-                if k is None or user_id is None:
-                    hist = _fetch_hist(con, "SELECT leaf, count(*) AS n FROM dpt_rows GROUP BY leaf", G * cells)
-                else:
-                    hist = bounded_counts(con, "dpt_rows", k, G * cells, source, progress_reporter(self.progress))
-                return hist.reshape(G, cells)
+                cells = len(group.groups) * size
+                if sample is None:
+                    return _fetch_hist(con, "SELECT leaf, count(*) AS n FROM dpt_rows GROUP BY leaf", cells)
+                return bounded_counts(con, "dpt_rows", sample.k, cells, sample.source,
+                                      progress_reporter(self.progress))
         except (DataError, InputFormatError, InvalidParameterError):
             raise
         except Exception as exc:
             raise engine_error("grouped histograms", column, exc) from None
 
-    def grouped_value_counts(self, data: Any, *, column: str | None, by: Any, groups: Sequence[Group],
-                             unknown: Unknown, missing: Missing = "error", infinite: Missing = "error",
-                             message: str | None = None,
-                             domain: tuple[str, Any, Any] | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
-        """The rows joined to the public groups once (a temporary table of the value and the
-        group's index), the checks and the groups' sizes in one scan of it, then :meth:`value_counts`'
-        counting on each group's rows."""
-        self._names(data, column, by=by)
-        assert column is not None
-        kind, lower, upper = domain or (None, None, None)
-        try:
-            with self._open(data, column, by, value=column, kind=kind, lower=lower, upper=upper,
-                            keep_integers=True, as_text=[by], drop_invalid=missing == "drop") as (con, expr):
-                col = quote_ident(column)
-                _join_groups(con, expr, by, groups, unknown, f"t.{col} AS {col}", self._csv(data))
-                return grouped_sorted_value_counts(con, "dpt_joined", column, len(groups), missing, infinite, message)
-        except (DataError, InputFormatError):
-            raise
-        except Exception as exc:
-            raise engine_error("grouped value counts", column, exc) from None
-
-    def value_counts(self, data: Any, *, column: str | None, missing: Missing = "error",
-                     infinite: Missing = "error", message: str | None = None,
-                     domain: tuple[str, Any, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """One ``GROUP BY x ORDER BY x`` in DuckDB; only the distinct values and counts leave it.
-        ``domain`` (kind, lower, upper): a CSV's column is read as that domain needs
-        (:func:`csv_value_types`: never as DuckDB guesses; integers exact, non-integers refused or,
-        with ``missing="drop"``, dropped each on its own)."""
-        return self._on_column(data, column, domain, "value counts",
-                               lambda con, expr, col: sorted_value_counts(con, expr, col, missing, infinite, message),
-                               drop=missing == "drop")
-
-    def values(self, data: Any, *, column: str | None, missing: Missing = "error", infinite: Missing = "error",
-               message: str | None = None, domain: tuple[str, Any, Any] | None = None) -> np.ndarray:
-        """One scan of the valid values into numpy, unsorted (a CSV read as ``domain`` needs, as
-        :meth:`value_counts`)."""
-        return self._on_column(data, column, domain, "values",
-                               lambda con, expr, col: checked_values(con, expr, col, missing, infinite, message),
-                               drop=missing == "drop")
-
-    def _on_column(self, data: Any, column: str | None, domain: tuple[str, Any, Any] | None, what: str,
-                   run: Callable[[Any, str, str], T], drop: bool = False) -> T:
-        """``run(con, expr, column)`` on the value column of ``data`` (a CSV read as ``domain`` needs,
-        integers guarded; ``drop``: the policy drops invalid values, non-integers of a CSV on an
-        integer domain included); engine failures become :func:`~dptree.errors.engine_error` naming ``what``."""
-        self._names(data, column)
-        assert column is not None
-        kind, lower, upper = domain or (None, None, None)
-        try:
-            with self._open(data, column, value=column, kind=kind, lower=lower, upper=upper,
-                            keep_integers=True, drop_invalid=drop) as (con, expr):
-                return run(con, expr, column)
-        except (DataError, InputFormatError):
-            raise
-        except Exception as exc:
-            raise engine_error(what, column, exc) from None
-
     @contextmanager
     def ordered_counts(self, data: Any, *, column: str | None, lower: int | float, upper: int | float,
-                       missing: Missing = "error", infinite: Missing = "error",
-                       message: str | None = None) -> Iterator[OrderedCounts | None]:
-        """One connection for the session's queries (:class:`~dptree.data.engines.duckdb_ordered.DuckDBOrderedCounts`); None for columns
-        whose values the staged path does not read exactly like :meth:`value_counts` (dates,
-        128-bit integers, and integer domains over non-integer columns)."""
+                       on_invalid: Missing = "error") -> Iterator[OrderedCounts | None]:
+        """One connection for the session's queries
+        (:class:`~dptree.data.engines.duckdb_ordered.DuckDBOrderedCounts`); None for columns whose
+        values the staged path does not read exactly like a :class:`~dptree.data.engines.base.Value`
+        key (dates, 128-bit integers, and integer domains over non-integer columns)."""
         self._names(data, column)
         assert column is not None
         kind = "integer" if isinstance(lower, int) else "float"
         with self._open(data, column, value=column, kind=kind, lower=lower, upper=upper,
-                        keep_integers=True, drop_invalid=missing == "drop") as (con, expr):
+                        keep_integers=True, drop_invalid=on_invalid == "drop") as (con, expr):
             try:
                 ctype = column_type(con, expr, column)
             except InputFormatError:
@@ -327,9 +317,9 @@ class DuckDBEngine(Engine):
             if not (ints or (floating and not integer)):
                 yield None
             else:
-                yield DuckDBOrderedCounts(con, expr, column, ctype, lower, upper, missing, infinite, message)
+                yield DuckDBOrderedCounts(con, expr, column, ctype, lower, upper, on_invalid, on_invalid, None)
 
-    def path_counts(self, data: Any, levels: Sequence[str], *, weight: str | None) -> pd.DataFrame:
+    def _label_counts(self, data: Any, levels: Sequence[str], weight: str | None) -> Counts:
         import duckdb
 
         try:
@@ -345,9 +335,9 @@ class DuckDBEngine(Engine):
                 total = ("count(*)" if weight is None
                          else f"CAST(SUM({check_weight_column(con, expr, weight)}) AS BIGINT)")
                 rel = con.sql(f"SELECT {keys}, {total} AS {COUNT} FROM {expr} GROUP BY ALL")
-                # through Arrow: labels stay Arrow strings (no Python object per distinct path), and
-                # integer labels exact (nullable integers: a null would make them float64)
-                return exact_frame(arrow_table(rel), levels)
+                table = arrow_table(rel)  # Arrow labels: no Python object per distinct path
+                return Counts(tuple(table.column(i) for i in range(len(levels))),
+                              table.column(COUNT).to_numpy().astype(np.int64, copy=False))
         except duckdb.Error as exc:
             # DuckDB's message may quote a line or a value of the file: say only what failed
             raise InputFormatError(
@@ -355,11 +345,6 @@ class DuckDBEngine(Engine):
                 "with a header row"
             ) from None
 
-
-def file_leaf_histogram(path: str, column: str, domain: Domain, padded_size: int, *, missing: Missing = "error",
-                        fmt: str | None = None, progress: Progress = False) -> np.ndarray:
-    """Bucket counts of ``column`` of a CSV/Parquet file (or '-' for CSV on stdin), via DuckDB."""
-    return DuckDBEngine(fmt, progress).leaf_histogram(path, domain, padded_size, column=column, missing=missing)
 
 
 def read_column(path: str, column: str, fmt: str | None = None) -> np.ndarray:

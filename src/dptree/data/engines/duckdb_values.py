@@ -1,4 +1,4 @@
-"""The sorted distinct values of a column and their counts, in DuckDB (``Engine.value_counts``):
+"""The sorted distinct values of a column and their counts, in DuckDB (:class:`~dptree.data.engines.base.Value` keys):
 read into numpy and sorted there in parallel up to :data:`IN_MEMORY_VALUES` rows, sorted by
 DuckDB (in parallel, out of core) and streamed back as runs past it. Only the distinct values and
 their counts leave; the missing/infinite checks name the kind of problem, never a count."""
@@ -34,11 +34,10 @@ def sorted_value_counts(con: Any, expr: str, column: str, missing: Missing, infi
     return _collect(con, value, f"FROM {expr} WHERE {valid}", ctype, rows)
 
 
-def checked_values(con: Any, expr: str, column: str, missing: Missing, infinite: Missing,
-                   message: str | None) -> np.ndarray:
+def checked_values(con: Any, expr: str, column: str, missing: Missing, infinite: Missing) -> np.ndarray:
     """Every valid value of ``column`` of ``expr``, unsorted, after the checks of
     :func:`sorted_value_counts` (one scan into numpy: no sort)."""
-    value, valid, ctype, _ = _checked(con, expr, column, missing, infinite, message)
+    value, valid, ctype, _ = _checked(con, expr, column, missing, infinite, None)
     if "HUGEINT" in ctype:  # wider than 64 bits: Python ints
         return np.repeat(*_collect(con, value, f"FROM {expr} WHERE {valid}", ctype, 0))
     return np.asarray(arrow_table(con.sql(f"SELECT {value} AS v FROM {expr} WHERE {valid}")).column(0).to_numpy())

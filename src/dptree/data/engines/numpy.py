@@ -11,14 +11,27 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from dptree.data.bounding import kept_positions
 from dptree.data.dates import as_dates
 from dptree.data.domain import Domain, coerce_values
-from dptree.data.engines.base import COUNT, Engine, Group, Missing, Unknown, invalid_values_error
+from dptree.data.engines.base import (
+    COUNT,
+    Bucket,
+    Counts,
+    Engine,
+    Group,
+    GroupOf,
+    Key,
+    Label,
+    Missing,
+    Sample,
+    Value,
+    shape_of,
+)
 from dptree.data.inputs import as_declared, declared_kind, exact_frame, present, to_numpy, valid_records, value_kind
 from dptree.data.sorting import distinct_counts, run_lengths
 from dptree.data.weights import MAX_TOTAL, check_weights, too_large
@@ -31,9 +44,6 @@ from dptree.errors import (
     unknown_groups_error,
 )
 from dptree.noise import RandomSource
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 __all__ = ["NumpyEngine", "bin_cells", "bound_cells", "bound_packed", "pack_user_cells", "cell_bits", "user_codes",
            "group_codes", "distinct_counts", "run_lengths"]
@@ -252,84 +262,88 @@ class NumpyEngine(Engine):
 
     READS = "in-memory data"
 
-    def leaf_histogram(self, data: Any, domain: Domain, cells: int, *, column: str | None,
-                       missing: Missing) -> np.ndarray:
-        values = to_numpy(data, column=column, name="values")
-        return bin_cells(domain, coerce_values(values, domain, missing=missing), cells)
-
-    def bounded_histogram(self, data: Any, domain: Domain, cells: int, *, column: str | None, user_id: Any,
-                          k: int, missing: Missing, source: RandomSource) -> np.ndarray:
-        raw = to_numpy(data, column=column, name="values")
-        codes = user_codes(_column(data, column, user_id, "user_id"), raw.size)
-        keep = valid_records(raw, domain.kind, missing)  # invalid records are dropped (or refused) before bounding
-        raw, codes = raw[keep], codes[keep]
-        leaves = domain.to_leaves(coerce_values(raw, domain, missing=missing))
-        return bound_cells(leaves, codes, k, cells, source)
-
-    def grouped_histograms(self, data: Any, domain: Domain, cells: int, *, column: str | None, by: Any,
-                           groups: Sequence[Group], unknown: Unknown, user_id: Any, k: int | None,
-                           missing: Missing, source: RandomSource) -> np.ndarray:
-        raw = to_numpy(data, column=column, name="values")
-        n = raw.size
-        codes = group_codes(_column(data, column, by, "by"), groups, n, unknown)
-        ucodes = user_codes(_column(data, column, user_id, "user_id"), n) if user_id is not None else None
-        keep = (codes >= 0) & valid_records(raw, domain.kind, missing)
-        leaves = domain.to_leaves(coerce_values(raw[keep], domain, missing=missing))
-        flat = codes[keep] * cells + leaves
-        if ucodes is None or k is None:
-            hist = np.bincount(flat, minlength=len(groups) * cells)
+    def counts(self, data: Any, keys: Sequence[Key], *, on_invalid: Missing = "error", sample: Sample | None = None,
+               weight: str | None = None) -> Counts:
+        shape = shape_of(keys, sample, weight)
+        if shape == "labels":
+            return _label_counts(data, [k.column for k in keys if isinstance(k, Label)], weight)
+        key = keys[-1]
+        assert isinstance(key, (Bucket, Value))
+        raw = to_numpy(data, column=key.column, name="values")
+        group = keys[0] if isinstance(keys[0], GroupOf) else None
+        codes = (group_codes(_column(data, key.column, group.column, "by"), group.groups, raw.size, group.unknown)
+                 if group is not None else None)
+        if isinstance(key, Value):
+            if codes is None:
+                vals, cnt = _value_counts(data, key, on_invalid)
+                return Counts.of_values((vals, cnt)) if key.distinct else Counts.of_records(np.repeat(vals, cnt))
+            assert group is not None
+            parts = [_value_counts(raw[codes == i], Value(None), on_invalid)
+                     for i in range(len(group.groups))]
+            gi = np.repeat(np.arange(len(parts), dtype=np.int64), [p[0].size for p in parts])
+            return Counts((gi, np.concatenate([p[0] for p in parts])), np.concatenate([p[1] for p in parts]))
+        domain, size = key.domain, key.domain.size
+        users = (user_codes(_column(data, key.column, sample.user, "user_id"), raw.size)
+                 if sample is not None else None)
+        if codes is None and users is None:
+            hist = bin_cells(domain, coerce_values(raw, domain, missing=on_invalid), size)
         else:
-            hist = bound_cells(flat, ucodes[keep], k, len(groups) * cells, source)
-        return hist.astype(np.int64).reshape(len(groups), cells)
+            keep = valid_records(raw, domain.kind, on_invalid)  # invalid records are dropped (or refused) first
+            if codes is not None:
+                keep = keep & (codes >= 0)
+            flat = domain.to_leaves(coerce_values(raw[keep], domain, missing=on_invalid))
+            groups = 1
+            if codes is not None:
+                assert group is not None
+                groups, flat = len(group.groups), codes[keep] * size + flat
+            if users is None or sample is None:
+                hist = np.bincount(flat, minlength=groups * size).astype(np.int64)
+            else:
+                hist = bound_cells(flat, users[keep], sample.k, groups * size, sample.source)
+        cells = np.flatnonzero(hist)
+        n = hist[cells].astype(np.int64, copy=False)
+        return Counts((cells // size, cells % size) if codes is not None else (cells,), n)
 
-    def grouped_value_counts(self, data: Any, *, column: str | None, by: Any, groups: Sequence[Group],
-                             unknown: Unknown, missing: Missing = "error", infinite: Missing = "error",
-                             message: str | None = None,
-                             domain: tuple[str, Any, Any] | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
-        raw = to_numpy(data, column=column, name="values")
-        codes = group_codes(_column(data, column, by, "by"), groups, raw.size, unknown)
-        return [self.value_counts(raw[codes == i], column=None, missing=missing, infinite=infinite, message=message)
-                for i in range(len(groups))]
 
-    def value_counts(self, data: Any, *, column: str | None, missing: Missing = "error",
-                     infinite: Missing = "error", message: str | None = None,
-                     domain: tuple[str, Any, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
-        arr = to_numpy(data, column=column, name="values")
-        declared = declared_kind(data, column=column)
-        if domain is not None and domain[0] == "datetime" and arr.dtype.kind in "OU":
-            arr = as_dates(arr)  # ISO text, dates, datetimes: each on its own, as range_tree reads them
-        if arr.dtype.kind in "US" or (arr.dtype.kind == "M" and domain is not None and domain[0] != "datetime"):
-            raise dates_need_date_bounds_error(value_kind(arr))
-        if arr.dtype.kind not in "iufMO":
-            raise DataError("values must be numbers or dates (not text or True/False)")
-        policy = "drop" if "drop" in (missing, infinite) else "error"
-        arr = arr[valid_records(arr, domain[0] if domain else None, policy)]
-        if arr.dtype.kind == "O" and any(isinstance(v, (str, bytes, bool, np.bool_)) for v in arr.tolist()):
-            raise DataError("values must be numbers or dates (not text or True/False)")
-        try:
-            return distinct_counts(as_declared(arr, declared))  # the column's own type: schema, not its values
-        except TypeError:
-            raise DataError("values must be numbers of one comparable type") from None
+def _value_counts(data: Any, key: Value, on_invalid: Missing) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted distinct values of ``key`` and their counts (:class:`Value`)."""
+    column, domain = key.column, key.domain
+    arr = to_numpy(data, column=column, name="values")
+    declared = declared_kind(data, column=column)
+    if domain is not None and domain[0] == "datetime" and arr.dtype.kind in "OU":
+        arr = as_dates(arr)  # ISO text, dates, datetimes: each on its own, as range_tree reads them
+    if arr.dtype.kind in "US" or (arr.dtype.kind == "M" and domain is not None and domain[0] != "datetime"):
+        raise dates_need_date_bounds_error(value_kind(arr))
+    if arr.dtype.kind not in "iufMO":
+        raise DataError("values must be numbers or dates (not text or True/False)")
+    arr = arr[valid_records(arr, domain[0] if domain else None, on_invalid)]
+    if arr.dtype.kind == "O" and any(isinstance(v, (str, bytes, bool, np.bool_)) for v in arr.tolist()):
+        raise DataError("values must be numbers or dates (not text or True/False)")
+    try:
+        return distinct_counts(as_declared(arr, declared))  # the column's own type: schema, not its values
+    except TypeError:
+        raise DataError("values must be numbers of one comparable type") from None
 
-    def path_counts(self, data: Any, levels: Sequence[str], *, weight: str | None) -> pd.DataFrame:
-        import pandas as pd
 
-        frame = exact_frame(data, levels)
-        if not isinstance(frame, pd.DataFrame):
-            raise InputFormatError(f"path counts need a table with the level columns; got {type(data).__name__}")
-        keys = list(levels)
-        absent = [c for c in keys + ([weight] if weight else []) if c not in frame.columns]
-        if absent:
-            raise InputFormatError(f"data has no column(s) {absent}; it has {list(frame.columns)}")
-        if len(frame) == 0:
-            return pd.DataFrame({**{c: [] for c in keys}, COUNT: np.zeros(0, np.int64)})
-        if weight is not None:
-            sub = frame[keys].copy()
-            sub[COUNT] = check_weights(frame[weight], weight)  # exact int64, total < MAX_TOTAL
-            g = sub.groupby(keys, sort=False, dropna=False, observed=True)[COUNT].sum().reset_index()
-        else:
-            if len(frame) >= MAX_TOTAL:  # pragma: no cover - no table this large fits in memory
-                raise too_large(None)
-            g = frame.groupby(keys, sort=False, dropna=False, observed=True).size().reset_index(name=COUNT)
-        g[COUNT] = g[COUNT].to_numpy(dtype=np.int64)  # every group sum <= total < MAX_TOTAL: exact
-        return g
+def _label_counts(data: Any, levels: Sequence[str], weight: str | None) -> Counts:
+    """Records (or exact weight sums) per distinct combination of the ``levels`` columns of a table."""
+    import pandas as pd
+
+    frame = exact_frame(data, levels)
+    if not isinstance(frame, pd.DataFrame):
+        raise InputFormatError(f"path counts need a table with the level columns; got {type(data).__name__}")
+    keys = list(levels)
+    absent = [c for c in keys + ([weight] if weight else []) if c not in frame.columns]
+    if absent:
+        raise InputFormatError(f"data has no column(s) {absent}; it has {list(frame.columns)}")
+    if len(frame) == 0:
+        return Counts(tuple([] for _ in keys), np.zeros(0, np.int64))
+    if weight is not None:
+        sub = frame[keys].copy()
+        sub[COUNT] = check_weights(frame[weight], weight)  # exact int64, total < MAX_TOTAL
+        g = sub.groupby(keys, sort=False, dropna=False, observed=True)[COUNT].sum().reset_index()
+    else:
+        if len(frame) >= MAX_TOTAL:  # pragma: no cover - no table this large fits in memory
+            raise too_large(None)
+        g = frame.groupby(keys, sort=False, dropna=False, observed=True).size().reset_index(name=COUNT)
+    return Counts(tuple(g[c] for c in keys), g[COUNT].to_numpy(dtype=np.int64))  # every sum < MAX_TOTAL: exact

@@ -13,42 +13,45 @@ identical counts for the same random source (tested).
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
 from dptree import noise as _noise
 from dptree._validation import require
-from dptree.data.bounding import check_bound, kept_pairs
+from dptree.data.bounding import kept_pairs
 from dptree.data.domain import Domain
 from dptree.data.engines.base import (
     COUNT,
+    Bucket,
+    Counts,
     Engine,
     Group,
-    LeafPlan,
+    GroupOf,
+    Key,
+    Label,
     Missing,
     OrderedCounts,
+    Sample,
     Unknown,
+    Value,
+    check_names,
     invalid_values_error,
+    shape_of,
 )
 from dptree.data.engines.spark_ordered import SparkOrderedCounts
 from dptree.data.engines.spark_sql import FLOATING, INTEGRAL, NUMERIC, collect_columns, quote, value_sql
-from dptree.data.groups import check_groups
 from dptree.data.weights import FLOAT_EXACT, MAX_TOTAL, too_large, weight_error
 from dptree.errors import (
     DataError,
     InputFormatError,
-    InvalidParameterError,
     check_invalid,
     engine_error,
     missing_user_ids_error,
     unknown_groups_error,
 )
 
-if TYPE_CHECKING:
-    import pandas as pd
-
-__all__ = ["SparkEngine", "is_spark_df", "spark_leaf_histogram", "spark_bounded_histogram", "spark_grouped_histograms"]
+__all__ = ["SparkEngine", "is_spark_df"]
 
 def _pyspark() -> Any:
     return require("pyspark.sql", "the Spark engine")
@@ -142,8 +145,7 @@ def _collect_hist(df: Any, n_cells: int) -> np.ndarray:
     return hist
 
 
-def _value_counts(df: Any, column: str, missing: Missing, infinite: Missing,
-                  message: str | None) -> tuple[np.ndarray, np.ndarray]:
+def _value_counts(df: Any, column: str, missing: Missing, infinite: Missing) -> tuple[np.ndarray, np.ndarray]:
     from pyspark.sql import functions as F
 
     tname = _type_name(df, column)
@@ -152,9 +154,9 @@ def _value_counts(df: Any, column: str, missing: Missing, infinite: Missing,
     value, bad_missing, bad_inf = value_sql(column, tname)
     row = df.agg(F.expr(f"count_if({bad_missing})").alias("m"), F.expr(f"count_if({bad_inf})").alias("i")).collect()[0]
     if row["m"] and missing == "error":
-        raise invalid_values_error("missing", column, message)
+        raise invalid_values_error("missing", column, None)
     if row["i"] and infinite == "error":
-        raise invalid_values_error("infinite", column, message)
+        raise invalid_values_error("infinite", column, None)
     counted = (df.selectExpr(f"{value} AS v").where(f"NOT ({bad_missing} OR {bad_inf})")
                .groupBy("v").agg(F.count(F.lit(1)).alias("n")).orderBy("v"))
     vals, cnt = collect_columns(counted, "v", "n")
@@ -261,131 +263,97 @@ def _weight_column(df: Any, weight: str) -> Any:
     return w.cast(T.DecimalType(38, 0))
 
 
+def _bucket_counts(df: Any, domain: Domain, column: str, group: GroupOf | None, missing: Missing,
+                   sample: Sample | None) -> Counts:
+    """Records per leaf (or per (group, leaf) cell), optionally at most k per user across groups."""
+    from pyspark.sql import functions as F
+
+    size = domain.size
+    leaf, bad = _leaf_sql(df, column, domain)
+    ucol = _check_users(df, sample.user) if sample is not None else "CAST(NULL AS BIGINT)"
+    bad = _check_values(df, column, bad, missing, integer_domain=domain.kind == "integer")
+    leaf = f"CASE WHEN {bad} THEN NULL ELSE {leaf} END"
+    if group is None:
+        rows = df.selectExpr(f"{ucol} AS u", f"{leaf} AS leaf").where("leaf IS NOT NULL")
+        cells = size
+    else:
+        joined = _join_groups(df, group.column, group.groups, group.unknown, F.expr(ucol).alias("u"),
+                              F.expr(leaf).alias("dpt_leaf"))
+        rows = joined.where("dpt_gi IS NOT NULL AND dpt_leaf IS NOT NULL").selectExpr(
+            "u", f"dpt_gi * {size} + dpt_leaf AS leaf")
+        cells = len(group.groups) * size
+    hist = _collect_hist(rows, cells) if sample is None else _bounded_counts(rows, sample.k, cells, sample.source)
+    nz = np.flatnonzero(hist)
+    return Counts((nz // size, nz % size) if group is not None else (nz,), hist[nz])
+
+
+def _grouped_value_counts(df: Any, column: str, group: GroupOf, missing: Missing, infinite: Missing) -> Counts:
+    """The rows joined to the public groups (broadcast), then :func:`_value_counts` on each
+    group's rows, sorted by group then value."""
+    from pyspark.sql import functions as F
+
+    joined = _join_groups(df, group.column, group.groups, group.unknown, F.col(quote(column)).alias(column)).cache()
+    try:
+        parts = [_value_counts(joined.where(f"dpt_gi = {i}"), column, missing, infinite)
+                 for i in range(len(group.groups))]
+    finally:
+        joined.unpersist()
+    gi = np.repeat(np.arange(len(parts), dtype=np.int64), [v.size for v, _ in parts])
+    return Counts((gi, np.concatenate([v for v, _ in parts])), np.concatenate([c for _, c in parts]))
+
+
 class SparkEngine(Engine):
     """Counts of a PySpark DataFrame, computed in Spark; only aggregates reach the driver."""
 
     READS = "a Spark DataFrame"
 
-    def leaf_histogram(self, data: Any, domain: Domain, cells: int, *, column: str | None,
-                       missing: Missing) -> np.ndarray:
+    def counts(self, data: Any, keys: Sequence[Key], *, on_invalid: Missing = "error", sample: Sample | None = None,
+               weight: str | None = None) -> Counts:
         _pyspark()
-        self.names(column)
-        assert column is not None
+        shape = shape_of(keys, sample, weight)
+        if shape == "labels":
+            return self._label_counts(data, [key.column for key in keys if isinstance(key, Label)], weight)
+        key, group = keys[-1], keys[0] if isinstance(keys[0], GroupOf) else None
+        assert isinstance(key, (Bucket, Value))
+        user_id, by = (sample.user if sample else None), (group.column if group else None)
+        check_names(self.READS, key.column, user_id=user_id, by=by)
+        column = str(key.column)
+        what = (("grouped value counts" if group else "value counts") if isinstance(key, Value) else
+                "grouped histograms" if group else "bounded histogram" if sample else "histogram")
         try:
-            leaf, bad = _leaf_sql(data, column, domain)
-            bad = _check_values(data, column, bad, missing, integer_domain=domain.kind == "integer")
-            rows = data.selectExpr(f"CASE WHEN {bad} THEN NULL ELSE {leaf} END AS leaf").where("leaf IS NOT NULL")
-            return _collect_hist(rows, cells)
+            if group is not None:
+                _check_by(data, group.column, group.groups)
+            if isinstance(key, Value):
+                if group is None:
+                    vals, cnt = _value_counts(data, column, on_invalid, on_invalid)
+                    return Counts.of_values((vals, cnt)) if key.distinct else Counts.of_records(np.repeat(vals, cnt))
+                return _grouped_value_counts(data, column, group, on_invalid, on_invalid)
+            return _bucket_counts(data, key.domain, column, group, on_invalid, sample)
         except (DataError, InputFormatError):
             raise
         except Exception as exc:
-            raise _wrap("histogram", column, exc) from None
-
-    def bounded_histogram(self, data: Any, domain: Domain, cells: int, *, column: str | None, user_id: Any,
-                          k: int, missing: Missing, source: _noise.RandomSource) -> np.ndarray:
-        _pyspark()
-        self.names(column, user_id=user_id)
-        assert column is not None
-        try:
-            leaf, bad = _leaf_sql(data, column, domain)
-            ucol = _check_users(data, user_id)
-            bad = _check_values(data, column, bad, missing, integer_domain=domain.kind == "integer")
-            rows = data.selectExpr(f"{ucol} AS u", f"CASE WHEN {bad} THEN NULL ELSE {leaf} END AS leaf").where(
-                "leaf IS NOT NULL")
-            return _bounded_counts(rows, k, cells, source)
-        except (DataError, InputFormatError):
-            raise
-        except Exception as exc:
-            raise _wrap("bounded histogram", column, exc) from None
-
-    def grouped_histograms(self, data: Any, domain: Domain, cells: int, *, column: str | None, by: Any,
-                           groups: Sequence[Group], unknown: Unknown, user_id: Any, k: int | None,
-                           missing: Missing, source: _noise.RandomSource) -> np.ndarray:
-        _pyspark()
-        from pyspark.sql import functions as F
-
-        self.names(column, user_id=user_id, by=by)
-        assert column is not None
-        P, G = cells, len(groups)
-        try:
-            _check_by(data, by, groups)
-            leaf, bad = _leaf_sql(data, column, domain)
-            ucol = _check_users(data, user_id) if user_id is not None else "CAST(NULL AS BIGINT)"
-            bad = _check_values(data, column, bad, missing, integer_domain=domain.kind == "integer")
-            joined = _join_groups(data, by, groups, unknown, F.expr(ucol).alias("u"),
-                                  F.expr(f"CASE WHEN {bad} THEN NULL ELSE {leaf} END").alias("dpt_leaf"))
-            rows = joined.where("dpt_gi IS NOT NULL AND dpt_leaf IS NOT NULL").selectExpr(
-                "u", f"dpt_gi * {P} + dpt_leaf AS leaf")
-            if k is None or user_id is None:
-                hist = _collect_hist(rows, G * P)
-            else:
-                hist = _bounded_counts(rows, k, G * P, source)
-            return hist.reshape(G, P)
-        except (DataError, InputFormatError):
-            raise
-        except Exception as exc:
-            raise _wrap("grouped histograms", column, exc) from None
-
-    def grouped_value_counts(self, data: Any, *, column: str | None, by: Any, groups: Sequence[Group],
-                             unknown: Unknown, missing: Missing = "error", infinite: Missing = "error",
-                             message: str | None = None,
-                             domain: tuple[str, Any, Any] | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
-        """The rows joined to the public groups (broadcast), then :meth:`value_counts`' groupBy and
-        sort on each group's rows."""
-        _pyspark()
-        from pyspark.sql import functions as F
-
-        self.names(column, by=by)
-        assert column is not None
-        try:
-            _check_by(data, by, groups)
-            joined = _join_groups(data, by, groups, unknown, F.col(quote(column)).alias(column)).cache()
-            try:
-                return [_value_counts(joined.where(f"dpt_gi = {i}"), column, missing, infinite, message)
-                        for i in range(len(groups))]
-            finally:
-                joined.unpersist()
-        except (DataError, InputFormatError):
-            raise
-        except Exception as exc:
-            raise _wrap("grouped value counts", column, exc) from None
-
-    def value_counts(self, data: Any, *, column: str | None, missing: Missing = "error",
-                     infinite: Missing = "error", message: str | None = None,
-                     domain: tuple[str, Any, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """groupBy + sort in Spark, collected as Arrow: only the distinct values and counts."""
-        _pyspark()
-        self.names(column)
-        assert column is not None
-        try:
-            return _value_counts(data, column, missing, infinite, message)
-        except (DataError, InputFormatError):
-            raise
-        except Exception as exc:
-            raise _wrap("value counts", column, exc) from None
+            raise _wrap(what, column, exc) from None
 
     @contextmanager
     def ordered_counts(self, data: Any, *, column: str | None, lower: int | float, upper: int | float,
-                       missing: Missing = "error", infinite: Missing = "error",
-                       message: str | None = None) -> Iterator[OrderedCounts | None]:
+                       on_invalid: Missing = "error") -> Iterator[OrderedCounts | None]:
         """:class:`~dptree.data.engines.spark_ordered.SparkOrderedCounts` (each query one Spark
         job returning an aggregate); None, decided from the schema and the kind of bounds only,
-        for columns that :meth:`value_counts` reads otherwise (dates, non-numeric types, and
-        integer domains over non-integral columns)."""
+        for columns that the value counts (:class:`~dptree.data.engines.base.Value` keys) read
+        otherwise (dates, non-numeric types, and integer domains over non-integral columns)."""
         _pyspark()
-        self.names(column)
+        check_names(self.READS, column)
         assert column is not None
         tname = _type_name(data, column)
         usable = tname in INTEGRAL or (tname in NUMERIC and not isinstance(lower, int))
         if not usable:
             yield None
             return
-        yield SparkOrderedCounts(data, column, tname, lower, upper, missing, infinite, message)
+        yield SparkOrderedCounts(data, column, tname, lower, upper, on_invalid, on_invalid, None)
 
-    def path_counts(self, data: Any, levels: Sequence[str], *, weight: str | None) -> pd.DataFrame:
+    def _label_counts(self, data: Any, levels: Sequence[str], weight: str | None) -> Counts:
         """Records (or exact weight sums, as DecimalType(38, 0): a long sum would wrap, a double
         sum round above 2^53) per distinct path, aggregated inside Spark."""
-        _pyspark()
         from pyspark.sql import functions as F
 
         absent = [c for c in list(levels) + ([weight] if weight else []) if c not in data.columns]
@@ -400,38 +368,6 @@ class SparkEngine(Engine):
         exact = [int(v) for v in pdf[COUNT].tolist()]  # Decimal -> int: exact
         if sum(exact) >= MAX_TOTAL:
             raise too_large(weight)
-        pdf[COUNT] = np.asarray(exact, dtype=np.int64)
-        return pdf
+        return Counts(tuple(pdf[c] for c in levels), np.asarray(exact, dtype=np.int64))
 
 
-def spark_leaf_histogram(df: Any, column: str, plan: LeafPlan, *, missing: Missing = "error") -> np.ndarray:
-    """Bucket counts of ``column`` of a Spark DataFrame for ``plan`` (length ``padded_size``)."""
-    plan.check_public_total(missing=missing)
-    return SparkEngine().leaf_histogram(df, plan.domain, plan.layout.padded_size, column=column, missing=missing)
-
-
-def spark_bounded_histogram(df: Any, column: str, user_column: str, plan: LeafPlan, *,
-                            max_contributions: int | None = None, missing: Missing = "error",
-                            rng: _noise.RngLike = None) -> np.ndarray:
-    """:meth:`SparkEngine.bounded_histogram` for ``plan`` (k: the plan's, or a smaller one)."""
-    _pyspark()
-    plan.check_public_total(missing=missing)
-    k = check_bound(plan, max_contributions)
-    return SparkEngine().bounded_histogram(df, plan.domain, plan.layout.padded_size, column=column,
-                                           user_id=user_column, k=k, missing=missing, source=_noise.make_source(rng))
-
-
-def spark_grouped_histograms(df: Any, column: str, by_column: str, plan: LeafPlan, *, groups: Any,
-                             unknown: Unknown = "error", user_column: str | None = None,
-                             max_contributions: int | None = None, missing: Missing = "error",
-                             rng: _noise.RngLike = None) -> np.ndarray:
-    """:meth:`SparkEngine.grouped_histograms` for ``plan``, shape (len(groups), padded_size)."""
-    _pyspark()
-    plan.check_public_total(by=by_column, missing=missing)
-    gs = check_groups(groups)
-    if unknown not in ("error", "drop"):
-        raise InvalidParameterError(f"unknown must be 'error' or 'drop', got {unknown!r}")
-    k = check_bound(plan, max_contributions) if user_column is not None else None
-    return SparkEngine().grouped_histograms(df, plan.domain, plan.layout.padded_size, column=column, by=by_column,
-                                            groups=gs, unknown=unknown, user_id=user_column, k=k, missing=missing,
-                                            source=_noise.make_source(rng))

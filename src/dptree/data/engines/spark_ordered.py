@@ -46,7 +46,7 @@ class SparkOrderedCounts:
     BIGINT; otherwise (a 2^64-point domain, or bounds beyond the long range) in DECIMAL(38, 0),
     whose 38 digits hold every offset < 2^64, and shifted by -2^63 into a BIGINT key (the same
     order). Decided from the bounds only. Float domains: the value as DOUBLE (FloatType,
-    DecimalType and integers are cast, as :meth:`~dptree.data.engines.spark.SparkEngine.value_counts`
+    DecimalType and integers are cast, as the value counts of :meth:`~dptree.data.engines.spark.SparkEngine.counts`
     casts them), clamped, -0.0 read as 0.0 (one key). Buckets: those of
     :mod:`~dptree.data.engines.ordered_buckets`. ``tname``: the column's Spark type (numeric;
     integral on an integer domain), checked by the engine.
