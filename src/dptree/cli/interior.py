@@ -73,7 +73,8 @@ def register(sub: Any) -> None:
 
 
 def _register_quantiles(sub: Any) -> None:
-    from dptree.quantiles.release import INTERVALS, METHODS
+    from dptree.quantiles.plan import METHODS
+    from dptree.rangetree.quantile_calibration import INTERVALS
 
     p = sub.add_parser(
         "quantiles",

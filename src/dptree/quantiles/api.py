@@ -3,47 +3,40 @@ error or the one named. Methods, algorithms and proofs: docs/notes/quantiles.md.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from numbers import Integral
 from typing import Any, Literal
 
 import numpy as np
 
 from dptree._validation import Interval, Options, check_param, validate_params
-from dptree.data.domain import point_domain
 from dptree.data.groups import check_groups
 from dptree.data.histograms import COLUMN, RNG, UNKNOWN, is_file
 from dptree.errors import InvalidParameterError
 from dptree.estimation.intervals import LEVEL
-from dptree.interior.calibration import DECLARED_SIZE, EPSILON, ON_INVALID, declared_size
+from dptree.interior.calibration import DECLARED_SIZE, EPSILON, ON_INVALID
 from dptree.interior.encoding import prepare, prepare_groups
-from dptree.io.grouped import group_statement
 from dptree.io.release_file import creation_metadata
 from dptree.noise import RngLike, make_source
-from dptree.privacy.budget import BUDGET_RANGE, Budget, check_release_budget
-from dptree.privacy.loss import Exponential, PrivacyLoss
-from dptree.privacy.statement import Neighbors
-from dptree.privacy.unit import PerRecord, PerUser, PrivacyUnit, Replace, unit_from_keywords
-from dptree.quantiles.approx import approx_quantiles, em_call, layer_epsilon, layers
-from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS, choose_method
+from dptree.privacy.budget import check_release_budget
+from dptree.privacy.unit import PrivacyUnit, unit_from_keywords
+from dptree.quantiles.approx import approx_quantiles, em_call
+from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS
 from dptree.quantiles.groups import GroupedQuantiles, grouped_quantiles
 from dptree.quantiles.intervals import release_radii, value_intervals
-from dptree.quantiles.release import INTERVALS, METHODS, NEIGHBORS, QuantilesRelease, joint_module, statement
+from dptree.quantiles.plan import METHODS, NEIGHBORS, TREE_GRID, QuantilesPlanCore, joint_module, make_plan
+from dptree.quantiles.release import QuantilesRelease
 from dptree.quantiles.staged import staged_quantiles
-from dptree.rangetree.quantile_calibration import calibration_sims, released_intervals
+from dptree.rangetree.quantile_calibration import INTERVALS, calibration_sims, released_intervals
 from dptree.rangetree.results import quantile_levels
 
 __all__ = ["QuantilesPlan", "plan_quantiles", "quantiles"]
-
-Relation = Literal["add_remove", "replace"]
 
 #: at most this many levels (the exponential-mechanism methods loop over them in Python)
 MAX_LEVELS = 100_000
 #: at most this many levels get the tree's calibrated intervals (a bootstrap per level, about a
 #: millisecond each: 10^4 levels take about 12 s, 10^5 two minutes); interval="pivot" takes any m
 CALIBRATED_MAX_LEVELS = 10_000
-#: the default read-off grid of the tree's intervals (``grid=``; the tree's own default)
-TREE_GRID = 4096
 
 
 def _check_interval(p: Any, qa: np.ndarray, interval: str, method: str, grid: int) -> None:
@@ -178,8 +171,6 @@ _BY_AND_GROUPS = ("by and groups go together: by= names the column (or gives eac
                   "public groups")
 
 
-#: the largest domain the exponential-mechanism methods bound per user (one count per point)
-BOUNDED_POINTS = 1 << 24
 #: with by=: the most (groups x points) counts held at once (2^25 int64, at most 512 MiB padded)
 BOUNDED_GROUP_CELLS = 1 << 25
 
@@ -205,92 +196,17 @@ def _bounded_points(data: Any, p: QuantilesPlan, column: str | None, user_id: An
     return out
 
 
-@dataclass(frozen=True, eq=False)
-class QuantilesPlan:
-    """Everything public about a quantiles release, decided before any data is read: the method
-    (``"auto"`` resolved from public quantities only: m, epsilon, the domain, the relation, a
-    declared size; :mod:`dptree.quantiles.auto`), the domain, the declared sizes, the budget per
-    exponential-mechanism call, the range tree's plan for the tree method, the groups of a
-    group-by release and the privacy statement. :meth:`release` is the one private step.
+class QuantilesPlan(QuantilesPlanCore):
+    """Everything public about a quantiles release, decided before any data is read
+    (:class:`~dptree.quantiles.plan.QuantilesPlanCore`: the method, ``"auto"`` resolved from public
+    quantities only, the domain, the declared sizes, the budget per exponential-mechanism call, the
+    range tree's plan for the tree method, the groups of a group-by release and the privacy
+    statement). :meth:`release` is the one private step.
 
     >>> plan = plan_quantiles([0.25, 0.5, 0.75], lower=0, upper=120, epsilon=1.0, method="approx")
     >>> [round(m.epsilon, 3) for m in plan.privacy_loss().measurements]
     [0.5, 0.5]
     """
-
-    method: str
-    enc: Any
-    lo: Any
-    hi: Any
-    width: Any
-    epsilon: float
-    neighbors: Relation
-    size_n: int | None
-    upper_bound: bool
-    dither: int
-    per_call: float
-    k: int
-    n_min: int | None = None
-    q: np.ndarray = field(default_factory=lambda: np.zeros(0), kw_only=True)
-    level: float = field(default=0.95, kw_only=True)
-    interval: str = field(default="calibrated", kw_only=True)
-    grid: int = field(default=TREE_GRID, kw_only=True)
-    user_id: Any = field(default=None, kw_only=True)
-    groups: list[Any] | None = field(default=None, kw_only=True)
-    #: the range tree's plan (method "tree"); None for the other methods
-    tree: Any = field(default=None, kw_only=True)
-    #: the statement of one release (of each group's, with groups)
-    member_statement: dict[str, Any] = field(default_factory=dict, kw_only=True)
-    #: the caller's bounds and width, as the data readers take them
-    lower: Any = field(default=None, kw_only=True)
-    upper: Any = field(default=None, kw_only=True)
-    input_width: Any = field(default=None, kw_only=True)
-
-    @property
-    def statement(self) -> dict[str, Any]:
-        """The privacy statement the release carries (a group-by release: with its groups)."""
-        if self.groups is None:
-            return dict(self.member_statement)
-        return group_statement(self.member_statement, self.groups, True)
-
-    @property
-    def budget(self) -> Budget:
-        return Budget.pure(self.epsilon)
-
-    @property
-    def unit(self) -> PrivacyUnit:
-        if self.neighbors == "replace":
-            return Replace(self.k)
-        return PerRecord(self.k) if self.user_id is None else PerUser(self.user_id, self.k)
-
-    def privacy_loss(self) -> PrivacyLoss:
-        """The noisy measurements, each at its share of epsilon (one person's k records: each
-        exponential mechanism at 1/k of its share per record, k records move its score by k times
-        its sensitivity, so it is listed at its share; group privacy). tree: the range tree's
-        levels (discrete Laplace, scale and L1 sensitivity per level); approx: one exponential
-        mechanism per layer of the recursion (the calls of a layer run on disjoint pieces: parallel
-        composition), under replace-one two per layer below the first (a replaced record can sit in
-        two pieces); joint: one exponential mechanism (Gillenwater, Joseph & Kulesza 2021);
-        exponential: one per level at epsilon / m. With groups, one group's loss
-        (``parallel`` = the number of groups)."""
-        who = Neighbors(self.neighbors, self.k)
-        parallel = 1 if self.groups is None else len(self.groups)
-        m = int(self.q.size)
-        items: list[Any]
-        if self.method == "tree":
-            return PrivacyLoss(who, self.tree.privacy_loss().measurements, parallel)
-        if self.method == "joint":
-            items = [Exponential(self.epsilon, "JointExp over the m levels")]
-        elif self.method == "exponential":
-            items = [Exponential(self.epsilon / m, f"tie-aware exponential mechanism, level {float(q):g}")
-                     for q in self.q]
-        else:
-            share = self.per_call * self.k
-            items = [Exponential(share, "ApproxQuantiles, layer 1")]
-            for layer in range(2, layers(m) + 1):
-                calls = ("one call of layer", "another call of layer") if self.neighbors == "replace" else ("layer",)
-                items += [Exponential(share, f"ApproxQuantiles, {what} {layer}") for what in calls]
-        return PrivacyLoss(who, tuple(items), parallel)
 
     def release(self, data: Any, *, column: str | None = None, on_invalid: Literal["error", "drop"] = "error",
                 rng: RngLike = None, by: Any = None,
@@ -372,8 +288,8 @@ def plan_quantiles(
             raise InvalidParameterError("group-by releases use add/remove neighbors: under 'replace' a record could "
                                         "move between groups and change two releases; use neighbors='add_remove'")
         gs = check_groups(groups)
-    p = _make_plan(qa, lower, upper, eps, method, width, neighbors, n, n_max, max_contributions, user_id, n_min,
-                   level=level, interval=interval, grid=grid)
+    p = make_plan(qa, lower, upper, eps, method, width, neighbors, n, n_max, max_contributions, user_id, n_min,
+                  level=level, interval=interval, grid=grid, cls=QuantilesPlan)
     _check_interval(p, qa, interval, method, grid)
     if gs is not None and user_id is not None and p.method != "tree" and len(gs) * p.enc.size > BOUNDED_GROUP_CELLS:
         raise InvalidParameterError(f"user_id= with by= and method={p.method!r} counts every point of the domain in "
@@ -381,80 +297,6 @@ def plan_quantiles(
                                     f"{BOUNDED_GROUP_CELLS:,}; use method='tree' or a smaller domain")
     return p if gs is None else replace(p, groups=gs)
 
-
-def plan_for_file(method: str, eps: float, qa: np.ndarray, neighbors: Relation, lower: Any, upper: Any, width: Any,
-                  n_declared: int | None, n_is_upper_bound: bool, n_min: int | None, k: int, *,
-                  joint_dithered: bool = True) -> QuantilesPlan:
-    """The plan of a saved release (its loader re-derives the statement from it): the method that
-    ran, the file's domain, declared sizes and unit; the intervals' options are not part of it."""
-    n, n_max = (None, n_declared) if n_is_upper_bound else (n_declared, None)
-    return _make_plan(qa, lower, upper, eps, method, width, neighbors, n, n_max, k, None, n_min,
-                      joint_dithered=joint_dithered)
-
-
-def _make_plan(qa: np.ndarray, lower: Any, upper: Any, eps: float, method: str, width: Any, neighbors: Relation,
-               n: int | None, n_max: int | None, k: int = 1, user_id: Any = None, n_min: int | None = None, *,
-               level: float = 0.95, interval: str = "calibrated", grid: int = TREE_GRID,
-               joint_dithered: bool = True) -> QuantilesPlan:
-    """The method (auto resolved from public quantities) and its public parameters; every refusal
-    that depends on the parameters, before the data is read."""
-    input_width = width
-    if (k != 1 or user_id is not None) and neighbors == "replace":
-        raise InvalidParameterError("quantiles per person (user_id=, max_contributions=) are stated for add/remove "
-                                    "neighbors; use neighbors='add_remove'")
-    if user_id is not None and n is not None:
-        raise InvalidParameterError("with user_id= the number of records kept (at most max_contributions per user) "
-                                    "depends on the data, so it cannot be declared exactly: pass n_max= (a public "
-                                    "upper bound) instead of n=")
-    if k > 1 and not BUDGET_RANGE[0] <= eps / k:  # every mechanism runs at epsilon / k per record
-        raise InvalidParameterError(f"epsilon={eps:g} / max_contributions={k} leaves {eps / k:g} per record, below "
-                                    f"the supported {BUDGET_RANGE[0]:g}: lower max_contributions or raise epsilon")
-    size_n, upper_bound = declared_size(n, n_max)
-    if n_min is not None and n is not None:
-        raise InvalidParameterError("n= is the exact size, which is also its lower bound: drop n_min=")
-    if n_min is not None and n_max is not None and n_min > n_max:
-        raise InvalidParameterError(f"n_min={n_min} exceeds n_max={n_max}: a lower bound cannot exceed the upper one")
-    enc = point_domain(lower, upper, width)
-    lo, hi = enc.bounds
-    dates = enc.kind == "datetime"
-    width = enc.resolution if dates else width  # a date domain's resolution serves every method
-    users_need_tree = user_id is not None and (enc.kind != "integer" or enc.size > BOUNDED_POINTS)
-    if method == "auto" and users_need_tree:  # only the tree bounds users on this domain (public facts)
-        method = "tree"
-    elif method == "auto":
-        method = choose_method(qa.size, lower=lo, upper=hi, epsilon=eps / k, width=width, neighbors=neighbors,
-                               n=n if n is not None else n_max)
-        width = width if method == "tree" or dates else None  # the tree's bucket width, used when auto picks it
-    if method == "joint" and neighbors == "replace":
-        raise InvalidParameterError("method='joint' is stated for add/remove-one neighbors; use neighbors='add_remove'")
-    if method == "joint":
-        _check_joint_size(qa.size, size_n)
-        if enc.size >= 1 << 62:
-            raise InvalidParameterError(f"method='joint' needs a domain of fewer than 2^62 points; this {enc.kind} "
-                                        f"domain has {enc.size:.3g} (a float domain counts every float64 between its "
-                                        "bounds): use method='approx' or 'tree', or integer bounds")
-    if width is not None and method != "tree" and not dates:
-        raise InvalidParameterError("width= is the tree's bucket width; the other methods use every point of the "
-                                    "domain")
-    if users_need_tree and method != "tree":
-        raise InvalidParameterError(f"user_id= with method={method!r} needs an integer domain of at most 2^24 points "
-                                    "(the records kept per user are counted per point); use method='tree' (on a float "
-                                    "domain with a bucket width=), which bounds users on any domain")
-    dither = joint_module().dither_factor(size_n, enc.size) if method == "joint" else 1  # public: declared n, |X|
-    # one person's k records: every exponential-mechanism call at 1/k of its share (group privacy)
-    per_call = (layer_epsilon(eps, qa.size, neighbors) if method == "approx" else eps / qa.size) / k
-    tree = None
-    if method == "tree":
-        from dptree.rangetree.release import plan_range_tree
-
-        tree = plan_range_tree(lower=lo, upper=hi, epsilon=eps, width=width, levels=TREE_LEVELS,
-                               branching=TREE_BRANCHING, neighbors=neighbors, max_contributions=int(k))
-    member = statement(method, eps, qa.size, neighbors, True, lower=lo, upper=hi, width=width, n=size_n,
-                       max_contributions=int(k), joint_dithered=joint_dithered)
-    return QuantilesPlan(method, enc, lo, hi, width, eps, neighbors, size_n, upper_bound, dither, per_call, int(k),
-                         None if n_min is None else int(n_min), q=qa, level=float(level), interval=interval,
-                         grid=int(grid), user_id=user_id, tree=tree, member_statement=member, lower=lower, upper=upper,
-                         input_width=input_width)
 
 
 def _tree_release(p: QuantilesPlan, tree: Any, qa: np.ndarray, level: float, src: Any, interval: str, grid: int,
@@ -528,17 +370,6 @@ def _by_group(p: QuantilesPlan, data: Any, *, by: Any, unknown: Literal["error",
         releases = {g: _em_release(p, qa, _em_offsets(p, qa, vals, cnt, src), level, src, metadata)
                     for g, (vals, cnt) in zip(gs, parts)}
     return grouped_quantiles(gs, releases, {**p.member_statement, "private": bool(src.private)}, metadata)
-
-
-def _check_joint_size(m: int, size_n: int | None) -> None:
-    """JointExp's O(m n) tables are sized from a **declared** size, never from the data."""
-    limit = joint_module().JOINT_MAX_CELLS
-    if size_n is None:
-        raise InvalidParameterError("method='joint' needs a public size: declare n= or n_max= (its O(m n) tables are "
-                                    "sized from it, never from the data), or use method='approx'")
-    if size_n > 2**40 or m * (size_n + 1) > limit:
-        raise InvalidParameterError(f"method='joint' with {m} levels and a declared size of {size_n:,} exceeds its "
-                                    f"limit of {limit:,} cells (levels x (size + 1)); use method='approx' or 'tree'")
 
 
 def _cap_records(vals: np.ndarray, cnt: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:

@@ -1,7 +1,7 @@
 """``QuantilesRelease``: m private quantiles with intervals, the method used and the privacy statement.
 
-The statement is re-derived from the public parameters (:func:`statement`) both when a release
-is made and when a file is loaded, so a tampered file is refused.
+The statement is re-derived from the public parameters (:func:`dptree.quantiles.plan.statement`, through
+the plan) both when a release is made and when a file is loaded, so a tampered file is refused.
 """
 
 from __future__ import annotations
@@ -22,88 +22,19 @@ from dptree.io.contract import Release, shown
 from dptree.io.release_file import check_metadata
 from dptree.privacy.boundary import Boundary
 from dptree.privacy.budget import check_release_budget
-from dptree.privacy.statement import Neighbors, check_statement, make_statement, read_statement
-from dptree.quantiles.approx import layer_epsilon, layers
+from dptree.privacy.statement import check_statement, read_statement
 from dptree.quantiles.intervals import release_radii
+from dptree.quantiles.plan import METHODS, NEIGHBORS, plan_for_file
 from dptree.rangetree.quantile_calibration import INTERVALS
 
-__all__ = ["QuantilesRelease", "METHODS", "INTERVALS", "statement"]
-
-METHODS: tuple[str, ...] = ("auto", "tree", "approx", "joint", "exponential")
-NEIGHBORS = [Options(("add_remove", "replace"))]
-#: the sensitivity every exponential-mechanism call is calibrated to, for the level a/b
-_SENSITIVITY = {"add_remove": "max(a, b - a) (add/remove-one)", "replace": "b (replace-one)"}
-
-
-def joint_module() -> Any:
-    """:mod:`dptree.quantiles.joint` (JointExp, written beside this package), imported when used."""
-    import importlib
-
-    try:
-        return importlib.import_module("dptree.quantiles.joint")
-    except ModuleNotFoundError as exc:
-        raise InvalidParameterError("method='joint' is not available in this build; use 'approx' or 'tree'") from exc
-
-
-def statement(method: str, epsilon: float, m: int, neighbors: str, private: bool, *, lower: Any = None,
-              upper: Any = None, width: Any = None, n: int | None = None,
-              joint_dithered: bool = True, max_contributions: int = 1) -> dict[str, Any]:
-    """The privacy statement of a quantiles release, from public parameters only (``n``: the declared
-    size or bound, which sets JointExp's dither factor; ``joint_dithered=False``: the statement of an
-    undithered JointExp release, for loading files that state it; ``max_contributions`` = k: the
-    privacy unit is one person's at most k records, and the exponential-mechanism methods run at
-    epsilon / k, so that by group privacy k records cost epsilon)."""
-    k = int(max_contributions)
-    who = Neighbors(neighbors, max_contributions=k)  # type: ignore[arg-type]
-    budget = {"epsilon": epsilon, "delta": 0.0}
-    per_record = epsilon / k
-    group = {} if k == 1 else {
-        "group_privacy": f"calibrated for one record at epsilon / {k}: one person's k = {k} records cost epsilon "
-                         "(a chain of k single-record changes)", "epsilon_per_record": per_record}
-    if method == "tree":
-        from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS
-        from dptree.rangetree.release import plan_range_tree
-
-        plan = plan_range_tree(lower=lower, upper=upper, epsilon=epsilon, width=width, levels=TREE_LEVELS,
-                               branching=TREE_BRANCHING, neighbors=neighbors, max_contributions=k)
-        st = dict(plan.statement)
-        st["mechanism"] = "quantiles read off a " + st["mechanism"] + " (Smith & Ullman 2021; Honaker 2015)"
-        st["private"] = bool(private)
-        return st
-    if method == "exponential":
-        return make_statement(
-            mechanism=f"{m} tie-aware exponential mechanisms (one per level, Kaplan et al. 2020, Lemma 2.2) at "
-                      f"epsilon/{m}: basic composition", neighbors=who, guarantee="pure epsilon-DP", private=private,
-            budget_spent=budget, epsilon_per_call=per_record / m, sensitivity=_SENSITIVITY[neighbors], **group)
-    if method == "approx":
-        L = layers(m)
-        return make_statement(
-            mechanism=f"ApproxQuantiles (Kaplan, Schnapp & Stemmer, ICML 2022, Algorithm 1): {L} layers of tie-aware "
-                      "exponential mechanisms on disjoint pieces (parallel composition within a layer), ties at a "
-                      "split sent to one side by a fair coin", neighbors=who, guarantee="pure epsilon-DP",
-            private=private, budget_spent=budget, layers=L,
-            epsilon_per_call=layer_epsilon(per_record, m, who.relation), sensitivity=_SENSITIVITY[neighbors],
-            calibration=("epsilon / L per layer" if neighbors == "add_remove" else
-                         "epsilon / (2L - 1) per layer: below the first layer a replaced record can move between "
-                         "two pieces, so a layer costs twice its budget"), **group)
-    if method == "joint":
-        base = make_statement(mechanism="JointExp (Gillenwater, Joseph & Kulesza, ICML 2021)", neighbors=who,
-                              guarantee="pure epsilon-DP", private=private, budget_spent=budget, **group)
-        jm = joint_module()
-        kd = jm.dither_factor(n, point_domain(lower, upper, width).size) if joint_dithered else None
-        st = jm.joint_statement(kd)  # its "neighbors" names both relations of the sensitivity proof
-        return {**base, **st, "neighbors": base["neighbors"], "sensitivity_relations": st["neighbors"],
-                "private": bool(private)}
-    raise ValueError(method)
+__all__ = ["QuantilesRelease"]
 
 
 def derived_statement(method: str, epsilon: float, q: np.ndarray, neighbors: Any, lower: Any, upper: Any, width: Any,
                       n_declared: int | None, n_is_upper_bound: bool, n_min: int | None, k: int, *,
                       joint_dithered: bool = True) -> dict[str, Any]:
     """The statement of a saved release, re-derived by planning it again from the file's public
-    parameters (:func:`dptree.quantiles.api.plan_quantiles`; a refusal there is a ReleaseFileError)."""
-    from dptree.quantiles.api import plan_for_file
-
+    parameters (:func:`dptree.quantiles.plan.plan_for_file`; a refusal there is a ReleaseFileError)."""
     try:
         return plan_for_file(method, epsilon, q, neighbors, lower, upper, width, n_declared, n_is_upper_bound, n_min,
                              k, joint_dithered=joint_dithered).member_statement
