@@ -201,9 +201,9 @@ def make_domain(lower: Any, upper: Any, width: Any = None) -> Domain:
     if width is not None and not math.isfinite(float(width)):
         raise DomainError("width must be finite")
     if (int(lower) >= int(upper)) if _is_int(lower) and _is_int(upper) else float(lower) >= float(upper):
-        raise DomainError(f"lower ({lower}) must be smaller than upper ({upper})")
+        raise DomainError(f"lower ({lower}) must be smaller than upper ({upper})", parameter="lower")
     if width is not None and float(width) <= 0:
-        raise DomainError(f"width must be > 0, got {width}")
+        raise DomainError(f"width must be > 0, got {width}", parameter="width")
     if _is_int(lower) and _is_int(upper) and (width is None or _is_int(width)):
         lo_int, hi_int = int(lower), int(upper)
         w_int = 1 if width is None else int(width)

@@ -130,13 +130,14 @@ def hierarchy_counts(
     dlt = check_delta(delta, required=needs_delta)  # delta > 0 for approximate DP
     if not needs_delta and dlt > 0:
         raise InvalidParameterError("method='laplace' is pure epsilon-DP and spends no delta: leave delta at 0, "
-                                    "or use method='gaussian' for (epsilon, delta)-DP")
+                                    "or use method='gaussian' for (epsilon, delta)-DP", parameter="method")
     if method == "multiplicative" and alpha is None:
         raise InvalidParameterError("method='multiplicative' needs alpha in (0, 1), e.g. alpha=0.5")
     if alpha is not None and method != "multiplicative":
-        raise InvalidParameterError("alpha only applies to method='multiplicative': leave it out for this method")
+        raise InvalidParameterError("alpha only applies to method='multiplicative': leave it out for this method",
+                                    parameter="alpha")
     if tau_min is not None and method != "multiplicative":
-        raise InvalidParameterError("tau_min only applies to method='multiplicative'")
+        raise InvalidParameterError("tau_min only applies to method='multiplicative'", parameter="tau_min")
     if integer and method == "multiplicative":
         # rounding the multiplicative estimates node by node breaks children-sum-to-parent, and
         # those estimates are not consistent to begin with (no family projection applies to them)

@@ -269,14 +269,14 @@ def interior_point(
     if method in TREE_METHODS and dlt == 0:
         raise InvalidParameterError(
             f"method={method!r} needs delta > 0 (approximate DP); pass e.g. delta=1e-6, "
-            "or use method='exponential' (pure epsilon-DP)"
+            "or use method='exponential' (pure epsilon-DP)", parameter="method"
         )
     size_n, upper_bound = declared_size(n, n_max)
     if method in TREE_METHODS and size_n is None:
         raise InvalidParameterError(
             f"method={method!r} calibrates eps0, delta0 and t from the number of records, which is "
             "private unless declared: pass n= (the exact public size) or n_max= (a public upper "
-            "bound), or use method='exponential', which needs no size"
+            "bound), or use method='exponential', which needs no size", parameter="method"
         )
     enc = point_encoding(lower, upper, width)
     pl = plan(method, enc.size, eps, dlt, b, size_n, upper_bound, run_anyway=run_anyway)

@@ -130,7 +130,7 @@ def encoding(lower: Any, upper: Any, width: Any = None) -> Encoding:
         except OverflowError as exc:
             raise DomainError("bounds do not fit a float64 domain; use integer bounds") from exc
     if lo > hi:
-        raise DomainError(f"lower must be <= upper, got lower={lower!r} > upper={upper!r}; swap them")
+        raise DomainError(f"lower must be <= upper, got lower={lower!r} > upper={upper!r}; swap them", parameter="lower")
     return Encoding(kind, lo, hi)  # type: ignore[arg-type]
 
 

@@ -275,7 +275,7 @@ def _plan(qa: np.ndarray, lower: Any, upper: Any, eps: float, method: str, width
                                         "bounds): use method='approx' or 'tree', or integer bounds")
     if width is not None and method != "tree" and not dates:
         raise InvalidParameterError("width= is the tree's bucket width; the other methods use every point of the "
-                                    "domain")
+                                    "domain", parameter="width")
     if users_need_tree and method != "tree":
         raise InvalidParameterError(f"user_id= with method={method!r} needs an integer domain of at most 2^24 points "
                                     "(the records kept per user are counted per point); use method='tree' (on a float "
@@ -384,7 +384,7 @@ def _check_joint_size(m: int, size_n: int | None) -> None:
     limit = joint_module().JOINT_MAX_CELLS
     if size_n is None:
         raise InvalidParameterError("method='joint' needs a public size: declare n= or n_max= (its O(m n) tables are "
-                                    "sized from it, never from the data), or use method='approx'")
+                                    "sized from it, never from the data), or use method='approx'", parameter="method")
     if size_n > 2**40 or m * (size_n + 1) > limit:
         raise InvalidParameterError(f"method='joint' with {m} levels and a declared size of {size_n:,} exceeds its "
                                     f"limit of {limit:,} cells (levels x (size + 1)); use method='approx' or 'tree'")

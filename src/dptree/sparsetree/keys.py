@@ -257,7 +257,7 @@ def _bound_key(b: Any, kind: KeyKind, name: str) -> int:
     base = (1 << 63) if kind == "int" else 0
     if not 0 <= v + base <= _U64_MAX:
         raise DomainError(f"{name}={v} does not fit 64 bits: integer bounds lie in [-2^63, 2^64 - 1], and a "
-                          "domain reaching below 0 must end below 2^63")
+                          "domain reaching below 0 must end below 2^63", parameter=name)
     return v + base
 
 
@@ -293,5 +293,5 @@ def key_domain(lower: Any, upper: Any, dtype_kind: str) -> KeyDomain:
         kind = "float"
     lo, hi = _bound_key(lower, kind, "lower"), _bound_key(upper, kind, "upper")
     if lo > hi:
-        raise DomainError(f"lower must be <= upper, got lower={lower!r} > upper={upper!r}; swap them")
+        raise DomainError(f"lower must be <= upper, got lower={lower!r} > upper={upper!r}; swap them", parameter="lower")
     return KeyDomain(kind, lo, hi)
