@@ -1,15 +1,14 @@
 """``--ledger``/``--ledger-label`` and the charge, shared by every releasing command (``release``,
-``hierarchy``, ``interior-point``, ``median``, ``quantile``).
+``hierarchy``, ``interior-point``, ``median``, ``quantile``, ``quantiles``), which all run in one
+order (:func:`dptree.cli.run.run_releasing`), the ledger's contract:
 
-The order of every releasing command, the ledger's contract:
-
-1. everything public is validated: the budget and the other parameters (through the mechanism's
-   own checks, on a stand-in that refuses to be read: :func:`check_public_parameters`), the
-   ``--out`` path (its directory exists and is writable, it is not the input or the ledger), the
-   input file's existence (a file-system fact, not its content);
-2. with ``--ledger``, the charge is committed (one durable transaction: :func:`charged`,
-   :func:`charged_budget`);
-3. only then is the data file read, the noise drawn and the output written.
+1. everything public is validated: the budget and the other parameters (by the product's plan, or
+   for a product without one, through the mechanism's own checks on a stand-in that refuses to be
+   read: :func:`checked`), the ``--out`` path (its directory exists and is writable, it is not the
+   input or the ledger), the input file's existence (a file-system fact, not its content);
+2. with ``--ledger``, the charge is committed (one durable transaction: :func:`charged`);
+3. only then is the data file read, the noise drawn and the output written, and the files written
+   are recorded on the charge.
 
 So no message derived from the data can come out before the budget is spent: a release that
 fails on its data (a bad column, missing values, unknown groups, ...) keeps its charge (it is
@@ -29,7 +28,8 @@ __all__ = [
     "add_ledger_options",
     "ledger_path",
     "charged",
-    "charged_budget",
+    "Checked",
+    "checked",
     "note_charge",
     "check_public_parameters",
 ]
@@ -78,15 +78,33 @@ def _kept(exc: DPTreeError, charge: Any) -> None:
         exc.args = (exc.args[0] + note,)
 
 
+class Checked:
+    """The stand-in plan of a product that has no plan function: its budget (what the ledger
+    charges), known after :func:`checked` ran the mechanism's own checks of its public parameters."""
+
+    def __init__(self, epsilon: float, delta: float = 0.0) -> None:
+        from dptree.privacy.budget import check_delta, check_release_budget
+
+        self.epsilon, self.delta = check_release_budget(epsilon), check_delta(delta)  # never charge an invalid budget
+
+
+def checked(release: Callable[[Any], Any], *, epsilon: float,
+            delta: float | Callable[[], float] = 0.0) -> Checked:
+    """:func:`check_public_parameters` of ``release``, then the budget it charges (``delta``: what
+    the mechanism spends, computed from the parameters once they are checked)."""
+    check_public_parameters(release)
+    return Checked(epsilon, delta() if callable(delta) else delta)
+
+
 @contextmanager
 def charged(ledger_path_: str | None, plan: Any, label: str, *, outputs: Sequence[str] = ()) -> Iterator[Any]:
     """Charge ``plan`` to the ledger at ``ledger_path_`` for the duration of the block (no-op for None;
-    ``""`` is an error).
+    ``""`` is an error): a product plan (``Ledger.charge_for``) or a :class:`Checked` budget.
 
     Use it around the data reading, the noise and the output of any releasing command, after
-    every public check; the charge is committed before the block runs, and its status and the
-    ``outputs`` (the files the block writes) are recorded when the block ends (a block that
-    raises keeps its charge, marked ``failed``, with no output)::
+    every public check (:func:`dptree.cli.run.run_releasing` does); the charge is committed before
+    the block runs, and its status and the ``outputs`` (the files the block writes) are recorded
+    when the block ends (a block that raises keeps its charge, marked ``failed``, with no output)::
 
         with charged(args.ledger, plan, label, outputs=[out]) as charge:
             hist = read(file); release = plan.release(hist); release.save(out)
@@ -95,29 +113,14 @@ def charged(ledger_path_: str | None, plan: Any, label: str, *, outputs: Sequenc
         yield None
         return
     with _open_ledger(cast(str, ledger_path_)) as ledger:
-        with ledger.charge_for(plan, label=label) as charge:
-            yield from _recorded(charge, outputs)
-
-
-@contextmanager
-def charged_budget(ledger_path_: str | None, *, epsilon: float, delta: float = 0.0, label: str = "",
-                   outputs: Sequence[str] = ()) -> Iterator[Any]:
-    """Like :func:`charged`, for commands whose mechanism takes (epsilon, delta) directly
-    (``hierarchy``, ``interior-point``, ``quantiles``, ``release --sparse``): the charge is
-    committed before the block reads the data, ``outputs`` recorded when it ends."""
-    from dptree.privacy.budget import check_delta, check_release_budget
-
-    eps, dlt = check_release_budget(epsilon), check_delta(delta)  # never charge an invalid budget
-    if ledger_path(ledger_path_) is None:
-        yield None
-        return
-    with _open_ledger(cast(str, ledger_path_)) as ledger:
-        with ledger.charge(epsilon=eps, delta=dlt, label=label) as charge:
+        charge = (ledger.charge(epsilon=plan.epsilon, delta=plan.delta, label=label) if isinstance(plan, Checked)
+                  else ledger.charge_for(plan, label=label))
+        with charge:
             yield from _recorded(charge, outputs)
 
 
 def _recorded(charge: Any, outputs: Sequence[str]) -> Iterator[Any]:
-    """The body of :func:`charged` and :func:`charged_budget`: yield the charge; a block that ends
+    """The body of :func:`charged`: yield the charge; a block that ends
     normally records ``outputs`` on it, one that raises a dptree error says its charge stays spent."""
     try:
         yield charge
