@@ -15,8 +15,8 @@ from typing import Any, Iterator
 
 from dptree.cli import core
 from dptree.cli.ledger_options import add_ledger_options, checked
-from dptree.cli.run import Releasing, run_releasing
 from dptree.cli.readers import read_structure
+from dptree.cli.run import Releasing, run_releasing
 from dptree.data.engines.base import COUNT
 from dptree.errors import InvalidParameterError
 
@@ -83,7 +83,7 @@ class _Hierarchy(Releasing):
         self.structure = read_structure(args.structure, self.levels, other=args.other)  # public
         self.created = release_file.utc_now()  # before the data is read: the file must not time the reading
         return checked(lambda data: _release(args, data, self.structure, self.levels, COUNT),
-                       epsilon=args.epsilon, delta=args.delta)  # plan_hierarchy_counts(...)
+                       epsilon=args.epsilon, delta=args.delta)
 
     def inputs(self) -> list[str]:
         return [self.args.file, self.args.structure]

@@ -187,7 +187,7 @@ class _InteriorPoint(_Point):
     def check(self) -> Any:
         args = self.args
         return checked(lambda data: self.release(None, data), epsilon=args.epsilon,
-                       delta=lambda: _spent_delta(args, self.lower, self.upper, self.width))  # plan_interior_point(...)
+                       delta=lambda: _spent_delta(args, self.lower, self.upper, self.width))
 
     def release(self, plan: Any, data: Any) -> Any:
         from dptree.interior import interior_point
@@ -219,7 +219,7 @@ class _Quantile(_Point):
     kind = "quantile"
 
     def check(self) -> Any:
-        return checked(lambda data: self.release(None, data), epsilon=self.args.epsilon)  # plan_quantiles(...)
+        return checked(lambda data: self.release(None, data), epsilon=self.args.epsilon)
 
     def release(self, plan: Any, data: Any) -> Any:
         from dptree.interior import quantile

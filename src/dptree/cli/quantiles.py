@@ -85,7 +85,7 @@ class _Quantiles(Releasing):
         self.width = core.parse_width(args.width, self.upper if isinstance(self.upper, str) else self.lower)
         core.check_group_options(args)
         self.groups = core.parse_groups(args.groups) if args.by else None
-        return checked(lambda data: self.release(None, data), epsilon=args.epsilon)  # plan_quantiles(...)
+        return checked(lambda data: self.release(None, data), epsilon=args.epsilon)
 
     def outputs(self) -> list[str]:
         return [] if self.args.out is None else core.group_output_paths(self.args.out, self.groups)

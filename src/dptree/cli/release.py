@@ -231,7 +231,7 @@ class _Sparse(Releasing):
         sparse_plans(args.file, dense_depth=None, threshold=None, method="privtree", structure_share="auto",
                      **self.tree)
         self.src = _noise.make_source(args.seed)
-        return Checked(args.epsilon)  # plan_sparse_range_tree(...)
+        return Checked(args.epsilon)
 
     def label(self) -> str:
         return f"{self.args.file}:{self.args.column}"
