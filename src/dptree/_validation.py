@@ -167,7 +167,7 @@ def check_param(name: str, value: Any, options: Sequence[Constraint | None]) -> 
     hints = [c.hint for c in options if c is not None and c.hint]
     shown = repr(value) if len(repr(value)) <= 60 else type(value).__name__
     msg = f"{name} must be {' or '.join(words)}; got {shown}"
-    raise InvalidParameterError(msg + (f"; {hints[0]}" if hints else ""))
+    raise InvalidParameterError(msg + (f"; {hints[0]}" if hints else ""), parameter=name)
 
 
 def renamed(value: Any, old_value: Any, name: str, old: str, default: Any) -> Any:

@@ -51,11 +51,23 @@ def redact(text: object, max_lines: int = 2) -> str:
 
 
 class DPTreeError(Exception):
-    """Base class of every error raised by dptree."""
+    """Base class of every error raised by dptree.
+
+    ``parameter``: the name of the one parameter the message is about, as the function spells it
+    (``"epsilon"``, ``"max_contributions"``), when there is one; the message then opens with that
+    name. The command line shows it as its own flag (``--max-contributions``), from one table
+    (:mod:`dptree.cli.flags`)."""
+
+    parameter: str | None
+
+    def __init__(self, *args: object, parameter: str | None = None) -> None:
+        super().__init__(*args)
+        self.parameter = parameter
 
 
 class InvalidParameterError(DPTreeError, ValueError):
-    """A privacy or structural parameter is invalid (epsilon <= 0, delta outside [0, 1), ...)."""
+    """A privacy or structural parameter is invalid (epsilon <= 0, delta outside [0, 1), ...);
+    ``parameter`` names it where the message is about one."""
 
 
 class DomainError(DPTreeError, ValueError):

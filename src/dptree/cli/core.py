@@ -3,7 +3,8 @@
 * **Streams.** Results go to stdout; diagnostics (progress, warnings, ``wrote FILE``) and errors
   go to stderr.
 * **Errors.** One line, ``dptree: error: MESSAGE``, for every command and for argparse's usage
-  errors too (after the usage line). Library messages are put in CLI terms (:func:`cli_wording`).
+  errors too (after the usage line). Library messages are put in CLI terms: the parameter an error
+  names and the settings it suggests become this command's flags (:mod:`dptree.cli.flags`).
 * **Exit status.** 0 ok, 2 user error (bad input, a refused release), 3 internal error (a bug; set
   ``DPTREE_DEBUG=1`` for its traceback), 130 interrupted.
 * **Inputs.** ``--lower``/``--upper``/``--width`` are parsed once (:func:`parse_bound`,
@@ -35,6 +36,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, NoReturn, Sequence, TypeVar
 
+from dptree.cli.flags import in_cli_terms
 from dptree.cli.status import EXIT_BROKEN_PIPE, EXIT_INTERNAL_ERROR, EXIT_USER_ERROR
 from dptree.errors import DPTreeError, InputFormatError, InvalidParameterError
 
@@ -43,12 +45,12 @@ __all__ = [
     "run",
     "error",
     "info",
-    "cli_wording",
     "known_flags",
     "Progress",
     "add_progress_option",
     "progress_of",
     "parse_bound",
+    "parse_bounds",
     "parse_width",
     "add_seed_options",
     "check_seed",
@@ -107,7 +109,7 @@ def run(parser: Parser, argv: Sequence[str]) -> int:
         return int(args.func(args))
     except DPTreeError as exc:
         command = getattr(args, "command", None)
-        error(cli_wording(str(exc), known_flags(parser, command), command))
+        error(in_cli_terms(exc, command, known_flags(parser, command)))
         return EXIT_USER_ERROR
     except BrokenPipeError:  # the reader went away (``dptree query ... | head``): stop quietly
         _silence_stdout()
@@ -158,57 +160,6 @@ def known_flags(parser: Parser, command: str | None = None) -> set[str]:
     choices = parser.commands.choices if parser.commands is not None else {}
     parsers = [parser, *([choices[command]] if command in choices else choices.values())]
     return {flag for p in parsers for flag in re.findall(r"--[a-z][a-z0-9-]*", p.format_usage())}
-
-
-# Library parameters whose CLI flag has another spelling; every other name maps to --name with
-# underscores as dashes. Only names that are options of some command are translated.
-_FLAG_OF = {"unknown": "--unknown", "allow_nonprivate": "--allow-nonprivate", "force": "--force", "rng": "--seed"}
-#: the same, for one command: its flag of a parameter that other commands spell as --name
-_COMMAND_FLAG_OF = {"query": {"level": "--ci"}, "plot": {"level": "--ci"}, "report": {"level": "--ci"},
-                    "budget": {"delta": "--total-delta"}}
-#: library phrases that one command spells its own way (before :data:`_PHRASES`)
-_COMMAND_PHRASES = {"query": {"quantile levels q must be": "--quantile levels must be"}}
-#: library phrases with a CLI spelling of their own
-_PHRASES = {"count(lo, hi) needs lo <= hi": "--count LO:HI needs LO <= HI",
-            "quantile levels q must be": "--q levels must be",
-            " or Generator or a random source;": ";", "rng is for tests only": "--seed is for tests only",
-            "use dptree.sparse_range_tree (dptree release --sparse)": "use dptree release --sparse"}
-#: a parameter named as the subject of a message ("n must be None or an integer >= 1")
-_SUBJECT = re.compile(r"^([a-z][a-z_]*)(?= must be | only applies )")
-#: the Python-only choice of None in a message whose subject became a flag (a shell cannot pass None)
-_NONE_CHOICE = re.compile(r"(?<=must be )None or |,? or None to choose it")
-#: a bound named as the subject of a message ("lower (120) must be smaller than upper (0)", "width must be > 0")
-_BOUND_NAME = re.compile(r"(?:(?<=^)|(?<=than )|(?<=and ))(lower|upper|width|total_epsilon|total_rho|total_delta)"
-                         r"(?= \(| must| and)")
-_PY_AND_FLAG = re.compile(r"\b[a-z_]+=[^\s()]+ \((--[a-z-]+(?: [^)\s]+)?)\)")
-_PY_ARG = re.compile(r"\b([a-z_]+)=('[^']*'|[^\s,;)']+|(?=[\s,;)]|$))")
-
-
-def cli_wording(message: str, flags: set[str], command: str | None = None) -> str:
-    """An error message in the CLI's terms: "pass delta=1e-6" becomes "pass --delta 1e-6",
-    "missing='drop' (--missing drop)" becomes "--missing drop", "force=True" becomes "--force".
-    ``flags``: the options that may be named (those of ``command``, :func:`known_flags`)."""
-    own = {**_FLAG_OF, **_COMMAND_FLAG_OF.get(command or "", {})}
-
-    def option(name: str) -> str:
-        return own.get(name, "--" + name.replace("_", "-"))
-
-    message = _PY_AND_FLAG.sub(r"\1", message)
-    for py, cli in {**_PHRASES, **_COMMAND_PHRASES.get(command or "", {})}.items():
-        message = message.replace(py, cli)
-    message = _BOUND_NAME.sub(lambda m: option(m.group(1)) if option(m.group(1)) in flags else m.group(0), message)
-    subject = _SUBJECT.match(message)
-    if subject and option(subject.group(1)) in flags:
-        message = _NONE_CHOICE.sub("", option(subject.group(1)) + message[subject.end():])
-
-    def flag(m: re.Match[str]) -> str:
-        name, value = m.group(1), m.group(2).strip("'")
-        opt = option(name)
-        if opt not in flags:
-            return m.group(0)
-        return opt if value in ("True", "") else f"{opt} {value}"
-
-    return _PY_ARG.sub(flag, message)
 
 
 class Progress:
@@ -275,6 +226,26 @@ def parse_bound(text: str, flag: str, *, dates: bool = True) -> Any:
     return value
 
 
+def parse_bounds(lower: str, upper: str) -> tuple[Any, Any]:
+    """``--lower`` and ``--upper`` (:func:`parse_bound`): both numbers, or both dates."""
+    lo, hi = parse_bound(lower, "--lower"), parse_bound(upper, "--upper")
+    if isinstance(lo, str) != isinstance(hi, str) and _is_date(lo if isinstance(lo, str) else hi):
+        raise InvalidParameterError(f"--lower and --upper must both be dates or both be numbers, got {lower!r} and "
+                                    f"{upper!r}")
+    return lo, hi
+
+
+def _is_date(text: str) -> bool:
+    """Whether ``text`` reads as a date (text that does not is refused by the domain, naming it)."""
+    import numpy as np
+
+    try:
+        np.datetime64(text.strip())
+    except ValueError:
+        return False
+    return True
+
+
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(d|h|m|s|w)\s*$")
 
 
@@ -291,6 +262,18 @@ def parse_width(text: str | None, lower: Any) -> Any:
     return parse_bound(text, "--width", dates=False)
 
 
+def check_levels(levels: Sequence[float], flag: str) -> list[float]:
+    """Quantile levels (``--q``, ``--quantile``) in [0, 1]; whole percentiles are shown as the
+    fractions they mean."""
+    if levels and all(0.0 <= q <= 1.0 for q in levels):
+        return list(levels)
+    hint = ""
+    if levels and all(0.0 <= q <= 100.0 for q in levels):  # math.isnan fails both comparisons
+        hint = (f"; percentiles are fractions: for {', '.join(f'{q:g}' for q in levels[:5])} give "
+                f"{', '.join(f'{q / 100:g}' for q in levels[:5])}")
+    raise InvalidParameterError(f"{flag} levels must be numbers in [0, 1]{hint}")
+
+
 def add_seed_options(p: Any) -> None:
     p.add_argument("--seed", type=int, default=None,
                    help="TESTS ONLY: seeded, reproducible and NOT private (needs --allow-nonprivate)")
@@ -300,6 +283,8 @@ def add_seed_options(p: Any) -> None:
 
 def check_seed(args: argparse.Namespace) -> None:
     """``--seed`` needs ``--allow-nonprivate``: a seeded release is reproducible and not private."""
+    if args.seed is not None and args.seed < 0:
+        raise InvalidParameterError(f"--seed must be an integer >= 0, got {args.seed}")
     if args.seed is not None and not args.allow_nonprivate:
         raise InvalidParameterError(
             "--seed makes the release reproducible and NOT private; add --allow-nonprivate to confirm"

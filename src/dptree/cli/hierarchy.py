@@ -10,17 +10,13 @@ CSV/Parquet with the same level columns (one row per leaf) or with ``node``/``pa
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 from dptree.cli import core
-from dptree.cli.ledger_options import (
-    add_ledger_options,
-    charged_budget,
-    check_public_parameters,
-    ledger_path,
-    note_charge,
-)
+from dptree.cli.ledger_options import add_ledger_options
 from dptree.cli.readers import read_structure
+from dptree.cli.run import Releasing, run_releasing
 from dptree.data.engines.base import COUNT
 from dptree.errors import InvalidParameterError
 
@@ -67,54 +63,56 @@ def register(sub: Any) -> None:
 
 
 def run_hierarchy(args: argparse.Namespace) -> int:
-    """Every public check (the structure is public), the charge, then the data, the release and
-    its file."""
-    from dptree.data import histograms
-    from dptree.io import release_file
-
-    levels = [c.strip() for c in args.levels.split(",") if c.strip()]
-    if not levels:
-        raise InvalidParameterError("--levels needs at least one column name, e.g. country,state,city")
-    core.check_seed(args)
-    h = read_structure(args.structure, levels, other=args.other)  # public
-    ledger = ledger_path(args.ledger)
-    check_public_parameters(lambda data: _release(args, data, h, levels, COUNT))
-    core.check_input_path(args.file, ledger)
-    core.check_output_path(args.out, inputs=[args.file, args.structure], ledger=ledger, kind="release:hierarchy",
-                           force=args.force)
-    label = args.ledger_label or f"hierarchy {args.file} -> {args.out}"
-    created = release_file.utc_now()  # before the data is read: the file must not time the reading
-    with charged_budget(ledger, epsilon=args.epsilon, delta=args.delta, label=label, outputs=[args.out]) as charge:
-        with core.readable_path(args.file) as path:
-            frame = histograms.path_counts(path, levels, weight=args.weight)  # the engines' one seam
-        rel = _release(args, frame, h, levels, COUNT)
-        rel.metadata.update(source="stdin" if args.file == "-" else args.file, created_utc=created)
-        note_charge(rel, charge, ledger)
-        rel.save(args.out, allow_nonprivate=args.allow_nonprivate, force=args.force)
-    print(rel.summary())
-    core.wrote(args.out)
-    return 0
+    return run_releasing(_Hierarchy(args))
 
 
-def _release(args: argparse.Namespace, frame: Any, h: Any, levels: list[str], wcol: Any) -> Any:
-    from dptree.hierarchy import hierarchy_counts
+class _Hierarchy(Releasing):
+    """Every public check (the structure is public) and the plan, the charge, then the data's
+    path counts, the release and its file."""
 
-    if args.unknown_to_other and args.unknown not in (None, "other"):
-        raise InvalidParameterError("--unknown-to-other contradicts --unknown " + str(args.unknown))
-    return hierarchy_counts(
-        frame,
-        h,
-        epsilon=args.epsilon,
-        delta=args.delta,
-        method=args.method,
-        alpha=args.alpha,
-        consistent=not args.no_consistent,
-        nonnegative=args.nonnegative,
-        integer=args.integer,
-        max_contributions=args.max_contributions,
-        tau_min=args.tau_min,
-        levels=levels,
-        weight=wcol,
-        unknown=args.unknown or ("other" if args.unknown_to_other else "error"),
-        rng=args.seed,
-    )
+    kind = "hierarchy"
+
+    def plan(self) -> Any:
+        from dptree.io import release_file
+
+        args = self.args
+        self.levels = [c.strip() for c in args.levels.split(",") if c.strip()]
+        if not self.levels:
+            raise InvalidParameterError("--levels needs at least one column name, e.g. country,state,city")
+        core.check_seed(args)
+        self.structure = read_structure(args.structure, self.levels, other=args.other)  # public
+        self.created = release_file.utc_now()  # before the data is read: the file must not time the reading
+        if args.unknown_to_other and args.unknown not in (None, "other"):
+            raise InvalidParameterError("--unknown-to-other contradicts --unknown " + str(args.unknown))
+        from dptree.hierarchy.api import plan_hierarchy_counts
+
+        return plan_hierarchy_counts(self.structure, epsilon=args.epsilon, delta=args.delta, method=args.method,
+                                     alpha=args.alpha, consistent=not args.no_consistent,
+                                     nonnegative=args.nonnegative, integer=args.integer,
+                                     max_contributions=args.max_contributions, tau_min=args.tau_min)
+
+    def inputs(self) -> list[str]:
+        return [self.args.file, self.args.structure]
+
+    def label(self) -> str:
+        return f"hierarchy {self.args.file} -> {self.args.out}"
+
+    @contextmanager
+    def read(self, plan: Any) -> Iterator[Any]:
+        from dptree.data import histograms
+
+        with core.readable_path(self.args.file) as path:
+            yield histograms.path_counts(path, self.levels, weight=self.args.weight)  # the engines' one seam
+
+    def release(self, plan: Any, data: Any) -> Any:
+        args = self.args
+        rel = plan.release(data, levels=self.levels, weight=COUNT,
+                           unknown=args.unknown or ("other" if args.unknown_to_other else "error"), rng=args.seed)
+        rel.metadata.update(source="stdin" if self.args.file == "-" else self.args.file, created_utc=self.created)
+        return rel
+
+    def parts(self, release: Any) -> list[Any]:
+        return [release]
+
+    def show(self, release: Any) -> None:
+        print(release.summary())

@@ -1,15 +1,13 @@
 """``--ledger``/``--ledger-label`` and the charge, shared by every releasing command (``release``,
-``hierarchy``, ``interior-point``, ``median``, ``quantile``).
+``hierarchy``, ``interior-point``, ``median``, ``quantile``, ``quantiles``), which all run in one
+order (:func:`dptree.cli.run.run_releasing`), the ledger's contract:
 
-The order of every releasing command, the ledger's contract:
-
-1. everything public is validated: the budget and the other parameters (through the mechanism's
-   own checks, on a stand-in that refuses to be read: :func:`check_public_parameters`), the
-   ``--out`` path (its directory exists and is writable, it is not the input or the ledger), the
-   input file's existence (a file-system fact, not its content);
-2. with ``--ledger``, the charge is committed (one durable transaction: :func:`charged`,
-   :func:`charged_budget`);
-3. only then is the data file read, the noise drawn and the output written.
+1. everything public is validated: the budget and the other parameters (by building the product's
+   plan, which builds every sampler at its calibrated scale), the ``--out`` path (its directory exists and is writable, it is not the
+   input or the ledger), the input file's existence (a file-system fact, not its content);
+2. with ``--ledger``, the charge is committed (one durable transaction: :func:`charged`);
+3. only then is the data file read, the noise drawn and the output written, and the files written
+   are recorded on the charge.
 
 So no message derived from the data can come out before the budget is spent: a release that
 fails on its data (a bad column, missing values, unknown groups, ...) keeps its charge (it is
@@ -20,7 +18,7 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Sequence, cast
+from typing import Any, Iterator, Sequence, cast
 
 from dptree.errors import DPTreeError, InvalidParameterError
 
@@ -29,9 +27,7 @@ __all__ = [
     "add_ledger_options",
     "ledger_path",
     "charged",
-    "charged_budget",
     "note_charge",
-    "check_public_parameters",
 ]
 
 LEDGER_HELP = (
@@ -81,12 +77,12 @@ def _kept(exc: DPTreeError, charge: Any) -> None:
 @contextmanager
 def charged(ledger_path_: str | None, plan: Any, label: str, *, outputs: Sequence[str] = ()) -> Iterator[Any]:
     """Charge ``plan`` to the ledger at ``ledger_path_`` for the duration of the block (no-op for None;
-    ``""`` is an error).
+    ``""`` is an error): a product plan, charged by ``Ledger.charge_for``.
 
     Use it around the data reading, the noise and the output of any releasing command, after
-    every public check; the charge is committed before the block runs, and its status and the
-    ``outputs`` (the files the block writes) are recorded when the block ends (a block that
-    raises keeps its charge, marked ``failed``, with no output)::
+    every public check (:func:`dptree.cli.run.run_releasing` does); the charge is committed before
+    the block runs, and its status and the ``outputs`` (the files the block writes) are recorded
+    when the block ends (a block that raises keeps its charge, marked ``failed``, with no output)::
 
         with charged(args.ledger, plan, label, outputs=[out]) as charge:
             hist = read(file); release = plan.release(hist); release.save(out)
@@ -99,25 +95,8 @@ def charged(ledger_path_: str | None, plan: Any, label: str, *, outputs: Sequenc
             yield from _recorded(charge, outputs)
 
 
-@contextmanager
-def charged_budget(ledger_path_: str | None, *, epsilon: float, delta: float = 0.0, label: str = "",
-                   outputs: Sequence[str] = ()) -> Iterator[Any]:
-    """Like :func:`charged`, for commands whose mechanism takes (epsilon, delta) directly
-    (``hierarchy``, ``interior-point``, ``quantiles``, ``release --sparse``): the charge is
-    committed before the block reads the data, ``outputs`` recorded when it ends."""
-    from dptree.privacy.budget import check_delta, check_release_budget
-
-    eps, dlt = check_release_budget(epsilon), check_delta(delta)  # never charge an invalid budget
-    if ledger_path(ledger_path_) is None:
-        yield None
-        return
-    with _open_ledger(cast(str, ledger_path_)) as ledger:
-        with ledger.charge(epsilon=eps, delta=dlt, label=label) as charge:
-            yield from _recorded(charge, outputs)
-
-
 def _recorded(charge: Any, outputs: Sequence[str]) -> Iterator[Any]:
-    """The body of :func:`charged` and :func:`charged_budget`: yield the charge; a block that ends
+    """The body of :func:`charged`: yield the charge; a block that ends
     normally records ``outputs`` on it, one that raises a dptree error says its charge stays spent."""
     try:
         yield charge
@@ -136,37 +115,3 @@ def note_charge(release: Any, charge: Any, ledger: str | None) -> None:
     release.metadata["ledger"] = {"path": str(ledger), "charge": int(charge.id), "label": str(charge.label),
                                   "epsilon": float(charge.epsilon), "delta": float(charge.delta),
                                   "rho": float(charge.rho)}
-
-
-class _DataBoundary(BaseException):
-    """Raised when a mechanism run on :class:`_Unread` reaches its data (a BaseException so that
-    no ``except Exception`` on the way can swallow it)."""
-
-
-class _Unread:
-    """A stand-in for the private data that refuses to be read."""
-
-    def __getattr__(self, name: str) -> Any:
-        raise _DataBoundary(name)
-
-    def __iter__(self) -> Any:
-        raise _DataBoundary("__iter__")
-
-    def __len__(self) -> int:
-        raise _DataBoundary("__len__")
-
-    def __getitem__(self, key: Any) -> Any:
-        raise _DataBoundary("__getitem__")
-
-    def __array__(self, *args: Any, **kwargs: Any) -> Any:
-        raise _DataBoundary("__array__")
-
-
-def check_public_parameters(release: Callable[[Any], Any]) -> None:
-    """Run ``release(data)`` on a stand-in that raises as soon as it is read: the mechanism's own
-    checks of its public parameters run (and raise their errors) without any data, noise or charge.
-    Call it before the charge so that an invalid parameter never costs budget."""
-    try:
-        release(_Unread())
-    except _DataBoundary:
-        return

@@ -21,7 +21,8 @@ __all__ = ["main", "build_parser"]
 
 
 def build_parser() -> Parser:
-    from dptree.cli import budget, hierarchy, interior, plot, query, release, report  # inside main's Ctrl-C handling
+    # inside main's Ctrl-C handling
+    from dptree.cli import budget, hierarchy, interior, plot, quantiles, query, release, report
     from dptree.cli.core import Parser
 
     parser = Parser(prog="dptree", description="Differential privacy on trees.")
@@ -32,6 +33,7 @@ def build_parser() -> Parser:
     plot.register(sub)
     hierarchy.register(sub)
     interior.register(sub)  # interior-point, median, quantile
+    quantiles.register(sub)
     budget.register(sub)
     report.register(sub)
     return parser

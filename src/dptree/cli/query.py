@@ -71,9 +71,14 @@ def _range_tree_rows(release: Any, args: argparse.Namespace) -> list[dict[str, A
     count = []
     for text in args.count:
         lo_t, hi_t = _split_range(text, release.domain.kind)
-        count.append((_query_value(lo_t, release), _query_value(hi_t, release)))
+        lo, hi = _query_value(lo_t, release), _query_value(hi_t, release)
+        if lo > hi:
+            raise InvalidParameterError(f"--count LO:HI needs LO <= HI, got {text!r}")
+        count.append((lo, hi))
     cdf = [_query_value(text, release) for text in args.cdf]
     edges = _histogram_edges(release, args)
+    if args.quantile:
+        core.check_levels(args.quantile, "--quantile")
     asked = bool(count or cdf or args.quantile or args.total)
     rows = [] if edges is not None and not asked else release.answer(
         count=count, cdf=cdf, quantile=args.quantile, total=args.total, level=args.ci).rows

@@ -4,12 +4,14 @@ bounded per user (``--user-id``) or one per group (``--by``), optionally charged
 from __future__ import annotations
 
 import argparse
-from typing import Any, cast
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from typing import Any, Iterator, cast
 
 import numpy as np
 
 from dptree.cli import core
-from dptree.cli.ledger_options import add_ledger_options, charged, charged_budget, ledger_path, note_charge
+from dptree.cli.ledger_options import add_ledger_options
+from dptree.cli.run import Releasing, run_releasing
 from dptree.errors import InvalidParameterError
 
 __all__ = ["register"]
@@ -68,162 +70,182 @@ def check_exact_total(args: argparse.Namespace) -> None:
 
 
 def run_release(args: argparse.Namespace) -> int:
-    """Every public check (the --out paths included), the charge, then the data, the noise and
-    the output (:mod:`dptree.cli.ledger_options`)."""
-    from dptree import noise as _noise
-    from dptree.io import release_file
-    from dptree.rangetree.release import plan_range_tree
-
-    # 1. everything public, before any charge
-    ledger = ledger_path(args.ledger)
+    """The options that pick the release (--sparse, --bounds private, a range tree), then the one
+    run order (:func:`dptree.cli.run.run_releasing`)."""
     core.check_seed(args)
     core.check_group_options(args)
     if args.bounds != "private" and args.bounds_share != 0.1:  # it would go unused
         raise InvalidParameterError("--bounds-share is the share of --epsilon that --bounds private spends on the "
                                     "bounds: add --bounds private (without --lower/--upper), or drop --bounds-share")
     if args.sparse:
-        return _run_sparse(args, ledger)
+        return run_releasing(_Sparse(args))
     if args.bounds == "private":
-        return _run_private_bounds(args, ledger)
-    if args.bounds_origin is not None:
-        raise InvalidParameterError("--bounds-origin is where --bounds private starts its search: add --bounds private "
-                                    "(without --lower/--upper), or drop --bounds-origin")
-    if args.lower is None or args.upper is None:
-        raise InvalidParameterError("--lower and --upper are required (the domain must be public), or pass "
-                                    "--bounds private to spend --bounds-share of --epsilon finding them")
-    lower = core.parse_bound(args.lower, "--lower")
-    upper = core.parse_bound(args.upper, "--upper")
-    plan = plan_range_tree(
-        lower=lower, upper=upper, epsilon=args.epsilon, delta=args.delta, rho=args.rho,
-        width=core.parse_width(args.width, lower), branching=args.branching, noise=args.noise,
-        neighbors=args.neighbors, max_contributions=args.max_contributions, levels=args.levels,
-    )
-    check_exact_total(args)
-    groups = core.parse_groups(args.groups) if args.by else None
-    outs = core.group_output_paths(args.out, groups)
-    core.check_input_path(args.file, ledger)
-    for out in outs:
-        core.check_output_path(out, inputs=[args.file], ledger=ledger, force=args.force)
-    planned = f"planned a {plan.layout.branching}-ary tree over {plan.domain.size} buckets"
-    progress = core.progress_of(args, [planned, "histogram computed; adding noise and estimating"])
-    progress(planned)
-    src = cast(_noise.RngLike, _noise.make_source(args.seed))  # one stream: bounding, then noise
-    label = args.ledger_label or f"{args.file}:{args.column}" + (f" by {args.by}" if args.by else "")
-    created = release_file.utc_now()  # before the data is read: the file must not time the reading
-    # 2. the charge (committed), 3. the data, the noise and the output
-    with charged(ledger, plan, label, outputs=outs) as charge:
-        hist = _histogram(args, plan, groups, src, progress.report)
-        progress("histogram computed; adding noise and estimating")
+        return run_releasing(_PrivateBounds(args))
+    return run_releasing(_RangeTree(args))
+
+
+class _RangeTree(Releasing):
+    """A range tree (:func:`dptree.plan_range_tree`): plain, bounded per user (--user-id) or one per
+    group (--by)."""
+
+    def plan(self) -> Any:
+        from dptree import noise as _noise
+        from dptree.io import release_file
+        from dptree.rangetree.release import plan_range_tree
+
+        args = self.args
+        if args.bounds_origin is not None:
+            raise InvalidParameterError("--bounds-origin is where --bounds private starts its search: add --bounds "
+                                        "private (without --lower/--upper), or drop --bounds-origin")
+        if args.lower is None or args.upper is None:
+            raise InvalidParameterError("--lower and --upper are required (the domain must be public), or pass "
+                                        "--bounds private to spend --bounds-share of --epsilon finding them")
+        lower, upper = core.parse_bounds(args.lower, args.upper)
+        if not isinstance(lower, str) and not isinstance(upper, str) and not lower < upper:
+            raise InvalidParameterError(f"--lower ({lower}) must be smaller than --upper ({upper})")
+        plan = plan_range_tree(
+            lower=lower, upper=upper, epsilon=args.epsilon, delta=args.delta, rho=args.rho,
+            width=core.parse_width(args.width, lower), branching=args.branching, noise=args.noise,
+            neighbors=args.neighbors, max_contributions=args.max_contributions, levels=args.levels,
+        )
+        check_exact_total(args)
+        self.groups = core.parse_groups(args.groups) if args.by else None
+        self.planned = f"planned a {plan.layout.branching}-ary tree over {plan.domain.size} buckets"
+        self.src = cast(_noise.RngLike, _noise.make_source(args.seed))  # one stream: bounding, then noise
+        self.created = release_file.utc_now()  # before the data is read: the file must not time the reading
+        return plan
+
+    def outputs(self) -> list[str]:
+        return core.group_output_paths(self.args.out, self.groups)
+
+    def label(self) -> str:
+        return f"{self.args.file}:{self.args.column}" + (f" by {self.args.by}" if self.args.by else "")
+
+    def stages(self) -> list[str]:
+        return [self.planned, "histogram computed; adding noise and estimating"]
+
+    @contextmanager
+    def read(self, plan: Any) -> Iterator[Any]:
+        """The leaf histogram(s) of the data file: per group (--by), bounded per user (--user-id) or
+        plain."""
+        from dptree.data import histograms
+
+        args = self.args
+        yield histograms.leaf_histogram(
+            args.file, plan, column=args.column, user_id=args.user_id or None, by=args.by or None,
+            groups=self.groups, unknown=args.unknown_groups, on_invalid=args.on_invalid, rng=self.src,
+            fmt=args.input_format, progress=self.progress.report or False,
+        )
+        self.progress("histogram computed; adding noise and estimating")
+
+    def release(self, plan: Any, data: Any) -> Any:
+        args = self.args
         if args.by:
             from dptree.rangetree.groupby import release_groups
 
-            rel = release_groups(plan, hist, groups, src, column=args.column, source=args.file,  # type: ignore[arg-type]
-                                 created=created)
-            for _, r in rel.items():
-                note_charge(r, charge, ledger)
-            paths = rel.save(args.out, allow_nonprivate=args.allow_nonprivate, force=args.force)
-            names = ", ".join(map(str, rel.groups))
-            summary = f"{len(paths)} group releases ({names}): " + rel[rel.groups[0]].summary()
+            return release_groups(plan, data, self.groups, self.src, column=args.column,  # type: ignore[arg-type]
+                                  source=args.file, created=self.created)
+        return plan.release(data, rng=self.src, column=args.column, source=args.file, created=self.created)
+
+    def show(self, release: Any) -> None:
+        if self.args.by:
+            names = ", ".join(map(str, release.groups))
+            print(f"{len(release.groups)} group releases ({names}): " + release[release.groups[0]].summary())
         else:
-            release = plan.release(hist, rng=src, column=args.column, source=args.file, created=created)
-            note_charge(release, charge, ledger)
-            release.save(args.out, allow_nonprivate=args.allow_nonprivate, force=args.force)
-            summary, paths = release.summary(), [args.out]
-    progress.done()
-    print(summary)
-    core.wrote(paths)
-    return 0
+            print(release.summary())
 
 
-def _histogram(args: argparse.Namespace, plan: Any, groups: list[Any] | None, src: Any, report: Any) -> Any:
-    """The leaf histogram(s) of the data file: per group (--by), bounded per user (--user-id) or
-    plain. Reads the data: only inside the charge."""
-    from dptree.data import histograms
+class _PrivateBounds(Releasing):
+    """``release --bounds private`` (:func:`dptree.rangetree.bounds.plan_private_bounds`): one read
+    of the data, the search for the bounds, then the tree, under the whole --epsilon."""
 
-    return histograms.leaf_histogram(
-        args.file, plan, column=args.column, user_id=args.user_id or None, by=args.by or None,
-        groups=groups if args.by else None, unknown=args.unknown_groups, on_invalid=args.on_invalid, rng=src,
-        fmt=args.input_format, progress=report or False,
-    )
+    def plan(self) -> Any:
+        from dptree import noise as _noise
+        from dptree.rangetree.bounds import plan_private_bounds
 
+        args = self.args
+        if args.lower is not None or args.upper is not None:
+            raise InvalidParameterError("--bounds private finds the bounds from the data: drop --lower/--upper, or "
+                                        "use --bounds public")
+        width = None
+        if args.width is not None:
+            width = core.parse_width(args.width, "1970-01-01" if args.width[-1:] in "dhmsw" else 0)
+        plan = plan_private_bounds(epsilon=args.epsilon, delta=args.delta, rho=args.rho, width=width,
+                                   branching=args.branching, noise=args.noise, neighbors=args.neighbors,
+                                   max_contributions=args.max_contributions, levels=args.levels,
+                                   by=args.by or None, user_id=args.user_id or None, share=args.bounds_share,
+                                   origin=_origin(args.bounds_origin))
+        check_exact_total(args)
+        self.finding = f"private bounds: {plan.bounds_epsilon:g} of epsilon = {plan.epsilon:g} finds the range"
+        self.src = _noise.make_source(args.seed)
+        return plan
 
-def _run_private_bounds(args: argparse.Namespace, ledger: str | None) -> int:
-    """``release --bounds private``: the public checks (:func:`plan_private_bounds`), the charge of
-    the whole --epsilon, then one read of the data, the search and the tree."""
-    from dptree import noise as _noise
-    from dptree.rangetree.api import release_over_private_bounds
-    from dptree.rangetree.bounds import plan_private_bounds
+    def label(self) -> str:
+        return f"{self.args.file}:{self.args.column}"
 
-    if args.lower is not None or args.upper is not None:
-        raise InvalidParameterError("--bounds private finds the bounds from the data: drop --lower/--upper, or "
-                                    "use --bounds public")
-    width = None
-    if args.width is not None:
-        width = core.parse_width(args.width, "1970-01-01" if args.width[-1:] in "dhmsw" else 0)
-    plan = plan_private_bounds(epsilon=args.epsilon, delta=args.delta, rho=args.rho, width=width,
-                               branching=args.branching, noise=args.noise, neighbors=args.neighbors,
-                               max_contributions=args.max_contributions, levels=args.levels,
-                               by=args.by or None, user_id=args.user_id or None, share=args.bounds_share,
-                               origin=_origin(args.bounds_origin))
-    check_exact_total(args)
-    core.check_input_path(args.file, ledger)
-    core.check_output_path(args.out, inputs=[args.file], ledger=ledger, force=args.force)
-    finding = f"private bounds: {plan.bounds_epsilon:g} of epsilon = {plan.epsilon:g} finds the range"
-    progress = core.progress_of(args, [finding])
-    progress(finding)
-    src = _noise.make_source(args.seed)
-    label = args.ledger_label or f"{args.file}:{args.column}"
-    with charged(ledger, plan, label, outputs=[args.out]) as charge:
-        release = release_over_private_bounds(plan, args.file, src, column=args.column, on_invalid=args.on_invalid,
-                                              source=args.file, fmt=args.input_format)
-        _write_one(args, release, charge, ledger)
-    progress.done()
-    print(release.summary())
-    core.wrote([args.out])
-    return 0
+    def stages(self) -> list[str]:
+        return [self.finding]
+
+    def read(self, plan: Any) -> AbstractContextManager[Any]:
+        return nullcontext(self.args.file)  # the plan reads the file once, for the bounds and the tree
+
+    def release(self, plan: Any, data: Any) -> Any:
+        from dptree.rangetree.api import release_over_private_bounds
+
+        args = self.args
+        return release_over_private_bounds(plan, data, self.src, column=args.column, on_invalid=args.on_invalid,
+                                           source=args.file, fmt=args.input_format)
+
+    def show(self, release: Any) -> None:
+        print(release.summary())
 
 
-def _write_one(args: argparse.Namespace, release: Any, charge: Any, ledger: str | None) -> None:
-    """Inside the charge (which records ``--out`` as its output): note it on the release, write ``--out``."""
-    note_charge(release, charge, ledger)
-    release.save(args.out, allow_nonprivate=args.allow_nonprivate, force=args.force)
-
-
-def _run_sparse(args: argparse.Namespace, ledger: str | None) -> int:
+class _Sparse(Releasing):
     """``release --sparse``: a sparse range tree (:func:`dptree.sparse_range_tree`; pure epsilon-DP,
-    Laplace, add/remove): its public checks, the charge of --epsilon, then the data and the file."""
-    from dptree import noise as _noise
-    from dptree.sparsetree.api import sparse_plans, sparse_range_tree
+    Laplace, add/remove)."""
 
-    clash = [flag for flag, used in (
-        ("--width", args.width is not None), ("--levels", args.levels != "uniform"),
-        ("--noise gaussian", args.noise == "gaussian"), ("--delta", bool(args.delta)), ("--rho", args.rho is not None),
-        ("--neighbors replace", args.neighbors == "replace"), ("--bounds private", args.bounds == "private"),
-        ("--bounds-origin", args.bounds_origin is not None), ("--by", bool(args.by)), ("--user-id", bool(args.user_id)),
-    ) if used]
-    if clash:
-        raise InvalidParameterError(f"--sparse releases a pure epsilon-DP tree (Laplace noise, add/remove neighbors, "
-                                    f"no bucket width) of the whole file: drop {', '.join(clash)}")
-    if args.epsilon is None:
-        raise InvalidParameterError("--sparse needs --epsilon")
-    if (args.lower is None) != (args.upper is None):
-        raise InvalidParameterError("--sparse: give both --lower and --upper, or neither (the tree then covers every "
-                                    "64-bit key of the column's type)")
-    lower = None if args.lower is None else core.parse_bound(args.lower, "--lower")
-    upper = None if args.upper is None else core.parse_bound(args.upper, "--upper")
-    tree = {"epsilon": args.epsilon, "lower": lower, "upper": upper, "branching": args.branching or 16,
-            "max_contributions": args.max_contributions, "column": args.column, "fmt": args.input_format}
-    sparse_plans(args.file, dense_depth=None, threshold=None, method="privtree", structure_share="auto", **tree)
-    core.check_input_path(args.file, ledger)
-    core.check_output_path(args.out, inputs=[args.file], ledger=ledger, force=args.force)
-    src = _noise.make_source(args.seed)
-    with charged_budget(ledger, epsilon=args.epsilon, label=args.ledger_label or f"{args.file}:{args.column}",
-                        outputs=[args.out]) as charge:
-        release = sparse_range_tree(args.file, on_invalid=args.on_invalid, rng=src, **tree)
-        _write_one(args, release, charge, ledger)
-    print(release.summary())
-    core.wrote([args.out])
-    return 0
+    kind = "sparse_range_tree"
+
+    def plan(self) -> Any:
+        from dptree import noise as _noise
+        from dptree.sparsetree.api import plan_sparse_range_tree
+
+        args = self.args
+        clash = [flag for flag, used in (
+            ("--width", args.width is not None), ("--levels", args.levels != "uniform"),
+            ("--noise gaussian", args.noise == "gaussian"), ("--delta", bool(args.delta)),
+            ("--rho", args.rho is not None), ("--neighbors replace", args.neighbors == "replace"),
+            ("--bounds private", args.bounds == "private"), ("--bounds-origin", args.bounds_origin is not None),
+            ("--by", bool(args.by)), ("--user-id", bool(args.user_id)),
+        ) if used]
+        if clash:
+            raise InvalidParameterError(f"--sparse releases a pure epsilon-DP tree (Laplace noise, add/remove "
+                                        f"neighbors, no bucket width) of the whole file: drop {', '.join(clash)}")
+        if args.epsilon is None:
+            raise InvalidParameterError("--sparse needs --epsilon")
+        if (args.lower is None) != (args.upper is None):
+            raise InvalidParameterError("--sparse: give both --lower and --upper, or neither (the tree then covers "
+                                        "every 64-bit key of the column's type)")
+        lower = None if args.lower is None else core.parse_bound(args.lower, "--lower")
+        upper = None if args.upper is None else core.parse_bound(args.upper, "--upper")
+        plan = plan_sparse_range_tree(epsilon=args.epsilon, lower=lower, upper=upper, branching=args.branching or 16,
+                                      max_contributions=args.max_contributions)
+        plan.check_input(args.file, column=args.column, fmt=args.input_format)
+        self.src = _noise.make_source(args.seed)
+        return plan
+
+    def label(self) -> str:
+        return f"{self.args.file}:{self.args.column}"
+
+    def read(self, plan: Any) -> AbstractContextManager[Any]:
+        return nullcontext(self.args.file)  # read by the library's engine, inside the charge
+
+    def release(self, plan: Any, data: Any) -> Any:
+        args = self.args
+        return plan.release(data, column=args.column, on_invalid=args.on_invalid, rng=self.src, fmt=args.input_format)
+
+    def show(self, release: Any) -> None:
+        print(release.summary())
 
 
 def _origin(text: str | None) -> Any:

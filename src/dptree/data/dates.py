@@ -52,7 +52,7 @@ def parse_date_bound(x: Any, name: str) -> np.datetime64:
         try:
             v = np.datetime64(x, "D")  # the day first: text read at its own unit wraps past that unit's years
         except ValueError as exc:
-            raise DomainError(f"{name}={x!r} is not a number, a date or a timestamp") from exc
+            raise DomainError(f"{name}={x!r} is not a number, a date or a timestamp", parameter=name) from exc
         if not np.isnat(v) and _NS_MIN <= v <= _NS_MAX:
             v = np.datetime64(x, "ns")  # in range: the instant, finer digits than ns truncated
     else:

@@ -545,9 +545,9 @@ def make_domain(lower: Any, upper: Any, width: Any = None) -> Domain:
     if width is not None and not math.isfinite(float(width)):
         raise DomainError("width must be finite")
     if (int(lower) >= int(upper)) if _is_int(lower) and _is_int(upper) else float(lower) >= float(upper):
-        raise DomainError(f"lower ({lower}) must be smaller than upper ({upper})")
+        raise DomainError(f"lower ({lower}) must be smaller than upper ({upper})", parameter="lower")
     if width is not None and float(width) <= 0:
-        raise DomainError(f"width must be > 0, got {width}")
+        raise DomainError(f"width must be > 0, got {width}", parameter="width")
     if _is_int(lower) and _is_int(upper) and (width is None or _is_int(width)):
         lo_int, hi_int = int(lower), int(upper)
         w_int = 1 if width is None else int(width)
@@ -597,14 +597,14 @@ def point_domain(lower: Any, upper: Any, width: Any = None) -> Domain:
     if _is_int(lower) and _is_int(upper):
         lo, hi = int(lower), int(upper)
         if lo > hi:
-            raise DomainError(f"lower must be <= upper, got lower={lower!r} > upper={upper!r}; swap them")
+            raise DomainError(f"lower must be <= upper, got lower={lower!r} > upper={upper!r}; swap them", parameter="lower")
         return Domain("integer", lo, hi, 1, hi - lo + 1)
     try:
         lo_f, hi_f = float(lower) + 0.0, float(upper) + 0.0  # + 0.0: -0.0 is 0.0
     except OverflowError as exc:
         raise DomainError("bounds do not fit a float64 domain; use integer bounds") from exc
     if lo_f > hi_f:
-        raise DomainError(f"lower must be <= upper, got lower={lower!r} > upper={upper!r}; swap them")
+        raise DomainError(f"lower must be <= upper, got lower={lower!r} > upper={upper!r}; swap them", parameter="lower")
     return Domain("float", lo_f, hi_f, None, _float_order(hi_f) - _float_order(lo_f) + 1)
 
 
@@ -634,7 +634,7 @@ def key_domain(lower: Any, upper: Any, dtype_kind: str) -> Domain:
             raise DomainError("lower and upper must both be dates, or both numbers")
         lo, hi = (int(parse_date_bound(b, n).astype(np.int64)) for b, n in ((lower, "lower"), (upper, "upper")))
         if lo > hi:
-            raise DomainError(f"lower must be <= upper, got lower={lower!r} > upper={upper!r}; swap them")
+            raise DomainError(f"lower must be <= upper, got lower={lower!r} > upper={upper!r}; swap them", parameter="lower")
         return Domain("datetime", lo, hi, 1, hi - lo + 1)
     if _is_int(lower) and _is_int(upper):
         base = 0 if int(lower) >= 0 and int(upper) >= 1 << 63 else 1 << 63

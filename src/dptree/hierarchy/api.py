@@ -135,13 +135,14 @@ def plan_hierarchy_counts(
     dlt = check_delta(delta, required=needs_delta)  # delta > 0 for approximate DP
     if not needs_delta and dlt > 0:
         raise InvalidParameterError("method='laplace' is pure epsilon-DP and spends no delta: leave delta at 0, "
-                                    "or use method='gaussian' for (epsilon, delta)-DP")
+                                    "or use method='gaussian' for (epsilon, delta)-DP", parameter="method")
     if method == "multiplicative" and alpha is None:
         raise InvalidParameterError("method='multiplicative' needs alpha in (0, 1), e.g. alpha=0.5")
     if alpha is not None and method != "multiplicative":
-        raise InvalidParameterError("alpha only applies to method='multiplicative': leave it out for this method")
+        raise InvalidParameterError("alpha only applies to method='multiplicative': leave it out for this method",
+                                    parameter="alpha")
     if tau_min is not None and method != "multiplicative":
-        raise InvalidParameterError("tau_min only applies to method='multiplicative'")
+        raise InvalidParameterError("tau_min only applies to method='multiplicative'", parameter="tau_min")
     if gaussian_calibration != "exact" and method != "gaussian":
         raise InvalidParameterError("gaussian_calibration only applies to method='gaussian'")
     if integer and method == "multiplicative":

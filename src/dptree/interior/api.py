@@ -354,14 +354,14 @@ def plan_interior_point(
     if method in TREE_METHODS and dlt == 0:
         raise InvalidParameterError(
             f"method={method!r} needs delta > 0 (approximate DP); pass e.g. delta=1e-6, "
-            "or use method='exponential' (pure epsilon-DP)"
+            "or use method='exponential' (pure epsilon-DP)", parameter="method"
         )
     size_n, upper_bound = declared_size(n, n_max)
     if method in TREE_METHODS and size_n is None:
         raise InvalidParameterError(
             f"method={method!r} calibrates eps0, delta0 and t from the number of records, which is "
             "private unless declared: pass n= (the exact public size) or n_max= (a public upper "
-            "bound), or use method='exponential', which needs no size"
+            "bound), or use method='exponential', which needs no size", parameter="method"
         )
     return _plan_on(checked_point_domain(lower, upper, width), lower, upper, width, method, eps, dlt, b, size_n, upper_bound,
                     run_anyway)

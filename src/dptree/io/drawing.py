@@ -75,7 +75,7 @@ def nice_edges(domain: Domain, bins: int, *, log: bool = False) -> np.ndarray:
     domain starts on a multiple of its width. ``log`` (a domain above 0): round numbers evenly
     spaced on a log scale instead (1, 2, 5, 10, 20, ...)."""
     if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
-        raise InvalidParameterError(f"bins must be an integer >= 1, got {bins!r}")
+        raise InvalidParameterError(f"bins must be an integer >= 1, got {bins!r}", parameter="bins")
     if log and domain.kind != "datetime" and float(domain.lower) > 0:
         return _log_edges(domain, int(bins))
     lo, hi, w = domain.lower, domain.upper, domain.width

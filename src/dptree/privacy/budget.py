@@ -42,17 +42,17 @@ __all__ = [
 
 def _check_number(x: object, name: str) -> float:
     if isinstance(x, bool) or not isinstance(x, (int, float)) and not hasattr(x, "__float__"):
-        raise InvalidParameterError(f"{name} must be a number, got {type(x).__name__}")
+        raise InvalidParameterError(f"{name} must be a number, got {type(x).__name__}", parameter=name)
     try:
         v = float(x)  # type: ignore[arg-type,unused-ignore]
     except OverflowError:  # an integer past the doubles (10**400)
         bits = x.bit_length() if isinstance(x, int) else "many"
         raise InvalidParameterError(f"{name} is outside the supported range: an integer of {bits} bits "
-                                    "(a double holds at most about 1.8e308)") from None
+                                    "(a double holds at most about 1.8e308)", parameter=name) from None
     except (TypeError, ValueError) as exc:
-        raise InvalidParameterError(f"{name} must be a number, got {x!r}") from exc
+        raise InvalidParameterError(f"{name} must be a number, got {x!r}", parameter=name) from exc
     if not math.isfinite(v):
-        raise InvalidParameterError(f"{name} must be finite, got {v}")
+        raise InvalidParameterError(f"{name} must be finite, got {v}", parameter=name)
     return v
 
 
@@ -60,7 +60,7 @@ def check_epsilon(epsilon: object, name: str = "epsilon") -> float:
     """Validate a positive, finite epsilon."""
     v = _check_number(epsilon, name)
     if v <= 0:
-        raise InvalidParameterError(f"{name} must be > 0, got {v}; pass e.g. {name}=1.0")
+        raise InvalidParameterError(f"{name} must be > 0, got {v}; pass e.g. {name}=1.0", parameter=name)
     return v
 
 
@@ -82,8 +82,8 @@ def check_release_budget(
     lo, hi = supported
     if not lo <= v <= hi:
         raise InvalidParameterError(
-            f"{name}={v:g} is outside the supported range [{lo:g}, {hi:g}]; choose {name} in that range"
-        )
+            f"{name}={v:g} is outside the supported range [{lo:g}, {hi:g}]; choose {name} in that range",
+            parameter=name)
     return v
 
 
@@ -96,12 +96,12 @@ def check_delta(delta: object, *, required: bool = False) -> float:
     """Validate delta in [0, 1) (in (0, 1) when ``required``)."""
     v = _check_number(delta, "delta")
     if not 0.0 <= v < 1.0:
-        raise InvalidParameterError(f"delta must be in [0, 1), got {v}")
+        raise InvalidParameterError(f"delta must be in [0, 1), got {v}", parameter="delta")
     if required and v == 0.0:
         raise InvalidParameterError(
             "this mechanism needs delta > 0 (approximate DP); pass e.g. delta=1e-6, "
-            "or choose a pure-DP mechanism (range trees: noise='laplace'; hierarchy counts: method='laplace')"
-        )
+            "or choose a pure-DP mechanism (range trees: noise='laplace'; hierarchy counts: method='laplace')",
+            parameter="delta")
     return v
 
 

@@ -226,11 +226,11 @@ class Ledger(LedgerStore):
     def _requested_totals(eps: object, delta: object, rho: object) -> Totals | None:
         if eps is None and rho is None:
             if delta not in (0, 0.0, None):
-                raise InvalidParameterError("total_delta needs total_epsilon as well")
+                raise InvalidParameterError("total_delta needs total_epsilon as well", parameter="total_delta")
             return None
         for name, v in (("total_epsilon", eps), ("total_rho", rho)):
             if v is not None and isinstance(v, (int, float)) and not isinstance(v, bool) and not 0 < v < math.inf:
-                raise InvalidParameterError(f"{name} must be a finite number > 0, got {v!r}")
+                raise InvalidParameterError(f"{name} must be a finite number > 0, got {v!r}", parameter=name)
         e = None if eps is None else amount_text(eps, "total_epsilon")
         r = None if rho is None else amount_text(rho, "total_rho")
         d = amount_text(check_delta(0.0 if delta is None else delta), "total_delta")

@@ -10,8 +10,9 @@
 
 Each is validated on construction, so a combination no mechanism is stated for (replacing a
 user's records, a user bound without a user column) cannot be built. The keywords of the release
-functions (``neighbors=``, ``max_contributions=``, ``user_id=``) are shortcuts that build one:
-:func:`unit_from_keywords`.
+functions (``neighbors=``, ``max_contributions=``, ``user_id=``) are shortcuts that build one
+(:func:`unit_from_keywords`); every release function and plan takes the values themselves as
+``unit=`` and ``budget=`` (:func:`privacy_values`).
 
 >>> PerUser("uid", max_contributions=3).neighbors()
 Neighbors(relation='add_remove', max_contributions=3)
@@ -21,13 +22,18 @@ Neighbors(relation='add_remove', max_contributions=3)
 
 from __future__ import annotations
 
+import functools
+import inspect
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, Callable, TypeVar, Union
 
 from dptree.errors import InvalidParameterError
+from dptree.privacy.budget import Budget
 from dptree.privacy.statement import Neighbors
 
-__all__ = ["PerRecord", "PerUser", "Replace", "PrivacyUnit", "unit_from_keywords"]
+__all__ = ["PerRecord", "PerUser", "Replace", "PrivacyUnit", "unit_from_keywords", "privacy_values"]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _positive_int(k: Any, name: str) -> int:
@@ -134,3 +140,85 @@ def unit_from_keywords(unit: PrivacyUnit | None = None, *, neighbors: str = "add
     if user_id is not None:
         return PerUser(user_id, max_contributions)
     return PerRecord(max_contributions)
+
+
+_UNIT_KEYWORDS = ("neighbors", "max_contributions", "user_id")
+_BUDGET_KEYWORDS = ("epsilon", "delta", "rho")
+
+
+def _unit_keywords(unit: Any, accepts: frozenset[str], name: str) -> dict[str, Any]:
+    """The shortcut keywords that state ``unit`` to a function accepting ``accepts``."""
+    if not isinstance(unit, (PerRecord, PerUser, Replace)):
+        raise InvalidParameterError(
+            f"unit must be dptree.PerRecord(), dptree.PerUser(...) or dptree.Replace(...), got {type(unit).__name__}",
+            parameter="unit")
+    out: dict[str, Any] = {}
+    if isinstance(unit, PerUser):
+        if "user_id" not in accepts:
+            raise InvalidParameterError(f"unit=dptree.PerUser(...) is not available: {name} does not bound records "
+                                        "per user; use dptree.PerRecord()", parameter="unit")
+        out["user_id"] = unit.user_id
+    if isinstance(unit, Replace):
+        if "neighbors" not in accepts:
+            raise InvalidParameterError(f"unit=dptree.Replace(...) is not available: {name} is stated under "
+                                        "add/remove neighbours only; use dptree.PerRecord()",
+                                        parameter="unit")
+        out["neighbors"] = "replace"
+    k = unit.max_contributions
+    if "max_contributions" in accepts:
+        out["max_contributions"] = k
+    elif k != 1:
+        raise InvalidParameterError(f"unit with max_contributions={k} is not available: {name} is stated for "
+                                    "one record per person; use dptree.PerRecord()", parameter="unit")
+    return out
+
+
+def _budget_keywords(budget: Any, accepts: frozenset[str], name: str) -> dict[str, Any]:
+    """The shortcut keywords that state ``budget`` to a function accepting ``accepts``."""
+    if not isinstance(budget, Budget):
+        raise InvalidParameterError(f"budget must be a dptree.Budget, e.g. dptree.Budget(epsilon=1.0), got "
+                                    f"{type(budget).__name__}", parameter="budget")
+    if budget.kind == "zcdp":
+        if "rho" not in accepts:
+            raise InvalidParameterError(f"budget=Budget(rho=...) is not available: {name} takes an epsilon budget; "
+                                        "pass dptree.Budget(epsilon=...)",
+                                        parameter="budget")
+        return {"rho": budget.rho}
+    if budget.kind == "approx" and "delta" not in accepts:
+        raise InvalidParameterError(f"budget with a delta is not available: {name} is pure epsilon-DP; pass "
+                                    "dptree.Budget(epsilon=...)",
+                                    parameter="budget")
+    return {"epsilon": budget.epsilon, **({"delta": budget.delta} if budget.kind == "approx" else {})}
+
+
+def privacy_values(func: F) -> F:
+    """Decorator: ``unit=`` (a :data:`PrivacyUnit`) and ``budget=`` (a :class:`Budget`) of a call
+    are unpacked into the function's shortcut keywords (``neighbors``, ``max_contributions``,
+    ``user_id``; ``epsilon``, ``delta``, ``rho``) before the function, and its declared
+    validation, run. A value the function cannot state (a zCDP budget for a pure mechanism, a
+    per-user unit where nothing is bounded per user), or a value given together with its
+    shortcuts, is an InvalidParameterError naming ``unit`` or ``budget``. The function declares
+    ``unit`` and ``budget`` in its signature (default None) for its readers and type checkers."""
+    params = inspect.signature(func).parameters
+    if "unit" not in params or "budget" not in params:
+        raise TypeError(f"{func.__qualname__}: declare unit= and budget= to use @privacy_values")
+    accepts = frozenset(params)
+    name = func.__name__ + "()"
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        unit, budget = kwargs.pop("unit", None), kwargs.pop("budget", None)
+        for value, shortcuts, keywords in ((unit, _UNIT_KEYWORDS, _unit_keywords),
+                                           (budget, _BUDGET_KEYWORDS, _budget_keywords)):
+            if value is None:
+                continue
+            clash = sorted(k for k in shortcuts if k in kwargs)
+            if clash:
+                which = "unit" if keywords is _unit_keywords else "budget"
+                raise InvalidParameterError(f"{which}= and its shortcuts ({', '.join(clash)}=) were both given: pass one "
+                                            "of them",
+                                            parameter=which)
+            kwargs.update(keywords(value, accepts, name))
+        return func(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]

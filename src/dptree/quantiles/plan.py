@@ -271,7 +271,7 @@ def _check_joint_size(m: int, size_n: int | None) -> None:
     limit = joint_module().JOINT_MAX_CELLS
     if size_n is None:
         raise InvalidParameterError("method='joint' needs a public size: declare n= or n_max= (its O(m n) tables are "
-                                    "sized from it, never from the data), or use method='approx'")
+                                    "sized from it, never from the data), or use method='approx'", parameter="method")
     if size_n > 2**40 or m * (size_n + 1) > limit:
         raise InvalidParameterError(f"method='joint' with {m} levels and a declared size of {size_n:,} exceeds its "
                                     f"limit of {limit:,} cells (levels x (size + 1)); use method='approx' or 'tree'")

@@ -89,7 +89,8 @@ def resolve_budget(noise: str, epsilon: object, delta: object, rho: object) -> B
             raise InvalidParameterError("epsilon is required, e.g. epsilon=1.0")
         if check_delta(delta) != 0.0:
             raise InvalidParameterError(
-                "Laplace noise is pure epsilon-DP and spends no delta; pass delta=0 or use noise='gaussian'"
+                "Laplace noise is pure epsilon-DP and spends no delta; pass delta=0 or use noise='gaussian'",
+                parameter="delta"
             )
         return Budget.pure(check_epsilon(epsilon))
     if rho is not None:

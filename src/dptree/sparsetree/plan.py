@@ -268,7 +268,8 @@ class SparsePlan:
 
 def _check_branching(branching: Any) -> int:
     if isinstance(branching, bool) or not isinstance(branching, Integral) or int(branching) not in BRANCHINGS:
-        raise InvalidParameterError(f"branching must be a power of two among {list(BRANCHINGS)}, got {branching!r}")
+        raise InvalidParameterError(f"branching must be a power of two among {list(BRANCHINGS)}, got {branching!r}",
+                                    parameter="branching")
     return int(branching)
 
 

@@ -208,7 +208,7 @@ def test_release_kinds() -> None:
 def test_one_parser_built_from_one_module_per_command() -> None:
     """main.py registers every command module explicitly; no module reaches into another's parser."""
     main_py = (SRC / "main.py").read_text()
-    for module in ("release", "query", "plot", "hierarchy", "interior", "budget", "report"):
+    for module in ("release", "query", "plot", "hierarchy", "interior", "quantiles", "budget", "report"):
         assert f"{module}.register(sub)" in main_py
         assert (SRC / f"{module}.py").exists()
     for path in SRC.glob("*.py"):
@@ -270,29 +270,3 @@ def test_hierarchy_reads_stdin(files: dict[str, Path], cli_run: Any, monkeypatch
     code, _, err = cli_run(["hierarchy", "-", "--levels", "country,state", "--structure", str(files["structure"]),
                             "--epsilon", "1", "--out", str(files["dir"] / "stdin2.json")])
     assert code == 2 and re.match(r"dptree: error: the data has no column\(s\) \['state'\]", err), err
-
-
-def test_a_message_names_the_flag_of_the_command_that_ran() -> None:
-    """The library's parameter names become the running command's flags: query, plot and report
-    take the level as --ci (they said --level, a flag of other commands), the budget's total delta
-    is --total-delta, query's levels are --quantile, rng is --seed, and 'only applies' subjects are
-    flags too. A flag of another command is never named."""
-    parser = build_parser()
-
-    def say(message: str, command: str) -> str:
-        return core.cli_wording(message, core.known_flags(parser, command), command)
-
-    level = "level must be a finite number > 0 and < 1; got 1.0"
-    assert say(level, "query").startswith("--ci must be") and say(level, "quantiles").startswith("--level must be")
-    assert say(level, "report").startswith("--ci must be")
-    assert say("delta must be in [0, 1), got 1.5", "budget").startswith("--total-delta must be")
-    assert say("quantile levels q must be numbers in [0, 1]", "query").startswith("--quantile levels must be")
-    assert say("quantile levels q must be numbers in [0, 1]", "quantiles").startswith("--q levels must be")
-    assert say("tau_min only applies to method='multiplicative'", "hierarchy") == \
-        "--tau-min only applies to --method multiplicative"
-    seed = ("rng must be None or an integer >= 0 or Generator or a random source; got -3; rng is for tests only: "
-            "a seeded release is not private")
-    assert say(seed, "quantiles") == "--seed must be an integer >= 0; got -3; --seed is for tests only: a seeded " \
-                                     "release is not private"
-    # --user-id is not an option of query: its name stays as the library spells it
-    assert "--user-id" not in say("pass user_id='person' to bound users", "query")

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import dptree
-from dptree.cli.ledger_options import charged, charged_budget
+from dptree.cli.ledger_options import Checked, charged
 from dptree.errors import InvalidParameterError
 from dptree.privacy.ledger import Ledger
 from dptree.rangetree.release import plan_range_tree
@@ -140,14 +140,17 @@ def test_charged_helper(tmp_path: Path) -> None:
         with charged("", plan, "x"):  # used to mean "no ledger"
             pass
     with pytest.raises(InvalidParameterError, match="--ledger needs a file name"):
-        with charged_budget("", epsilon=0.5):
+        with charged("", Checked(0.5), "x"):
             pass
     path = tmp_path / "b.ledger"
     Ledger(path, total_epsilon=1.0).close()
     with charged(str(path), plan, "x") as c:
         c.output = "o.json"
-    (h,) = Ledger(path).history()
+    with charged(str(path), Checked(0.25), "y"):  # a budget, for a product without a plan
+        pass
+    h, h2 = Ledger(path).history()
     assert (h["status"], h["output"], h["epsilon"]) == ("done", "o.json", 0.5)
+    assert (h2["status"], h2["epsilon"], h2["label"]) == ("done", 0.25, "y")
 
 
 def test_report_command(tmp_path: Path, cli_run: Any) -> None:
