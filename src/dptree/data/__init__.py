@@ -8,6 +8,7 @@
   (in-memory data), DuckDB (files, DuckDB relations), Spark (DataFrames);
 * :mod:`~dptree.data.inputs` -- any in-memory container as a 1-D numpy array (:func:`to_numpy`);
 * :mod:`~dptree.data.domain` -- public ordered domains: values to leaves and back;
+  :mod:`~dptree.data.values` -- raw values read on their own, into positions (on_invalid);
 * :mod:`~dptree.data.bounding` -- at most k records per user, chosen uniformly at random;
 * :mod:`~dptree.data.groups` -- the public list of groups; :mod:`~dptree.data.weights` -- exact
   integer weights.

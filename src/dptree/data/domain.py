@@ -24,10 +24,8 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import dataclass
-from decimal import Decimal
-from fractions import Fraction
 from functools import cached_property
-from typing import Any, Literal, cast
+from typing import Any
 
 import numpy as np
 
@@ -40,104 +38,32 @@ from dptree.data.dates import (
     is_date_bound,
     parse_date_bound,
 )
-from dptree.data.inputs import present, to_numpy, valid_records, value_kind
+from dptree.data.inputs import present, value_kind
 from dptree.data.sorting import float_keys, key_floats
-from dptree.errors import (
-    RANGE_TREE_FLOAT_FIX,
-    DataError,
-    DomainError,
-    dates_need_date_bounds_error,
-    infinite_values_error,
-    missing_values_error,
-    non_integer_values_error,
+from dptree.data.values import (
+    Kind,
+    clamped_positions,
+    coerce_values,
+    float_item,
+    float_order,
+    float_value,
+    is_int,
+    is_real,
+    read_positions,
+    value_positions,
+    whole_from,
 )
+from dptree.errors import DataError, DomainError
 
-__all__ = ["Domain", "make_domain", "point_domain", "key_domain", "coerce_values", "whole_from", "MAX_LEAVES",
-           "INVALID_HINT", "INVALID_VALUES"]
+__all__ = ["Domain", "make_domain", "point_domain", "key_domain", "coerce_values", "MAX_LEAVES"]
 
 MAX_LEAVES = 1 << 26  # about 67 million leaves; larger trees do not fit a 24 GiB machine safely
-
-Kind = Literal["integer", "float", "datetime"]
-
-INVALID_HINT = (
-    "pass on_invalid='drop' to drop such records (a per-record policy; how many are dropped is never "
-    "revealed), or clean the data first"
-)
-INVALID_VALUES = "values contain missing values (NaN, None, NaT) or infinities; " + INVALID_HINT
-FLOAT_BOUNDS_FIX = "give float bounds (e.g. lower=0.0) for a float domain, or " + INVALID_HINT
 
 _SIGN = np.uint64(1 << 63)
 _U64_MAX = (1 << 64) - 1
 _FMAX = sys.float_info.max
 _NS_LO = -(2**63) + 1  # int64 min is NaT
 _NS_HI = 2**63 - 1
-
-
-def _is_int(x: Any) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
-
-
-def _is_real(x: Any) -> bool:
-    return (_is_int(x) or isinstance(x, (float, np.floating))) and not isinstance(x, bool)
-
-
-def _float_order(x: float) -> int:
-    """The float64 order of a finite ``x`` as a signed integer (-0.0 and 0.0 share 0):
-    :func:`~dptree.data.sorting.float_keys` less 2^63."""
-    return int(float_keys(np.array([x], dtype=np.float64))[0]) - (1 << 63)
-
-
-def _float_value(k: int) -> float:
-    return float(key_floats(np.array([k + (1 << 63)], dtype=np.uint64))[0])
-
-
-def _missing(v: Any) -> bool:
-    return v is None or (isinstance(v, (float, np.floating)) and math.isnan(v))
-
-
-def _integer_item(v: Any, drop: bool) -> int | None:
-    """One item of an object column on an integer domain, exactly: an integer, or a whole float,
-    Decimal or Fraction; None when it is invalid (missing, infinite, fractional) and ``drop``."""
-    if isinstance(v, (bool, np.bool_)) or isinstance(v, (str, bytes)):
-        raise DataError("values must be numbers or dates of one kind")
-    if _is_int(v):
-        return int(v)
-    if not isinstance(v, (float, np.floating, Decimal, Fraction)) and v is not None:
-        raise DataError("values must be numbers or dates of one kind")
-    if _missing(v) or (not isinstance(v, Fraction) and not math.isfinite(v)):
-        if drop:
-            return None
-        raise DataError(INVALID_VALUES)
-    x = math.floor(v)
-    if x != v:
-        if drop:
-            return None
-        raise non_integer_values_error(FLOAT_BOUNDS_FIX)
-    return x
-
-
-def _float_item(v: Any, drop: bool) -> float | None:
-    """One item of an object column on a float domain: a finite value beyond the doubles (10^400,
-    a huge Fraction) is the largest double of its sign, which the bounds then clamp; None when it
-    is missing or infinite and ``drop``."""
-    if isinstance(v, (bool, np.bool_, str, bytes)):
-        raise DataError("values must be numbers or dates of one kind")
-    if v is None:
-        f = math.nan
-    else:
-        try:
-            f = float(v)
-        except OverflowError:
-            return _FMAX if v > 0 else -_FMAX
-        except (TypeError, ValueError):
-            raise DataError("values must be numbers or dates of one kind") from None
-    if math.isinf(f) and not isinstance(v, (float, np.floating)) and not (isinstance(v, Decimal) and v.is_infinite()):
-        return math.copysign(_FMAX, f)
-    if not math.isfinite(f):
-        if drop:
-            return None
-        raise DataError(INVALID_VALUES)
-    return f
 
 
 @dataclass(frozen=True)
@@ -162,9 +88,15 @@ class Domain:
         return max((self.size - 1).bit_length(), 1)
 
     @property
+    def step(self) -> float | int:
+        """``width`` of a domain of buckets: every domain but the float64 order, which has none."""
+        assert self.width is not None, "the float64 order has no width"
+        return self.width
+
+    @property
     def resolution(self) -> np.timedelta64 | None:
         """A date domain's width as a timedelta; None for numbers."""
-        return np.timedelta64(int(cast(int, self.width)), "ns") if self.kind == "datetime" else None
+        return np.timedelta64(int(self.step), "ns") if self.kind == "datetime" else None
 
     @property
     def bounds(self) -> tuple[Any, Any]:
@@ -184,7 +116,7 @@ class Domain:
     @cached_property
     def _origin(self) -> int:
         """The integer order of ``lower``: the value, its nanoseconds, or its float64 order."""
-        return _float_order(float(self.lower)) if self.kind == "float" else int(self.lower)
+        return float_order(float(self.lower)) if self.kind == "float" else int(self.lower)
 
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, "lower": self.lower, "upper": self.upper, "width": self.width, "size": self.size}
@@ -198,135 +130,25 @@ class Domain:
     # ------------------------------------------------------------------ values -> positions
     def positions(self, arr: np.ndarray, *, drop: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
         """(positions, kept indices or None for all) of a 1-D array of values, clamped into
-        [0, size): uint64 when size <= 2^64, Python ints (an object array) beyond.
-
-        Missing values and infinities, and non-integers on an integer domain, raise a
-        :class:`DataError` naming no value, position or count, or with ``drop`` are left out (their
-        indices are not in the kept ones). Values of the wrong type always raise."""
-        kind = arr.dtype.kind
-        if self.kind == "datetime":
-            return self._date_positions(arr, drop)
-        if kind in "MmUS" or (kind not in "iufO"):
-            if kind in "MUS":
-                raise dates_need_date_bounds_error(value_kind(arr))
-            raise DataError(f"values must be numbers, got {value_kind(arr)}")
-        if kind == "O":
-            return self._item_positions(arr.tolist(), drop)
-        keep = None
-        if kind == "f":
-            finite = np.isfinite(arr)
-            if not finite.all():
-                if not drop:
-                    raise DataError(INVALID_VALUES)
-                keep = np.flatnonzero(finite)
-                arr = arr[keep]
-        if self.kind == "float":
-            return self._float_positions(arr.astype(np.float64, copy=False)), keep
-        if kind == "f":
-            arr = arr.astype(np.float64, copy=False)  # float16/32: the limit 2^63 below overflows them
-            whole = arr == np.floor(arr)
-            if not whole.all():
-                if not drop:
-                    raise non_integer_values_error(FLOAT_BOUNDS_FIX)
-                kept = np.flatnonzero(whole)
-                keep, arr = (kept if keep is None else keep[kept]), arr[kept]
-            if self.size > 1 << 64 or not (np.abs(arr) < 2.0**63).all():  # whole floats beyond int64: exact
-                return self._integer_positions([int(x) for x in arr.tolist()]), keep
-            arr = arr.astype(np.int64)
-        if self.size > 1 << 64:
-            return self._integer_positions([int(x) for x in arr.tolist()]), keep
-        return self._clamped(arr), keep
+        [0, size) (:func:`~dptree.data.values.value_positions`)."""
+        return value_positions(self, arr, drop=drop)
 
     def to_leaves(self, values: np.ndarray) -> np.ndarray:
         """Bucket (int64) of each value of a range tree's domain (at most 2^26 buckets), clamped;
-        ``values`` already coerced (:func:`coerce_values`)."""
+        ``values`` already coerced (:func:`~dptree.data.values.coerce_values`)."""
         if self.kind == "integer":
             v = values.astype(np.int64, copy=False)
             # Clamping is a no-op when every value is in range; checking min/max first saves a pass
             # over the data. The output is the same either way, so nothing released depends on it.
             if self.width == 1 and v.size and self.lower <= v.min() and v.max() <= self.upper:
                 return v - np.int64(self.lower) if self.lower else v
-            return self._clamped(v).view(np.int64)
+            return clamped_positions(self, v).view(np.int64)
         return self.positions(values)[0].view(np.int64)
-
-    def _clamped(self, v: np.ndarray) -> np.ndarray:
-        """Positions (uint64) of an int64 or uint64 array clamped to the domain (size <= 2^64):
-        the clamp runs in the array's own type, the subtraction of lower modulo 2^64 (exact: the
-        true offset lies in [0, 2^64)), then the division by the width."""
-        lo, hi = int(self.lower), int(self.upper)
-        info = np.iinfo(v.dtype)
-        if hi < info.min:
-            return np.full(v.size, self.size - 1, np.uint64)
-        if lo > info.max:
-            return np.zeros(v.size, np.uint64)
-        if lo <= info.min and hi >= info.max:  # the domain holds every value of the type
-            c = v.astype(np.uint64)
-        else:
-            c = np.clip(v, v.dtype.type(max(lo, info.min)), v.dtype.type(min(hi, info.max))).astype(np.uint64)
-        if lo % (1 << 64):
-            c -= np.uint64(lo % (1 << 64))
-        if self.width != 1:
-            c //= np.uint64(cast(int, self.width))
-        return c
-
-    def _integer_positions(self, ints: list[int]) -> np.ndarray:
-        lo, hi, w = int(self.lower), int(self.upper), int(cast(int, self.width))
-        offs = [(min(max(x, lo), hi) - lo) // w for x in ints]
-        return np.array(offs, dtype=np.uint64 if self.size <= 1 << 64 else object)
-
-    def _float_positions(self, v: np.ndarray) -> np.ndarray:
-        if self.width is None:  # the float64 order
-            keys = float_keys(v)
-            np.clip(keys, np.uint64(self._origin + (1 << 63)), np.uint64(_float_order(float(self.upper)) + (1 << 63)),
-                    out=keys)
-            keys -= np.uint64(self._origin + (1 << 63))
-            return keys
-        idx = np.floor((np.clip(v, self.lower, self.upper) - self.lower) / self.width).astype(np.int64)
-        return np.minimum(idx, self.size - 1).view(np.uint64)
-
-    def _item_positions(self, items: list[Any], drop: bool) -> tuple[np.ndarray, np.ndarray | None]:
-        """Positions of the items of an object column, each on its own into the domain's type
-        (numpy's common type of the items, float64 as soon as one is a float, would round 64-bit
-        integers, so one record would move others)."""
-        kept: list[int] = []
-        found: list[Any] = []
-        for i, v in enumerate(items):
-            x = _integer_item(v, drop) if self.kind == "integer" else _float_item(v, drop)
-            if x is not None:
-                kept.append(i)
-                found.append(x)
-        keep = None if len(kept) == len(items) else np.array(kept, dtype=np.int64)
-        if self.kind == "integer":
-            return self._integer_positions(found), keep
-        return self._float_positions(np.array(found, dtype=np.float64)), keep
-
-    def _date_positions(self, arr: np.ndarray, drop: bool) -> tuple[np.ndarray, np.ndarray | None]:
-        """Whole widths after ``lower`` (clamped in the values' own unit first,
-        :func:`~dptree.data.dates.dates_to_ns`); NaT / None refused or dropped."""
-        if arr.dtype.kind == "O":  # a missing entry (None, NaN) is NaT
-            arr = np.where(present(arr), arr, None) if arr.size else arr
-        dates = as_dates(arr)
-        keep = None
-        nat = np.isnat(dates)
-        if nat.any():
-            if not drop:
-                raise DataError(INVALID_VALUES)
-            keep = np.flatnonzero(~nat)
-            dates = dates[keep]
-        ns = dates_to_ns(dates, int(self.lower), int(self.upper)).view(np.uint64)
-        ns -= np.uint64(int(self.lower) % (1 << 64))  # modulo 2^64: exact, the offsets lie in [0, 2^64)
-        if self.width != 1:
-            ns //= np.uint64(cast(int, self.width))
-        return ns, keep
 
     def read_positions(self, values: Any, *, column: str | None = None, on_invalid: str = "error") -> np.ndarray:
         """Clamped positions (uint64) of the records of ``values`` (anything
         :func:`~dptree.data.inputs.to_numpy` reads), under the invalid-value policy ``on_invalid``."""
-        arr = to_numpy(values, column=column)
-        if arr.dtype.kind == "b":
-            raise DataError("values must be numbers or dates, not True/False")
-        arr = arr[valid_records(arr, self.kind, on_invalid)]
-        return self.positions(arr, drop=on_invalid == "drop")[0]
+        return read_positions(self, values, column=column, on_invalid=on_invalid)
 
     # ------------------------------------------------------------------ query points
     @property
@@ -335,7 +157,7 @@ class Domain:
         if self.kind == "integer":
             return self._int_key(int(self.lower)), self._int_key(int(self.upper))
         if self.kind == "float":
-            return _float_order(float(self.lower)) + (1 << 63), _float_order(float(self.upper)) + (1 << 63)
+            return float_order(float(self.lower)) + (1 << 63), float_order(float(self.upper)) + (1 << 63)
         return int(self.lower) + (1 << 63), int(self.upper) + (1 << 63)
 
     def query_keys(self, x: Any) -> np.ndarray:
@@ -365,7 +187,7 @@ class Domain:
                 raise DataError("query points must be numbers")
             if self.kind == "integer":
                 return np.array([self._int_key(math.floor(v)) for v in arr.tolist()], dtype=np.uint64)
-            arr = np.array([_float_item(v, False) for v in arr.tolist()], dtype=np.float64)
+            arr = np.array([float_item(v, False) for v in arr.tolist()], dtype=np.float64)
             kind = "f"
         if kind == "f" and not np.isfinite(arr).all():
             raise DataError("query points must be finite")
@@ -404,8 +226,8 @@ class Domain:
         datetime64[ns]."""
         p = min(max(int(position), 0), self.size - 1)
         if self.kind == "float":
-            return _float_value(self._origin + p) if self.width is None else self.lower + p * self.width
-        v = int(self.lower) + p * int(cast(int, self.width))
+            return float_value(self._origin + p) if self.width is None else self.lower + p * self.width
+        v = int(self.lower) + p * int(self.step)
         return np.datetime64(v, "ns") if self.kind == "datetime" else v
 
     def values_at(self, positions: np.ndarray) -> np.ndarray:
@@ -422,7 +244,7 @@ class Domain:
                 return key_floats(idx.astype(np.uint64) + np.uint64(self._origin + (1 << 63)))
             return self.lower + idx * self.width
         # modulo 2^64: exact, every value lies in the int64 (or, unsigned, the uint64) range
-        start = idx.astype(np.uint64) * np.uint64(cast(int, self.width)) + np.uint64(int(self.lower) % (1 << 64))
+        start = idx.astype(np.uint64) * np.uint64(self.step) + np.uint64(int(self.lower) % (1 << 64))
         if self.key_kind == "uint":
             return start
         start = start.view(np.int64)
@@ -433,20 +255,20 @@ class Domain:
         ``upper``), its last value for integers, its start for dates (bucket resolution)."""
         idx = np.asarray(idx)
         if self.kind == "float":
-            return np.minimum(self.lower + (idx + 1) * self.width, self.upper)
+            return np.minimum(self.lower + (idx + 1) * self.step, self.upper)
         if self.kind == "datetime":
             return self.leaf_start(idx)
-        return np.minimum(np.int64(self.lower) + (idx + 1) * np.int64(self.width) - 1, np.int64(self.upper))
+        return np.minimum(np.int64(self.lower) + (idx + 1) * np.int64(self.step) - 1, np.int64(self.upper))
 
     def interpolate(self, idx: np.ndarray, frac: np.ndarray) -> np.ndarray:
         """A point ``frac`` of the way through bucket ``idx`` (integers: the bucket's value)."""
         if self.kind == "float":
-            return np.minimum(self.lower + (idx + frac) * self.width, self.upper)
+            return np.minimum(self.lower + (idx + frac) * self.step, self.upper)
         if (self.kind == "integer" and self.width == 1) or self.kind == "datetime":
             return self.leaf_start(idx)  # integers and dates answer with a bucket's first value
-        base = np.int64(self.lower) + idx.astype(np.int64) * np.int64(self.width)
+        base = np.int64(self.lower) + idx.astype(np.int64) * np.int64(self.step)
         # frac = 1 is the bucket's top: its last value (width would be the next bucket's first)
-        off = np.minimum(np.floor(frac * float(self.width)).astype(np.int64), np.int64(self.width) - 1)
+        off = np.minimum(np.floor(frac * float(self.step)).astype(np.int64), np.int64(self.step) - 1)
         return np.minimum(base + off, np.int64(self.upper))
 
     # ------------------------------------------------------------------ range tree query points
@@ -455,10 +277,10 @@ class Domain:
         arr = self._query_array(x)
         if self.kind in ("integer", "datetime"):
             # points beyond the domain act like its ends; clamping first keeps int64 exact
-            lo, hi = int(self.lower) - int(self.width), int(self.upper) + int(self.width)
-            return np.floor_divide(np.clip(arr, lo, hi) - int(self.lower), int(self.width))
-        arr = np.clip(arr, self.lower - self.width, self.upper + self.width)
-        out = np.floor((arr - self.lower) / self.width).astype(np.int64)
+            lo, hi = int(self.lower) - int(self.step), int(self.upper) + int(self.step)
+            return np.floor_divide(np.clip(arr, lo, hi) - int(self.lower), int(self.step))
+        arr = np.clip(arr, self.lower - self.step, self.upper + self.step)
+        out = np.floor((arr - self.lower) / self.step).astype(np.int64)
         # the last bucket is closed at upper
         return np.where(arr == self.upper, self.size - 1, out)
 
@@ -474,7 +296,7 @@ class Domain:
     def _query_array(self, x: Any) -> np.ndarray:
         if self.kind == "datetime":
             # points beyond the domain act like its ends (leaf_of clamps to one bucket beyond)
-            return date_query_array(x, int(self.lower) - int(self.width), int(self.upper) + int(self.width))
+            return date_query_array(x, int(self.lower) - int(self.step), int(self.upper) + int(self.step))
         try:
             a = np.asarray(x)
         except (TypeError, ValueError) as exc:
@@ -495,13 +317,13 @@ class Domain:
     def contains(self, value: Any) -> bool:
         """Whether ``value`` is a point of this domain, of its kind (re-validating a loaded file)."""
         if self.kind == "integer":
-            return _is_int(value) and self.lower <= int(value) <= self.upper and \
-                (int(value) - int(self.lower)) % int(cast(int, self.width)) == 0
+            return is_int(value) and self.lower <= int(value) <= self.upper and \
+                (int(value) - int(self.lower)) % int(self.step) == 0
         if self.kind == "datetime":
             if not isinstance(value, np.datetime64) or np.isnat(value):
                 return False
             ns = int(value.astype("datetime64[ns]").astype(np.int64))
-            k, r = divmod(ns - int(self.lower), int(cast(int, self.width)))
+            k, r = divmod(ns - int(self.lower), int(self.step))
             return r == 0 and 0 <= k < self.size
         return isinstance(value, float) and math.isfinite(value) and self.lower <= value <= self.upper
 
@@ -534,21 +356,21 @@ def make_domain(lower: Any, upper: Any, width: Any = None) -> Domain:
         size = (hi_i - lo_i) // w_ns + 1
         _check_size(size)
         return Domain("datetime", lo_i, hi_i, w_ns, int(size))
-    if not _is_real(lower) or not _is_real(upper):
+    if not is_real(lower) or not is_real(upper):
         raise DomainError(
             f"lower and upper must be numbers or dates, got {type(lower).__name__} and {type(upper).__name__}"
         )
-    if width is not None and (not _is_real(width)):
+    if width is not None and (not is_real(width)):
         raise DomainError(f"width must be a number, got {type(width).__name__}")
     if not (math.isfinite(float(lower)) and math.isfinite(float(upper))):
         raise DomainError("lower and upper must be finite")
     if width is not None and not math.isfinite(float(width)):
         raise DomainError("width must be finite")
-    if (int(lower) >= int(upper)) if _is_int(lower) and _is_int(upper) else float(lower) >= float(upper):
+    if (int(lower) >= int(upper)) if is_int(lower) and is_int(upper) else float(lower) >= float(upper):
         raise DomainError(f"lower ({lower}) must be smaller than upper ({upper})", parameter="lower")
     if width is not None and float(width) <= 0:
         raise DomainError(f"width must be > 0, got {width}", parameter="width")
-    if _is_int(lower) and _is_int(upper) and (width is None or _is_int(width)):
+    if is_int(lower) and is_int(upper) and (width is None or is_int(width)):
         lo_int, hi_int = int(lower), int(upper)
         w_int = 1 if width is None else int(width)
         if abs(lo_int) >= 2**62 or abs(hi_int) >= 2**62:
@@ -590,11 +412,11 @@ def point_domain(lower: Any, upper: Any, width: Any = None) -> Domain:
         size = (hi_ns - lo_ns) // unit + 1
         return Domain("datetime", lo_ns, lo_ns + (size - 1) * unit, unit, size)
     for name, b in (("lower", lower), ("upper", upper)):
-        if not _is_real(b) or isinstance(b, np.bool_):
+        if not is_real(b) or isinstance(b, np.bool_):
             raise DomainError(f"{name} must be an int, a float or a date, got {type(b).__name__}")
         if isinstance(b, (float, np.floating)) and not math.isfinite(float(b)):
             raise DomainError(f"{name} must be finite, got {b}")
-    if _is_int(lower) and _is_int(upper):
+    if is_int(lower) and is_int(upper):
         lo, hi = int(lower), int(upper)
         if lo > hi:
             raise DomainError(f"lower must be <= upper, got lower={lower!r} > upper={upper!r}; swap them", parameter="lower")
@@ -605,7 +427,7 @@ def point_domain(lower: Any, upper: Any, width: Any = None) -> Domain:
         raise DomainError("bounds do not fit a float64 domain; use integer bounds") from exc
     if lo_f > hi_f:
         raise DomainError(f"lower must be <= upper, got lower={lower!r} > upper={upper!r}; swap them", parameter="lower")
-    return Domain("float", lo_f, hi_f, None, _float_order(hi_f) - _float_order(lo_f) + 1)
+    return Domain("float", lo_f, hi_f, None, float_order(hi_f) - float_order(lo_f) + 1)
 
 
 def key_domain(lower: Any, upper: Any, dtype_kind: str) -> Domain:
@@ -627,7 +449,7 @@ def key_domain(lower: Any, upper: Any, dtype_kind: str) -> Domain:
                               "lower= and upper= (integers at most 2^64 apart; values outside are clamped)")
         return Domain("integer", -(1 << 63), (1 << 63) - 1, 1, 1 << 64)
     for name, b in (("lower", lower), ("upper", upper)):
-        if isinstance(b, (bool, np.bool_)) or not (_is_real(b) or is_date_bound(b)):
+        if isinstance(b, (bool, np.bool_)) or not (is_real(b) or is_date_bound(b)):
             raise DomainError(f"{name} must be an int, a float or a date, got {type(b).__name__}")
     if is_date_bound(lower) or is_date_bound(upper):
         if not (is_date_bound(lower) and is_date_bound(upper)):
@@ -636,7 +458,7 @@ def key_domain(lower: Any, upper: Any, dtype_kind: str) -> Domain:
         if lo > hi:
             raise DomainError(f"lower must be <= upper, got lower={lower!r} > upper={upper!r}; swap them", parameter="lower")
         return Domain("datetime", lo, hi, 1, hi - lo + 1)
-    if _is_int(lower) and _is_int(upper):
+    if is_int(lower) and is_int(upper):
         base = 0 if int(lower) >= 0 and int(upper) >= 1 << 63 else 1 << 63
         for name, b in (("lower", lower), ("upper", upper)):
             if not 0 <= int(b) + base <= _U64_MAX:
@@ -653,109 +475,3 @@ def _check_size(size: int) -> None:
         )
     if size < 2:
         raise DomainError("the domain must have at least two buckets")
-
-
-def whole_from(lo: Any) -> Any:
-    """The low end of ``count(lo, hi)`` on an integer domain: a fractional float rounded up (lo <=
-    value: 0.5 starts at 1; the floor that query points get would count the records at 0)."""
-    a = np.asarray(lo)
-    return np.ceil(a) if a.dtype.kind == "f" else lo
-
-
-
-
-def _object_item(v: Any, integer: bool) -> int | float:
-    """One number of an object column (Python int of any size, float, Decimal, Fraction) for an
-    integer domain (exact, clamped to +-2^62 like any value outside the bounds; a fraction refused,
-    never truncated) or a float domain (a finite value beyond the doubles becomes the largest double,
-    then the bounds clamp it; only a true infinity is one)."""
-    if isinstance(v, (int, np.integer)):
-        x = max(min(int(v), 2**62), -(2**62))
-        return x if integer else float(x)
-    try:
-        f = float(v)
-    except OverflowError:  # a Fraction beyond the doubles
-        f = math.inf if v > 0 else -math.inf
-    if math.isinf(f) and not isinstance(v, (float, np.floating)) and not (isinstance(v, Decimal) and v.is_infinite()):
-        f = math.copysign(sys.float_info.max, f)  # finite, only beyond the doubles
-    if not integer:
-        return f
-    if math.isinf(f):
-        raise infinite_values_error()
-    if abs(f) >= 2.0**62:
-        return int(math.copysign(2**62, f))
-    if v != int(v):  # exact for Decimal and Fraction too
-        raise non_integer_values_error(RANGE_TREE_FLOAT_FIX)  # never floored silently
-    return int(v)
-
-
-def coerce_values(values: Any, domain: Domain, *, missing: str = "error") -> np.ndarray:
-    """Turn user data into a 1-D numpy array fit for ``domain``, validating it.
-
-    ``missing``: the declared invalid-value policy (``on_invalid``), applied by
-    :func:`~dptree.data.inputs.valid_records`: NaN / None / NaT, infinities, non-integers on an
-    integer domain and entries that are not numbers raise :class:`DataError`, or with ``"drop"``
-    are left out. An array of the wrong type (text, dates on a numeric domain) always raises.
-    Out-of-range finite values are kept (they are clamped later).
-    """
-    if missing not in ("error", "drop"):
-        raise DataError(f"on_invalid must be 'error' or 'drop', got {missing!r}")
-    if isinstance(values, (str, bytes)):
-        raise DataError("values must be an array of numbers, not a string")
-    if isinstance(values, (list, tuple)) and any(isinstance(v, (bool, np.bool_)) for v in values):
-        raise DataError("values must be numbers; found True/False (convert booleans explicitly if intended)")
-    try:
-        arr = np.asarray(values)
-    except (ValueError, TypeError):
-        raise DataError("values cannot be read as a one-dimensional array of numbers or dates") from None
-    if arr.ndim == 0:
-        raise DataError("values must be a one-dimensional array, got a scalar")
-    if arr.ndim != 1:
-        raise DataError(f"values must be one-dimensional (one column), got a {arr.ndim}-dimensional array")
-    arr = arr[valid_records(arr, domain.kind, missing)]
-    if domain.kind == "datetime":
-        out = as_dates(arr)
-        nat = np.isnat(out)
-        if nat.any():
-            if missing == "error":
-                raise missing_values_error(cli_flag=False)
-            out = out[~nat]
-        return out
-    if arr.dtype.kind == "O":
-        has_none = ~present(arr) if arr.size else np.zeros(0, bool)
-        if has_none.any():
-            if missing == "error":
-                raise missing_values_error(cli_flag=False)
-            arr = arr[~has_none]
-        items = arr.tolist()
-        if any(isinstance(v, (str, bytes, bool, np.bool_)) for v in items):
-            raise DataError("values must be numbers; found a non-numeric entry (text or True/False)")
-        integer = domain.kind == "integer"
-        try:  # each item on its own, into the domain's type: the array's type never depends on other records
-            arr = np.array([_object_item(v, integer) for v in items], dtype=np.int64 if integer else np.float64)
-        except DataError:
-            raise
-        except (TypeError, ValueError, ArithmeticError):
-            raise DataError("values must be numbers; found a non-numeric entry") from None
-    if arr.size == 0:
-        return arr.astype(np.float64 if domain.kind == "float" else np.int64)
-    if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
-        if arr.dtype.kind in "MUS":
-            raise dates_need_date_bounds_error(value_kind(arr))
-        raise DataError(f"values must be numbers, got {value_kind(arr)}")
-    if arr.dtype.kind == "f":
-        nan = np.isnan(arr)
-        if nan.any():
-            if missing == "error":
-                raise missing_values_error(cli_flag=False)
-            arr = arr[~nan]
-        if np.isinf(arr).any():
-            raise infinite_values_error()
-        if domain.kind == "integer":
-            if not np.array_equal(arr, np.floor(arr)):
-                raise non_integer_values_error(RANGE_TREE_FLOAT_FIX)  # never floored silently
-            return np.clip(arr.astype(np.float64, copy=False), -(2.0**62), 2.0**62).astype(np.int64)
-        return arr
-    if arr.dtype.kind == "u":
-        arr = np.minimum(arr, np.uint64(2**62)).astype(np.int64)
-    return arr

@@ -15,7 +15,8 @@ from typing import Any, Literal, Mapping
 
 import numpy as np
 
-from dptree.data.domain import INVALID_HINT, INVALID_VALUES, Domain, point_domain
+from dptree.data.domain import Domain, point_domain
+from dptree.data.values import INVALID_HINT, INVALID_VALUES
 from dptree.errors import DataError, DomainError, InvalidParameterError, ReleaseFileError
 from dptree.interior.selection import _group
 

@@ -63,8 +63,9 @@ from typing import Any, Callable, Literal
 
 import numpy as np
 
-from dptree.data.domain import INVALID_VALUES, Domain
+from dptree.data.domain import Domain
 from dptree.data.engines.base import OrderedCounts
+from dptree.data.values import INVALID_VALUES
 from dptree.interior.blocks import Badness, Blocks, sample_windowed, window_ranks
 from dptree.noise import RandomSource
 

@@ -78,7 +78,7 @@ def nice_edges(domain: Domain, bins: int, *, log: bool = False) -> np.ndarray:
         raise InvalidParameterError(f"bins must be an integer >= 1, got {bins!r}", parameter="bins")
     if log and domain.kind != "datetime" and float(domain.lower) > 0:
         return _log_edges(domain, int(bins))
-    lo, hi, w = domain.lower, domain.upper, domain.width
+    lo, hi, w = domain.lower, domain.upper, domain.step
     if domain.kind == "datetime":
         span_s = (int(hi) - int(lo)) / 1e9
         raw = max(span_s / bins, int(w) / 1e9)

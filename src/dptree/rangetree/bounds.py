@@ -341,7 +341,7 @@ class PrivateBoundsPlan:
         if dom.kind == "datetime":
             lower: Any = np.datetime64(int(dom.lower), "ns")
             upper: Any = np.datetime64(int(dom.upper), "ns")
-            width: Any = np.timedelta64(int(dom.width), "ns")
+            width: Any = np.timedelta64(int(dom.step), "ns")
         else:
             lower, upper, width = dom.lower, dom.upper, dom.width
         return plan_type.build(lower=lower, upper=upper, width=width, epsilon=self.tree_epsilon,

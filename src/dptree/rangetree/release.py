@@ -346,10 +346,10 @@ class RangeTree(RangeQueries, CountRelease):
         if dom.kind == "float":
             high: Any = np.minimum(low + dom.width, dom.upper)
         elif dom.kind == "datetime":
-            end = np.minimum(np.int64(dom.lower) + (a + 1) * np.int64(dom.width), np.int64(dom.upper))
+            end = np.minimum(np.int64(dom.lower) + (a + 1) * np.int64(dom.step), np.int64(dom.upper))
             high = end.astype("datetime64[ns]")
         else:
-            high = np.minimum(np.int64(dom.lower) + (a + 1) * np.int64(dom.width) - 1, np.int64(dom.upper))
+            high = np.minimum(np.int64(dom.lower) + (a + 1) * np.int64(dom.step) - 1, np.int64(dom.upper))
         return result_frame({"bucket_low": low, "bucket_high": high}, estimate=est, stderr=s,
                             ci=symmetric_interval(est, s, m), level=level)
 

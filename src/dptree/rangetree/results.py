@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 import numpy as np
 
 from dptree._validation import InstanceOf, validate_params
-from dptree.data.domain import whole_from
+from dptree.data.values import whole_from
 from dptree.errors import InvalidParameterError
 from dptree.estimation.intervals import LEVEL
 from dptree.io.display import Displayed

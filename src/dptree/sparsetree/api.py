@@ -14,11 +14,12 @@ from typing import Any, Callable, Literal
 from dptree import noise as _noise
 from dptree._validation import Options, validate_params
 from dptree.data import histograms
-from dptree.data.domain import INVALID_VALUES, key_domain
+from dptree.data.domain import key_domain
 from dptree.data.engines.duckdb import is_csv, is_relation
 from dptree.data.engines.spark import is_spark_df
 from dptree.data.histograms import COLUMN, FORMAT, RNG, is_file
 from dptree.data.inputs import declared_kind, refuse_untyped, to_numpy
+from dptree.data.values import INVALID_VALUES
 from dptree.errors import InvalidParameterError
 from dptree.io import release_file as _release_file
 from dptree.io.release_file import creation_metadata

@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 
 from dptree._validation import Interval, validate_params
-from dptree.data.domain import whole_from
+from dptree.data.values import whole_from
 from dptree.errors import InvalidParameterError
 from dptree.estimation.intervals import LEVEL, gamma_shape, multiplier
 from dptree.io.contract import CountRelease
