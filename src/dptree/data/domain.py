@@ -463,7 +463,7 @@ def key_domain(lower: Any, upper: Any, dtype_kind: str) -> Domain:
         for name, b in (("lower", lower), ("upper", upper)):
             if not 0 <= int(b) + base <= _U64_MAX:
                 raise DomainError(f"{name}={int(b)} does not fit 64 bits: integer bounds lie in [-2^63, 2^64 - 1], "
-                                  "and a domain reaching below 0 must end below 2^63")
+                                  "and a domain reaching below 0 must end below 2^63", parameter=name)
     return point_domain(lower, upper)
 
 

@@ -76,7 +76,7 @@ def _bucketing(con: Any, expr: str, column: str, domain: Domain) -> tuple[str, s
     col = quote_ident(column)
     numeric = any(t in ctype for t in ("INT", "DOUBLE", "FLOAT", "DECIMAL", "REAL", "NUMERIC"))
     temporal = "DATE" in ctype or "TIMESTAMP" in ctype
-    lo, hi, w = domain.lower, domain.upper, domain.width
+    lo, hi, w = domain.lower, domain.upper, domain.step
     inf = frac = None
     if domain.kind == "datetime":
         if not temporal:

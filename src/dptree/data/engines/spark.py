@@ -92,7 +92,7 @@ def _leaf_sql(df: Any, column: str, domain: Domain) -> tuple[str, str]:
         else:
             raise DataError(f"Spark column {column!r} has type {tname}, but the domain is dates: pass numeric bounds")
         bad = f"{col} IS NULL"
-        lo, hi, w = int(domain.lower), int(domain.upper), int(domain.width)
+        lo, hi, w = int(domain.lower), int(domain.upper), int(domain.step)
         leaf = f"(least(greatest({value}, {lo}), {hi}) - {lo}) div {w}"
     else:
         if tname not in NUMERIC:
@@ -102,7 +102,7 @@ def _leaf_sql(df: Any, column: str, domain: Domain) -> tuple[str, str]:
         else:
             bad = f"{col} IS NULL"
         if domain.kind == "integer":
-            lo, hi, w = int(domain.lower), int(domain.upper), int(domain.width)
+            lo, hi, w = int(domain.lower), int(domain.upper), int(domain.step)
             if tname in INTEGRAL:
                 value = f"CAST({col} AS BIGINT)"
                 leaf = f"(least(greatest({value}, {lo}), {hi}) - {lo}) div {w}"
@@ -110,7 +110,7 @@ def _leaf_sql(df: Any, column: str, domain: Domain) -> tuple[str, str]:
                 value = f"CAST({col} AS DOUBLE)"
                 leaf = f"(CAST(floor(least(greatest({value}, {lo}), {hi})) AS BIGINT) - {lo}) div {w}"
         else:
-            lo_f, hi_f, w_f = float(domain.lower), float(domain.upper), float(domain.width)
+            lo_f, hi_f, w_f = float(domain.lower), float(domain.upper), float(domain.step)
             value = f"CAST({col} AS DOUBLE)"
             leaf = f"CAST(floor((least(greatest({value}, {lo_f!r}), {hi_f!r}) - {lo_f!r}) / {w_f!r}) AS BIGINT)"
     return f"least({leaf}, {domain.size - 1})", bad
