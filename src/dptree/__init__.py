@@ -67,9 +67,9 @@ if TYPE_CHECKING:
         quantile,
     )
     from dptree.privacy.budget import Budget
+    from dptree.privacy.ledger import Ledger, LedgerCorruptError, LedgerError, LedgerLockedError, LedgerReadOnlyError
     from dptree.privacy.loss import PrivacyLoss
     from dptree.privacy.unit import PerRecord, PerUser, Replace
-    from dptree.privacy.ledger import Ledger, LedgerCorruptError, LedgerError, LedgerLockedError, LedgerReadOnlyError
     from dptree.quantiles import QuantilesPlan, QuantilesRelease, plan_quantiles, quantiles
     from dptree.rangetree.api import range_tree, range_tree_by
     from dptree.rangetree.groupby import GroupedRelease

@@ -16,8 +16,8 @@ from typing import Any, Callable
 import numpy as np
 
 from dptree.cli import core
-from dptree.io.contract import shown
 from dptree.errors import InvalidParameterError
+from dptree.io.contract import shown
 
 __all__ = ["register", "query_hierarchy", "print_rows", "quantiles_rows"]
 

@@ -27,8 +27,9 @@ from dptree.hierarchy.release import HierarchyRelease, assemble
 from dptree.hierarchy.structure import Hierarchy
 from dptree.io import release_file as _serialize
 from dptree.noise.sources import RNG
-from dptree.privacy.budget import BUDGET_RANGE, check_delta
+from dptree.privacy.budget import BUDGET_RANGE, Budget, check_delta
 from dptree.privacy.measurement import measure
+from dptree.privacy.unit import PrivacyUnit, privacy_values
 
 __all__ = ["hierarchy_counts", "plan_hierarchy_counts", "HierarchyCountsPlan", "measurement_copies"]
 
@@ -99,6 +100,7 @@ class HierarchyCountsPlan(HierarchyPlanCore):
                         _serialize.creation_metadata(column=params["levels"], source=source, created=created))
 
 
+@privacy_values
 @validate_params({k: _CONSTRAINTS[k] for k in _PLAN})
 def plan_hierarchy_counts(
     hierarchy: Hierarchy,
@@ -113,6 +115,8 @@ def plan_hierarchy_counts(
     max_contributions: int = 1,
     tau_min: float | None = None,
     gaussian_calibration: Literal["exact", "zcdp"] = "exact",
+    unit: PrivacyUnit | None = None,
+    budget: Budget | None = None,
 ) -> HierarchyCountsPlan:
     """Plan private counts for every node of ``hierarchy`` from public inputs only (no data):
     validate the parameters, calibrate the noise (a parameter no sampler can draw fails here,
@@ -160,6 +164,7 @@ def plan_hierarchy_counts(
                                nonnegative=bool(nonnegative), integer=bool(integer))
 
 
+@privacy_values
 @validate_params({k: v for k, v in _CONSTRAINTS.items() if k != "gaussian_calibration"})
 def hierarchy_counts(
     data: Any,
@@ -178,6 +183,8 @@ def hierarchy_counts(
     weight: str | None = None,
     unknown: Literal["error", "drop", "other"] = "error",
     rng: _noise.RngLike = None,
+    unit: PrivacyUnit | None = None,
+    budget: Budget | None = None,
 ) -> HierarchyRelease:
     """Release a differentially private count for every node of ``hierarchy`` (Ghazi et al. 2023).
 

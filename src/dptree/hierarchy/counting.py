@@ -19,8 +19,8 @@ import numpy as np
 from dptree.data.codes import coded_counts, encode
 from dptree.data.engines.base import COUNT
 from dptree.data.engines.numpy import NumpyEngine
-from dptree.data.inputs import exact_frame
 from dptree.data.histograms import engine_for, is_table, path_counts
+from dptree.data.inputs import exact_frame
 from dptree.data.weights import FLOAT_EXACT as _FLOAT_EXACT  # noqa: F401  (re-exported)
 from dptree.data.weights import MAX_TOTAL, check_weights
 from dptree.data.weights import too_large as _too_large  # noqa: F401  (re-exported)

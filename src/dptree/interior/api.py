@@ -71,6 +71,7 @@ from dptree.privacy.boundary import Boundary
 from dptree.privacy.budget import Budget, check_release_budget
 from dptree.privacy.loss import ApproxDP, Exponential, Measurement, PrivacyLoss, PureDP
 from dptree.privacy.statement import Neighbors, check_statement, read_statement
+from dptree.privacy.unit import PrivacyUnit, privacy_values
 
 __all__ = ["InteriorPoint", "InteriorPointPlan", "interior_point", "plan_interior_point"]
 
@@ -330,6 +331,7 @@ def _check_samplers(pl: Plan) -> None:
             laplace_scale_used(scale)
 
 
+@privacy_values
 @validate_params({"epsilon": EPSILON, "delta": DELTA, "method": METHOD, "beta": BETA, "n": DECLARED_SIZE,
                   "n_max": DECLARED_SIZE, "run_anyway": [InstanceOf(bool)]})
 def plan_interior_point(
@@ -344,6 +346,8 @@ def plan_interior_point(
     n: int | None = None,
     n_max: int | None = None,
     width: Any = None,
+    unit: PrivacyUnit | None = None,
+    budget: Budget | None = None,
 ) -> InteriorPointPlan:
     """The plan of an interior-point release from public parameters only (Kaplan, Ligett, Mansour,
     Naor & Stemmer 2020): validation, the method ``"auto"`` picks, the calibration of TreeLog or
@@ -375,6 +379,7 @@ def _plan_on(enc: Domain, lower: Any, upper: Any, width: Any, method: str, eps: 
     return InteriorPointPlan(enc, pl, lower, upper, width, pl.statement(True))
 
 
+@privacy_values
 @validate_params({"epsilon": EPSILON, "delta": DELTA, "method": METHOD, "beta": BETA, "n": DECLARED_SIZE,
                   "n_max": DECLARED_SIZE, "run_anyway": [InstanceOf(bool)], "on_invalid": ON_INVALID,
                   "rng": RNG, "column": COLUMN})
@@ -395,6 +400,8 @@ def interior_point(
     on_invalid: Literal["error", "drop"] = "error",
     column: str | None = None,
     width: Any = None,
+    unit: PrivacyUnit | None = None,
+    budget: Budget | None = None,
 ) -> InteriorPoint:
     """Release a point between min and max of ``values`` with differential privacy (Kaplan et al. 2020).
 

@@ -37,6 +37,7 @@ from dptree.privacy.boundary import Boundary
 from dptree.privacy.budget import Budget, check_release_budget
 from dptree.privacy.loss import Exponential, PrivacyLoss
 from dptree.privacy.statement import Neighbors, check_statement, make_statement, read_statement
+from dptree.privacy.unit import PrivacyUnit, privacy_values
 
 __all__ = ["QuantilePlan", "QuantileRelease", "median", "plan_quantile", "quantile"]
 
@@ -208,9 +209,11 @@ class QuantilePlan:
                                lower=lo, upper=hi, metadata=metadata, width=enc.resolution)
 
 
+@privacy_values
 @validate_params({"q": Q, "epsilon": EPSILON, "n": DECLARED_SIZE, "n_max": DECLARED_SIZE})
 def plan_quantile(q: float, *, lower: Any, upper: Any, epsilon: float, n: int | None = None,
-                  n_max: int | None = None, width: Any = None) -> QuantilePlan:
+                  n_max: int | None = None, width: Any = None,
+                  unit: PrivacyUnit | None = None, budget: Budget | None = None) -> QuantilePlan:
     """The plan of a single-quantile release (:func:`quantile`) from public parameters only; every
     refusal they cause happens here. ``q=0.5`` plans :func:`median`."""
     eps = check_release_budget(epsilon)
@@ -224,6 +227,7 @@ def _plan_on(q: float, eps: float, enc: Domain, lower: Any, upper: Any, width: A
     return QuantilePlan(q, quantile_level(q), eps, enc, lower, upper, width, size_n, upper_bound, _statement(eps, True))
 
 
+@privacy_values
 @validate_params({"q": Q, "epsilon": EPSILON, "n": DECLARED_SIZE, "n_max": DECLARED_SIZE, "on_invalid": ON_INVALID,
                   "rng": RNG, "column": COLUMN})
 def quantile(
@@ -240,6 +244,8 @@ def quantile(
     on_invalid: Literal["error", "drop"] = "error",
     column: str | None = None,
     width: Any = None,
+    unit: PrivacyUnit | None = None,
+    budget: Budget | None = None,
 ) -> QuantileRelease:
     """Single quantile by the tie-aware exponential mechanism (epsilon-DP, add/remove or replace one record).
 
@@ -260,6 +266,7 @@ def quantile(
         values, column=column, on_invalid=on_invalid, rng=rng, counts=counts)
 
 
+@privacy_values
 @validate_params({"epsilon": EPSILON, "n": DECLARED_SIZE, "n_max": DECLARED_SIZE, "on_invalid": ON_INVALID,
                   "rng": RNG, "column": COLUMN})
 def median(
@@ -275,6 +282,8 @@ def median(
     on_invalid: Literal["error", "drop"] = "error",
     column: str | None = None,
     width: Any = None,
+    unit: PrivacyUnit | None = None,
+    budget: Budget | None = None,
 ) -> QuantileRelease:
     """The private median: :func:`quantile` at q = 1/2 (epsilon-DP, add/remove or replace one
     record). ``n``/``n_max``: an optional **public** declared size (not needed by the mechanism);

@@ -40,6 +40,7 @@ from dptree.privacy.boundary import Boundary
 from dptree.privacy.budget import BUDGET_RANGE, Budget, check_release_budget
 from dptree.privacy.loss import ApproxDP, Exponential, Laplace, PrivacyLoss
 from dptree.privacy.statement import Neighbors, check_statement, make_statement, read_statement
+from dptree.privacy.unit import PrivacyUnit, privacy_values
 
 __all__ = ["ThresholdClassifier", "ThresholdPlan", "learn_threshold", "plan_learn_threshold"]
 
@@ -295,11 +296,13 @@ class ThresholdPlan:
         return result(ip.value, None)
 
 
+@privacy_values
 @validate_params({"epsilon": EPSILON, "delta": DELTA, "method": METHOD, "fraction": FRACTION, "beta": BETA,
                   "n": DECLARED_SIZE, "n_max": DECLARED_SIZE})
 def plan_learn_threshold(*, lower: float, upper: float, epsilon: float, delta: float = 0.0,
                          method: Method = "exponential", fraction: float = 0.1, beta: float = 0.1,
-                         n: int | None = None, n_max: int | None = None) -> ThresholdPlan:
+                         n: int | None = None, n_max: int | None = None,
+                         unit: PrivacyUnit | None = None, budget: Budget | None = None) -> ThresholdPlan:
     """The plan of :func:`learn_threshold` from public parameters only (Kaplan, Ligett, Mansour,
     Naor & Stemmer 2020, section 1); every refusal they cause happens here."""
     eps = check_release_budget(epsilon, supported=SUPPORTED)
@@ -317,6 +320,7 @@ def plan_learn_threshold(*, lower: float, upper: float, epsilon: float, delta: f
                          _statement(eps, spent, True))
 
 
+@privacy_values
 @validate_params({"epsilon": EPSILON, "delta": DELTA, "method": METHOD, "fraction": FRACTION, "beta": BETA,
                   "n": DECLARED_SIZE, "n_max": DECLARED_SIZE, "rng": RNG})
 def learn_threshold(
@@ -333,6 +337,8 @@ def learn_threshold(
     rng: RngLike = None,
     n: int | None = None,
     n_max: int | None = None,
+    unit: PrivacyUnit | None = None,
+    budget: Budget | None = None,
 ) -> ThresholdClassifier:
     """Privately learn a threshold classifier from labelled data (Kaplan et al. 2020, section 1 reduction).
 

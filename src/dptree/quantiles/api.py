@@ -18,8 +18,8 @@ from dptree.interior.calibration import DECLARED_SIZE, EPSILON, ON_INVALID
 from dptree.interior.encoding import prepare, prepare_groups
 from dptree.io.release_file import creation_metadata
 from dptree.noise import RngLike, make_source
-from dptree.privacy.budget import check_release_budget
-from dptree.privacy.unit import PrivacyUnit, unit_from_keywords
+from dptree.privacy.budget import Budget, check_release_budget
+from dptree.privacy.unit import PrivacyUnit, privacy_values, unit_from_keywords
 from dptree.quantiles.approx import approx_quantiles, em_call
 from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS
 from dptree.quantiles.groups import GroupedQuantiles, grouped_quantiles
@@ -72,6 +72,7 @@ def _em_data(data: Any, column: str | None, lower: Any, upper: Any,
     return prepare(data, lower, upper, None, on_invalid, column=column, width=width)
 
 
+@privacy_values
 @validate_params({"epsilon": EPSILON, "method": [Options(METHODS)], "level": LEVEL, "n": DECLARED_SIZE,
                   "n_max": DECLARED_SIZE, "n_min": DECLARED_SIZE, "column": COLUMN, "rng": RNG, "on_invalid": ON_INVALID,
                   "neighbors": NEIGHBORS, "interval": [Options(INTERVALS)],
@@ -101,6 +102,8 @@ def quantiles(
     unknown: Literal["error", "drop"] = "error",
     user_id: Any = None,
     max_contributions: int = 1,
+    unit: PrivacyUnit | None = None,
+    budget: Budget | None = None,
 ) -> QuantilesRelease | GroupedQuantiles:
     """m private quantiles of ``data`` over the public domain [lower, upper], each with an interval.
 
@@ -244,6 +247,7 @@ class QuantilesPlan(QuantilesPlanCore):
         return _em_release(p, qa, staged, level, src, metadata)
 
 
+@privacy_values
 @validate_params({"epsilon": EPSILON, "method": [Options(METHODS)], "level": LEVEL, "n": DECLARED_SIZE,
                   "n_max": DECLARED_SIZE, "n_min": DECLARED_SIZE, "neighbors": NEIGHBORS,
                   "interval": [Options(INTERVALS)], "grid": [Interval(Integral, 2, None, hint=f"e.g. grid={TREE_GRID}")],
@@ -267,6 +271,7 @@ def plan_quantiles(
     user_id: Any = None,
     max_contributions: int = 1,
     unit: PrivacyUnit | None = None,
+    budget: Budget | None = None,
 ) -> QuantilesPlan:
     """The plan of a quantiles release (:func:`quantiles`) from public parameters only: the method
     auto picks by predicted error (:mod:`dptree.quantiles.auto`), the range tree's plan (method

@@ -19,6 +19,8 @@ from dptree.data.engines.base import Missing, Unknown
 from dptree.data.histograms import COLUMN, MISSING, MISSING_ALIAS, RNG, UNKNOWN, leaf_histogram
 from dptree.errors import InvalidParameterError
 from dptree.io import release_file as _release_file
+from dptree.privacy.budget import Budget
+from dptree.privacy.unit import PrivacyUnit, privacy_values
 from dptree.rangetree.bounds import PrivateBoundsPlan, plan_private_bounds
 from dptree.rangetree.groupby import GroupedRelease, release_groups
 from dptree.rangetree.release import RangeTree, RangeTreePlan, plan_range_tree
@@ -39,7 +41,8 @@ def range_tree(values: Any, *, lower: Any = ..., upper: Any = ..., epsilon: floa
                neighbors: str = ..., max_contributions: int = ..., levels: str = ..., on_invalid: Missing = ...,
                column: str | None = ..., user_id: Any = ..., by: None = ..., groups: None = ..., unknown: Unknown = ...,
                bounds: str = ..., bounds_share: float = ..., bounds_origin: Any = ...,
-               rng: _noise.RngLike = ..., missing: Missing | None = ...) -> RangeTree: ...
+               rng: _noise.RngLike = ..., missing: Missing | None = ...,
+               unit: PrivacyUnit | None = None, budget: Budget | None = None) -> RangeTree: ...
 
 
 @overload
@@ -48,9 +51,11 @@ def range_tree(values: Any, *, lower: Any = ..., upper: Any = ..., epsilon: floa
                neighbors: str = ..., max_contributions: int = ..., levels: str = ..., on_invalid: Missing = ...,
                column: str | None = ..., user_id: Any = ..., by: Any, groups: Sequence[Any], unknown: Unknown = ...,
                bounds: str = ..., bounds_share: float = ..., bounds_origin: Any = ...,
-               rng: _noise.RngLike = ..., missing: Missing | None = ...) -> GroupedRelease: ...
+               rng: _noise.RngLike = ..., missing: Missing | None = ...,
+               unit: PrivacyUnit | None = None, budget: Budget | None = None) -> GroupedRelease: ...
 
 
+@privacy_values
 @validate_params(_CONSTRAINTS)
 def range_tree(
     values: Any,
@@ -77,6 +82,8 @@ def range_tree(
     bounds_origin: Any = None,
     rng: _noise.RngLike = None,
     missing: Missing | None = None,
+    unit: PrivacyUnit | None = None,
+    budget: Budget | None = None,
 ) -> RangeTree | GroupedRelease:
     """Release a private b-ary range tree of ``values`` over the public domain [lower, upper].
 
@@ -170,6 +177,7 @@ def range_tree(
     return release_groups(plan, hist, groups, src, column=column, source=source, created=created)
 
 
+@privacy_values
 @validate_params({k: v for k, v in _CONSTRAINTS.items() if not k.startswith("bounds")})
 def range_tree_by(
     values: Any,
@@ -193,6 +201,8 @@ def range_tree_by(
     column: str | None = None,
     rng: _noise.RngLike = None,
     missing: Missing | None = None,
+    unit: PrivacyUnit | None = None,
+    budget: Budget | None = None,
 ) -> GroupedRelease:
     """:func:`range_tree` with ``by=`` and ``groups=``: one range tree per public group, for the
     budget of one release (parallel composition, McSherry 2009, Thm 4)."""

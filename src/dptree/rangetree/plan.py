@@ -32,6 +32,7 @@ from dptree.privacy.budget import Budget
 from dptree.privacy.loss import Gaussian, Laplace, PrivacyLoss
 from dptree.privacy.measurement import NoiseSpec, measure
 from dptree.privacy.statement import Neighbors, Relation, make_statement
+from dptree.privacy.unit import PrivacyUnit, privacy_values
 from dptree.rangetree.allocation import (
     LEVEL_OPTIONS,
     canonical_levels,
@@ -240,6 +241,7 @@ class TreePlan:
         return measurements
 
     @classmethod
+    @privacy_values
     @validate_params(
         {
             "epsilon": [None, Interval(Real, 0, None, closed="neither", hint="e.g. epsilon=1.0")],
@@ -270,6 +272,8 @@ class TreePlan:
         max_contributions: int = 1,
         levels: str = "uniform",
         gaussian_calibration: str = "exact",
+        unit: PrivacyUnit | None = None,
+        budget: Budget | None = None,
     ) -> Self:
         """Validate public parameters and compute the per-level noise (no data involved): the plan
         of a range-tree release (public as :func:`dptree.plan_range_tree`).

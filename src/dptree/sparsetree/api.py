@@ -25,7 +25,7 @@ from dptree.io import release_file as _release_file
 from dptree.io.release_file import creation_metadata
 from dptree.privacy.budget import Budget
 from dptree.privacy.loss import PrivacyLoss
-from dptree.privacy.unit import PerRecord
+from dptree.privacy.unit import PerRecord, PrivacyUnit, privacy_values
 from dptree.sparsetree.counting import BinnedKeys
 from dptree.sparsetree.plan import SparsePlan, plan_sparse_tree
 from dptree.sparsetree.release import SparseRangeTree
@@ -125,10 +125,12 @@ class SparseRangeTreePlan:
         return SparseRangeTree(plan, measurement, statement, metadata)
 
 
+@privacy_values
 @validate_params(plan_sparse_tree.constraints)  # type: ignore[attr-defined]
 def plan_sparse_range_tree(*, epsilon: float, lower: Any = None, upper: Any = None, branching: int = 16,
                            max_contributions: int = 1, dense_depth: int | None = None, threshold: int | None = None,
-                           method: str = "privtree", structure_share: float | str = "auto") -> SparseRangeTreePlan:
+                           method: str = "privtree", structure_share: float | str = "auto",
+                           unit: PrivacyUnit | None = None, budget: Budget | None = None) -> SparseRangeTreePlan:
     """Plan a sparse range tree from public parameters only (no data): validate them, calibrate
     every noise scale (a parameter no sampler can draw fails here, before any charge) and derive
     the privacy statement and loss. ``release(data)`` then runs it; :func:`sparse_range_tree` is
@@ -159,6 +161,7 @@ def plan_sparse_range_tree(*, epsilon: float, lower: Any = None, upper: Any = No
     return plan
 
 
+@privacy_values
 @validate_params(_READING)
 def sparse_range_tree(
     data: Any,
@@ -176,6 +179,8 @@ def sparse_range_tree(
     on_invalid: str = "error",
     rng: _noise.RngLike = None,
     fmt: str | None = None,
+    unit: PrivacyUnit | None = None,
+    budget: Budget | None = None,
 ) -> SparseRangeTree:
     """Release a private sparse range tree of ``data``: integers up to 64 bits, floats or
     nanosecond timestamps, with no bucket width (the leaves are single 64-bit keys).

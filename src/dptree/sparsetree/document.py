@@ -20,10 +20,10 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from dptree.data.domain import Domain, key_domain
 from dptree.errors import DPTreeError, ReleaseFileError
 from dptree.io.release_file import check_metadata
 from dptree.privacy.statement import check_statement
-from dptree.data.domain import Domain, key_domain
 from dptree.sparsetree.mechanism import (
     Level,
     Measurement,

@@ -33,13 +33,13 @@ import numpy as np
 
 from dptree import noise as _noise
 from dptree._validation import Interval, Options, validate_params
+from dptree.data.domain import Domain
 from dptree.errors import InvalidParameterError
 from dptree.privacy.budget import RANGE_TREE_BUDGET_RANGE, check_release_budget
 from dptree.privacy.loss import Laplace, PrivacyLoss, PureDP
 from dptree.privacy.loss import Measurement as Step
 from dptree.privacy.statement import Neighbors, make_statement
 from dptree.sparsetree.counting import Counts
-from dptree.data.domain import Domain
 from dptree.sparsetree.layout import SparseLayout
 from dptree.sparsetree.mechanism import (
     Measurement,
