@@ -96,7 +96,7 @@ class HierarchyCountsPlan(HierarchyPlanCore):
             **cal.parameters,
         }
         source = data if isinstance(data, (str, os.PathLike)) else None
-        return assemble(h, params, self.statement(private=src.private), meas,
+        return assemble(h, params, self.statement_for(private=src.private), meas,
                         _serialize.creation_metadata(column=params["levels"], source=source, created=created))
 
 

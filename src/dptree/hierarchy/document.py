@@ -84,7 +84,7 @@ def check_noise(h: Hierarchy, params: dict[str, Any], stated: dict[str, Any], me
             raise ReleaseFileError("hierarchy release: depth or max_contributions does not match the hierarchy")
         plan = HierarchyPlanCore(h, calibrate(mech, d, gaussian=calibration_of(stated)))
         cal = plan.calibration
-        derived = plan.statement(private=stated.get("private") is True)
+        derived = plan.statement_for(private=stated.get("private") is True)
         if mech.method == "gaussian" and "calibration" not in stated:
             # a file that states no calibration (zCDP): its statement names the zCDP mechanism
             del derived["calibration"]

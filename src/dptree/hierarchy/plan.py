@@ -70,7 +70,12 @@ class HierarchyPlanCore:
         """Add or remove one person with at most ``max_contributions`` records (bounded by the caller)."""
         return PerRecord(self.mechanism.max_contributions)
 
-    def statement(self, private: bool = True) -> dict[str, Any]:
+    @property
+    def statement(self) -> dict[str, Any]:
+        """The privacy statement a release of this plan carries."""
+        return self.statement_for(private=True)
+
+    def statement_for(self, private: bool) -> dict[str, Any]:
         """The privacy statement of a release (``private``: False for a test seed)."""
         return self.calibration.privacy(private=private)
 

@@ -321,16 +321,14 @@ class Ledger(LedgerStore):
         return Charge(ledger=self, id=cid, label=label, epsilon=float(fe), delta=float(fd), rho=float(fr))
 
     def charge_for(self, release_plan: Any, *, label: str = "") -> Charge:
-        """Charge the budget of a validated release plan (anything with a privacy ``statement``,
-        a dict or a method returning one; a plan whose statement states no ``budget_spent`` is
-        charged its ``budget``, e.g. :func:`dptree.plan_hierarchy_counts`'s).
+        """Charge the budget of a validated release plan (every ``plan_*`` of dptree: its privacy
+        ``statement``; a plan whose statement states no ``budget_spent`` is charged its
+        ``budget``, e.g. :func:`dptree.plan_hierarchy_counts`'s).
 
         Laplace plans charge their requested epsilon (>= what the rounded noise spends); Gaussian
         plans charge rho (the requested rho, or the rho their (epsilon, delta) budget converts to).
         """
         statement = getattr(release_plan, "statement", release_plan)
-        if callable(statement):  # a plan whose statement() is a method
-            statement = statement()
         budget = getattr(release_plan, "budget", None)
         if isinstance(budget, Budget) and not (isinstance(statement, Mapping) and "budget_spent" in statement):
             if budget.kind == "zcdp":  # a plan whose statement states its budget, not a spend

@@ -64,6 +64,7 @@ class SparseRangeTreePlan:
         its pure epsilon is the statement's ``budget_spent``."""
         return self.tree.privacy_loss()
 
+    @property
     def statement(self) -> dict[str, Any]:
         """The privacy statement a release of this plan carries (``private`` set by the release)."""
         return dict(self.tree.statement)

@@ -39,7 +39,7 @@ CASES: dict[str, dict[str, Any]] = {
 def test_the_loss_agrees_with_the_statement(name: str) -> None:
     kw = CASES[name]
     plan = dptree.plan_hierarchy_counts(H, **kw)  # no data anywhere
-    loss, st, d = plan.privacy_loss(), plan.statement(), H.depth
+    loss, st, d = plan.privacy_loss(), plan.statement, H.depth
     k = kw.get("max_contributions", 1)
     assert loss.neighbors == Neighbors("add_remove", k) and plan.unit == dptree.PerRecord(k)
     assert plan.budget == dptree.Budget(epsilon=kw["epsilon"], delta=kw.get("delta", 0.0))
@@ -84,7 +84,7 @@ def test_plan_and_release_is_hierarchy_counts(name: str) -> None:
     made = dptree.plan_hierarchy_counts(H, **kw).release(ROWS, rng=5)
     assert made.privacy == direct.privacy and made.parameters == direct.parameters
     np.testing.assert_array_equal(made.counts, direct.counts)
-    assert made.privacy == {**dptree.plan_hierarchy_counts(H, **kw).statement(), "private": False}
+    assert made.privacy == {**dptree.plan_hierarchy_counts(H, **kw).statement, "private": False}
 
 
 @pytest.mark.parametrize("kw", [dict(epsilon=1.0), dict(epsilon=1.0, consistent=False),

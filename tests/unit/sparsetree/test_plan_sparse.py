@@ -34,7 +34,7 @@ def test_the_loss_equals_the_stated_spend(name: str) -> None:
     plan = dptree.plan_sparse_range_tree(**kw)  # no data anywhere
     loss, k = plan.privacy_loss(), kw.get("max_contributions", 1)
     assert loss.neighbors == Neighbors("add_remove", k) and plan.unit == dptree.PerRecord(k)
-    spent = plan.statement()["budget_spent"]
+    spent = plan.statement["budget_spent"]
     assert loss.epsilon() == pytest.approx(spent["epsilon"], rel=1e-12) and spent["epsilon"] <= kw["epsilon"]
     assert plan.budget == dptree.Budget(epsilon=kw["epsilon"])
     tree = plan.tree
@@ -47,18 +47,18 @@ def test_the_loss_equals_the_stated_spend(name: str) -> None:
     if "structure_share" not in kw:  # "auto": the noisy total first
         total = steps.pop(0)
         assert isinstance(total, Laplace) and total.scale == tree.total_scale and total.sensitivity == k
-        assert float(k / total.scale) == plan.statement()["total"]["epsilon"]
+        assert float(k / total.scale) == plan.statement["total"]["epsilon"]
     shape, counts = steps[0], steps[1:]
     assert isinstance(shape, PureDP) and "PrivTree" in shape.label
     if "structure_share" in kw:
-        assert shape.epsilon == pytest.approx(plan.statement()["structure"]["epsilon"], rel=1e-15)
+        assert shape.epsilon == pytest.approx(plan.statement["structure"]["epsilon"], rel=1e-15)
     (scale,) = {m.scale for m in counts}
     assert all(isinstance(m, Laplace) and m.sensitivity == k for m in counts)
     if "structure_share" in kw:
         assert scale == tree.count_scale(len(counts))
         return
     # "auto": the share (and count-tree depth) that costs the most, as the statement charges
-    (part,) = [p for p in plan.statement()["structure"]["by_bound"].values() if f"share {p['share']:g} " in shape.label]
+    (part,) = [p for p in plan.statement["structure"]["by_bound"].values() if f"share {p['share']:g} " in shape.label]
     assert shape.epsilon == pytest.approx(part["epsilon"], rel=1e-15)
     assert scale == tree.at_share(part["share"]).count_scale(len(counts))
     assert part["counts_epsilon"] == pytest.approx(float(len(counts) * k / scale), rel=1e-15)
@@ -83,7 +83,7 @@ def test_without_bounds_the_column_type_sets_the_domain_not_the_loss() -> None:
     assert floats.plan.domain.kind == "float" and plan.tree.domain.kind == "integer"
     assert floats.plan.privacy_loss().epsilon() == plan.privacy_loss().epsilon()
     assert {k: v for k, v in floats.privacy.items() if k != "private"} == \
-        {k: v for k, v in plan.statement().items() if k != "private"}
+        {k: v for k, v in plan.statement.items() if k != "private"}
 
 
 @pytest.mark.parametrize("kw", [dict(epsilon=1e-300), dict(epsilon=1.0, max_contributions=2**62),

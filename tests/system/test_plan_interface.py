@@ -1,0 +1,76 @@
+"""Every product plugs into one core: a plan built from public inputs with a budget, a statement,
+a privacy loss within the budget, a release step, and a ledger charge."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import pytest
+
+import dptree
+from dptree import Budget, PrivacyLoss
+
+H = dptree.Hierarchy.from_paths([("a", "x"), ("a", "y"), ("b", "z")])
+
+PLANS = {
+    "range_tree laplace": lambda: dptree.plan_range_tree(lower=0, upper=1023, epsilon=1.0),
+    "range_tree gaussian rho": lambda: dptree.plan_range_tree(lower=0, upper=1023, rho=0.5, noise="gaussian"),
+    "range_tree gaussian (eps, delta)": lambda: dptree.plan_range_tree(lower=0, upper=1023, epsilon=1.0, delta=1e-6,
+                                                                       noise="gaussian"),
+    "range_tree replace k=3": lambda: dptree.plan_range_tree(lower=0, upper=1023, epsilon=1.0, neighbors="replace",
+                                                             max_contributions=3),
+    "sparse_range_tree": lambda: dptree.plan_sparse_range_tree(epsilon=1.0, lower=0, upper=2**20),
+    "hierarchy laplace": lambda: dptree.plan_hierarchy_counts(H, epsilon=1.0),
+    "hierarchy gaussian": lambda: dptree.plan_hierarchy_counts(H, epsilon=1.0, delta=1e-6, method="gaussian"),
+    "hierarchy multiplicative": lambda: dptree.plan_hierarchy_counts(H, epsilon=1.0, delta=1e-6,
+                                                                     method="multiplicative", alpha=0.5),
+    "interior_point exponential": lambda: dptree.plan_interior_point(lower=0, upper=1023, epsilon=1.0),
+    "interior_point treelog": lambda: dptree.plan_interior_point(lower=0, upper=2**30, epsilon=1.0, delta=1e-6,
+                                                                 method="treelog", n=10**6),
+    "quantile": lambda: dptree.plan_quantile(0.9, lower=0, upper=1023, epsilon=0.5),
+    "learn_threshold": lambda: dptree.plan_learn_threshold(lower=0, upper=1023, epsilon=1.0),
+    "quantiles auto": lambda: dptree.plan_quantiles([0.1, 0.5, 0.9], lower=0, upper=1023, epsilon=1.0),
+    "quantiles joint": lambda: dptree.plan_quantiles([0.1, 0.5, 0.9], lower=0, upper=1023, epsilon=1.0,
+                                                     method="joint", n=1000),
+    "quantiles by group": lambda: dptree.plan_quantiles([0.5], lower=0, upper=1023, epsilon=1.0, groups=["a", "b"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PLANS))
+def test_every_plan_has_the_core_interface(name):
+    plan = PLANS[name]()
+    assert isinstance(plan.budget, Budget)
+    assert isinstance(plan.statement, Mapping) and plan.statement["private"] is True
+    assert callable(plan.release)
+    loss = plan.privacy_loss()
+    assert isinstance(loss, PrivacyLoss) and loss.measurements
+    assert PrivacyLoss.from_dict(loss.to_dict()) == loss
+
+
+@pytest.mark.parametrize("name", sorted(PLANS))
+def test_the_loss_stays_within_the_budget(name):
+    """Whatever accountant reads the loss, the release spends no more than it was given: pure
+    budgets by basic composition, zCDP budgets by exact rho, (epsilon, delta) budgets by basic
+    composition of the approximate steps or the zCDP conversion."""
+    plan = PLANS[name]()
+    loss, b = plan.privacy_loss(), plan.budget
+    if b.kind == "pure":
+        assert loss.epsilon() <= b.epsilon * (1 + 1e-9)
+    elif b.kind == "zcdp":
+        assert loss.rho() <= b.rho * (1 + 1e-9)
+    else:
+        eps, dlt = loss.epsilon_delta()
+        if math.isfinite(eps) and any(m.family == "approx" for m in loss.measurements):
+            assert eps <= b.epsilon * (1 + 1e-9) and dlt <= b.delta * (1 + 1e-9)
+        else:  # Gaussian noise: the (epsilon, delta) its exact rho implies, or a tighter exact calibration
+            assert loss.rho() < math.inf
+
+
+@pytest.mark.parametrize("name", sorted(PLANS))
+def test_every_plan_can_be_charged(name, tmp_path):
+    plan = PLANS[name]()
+    totals = {"total_rho": 10.0} if plan.budget.kind == "zcdp" else {"total_epsilon": 10.0, "total_delta": 1e-3}
+    with dptree.Ledger(tmp_path / "b.ledger", **totals) as ledger:
+        with ledger.charge_for(plan, label=name) as charge:
+            assert charge.epsilon > 0 or charge.rho > 0
