@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import dptree
-from dptree.cli.ledger_options import Checked, charged
+from dptree.cli.ledger_options import charged
 from dptree.errors import InvalidParameterError
 from dptree.privacy.ledger import Ledger
 from dptree.rangetree.release import plan_range_tree
@@ -133,6 +133,8 @@ def test_release_without_new_options_is_unchanged(tmp_path: Path, cli_run: Any) 
 
 
 def test_charged_helper(tmp_path: Path) -> None:
+    from dptree.interior import plan_quantile
+
     plan = plan_range_tree(lower=0, upper=9, epsilon=0.5)
     with charged(None, plan, "x") as c:
         assert c is None
@@ -140,13 +142,13 @@ def test_charged_helper(tmp_path: Path) -> None:
         with charged("", plan, "x"):  # used to mean "no ledger"
             pass
     with pytest.raises(InvalidParameterError, match="--ledger needs a file name"):
-        with charged("", Checked(0.5), "x"):
+        with charged("", plan_quantile(0.5, lower=0, upper=9, epsilon=0.5), "x"):
             pass
     path = tmp_path / "b.ledger"
     Ledger(path, total_epsilon=1.0).close()
     with charged(str(path), plan, "x") as c:
         c.output = "o.json"
-    with charged(str(path), Checked(0.25), "y"):  # a budget, for a product without a plan
+    with charged(str(path), plan_quantile(0.5, lower=0, upper=9, epsilon=0.25), "y"):  # another product's plan
         pass
     h, h2 = Ledger(path).history()
     assert (h["status"], h["output"], h["epsilon"]) == ("done", "o.json", 0.5)
