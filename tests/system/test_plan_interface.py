@@ -74,3 +74,16 @@ def test_every_plan_can_be_charged(name, tmp_path):
     with dptree.Ledger(tmp_path / "b.ledger", **totals) as ledger:
         with ledger.charge_for(plan, label=name) as charge:
             assert charge.epsilon > 0 or charge.rho > 0
+
+
+@pytest.mark.parametrize("name", ["quantile", "interior_point exponential", "quantiles auto", "learn_threshold",
+                                  "hierarchy laplace", "range_tree laplace"])
+def test_two_halves_fit_a_whole(name, tmp_path):
+    """A pure plan is charged the epsilon it was given (its spend is never more), so two releases
+    at half a total fit it exactly: a rounded-up spend would refuse the second."""
+    plan = PLANS[name]()
+    half = plan.budget.epsilon
+    with dptree.Ledger(tmp_path / "b.ledger", total_epsilon=2 * half) as ledger:
+        for label in ("first", "second"):
+            with ledger.charge_for(plan, label=label) as charge:
+                assert charge.epsilon == half

@@ -337,7 +337,8 @@ class Ledger(LedgerStore):
         if not isinstance(statement, Mapping) or "budget_spent" not in statement:
             raise InvalidParameterError("charge_for needs a release plan (e.g. from plan_range_tree) or its statement")
         spent = statement["budget_spent"]
-        requested = statement.get("budget_requested") or {}
+        requested = statement.get("budget_requested") or (  # a plan's budget is what it was asked to spend
+            {"epsilon": budget.epsilon, "rho": budget.rho} if isinstance(budget, Budget) else {})
         if "rho" in spent:
             rho = float(requested.get("rho") or 0.0)
             if rho <= 0 or rho < spent["rho"]:
