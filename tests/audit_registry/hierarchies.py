@@ -102,7 +102,7 @@ def register_hierarchies() -> None:
         register(
             MechanismSpec(
                 name=f"hierarchy_counts/{method}/add_remove",
-                covers=("hierarchy_counts",),
+                covers=("hierarchy_counts", "plan_hierarchy_counts"),
                 neighbors="add_remove",
                 epsilon=claimed_eps,
                 delta=dlt,
@@ -133,7 +133,7 @@ def register_multiplicative() -> None:
     register(
         MechanismSpec(
             name="hierarchy_counts/multiplicative/add_remove",
-            covers=("hierarchy_counts",),
+            covers=("hierarchy_counts", "plan_hierarchy_counts"),
             neighbors="add_remove",
             epsilon=1.0,
             delta=1e-6,

@@ -112,7 +112,7 @@ def register_interior_points() -> None:
         register(
             MechanismSpec(
                 name=f"interior_point/{method}/{neighbors}",
-                covers=("interior_point",),
+                covers=("interior_point", "plan_interior_point"),
                 neighbors=neighbors,
                 epsilon=1.0,
                 delta=0.0,
@@ -166,7 +166,7 @@ def register_interior_points() -> None:
         register(
             MechanismSpec(
                 name=f"interior_point/{key}",
-                covers=("interior_point",),
+                covers=("interior_point", "plan_interior_point"),
                 neighbors=key.split("/")[1],
                 epsilon=float(a["epsilon"]),
                 delta=float(a["delta"]),
@@ -192,7 +192,7 @@ def register_interior_points() -> None:
         register(
             MechanismSpec(
                 name=name,
-                covers=("median", "quantile"),
+                covers=("median", "quantile", "plan_quantile"),
                 neighbors=neighbors,
                 epsilon=1.0,
                 delta=0.0,
@@ -249,7 +249,7 @@ def register_interior_points() -> None:
         register(
             MechanismSpec(
                 name=f"learn_threshold/{method}/{neighbors}",
-                covers=("learn_threshold",),
+                covers=("learn_threshold", "plan_learn_threshold"),
                 neighbors=neighbors,
                 epsilon=1.0,
                 delta=delta,

@@ -20,7 +20,7 @@ def _register(name: str, neighbors: str, release: Callable[[Any, int], Any], out
     register(
         MechanismSpec(
             name=name,
-            covers=("quantiles",),
+            covers=("quantiles", "plan_quantiles"),
             neighbors=neighbors,
             epsilon=1.0,
             delta=0.0,

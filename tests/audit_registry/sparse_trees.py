@@ -180,7 +180,7 @@ def sparse_spec(name: str, plan: Any, *, epsilon: float, measure: Callable[..., 
                                         else plan.structure_share or 0.5, rng=seed)
 
     return MechanismSpec(
-        name=name, covers=("sparse_range_tree",), neighbors="add_remove", epsilon=epsilon, delta=0.0,
+        name=name, covers=("sparse_range_tree", "plan_sparse_range_tree"), neighbors="add_remove", epsilon=epsilon, delta=0.0,
         sample=lambda values, n, seed: batch(plan, values, n, seed, measure),
         worst_cases=worst_cases, description=description, extra={"sparse_plan": plan}, release=release,
     )
