@@ -436,6 +436,17 @@ def interior_point(
     counts as lower + floor((t - lower) / width) width, the bucket a range tree over the same bounds
     puts it in -- and the point is released as a ``numpy.datetime64``. ``width`` is refused on
     numeric domains.
+
+    Example (``rng=7`` seeds the noise only so that the outputs below are reproducible: a seeded release
+    is marked not private; leave ``rng`` out in real use)::
+
+        >>> import numpy as np, dptree
+        >>> ages = 18 + np.arange(10_000) % 73  # ages 18 to 90, evenly
+        >>> point = dptree.interior_point(ages, lower=0, upper=120, epsilon=1.0, rng=7)
+        >>> point.value, point.method  # no declared size: the exponential mechanism
+        (54, 'exponential')
+        >>> point
+        <InteriorPoint 54 by exponential over [0, 120], 1-DP (pure), declared none, NOT PRIVATE (test seed)>
     """
     return plan_interior_point(lower=lower, upper=upper, epsilon=epsilon, delta=delta, method=method, beta=beta,
                                run_anyway=run_anyway, n=n, n_max=n_max, width=width).release(

@@ -261,6 +261,14 @@ def quantile(
     mechanism needs no size. ``on_invalid``, ``column`` (tables, files, DuckDB relations, Spark
     DataFrames, counted in their engine) and dates (``lower``/``upper`` dates, ``width`` the
     resolution) as in :func:`~dptree.interior.api.interior_point`.
+
+    Example (``rng=7`` seeds the noise only so that the outputs below are reproducible: a seeded release
+    is marked not private; leave ``rng`` out in real use)::
+
+        >>> import numpy as np, dptree
+        >>> ages = 18 + np.arange(10_000) % 73  # ages 18 to 90, evenly: the 0.9-quantile is 83
+        >>> dptree.quantile(ages, 0.9, lower=0, upper=120, epsilon=1.0, rng=7).value
+        83
     """
     return plan_quantile(q, lower=lower, upper=upper, epsilon=epsilon, n=n, n_max=n_max, width=width).release(
         values, column=column, on_invalid=on_invalid, rng=rng, counts=counts)

@@ -364,6 +364,18 @@ def learn_threshold(
     replace-one: eps/2 (two counts) + 2 * eps/4 with delta' (1 + e^(eps/4)) = delta (group privacy
     over two replacements) = (eps, delta). So (epsilon, delta)-DP under both relations; pure
     epsilon-DP (delta reported 0) with the exponential mechanism.
+
+    Example (``rng=7`` seeds the noise only so that the outputs below are reproducible: a seeded release
+    is marked not private; leave ``rng`` out in real use)::
+
+        >>> import numpy as np, dptree
+        >>> x = np.arange(1000)
+        >>> y = (x < 400).astype(int)  # label 1 left of the true threshold 399.5
+        >>> h = dptree.learn_threshold(x, y, lower=0, upper=999, epsilon=1.0, rng=7)
+        >>> h
+        <ThresholdClassifier 1{x <= 413} over [0, 999], 1-DP (pure), NOT PRIVATE (test seed)>
+        >>> h.predict([100, 900]).tolist()
+        [1, 0]
     """
     return plan_learn_threshold(lower=lower, upper=upper, epsilon=epsilon, delta=delta, method=method,
                                 fraction=fraction, beta=beta, n=n, n_max=n_max).release(x, y, rng=rng)
