@@ -7,7 +7,7 @@ An *interior point* of a multiset S is any y with min S <= y <= max S (Kaplan et
 * ``"treelog"`` -- Algorithm 1 (TreeLog, :mod:`dptree.interior.treelog`), privacy from Lemma 3.7;
 * ``"heavypaths"`` -- Algorithms 2-6 (:mod:`dptree.interior.heavypaths`), privacy from Lemmas 4.5,
   4.6, 4.9 and 4.11 with explicit constants (derivation: docs/notes/heavypaths.md);
-* ``"auto"`` -- the method whose stated sample requirement at (|X|, eps, delta, beta) is smallest.
+* ``"auto"`` -- the method whose stated sample requirement at (``|X|``, eps, delta, beta) is smallest.
 
 The walk: public checks -> the plan (:func:`plan_interior_point`, :class:`InteriorPointPlan`; its
 calibration in :mod:`dptree.interior.calibration`, public inputs only) -> the
@@ -15,13 +15,13 @@ data (:mod:`dptree.interior.encoding`) -> the mechanism -> :class:`InteriorPoint
 
 **The number of records is private; a size is public only when the caller declares it.**
 TreeLog and HeavyPaths calibrate eps0, delta0 and t from a size (Lemma 3.7 has log n and
-delta0 <= eps0/(4n)). dptree never uses the actual |S| for that: the caller declares ``n=`` (an
+delta0 <= eps0/(4n)). dptree never uses the actual ``|S|`` for that: the caller declares ``n=`` (an
 exact public size) or ``n_max=`` (a public upper bound) and the declared value N drives every
 calibration, the ``method="auto"`` choice and ``guarantee_applies``. To stay private for *any*
 data whatever was declared, the tree methods first cap the data at N records (ceil(k/2) smallest,
-floor(k/2) largest removed when k = |S| - N > 0; an interior point of the rest is an interior
+floor(k/2) largest removed when k = ``|S|`` - N > 0; an interior point of the rest is an interior
 point of S) and are calibrated for datasets of at most N + 1 records. No field of a release is
-computed from |S|.
+computed from ``|S|``.
 
 **Neighboring relations.** Lemma 3.6 (TreeLog), Lemmas 4.6/4.9/4.11 (HeavyPaths) are proved for
 add/remove-one neighbors. The cap maps some add/remove pairs to replace pairs and a replace pair
@@ -418,7 +418,7 @@ def interior_point(
     (epsilon, delta)-DP for *any* data, whatever was declared; a wrong declaration only costs
     utility. ``auto`` without a declared size uses the exponential mechanism (the only method
     whose calibration needs no size); with one it takes the method with the smallest stated
-    sample requirement at (|X|, epsilon, delta, beta) and raises :class:`InsufficientDataError`
+    sample requirement at (``|X|``, epsilon, delta, beta) and raises :class:`InsufficientDataError`
     when the declared N is below it (public quantities only) unless ``run_anyway=True``.
 
     Neighboring relation: every method is (epsilon, delta)-DP for add/remove-one *and*

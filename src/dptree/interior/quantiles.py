@@ -1,7 +1,7 @@
 """A single private quantile (and the median) by the tie-aware exponential mechanism (Kaplan et al. 2020, section 2).
 
 The m = 1 reference for the range-tree quantiles: with q = a/b (the level rounded to a
-denominator <= 1000), the utility of y is -dist(q |S|, [#{x < y}, #{x <= y}]) -- 0 when the target
+denominator <= 1000), the utility of y is -dist(q ``|S|``, [#{x < y}, #{x <= y}]) -- 0 when the target
 rank falls inside y's tie block -- as the integer score b times it, of sensitivity b under
 add/remove-one and replace-one; P(y) is proportional to exp(epsilon * score / (2b)) over the
 public domain [lower, upper], sampled exactly block by block
@@ -9,7 +9,7 @@ public domain [lower, upper], sampled exactly block by block
 McSherry & Talwar 2007; Kaplan et al. 2020, Lemma 2.2).
 
 Releases made with the untied score (statement ``_LEGACY_MECHANISM``, score
--|b #{x <= y} - a |S||, also sensitivity b) still load: their statement names the mechanism that
+-|b #{x <= y} - a ``|S|``|, also sensitivity b) still load: their statement names the mechanism that
 made them.
 """
 
@@ -250,7 +250,7 @@ def quantile(
     """Single quantile by the tie-aware exponential mechanism (epsilon-DP, add/remove or replace one record).
 
     With q = a/b (the level rounded to a denominator <= 1000), the utility of y is
-    -dist(q |S|, [#{x < y}, #{x <= y}]): 0 when the target rank q |S| falls inside y's tie block
+    -dist(q ``|S|``, [#{x < y}, #{x <= y}]): 0 when the target rank q ``|S|`` falls inside y's tie block
     (so on tied data the tied value itself is the answer), minus the distance in ranks otherwise.
     Its integer form b times that has sensitivity b under add/remove-one and replace-one (proof in
     :func:`~dptree.interior.selection.quantile_exponential_mechanism`); P(y) proportional to

@@ -165,7 +165,7 @@ class ThresholdClassifier(Release):
 def _boundary_sample(keys1: list[int], keys0: list[int], m: int, size: int) -> tuple[list[int], list[int]]:
     """S of exactly 2m offsets, as (values, multiplicities): the m largest 1-labelled and the m
     smallest 0-labelled points, the missing slots padded deterministically with the public domain
-    ends (0 for the ones, which lie left of the threshold; size - 1 for the zeros). |S| = 2m
+    ends (0 for the ones, which lie left of the threshold; size - 1 for the zeros). ``|S|`` = 2m
     depends only on the public m. The padding is one value with a multiplicity, so a huge public
     m (tiny epsilon: the noisy total is huge) costs no memory."""
     ones = sorted(keys1)[-m:] if m else []
@@ -350,7 +350,7 @@ def learn_threshold(
        m0~ + m1~ (capped at n_max), m = max(1, floor(fraction * T)) is public. If
        min(m0~, m1~) < m, the constant classifier of the larger noisy label is returned.
     2. Otherwise S has exactly 2m elements: the m largest points labelled 1 and the m smallest
-       labelled 0, missing slots padded with the public domain ends (so |S| never depends on the
+       labelled 0, missing slots padded with the public domain ends (so ``|S|`` never depends on the
        true label counts). Adding or removing a record changes S by at most one replacement;
        replacing a record by at most two.
     3. y* = an interior point of S at (epsilon/4, delta/(1 + e^(epsilon/4))) per replacement of
