@@ -31,7 +31,7 @@ import math
 import time
 
 import numpy as np
-from _tables import table
+from _common import table
 
 from dptree.rangetree.allocation import _optimal_weights_cached, average_range_variance, choose_branching, level_weights
 from dptree.rangetree.layout import build_layout

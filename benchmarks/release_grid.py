@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests" / "unit" / "estimation"))
 
 import reference_least_squares as old_ls  # noqa: E402
-from _tables import table
+from _common import table
 
 import dptree  # noqa: E402
 from dptree import noise as _noise  # noqa: E402

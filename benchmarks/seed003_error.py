@@ -37,7 +37,7 @@ import math
 import time
 
 import numpy as np
-from _tables import table
+from _common import table
 from scipy import integrate
 from scipy.special import digamma
 

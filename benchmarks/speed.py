@@ -45,7 +45,7 @@ import time
 from typing import Callable
 
 import numpy as np
-from _tables import table
+from _common import table
 
 import dptree
 from dptree import noise as _noise
