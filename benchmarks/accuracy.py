@@ -31,6 +31,7 @@ import math
 import time
 
 import numpy as np
+from _common import table
 
 from dptree.rangetree.allocation import _optimal_weights_cached, average_range_variance, choose_branching, level_weights
 from dptree.rangetree.layout import build_layout
@@ -45,15 +46,6 @@ ANCHORS = [  # DESIGN section 4, D = 1024, epsilon = 1, units 1/epsilon^2
     ("H32 without root + LS", 164.3),
     ("best tree with optimised per-level budgets", 154.5),
 ]
-
-
-def table(headers: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths)) + " |"
-    sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    body = ["| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
-            + " |" for r in rows]
-    return "\n".join([line, sep, *body])
 
 
 def continuous_avg(layout, w: np.ndarray) -> float:  # type: ignore[no-untyped-def]

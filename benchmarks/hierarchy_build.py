@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -24,13 +23,9 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from _common import timed  # noqa: E402
+
 from dptree.hierarchy.structure import Hierarchy  # noqa: E402
-
-
-def _timed(f: Callable[[], Any]) -> float:
-    t = time.perf_counter()
-    f()
-    return time.perf_counter() - t
 
 
 def main() -> None:
@@ -69,7 +64,7 @@ def main() -> None:
         times: dict[str, list[float]] = {k: [] for k in fns}
         for _ in range(args.reps):
             for k, f in fns.items():
-                times[k].append(_timed(f))
+                times[k].append(timed(f))
         med = {k: float(np.median(v)) for k, v in times.items()}
         r_u = float(np.median(np.array(times["new"]) / np.array(times["unique"])))
         r_g = float(np.median(np.array(times["new"]) / np.array(times["groupby"])))

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -28,6 +27,8 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+
+from _common import timed  # noqa: E402
 
 from dptree.hierarchy.api import hierarchy_counts  # noqa: E402
 from dptree.hierarchy.counting import leaf_counts  # noqa: E402
@@ -42,12 +43,6 @@ def leaf_labels(leaves: int) -> list[np.ndarray]:
     i = np.arange(10 * 10 * f3)
     return [np.array([f"{p}{v}" for v in vals], dtype=object)
             for p, vals in (("A", i // (10 * f3)), ("B", (i // f3) % 10), ("C", i % f3))]
-
-
-def _timed(f: Callable[[], Any]) -> float:
-    t = time.perf_counter()
-    f()
-    return time.perf_counter() - t
 
 
 def main() -> None:
@@ -76,7 +71,7 @@ def main() -> None:
             times: dict[str, list[float]] = {k: [] for k in fns}
             for _ in range(args.reps):
                 for k, f in fns.items():
-                    times[k].append(_timed(f))
+                    times[k].append(timed(f))
             med = {k: float(np.median(v)) for k, v in times.items()}
             base = np.array(times["groupby"])
             r_c = float(np.median(np.array(times["leaf_counts"]) / base))

@@ -44,6 +44,7 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests" / "unit" / "estimation"))
 
 import reference_least_squares as old_ls  # noqa: E402
+from _common import table
 
 import dptree  # noqa: E402
 from dptree import noise as _noise  # noqa: E402
@@ -147,15 +148,6 @@ def fits(D: int, n: int) -> bool:
 
 def fmt_ms(s: float) -> str:
     return f"{s * 1e3:.1f}" if s < 10 else f"{s * 1e3:.0f}"
-
-
-def table(headers: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths)) + " |"
-    sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    body = ["| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))) + " |"
-            for r in rows]
-    return "\n".join([line, sep, *body])
 
 
 def run_grid(log2_domains: list[int], ns: list[int], reps: int, b: int, with_memory: bool = True) -> None:

@@ -37,6 +37,7 @@ import math
 import time
 
 import numpy as np
+from _common import table
 from scipy import integrate
 from scipy.special import digamma
 
@@ -155,15 +156,6 @@ def main() -> None:
     print(table(["D", "plain / bound"] + [f"{m} / L^{p}" for m in ("plain", "binary+LS", "default")
                                           for p in (3, 2.5, 2)], ratio_rows))
     print(f"\n(total time {time.perf_counter() - t0:.0f} s)")
-
-
-def table(headers: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths)) + " |"
-    sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    body = ["| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
-            + " |" for r in rows]
-    return "\n".join([line, sep, *body])
 
 
 if __name__ == "__main__":

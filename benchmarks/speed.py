@@ -45,6 +45,7 @@ import time
 from typing import Callable
 
 import numpy as np
+from _common import table
 
 import dptree
 from dptree import noise as _noise
@@ -106,15 +107,6 @@ def num_nodes(D: int, b: int) -> int:
 
 def fmt_s(x: float) -> str:
     return f"{x * 1e3:9.1f} ms" if x < 10 else f"{x:9.2f} s "
-
-
-def table(headers: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths)) + " |"
-    sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    body = ["| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
-            + " |" for r in rows]
-    return "\n".join([line, sep, *body])
 
 
 def make_data(D: int, n: int, seed: int = 12345) -> np.ndarray:
@@ -470,7 +462,6 @@ def run_timings(args: argparse.Namespace, D: int, n: int, b: int) -> None:
     print(f"\n## Queries: {args.queries:,} random ranges [lo, hi] (vectorised calls)\n")
     print(table(["call", "wall", "cpu", "queries/s (wall)", "queries/s (cpu)", "wall / baseline"],
                 query_bench(D, n, b, args.queries, args.reps)))
-
 
 
 def run_memory_tables(args: argparse.Namespace, D: int, n: int, b: int, nodes: int) -> None:

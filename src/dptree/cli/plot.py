@@ -19,14 +19,20 @@ def add_view_options(p: Any) -> None:
                    help="post-processed view: draw negative estimates as 0 (the plot says so)")
 
 
+def add_drawing_options(p: Any, command: str, out: str) -> None:
+    """Arguments shared by ``plot`` and ``report``: the release file, the file written (``out``
+    describes it), ``--force`` and the confidence level."""
+    p.add_argument("release")
+    p.add_argument("--out", required=True, help=out)
+    core.add_force_option(p, command)
+    p.add_argument("--ci", type=float, default=None,
+                   help="confidence level of bands and intervals (default 0.95; a quantiles release: its own level)")
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser("plot", help="plot a release: a range tree's CDF (dense or sparse) or histogram, a "
                                     "hierarchy's counts, quantiles with their intervals")
-    p.add_argument("release")
-    p.add_argument("--out", required=True, help="PNG file to write")
-    core.add_force_option(p, "plot")
-    p.add_argument("--ci", type=float, default=None,
-                   help="confidence level of bands and intervals (default 0.95; a quantiles release: its own level)")
+    add_drawing_options(p, "plot", "PNG file to write")
     p.add_argument("--kind", choices=["cdf", "histogram"], default=None, help="range trees: what to plot (default cdf)")
     p.add_argument("--groups", help="group-by releases: the groups to draw, comma-separated (default: every group, "
                                     "at most 10)")

@@ -7,7 +7,7 @@ import argparse
 from typing import Any, Callable
 
 from dptree.cli import core
-from dptree.cli.plot import add_view_options, only_for
+from dptree.cli.plot import add_drawing_options, add_view_options, only_for
 
 __all__ = ["register"]
 
@@ -15,11 +15,7 @@ __all__ = ["register"]
 def register(sub: Any) -> None:
     p = sub.add_parser("report", help="write a static HTML report of a range-tree (dense, sparse or by group), "
                                       "hierarchy or quantiles release")
-    p.add_argument("release")
-    p.add_argument("--out", required=True, help="HTML file to write")
-    core.add_force_option(p, "report")
-    p.add_argument("--ci", type=float, default=None,
-                   help="confidence level of bands and intervals (default 0.95; a quantiles release: its own level)")
+    add_drawing_options(p, "report", "HTML file to write")
     p.add_argument("--bins", type=int, default=None, help="range trees: histogram bins (default 30)")
     p.add_argument("--title")
     add_view_options(p)

@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Mapping
 
-from dptree._validation import InstanceOf, check_param, validate_params
+from dptree._validation import Constraint, InstanceOf, check_param, validate_params
 from dptree.data.domain import Domain, point_domain
 from dptree.data.histograms import COLUMN
 from dptree.errors import InvalidParameterError, ReleaseFileError
@@ -331,9 +331,15 @@ def _check_samplers(pl: Plan) -> None:
             laplace_scale_used(scale)
 
 
+#: the constraints of the public parameters of an interior-point plan
+_PLAN: dict[str, Sequence[Constraint | None]] = {
+    "epsilon": EPSILON, "delta": DELTA, "method": METHOD, "beta": BETA, "n": DECLARED_SIZE, "n_max": DECLARED_SIZE,
+    "run_anyway": [InstanceOf(bool)],
+}
+
+
 @privacy_values
-@validate_params({"epsilon": EPSILON, "delta": DELTA, "method": METHOD, "beta": BETA, "n": DECLARED_SIZE,
-                  "n_max": DECLARED_SIZE, "run_anyway": [InstanceOf(bool)]})
+@validate_params(_PLAN)
 def plan_interior_point(
     *,
     lower: Any,
@@ -380,9 +386,7 @@ def _plan_on(enc: Domain, lower: Any, upper: Any, width: Any, method: str, eps: 
 
 
 @privacy_values
-@validate_params({"epsilon": EPSILON, "delta": DELTA, "method": METHOD, "beta": BETA, "n": DECLARED_SIZE,
-                  "n_max": DECLARED_SIZE, "run_anyway": [InstanceOf(bool)], "on_invalid": ON_INVALID,
-                  "rng": RNG, "column": COLUMN})
+@validate_params({**_PLAN, "on_invalid": ON_INVALID, "rng": RNG, "column": COLUMN})
 def interior_point(
     values: Any,
     *,

@@ -21,7 +21,7 @@ from fractions import Fraction
 from numbers import Real
 from typing import Any, ClassVar, Literal, Mapping
 
-from dptree._validation import InstanceOf, Interval, check_param, validate_params
+from dptree._validation import Constraint, InstanceOf, Interval, check_param, validate_params
 from dptree.data.domain import Domain, point_domain
 from dptree.data.histograms import COLUMN
 from dptree.errors import ReleaseFileError
@@ -209,8 +209,13 @@ class QuantilePlan:
                                lower=lo, upper=hi, metadata=metadata, width=enc.resolution)
 
 
+#: the constraints of the public parameters of a single-quantile plan, and of reading the data
+_PLAN: dict[str, Sequence[Constraint | None]] = {"epsilon": EPSILON, "n": DECLARED_SIZE, "n_max": DECLARED_SIZE}
+_READING: dict[str, Sequence[Constraint | None]] = {"on_invalid": ON_INVALID, "rng": RNG, "column": COLUMN}
+
+
 @privacy_values
-@validate_params({"q": Q, "epsilon": EPSILON, "n": DECLARED_SIZE, "n_max": DECLARED_SIZE})
+@validate_params({"q": Q, **_PLAN})
 def plan_quantile(q: float, *, lower: Any, upper: Any, epsilon: float, n: int | None = None,
                   n_max: int | None = None, width: Any = None,
                   unit: PrivacyUnit | None = None, budget: Budget | None = None) -> QuantilePlan:
@@ -228,8 +233,7 @@ def _plan_on(q: float, eps: float, enc: Domain, lower: Any, upper: Any, width: A
 
 
 @privacy_values
-@validate_params({"q": Q, "epsilon": EPSILON, "n": DECLARED_SIZE, "n_max": DECLARED_SIZE, "on_invalid": ON_INVALID,
-                  "rng": RNG, "column": COLUMN})
+@validate_params({"q": Q, **_PLAN, **_READING})
 def quantile(
     values: Any,
     q: float,
@@ -275,8 +279,7 @@ def quantile(
 
 
 @privacy_values
-@validate_params({"epsilon": EPSILON, "n": DECLARED_SIZE, "n_max": DECLARED_SIZE, "on_invalid": ON_INVALID,
-                  "rng": RNG, "column": COLUMN})
+@validate_params({**_PLAN, **_READING})
 def median(
     values: Any,
     *,

@@ -11,11 +11,11 @@ import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from numbers import Real
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
-from dptree._validation import InstanceOf, Interval, check_param, validate_params
+from dptree._validation import Constraint, InstanceOf, Interval, check_param, validate_params
 from dptree.data.domain import Domain, point_domain
 from dptree.errors import DataError, DomainError, InvalidParameterError, ReleaseFileError
 from dptree.interior.api import interior_point
@@ -296,9 +296,15 @@ class ThresholdPlan:
         return result(ip.value, None)
 
 
+#: the constraints of the public parameters of a threshold plan
+_PLAN: dict[str, Sequence[Constraint | None]] = {
+    "epsilon": EPSILON, "delta": DELTA, "method": METHOD, "fraction": FRACTION, "beta": BETA, "n": DECLARED_SIZE,
+    "n_max": DECLARED_SIZE,
+}
+
+
 @privacy_values
-@validate_params({"epsilon": EPSILON, "delta": DELTA, "method": METHOD, "fraction": FRACTION, "beta": BETA,
-                  "n": DECLARED_SIZE, "n_max": DECLARED_SIZE})
+@validate_params(_PLAN)
 def plan_learn_threshold(*, lower: float, upper: float, epsilon: float, delta: float = 0.0,
                          method: Method = "exponential", fraction: float = 0.1, beta: float = 0.1,
                          n: int | None = None, n_max: int | None = None,
@@ -321,8 +327,7 @@ def plan_learn_threshold(*, lower: float, upper: float, epsilon: float, delta: f
 
 
 @privacy_values
-@validate_params({"epsilon": EPSILON, "delta": DELTA, "method": METHOD, "fraction": FRACTION, "beta": BETA,
-                  "n": DECLARED_SIZE, "n_max": DECLARED_SIZE, "rng": RNG})
+@validate_params({**_PLAN, "rng": RNG})
 def learn_threshold(
     x: Any,
     y: Any,

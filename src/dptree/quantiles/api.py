@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 from numbers import Integral
-from typing import Any, Literal
+from typing import Any, Literal, Sequence
 
 import numpy as np
 
-from dptree._validation import Interval, Options, check_param, validate_params
+from dptree._validation import Constraint, Interval, Options, check_param, validate_params
 from dptree.data.groups import check_groups
 from dptree.data.histograms import COLUMN, RNG, UNKNOWN, is_file
 from dptree.errors import InvalidParameterError
@@ -72,12 +72,17 @@ def _em_data(data: Any, column: str | None, lower: Any, upper: Any,
     return prepare(data, lower, upper, None, on_invalid, column=column, width=width)
 
 
+#: the constraints of the public parameters of a quantiles plan (:func:`plan_quantiles`)
+_PLAN: dict[str, Sequence[Constraint | None]] = {
+    "epsilon": EPSILON, "method": [Options(METHODS)], "level": LEVEL, "n": DECLARED_SIZE, "n_max": DECLARED_SIZE,
+    "n_min": DECLARED_SIZE, "neighbors": NEIGHBORS, "interval": [Options(INTERVALS)],
+    "grid": [Interval(Integral, 2, None, hint=f"e.g. grid={TREE_GRID}")],
+    "max_contributions": [Interval(Integral, 1, None, hint="e.g. max_contributions=5")],
+}
+
+
 @privacy_values
-@validate_params({"epsilon": EPSILON, "method": [Options(METHODS)], "level": LEVEL, "n": DECLARED_SIZE,
-                  "n_max": DECLARED_SIZE, "n_min": DECLARED_SIZE, "column": COLUMN, "rng": RNG, "on_invalid": ON_INVALID,
-                  "neighbors": NEIGHBORS, "interval": [Options(INTERVALS)],
-                  "grid": [Interval(Integral, 2, None, hint=f"e.g. grid={TREE_GRID}")], "unknown": UNKNOWN,
-                  "max_contributions": [Interval(Integral, 1, None, hint="e.g. max_contributions=5")]})
+@validate_params({**_PLAN, "column": COLUMN, "rng": RNG, "on_invalid": ON_INVALID, "unknown": UNKNOWN})
 def quantiles(
     data: Any,
     qs: Any,
@@ -248,10 +253,7 @@ class QuantilesPlan(QuantilesPlanCore):
 
 
 @privacy_values
-@validate_params({"epsilon": EPSILON, "method": [Options(METHODS)], "level": LEVEL, "n": DECLARED_SIZE,
-                  "n_max": DECLARED_SIZE, "n_min": DECLARED_SIZE, "neighbors": NEIGHBORS,
-                  "interval": [Options(INTERVALS)], "grid": [Interval(Integral, 2, None, hint=f"e.g. grid={TREE_GRID}")],
-                  "max_contributions": [Interval(Integral, 1, None, hint="e.g. max_contributions=5")]})
+@validate_params(_PLAN)
 def plan_quantiles(
     qs: Any,
     *,

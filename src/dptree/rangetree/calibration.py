@@ -140,20 +140,24 @@ def _skipped(j: int, shares: list[Fraction], root_exact: bool) -> bool:
     return (j == 0 and root_exact) or shares[j] == 0
 
 
+def _unfilled(shares: list[Fraction], root_exact: bool) -> tuple[list[Fraction | None], np.ndarray, list[int]]:
+    """The per-level noise parameters (None until set; a level :func:`_skipped` keeps None), the
+    noise variances (0 for the exact root, inf for an unmeasured level, the others set by the
+    caller) and the noised levels, in order."""
+    levels = range(len(shares))
+    variances = np.array([0.0 if (j == 0 and root_exact) else np.inf for j in levels])
+    return [None] * len(shares), variances, [j for j in levels if not _skipped(j, shares, root_exact)]
+
+
 def calibrate_laplace(budget: Budget, shares: list[Fraction], l1: np.ndarray, root_exact: bool) -> LevelNoise:
     """Scale L1_l / (epsilon w_l) on level l, rounded up: epsilon w_l-DP per level, epsilon-DP in all."""
     eps = Fraction(budget.epsilon)  # type: ignore[arg-type]
     spent = Fraction(0)
-    params: list[Fraction | None] = []
-    variances = np.empty(len(shares))
+    params, variances, noised = _unfilled(shares, root_exact)
     per_level = []
-    for j in range(len(shares)):
-        if _skipped(j, shares, root_exact):
-            params.append(None)
-            variances[j] = 0.0 if (j == 0 and root_exact) else np.inf
-            continue
+    for j in noised:
         scale = _noise.laplace_scale_used(Fraction(int(l1[j])) / (eps * shares[j]))
-        params.append(scale)
+        params[j] = scale
         variances[j] = _noise.discrete_laplace_variance(scale)
         eps_j = Fraction(int(l1[j])) / scale
         spent += eps_j
@@ -168,7 +172,7 @@ def calibrate_gaussian(budget: Budget, shares: list[Fraction], l2sq: np.ndarray,
     docstring), else L2_l^2 / (2 rho w_l) rounded up (rho-zCDP; rho = zcdp_rho_for(epsilon, delta))."""
     rho_total = Fraction(budget.as_rho())
     spent = Fraction(0)
-    noised = [j for j in range(len(shares)) if not _skipped(j, shares, root_exact)]
+    params, variances, noised = _unfilled(shares, root_exact)
     m_units = int(sum(int(l2sq[j]) for j in noised))
     exact = (
         budget.kind == "approx"
@@ -183,19 +187,13 @@ def calibrate_gaussian(budget: Budget, shares: list[Fraction], l2sq: np.ndarray,
         if exact
         else None
     )
-    params: list[Fraction | None] = []
-    variances = np.empty(len(shares))
     per_level = []
-    for j in range(len(shares)):
-        if _skipped(j, shares, root_exact):
-            params.append(None)
-            variances[j] = 0.0 if (j == 0 and root_exact) else np.inf
-            continue
+    for j in noised:
         if exact_sigma2 is not None:
             sigma2 = exact_sigma2
         else:
             sigma2 = _noise.gaussian_sigma2_used(Fraction(int(l2sq[j])) / (2 * rho_total * shares[j]))
-        params.append(sigma2)
+        params[j] = sigma2
         variances[j] = _noise.discrete_gaussian_variance(sigma2)
         rho_j = Fraction(int(l2sq[j])) / (2 * sigma2)
         spent += rho_j

@@ -316,14 +316,6 @@ class RangeTree(RangeQueries, CountRelease):
                 h.update(np.ascontiguousarray(m).tobytes())
         return int.from_bytes(h.digest()[:8], "big")
 
-    @validate_params({"level": LEVEL})
-    def quantiles(self, q: Any, level: float = 0.95) -> QuantileResult:
-        """:meth:`quantile` with :meth:`quantile_ci` intervals (calibrated), as a result with ``to_frame()``."""
-        qa = quantile_levels(q)
-        low, high = self.quantile_ci(qa, level)
-        return QuantileResult(q=qa, values=np.atleast_1d(self.quantile(qa)), ci_low=low, ci_high=high, level=level,
-                              privacy=self.privacy, column=self.column)
-
     # ------------------------------------------------------------------ several answers, tables
     def json_value(self, v: Any) -> Any:
         """A domain value as a JSON-ready number (dates: ISO text, as in the release file)."""

@@ -107,9 +107,18 @@ class Answers(Displayed):
 
 
 class RangeQueries:
-    """:meth:`answer` for a release of range counts over an ordered domain (a dense or a sparse
-    range tree): it asks the release's own ``count``/``stderr``/``ci``, ``cdf``/``cdf_stderr``/
-    ``cdf_ci``, ``quantiles``, ``total``/``total_stderr``/``total_ci`` and ``json_value``."""
+    """:meth:`answer` and :meth:`quantiles` for a release of range counts over an ordered domain
+    (a dense or a sparse range tree): they ask the release's own ``count``/``stderr``/``ci``,
+    ``cdf``/``cdf_stderr``/``cdf_ci``, ``quantile``/``quantile_ci``, ``total``/``total_stderr``/
+    ``total_ci`` and ``json_value``."""
+
+    @validate_params({"level": LEVEL})
+    def quantiles(self: Any, q: Any, level: float = 0.95) -> QuantileResult:
+        """:meth:`quantile` with :meth:`quantile_ci` intervals, as a result with ``to_frame()``."""
+        qa = quantile_levels(q)
+        low, high = self.quantile_ci(qa, level)
+        return QuantileResult(q=qa, values=np.atleast_1d(self.quantile(qa)), ci_low=low, ci_high=high, level=level,
+                              privacy=self.privacy, column=self.column)
 
     @validate_params({"level": LEVEL, "total": FLAG})
     def answer(

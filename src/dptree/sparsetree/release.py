@@ -22,7 +22,7 @@ from dptree.estimation.intervals import LEVEL, gamma_shape, multiplier
 from dptree.io.contract import CountRelease
 from dptree.io.frames import result_frame
 from dptree.privacy.boundary import Boundary
-from dptree.rangetree.results import FLAG, HistogramResult, QuantileResult, RangeQueries, quantile_levels
+from dptree.rangetree.results import FLAG, HistogramResult, RangeQueries, quantile_levels
 from dptree.sparsetree.document import sparse_document, sparse_parts
 from dptree.sparsetree.estimates import MeasuredTree
 from dptree.sparsetree.mechanism import Measurement
@@ -261,14 +261,6 @@ class SparseRangeTree(RangeQueries, CountRelease):
                 high[k] = last[int(first_lo[0])]
         lv, hv = self.domain.values_at(low), self.domain.values_at(high)
         return (lv[0], hv[0]) if np.ndim(q) == 0 else (lv, hv)
-
-    @validate_params({"level": LEVEL})
-    def quantiles(self, q: Any, level: float = 0.95) -> QuantileResult:
-        """:meth:`quantile` with :meth:`quantile_ci` intervals, as a result with ``to_frame()``."""
-        qa = quantile_levels(q)
-        low, high = self.quantile_ci(qa, level)
-        return QuantileResult(q=qa, values=np.atleast_1d(self.quantile(qa)), ci_low=low, ci_high=high, level=level,
-                              privacy=self.privacy, column=self.column)
 
     @validate_params({"level": LEVEL})
     def histogram(self, edges: Any, level: float = 0.95) -> HistogramResult:

@@ -129,113 +129,22 @@ def test_stdin_and_seeded_release(tmp_path) -> None:  # type: ignore[no-untyped-
     assert np.array_equal(dptree.load(str(tmp_path / "p.json")).leaf_estimates, dptree.load(str(out)).leaf_estimates)
 
 
+def _release_argv(data: object, column: str, *, lower: str = "0", upper: str = "9", epsilon: str = "1",
+                  out: object = "x.json", extra: tuple[str, ...] = ()) -> list[str]:
+    """The arguments of ``dptree release`` over [lower, upper] at ``epsilon``, writing ``out``."""
+    return ["release", str(data), "--column", column, "--lower", lower, "--upper", upper, "--epsilon", epsilon,
+            *extra, "--out", str(out)]
+
+
 @pytest.mark.parametrize(
     "argv,needle",
     [
-        (
-            [
-                "release",
-                "/nonexistent.csv",
-                "--column",
-                "age",
-                "--lower",
-                "0",
-                "--upper",
-                "9",
-                "--epsilon",
-                "1",
-                "--out",
-                "x.json",
-            ],
-            "not found",
-        ),
-        (
-            [
-                "release",
-                str(EXAMPLE),
-                "--column",
-                "nope",
-                "--lower",
-                "0",
-                "--upper",
-                "9",
-                "--epsilon",
-                "1",
-                "--out",
-                "x.json",
-            ],
-            "not found in the CSV's header row",
-        ),
-        (
-            [
-                "release",
-                str(EXAMPLE),
-                "--column",
-                "age",
-                "--lower",
-                "9",
-                "--upper",
-                "0",
-                "--epsilon",
-                "1",
-                "--out",
-                "x.json",
-            ],
-            "smaller than --upper",
-        ),
-        (
-            [
-                "release",
-                str(EXAMPLE),
-                "--column",
-                "age",
-                "--lower",
-                "0",
-                "--upper",
-                "9",
-                "--epsilon",
-                "-1",
-                "--out",
-                "x.json",
-            ],
-            "epsilon",
-        ),
-        (
-            [
-                "release",
-                str(EXAMPLE),
-                "--column",
-                "age",
-                "--lower",
-                "0",
-                "--upper",
-                "9",
-                "--epsilon",
-                "1",
-                "--seed",
-                "1",
-                "--out",
-                "x.json",
-            ],
-            "NOT private",
-        ),
-        (
-            [
-                "release",
-                str(EXAMPLE),
-                "--column",
-                "signup_date",
-                "--lower",
-                "0",
-                "--upper",
-                "9",
-                "--epsilon",
-                "1",
-                "--out",
-                "x.json",
-            ],
-            "dates",
-        ),
+        (_release_argv("/nonexistent.csv", "age"), "not found"),
+        (_release_argv(EXAMPLE, "nope"), "not found in the CSV's header row"),
+        (_release_argv(EXAMPLE, "age", lower="9", upper="0"), "smaller than --upper"),
+        (_release_argv(EXAMPLE, "age", epsilon="-1"), "epsilon"),
+        (_release_argv(EXAMPLE, "age", extra=("--seed", "1")), "NOT private"),
+        (_release_argv(EXAMPLE, "signup_date"), "dates"),
         (["query", "/nonexistent.json"], "not found"),
     ],
 )
@@ -250,21 +159,7 @@ def test_errors_are_one_clear_line(argv: list[str], needle: str, cli_run, tmp_pa
 def test_unreadable_format(tmp_path, cli_run) -> None:  # type: ignore[no-untyped-def]
     bad = tmp_path / "bad.parquet"
     bad.write_bytes(b"this is not parquet at all")
-    code, _, err = cli_run(
-        [
-            "release",
-            str(bad),
-            "--column",
-            "a",
-            "--lower",
-            "0",
-            "--upper",
-            "9",
-            "--epsilon",
-            "1",
-            "--out",
-            str(tmp_path / "o.json"),
-        ])
+    code, _, err = cli_run(_release_argv(bad, "a", out=tmp_path / "o.json"))
     assert code == 2 and "cannot read" in err
     notjson = tmp_path / "n.json"
     notjson.write_text("{not json")
@@ -275,20 +170,7 @@ def test_unreadable_format(tmp_path, cli_run) -> None:  # type: ignore[no-untype
 def test_missing_values_in_files(tmp_path, cli_run) -> None:  # type: ignore[no-untyped-def]
     f = tmp_path / "m.csv"
     f.write_text("v\n1\n\n3\nnan\n")
-    args = [
-        "release",
-        str(f),
-        "--column",
-        "v",
-        "--lower",
-        "0",
-        "--upper",
-        "9",
-        "--epsilon",
-        "1",
-        "--out",
-        str(tmp_path / "o.json"),
-    ]
+    args = _release_argv(f, "v", out=tmp_path / "o.json")
     code, _, err = cli_run(args)
     assert code == 2 and "missing" in err
     code, _, err = cli_run(args + ["--on-invalid", "drop"])
@@ -300,8 +182,8 @@ def test_parquet_column_with_nan(tmp_path, cli_run) -> None:  # type: ignore[no-
     import pandas as pd
 
     pd.DataFrame({"v": [1.0, float("nan"), 3.0, 4.0]}).to_parquet(tmp_path / "n.parquet")
-    args = ["release", str(tmp_path / "n.parquet"), "--column", "v", "--lower", "0", "--upper", "9",
-            "--epsilon", "1", "--seed", "1", "--allow-nonprivate", "--out", str(tmp_path / "o.json")]
+    args = _release_argv(tmp_path / "n.parquet", "v", extra=("--seed", "1", "--allow-nonprivate"),
+                         out=tmp_path / "o.json")
     code, _, err = cli_run(args)
     assert code == 2 and "contains missing values" in err and "1 missing" not in err
     code, _, err = cli_run(args + ["--on-invalid", "drop"])

@@ -38,31 +38,19 @@ def files(tmp_path: Path) -> dict[str, Path]:
     return {"dir": tmp_path}
 
 
+def _hierarchy_argv(d: Path, data: str, out: Path, *extra: str, structure: str = "struct.csv",
+                    levels: str = "country,state,city") -> list[str]:
+    """The arguments of ``dptree hierarchy`` over the files in ``d`` (``extra`` before ``--out``)."""
+    return ["hierarchy", str(d / data), "--levels", levels, "--structure", str(d / structure), *extra,
+            "--out", str(out)]
+
+
 @pytest.mark.parametrize("data", ["rows.csv", "rows.parquet"])
 def test_release_and_query(files: dict[str, Path], data: str, cli_run: Any) -> None:
     d = files["dir"]
     out = d / "rel.json"
-    code, stdout, err = cli_run(
-        [
-            "hierarchy",
-            str(d / data),
-            "--levels",
-            "country,state,city",
-            "--structure",
-            str(d / "struct.csv"),
-            "--epsilon",
-            "1",
-            "--delta",
-            "1e-6",
-            "--method",
-            "gaussian",
-            "--seed",
-            "3",
-            "--allow-nonprivate",
-            "--out",
-            str(out),
-        ]
-    )
+    code, stdout, err = cli_run(_hierarchy_argv(d, data, out, "--epsilon", "1", "--delta", "1e-6", "--method",
+                                                "gaussian", "--seed", "3", "--allow-nonprivate"))
     assert code == 0, err
     assert stdout.startswith("Hierarchy release:") and "NOT PRIVATE" in stdout  # the result on stdout
     assert err == f"wrote {out}\n"  # the diagnostic on stderr
@@ -78,29 +66,9 @@ def test_release_and_query(files: dict[str, Path], data: str, cli_run: Any) -> N
 def test_weights_parent_table_and_other(files: dict[str, Path], cli_run: Any) -> None:
     d = files["dir"]
     out = d / "w.json"
-    code, _, err = cli_run(
-        [
-            "hierarchy",
-            str(d / "agg.csv"),
-            "--levels",
-            "country,state,city",
-            "--structure",
-            str(d / "edges.csv"),
-            "--weight",
-            "n",
-            "--epsilon",
-            "2",
-            "--other",
-            "(other)",
-            "--seed",
-            "1",
-            "--allow-nonprivate",
-            "--nonnegative",
-            "--integer",
-            "--out",
-            str(out),
-        ]
-    )
+    code, _, err = cli_run(_hierarchy_argv(d, "agg.csv", out, "--weight", "n", "--epsilon", "2", "--other", "(other)",
+                                           "--seed", "1", "--allow-nonprivate", "--nonnegative", "--integer",
+                                           structure="edges.csv"))
     assert code == 0, err
     rel = load_hierarchy_release(out)
     assert rel.count("US/(other)") >= 0 and rel.parameters["integer"]
@@ -110,69 +78,33 @@ def test_cli_errors_are_clear(files: dict[str, Path], cli_run: Any) -> None:
     d = files["dir"]
 
     def refused(argv: list[str]) -> int:
-        code, out, err = cli_run(["hierarchy", *argv])
+        code, out, err = cli_run(argv)
         assert out == "" and err.startswith("dptree: error: ") and err.count("\n") == 1, err
         errors.append(err)
         return int(code)
 
     errors: list[str] = []
-    base = [
-        str(d / "rows.csv"),
-        "--levels",
-        "country,state,city",
-        "--structure",
-        str(d / "struct.csv"),
-        "--out",
-        str(d / "x.json"),
-    ]
-    assert refused(base + ["--epsilon", "1", "--seed", "1"]) == 2  # seed without --allow-nonprivate
+    x = d / "x.json"
+    assert refused(_hierarchy_argv(d, "rows.csv", x, "--epsilon", "1", "--seed", "1")) == 2  # seed without --allow-nonprivate
     assert "NOT private" in errors[-1]
-    assert refused(base + ["--epsilon", "1", "--method", "gaussian"]) == 2
+    assert refused(_hierarchy_argv(d, "rows.csv", x, "--epsilon", "1", "--method", "gaussian")) == 2
     assert "delta > 0" in errors[-1]
-    assert refused([str(d / "missing.csv")] + base[1:] + ["--epsilon", "1"]) == 2
+    assert refused(_hierarchy_argv(d, "missing.csv", x, "--epsilon", "1")) == 2
     assert "no such file" in errors[-1]
-    bad = [
-        str(d / "rows.csv"),
-        "--levels",
-        "country,province",
-        "--structure",
-        str(d / "struct.csv"),
-        "--out",
-        str(d / "x.json"),
-        "--epsilon",
-        "1",
-    ]
-    assert refused(bad) == 2
+    assert refused(_hierarchy_argv(d, "rows.csv", x, "--epsilon", "1", levels="country,province")) == 2
     assert re.search("level columns|no column", errors[-1])
     pd.DataFrame({"country": ["US"], "state": ["CA"], "city": ["SF"], "n": [-1]}).to_csv(d / "neg.csv", index=False)
-    assert refused([str(d / "neg.csv")] + base[1:] + ["--epsilon", "1", "--weight", "n"]) == 2
+    assert refused(_hierarchy_argv(d, "neg.csv", x, "--epsilon", "1", "--weight", "n")) == 2
     assert "negative" in errors[-1]
     (d / "garbage.parquet").write_bytes(b"garbage")  # DuckDB's message quoted its SQL on more lines
-    garbage = [str(d / "rows.csv"), "--levels", "country,state,city", "--structure", str(d / "garbage.parquet"),
-               "--out", str(d / "x.json"), "--epsilon", "1"]
-    assert refused(garbage) == 2 and "cannot read structure file" in errors[-1]
+    assert refused(_hierarchy_argv(d, "rows.csv", x, "--epsilon", "1", structure="garbage.parquet")) == 2
+    assert "cannot read structure file" in errors[-1]
 
 
 def test_private_run_without_seed(files: dict[str, Path], cli_run: Any) -> None:
     d = files["dir"]
     out = d / "p.json"
-    assert (
-        cli_run(
-            [
-                "hierarchy",
-                str(d / "rows.csv"),
-                "--levels",
-                "country,state,city",
-                "--structure",
-                str(d / "struct.csv"),
-                "--epsilon",
-                "1",
-                "--out",
-                str(out),
-            ]
-        ).code
-        == 0
-    )
+    assert cli_run(_hierarchy_argv(d, "rows.csv", out, "--epsilon", "1")).code == 0
     assert load_hierarchy_release(out).private
 
 
@@ -180,23 +112,7 @@ def test_main_cli_release_and_query(files: dict[str, Path], cli_run: Any) -> Non
     """End to end: hierarchy release, then query --node."""
     d = files["dir"]
     out = d / "m.json"
-    assert (
-        cli_run(
-            [
-                "hierarchy",
-                str(d / "rows.csv"),
-                "--levels",
-                "country,state,city",
-                "--structure",
-                str(d / "struct.csv"),
-                "--epsilon",
-                "1",
-                "--out",
-                str(out),
-            ]
-        ).code
-        == 0
-    )
+    assert cli_run(_hierarchy_argv(d, "rows.csv", out, "--epsilon", "1")).code == 0
     code, stdout, _ = cli_run(["query", str(out), "--node", "US/CA", "--node", "FR", "--format", "json"])
     assert code == 0
     doc = json.loads(stdout)

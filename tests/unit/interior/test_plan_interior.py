@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _edited_release import assert_edited_statement_refused, spent_with
 
 import dptree
-from dptree.errors import DomainError, InsufficientDataError, InvalidParameterError, ReleaseFileError
+from dptree.errors import DomainError, InsufficientDataError, InvalidParameterError
 from dptree.interior.calibration import swap_budget
-from dptree.io.release_file import canonical_checksum
 from dptree.privacy.ledger import Ledger
 from dptree.privacy.loss import ApproxDP, Exponential, Laplace, PureDP
 
@@ -115,16 +115,6 @@ def test_a_ledger_charges_an_interior_point_plan(tmp_path: Path):
         assert ledger.spent().epsilon == pytest.approx(0.5) and ledger.spent().delta == pytest.approx(1e-6)
 
 
-def _edited(rel: Any, tmp_path: Path, field: str, value: Any) -> Any:
-    path = tmp_path / "edited.json"
-    rel.save(path, allow_nonprivate=True, force=True)
-    doc = json.loads(path.read_text())
-    doc["privacy"][field] = value
-    doc["checksum"] = canonical_checksum(doc)
-    path.write_text(json.dumps(doc))
-    return path
-
-
 @pytest.mark.parametrize("make", [
     lambda: dptree.plan_interior_point(lower=0, upper=1023, epsilon=1.0, **{k: v for k, v in TREE.items()
                                                                            if k not in ("lower", "upper", "epsilon")},
@@ -135,15 +125,9 @@ def _edited(rel: Any, tmp_path: Path, field: str, value: Any) -> Any:
 ])
 def test_an_edited_statement_is_refused_on_load(make, tmp_path: Path):
     rel = make()
-    path = tmp_path / "r.json"
-    rel.save(path, allow_nonprivate=True)
-    assert dptree.load(path).privacy == rel.privacy
-    spent = dict(rel.privacy["budget_spent"])
-    spent["epsilon"] = spent["epsilon"] / 2
-    with pytest.raises(ReleaseFileError, match="budget_spent"):
-        dptree.load(_edited(rel, tmp_path, "budget_spent", spent))
-    with pytest.raises(ReleaseFileError, match="mechanism"):
-        dptree.load(_edited(rel, tmp_path, "mechanism", "something else"))
+    half = spent_with(rel, epsilon=rel.privacy["budget_spent"]["epsilon"] / 2)
+    assert_edited_statement_refused(rel, tmp_path, "budget_spent", half, match="budget_spent")
+    assert_edited_statement_refused(rel, tmp_path, "mechanism", "something else", match="mechanism")
 
 
 # ------------------------------------------------------------------ single quantiles

@@ -184,17 +184,22 @@ def test_hostile_integer_with_many_digits(saved: tuple[Path, dict[str, Any]], tm
     rejects(p)
 
 
+def peak_while_rejecting(p: Path) -> int:
+    """The peak of Python's traced memory while :func:`rejects` checks that ``p`` is refused."""
+    tracemalloc.start()
+    try:
+        rejects(p)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def test_hostile_huge_array_is_rejected_with_bounded_memory(saved: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
     d = json.loads(json.dumps(saved[1]))
     d["measurements"]["levels"][-1] = list(range(1_000_000))
     p = write(tmp_path / "big.json", d)
     size = p.stat().st_size
-    tracemalloc.start()
-    try:
-        rejects(p)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    peak = peak_while_rejecting(p)
     assert peak < 20 * size + 50 * 2**20, f"peak {peak / 2**20:.0f} MiB for a {size / 2**20:.1f} MiB file"
 
 
@@ -228,12 +233,7 @@ def test_file_size_limit_is_checked_before_reading(tmp_path: Path) -> None:
     p = tmp_path / "sparse.json"
     with open(p, "wb") as fh:  # a sparse 3 GiB file: rejected from its size alone
         fh.truncate(3 * 2**30)
-    tracemalloc.start()
-    try:
-        rejects(p)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    peak = peak_while_rejecting(p)
     assert peak < 10 * 2**20
     small = tmp_path / "small.json"
     small.write_text("{}" + " " * 100)

@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _edited_release import assert_edited_statement_refused, spent_with
 
 import dptree
-from dptree.errors import DPTreeError, ReleaseFileError
-from dptree.io.release_file import canonical_checksum
+from dptree.errors import DPTreeError
 from dptree.privacy.ledger import Ledger
 from dptree.privacy.loss import Laplace, PureDP
 from dptree.privacy.statement import Neighbors
@@ -103,12 +103,4 @@ def test_a_ledger_charges_the_plan(tmp_path: Path) -> None:
 
 def test_a_file_whose_statement_is_edited_is_refused(tmp_path: Path) -> None:
     rel = dptree.plan_sparse_range_tree(epsilon=1.0).release(np.arange(300), rng=2)
-    path = tmp_path / "s.json"
-    rel.save(path, allow_nonprivate=True)
-    assert dptree.load(path).privacy == rel.privacy
-    doc = json.loads(path.read_text())
-    doc["privacy"]["budget_spent"]["epsilon"] = 0.5
-    doc["checksum"] = canonical_checksum(doc)
-    path.write_text(json.dumps(doc))
-    with pytest.raises(ReleaseFileError, match="budget_spent"):
-        dptree.load(path)
+    assert_edited_statement_refused(rel, tmp_path, "budget_spent", spent_with(rel, epsilon=0.5), match="budget_spent")

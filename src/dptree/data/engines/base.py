@@ -229,7 +229,6 @@ class Engine(ABC):
     #: what the engine reads, for messages ("a file", "a Spark DataFrame")
     READS: ClassVar[str]
 
-    @abstractmethod
     def counts(self, data: Any, keys: Sequence[Key], *, on_invalid: Missing = "error", sample: Sample | None = None,
                weight: str | None = None) -> Counts:
         """Records per distinct combination of ``keys`` (:func:`shape_of` lists the combinations
@@ -237,7 +236,26 @@ class Engine(ABC):
         keys only) their exact sums (a total of :data:`dptree.data.weights.MAX_TOTAL` or more
         raises). With ``sample``, at most k records per user are kept first. ``on_invalid``: rows
         whose value is missing, infinite or (on an integer domain) not an integer raise (by kind,
-        never by count) or are dropped; Label keys keep missing values."""
+        never by count) or are dropped; Label keys keep missing values.
+
+        Label keys go to :meth:`_label_counts`; a Bucket or Value key, after an optional
+        :class:`GroupOf`, to :meth:`_key_counts`."""
+        if shape_of(keys, sample, weight) == "labels":
+            return self._label_counts(data, [key.column for key in keys if isinstance(key, Label)], weight)
+        key, group = keys[-1], keys[0] if isinstance(keys[0], GroupOf) else None
+        assert isinstance(key, (Bucket, Value))
+        return self._key_counts(data, key, group, on_invalid=on_invalid, sample=sample)
+
+    @abstractmethod
+    def _label_counts(self, data: Any, levels: Sequence[str], weight: str | None) -> Counts:
+        """Records (or with ``weight`` the sums of that column) per distinct combination of the
+        ``levels`` columns, missing values kept as a value of their own."""
+
+    @abstractmethod
+    def _key_counts(self, data: Any, key: Bucket | Value, group: GroupOf | None, *, on_invalid: Missing,
+                    sample: Sample | None) -> Counts:
+        """Records per bucket (:class:`Bucket`) or per distinct value (:class:`Value`) of ``key``'s
+        column, per public group first when ``group`` is given (:meth:`counts`)."""
 
     def ordered_counts(self, data: Any, *, column: str | None, lower: int | float, upper: int | float,
                        on_invalid: Missing = "error") -> ContextManager[OrderedCounts | None]:

@@ -27,15 +27,12 @@ from dptree.data.engines.base import (
     Engine,
     Group,
     GroupOf,
-    Key,
-    Label,
     Missing,
     OrderedCounts,
     Sample,
     Unknown,
     Value,
     check_names,
-    shape_of,
 )
 from dptree.data.engines.duckdb_bounded import bounded_counts, bounded_stages
 from dptree.data.engines.duckdb_ordered import DuckDBOrderedCounts
@@ -184,13 +181,8 @@ class DuckDBEngine(Engine):
         """Whether ``data`` is read as CSV (its columns typed by :meth:`_open`, not declared)."""
         return not is_relation(data) and is_csv(data, self.fmt)
 
-    def counts(self, data: Any, keys: Sequence[Key], *, on_invalid: Missing = "error", sample: Sample | None = None,
-               weight: str | None = None) -> Counts:
-        shape = shape_of(keys, sample, weight)
-        if shape == "labels":
-            return self._label_counts(data, [key.column for key in keys if isinstance(key, Label)], weight)
-        key, group = keys[-1], keys[0] if isinstance(keys[0], GroupOf) else None
-        assert isinstance(key, (Bucket, Value))
+    def _key_counts(self, data: Any, key: Bucket | Value, group: GroupOf | None, *, on_invalid: Missing,
+                    sample: Sample | None) -> Counts:
         self._names(data, key.column, user_id=sample.user if sample else None, by=group.column if group else None)
         column = str(key.column)
         if isinstance(key, Value):

@@ -18,20 +18,7 @@ import numpy as np
 from dptree.data.bounding import kept_positions
 from dptree.data.dates import as_dates
 from dptree.data.domain import Domain, coerce_values
-from dptree.data.engines.base import (
-    COUNT,
-    Bucket,
-    Counts,
-    Engine,
-    Group,
-    GroupOf,
-    Key,
-    Label,
-    Missing,
-    Sample,
-    Value,
-    shape_of,
-)
+from dptree.data.engines.base import COUNT, Bucket, Counts, Engine, Group, GroupOf, Missing, Sample, Value
 from dptree.data.inputs import as_declared, declared_kind, exact_frame, present, to_numpy, valid_records, value_kind
 from dptree.data.sorting import distinct_counts, run_lengths
 from dptree.data.weights import MAX_TOTAL, check_weights, too_large
@@ -262,15 +249,12 @@ class NumpyEngine(Engine):
 
     READS = "in-memory data"
 
-    def counts(self, data: Any, keys: Sequence[Key], *, on_invalid: Missing = "error", sample: Sample | None = None,
-               weight: str | None = None) -> Counts:
-        shape = shape_of(keys, sample, weight)
-        if shape == "labels":
-            return _label_counts(data, [k.column for k in keys if isinstance(k, Label)], weight)
-        key = keys[-1]
-        assert isinstance(key, (Bucket, Value))
+    def _label_counts(self, data: Any, levels: Sequence[str], weight: str | None) -> Counts:
+        return _label_counts(data, levels, weight)
+
+    def _key_counts(self, data: Any, key: Bucket | Value, group: GroupOf | None, *, on_invalid: Missing,
+                    sample: Sample | None) -> Counts:
         raw = to_numpy(data, column=key.column, name="values")
-        group = keys[0] if isinstance(keys[0], GroupOf) else None
         codes = (group_codes(_column(data, key.column, group.column, "by"), group.groups, raw.size, group.unknown)
                  if group is not None else None)
         if isinstance(key, Value):

@@ -29,7 +29,6 @@ from dptree.data.engines.base import (
     Group,
     GroupOf,
     Key,
-    Label,
     Missing,
     OrderedCounts,
     Sample,
@@ -37,7 +36,6 @@ from dptree.data.engines.base import (
     Value,
     check_names,
     invalid_values_error,
-    shape_of,
 )
 from dptree.data.engines.spark_ordered import SparkOrderedCounts
 from dptree.data.engines.spark_sql import FLOATING, INTEGRAL, NUMERIC, collect_columns, quote, value_sql
@@ -310,11 +308,10 @@ class SparkEngine(Engine):
     def counts(self, data: Any, keys: Sequence[Key], *, on_invalid: Missing = "error", sample: Sample | None = None,
                weight: str | None = None) -> Counts:
         _pyspark()
-        shape = shape_of(keys, sample, weight)
-        if shape == "labels":
-            return self._label_counts(data, [key.column for key in keys if isinstance(key, Label)], weight)
-        key, group = keys[-1], keys[0] if isinstance(keys[0], GroupOf) else None
-        assert isinstance(key, (Bucket, Value))
+        return super().counts(data, keys, on_invalid=on_invalid, sample=sample, weight=weight)
+
+    def _key_counts(self, data: Any, key: Bucket | Value, group: GroupOf | None, *, on_invalid: Missing,
+                    sample: Sample | None) -> Counts:
         user_id, by = (sample.user if sample else None), (group.column if group else None)
         check_names(self.READS, key.column, user_id=user_id, by=by)
         column = str(key.column)
