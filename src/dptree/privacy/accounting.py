@@ -199,7 +199,7 @@ def pld_epsilon(losses: Iterable[PrivacyLoss], delta: float) -> float:
     if not counts:
         raise InvalidParameterError("pld_epsilon needs at least one release")
     grid = _grid(counts)
-    total = None
+    parts = []
     for key, n in sorted(counts.items()):
         kind, value, sens = key
         if kind == "dlap":
@@ -209,8 +209,10 @@ def pld_epsilon(losses: Iterable[PrivacyLoss], delta: float) -> float:
         else:
             one = pld_lib.from_privacy_parameters(pld_common.DifferentialPrivacyParameters(value, 0.0),
                                                   value_discretization_interval=grid)
-        part = one.self_compose(n) if n > 1 else one
-        total = part if total is None else total.compose(part)
+        parts.append(one.self_compose(n) if n > 1 else one)
+    total = parts[0]
+    for part in parts[1:]:
+        total = total.compose(part)
     return float(total.get_epsilon_for_delta(delta))
 
 
