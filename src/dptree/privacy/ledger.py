@@ -26,22 +26,32 @@ Composition (all conservative):
 * zCDP charges (Gaussian noise) add up in rho (Bun & Steinke 2016, Lemma 2.3); against an
   (epsilon, delta) total, the summed rho is converted with CKS 2020 Cor. 13 at the delta that the
   (epsilon, delta) charges left over, and the epsilons add;
-* against a rho total, a pure epsilon charge counts as epsilon^2 / 2 (BS16 Prop. 1.4); an
-  (epsilon, delta) charge with delta > 0 cannot be counted against a rho total and is refused.
+* against a rho total, a pure charge made by :meth:`Ledger.charge_for` counts the exact rho of
+  the mechanisms in its stored loss (each Laplace level epsilon_l^2 / 2, so a d-level tree with
+  epsilon split evenly epsilon^2 / (2d); an exponential mechanism epsilon^2 / 8, Cesar & Rogers
+  2021, Lemma 3.2); a pure charge of numbers only (:meth:`Ledger.charge`) counts epsilon^2 / 2
+  (BS16 Prop. 1.4); an (epsilon, delta) charge with delta > 0 cannot be counted against a rho
+  total and is refused.
 
 When both an epsilon and a rho total are given, every charge must fit both.
 
 Amounts are stored exactly: each float is recorded as its shortest decimal (what Python prints)
 and summed as exact rationals, so ten charges of 0.1 fit a total of 1.0 exactly.
 
-Integrity (format 2). The file itself is the trust anchor: there is no secret, so whoever can
+Stored losses. :meth:`Ledger.charge_for` records the plan's
+:meth:`~dptree.privacy.loss.PrivacyLoss.to_dict` with the charge, as canonical JSON (sorted keys,
+no whitespace): what the release cost, mechanism by mechanism, not only a number.
+:meth:`Ledger.charge` records none (``history()`` shows ``loss`` None, "numbers only").
+
+Integrity (format 3). The file itself is the trust anchor: there is no secret, so whoever can
 write the file can replace it wholesale (delete it, or rebuild a consistent one with a smaller
 spend). What the ledger does is fail closed on every edit it can see:
 
 * CHECK constraints refuse rows whose amounts are not non-negative finite decimals (negative
   numbers, NaN, Infinity) and malformed kinds, statuses and hashes, at the SQL level;
 * the charges form a hash chain: each row stores the SHA-256 of the previous row's hash and its
-  own immutable fields (id, time, label, kind, epsilon, delta, rho, pid); the chain starts from a
+  own immutable fields (id, time, label, kind, epsilon, delta, rho, pid, stored loss); a stored
+  loss must not spend more than its row's amounts; the chain starts from a
   hash of the totals and a random ledger id, and its head is stored in ``ledger_meta``. The chain,
   the schema, the totals and the spend (which can never exceed the totals) are verified on every
   open and inside every charge's transaction, so an edited, inserted or deleted row, an edited
@@ -58,9 +68,10 @@ checkpoints it into the main file, so a copy of the main file alone is not a bac
 the latest charges, and restoring it refunds them silently. :meth:`Ledger.backup` (``dptree budget
 PATH --backup OUT``) writes a copy that holds every committed charge (SQLite's online backup API).
 
-Ledgers written by dptree before format 2 have no chain; opening one raises
-:class:`LedgerOutdatedError`. :meth:`Ledger.upgrade` (``dptree budget PATH --upgrade``) checks
-every old charge, adds the constraints and builds the chain over them, in one transaction.
+Ledgers written by dptree in format 1 (no chain) or format 2 (no stored loss) raise
+:class:`LedgerOutdatedError` when opened. :meth:`Ledger.upgrade` (``dptree budget PATH
+--upgrade``) checks every old charge (and a format-2 chain), builds the current table and chain
+over them, in one transaction, and carries them over as numbers only.
 """
 
 from __future__ import annotations
@@ -198,7 +209,7 @@ class Ledger(LedgerStore):
         >>> ledger.close()
         >>> with dptree.Ledger(path) as again:  # a later opening, here or in another process
         ...     again.spent()
-        Spend(epsilon=1.0, delta=0.0, rho=0.5, charges=1)
+        Spend(epsilon=1.0, delta=0.0, rho=0.25, charges=1)
     """
 
     def __init__(
