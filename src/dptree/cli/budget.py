@@ -1,4 +1,5 @@
-"""``dptree budget``: create a budget ledger, upgrade an old one, back it up, or show its spend history."""
+"""``dptree budget``: create a budget ledger, upgrade an old one, back it up, or show its spend history
+(per charge its amounts and the mechanism families of its stored loss, or "numbers only")."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ def register(sub: Any) -> None:
     p.add_argument("--total-delta", type=float, default=0.0)
     p.add_argument("--total-rho", type=float)
     p.add_argument("--upgrade", action="store_true",
-                   help="upgrade a ledger written by an older dptree (format 1) to the checked format")
+                   help="upgrade a ledger written by an older dptree (format 1 or 2) to the current format")
     p.add_argument("--backup", metavar="OUT",
                    help="write a copy of the ledger to OUT, every committed charge included (a copy of the "
                         "ledger file alone can miss charges still in its -wal file)")
@@ -84,9 +85,9 @@ def run_budget(args: argparse.Namespace) -> int:
         parts.append(f"rho={spent.rho:.6g} of {totals['rho']:g}")
     print(f"spent in {spent.charges} charge(s): " + "; ".join(parts))
     if history:
-        cols = ["id", "time (UTC)", "label", "kind", "epsilon", "delta", "rho", "status", "output"]
+        cols = ["id", "time (UTC)", "label", "kind", "epsilon", "delta", "rho", "mechanisms", "status", "output"]
         body = [[str(h["id"]), h["created_utc"], h["label"], h["kind"], f"{h['epsilon']:g}", f"{h['delta']:g}",
-                 f"{h['rho']:g}", h["status"], h["output"] or ""] for h in history]
+                 f"{h['rho']:g}", h["mechanisms"], h["status"], h["output"] or ""] for h in history]
         widths = [max(len(c), *(len(r[i]) for r in body)) for i, c in enumerate(cols)]
         print("  ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip())
         for r in body:

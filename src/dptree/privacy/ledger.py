@@ -26,22 +26,32 @@ Composition (all conservative):
 * zCDP charges (Gaussian noise) add up in rho (Bun & Steinke 2016, Lemma 2.3); against an
   (epsilon, delta) total, the summed rho is converted with CKS 2020 Cor. 13 at the delta that the
   (epsilon, delta) charges left over, and the epsilons add;
-* against a rho total, a pure epsilon charge counts as epsilon^2 / 2 (BS16 Prop. 1.4); an
-  (epsilon, delta) charge with delta > 0 cannot be counted against a rho total and is refused.
+* against a rho total, a pure charge made by :meth:`Ledger.charge_for` counts the exact rho of
+  the mechanisms in its stored loss (each Laplace level epsilon_l^2 / 2, so a d-level tree with
+  epsilon split evenly epsilon^2 / (2d); an exponential mechanism epsilon^2 / 8, Cesar & Rogers
+  2021, Lemma 3.2); a pure charge of numbers only (:meth:`Ledger.charge`) counts epsilon^2 / 2
+  (BS16 Prop. 1.4); an (epsilon, delta) charge with delta > 0 cannot be counted against a rho
+  total and is refused.
 
 When both an epsilon and a rho total are given, every charge must fit both.
 
 Amounts are stored exactly: each float is recorded as its shortest decimal (what Python prints)
 and summed as exact rationals, so ten charges of 0.1 fit a total of 1.0 exactly.
 
-Integrity (format 2). The file itself is the trust anchor: there is no secret, so whoever can
+Stored losses. :meth:`Ledger.charge_for` records the plan's
+:meth:`~dptree.privacy.loss.PrivacyLoss.to_dict` with the charge, as canonical JSON (sorted keys,
+no whitespace): what the release cost, mechanism by mechanism, not only a number.
+:meth:`Ledger.charge` records none (``history()`` shows ``loss`` None, "numbers only").
+
+Integrity (format 3). The file itself is the trust anchor: there is no secret, so whoever can
 write the file can replace it wholesale (delete it, or rebuild a consistent one with a smaller
 spend). What the ledger does is fail closed on every edit it can see:
 
 * CHECK constraints refuse rows whose amounts are not non-negative finite decimals (negative
   numbers, NaN, Infinity) and malformed kinds, statuses and hashes, at the SQL level;
 * the charges form a hash chain: each row stores the SHA-256 of the previous row's hash and its
-  own immutable fields (id, time, label, kind, epsilon, delta, rho, pid); the chain starts from a
+  own immutable fields (id, time, label, kind, epsilon, delta, rho, pid, stored loss); a stored
+  loss must not spend more than its row's amounts; the chain starts from a
   hash of the totals and a random ledger id, and its head is stored in ``ledger_meta``. The chain,
   the schema, the totals and the spend (which can never exceed the totals) are verified on every
   open and inside every charge's transaction, so an edited, inserted or deleted row, an edited
@@ -58,9 +68,10 @@ checkpoints it into the main file, so a copy of the main file alone is not a bac
 the latest charges, and restoring it refunds them silently. :meth:`Ledger.backup` (``dptree budget
 PATH --backup OUT``) writes a copy that holds every committed charge (SQLite's online backup API).
 
-Ledgers written by dptree before format 2 have no chain; opening one raises
-:class:`LedgerOutdatedError`. :meth:`Ledger.upgrade` (``dptree budget PATH --upgrade``) checks
-every old charge, adds the constraints and builds the chain over them, in one transaction.
+Ledgers written by dptree in format 1 (no chain) or format 2 (no stored loss) raise
+:class:`LedgerOutdatedError` when opened. :meth:`Ledger.upgrade` (``dptree budget PATH
+--upgrade``) checks every old charge (and a format-2 chain), builds the current table and chain
+over them, in one transaction, and carries them over as numbers only.
 """
 
 from __future__ import annotations
@@ -88,9 +99,12 @@ from dptree.privacy.ledger_format import (
     CHARGES_SQL,
     FORMAT,
     ROW_FIELDS,
+    ROW_FIELDS_V2,
     TABLES,
+    TABLES_V2,
     VERSION,
     VERSION_1,
+    VERSION_2,
     ChainState,
     ExactSum,
     Totals,
@@ -100,10 +114,14 @@ from dptree.privacy.ledger_format import (
     describe_charge,
     describe_totals,
     genesis_hash,
+    loss_cost,
+    loss_text,
+    mechanisms_text,
     row_hash,
     utc_now,
 )
 from dptree.privacy.ledger_store import LedgerStore
+from dptree.privacy.loss import PrivacyLoss
 
 __all__ = [
     "Ledger",
@@ -138,6 +156,7 @@ class Charge:
     epsilon: float
     delta: float
     rho: float
+    loss: PrivacyLoss | None = field(default=None, repr=False)
     output: str | None = None
     status_recorded: bool = True
     _closed: bool = field(default=False, repr=False)
@@ -154,6 +173,14 @@ class Charge:
                 # The charge itself is committed; only its outcome could not be recorded (it stays
                 # 'charged'). Failing here would report an error for a release that was made.
                 self.status_recorded = False
+
+
+def _covering(amount: float, exact: Fraction) -> float:
+    """``amount``, raised if needed to the least float whose stored decimal is >= ``exact``."""
+    out = max(amount, float(exact))
+    while amount_fraction(amount_text(out, "amount")) < exact:
+        out = math.nextafter(out, math.inf)
+    return out
 
 
 class Ledger(LedgerStore):
@@ -182,7 +209,7 @@ class Ledger(LedgerStore):
         >>> ledger.close()
         >>> with dptree.Ledger(path) as again:  # a later opening, here or in another process
         ...     again.spent()
-        Spend(epsilon=1.0, delta=0.0, rho=0.5, charges=1)
+        Spend(epsilon=1.0, delta=0.0, rho=0.25, charges=1)
     """
 
     def __init__(
@@ -283,6 +310,10 @@ class Ledger(LedgerStore):
         ``rho`` (zCDP, for Gaussian noise). Call it after validating the release's parameters and
         before reading the data and drawing its noise; the returned :class:`Charge` is committed
         and durable. The ledger is verified inside the same transaction (LedgerCorruptError)."""
+        return self._commit(epsilon, delta, rho, label, None)
+
+    def _commit(self, epsilon: float, delta: float, rho: float, label: str, loss: str | None) -> Charge:
+        """Check and commit one charge (amounts, and the canonical JSON of its stored loss or None)."""
         if self.read_only:
             raise LedgerReadOnlyError(f"ledger {self.path} was opened read_only; open it writable to charge releases")
         e, d, r = amount_text(epsilon, "epsilon"), amount_text(delta, "delta"), amount_text(rho, "rho")
@@ -296,11 +327,16 @@ class Ledger(LedgerStore):
         kind = "zcdp" if fr > 0 else ("approx" if fd > 0 else "pure")
         if not isinstance(label, str):
             raise InvalidParameterError("label must be a string")
+        cost = None if loss is None else loss_cost(loss)
+        if kind == "pure" and cost is not None and cost.rho is not None:
+            pure_rho = cost.rho  # each mechanism's exact rho
+        else:
+            pure_rho = fe * fe / 2 if kind == "pure" else Fraction(0)
         con = self._con
         with self._transaction("BEGIN IMMEDIATE"):  # read the verified state, check, append the chained row
             s = self._state()
             eps2, dl2, rh2 = s.eps + (fe if kind != "zcdp" else 0), s.delta + fd, s.rho + fr
-            rp2 = s.rho_pure + (fe * fe / 2 if kind == "pure" else 0)
+            rp2 = s.rho_pure + pure_rho
             why = budget_violation(self._totals, eps2, dl2, rh2, rp2, s.approx or kind == "approx")
             if why is not None:
                 left = self._spend_of(s)
@@ -311,29 +347,53 @@ class Ledger(LedgerStore):
                     "Ask a smaller budget or stop releasing from this data."
                 )
             cid, created, pid = s.last_id + 1, utc_now(), os.getpid()
-            own = row_hash(s.head, (cid, created, label, kind, e, d, r, pid))
+            own = row_hash(s.head, (cid, created, label, kind, e, d, r, pid, loss))
             con.execute(
-                f"INSERT INTO charges({ROW_FIELDS}, status, output) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                f"INSERT INTO charges({ROW_FIELDS}, status, output) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
                 "'charged', NULL)",
-                (cid, created, label, kind, e, d, r, pid, s.head, own),
+                (cid, created, label, kind, e, d, r, pid, loss, s.head, own),
             )
             con.execute("UPDATE ledger_meta SET value = ? WHERE key = 'head'", (own,))
-        return Charge(ledger=self, id=cid, label=label, epsilon=float(fe), delta=float(fd), rho=float(fr))
+        return Charge(ledger=self, id=cid, label=label, epsilon=float(fe), delta=float(fd), rho=float(fr),
+                      loss=None if cost is None else cost.loss)
 
     def charge_for(self, release_plan: Any, *, label: str = "") -> Charge:
         """Charge the budget of a validated release plan (every ``plan_*`` of dptree: its privacy
         ``statement``; a plan whose statement states no ``budget_spent`` is charged its
-        ``budget``, e.g. :func:`dptree.plan_hierarchy_counts`'s).
+        ``budget``, e.g. :func:`dptree.plan_hierarchy_counts`'s) and store its
+        :meth:`privacy_loss` with the charge, inside the hash chain.
 
         Laplace plans charge their requested epsilon (>= what the rounded noise spends); Gaussian
         plans charge rho (the requested rho, or the rho their (epsilon, delta) budget converts to).
+        Against a rho total, a pure plan counts the exact rho of its mechanisms (a d-level Laplace
+        tree epsilon^2 / (2d), an exponential mechanism epsilon^2 / 8). The amounts never fall
+        below what the stored loss spends. A statement passed alone is charged as numbers only.
         """
+        epsilon, delta, rho = self._plan_amounts(release_plan)
+        privacy_loss = getattr(release_plan, "privacy_loss", None)
+        if not callable(privacy_loss):
+            return self._commit(epsilon, delta, rho, label, None)
+        loss = privacy_loss()
+        if not isinstance(loss, PrivacyLoss):
+            raise InvalidParameterError("charge_for needs a plan whose privacy_loss() is a PrivacyLoss")
+        text = loss_text(loss)
+        cost = loss_cost(text)
+        if rho > 0:
+            if cost.rho is not None:
+                rho = _covering(rho, cost.rho)
+        elif delta == 0 and cost.epsilon is not None:
+            epsilon = _covering(epsilon, cost.epsilon)
+        return self._commit(epsilon, delta, rho, label, text)
+
+    @staticmethod
+    def _plan_amounts(release_plan: Any) -> tuple[float, float, float]:
+        """(epsilon, delta, rho) a plan is charged by its statement or budget."""
         statement = getattr(release_plan, "statement", release_plan)
         budget = getattr(release_plan, "budget", None)
         if isinstance(budget, Budget) and not (isinstance(statement, Mapping) and "budget_spent" in statement):
             if budget.kind == "zcdp":  # a plan whose statement states its budget, not a spend
-                return self.charge(rho=float(budget.rho or 0.0), label=label)
-            return self.charge(epsilon=float(budget.epsilon or 0.0), delta=float(budget.delta or 0.0), label=label)
+                return 0.0, 0.0, float(budget.rho or 0.0)
+            return float(budget.epsilon or 0.0), float(budget.delta or 0.0), 0.0
         if not isinstance(statement, Mapping) or "budget_spent" not in statement:
             raise InvalidParameterError("charge_for needs a release plan (e.g. from plan_range_tree) or its statement")
         spent = statement["budget_spent"]
@@ -343,22 +403,26 @@ class Ledger(LedgerStore):
             rho = float(requested.get("rho") or 0.0)
             if rho <= 0 or rho < spent["rho"]:
                 rho = math.nextafter(float(spent["rho"]), math.inf)  # float(spent) may round down
-            return self.charge(rho=rho, label=label)
+            return 0.0, 0.0, rho
         eps = float(requested.get("epsilon") or 0.0)
         if eps < spent["epsilon"]:
             eps = math.nextafter(float(spent["epsilon"]), math.inf)
-        return self.charge(epsilon=eps, delta=float(spent.get("delta") or 0.0), label=label)
+        return eps, float(spent.get("delta") or 0.0), 0.0
 
     # ------------------------------------------------------------------ upgrade
     @classmethod
     def upgrade(cls, path: str | os.PathLike[str], *, timeout: float = 10.0) -> int:
-        """Upgrade a ledger written by an older dptree (format 1: no constraints, no chain) to the
-        current format, in one transaction; return the number of charges carried over.
+        """Upgrade a ledger written by an older dptree (format 1: no constraints, no chain; format
+        2: a chain over amounts, no stored loss) to the current format, in one transaction; return
+        the number of charges carried over.
 
         Every old charge is checked (finite non-negative amounts matching its kind, a spend within
-        the totals) before the constraints and the hash chain are added; a ledger that fails raises
-        :class:`LedgerCorruptError` and is left unchanged. The chain protects the history from the
-        upgrade on; what happened to the file before cannot be verified."""
+        the totals; in format 2 the hash chain) before the current table and chain are built over
+        them; a ledger that fails raises :class:`LedgerCorruptError` and is left unchanged. Old
+        charges are carried over with their amounts, status and output, as numbers only (no
+        stored loss: a pure one counts epsilon^2 / 2 against a rho total, as it did). A format-1
+        chain protects the history from the upgrade on; what happened to the file before cannot
+        be verified."""
         self = cls.__new__(cls)
         self.path = cls._check_path(path)
         self.timeout = cls._check_timeout(timeout)
@@ -375,27 +439,40 @@ class Ledger(LedgerStore):
             except sqlite3.Error as exc:
                 raise self._translate(exc) from exc
             with self._transaction("BEGIN IMMEDIATE"):
-                n = self._upgrade_v1()
+                n = self._upgrade_old()
         finally:
             con.close()
         return n
 
-    def _upgrade_v1(self) -> int:
+    def _upgrade_old(self) -> int:
         con = self._con
         meta = self._meta()
         if meta.get("format") != FORMAT:
             raise self._corrupt("is not a dptree ledger (no format marker)")
-        if meta.get("version") == VERSION:
+        version = meta.get("version")
+        if version == VERSION:
             raise InvalidParameterError(f"ledger {self.path} is already in the current format; nothing to upgrade")
-        if meta.get("version") != VERSION_1:
-            raise self._corrupt(f"has unsupported format version {meta.get('version')!r}")
+        if version not in (VERSION_1, VERSION_2):
+            raise self._corrupt(f"has unsupported format version {version!r}")
         totals = self._totals_of(meta)
         tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if tables != set(TABLES):
-            raise self._corrupt("does not have the tables of a format-1 ledger (a table was dropped?)")
+            raise self._corrupt(f"does not have the tables of a format-{version} ledger (a table was dropped?)")
+        if version == VERSION_2:
+            self._check_schema(TABLES_V2)
         rows = con.execute(
             "SELECT id, created_utc, label, kind, epsilon, delta, rho, status, output, pid FROM charges ORDER BY id"
         ).fetchall()
+        if version == VERSION_2:  # the chain, before anything is carried over
+            prev = genesis_hash(meta)
+            for (cid, created, label, kind, e, d, r, pid, prev_hash, own) in con.execute(
+                    f"SELECT {ROW_FIELDS_V2} FROM charges ORDER BY id"):
+                if prev_hash != prev or own != row_hash(prev, (cid, created, label, kind, e, d, r, pid)):
+                    raise self._corrupt(f"failed its hash chain at charge id {cid!r} (a charge was edited, "
+                                        "inserted or deleted)")
+                prev = own
+            if prev != meta.get("head"):
+                raise self._corrupt("failed its hash chain at the end (a charge was deleted or the totals edited)")
         eps, delta, rho, rho_pure = ExactSum(), ExactSum(), ExactSum(), ExactSum()
         approx = False
         for cid, created, label, kind, e, d, r, status, output, pid in rows:
@@ -413,20 +490,21 @@ class Ledger(LedgerStore):
         why = budget_violation(totals, eps.value(), delta.value(), rho.value(), rho_pure.value(), approx)
         if why is not None:
             raise self._corrupt(f"records a spend above its totals ({why})")
-        con.execute("ALTER TABLE charges RENAME TO charges_v1")
+        con.execute("ALTER TABLE charges RENAME TO charges_old")
         con.execute(CHARGES_SQL)
         meta["version"] = VERSION
-        meta["ledger_id"] = _noise.random_hex(16)
+        if version == VERSION_1:
+            meta["ledger_id"] = _noise.random_hex(16)
         meta.setdefault("created_utc", utc_now())
         prev = genesis_hash(meta)
-        for cid, created, label, kind, e, d, r, status, output, pid in rows:
-            own = row_hash(prev, (cid, created, label, kind, e, d, r, pid))
+        for cid, created, label, kind, e, d, r, status, output, pid in rows:  # numbers only: no stored loss
+            own = row_hash(prev, (cid, created, label, kind, e, d, r, pid, None))
             con.execute(
-                f"INSERT INTO charges({ROW_FIELDS}, status, output) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (cid, created, label, kind, e, d, r, pid, prev, own, status, output),
+                f"INSERT INTO charges({ROW_FIELDS}, status, output) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (cid, created, label, kind, e, d, r, pid, None, prev, own, status, output),
             )
             prev = own
-        con.execute("DROP TABLE charges_v1")
+        con.execute("DROP TABLE charges_old")
         meta["head"] = prev
         meta["upgraded_utc"] = utc_now()
         con.executemany("INSERT OR REPLACE INTO ledger_meta(key, value) VALUES (?, ?)", meta.items())
@@ -436,17 +514,22 @@ class Ledger(LedgerStore):
 
     # ------------------------------------------------------------------ inspection
     def history(self) -> list[dict[str, Any]]:
-        """Every charge, oldest first: id, time (UTC), label, kind, epsilon, delta, rho, status, output.
+        """Every charge, oldest first: id, time (UTC), label, kind, epsilon, delta, rho, status,
+        output, ``loss`` (the stored :meth:`PrivacyLoss.to_dict`, or None for a charge of numbers
+        only) and ``mechanisms`` (its families, e.g. ``laplace x10``, or ``numbers only``).
         Verifies the ledger first (raises LedgerCorruptError if it was edited)."""
         _, rows = self._read(
-            "SELECT id, created_utc, label, kind, epsilon, delta, rho, status, output FROM charges ORDER BY id"
+            "SELECT id, created_utc, label, kind, epsilon, delta, rho, status, output, loss FROM charges ORDER BY id"
         )
-        keys = ("id", "created_utc", "label", "kind", "epsilon", "delta", "rho", "status", "output")
+        keys = ("id", "created_utc", "label", "kind", "epsilon", "delta", "rho", "status", "output", "loss")
         out = []
         for row in rows:
             rec = dict(zip(keys, row))
             for k in ("epsilon", "delta", "rho"):
                 rec[k] = float(amount_fraction(rec[k]))
+            cost = None if rec["loss"] is None else loss_cost(rec["loss"])
+            rec["loss"] = None if cost is None else cost.loss.to_dict()
+            rec["mechanisms"] = mechanisms_text(cost)
             out.append(rec)
         return out
 

@@ -1,4 +1,4 @@
-"""The on-disk format of a privacy-budget ledger (format 2): schema, hash chain, exact amounts.
+"""The on-disk format of a privacy-budget ledger (format 3): schema, hash chain, exact amounts, stored losses.
 
 Pure data and functions, no connection (the SQLite file is :mod:`dptree.privacy.ledger_store`, the
 public API :mod:`dptree.privacy.ledger`, whose docstring states the guarantees):
@@ -7,6 +7,12 @@ public API :mod:`dptree.privacy.ledger`, whose docstring states the guarantees):
   and malformed kinds, statuses and hashes at the SQL level;
 * the hash chain: SHA-256 over each charge's immutable fields and the previous hash, starting
   from a hash of the totals and the ledger's random id;
+* the stored loss: a charge made for a plan records the plan's
+  :class:`~dptree.privacy.loss.PrivacyLoss` as canonical JSON (:func:`loss_text`: sorted keys,
+  no whitespace), inside the chain; a charge made of numbers alone stores none (NULL).
+  :func:`loss_cost` reads it back as exact amounts: its pure epsilon and its rho, each
+  measurement at its own rho (a d-level Laplace tree epsilon^2 / (2d), an exponential mechanism
+  epsilon^2 / 8), which is what a rho total is charged;
 * exact amounts: floats stored as their shortest decimal and summed as exact rationals, and the
   composition rules a spend must satisfy (:func:`budget_violation`).
 """
@@ -24,16 +30,25 @@ from typing import Any, Mapping, Sequence
 
 from dptree.errors import InvalidParameterError
 from dptree.privacy.budget import zcdp_epsilon
+from dptree.privacy.loss import ApproxDP, Exponential, Gaussian, Laplace, PrivacyLoss, PureDP
 
 __all__ = [
     "FORMAT",
     "VERSION",
     "VERSION_1",
+    "VERSION_2",
     "META_SQL",
     "CHARGES_SQL",
+    "CHARGES_SQL_V2",
     "TABLES",
+    "TABLES_V2",
     "META_KEYS",
     "ROW_FIELDS",
+    "ROW_FIELDS_V2",
+    "LossCost",
+    "loss_text",
+    "loss_cost",
+    "mechanisms_text",
     "Totals",
     "ChainState",
     "amount_text",
@@ -51,8 +66,9 @@ __all__ = [
 ]
 
 FORMAT = "dptree-ledger"
-VERSION = "2"
+VERSION = "3"
 VERSION_1 = "1"  # no constraints, no chain: upgraded by Ledger.upgrade
+VERSION_2 = "2"  # chained amounts, no stored loss: upgraded by Ledger.upgrade
 
 
 # --------------------------------------------------------------------------- exact amounts
@@ -119,6 +135,7 @@ class ExactSum:
     def __init__(self) -> None:
         self._by_exp: dict[int, int] = {}
         self._halves: dict[int, int] = {}
+        self._exact = Fraction(0)
 
     def add(self, d: Decimal) -> None:
         sign, digits, exp = d.as_tuple()
@@ -133,8 +150,12 @@ class ExactSum:
             m = int("".join(map(str, digits)))
             self._halves[2 * int(exp)] = self._halves.get(2 * int(exp), 0) + m * m
 
+    def add_exact(self, f: Fraction) -> None:
+        """Add an exact rational (a stored loss's rho)."""
+        self._exact += f
+
     def value(self) -> Fraction:
-        total = Fraction(0)
+        total = self._exact
         for exp, m in self._by_exp.items():
             total += Fraction(m) * Fraction(10) ** exp
         for exp, m in self._halves.items():
@@ -194,7 +215,7 @@ def _hash_check(col: str) -> str:
 
 
 META_SQL = "CREATE TABLE ledger_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
-CHARGES_SQL = f"""CREATE TABLE charges (
+CHARGES_SQL_V2 = f"""CREATE TABLE charges (
     id INTEGER PRIMARY KEY AUTOINCREMENT CHECK (id > 0),
     created_utc TEXT NOT NULL CHECK (typeof(created_utc) = 'text'),
     label TEXT NOT NULL CHECK (typeof(label) = 'text'),
@@ -208,9 +229,27 @@ CHARGES_SQL = f"""CREATE TABLE charges (
     prev_hash TEXT NOT NULL CHECK ({_hash_check("prev_hash")}),
     hash TEXT NOT NULL UNIQUE CHECK ({_hash_check("hash")})
 )"""
+TABLES_V2 = {"ledger_meta": META_SQL, "charges": CHARGES_SQL_V2, "sqlite_sequence": None}
+META_KEYS = ("format", "version", "ledger_id", "created_utc", "total_epsilon", "total_delta", "total_rho", "head")
+CHARGES_SQL = f"""CREATE TABLE charges (
+    id INTEGER PRIMARY KEY AUTOINCREMENT CHECK (id > 0),
+    created_utc TEXT NOT NULL CHECK (typeof(created_utc) = 'text'),
+    label TEXT NOT NULL CHECK (typeof(label) = 'text'),
+    kind TEXT NOT NULL CHECK (kind IN ('pure', 'approx', 'zcdp')),
+    epsilon TEXT NOT NULL CHECK ({_amount_check("epsilon")}),
+    delta TEXT NOT NULL CHECK ({_amount_check("delta")}),
+    rho TEXT NOT NULL CHECK ({_amount_check("rho")}),
+    status TEXT NOT NULL CHECK (status IN ('charged', 'done', 'failed')),
+    output TEXT,
+    pid INTEGER NOT NULL CHECK (typeof(pid) = 'integer'),
+    prev_hash TEXT NOT NULL CHECK ({_hash_check("prev_hash")}),
+    hash TEXT NOT NULL UNIQUE CHECK ({_hash_check("hash")}),
+    loss TEXT CHECK (loss IS NULL OR (typeof(loss) = 'text' AND loss GLOB '{{*}}'))
+)"""
 TABLES = {"ledger_meta": META_SQL, "charges": CHARGES_SQL, "sqlite_sequence": None}
 META_KEYS = ("format", "version", "ledger_id", "created_utc", "total_epsilon", "total_delta", "total_rho", "head")
-ROW_FIELDS = "id, created_utc, label, kind, epsilon, delta, rho, pid, prev_hash, hash"
+ROW_FIELDS_V2 = "id, created_utc, label, kind, epsilon, delta, rho, pid, prev_hash, hash"
+ROW_FIELDS = "id, created_utc, label, kind, epsilon, delta, rho, pid, loss, prev_hash, hash"
 
 
 def normalised_sql(sql: object) -> str:
@@ -231,7 +270,8 @@ def genesis_hash(meta: Mapping[str, str]) -> str:
 
 def row_hash(prev: str, row: Sequence[object]) -> str:
     """A charge's link: the previous hash and the charge's immutable fields, in the order of
-    ``ROW_FIELDS`` (id, created_utc, label, kind, epsilon, delta, rho, pid)."""
+    ``ROW_FIELDS`` (id, created_utc, label, kind, epsilon, delta, rho, pid, loss; format 2: without
+    loss). A stored loss enters as its JSON text, a charge without one as null."""
     return _sha([prev, *row])
 
 
@@ -252,3 +292,80 @@ class ChainState:
 def utc_now() -> str:
     """The current UTC time as stored in a ledger."""
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+# --------------------------------------------------------------------------- stored losses
+
+
+def loss_text(loss: PrivacyLoss) -> str:
+    """A privacy loss as the canonical JSON a charge stores (sorted keys, no whitespace)."""
+    return json.dumps(loss.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                      allow_nan=False)
+
+
+@dataclass(frozen=True)
+class LossCost:
+    """A stored loss as exact amounts: its pure epsilon (None when a measurement is not pure), its
+    rho (None with an (epsilon, delta) step), and how many measurements of each family it makes."""
+
+    loss: PrivacyLoss
+    epsilon: Fraction | None
+    rho: Fraction | None
+    families: tuple[tuple[str, int], ...]
+
+
+def loss_cost(text: str) -> LossCost:
+    """The exact cost of a stored loss (ValueError if ``text`` is not a canonical stored loss).
+
+    Each measurement counts at its own parameters, exactly: Laplace sensitivity / scale (rho its
+    square over 2, Bun & Steinke 2016, Prop. 1.4), the discrete Gaussian rho Delta^2 / (2 sigma2)
+    (Canonne, Kamath & Steinke 2020, Theorem 4), the exponential mechanism epsilon and, being
+    epsilon-bounded range, rho epsilon^2 / 8 (Cesar & Rogers 2021, Lemma 3.2), a pure-DP step
+    epsilon and epsilon^2 / 2. A float parameter counts as its shortest decimal, like every
+    amount the ledger stores."""
+    try:
+        data = json.loads(text)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"the stored loss is not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise ValueError("the stored loss is not a JSON object")
+    try:
+        loss = PrivacyLoss.from_dict(data)
+    except InvalidParameterError as exc:
+        raise ValueError(str(exc)) from None
+    if loss_text(loss) != text:
+        raise ValueError("the stored loss is not in canonical form")
+    eps: Fraction | None = Fraction(0)
+    rho: Fraction | None = Fraction(0)
+    for m in loss.measurements:
+        if isinstance(m, Laplace):
+            e = m.sensitivity / m.scale
+            eps = None if eps is None else eps + e
+            rho = None if rho is None else rho + e * e / 2
+        elif isinstance(m, Exponential):
+            e = amount_fraction(amount_text(m.epsilon, "epsilon"))
+            eps = None if eps is None else eps + e
+            rho = None if rho is None else rho + e * e / 8
+        elif isinstance(m, PureDP):
+            e = amount_fraction(amount_text(m.epsilon, "epsilon"))
+            eps = None if eps is None else eps + e
+            rho = None if rho is None else rho + e * e / 2
+        elif isinstance(m, Gaussian):
+            eps = None
+            rho = None if rho is None else rho + m.sensitivity ** 2 / (2 * m.sigma2)
+        elif isinstance(m, ApproxDP):
+            eps = rho = None
+        else:  # pragma: no cover - from_dict returns only the families above
+            raise ValueError(f"unknown measurement {m!r}")
+    counts: dict[str, int] = {}
+    for m in loss.measurements:
+        counts[m.family] = counts.get(m.family, 0) + 1
+    return LossCost(loss, eps, rho, tuple(counts.items()))
+
+
+def mechanisms_text(cost: LossCost | None) -> str:
+    """The mechanism families of a stored loss, e.g. ``laplace x11`` or ``exponential``
+    (``numbers only`` for a charge that stores none)."""
+    if cost is None:
+        return "numbers only"
+    return ", ".join(f + (f" x{n}" if n > 1 else "") for f, n in cost.families)

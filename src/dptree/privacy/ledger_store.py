@@ -5,7 +5,10 @@ backing up.
 the public API: atomic creation, WAL mode with ``synchronous=FULL``, transactions, the checks
 run on every open and inside every charge's transaction (schema, totals, hash chain, amounts,
 spend within the totals; anything else raises :class:`~dptree.errors.LedgerCorruptError`),
-the one-transaction upgrade of a format-1 ledger, and the copy behind ``Ledger.backup``.
+the one-transaction upgrade of an older ledger, and the copy behind ``Ledger.backup``. A
+charge's stored loss is read back exactly (:func:`~dptree.privacy.ledger_format.loss_cost`) and
+must agree with its amounts; against a rho total a charge with a stored loss counts its
+mechanisms' exact rho, a pure charge without one epsilon^2 / 2.
 Format: :mod:`dptree.privacy.ledger_format`.
 """
 
@@ -39,12 +42,15 @@ from dptree.privacy.ledger_format import (
     TABLES,
     VERSION,
     VERSION_1,
+    VERSION_2,
     ChainState,
     ExactSum,
+    LossCost,
     Totals,
     budget_violation,
     describe_totals,
     genesis_hash,
+    loss_cost,
     normalised_sql,
     row_hash,
     stored_amount,
@@ -66,6 +72,7 @@ class LedgerStore:
     read_only: bool
     _con: sqlite3.Connection
     _totals: Totals
+    _costs: dict[str, LossCost]  # stored loss text -> its exact cost (parsing is pure: safe to reuse)
 
     # ------------------------------------------------------------------ opening
     @staticmethod
@@ -252,17 +259,18 @@ class LedgerStore:
             meta[key] = value
         return meta
 
-    def _check_schema(self) -> None:
-        """Exactly the tables of a format-2 ledger, with their constraints, and no triggers."""
+    def _check_schema(self, expected_tables: Mapping[str, str | None] = TABLES) -> None:
+        """Exactly the tables of a current ledger (or ``expected_tables``), with their constraints,
+        and no triggers."""
         objects = self._con.execute("SELECT type, name, sql FROM sqlite_master").fetchall()
         tables = {name: sql for typ, name, sql in objects if typ == "table"}
-        for name in TABLES:
+        for name in expected_tables:
             if name not in tables:
                 raise self._corrupt(f"has no {name} table (dropped?); it is never re-created")
         for name, sql in tables.items():
-            if name not in TABLES:
+            if name not in expected_tables:
                 raise self._corrupt(f"has an unexpected table {name!r}")
-            expected = TABLES[name]
+            expected = expected_tables[name]
             if expected is not None and normalised_sql(sql) != normalised_sql(expected):
                 raise self._corrupt(f"has a modified {name} table (constraints removed or changed?)")
         others = [f"{typ} {name}" for typ, name, _ in objects if typ not in ("table", "index")]
@@ -278,6 +286,12 @@ class LedgerStore:
                 f"ledger {self.path} was written by an older dptree (format 1, without integrity checks); "
                 f"upgrade it once with: dptree budget {self.path} --upgrade (Python: Ledger.upgrade(path)), "
                 "which checks every charge and adds the hash chain"
+            )
+        if version == VERSION_2:
+            raise LedgerOutdatedError(
+                f"ledger {self.path} was written by an older dptree (format 2, charges stored as numbers only); "
+                f"upgrade it once with: dptree budget {self.path} --upgrade (Python: Ledger.upgrade(path)), "
+                "which checks the hash chain and carries every charge over"
             )
         if version != VERSION:
             raise self._corrupt(f"has unsupported format version {version!r} (written by a newer dptree?)")
@@ -319,10 +333,11 @@ class LedgerStore:
         approx = False
         n = last_id = 0
         for row in con.execute(f"SELECT {ROW_FIELDS} FROM charges ORDER BY id"):
-            cid, created, label, kind, e, d, r, pid, prev_hash, own = row
+            cid, created, label, kind, e, d, r, pid, loss, prev_hash, own = row
             de, dd, dr = self._row_amounts(cid, kind, e, d, r)
+            cost = self._row_loss(cid, kind, de, dr, loss)
             try:
-                expected = row_hash(prev, (cid, created, label, kind, e, d, r, pid))
+                expected = row_hash(prev, (cid, created, label, kind, e, d, r, pid, loss))
             except (TypeError, ValueError) as exc:
                 raise self._corrupt(f"has a malformed charge (id {cid!r})") from exc
             if not isinstance(cid, int) or prev_hash != prev or own != expected:
@@ -335,7 +350,10 @@ class LedgerStore:
             delta.add(dd)
             rho.add(dr)
             if kind == "pure":
-                rho_pure.add_half_square(de)
+                if cost is not None and cost.rho is not None:
+                    rho_pure.add_exact(cost.rho)  # each mechanism's exact rho
+                else:
+                    rho_pure.add_half_square(de)
             elif kind == "approx":
                 approx = True
         if prev != meta.get("head"):
@@ -363,6 +381,31 @@ class LedgerStore:
         if not ok:
             raise self._corrupt(f"has a charge (id {cid!r}) whose kind does not match its amounts")
         return fe, fd, fr
+
+    def _row_loss(self, cid: object, kind: object, e: Decimal, r: Decimal, loss: object) -> LossCost | None:
+        """The exact cost of a charge's stored loss (None: numbers only), checked against the
+        charge's amounts: a pure charge covers the loss's pure epsilon, a zCDP charge its rho."""
+        if loss is None:
+            return None
+        if not isinstance(loss, str):
+            raise self._corrupt(f"has a charge (id {cid!r}) whose stored loss is not text")
+        costs = self.__dict__.setdefault("_costs", {})
+        cost = costs.get(loss)
+        if cost is None:
+            try:
+                cost = loss_cost(loss)
+            except (ValueError, ArithmeticError) as exc:
+                raise self._corrupt(f"has a charge (id {cid!r}) whose stored loss is malformed ({exc})") from exc
+            costs[loss] = cost
+        if kind == "pure":
+            ok = cost.epsilon is not None and cost.epsilon <= Fraction(e)
+        elif kind == "zcdp":
+            ok = cost.rho is not None and cost.rho <= Fraction(r)
+        else:
+            ok = True  # (epsilon, delta) charges count their amounts only
+        if not ok:
+            raise self._corrupt(f"has a charge (id {cid!r}) whose stored loss exceeds its amounts")
+        return cost
 
     @contextmanager
     def _transaction(self, begin: str) -> Iterator[None]:

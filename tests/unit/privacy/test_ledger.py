@@ -428,7 +428,7 @@ def test_nan_and_infinite_rows_fail_closed(tmp_path: Path, bad: str) -> None:
     "DELETE FROM charges",                                         # all rows
     "UPDATE charges SET id = 7 WHERE id = 3",
     "INSERT INTO charges SELECT 9, created_utc, label, kind, epsilon, delta, rho, status, output, pid, "
-    "prev_hash, printf('%064d', 9) FROM charges WHERE id = 3",     # a forged row
+    "prev_hash, printf('%064d', 9), loss FROM charges WHERE id = 3",  # a forged row
 ])
 def test_edited_or_deleted_rows_are_refused(tmp_path: Path, edit: str) -> None:
     path = tmp_path / "b.ledger"
@@ -436,7 +436,7 @@ def test_edited_or_deleted_rows_are_refused(tmp_path: Path, edit: str) -> None:
     try:
         _tamper(path, edit)
     except sqlite3.OperationalError:  # the old format has no hash columns: edit them out
-        _tamper(path, edit.replace(", prev_hash, printf('%064d', 9)", ""))
+        _tamper(path, edit.replace(", prev_hash, printf('%064d', 9), loss", ""))
     _assert_refused(path)
 
 
@@ -457,7 +457,7 @@ def test_rebuilt_table_without_constraints_or_added_trigger_is_refused(tmp_path:
     (sql,) = con.execute("SELECT sql FROM sqlite_master WHERE name = 'charges'").fetchone()
     con.close()
     loose = sql.split("(", 1)[0].replace("charges", "c2") + "(id INTEGER PRIMARY KEY, created_utc, label, kind, " \
-        "epsilon, delta, rho, status, output, pid, prev_hash, hash)"
+        "epsilon, delta, rho, status, output, pid, prev_hash, hash, loss)"
     _tamper(path, loose, "INSERT INTO c2 SELECT * FROM charges", "DROP TABLE charges",
             "ALTER TABLE c2 RENAME TO charges")
     _assert_refused(path)
