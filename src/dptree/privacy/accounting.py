@@ -40,13 +40,9 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 from functools import lru_cache
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
-from dp_accounting import NeighboringRelation, RandomizedResponseDpEvent, ZCDpEvent
-from dp_accounting.pld import common as pld_common
-from dp_accounting.pld import privacy_loss_distribution as pld_lib
-from dp_accounting.rdp import rdp_privacy_accountant as rdp_lib
 
 from dptree.errors import BudgetExceededError, InvalidParameterError
 from dptree.privacy.loss import ApproxDP, Exponential, Gaussian, Laplace, Measurement, PrivacyLoss, PureDP
@@ -56,7 +52,20 @@ __all__ = ["DEFAULT_ORDERS", "FILTER_ORDERS", "rdp_curve", "rdp_epsilon", "pld_e
 
 #: The Rényi orders of :func:`rdp_curve` and :func:`rdp_epsilon` unless told otherwise
 #: (dp_accounting's default grid: 1.1 to 10.9 by 0.1, 11 to 63, then 128 to 1024).
-DEFAULT_ORDERS: tuple[float, ...] = tuple(float(a) for a in rdp_lib.DEFAULT_RDP_ORDERS)
+#: the Rényi orders of dp_accounting's RDP accountant: 1.1 to 10.9 by 0.1, 11 to 63, and 128 to 1024
+DEFAULT_ORDERS: tuple[float, ...] = tuple([1 + x / 10 for x in range(1, 100)] + [float(a) for a in range(11, 64)]
+                                          + [128.0, 256.0, 512.0, 1024.0])
+
+
+def _dp() -> Any:
+    """``dp_accounting``, imported on first use: it imports scipy, which ``import dptree`` never
+    loads (tests/unit/test_import_cost.py)."""
+    import dp_accounting
+    import dp_accounting.pld.common
+    import dp_accounting.pld.privacy_loss_distribution
+    import dp_accounting.rdp.rdp_privacy_accountant
+
+    return dp_accounting
 #: The orders of a :class:`RenyiFilter` unless told otherwise: few, since delta is split over them.
 FILTER_ORDERS: tuple[float, ...] = (4.0, 8.0, 16.0, 32.0)
 
@@ -85,16 +94,18 @@ def _rr_curve(epsilon: float, orders: tuple[float, ...]) -> np.ndarray:
     """Rényi divergences of binary randomized response at ``epsilon`` (keeps the true bit with
     probability e^eps / (1 + e^eps)): dp_accounting's k-ary randomized response with k = 2 and
     noise parameter p = 2 / (1 + e^eps) under its replace-one relation is exactly this pair."""
-    acc = rdp_lib.RdpAccountant(list(orders), NeighboringRelation.REPLACE_ONE)
-    acc.compose(RandomizedResponseDpEvent(2.0 / (1.0 + math.exp(epsilon)), 2))
+    dp = _dp()
+    acc = dp.rdp.rdp_privacy_accountant.RdpAccountant(list(orders), dp.NeighboringRelation.REPLACE_ONE)
+    acc.compose(dp.RandomizedResponseDpEvent(2.0 / (1.0 + math.exp(epsilon)), 2))
     curve = np.array(acc.rdp, dtype=np.float64)
     curve.setflags(write=False)
     return curve
 
 
 def _zcdp_curve(rho: float, orders: tuple[float, ...]) -> np.ndarray:
-    acc = rdp_lib.RdpAccountant(list(orders))
-    acc.compose(ZCDpEvent(rho))
+    dp = _dp()
+    acc = dp.rdp.rdp_privacy_accountant.RdpAccountant(list(orders))
+    acc.compose(dp.ZCDpEvent(rho))
     return np.array(acc.rdp, dtype=np.float64)
 
 
@@ -132,7 +143,7 @@ def rdp_epsilon(losses: Iterable[PrivacyLoss], delta: float, orders: Sequence[fl
     total = np.zeros(len(ords))
     for loss in losses:
         total = total + rdp_curve(loss, ords)
-    eps, _ = rdp_lib.compute_epsilon(ords, total, delta)
+    eps, _ = _dp().rdp.rdp_privacy_accountant.compute_epsilon(ords, total, delta)
     return float(eps)
 
 
@@ -199,16 +210,19 @@ def pld_epsilon(losses: Iterable[PrivacyLoss], delta: float) -> float:
     if not counts:
         raise InvalidParameterError("pld_epsilon needs at least one release")
     grid = _grid(counts)
+    pld = _dp().pld
     parts = []
     for key, n in sorted(counts.items()):
         kind, value, sens = key
         if kind == "dlap":
-            one = pld_lib.from_discrete_laplace_mechanism(value, sens, value_discretization_interval=grid)
+            one = pld.privacy_loss_distribution.from_discrete_laplace_mechanism(
+                value, sens, value_discretization_interval=grid)
         elif kind == "dgauss":
-            one = pld_lib.from_discrete_gaussian_mechanism(value, sens, value_discretization_interval=grid)
+            one = pld.privacy_loss_distribution.from_discrete_gaussian_mechanism(
+                value, sens, value_discretization_interval=grid)
         else:
-            one = pld_lib.from_privacy_parameters(pld_common.DifferentialPrivacyParameters(value, 0.0),
-                                                  value_discretization_interval=grid)
+            one = pld.privacy_loss_distribution.from_privacy_parameters(
+                pld.common.DifferentialPrivacyParameters(value, 0.0), value_discretization_interval=grid)
         parts.append(one.self_compose(n) if n > 1 else one)
     total = parts[0]
     for part in parts[1:]:
@@ -311,5 +325,5 @@ class RenyiFilter:
         """The epsilon at delta / k that the best order's running sum converts to so far (at most
         ``epsilon`` while the filter accepts; the filter's guarantee is (epsilon, delta))."""
         k = len(self.orders)
-        eps, _ = rdp_lib.compute_epsilon(self.orders, self.spent, self.delta / k)
+        eps, _ = _dp().rdp.rdp_privacy_accountant.compute_epsilon(self.orders, self.spent, self.delta / k)
         return float(eps)

@@ -78,13 +78,11 @@ from __future__ import annotations
 
 import math
 import os
-import sqlite3
 from dataclasses import dataclass, field
 from fractions import Fraction
 from types import TracebackType
 from typing import Any, Mapping, cast
 
-from dptree import noise as _noise
 from dptree.errors import (
     BudgetExceededError,
     InvalidParameterError,
@@ -96,31 +94,21 @@ from dptree.errors import (
 )
 from dptree.privacy.budget import Budget, check_delta, zcdp_epsilon
 from dptree.privacy.ledger_format import (
-    CHARGES_SQL,
-    FORMAT,
     ROW_FIELDS,
-    ROW_FIELDS_V2,
-    TABLES,
-    TABLES_V2,
-    VERSION,
-    VERSION_1,
-    VERSION_2,
     ChainState,
-    ExactSum,
     Totals,
     amount_fraction,
     amount_text,
     budget_violation,
     describe_charge,
     describe_totals,
-    genesis_hash,
     loss_cost,
     loss_text,
     mechanisms_text,
     row_hash,
     utc_now,
 )
-from dptree.privacy.ledger_store import LedgerStore
+from dptree.privacy.ledger_maintenance import LedgerMaintenance
 from dptree.privacy.loss import PrivacyLoss
 
 __all__ = [
@@ -183,7 +171,7 @@ def _covering(amount: float, exact: Fraction) -> float:
     return out
 
 
-class Ledger(LedgerStore):
+class Ledger(LedgerMaintenance):
     """A privacy budget shared by every process that opens the same SQLite file.
 
     The first opening creates the file and fixes the totals (``total_epsilon`` with
@@ -408,109 +396,6 @@ class Ledger(LedgerStore):
         if eps < spent["epsilon"]:
             eps = math.nextafter(float(spent["epsilon"]), math.inf)
         return eps, float(spent.get("delta") or 0.0), 0.0
-
-    # ------------------------------------------------------------------ upgrade
-    @classmethod
-    def upgrade(cls, path: str | os.PathLike[str], *, timeout: float = 10.0) -> int:
-        """Upgrade a ledger written by an older dptree (format 1: no constraints, no chain; format
-        2: a chain over amounts, no stored loss) to the current format, in one transaction; return
-        the number of charges carried over.
-
-        Every old charge is checked (finite non-negative amounts matching its kind, a spend within
-        the totals; in format 2 the hash chain) before the current table and chain are built over
-        them; a ledger that fails raises :class:`LedgerCorruptError` and is left unchanged. Old
-        charges are carried over with their amounts, status and output, as numbers only (no
-        stored loss: a pure one counts epsilon^2 / 2 against a rho total, as it did). A format-1
-        chain protects the history from the upgrade on; what happened to the file before cannot
-        be verified."""
-        self = cls.__new__(cls)
-        self.path = cls._check_path(path)
-        self.timeout = cls._check_timeout(timeout)
-        self.read_only = False
-        if not self.path.is_file():
-            raise LedgerError(f"ledger file not found: {self.path}")
-        self._check_writable(True)
-        self._con = self._connect()
-        con = self._con
-        try:
-            try:
-                con.execute("PRAGMA journal_mode=WAL")
-                con.execute("PRAGMA synchronous=FULL")
-            except sqlite3.Error as exc:
-                raise self._translate(exc) from exc
-            with self._transaction("BEGIN IMMEDIATE"):
-                n = self._upgrade_old()
-        finally:
-            con.close()
-        return n
-
-    def _upgrade_old(self) -> int:
-        con = self._con
-        meta = self._meta()
-        if meta.get("format") != FORMAT:
-            raise self._corrupt("is not a dptree ledger (no format marker)")
-        version = meta.get("version")
-        if version == VERSION:
-            raise InvalidParameterError(f"ledger {self.path} is already in the current format; nothing to upgrade")
-        if version not in (VERSION_1, VERSION_2):
-            raise self._corrupt(f"has unsupported format version {version!r}")
-        totals = self._totals_of(meta)
-        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if tables != set(TABLES):
-            raise self._corrupt(f"does not have the tables of a format-{version} ledger (a table was dropped?)")
-        if version == VERSION_2:
-            self._check_schema(TABLES_V2)
-        rows = con.execute(
-            "SELECT id, created_utc, label, kind, epsilon, delta, rho, status, output, pid FROM charges ORDER BY id"
-        ).fetchall()
-        if version == VERSION_2:  # the chain, before anything is carried over
-            prev = genesis_hash(meta)
-            for (cid, created, label, kind, e, d, r, pid, prev_hash, own) in con.execute(
-                    f"SELECT {ROW_FIELDS_V2} FROM charges ORDER BY id"):
-                if prev_hash != prev or own != row_hash(prev, (cid, created, label, kind, e, d, r, pid)):
-                    raise self._corrupt(f"failed its hash chain at charge id {cid!r} (a charge was edited, "
-                                        "inserted or deleted)")
-                prev = own
-            if prev != meta.get("head"):
-                raise self._corrupt("failed its hash chain at the end (a charge was deleted or the totals edited)")
-        eps, delta, rho, rho_pure = ExactSum(), ExactSum(), ExactSum(), ExactSum()
-        approx = False
-        for cid, created, label, kind, e, d, r, status, output, pid in rows:
-            fe, fd, fr = self._row_amounts(cid, kind, e, d, r)
-            if not (isinstance(cid, int) and isinstance(created, str) and isinstance(label, str)
-                    and isinstance(pid, int) and status in ("charged", "done", "failed")
-                    and (output is None or isinstance(output, str))):
-                raise self._corrupt(f"has a malformed charge (id {cid!r})")
-            eps.add(fe)
-            delta.add(fd)
-            rho.add(fr)
-            if kind == "pure":
-                rho_pure.add_half_square(fe)
-            approx = approx or kind == "approx"
-        why = budget_violation(totals, eps.value(), delta.value(), rho.value(), rho_pure.value(), approx)
-        if why is not None:
-            raise self._corrupt(f"records a spend above its totals ({why})")
-        con.execute("ALTER TABLE charges RENAME TO charges_old")
-        con.execute(CHARGES_SQL)
-        meta["version"] = VERSION
-        if version == VERSION_1:
-            meta["ledger_id"] = _noise.random_hex(16)
-        meta.setdefault("created_utc", utc_now())
-        prev = genesis_hash(meta)
-        for cid, created, label, kind, e, d, r, status, output, pid in rows:  # numbers only: no stored loss
-            own = row_hash(prev, (cid, created, label, kind, e, d, r, pid, None))
-            con.execute(
-                f"INSERT INTO charges({ROW_FIELDS}, status, output) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (cid, created, label, kind, e, d, r, pid, None, prev, own, status, output),
-            )
-            prev = own
-        con.execute("DROP TABLE charges_old")
-        meta["head"] = prev
-        meta["upgraded_utc"] = utc_now()
-        con.executemany("INSERT OR REPLACE INTO ledger_meta(key, value) VALUES (?, ?)", meta.items())
-        self._check_schema()
-        self._state(totals)
-        return len(rows)
 
     # ------------------------------------------------------------------ inspection
     def history(self) -> list[dict[str, Any]]:

@@ -1,11 +1,10 @@
-"""The SQLite file behind a :class:`~dptree.privacy.ledger.Ledger`: opening, creating, verifying,
-backing up.
+"""The SQLite file behind a :class:`~dptree.privacy.ledger.Ledger`: opening, creating, verifying.
 
 :class:`LedgerStore` holds the connection and everything that reads or writes the file below
 the public API: atomic creation, WAL mode with ``synchronous=FULL``, transactions, the checks
 run on every open and inside every charge's transaction (schema, totals, hash chain, amounts,
-spend within the totals; anything else raises :class:`~dptree.errors.LedgerCorruptError`),
-the one-transaction upgrade of an older ledger, and the copy behind ``Ledger.backup``. A
+spend within the totals; anything else raises :class:`~dptree.errors.LedgerCorruptError`).
+Upgrading an older file and backing one up: :mod:`dptree.privacy.ledger_maintenance`. A
 charge's stored loss is read back exactly (:func:`~dptree.privacy.ledger_format.loss_cost`) and
 must agree with its amounts; against a rho total a charge with a stored loss counts its
 mechanisms' exact rho, a pure charge without one epsilon^2 / 2.
@@ -16,13 +15,11 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import stat
-import tempfile
 from contextlib import contextmanager
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, TypeVar
+from typing import Any, Iterator, Mapping, TypeVar
 
 from dptree import noise as _noise
 from dptree.errors import (
@@ -444,84 +441,3 @@ class LedgerStore:
             self._con.execute("UPDATE charges SET status = ?, output = ? WHERE id = ?", (status, output, cid))
         except sqlite3.Error as exc:
             raise self._translate(exc) from exc
-
-    # ------------------------------------------------------------------ backup
-    def _check_backup_path(self, out: Path, force: bool) -> None:
-        """Refuse a backup path that is this ledger or one of its journal files, a directory, a
-        link or a device, the main file of another open database, or (without ``force``) any
-        existing file; with ``force``, an SQLite file that is not a backup of this ledger."""
-        main = self.path.resolve()
-        if out.resolve() in {main, *(Path(f"{main}{s}") for s in ("-wal", "-shm", "-journal"))}:
-            raise LedgerError(f"the backup path {out} is the ledger {self.path} itself or one of its journal files; "
-                              "give another file name")
-        for s in ("-wal", "-journal"):
-            if Path(f"{out}{s}").exists():
-                raise LedgerError(f"{out}{s} exists: an SQLite database at {out} is open or was not closed "
-                                  "cleanly; give another file name")
-        try:
-            st = os.lstat(out)
-        except FileNotFoundError:
-            return
-        if not stat.S_ISREG(st.st_mode):
-            raise LedgerError(f"the backup path {out} exists and is not a regular file (a directory, link, pipe "
-                              "or device); give a file name such as budget-backup.sqlite")
-        if self.path.exists() and os.path.samefile(out, self.path):
-            raise LedgerError(f"the backup path {out} is the ledger {self.path} itself; give another file name")
-        if not force:
-            raise LedgerError(f"{out} already exists; choose another path, or replace it with force=True")
-        try:
-            with open(out, "rb") as fh:
-                sqlite = fh.read(16) == b"SQLite format 3\x00"
-        except OSError as exc:
-            raise LedgerError(f"cannot read {out} to check what it holds: {exc.strerror or exc}") from None
-        if sqlite and self._ledger_id_at(out) != self._meta().get("ledger_id"):
-            raise LedgerError(f"{out} is an SQLite database but not a backup of ledger {self.path} (another "
-                              "ledger?); it is never replaced: give another file name")
-
-    @staticmethod
-    def _ledger_id_at(path: Path) -> str | None:
-        """The ledger id stored in the SQLite file at ``path``, or None (not a ledger, unreadable)."""
-        try:
-            con = sqlite3.connect(path.resolve().as_uri() + "?mode=ro&immutable=1", uri=True)
-            try:
-                row = con.execute("SELECT value FROM ledger_meta WHERE key = 'ledger_id'").fetchone()
-            finally:
-                con.close()
-        except sqlite3.Error:
-            return None
-        return row[0] if row and isinstance(row[0], str) else None
-
-    def _backup_to(self, out: Path, verify: Callable[[str], T]) -> T:
-        """Copy the ledger (SQLite's backup API, through this connection: WAL content included)
-        into a temporary file next to ``out``, make it one self-contained file, flush it to disk,
-        ``verify`` it, then rename it to ``out``; returns what ``verify`` returned. A failure
-        leaves neither ``out`` changed nor a temporary file behind."""
-        parent = out.parent if str(out.parent) else Path(".")
-        tmp: str | None = None
-        try:
-            fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{out.name}.", suffix=".backup")
-            os.close(fd)
-            dst = sqlite3.connect(tmp, isolation_level=None)
-            try:
-                self._con.backup(dst)
-                dst.execute("PRAGMA journal_mode=DELETE")  # one file: the copy needs no -wal
-            finally:
-                dst.close()
-            with open(tmp, "rb+") as fh:
-                os.fsync(fh.fileno())
-            result = verify(tmp)
-            os.replace(tmp, out)
-            tmp = None
-        except sqlite3.Error as exc:
-            raise LedgerError(f"cannot write the backup of ledger {self.path} to {out}: {exc}") from None
-        except OSError as exc:
-            raise LedgerError(f"cannot write the backup of ledger {self.path} to {out}: "
-                              f"{exc.strerror or exc}") from None
-        finally:
-            if tmp is not None:
-                for leftover in (tmp, tmp + "-journal"):
-                    try:
-                        os.unlink(leftover)
-                    except OSError:
-                        pass
-        return result
