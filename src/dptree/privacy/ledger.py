@@ -82,7 +82,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from fractions import Fraction
 from types import TracebackType
-from typing import Any, Mapping, cast
+from typing import Any, Iterable, Mapping, Sequence, cast
 
 from dptree import noise as _noise
 from dptree.errors import (
@@ -107,17 +107,24 @@ from dptree.privacy.ledger_format import (
     VERSION_2,
     ChainState,
     ExactSum,
+    LossCost,
     Totals,
+    accountant_text,
     amount_fraction,
     amount_text,
     budget_violation,
+    charge_curve,
     describe_charge,
+    has_curve,
     describe_totals,
     genesis_hash,
     loss_cost,
     loss_text,
     mechanisms_text,
+    parse_accountant,
+    renyi_epsilon,
     row_hash,
+    spend_violation,
     utc_now,
 )
 from dptree.privacy.ledger_store import LedgerStore
@@ -212,6 +219,8 @@ class Ledger(LedgerStore):
         Spend(epsilon=1.0, delta=0.0, rho=0.25, charges=1)
     """
 
+    _orders: tuple[float, ...] | None = None
+
     def __init__(
         self,
         path: str | os.PathLike[str],
@@ -221,11 +230,16 @@ class Ledger(LedgerStore):
         total_rho: float | None = None,
         timeout: float = 10.0,
         read_only: bool = False,
+        accountant: str | None = None,
+        orders: Sequence[float] | None = None,
+        workload: Iterable[Any] | None = None,
     ) -> None:
         self.path = self._check_path(path)
         self.timeout = self._check_timeout(timeout)
         self.read_only = read_only
         requested = self._requested_totals(total_epsilon, total_delta, total_rho)
+        wanted = self._requested_accountant(requested, accountant, orders, workload)
+        self._new_orders = None if wanted is None else wanted[1]
         exists = self.path.exists()
         if self.path.is_dir():
             raise LedgerError(f"ledger path {self.path} is a directory; give a file name such as budget.ledger")
@@ -244,9 +258,81 @@ class Ledger(LedgerStore):
         self._con = self._connect()
         try:
             self._totals = self._open(requested)
+            self._orders = parse_accountant(self._meta().get("accountant"))  # verified by the chain on open
         except BaseException:
             self._con.close()
             raise
+        if wanted is not None and (accountant is not None or orders is not None or workload is not None):
+            name, want_orders = wanted
+            if name != self.accountant or (name == "renyi" and (orders is not None or workload is not None)
+                                           and want_orders != self._orders):
+                self._con.close()
+                raise InvalidParameterError(
+                    f"ledger {self.path} was created with the accountant {accountant_text(self._orders)}; the "
+                    "accountant cannot change (omit it to use the stored one)")
+
+    @staticmethod
+    def _requested_accountant(requested: Totals | None, accountant: object, orders: Sequence[float] | None,
+                              workload: Iterable[Any] | None) -> tuple[str, tuple[float, ...] | None] | None:
+        """The accountant asked for (name, the filter's orders), resolved against the totals; None
+        when neither the accountant nor the totals were given (an existing ledger keeps its own).
+
+        The default is ``renyi`` (at :data:`~dptree.privacy.accounting.FILTER_ORDERS`) for an
+        (epsilon, delta > 0) total and ``basic`` otherwise: a pure epsilon total has no delta for
+        the Rényi conversion, and a rho total is charged each mechanism's exact rho either way."""
+        from dptree.privacy.accounting import RenyiFilter
+
+        if accountant not in (None, "basic", "renyi"):
+            raise InvalidParameterError(f"accountant must be 'basic' or 'renyi', got {accountant!r}",
+                                        parameter="accountant")
+        if orders is not None and workload is not None:
+            raise InvalidParameterError("give the Rényi orders (orders=) or a workload to choose one order "
+                                        "(workload=), not both")
+        if accountant == "basic" and (orders is not None or workload is not None):
+            raise InvalidParameterError("orders and workload choose the Rényi filter's orders: give them with "
+                                        "accountant='renyi'")
+        if requested is None:
+            return None if accountant is None else (str(accountant), None)
+        renyi_ok = requested.epsilon is not None and requested.delta > 0
+        name = accountant if accountant is not None else (
+            "renyi" if renyi_ok or orders is not None or workload is not None else "basic")
+        if name == "basic":
+            return "basic", None
+        if not renyi_ok:
+            raise InvalidParameterError(
+                "the renyi accountant needs total_epsilon and a total_delta > 0 (it converts Rényi divergence "
+                "to (epsilon, delta)); give total_delta, or accountant='basic'", parameter="accountant")
+        eps, delta = float(cast(Fraction, requested.epsilon)), float(requested.delta)
+        if workload is not None:
+            losses = [Ledger._loss_of(p) for p in workload]
+            if not losses:
+                raise InvalidParameterError("workload must list at least one plan", parameter="workload")
+            return "renyi", RenyiFilter.for_workload(eps, delta, losses).orders
+        if orders is not None:
+            return "renyi", RenyiFilter(eps, delta, orders).orders
+        return "renyi", RenyiFilter(eps, delta).orders
+
+    @staticmethod
+    def _loss_of(plan: Any) -> PrivacyLoss:
+        if isinstance(plan, PrivacyLoss):
+            return plan
+        privacy_loss = getattr(plan, "privacy_loss", None)
+        loss = privacy_loss() if callable(privacy_loss) else None
+        if not isinstance(loss, PrivacyLoss):
+            raise InvalidParameterError("workload must list release plans (with privacy_loss()) or PrivacyLoss "
+                                        "objects", parameter="workload")
+        return loss
+
+    @property
+    def accountant(self) -> str:
+        """How the (epsilon, delta) total composes charges: ``basic`` (epsilons and deltas add up)
+        or ``renyi`` (a Rényi filter at :attr:`orders`). Fixed when the ledger was created."""
+        return "basic" if self._orders is None else "renyi"
+
+    @property
+    def orders(self) -> tuple[float, ...] | None:
+        """The Rényi filter's orders (None with the basic accountant)."""
+        return self._orders
 
     # ------------------------------------------------------------------ opening
     @staticmethod
@@ -281,7 +367,10 @@ class Ledger(LedgerStore):
     def _spend_of(self, s: ChainState) -> Spend:
         t = self._totals
         e_out, d_out = float(s.eps), float(s.delta)
-        if s.rho > 0:
+        if s.orders is not None and s.curve is not None:  # the Rényi filter's epsilon at the total's delta
+            e_out = renyi_epsilon(t, s.orders, s.curve) if s.n else 0.0
+            d_out = float(t.delta) if s.n else 0.0
+        elif s.rho > 0:
             d_left = t.delta - s.delta
             if d_left > 0:  # convert the summed rho at the delta the (epsilon, delta) charges left
                 e_out = float(s.eps + Fraction(zcdp_epsilon(float(s.rho), float(d_left))))
@@ -292,9 +381,20 @@ class Ledger(LedgerStore):
 
     def spent(self) -> Spend:
         """The budget spent so far: epsilon (and delta) as counted against the epsilon total, rho
-        (pure charges counted as epsilon^2/2) as counted against the rho total. Verifies the
+        as counted against the rho total. With the renyi accountant, epsilon is what the filter's
+        running sums convert to at the total's delta (split over its orders; see
+        :class:`~dptree.privacy.accounting.RenyiFilter`) and delta is the total's. Verifies the
         ledger first (raises LedgerCorruptError if it was edited)."""
         return self._spend_of(self._read()[0])
+
+    def can_afford(self, release_plan: Any) -> bool:
+        """Whether :meth:`charge_for` would accept ``release_plan`` now (the same check on one
+        verified snapshot; nothing is written, and a read-only ledger can answer). Another process
+        may charge in between: only :meth:`charge_for` reserves the budget."""
+        epsilon, delta, rho, text = self._plan_charge(release_plan)
+        kind, fe, fd, fr, cost, pure_rho = self._charge_terms(epsilon, delta, rho, text)
+        s = self._read()[0]
+        return self._violation(s, kind, fe, fd, fr, pure_rho, cost, text) is None
 
     # ------------------------------------------------------------------ charging
     def charge(
@@ -312,10 +412,10 @@ class Ledger(LedgerStore):
         and durable. The ledger is verified inside the same transaction (LedgerCorruptError)."""
         return self._commit(epsilon, delta, rho, label, None)
 
-    def _commit(self, epsilon: float, delta: float, rho: float, label: str, loss: str | None) -> Charge:
-        """Check and commit one charge (amounts, and the canonical JSON of its stored loss or None)."""
-        if self.read_only:
-            raise LedgerReadOnlyError(f"ledger {self.path} was opened read_only; open it writable to charge releases")
+    def _charge_terms(self, epsilon: float, delta: float, rho: float, loss: str | None
+                      ) -> tuple[str, Fraction, Fraction, Fraction, LossCost | None, Fraction]:
+        """A charge's kind, exact amounts, stored loss's cost and the rho it counts against a rho
+        total (InvalidParameterError for amounts that make no charge)."""
         e, d, r = amount_text(epsilon, "epsilon"), amount_text(delta, "delta"), amount_text(rho, "rho")
         fe, fd, fr = amount_fraction(e), amount_fraction(d), amount_fraction(r)
         if fr > 0 and (fe > 0 or fd > 0):
@@ -325,19 +425,42 @@ class Ledger(LedgerStore):
         if fd >= 1:
             raise InvalidParameterError(f"delta must be in [0, 1), got {delta}")
         kind = "zcdp" if fr > 0 else ("approx" if fd > 0 else "pure")
-        if not isinstance(label, str):
-            raise InvalidParameterError("label must be a string")
         cost = None if loss is None else loss_cost(loss)
         if kind == "pure" and cost is not None and cost.rho is not None:
             pure_rho = cost.rho  # each mechanism's exact rho
         else:
             pure_rho = fe * fe / 2 if kind == "pure" else Fraction(0)
+        return kind, fe, fd, fr, cost, pure_rho
+
+    def _violation(self, s: ChainState, kind: str, fe: Fraction, fd: Fraction, fr: Fraction, pure_rho: Fraction,
+                   cost: LossCost | None, loss: str | None) -> str | None:
+        """Why the charge does not fit on top of the verified state ``s`` (None: it fits)."""
+        eps2, dl2, rh2 = s.eps + (fe if kind != "zcdp" else 0), s.delta + fd, s.rho + fr
+        rp2 = s.rho_pure + pure_rho
+        curve = None
+        if s.orders is not None and s.curve is not None:
+            if not has_curve(kind, cost):
+                return "an (epsilon, delta) step has no Rényi curve, which the renyi accountant needs"
+            curve = s.curve + charge_curve(kind, fe, fr, cost, s.orders)
+        return spend_violation(self._totals, eps2, dl2, rh2, rp2, s.approx or kind == "approx", s.orders, curve)
+
+    def _commit(self, epsilon: float, delta: float, rho: float, label: str, loss: str | None) -> Charge:
+        """Check and commit one charge (amounts, and the canonical JSON of its stored loss or None)."""
+        if self.read_only:
+            raise LedgerReadOnlyError(f"ledger {self.path} was opened read_only; open it writable to charge releases")
+        if not isinstance(label, str):
+            raise InvalidParameterError("label must be a string")
+        kind, fe, fd, fr, cost, pure_rho = self._charge_terms(epsilon, delta, rho, loss)
+        if self._orders is not None and not has_curve(kind, cost):
+            raise InvalidParameterError(
+                f"ledger {self.path} uses the renyi accountant, and this release has an (epsilon, delta) step, "
+                "which has no Rényi curve: it cannot be charged here. Charge such releases to a ledger created "
+                "with the basic accountant (accountant='basic', dptree budget --create --accountant basic)")
+        e, d, r = amount_text(epsilon, "epsilon"), amount_text(delta, "delta"), amount_text(rho, "rho")
         con = self._con
         with self._transaction("BEGIN IMMEDIATE"):  # read the verified state, check, append the chained row
             s = self._state()
-            eps2, dl2, rh2 = s.eps + (fe if kind != "zcdp" else 0), s.delta + fd, s.rho + fr
-            rp2 = s.rho_pure + pure_rho
-            why = budget_violation(self._totals, eps2, dl2, rh2, rp2, s.approx or kind == "approx")
+            why = self._violation(s, kind, fe, fd, fr, pure_rho, cost, loss)
             if why is not None:
                 left = self._spend_of(s)
                 raise BudgetExceededError(
@@ -369,10 +492,15 @@ class Ledger(LedgerStore):
         tree epsilon^2 / (2d), an exponential mechanism epsilon^2 / 8). The amounts never fall
         below what the stored loss spends. A statement passed alone is charged as numbers only.
         """
+        epsilon, delta, rho, text = self._plan_charge(release_plan)
+        return self._commit(epsilon, delta, rho, label, text)
+
+    def _plan_charge(self, release_plan: Any) -> tuple[float, float, float, str | None]:
+        """The amounts a plan is charged and its stored loss (None: a statement, numbers only)."""
         epsilon, delta, rho = self._plan_amounts(release_plan)
         privacy_loss = getattr(release_plan, "privacy_loss", None)
         if not callable(privacy_loss):
-            return self._commit(epsilon, delta, rho, label, None)
+            return epsilon, delta, rho, None
         loss = privacy_loss()
         if not isinstance(loss, PrivacyLoss):
             raise InvalidParameterError("charge_for needs a plan whose privacy_loss() is a PrivacyLoss")
@@ -383,7 +511,7 @@ class Ledger(LedgerStore):
                 rho = _covering(rho, cost.rho)
         elif delta == 0 and cost.epsilon is not None:
             epsilon = _covering(epsilon, cost.epsilon)
-        return self._commit(epsilon, delta, rho, label, text)
+        return epsilon, delta, rho, text
 
     @staticmethod
     def _plan_amounts(release_plan: Any) -> tuple[float, float, float]:
