@@ -122,6 +122,7 @@ from dptree.privacy.ledger_format import (
     loss_text,
     mechanisms_text,
     parse_accountant,
+    pure_sum,
     renyi_epsilon,
     row_hash,
     spend_violation,
@@ -370,6 +371,9 @@ class Ledger(LedgerStore):
         if s.orders is not None and s.curve is not None:  # the Rényi filter's epsilon at the total's delta
             e_out = renyi_epsilon(t, s.orders, s.curve) if s.n else 0.0
             d_out = float(t.delta) if s.n else 0.0
+            basic = pure_sum(s.eps, s.rho, s.approx)
+            if basic is not None and t.epsilon is not None and basic <= t.epsilon and float(basic) <= e_out:
+                e_out, d_out = float(basic), 0.0
         elif s.rho > 0:
             d_left = t.delta - s.delta
             if d_left > 0:  # convert the summed rho at the delta the (epsilon, delta) charges left

@@ -77,6 +77,7 @@ __all__ = [
     "has_curve",
     "renyi_violation",
     "spend_violation",
+    "pure_sum",
     "renyi_epsilon",
 ]
 
@@ -468,10 +469,28 @@ def spend_violation(t: Totals, eps: Fraction, delta: Fraction, rho: Fraction, rh
                     orders: tuple[float, ...] | None, curve: np.ndarray | None) -> str | None:
     """Why a spend exceeds the totals under the ledger's accountant: :func:`budget_violation`
     (basic, ``orders`` None), or with a Rényi accountant the rho total as there and the (epsilon,
-    delta) total by the filter over the summed ``curve`` of every charge (:func:`charge_curve`;
-    the charges' own epsilon and delta amounts do not enter it)."""
+    delta) total by the filter over the summed ``curve`` of every charge (:func:`charge_curve`),
+    except that while every charge is pure (:func:`pure_sum`) a sum of epsilons within the total
+    is accepted as well.
+
+    Why the "or" is sound: with pure charges only, the privacy loss of the whole interaction is at
+    most the sum of their epsilons on every run (each step's loss is at most its epsilon), so
+    on the event {sum <= epsilon} the hockey-stick term E[(1 - e^(epsilon - L))_+] is 0; on the
+    other runs the filter accepted, and :class:`~dptree.privacy.accounting.RenyiFilter`'s
+    argument bounds that part by delta."""
     if orders is None:
         return budget_violation(t, eps, delta, rho, rho_pure, approx)
     assert curve is not None
     why = budget_violation(Totals(None, t.delta, t.rho), eps, delta, rho, rho_pure, approx)
-    return why if why is not None else renyi_violation(t, orders, curve)
+    if why is not None:
+        return why
+    basic = pure_sum(eps, rho, approx)
+    if basic is not None and t.epsilon is not None and basic <= t.epsilon:
+        return None
+    return renyi_violation(t, orders, curve)
+
+
+def pure_sum(eps: Fraction, rho: Fraction, approx: bool) -> Fraction | None:
+    """The sum of the pure charges' epsilons when every charge is pure (no zCDP and no (epsilon,
+    delta) charge, whose privacy loss is unbounded), else None."""
+    return eps if rho == 0 and not approx else None
