@@ -50,7 +50,6 @@ from dptree.privacy.ledger_format import (
     LossCost,
     Totals,
     accountant_text,
-    budget_violation,
     charge_curve,
     describe_totals,
     genesis_hash,
