@@ -76,6 +76,7 @@ over them, in one transaction, and carries them over as numbers only.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import sqlite3
@@ -395,10 +396,28 @@ class Ledger(LedgerStore):
         """Whether :meth:`charge_for` would accept ``release_plan`` now (the same check on one
         verified snapshot; nothing is written, and a read-only ledger can answer). Another process
         may charge in between: only :meth:`charge_for` reserves the budget."""
+        return self._what_if(release_plan)[0]
+
+    def spent_with(self, release_plan: Any) -> Spend:
+        """What :meth:`spent` would report after charging ``release_plan`` now (nothing is written;
+        :meth:`can_afford` says whether it would be accepted). A plan that the renyi accountant
+        cannot count at all (an (epsilon, delta) step) raises InvalidParameterError, as its charge would."""
+        kind, _, _, _, cost, _ = self._charge_terms(*self._plan_charge(release_plan))
+        self._refuse_curveless(kind, cost)
+        return self._what_if(release_plan)[1]
+
+    def _what_if(self, release_plan: Any) -> tuple[bool, Spend]:
         epsilon, delta, rho, text = self._plan_charge(release_plan)
         kind, fe, fd, fr, cost, pure_rho = self._charge_terms(epsilon, delta, rho, text)
         s = self._read()[0]
-        return self._violation(s, kind, fe, fd, fr, pure_rho, cost, text) is None
+        ok = self._violation(s, kind, fe, fd, fr, pure_rho, cost, text) is None
+        curve = s.curve
+        if s.orders is not None and s.curve is not None and has_curve(kind, cost):
+            curve = s.curve + charge_curve(kind, fe, fr, cost, s.orders)
+        after = dataclasses.replace(
+            s, eps=s.eps + (fe if kind != "zcdp" else 0), delta=s.delta + fd, rho=s.rho + fr,
+            rho_pure=s.rho_pure + pure_rho, approx=s.approx or kind == "approx", n=s.n + 1, curve=curve)
+        return ok, self._spend_of(after)
 
     # ------------------------------------------------------------------ charging
     def charge(
@@ -448,6 +467,13 @@ class Ledger(LedgerStore):
             curve = s.curve + charge_curve(kind, fe, fr, cost, s.orders)
         return spend_violation(self._totals, eps2, dl2, rh2, rp2, s.approx or kind == "approx", s.orders, curve)
 
+    def _refuse_curveless(self, kind: str, cost: LossCost | None) -> None:
+        if self._orders is not None and not has_curve(kind, cost):
+            raise InvalidParameterError(
+                f"ledger {self.path} uses the renyi accountant, and this release has an (epsilon, delta) step, "
+                "which has no Rényi curve: it cannot be charged here. Charge such releases to a ledger created "
+                "with the basic accountant (accountant='basic', dptree budget --create --accountant basic)")
+
     def _commit(self, epsilon: float, delta: float, rho: float, label: str, loss: str | None) -> Charge:
         """Check and commit one charge (amounts, and the canonical JSON of its stored loss or None)."""
         if self.read_only:
@@ -455,11 +481,7 @@ class Ledger(LedgerStore):
         if not isinstance(label, str):
             raise InvalidParameterError("label must be a string")
         kind, fe, fd, fr, cost, pure_rho = self._charge_terms(epsilon, delta, rho, loss)
-        if self._orders is not None and not has_curve(kind, cost):
-            raise InvalidParameterError(
-                f"ledger {self.path} uses the renyi accountant, and this release has an (epsilon, delta) step, "
-                "which has no Rényi curve: it cannot be charged here. Charge such releases to a ledger created "
-                "with the basic accountant (accountant='basic', dptree budget --create --accountant basic)")
+        self._refuse_curveless(kind, cost)
         e, d, r = amount_text(epsilon, "epsilon"), amount_text(delta, "delta"), amount_text(rho, "rho")
         con = self._con
         with self._transaction("BEGIN IMMEDIATE"):  # read the verified state, check, append the chained row
