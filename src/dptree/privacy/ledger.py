@@ -19,14 +19,29 @@ without the output: never an output without its charge, and never two rows for o
 (a transaction commits entirely or not at all). A charge whose release then failed or was
 killed still counts: its noise may have been drawn. There are no refunds.
 
-Composition (all conservative):
+Composition against an (epsilon, delta) total: by the ledger's *accountant*, fixed when the
+ledger is created (``accountant=``), stored in ``ledger_meta`` and bound into the hash chain:
 
-* pure epsilon charges (Laplace) add up (basic composition, Dwork & Roth 2014, Thm 3.16);
-  (epsilon, delta) charges add up in both parameters;
-* zCDP charges (Gaussian noise) add up in rho (Bun & Steinke 2016, Lemma 2.3); against an
-  (epsilon, delta) total, the summed rho is converted with CKS 2020 Cor. 13 at the delta that the
-  (epsilon, delta) charges left over, and the epsilons add;
-* against a rho total, a pure charge made by :meth:`Ledger.charge_for` counts the exact rho of
+* ``"renyi"`` (the default when ``total_delta > 0``): a Rényi filter
+  (:class:`~dptree.privacy.accounting.RenyiFilter`, Feldman & Zrnic 2021) at orders fixed at
+  creation (``orders=``, or one order chosen for a declared ``workload=`` of plans by
+  ``RenyiFilter.for_workload``). A charge is accepted iff the filter accepts the sum of every
+  charge's Rényi curve with it, each curve recomputed from the chain (the stored loss's
+  mechanisms; for a charge of numbers only, randomized response at its epsilon or alpha * rho),
+  inside the charge's transaction. Valid under fully adaptive composition (the filter's
+  theorem). While every charge is pure, a sum of epsilons within the total is accepted as well
+  (on those runs the privacy loss is at most that sum). A charge with an (epsilon, delta) step
+  has no Rényi curve and is refused (InvalidParameterError) under this accountant;
+* ``"basic"`` (the default for a pure epsilon total, and for ledgers upgraded from older
+  formats): pure epsilon charges add up (basic composition, Dwork & Roth 2014, Thm 3.16; valid
+  adaptively as a filter, Rogers, Roth, Ullman & Vadhan 2016); (epsilon, delta) charges add up
+  in both parameters; zCDP charges (Gaussian noise) add up in rho (Bun & Steinke 2016, Lemma
+  2.3), converted with CKS 2020 Cor. 13 at the delta that the (epsilon, delta) charges left
+  over, and the epsilons add.
+
+Against a rho total (either accountant):
+
+* zCDP charges add up in rho; a pure charge made by :meth:`Ledger.charge_for` counts the exact rho of
   the mechanisms in its stored loss (each Laplace level epsilon_l^2 / 2, so a d-level tree with
   epsilon split evenly epsilon^2 / (2d); an exponential mechanism epsilon^2 / 8, Cesar & Rogers
   2021, Lemma 3.2); a pure charge of numbers only (:meth:`Ledger.charge`) counts epsilon^2 / 2
