@@ -342,8 +342,9 @@ class Ledger(LedgerStore):
 
     @property
     def accountant(self) -> str:
-        """How the (epsilon, delta) total composes charges: ``basic`` (epsilons and deltas add up)
-        or ``renyi`` (a Rényi filter at :attr:`orders`). Fixed when the ledger was created."""
+        """The accountant of the epsilon total, fixed when the ledger was created.
+
+        ``basic`` (epsilons and deltas add up) or ``renyi`` (a Rényi filter at :attr:`orders`)."""
         return "basic" if self._orders is None else "renyi"
 
     @property
