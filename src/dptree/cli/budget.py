@@ -1,14 +1,17 @@
-"""``dptree budget``: create a budget ledger, upgrade an old one, back it up, or show its spend history
-(per charge its amounts and the mechanism families of its stored loss, or "numbers only")."""
+"""``dptree budget``: create a budget ledger, upgrade an old one, back it up, show its spend history
+(per charge its amounts and the mechanism families of its stored loss, or "numbers only"), or
+answer before charging whether a release would fit (``--what-if "release ..."``)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import shlex
 from typing import Any
 
 from dptree.cli import core
+from dptree.cli.status import EXIT_OK, EXIT_WOULD_NOT_FIT
 from dptree.errors import InvalidParameterError
 from dptree.io.release_file import is_sqlite_file
 
@@ -22,6 +25,19 @@ def register(sub: Any) -> None:
     p.add_argument("--total-epsilon", type=float)
     p.add_argument("--total-delta", type=float, default=0.0)
     p.add_argument("--total-rho", type=float)
+    p.add_argument("--accountant", choices=["renyi", "basic"], default=None,
+                   help="with --create: how the (epsilon, delta) total composes charges: renyi (a Rényi filter "
+                        "over each release's mechanisms, valid for adaptively chosen releases; the default with "
+                        "--total-delta > 0) or basic (epsilons and deltas add up; the default without delta, "
+                        "and the only one that charges releases with an (epsilon, delta) step)")
+    p.add_argument("--orders", default=None, metavar="A,B,...",
+                   help="with --create --accountant renyi: the filter's Rényi orders, fixed now (default 4,8,16,32, "
+                        "less those with no budget at the totals; one order spends no delta on the split)")
+    p.add_argument("--what-if", dest="what_if", default=None, metavar="COMMAND",
+                   help="the releasing command line you would run, quoted, without 'dptree' (e.g. \"release "
+                        "data.csv --column v --epsilon 0.1 --lower 0 --upper 1023\"): whether its release "
+                        "would fit and the spend after it (exit status 0: it fits, 1: it would be refused). Nothing is "
+                        "read or charged")
     p.add_argument("--upgrade", action="store_true",
                    help="upgrade a ledger written by an older dptree (format 1 or 2) to the current format")
     p.add_argument("--backup", metavar="OUT",
@@ -37,6 +53,13 @@ def register(sub: Any) -> None:
 def run_budget(args: argparse.Namespace) -> int:
     from dptree.privacy.ledger import Ledger
 
+    if (args.accountant is not None or args.orders is not None) and not args.create:
+        raise InvalidParameterError("--accountant and --orders are chosen once, with --create")
+    if args.what_if is not None:
+        if args.create or args.upgrade or args.backup is not None:
+            raise InvalidParameterError("--what-if asks an existing ledger; give it without --create, --upgrade "
+                                        "and --backup")
+        return _what_if(args)
     if args.force and args.backup is None:
         raise InvalidParameterError("--force replaces an existing --backup OUT; give it with --backup")
     if args.backup is not None:
@@ -62,21 +85,23 @@ def run_budget(args: argparse.Namespace) -> int:
         if args.total_epsilon is None and args.total_rho is None:
             raise InvalidParameterError("--create needs --total-epsilon (and --total-delta) and/or --total-rho")
         Ledger(args.ledger, total_epsilon=args.total_epsilon, total_delta=args.total_delta,
-               total_rho=args.total_rho).close()
+               total_rho=args.total_rho, accountant=args.accountant, orders=_orders(args.orders)).close()
     elif args.total_epsilon is not None or args.total_rho is not None:
         raise InvalidParameterError("totals are set once, with --create")
     with Ledger(args.ledger, read_only=not args.create) as led:
         spent = led.spent()
         history = led.history()
         totals = {"epsilon": led.total_epsilon, "delta": led.total_delta, "rho": led.total_rho}
+        accountant = {"name": led.accountant, "orders": None if led.orders is None else list(led.orders)}
     if args.format == "json":
-        print(json.dumps({"ledger": args.ledger, "totals": totals,
+        print(json.dumps({"ledger": args.ledger, "totals": totals, "accountant": accountant,
                           "spent": {"epsilon": spent.epsilon, "delta": spent.delta, "rho": spent.rho,
                                     "charges": spent.charges},
                           "history": history}, indent=2))
         return 0
     shown = {k: v for k, v in totals.items() if v is not None and (k != "delta" or totals["epsilon"] is not None)}
-    print(f"ledger {args.ledger}: total " + ", ".join(f"{k}={v:g}" for k, v in shown.items()))
+    print(f"ledger {args.ledger}: total " + ", ".join(f"{k}={v:g}" for k, v in shown.items())
+          + f"; accountant {_accountant_text(accountant)}")
     parts = []
     if totals["epsilon"] is not None:
         parts.append(f"epsilon={spent.epsilon:.6g} of {totals['epsilon']:g}, "
@@ -93,3 +118,57 @@ def run_budget(args: argparse.Namespace) -> int:
         for r in body:
             print("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip())
     return 0
+
+
+def _orders(text: str | None) -> list[float] | None:
+    if text is None:
+        return None
+    try:
+        return [float(a) for a in text.split(",")]
+    except ValueError:
+        raise InvalidParameterError(f"--orders takes numbers > 1 separated by commas, e.g. 4,8,16,32; got {text!r}") \
+            from None
+
+
+def _accountant_text(accountant: dict[str, Any]) -> str:
+    orders = accountant["orders"]
+    return accountant["name"] + ("" if orders is None else " (orders " + ",".join(f"{a:g}" for a in orders) + ")")
+
+
+def _what_if(args: argparse.Namespace) -> int:
+    """Plan the quoted command line with its own parser, then ask the ledger (read only) whether
+    the plan fits and what the spend would be; exit 0 when it fits, 1 when it does not."""
+    from dptree.cli.run import plan_of
+    from dptree.privacy.ledger import Ledger
+
+    try:
+        argv = shlex.split(args.what_if)
+    except ValueError as exc:
+        raise InvalidParameterError(f"--what-if: cannot split the command line ({exc})") from None
+    plan = plan_of(argv, args.build_parser)
+    with Ledger(args.ledger, read_only=True) as led:
+        now = led.spent()
+        fits = led.can_afford(plan)
+        after = led.spent_with(plan)
+        totals = {"epsilon": led.total_epsilon, "delta": led.total_delta, "rho": led.total_rho}
+        accountant = {"name": led.accountant, "orders": None if led.orders is None else list(led.orders)}
+    spends = {k: {"epsilon": v.epsilon, "delta": v.delta, "rho": v.rho, "charges": v.charges}
+              for k, v in (("now", now), ("after", after))}
+    if args.format == "json":
+        print(json.dumps({"ledger": args.ledger, "totals": totals, "accountant": accountant, "fits": fits,
+                          "spent": spends}, indent=2))
+        return EXIT_OK if fits else EXIT_WOULD_NOT_FIT
+
+    def show(v: dict[str, float]) -> str:
+        parts = []
+        if totals["epsilon"] is not None:
+            parts.append(f"epsilon={v['epsilon']:.6g} of {totals['epsilon']:g} (delta={v['delta']:.3g})")
+        if totals["rho"] is not None:
+            parts.append(f"rho={v['rho']:.6g} of {totals['rho']:g}")
+        return "; ".join(parts)
+
+    print(f"ledger {args.ledger} (accountant {_accountant_text(accountant)}): "
+          + ("the release fits" if fits else "the release does NOT fit: it would be refused"))
+    print(f"spent now:   {show(spends['now'])} in {now.charges} charge(s)")
+    print(f"spent after: {show(spends['after'])}")
+    return EXIT_OK if fits else EXIT_WOULD_NOT_FIT

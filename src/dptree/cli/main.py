@@ -36,6 +36,7 @@ def build_parser() -> Parser:
     quantiles.register(sub)
     budget.register(sub)
     report.register(sub)
+    parser.set_defaults(build_parser=build_parser)  # budget --what-if parses a releasing command line
     return parser
 
 

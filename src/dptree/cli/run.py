@@ -15,6 +15,9 @@ and ``--by``, ``hierarchy``, ``interior-point``, ``median``, ``quantile``, ``qua
 
 So no message derived from the data comes out before the budget is spent, and every releasing
 command records its output the same way.
+
+:func:`plan_of` runs step 1 only, for ``dptree budget LEDGER --what-if "COMMAND ..."``: the plan a
+releasing command line would charge, with no file read and nothing charged.
 """
 
 from __future__ import annotations
@@ -22,12 +25,19 @@ from __future__ import annotations
 import argparse
 from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager
+from contextvars import ContextVar
 from typing import Any, Sequence
 
 from dptree.cli import core
 from dptree.cli.ledger_options import charged, ledger_path, note_charge
 
-__all__ = ["Releasing", "run_releasing"]
+__all__ = ["Releasing", "run_releasing", "plan_of", "RELEASING_COMMANDS"]
+
+#: the commands that release (and charge a ledger), in the order ``dptree --help`` lists them
+RELEASING_COMMANDS = ("release", "hierarchy", "interior-point", "median", "quantile", "quantiles")
+
+# set by plan_of: run_releasing then stops after planning and puts the plan here
+_PLAN_ONLY: ContextVar[list[Any] | None] = ContextVar("dptree_plan_only", default=None)
 
 
 class Releasing(ABC):
@@ -89,6 +99,10 @@ def run_releasing(command: Releasing) -> int:
     ledger = ledger_path(args.ledger)
     core.check_seed(args)
     plan = command.plan()
+    planned = _PLAN_ONLY.get()
+    if planned is not None:
+        planned.append(plan)
+        return 0
     core.check_input_path(args.file, ledger)
     outs = command.outputs()
     for out in outs:
@@ -110,3 +124,27 @@ def run_releasing(command: Releasing) -> int:
     if outs:
         core.wrote(outs)
     return 0
+
+
+def plan_of(argv: Sequence[str], build_parser: Any) -> Any:
+    """The plan of one releasing command line (``argv`` without ``dptree``, e.g. ``["release",
+    "data.csv", "--column", "v", "--epsilon", "0.1", "--lower", "0", "--upper", "1023"]``), parsed
+    and checked by that command's own parser and planner (``build_parser``: the command line's
+    parser, :func:`dptree.cli.main.build_parser`): no file is read and nothing is charged."""
+    from dptree.errors import InvalidParameterError
+
+    argv = list(argv)
+    if not argv or argv[0] not in RELEASING_COMMANDS:
+        raise InvalidParameterError(f"--what-if needs a releasing command line ({', '.join(RELEASING_COMMANDS)} and "
+                                    f"its options, as you would run it), got {argv[:1]}")
+    parser = build_parser()
+    args = parser.parse_args(core._join_negative_values(argv))
+    planned: list[Any] = []
+    token = _PLAN_ONLY.set(planned)
+    try:
+        args.func(args)
+    finally:
+        _PLAN_ONLY.reset(token)
+    if len(planned) != 1:  # pragma: no cover - every releasing command plans through run_releasing
+        raise InvalidParameterError(f"{argv[0]} did not plan a release")
+    return planned[0]

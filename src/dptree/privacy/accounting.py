@@ -47,8 +47,8 @@ import numpy as np
 from dptree.errors import BudgetExceededError, InvalidParameterError
 from dptree.privacy.loss import ApproxDP, Exponential, Gaussian, Laplace, Measurement, PrivacyLoss, PureDP
 
-__all__ = ["DEFAULT_ORDERS", "FILTER_ORDERS", "rdp_curve", "rdp_epsilon", "pld_epsilon", "zcdp_rho",
-           "RenyiFilter"]
+__all__ = ["DEFAULT_ORDERS", "FILTER_ORDERS", "rdp_curve", "pure_curve", "zcdp_curve", "rdp_epsilon",
+           "pld_epsilon", "zcdp_rho", "RenyiFilter"]
 
 #: The Rényi orders of :func:`rdp_curve` and :func:`rdp_epsilon` unless told otherwise
 #: (dp_accounting's default grid: 1.1 to 10.9 by 0.1, 11 to 63, then 128 to 1024).
@@ -127,6 +127,17 @@ def rdp_curve(loss: PrivacyLoss, orders: Sequence[float] = DEFAULT_ORDERS) -> np
     for m in loss.measurements:
         total = total + _measurement_curve(m, ords)
     return total
+
+
+def pure_curve(epsilon: float, orders: Sequence[float] = DEFAULT_ORDERS) -> np.ndarray:
+    """The Rényi bound of a mechanism known only to be ``epsilon``-DP: the randomized-response
+    curve at ``epsilon`` (it dominates every epsilon-DP pair, Kairouz, Oh & Viswanath 2015)."""
+    return np.array(_rr_curve(float(epsilon), _check_orders(orders)))
+
+
+def zcdp_curve(rho: float, orders: Sequence[float] = DEFAULT_ORDERS) -> np.ndarray:
+    """The Rényi bound alpha * rho of a mechanism known only to be ``rho``-zCDP (Bun & Steinke 2016)."""
+    return _zcdp_curve(float(rho), _check_orders(orders))
 
 
 def rdp_epsilon(losses: Iterable[PrivacyLoss], delta: float, orders: Sequence[float] = DEFAULT_ORDERS) -> float:

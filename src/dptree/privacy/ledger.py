@@ -19,14 +19,29 @@ without the output: never an output without its charge, and never two rows for o
 (a transaction commits entirely or not at all). A charge whose release then failed or was
 killed still counts: its noise may have been drawn. There are no refunds.
 
-Composition (all conservative):
+Composition against an (epsilon, delta) total: by the ledger's *accountant*, fixed when the
+ledger is created (``accountant=``), stored in ``ledger_meta`` and bound into the hash chain:
 
-* pure epsilon charges (Laplace) add up (basic composition, Dwork & Roth 2014, Thm 3.16);
-  (epsilon, delta) charges add up in both parameters;
-* zCDP charges (Gaussian noise) add up in rho (Bun & Steinke 2016, Lemma 2.3); against an
-  (epsilon, delta) total, the summed rho is converted with CKS 2020 Cor. 13 at the delta that the
-  (epsilon, delta) charges left over, and the epsilons add;
-* against a rho total, a pure charge made by :meth:`Ledger.charge_for` counts the exact rho of
+* ``"renyi"`` (the default when ``total_delta > 0``): a Rényi filter
+  (:class:`~dptree.privacy.accounting.RenyiFilter`, Feldman & Zrnic 2021) at orders fixed at
+  creation (``orders=``, or one order chosen for a declared ``workload=`` of plans by
+  ``RenyiFilter.for_workload``). A charge is accepted iff the filter accepts the sum of every
+  charge's Rényi curve with it, each curve recomputed from the chain (the stored loss's
+  mechanisms; for a charge of numbers only, randomized response at its epsilon or alpha * rho),
+  inside the charge's transaction. Valid under fully adaptive composition (the filter's
+  theorem). While every charge is pure, a sum of epsilons within the total is accepted as well
+  (on those runs the privacy loss is at most that sum). A charge with an (epsilon, delta) step
+  has no Rényi curve and is refused (InvalidParameterError) under this accountant;
+* ``"basic"`` (the default for a pure epsilon total, and for ledgers upgraded from older
+  formats): pure epsilon charges add up (basic composition, Dwork & Roth 2014, Thm 3.16; valid
+  adaptively as a filter, Rogers, Roth, Ullman & Vadhan 2016); (epsilon, delta) charges add up
+  in both parameters; zCDP charges (Gaussian noise) add up in rho (Bun & Steinke 2016, Lemma
+  2.3), converted with CKS 2020 Cor. 13 at the delta that the (epsilon, delta) charges left
+  over, and the epsilons add.
+
+Against a rho total (either accountant):
+
+* zCDP charges add up in rho; a pure charge made by :meth:`Ledger.charge_for` counts the exact rho of
   the mechanisms in its stored loss (each Laplace level epsilon_l^2 / 2, so a d-level tree with
   epsilon split evenly epsilon^2 / (2d); an exponential mechanism epsilon^2 / 8, Cesar & Rogers
   2021, Lemma 3.2); a pure charge of numbers only (:meth:`Ledger.charge`) counts epsilon^2 / 2
@@ -76,12 +91,13 @@ over them, in one transaction, and carries them over as numbers only.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from dataclasses import dataclass, field
 from fractions import Fraction
 from types import TracebackType
-from typing import Any, Mapping, cast
+from typing import Any, Iterable, Sequence, cast
 
 from dptree.errors import (
     BudgetExceededError,
@@ -92,23 +108,27 @@ from dptree.errors import (
     LedgerOutdatedError,
     LedgerReadOnlyError,
 )
-from dptree.privacy.budget import Budget, check_delta, zcdp_epsilon
+from dptree.privacy.budget import check_delta, zcdp_epsilon
 from dptree.privacy.ledger_format import (
     ROW_FIELDS,
     ChainState,
     Totals,
+    accountant_text,
     amount_fraction,
     amount_text,
-    budget_violation,
+    charge_curve,
     describe_charge,
     describe_totals,
+    has_curve,
     loss_cost,
-    loss_text,
     mechanisms_text,
+    parse_accountant,
+    pure_sum,
+    renyi_epsilon,
     row_hash,
     utc_now,
 )
-from dptree.privacy.ledger_maintenance import LedgerMaintenance
+from dptree.privacy.ledger_rules import LedgerRules
 from dptree.privacy.loss import PrivacyLoss
 
 __all__ = [
@@ -163,15 +183,8 @@ class Charge:
                 self.status_recorded = False
 
 
-def _covering(amount: float, exact: Fraction) -> float:
-    """``amount``, raised if needed to the least float whose stored decimal is >= ``exact``."""
-    out = max(amount, float(exact))
-    while amount_fraction(amount_text(out, "amount")) < exact:
-        out = math.nextafter(out, math.inf)
-    return out
 
-
-class Ledger(LedgerMaintenance):
+class Ledger(LedgerRules):
     """A privacy budget shared by every process that opens the same SQLite file.
 
     The first opening creates the file and fixes the totals (``total_epsilon`` with
@@ -200,6 +213,7 @@ class Ledger(LedgerMaintenance):
         Spend(epsilon=1.0, delta=0.0, rho=0.25, charges=1)
     """
 
+
     def __init__(
         self,
         path: str | os.PathLike[str],
@@ -209,11 +223,16 @@ class Ledger(LedgerMaintenance):
         total_rho: float | None = None,
         timeout: float = 10.0,
         read_only: bool = False,
+        accountant: str | None = None,
+        orders: Sequence[float] | None = None,
+        workload: Iterable[Any] | None = None,
     ) -> None:
         self.path = self._check_path(path)
         self.timeout = self._check_timeout(timeout)
         self.read_only = read_only
         requested = self._requested_totals(total_epsilon, total_delta, total_rho)
+        wanted = self._requested_accountant(requested, accountant, orders, workload)
+        self._new_orders = None if wanted is None else wanted[1]
         exists = self.path.exists()
         if self.path.is_dir():
             raise LedgerError(f"ledger path {self.path} is a directory; give a file name such as budget.ledger")
@@ -232,9 +251,30 @@ class Ledger(LedgerMaintenance):
         self._con = self._connect()
         try:
             self._totals = self._open(requested)
+            self._orders = parse_accountant(self._meta().get("accountant"))  # verified by the chain on open
         except BaseException:
             self._con.close()
             raise
+        if wanted is not None and (accountant is not None or orders is not None or workload is not None):
+            name, want_orders = wanted
+            if name != self.accountant or (name == "renyi" and (orders is not None or workload is not None)
+                                           and want_orders != self._orders):
+                self._con.close()
+                raise InvalidParameterError(
+                    f"ledger {self.path} was created with the accountant {accountant_text(self._orders)}; the "
+                    "accountant cannot change (omit it to use the stored one)")
+
+    @property
+    def accountant(self) -> str:
+        """The accountant of the epsilon total, fixed when the ledger was created.
+
+        ``basic`` (epsilons and deltas add up) or ``renyi`` (a Rényi filter at :attr:`orders`)."""
+        return "basic" if self._orders is None else "renyi"
+
+    @property
+    def orders(self) -> tuple[float, ...] | None:
+        """The Rényi filter's orders (None with the basic accountant)."""
+        return self._orders
 
     # ------------------------------------------------------------------ opening
     @staticmethod
@@ -269,7 +309,13 @@ class Ledger(LedgerMaintenance):
     def _spend_of(self, s: ChainState) -> Spend:
         t = self._totals
         e_out, d_out = float(s.eps), float(s.delta)
-        if s.rho > 0:
+        if s.orders is not None and s.curve is not None:  # the Rényi filter's epsilon at the total's delta
+            e_out = renyi_epsilon(t, s.orders, s.curve) if s.n else 0.0
+            d_out = float(t.delta) if s.n else 0.0
+            basic = pure_sum(s.eps, s.rho, s.approx)
+            if basic is not None and t.epsilon is not None and basic <= t.epsilon and float(basic) <= e_out:
+                e_out, d_out = float(basic), 0.0
+        elif s.rho > 0:
             d_left = t.delta - s.delta
             if d_left > 0:  # convert the summed rho at the delta the (epsilon, delta) charges left
                 e_out = float(s.eps + Fraction(zcdp_epsilon(float(s.rho), float(d_left))))
@@ -280,9 +326,38 @@ class Ledger(LedgerMaintenance):
 
     def spent(self) -> Spend:
         """The budget spent so far: epsilon (and delta) as counted against the epsilon total, rho
-        (pure charges counted as epsilon^2/2) as counted against the rho total. Verifies the
+        as counted against the rho total. With the renyi accountant, epsilon is what the filter's
+        running sums convert to at the total's delta (split over its orders; see
+        :class:`~dptree.privacy.accounting.RenyiFilter`) and delta is the total's. Verifies the
         ledger first (raises LedgerCorruptError if it was edited)."""
         return self._spend_of(self._read()[0])
+
+    def can_afford(self, release_plan: Any) -> bool:
+        """Whether :meth:`charge_for` would accept ``release_plan`` now (the same check on one
+        verified snapshot; nothing is written, and a read-only ledger can answer). Another process
+        may charge in between: only :meth:`charge_for` reserves the budget."""
+        return self._what_if(release_plan)[0]
+
+    def spent_with(self, release_plan: Any) -> Spend:
+        """What :meth:`spent` would report after charging ``release_plan`` now (nothing is written;
+        :meth:`can_afford` says whether it would be accepted). A plan that the renyi accountant
+        cannot count at all (an (epsilon, delta) step) raises InvalidParameterError, as its charge would."""
+        kind, _, _, _, cost, _ = self._charge_terms(*self._plan_charge(release_plan))
+        self._refuse_curveless(kind, cost)
+        return self._what_if(release_plan)[1]
+
+    def _what_if(self, release_plan: Any) -> tuple[bool, Spend]:
+        epsilon, delta, rho, text = self._plan_charge(release_plan)
+        kind, fe, fd, fr, cost, pure_rho = self._charge_terms(epsilon, delta, rho, text)
+        s = self._read()[0]
+        ok = self._violation(s, kind, fe, fd, fr, pure_rho, cost, text) is None
+        curve = s.curve
+        if s.orders is not None and s.curve is not None and has_curve(kind, cost):
+            curve = s.curve + charge_curve(kind, fe, fr, cost, s.orders)
+        after = dataclasses.replace(
+            s, eps=s.eps + (fe if kind != "zcdp" else 0), delta=s.delta + fd, rho=s.rho + fr,
+            rho_pure=s.rho_pure + pure_rho, approx=s.approx or kind == "approx", n=s.n + 1, curve=curve)
+        return ok, self._spend_of(after)
 
     # ------------------------------------------------------------------ charging
     def charge(
@@ -304,28 +379,15 @@ class Ledger(LedgerMaintenance):
         """Check and commit one charge (amounts, and the canonical JSON of its stored loss or None)."""
         if self.read_only:
             raise LedgerReadOnlyError(f"ledger {self.path} was opened read_only; open it writable to charge releases")
-        e, d, r = amount_text(epsilon, "epsilon"), amount_text(delta, "delta"), amount_text(rho, "rho")
-        fe, fd, fr = amount_fraction(e), amount_fraction(d), amount_fraction(r)
-        if fr > 0 and (fe > 0 or fd > 0):
-            raise InvalidParameterError("charge either rho (zCDP) or epsilon/delta, not both")
-        if fe == 0 and fr == 0:
-            raise InvalidParameterError("a charge needs epsilon > 0 or rho > 0")
-        if fd >= 1:
-            raise InvalidParameterError(f"delta must be in [0, 1), got {delta}")
-        kind = "zcdp" if fr > 0 else ("approx" if fd > 0 else "pure")
         if not isinstance(label, str):
             raise InvalidParameterError("label must be a string")
-        cost = None if loss is None else loss_cost(loss)
-        if kind == "pure" and cost is not None and cost.rho is not None:
-            pure_rho = cost.rho  # each mechanism's exact rho
-        else:
-            pure_rho = fe * fe / 2 if kind == "pure" else Fraction(0)
+        kind, fe, fd, fr, cost, pure_rho = self._charge_terms(epsilon, delta, rho, loss)
+        self._refuse_curveless(kind, cost)
+        e, d, r = amount_text(epsilon, "epsilon"), amount_text(delta, "delta"), amount_text(rho, "rho")
         con = self._con
         with self._transaction("BEGIN IMMEDIATE"):  # read the verified state, check, append the chained row
             s = self._state()
-            eps2, dl2, rh2 = s.eps + (fe if kind != "zcdp" else 0), s.delta + fd, s.rho + fr
-            rp2 = s.rho_pure + pure_rho
-            why = budget_violation(self._totals, eps2, dl2, rh2, rp2, s.approx or kind == "approx")
+            why = self._violation(s, kind, fe, fd, fr, pure_rho, cost, loss)
             if why is not None:
                 left = self._spend_of(s)
                 raise BudgetExceededError(
@@ -357,45 +419,8 @@ class Ledger(LedgerMaintenance):
         tree epsilon^2 / (2d), an exponential mechanism epsilon^2 / 8). The amounts never fall
         below what the stored loss spends. A statement passed alone is charged as numbers only.
         """
-        epsilon, delta, rho = self._plan_amounts(release_plan)
-        privacy_loss = getattr(release_plan, "privacy_loss", None)
-        if not callable(privacy_loss):
-            return self._commit(epsilon, delta, rho, label, None)
-        loss = privacy_loss()
-        if not isinstance(loss, PrivacyLoss):
-            raise InvalidParameterError("charge_for needs a plan whose privacy_loss() is a PrivacyLoss")
-        text = loss_text(loss)
-        cost = loss_cost(text)
-        if rho > 0:
-            if cost.rho is not None:
-                rho = _covering(rho, cost.rho)
-        elif delta == 0 and cost.epsilon is not None:
-            epsilon = _covering(epsilon, cost.epsilon)
+        epsilon, delta, rho, text = self._plan_charge(release_plan)
         return self._commit(epsilon, delta, rho, label, text)
-
-    @staticmethod
-    def _plan_amounts(release_plan: Any) -> tuple[float, float, float]:
-        """(epsilon, delta, rho) a plan is charged by its statement or budget."""
-        statement = getattr(release_plan, "statement", release_plan)
-        budget = getattr(release_plan, "budget", None)
-        if isinstance(budget, Budget) and not (isinstance(statement, Mapping) and "budget_spent" in statement):
-            if budget.kind == "zcdp":  # a plan whose statement states its budget, not a spend
-                return 0.0, 0.0, float(budget.rho or 0.0)
-            return float(budget.epsilon or 0.0), float(budget.delta or 0.0), 0.0
-        if not isinstance(statement, Mapping) or "budget_spent" not in statement:
-            raise InvalidParameterError("charge_for needs a release plan (e.g. from plan_range_tree) or its statement")
-        spent = statement["budget_spent"]
-        requested = statement.get("budget_requested") or (  # a plan's budget is what it was asked to spend
-            {"epsilon": budget.epsilon, "rho": budget.rho} if isinstance(budget, Budget) else {})
-        if "rho" in spent:
-            rho = float(requested.get("rho") or 0.0)
-            if rho <= 0 or rho < spent["rho"]:
-                rho = math.nextafter(float(spent["rho"]), math.inf)  # float(spent) may round down
-            return 0.0, 0.0, rho
-        eps = float(requested.get("epsilon") or 0.0)
-        if eps < spent["epsilon"]:
-            eps = math.nextafter(float(spent["epsilon"]), math.inf)
-        return eps, float(spent.get("delta") or 0.0), 0.0
 
     # ------------------------------------------------------------------ inspection
     def history(self) -> list[dict[str, Any]]:

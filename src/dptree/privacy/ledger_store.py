@@ -19,7 +19,9 @@ from contextlib import contextmanager
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Iterator, Mapping, TypeVar
+from typing import Any, Iterator, Mapping, TypeVar, cast
+
+import numpy as np
 
 from dptree import noise as _noise
 from dptree.errors import (
@@ -44,12 +46,15 @@ from dptree.privacy.ledger_format import (
     ExactSum,
     LossCost,
     Totals,
-    budget_violation,
+    accountant_text,
+    charge_curve,
     describe_totals,
     genesis_hash,
     loss_cost,
     normalised_sql,
+    parse_accountant,
     row_hash,
+    spend_violation,
     stored_amount,
     total_text,
     utc_now,
@@ -70,6 +75,7 @@ class LedgerStore:
     _con: sqlite3.Connection
     _totals: Totals
     _costs: dict[str, LossCost]  # stored loss text -> its exact cost (parsing is pure: safe to reuse)
+    _new_orders: tuple[float, ...] | None = None  # the accountant a new ledger is created with
 
     # ------------------------------------------------------------------ opening
     @staticmethod
@@ -239,6 +245,7 @@ class LedgerStore:
             "total_epsilon": total_text(requested.epsilon),
             "total_delta": total_text(requested.delta),
             "total_rho": total_text(requested.rho),
+            "accountant": accountant_text(self._new_orders),
         }
         meta["head"] = genesis_hash(meta)
         con.executemany("INSERT INTO ledger_meta(key, value) VALUES (?, ?)", meta.items())
@@ -326,6 +333,8 @@ class LedgerStore:
             prev = genesis_hash(meta)
         except KeyError as exc:
             raise self._corrupt("lacks its chain fields in ledger_meta") from exc
+        orders = self._accountant_of(meta, t)
+        curve = None if orders is None else np.zeros(len(orders))
         eps, delta, rho, rho_pure = ExactSum(), ExactSum(), ExactSum(), ExactSum()
         approx = False
         n = last_id = 0
@@ -353,16 +362,44 @@ class LedgerStore:
                     rho_pure.add_half_square(de)
             elif kind == "approx":
                 approx = True
+            if curve is not None:
+                curve = curve + self._row_curve(cid, kind, de, dr, cost, loss, cast(tuple, orders))
         if prev != meta.get("head"):
             raise self._corrupt("failed its hash chain at the end (a charge was deleted or the totals edited)")
         seq = con.execute("SELECT seq FROM sqlite_sequence WHERE name = 'charges'").fetchone()
         if (seq[0] if seq else 0) != last_id:
             raise self._corrupt("lost its last charges (the id sequence is ahead of the chain)")
         sums = eps.value(), delta.value(), rho.value(), rho_pure.value()
-        why = budget_violation(t, *sums, approx)
+        why = spend_violation(t, *sums, approx, orders, curve)
         if why is not None:
             raise self._corrupt(f"records a spend above its totals ({why})")
-        return ChainState(*sums, approx, n, last_id, prev)
+        return ChainState(*sums, approx, n, last_id, prev, orders, curve)
+
+    def _accountant_of(self, meta: Mapping[str, str], t: Totals) -> tuple[float, ...] | None:
+        """The Rényi filter's orders stored in ``meta`` (None: basic composition)."""
+        try:
+            orders = parse_accountant(meta.get("accountant"))
+        except ValueError as exc:
+            raise self._corrupt(f"has a malformed accountant ({exc})") from exc
+        if orders is not None and (t.epsilon is None or t.delta == 0):
+            raise self._corrupt("has a Rényi accountant without an (epsilon, delta > 0) total")
+        return orders
+
+    def _row_curve(self, cid: object, kind: str, e: Decimal, r: Decimal, cost: LossCost | None, loss: object,
+                   orders: tuple[float, ...]) -> np.ndarray:
+        """A charge's Rényi curve, recomputed from its stored loss or amounts (cached by their text:
+        the curve is a pure function of them)."""
+        key = (kind, str(e), str(r), loss, orders)
+        curves = self.__dict__.setdefault("_curves", {})
+        c = curves.get(key)
+        if c is None:
+            try:
+                c = charge_curve(kind, Fraction(e), Fraction(r), cost, orders)
+            except ValueError as exc:
+                raise self._corrupt(f"has a charge (id {cid!r}) that its Rényi accountant cannot count "
+                                    f"({exc})") from exc
+            curves[key] = c
+        return c
 
     def _row_amounts(self, cid: object, kind: object, e: object, d: object, r: object
                      ) -> tuple[Decimal, Decimal, Decimal]:

@@ -79,7 +79,7 @@ def test_zcdp_total(tmp_path: Path) -> None:
 
 
 def test_mixed_composition_against_epsilon_delta(tmp_path: Path) -> None:
-    with Ledger(tmp_path / "b.ledger", total_epsilon=2.0, total_delta=1e-6) as led:
+    with Ledger(tmp_path / "b.ledger", total_epsilon=2.0, total_delta=1e-6, accountant="basic") as led:
         led.charge(epsilon=0.5)
         led.charge(epsilon=0.2, delta=4e-7)
         led.charge(rho=0.01)

@@ -206,6 +206,7 @@ def test_a_format_2_ledger_is_upgraded_with_its_charges_as_numbers_only(tmp_path
             Ledger(path, **kw)  # type: ignore[arg-type]
     assert Ledger.upgrade(path) == 2
     with Ledger(path) as led:
+        assert led.accountant == "basic"  # an upgraded ledger keeps composing as it did
         hist = led.history()
         assert [(h["label"], h["kind"], h["epsilon"], h["rho"], h["status"], h["output"], h["loss"], h["mechanisms"])
                 for h in hist] == [("old1", "pure", 0.5, 0.0, "done", "o.json", None, "numbers only"),

@@ -1,0 +1,64 @@
+"""``dptree budget``: the accountant chosen at --create, and --what-if (plan a command line, charge nothing)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from dptree.privacy.ledger import Ledger
+
+TREE = "release data.csv --column v --lower 0 --upper 1023 --out t.json --epsilon {eps}"
+
+
+def test_create_with_an_accountant_and_show_it(tmp_path: Path, cli_run: Any) -> None:
+    led = tmp_path / "b.sqlite"
+    r = cli_run(["budget", led, "--create", "--total-epsilon", 3, "--total-delta", 1e-6, "--accountant", "renyi",
+                 "--orders", "8,16"])
+    assert r.code == 0 and "accountant renyi (orders 8,16)" in r.out, r.err
+    with Ledger(led) as ledger:
+        assert ledger.accountant == "renyi" and ledger.orders == (8.0, 16.0)
+    r = cli_run(["budget", led, "--format", "json"])
+    assert json.loads(r.out)["accountant"] == {"name": "renyi", "orders": [8.0, 16.0]}
+    basic = tmp_path / "basic.sqlite"
+    r = cli_run(["budget", basic, "--create", "--total-epsilon", 3, "--total-delta", 1e-6, "--accountant", "basic"])
+    assert r.code == 0 and "accountant basic" in r.out
+    r = cli_run(["budget", tmp_path / "pure.sqlite", "--create", "--total-epsilon", 1, "--accountant", "renyi"])
+    assert r.code == 2 and "total_delta > 0" in r.err
+    r = cli_run(["budget", led, "--accountant", "basic"])
+    assert r.code == 2 and "with --create" in r.err
+    r = cli_run(["budget", tmp_path / "o.sqlite", "--create", "--total-epsilon", 1, "--total-delta", 1e-6,
+                 "--orders", "8,x"])
+    assert r.code == 2 and "--orders" in r.err
+
+
+def test_what_if_answers_without_charging(tmp_path: Path, cli_run: Any) -> None:
+    led = tmp_path / "b.sqlite"
+    assert cli_run(["budget", led, "--create", "--total-epsilon", 3, "--total-delta", 1e-6]).code == 0
+    r = cli_run(["budget", led, "--what-if", TREE.format(eps=0.1)])
+    assert r.code == 0 and "the release fits" in r.out, r.err
+    r = cli_run(["budget", led, "--what-if", TREE.format(eps=4), "--format", "json"])
+    out = json.loads(r.out)
+    assert r.code == 1 and out["fits"] is False and out["spent"]["after"]["epsilon"] > 3
+    with Ledger(led) as ledger:
+        assert ledger.spent().charges == 0  # nothing charged, nothing read (data.csv does not exist)
+        for _ in range(3):
+            ledger.charge(epsilon=0.9)
+    r = cli_run(["budget", led, "--what-if", TREE.format(eps=0.31)])
+    assert r.code == 1 and "does NOT fit" in r.out
+    r = cli_run(["budget", led, "--what-if", TREE.format(eps=0.3)])  # exactly the rest (amounts are exact)
+    assert r.code == 0 and "the release fits" in r.out
+    assert not (tmp_path / "t.json").exists()
+
+
+def test_what_if_refuses_what_is_not_a_release(tmp_path: Path, cli_run: Any) -> None:
+    led = tmp_path / "b.sqlite"
+    assert cli_run(["budget", led, "--create", "--total-epsilon", 3, "--total-delta", 1e-6]).code == 0
+    other = tmp_path / "other.sqlite"
+    r = cli_run(["budget", led, "--what-if", f"budget {other} --create --total-epsilon 1"])
+    assert r.code == 2 and "releasing command" in r.err and not other.exists()
+    r = cli_run(["budget", led, "--what-if", "release data.csv --column v --lower 0 --upper 7 --out t.json "
+                 "--epsilon -1"])
+    assert r.code == 2
+    r = cli_run(["budget", led, "--what-if", "release 'unclosed"])
+    assert r.code == 2 and "cannot split" in r.err
