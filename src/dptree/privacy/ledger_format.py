@@ -231,7 +231,8 @@ def _hash_check(col: str) -> str:
 
 
 META_SQL = "CREATE TABLE ledger_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
-CHARGES_SQL_V2 = f"""CREATE TABLE charges (
+#: the columns of a charge row in format 2; format 3 adds the stored loss
+_CHARGE_COLUMNS = f"""
     id INTEGER PRIMARY KEY AUTOINCREMENT CHECK (id > 0),
     created_utc TEXT NOT NULL CHECK (typeof(created_utc) = 'text'),
     label TEXT NOT NULL CHECK (typeof(label) = 'text'),
@@ -243,25 +244,12 @@ CHARGES_SQL_V2 = f"""CREATE TABLE charges (
     output TEXT,
     pid INTEGER NOT NULL CHECK (typeof(pid) = 'integer'),
     prev_hash TEXT NOT NULL CHECK ({_hash_check("prev_hash")}),
-    hash TEXT NOT NULL UNIQUE CHECK ({_hash_check("hash")})
-)"""
+    hash TEXT NOT NULL UNIQUE CHECK ({_hash_check("hash")})"""
+CHARGES_SQL_V2 = f"CREATE TABLE charges ({_CHARGE_COLUMNS}\n)"
 TABLES_V2 = {"ledger_meta": META_SQL, "charges": CHARGES_SQL_V2, "sqlite_sequence": None}
 META_KEYS = ("format", "version", "ledger_id", "created_utc", "total_epsilon", "total_delta", "total_rho", "head")
-CHARGES_SQL = f"""CREATE TABLE charges (
-    id INTEGER PRIMARY KEY AUTOINCREMENT CHECK (id > 0),
-    created_utc TEXT NOT NULL CHECK (typeof(created_utc) = 'text'),
-    label TEXT NOT NULL CHECK (typeof(label) = 'text'),
-    kind TEXT NOT NULL CHECK (kind IN ('pure', 'approx', 'zcdp')),
-    epsilon TEXT NOT NULL CHECK ({_amount_check("epsilon")}),
-    delta TEXT NOT NULL CHECK ({_amount_check("delta")}),
-    rho TEXT NOT NULL CHECK ({_amount_check("rho")}),
-    status TEXT NOT NULL CHECK (status IN ('charged', 'done', 'failed')),
-    output TEXT,
-    pid INTEGER NOT NULL CHECK (typeof(pid) = 'integer'),
-    prev_hash TEXT NOT NULL CHECK ({_hash_check("prev_hash")}),
-    hash TEXT NOT NULL UNIQUE CHECK ({_hash_check("hash")}),
-    loss TEXT CHECK (loss IS NULL OR (typeof(loss) = 'text' AND loss GLOB '{{*}}'))
-)"""
+CHARGES_SQL = (f"CREATE TABLE charges ({_CHARGE_COLUMNS},\n"
+               "    loss TEXT CHECK (loss IS NULL OR (typeof(loss) = 'text' AND loss GLOB '{*}'))\n)")
 TABLES = {"ledger_meta": META_SQL, "charges": CHARGES_SQL, "sqlite_sequence": None}
 META_KEYS = ("format", "version", "ledger_id", "created_utc", "total_epsilon", "total_delta", "total_rho", "head")
 ROW_FIELDS_V2 = "id, created_utc, label, kind, epsilon, delta, rho, pid, prev_hash, hash"

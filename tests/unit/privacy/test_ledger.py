@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _ledger_worker import worker_script
 
 from dptree.errors import BudgetExceededError, DPTreeError, InvalidParameterError
 from dptree.privacy.budget import zcdp_epsilon
@@ -218,27 +219,12 @@ def test_read_only_wal_ledger_in_a_read_only_directory_can_be_listed(tmp_path: P
         _chattr("-i", path, folder)
 
 
-_WORKER = r"""
-import json, sys
-sys.path.insert(0, {src!r})
-from dptree.privacy.ledger import Ledger
-from dptree.errors import BudgetExceededError
-led = Ledger(sys.argv[1], timeout=60)
-ok = refused = 0
-for i in range(50):
-    try:
-        led.charge(epsilon=0.01, label=sys.argv[2] + "-" + str(i))
-        ok += 1
-    except BudgetExceededError:
-        refused += 1
-print(json.dumps([ok, refused]))
-"""
 
 
 def test_concurrent_processes_cannot_overspend(tmp_path: Path) -> None:
     path = tmp_path / "b.ledger"
     Ledger(path, total_epsilon=3.0).close()  # room for 300 of the 400 charges attempted
-    code = _WORKER.format(src=SRC)
+    code = worker_script(SRC, 50, "epsilon=0.01")
     procs = [subprocess.Popen([sys.executable, "-c", code, str(path), f"p{j}"], stdout=subprocess.PIPE, text=True)
              for j in range(8)]
     results = [json.loads(p.communicate(timeout=120)[0]) for p in procs]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _ledger_worker import worker_script
 
 import dptree
 from dptree.errors import BudgetExceededError, InvalidParameterError
@@ -149,21 +150,6 @@ def test_the_accountant_is_chained(tmp_path: Path, stored: str) -> None:
                 Ledger(copy, read_only=True)
 
 
-_WORKER = r"""
-import json, sys
-sys.path.insert(0, {src!r})
-from dptree.privacy.ledger import Ledger
-from dptree.errors import BudgetExceededError
-led = Ledger(sys.argv[1], timeout=60)
-ok = refused = 0
-for i in range(8):
-    try:
-        led.charge(rho=0.01, label=sys.argv[2] + "-" + str(i))
-        ok += 1
-    except BudgetExceededError:
-        refused += 1
-print(json.dumps([ok, refused]))
-"""
 
 
 def test_concurrent_writers_never_pass_the_filter_together(tmp_path: Path) -> None:
@@ -173,7 +159,7 @@ def test_concurrent_writers_never_pass_the_filter_together(tmp_path: Path) -> No
     one = accounting.zcdp_curve(0.01, filt.orders)
     fits = max(k for k in range(100) if np.any(k * one <= filt.budgets))
     assert 10 < fits < 48  # fewer than the 48 attempts
-    code = _WORKER.format(src=SRC)
+    code = worker_script(SRC, 8, "rho=0.01")
     procs = [subprocess.Popen([sys.executable, "-c", code, str(path), f"p{j}"], stdout=subprocess.PIPE, text=True)
              for j in range(6)]
     results = [json.loads(p.communicate(timeout=300)[0]) for p in procs]
