@@ -71,7 +71,8 @@ def test_the_loss_stays_within_the_budget(name):
 @pytest.mark.parametrize("name", sorted(PLANS))
 def test_every_plan_can_be_charged(name, accountant, tmp_path):
     """Every plan fits a basic ledger; a renyi ledger charges every plan whose loss has a Rényi
-    curve and refuses, with a message naming the basic accountant, one with an (epsilon, delta) step."""
+    curve, and one with an (epsilon, delta) step only when it sets delta aside for such steps
+    (approx_delta): otherwise it refuses, naming approx_delta and the basic accountant."""
     plan = PLANS[name]()
     totals = {"total_rho": 10.0} if plan.budget.kind == "zcdp" else {"total_epsilon": 10.0, "total_delta": 1e-3}
     if accountant == "renyi" and "total_epsilon" not in totals:  # a rho total has no (epsilon, delta) to filter
@@ -82,9 +83,13 @@ def test_every_plan_can_be_charged(name, accountant, tmp_path):
         approx = any(m.family == "approx" for m in plan.privacy_loss().measurements)
         if accountant == "renyi" and approx:
             assert not ledger.can_afford(plan)
-            with pytest.raises(dptree.errors.InvalidParameterError, match="basic accountant"):
+            with pytest.raises(dptree.errors.InvalidParameterError, match="approx_delta.*basic accountant"):
                 ledger.charge_for(plan, label=name)
             assert ledger.spent().charges == 0
+            with dptree.Ledger(tmp_path / "c.ledger", approx_delta=5e-4, **totals) as hybrid:
+                assert hybrid.can_afford(plan)
+                hybrid.charge_for(plan, label=name)
+                assert hybrid.spent().charges == 1
             return
         assert ledger.can_afford(plan)
         with ledger.charge_for(plan, label=name) as charge:

@@ -126,7 +126,7 @@ def run_releasing(command: Releasing) -> int:
     return 0
 
 
-def plan_of(argv: Sequence[str], build_parser: Any) -> Any:
+def plan_of(argv: Sequence[str], build_parser: Any, flag: str = "--what-if") -> Any:
     """The plan of one releasing command line (``argv`` without ``dptree``, e.g. ``["release",
     "data.csv", "--column", "v", "--epsilon", "0.1", "--lower", "0", "--upper", "1023"]``), parsed
     and checked by that command's own parser and planner (``build_parser``: the command line's
@@ -135,7 +135,7 @@ def plan_of(argv: Sequence[str], build_parser: Any) -> Any:
 
     argv = list(argv)
     if not argv or argv[0] not in RELEASING_COMMANDS:
-        raise InvalidParameterError(f"--what-if needs a releasing command line ({', '.join(RELEASING_COMMANDS)} and "
+        raise InvalidParameterError(f"{flag} needs a releasing command line ({', '.join(RELEASING_COMMANDS)} and "
                                     f"its options, as you would run it), got {argv[:1]}")
     parser = build_parser()
     args = parser.parse_args(core._join_negative_values(argv))

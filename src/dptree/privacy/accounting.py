@@ -31,8 +31,16 @@ privacy loss distribution of every pair of neighbouring inputs):
 * :class:`PureDP` at epsilon: the randomized-response curve and PLD at epsilon, the tightest
   bounds for a mechanism known only to be epsilon-DP (randomized response is itself epsilon-DP
   and dominates every epsilon-DP pair), below Bun & Steinke's (2016) alpha * epsilon^2 / 2.
-* :class:`ApproxDP`: no Rényi curve and no PLD follow from an (epsilon, delta) statement; every
-  function here refuses it (compose such releases by :meth:`PrivacyLoss.epsilon_delta`).
+* :class:`ApproxDP` at (epsilon, delta): no Rényi curve and no PLD follow from an (epsilon, delta)
+  statement, and :func:`rdp_curve`, :func:`rdp_epsilon` and :func:`pld_epsilon` refuse it.
+  :class:`RenyiFilter` counts it by the hybrid rule stated there: its epsilon enters the Rényi
+  sums as randomized response at epsilon, and its delta is charged against a share of delta set
+  aside for such steps (``approx_delta``); :func:`approx_delta` is that delta, and
+  :func:`rdp_curve` with ``hybrid=True`` that curve.
+
+**Rounding.** dp_accounting computes each curve in floating point; every curve returned here is
+raised by a relative 2^-40 (far above float64's error in these closed forms), so that summed
+curves never fall below the exact ones.
 """
 
 from __future__ import annotations
@@ -47,7 +55,7 @@ import numpy as np
 from dptree.errors import BudgetExceededError, InvalidParameterError
 from dptree.privacy.loss import ApproxDP, Exponential, Gaussian, Laplace, Measurement, PrivacyLoss, PureDP
 
-__all__ = ["DEFAULT_ORDERS", "FILTER_ORDERS", "rdp_curve", "pure_curve", "zcdp_curve", "rdp_epsilon",
+__all__ = ["DEFAULT_ORDERS", "FILTER_ORDERS", "rdp_curve", "pure_curve", "zcdp_curve", "approx_delta", "rdp_epsilon",
            "pld_epsilon", "zcdp_rho", "RenyiFilter"]
 
 #: The Rényi orders of :func:`rdp_curve` and :func:`rdp_epsilon` unless told otherwise
@@ -109,7 +117,13 @@ def _zcdp_curve(rho: float, orders: tuple[float, ...]) -> np.ndarray:
     return np.array(acc.rdp, dtype=np.float64)
 
 
-def _measurement_curve(m: Measurement, orders: tuple[float, ...]) -> np.ndarray:
+#: the relative amount every curve is raised by (module docstring, "Rounding")
+_ROUND_UP = 1.0 + 2.0 ** -40
+
+
+def _measurement_curve(m: Measurement, orders: tuple[float, ...], hybrid: bool = False) -> np.ndarray:
+    if isinstance(m, ApproxDP) and hybrid:
+        return _rr_curve(float(m.epsilon), orders)  # the part outside its delta (RenyiFilter)
     _refuse_approx(m)
     if isinstance(m, Gaussian):
         return _zcdp_curve(m.rho, orders)
@@ -119,25 +133,32 @@ def _measurement_curve(m: Measurement, orders: tuple[float, ...]) -> np.ndarray:
     return rr  # Laplace (discrete) and PureDP
 
 
-def rdp_curve(loss: PrivacyLoss, orders: Sequence[float] = DEFAULT_ORDERS) -> np.ndarray:
+def rdp_curve(loss: PrivacyLoss, orders: Sequence[float] = DEFAULT_ORDERS, *, hybrid: bool = False) -> np.ndarray:
     """The Rényi divergence bound of one release at each of ``orders``: the sum over its
-    measurements (Mironov 2017, Prop. 1) of each measurement's curve (module docstring)."""
+    measurements (Mironov 2017, Prop. 1) of each measurement's curve (module docstring).
+    ``hybrid=True`` counts an (epsilon, delta) step by randomized response at its epsilon (valid
+    only together with its delta charged apart, :class:`RenyiFilter`); otherwise it is refused."""
     ords = _check_orders(orders)
     total = np.zeros(len(ords))
     for m in loss.measurements:
-        total = total + _measurement_curve(m, ords)
-    return total
+        total = total + _measurement_curve(m, ords, hybrid)
+    return total * _ROUND_UP
+
+
+def approx_delta(loss: PrivacyLoss) -> float:
+    """The sum of the deltas of a release's (epsilon, delta) steps (0.0 when it has none)."""
+    return math.fsum(m.delta for m in loss.measurements if isinstance(m, ApproxDP))
 
 
 def pure_curve(epsilon: float, orders: Sequence[float] = DEFAULT_ORDERS) -> np.ndarray:
     """The Rényi bound of a mechanism known only to be ``epsilon``-DP: the randomized-response
     curve at ``epsilon`` (it dominates every epsilon-DP pair, Kairouz, Oh & Viswanath 2015)."""
-    return np.array(_rr_curve(float(epsilon), _check_orders(orders)))
+    return np.array(_rr_curve(float(epsilon), _check_orders(orders))) * _ROUND_UP
 
 
 def zcdp_curve(rho: float, orders: Sequence[float] = DEFAULT_ORDERS) -> np.ndarray:
     """The Rényi bound alpha * rho of a mechanism known only to be ``rho``-zCDP (Bun & Steinke 2016)."""
-    return _zcdp_curve(float(rho), _check_orders(orders))
+    return _zcdp_curve(float(rho), _check_orders(orders)) * _ROUND_UP
 
 
 def rdp_epsilon(losses: Iterable[PrivacyLoss], delta: float, orders: Sequence[float] = DEFAULT_ORDERS) -> float:
@@ -280,14 +301,41 @@ class RenyiFilter:
 
     The orders that get a budget <= 0 at these (epsilon, delta) are dropped up front (and k
     counts only the rest); all of this depends on public numbers only.
+
+    **(epsilon, delta) steps: the hybrid rule.** With ``approx_delta`` = D > 0 set aside (fixed in
+    advance, part of ``delta``), the orders' budgets are computed at delta - D instead of delta,
+    and a release with (epsilon_i, delta_i) steps (:class:`~dptree.privacy.loss.ApproxDP`) is
+    accepted only if, besides the rule above with randomized response at epsilon_i as the step's
+    curve, the deltas of all such steps so far sum to at most D. Why this is (epsilon, delta)-DP,
+    for one pair of neighbouring inputs: an (epsilon_i, delta_i)-DP pair of output laws is a
+    post-processing of the pair that with probability delta_i reveals which input it is and
+    otherwise runs randomized response at epsilon_i (Kairouz, Oh & Viswanath 2015; Murtagh & Vadhan
+    2016, Lemma 3.2), so the interaction is simulated by one whose steps are those pairs, the
+    post-processing folded into the next choices. Its hockey-stick divergence at e^epsilon is at
+    most the probability of a revealing outcome, which is E[sum of the delta_i run] <= D (each
+    step's revealing probability is its delta_i given the past, and the sum is <= D on every run),
+    plus the divergence of the same strategy with every revealing outcome removed: those
+    sub-probability laws are dominated by an interaction of randomized-response steps that the
+    filter above accepts at delta - D. The two parts add to delta. This is the approximate-zCDP
+    argument of Bun & Steinke (2016, Section 8) in the fully adaptive form of Whitehouse, Ramdas,
+    Rogers & Wu (2023), with the Rényi filter in place of the zCDP one. With D = 0 an (epsilon,
+    delta) step is refused.
     """
 
-    def __init__(self, epsilon: float, delta: float, orders: Sequence[float] = FILTER_ORDERS) -> None:
+    def __init__(self, epsilon: float, delta: float, orders: Sequence[float] = FILTER_ORDERS,
+                 approx_delta: float = 0.0) -> None:
         if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, Fraction)) or not (
                 math.isfinite(epsilon) and epsilon > 0):
             raise InvalidParameterError(f"epsilon must be a finite number > 0, got {epsilon!r}")
         _check_delta(delta)
-        self.epsilon, self.delta = float(epsilon), float(delta)
+        if isinstance(approx_delta, bool) or not isinstance(approx_delta, (int, float, Fraction)) or not (
+                0 <= approx_delta < delta):
+            raise InvalidParameterError(
+                f"approx_delta (the delta set aside for (epsilon, delta) steps) must be >= 0 and below delta="
+                f"{delta}, got {approx_delta!r}", parameter="approx_delta")
+        self.epsilon, self.delta, self.approx_delta = float(epsilon), float(delta), float(approx_delta)
+        self._conversion_delta = float(Fraction(delta) - Fraction(approx_delta))
+        self.approx_spent = 0.0
         ords = _check_orders(orders)
         kept = [a for a in ords if self._budget(a, len(ords)) > 0]
         if not kept:
@@ -300,41 +348,52 @@ class RenyiFilter:
 
     @classmethod
     def for_workload(cls, epsilon: float, delta: float, expected: Iterable[PrivacyLoss],
-                     candidates: Sequence[float] = DEFAULT_ORDERS) -> "RenyiFilter":
+                     candidates: Sequence[float] = DEFAULT_ORDERS, approx_delta: float = 0.0) -> "RenyiFilter":
         """A one-order filter whose order is the candidate at which the ``expected`` releases use
         the smallest share of their budget (no delta split, the tightest filter for a workload
         known roughly in advance). The releases actually spent may still be chosen adaptively:
         the order is fixed from public plans before any release runs."""
-        probe = cls(epsilon, delta, candidates)
+        probe = cls(epsilon, delta, candidates, approx_delta)
         need = np.zeros(len(probe.orders))
         for loss in expected:
-            need = need + rdp_curve(loss, probe.orders)
-        share = [n / cls(epsilon, delta, (a,)).budgets[0] for a, n in zip(probe.orders, need)]
-        return cls(epsilon, delta, (probe.orders[int(np.argmin(share))],))
+            need = need + rdp_curve(loss, probe.orders, hybrid=approx_delta > 0)
+        share = [n / cls(epsilon, delta, (a,), approx_delta).budgets[0] for a, n in zip(probe.orders, need)]
+        return cls(epsilon, delta, (probe.orders[int(np.argmin(share))],), approx_delta)
 
     def _budget(self, alpha: float, k: int) -> float:
-        return self.epsilon - math.log1p(-1 / alpha) + math.log(alpha * self.delta / k) / (alpha - 1)
+        return self.epsilon - math.log1p(-1 / alpha) + math.log(alpha * self._conversion_delta / k) / (alpha - 1)
 
     def cost(self, loss: PrivacyLoss) -> np.ndarray:
-        """The release's Rényi curve at the filter's orders."""
-        return rdp_curve(loss, self.orders)
+        """The release's Rényi curve at the filter's orders (an (epsilon, delta) step counted by
+        the hybrid rule when delta is set aside for such steps, refused otherwise)."""
+        return rdp_curve(loss, self.orders, hybrid=self.approx_delta > 0)
+
+    def _refusal(self, loss: PrivacyLoss) -> tuple[np.ndarray, float, str | None]:
+        after, d = self.spent + self.cost(loss), self.approx_spent + approx_delta(loss)
+        if Fraction(d) > Fraction(self.approx_delta):
+            return after, d, (f"its (epsilon, delta) steps would bring their deltas to {d:.3g}, above the "
+                              f"{self.approx_delta:.3g} set aside for them")
+        if not np.any(after <= self.budgets):
+            return after, d, f"it would exceed the budget at every Rényi order {list(self.orders)}"
+        return after, d, None
 
     def can_afford(self, loss: PrivacyLoss) -> bool:
-        """Whether :meth:`spend` would accept the release (some order stays within its budget)."""
-        return bool(np.any(self.spent + self.cost(loss) <= self.budgets))
+        """Whether :meth:`spend` would accept the release."""
+        return self._refusal(loss)[2] is None
 
     def spend(self, loss: PrivacyLoss) -> None:
         """Charge the release, or raise BudgetExceededError and charge nothing."""
-        after = self.spent + self.cost(loss)
-        if not np.any(after <= self.budgets):
+        after, d, why = self._refusal(loss)
+        if why is not None:
             raise BudgetExceededError(
-                f"this release would exceed the (epsilon={self.epsilon}, delta={self.delta}) budget at every "
-                f"Rényi order {list(self.orders)}; it was not charged: spend less or start a new budget")
-        self.spent = after
+                f"this release does not fit the (epsilon={self.epsilon}, delta={self.delta}) budget: {why}; it "
+                "was not charged: spend less or start a new budget")
+        self.spent, self.approx_spent = after, d
 
     def epsilon_spent(self) -> float:
-        """The epsilon at delta / k that the best order's running sum converts to so far (at most
-        ``epsilon`` while the filter accepts; the filter's guarantee is (epsilon, delta))."""
+        """The epsilon at (delta - approx_delta) / k that the best order's running sum converts to so
+        far (at most ``epsilon`` while the filter accepts; the filter's guarantee is (epsilon, delta))."""
         k = len(self.orders)
-        eps, _ = _dp().rdp.rdp_privacy_accountant.compute_epsilon(self.orders, self.spent, self.delta / k)
+        eps, _ = _dp().rdp.rdp_privacy_accountant.compute_epsilon(self.orders, self.spent,
+                                                                  self._conversion_delta / k)
         return float(eps)

@@ -31,7 +31,10 @@ ledger is created (``accountant=``), stored in ``ledger_meta`` and bound into th
   inside the charge's transaction. Valid under fully adaptive composition (the filter's
   theorem). While every charge is pure, a sum of epsilons within the total is accepted as well
   (on those runs the privacy loss is at most that sum). A charge with an (epsilon, delta) step
-  has no Rényi curve and is refused (InvalidParameterError) under this accountant;
+  has no Rényi curve: it is counted by the filter's hybrid rule when the ledger was created with
+  a share of total_delta set aside for such steps (``approx_delta=``: their deltas add up against
+  it, their epsilons enter the filter), and refused (InvalidParameterError) otherwise. The
+  accountant never changes (a filter's guarantee is for the rule applied from the first charge);
 * ``"basic"`` (the default for a pure epsilon total, and for ledgers upgraded from older
   formats): pure epsilon charges add up (basic composition, Dwork & Roth 2014, Thm 3.16; valid
   adaptively as a filter, Rogers, Roth, Ullman & Vadhan 2016); (epsilon, delta) charges add up
@@ -91,11 +94,9 @@ over them, in one transaction, and carries them over as numbers only.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 from dataclasses import dataclass, field
-from fractions import Fraction
 from types import TracebackType
 from typing import Any, Iterable, Sequence, cast
 
@@ -108,23 +109,20 @@ from dptree.errors import (
     LedgerOutdatedError,
     LedgerReadOnlyError,
 )
-from dptree.privacy.budget import check_delta, zcdp_epsilon
+from dptree.privacy.budget import check_delta
+from dptree.privacy.ledger_accountant import (
+    Spend,
+    accountant_text,
+    parse_accountant,
+)
 from dptree.privacy.ledger_format import (
     ROW_FIELDS,
-    ChainState,
     Totals,
-    accountant_text,
     amount_fraction,
     amount_text,
-    charge_curve,
     describe_charge,
     describe_totals,
-    has_curve,
-    loss_cost,
     mechanisms_text,
-    parse_accountant,
-    pure_sum,
-    renyi_epsilon,
     row_hash,
     utc_now,
 )
@@ -141,16 +139,6 @@ __all__ = [
     "LedgerOutdatedError",
     "LedgerReadOnlyError",
 ]
-
-
-@dataclass(frozen=True)
-class Spend:
-    """Budget spent so far (or that would be spent), under the composition rules above."""
-
-    epsilon: float
-    delta: float
-    rho: float
-    charges: int
 
 
 @dataclass
@@ -226,13 +214,15 @@ class Ledger(LedgerRules):
         accountant: str | None = None,
         orders: Sequence[float] | None = None,
         workload: Iterable[Any] | None = None,
+        approx_delta: float | None = None,
     ) -> None:
         self.path = self._check_path(path)
         self.timeout = self._check_timeout(timeout)
         self.read_only = read_only
         requested = self._requested_totals(total_epsilon, total_delta, total_rho)
-        wanted = self._requested_accountant(requested, accountant, orders, workload)
-        self._new_orders = None if wanted is None else wanted[1]
+        wanted = self._requested_accountant(requested, accountant, orders, workload, approx_delta)
+        if wanted is not None:
+            self._new_orders, self._new_approx_delta = wanted[1], wanted[2]
         exists = self.path.exists()
         if self.path.is_dir():
             raise LedgerError(f"ledger path {self.path} is a directory; give a file name such as budget.ledger")
@@ -251,18 +241,22 @@ class Ledger(LedgerRules):
         self._con = self._connect()
         try:
             self._totals = self._open(requested)
-            self._orders = parse_accountant(self._meta().get("accountant"))  # verified by the chain on open
+            # verified by the chain on open
+            self._orders, self._approx_delta = parse_accountant(self._meta().get("accountant"))
         except BaseException:
             self._con.close()
             raise
-        if wanted is not None and (accountant is not None or orders is not None or workload is not None):
-            name, want_orders = wanted
-            if name != self.accountant or (name == "renyi" and (orders is not None or workload is not None)
-                                           and want_orders != self._orders):
+        asked = (accountant, orders, workload, approx_delta) != (None, None, None, None)
+        if wanted is not None and asked:
+            name, want_orders, want_reserve = wanted
+            if name != self.accountant or (name == "renyi" and (
+                    ((orders is not None or workload is not None) and want_orders != self._orders)
+                    or (approx_delta is not None and want_reserve != self._approx_delta))):
                 self._con.close()
                 raise InvalidParameterError(
-                    f"ledger {self.path} was created with the accountant {accountant_text(self._orders)}; the "
-                    "accountant cannot change (omit it to use the stored one)")
+                    f"ledger {self.path} was created with the accountant "
+                    f"{accountant_text(self._orders, self._approx_delta)}; the accountant cannot change (a filter's "
+                    "guarantee holds for the rule applied from the first charge): omit it to use the stored one")
 
     @property
     def accountant(self) -> str:
@@ -275,6 +269,13 @@ class Ledger(LedgerRules):
     def orders(self) -> tuple[float, ...] | None:
         """The Rényi filter's orders (None with the basic accountant)."""
         return self._orders
+
+    @property
+    def approx_delta(self) -> float:
+        """The part of total_delta the Rényi filter sets aside for releases with an (epsilon, delta)
+        step (0.0: such releases are refused; always 0.0 with the basic accountant, which adds up
+        their deltas with the rest)."""
+        return float(self._approx_delta)
 
     # ------------------------------------------------------------------ opening
     @staticmethod
@@ -306,24 +307,6 @@ class Ledger(LedgerRules):
     def total_rho(self) -> float | None:
         return None if self._totals.rho is None else float(self._totals.rho)
 
-    def _spend_of(self, s: ChainState) -> Spend:
-        t = self._totals
-        e_out, d_out = float(s.eps), float(s.delta)
-        if s.orders is not None and s.curve is not None:  # the Rényi filter's epsilon at the total's delta
-            e_out = renyi_epsilon(t, s.orders, s.curve) if s.n else 0.0
-            d_out = float(t.delta) if s.n else 0.0
-            basic = pure_sum(s.eps, s.rho, s.approx)
-            if basic is not None and t.epsilon is not None and basic <= t.epsilon and float(basic) <= e_out:
-                e_out, d_out = float(basic), 0.0
-        elif s.rho > 0:
-            d_left = t.delta - s.delta
-            if d_left > 0:  # convert the summed rho at the delta the (epsilon, delta) charges left
-                e_out = float(s.eps + Fraction(zcdp_epsilon(float(s.rho), float(d_left))))
-                d_out = float(t.delta)
-            else:  # no delta to convert rho with: no finite epsilon
-                e_out = math.inf
-        return Spend(epsilon=e_out, delta=d_out, rho=float(s.rho + s.rho_pure), charges=s.n)
-
     def spent(self) -> Spend:
         """The budget spent so far: epsilon (and delta) as counted against the epsilon total, rho
         as counted against the rho total. With the renyi accountant, epsilon is what the filter's
@@ -332,32 +315,39 @@ class Ledger(LedgerRules):
         ledger first (raises LedgerCorruptError if it was edited)."""
         return self._spend_of(self._read()[0])
 
-    def can_afford(self, release_plan: Any) -> bool:
-        """Whether :meth:`charge_for` would accept ``release_plan`` now (the same check on one
-        verified snapshot; nothing is written, and a read-only ledger can answer). Another process
-        may charge in between: only :meth:`charge_for` reserves the budget."""
-        return self._what_if(release_plan)[0]
+    def can_afford(self, *release_plans: Any) -> bool:
+        """Whether :meth:`charge_for` would accept ``release_plans`` now, charged one after another
+        (the same checks on one verified snapshot; nothing is written, and a read-only ledger can
+        answer). Another process may charge in between: only :meth:`charge_for` reserves the budget."""
+        return self._what_if(release_plans)[0] == len(release_plans)
 
-    def spent_with(self, release_plan: Any) -> Spend:
-        """What :meth:`spent` would report after charging ``release_plan`` now (nothing is written;
-        :meth:`can_afford` says whether it would be accepted). A plan that the renyi accountant
-        cannot count at all (an (epsilon, delta) step) raises InvalidParameterError, as its charge would."""
-        kind, _, _, _, cost, _ = self._charge_terms(*self._plan_charge(release_plan))
-        self._refuse_curveless(kind, cost)
-        return self._what_if(release_plan)[1]
+    def fits(self, *release_plans: Any) -> int:
+        """How many of ``release_plans``, charged one after another now, the ledger would accept
+        before the first refusal (nothing is written)."""
+        return self._what_if(release_plans)[0]
 
-    def _what_if(self, release_plan: Any) -> tuple[bool, Spend]:
-        epsilon, delta, rho, text = self._plan_charge(release_plan)
-        kind, fe, fd, fr, cost, pure_rho = self._charge_terms(epsilon, delta, rho, text)
-        s = self._read()[0]
-        ok = self._violation(s, kind, fe, fd, fr, pure_rho, cost, text) is None
-        curve = s.curve
-        if s.orders is not None and s.curve is not None and has_curve(kind, cost):
-            curve = s.curve + charge_curve(kind, fe, fr, cost, s.orders)
-        after = dataclasses.replace(
-            s, eps=s.eps + (fe if kind != "zcdp" else 0), delta=s.delta + fd, rho=s.rho + fr,
-            rho_pure=s.rho_pure + pure_rho, approx=s.approx or kind == "approx", n=s.n + 1, curve=curve)
-        return ok, self._spend_of(after)
+    def spent_with(self, *release_plans: Any) -> Spend:
+        """What :meth:`spent` would report after charging ``release_plans`` now, one after another
+        (nothing is written; :meth:`can_afford` says whether they would be accepted). A plan that
+        the ledger could never charge (an (epsilon, delta) step under the renyi accountant without
+        delta set aside for it) raises InvalidParameterError, as its charge would."""
+        return self._what_if(release_plans, refuse=True)[1]
+
+    def _what_if(self, release_plans: Sequence[Any], refuse: bool = False) -> tuple[int, Spend]:
+        """How many of the plans, charged in order, would be accepted before the first refusal, and
+        the spend after all of them."""
+        if not release_plans:
+            raise InvalidParameterError("give at least one release plan")
+        s, accepted, refused = self._read()[0], 0, False
+        for plan in release_plans:
+            epsilon, delta, rho, text = self._plan_charge(plan)
+            kind, fe, fd, fr, cost, pure_rho = self._charge_terms(epsilon, delta, rho, text)
+            if refuse:
+                self._refuse_curveless(kind, fd, cost)
+            refused = refused or self._violation(s, kind, fe, fd, fr, pure_rho, cost, text) is not None
+            accepted += not refused
+            s = self._after(s, kind, fe, fd, fr, pure_rho, cost)
+        return accepted, self._spend_of(s)
 
     # ------------------------------------------------------------------ charging
     def charge(
@@ -382,7 +372,7 @@ class Ledger(LedgerRules):
         if not isinstance(label, str):
             raise InvalidParameterError("label must be a string")
         kind, fe, fd, fr, cost, pure_rho = self._charge_terms(epsilon, delta, rho, loss)
-        self._refuse_curveless(kind, cost)
+        self._refuse_curveless(kind, fd, cost)
         e, d, r = amount_text(epsilon, "epsilon"), amount_text(delta, "delta"), amount_text(rho, "rho")
         con = self._con
         with self._transaction("BEGIN IMMEDIATE"):  # read the verified state, check, append the chained row
@@ -426,20 +416,29 @@ class Ledger(LedgerRules):
     def history(self) -> list[dict[str, Any]]:
         """Every charge, oldest first: id, time (UTC), label, kind, epsilon, delta, rho, status,
         output, ``loss`` (the stored :meth:`PrivacyLoss.to_dict`, or None for a charge of numbers
-        only) and ``mechanisms`` (its families, e.g. ``laplace x10``, or ``numbers only``).
+        only), ``mechanisms`` (its families, e.g. ``laplace x10``, or ``numbers only``) and its
+        marginal cost: ``marginal_epsilon`` and ``marginal_rho``, how much it raised :meth:`spent`'s
+        epsilon and rho when it was charged, as the ledger's accountant counts them.
         Verifies the ledger first (raises LedgerCorruptError if it was edited)."""
         _, rows = self._read(
             "SELECT id, created_utc, label, kind, epsilon, delta, rho, status, output, loss FROM charges ORDER BY id"
         )
         keys = ("id", "created_utc", "label", "kind", "epsilon", "delta", "rho", "status", "output", "loss")
         out = []
+        s = self._empty_state()
+        before = self._spend_of(s)
         for row in rows:
             rec = dict(zip(keys, row))
             for k in ("epsilon", "delta", "rho"):
                 rec[k] = float(amount_fraction(rec[k]))
-            cost = None if rec["loss"] is None else loss_cost(rec["loss"])
+            kind, fe, fd, fr, cost, pure_rho = self._charge_terms(rec["epsilon"], rec["delta"], rec["rho"], rec["loss"])
+            s = self._after(s, kind, fe, fd, fr, pure_rho, cost)
+            after = self._spend_of(s)
             rec["loss"] = None if cost is None else cost.loss.to_dict()
             rec["mechanisms"] = mechanisms_text(cost)
+            rec["marginal_epsilon"] = after.epsilon - before.epsilon
+            rec["marginal_rho"] = after.rho - before.rho
+            before = after
             out.append(rec)
         return out
 

@@ -13,13 +13,9 @@ public API :mod:`dptree.privacy.ledger`, whose docstring states the guarantees):
   :func:`loss_cost` reads it back as exact amounts: its pure epsilon and its rho, each
   measurement at its own rho (a d-level Laplace tree epsilon^2 / (2d), an exponential mechanism
   epsilon^2 / 8), which is what a rho total is charged;
-* exact amounts: floats stored as their shortest decimal and summed as exact rationals, and the
-  composition rules a spend must satisfy (:func:`budget_violation`);
-* the accountant of the (epsilon, delta) total, fixed at creation and stored in ``ledger_meta``
-  under ``accountant`` (:func:`accountant_text`), which enters the genesis hash: ``basic`` (the
-  amounts add up) or ``renyi:ORDERS`` (a :class:`~dptree.privacy.accounting.RenyiFilter` at those
-  orders over each charge's Rényi curve, :func:`charge_curve`, :func:`renyi_violation`). A ledger
-  without the key (created before accountants were stored, or upgraded) is ``basic``.
+* exact amounts: floats stored as their shortest decimal and summed as exact rationals.
+
+The composition rules a spend must satisfy are :mod:`dptree.privacy.ledger_accountant`.
 """
 
 from __future__ import annotations
@@ -36,8 +32,6 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from dptree.errors import InvalidParameterError
-from dptree.privacy.accounting import RenyiFilter, pure_curve, rdp_curve, zcdp_curve
-from dptree.privacy.budget import zcdp_epsilon
 from dptree.privacy.loss import ApproxDP, Exponential, Gaussian, Laplace, PrivacyLoss, PureDP
 
 __all__ = [
@@ -57,6 +51,8 @@ __all__ = [
     "loss_text",
     "loss_cost",
     "mechanisms_text",
+    "step_delta",
+    "covers_steps",
     "Totals",
     "ChainState",
     "amount_text",
@@ -64,21 +60,12 @@ __all__ = [
     "stored_amount",
     "ExactSum",
     "total_text",
-    "budget_violation",
     "describe_charge",
     "describe_totals",
     "normalised_sql",
     "genesis_hash",
     "row_hash",
     "utc_now",
-    "accountant_text",
-    "parse_accountant",
-    "charge_curve",
-    "has_curve",
-    "renyi_violation",
-    "spend_violation",
-    "pure_sum",
-    "renyi_epsilon",
 ]
 
 FORMAT = "dptree-ledger"
@@ -112,27 +99,6 @@ class Totals:
     epsilon: Fraction | None
     delta: Fraction
     rho: Fraction | None
-
-
-def budget_violation(t: Totals, eps: Fraction, delta: Fraction, rho: Fraction, rho_pure: Fraction,
-                     approx: bool) -> str | None:
-    """Why a spend (eps, delta from (eps, delta) charges; rho from zCDP charges) exceeds the totals."""
-    if t.rho is not None:
-        if approx:
-            return "an (epsilon, delta) charge cannot be counted against a zCDP (rho) total"
-        if rho + rho_pure > t.rho:
-            return f"rho {float(rho + rho_pure):.6g} > total_rho {float(t.rho):g}"
-    if t.epsilon is not None:
-        if delta > t.delta:
-            return f"delta {float(delta):.6g} > total_delta {float(t.delta):g}"
-        total_eps = eps
-        if rho > 0:
-            if delta >= t.delta:
-                return "zCDP (Gaussian) charges need some total_delta left to convert rho to epsilon"
-            total_eps += Fraction(zcdp_epsilon(float(rho), float(t.delta - delta)))
-        if total_eps > t.epsilon:
-            return f"epsilon {float(total_eps):.6g} > total_epsilon {float(t.epsilon):g}"
-    return None
 
 
 def stored_amount(s: object) -> Decimal:
@@ -295,6 +261,8 @@ class ChainState:
     head: str
     orders: tuple[float, ...] | None = None  # the Rényi filter's orders (None: basic composition)
     curve: np.ndarray | None = None  # the sum of every charge's Rényi curve at ``orders``
+    approx_delta: Fraction = Fraction(0)  # the delta the filter sets aside for (epsilon, delta) steps
+    step_delta: Fraction = Fraction(0)  # the deltas of those steps so far (:func:`step_delta`)
 
 
 def utc_now() -> str:
@@ -314,12 +282,14 @@ def loss_text(loss: PrivacyLoss) -> str:
 @dataclass(frozen=True)
 class LossCost:
     """A stored loss as exact amounts: its pure epsilon (None when a measurement is not pure), its
-    rho (None with an (epsilon, delta) step), and how many measurements of each family it makes."""
+    rho (None with an (epsilon, delta) step), the deltas of its (epsilon, delta) steps, and how
+    many measurements of each family it makes."""
 
     loss: PrivacyLoss
     epsilon: Fraction | None
     rho: Fraction | None
     families: tuple[tuple[str, int], ...]
+    approx_delta: Fraction = Fraction(0)
 
 
 def loss_cost(text: str) -> LossCost:
@@ -345,6 +315,7 @@ def loss_cost(text: str) -> LossCost:
         raise ValueError("the stored loss is not in canonical form")
     eps: Fraction | None = Fraction(0)
     rho: Fraction | None = Fraction(0)
+    approx = Fraction(0)
     for m in loss.measurements:
         if isinstance(m, Laplace):
             e = m.sensitivity / m.scale
@@ -363,12 +334,32 @@ def loss_cost(text: str) -> LossCost:
             rho = None if rho is None else rho + m.sensitivity ** 2 / (2 * m.sigma2)
         elif isinstance(m, ApproxDP):
             eps = rho = None
+            approx += amount_fraction(amount_text(m.delta, "delta"))
         else:  # pragma: no cover - from_dict returns only the families above
             raise ValueError(f"unknown measurement {m!r}")
     counts: dict[str, int] = {}
     for m in loss.measurements:
         counts[m.family] = counts.get(m.family, 0) + 1
-    return LossCost(loss, eps, rho, tuple(counts.items()))
+    return LossCost(loss, eps, rho, tuple(counts.items()), approx)
+
+
+#: how far a stored loss's deltas may exceed its charge's delta: the plans split their statement's
+#: delta into shares in float arithmetic, whose exact sum can be an ulp above it
+DELTA_SLACK = Fraction(1, 2**40)
+
+
+def covers_steps(delta: Fraction, cost: LossCost) -> bool:
+    """Whether a charge's delta covers its stored loss's (epsilon, delta) steps (up to DELTA_SLACK)."""
+    return cost.approx_delta <= delta * (1 + DELTA_SLACK)
+
+
+def step_delta(kind: str, delta: Fraction, cost: LossCost | None) -> Fraction:
+    """The delta a charge's (epsilon, delta) steps spend, as a renyi ledger counts it: the charge's
+    delta when it has such steps (its stored loss has :class:`~dptree.privacy.loss.ApproxDP`
+    steps, which the delta covers, or it stores none and is an (epsilon, delta) charge), else 0 (a
+    Gaussian plan charged by its (epsilon, delta) statement has none: its curve is exact)."""
+    has_steps = cost.approx_delta > 0 if cost is not None else kind == "approx"
+    return delta if has_steps else Fraction(0)
 
 
 def mechanisms_text(cost: LossCost | None) -> str:
@@ -377,108 +368,3 @@ def mechanisms_text(cost: LossCost | None) -> str:
     if cost is None:
         return "numbers only"
     return ", ".join(f + (f" x{n}" if n > 1 else "") for f, n in cost.families)
-
-
-# --------------------------------------------------------------------------- accountants
-
-
-def accountant_text(orders: tuple[float, ...] | None) -> str:
-    """The stored accountant: ``basic``, or ``renyi:`` and the filter's orders (exact float reprs)."""
-    return "basic" if orders is None else "renyi:" + ",".join(repr(float(a)) for a in orders)
-
-
-def parse_accountant(text: str | None) -> tuple[float, ...] | None:
-    """The filter's orders of a stored accountant (None: basic; ValueError if malformed)."""
-    if text is None or text == "basic":
-        return None
-    if not text.startswith("renyi:"):
-        raise ValueError(f"unknown accountant {text!r}")
-    orders = tuple(float(a) for a in text[len("renyi:"):].split(","))
-    if not orders or any(not math.isfinite(a) or a <= 1 for a in orders) or accountant_text(orders) != text:
-        raise ValueError(f"malformed accountant {text!r}")
-    return orders
-
-
-def _up(x: Fraction) -> float:
-    """The least float >= x (a curve is increasing in its parameter: never undercharge)."""
-    f = float(x)
-    return f if Fraction(f) >= x else math.nextafter(f, math.inf)
-
-
-def has_curve(kind: str, cost: LossCost | None) -> bool:
-    """Whether a charge has a Rényi curve: its stored loss has no (epsilon, delta) step, or it
-    stores none and is pure or zCDP (an (epsilon, delta) charge of numbers only has none)."""
-    if cost is not None:
-        return cost.epsilon is not None or cost.rho is not None
-    return kind != "approx"
-
-
-def charge_curve(kind: str, epsilon: Fraction, rho: Fraction, cost: LossCost | None,
-                 orders: tuple[float, ...]) -> np.ndarray:
-    """A charge's Rényi curve at ``orders``: its stored loss's curve
-    (:func:`~dptree.privacy.accounting.rdp_curve`, mechanism by mechanism, whatever amounts the
-    plan's statement was charged), or for a charge of numbers only the curve of any mechanism with
-    that guarantee (a pure charge randomized response at epsilon, a zCDP charge alpha * rho).
-    ValueError when it has none (:func:`has_curve`)."""
-    if not has_curve(kind, cost):
-        raise ValueError("an (epsilon, delta) step has no Rényi curve")
-    if cost is not None:
-        return rdp_curve(cost.loss, orders)
-    if kind == "pure":
-        return pure_curve(_up(epsilon), orders)
-    return zcdp_curve(_up(rho), orders)
-
-
-def _filter(t: Totals, orders: tuple[float, ...], curve: np.ndarray) -> RenyiFilter:
-    assert t.epsilon is not None
-    f = RenyiFilter(float(t.epsilon), float(t.delta), orders)
-    if f.orders != orders:
-        raise ValueError("the accountant's orders do not all have a positive budget at the totals")
-    f.spent = np.array(curve, dtype=np.float64)
-    return f
-
-
-def renyi_violation(t: Totals, orders: tuple[float, ...], curve: np.ndarray) -> str | None:
-    """Why the summed Rényi ``curve`` is refused by the filter of the (epsilon, delta) total (every
-    order over its budget), or None."""
-    f = _filter(t, orders, curve)
-    if bool(np.any(f.spent <= f.budgets)):
-        return None
-    return (f"the Rényi filter at orders {list(orders)} would be over its budget at every order "
-            f"(total_epsilon {float(t.epsilon or 0):g} at total_delta {float(t.delta):g})")
-
-
-def renyi_epsilon(t: Totals, orders: tuple[float, ...], curve: np.ndarray) -> float:
-    """The epsilon (at the total's delta) that the filter's running sum converts to."""
-    return _filter(t, orders, curve).epsilon_spent()
-
-
-def spend_violation(t: Totals, eps: Fraction, delta: Fraction, rho: Fraction, rho_pure: Fraction, approx: bool,
-                    orders: tuple[float, ...] | None, curve: np.ndarray | None) -> str | None:
-    """Why a spend exceeds the totals under the ledger's accountant: :func:`budget_violation`
-    (basic, ``orders`` None), or with a Rényi accountant the rho total as there and the (epsilon,
-    delta) total by the filter over the summed ``curve`` of every charge (:func:`charge_curve`),
-    except that while every charge is pure (:func:`pure_sum`) a sum of epsilons within the total
-    is accepted as well.
-
-    Why the "or" is sound: with pure charges only, the privacy loss of the whole interaction is at
-    most the sum of their epsilons on every run (each step's loss is at most its epsilon), so
-    on the event {sum <= epsilon} the hockey-stick term E[(1 - e^(epsilon - L))_+] is 0; on the
-    other runs the filter accepted, and :class:`~dptree.privacy.accounting.RenyiFilter`'s
-    argument bounds that part by delta."""
-    if orders is None:
-        return budget_violation(t, eps, delta, rho, rho_pure, approx)
-    assert curve is not None
-    why = budget_violation(Totals(None, t.delta, t.rho), eps, delta, rho, rho_pure, approx)
-    if why is not None:
-        return why
-    basic = pure_sum(eps, rho, approx)
-    if basic is not None and t.epsilon is not None and basic <= t.epsilon:
-        return None
-    return renyi_violation(t, orders, curve)
-
-
-def pure_sum(eps: Fraction, rho: Fraction, approx: bool) -> Fraction | None:
-    """The sum of the pure charges' epsilons when every charge is pure (no zCDP and no (epsilon,
-    delta) charge, whose privacy loss is unbounded), else None."""
-    return eps if rho == 0 and not approx else None

@@ -17,6 +17,9 @@ from typing import Callable, TypeVar
 
 from dptree import noise as _noise
 from dptree.errors import InvalidParameterError, LedgerError
+from dptree.privacy.ledger_accountant import (
+    budget_violation,
+)
 from dptree.privacy.ledger_format import (
     CHARGES_SQL,
     FORMAT,
@@ -28,7 +31,6 @@ from dptree.privacy.ledger_format import (
     VERSION_1,
     VERSION_2,
     ExactSum,
-    budget_violation,
     genesis_hash,
     row_hash,
     utc_now,

@@ -32,6 +32,12 @@ from dptree.errors import (
     LedgerOutdatedError,
     LedgerReadOnlyError,
 )
+from dptree.privacy.ledger_accountant import (
+    accountant_text,
+    charge_curve,
+    parse_accountant,
+    spend_violation,
+)
 from dptree.privacy.ledger_format import (
     CHARGES_SQL,
     FORMAT,
@@ -46,15 +52,13 @@ from dptree.privacy.ledger_format import (
     ExactSum,
     LossCost,
     Totals,
-    accountant_text,
-    charge_curve,
+    covers_steps,
     describe_totals,
     genesis_hash,
     loss_cost,
     normalised_sql,
-    parse_accountant,
     row_hash,
-    spend_violation,
+    step_delta,
     stored_amount,
     total_text,
     utc_now,
@@ -76,6 +80,7 @@ class LedgerStore:
     _totals: Totals
     _costs: dict[str, LossCost]  # stored loss text -> its exact cost (parsing is pure: safe to reuse)
     _new_orders: tuple[float, ...] | None = None  # the accountant a new ledger is created with
+    _new_approx_delta: Fraction = Fraction(0)  # and the delta it sets aside for (epsilon, delta) steps
 
     # ------------------------------------------------------------------ opening
     @staticmethod
@@ -245,7 +250,7 @@ class LedgerStore:
             "total_epsilon": total_text(requested.epsilon),
             "total_delta": total_text(requested.delta),
             "total_rho": total_text(requested.rho),
-            "accountant": accountant_text(self._new_orders),
+            "accountant": accountant_text(self._new_orders, self._new_approx_delta),
         }
         meta["head"] = genesis_hash(meta)
         con.executemany("INSERT INTO ledger_meta(key, value) VALUES (?, ?)", meta.items())
@@ -333,15 +338,15 @@ class LedgerStore:
             prev = genesis_hash(meta)
         except KeyError as exc:
             raise self._corrupt("lacks its chain fields in ledger_meta") from exc
-        orders = self._accountant_of(meta, t)
+        orders, approx_delta = self._accountant_of(meta, t)
         curve = None if orders is None else np.zeros(len(orders))
         eps, delta, rho, rho_pure = ExactSum(), ExactSum(), ExactSum(), ExactSum()
-        approx = False
+        approx, steps = False, Fraction(0)
         n = last_id = 0
         for row in con.execute(f"SELECT {ROW_FIELDS} FROM charges ORDER BY id"):
             cid, created, label, kind, e, d, r, pid, loss, prev_hash, own = row
             de, dd, dr = self._row_amounts(cid, kind, e, d, r)
-            cost = self._row_loss(cid, kind, de, dr, loss)
+            cost = self._row_loss(cid, kind, de, dd, dr, loss)
             try:
                 expected = row_hash(prev, (cid, created, label, kind, e, d, r, pid, loss))
             except (TypeError, ValueError) as exc:
@@ -362,6 +367,7 @@ class LedgerStore:
                     rho_pure.add_half_square(de)
             elif kind == "approx":
                 approx = True
+            steps += step_delta(kind, Fraction(dd), cost)
             if curve is not None:
                 curve = curve + self._row_curve(cid, kind, de, dr, cost, loss, cast(tuple, orders))
         if prev != meta.get("head"):
@@ -370,20 +376,23 @@ class LedgerStore:
         if (seq[0] if seq else 0) != last_id:
             raise self._corrupt("lost its last charges (the id sequence is ahead of the chain)")
         sums = eps.value(), delta.value(), rho.value(), rho_pure.value()
-        why = spend_violation(t, *sums, approx, orders, curve)
+        why = spend_violation(t, *sums, approx, orders, curve, approx_delta, steps)
         if why is not None:
             raise self._corrupt(f"records a spend above its totals ({why})")
-        return ChainState(*sums, approx, n, last_id, prev, orders, curve)
+        return ChainState(*sums, approx, n, last_id, prev, orders, curve, approx_delta, steps)
 
-    def _accountant_of(self, meta: Mapping[str, str], t: Totals) -> tuple[float, ...] | None:
-        """The Rényi filter's orders stored in ``meta`` (None: basic composition)."""
+    def _accountant_of(self, meta: Mapping[str, str], t: Totals) -> tuple[tuple[float, ...] | None, Fraction]:
+        """The Rényi filter's orders stored in ``meta`` (None: basic composition) and the delta it
+        sets aside for (epsilon, delta) steps."""
         try:
-            orders = parse_accountant(meta.get("accountant"))
+            orders, approx_delta = parse_accountant(meta.get("accountant"))
         except ValueError as exc:
             raise self._corrupt(f"has a malformed accountant ({exc})") from exc
         if orders is not None and (t.epsilon is None or t.delta == 0):
             raise self._corrupt("has a Rényi accountant without an (epsilon, delta > 0) total")
-        return orders
+        if approx_delta >= t.delta and orders is not None:
+            raise self._corrupt("sets aside for (epsilon, delta) steps a delta not below its total_delta")
+        return orders, approx_delta
 
     def _row_curve(self, cid: object, kind: str, e: Decimal, r: Decimal, cost: LossCost | None, loss: object,
                    orders: tuple[float, ...]) -> np.ndarray:
@@ -416,9 +425,11 @@ class LedgerStore:
             raise self._corrupt(f"has a charge (id {cid!r}) whose kind does not match its amounts")
         return fe, fd, fr
 
-    def _row_loss(self, cid: object, kind: object, e: Decimal, r: Decimal, loss: object) -> LossCost | None:
+    def _row_loss(self, cid: object, kind: object, e: Decimal, d: Decimal, r: Decimal, loss: object
+                  ) -> LossCost | None:
         """The exact cost of a charge's stored loss (None: numbers only), checked against the
-        charge's amounts: a pure charge covers the loss's pure epsilon, a zCDP charge its rho."""
+        charge's amounts: a pure charge covers the loss's pure epsilon, a zCDP charge its rho, an
+        (epsilon, delta) charge the deltas of its (epsilon, delta) steps."""
         if loss is None:
             return None
         if not isinstance(loss, str):
@@ -436,7 +447,7 @@ class LedgerStore:
         elif kind == "zcdp":
             ok = cost.rho is not None and cost.rho <= Fraction(r)
         else:
-            ok = True  # (epsilon, delta) charges count their amounts only
+            ok = covers_steps(Fraction(d), cost)
         if not ok:
             raise self._corrupt(f"has a charge (id {cid!r}) whose stored loss exceeds its amounts")
         return cost

@@ -15,6 +15,7 @@ from dptree.privacy.accounting import (
     DEFAULT_ORDERS,
     RenyiFilter,
     pld_epsilon,
+    pure_curve,
     rdp_curve,
     rdp_epsilon,
     zcdp_rho,
@@ -213,3 +214,27 @@ def test_workload_filter_fits_a_year_of_daily_trees_and_refuses_the_next_big_one
     pld = pld_epsilon([day] * 365, DELTA)
     assert pld <= f.epsilon_spent() <= 3.0
     assert not f.can_afford(_tree(1.0))
+
+
+def test_hybrid_filter_sets_delta_aside_for_approximate_steps():
+    """An (epsilon, delta) step: refused without delta set aside; with D set aside, its epsilon is
+    charged as randomized response against budgets computed at delta - D, and the deltas of such
+    steps may not sum past D (stopping exactly there)."""
+    step = _loss(Laplace(Fraction(10), 1), ApproxDP(0.2, 4e-7))
+    with pytest.raises(DPTreeError, match="epsilon_delta"):
+        RenyiFilter(3.0, DELTA, (16.0,)).cost(step)
+    hybrid = RenyiFilter(3.0, 1e-5, (16.0,), approx_delta=1e-6)
+    plain = RenyiFilter(3.0, 9e-6, (16.0,))
+    assert hybrid.budgets[0] == pytest.approx(plain.budgets[0], rel=1e-12)
+    expected = pure_curve(0.1, (16.0,)) + pure_curve(0.2, (16.0,))
+    assert hybrid.cost(step)[0] == pytest.approx(expected[0], rel=1e-9)
+    assert hybrid.cost(step)[0] >= expected[0]  # rounded up, never down
+    hybrid.spend(step)
+    hybrid.spend(step)
+    assert not hybrid.can_afford(step)  # 3 x 4e-7 > 1e-6
+    with pytest.raises(BudgetExceededError, match="set aside"):
+        hybrid.spend(step)
+    assert hybrid.approx_spent == pytest.approx(8e-7)
+    assert hybrid.can_afford(_loss(PureDP(0.1)))
+    with pytest.raises(DPTreeError, match="below delta"):
+        RenyiFilter(3.0, DELTA, approx_delta=DELTA)
