@@ -73,7 +73,8 @@ def run_budget(args: argparse.Namespace) -> int:
 
     if (args.accountant is not None or args.orders is not None or args.approx_delta is not None
             or args.workload is not None) and not args.create:
-        raise InvalidParameterError("--accountant, --orders, --approx-delta and --workload are chosen once, with --create")
+        raise InvalidParameterError("--accountant, --orders, --approx-delta and --workload are chosen once, "
+                                    "with --create")
     if args.plan is not None:
         if args.create or args.upgrade or args.backup is not None or args.what_if is not None:
             raise InvalidParameterError("--plan asks an existing ledger; give it without --create, --upgrade, --backup "

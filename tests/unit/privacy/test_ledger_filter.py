@@ -5,16 +5,16 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-from fractions import Fraction
 import subprocess
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 import pytest
+from _ledger_worker import worker_script
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from _ledger_worker import worker_script
 
 import dptree
 from dptree.errors import BudgetExceededError, InvalidParameterError
