@@ -25,35 +25,25 @@ far-off outputs still lose weight (a flat clamp would not: when no output lies w
 targets, e.g. a target inside a large tie block, a clamp makes every output equally bad and the
 longest empty gap wins). Without ties and for terms below C this is exactly the paper's utility.
 
-Sensitivity (proof). Write g_j = q_j - q_{j-1} for j = 1..m+1 (q_0 = 0, q_{m+1} = 1: the m + 1
-gaps of the levels as used, summing to 1) and g = min_j g_j. Each term is a 1-Lipschitz function
-of e_j - e_{j-1} (psi is 1-Lipschitz), so |du| <= TV(de) = sum_{j=1}^{m+1} |de_j - de_{j-1}| for
-the change de of e between neighbours (de_0 = 0 always).
-*Add/remove-one: Delta = 2 (1 - g).* Add a record x (removing one is the same pair read the other
-way). Every rank moves by dr_j = [x < o_j] + q_j [x = o_j]: in a gap block by [x < o_j]; in x's
-own value block (or the gap point x, which becomes a block of c = 1) B is unchanged and c grows
-by 1, so by q_j. The targets move by dt_j = q_j (n -> n + 1), and r_{m+1} = n, t_{m+1} = n move by
-1 each. With the outputs sorted, let o_1..o_i < x, o_{i+1}..o_k = x, o_{k+1}..o_m > x. Then
-de_j = -q_j for j <= i, 0 for i < j <= k, 1 - q_j for j > k (de_{m+1} = 0). Without an output
-at x (k = i) the increments are -g_j for j <= i, 1 - g_{i+1} at j = i + 1 and -g_j after, so
-TV = q_i + (1 - g_{i+1}) + (1 - q_{i+1}) = 2 (1 - g_{i+1}) <= 2 (1 - g); with outputs at x
-(k > i) the block contributes q_i at j = i + 1 and 1 - q_{k+1} at j = k + 1 instead, so
-TV = 2 (1 - (q_{k+1} - q_i)) <= 2 (1 - 2 g). Why below 2: the record's +1 lands in one slot
-between consecutive outputs, whose target grows too, by g_{i+1}, while the other slots' targets
-grow by the remaining 1 - g_{i+1}. The bound is attained on suitable data and outputs (x in the
-slot of the smallest gap; the brute force finds it): it is the paper's add/remove sensitivity,
-and the tie-aware rank (the q_j-point of a block) never raises it.
+Sensitivity (proof). Let g_j = q_j - q_{j-1}, j = 1..m+1 (q_0 = 0, q_{m+1} = 1; the levels as
+used), g = min_j g_j. psi is 1-Lipschitz, so |du| <= TV(de) = sum_{j=1}^{m+1} |de_j - de_{j-1}|
+for the change de of e between neighbours (de_0 = 0).
+*Add/remove-one: Delta = 2 (1 - g).* Add a record x (removal is the pair read backwards). Ranks
+move by dr_j = [x < o_j] + q_j [x = o_j] (in x's value block, or at the gap point x, which becomes
+a block of c = 1, B stays and c grows by 1), targets by dt_j = q_j (n -> n + 1), and r_{m+1},
+t_{m+1} by 1 each. With o_1..o_i < x, o_{i+1}..o_k = x, o_{k+1}..o_m > x: de_j = -q_j for j <= i,
+0 for i < j <= k, 1 - q_j for j > k (de_{m+1} = 0). Without an output at x (k = i) the increments
+are -g_j for j <= i, 1 - g_{i+1} at j = i + 1 and -g_j after, so TV = q_i + (1 - g_{i+1}) +
+(1 - q_{i+1}) = 2 (1 - g_{i+1}) <= 2 (1 - g); with outputs at x (k > i) the block contributes q_i
+at j = i + 1 and 1 - q_{k+1} at j = k + 1 instead: TV = 2 (1 - (q_{k+1} - q_i)) <= 2 (1 - 2 g).
+Attained with x in the slot of the smallest gap (the brute force finds it): the paper's
+add/remove sensitivity, which the tie-aware rank (a block's q_j-point) never raises.
 *Replace-one: Delta = 2.* t is fixed and dr is the difference of two sequences that both rise
-from 0 (j = 0) to 1 (j = m + 1), so TV <= 2, attained when some output lies strictly between the
-two records. The clamp psi does not change either bound (1-Lipschitz), nor does the rounding of
-the levels to k_j / Q (:func:`sensitivity` takes g from the rounded levels that the utility uses).
-No cap on the records: a map to at most N records (N the declared size, N >= 2) that is the
-identity up to N cannot keep add/remove pairs (a set of N + 1 records is a neighbour of each of
-its N + 1 subsets of size N, and a set of at most N records equals or neighbours at most two of
-them), and the symmetric cap turns the pairs at the declared size into replace pairs, whose
-sensitivity is 2 whatever the levels (the smallest kept record swapped for the added one). Every
-record therefore enters, and the declared size only bounds the cell check
-(:func:`joint_exponential`'s ``declared_size``) and sets the dither factor.
+from 0 (j = 0) to 1 (j = m + 1): TV <= 2, attained with an output strictly between the two
+records. psi changes neither bound, and :func:`sensitivity` takes g from the rounded levels k_j / Q.
+No cap on the records: a cap at the declared size turns the add/remove pairs there into replace
+pairs, of sensitivity 2 (docs/notes/quantiles.md, "JointExp: sensitivity and proof"), so every
+record enters; the declared size bounds the cell check (``declared_size``) and sets the dither.
 ``tests/unit/quantiles/test_joint.py`` brute-forces both sensitivities and the e^epsilon ratio of
 the exact laws on tiny data sets, with planted calibrations that are too small.
 
@@ -104,12 +94,8 @@ so the stated epsilon holds.
 Zero probabilities. No output may have probability 0 under one data set and not under a
 neighbour. Every weight is positive in exact arithmetic and is never rounded to 0: the sampler
 gets mantissas times powers of a base, and each term's log-weight is at least -31 a C (psi keeps
-the floating-point range bounded, the job a floor max(w, c w_max) would do). Flooring each draw's
-weights instead (max(w_i, c max_k w_k))
-keeps the e^epsilon ratio of one exponential-mechanism draw (if w_i <= e^d w'_i for all i then
-max(w_i, c W) <= e^d max(w'_i, c W') with W <= e^d W'), but the sequential sampler's privacy rests
-on the product of its m conditionals telescoping to the joint law, which a per-draw floor breaks;
-the sampler here never needs one (weights are mantissa times base^exponent, never rounded to 0).
+the floating-point range bounded). A per-draw floor max(w_i, c max_k w_k) would keep one draw's
+e^epsilon ratio but break the telescoping of the m conditionals into the joint law; none is used.
 """
 
 from __future__ import annotations
@@ -129,8 +115,8 @@ from dptree.quantiles.logsums import Layout, lae, range_sums, range_tables
 __all__ = ["JOINT_MAX_CELLS", "clamp_nats", "dither_factor", "float_slack", "joint_exponential", "joint_statement",
            "sensitivity"]
 
-#: refuse when m * (N + 1) exceeds this, N the declared size (or len(values) without one; m <= 20 at
-#: N = 10^5). Data beyond the declared size run past it. At the limit a dithered
+#: refuse when m * (N + 1) exceeds this, N the declared size (else len(values); m <= 20 at N = 10^5;
+#: data beyond the declared size run past it). At the limit a dithered
 #: release took 7.3 s CPU / 238 MiB traced (m = 20, n = 10^5) and 11 s / 1.2 GiB (m = 2, n = 1.05e6)
 #: on the project's 2-core machine (docs/notes/quantiles_benchmark.md, section 7.3)
 JOINT_MAX_CELLS = 2_100_000
@@ -147,10 +133,9 @@ _RELATION = {"add_remove": "add/remove-one", "replace": "replace-one"}
 
 def joint_statement(dither: int | None = None, levels: Any = None, neighbors: str = "add_remove") -> dict[str, Any]:
     """The privacy statement of :func:`joint_exponential` run with ``dither`` = K (public) at the
-    ``levels`` under ``neighbors``: its sensitivity (:func:`sensitivity`) and the rule it follows.
-    ``dither`` None: the statement of an undithered release; ``levels`` None: of a release whose
-    records were capped at the declared size and priced at sensitivity 2 under both relations
-    (files that state either load under it)."""
+    ``levels`` under ``neighbors``, with its sensitivity (:func:`sensitivity`). ``dither`` None: of an
+    undithered release; ``levels`` None: of one capped at the declared size and priced at 2 under
+    both relations (files that state either load under it)."""
     st: dict[str, Any] = {
         "mechanism": ("JointExp (Gillenwater, Joseph & Kulesza 2021): exponential mechanism over sorted "
                       "integer m-tuples, utility -sum_j psi(|e_j - e_{j-1}|), e_j = r_j - q_j n, "
@@ -208,8 +193,8 @@ def float_slack(m: int, domain_size: int, epsilon: float) -> tuple[float, float]
 
     |log-value| <= M = 31 (m + 2) A' + m ln(|X| + m) + 64, A' = max(A, epsilon / 2), A =
     :func:`clamp_nats`: a prefix weight is a sum of at most (|X| + m)^m terms each in
-    [exp(-31 (m + 1) a C), 1] (a C <= A': C is at least one scaled rank unit and a = epsilon' /
-    (2 Delta) <= epsilon / 2, the sensitivity Delta being at least 1), and an anchored
+    [exp(-31 (m + 1) a C), 1] (a C <= A': C >= one scaled rank, a = epsilon' / (2 Delta) <= epsilon / 2
+    as Delta >= 1), and an anchored
     range sum adds at most 3 a C (a window of piece k is 3 C 4^k wide, its slope a / 4^k).
     Each float64 operation (add, logaddexp, log, exp) errs by at most 2 ulp of a magnitude <= M,
     i.e. 2^-51 (M + 1) (the in-place logaddexp: :func:`dptree.quantiles.logsums.lae`); an entry is
@@ -243,10 +228,9 @@ def _levels(qs: np.ndarray) -> tuple[int, list[int]]:
 
 
 def sensitivity(qs: Any, neighbors: str = "add_remove") -> Fraction:
-    """The utility's sensitivity Delta in ranks (module docstring), exact, for the levels as the
-    mechanism uses them (k_j / Q, :func:`_levels`): 2 (1 - g) under add/remove-one, g = min(q_1,
-    q_j - q_{j-1}, 1 - q_m) (1 at m = 1 and q = 1/2, 1.6 at the levels i/5), 2 under replace-one.
-    Public: the levels only."""
+    """The utility's sensitivity Delta (module docstring), exact, for the levels as used (k_j / Q,
+    :func:`_levels`): 2 (1 - g) under add/remove-one, g = min(q_1, q_j - q_{j-1}, 1 - q_m) (1 at
+    m = 1 and q = 1/2, 1.6 at the levels i/5), 2 under replace-one. Public: the levels only."""
     if neighbors == "replace":
         return Fraction(2)
     if neighbors != "add_remove":
@@ -324,12 +308,10 @@ def joint_exponential(values: np.ndarray, counts: np.ndarray, qs: np.ndarray, *,
     :func:`sensitivity`, module docstring: utility, proof, float slack). Utility (exponential
     mechanism, McSherry & Talwar 2007): with probability >= 1 - e^-t, u(o) >= max u -
     (2 Delta / epsilon')(m ln(|X| + m) + t).
-    ``declared_size``: a public size N; the cell limit is then checked against m (N + 1), never
-    against the data, and data larger than N run anyway (time and memory grow with the number of
-    distinct keys; nothing else depends on it). None: the limit is checked against len(values) (the
-    distinct keys, with dithering), which is not public: for callers whose data are public.
-    The other refusals depend on m, |X|, epsilon and ``dither`` only, but one: more than 2^40
-    records (the scaled ranks must stay below 2^62).
+    ``declared_size``: a public N; the cell limit is then checked against m (N + 1), not the data,
+    and larger data run anyway (time and memory grow with their distinct keys). None: checked
+    against len(values) (distinct keys), not public: for callers whose data are public. The other
+    refusals depend on m, |X|, epsilon and ``dither`` only, but one: over 2^40 records.
     ``dither``: K of the dithered ties (module docstring), a power of two from public quantities
     (:func:`dither_factor`); 1 runs JointExp on the values themselves.
     """
