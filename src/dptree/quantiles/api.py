@@ -330,10 +330,13 @@ def _em_offsets(p: QuantilesPlan, qa: np.ndarray, vals: Any, cnt: Any, src: Any)
                                 epsilon_call=p.per_call)
     if p.method == "exponential":
         return [em_call(vals, cnt, float(q), 0, top, p.per_call, src, p.neighbors) for q in qa]
+    # every record enters, whatever the declared size: a cap at it would turn the add/remove pairs at
+    # that size into replace pairs, whose sensitivity (2) exceeds the 2 (1 - g) JointExp is priced at
+    # (dptree.quantiles.joint); the declared size bounds the tables' cell check, not the data
     joint = joint_module().joint_exponential
     assert p.size_n is not None
-    jv, jc = _cap_records(np.asarray(vals), np.asarray(cnt, dtype=np.int64), int(p.size_n))
-    return [int(v) for v in joint(jv, jc, qa, lower=0, upper=top, epsilon=p.epsilon / p.k, rng=src, dither=p.dither)]
+    return [int(v) for v in joint(vals, cnt, qa, lower=0, upper=top, epsilon=p.epsilon / p.k, rng=src, dither=p.dither,
+                                  neighbors=p.neighbors, declared_size=int(p.size_n))]
 
 
 def _em_release(p: QuantilesPlan, qa: np.ndarray, offs: list[int], level: float, src: Any,
@@ -377,22 +380,3 @@ def _by_group(p: QuantilesPlan, data: Any, *, by: Any, unknown: Literal["error",
         releases = {g: _em_release(p, qa, _em_offsets(p, qa, vals, cnt, src), level, src, metadata)
                     for g, (vals, cnt) in zip(gs, parts)}
     return grouped_quantiles(gs, releases, {**p.member_statement, "private": bool(src.private)}, metadata)
-
-
-def _cap_records(vals: np.ndarray, cnt: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """At most ``size`` records: drop ceil(k/2) smallest and floor(k/2) largest, k = n - size.
-
-    Part of the joint mechanism (no output, no error depends on whether it cut): capping maps
-    add/remove-one neighbors to identical, add/remove-one or replace-one pairs, and JointExp's
-    utility has sensitivity 2 under both relations (:mod:`dptree.quantiles.joint`), so the cap
-    keeps the stated guarantee while the tables stay within the declared size."""
-    k = int(cnt.sum()) - size
-    if k <= 0:
-        return vals, cnt
-    c = cnt.copy()
-    for drop, order in (((k + 1) // 2, slice(None)), (k // 2, slice(None, None, -1))):
-        view = c[order]
-        before = np.cumsum(view) - view  # records strictly before each value, in this direction
-        view -= np.clip(drop - before, 0, view)
-    keep = c > 0
-    return vals[keep], c[keep]

@@ -12,7 +12,10 @@ no extra budget (:func:`value_intervals`): on that event, when n is declared, an
 q_j n + r_j <= q_i n is below the true q_i-quantile and one with q_j n - r_j >= q_i n is above it.
 
 JointExp (:func:`joint_radius`). One exponential mechanism over the C(|X| + m - 1, m) sorted
-m-tuples, P(o) ~ exp(a u(o)), a = epsilon' / 4 (:mod:`dptree.quantiles.joint`): with probability
+m-tuples, P(o) ~ exp(a u(o)), a = epsilon' / (2 Delta), Delta the utility's sensitivity at the
+levels (2 (1 - g) under add/remove-one: :func:`dptree.quantiles.joint.sensitivity`; the clamp
+C = A / a is smaller where Delta is, so the bound below is checked against the C of the a that
+ran): with probability
 >= 1 - t, -u(o) <= -OPT + (ln C(|X| + m - 1, m) + ln(1 / t) + slack) / a, where slack = 4 m (rho + eta)
 covers the sampler's float64 deviation from the exact law (its probabilities are within
 exp(+-slack / 2) of the mechanism's). On data whose values are distinct, -OPT <= 2 m: the tuple
@@ -69,7 +72,10 @@ def em_radii(method: str, qs: np.ndarray, *, size: int, epsilon: float, neighbor
         return np.array([call_radius(float(q), size=size, epsilon=epsilon / m, tail=tail / m, neighbors=rel)
                          for q in qs])
     if method == "joint":
-        return np.full(m, joint_radius(m, size=size * dither, epsilon=epsilon, level=level))
+        from dptree.quantiles.joint import sensitivity
+
+        return np.full(m, joint_radius(m, size=size * dither, epsilon=epsilon, level=level,
+                                       sensitivity=float(sensitivity(qs, rel))))
     raise ValueError(f"no rank radius is derived for method {method!r}")
 
 
@@ -82,13 +88,14 @@ def release_radii(method: str, qs: np.ndarray, **kw: Any) -> list[float] | None:
     return [float(x) for x in r] if np.all(np.isfinite(r)) else None
 
 
-def joint_radius(m: int, *, size: int, epsilon: float, level: float) -> float:
+def joint_radius(m: int, *, size: int, epsilon: float, level: float, sensitivity: float) -> float:
     """JointExp's rank radius for all m levels at once (module docstring; data with distinct
-    values), or inf where the bound leaves psi's linear range. Public: parameters only."""
+    values), or inf where the bound leaves psi's linear range; ``sensitivity``: the Delta the
+    mechanism ran at (a smaller a than the one that ran would overstate C). Public: parameters only."""
     from dptree.quantiles.joint import clamp_nats, float_slack
 
     slack, _ = float_slack(m, size, epsilon)
-    a = (epsilon - slack) / 4.0
+    a = (epsilon - slack) / (2.0 * sensitivity)
     log_tuples = math.lgamma(size + m) - math.lgamma(m + 1) - math.lgamma(size)
     bound = 2.0 * m + (log_tuples + math.log(1.0 / (1.0 - level)) + slack) / a
     return bound / 2.0 if bound <= clamp_nats(size) / a - 1.0 else math.inf

@@ -3,8 +3,9 @@ integer domain, tie-aware, sampled exactly from float64 log-space tables.
 
 Mechanism. Levels 0 <= q_1 <= ... <= q_m <= 1 (used as k_j / Q, see :func:`_levels`), data S of
 n records on [lower, upper]. Output: a non-decreasing sequence o_1 <= ... <= o_m of integers of
-[lower, upper], drawn with P(o) proportional to exp(epsilon' u(o) / 4) under the counting measure
-on such sequences (the exponential mechanism, McSherry & Talwar 2007, with sensitivity 2).
+[lower, upper], drawn with P(o) proportional to exp(a u(o)) under the counting measure
+on such sequences (the exponential mechanism, McSherry & Talwar 2007, a = epsilon' / (2 Delta) with
+the utility's sensitivity Delta below: 2 (1 - g) under add/remove-one, 2 under replace-one).
 
 Utility (the paper's, Section 3, with ties). The domain is cut into dptree's rank blocks
 (:func:`dptree.interior.selection.rank_blocks`): each distinct data value v is a block of its
@@ -16,22 +17,35 @@ r_{m+1} = n. With targets t_j = q_j n (t_0 = 0, t_{m+1} = n) and e_j = r_j - t_j
     u(o) = -sum_{j=1}^{m+1} psi(|e_j - e_{j-1}|),
 
 i.e. minus the distance between the number of records between consecutive outputs and its target
-(q_j - q_{j-1}) n, each passed through psi: psi(d) = d up to C = A / a ranks (a = epsilon' / 4,
-A = :func:`clamp_nats` = 4 (36 + ln |X|) nats), then linear pieces of slopes 1/4, 1/16, ... each
+(q_j - q_{j-1}) n, each passed through psi: psi(d) = d up to C = A / a ranks (a = epsilon' /
+(2 Delta), A = :func:`clamp_nats` = 4 (36 + ln |X|) nats), then linear pieces of slopes 1/4, 1/16, ... each
 adding C (piece k covers (C (4^k - 1) / 3, C (4^(k+1) - 1) / 3]). psi is 1-Lipschitz, concave and
 increasing, and psi(n) <= 31 C for any n < 2^62, so no float log-value grows with n (below) while
 far-off outputs still lose weight (a flat clamp would not: when no output lies within C of its
 targets, e.g. a target inside a large tie block, a clamp makes every output equally bad and the
 longest empty gap wins). Without ties and for terms below C this is exactly the paper's utility.
 
-Sensitivity 2 under add/remove-one and under replace-one (proof). Each term is a
-1-Lipschitz function of e_j - e_{j-1}, so |du| <= TV(de) = sum_j |de_j - de_{j-1}|. Add a record
-x: dr_j = [x < o_j] + q_j [x = o_j] and dt_j = q_j; over j = 0..m+1 both sequences are
-non-decreasing from 0 to 1 (o and q sorted; o_0 = -inf, o_{m+1} = +inf), so TV(de) <= TV(dr) +
-TV(dt) <= 1 + 1 = 2. Removing a record is the same with the data sets swapped. Replace x by x': t
-is fixed and dr is the difference of two such non-decreasing 0-to-1 sequences: TV <= 2. (The
-paper states 2 for its swap relation and 2 (1 - min gap of the levels) for add/remove;
-``tests/unit/quantiles/test_joint.py`` brute-forces both relations on tiny data sets.)
+Sensitivity (proof). Let g_j = q_j - q_{j-1}, j = 1..m+1 (q_0 = 0, q_{m+1} = 1; the levels as
+used), g = min_j g_j. psi is 1-Lipschitz, so |du| <= TV(de) = sum_{j=1}^{m+1} |de_j - de_{j-1}|
+for the change de of e between neighbours (de_0 = 0).
+*Add/remove-one: Delta = 2 (1 - g).* Add a record x (removal is the pair read backwards). Ranks
+move by dr_j = [x < o_j] + q_j [x = o_j] (in x's value block, or at the gap point x, which becomes
+a block of c = 1, B stays and c grows by 1), targets by dt_j = q_j (n -> n + 1), and r_{m+1},
+t_{m+1} by 1 each. With o_1..o_i < x, o_{i+1}..o_k = x, o_{k+1}..o_m > x: de_j = -q_j for j <= i,
+0 for i < j <= k, 1 - q_j for j > k (de_{m+1} = 0). Without an output at x (k = i) the increments
+are -g_j for j <= i, 1 - g_{i+1} at j = i + 1 and -g_j after, so TV = q_i + (1 - g_{i+1}) +
+(1 - q_{i+1}) = 2 (1 - g_{i+1}) <= 2 (1 - g); with outputs at x (k > i) the block contributes q_i
+at j = i + 1 and 1 - q_{k+1} at j = k + 1 instead: TV = 2 (1 - (q_{k+1} - q_i)) <= 2 (1 - 2 g).
+Attained with x in the slot of the smallest gap (the brute force finds it): the paper's
+add/remove sensitivity, which the tie-aware rank (a block's q_j-point) never raises.
+*Replace-one: Delta = 2.* t is fixed and dr is the difference of two sequences that both rise
+from 0 (j = 0) to 1 (j = m + 1): TV <= 2, attained with an output strictly between the two
+records. psi changes neither bound, and :func:`sensitivity` takes g from the rounded levels k_j / Q.
+No cap on the records: a cap at the declared size turns the add/remove pairs there into replace
+pairs, of sensitivity 2 (docs/notes/quantiles.md, "JointExp: sensitivity and proof"), so every
+record enters; the declared size bounds the cell check (``declared_size``) and sets the dither.
+``tests/unit/quantiles/test_joint.py`` brute-forces both sensitivities and the e^epsilon ratio of
+the exact laws on tiny data sets, with planted calibrations that are too small.
 
 Sampling (the paper's Algorithm 2 in log space). Forward tables over (output j, block b): the
 log-weight of all prefixes o_1..o_j ending with a run of k outputs in b. A run of k outputs in a
@@ -63,9 +77,9 @@ draws and J the JointExp release, so P[M(D) = o] = E_U P[J(T_U(D)) = o]. Add/rem
 D' = D + {x} couple the draws of the common records; for every value of the draws, T_U(D') =
 T_U(D) + {x K + u_x}, an add/remove pair of J, so P[J(T_U(D')) = o] <= e^epsilon P[J(T_U(D)) = o]
 and back; averaging over U (and u_x, which only one side uses) keeps both inequalities. Replace x
-by x' likewise gives replace pairs of J (sensitivity 2 under both relations, above). So M keeps
-J's epsilon under both relations; the map back floor(o / K) is post-processing. The draws must not
-depend on anything but K (not on the record's rank or the data size): ``tests/unit/quantiles/
+by x' likewise gives replace pairs of J. So M keeps J's epsilon under the relation J is priced
+for (add/remove at 2 (1 - g), replace at 2); the map back floor(o / K) is post-processing. The
+draws must not depend on anything but K (not on the record's rank or the data size): ``tests/unit/quantiles/
 test_joint.py`` computes the exact law of M by brute force (n <= 3, K = 2, every dither outcome)
 and checks the e^epsilon ratio over neighbours, and that it catches a planted dither that depends
 on the data size; ``tests/statistical/test_joint_law.py`` checks the sampled law against it.
@@ -80,12 +94,8 @@ so the stated epsilon holds.
 Zero probabilities. No output may have probability 0 under one data set and not under a
 neighbour. Every weight is positive in exact arithmetic and is never rounded to 0: the sampler
 gets mantissas times powers of a base, and each term's log-weight is at least -31 a C (psi keeps
-the floating-point range bounded, the job a floor max(w, c w_max) would do). Flooring each draw's
-weights instead (max(w_i, c max_k w_k))
-keeps the e^epsilon ratio of one exponential-mechanism draw (if w_i <= e^d w'_i for all i then
-max(w_i, c W) <= e^d max(w'_i, c W') with W <= e^d W'), but the sequential sampler's privacy rests
-on the product of its m conditionals telescoping to the joint law, which a per-draw floor breaks;
-the sampler here never needs one (weights are mantissa times base^exponent, never rounded to 0).
+the floating-point range bounded). A per-draw floor max(w_i, c max_k w_k) would keep one draw's
+e^epsilon ratio but break the telescoping of the m conditionals into the joint law; none is used.
 """
 
 from __future__ import annotations
@@ -102,9 +112,11 @@ from dptree.errors import InvalidParameterError
 from dptree.noise import RandomSource, exp_lower_rational, sample_exponential_index, uniform_below, uniform_int
 from dptree.quantiles.logsums import Layout, lae, range_sums, range_tables
 
-__all__ = ["JOINT_MAX_CELLS", "clamp_nats", "dither_factor", "float_slack", "joint_exponential", "joint_statement"]
+__all__ = ["JOINT_MAX_CELLS", "clamp_nats", "dither_factor", "float_slack", "joint_exponential", "joint_statement",
+           "sensitivity"]
 
-#: refuse when m * (len(values) + 1) exceeds this (m <= 20 at n = 10^5). At the limit a dithered
+#: refuse when m * (N + 1) exceeds this, N the declared size (else len(values); m <= 20 at N = 10^5;
+#: data beyond the declared size run past it). At the limit a dithered
 #: release took 7.3 s CPU / 238 MiB traced (m = 20, n = 10^5) and 11 s / 1.2 GiB (m = 2, n = 1.05e6)
 #: on the project's 2-core machine (docs/notes/quantiles_benchmark.md, section 7.3)
 JOINT_MAX_CELLS = 2_100_000
@@ -116,10 +128,15 @@ _INT = [InstanceOf(Integral, description="an integer")]
 _EPS = [Interval(Real, 0, None, closed="neither", hint="pass e.g. epsilon=1.0")]
 
 
-def joint_statement(dither: int | None = None) -> dict[str, Any]:
-    """The privacy statement of :func:`joint_exponential` run with ``dither`` = K (public); None: the
-    statement of an undithered release (files that state it load under it)."""
-    st = {
+_RELATION = {"add_remove": "add/remove-one", "replace": "replace-one"}
+
+
+def joint_statement(dither: int | None = None, levels: Any = None, neighbors: str = "add_remove") -> dict[str, Any]:
+    """The privacy statement of :func:`joint_exponential` run with ``dither`` = K (public) at the
+    ``levels`` under ``neighbors``, with its sensitivity (:func:`sensitivity`). ``dither`` None: of an
+    undithered release; ``levels`` None: of one capped at the declared size and priced at 2 under
+    both relations (files that state either load under it)."""
+    st: dict[str, Any] = {
         "mechanism": ("JointExp (Gillenwater, Joseph & Kulesza 2021): exponential mechanism over sorted "
                       "integer m-tuples, utility -sum_j psi(|e_j - e_{j-1}|), e_j = r_j - q_j n, "
                       "r_j = #{x < o_j} + q_j #{x = o_j}; counting measure; exact sampling"),
@@ -127,6 +144,13 @@ def joint_statement(dither: int | None = None) -> dict[str, Any]:
         "sensitivity": 2,
         "guarantee": "pure epsilon-DP (float64 error folded into epsilon, see float_slack)",
     }
+    if levels is not None:
+        delta = sensitivity(levels, neighbors)
+        st["neighbors"] = _RELATION[neighbors]
+        st["sensitivity"] = int(delta) if delta.denominator == 1 else float(delta)
+        st["sensitivity_rule"] = ("2 (1 - g) under add/remove-one, g = min(q_1, q_j - q_{j-1}, 1 - q_m) of the levels "
+                                  "as used (k_j / Q); 2 under replace-one; every record enters (no cap at the "
+                                  "declared size)")
     if dither is not None:
         st["dithering"] = ("each record x enters as the key x K + u, u uniform on [0, K) drawn per record; outputs "
                            "mapped back to floor(o / K); K = dither_factor(declared n, |X|), a public power of two "
@@ -167,9 +191,10 @@ def float_slack(m: int, domain_size: int, epsilon: float) -> tuple[float, float]
     of the <= m draws of each of two neighbours errs by at most 2 (rho + eta) -- and the bound M on
     the magnitude of every float log-value.
 
-    |log-value| <= M = 31 (m + 2) A' + m ln(|X| + m) + 64, A' = max(A, epsilon / 4), A =
+    |log-value| <= M = 31 (m + 2) A' + m ln(|X| + m) + 64, A' = max(A, epsilon / 2), A =
     :func:`clamp_nats`: a prefix weight is a sum of at most (|X| + m)^m terms each in
-    [exp(-31 (m + 1) a C), 1] (a C <= A', C being at least one scaled rank unit), and an anchored
+    [exp(-31 (m + 1) a C), 1] (a C <= A': C >= one scaled rank, a = epsilon' / (2 Delta) <= epsilon / 2
+    as Delta >= 1), and an anchored
     range sum adds at most 3 a C (a window of piece k is 3 C 4^k wide, its slope a / 4^k).
     Each float64 operation (add, logaddexp, log, exp) errs by at most 2 ulp of a magnitude <= M,
     i.e. 2^-51 (M + 1) (the in-place logaddexp: :func:`dptree.quantiles.logsums.lae`); an entry is
@@ -181,7 +206,7 @@ def float_slack(m: int, domain_size: int, epsilon: float) -> tuple[float, float]
     eta <= (M + 4) 2^-50 + 2^-37 (the mantissas' int64 sum stays below 2^62 for N < 2^23 blocks).
     Depends on public quantities only.
     """
-    ac = max(clamp_nats(domain_size), epsilon / 4)
+    ac = max(clamp_nats(domain_size), epsilon / 2)
     big_m = 31 * (m + 2) * ac + m * math.log(domain_size + m) + 64.0
     rho = m * (m + 160) * (big_m + 1.0) * 2.0**-50
     eta = (big_m + 4.0) * 2.0**-50 + 2.0**-37
@@ -200,6 +225,21 @@ def _levels(qs: np.ndarray) -> tuple[int, list[int]]:
             ks = [round(float(q) * den) for q in qs]
             return den, [max(ks[: i + 1]) for i in range(len(ks))]
     return den, [int(f * den) for f in fr]
+
+
+def sensitivity(qs: Any, neighbors: str = "add_remove") -> Fraction:
+    """The utility's sensitivity Delta (module docstring), exact, for the levels as used (k_j / Q,
+    :func:`_levels`): 2 (1 - g) under add/remove-one, g = min(q_1, q_j - q_{j-1}, 1 - q_m) (1 at
+    m = 1 and q = 1/2, 1.6 at the levels i/5), 2 under replace-one. Public: the levels only."""
+    if neighbors == "replace":
+        return Fraction(2)
+    if neighbors != "add_remove":
+        raise InvalidParameterError("neighbors must be 'add_remove' or 'replace'")
+    den, ks = _levels(np.asarray(qs, dtype=np.float64).ravel())
+    if not ks:
+        raise InvalidParameterError("qs must be a non-empty sorted array of levels in [0, 1]")
+    gap = min(b - a for a, b in zip([0] + ks, ks + [den]))
+    return Fraction(2 * (den - gap), den)
 
 
 def _blocks(values: np.ndarray, counts: np.ndarray, span: int) -> tuple[np.ndarray, ...]:
@@ -258,17 +298,20 @@ def _multiset(src: RandomSource, start: int, length: int, k: int) -> list[int]:
 
 @validate_params({"lower": _INT, "upper": _INT, "epsilon": _EPS})
 def joint_exponential(values: np.ndarray, counts: np.ndarray, qs: np.ndarray, *, lower: int, upper: int,
-                      epsilon: float, rng: RandomSource, dither: int = 1) -> np.ndarray:
+                      epsilon: float, rng: RandomSource, dither: int = 1, neighbors: str = "add_remove",
+                      declared_size: int | None = None) -> np.ndarray:
     """m sorted integer points of [lower, upper] estimating the levels ``qs`` jointly (JointExp).
 
     ``values``: sorted distinct integers of [lower, upper]; ``counts``: their multiplicities (>= 1);
     ``qs``: sorted levels in [0, 1]; ``rng``: a random source of :mod:`dptree.noise`.
-    epsilon-DP under add/remove-one and replace-one neighbours (module docstring: utility,
-    sensitivity 2, float slack). Utility (exponential mechanism, McSherry & Talwar 2007): with
-    probability >= 1 - e^-t, u(o) >= max u - (4 / epsilon')(m ln(|X| + m) + t) (2 Delta / epsilon' with Delta = 2).
-    The refusals depend on m, |X|, epsilon, ``dither`` and len(values) only; len(values) is
-    not public: a caller must check m * (n_max + 1) <= JOINT_MAX_CELLS with a declared n_max first
-    (with dithering the check applies to the number of distinct keys, at most n).
+    epsilon-DP under ``neighbors`` (add/remove-one at the sensitivity 2 (1 - g), replace-one at 2:
+    :func:`sensitivity`, module docstring: utility, proof, float slack). Utility (exponential
+    mechanism, McSherry & Talwar 2007): with probability >= 1 - e^-t, u(o) >= max u -
+    (2 Delta / epsilon')(m ln(|X| + m) + t).
+    ``declared_size``: a public N; the cell limit is then checked against m (N + 1), not the data,
+    and larger data run anyway (time and memory grow with their distinct keys). None: checked
+    against len(values) (distinct keys), not public: for callers whose data are public. The other
+    refusals depend on m, |X|, epsilon and ``dither`` only, but one: over 2^40 records.
     ``dither``: K of the dithered ties (module docstring), a power of two from public quantities
     (:func:`dither_factor`); 1 runs JointExp on the values themselves.
     """
@@ -285,6 +328,7 @@ def joint_exponential(values: np.ndarray, counts: np.ndarray, qs: np.ndarray, *,
     if v.size != c.size or np.any(c < 1) or np.any(np.diff(v) <= 0) or (v.size and (v[0] < 0 or v[-1] >= span)):
         raise InvalidParameterError("values must be sorted distinct integers of [lower, upper] with counts >= 1 "
                                     "(group and clamp the data first)")
+    delta = sensitivity(qv, neighbors)
     kd = int(dither)
     if kd < 1 or kd & (kd - 1) or span * kd >= 1 << 62:
         raise InvalidParameterError("dither must be a power of two K with (upper - lower + 1) K < 2^62: use "
@@ -295,14 +339,14 @@ def joint_exponential(values: np.ndarray, counts: np.ndarray, qs: np.ndarray, *,
     if kd > 1:
         v, c = dither_keys(v, c, kd, uniform_below(rng, kd, size=n) if n else np.empty(0, dtype=np.int64))
         span *= kd
-    if m * (v.size + 1) > JOINT_MAX_CELLS:
+    if m * ((v.size if declared_size is None else int(declared_size)) + 1) > JOINT_MAX_CELLS:
         raise InvalidParameterError(f"JointExp with {m} levels exceeds its size limit ({JOINT_MAX_CELLS:,} cells "
                                     "= levels x (distinct values + 1)): ask for fewer levels or use method='approx'")
     slack, _ = float_slack(m, span, float(epsilon))
     if slack > float(epsilon) / 20:
         raise InvalidParameterError(f"JointExp with {m} levels cannot bound its float64 error within epsilon/20: "
                                     "ask for fewer levels or use method='approx'")
-    return lo + _sample(v, c, qv, span, float(epsilon) - slack, rng) // kd
+    return lo + _sample(v, c, qv, span, float(epsilon) - slack, delta, rng) // kd
 
 
 _PIECES = 31  # psi's linear pieces: piece k covers scaled distances (s_k, s_{k+1}], s_31 > 2^62
@@ -388,16 +432,16 @@ def _transition(x: np.ndarray, prev: np.ndarray, y: np.ndarray, clamp: int, scal
     return acc
 
 
-def _forward(v: np.ndarray, c: np.ndarray, qv: np.ndarray, span: int, eps: float) -> _Tables:
-    """The forward tables (module docstring); offsets in [0, span)."""
+def _forward(v: np.ndarray, c: np.ndarray, qv: np.ndarray, span: int, eps: float, delta: Fraction) -> _Tables:
+    """The forward tables (module docstring) of the exponential mechanism at ``eps`` for a utility of
+    sensitivity ``delta`` (ranks): a = eps / (2 delta); offsets in [0, span)."""
     m = qv.size
     den, ks = _levels(qv)
     start, length, below, cnt = _blocks(v, c, span)
     nb = start.size
     n = int(c.sum())
-    a = eps / 4.0
-    scale = a / den  # log-weight per scaled rank unit
-    clamp = max(1, int(math.floor(clamp_nats(span) / a * den)))  # C in scaled ranks, >= 1
+    scale = float(Fraction(eps) / (2 * delta * den))  # a / Q, one rounding: log-weight per scaled rank unit
+    clamp = max(1, int(math.floor(clamp_nats(span) / scale)))  # C in scaled ranks, >= 1
     targets = [0] + [k * n for k in ks] + [den * n]  # scaled t_0..t_{m+1}
     levels_k = [0] + ks + [den]
     rank = [den * below + k * cnt for k in levels_k[: m + 1]]  # rank[j][b], j = 0..m (rank[0] unused)
@@ -432,10 +476,11 @@ def _forward(v: np.ndarray, c: np.ndarray, qv: np.ndarray, span: int, eps: float
     return _Tables(start, length, rank, targets, a1, h, cum, scale, clamp)
 
 
-def _sample(v: np.ndarray, c: np.ndarray, qv: np.ndarray, span: int, eps: float, src: RandomSource) -> np.ndarray:
+def _sample(v: np.ndarray, c: np.ndarray, qv: np.ndarray, span: int, eps: float, delta: Fraction,
+            src: RandomSource) -> np.ndarray:
     """The backward draws (the paper's Algorithm 2): the last output's block, the length of its run,
     its points; then the block before the run, and so on. Offsets in [0, span)."""
-    t = _forward(v, c, qv, span, eps)
+    t = _forward(v, c, qv, span, eps, delta)
     m = qv.size
     out = np.empty(m, dtype=np.int64)
     j, nxt = m, -1

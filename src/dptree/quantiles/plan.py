@@ -46,11 +46,14 @@ def joint_module() -> Any:
 
 
 def statement(method: str, epsilon: float, m: int, neighbors: str, private: bool, *, lower: Any = None,
-              upper: Any = None, width: Any = None, n: int | None = None,
-              joint_dithered: bool = True, max_contributions: int = 1) -> dict[str, Any]:
+              upper: Any = None, width: Any = None, n: int | None = None, levels: Any = None,
+              joint_dithered: bool = True, joint_capped: bool = False,
+              max_contributions: int = 1) -> dict[str, Any]:
     """The privacy statement of a quantiles release, from public parameters only (``n``: the declared
-    size or bound, which sets JointExp's dither factor; ``joint_dithered=False``: the statement of an
-    undithered JointExp release, for loading files that state it; ``max_contributions`` = k: the
+    size or bound, which sets JointExp's dither factor; ``levels``: the m levels, which set
+    JointExp's sensitivity; ``joint_dithered=False``: the statement of an undithered JointExp
+    release, ``joint_capped=True``: of one whose records were capped at the declared size and priced
+    at sensitivity 2, for loading files that state them; ``max_contributions`` = k: the
     privacy unit is one person's at most k records, and the exponential-mechanism methods run at
     epsilon / k, so that by group privacy k records cost epsilon)."""
     k = int(max_contributions)
@@ -88,9 +91,11 @@ def statement(method: str, epsilon: float, m: int, neighbors: str, private: bool
     if method == "joint":
         base = make_statement(mechanism="JointExp (Gillenwater, Joseph & Kulesza, ICML 2021)", neighbors=who,
                               guarantee="pure epsilon-DP", private=private, budget_spent=budget, **group)
+        if levels is None and not joint_capped:
+            raise ValueError("JointExp's statement needs its levels (they set its sensitivity)")
         jm = joint_module()
         kd = jm.dither_factor(n, point_domain(lower, upper, width).size) if joint_dithered else None
-        st = jm.joint_statement(kd)  # its "neighbors" names both relations of the sensitivity proof
+        st = jm.joint_statement(kd, None if joint_capped else levels, neighbors)  # "neighbors": the sensitivity's
         return {**base, **st, "neighbors": base["neighbors"], "sensitivity_relations": st["neighbors"],
                 "private": bool(private)}
     raise ValueError(method)
@@ -192,18 +197,19 @@ P = TypeVar("P", bound=QuantilesPlanCore)
 
 def plan_for_file(method: str, eps: float, qa: np.ndarray, neighbors: Relation, lower: Any, upper: Any, width: Any,
                   n_declared: int | None, n_is_upper_bound: bool, n_min: int | None, k: int, *,
-                  joint_dithered: bool = True) -> QuantilesPlanCore:
+                  joint_dithered: bool = True, joint_capped: bool = False) -> QuantilesPlanCore:
     """The plan of a saved release (its loader re-derives the statement from it): the method that
     ran, the file's domain, declared sizes and unit; the intervals' options are not part of it."""
     n, n_max = (None, n_declared) if n_is_upper_bound else (n_declared, None)
     return make_plan(qa, lower, upper, eps, method, width, neighbors, n, n_max, k, None, n_min,
-                     joint_dithered=joint_dithered)
+                     joint_dithered=joint_dithered, joint_capped=joint_capped)
 
 
 def make_plan(qa: np.ndarray, lower: Any, upper: Any, eps: float, method: str, width: Any, neighbors: Relation,
               n: int | None, n_max: int | None, k: int = 1, user_id: Any = None, n_min: int | None = None, *,
               level: float = 0.95, interval: str = "calibrated", grid: int = TREE_GRID,
-              joint_dithered: bool = True, cls: type[P] = QuantilesPlanCore) -> P:  # type: ignore[assignment]
+              joint_dithered: bool = True, joint_capped: bool = False,
+              cls: type[P] = QuantilesPlanCore) -> P:  # type: ignore[assignment]
     """The method (auto resolved from public quantities) and its public parameters; every refusal
     that depends on the parameters, before the data is read. ``cls``: the plan's class
     (:class:`dptree.quantiles.api.QuantilesPlan` for a plan that releases)."""
@@ -259,7 +265,7 @@ def make_plan(qa: np.ndarray, lower: Any, upper: Any, eps: float, method: str, w
         tree = plan_range_tree(lower=lo, upper=hi, epsilon=eps, width=width, levels=TREE_LEVELS,
                                branching=TREE_BRANCHING, neighbors=neighbors, max_contributions=int(k))
     member = statement(method, eps, qa.size, neighbors, True, lower=lo, upper=hi, width=width, n=size_n,
-                       max_contributions=int(k), joint_dithered=joint_dithered)
+                       levels=qa, max_contributions=int(k), joint_dithered=joint_dithered, joint_capped=joint_capped)
     return cls(method, enc, lo, hi, width, eps, neighbors, size_n, upper_bound, dither, per_call, int(k),
                None if n_min is None else int(n_min), q=qa, level=float(level), interval=interval, grid=int(grid),
                user_id=user_id, tree=tree, member_statement=member, lower=lower, upper=upper, input_width=input_width)

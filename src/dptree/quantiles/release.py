@@ -6,6 +6,7 @@ the plan) both when a release is made and when a file is loaded, so a tampered f
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from numbers import Integral
 from typing import Any, ClassVar, Mapping
@@ -23,7 +24,7 @@ from dptree.io.release_file import check_metadata
 from dptree.privacy.boundary import Boundary
 from dptree.privacy.budget import check_release_budget
 from dptree.privacy.statement import check_statement, read_statement
-from dptree.quantiles.intervals import release_radii
+from dptree.quantiles.intervals import joint_radius, release_radii
 from dptree.quantiles.plan import METHODS, NEIGHBORS, plan_for_file
 from dptree.rangetree.quantile_calibration import INTERVALS
 
@@ -32,12 +33,12 @@ __all__ = ["QuantilesRelease"]
 
 def derived_statement(method: str, epsilon: float, q: np.ndarray, neighbors: Any, lower: Any, upper: Any, width: Any,
                       n_declared: int | None, n_is_upper_bound: bool, n_min: int | None, k: int, *,
-                      joint_dithered: bool = True) -> dict[str, Any]:
+                      joint_dithered: bool = True, joint_capped: bool = False) -> dict[str, Any]:
     """The statement of a saved release, re-derived by planning it again from the file's public
     parameters (:func:`dptree.quantiles.plan.plan_for_file`; a refusal there is a ReleaseFileError)."""
     try:
         return plan_for_file(method, epsilon, q, neighbors, lower, upper, width, n_declared, n_is_upper_bound, n_min,
-                             k, joint_dithered=joint_dithered).member_statement
+                             k, joint_dithered=joint_dithered, joint_capped=joint_capped).member_statement
     except InvalidParameterError as exc:
         raise ReleaseFileError(f"{QuantilesRelease.KIND} release: its parameters cannot be planned: {exc}") from None
 
@@ -156,9 +157,12 @@ class QuantilesRelease(Release):
         if n_min is not None and p["n_declared"] is not None and (not p["n_is_upper_bound"] or n_min > p["n_declared"]):
             raise ReleaseFileError(f"{kind} release: parameters.n_min must lie below an upper bound n_max, and "
                                    "goes without an exact n")
+        # a JointExp file without a sensitivity rule: records capped at the declared size, sensitivity 2
+        capped = p["method"] == "joint" and "sensitivity_rule" not in privacy
         check_statement(privacy, derived_statement(p["method"], eps, np.asarray(q), p["neighbors"], lo, hi, width,
                                                    p["n_declared"], p["n_is_upper_bound"], n_min, k,
-                                                   joint_dithered="dither_factor" in privacy), kind=kind)
+                                                   joint_dithered="dither_factor" in privacy, joint_capped=capped),
+                        kind=kind)
         cols = [meas.get(k) for k in ("values", "ci_low", "ci_high")]
         if any(not isinstance(c, list) or len(c) != len(q) for c in cols):
             raise ReleaseFileError(f"{kind} release: values and intervals must give one entry per level")
@@ -169,8 +173,13 @@ class QuantilesRelease(Release):
         if any(a > b for a, b in zip(cols[1], cols[2])):
             raise ReleaseFileError(f"{kind} release: an interval has ci_low > ci_high")
         radius = meas.get("rank_radius")
-        want = release_radii(p["method"], np.asarray(q), size=enc.size, epsilon=eps / k, neighbors=p["neighbors"],
-                             level=float(p["level"]), dither=int(privacy.get("dither_factor", 1)))
+        dither = int(privacy.get("dither_factor", 1))
+        if capped:
+            r = joint_radius(len(q), size=enc.size * dither, epsilon=eps / k, level=float(p["level"]), sensitivity=2.0)
+            want = [r] * len(q) if math.isfinite(r) else None
+        else:
+            want = release_radii(p["method"], np.asarray(q), size=enc.size, epsilon=eps / k, neighbors=p["neighbors"],
+                                 level=float(p["level"]), dither=dither)
         if radius != want:
             raise ReleaseFileError(f"{kind} release: rank_radius does not match the parameters")
         return cls(np.asarray(q), cols[0], cols[1], cols[2], float(p["level"]), p["method"], eps, p["n_declared"],

@@ -1,4 +1,5 @@
-"""JointExp (dptree.quantiles.joint): the utility's sensitivity by brute force, the forward tables
+"""JointExp (dptree.quantiles.joint): the utility's sensitivity by brute force (2 (1 - g) under
+add/remove, 2 under replace, and planted calibrations that are too small), the forward tables
 against enumeration, the e^epsilon ratio of exact laws of neighbours, refusals and outputs."""
 
 from __future__ import annotations
@@ -13,10 +14,28 @@ import pytest
 from dptree.errors import InvalidParameterError
 from dptree.noise import make_source
 from dptree.quantiles import joint, logsums
-from dptree.quantiles.joint import JOINT_MAX_CELLS, float_slack, joint_exponential, joint_statement
+from dptree.quantiles.joint import JOINT_MAX_CELLS, float_slack, joint_exponential, joint_statement, sensitivity
 
 LEVEL_SETS = ([Fraction(1, 2)], [Fraction(1, 4), Fraction(3, 4)], [Fraction(3, 10), Fraction(3, 10), Fraction(9, 10)],
               [Fraction(0), Fraction(1)], [Fraction(1, 3), Fraction(1, 2)])
+#: more level sets for the sensitivity: m = 4 at i / 5 (Delta 1.6), the smallest gap below q_1 or above q_m
+SENSITIVITY_SETS = LEVEL_SETS + ([Fraction(i, 5) for i in range(1, 5)], [Fraction(1, 10), Fraction(1, 2)],
+                                 [Fraction(1, 2), Fraction(7, 8)])
+
+
+def paper_sensitivity(qs: list[Fraction]) -> Fraction:
+    """2 (1 - min(q_1, q_j - q_{j-1}, 1 - q_m)), the add/remove sensitivity of Gillenwater et al."""
+    gaps = [b - a for a, b in zip([Fraction(0)] + qs, qs + [Fraction(1)])]
+    return 2 * (1 - min(gaps))
+
+
+#: planted calibrations that are too small: g taken from the largest gap, from the gaps between levels
+#: only (q_1 and 1 - q_m left out; m = 1: none, so g = 1/2), and a flat 1 (the m = 1 value)
+PLANTED = {
+    "largest gap": lambda qs: 2 * (1 - max(b - a for a, b in zip([Fraction(0)] + qs, qs + [Fraction(1)]))),
+    "inner gaps only": lambda qs: 2 * (1 - min([b - a for a, b in zip(qs, qs[1:])] or [Fraction(1, 2)])),
+    "one": lambda qs: Fraction(1),
+}
 
 
 def psi(d: Fraction, c: Fraction | None) -> Fraction:
@@ -48,27 +67,58 @@ def outputs(domain: int, m: int) -> list[tuple[int, ...]]:
     return list(itertools.combinations_with_replacement(range(domain), m))
 
 
-@pytest.mark.parametrize("clamp", [None, Fraction(1, 2)])
-def test_sensitivity_is_two_under_add_remove_and_replace(clamp: Fraction | None) -> None:
-    domain = 4
+def brute_sensitivity(qs: list[Fraction], clamp: Fraction | None, domain: int = 4,
+                      max_n: int = 3) -> dict[str, Fraction]:
+    """max |u_D(o) - u_D'(o)| over every data set D of at most ``max_n`` records on the domain, every
+    neighbour D' (add a record; replace a record) and every sorted output o."""
     seen = {"add": Fraction(0), "replace": Fraction(0)}
-    for qs in LEVEL_SETS:
-        outs = outputs(domain, len(qs))
-        for data in datasets(domain, 3):
-            u = [utility(data, qs, o, clamp) for o in outs]
-            for x in range(domain):  # add x
-                bigger = tuple(sorted(data + (x,)))
-                du = max(abs(a - b) for a, b in zip(u, (utility(bigger, qs, o, clamp) for o in outs)))
-                seen["add"] = max(seen["add"], du)
-                for i in range(len(data)):  # replace data[i] by x
-                    other = tuple(sorted(data[:i] + data[i + 1:] + (x,)))
-                    du = max(abs(a - b) for a, b in zip(u, (utility(other, qs, o, clamp) for o in outs)))
-                    seen["replace"] = max(seen["replace"], du)
-    assert seen["add"] <= 2 and seen["replace"] <= 2
-    if clamp is None:  # the bound is attained by the unclamped utility
-        assert seen["replace"] == 2 and seen["add"] >= Fraction(3, 2)
-    else:
-        assert seen["replace"] > 1
+    outs = outputs(domain, len(qs))
+    for data in datasets(domain, max_n):
+        u = [utility(data, qs, o, clamp) for o in outs]
+        for x in range(domain):  # add x
+            bigger = tuple(sorted(data + (x,)))
+            du = max(abs(a - b) for a, b in zip(u, (utility(bigger, qs, o, clamp) for o in outs)))
+            seen["add"] = max(seen["add"], du)
+            for i in range(len(data)):  # replace data[i] by x
+                other = tuple(sorted(data[:i] + data[i + 1:] + (x,)))
+                du = max(abs(a - b) for a, b in zip(u, (utility(other, qs, o, clamp) for o in outs)))
+                seen["replace"] = max(seen["replace"], du)
+    return seen
+
+
+@pytest.mark.parametrize("clamp", [None, Fraction(1, 2)])
+def test_sensitivity_is_the_papers_under_add_remove_and_two_under_replace(clamp: Fraction | None) -> None:
+    """By brute force over every data set of <= 3 records on 4 points, every neighbour and every
+    output: the utility moves by at most sensitivity(qs) = 2 (1 - g) when a record is added and by
+    at most 2 when one is replaced; unclamped, both bounds are attained. Each planted calibration
+    (a wrong g, a flat 1) is exceeded on some level set, so the check would catch it."""
+    exceeded = dict.fromkeys(PLANTED, False)
+    for qs in SENSITIVITY_SETS:
+        seen = brute_sensitivity(qs, clamp)
+        delta = sensitivity([float(q) for q in qs])
+        assert delta == paper_sensitivity(qs) and sensitivity([float(q) for q in qs], "replace") == 2
+        assert seen["add"] <= delta and seen["replace"] <= 2
+        if clamp is None:  # the bounds are attained by the unclamped utility
+            assert seen["add"] == delta and seen["replace"] == 2, (qs, seen)
+        else:
+            assert seen["replace"] > 1
+        for name, rule in PLANTED.items():
+            exceeded[name] |= seen["add"] > rule(qs)
+    assert all(exceeded.values()), exceeded
+    assert brute_sensitivity([Fraction(i, 5) for i in range(1, 5)], None)["add"] == Fraction(8, 5)  # 1 at m = 4 fails
+
+
+def test_sensitivity_of_the_levels_as_used() -> None:
+    """sensitivity() reads g off the levels as the utility uses them (k_j / Q), and is public."""
+    assert sensitivity([0.5]) == 1 and sensitivity(np.arange(1, 5) / 5) == Fraction(8, 5)
+    assert sensitivity(np.arange(1, 21) / 21) == Fraction(40, 21)
+    assert sensitivity([0.0, 0.5]) == 2 and sensitivity([0.3, 0.3, 0.9]) == 2  # a gap of 0
+    assert sensitivity([0.1234567]) == 2 * (1 - Fraction(10, 81))  # the level as used: denominator <= 1000
+    qs = [1 / 997, 2 / 991, 3 / 983]  # the lcm of the denominators exceeds 2^20: k_j = round(q_j 2^20)
+    k = [0] + [round(q * 2**20) for q in qs] + [2**20]
+    assert sensitivity(qs) == 2 * (1 - Fraction(min(np.diff(k)), 2**20))
+    with pytest.raises(InvalidParameterError, match="neighbors"):
+        sensitivity([0.5], "swap")
 
 
 def enumerated_log_weights(data: tuple[int, ...], qs: list[Fraction], span: int, t: joint._Tables) -> dict:
@@ -79,9 +129,12 @@ def enumerated_log_weights(data: tuple[int, ...], qs: list[Fraction], span: int,
     return {o: float(a * utility(data, qs, o, clamp)) for o in outputs(span, len(qs))}
 
 
-def tables(data: tuple[int, ...], qs: list[Fraction], span: int, eps: float) -> joint._Tables:
+def tables(data: tuple[int, ...], qs: list[Fraction], span: int, eps: float,
+           delta: Fraction | None = None) -> joint._Tables:
+    """The forward tables at ``eps`` for the sensitivity ``delta`` (None: the add/remove one)."""
     u, c = np.unique(np.array(data, dtype=np.int64), return_counts=True)
-    return joint._forward(u, c, np.array([float(q) for q in qs]), span, eps)
+    qf = np.array([float(q) for q in qs])
+    return joint._forward(u, c, qf, span, eps, sensitivity(qf) if delta is None else delta)
 
 
 @pytest.mark.parametrize("eps", [1.0, 200.0])  # 200: C < 1 rank, psi's pieces all used
@@ -96,26 +149,54 @@ def test_forward_tables_match_enumeration(data: tuple[int, ...], eps: float) -> 
         assert float(np.logaddexp.reduce(t.end())) == pytest.approx(expected, abs=1e-9)
 
 
-def exact_law(data: tuple[int, ...], qs: list[Fraction], span: int, eps: float) -> dict:
-    lw = enumerated_log_weights(data, qs, span, tables(data, qs, span, eps))
+def exact_law(data: tuple[int, ...], qs: list[Fraction], span: int, eps: float, delta: Fraction | None = None) -> dict:
+    lw = enumerated_log_weights(data, qs, span, tables(data, qs, span, eps, delta))
     z = float(np.logaddexp.reduce(np.array(list(lw.values()))))
     return {o: w - z for o, w in lw.items()}
 
 
-def test_exact_laws_of_neighbours_within_e_epsilon() -> None:
-    span, eps = 4, 1.0
+def worst_log_ratio(qs: list[Fraction], eps: float, relation: str, delta: Fraction | None = None,
+                    span: int = 4, max_n: int = 2) -> float:
+    """The largest |log P_D(o) - log P_D'(o)| of the exact laws of JointExp run at ``eps`` and the
+    sensitivity ``delta`` (None: the one for ``relation``) over data sets of <= max_n records, their
+    ``relation`` neighbours ("add" or "replace") and every output."""
+    if delta is None:
+        delta = sensitivity([float(q) for q in qs], "add_remove" if relation == "add" else "replace")
     worst = 0.0
-    for qs in LEVEL_SETS[:3]:
-        for data in datasets(span, 2):
-            law = exact_law(data, qs, span, eps)
-            for x in range(span):
-                other = exact_law(tuple(sorted(data + (x,))), qs, span, eps)
-                worst = max(worst, max(abs(law[o] - other[o]) for o in law))
-                for i in range(len(data)):
-                    repl = exact_law(tuple(sorted(data[:i] + data[i + 1:] + (x,))), qs, span, eps)
-                    worst = max(worst, max(abs(law[o] - repl[o]) for o in law))
-    assert worst <= eps + 1e-9
-    assert worst > 0.5 * eps  # the guarantee is not vacuous here
+    for data in datasets(span, max_n):
+        law = exact_law(data, qs, span, eps, delta)
+        for x in range(span):
+            others = ([tuple(sorted(data + (x,)))] if relation == "add" else
+                      [tuple(sorted(data[:i] + data[i + 1:] + (x,))) for i in range(len(data))])
+            for other in others:
+                ol = exact_law(other, qs, span, eps, delta)
+                worst = max(worst, max(abs(law[o] - ol[o]) for o in law))
+    return worst
+
+
+@pytest.mark.parametrize("eps", [1.0, 100.0])  # 100: the laws concentrate, the ratio nears its bound
+def test_exact_laws_of_neighbours_within_e_epsilon(eps: float) -> None:
+    """Exact laws (enumeration of the forward tables' weights) of neighbours: add/remove at
+    2 (1 - g), replace at 2, within e^epsilon for several level sets; not vacuous."""
+    worst = {"add": 0.0, "replace": 0.0}
+    for qs in (LEVEL_SETS[0], LEVEL_SETS[1], LEVEL_SETS[2], SENSITIVITY_SETS[-2]):
+        for rel in worst:
+            worst[rel] = max(worst[rel], worst_log_ratio(qs, eps, rel))
+    assert max(worst.values()) <= eps * (1 + 1e-12) + 1e-9
+    assert min(worst.values()) > 0.5 * eps  # the guarantee is not vacuous here
+    if eps > 50:
+        assert worst["add"] > 0.99 * eps  # nearly attained (m = 1): the add/remove calibration is not loose
+
+
+def test_exact_laws_catch_a_sensitivity_that_is_too_small() -> None:
+    """A planted calibration, g from the largest gap (2 (1 - 1/2) = 1 at the levels 1/10, 1/2,
+    against 1.8), breaks the e^epsilon bound of the exact laws under add/remove; so does the
+    add/remove sensitivity used for replace neighbours at m = 1 (1 against 2)."""
+    qs = [Fraction(1, 10), Fraction(1, 2)]
+    eps = 100.0
+    assert worst_log_ratio(qs, eps, "add") <= eps * (1 + 1e-12)
+    assert worst_log_ratio(qs, eps, "add", PLANTED["largest gap"](qs)) > 1.1 * eps
+    assert worst_log_ratio([Fraction(1, 2)], eps, "replace", sensitivity([0.5]), max_n=3) > 1.1 * eps
 
 
 def test_outputs_sorted_in_domain_and_reproducible() -> None:
@@ -176,8 +257,12 @@ def test_float_slack_is_small_where_joint_runs_and_statement() -> None:
     with pytest.raises(InvalidParameterError, match="float64"):
         joint_exponential(np.array([1]), np.array([1]), np.linspace(0.001, 0.999, 300), lower=0, upper=2**20,
                           epsilon=1.0, rng=make_source(0))
-    st = joint_statement()
-    assert st["sensitivity"] == 2 and "replace" in st["neighbors"]
+    st = joint_statement(None, np.arange(1, 5) / 5)  # add/remove at the levels i / 5
+    assert st["sensitivity"] == 1.6 and st["neighbors"] == "add/remove-one" and "2 (1 - g)" in st["sensitivity_rule"]
+    assert joint_statement(None, [0.5])["sensitivity"] == 1
+    assert joint_statement(None, [0.5], "replace")["sensitivity"] == 2
+    st = joint_statement()  # the statement of a release capped at the declared size, priced at 2
+    assert st["sensitivity"] == 2 and "replace" in st["neighbors"] and "sensitivity_rule" not in st
 
 
 @pytest.mark.parametrize("eps", [0.5, 50.0])  # 50: C is about 4 ranks, several pieces of psi
@@ -190,7 +275,7 @@ def test_transition_sums_match_direct_sums(eps: float) -> None:
         c = g.integers(1, 6, size=v.size)
         grid = [0.1, 0.25, 0.3, 0.5, 0.6, 0.75, 0.9] if trial % 2 else [0.0, 0.5, 1.0]  # small denominators too
         qs = np.sort(g.choice(grid, size=4))
-        t = joint._forward(v, c, qs, 256, eps)
+        t = joint._forward(v, c, qs, 256, eps, sensitivity(qs))
         for j in range(2, qs.size + 1):
             dt = t.targets[j] - t.targets[j - 1]
             d = t.rank[j][:, None] - t.rank[j - 1][None, :] - dt  # [b, b']
@@ -258,24 +343,22 @@ def test_transition_on_thousands_of_blocks_matches_direct_sums(eps: float) -> No
     assert np.allclose(got[1:], want[1:], rtol=0, atol=1e-8)
 
 
-def test_api_joint_needs_a_declared_size_and_caps_the_data_to_it():
-    """The joint tables are sized from the declared size; data beyond it is capped symmetrically
-    (no refusal that depends on the data)."""
+def test_api_joint_needs_a_declared_size_and_takes_every_record(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The joint tables' cell limit is checked against the declared size, before the data is read;
+    data beyond it all enter (a cap would make add/remove pairs replace pairs, of sensitivity 2) and
+    are never refused, even past the limit."""
     import dptree
-    from dptree.errors import InvalidParameterError
-    from dptree.quantiles.api import _cap_records
 
     x = np.arange(200)
     with pytest.raises(InvalidParameterError, match="n= or n_max="):
         dptree.quantiles(x, [0.5], lower=0, upper=255, epsilon=1.0, method="joint")
     with pytest.raises(InvalidParameterError, match="limit"):
         dptree.quantiles(x, [0.5] * 3, lower=0, upper=255, epsilon=1.0, method="joint", n_max=10**6)
-    r = dptree.quantiles(x, [0.5], lower=0, upper=255, epsilon=50.0, method="joint", n_max=100, rng=1)
-    assert 45 <= r.values[0] <= 155  # the median of the capped middle 100 records
-    v, c = _cap_records(np.array([1, 2, 3, 4]), np.array([3, 1, 1, 4]), 4)
-    assert v.tolist() == [2, 3, 4] and c.tolist() == [1, 1, 2]  # k = 5: 3 dropped from below, 2 from above
-    v, c = _cap_records(np.array([1, 2]), np.array([2, 2]), 9)
-    assert c.tolist() == [2, 2]
+    monkeypatch.setattr(joint, "JOINT_MAX_CELLS", 150)  # 101 cells declared, 201 in the data
+    with pytest.raises(InvalidParameterError, match="size limit"):  # a direct call on the data is checked on it
+        joint_exponential(x, np.ones_like(x), np.array([0.25]), lower=0, upper=255, epsilon=1.0, rng=make_source(1))
+    r = dptree.quantiles(x, [0.25], lower=0, upper=255, epsilon=50.0, method="joint", n_max=100, rng=1)
+    assert 40 <= r.values[0] <= 60  # the 0.25-quantile of all 200 records (50), not of a capped middle 100 (75)
 
 
 # --- dithered ties (joint_exponential(dither=K)) ---------------------------------------------------
@@ -291,15 +374,16 @@ def _size_dependent_draws(n: int, k: int) -> list[tuple[int, ...]]:
 
 
 def dithered_law(data: tuple[int, ...], qs: list[Fraction], span: int, eps: float, k: int, draws,
-                 mapped: bool) -> dict:
-    """The exact log-law of JointExp run on the keys x k + u (``joint.dither_keys``), averaged over
-    every outcome of ``draws``; ``mapped``: of the outputs mapped back (floor(o / k), the release),
-    else of the keys (the composed mechanism before its post-processing)."""
+                 mapped: bool, delta: Fraction | None = None) -> dict:
+    """The exact log-law of JointExp run on the keys x k + u (``joint.dither_keys``) at the
+    sensitivity ``delta`` (None: the add/remove one), averaged over every outcome of ``draws``;
+    ``mapped``: of the outputs mapped back (floor(o / k), the release), else of the keys (the
+    composed mechanism before its post-processing)."""
     vals, cnt = np.unique(np.array(data, dtype=np.int64), return_counts=True)
     laws = []
     for u in draws(len(data), k):
         kv, kc = joint.dither_keys(vals, cnt, k, np.array(u, dtype=np.int64))
-        law = exact_law(tuple(int(x) for x in np.repeat(kv, kc)), qs, span * k, eps)
+        law = exact_law(tuple(int(x) for x in np.repeat(kv, kc)), qs, span * k, eps, delta)
         back: dict = {}
         for o, lw in law.items():
             key = tuple(x // k for x in o) if mapped else o
@@ -309,16 +393,18 @@ def dithered_law(data: tuple[int, ...], qs: list[Fraction], span: int, eps: floa
 
 
 def _worst_dithered_ratio(draws, mapped: bool, eps: float) -> float:
+    """Add/remove pairs with JointExp at its add/remove sensitivity, replace pairs at 2."""
     span, k, worst = 3, 2, 0.0
     for qs in LEVEL_SETS[:2]:
-        for data in datasets(span, 2):
-            law = dithered_law(data, qs, span, eps, k, draws, mapped)
-            for x in range(span):  # add x (n <= 3), and replace each record by x
-                others = [tuple(sorted(data + (x,)))] + [tuple(sorted(data[:i] + data[i + 1:] + (x,)))
-                                                         for i in range(len(data))]
-                for other in others:
-                    ol = dithered_law(other, qs, span, eps, k, draws, mapped)
-                    worst = max(worst, max(abs(law[o] - ol[o]) for o in law))
+        for delta in (None, Fraction(2)):
+            for data in datasets(span, 2):
+                law = dithered_law(data, qs, span, eps, k, draws, mapped, delta)
+                for x in range(span):  # add x (n <= 3), or replace each record by x
+                    others = ([tuple(sorted(data + (x,)))] if delta is None else
+                              [tuple(sorted(data[:i] + data[i + 1:] + (x,))) for i in range(len(data))])
+                    for other in others:
+                        ol = dithered_law(other, qs, span, eps, k, draws, mapped, delta)
+                        worst = max(worst, max(abs(law[o] - ol[o]) for o in law))
     return worst
 
 

@@ -16,7 +16,7 @@ import dptree
 from dptree.errors import DataError, InvalidParameterError, ReleaseFileError
 from dptree.quantiles.auto import JOINT_AUTO_MAX_M, choose_method, joint_eligible, predicted_errors
 from dptree.quantiles.intervals import joint_radius
-from dptree.quantiles.joint import JOINT_MAX_CELLS, float_slack
+from dptree.quantiles.joint import JOINT_MAX_CELLS, float_slack, sensitivity
 
 X = np.random.default_rng(3).integers(0, 1000, 3000)
 QS = [0.1, 0.5, 0.9]
@@ -180,22 +180,31 @@ def test_joint_is_dispatched_to_its_module():
     assert r.method == "joint" and r.values == sorted(r.values)
     # dithered with K = 2048 (the smallest power of two >= 4 n): the radius is the one for 1024 K keys
     assert r.privacy["dither_factor"] == 2048
-    assert r.rank_radius == [joint_radius(3, size=1024 * 2048, epsilon=1.0, level=0.95)] * 3
+    # at the add/remove sensitivity of 0.1, 0.5, 0.9: 2 (1 - 0.1) = 1.8
+    assert r.privacy["sensitivity"] == 1.8
+    assert r.rank_radius == [joint_radius(3, size=1024 * 2048, epsilon=1.0, level=0.95, sensitivity=1.8)] * 3
     # radius ~80 ranks: the 0.5 estimate (150 - 80 >= 30) bounds the 0.1 quantile from above, nothing from below
     assert r.ci_low[0] == 0 and r.ci_high[0] == r.values[1] and r.ci_high[2] == 1023
 
 
 def test_joint_radius_is_the_stated_bound_and_releases_round_trip(tmp_path):
-    """U / 2 with U = 2m + (ln C(|X| + m - 1, m) + ln(1 / (1 - level)) + slack) / a, a = (eps - slack) / 4
-    (dptree.quantiles.intervals); not established (None, the domain as interval) past psi's linear
-    range; a joint release saves and loads (its statement keeps the release's relation)."""
+    """U / 2 with U = 2m + (ln C(|X| + m - 1, m) + ln(1 / (1 - level)) + slack) / a, a = (eps - slack) /
+    (2 Delta) (dptree.quantiles.intervals); not established (None, the domain as interval) past psi's
+    linear range, whose C = A / a shrinks with Delta; a joint release saves and loads (its statement
+    keeps the release's relation)."""
     slack, _ = float_slack(4, 2**20, 1.0)
-    a = (1.0 - slack) / 4
+    a = (1.0 - slack) / (2 * 1.6)
     log_tuples = math.log(math.comb(2**20 + 3, 4))
     want = (8 + (log_tuples + math.log(20) + slack) / a) / 2
-    assert joint_radius(4, size=2**20, epsilon=1.0, level=0.95) == pytest.approx(want, rel=1e-9)
-    assert joint_radius(4, size=2**20, epsilon=1.0, level=0.99) > want
-    assert math.isinf(joint_radius(20, size=2**20, epsilon=1.0, level=0.95))
+    assert joint_radius(4, size=2**20, epsilon=1.0, level=0.95, sensitivity=1.6) == pytest.approx(want, rel=1e-9)
+    assert joint_radius(4, size=2**20, epsilon=1.0, level=0.99, sensitivity=1.6) > want
+    assert joint_radius(4, size=2**20, epsilon=1.0, level=0.95, sensitivity=2.0) > want
+    assert math.isinf(joint_radius(20, size=2**20, epsilon=1.0, level=0.95, sensitivity=float(sensitivity(
+        np.arange(1, 21) / 21))))
+    # the check uses the C of the a that ran: at epsilon = 80, m = 2 the bound is within C for the
+    # sensitivity 2 but not for 1 (C = A / a halves while the bound's 2m stays)
+    assert math.isfinite(joint_radius(2, size=2**20, epsilon=80.0, level=0.95, sensitivity=2.0))
+    assert math.isinf(joint_radius(2, size=2**20, epsilon=80.0, level=0.95, sensitivity=1.0))
     x = np.random.default_rng(0).choice(2**16, 1000, replace=False)
     for m, finite in ((4, True), (20, False)):
         qs = np.arange(1, m + 1) / (m + 1)
@@ -240,9 +249,10 @@ def test_auto_on_a_real_domain_considers_the_tree_only_with_a_width():
 
 
 def test_joint_release_files_state_the_dither_and_older_files_still_load(tmp_path):
-    """A joint release states its public dither factor; a file written before dithering (no
-    dither_factor in its statement, radius for |X| points) loads under its own statement; a changed
-    factor is refused."""
+    """A joint release states its public dither factor and its sensitivity (2 (1 - g), with the
+    rule); files of a release capped at the declared size and priced at sensitivity 2 (no
+    sensitivity_rule in the statement), dithered or not (no dither_factor, radius for |X| points),
+    load under their own statements and radii; a changed factor or sensitivity is refused."""
     import json
 
     from dptree.errors import ReleaseFileError
@@ -251,18 +261,42 @@ def test_joint_release_files_state_the_dither_and_older_files_still_load(tmp_pat
     x = np.random.default_rng(1).choice(2**16, 500, replace=False)
     r = dptree.quantiles(x, [0.25, 0.5, 0.75], lower=0, upper=2**16 - 1, epsilon=1.0, method="joint", n=500, rng=2)
     assert r.privacy["dither_factor"] == 2048 and "floor(o / K)" in r.privacy["dithering"]
+    assert r.privacy["sensitivity"] == 1.5 and r.privacy["sensitivity_relations"] == "add/remove-one"
     path = tmp_path / "j.json"
     r.save(path, allow_nonprivate=True)
     doc = json.loads(path.read_text())
-    old = json.loads(path.read_text())
-    del old["privacy"]["dither_factor"], old["privacy"]["dithering"]
-    old["measurements"]["rank_radius"] = [joint_radius(3, size=2**16, epsilon=1.0, level=0.95)] * 3
-    old["checksum"] = canonical_checksum(old)
-    path.write_text(json.dumps(old))
-    assert dptree.load(path).values == r.values
-    doc["privacy"]["dither_factor"] = 1024
-    doc["checksum"] = canonical_checksum(doc)
-    path.write_text(json.dumps(doc))
+
+    def write(d: dict) -> None:
+        d["checksum"] = canonical_checksum(d)
+        path.write_text(json.dumps(d))
+
+    def capped(dithered: bool) -> dict:
+        old = json.loads(json.dumps(doc))
+        del old["privacy"]["sensitivity_rule"]
+        old["privacy"].update(sensitivity=2, sensitivity_relations="add/remove-one and replace-one")
+        if not dithered:
+            del old["privacy"]["dither_factor"], old["privacy"]["dithering"]
+        size = 2**16 * (2048 if dithered else 1)
+        old["measurements"]["rank_radius"] = [joint_radius(3, size=size, epsilon=1.0, level=0.95, sensitivity=2.0)] * 3
+        return old
+
+    for dithered in (True, False):
+        write(capped(dithered))
+        assert dptree.load(path).values == r.values
+    bad = capped(True)
+    bad["measurements"]["rank_radius"] = doc["measurements"]["rank_radius"]  # the radius at 1.5, not 2
+    write(bad)
+    with pytest.raises(ReleaseFileError, match="rank_radius"):
+        dptree.load(path)
+    for field, value in (("dither_factor", 1024), ("sensitivity", 1.2)):
+        changed = json.loads(json.dumps(doc))
+        changed["privacy"][field] = value
+        write(changed)
+        with pytest.raises(ReleaseFileError, match="statement"):
+            dptree.load(path)
+    claims_cap = json.loads(json.dumps(doc))  # the rule dropped, sensitivity 1.5 kept: not what a capped release stated
+    del claims_cap["privacy"]["sensitivity_rule"]
+    write(claims_cap)
     with pytest.raises(ReleaseFileError, match="statement"):
         dptree.load(path)
 
