@@ -89,6 +89,9 @@ __all__ = ["ArrayPiece", "Cut", "Piece", "approx_quantiles", "run_approx", "call
 
 Relation = Literal["add_remove", "replace"]
 
+#: scaled ranks b n from here on leave the windowed sampler's int64 arithmetic
+_INT64_RANKS = 1 << 62
+
 
 def call_sensitivity(q: float, neighbors: Relation) -> int:
     """The sensitivity of the integer tie-aware score at the level q ~ a/b: max(a, b - a) under
@@ -269,7 +272,7 @@ class ArrayPiece:
             return Cut(em_call(self.vals, self.cnt, q, self.lo, self.hi, epsilon, src, neighbors))
         level = quantile_level(q)
         base = exponential_base(epsilon, call_sensitivity(q, neighbors))
-        if level.denominator * n >= 1 << 62:  # b n beyond int64: every record's key, in Python ints (same law)
+        if level.denominator * n >= _INT64_RANKS:  # b n beyond int64: every record's key, in Python ints
             return _every_key_call(src, self.vals, self.cnt, self.lo, self.hi, level, base, self.k)
         _, center, slope = quantile_badness(level, n)
         i0, i1 = window_indices(upto, *window_ranks(center, slope, base))
