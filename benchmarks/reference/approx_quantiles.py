@@ -50,3 +50,13 @@ def approx_quantiles(x: np.ndarray, qs: np.ndarray, lower: float, upper: float, 
         return left + [v] + right
 
     return np.array(solve(np.sort(np.asarray(x, dtype=np.float64)), qs, float(lower), float(upper)))
+
+
+def approx_quantiles_jittered(x: np.ndarray, qs: np.ndarray, lower: float, upper: float, epsilon: float,
+                              rng: np.random.Generator, scale: float = 1e-5) -> np.ndarray:
+    """:func:`approx_quantiles` on data prepared as the authors' code prepares it (ShacharSchnapp/DP_AQ
+    ``gaussian_noise``): every point plus N(0, scale^2) noise, the bounds widened by 4 scale. On a
+    tied integer column this turns each tie block into a run of tiny intervals inside which the
+    estimate can land; the estimates are rounded to the nearest integer, the column's own grid."""
+    jittered = np.asarray(x, dtype=np.float64) + rng.normal(0.0, scale, size=np.size(x))
+    return np.round(approx_quantiles(jittered, qs, lower - 4 * scale, upper + 4 * scale, epsilon, rng))

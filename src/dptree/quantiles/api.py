@@ -245,7 +245,7 @@ class QuantilesPlan(QuantilesPlanCore):
         # files and relations: every call staged on engine queries, the same law and draws
         staged = None if p.method == "joint" else staged_quantiles(data, column, p.enc, on_invalid, qa, method=p.method,
                                                                     epsilon_call=p.per_call, rng=src,
-                                                                    neighbors=p.neighbors)
+                                                                    neighbors=p.neighbors, dither=p.dither)
         if staged is None:
             _, vals, cnt = _em_data(data, column, p.lower, p.upper, on_invalid, p.input_width)
             staged = _em_offsets(p, qa, vals, cnt, src)
@@ -327,7 +327,7 @@ def _em_offsets(p: QuantilesPlan, qa: np.ndarray, vals: Any, cnt: Any, src: Any)
     top = p.enc.size - 1
     if p.method == "approx":
         return approx_quantiles(vals, cnt, qa, lower=0, upper=top, rng=src, neighbors=p.neighbors,
-                                epsilon_call=p.per_call)
+                                epsilon_call=p.per_call, dither=p.dither)
     if p.method == "exponential":
         return [em_call(vals, cnt, float(q), 0, top, p.per_call, src, p.neighbors) for q in qa]
     # every record enters, whatever the declared size: a cap at it would turn the add/remove pairs at

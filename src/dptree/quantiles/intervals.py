@@ -60,14 +60,14 @@ def value_intervals(qs: np.ndarray, estimates: list[Any], radii: np.ndarray, n: 
 def em_radii(method: str, qs: np.ndarray, *, size: int, epsilon: float, neighbors: str, level: float,
              dither: int = 1) -> np.ndarray:
     """The rank radius of each level's interval for an exponential-mechanism method (public: a
-    function of the parameters only; :mod:`dptree.quantiles.intervals`). ``dither``: JointExp's
-    dither factor K (:func:`dptree.quantiles.joint.dither_factor`): its mechanism runs on |X| K
-    keys, and an output mapped back to floor(o / K) has a tie-aware rank error at most its key's
-    (the value's rank interval contains the key's), so the radius is the one for |X| K points."""
+    function of the parameters only; :mod:`dptree.quantiles.intervals`). ``dither``: the dither
+    factor K of JointExp or ApproxQuantiles (:mod:`dptree.quantiles.dither`): the mechanism runs on
+    |X| K keys, and an output mapped back to floor(o / K) has a tie-aware rank error at most its
+    key's (the value's rank interval contains the key's), so the radius is the one for |X| K points."""
     m, tail = qs.size, 1.0 - level
     rel: Relation = "replace" if neighbors == "replace" else "add_remove"
     if method == "approx":
-        return path_radii(qs, size=size, epsilon_call=layer_epsilon(epsilon, m, rel), tail=tail, neighbors=rel)
+        return path_radii(qs, size=size * dither, epsilon_call=layer_epsilon(epsilon, m, rel), tail=tail, neighbors=rel)
     if method == "exponential":
         return np.array([call_radius(float(q), size=size, epsilon=epsilon / m, tail=tail / m, neighbors=rel)
                          for q in qs])

@@ -110,6 +110,7 @@ import numpy as np
 from dptree._validation import InstanceOf, Interval, validate_params
 from dptree.errors import InvalidParameterError
 from dptree.noise import RandomSource, exp_lower_rational, sample_exponential_index, uniform_below, uniform_int
+from dptree.quantiles.dither import dither_factor, dither_keys
 from dptree.quantiles.logsums import Layout, lae, range_sums, range_tables
 
 __all__ = ["JOINT_MAX_CELLS", "clamp_nats", "dither_factor", "float_slack", "joint_exponential", "joint_statement",
@@ -157,25 +158,6 @@ def joint_statement(dither: int | None = None, levels: Any = None, neighbors: st
                            "(1: none); a per-record independent map keeps add/remove and replace neighbours")
         st["dither_factor"] = int(dither)
     return st
-
-
-def dither_factor(n: int | None, domain_size: int) -> int:
-    """K for dithered ties (module docstring), from public quantities only: the smallest power of two
-    >= 4 n (n the declared size or bound), halved while domain_size * K >= 2^62; 1 (no dithering)
-    without a declared size."""
-    if n is None or n < 1:
-        return 1
-    k = 1 << (4 * int(n) - 1).bit_length()
-    while k > 1 and int(domain_size) * k >= 1 << 62:
-        k //= 2
-    return k
-
-
-def dither_keys(values: np.ndarray, counts: np.ndarray, k: int, draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The dithered data as sorted distinct keys and counts: record i (in sorted order) becomes
-    values[.] * k + draws[i]. ``draws``: one integer of [0, k) per record, independent of the data."""
-    keys = np.repeat(np.asarray(values, dtype=np.int64), np.asarray(counts, dtype=np.int64)) * k + draws
-    return np.unique(keys, return_counts=True)
 
 
 def clamp_nats(domain_size: int) -> float:

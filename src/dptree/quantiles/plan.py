@@ -23,6 +23,7 @@ from dptree.privacy.statement import Neighbors, make_statement
 from dptree.privacy.unit import PerRecord, PerUser, PrivacyUnit, Replace
 from dptree.quantiles.approx import layer_epsilon, layers
 from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS, choose_method
+from dptree.quantiles.dither import approx_dither_factor
 
 __all__ = ["QuantilesPlanCore", "make_plan", "plan_for_file", "statement", "joint_module", "METHODS", "NEIGHBORS",
            "TREE_GRID", "BOUNDED_POINTS"]
@@ -47,13 +48,14 @@ def joint_module() -> Any:
 
 def statement(method: str, epsilon: float, m: int, neighbors: str, private: bool, *, lower: Any = None,
               upper: Any = None, width: Any = None, n: int | None = None, levels: Any = None,
-              joint_dithered: bool = True, joint_capped: bool = False,
+              dithered: bool = True, joint_capped: bool = False,
               max_contributions: int = 1) -> dict[str, Any]:
     """The privacy statement of a quantiles release, from public parameters only (``n``: the declared
     size or bound, which sets JointExp's dither factor; ``levels``: the m levels, which set
-    JointExp's sensitivity; ``joint_dithered=False``: the statement of an undithered JointExp
-    release, ``joint_capped=True``: of one whose records were capped at the declared size and priced
-    at sensitivity 2, for loading files that state them; ``max_contributions`` = k: the
+    JointExp's sensitivity; ``dithered=False``: the statement of an undithered JointExp or
+    ApproxQuantiles release (no ``dither_factor``), ``joint_capped=True``: of a JointExp release whose
+    records were capped at the declared size and priced at sensitivity 2, for loading files that
+    state them; ``max_contributions`` = k: the
     privacy unit is one person's at most k records, and the exponential-mechanism methods run at
     epsilon / k, so that by group privacy k records cost epsilon)."""
     k = int(max_contributions)
@@ -79,22 +81,26 @@ def statement(method: str, epsilon: float, m: int, neighbors: str, private: bool
             budget_spent=budget, epsilon_per_call=per_record / m, sensitivity=_SENSITIVITY[neighbors], **group)
     if method == "approx":
         L = layers(m)
+        ties = ("each call on the keys x K + u of its piece's records (u uniform on [0, K), drawn per record and "
+                "call), records split at the chosen key, those at it by a fair coin; outputs floor(key / K)"
+                if dithered else "ties at a split sent to one side by a fair coin")
+        dither = {"dither_factor": approx_dither_factor(point_domain(lower, upper, width).size)} if dithered else {}
         return make_statement(
             mechanism=f"ApproxQuantiles (Kaplan, Schnapp & Stemmer, ICML 2022, Algorithm 1): {L} layers of tie-aware "
-                      "exponential mechanisms on disjoint pieces (parallel composition within a layer), ties at a "
-                      "split sent to one side by a fair coin", neighbors=who, guarantee="pure epsilon-DP",
+                      f"exponential mechanisms on disjoint pieces (parallel composition within a layer), {ties}",
+            neighbors=who, guarantee="pure epsilon-DP",
             private=private, budget_spent=budget, layers=L,
             epsilon_per_call=layer_epsilon(per_record, m, who.relation), sensitivity=_SENSITIVITY[neighbors],
             calibration=("epsilon / L per layer" if neighbors == "add_remove" else
                          "epsilon / (2L - 1) per layer: below the first layer a replaced record can move between "
-                         "two pieces, so a layer costs twice its budget"), **group)
+                         "two pieces, so a layer costs twice its budget"), **dither, **group)
     if method == "joint":
         base = make_statement(mechanism="JointExp (Gillenwater, Joseph & Kulesza, ICML 2021)", neighbors=who,
                               guarantee="pure epsilon-DP", private=private, budget_spent=budget, **group)
         if levels is None and not joint_capped:
             raise ValueError("JointExp's statement needs its levels (they set its sensitivity)")
         jm = joint_module()
-        kd = jm.dither_factor(n, point_domain(lower, upper, width).size) if joint_dithered else None
+        kd = jm.dither_factor(n, point_domain(lower, upper, width).size) if dithered else None
         st = jm.joint_statement(kd, None if joint_capped else levels, neighbors)  # "neighbors": the sensitivity's
         return {**base, **st, "neighbors": base["neighbors"], "sensitivity_relations": st["neighbors"],
                 "private": bool(private)}
@@ -197,18 +203,18 @@ P = TypeVar("P", bound=QuantilesPlanCore)
 
 def plan_for_file(method: str, eps: float, qa: np.ndarray, neighbors: Relation, lower: Any, upper: Any, width: Any,
                   n_declared: int | None, n_is_upper_bound: bool, n_min: int | None, k: int, *,
-                  joint_dithered: bool = True, joint_capped: bool = False) -> QuantilesPlanCore:
+                  dithered: bool = True, joint_capped: bool = False) -> QuantilesPlanCore:
     """The plan of a saved release (its loader re-derives the statement from it): the method that
     ran, the file's domain, declared sizes and unit; the intervals' options are not part of it."""
     n, n_max = (None, n_declared) if n_is_upper_bound else (n_declared, None)
     return make_plan(qa, lower, upper, eps, method, width, neighbors, n, n_max, k, None, n_min,
-                     joint_dithered=joint_dithered, joint_capped=joint_capped)
+                     dithered=dithered, joint_capped=joint_capped)
 
 
 def make_plan(qa: np.ndarray, lower: Any, upper: Any, eps: float, method: str, width: Any, neighbors: Relation,
               n: int | None, n_max: int | None, k: int = 1, user_id: Any = None, n_min: int | None = None, *,
               level: float = 0.95, interval: str = "calibrated", grid: int = TREE_GRID,
-              joint_dithered: bool = True, joint_capped: bool = False,
+              dithered: bool = True, joint_capped: bool = False,
               cls: type[P] = QuantilesPlanCore) -> P:  # type: ignore[assignment]
     """The method (auto resolved from public quantities) and its public parameters; every refusal
     that depends on the parameters, before the data is read. ``cls``: the plan's class
@@ -255,7 +261,11 @@ def make_plan(qa: np.ndarray, lower: Any, upper: Any, eps: float, method: str, w
         raise InvalidParameterError(f"user_id= with method={method!r} needs an integer domain of at most 2^24 points "
                                     "(the records kept per user are counted per point); use method='tree' (on a float "
                                     "domain with a bucket width=), which bounds users on any domain")
-    dither = joint_module().dither_factor(size_n, enc.size) if method == "joint" else 1  # public: declared n, |X|
+    dither = 1  # public: JointExp's from the declared n and |X|, ApproxQuantiles' from |X|
+    if dithered and method == "joint":
+        dither = joint_module().dither_factor(size_n, enc.size)
+    elif dithered and method == "approx":
+        dither = approx_dither_factor(enc.size)
     # one person's k records: every exponential-mechanism call at 1/k of its share (group privacy)
     per_call = (layer_epsilon(eps, qa.size, neighbors) if method == "approx" else eps / qa.size) / k
     tree = None
@@ -265,7 +275,7 @@ def make_plan(qa: np.ndarray, lower: Any, upper: Any, eps: float, method: str, w
         tree = plan_range_tree(lower=lo, upper=hi, epsilon=eps, width=width, levels=TREE_LEVELS,
                                branching=TREE_BRANCHING, neighbors=neighbors, max_contributions=int(k))
     member = statement(method, eps, qa.size, neighbors, True, lower=lo, upper=hi, width=width, n=size_n,
-                       levels=qa, max_contributions=int(k), joint_dithered=joint_dithered, joint_capped=joint_capped)
+                       levels=qa, max_contributions=int(k), dithered=dithered, joint_capped=joint_capped)
     return cls(method, enc, lo, hi, width, eps, neighbors, size_n, upper_bound, dither, per_call, int(k),
                None if n_min is None else int(n_min), q=qa, level=float(level), interval=interval, grid=int(grid),
                user_id=user_id, tree=tree, member_statement=member, lower=lower, upper=upper, input_width=input_width)

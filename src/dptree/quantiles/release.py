@@ -33,12 +33,12 @@ __all__ = ["QuantilesRelease"]
 
 def derived_statement(method: str, epsilon: float, q: np.ndarray, neighbors: Any, lower: Any, upper: Any, width: Any,
                       n_declared: int | None, n_is_upper_bound: bool, n_min: int | None, k: int, *,
-                      joint_dithered: bool = True, joint_capped: bool = False) -> dict[str, Any]:
+                      dithered: bool = True, joint_capped: bool = False) -> dict[str, Any]:
     """The statement of a saved release, re-derived by planning it again from the file's public
     parameters (:func:`dptree.quantiles.plan.plan_for_file`; a refusal there is a ReleaseFileError)."""
     try:
         return plan_for_file(method, epsilon, q, neighbors, lower, upper, width, n_declared, n_is_upper_bound, n_min,
-                             k, joint_dithered=joint_dithered, joint_capped=joint_capped).member_statement
+                             k, dithered=dithered, joint_capped=joint_capped).member_statement
     except InvalidParameterError as exc:
         raise ReleaseFileError(f"{QuantilesRelease.KIND} release: its parameters cannot be planned: {exc}") from None
 
@@ -161,7 +161,7 @@ class QuantilesRelease(Release):
         capped = p["method"] == "joint" and "sensitivity_rule" not in privacy
         check_statement(privacy, derived_statement(p["method"], eps, np.asarray(q), p["neighbors"], lo, hi, width,
                                                    p["n_declared"], p["n_is_upper_bound"], n_min, k,
-                                                   joint_dithered="dither_factor" in privacy, joint_capped=capped),
+                                                   dithered="dither_factor" in privacy, joint_capped=capped),
                         kind=kind)
         cols = [meas.get(k) for k in ("values", "ci_low", "ci_high")]
         if any(not isinstance(c, list) or len(c) != len(q) for c in cols):

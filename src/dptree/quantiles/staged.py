@@ -5,11 +5,11 @@ relations, Spark DataFrames): every call runs staged on its piece, so no sort of
 kinds of exact engine counts (a bucket histogram, the distinct values of a rank window with their
 global ranks, the two ranks of one point). ApproxQuantiles' calls run on *pieces*: the records
 strictly between the two split values around them, plus the share of each split value's tie
-block that its fair coins sent to this side. :class:`StagedPiece` holds a piece as public split
+block that its split sent to this side (:class:`~dptree.quantiles.approx.Cut`). :class:`StagedPiece` holds a piece as public split
 values and exact counts that only the mechanism reads:
 
 * ``lo``/``hi``: the piece's domain; ``low``/``high``: how many records equal to ``lo``/``hi`` the
-  piece holds when a split's coins decided it, or None where the end is the domain's own end (the
+  piece holds when a split decided it, or None where the end is the domain's own end (the
   piece then holds every record equal to it);
 * ``off``: records of the column below the piece minus, where ``low`` is set, the tie records at
   ``lo`` that went left: a record value y strictly inside the piece has piece ranks
@@ -25,9 +25,11 @@ the same rule (an engine ``ranks`` query inside, the shares at the ends). These 
 values, counts and ranks the in-memory piece (:class:`~dptree.quantiles.approx.ArrayPiece`) has
 in that window, so the candidates, the draws and the output are the same as in memory
 (``tests/unit/quantiles/test_approx_staged.py`` checks this seed by seed): the law, and with it
-the privacy proof of :mod:`dptree.quantiles.approx`, is unchanged. The split value's ranks in
-the piece come from the window (or the ``ranks`` answers already asked), its tie block's coins
-from the same random source as in memory.
+the privacy proof of :mod:`dptree.quantiles.approx`, is unchanged. With dithered ties the call
+is :func:`~dptree.quantiles.approx.dithered_call` on that window and rank rule, as in memory (the
+keys of the window's values drawn first, those of a value outside it when a proposal lands there).
+The split value's ranks in the piece come from the window (or the ``ranks`` answers already
+asked), its tie block's coins from the same random source as in memory.
 
 Queries: one bucket histogram; one scan for the windows around every level's target rank
 (q n +- 3 R global ranks, R a bound on a window's half width, :func:`_ahead`), which hold the
@@ -53,7 +55,7 @@ from dptree.interior.blocks import Blocks, sample_windowed, window_ranks
 from dptree.interior.selection import exponential_base, quantile_badness, quantile_level, sample_quantile_blocks
 from dptree.interior.staged import BUCKETS, engine_ranks, rank_windows, staged_session
 from dptree.noise import RandomSource
-from dptree.quantiles.approx import Relation, _fair_coins, call_sensitivity, run_approx
+from dptree.quantiles.approx import Cut, Relation, _fair_coins, call_sensitivity, dithered_call, run_approx
 
 __all__ = ["StagedPiece", "fetch_windows", "staged_quantiles"]
 
@@ -68,8 +70,8 @@ class _Column:
     engine windows read so far and a memo of the ``ranks`` answers (shared by every piece of one
     release)."""
 
-    def __init__(self, counts: OrderedCounts, enc: Domain, cum: np.ndarray) -> None:
-        self.counts, self.enc, self.cum = counts, enc, cum
+    def __init__(self, counts: OrderedCounts, enc: Domain, cum: np.ndarray, dither: int = 1) -> None:
+        self.counts, self.enc, self.cum, self.dither = counts, enc, cum, dither
         self._ask = engine_ranks(counts, enc)
         self._memo: dict[int, tuple[int, int]] = {}
         self._read: list[tuple[int, int, Window]] = []  # (lo_rank, hi_rank, the engine's window)
@@ -157,21 +159,26 @@ class StagedPiece:
         _, center, slope = quantile_badness(quantile_level(q), self.n)
         return window_ranks(center, slope, exponential_base(epsilon, call_sensitivity(q, neighbors)))
 
-    def sample(self, q: float, epsilon: float, src: RandomSource, neighbors: Relation) -> int:
-        """:func:`~dptree.quantiles.approx.em_call` on the piece: the same candidates and draws."""
+    def sample(self, q: float, epsilon: float, src: RandomSource, neighbors: Relation) -> Cut:
+        """:func:`~dptree.quantiles.approx.em_call` on the piece (:func:`~dptree.quantiles.approx.dithered_call`
+        when the release dithers): the same candidates and draws as in memory."""
         level = quantile_level(q)
         base = exponential_base(epsilon, call_sensitivity(q, neighbors))
         if self.n == 0:  # the mechanism on no records, as in memory
-            return sample_quantile_blocks(src, np.zeros(0, _U64), np.zeros(0, np.int64), self.lo, self.hi, level, base)
+            return Cut(sample_quantile_blocks(src, np.zeros(0, _U64), np.zeros(0, np.int64), self.lo, self.hi, level,
+                                              base))
         badness, center, slope = quantile_badness(level, self.n)
         if self.is_point:
             offs, cnt, upto = np.array([self.lo], _U64), np.array([self.n], np.int64), np.array([self.n], np.int64)
         else:
             offs, cnt, upto = self.window(*window_ranks(center, slope, base))
         self._window = (offs, cnt, upto)
+        if self.col.dither > 1:
+            return dithered_call(src, offs, cnt, upto, n=self.n, lo=self.lo, hi=self.hi, level=level, base=base,
+                                 k=self.col.dither, ranks=self.ranks)
         blocks = Blocks(offs, upto, cnt, int(offs[0]), int(offs[-1]))
-        return sample_windowed(src, blocks, badness, center, slope, base, n=self.n, domain=(self.lo, self.hi),
-                               ranks=self.ranks)
+        return Cut(sample_windowed(src, blocks, badness, center, slope, base, n=self.n, domain=(self.lo, self.hi),
+                                   ranks=self.ranks))
 
     def _ranks_of(self, v: int) -> tuple[int, int]:
         """The piece ranks of the call's output v: from its window, else :meth:`ranks`."""
@@ -184,10 +191,11 @@ class StagedPiece:
                 return int(upto[pos - 1]), int(upto[pos - 1])
         return self.ranks(v)
 
-    def split(self, v: int, src: RandomSource) -> tuple[StagedPiece, StagedPiece]:
+    def split(self, cut: Cut, src: RandomSource) -> tuple[StagedPiece, StagedPiece]:
+        v = cut.value
         below, upto = self._ranks_of(v)
         tie = upto - below
-        k = _fair_coins(src, tie)
+        k = cut.below + _fair_coins(src, tie - cut.below - cut.above) if tie else 0
         left = StagedPiece(self.col, self.lo, v, self.low, k, self.off, below + k)
         right = StagedPiece(self.col, v, self.hi, tie - k, self.high, self.off + upto - (tie - k),
                             self.n - upto + tie - k)
@@ -231,11 +239,13 @@ AHEAD_RANKS = 1 << 22
 
 
 def staged_quantiles(values: Any, column: str | None, enc: Domain, on_invalid: str, qs: np.ndarray, *,
-                     method: str, epsilon_call: float, rng: RandomSource, neighbors: Relation) -> list[int] | None:
+                     method: str, epsilon_call: float, rng: RandomSource, neighbors: Relation,
+                     dither: int = 1) -> list[int] | None:
     """The offsets of ``method`` ``"approx"`` (:func:`~dptree.quantiles.approx.run_approx`) or
     ``"exponential"`` (one call per level on all the records) at ``epsilon_call`` per call, run on
     engine queries (module docstring), or None where the input has no staged session (the caller
-    then counts in memory): the same law and draws as the in-memory path."""
+    then counts in memory): the same law and draws as the in-memory path. ``dither``: approx's K
+    (:func:`~dptree.quantiles.dither.approx_dither_factor`; 1: fair coins at the splits)."""
     with staged_session(values, column, None, enc, on_invalid) as session:
         if session is None:
             return None
@@ -243,7 +253,7 @@ def staged_quantiles(values: Any, column: str | None, enc: Domain, on_invalid: s
         n = int(cum[-1])
         if max(quantile_level(float(q)).denominator for q in qs) * n >= 1 << 62:
             return None  # b n beyond int64: the in-memory list path (the same law)
-        col = _Column(session, enc, cum)
+        col = _Column(session, enc, cum, dither if method == "approx" else 1)
         root = StagedPiece(col, 0, enc.size - 1, None, None, 0, n)
         ahead = _ahead(np.asarray(qs, dtype=float), n, epsilon_call) if n else None
         if ahead is not None:
@@ -255,4 +265,4 @@ def staged_quantiles(values: Any, column: str | None, enc: Domain, on_invalid: s
         if method == "approx":
             return run_approx(root, qs, epsilon_call=epsilon_call, rng=rng, neighbors=neighbors, before_layer=before)
         before([(root, float(q)) for q in qs])
-        return [root.sample(float(q), epsilon_call, rng, neighbors) for q in qs]
+        return [root.sample(float(q), epsilon_call, rng, neighbors).value for q in qs]

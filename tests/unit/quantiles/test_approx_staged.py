@@ -21,7 +21,7 @@ from dptree.data.engines import duckdb_ordered
 from dptree.interior import blocks as blocks_module
 from dptree.interior.staged import BUCKETS, staged_session
 from dptree.quantiles import staged as staged_module
-from dptree.quantiles.approx import ArrayPiece
+from dptree.quantiles.approx import ArrayPiece, Cut
 from dptree.quantiles.staged import StagedPiece, _Column
 
 
@@ -159,8 +159,11 @@ def test_staged_pieces_have_the_in_memory_pieces_ranks_and_windows() -> None:
                 if a.lo == a.hi or len(pieces) > 12:
                     continue
                 v = int(gen.choice([a.lo, a.hi, int(gen.integers(a.lo, a.hi + 1))]))
+                lo_r, up_r = _array_ranks(a, v)
+                below = int(gen.integers(0, up_r - lo_r + 1))  # a dithered cut: some sure to each side
+                cut = Cut(v, below, int(gen.integers(0, up_r - lo_r - below + 1))) if seed else Cut(v)
                 b._window = None  # the split value's ranks from ranks(), not a window
-                pieces += list(zip(a.split(v, src_a), b.split(v, src_b)))
+                pieces += list(zip(a.split(cut, src_a), b.split(cut, src_b)))
     assert checked > 300
 
 
