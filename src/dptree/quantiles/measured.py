@@ -111,7 +111,9 @@ def prefix_counts(vals: Any, cnt: Any, cuts: Sequence[int]) -> np.ndarray:
     with counts ``cnt`` (in memory): exact, private (only :func:`measure_cells` reads them)."""
     cum = np.concatenate([[0], np.cumsum(np.asarray(cnt, dtype=np.int64))])
     v = np.asarray(vals)
-    c = np.asarray(cuts, dtype=v.dtype if v.dtype.kind in "ui" else object)
+    if v.dtype.kind not in "ui" or (len(cuts) and max(cuts) >= 1 << 63):  # offsets past int64: Python ints
+        v = np.asarray([int(x) for x in v], dtype=object)
+    c = np.asarray(cuts, dtype=v.dtype)
     upto = cum[np.searchsorted(v, c, side="right")] if c.size else np.zeros(0, np.int64)
     return np.concatenate([upto, cum[-1:]]).astype(np.int64)
 
