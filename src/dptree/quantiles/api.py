@@ -128,10 +128,8 @@ def quantiles(
     the smallest predicted error among tree, approx and (with a declared size, small m) joint, from
     public quantities only (m, epsilon, the domain, ``n``/``n_max`` if declared;
     :mod:`dptree.quantiles.auto`). Pure ``epsilon``-DP under ``neighbors``
-    (add/remove-one or replace-one record). Intervals at ``level``: the tree's from its CDF band
-    (approximate), the others' a stated bound from the exponential mechanism's utility tail (a rank
-    radius holding for all levels at once; JointExp's only where its bound is established; values from the other estimates when ``n`` is declared,
-    the domain's ends otherwise). ``data`` as for :func:`dptree.range_tree` (arrays, tables with
+    (add/remove-one or replace-one record). Intervals at ``level`` (``interval``, below): the
+    tree's from its CDF band (approximate), the others' measured by default. ``data`` as for :func:`dptree.range_tree` (arrays, tables with
     ``column``, CSV/Parquet paths, DuckDB relations and Spark DataFrames; the exponential-mechanism
     methods read distinct values and their counts from the engine). ``width``:
     the tree's bucket width (with ``"auto"``, used when it picks the tree; on a real-valued domain
@@ -143,7 +141,16 @@ def quantiles(
     timedelta, default one day) its resolution for every method (the tree's bucket width; the
     exponential-mechanism methods' points: whole units from ``lower``); estimates and interval ends
     are ``numpy.datetime64``.
-    ``interval`` (tree only): ``"calibrated"`` (default) the pivot interval with its multiplier
+    ``interval``: ``"auto"`` (default) is each method's default. The exponential-mechanism methods':
+    ``"counts"`` (their default) spends ``interval_share`` (default 0.1) of epsilon on one noisy
+    histogram over cells cut around the released estimates and reads each level's interval off it
+    by two exact tests: for every data set it contains the q-quantile min{x : #{records <= x} >=
+    q n} with probability >= ``level``, no declared size needed (:mod:`dptree.quantiles.measured`;
+    the estimates run at the rest of epsilon); ``"bound"`` keeps the whole budget for the estimates
+    and states a bound from the utility tail (a rank radius holding for all levels at once,
+    JointExp's only where its bound is established; values from the other estimates when ``n`` is
+    declared, the domain's ends otherwise; :mod:`dptree.quantiles.intervals`). The tree's:
+    ``"calibrated"`` (its default) the pivot interval with its multiplier
     and its high-end rule chosen per level by simulating the release's public noise on its own isotonic CDF
     (post-processing, no budget; 199 simulations up to 2^16 buckets, fewer above, the pivot
     interval past 2^20; :mod:`dptree.rangetree.quantile_calibration`), ``"pivot"`` the uncalibrated pivot
