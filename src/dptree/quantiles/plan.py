@@ -336,7 +336,7 @@ def make_plan(qa: np.ndarray, lower: Any, upper: Any, eps: float, method: str, w
     if interval_share != INTERVAL_SHARE and not share and original_method != "auto":
         raise InvalidParameterError(f"interval_share= is the share of epsilon the interval counts spend "
                                     f"(interval='counts'); method={original_method!r} with interval={named!r} has "
-                                    "none: leave interval_share out", parameter="interval_share")
+                                    "none: drop interval_share=", parameter="interval_share")
     mech = interval_budget(eps, share, neighbors, k)[0] if share else eps
     dither = joint_module().dither_factor(size_n, enc.size) if method == "joint" else 1  # public: declared n, |X|
     # one person's k records: every exponential-mechanism call at 1/k of its share (group privacy)

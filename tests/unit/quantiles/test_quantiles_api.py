@@ -443,7 +443,7 @@ def test_the_trees_interval_option_is_refused_beside_a_method_without_it() -> No
     many = np.linspace(0.01, 0.99, 2000)
     rel = dptree.quantiles(np.arange(100), many, lower=0, upper=127, epsilon=1.0, interval="bound", rng=1)
     assert rel.method == "tree" and rel.interval == "calibrated"
-    with pytest.raises(InvalidParameterError, match="leave interval_share out"):
+    with pytest.raises(InvalidParameterError, match="drop interval_share="):
         dptree.quantiles(np.arange(100), [0.5], lower=0, upper=127, epsilon=1.0, method="approx", interval="bound",
                          interval_share=0.2)
 
