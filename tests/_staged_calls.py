@@ -9,7 +9,7 @@ import pytest
 
 from dptree.data.engines.base import Value
 
-QUERIES = ("buckets", "window", "windows", "ranks")
+QUERIES = ("buckets", "window", "windows", "ranks", "upto")
 
 
 def count_staged_queries(monkeypatch: pytest.MonkeyPatch, counts_cls: type, engine_cls: type) -> dict[str, int]:

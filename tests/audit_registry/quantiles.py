@@ -55,6 +55,19 @@ def register_quantiles() -> None:
         _register(f"quantiles/approx/{neighbors}", neighbors, release, two, pairs[neighbors],
                   "dptree.quantiles(method='approx') at two levels, eps = 1")
 
+    # the measured intervals (interval="counts", the default): the estimates at 0.9 epsilon and the
+    # interval counts at 0.1, audited together through the first level's interval ends
+    for neighbors in ("add_remove", "replace"):
+
+        def measured(data: Any, seed: int, neighbors: str = neighbors) -> Any:
+            return quantiles(data, [0.25, 0.75], lower=0, upper=15, epsilon=1.0, method="approx", neighbors=neighbors,
+                             interval_share=0.5, rng=seed)
+
+        _register(f"quantiles/approx/intervals/{neighbors}", neighbors, measured,
+                  lambda rel: 16 * int(rel.ci_low[0]) + int(rel.ci_high[0]), pairs[neighbors],
+                  "dptree.quantiles(method='approx') with its measured intervals at half of eps = 1: the first "
+                  "level's interval")
+
     # one release per public group (parallel composition): a record added to group "a" changes
     # that group's median only
     base_v, base_g = [3, 4, 9, 5, 12], ["a", "a", "a", "b", "b"]

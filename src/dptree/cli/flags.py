@@ -39,7 +39,7 @@ FLAGS: Mapping[str, str | Mapping[str, str] | None] = {
     "consistent": "--no-consistent", "nonnegative": "--nonnegative", "integer": "--integer",
     # quantiles and interior points
     "q": {"query": "--quantile", "": "--q"}, "n": "--n", "n_max": "--n-max", "n_min": "--n-min", "beta": "--beta",
-    "run_anyway": "--run-anyway", "interval": "--interval",
+    "run_anyway": "--run-anyway", "interval": "--interval", "interval_share": "--interval-share",
     "level": {"query": "--ci", "plot": "--ci", "report": "--ci", "": "--level"},
     # outputs
     "force": "--force", "bins": "--bins", "depth": "--depth", "kind": "--kind", "log": "--log",

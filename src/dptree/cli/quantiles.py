@@ -24,8 +24,8 @@ __all__ = ["register"]
 
 
 def register(sub: Any) -> None:
-    from dptree.quantiles.plan import METHODS
-    from dptree.rangetree.quantile_calibration import INTERVALS
+    from dptree.quantiles.measured import INTERVAL_SHARE
+    from dptree.quantiles.plan import INTERVAL_OPTIONS, METHODS
 
     p = sub.add_parser(
         "quantiles",
@@ -38,7 +38,12 @@ def register(sub: Any) -> None:
     p.add_argument("--method", default="auto", choices=list(METHODS),
                    help="auto (default) picks the smallest predicted error from public quantities")
     p.add_argument("--level", type=float, default=0.95, help="the intervals' confidence level (default 0.95)")
-    p.add_argument("--interval", default="calibrated", choices=list(INTERVALS), help="the tree's interval")
+    p.add_argument("--interval", default="auto", choices=list(INTERVAL_OPTIONS),
+                   help="auto (default): the tree's calibrated intervals, the other methods' counts (measured by noisy "
+                        "counts at --interval-share of --epsilon); the tree's pivot; the others' bound (the stated "
+                        "worst-case bound, no extra budget)")
+    p.add_argument("--interval-share", type=float, default=INTERVAL_SHARE,
+                   help=f"the share of --epsilon the counts intervals spend (default {INTERVAL_SHARE})")
     p.add_argument("--neighbors", choices=["add_remove", "replace"], default="add_remove")
     add_size_options(p, "declared, never computed; --method joint needs one")
     p.add_argument("--n-min", type=int, default=None,
@@ -89,7 +94,8 @@ class _Quantiles(Releasing):
 
         return plan_quantiles(self.levels, lower=self.lower, upper=self.upper, epsilon=args.epsilon,
                               method=args.method, level=args.level, n=args.n, n_max=args.n_max, n_min=args.n_min,
-                              width=self.width, neighbors=args.neighbors, interval=args.interval, groups=self.groups,
+                              width=self.width, neighbors=args.neighbors, interval=args.interval,
+                              interval_share=args.interval_share, groups=self.groups,
                               user_id=args.user_id, max_contributions=args.max_contributions)
 
     def outputs(self) -> list[str]:

@@ -4,8 +4,8 @@ error or the one named. Methods, algorithms and proofs: docs/notes/quantiles.md.
 from __future__ import annotations
 
 from dataclasses import replace
-from numbers import Integral
-from typing import Any, Literal, Sequence
+from numbers import Integral, Real
+from typing import Any, Callable, Literal, Sequence
 
 import numpy as np
 
@@ -24,10 +24,19 @@ from dptree.quantiles.approx import approx_quantiles, em_call
 from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS
 from dptree.quantiles.groups import GroupedQuantiles, grouped_quantiles
 from dptree.quantiles.intervals import release_radii, value_intervals
-from dptree.quantiles.plan import METHODS, NEIGHBORS, TREE_GRID, QuantilesPlanCore, joint_module, make_plan
+from dptree.quantiles.measured import INTERVAL_SHARE, counts_intervals, prefix_counts, session_upto
+from dptree.quantiles.plan import (
+    INTERVAL_OPTIONS,
+    METHODS,
+    NEIGHBORS,
+    TREE_GRID,
+    QuantilesPlanCore,
+    joint_module,
+    make_plan,
+)
 from dptree.quantiles.release import QuantilesRelease
 from dptree.quantiles.staged import staged_quantiles
-from dptree.rangetree.quantile_calibration import INTERVALS, calibration_sims, released_intervals
+from dptree.rangetree.quantile_calibration import calibration_sims, released_intervals
 from dptree.rangetree.results import quantile_levels
 
 __all__ = ["QuantilesPlan", "plan_quantiles", "quantiles"]
@@ -39,16 +48,14 @@ MAX_LEVELS = 100_000
 CALIBRATED_MAX_LEVELS = 10_000
 
 
-def _check_interval(p: Any, qa: np.ndarray, interval: str, method: str, grid: int) -> None:
-    """``interval`` and ``grid`` are the tree's: refused beside a named method that has none (they
-    would be ignored), and its calibrated intervals past :data:`CALIBRATED_MAX_LEVELS` levels."""
-    if interval != "calibrated" and method not in ("auto", "tree"):
-        raise InvalidParameterError(f"interval={interval!r} chooses the tree's intervals; method={method!r} states "
-                                    "its own (rank radii): leave interval out")
+def _check_interval(p: Any, qa: np.ndarray, method: str, grid: int) -> None:
+    """``grid`` is the tree's: refused beside a named method that has none (it would be ignored);
+    the tree's calibrated intervals are refused past :data:`CALIBRATED_MAX_LEVELS` levels. (Which
+    ``interval`` fits which method: :func:`dptree.quantiles.plan.resolve_interval`.)"""
     if grid != TREE_GRID and method not in ("auto", "tree"):
         raise InvalidParameterError(f"grid= is the read-off grid of the tree's intervals (method='tree' or 'auto'); "
                                     f"method={method!r} has none: leave grid out")
-    if p.method == "tree" and interval == "calibrated" and qa.size > CALIBRATED_MAX_LEVELS:
+    if p.method == "tree" and p.interval == "calibrated" and qa.size > CALIBRATED_MAX_LEVELS:
         raise InvalidParameterError(
             f"{qa.size} levels: the tree's calibrated intervals take about a millisecond per level, so at most "
             f"{CALIBRATED_MAX_LEVELS}; pass interval='pivot' (conservative intervals, any number of levels) or "
@@ -75,7 +82,8 @@ def _em_data(data: Any, column: str | None, lower: Any, upper: Any,
 #: the constraints of the public parameters of a quantiles plan (:func:`plan_quantiles`)
 _PLAN: dict[str, Sequence[Constraint | None]] = {
     "epsilon": EPSILON, "method": [Options(METHODS)], "level": LEVEL, "n": DECLARED_SIZE, "n_max": DECLARED_SIZE,
-    "n_min": DECLARED_SIZE, "neighbors": NEIGHBORS, "interval": [Options(INTERVALS)],
+    "n_min": DECLARED_SIZE, "neighbors": NEIGHBORS, "interval": [Options(INTERVAL_OPTIONS)],
+    "interval_share": [Interval(Real, 0, 1, closed="neither", hint=f"e.g. interval_share={INTERVAL_SHARE}")],
     "grid": [Interval(Integral, 2, None, hint=f"e.g. grid={TREE_GRID}")],
     "max_contributions": [Interval(Integral, 1, None, hint="e.g. max_contributions=5")],
 }
@@ -99,7 +107,8 @@ def quantiles(
     width: Any = None,
     neighbors: Literal["add_remove", "replace"] = "add_remove",
     grid: int = TREE_GRID,
-    interval: Literal["calibrated", "pivot"] = "calibrated",
+    interval: Literal["auto", "calibrated", "pivot", "counts", "bound"] = "auto",
+    interval_share: float = INTERVAL_SHARE,
     rng: RngLike = None,
     on_invalid: Literal["error", "drop"] = "error",
     by: Any = None,
@@ -119,11 +128,9 @@ def quantiles(
     the smallest predicted error among tree, approx and (with a declared size, small m) joint, from
     public quantities only (m, epsilon, the domain, ``n``/``n_max`` if declared;
     :mod:`dptree.quantiles.auto`). Pure ``epsilon``-DP under ``neighbors``
-    (add/remove-one or replace-one record). Intervals at ``level``: the tree's from its CDF band
-    (approximate), the others' a stated bound from the exponential mechanism's utility tail (a rank
-    radius holding for all levels at once; JointExp's only where its bound is established; values from the other estimates when ``n`` is declared,
-    the domain's ends otherwise). ``data`` as for :func:`dptree.range_tree` (arrays, tables with
-    ``column``, CSV/Parquet paths, DuckDB relations and Spark DataFrames; the exponential-mechanism
+    (add/remove-one or replace-one record). Intervals at ``level`` (``interval``, below): the
+    tree's from its CDF band (approximate), the others' measured by default. ``data`` as for
+    :func:`dptree.range_tree` (arrays, tables with ``column``, CSV/Parquet paths, DuckDB relations and Spark DataFrames; the exponential-mechanism
     methods read distinct values and their counts from the engine). ``width``:
     the tree's bucket width (with ``"auto"``, used when it picks the tree; on a real-valued domain
     without one auto does not consider the tree). ``n``/``n_max``: a PUBLIC size, never computed from the data.
@@ -134,7 +141,16 @@ def quantiles(
     timedelta, default one day) its resolution for every method (the tree's bucket width; the
     exponential-mechanism methods' points: whole units from ``lower``); estimates and interval ends
     are ``numpy.datetime64``.
-    ``interval`` (tree only): ``"calibrated"`` (default) the pivot interval with its multiplier
+    ``interval``: ``"auto"`` (default) is each method's default. The exponential-mechanism methods':
+    ``"counts"`` (their default) spends ``interval_share`` (default 0.1) of epsilon on one noisy
+    histogram over cells cut around the released estimates and reads each level's interval off it
+    by two exact tests: for every data set it contains the q-quantile min{x : #{records <= x} >=
+    q n} with probability >= ``level``, no declared size needed (:mod:`dptree.quantiles.measured`;
+    the estimates run at the rest of epsilon); ``"bound"`` keeps the whole budget for the estimates
+    and states a bound from the utility tail (a rank radius holding for all levels at once,
+    JointExp's only where its bound is established; values from the other estimates when ``n`` is
+    declared, the domain's ends otherwise; :mod:`dptree.quantiles.intervals`). The tree's:
+    ``"calibrated"`` (its default) the pivot interval with its multiplier
     and its high-end rule chosen per level by simulating the release's public noise on its own isotonic CDF
     (post-processing, no budget; 199 simulations up to 2^16 buckets, fewer above, the pivot
     interval past 2^20; :mod:`dptree.rangetree.quantile_calibration`), ``"pivot"`` the uncalibrated pivot
@@ -170,7 +186,8 @@ def quantiles(
     if (by is None) != (groups is None):
         raise InvalidParameterError(_BY_AND_GROUPS)
     pl = plan_quantiles(qs, lower=lower, upper=upper, epsilon=epsilon, method=method, level=level, n=n, n_max=n_max,
-                        n_min=n_min, width=width, neighbors=neighbors, grid=grid, interval=interval, groups=groups,
+                        n_min=n_min, width=width, neighbors=neighbors, grid=grid, interval=interval,
+                        interval_share=interval_share, groups=groups,
                         user_id=user_id, max_contributions=max_contributions)
     return pl.release(data, column=column, on_invalid=on_invalid, rng=rng, by=by, unknown=unknown)
 
@@ -241,15 +258,20 @@ class QuantilesPlan(QuantilesPlanCore):
             return _tree_release(p, tree, qa, level, src, p.interval, p.grid, metadata)
         if user_id is not None:
             ((vals, cnt),) = _bounded_points(data, p, column, user_id, on_invalid, src)
-            return _em_release(p, qa, _em_offsets(p, qa, vals, cnt, src), level, src, metadata)
-        # files and relations: every call staged on engine queries, the same law and draws
+            return _em_release(p, qa, _em_offsets(p, qa, vals, cnt, src), level, src, metadata, _in_memory(vals, cnt))
+        # files and relations: every call staged on engine queries, the same law and draws; the
+        # interval counts on the same session (one read of the data)
+        def finish(offs: list[int], session: Any) -> QuantilesRelease:
+            return _em_release(p, qa, offs, level, src, metadata, session_upto(session, p.enc))
+
         staged = None if p.method == "joint" else staged_quantiles(data, column, p.enc, on_invalid, qa, method=p.method,
                                                                     epsilon_call=p.per_call, rng=src,
-                                                                    neighbors=p.neighbors, dither=p.dither)
-        if staged is None:
-            _, vals, cnt = _em_data(data, column, p.lower, p.upper, on_invalid, p.input_width)
-            staged = _em_offsets(p, qa, vals, cnt, src)
-        return _em_release(p, qa, staged, level, src, metadata)
+                                                                    neighbors=p.neighbors, dither=p.dither,
+                                                                    finish=finish)
+        if staged is not None:
+            return staged
+        _, vals, cnt = _em_data(data, column, p.lower, p.upper, on_invalid, p.input_width)
+        return _em_release(p, qa, _em_offsets(p, qa, vals, cnt, src), level, src, metadata, _in_memory(vals, cnt))
 
 
 @privacy_values
@@ -268,7 +290,8 @@ def plan_quantiles(
     width: Any = None,
     neighbors: Literal["add_remove", "replace"] = "add_remove",
     grid: int = TREE_GRID,
-    interval: Literal["calibrated", "pivot"] = "calibrated",
+    interval: Literal["auto", "calibrated", "pivot", "counts", "bound"] = "auto",
+    interval_share: float = INTERVAL_SHARE,
     groups: Any = None,
     user_id: Any = None,
     max_contributions: int = 1,
@@ -296,8 +319,8 @@ def plan_quantiles(
                                         "move between groups and change two releases; use neighbors='add_remove'")
         gs = check_groups(groups)
     p = make_plan(qa, lower, upper, eps, method, width, neighbors, n, n_max, max_contributions, user_id, n_min,
-                  level=level, interval=interval, grid=grid, cls=QuantilesPlan)
-    _check_interval(p, qa, interval, method, grid)
+                  level=level, interval=interval, interval_share=interval_share, grid=grid, cls=QuantilesPlan)
+    _check_interval(p, qa, method, grid)
     if gs is not None and user_id is not None and p.method != "tree" and len(gs) * p.enc.size > BOUNDED_GROUP_CELLS:
         raise InvalidParameterError(f"user_id= with by= and method={p.method!r} counts every point of the domain in "
                                     f"every group: {len(gs)} groups x {p.enc.size:,} points exceeds "
@@ -335,23 +358,39 @@ def _em_offsets(p: QuantilesPlan, qa: np.ndarray, vals: Any, cnt: Any, src: Any)
     # (dptree.quantiles.joint); the declared size bounds the tables' cell check, not the data
     joint = joint_module().joint_exponential
     assert p.size_n is not None
-    return [int(v) for v in joint(vals, cnt, qa, lower=0, upper=top, epsilon=p.epsilon / p.k, rng=src, dither=p.dither,
-                                  neighbors=p.neighbors, declared_size=int(p.size_n))]
+    return [int(v) for v in joint(vals, cnt, qa, lower=0, upper=top, epsilon=p.mechanism_epsilon / p.k, rng=src,
+                                  dither=p.dither, neighbors=p.neighbors, declared_size=int(p.size_n))]
+
+
+def _in_memory(vals: Any, cnt: Any) -> Callable[[list[int]], np.ndarray]:
+    """The interval counts' exact prefix counts of in-memory sorted distinct offsets and counts."""
+    return lambda cuts: prefix_counts(vals, cnt, cuts)
 
 
 def _em_release(p: QuantilesPlan, qa: np.ndarray, offs: list[int], level: float, src: Any,
-                metadata: dict[str, Any]) -> QuantilesRelease:
-    """The release of the exponential-mechanism methods' outputs, with their stated intervals."""
+                metadata: dict[str, Any], upto: Callable[[list[int]], np.ndarray]) -> QuantilesRelease:
+    """The release of the exponential-mechanism methods' outputs, with their intervals: measured
+    (``interval="counts"``: ``upto`` gives the exact prefix counts at the cut points, which only
+    the noise step reads; :mod:`dptree.quantiles.measured`) or the stated bound."""
     values = [p.enc.value_at(o) for o in offs]
-    radius = release_radii(p.method, qa, size=p.enc.size, epsilon=p.epsilon / p.k, neighbors=p.neighbors,
-                           level=level, dither=p.dither)
-    r = np.full(qa.size, np.inf) if radius is None else np.asarray(radius)
-    at_least = p.n_min if p.upper_bound or p.size_n is None else p.size_n  # a public lower bound on n, if any
-    ci_low, ci_high = value_intervals(qa, values, r, at_least, p.lo, p.hi)
+    if p.interval == "counts":
+        scale, _ = p.counts_noise()
+        exact_n = None if p.upper_bound else p.size_n  # a declared exact size (public)
+        low, high, noisy = counts_intervals(qa, offs, p.enc.size, upto, scale, src, level, exact_n)
+        ci_low, ci_high = [p.enc.value_at(o) for o in low], [p.enc.value_at(o) for o in high]
+        radius, cells = None, [int(c) for c in noisy]
+    else:
+        radius = release_radii(p.method, qa, size=p.enc.size, epsilon=p.epsilon / p.k, neighbors=p.neighbors,
+                               level=level, dither=p.dither)
+        r = np.full(qa.size, np.inf) if radius is None else np.asarray(radius)
+        at_least = p.n_min if p.upper_bound or p.size_n is None else p.size_n  # a public lower bound on n, if any
+        ci_low, ci_high = value_intervals(qa, values, r, at_least, p.lo, p.hi)
+        cells = None
     return QuantilesRelease(qa, values, ci_low, ci_high, float(level), p.method, p.epsilon, p.size_n, p.lo, p.hi,
                             {**p.member_statement, "private": bool(src.private)}, neighbors=p.neighbors,
                             width=p.width, rank_radius=radius, n_is_upper_bound=p.upper_bound, metadata=metadata,
-                            max_contributions=p.k, n_min=p.n_min)
+                            max_contributions=p.k, n_min=p.n_min, interval=p.interval,
+                            interval_share=p.interval_share, interval_counts=cells)
 
 
 def _by_group(p: QuantilesPlan, data: Any, *, by: Any, unknown: Literal["error", "drop"], column: str | None,
@@ -377,6 +416,6 @@ def _by_group(p: QuantilesPlan, data: Any, *, by: Any, unknown: Literal["error",
         else:
             _, parts = prepare_groups(data, p.lower, p.upper, by=by, groups=gs, unknown=unknown, on_invalid=on_invalid,
                                       column=column, width=p.input_width)
-        releases = {g: _em_release(p, qa, _em_offsets(p, qa, vals, cnt, src), level, src, metadata)
-                    for g, (vals, cnt) in zip(gs, parts)}
+        releases = {g: _em_release(p, qa, _em_offsets(p, qa, vals, cnt, src), level, src, metadata,
+                                   _in_memory(vals, cnt)) for g, (vals, cnt) in zip(gs, parts)}
     return grouped_quantiles(gs, releases, {**p.member_statement, "private": bool(src.private)}, metadata)

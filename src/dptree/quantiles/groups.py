@@ -34,7 +34,7 @@ class GroupedQuantiles(ByGroup, Release):  # type: ignore[misc]  # save() return
     MEMBER_KIND: ClassVar[str] = "quantiles"
     BOUNDARY: ClassVar[Boundary] = Boundary(
         public=("privacy.*", "parameters.*", "metadata", "metadata.*", "measurements.rank_radius"),
-        noisy=tuple(f"measurements.{k}" for k in _NOISY),
+        noisy=tuple(f"measurements.{k}" for k in _NOISY + ("interval_counts",)),
     )
 
     groups: list[Any]
@@ -53,10 +53,12 @@ class GroupedQuantiles(ByGroup, Release):  # type: ignore[misc]  # save() return
 
     def to_document(self) -> dict[str, Any]:
         """The group statement; the groups and the releases' shared parameters; each group's
-        estimates and interval ends (one list per group, in the order of ``groups``) and the shared
-        rank radii."""
+        estimates and interval ends (one list per group, in the order of ``groups``; with
+        ``interval="counts"`` each group's noisy interval counts too) and the shared rank radii."""
         docs = [self.releases[g].to_document() for g in self.groups]
         meas: dict[str, Any] = {k: [d["measurements"][k] for d in docs] for k in _NOISY}
+        if "interval_counts" in docs[0]["measurements"]:
+            meas["interval_counts"] = [d["measurements"]["interval_counts"] for d in docs]
         meas["rank_radius"] = docs[0]["measurements"]["rank_radius"]
         params = {"groups": list(self.groups), "quantiles": docs[0]["parameters"]}
         return {"privacy": self.privacy, "parameters": params, "measurements": meas, "metadata": self.metadata}
@@ -67,12 +69,13 @@ class GroupedQuantiles(ByGroup, Release):  # type: ignore[misc]  # save() return
         (statement against the parameters, rank radii, every value a point of the domain)."""
         groups, privacy, statement, metadata = read_group_document(doc, cls.KIND)
         meas = doc["measurements"]
-        if any(not isinstance(meas.get(k), list) or len(meas[k]) != len(groups) for k in _NOISY):
+        noisy = _NOISY + (("interval_counts",) if "interval_counts" in meas else ())
+        if any(not isinstance(meas.get(k), list) or len(meas[k]) != len(groups) for k in noisy):
             raise ReleaseFileError(f"{cls.KIND} release: one list of values and interval ends per group is needed")
         releases = {
             g: QuantilesRelease.from_document({
                 "privacy": dict(statement), "parameters": doc["parameters"]["quantiles"], "metadata": metadata,
-                "measurements": {**{k: meas[k][i] for k in _NOISY}, "rank_radius": meas.get("rank_radius")},
+                "measurements": {**{k: meas[k][i] for k in noisy}, "rank_radius": meas.get("rank_radius")},
             })
             for i, g in enumerate(groups)
         }

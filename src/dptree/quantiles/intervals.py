@@ -1,5 +1,6 @@
-"""Intervals for the exponential-mechanism quantile methods, from the mechanism's utility tail (a
-stated bound, no data involved). The range tree's intervals, from its exact CDF band and
+"""The stated bound of the exponential-mechanism quantile methods (``interval="bound"``), from the
+mechanism's utility tail (no data involved, no extra budget; their default intervals are measured,
+:mod:`dptree.quantiles.measured`). The range tree's intervals, from its exact CDF band and
 calibrated by simulation, are :mod:`dptree.rangetree.quantile_pivot` and
 :mod:`dptree.rangetree.quantile_calibration`.
 

@@ -8,6 +8,7 @@ private step (``release``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Literal, TypeVar
 
 import numpy as np
@@ -18,20 +19,30 @@ from dptree.errors import InvalidParameterError
 from dptree.interior.calibration import declared_size
 from dptree.io.grouped import group_statement
 from dptree.privacy.budget import BUDGET_RANGE, Budget
-from dptree.privacy.loss import Exponential, PrivacyLoss
+from dptree.privacy.loss import Exponential, Laplace, PrivacyLoss
 from dptree.privacy.statement import Neighbors, make_statement
 from dptree.privacy.unit import PerRecord, PerUser, PrivacyUnit, Replace
 from dptree.quantiles.approx import layer_epsilon, layers
 from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS, choose_method
 from dptree.quantiles.dither import approx_dither_factor
+from dptree.quantiles.measured import INTERVAL_SHARE, counts_scale
 
-__all__ = ["QuantilesPlanCore", "make_plan", "plan_for_file", "statement", "joint_module", "METHODS", "NEIGHBORS",
-           "TREE_GRID", "BOUNDED_POINTS"]
+__all__ = ["QuantilesPlanCore", "make_plan", "plan_for_file", "statement", "joint_module", "interval_budget",
+           "resolve_interval", "METHODS", "NEIGHBORS", "TREE_GRID", "BOUNDED_POINTS", "INTERVAL_OPTIONS",
+           "TREE_INTERVALS", "MECHANISM_INTERVALS"]
 
 Relation = Literal["add_remove", "replace"]
 
 METHODS: tuple[str, ...] = ("auto", "tree", "approx", "joint", "exponential")
 NEIGHBORS = [Options(("add_remove", "replace"))]
+#: the tree's intervals (:mod:`dptree.rangetree.quantile_calibration`)
+TREE_INTERVALS: tuple[str, ...] = ("calibrated", "pivot")
+#: the exponential-mechanism methods' intervals: measured by noisy counts at a share of epsilon
+#: (:mod:`dptree.quantiles.measured`), or the stated bound from the utility tail at no extra
+#: budget (:mod:`dptree.quantiles.intervals`)
+MECHANISM_INTERVALS: tuple[str, ...] = ("counts", "bound")
+#: ``interval=``: "auto" is each method's default ("calibrated" for the tree, "counts" otherwise)
+INTERVAL_OPTIONS: tuple[str, ...] = ("auto",) + TREE_INTERVALS + MECHANISM_INTERVALS
 #: the sensitivity every exponential-mechanism call is calibrated to, for the level a/b
 _SENSITIVITY = {"add_remove": "max(a, b - a) (add/remove-one)", "replace": "b (replace-one)"}
 
@@ -46,10 +57,32 @@ def joint_module() -> Any:
         raise InvalidParameterError("method='joint' is not available in this build; use 'approx' or 'tree'") from exc
 
 
+def interval_budget(epsilon: float, share: float, neighbors: str, k: int) -> tuple[float, Fraction, int]:
+    """(the mechanisms' epsilon, the interval counts' discrete Laplace scale, their L1 sensitivity)
+    for ``interval="counts"`` at ``share`` of ``epsilon`` (:mod:`dptree.quantiles.measured`): the
+    sensitivity is k (one person's k records, each in one cell) or 2 under replace-one (a record
+    moves between two cells); the scale is rounded up by the sampler, and the mechanisms get the
+    rest of epsilon exactly, so the two add up to epsilon."""
+    sensitivity = 2 if neighbors == "replace" else int(k)
+    scale = counts_scale(epsilon, share, sensitivity)
+    return epsilon - float(Fraction(sensitivity) / scale), scale, sensitivity
+
+
+def _interval_fields(epsilon: float, share: float, neighbors: str, k: int) -> dict[str, Any]:
+    """The statement's account of the interval counts (``interval="counts"``; none for the bound)."""
+    if not share:
+        return {}
+    mech, scale, sens = interval_budget(epsilon, share, neighbors, k)
+    return {"intervals": (f"one histogram over cells cut at public functions of the released estimates, discrete "
+                          f"Laplace noise of scale {float(scale):.17g} at L1 sensitivity {sens}: {share:g} of epsilon, "
+                          "the estimates the rest (sequential composition)"),
+            "interval_share": float(share), "epsilon_mechanism": mech}
+
+
 def statement(method: str, epsilon: float, m: int, neighbors: str, private: bool, *, lower: Any = None,
               upper: Any = None, width: Any = None, n: int | None = None, levels: Any = None,
               dithered: bool = True, joint_capped: bool = False,
-              max_contributions: int = 1) -> dict[str, Any]:
+              max_contributions: int = 1, interval_share: float = 0.0) -> dict[str, Any]:
     """The privacy statement of a quantiles release, from public parameters only (``n``: the declared
     size or bound, which sets JointExp's dither factor; ``levels``: the m levels, which set
     JointExp's sensitivity; ``dithered=False``: the statement of an undithered JointExp or
@@ -57,14 +90,18 @@ def statement(method: str, epsilon: float, m: int, neighbors: str, private: bool
     records were capped at the declared size and priced at sensitivity 2, for loading files that
     state them; ``max_contributions`` = k: the
     privacy unit is one person's at most k records, and the exponential-mechanism methods run at
-    epsilon / k, so that by group privacy k records cost epsilon)."""
+    epsilon / k, so that by group privacy k records cost epsilon; ``interval_share``: the share of
+    epsilon the interval counts spend, ``interval="counts"``, 0 for the stated bound and the tree)."""
     k = int(max_contributions)
     who = Neighbors(neighbors, max_contributions=k)  # type: ignore[arg-type]
     budget = {"epsilon": epsilon, "delta": 0.0}
-    per_record = epsilon / k
+    counts = {} if method == "tree" else _interval_fields(epsilon, interval_share, neighbors, k)
+    mech = counts.get("epsilon_mechanism", epsilon)
+    per_record = mech / k
     group = {} if k == 1 else {
         "group_privacy": f"calibrated for one record at epsilon / {k}: one person's k = {k} records cost epsilon "
-                         "(a chain of k single-record changes)", "epsilon_per_record": per_record}
+                         "(a chain of k single-record changes)", "epsilon_per_record": epsilon / k}
+    group.update(counts)
     if method == "tree":
         from dptree.rangetree.release import plan_range_tree
 
@@ -103,7 +140,7 @@ def statement(method: str, epsilon: float, m: int, neighbors: str, private: bool
         kd = jm.dither_factor(n, point_domain(lower, upper, width).size) if dithered else None
         st = jm.joint_statement(kd, None if joint_capped else levels, neighbors)  # "neighbors": the sensitivity's
         return {**base, **st, "neighbors": base["neighbors"], "sensitivity_relations": st["neighbors"],
-                "private": bool(private)}
+                "private": bool(private), **counts}
     raise ValueError(method)
 
 
@@ -138,7 +175,10 @@ class QuantilesPlanCore:
     n_min: int | None = None
     q: np.ndarray = field(default_factory=lambda: np.zeros(0), kw_only=True)
     level: float = field(default=0.95, kw_only=True)
+    #: the intervals: the tree's "calibrated" or "pivot", the other methods' "counts" or "bound"
     interval: str = field(default="calibrated", kw_only=True)
+    #: the share of epsilon the interval counts spend (``interval="counts"``; 0 otherwise)
+    interval_share: float = field(default=0.0, kw_only=True)
     grid: int = field(default=TREE_GRID, kw_only=True)
     user_id: Any = field(default=None, kw_only=True)
     groups: list[Any] | None = field(default=None, kw_only=True)
@@ -163,6 +203,17 @@ class QuantilesPlanCore:
         return Budget.pure(self.epsilon)
 
     @property
+    def mechanism_epsilon(self) -> float:
+        """The epsilon the quantile mechanisms spend (all of it but the interval counts' share)."""
+        return interval_budget(self.epsilon, self.interval_share, self.neighbors, self.k)[0] if self.interval_share \
+            else self.epsilon
+
+    def counts_noise(self) -> tuple[Fraction, int]:
+        """(discrete Laplace scale, L1 sensitivity) of the interval counts (``interval="counts"``)."""
+        _, scale, sens = interval_budget(self.epsilon, self.interval_share, self.neighbors, self.k)
+        return scale, sens
+
+    @property
     def unit(self) -> PrivacyUnit:
         if self.neighbors == "replace":
             return Replace(self.k)
@@ -176,25 +227,30 @@ class QuantilesPlanCore:
         mechanism per layer of the recursion (the calls of a layer run on disjoint pieces: parallel
         composition), under replace-one two per layer below the first (a replaced record can sit in
         two pieces); joint: one exponential mechanism (Gillenwater, Joseph & Kulesza 2021);
-        exponential: one per level at epsilon / m. With groups, one group's loss
-        (``parallel`` = the number of groups)."""
+        exponential: one per level at epsilon / m. With ``interval="counts"`` the mechanisms share
+        the rest of epsilon and the interval counts are one discrete Laplace histogram (scale and
+        L1 sensitivity, :func:`interval_budget`). With groups, one group's loss (``parallel`` = the
+        number of groups)."""
         who = Neighbors(self.neighbors, self.k)
         parallel = 1 if self.groups is None else len(self.groups)
         m = int(self.q.size)
         items: list[Any]
         if self.method == "tree":
             return PrivacyLoss(who, self.tree.privacy_loss().measurements, parallel)
+        mech = self.mechanism_epsilon
         if self.method == "joint":
-            items = [Exponential(self.epsilon, "JointExp over the m levels")]
+            items = [Exponential(mech, "JointExp over the m levels")]
         elif self.method == "exponential":
-            items = [Exponential(self.epsilon / m, f"tie-aware exponential mechanism, level {float(q):g}")
-                     for q in self.q]
+            items = [Exponential(mech / m, f"tie-aware exponential mechanism, level {float(q):g}") for q in self.q]
         else:
             share = self.per_call * self.k
             items = [Exponential(share, "ApproxQuantiles, layer 1")]
             for layer in range(2, layers(m) + 1):
                 calls = ("one call of layer", "another call of layer") if self.neighbors == "replace" else ("layer",)
                 items += [Exponential(share, f"ApproxQuantiles, {what} {layer}") for what in calls]
+        if self.interval_share:
+            scale, sens = self.counts_noise()
+            items.append(Laplace(scale, Fraction(sens), "interval counts: one histogram over cells cut at the estimates"))
         return PrivacyLoss(who, tuple(items), parallel)
 
 
@@ -203,23 +259,48 @@ P = TypeVar("P", bound=QuantilesPlanCore)
 
 def plan_for_file(method: str, eps: float, qa: np.ndarray, neighbors: Relation, lower: Any, upper: Any, width: Any,
                   n_declared: int | None, n_is_upper_bound: bool, n_min: int | None, k: int, *,
-                  dithered: bool = True, joint_capped: bool = False) -> QuantilesPlanCore:
+                  dithered: bool = True, joint_capped: bool = False, interval: str | None = None,
+                  interval_share: float = INTERVAL_SHARE) -> QuantilesPlanCore:
     """The plan of a saved release (its loader re-derives the statement from it): the method that
-    ran, the file's domain, declared sizes and unit; the intervals' options are not part of it."""
+    ran, the file's domain, declared sizes and unit, and for the mechanism methods their intervals
+    (``interval`` None: the stated bound, as files without the field were made)."""
     n, n_max = (None, n_declared) if n_is_upper_bound else (n_declared, None)
+    if interval is None:
+        interval = "calibrated" if method == "tree" else "bound"
     return make_plan(qa, lower, upper, eps, method, width, neighbors, n, n_max, k, None, n_min,
-                     dithered=dithered, joint_capped=joint_capped)
+                     dithered=dithered, joint_capped=joint_capped, interval=interval,
+                     interval_share=interval_share)
+
+
+def resolve_interval(method: str, named: str, interval: str) -> str:
+    """The intervals a release of ``method`` (auto resolved) gets for ``interval=``: "auto" is
+    the method's default (the tree's "calibrated", the others' "counts"); with ``method="auto"``
+    an option of the other kind of method gives way to the default of the one picked; beside a
+    named method it is refused."""
+    own, default = (TREE_INTERVALS, "calibrated") if method == "tree" else (MECHANISM_INTERVALS, "counts")
+    if interval == "auto":
+        return default
+    if interval in own:
+        return interval
+    if named == "auto":
+        return default
+    if method == "tree":
+        raise InvalidParameterError(f"interval={interval!r} is for the exponential-mechanism methods; the tree's "
+                                    "intervals are 'calibrated' (default) or 'pivot'", parameter="interval")
+    raise InvalidParameterError(f"interval={interval!r} chooses the tree's intervals; method={named!r} has its own: "
+                                "leave interval out (measured by noisy counts, 'counts') or pass 'bound' (the stated "
+                                "worst-case bound, no extra budget)", parameter="interval")
 
 
 def make_plan(qa: np.ndarray, lower: Any, upper: Any, eps: float, method: str, width: Any, neighbors: Relation,
               n: int | None, n_max: int | None, k: int = 1, user_id: Any = None, n_min: int | None = None, *,
-              level: float = 0.95, interval: str = "calibrated", grid: int = TREE_GRID,
-              dithered: bool = True, joint_capped: bool = False,
+              level: float = 0.95, interval: str = "auto", interval_share: float = INTERVAL_SHARE,
+              grid: int = TREE_GRID, dithered: bool = True, joint_capped: bool = False,
               cls: type[P] = QuantilesPlanCore) -> P:  # type: ignore[assignment]
     """The method (auto resolved from public quantities) and its public parameters; every refusal
     that depends on the parameters, before the data is read. ``cls``: the plan's class
     (:class:`dptree.quantiles.api.QuantilesPlan` for a plan that releases)."""
-    input_width = width
+    input_width, original_method = width, method
     if (k != 1 or user_id is not None) and neighbors == "replace":
         raise InvalidParameterError("quantiles per person (user_id=, max_contributions=) are stated for add/remove "
                                     "neighbors; use neighbors='add_remove'")
@@ -261,13 +342,21 @@ def make_plan(qa: np.ndarray, lower: Any, upper: Any, eps: float, method: str, w
         raise InvalidParameterError(f"user_id= with method={method!r} needs an integer domain of at most 2^24 points "
                                     "(the records kept per user are counted per point); use method='tree' (on a float "
                                     "domain with a bucket width=), which bounds users on any domain")
+    named = interval
+    interval = resolve_interval(method, original_method, interval)
+    share = float(interval_share) if interval == "counts" else 0.0
+    if interval_share != INTERVAL_SHARE and not share and original_method != "auto":
+        raise InvalidParameterError(f"interval_share= is the share of epsilon the interval counts spend "
+                                    f"(interval='counts'); method={original_method!r} with interval={named!r} has "
+                                    "none: drop interval_share=", parameter="interval_share")
+    mech = interval_budget(eps, share, neighbors, k)[0] if share else eps
     dither = 1  # public: JointExp's from the declared n and |X|, ApproxQuantiles' from |X|
     if dithered and method == "joint":
         dither = joint_module().dither_factor(size_n, enc.size)
     elif dithered and method == "approx":
         dither = approx_dither_factor(enc.size)
     # one person's k records: every exponential-mechanism call at 1/k of its share (group privacy)
-    per_call = (layer_epsilon(eps, qa.size, neighbors) if method == "approx" else eps / qa.size) / k
+    per_call = (layer_epsilon(mech, qa.size, neighbors) if method == "approx" else mech / qa.size) / k
     tree = None
     if method == "tree":
         from dptree.rangetree.release import plan_range_tree
@@ -275,9 +364,11 @@ def make_plan(qa: np.ndarray, lower: Any, upper: Any, eps: float, method: str, w
         tree = plan_range_tree(lower=lo, upper=hi, epsilon=eps, width=width, levels=TREE_LEVELS,
                                branching=TREE_BRANCHING, neighbors=neighbors, max_contributions=int(k))
     member = statement(method, eps, qa.size, neighbors, True, lower=lo, upper=hi, width=width, n=size_n,
-                       levels=qa, max_contributions=int(k), dithered=dithered, joint_capped=joint_capped)
+                       levels=qa, max_contributions=int(k), dithered=dithered, joint_capped=joint_capped,
+                       interval_share=share)
     return cls(method, enc, lo, hi, width, eps, neighbors, size_n, upper_bound, dither, per_call, int(k),
-               None if n_min is None else int(n_min), q=qa, level=float(level), interval=interval, grid=int(grid),
+               None if n_min is None else int(n_min), q=qa, level=float(level), interval=interval,
+               interval_share=share, grid=int(grid),
                user_id=user_id, tree=tree, member_statement=member, lower=lower, upper=upper, input_width=input_width)
 
 

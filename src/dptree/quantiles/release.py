@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from numbers import Integral
+from numbers import Integral, Real
 from typing import Any, ClassVar, Mapping
 
 import numpy as np
@@ -25,20 +25,22 @@ from dptree.privacy.boundary import Boundary
 from dptree.privacy.budget import check_release_budget
 from dptree.privacy.statement import check_statement, read_statement
 from dptree.quantiles.intervals import joint_radius, release_radii
-from dptree.quantiles.plan import METHODS, NEIGHBORS, plan_for_file
-from dptree.rangetree.quantile_calibration import INTERVALS
+from dptree.quantiles.measured import INTERVAL_SHARE, cut_points
+from dptree.quantiles.plan import MECHANISM_INTERVALS, METHODS, NEIGHBORS, TREE_INTERVALS, plan_for_file
 
 __all__ = ["QuantilesRelease"]
 
 
 def derived_statement(method: str, epsilon: float, q: np.ndarray, neighbors: Any, lower: Any, upper: Any, width: Any,
                       n_declared: int | None, n_is_upper_bound: bool, n_min: int | None, k: int, *,
-                      dithered: bool = True, joint_capped: bool = False) -> dict[str, Any]:
+                      dithered: bool = True, joint_capped: bool = False, interval: str | None = None,
+                      interval_share: float = INTERVAL_SHARE) -> dict[str, Any]:
     """The statement of a saved release, re-derived by planning it again from the file's public
     parameters (:func:`dptree.quantiles.plan.plan_for_file`; a refusal there is a ReleaseFileError)."""
     try:
         return plan_for_file(method, epsilon, q, neighbors, lower, upper, width, n_declared, n_is_upper_bound, n_min,
-                             k, dithered=dithered, joint_capped=joint_capped).member_statement
+                             k, dithered=dithered, joint_capped=joint_capped, interval=interval,
+                             interval_share=interval_share).member_statement
     except InvalidParameterError as exc:
         raise ReleaseFileError(f"{QuantilesRelease.KIND} release: its parameters cannot be planned: {exc}") from None
 
@@ -46,16 +48,19 @@ def derived_statement(method: str, epsilon: float, q: np.ndarray, neighbors: Any
 @dataclass(frozen=True, repr=False)
 class QuantilesRelease(Release):
     """m private quantiles: ``values[i]`` estimates the ``q[i]``-quantile; [``ci_low[i]``, ``ci_high[i]``]
-    its interval at ``level`` (tree: from the CDF band, ``interval`` says how; exponential-mechanism methods: from the
-    utility tail, see :mod:`dptree.quantiles.intervals`; ``rank_radius[i]`` the rank radius of that
-    bound, None for the tree). ``method`` is the method that ran (also when auto chose it).
-    Everything but ``values``, ``ci_low`` and ``ci_high`` is public parameters."""
+    its interval at ``level``, ``interval`` says how: the tree's ``"calibrated"`` or ``"pivot"``
+    (from its CDF band); the exponential-mechanism methods' ``"counts"`` (measured by a noisy
+    histogram at ``interval_share`` of epsilon, ``interval_counts`` its noisy cells;
+    :mod:`dptree.quantiles.measured`) or ``"bound"`` (the stated bound from the utility tail,
+    :mod:`dptree.quantiles.intervals`; ``rank_radius[i]`` its rank radius). ``method`` is the
+    method that ran (also when auto chose it). Everything but ``values``, ``ci_low``, ``ci_high``
+    and ``interval_counts`` is public parameters."""
 
     KIND: ClassVar[str] = "quantiles"
     PLOT: ClassVar[str | None] = "quantiles"  # how plot() draws it (dptree.io.display)
     BOUNDARY: ClassVar[Boundary] = Boundary(
         public=("privacy.*", "parameters.*", "metadata", "metadata.*", "measurements.rank_radius"),
-        noisy=("measurements.values", "measurements.ci_low", "measurements.ci_high"),
+        noisy=("measurements.values", "measurements.ci_low", "measurements.ci_high", "measurements.interval_counts"),
     )
 
     q: np.ndarray
@@ -74,9 +79,13 @@ class QuantilesRelease(Release):
     rank_radius: list[float] | None = None
     n_is_upper_bound: bool = field(default=False, kw_only=True)
     metadata: dict[str, Any] = field(default_factory=dict, kw_only=True)
-    #: the tree's interval construction ("calibrated" or "pivot"; None for the other methods and in
-    #: files that do not record it)
+    #: the interval construction: the tree's "calibrated" or "pivot", the other methods' "counts" or
+    #: "bound" (None in files that do not record it: the tree's calibrated or the others' bound)
     interval: str | None = field(default=None, kw_only=True)
+    #: the share of epsilon the interval counts spent (``interval="counts"``; 0 otherwise)
+    interval_share: float = field(default=0.0, kw_only=True)
+    #: the noisy counts of the interval cells (``interval="counts"``; None otherwise): noisy
+    interval_counts: list[int] | None = field(default=None, kw_only=True)
     #: k of the privacy unit (one person's at most k records; 1: one record)
     max_contributions: int = field(default=1, kw_only=True)
     #: the caller's public lower bound on the number of records (the mechanism methods' intervals
@@ -90,12 +99,21 @@ class QuantilesRelease(Release):
                 f"), {self.level:g} intervals{self._interval_note()}"
                 f"{'' if self.private else ', NOT PRIVATE (test seed)'}")
 
+    @property
+    def n_hat(self) -> int | None:
+        """The noisy number of records: the sum of the noisy interval counts (``interval="counts"``;
+        None otherwise)."""
+        return None if self.interval_counts is None else int(sum(self.interval_counts))
+
     def _interval_note(self) -> str:
-        """Why the exponential-mechanism methods' intervals are the domain's ends, when a public
-        parameter says so (no exact declared size: ranks cannot be turned into values)."""
+        """How the exponential-mechanism methods' intervals were made, and why the bound's are the
+        domain's ends when a public parameter says so (no exact declared size: ranks cannot be
+        turned into values)."""
+        if self.interval == "counts":
+            return f" (measured by noisy counts at {self.interval_share:g} of epsilon)"
         if self.method != "tree" and (self.n_declared is None or self.n_is_upper_bound) and self.n_min is None:
             return (" (the domain's ends: declare the size, n= or --n, or a lower bound on it, n_min= or --n-min, "
-                    "for narrower ones, or use method 'tree')")
+                    "for narrower ones, use interval='counts' (the default), or use method 'tree')")
         return ""
 
     def to_frame(self) -> Any:
@@ -121,6 +139,9 @@ class QuantilesRelease(Release):
         meas = {"values": [enc.dump(v) for v in self.values], "ci_low": [enc.dump(v) for v in self.ci_low],
                 "ci_high": [enc.dump(v) for v in self.ci_high],
                 "rank_radius": self.rank_radius}
+        if self.interval == "counts":
+            params["interval_share"] = self.interval_share
+            meas["interval_counts"] = self.interval_counts
         return {"privacy": self.privacy, "parameters": params, "measurements": meas, "metadata": self.metadata}
 
     @classmethod
@@ -138,9 +159,14 @@ class QuantilesRelease(Release):
         check_param("neighbors", p["neighbors"], NEIGHBORS)
         check_param("method", p["method"], [Options(METHODS[1:])])
         interval = p.get("interval")
-        check_param("interval", interval, [None, Options(INTERVALS)])
-        if interval is not None and p["method"] != "tree":
-            raise ReleaseFileError(f"{kind} release: parameters.interval is the tree's; method is {p['method']!r}")
+        own = TREE_INTERVALS if p["method"] == "tree" else MECHANISM_INTERVALS
+        check_param("interval", interval, [None, Options(TREE_INTERVALS + MECHANISM_INTERVALS)])
+        if interval is not None and interval not in own:
+            raise ReleaseFileError(f"{kind} release: parameters.interval {interval!r} is not one of method "
+                                   f"{p['method']!r}'s ({', '.join(own)})")
+        share = p.get("interval_share", 0.0) if interval == "counts" else 0.0
+        check_param("interval_share", share, [Interval(Real, 0, 1, closed="neither")] if interval == "counts"
+                    else [Options((0.0,))])
         q = p["q"]
         if (not isinstance(q, list) or not q or any(type(x) is not float or not 0 <= x <= 1 for x in q)
                 or q != sorted(q)):
@@ -161,7 +187,8 @@ class QuantilesRelease(Release):
         capped = p["method"] == "joint" and "sensitivity_rule" not in privacy
         check_statement(privacy, derived_statement(p["method"], eps, np.asarray(q), p["neighbors"], lo, hi, width,
                                                    p["n_declared"], p["n_is_upper_bound"], n_min, k,
-                                                   dithered="dither_factor" in privacy, joint_capped=capped),
+                                                   dithered="dither_factor" in privacy, joint_capped=capped,
+                                                   interval=interval, interval_share=share or INTERVAL_SHARE),
                         kind=kind)
         cols = [meas.get(k) for k in ("values", "ci_low", "ci_high")]
         if any(not isinstance(c, list) or len(c) != len(q) for c in cols):
@@ -174,7 +201,9 @@ class QuantilesRelease(Release):
             raise ReleaseFileError(f"{kind} release: an interval has ci_low > ci_high")
         radius = meas.get("rank_radius")
         dither = int(privacy.get("dither_factor", 1))
-        if capped:
+        if interval == "counts":
+            want = None
+        elif capped:
             r = joint_radius(len(q), size=enc.size * dither, epsilon=eps / k, level=float(p["level"]), sensitivity=2.0)
             want = [r] * len(q) if math.isfinite(r) else None
         else:
@@ -182,7 +211,18 @@ class QuantilesRelease(Release):
                                  level=float(p["level"]), dither=dither)
         if radius != want:
             raise ReleaseFileError(f"{kind} release: rank_radius does not match the parameters")
+        cells = meas.get("interval_counts") if interval == "counts" else None
+        if interval == "counts":
+            offsets = enc.positions(np.asarray(cols[0], dtype=object if enc.kind != "datetime" else None))[0]
+            size = len(cut_points([int(o) for o in offsets], enc.size)) + 1
+            if (not isinstance(cells, list) or len(cells) != size
+                    or any(type(c) is not int or abs(c) >= 1 << 62 for c in cells)):
+                raise ReleaseFileError(f"{kind} release: measurements.interval_counts must hold {size} integers, one "
+                                       "per cell cut at the released values")
+        elif meas.get("interval_counts") is not None:
+            raise ReleaseFileError(f"{kind} release: measurements.interval_counts goes with interval 'counts'")
         return cls(np.asarray(q), cols[0], cols[1], cols[2], float(p["level"]), p["method"], eps, p["n_declared"],
                    lo, hi, privacy, neighbors=p["neighbors"], width=width, rank_radius=radius,
                    n_is_upper_bound=p["n_is_upper_bound"], metadata=check_metadata(doc.get("metadata")),
-                   interval=interval, max_contributions=k, n_min=n_min)
+                   interval=interval, max_contributions=k, n_min=n_min, interval_share=float(share),
+                   interval_counts=cells)

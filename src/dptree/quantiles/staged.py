@@ -5,8 +5,9 @@ relations, Spark DataFrames): every call runs staged on its piece, so no sort of
 kinds of exact engine counts (a bucket histogram, the distinct values of a rank window with their
 global ranks, the two ranks of one point). ApproxQuantiles' calls run on *pieces*: the records
 strictly between the two split values around them, plus the share of each split value's tie
-block that its split sent to this side (:class:`~dptree.quantiles.approx.Cut`). :class:`StagedPiece` holds a piece as public split
-values and exact counts that only the mechanism reads:
+block that its split sent to this side (:class:`~dptree.quantiles.approx.Cut`).
+:class:`StagedPiece` holds a piece as public split values and exact counts that only the mechanism
+reads:
 
 * ``lo``/``hi``: the piece's domain; ``low``/``high``: how many records equal to ``lo``/``hi`` the
   piece holds when a split decided it, or None where the end is the domain's own end (the
@@ -45,7 +46,7 @@ windows (at most :data:`AHEAD_RANKS` read ahead), independent of n.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -240,29 +241,41 @@ AHEAD_RANKS = 1 << 22
 
 def staged_quantiles(values: Any, column: str | None, enc: Domain, on_invalid: str, qs: np.ndarray, *,
                      method: str, epsilon_call: float, rng: RandomSource, neighbors: Relation,
-                     dither: int = 1) -> list[int] | None:
+                     dither: int = 1, finish: Callable[[list[int], Any], Any] | None = None) -> Any:
     """The offsets of ``method`` ``"approx"`` (:func:`~dptree.quantiles.approx.run_approx`) or
     ``"exponential"`` (one call per level on all the records) at ``epsilon_call`` per call, run on
     engine queries (module docstring), or None where the input has no staged session (the caller
     then counts in memory): the same law and draws as the in-memory path. ``dither``: approx's K
-    (:func:`~dptree.quantiles.dither.approx_dither_factor`; 1: fair coins at the splits)."""
+    (:func:`~dptree.quantiles.dither.approx_dither_factor`; 1: fair coins at the splits).
+    ``finish(offsets, session)``, when given, runs on the same session (one read of the data) and
+    its result is returned instead of the offsets."""
     with staged_session(values, column, None, enc, on_invalid) as session:
         if session is None:
             return None
-        cum = np.cumsum(session.buckets(BUCKETS))
-        n = int(cum[-1])
-        if max(quantile_level(float(q)).denominator for q in qs) * n >= 1 << 62:
-            return None  # b n beyond int64: the in-memory list path (the same law)
-        col = _Column(session, enc, cum, dither if method == "approx" else 1)
-        root = StagedPiece(col, 0, enc.size - 1, None, None, 0, n)
-        ahead = _ahead(np.asarray(qs, dtype=float), n, epsilon_call) if n else None
-        if ahead is not None:
-            col.read(ahead)  # every level's window, likely all the calls will need: one scan
+        offsets = _staged_offsets(session, enc, qs, method=method, epsilon_call=epsilon_call, rng=rng,
+                                  neighbors=neighbors, dither=dither)
+        if offsets is None or finish is None:
+            return offsets
+        return finish(offsets, session)
 
-        def before(calls: list[tuple[Any, float]]) -> None:
-            fetch_windows(calls, epsilon_call, neighbors)
 
-        if method == "approx":
-            return run_approx(root, qs, epsilon_call=epsilon_call, rng=rng, neighbors=neighbors, before_layer=before)
-        before([(root, float(q)) for q in qs])
-        return [root.sample(float(q), epsilon_call, rng, neighbors).value for q in qs]
+def _staged_offsets(session: Any, enc: Domain, qs: np.ndarray, *, method: str, epsilon_call: float,
+                    rng: RandomSource, neighbors: Relation, dither: int) -> list[int] | None:
+    """The offsets of :func:`staged_quantiles` on an open session (None: b n beyond int64)."""
+    cum = np.cumsum(session.buckets(BUCKETS))
+    n = int(cum[-1])
+    if max(quantile_level(float(q)).denominator for q in qs) * n >= 1 << 62:
+        return None  # b n beyond int64: the in-memory list path (the same law)
+    col = _Column(session, enc, cum, dither if method == "approx" else 1)
+    root = StagedPiece(col, 0, enc.size - 1, None, None, 0, n)
+    ahead = _ahead(np.asarray(qs, dtype=float), n, epsilon_call) if n else None
+    if ahead is not None:
+        col.read(ahead)  # every level's window, likely all the calls will need: one scan
+
+    def before(calls: list[tuple[Any, float]]) -> None:
+        fetch_windows(calls, epsilon_call, neighbors)
+
+    if method == "approx":
+        return run_approx(root, qs, epsilon_call=epsilon_call, rng=rng, neighbors=neighbors, before_layer=before)
+    before([(root, float(q)) for q in qs])
+    return [root.sample(float(q), epsilon_call, rng, neighbors).value for q in qs]

@@ -189,7 +189,8 @@ def test_per_person_calibration_meets_the_statement_and_one_record_calibration_d
     from dptree.quantiles import api
 
     eps = 2.0
-    plan = api.plan_quantiles(qs, lower=0, upper=3, epsilon=eps, method="approx", max_contributions=2, user_id=[0])
+    plan = api.plan_quantiles(qs, lower=0, upper=3, epsilon=eps, method="approx", max_contributions=2, user_id=[0],
+                               interval="bound")
     assert plan.per_call == layer_epsilon(eps, len(qs), "add_remove") / 2
     worst = _worst_log_ratio(qs, plan.per_call, "add_user_k2", max_n=2, calibrated="add_remove")
     assert worst <= eps + 1e-9, worst

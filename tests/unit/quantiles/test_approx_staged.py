@@ -88,11 +88,18 @@ def test_windows_read_ahead_in_one_scan(tmp_path: Path, calls, monkeypatch) -> N
         monkeypatch.setattr(staged_module, "AHEAD_RANKS", 1 << 22 if ahead else 0)
         for name in calls:
             calls[name] = 0
-        got = dptree.quantiles(path, qs, column="x", lower=-4.0, upper=4.0, epsilon=1.0, method=method, rng=1)
+        got = dptree.quantiles(path, qs, column="x", lower=-4.0, upper=4.0, epsilon=1.0, method=method, rng=1,
+                               interval="bound")  # the estimates' scans alone (the interval counts: below)
         points[ahead, method] = got.values
         assert calls["buckets"] == 1 and calls["ranks"] == 0
         assert calls["buckets"] + calls["window"] + calls["windows"] == scans, (ahead, method, calls)
     assert points[True, "approx"] == points[False, "approx"]  # the read-ahead decides scans, not points
+    for name in calls:
+        calls[name] = 0
+    got = dptree.quantiles(path, qs, column="x", lower=-4.0, upper=4.0, epsilon=1.0, method="approx", rng=1)
+    assert got.interval == "counts" and got.interval_counts is not None
+    # the interval counts: one query on the estimates' session for every cut and the total
+    assert calls["upto"] == 1 and calls["ranks"] == 0 and len(got.interval_counts) > 100
 
 
 def test_empty_pieces_and_empty_data(tmp_path: Path, calls) -> None:

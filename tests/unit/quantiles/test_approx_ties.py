@@ -61,7 +61,7 @@ def test_release_files_state_the_dither_and_files_without_it_load(tmp_path):
     |X| points) loads under that statement; a changed factor is refused."""
     x = np.random.default_rng(1).integers(0, 1024, 500)
     qs = [0.25, 0.5, 0.75]
-    r = dptree.quantiles(x, qs, lower=0, upper=1023, epsilon=1.0, method="approx", n=500, rng=2)
+    r = dptree.quantiles(x, qs, lower=0, upper=1023, epsilon=1.0, method="approx", n=500, rng=2, interval="bound")
     assert r.privacy["dither_factor"] == 128 and "floor(key / K)" in r.privacy["mechanism"]
     want = em_radii("approx", np.array(qs), size=1024, epsilon=1.0, neighbors="add_remove", level=0.95, dither=128)
     assert r.rank_radius == [float(v) for v in want]

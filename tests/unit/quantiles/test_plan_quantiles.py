@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -46,11 +47,17 @@ def test_loss_is_the_stated_spend(method, neighbors):
     assert math.isclose(loss.epsilon(), plan.statement["budget_spent"]["epsilon"], rel_tol=1e-12)
     assert loss.neighbors.relation == neighbors and plan.budget == dptree.Budget(epsilon=1.0)
     fams = set(loss.families)
-    assert fams == ({"laplace"} if plan.method == "tree" else {"exponential"})
+    assert fams == ({"laplace"} if plan.method == "tree" else {"exponential", "laplace"})  # + the interval counts
+    if method == "tree":
+        return
+    bound = dptree.plan_quantiles(QS, method=method, n=2000, neighbors=neighbors, interval="bound", **BASE)
+    assert math.isclose(bound.privacy_loss().epsilon(), 1.0, rel_tol=1e-12)
+    assert set(bound.privacy_loss().families) == ({"laplace"} if plan.method == "tree" else {"exponential"})
 
 
 def test_each_method_lists_its_measurements():
     m = len(QS)
+    BASE = {**globals()["BASE"], "interval": "bound"}  # the stated bound: the whole budget to the mechanisms
     approx = dptree.plan_quantiles(QS, method="approx", **BASE).privacy_loss()
     assert [x.epsilon for x in approx.measurements] == [layer_epsilon(1.0, m)] * layers(m)
     # replace-one: below the first layer a replaced record can sit in two pieces (two calls change)
@@ -61,19 +68,40 @@ def test_each_method_lists_its_measurements():
     assert [x.epsilon for x in exp.measurements] == [1.0 / m] * m
     joint = dptree.plan_quantiles(QS, method="joint", n=2000, **BASE).privacy_loss()
     assert joint.measurements == (Exponential(1.0, joint.measurements[0].label),)
-    tree = dptree.plan_quantiles(QS, method="tree", **BASE)
+    tree = dptree.plan_quantiles(QS, method="tree", **globals()["BASE"])
     lap = tree.privacy_loss().measurements
     assert all(isinstance(x, Laplace) for x in lap)
     assert [x.scale for x in lap] == [s for s in tree.tree.noise_parameters if s is not None]
     assert tree.privacy_loss().epsilon() == pytest.approx(tree.tree.statement["budget_spent"]["epsilon"], rel=1e-12)
 
 
+def test_interval_counts_are_listed_beside_the_mechanisms():
+    """interval="counts" (the default of the mechanism methods): one discrete Laplace histogram at the
+    share (scale 1 / (share epsilon) at sensitivity 1; 2 under replace; k per person of k records)
+    and the mechanisms at the rest, adding up to epsilon exactly."""
+    m = len(QS)
+    for method, neighbors, k, sens in (("approx", "add_remove", 1, 1), ("exponential", "replace", 1, 2),
+                                       ("approx", "add_remove", 4, 4), ("joint", "add_remove", 1, 1)):
+        kw = {"user_id": "uid", "max_contributions": k} if k > 1 else {"n": 2000} if method == "joint" else {}
+        plan = dptree.plan_quantiles(QS, method=method, neighbors=neighbors, interval_share=0.2, **BASE, **kw)
+        loss = plan.privacy_loss()
+        lap = [x for x in loss.measurements if isinstance(x, Laplace)]
+        assert len(lap) == 1 and lap[0].sensitivity == sens and lap[0].epsilon == pytest.approx(0.2)
+        assert lap[0].scale == Fraction(sens) / (Fraction(0.2) * Fraction(1.0)) or lap[0].scale > Fraction(sens) / (
+            Fraction(0.2) * Fraction(1.0))  # rounded up by the sampler, never down
+        assert loss.epsilon() == pytest.approx(1.0, rel=1e-12) and plan.mechanism_epsilon == pytest.approx(0.8)
+        assert plan.statement["interval_share"] == 0.2 and plan.statement["epsilon_mechanism"] == plan.mechanism_epsilon
+    exp = dptree.plan_quantiles(QS, method="exponential", **BASE).privacy_loss()
+    assert [x.epsilon for x in exp.measurements[:m]] == pytest.approx([0.9 / m] * m)
+
+
 def test_per_person_calls_are_listed_at_their_share():
-    plan = dptree.plan_quantiles(QS, method="exponential", user_id="uid", max_contributions=4, **BASE)
+    plan = dptree.plan_quantiles(QS, method="exponential", user_id="uid", max_contributions=4, interval="bound",
+                                 **BASE)
     assert plan.per_call == 1.0 / len(QS) / 4  # per record
     assert plan.privacy_loss().epsilon() == pytest.approx(1.0)  # 4 records: group privacy
     assert plan.unit == dptree.PerUser("uid", 4)
-    same = dptree.plan_quantiles(QS, method="exponential", unit=dptree.PerUser("uid", 4), **BASE)
+    same = dptree.plan_quantiles(QS, method="exponential", unit=dptree.PerUser("uid", 4), interval="bound", **BASE)
     assert same.member_statement == plan.member_statement
 
 

@@ -34,7 +34,12 @@ def test_methods_estimate_near_the_truth_with_intervals(method):
         assert r.values == sorted(r.values)
     frame = r.to_frame()
     assert list(frame.columns[:4]) == ["q", "estimate", "ci_low", "ci_high"] and set(frame["method"]) == {method}
-    assert (r.rank_radius is None) == (method == "tree")
+    assert r.interval == ("calibrated" if method == "tree" else "counts") and r.rank_radius is None
+    assert all(lo <= v <= hi for lo, v, hi in zip(r.ci_low, r.values, r.ci_high))
+    assert all(hi - lo < 200 for lo, hi in zip(r.ci_low, r.ci_high))  # informative: a fifth of the domain at most
+    if method != "tree":  # the stated bound: a rank radius per level
+        b = dptree.quantiles(X, QS, lower=0, upper=1023, epsilon=2.0, method=method, n=X.size, rng=5, interval="bound")
+        assert b.interval == "bound" and b.rank_radius is not None and b.interval_counts is None
 
 
 def test_tree_intervals_hold_their_estimates_on_sparse_data():
@@ -69,10 +74,15 @@ def test_auto_reads_only_public_quantities():
 
 
 def test_replace_calibration_is_stated():
-    r = dptree.quantiles(X, QS, lower=0, upper=1023, epsilon=1.0, method="approx", neighbors="replace", rng=1)
+    kw = {"lower": 0, "upper": 1023, "epsilon": 1.0, "method": "approx", "rng": 1}
+    r = dptree.quantiles(X, QS, neighbors="replace", interval="bound", **kw)
     assert r.privacy["neighbors"] == "replace" and r.privacy["epsilon_per_call"] == pytest.approx(1.0 / 3)
-    r = dptree.quantiles(X, QS, lower=0, upper=1023, epsilon=1.0, method="approx", rng=1)
+    r = dptree.quantiles(X, QS, interval="bound", **kw)
     assert r.privacy["neighbors"] == "add_remove" and r.privacy["epsilon_per_call"] == pytest.approx(1.0 / 2)
+    # the interval counts' share: the estimates get the rest; a replaced record moves between two cells
+    r = dptree.quantiles(X, QS, neighbors="replace", **kw)
+    assert r.privacy["epsilon_mechanism"] == pytest.approx(0.9) and "L1 sensitivity 2" in r.privacy["intervals"]
+    assert r.privacy["epsilon_per_call"] == pytest.approx(0.9 / 3)
 
 
 @pytest.mark.parametrize("method", ["tree", "approx"])
@@ -120,6 +130,8 @@ def test_spark_dataframes_with_the_mechanism_methods():
     want = dptree.quantiles(x, QS, lower=0, upper=1023, epsilon=1.0, method="approx", rng=2)
     got = dptree.quantiles(sdf, QS, lower=0, upper=1023, epsilon=1.0, method="approx", column="v", rng=2)
     assert got.values == want.values
+    # the interval counts on the same session: the same exact counts, noise and intervals
+    assert got.interval_counts == want.interval_counts and got.to_frame().equals(want.to_frame())
 
 
 def test_float_domain_and_ties():
@@ -176,7 +188,8 @@ def test_joint_is_dispatched_to_its_module():
         with pytest.raises(InvalidParameterError, match="joint"):
             dptree.quantiles(X, QS, lower=0, upper=1023, epsilon=1.0, method="joint", rng=1)
         return
-    r = dptree.quantiles(X[:300], QS, lower=0, upper=1023, epsilon=1.0, method="joint", n=300, rng=1)
+    r = dptree.quantiles(X[:300], QS, lower=0, upper=1023, epsilon=1.0, method="joint", n=300, rng=1,
+                         interval="bound")
     assert r.method == "joint" and r.values == sorted(r.values)
     # dithered with K = 2048 (the smallest power of two >= 4 n): the radius is the one for 1024 K keys
     assert r.privacy["dither_factor"] == 2048
@@ -208,7 +221,8 @@ def test_joint_radius_is_the_stated_bound_and_releases_round_trip(tmp_path):
     x = np.random.default_rng(0).choice(2**16, 1000, replace=False)
     for m, finite in ((4, True), (20, False)):
         qs = np.arange(1, m + 1) / (m + 1)
-        r = dptree.quantiles(x, qs, lower=0, upper=2**16 - 1, epsilon=1.0, method="joint", n=1000, rng=1)
+        r = dptree.quantiles(x, qs, lower=0, upper=2**16 - 1, epsilon=1.0, method="joint", n=1000, rng=1,
+                             interval="bound")
         assert (r.rank_radius is not None) == finite and r.privacy["neighbors"] == "add_remove"
         if not finite:
             assert (r.ci_low, r.ci_high) == ([0] * m, [2**16 - 1] * m)
@@ -229,7 +243,8 @@ def test_auto_offers_joint_only_where_its_conditions_hold():
     assert choose_method(4, n=100, **kw) == "approx"  # 0.25 * 100 / 5 < 2 ln 2^20
     assert "joint" not in predicted_errors(JOINT_AUTO_MAX_M + 1, n=10**6, **kw)
     assert "joint" in predicted_errors(JOINT_AUTO_MAX_M, n=30_000, **kw)
-    r = dptree.quantiles(X, [0.2, 0.4, 0.6, 0.8], lower=0, upper=2**20 - 1, epsilon=1.0, n=X.size, rng=1)
+    r = dptree.quantiles(X, [0.2, 0.4, 0.6, 0.8], lower=0, upper=2**20 - 1, epsilon=1.0, n=X.size, rng=1,
+                         interval="bound")
     assert r.method == "joint" and r.rank_radius is not None
 
 
@@ -259,7 +274,8 @@ def test_joint_release_files_state_the_dither_and_older_files_still_load(tmp_pat
     from dptree.io.release_file import canonical_checksum
 
     x = np.random.default_rng(1).choice(2**16, 500, replace=False)
-    r = dptree.quantiles(x, [0.25, 0.5, 0.75], lower=0, upper=2**16 - 1, epsilon=1.0, method="joint", n=500, rng=2)
+    r = dptree.quantiles(x, [0.25, 0.5, 0.75], lower=0, upper=2**16 - 1, epsilon=1.0, method="joint", n=500, rng=2,
+                         interval="bound")
     assert r.privacy["dither_factor"] == 2048 and "floor(o / K)" in r.privacy["dithering"]
     assert r.privacy["sensitivity"] == 1.5 and r.privacy["sensitivity_relations"] == "add/remove-one"
     path = tmp_path / "j.json"
@@ -366,20 +382,25 @@ def test_approx_on_domains_beyond_int64_and_negative_offsets():
 
 def test_the_summary_says_why_mechanism_intervals_are_the_domain_and_how_to_narrow_them() -> None:
     x = np.random.default_rng(8).integers(0, 1000, 2000)
-    kw = {"lower": 0, "upper": 1023, "epsilon": 1.0, "rng": 1}
+    kw = {"lower": 0, "upper": 1023, "epsilon": 1.0, "rng": 1, "interval": "bound"}
     bare = dptree.quantiles(x, [0.25, 0.5, 0.75], method="approx", **kw)
     assert bare.ci_low == [0, 0, 0] and bare.ci_high == [1023] * 3  # no declared size: ranks give no values
     assert "the domain's ends: declare the size, n= or --n" in bare.summary()
     assert "domain's ends" in dptree.quantiles(x, [0.5], method="approx", n_max=5000, **kw).summary()
     declared = dptree.quantiles(x, [0.25, 0.5, 0.75], method="approx", n=2000, **kw)
     assert declared.ci_low[1] > 0 and "domain's ends" not in declared.summary()
-    assert "domain's ends" not in dptree.quantiles(x, [0.5], method="tree", **kw).summary()
+    assert "domain's ends" not in dptree.quantiles(x, [0.5], method="tree", rng=1, lower=0, upper=1023,
+                                                   epsilon=1.0).summary()
+    # the default: measured, informative without a declared size
+    measured = dptree.quantiles(x, [0.25, 0.5, 0.75], method="approx", rng=1, lower=0, upper=1023, epsilon=1.0)
+    assert "measured by noisy counts at 0.1 of epsilon" in measured.summary() and "domain's ends" not in measured.summary()
+    assert all(0 < lo <= v <= hi < 1023 for lo, v, hi in zip(measured.ci_low, measured.values, measured.ci_high))
 
 
 @pytest.mark.parametrize("method", ["approx", "exponential"])
 def test_a_lower_bound_on_n_gives_intervals_like_the_exact_n_and_never_narrower(method: str) -> None:
     x = np.random.default_rng(9).integers(0, 1000, 3000)
-    kw = {"lower": 0, "upper": 1023, "epsilon": 1.0, "method": method}
+    kw = {"lower": 0, "upper": 1023, "epsilon": 1.0, "method": method, "interval": "bound"}
     qs = [0.1, 0.25, 0.5, 0.75, 0.9]
     exact = dptree.quantiles(x, qs, n=3000, rng=4, **kw)
     same = dptree.quantiles(x, qs, n_min=3000, n_max=4000, rng=4, **kw)  # the same draws: n only shapes intervals
@@ -451,7 +472,16 @@ def test_the_trees_interval_option_is_refused_beside_a_method_without_it() -> No
                              interval="pivot")
     # with auto the caller cannot know the method: the option applies when the tree runs
     rel = dptree.quantiles(np.arange(100), [0.5], lower=0, upper=127, epsilon=1.0, interval="pivot", rng=1)
-    assert rel.interval == ("pivot" if rel.method == "tree" else None)
+    assert rel.interval == ("pivot" if rel.method == "tree" else "counts")
+    # and the mechanism methods' options beside the tree: refused when it is named, the tree's default under auto
+    with pytest.raises(InvalidParameterError, match="'calibrated' \\(default\\) or 'pivot'"):
+        dptree.quantiles(np.arange(100), [0.5], lower=0, upper=127, epsilon=1.0, method="tree", interval="bound")
+    many = np.linspace(0.01, 0.99, 2000)
+    rel = dptree.quantiles(np.arange(100), many, lower=0, upper=127, epsilon=1.0, interval="bound", rng=1)
+    assert rel.method == "tree" and rel.interval == "calibrated"
+    with pytest.raises(InvalidParameterError, match="drop interval_share="):
+        dptree.quantiles(np.arange(100), [0.5], lower=0, upper=127, epsilon=1.0, method="approx", interval="bound",
+                         interval_share=0.2)
 
 
 def test_the_trees_grid_is_refused_beside_a_method_without_it() -> None:

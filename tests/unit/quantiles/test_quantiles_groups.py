@@ -40,7 +40,9 @@ def _grouped(data: object, method: str, seed: int, **kw: object) -> GroupedQuant
 @pytest.mark.parametrize("method", ["approx", "exponential", "joint"])
 def test_each_group_is_the_release_of_its_own_records_draw_for_draw(method: str) -> None:
     x, grp = _data()
-    extra = {"n_max": 1000} if method == "joint" else {}
+    # joint: the stated bound (its whole budget to the mechanism: at 0.9 epsilon this seed's low group,
+    # 300 records under n_max = 1000, is one of JointExp's empty-gap draws)
+    extra: dict[str, object] = {"n_max": 1000, "interval": "bound"} if method == "joint" else {}
     rel = _grouped(x, method, 11, by=grp, **extra)
     src = make_source(11)  # the same stream, consumed group after group by single releases
     for g in GROUPS:

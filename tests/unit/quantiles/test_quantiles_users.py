@@ -42,9 +42,9 @@ def test_a_person_with_many_records_counts_at_most_k_times() -> None:
     ((vals, cnt),) = api._bounded_points(x, p, None, users, "error", make_source(1))
     assert cnt[vals == 1000].tolist() == [3]  # the heavy person's 500 records at 1000, bounded to 3
     assert cnt.sum() == x.size - 497  # everyone else is within the bound
-    rel = dptree.quantiles(x, [0.5, 0.9], lower=0, upper=1023, epsilon=1.0, user_id=users, max_contributions=3,
-                           method="approx", rng=2)
-    assert rel.values[1] < 900  # unbounded, the 500 records put the 0.9-quantile at 1000
+    tops = [dptree.quantiles(x, [0.5, 0.9], lower=0, upper=1023, epsilon=1.0, user_id=users, max_contributions=3,
+                             method="approx", rng=s).values[1] for s in range(5)]
+    assert np.median(tops) < 800  # bounded: about 720; unbounded, the 500 records put the 0.9-quantile at 1000
 
 
 def test_the_tree_method_bounds_users_like_range_tree(tmp_path: Path) -> None:

@@ -222,6 +222,9 @@ class OrderedCounts(Protocol):
         :meth:`window` gives values: a float of the domain, or on an integer domain its offset
         point - lower."""
 
+    def upto(self, points: Sequence[int | float]) -> np.ndarray:
+        """#{x <= point} (int64) for each of ``points`` (given as for :meth:`ranks`), in one scan."""
+
 
 class Engine(ABC):
     """Exact grouped counts of one kind of input (module docstring)."""

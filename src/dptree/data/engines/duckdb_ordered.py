@@ -171,3 +171,11 @@ class DuckDBOrderedCounts:
         row = self._run(f"SELECT count_if({self.key} < $1), count_if({self.key} <= $1) FROM {self.expr} "
                         f"WHERE {self.valid}", [p]).fetchall()[0]
         return int(row[0] or 0), int(row[1] or 0)  # count_if over no rows is NULL
+
+    def upto(self, points: Sequence[int | float]) -> np.ndarray:
+        ps = [int(p) if self.integer else float(p) for p in points]
+        if not ps:
+            return np.zeros(0, dtype=np.int64)
+        cols = ", ".join(f"count_if({self.key} <= ${i + 1})" for i in range(len(ps)))
+        row = self._run(f"SELECT {cols} FROM {self.expr} WHERE {self.valid}", ps).fetchall()[0]
+        return np.array([int(v or 0) for v in row], dtype=np.int64)  # count_if over no rows is NULL

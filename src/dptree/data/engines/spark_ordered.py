@@ -228,3 +228,14 @@ class SparkOrderedCounts:
                                                 F.expr(f"count_if({self.key} <= {p})").alias("le"))
         row = self._collect("ordered counts", lambda: counted.collect()[0])
         return int(row["lt"]), int(row["le"])
+
+    def upto(self, points: Sequence[int | float]) -> np.ndarray:
+        from pyspark.sql import functions as F
+
+        if not points:
+            return np.zeros(0, dtype=np.int64)
+        lits = [long_sql(int(p) - self.shift) if self.integer else double_sql(float(p)) for p in points]
+        counted = self.df.where(self.valid).agg(*[F.expr(f"count_if({self.key} <= {p})").alias(f"c{i}")
+                                                  for i, p in enumerate(lits)])
+        row = self._collect("ordered counts", lambda: counted.collect()[0])
+        return np.array([int(row[f"c{i}"] or 0) for i in range(len(lits))], dtype=np.int64)
