@@ -445,14 +445,14 @@ def test_the_release_records_its_interval_construction(tmp_path):
     x, _ = _tree()
     kw = dict(lower=0, upper=1023, epsilon=1.0, rng=1)
     for method, interval, want in (("tree", "calibrated", "calibrated"), ("tree", "pivot", "pivot"),
-                                   ("approx", "calibrated", None)):
+                                   ("approx", "bound", "bound"), ("approx", "counts", "counts")):
         r = dptree.quantiles(x, QS, method=method, interval=interval, **kw)
         assert r.interval == want
         path = tmp_path / f"{method}-{interval}.json"
         r.save(str(path), allow_nonprivate=True)
         assert dptree.load(str(path)).interval == want
     doc = json.loads(path.read_text())  # the approx release
-    doc["parameters"]["interval"] = "pivot"
+    doc["parameters"]["interval"] = "pivot"  # a tree's interval on an approx release
     with pytest.raises(DPTreeError, match="interval"):
         dptree.QuantilesRelease.from_document(doc)
     doc["parameters"]["interval"] = "bootstrap"
