@@ -117,6 +117,11 @@ def plan_private_groups(*, lower: Any, upper: Any, epsilon: float | None, delta:
     return PrivateGroupsPlan(selection, tree, float(epsilon), float(delta), float(groups_share))
 
 
+def _tree_parameters(tree: RangeTreePlan) -> dict[str, Any]:
+    """The file parameters of the trees of ``tree`` (:func:`range_tree_document`)."""
+    return range_tree_document(tree, [None] * (tree.layout.depth + 1), {}, {})["parameters"]
+
+
 @dataclass(repr=False)
 class PrivateGroupsRelease(ByGroup, CountRelease):  # type: ignore[misc]  # save() returns the paths written
     """One :class:`RangeTree` per group found privately from the data (``release[group]``; the
@@ -175,6 +180,7 @@ class PrivateGroupsRelease(ByGroup, CountRelease):  # type: ignore[misc]  # save
         """The statement; the groups, the budget and its split's inputs, the selection's parameters
         and the trees' shared parameters; each group's noisy levels (in the order of ``groups``)."""
         tree = range_tree_document(self.plan.tree, [None] * (self.plan.tree.layout.depth + 1), {}, {})
+        assert tree["parameters"] == _tree_parameters(self.plan.tree)
         trees = self.releases if isinstance(self.releases, GroupTrees) else GroupTrees(self.groups, self.releases)
         plan = self.plan
         return {
@@ -205,7 +211,7 @@ class PrivateGroupsRelease(ByGroup, CountRelease):  # type: ignore[misc]  # save
                 max_contributions=t.max_contributions, levels=t.levels)
         except (KeyError, TypeError, InvalidParameterError) as exc:
             raise ReleaseFileError(f"{kind} release: invalid parameters ({exc})") from None
-        if range_tree_document(plan.tree, [None] * (plan.tree.layout.depth + 1), {}, {})["parameters"] != params["tree"]:
+        if _tree_parameters(plan.tree) != params["tree"]:
             raise ReleaseFileError(f"{kind} release: the trees' parameters are not the ones its budget split gives "
                                    "(tampered?)")
         groups = params["groups"]
