@@ -106,7 +106,7 @@ class _Quantiles(Releasing):
         return core.group_output_paths(self.args.out, self.groups)
 
     def parts(self, release: Any) -> list[Any]:
-        return [release] if self.private else super().parts(release)
+        return [release] if self.private else list(super().parts(release))
 
     def read(self, plan: Any) -> Any:
         return read_column(self.args)

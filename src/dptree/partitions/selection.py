@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -120,7 +120,7 @@ class SelectionPlan:
         return self.policy.keep(source, counts)
 
     def select(self, data: Any, *, by: Any, user_id: Any = None, rng: _noise.RngLike = None, fmt: str | None = None,
-               unknown: str = "error") -> list[Any]:
+               unknown: Literal["error", "drop"] = "error") -> list[Any]:
         """The released keys of ``data`` (sorted: strings by code point, integers by value), read by
         its engine (:func:`dptree.data.histograms.partition_counts`): the one private step. One
         random source (``rng``) draws the bounding and the policy. ``unknown="drop"`` leaves out

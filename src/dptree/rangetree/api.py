@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from numbers import Integral, Real
-from typing import Any, Sequence, overload
+from typing import Any, Literal, Sequence, overload
 
 from dptree import noise as _noise
 from dptree._validation import Constraint, Interval, Options, renamed, validate_params
@@ -54,12 +54,22 @@ def range_tree(values: Any, *, lower: Any = ..., upper: Any = ..., epsilon: floa
 def range_tree(values: Any, *, lower: Any = ..., upper: Any = ..., epsilon: float | None = ..., delta: float = ...,
                rho: float | None = ..., width: Any = ..., branching: int | None = ..., noise: str = ...,
                neighbors: str = ..., max_contributions: int = ..., levels: str = ..., on_invalid: Missing = ...,
+               column: str | None = ..., user_id: Any = ..., by: Any, groups: Literal["private"],
+               unknown: Unknown = ..., bounds: str = ..., bounds_share: float = ..., bounds_origin: Any = ...,
+               max_groups: int | None = ..., groups_share: float = ...,
+               rng: _noise.RngLike = ..., missing: Missing | None = ...,
+               unit: PrivacyUnit | None = None, budget: Budget | None = None) -> PrivateGroupsRelease: ...
+
+
+@overload
+def range_tree(values: Any, *, lower: Any = ..., upper: Any = ..., epsilon: float | None = ..., delta: float = ...,
+               rho: float | None = ..., width: Any = ..., branching: int | None = ..., noise: str = ...,
+               neighbors: str = ..., max_contributions: int = ..., levels: str = ..., on_invalid: Missing = ...,
                column: str | None = ..., user_id: Any = ..., by: Any, groups: Sequence[Any], unknown: Unknown = ...,
                bounds: str = ..., bounds_share: float = ..., bounds_origin: Any = ...,
                max_groups: int | None = ..., groups_share: float = ...,
                rng: _noise.RngLike = ..., missing: Missing | None = ...,
-               unit: PrivacyUnit | None = None, budget: Budget | None = None
-               ) -> GroupedRelease | PrivateGroupsRelease: ...
+               unit: PrivacyUnit | None = None, budget: Budget | None = None) -> GroupedRelease: ...
 
 
 @privacy_values

@@ -15,7 +15,7 @@ nothing names a group that was not released.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar, Literal, Mapping
 
 from dptree import noise as _noise
 from dptree.errors import InvalidParameterError, ReleaseFileError
@@ -72,8 +72,8 @@ class PrivateGroupsPlan:
         steps = self.selection.measurements() + self.tree.privacy_loss().measurements
         return PrivacyLoss(Neighbors("add_remove", self.tree.max_contributions), steps)
 
-    def release(self, data: Any, *, by: Any, user_id: Any = None, column: str | None = None, unknown: str = "error",
-                on_invalid: str = "error", rng: _noise.RngLike = None, fmt: str | None = None,
+    def release(self, data: Any, *, by: Any, user_id: Any = None, column: str | None = None,
+                unknown: Literal["error", "drop"] = "error", on_invalid: Literal["error", "drop"] = "error", rng: _noise.RngLike = None, fmt: str | None = None,
                 progress: Any = False, source: Any = None, created: str | None = None) -> PrivateGroupsRelease:
         """Select the groups of ``data`` (``by``: a column name, or an array beside in-memory
         values), then release one tree per selected group (rows of other groups left out). One
