@@ -445,9 +445,9 @@ def wrote(paths: str | Sequence[str]) -> None:
 # --------------------------------------------------------------------------- release kinds
 
 _KIND_NAMES = {"range_tree": "range-tree", "range_tree_groups": "grouped range-tree",
-               "range_tree_private_groups": "range-tree (groups found privately)",
+               "range_tree_private_groups": "private-groups range-tree",
                "sparse_range_tree": "sparse range-tree", "hierarchy": "hierarchy", "quantiles_groups": "grouped quantiles",
-               "quantiles_private_groups": "quantiles (groups found privately)", "interior_point": "interior-point"}
+               "quantiles_private_groups": "private-groups quantiles", "interior_point": "interior-point"}
 
 
 def release_kind(release: Any) -> str | None:
