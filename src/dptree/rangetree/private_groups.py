@@ -118,7 +118,8 @@ def plan_private_groups(*, lower: Any, upper: Any, epsilon: float | None, delta:
 
 
 def _tree_parameters(tree: RangeTreePlan) -> dict[str, Any]:
-    """The file parameters of the trees of ``tree`` (:func:`range_tree_document`)."""
+    """The file parameters of the trees of ``tree`` (:func:`range_tree_document`, as
+    :meth:`PrivateGroupsRelease.to_document` writes them)."""
     return range_tree_document(tree, [None] * (tree.layout.depth + 1), {}, {})["parameters"]
 
 
@@ -180,7 +181,6 @@ class PrivateGroupsRelease(ByGroup, CountRelease):  # type: ignore[misc]  # save
         """The statement; the groups, the budget and its split's inputs, the selection's parameters
         and the trees' shared parameters; each group's noisy levels (in the order of ``groups``)."""
         tree = range_tree_document(self.plan.tree, [None] * (self.plan.tree.layout.depth + 1), {}, {})
-        assert tree["parameters"] == _tree_parameters(self.plan.tree)
         trees = self.releases if isinstance(self.releases, GroupTrees) else GroupTrees(self.groups, self.releases)
         plan = self.plan
         return {
