@@ -73,8 +73,9 @@ class PrivateGroupsPlan:
         return PrivacyLoss(Neighbors("add_remove", self.tree.max_contributions), steps)
 
     def release(self, data: Any, *, by: Any, user_id: Any = None, column: str | None = None,
-                unknown: Literal["error", "drop"] = "error", on_invalid: Literal["error", "drop"] = "error", rng: _noise.RngLike = None, fmt: str | None = None,
-                progress: Any = False, source: Any = None, created: str | None = None) -> PrivateGroupsRelease:
+                unknown: Literal["error", "drop"] = "error", on_invalid: Literal["error", "drop"] = "error",
+                rng: _noise.RngLike = None, fmt: str | None = None, progress: Any = False, source: Any = None,
+                created: str | None = None) -> PrivateGroupsRelease:
         """Select the groups of ``data`` (``by``: a column name, or an array beside in-memory
         values), then release one tree per selected group (rows of other groups left out). One
         random source (``rng``) draws the bounding, the selection and the noise."""
