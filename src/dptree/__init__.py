@@ -151,6 +151,7 @@ _PUBLIC: dict[str, str] = {
 _RELEASE_MODULES = (
     "dptree.rangetree.release",
     "dptree.rangetree.groupby",
+    "dptree.rangetree.private_groups",
     "dptree.sparsetree.release",
     "dptree.hierarchy.release",
     "dptree.interior.api",
@@ -158,6 +159,7 @@ _RELEASE_MODULES = (
     "dptree.interior.thresholds",
     "dptree.quantiles.release",
     "dptree.quantiles.groups",
+    "dptree.quantiles.private_groups",
 )
 
 

@@ -203,6 +203,23 @@ def unknown_groups_error() -> DataError:
     )
 
 
+def missing_keys_error() -> DataError:
+    """Some rows have no key (a missing ``by`` value) in a group-by whose keys are found from the data."""
+    return DataError(
+        "some rows have no group (a missing by value); fill or remove them, or pass unknown='drop' "
+        "(--unknown-groups drop) to leave those rows out (a declared policy)"
+    )
+
+
+def partition_key_type_error(column: str | None = None) -> DataError:
+    """The keys of a group-by found from the data are neither text nor integers."""
+    where = f"by column {column!r}" if column else "by"
+    return DataError(
+        f"groups found from the data (groups='private') need keys that are text or integers; {where} holds other "
+        "values (floats, dates, True/False, or a mix of kinds): convert the column to text or integers first"
+    )
+
+
 def missing_user_ids_error(column: str | None = None) -> DataError:
     """Some rows lack a user id, so contribution bounding cannot attribute them."""
     where = f"user column {column!r}" if column else "user_id"

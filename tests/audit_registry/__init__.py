@@ -2,7 +2,8 @@
 
 Importing this package (or any of its modules) registers every spec with
 :mod:`dptree.testing.registry`, in a fixed order: range trees, hierarchies, interior points,
-group-by, user bounding, sparse trees. Every test that uses the registry imports it first. To audit a new
+group-by, user bounding, sparse trees, quantiles, partition selection. Every test that uses the
+registry imports it first. To audit a new
 mechanism, add a ``register_*`` function that builds its
 :class:`~dptree.testing.registry.MechanismSpec` and calls ``register``, and list it in
 ``REGISTRATIONS`` below (docs/notes/verification.md).
@@ -10,10 +11,19 @@ mechanism, add a ``register_*`` function that builds its
 
 from __future__ import annotations
 
-from audit_registry import grouped, hierarchies, interior_points, quantiles, range_trees, sparse_trees, user_bounding
+from audit_registry import (
+    grouped,
+    hierarchies,
+    interior_points,
+    partitions,
+    quantiles,
+    range_trees,
+    sparse_trees,
+    user_bounding,
+)
 
 __all__ = ["range_trees", "hierarchies", "interior_points", "grouped", "user_bounding", "sparse_trees", "quantiles",
-           "REGISTRATIONS"]
+           "partitions", "REGISTRATIONS"]
 
 #: Every registration, in the order the specs are registered (and the audit tests are listed).
 REGISTRATIONS = (
@@ -26,6 +36,7 @@ REGISTRATIONS = (
     user_bounding.register_user_bounding,
     sparse_trees.register_sparse_trees,
     quantiles.register_quantiles,
+    partitions.register_partitions,
 )
 
 for _register in REGISTRATIONS:

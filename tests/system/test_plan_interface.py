@@ -10,6 +10,7 @@ import pytest
 
 import dptree
 from dptree import Budget, PrivacyLoss
+from dptree.rangetree.private_groups import plan_private_groups
 
 H = dptree.Hierarchy.from_paths([("a", "x"), ("a", "y"), ("b", "z")])
 
@@ -34,6 +35,11 @@ PLANS = {
     "quantiles joint": lambda: dptree.plan_quantiles([0.1, 0.5, 0.9], lower=0, upper=1023, epsilon=1.0,
                                                      method="joint", n=1000),
     "quantiles by group": lambda: dptree.plan_quantiles([0.5], lower=0, upper=1023, epsilon=1.0, groups=["a", "b"]),
+    "range_tree private groups": lambda: plan_private_groups(lower=0, upper=1023, epsilon=1.0, delta=1e-6),
+    "range_tree private groups, 4 per user": lambda: plan_private_groups(lower=0, upper=1023, epsilon=1.0, delta=1e-6,
+                                                                         max_groups=4),
+    "quantiles private groups": lambda: dptree.plan_quantiles([0.5], lower=0, upper=1023, epsilon=1.0, delta=1e-6,
+                                                              groups="private", user_id="u", max_contributions=2),
 }
 
 

@@ -353,19 +353,29 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def add_group_options(p: Any) -> None:
-    """``--by``, ``--groups`` and ``--unknown-groups``: one release per public group."""
+    """``--by``, ``--groups`` and ``--unknown-groups``: one release per public group, or per group
+    found privately (``--groups private``, :mod:`dptree.cli.private_groups`)."""
+    from dptree.cli.private_groups import add_private_group_options
+
     p.add_argument("--by", metavar="COLUMN", help="one release per group of COLUMN (parallel composition)")
-    p.add_argument("--groups", metavar="A,B,...", help="the public list of groups (required with --by)")
+    p.add_argument("--groups", metavar="A,B,...", help="the public list of groups (required with --by), or 'private' "
+                   "to find them from the data (--max-groups, --groups-share)")
     p.add_argument("--unknown-groups", choices=["error", "drop"], default="error",
-                   help="rows of a group not in --groups: error (default) or drop")
+                   help="rows of a group not in --groups (with private groups: of none): error (default) or drop")
+    add_private_group_options(p)
 
 
 def check_group_options(args: argparse.Namespace) -> None:
-    """--by and --groups go together, and with them --out names one file per group."""
+    """--by and --groups go together, and with them --out names one file per group (one file with
+    --groups private: the groups are not known before the data is read)."""
+    from dptree.cli.private_groups import check_private_group_options
+
     if args.by and not args.groups:
-        raise InvalidParameterError("--by needs --groups A,B,... (the public list of groups)")
+        raise InvalidParameterError("--by needs --groups A,B,... (the public list of groups), or --groups private")
     if args.groups and not args.by:
         raise InvalidParameterError("--groups needs --by COLUMN")
+    if check_private_group_options(args):
+        return
     if args.by and args.out is not None and "{group}" not in args.out:
         raise InvalidParameterError("with --by, --out must contain {group}, e.g. --out 'age-{group}.json'")
 
@@ -435,8 +445,9 @@ def wrote(paths: str | Sequence[str]) -> None:
 # --------------------------------------------------------------------------- release kinds
 
 _KIND_NAMES = {"range_tree": "range-tree", "range_tree_groups": "grouped range-tree",
+               "range_tree_private_groups": "private-groups range-tree",
                "sparse_range_tree": "sparse range-tree", "hierarchy": "hierarchy", "quantiles_groups": "grouped quantiles",
-               "interior_point": "interior-point"}
+               "quantiles_private_groups": "private-groups quantiles", "interior_point": "interior-point"}
 
 
 def release_kind(release: Any) -> str | None:
@@ -462,7 +473,7 @@ def for_kind(table: Mapping[str, T], release: Any, command: str) -> T:
 def release_level(release: Any, ci: float | None) -> float:
     """``--ci`` for a release: 0.95 when not given; a quantiles release's intervals are part of it,
     so its own level (``--ci`` other than that level is refused)."""
-    if release_kind(release) not in ("quantiles", "quantiles_groups"):
+    if release_kind(release) not in ("quantiles", "quantiles_groups", "quantiles_private_groups"):
         return 0.95 if ci is None else ci
     if ci is not None and ci != release.level:
         raise InvalidParameterError(f"--ci: this quantiles release's intervals are at level {release.level:g}; "

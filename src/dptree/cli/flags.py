@@ -30,7 +30,8 @@ FLAGS: Mapping[str, str | Mapping[str, str] | None] = {
     "origin": "--bounds-origin",
     # the data and its groups
     "column": "--column", "fmt": "--format", "on_invalid": "--on-invalid", "missing": "--on-invalid",
-    "infinite": "--on-invalid", "by": "--by", "groups": "--groups",
+    "infinite": "--on-invalid", "by": "--by", "groups": "--groups", "max_groups": "--max-groups",
+    "groups_share": "--groups-share",
     "unknown": {"release": "--unknown-groups", "quantiles": "--unknown-groups", "": "--unknown"},
     # range trees
     "branching": "--branching", "noise": "--noise", "levels": "--levels", "sparse": "--sparse",

@@ -3,6 +3,7 @@
     dptree quantiles FILE --column C --q 0.1,0.5,0.9 --lower L --upper U --epsilon E
                      [--method auto|tree|approx|joint|exponential] [--level 0.95] [--n N | --n-max N]
                      [--user-id COLUMN --max-contributions K] [--by COLUMN --groups A,B,...] [--out FILE]
+                     [--by COLUMN --groups private --delta D [--max-groups M] [--groups-share S]]
 
 prints the quantiles as a table and with ``--out`` writes the release (``dptree query`` shows it
 again). Its ``--width`` is also the tree's bucket width on a numeric domain. The input options
@@ -16,6 +17,7 @@ from typing import Any
 
 from dptree.cli import core
 from dptree.cli.interior import add_column_options, add_size_options, read_column
+from dptree.cli.private_groups import private_groups
 from dptree.cli.run import Releasing, run_releasing
 from dptree.errors import InvalidParameterError
 from dptree.io.contract import shown
@@ -45,6 +47,8 @@ def register(sub: Any) -> None:
     p.add_argument("--interval-share", type=float, default=INTERVAL_SHARE,
                    help=f"the share of --epsilon the counts intervals spend (default {INTERVAL_SHARE})")
     p.add_argument("--neighbors", choices=["add_remove", "replace"], default="add_remove")
+    p.add_argument("--delta", type=float, default=0.0,
+                   help="with --groups private: the delta of the selection of the groups (quantiles spend none)")
     add_size_options(p, "declared, never computed; --method joint needs one")
     p.add_argument("--n-min", type=int, default=None,
                    help="PUBLIC lower bound on the number of records: narrower intervals for approx, exponential "
@@ -89,17 +93,26 @@ class _Quantiles(Releasing):
         self.lower, self.upper = core.parse_bounds(args.lower, args.upper)
         self.width = core.parse_width(args.width, self.upper if isinstance(self.upper, str) else self.lower)
         core.check_group_options(args)
-        self.groups = core.parse_groups(args.groups) if args.by else None
+        self.private = private_groups(args)
+        self.groups = core.parse_groups(args.groups) if args.by and not self.private else None
         from dptree.quantiles import plan_quantiles
 
+        found = {"delta": args.delta, "groups_share": args.groups_share, "max_groups": args.max_groups}
         return plan_quantiles(self.levels, lower=self.lower, upper=self.upper, epsilon=args.epsilon,
                               method=args.method, level=args.level, n=args.n, n_max=args.n_max, n_min=args.n_min,
                               width=self.width, neighbors=args.neighbors, interval=args.interval,
-                              interval_share=args.interval_share, groups=self.groups,
-                              user_id=args.user_id, max_contributions=args.max_contributions)
+                              interval_share=args.interval_share,
+                              groups="private" if self.private else self.groups, user_id=args.user_id,
+                              max_contributions=args.max_contributions, **(found if self.private else {
+                                  "delta": args.delta}))
 
     def outputs(self) -> list[str]:
-        return [] if self.args.out is None else core.group_output_paths(self.args.out, self.groups)
+        if self.args.out is None or self.private:
+            return [] if self.args.out is None else [self.args.out]
+        return core.group_output_paths(self.args.out, self.groups)
+
+    def parts(self, release: Any) -> list[Any]:
+        return [release] if self.private else list(super().parts(release))
 
     def read(self, plan: Any) -> Any:
         return read_column(self.args)
@@ -111,6 +124,10 @@ class _Quantiles(Releasing):
 
     def show(self, release: Any) -> None:
         """One table per release (per group with ``--by``): each level's value and interval."""
+        if self.private:
+            sel = release.privacy["selection"]["budget_spent"]
+            print(f"{len(release.groups)} group(s) found privately (selection at epsilon={sel['epsilon']:g}, "
+                  f"delta={sel['delta']:g})")
         for group, one in (release.items() if self.args.by else [(None, release)]):
             print(one.summary() if group is None else f"group {group}: {one.summary()}")
             rows = [(f"quantile({q:g})", _value(v), f"[{_value(lo)}, {_value(hi)}]")

@@ -243,10 +243,12 @@ def quantiles_rows(res: Any) -> list[dict[str, Any]]:
 _ANSWERS: dict[str, Rows] = {
     "range_tree": _range_tree_rows,
     "range_tree_groups": _by_group(_range_tree_rows),
+    "range_tree_private_groups": _by_group(_range_tree_rows),
     "sparse_range_tree": _range_tree_rows,
     "hierarchy": _hierarchy_rows,
     "quantiles": _quantiles_rows,
     "quantiles_groups": _by_group(_quantiles_rows),
+    "quantiles_private_groups": _by_group(_quantiles_rows),
     "interior_point": _point_rows,
     "quantile": _point_rows,
     "threshold": _point_rows,

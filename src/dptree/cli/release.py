@@ -11,6 +11,7 @@ import numpy as np
 
 from dptree.cli import core
 from dptree.cli.ledger_options import add_ledger_options
+from dptree.cli.private_groups import private_groups
 from dptree.cli.run import Releasing, run_releasing
 from dptree.errors import InvalidParameterError
 
@@ -81,6 +82,8 @@ def run_release(args: argparse.Namespace) -> int:
         return run_releasing(_Sparse(args))
     if args.bounds == "private":
         return run_releasing(_PrivateBounds(args))
+    if private_groups(args):
+        return run_releasing(_PrivateGroups(args))
     return run_releasing(_RangeTree(args))
 
 
@@ -153,6 +156,54 @@ class _RangeTree(Releasing):
             print(f"{len(release.groups)} group releases ({names}): " + release[release.groups[0]].summary())
         else:
             print(release.summary())
+
+
+class _PrivateGroups(Releasing):
+    """``release --by G --groups private``: the groups found privately, then one tree per released
+    group (:func:`dptree.rangetree.private_groups.plan_private_groups`), written to one file."""
+
+    kind = "range_tree_private_groups"
+
+    def plan(self) -> Any:
+        from dptree import noise as _noise
+        from dptree.io import release_file
+        from dptree.rangetree.private_groups import plan_private_groups
+
+        args = self.args
+        if args.lower is None or args.upper is None:
+            raise InvalidParameterError("--lower and --upper are required with --groups private (the domain must be "
+                                        "public)")
+        lower, upper = core.parse_bounds(args.lower, args.upper)
+        plan = plan_private_groups(
+            lower=lower, upper=upper, epsilon=args.epsilon, delta=args.delta, rho=args.rho,
+            max_groups=1 if args.max_groups is None else args.max_groups, groups_share=args.groups_share,
+            per_user=bool(args.user_id), width=core.parse_width(args.width, lower), branching=args.branching,
+            noise=args.noise, neighbors=args.neighbors, max_contributions=args.max_contributions, levels=args.levels)
+        self.src = _noise.make_source(args.seed)  # one stream: the selection, the bounding, the noise
+        self.created = release_file.utc_now()  # before the data is read
+        return plan
+
+    def label(self) -> str:
+        return f"{self.args.file}:{self.args.column} by {self.args.by} (groups found privately)"
+
+    def stages(self) -> list[str]:
+        return ["selecting the groups privately, then one tree per released group"]
+
+    def parts(self, release: Any) -> list[Any]:
+        return [release]  # one file: the note goes to its metadata
+
+    def read(self, plan: Any) -> AbstractContextManager[Any]:
+        return nullcontext(self.args.file)  # the plan reads the file: the selection, then the trees
+
+    def release(self, plan: Any, data: Any) -> Any:
+        args = self.args
+        return plan.release(data, by=args.by, user_id=args.user_id or None, column=args.column,
+                            unknown=args.unknown_groups, on_invalid=args.on_invalid, rng=self.src,
+                            fmt=args.input_format, progress=self.progress.report or False, source=args.file,
+                            created=self.created)
+
+    def show(self, release: Any) -> None:
+        print(release.summary())
 
 
 class _PrivateBounds(Releasing):

@@ -16,7 +16,9 @@ PySpark DataFrames                                    :class:`~dptree.data.engin
 hierarchies (:class:`~dptree.data.engines.base.Label` keys) and :func:`value_counts`,
 :func:`grouped_value_counts` and :func:`values` the exponential mechanisms over ordered domains
 (interior points, quantiles: :class:`~dptree.data.engines.base.Value` keys);
-:func:`ordered_counts` opens the staged mechanisms' session. Every public check (the plan's
+:func:`ordered_counts` opens the staged mechanisms' session; :func:`partition_counts` counts the
+users of each key of a group-by whose keys are found from the data
+(:class:`~dptree.data.engines.base.Partition` keys, private partition selection). Every public check (the plan's
 policies, the groups, the contribution bound) runs here, before an engine reads any row. The
 engines give identical counts for the same ``rng`` (tested), so the choice of engine never
 changes what is released.
@@ -43,6 +45,7 @@ from dptree.data.engines.base import (
     LeafPlan,
     Missing,
     OrderedCounts,
+    Partition,
     Sample,
     Unknown,
     Value,
@@ -67,6 +70,7 @@ __all__ = [
     "grouped_value_counts",
     "values",
     "ordered_counts",
+    "partition_counts",
 ]
 
 Constraints = list[Union[Constraint, None]]
@@ -224,6 +228,22 @@ def grouped_value_counts(data: Any, *, column: str | None, by: Any, groups: Sequ
     gi, vals = counted.keys
     cut = np.searchsorted(gi, np.arange(len(gs) + 1))
     return [(vals[a:b], counted.n[a:b]) for a, b in zip(cut[:-1], cut[1:])]
+
+
+@validate_params({"unknown": UNKNOWN, "fmt": FORMAT, "rng": RNG, "max_groups": K})
+def partition_counts(data: Any, *, by: Any, user_id: Any = None, max_groups: int = 1, rng: _noise.RngLike = None,
+                     fmt: str | None = None, unknown: Unknown = "error") -> tuple[np.ndarray, np.ndarray]:
+    """The sorted distinct keys of ``by`` (a column name of ``data``, or an array beside in-memory
+    data) and, for each, its distinct users after every user keeps at most ``max_groups`` of their
+    distinct keys, drawn uniformly at random from ``rng`` (the same keys kept on every engine); or
+    without ``user_id`` its records (each record its own user, with one key). Only keys counted
+    at least once. Rows without a key raise, or with ``unknown="drop"`` are left out; missing user
+    ids raise. Not private: only a partition-selection policy may read it (:mod:`dptree.partitions`)."""
+    if user_id is None and max_groups != 1:
+        raise InvalidParameterError("max_groups bounds the distinct keys of one user: pass user_id=")
+    sample = None if user_id is None else Sample(user_id, int(max_groups), _noise.make_source(rng))
+    counted = engine_for(data, fmt=fmt).counts(data, [Partition(by, unknown)], sample=sample)
+    return counted.keys[0], counted.n
 
 
 def ordered_counts(data: Any, *, column: str | None, lower: int | float, upper: int | float,

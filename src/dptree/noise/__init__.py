@@ -15,7 +15,8 @@ One module per family; the public names are re-exported here:
 * :mod:`~dptree.noise.chacha` -- the ChaCha20 generator behind the private source;
 * :mod:`~dptree.noise.sources` -- random sources and :func:`make_source`;
 * :mod:`~dptree.noise.integers` -- exactly uniform integers;
-* :mod:`~dptree.noise.bernoulli` -- Bernoulli(num/den) and Bernoulli(exp(-gamma)) (CKS Alg. 1);
+* :mod:`~dptree.noise.bernoulli` -- Bernoulli(num/den), Bernoulli(a / 2^bits) and Bernoulli(exp(-gamma))
+  (CKS Alg. 1);
 * :mod:`~dptree.noise.parameters` -- the exact parameters used and the variances they give;
 * :mod:`~dptree.noise.laplace` -- discrete Laplace (CKS Alg. 2) and its truncation (Ghazi et al. 2023);
 * :mod:`~dptree.noise.gaussian` -- discrete Gaussian (CKS Alg. 3);
@@ -25,7 +26,7 @@ One module per family; the public names are re-exported here:
 
 from __future__ import annotations
 
-from dptree.noise.bernoulli import bernoulli_exp_neg, bernoulli_ratio
+from dptree.noise.bernoulli import bernoulli_dyadic, bernoulli_exp_neg, bernoulli_ratio
 from dptree.noise.exponential import bernoulli_pow_ratio, exp_lower_rational, sample_exponential_index
 from dptree.noise.gaussian import discrete_gaussian
 from dptree.noise.integers import uniform_below, uniform_int
@@ -69,6 +70,7 @@ __all__ = [
     "uniform_below",
     "uniform_int",
     "bernoulli_ratio",
+    "bernoulli_dyadic",
     "bernoulli_exp_neg",
     "discrete_laplace",
     "discrete_gaussian",

@@ -1,4 +1,5 @@
-"""Exact Bernoulli draws: Bernoulli(num/den) and Bernoulli(exp(-gamma)) for rational gamma >= 0.
+"""Exact Bernoulli draws: Bernoulli(num/den), Bernoulli(a / 2^bits) for integers of any size, and
+Bernoulli(exp(-gamma)) for rational gamma >= 0.
 
 :func:`bernoulli_exp_neg` is Algorithm 1 of Canonne, Kamath and Steinke, "The Discrete Gaussian
 for Differential Privacy" (NeurIPS 2020), vectorised over the samples still undecided, in integer
@@ -7,13 +8,15 @@ arithmetic only (an exact Python-integer path takes over where int64 could overf
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 from dptree.errors import InvalidParameterError
-from dptree.noise.integers import _INT64_SAFE, _uniform_below_scalar, uniform_below, uniform_int
+from dptree.noise.integers import _INT64_SAFE, _uniform_below_scalar, _words, uniform_below, uniform_int
 from dptree.noise.sources import RandomSource
 
-__all__ = ["bernoulli_ratio", "bernoulli_exp_neg"]
+__all__ = ["bernoulli_ratio", "bernoulli_dyadic", "bernoulli_exp_neg"]
 
 _DEN_SAFE = 1 << 53  # denominators the vectorised Bernoulli(exp(-gamma)) path accepts
 
@@ -24,6 +27,43 @@ def bernoulli_ratio(src: RandomSource, num: np.ndarray, den: np.ndarray) -> np.n
     den = np.asarray(den, dtype=np.int64)
     num, den = np.broadcast_arrays(num, den)
     return uniform_below(src, den) < num.ravel()
+
+
+def bernoulli_dyadic(src: RandomSource, numerators: Sequence[int], bits: int, which: np.ndarray) -> np.ndarray:
+    """Exact Bernoulli(numerators[w] / 2^bits) for each entry w of ``which`` (an int array of
+    indices into ``numerators``, Python integers with 0 <= a <= 2^bits, ``bits`` of any size).
+
+    A uniform U in [0, 1) is drawn 32 bits at a time and compared with the probability's binary
+    digits, only for the entries still undecided: the first digit where they differ decides U < p
+    (an entry whose drawn digits all equal p's has U >= p: False). No rounding decides any
+    outcome; an entry needs one 32-bit word unless its word equals p's digit (probability 2^-32).
+    """
+    idx = np.asarray(which, dtype=np.int64).ravel()
+    out = np.zeros(idx.size, dtype=bool)
+    if bits < 1 or not numerators:
+        raise InvalidParameterError("bernoulli_dyadic needs bits >= 1 and at least one probability")
+    digits = -(-bits // 32)
+    one = 1 << (32 * digits)
+    nums = [int(a) << (32 * digits - bits) for a in numerators]
+    if any(not 0 <= a <= one for a in nums):
+        raise InvalidParameterError("bernoulli_dyadic needs 0 <= numerator <= 2^bits")
+    if idx.size == 0:
+        return out
+    if int(idx.min()) < 0 or int(idx.max()) >= len(nums):
+        raise InvalidParameterError("bernoulli_dyadic: an index is outside the list of probabilities")
+    sure = np.array([a == one for a in nums], dtype=bool)
+    table = np.array([[0 if a == one else (a >> (32 * (digits - 1 - d))) & 0xFFFFFFFF for d in range(digits)]
+                      for a in nums], dtype=np.int64)
+    out[sure[idx]] = True
+    todo = np.flatnonzero(~sure[idx])
+    for d in range(digits):
+        if todo.size == 0:
+            break
+        word = _words(src, todo.size, 32)
+        digit = table[idx[todo], d]
+        out[todo[word < digit]] = True
+        todo = todo[word == digit]
+    return out
 
 
 def _fraction_loop_scalar(src: RandomSource, rest: int, den: int, k: int) -> bool:

@@ -18,6 +18,7 @@ from dptree.interior.calibration import DECLARED_SIZE, EPSILON, ON_INVALID
 from dptree.interior.encoding import prepare, prepare_groups
 from dptree.io.release_file import creation_metadata
 from dptree.noise import RngLike, make_source
+from dptree.partitions.selection import MAX_GROUPS, SHARE
 from dptree.privacy.budget import Budget, check_release_budget
 from dptree.privacy.unit import PrivacyUnit, privacy_values, unit_from_keywords
 from dptree.quantiles.approx import approx_quantiles, em_call
@@ -34,6 +35,7 @@ from dptree.quantiles.plan import (
     joint_module,
     make_plan,
 )
+from dptree.quantiles.private_groups import PrivateGroupsQuantiles, placeholder_release, plan_private_groups
 from dptree.quantiles.release import QuantilesRelease
 from dptree.quantiles.staged import staged_quantiles
 from dptree.rangetree.quantile_calibration import calibration_sims, released_intervals
@@ -86,6 +88,7 @@ _PLAN: dict[str, Sequence[Constraint | None]] = {
     "interval_share": [Interval(Real, 0, 1, closed="neither", hint=f"e.g. interval_share={INTERVAL_SHARE}")],
     "grid": [Interval(Integral, 2, None, hint=f"e.g. grid={TREE_GRID}")],
     "max_contributions": [Interval(Integral, 1, None, hint="e.g. max_contributions=5")],
+    "max_groups": [None, *MAX_GROUPS], "groups_share": SHARE,
 }
 
 
@@ -116,9 +119,12 @@ def quantiles(
     unknown: Literal["error", "drop"] = "error",
     user_id: Any = None,
     max_contributions: int = 1,
+    delta: float = 0.0,
+    max_groups: int | None = None,
+    groups_share: float = 0.5,
     unit: PrivacyUnit | None = None,
     budget: Budget | None = None,
-) -> QuantilesRelease | GroupedQuantiles:
+) -> QuantilesRelease | GroupedQuantiles | PrivateGroupsQuantiles:
     """m private quantiles of ``data`` over the public domain [lower, upper], each with an interval.
 
     ``qs``: the levels (sorted here). ``method``: ``"tree"`` (a range-tree release read off,
@@ -171,6 +177,12 @@ def quantiles(
     records are bounded across all groups (k in all) and each group's release runs at 1/k per
     record, so the set is epsilon-DP per person; the mechanism methods then hold groups x points
     <= 2^25 counts.
+    ``groups="private"`` (with ``by``): the groups are found from the data (:mod:`dptree.partitions`):
+    a group is released when its number of distinct persons (``user_id``; records without one)
+    passes a randomized threshold, each person counted in at most ``max_groups`` groups;
+    ``groups_share`` of ``epsilon`` and the whole ``delta`` (> 0, required) select them, the rest
+    releases each group's quantiles: (``epsilon``, ``delta``)-DP in all; a
+    :class:`~dptree.quantiles.private_groups.PrivateGroupsQuantiles` (``.groups`` lists them).
 
     Example (``rng=7`` seeds the noise only so that the outputs below are reproducible: a seeded release
     is marked not private; leave ``rng`` out in real use)::
@@ -187,8 +199,9 @@ def quantiles(
         raise InvalidParameterError(_BY_AND_GROUPS)
     pl = plan_quantiles(qs, lower=lower, upper=upper, epsilon=epsilon, method=method, level=level, n=n, n_max=n_max,
                         n_min=n_min, width=width, neighbors=neighbors, grid=grid, interval=interval,
-                        interval_share=interval_share, groups=groups,
-                        user_id=user_id, max_contributions=max_contributions)
+                        interval_share=interval_share, groups=groups, user_id=user_id,
+                        max_contributions=max_contributions, delta=delta, max_groups=max_groups,
+                        groups_share=groups_share)
     return pl.release(data, column=column, on_invalid=on_invalid, rng=rng, by=by, unknown=unknown)
 
 
@@ -234,14 +247,18 @@ class QuantilesPlan(QuantilesPlanCore):
     """
 
     def release(self, data: Any, *, column: str | None = None, on_invalid: Literal["error", "drop"] = "error",
-                rng: RngLike = None, by: Any = None,
-                unknown: Literal["error", "drop"] = "error") -> QuantilesRelease | GroupedQuantiles:
+                rng: RngLike = None, by: Any = None, unknown: Literal["error", "drop"] = "error"
+                ) -> QuantilesRelease | GroupedQuantiles | PrivateGroupsQuantiles:
         """The quantiles of ``data`` by the planned method (the one private step; reading options as
         in :func:`quantiles`; ``by``: each record's group, with a plan for ``groups``)."""
         check_param("column", column, COLUMN)
         check_param("rng", rng, RNG)
         check_param("on_invalid", on_invalid, ON_INVALID)
         check_param("unknown", unknown, UNKNOWN)
+        if self.selection is not None:
+            if by is None:
+                raise InvalidParameterError(_BY_AND_GROUPS)
+            return _private_groups(self, data, by=by, unknown=unknown, column=column, rng=rng, on_invalid=on_invalid)
         if (by is None) != (self.groups is None):
             raise InvalidParameterError(_BY_AND_GROUPS)
         if self.groups is not None:
@@ -295,6 +312,9 @@ def plan_quantiles(
     groups: Any = None,
     user_id: Any = None,
     max_contributions: int = 1,
+    delta: float = 0.0,
+    max_groups: int | None = None,
+    groups_share: float = 0.5,
     unit: PrivacyUnit | None = None,
     budget: Budget | None = None,
 ) -> QuantilesPlan:
@@ -305,7 +325,8 @@ def plan_quantiles(
     refusal the parameters cause happens here. ``groups``: the public groups of a group-by release
     (its ``release`` then takes ``by=``). ``unit``: the privacy unit (``dptree.PerUser(...)``,
     ``dptree.Replace()``), or the shortcut keywords ``neighbors``, ``max_contributions``,
-    ``user_id``; other parameters as in :func:`quantiles`."""
+    ``user_id``; ``groups="private"`` (with ``delta``, ``max_groups``, ``groups_share``): the plan of
+    the selection and of each released group's quantiles; other parameters as in :func:`quantiles`."""
     if unit is not None:
         unit = unit_from_keywords(unit, neighbors=neighbors, max_contributions=max_contributions, user_id=user_id)
         neighbors = unit.neighbors().relation
@@ -313,6 +334,24 @@ def plan_quantiles(
     eps = check_release_budget(epsilon)
     qa = _levels(qs)
     gs = None
+    private = isinstance(groups, str) and groups == "private"
+    if (max_groups is not None or groups_share != 0.5) and not private:
+        raise InvalidParameterError("max_groups and groups_share apply to groups found from the data: pass "
+                                    "groups='private' (with by= at release), or drop them", parameter="max_groups")
+    if private:
+        if interval_share != INTERVAL_SHARE:
+            raise InvalidParameterError("groups='private' releases the exponential-mechanism methods with the stated "
+                                        "bound as intervals (no interval counts): drop interval_share=",
+                                        parameter="interval_share")
+        pp = plan_private_groups(qa, lower=lower, upper=upper, epsilon=eps, delta=delta, method=method, level=level,
+                                 n=n, n_max=n_max, n_min=n_min, width=width, neighbors=neighbors, grid=grid,
+                                 interval=interval, user_id=user_id, max_contributions=max_contributions,
+                                 max_groups=max_groups, groups_share=groups_share, cls=QuantilesPlan)
+        _check_interval(pp, qa, method, grid)
+        return pp
+    if delta != 0.0:
+        raise InvalidParameterError("quantiles are pure epsilon-DP and spend no delta: drop delta= (only "
+                                    "groups='private' spends one, to select the groups)", parameter="delta")
     if groups is not None:
         if neighbors == "replace":
             raise InvalidParameterError("group-by releases use add/remove neighbors: under 'replace' a record could "
@@ -327,6 +366,29 @@ def plan_quantiles(
                                     f"{BOUNDED_GROUP_CELLS:,}; use method='tree' or a smaller domain")
     return p if gs is None else replace(p, groups=gs)
 
+
+
+def _private_groups(p: QuantilesPlan, data: Any, *, by: Any, unknown: Literal["error", "drop"], column: str | None,
+                    rng: RngLike, on_invalid: Literal["error", "drop"]) -> PrivateGroupsQuantiles:
+    """Select the groups (:meth:`~dptree.partitions.selection.SelectionPlan.select`), then one
+    quantiles release per released group on its records (:func:`_by_group`, rows of other groups
+    left out); one random source for the bounding, the selection and the mechanisms."""
+    assert p.selection is not None and p.total is not None
+    metadata = creation_metadata(column=column)  # the clock, read before the data
+    src = make_source(rng)
+    keys = p.selection.select(data, by=by, user_id=p.user_id, rng=src, unknown=unknown)
+    inner = replace(p, selection=None, total=None)
+    releases = {} if not keys else dict(_by_group(replace(inner, groups=keys), data, by=by, unknown="drop",
+                                                  column=column, rng=src, on_invalid=on_invalid).releases)
+    eps, delta, share = p.total
+    member = placeholder_release(inner, bool(src.private), metadata)
+    privacy = p.statement
+    privacy = {**privacy, "groups": list(keys), "private": bool(src.private)}
+    return PrivateGroupsQuantiles(groups=keys, releases=releases, privacy=privacy, member=member,
+                                  selection={"budget": {"epsilon": eps, "delta": delta, "groups_share": share},
+                                             "selection": {"max_groups": p.selection.max_groups,
+                                                           "per_user": p.selection.per_user}},
+                                  metadata=metadata)
 
 
 def _tree_release(p: QuantilesPlan, tree: Any, qa: np.ndarray, level: float, src: Any, interval: str, grid: int,

@@ -8,6 +8,7 @@ private step (``release``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from dataclasses import replace as _replace
 from fractions import Fraction
 from typing import Any, Literal, TypeVar
 
@@ -18,6 +19,7 @@ from dptree.data.domain import point_domain
 from dptree.errors import InvalidParameterError
 from dptree.interior.calibration import declared_size
 from dptree.io.grouped import group_statement
+from dptree.partitions.composed import composed_statement
 from dptree.privacy.budget import BUDGET_RANGE, Budget
 from dptree.privacy.loss import Exponential, Laplace, PrivacyLoss
 from dptree.privacy.statement import Neighbors, make_statement
@@ -27,9 +29,9 @@ from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS, choose_method
 from dptree.quantiles.dither import approx_dither_factor
 from dptree.quantiles.measured import INTERVAL_SHARE, counts_scale
 
-__all__ = ["QuantilesPlanCore", "make_plan", "plan_for_file", "statement", "joint_module", "interval_budget",
-           "resolve_interval", "METHODS", "NEIGHBORS", "TREE_GRID", "BOUNDED_POINTS", "INTERVAL_OPTIONS",
-           "TREE_INTERVALS", "MECHANISM_INTERVALS"]
+__all__ = ["QuantilesPlanCore", "make_plan", "selected_statement", "plan_for_file", "statement", "joint_module",
+           "interval_budget", "resolve_interval", "METHODS", "NEIGHBORS", "TREE_GRID", "BOUNDED_POINTS",
+           "INTERVAL_OPTIONS", "TREE_INTERVALS", "MECHANISM_INTERVALS"]
 
 Relation = Literal["add_remove", "replace"]
 
@@ -145,6 +147,15 @@ def statement(method: str, epsilon: float, m: int, neighbors: str, private: bool
 
 
 
+def selected_statement(selection: Any, member: Any, *, epsilon: float, delta: float, share: float,
+                       release_epsilon: float, groups: Any, private: bool) -> dict[str, Any]:
+    """The statement of quantiles by groups found privately (:mod:`dptree.quantiles.private_groups`;
+    ``groups`` None: the plan's, before the selection)."""
+    return composed_statement(selection, member, epsilon=epsilon, delta=delta, share=share,
+                              release_budget=(release_epsilon, 0.0), groups=groups, private=private,
+                              product="quantiles release")
+
+
 #: the default read-off grid of the tree's intervals (``grid=``; the tree's own default)
 TREE_GRID = 4096
 #: the largest domain the exponential-mechanism methods bound per user (one count per point)
@@ -190,16 +201,27 @@ class QuantilesPlanCore:
     lower: Any = field(default=None, kw_only=True)
     upper: Any = field(default=None, kw_only=True)
     input_width: Any = field(default=None, kw_only=True)
+    #: groups found from the data (``groups="private"``): the selection's plan, and the whole budget
+    #: (epsilon, delta, groups_share) of which ``epsilon`` above is the releases' part
+    selection: Any = field(default=None, kw_only=True)
+    total: tuple[float, float, float] | None = field(default=None, kw_only=True)
 
     @property
     def statement(self) -> dict[str, Any]:
-        """The privacy statement the release carries (a group-by release: with its groups)."""
+        """The privacy statement the release carries (a group-by release: with its groups; with
+        groups found from the data, the composed statement before the selection)."""
+        if self.selection is not None and self.total is not None:
+            eps, delta, share = self.total
+            return selected_statement(self.selection, self.member_statement, epsilon=eps, delta=delta, share=share,
+                                      release_epsilon=self.epsilon, groups=None, private=True)
         if self.groups is None:
             return dict(self.member_statement)
         return group_statement(self.member_statement, self.groups, True)
 
     @property
     def budget(self) -> Budget:
+        if self.total is not None:
+            return Budget.approx(self.total[0], self.total[1])
         return Budget.pure(self.epsilon)
 
     @property
@@ -230,9 +252,13 @@ class QuantilesPlanCore:
         exponential: one per level at epsilon / m. With ``interval="counts"`` the mechanisms share
         the rest of epsilon and the interval counts are one discrete Laplace histogram (scale and
         L1 sensitivity, :func:`interval_budget`). With groups, one group's loss (``parallel`` = the
-        number of groups)."""
+        number of groups); with groups found from the data, the selection's (epsilon, delta) step
+        first, then one group's loss (their number is not public)."""
         who = Neighbors(self.neighbors, self.k)
         parallel = 1 if self.groups is None else len(self.groups)
+        if self.selection is not None:
+            steps = self.selection.measurements() + _replace(self, selection=None).privacy_loss().measurements
+            return PrivacyLoss(who, steps)
         m = int(self.q.size)
         items: list[Any]
         if self.method == "tree":

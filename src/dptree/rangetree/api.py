@@ -10,8 +10,8 @@ and its engines) -> the plan's measurement and estimation -> a
 from __future__ import annotations
 
 import os
-from numbers import Real
-from typing import Any, Sequence, overload
+from numbers import Integral, Real
+from typing import Any, Literal, Sequence, overload
 
 from dptree import noise as _noise
 from dptree._validation import Constraint, Interval, Options, renamed, validate_params
@@ -23,6 +23,7 @@ from dptree.privacy.budget import Budget
 from dptree.privacy.unit import PrivacyUnit, privacy_values
 from dptree.rangetree.bounds import PrivateBoundsPlan, plan_private_bounds
 from dptree.rangetree.groupby import GroupedRelease, release_groups
+from dptree.rangetree.private_groups import PrivateGroupsRelease, plan_private_groups
 from dptree.rangetree.release import RangeTree, RangeTreePlan, plan_range_tree
 
 __all__ = ["range_tree", "range_tree_by", "release_over_private_bounds"]
@@ -32,6 +33,9 @@ _CONSTRAINTS: dict[str, Sequence[Constraint | None]] = {
     "bounds": [Options(("public", "private"), hint="bounds='private' spends bounds_share of epsilon to find them")],
     "bounds_share": [Interval(Real, 0, 1, closed="neither", hint="e.g. bounds_share=0.1 (the share of epsilon "
                                                                    "spent finding the bounds)")],
+    "max_groups": [None, Interval(Integral, 1, 1 << 20, hint="e.g. max_groups=1 (the groups one user may add to)")],
+    "groups_share": [Interval(Real, 0, 1, closed="neither", hint="e.g. groups_share=0.5 (the share of epsilon "
+                                                                   "spent selecting the groups)")],
 }
 
 
@@ -41,6 +45,7 @@ def range_tree(values: Any, *, lower: Any = ..., upper: Any = ..., epsilon: floa
                neighbors: str = ..., max_contributions: int = ..., levels: str = ..., on_invalid: Missing = ...,
                column: str | None = ..., user_id: Any = ..., by: None = ..., groups: None = ..., unknown: Unknown = ...,
                bounds: str = ..., bounds_share: float = ..., bounds_origin: Any = ...,
+               max_groups: int | None = ..., groups_share: float = ...,
                rng: _noise.RngLike = ..., missing: Missing | None = ...,
                unit: PrivacyUnit | None = None, budget: Budget | None = None) -> RangeTree: ...
 
@@ -49,8 +54,20 @@ def range_tree(values: Any, *, lower: Any = ..., upper: Any = ..., epsilon: floa
 def range_tree(values: Any, *, lower: Any = ..., upper: Any = ..., epsilon: float | None = ..., delta: float = ...,
                rho: float | None = ..., width: Any = ..., branching: int | None = ..., noise: str = ...,
                neighbors: str = ..., max_contributions: int = ..., levels: str = ..., on_invalid: Missing = ...,
+               column: str | None = ..., user_id: Any = ..., by: Any, groups: Literal["private"],
+               unknown: Unknown = ..., bounds: str = ..., bounds_share: float = ..., bounds_origin: Any = ...,
+               max_groups: int | None = ..., groups_share: float = ...,
+               rng: _noise.RngLike = ..., missing: Missing | None = ...,
+               unit: PrivacyUnit | None = None, budget: Budget | None = None) -> PrivateGroupsRelease: ...
+
+
+@overload
+def range_tree(values: Any, *, lower: Any = ..., upper: Any = ..., epsilon: float | None = ..., delta: float = ...,
+               rho: float | None = ..., width: Any = ..., branching: int | None = ..., noise: str = ...,
+               neighbors: str = ..., max_contributions: int = ..., levels: str = ..., on_invalid: Missing = ...,
                column: str | None = ..., user_id: Any = ..., by: Any, groups: Sequence[Any], unknown: Unknown = ...,
                bounds: str = ..., bounds_share: float = ..., bounds_origin: Any = ...,
+               max_groups: int | None = ..., groups_share: float = ...,
                rng: _noise.RngLike = ..., missing: Missing | None = ...,
                unit: PrivacyUnit | None = None, budget: Budget | None = None) -> GroupedRelease: ...
 
@@ -80,11 +97,13 @@ def range_tree(
     bounds: str = "public",
     bounds_share: float = 0.1,
     bounds_origin: Any = None,
+    max_groups: int | None = None,
+    groups_share: float = 0.5,
     rng: _noise.RngLike = None,
     missing: Missing | None = None,
     unit: PrivacyUnit | None = None,
     budget: Budget | None = None,
-) -> RangeTree | GroupedRelease:
+) -> RangeTree | GroupedRelease | PrivateGroupsRelease:
     """Release a private b-ary range tree of ``values`` over the public domain [lower, upper].
 
     Returns a :class:`RangeTree` that answers every range count, CDF value, histogram and quantile
@@ -108,6 +127,16 @@ def range_tree(
     group, a :class:`GroupedRelease`, for the budget of one release (parallel composition,
     :mod:`dptree.rangetree.groupby`; add/remove neighbors only). Every listed group is released,
     present in the data or not; rows of unlisted groups raise, or are dropped with ``unknown="drop"``.
+
+    ``groups="private"`` (with ``by``): the groups are found from the data, privately
+    (:mod:`dptree.rangetree.private_groups`, :mod:`dptree.partitions`): a group is released when
+    its number of distinct users (``user_id``; records without one) passes a randomized threshold,
+    each user counted in at most ``max_groups`` of their groups (default 1, drawn uniformly), then
+    one tree per released group (a :class:`~dptree.rangetree.private_groups.PrivateGroupsRelease`;
+    ``.groups`` lists them). ``groups_share`` of ``epsilon`` (and all of ``delta`` for Laplace
+    trees, ``groups_share`` of it for Gaussian ones) selects the groups, the rest releases the
+    trees: (``epsilon``, ``delta``)-DP in all, ``delta`` > 0 required. Rows without a group raise,
+    or are dropped with ``unknown="drop"``.
 
     ``levels="uniform"`` splits the budget equally over the noised levels (Honaker 2015, Algorithm 1);
     ``"all_ranges"`` (alias ``"optimal"``) minimises the exact average variance over all ranges and
@@ -145,6 +174,19 @@ def range_tree(
     if bounds_origin is not None and bounds != "private":
         raise InvalidParameterError("bounds_origin is where bounds='private' starts its search; pass bounds='private' "
                                     "(without lower/upper), or drop bounds_origin")
+    private_groups = isinstance(groups, str) and groups == "private"
+    if (max_groups is not None or groups_share != 0.5) and not private_groups:
+        raise InvalidParameterError("max_groups and groups_share apply to groups found from the data: pass "
+                                    "groups='private' (with by=), or drop them", parameter="max_groups")
+    if private_groups:
+        if bounds != "private" and by is not None:
+            return _private_groups(values, by=by, user_id=user_id, max_groups=1 if max_groups is None else max_groups,
+                                   groups_share=groups_share, lower=lower, upper=upper, epsilon=epsilon, delta=delta,
+                                   rho=rho, width=width, branching=branching, noise=noise, neighbors=neighbors,
+                                   max_contributions=max_contributions, levels=levels, on_invalid=on_invalid,
+                                   column=column, unknown=unknown, rng=rng)
+        raise InvalidParameterError("groups='private' finds the groups of the by= column: pass by= (and public "
+                                    "bounds lower=/upper=)", parameter="groups")
     if bounds_share != 0.1 and bounds != "private":  # a share other than the default would be silently unused
         raise InvalidParameterError("bounds_share is the share of epsilon bounds='private' spends on the bounds; pass "
                                     "bounds='private' (without lower/upper), or drop bounds_share")
@@ -178,7 +220,7 @@ def range_tree(
 
 
 @privacy_values
-@validate_params({k: v for k, v in _CONSTRAINTS.items() if not k.startswith("bounds")})
+@validate_params({k: v for k, v in _CONSTRAINTS.items() if not k.startswith(("bounds", "max_groups", "groups_"))})
 def range_tree_by(
     values: Any,
     *,
@@ -212,6 +254,23 @@ def range_tree_by(
         unknown=unknown, user_id=user_id, on_invalid=renamed(on_invalid, missing, "on_invalid", "missing", "error"),
         column=column, rng=rng,
     )
+
+
+def _private_groups(values: Any, *, by: Any, user_id: Any, max_groups: int, groups_share: float, lower: Any,
+                    upper: Any, epsilon: float | None, delta: float, rho: float | None, width: Any,
+                    branching: int | None, noise: str, neighbors: str, max_contributions: int, levels: str,
+                    on_invalid: Missing, column: str | None, unknown: Unknown,
+                    rng: _noise.RngLike) -> PrivateGroupsRelease:
+    """``range_tree(groups="private")``: every public check (:func:`plan_private_groups`), then the
+    selection and the trees."""
+    plan = plan_private_groups(lower=lower, upper=upper, epsilon=epsilon, delta=delta, rho=rho,
+                               max_groups=max_groups, groups_share=groups_share, per_user=user_id is not None,
+                               width=width, branching=branching, noise=noise, neighbors=neighbors,
+                               max_contributions=max_contributions, levels=levels)
+    created = _release_file.utc_now()  # before the data is read
+    source = values if isinstance(values, (str, os.PathLike)) else None
+    return plan.release(values, by=by, user_id=user_id, column=column, unknown=unknown, on_invalid=on_invalid,
+                        rng=rng, source=source, created=created)
 
 
 def _private_bounds(values: Any, *, lower: Any, upper: Any, epsilon: float | None, delta: float, rho: float | None,

@@ -19,7 +19,7 @@ from dptree.privacy.statement import check_statement
 from dptree.rangetree.bounds import checked_statement
 from dptree.rangetree.plan import TreePlan
 
-__all__ = ["range_tree_document", "range_tree_parts"]
+__all__ = ["range_tree_document", "range_tree_parts", "plan_from_parameters", "domain_inputs"]
 
 P = TypeVar("P", bound=TreePlan)
 
@@ -58,14 +58,17 @@ def range_tree_document(plan: TreePlan, measurements: list[np.ndarray | None], p
     return {"privacy": privacy, "parameters": params, "measurements": meas, "metadata": metadata}
 
 
-def _plan(params: Mapping[str, Any], plan_type: type[P]) -> P:
+def domain_inputs(params: Mapping[str, Any]) -> tuple[Any, Any, Any]:
+    """(lower, upper, width) as a plan takes them, from a file's ``parameters``."""
     dom = params["domain"]
     if dom["kind"] == "datetime":
-        lower: Any = np.datetime64(dom["lower"])
-        upper: Any = np.datetime64(dom["upper"])
-        width: Any = np.timedelta64(int(dom["width"]), "ns")
-    else:
-        lower, upper, width = dom["lower"], dom["upper"], dom["width"]
+        return np.datetime64(dom["lower"]), np.datetime64(dom["upper"]), np.timedelta64(int(dom["width"]), "ns")
+    return dom["lower"], dom["upper"], dom["width"]
+
+
+def _plan(params: Mapping[str, Any], plan_type: type[P]) -> P:
+    dom = params["domain"]
+    lower, upper, width = domain_inputs(params)
     budget = params["budget"]
     plan = plan_type.build(
         lower=lower,
@@ -84,6 +87,11 @@ def _plan(params: Mapping[str, Any], plan_type: type[P]) -> P:
     if plan.domain.size != dom["size"] or list(plan.layout.fanouts) != list(params["fanouts"]):
         raise ReleaseFileError("release file: domain or tree layout does not match its parameters")
     return plan
+
+
+def plan_from_parameters(params: Mapping[str, Any], plan_type: type[P]) -> P:
+    """The plan a file's ``parameters`` describe, its domain size and layout checked against them."""
+    return _plan(params, plan_type)
 
 
 def _measurements(plan: TreePlan, levels: Any) -> list[np.ndarray | None]:

@@ -25,7 +25,7 @@ def files(tmp_path: Path) -> dict[str, Path]:
     struct = tmp_path / "s.csv"
     struct.write_text("country,state\nUS,CA\nUS,NY\n")
     led = tmp_path / "b.ledger"
-    Ledger(led, total_epsilon=100.0, total_delta=1e-3).close()
+    Ledger(led, total_epsilon=100.0, total_delta=1e-3, approx_delta=5e-4).close()  # delta for (epsilon, delta) steps
     return {"data": data, "struct": struct, "led": led, "dir": tmp_path}
 
 
@@ -43,6 +43,9 @@ RUNS = {
     "quantile": ["quantile", *COLUMN, "--q", "0.9"],
     "quantiles": ["quantiles", *COLUMN, "--q", "0.25,0.75"],
     "quantiles --by": ["quantiles", *COLUMN, "--q", "0.5", "--by", "g", "--groups", "A,B"],
+    "release --groups private": ["release", *COLUMN, "--by", "g", "--groups", "private", "--delta", "1e-6"],
+    "quantiles --groups private": ["quantiles", *COLUMN, "--q", "0.5", "--by", "g", "--groups", "private", "--delta",
+                                   "1e-6"],
 }
 #: a public parameter of each command that no mechanism takes (beside --epsilon 0, refused by all)
 INVALID = {
@@ -50,7 +53,12 @@ INVALID = {
     "release --bounds private": ("--bounds-share", "1.5"), "release --sparse": ("--branching", "3"),
     "hierarchy": ("--tau-min", "1"), "interior-point": ("--beta", "2"), "median": ("--n", "0"),
     "quantile": ("--q", "1.5"), "quantiles": ("--level", "1.5"), "quantiles --by": ("--method", "joint"),
+    "release --groups private": ("--groups-share", "1.5"), "quantiles --groups private": ("--max-groups", "0"),
 }
+
+
+def _one_file_per_group(name: str) -> bool:
+    return "--by" in RUNS[name] and "private" not in RUNS[name]  # --groups private writes one file
 
 
 def argv_of(files: dict[str, Path], name: str, out: Path) -> list[Any]:
@@ -67,7 +75,7 @@ def history(led: Path) -> list[dict[str, Any]]:
 def test_every_releasing_command_notes_its_charge_and_records_its_output(files: dict[str, Path], name: str,
                                                                         cli_run: Any) -> None:
     """The file written names the ledger charge in its metadata, and the charge names the file."""
-    by = "--by" in RUNS[name]
+    by = _one_file_per_group(name)
     out = files["dir"] / ("r-{group}.json" if by else "r.json")
     code, printed, err = cli_run(argv_of(files, name, out))
     assert code == 0 and printed, err
@@ -79,12 +87,14 @@ def test_every_releasing_command_notes_its_charge_and_records_its_output(files: 
         noted = dptree.load(path).metadata["ledger"]
         assert noted["charge"] == charge["id"] and noted["path"] == str(files["led"])
         assert noted["epsilon"] == charge["epsilon"] == 1.0
+        if "--groups private" in name:  # the selection's delta, charged with it before the data was read
+            assert noted["delta"] == charge["delta"] == 1e-6
 
 
 @pytest.mark.parametrize("name", sorted(RUNS))
 def test_an_invalid_parameter_never_charges(files: dict[str, Path], name: str, cli_run: Any) -> None:
     for option, value in (("--epsilon", "0"), INVALID[name]):
-        argv = argv_of(files, name, files["dir"] / ("r-{group}.json" if "--by" in RUNS[name] else "r.json"))
+        argv = argv_of(files, name, files["dir"] / ("r-{group}.json" if _one_file_per_group(name) else "r.json"))
         argv = [*argv[:argv.index(option)], option, value, *argv[argv.index(option) + 2:]] if option in argv else \
             [*argv, option, value]
         code, _, err = cli_run(argv)

@@ -38,7 +38,7 @@ def df() -> pd.DataFrame:
 
 def test_every_engine_implements_the_one_narrow_interface() -> None:
     abstract = {n for n, f in vars(Engine).items() if getattr(f, "__isabstractmethod__", False)}
-    assert abstract == {"_label_counts", "_key_counts"}  # Engine.counts dispatches the key shapes to these
+    assert abstract == {"_label_counts", "_key_counts", "_partition_counts"}  # Engine.counts dispatches the key shapes to these
     public = {n for n, f in vars(Engine).items() if callable(f) and not n.startswith("_")}
     assert public == {"counts", "ordered_counts"}
     for engine in (NumpyEngine, DuckDBEngine, SparkEngine):

@@ -11,9 +11,12 @@ name a kind of problem, never a count or a value, :mod:`dptree.errors`). Two ope
   k records per user, drawn uniformly at random from one random source (:class:`Sample`, the
   algorithm of :mod:`dptree.data.bounding`). Missing and infinite values (and non-integers on an
   integer domain) are refused with the wording of :func:`~dptree.errors.check_invalid`, or
-  dropped (``on_invalid``). Histograms, bounded and grouped histograms, hierarchy path counts
-  and the sorted value counts of the exponential mechanisms are built from it once, above the
-  engines (:mod:`dptree.data.histograms`).
+  dropped (``on_invalid``). A :class:`Partition` key counts the distinct users of each key of a
+  group-by whose keys are found from the data, after each user keeps at most k of their distinct
+  keys (the same algorithm on (user, key) pairs). Histograms, bounded and grouped histograms,
+  hierarchy path counts, the sorted value counts of the exponential mechanisms and the user counts
+  of private partition selection are built from it once, above the engines
+  (:mod:`dptree.data.histograms`).
 * :meth:`Engine.ordered_counts` -- a session of :class:`OrderedCounts` queries (a bucket
   histogram, the distinct values of a rank window, the ranks of one point) for the staged
   exponential mechanisms of :mod:`dptree.interior.staged`. It stays an operation of its own: its
@@ -42,7 +45,7 @@ from dptree.errors import DataError, InvalidParameterError, infinite_values_erro
 from dptree.noise import RandomSource
 
 __all__ = ["Engine", "LeafPlan", "Missing", "Unknown", "Group", "COUNT", "OrderedCounts", "invalid_values_error",
-           "Bucket", "GroupOf", "Value", "Label", "Key", "Sample", "Counts", "shape_of", "check_names"]
+           "Bucket", "GroupOf", "Value", "Label", "Partition", "Key", "Sample", "Counts", "shape_of", "check_names"]
 
 Missing = Literal["error", "drop"]
 Unknown = Literal["error", "drop"]
@@ -105,8 +108,23 @@ class Label:
     column: str
 
 
+@dataclass(frozen=True)
+class Partition:
+    """The row's key in ``column`` (a column name, or an array beside in-memory data) for a group-by
+    whose keys are found from the data (:mod:`dptree.partitions`): text (a CSV's fields always) or
+    integers (an integer column); other types are refused. Counted alone: the records of each
+    distinct key, or with a :class:`Sample` the distinct users of each key after every user keeps
+    at most k of their distinct keys, drawn uniformly at random (:mod:`dptree.data.bounding` on the
+    user's distinct keys ranked in key order). Keys come sorted (text by code point, integers by
+    value), each with a count > 0. Rows without a key raise, or with ``unknown="drop"`` are left
+    out; missing user ids raise."""
+
+    column: Any
+    unknown: Unknown = "error"
+
+
 #: a key expression of :meth:`Engine.counts`
-Key = Union[Bucket, GroupOf, Value, Label]
+Key = Union[Bucket, GroupOf, Value, Label, Partition]
 
 
 @dataclass(frozen=True)
@@ -114,7 +132,8 @@ class Sample:
     """Keep at most ``k`` records per user (``user``: a column name, or an array beside in-memory
     values) before counting, chosen uniformly at random from ``source``
     (:mod:`dptree.data.bounding`: a user's rows ranked by their keys, the users above k drawn in
-    user-id order), the same rows on every engine. Missing user ids raise."""
+    user-id order), the same rows on every engine. With a :class:`Partition` key: at most ``k``
+    distinct keys per user, each user counted once per key. Missing user ids raise."""
 
     user: Any
     k: int
@@ -142,12 +161,15 @@ class Counts(NamedTuple):
         return cls((values,), np.broadcast_to(np.int64(1), values.shape))
 
 
-def shape_of(keys: Sequence[Key], sample: Sample | None, weight: str | None) -> Literal["dense", "values", "labels"]:
+def shape_of(keys: Sequence[Key], sample: Sample | None, weight: str | None
+             ) -> Literal["dense", "values", "labels", "partitions"]:
     """Which of the key shapes every engine counts ``keys`` as: "dense" (``[Bucket]`` or
     ``[GroupOf, Bucket]``, optionally sampled), "values" (``[Value]``, or ``[GroupOf, Value]`` with
-    distinct values) or
-    "labels" (one or more :class:`Label`, optionally weighted); anything else is refused."""
+    distinct values), "labels" (one or more :class:`Label`, optionally weighted) or "partitions"
+    (``[Partition]``, optionally sampled); anything else is refused."""
     kinds = tuple(type(k) for k in keys)
+    if kinds == (Partition,) and weight is None:
+        return "partitions"
     if kinds in ((Bucket,), (GroupOf, Bucket)) and weight is None:
         return "dense"
     if kinds in ((Value,), (GroupOf, Value)) and sample is None and weight is None and (
@@ -156,7 +178,8 @@ def shape_of(keys: Sequence[Key], sample: Sample | None, weight: str | None) -> 
     if kinds and all(k is Label for k in kinds) and sample is None:
         return "labels"
     raise InvalidParameterError("engines count [Bucket], [GroupOf, Bucket] (optionally sampled per user), [Value], "
-                                "[GroupOf, Value], or Label keys (optionally weighted) (internal error)")
+                                "[GroupOf, Value], Label keys (optionally weighted) or [Partition] (optionally sampled "
+                                "per user) (internal error)")
 
 
 def check_names(reads: str, column: Any, **refs: Any) -> None:
@@ -241,10 +264,14 @@ class Engine(ABC):
         whose value is missing, infinite or (on an integer domain) not an integer raise (by kind,
         never by count) or are dropped; Label keys keep missing values.
 
-        Label keys go to :meth:`_label_counts`; a Bucket or Value key, after an optional
-        :class:`GroupOf`, to :meth:`_key_counts`."""
-        if shape_of(keys, sample, weight) == "labels":
+        Label keys go to :meth:`_label_counts`; a Partition key to :meth:`_partition_counts`; a
+        Bucket or Value key, after an optional :class:`GroupOf`, to :meth:`_key_counts`."""
+        shape = shape_of(keys, sample, weight)
+        if shape == "labels":
             return self._label_counts(data, [key.column for key in keys if isinstance(key, Label)], weight)
+        if shape == "partitions":
+            assert isinstance(keys[0], Partition)
+            return self._partition_counts(data, keys[0], sample)
         key, group = keys[-1], keys[0] if isinstance(keys[0], GroupOf) else None
         assert isinstance(key, (Bucket, Value))
         return self._key_counts(data, key, group, on_invalid=on_invalid, sample=sample)
@@ -253,6 +280,12 @@ class Engine(ABC):
     def _label_counts(self, data: Any, levels: Sequence[str], weight: str | None) -> Counts:
         """Records (or with ``weight`` the sums of that column) per distinct combination of the
         ``levels`` columns, missing values kept as a value of their own."""
+
+    @abstractmethod
+    def _partition_counts(self, data: Any, key: Partition, sample: Sample | None) -> Counts:
+        """The sorted distinct keys of ``key``'s column and, for each, its records, or with
+        ``sample`` its distinct users after each user keeps at most ``sample.k`` of their distinct
+        keys (:class:`Partition`); keys whose count is 0 are left out."""
 
     @abstractmethod
     def _key_counts(self, data: Any, key: Bucket | Value, group: GroupOf | None, *, on_invalid: Missing,

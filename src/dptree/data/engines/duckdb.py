@@ -29,6 +29,7 @@ from dptree.data.engines.base import (
     GroupOf,
     Missing,
     OrderedCounts,
+    Partition,
     Sample,
     Unknown,
     Value,
@@ -50,7 +51,15 @@ from dptree.data.engines.duckdb_sql import (
 )
 from dptree.data.engines.duckdb_tables import csv_value_types, detect_format, is_csv, is_relation, open_table
 from dptree.data.engines.duckdb_values import checked_values, grouped_sorted_value_counts, sorted_value_counts
-from dptree.errors import DataError, InputFormatError, InvalidParameterError, engine_error, unknown_groups_error
+from dptree.errors import (
+    DataError,
+    InputFormatError,
+    InvalidParameterError,
+    engine_error,
+    missing_keys_error,
+    partition_key_type_error,
+    unknown_groups_error,
+)
 
 __all__ = ["DuckDBEngine", "csv_value_types", "read_column", "open_table", "is_relation",
            "detect_format", "is_csv", "Progress"]
@@ -216,6 +225,48 @@ class DuckDBEngine(Engine):
             cells = np.flatnonzero(hist)
             return Counts((cells,), hist[cells])
         return self._buckets(data, key.domain, column, on_invalid)
+
+    def _partition_counts(self, data: Any, key: Partition, sample: Sample | None) -> Counts:
+        """Records, or distinct users after bounding (:func:`bounded_counts` on the distinct (user,
+        key code) pairs, key codes in key order), per sorted distinct key: text keys (a CSV's are
+        always its text) or integer keys; the keys are numbered by a sort in DuckDB."""
+        by = key.column
+        user_id = sample.user if sample is not None else None
+        self._names(data, by, user_id=user_id)
+        try:
+            with self._open(data, by, user_id, as_text=[by, user_id]) as (con, expr):
+                ktype = column_type(con, expr, by)
+                if "VARCHAR" in ktype:
+                    kcol = quote_ident(by)
+                elif ktype in ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "UINTEGER"):
+                    kcol = f"CAST({quote_ident(by)} AS BIGINT)"
+                else:
+                    raise partition_key_type_error(by)
+                if con.execute(f"SELECT count_if({kcol} IS NULL) FROM {expr}").fetchall()[0][0] and \
+                        key.unknown == "error":
+                    raise missing_keys_error()
+                ucol = user_sql(con, expr, user_id, self._csv(data)) if user_id is not None else "NULL"
+                rows = f"(SELECT {ucol} AS u, {kcol} AS key FROM {expr} WHERE {kcol} IS NOT NULL)"
+                con.execute(f"CREATE TEMP TABLE dpt_keys AS SELECT key, CAST(row_number() OVER (ORDER BY key) - 1 "
+                            f"AS BIGINT) AS code FROM (SELECT DISTINCT key FROM {rows})")
+                keys = con.execute("SELECT key FROM dpt_keys ORDER BY code").fetchnumpy()["key"]
+                size = len(keys)
+                joined = f"{rows} r JOIN dpt_keys d ON r.key = d.key"
+                if sample is None:
+                    hist = _fetch_hist(con, f"SELECT d.code AS leaf, count(*) AS n FROM {joined} GROUP BY 1", size)
+                else:
+                    con.execute(f"CREATE TEMP TABLE dpt_pairs AS SELECT DISTINCT r.u AS u, d.code AS leaf "
+                                f"FROM {joined}")
+                    hist = bounded_counts(con, "dpt_pairs", sample.k, size, sample.source,
+                                          progress_reporter(self.progress))
+        except (DataError, InputFormatError, InvalidParameterError):
+            raise
+        except Exception as exc:
+            raise engine_error("user counts per group", by, exc) from None
+        values = np.asarray(keys, dtype=np.int64) if "VARCHAR" not in ktype else np.asarray(
+            [str(v) for v in keys], dtype=object)
+        nz = np.flatnonzero(hist)
+        return Counts((values[nz],), hist[nz])
 
     def _buckets(self, data: Any, domain: Domain, column: str, missing: Missing) -> Counts:
         """Records per leaf: the leaves and the checks' flags (negative cells) in one GROUP BY scan."""

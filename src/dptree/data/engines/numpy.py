@@ -18,7 +18,18 @@ import numpy as np
 from dptree.data.bounding import kept_positions
 from dptree.data.dates import as_dates
 from dptree.data.domain import Domain, coerce_values
-from dptree.data.engines.base import COUNT, Bucket, Counts, Engine, Group, GroupOf, Missing, Sample, Value
+from dptree.data.engines.base import (
+    COUNT,
+    Bucket,
+    Counts,
+    Engine,
+    Group,
+    GroupOf,
+    Missing,
+    Partition,
+    Sample,
+    Value,
+)
 from dptree.data.inputs import as_declared, declared_kind, exact_frame, present, to_numpy, valid_records, value_kind
 from dptree.data.sorting import distinct_counts, run_lengths
 from dptree.data.weights import MAX_TOTAL, check_weights, too_large
@@ -27,13 +38,15 @@ from dptree.errors import (
     InputFormatError,
     dates_need_date_bounds_error,
     length_mismatch_error,
+    missing_keys_error,
     missing_user_ids_error,
+    partition_key_type_error,
     unknown_groups_error,
 )
 from dptree.noise import RandomSource
 
-__all__ = ["NumpyEngine", "bin_cells", "bound_cells", "bound_packed", "pack_user_cells", "cell_bits", "user_codes",
-           "group_codes", "distinct_counts", "run_lengths"]
+__all__ = ["NumpyEngine", "partition_keys", "bin_cells", "bound_cells", "bound_packed", "pack_user_cells",
+           "cell_bits", "user_codes", "group_codes", "distinct_counts", "run_lengths"]
 
 _BIN_CHUNK = 1 << 21
 
@@ -97,6 +110,30 @@ def user_codes(user_ids: Any, n: int) -> np.ndarray:
         except TypeError:
             raise DataError("user_id values must be numbers, text or dates (one id per record)") from None
     return codes.astype(np.int64).ravel()
+
+
+def partition_keys(raw: np.ndarray) -> np.ndarray:
+    """The keys of a :class:`~dptree.data.engines.base.Partition` column, none missing: int64 for an
+    integer column (or an object column of Python integers that fit), else an object array of str;
+    decided by the column's type, or for an object column by every entry being text or every
+    entry an integer (anything else refused, naming no value)."""
+    kind = raw.dtype.kind
+    if kind in "iu":
+        if kind == "u" and raw.size and int(raw.max()) > np.iinfo(np.int64).max:
+            raise DataError("by keys must fit 64-bit signed integers")
+        return raw.astype(np.int64)
+    if kind in "US":
+        return raw.astype(str).astype(object)
+    if kind == "O":
+        items = raw.tolist()
+        if all(isinstance(v, str) for v in items):
+            return raw
+        if all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in items):
+            try:
+                return np.array(items, dtype=np.int64)
+            except OverflowError:
+                raise DataError("by keys must fit 64-bit signed integers") from None
+    raise partition_key_type_error()
 
 
 def _object_group(v: Any, lookup: dict[Any, int], integers: bool) -> int:
@@ -244,10 +281,45 @@ def _column(data: Any, column: str | None, ref: Any, what: str) -> Any:
     return to_numpy(data, column=ref, name=what)
 
 
+def _reference(data: Any, ref: Any, what: str) -> np.ndarray:
+    """A per-row column given by name (a column of the table ``data``) or as an array."""
+    return to_numpy(data, column=ref, name=what) if isinstance(ref, str) else to_numpy(ref, name=what)
+
+
 class NumpyEngine(Engine):
     """Counts of in-memory data (zero-copy where the container allows, :func:`to_numpy`)."""
 
     READS = "in-memory data"
+
+    def _partition_counts(self, data: Any, key: Partition, sample: Sample | None) -> Counts:
+        """Records, or distinct users after bounding (:func:`bound_cells` on the distinct (user, key)
+        pairs: a user's keys ranked in key order), per sorted distinct key."""
+        raw = _reference(data, key.column, "by")
+        if raw.ndim != 1:
+            raise length_mismatch_error("by")
+        users = user_codes(_reference(data, sample.user, "user_id"), raw.size) if sample is not None else None
+        here = present(raw)
+        if not here.all():
+            if key.unknown == "error":
+                raise missing_keys_error()
+            raw = raw[here]
+            users = None if users is None else users[here]
+        try:
+            uniq, codes = np.unique(partition_keys(raw), return_inverse=True)
+        except TypeError:
+            raise partition_key_type_error() from None
+        codes = codes.ravel().astype(np.int64)
+        size = uniq.size
+        if users is None or sample is None:
+            hist = np.bincount(codes, minlength=size).astype(np.int64)
+        else:
+            order = np.lexsort((codes, users))
+            u, c = users[order], codes[order]
+            first = np.ones(u.size, dtype=bool)
+            first[1:] = (u[1:] != u[:-1]) | (c[1:] != c[:-1])  # one row per distinct (user, key) pair
+            hist = bound_cells(c[first], u[first], sample.k, size, sample.source)
+        nz = np.flatnonzero(hist)
+        return Counts((uniq[nz],), hist[nz])
 
     def _label_counts(self, data: Any, levels: Sequence[str], weight: str | None) -> Counts:
         return _label_counts(data, levels, weight)

@@ -31,6 +31,7 @@ from dptree.data.engines.base import (
     Key,
     Missing,
     OrderedCounts,
+    Partition,
     Sample,
     Unknown,
     Value,
@@ -45,7 +46,9 @@ from dptree.errors import (
     InputFormatError,
     check_invalid,
     engine_error,
+    missing_keys_error,
     missing_user_ids_error,
+    partition_key_type_error,
     unknown_groups_error,
 )
 
@@ -300,6 +303,39 @@ def _grouped_value_counts(df: Any, column: str, group: GroupOf, missing: Missing
     return Counts((gi, np.concatenate([v for v, _ in parts])), np.concatenate([c for _, c in parts]))
 
 
+def _partition_counts(df: Any, key: Partition, sample: Sample | None) -> Counts:
+    """Records, or distinct users after bounding (:func:`_bounded_counts` on the distinct (user,
+    key code) pairs), per sorted distinct key of a string or integral column: the distinct keys are
+    sorted by Spark and collected (one row each), numbered on the driver and broadcast back."""
+    from pyspark.sql import functions as F
+
+    by = str(key.column)
+    ktype = _type_name(df, by)
+    if ktype == "StringType":
+        kexpr = quote(by)
+    elif ktype in INTEGRAL:
+        kexpr = f"CAST({quote(by)} AS BIGINT)"
+    else:
+        raise partition_key_type_error(by)
+    ucol = _check_users(df, sample.user) if sample is not None else "CAST(NULL AS BIGINT)"
+    rows = df.selectExpr(f"{ucol} AS u", f"{kexpr} AS dpt_k")
+    if rows.agg(F.expr("count_if(dpt_k IS NULL)").alias("n")).collect()[0]["n"] and key.unknown == "error":
+        raise missing_keys_error()
+    rows = rows.where("dpt_k IS NOT NULL")
+    keys = [r["dpt_k"] for r in rows.select("dpt_k").distinct().orderBy("dpt_k").collect()]
+    size = len(keys)
+    if size == 0:
+        return Counts((np.zeros(0, np.int64) if ktype != "StringType" else np.zeros(0, object),), np.zeros(0, np.int64))
+    ktype_sql = "string" if ktype == "StringType" else "long"
+    codes = df.sparkSession.createDataFrame([(k, i) for i, k in enumerate(keys)], f"dpt_k {ktype_sql}, leaf long")
+    coded = rows.join(F.broadcast(codes), "dpt_k").select("u", "leaf")
+    hist = (_collect_hist(coded, size) if sample is None
+            else _bounded_counts(coded.distinct(), sample.k, size, sample.source))
+    values = np.asarray(keys, dtype=object if ktype == "StringType" else np.int64)
+    nz = np.flatnonzero(hist)
+    return Counts((values[nz],), hist[nz])
+
+
 class SparkEngine(Engine):
     """Counts of a PySpark DataFrame, computed in Spark; only aggregates reach the driver."""
 
@@ -309,6 +345,15 @@ class SparkEngine(Engine):
                weight: str | None = None) -> Counts:
         _pyspark()
         return super().counts(data, keys, on_invalid=on_invalid, sample=sample, weight=weight)
+
+    def _partition_counts(self, data: Any, key: Partition, sample: Sample | None) -> Counts:
+        check_names(self.READS, key.column, user_id=sample.user if sample else None)
+        try:
+            return _partition_counts(data, key, sample)
+        except (DataError, InputFormatError):
+            raise
+        except Exception as exc:
+            raise _wrap("user counts per group", str(key.column), exc) from None
 
     def _key_counts(self, data: Any, key: Bucket | Value, group: GroupOf | None, *, on_invalid: Missing,
                     sample: Sample | None) -> Counts:
