@@ -10,8 +10,8 @@ and its engines) -> the plan's measurement and estimation -> a
 from __future__ import annotations
 
 import os
-from numbers import Real
-from typing import Any, Sequence, overload
+from numbers import Integral, Real
+from typing import Any, Literal, Sequence, overload
 
 from dptree import noise as _noise
 from dptree._validation import Constraint, Interval, Options, renamed, validate_params
@@ -22,25 +22,35 @@ from dptree.io import release_file as _release_file
 from dptree.privacy.budget import Budget
 from dptree.privacy.unit import PrivacyUnit, privacy_values
 from dptree.rangetree.bounds import PrivateBoundsPlan, plan_private_bounds
+from dptree.rangetree.contributions import (
+    DEFAULT_CAP,
+    DEFAULT_SHARE,
+    PrivateContributionsPlan,
+    plan_private_contributions,
+)
 from dptree.rangetree.groupby import GroupedRelease, release_groups
 from dptree.rangetree.release import RangeTree, RangeTreePlan, plan_range_tree
 
-__all__ = ["range_tree", "range_tree_by", "release_over_private_bounds"]
+__all__ = ["range_tree", "range_tree_by", "release_over_private_bounds", "release_at_private_contributions"]
 
 _CONSTRAINTS: dict[str, Sequence[Constraint | None]] = {
     "on_invalid": MISSING, "missing": MISSING_ALIAS, "column": COLUMN, "unknown": UNKNOWN, "rng": RNG,
     "bounds": [Options(("public", "private"), hint="bounds='private' spends bounds_share of epsilon to find them")],
     "bounds_share": [Interval(Real, 0, 1, closed="neither", hint="e.g. bounds_share=0.1 (the share of epsilon "
                                                                    "spent finding the bounds)")],
+    "max_contributions": [Interval(Integral, 1, None, hint="how many records one person may contribute, e.g. "
+                                                           "max_contributions=1, or 'private'"),
+                          Options(("private",))],
 }
 
 
 @overload
 def range_tree(values: Any, *, lower: Any = ..., upper: Any = ..., epsilon: float | None = ..., delta: float = ...,
                rho: float | None = ..., width: Any = ..., branching: int | None = ..., noise: str = ...,
-               neighbors: str = ..., max_contributions: int = ..., levels: str = ..., on_invalid: Missing = ...,
-               column: str | None = ..., user_id: Any = ..., by: None = ..., groups: None = ..., unknown: Unknown = ...,
-               bounds: str = ..., bounds_share: float = ..., bounds_origin: Any = ...,
+               neighbors: str = ..., max_contributions: int | Literal["private"] = ..., levels: str = ...,
+               on_invalid: Missing = ..., column: str | None = ..., user_id: Any = ..., by: None = ...,
+               groups: None = ..., unknown: Unknown = ..., bounds: str = ..., bounds_share: float = ...,
+               bounds_origin: Any = ..., contributions_share: float = ..., contributions_cap: int = ...,
                rng: _noise.RngLike = ..., missing: Missing | None = ...,
                unit: PrivacyUnit | None = None, budget: Budget | None = None) -> RangeTree: ...
 
@@ -48,9 +58,10 @@ def range_tree(values: Any, *, lower: Any = ..., upper: Any = ..., epsilon: floa
 @overload
 def range_tree(values: Any, *, lower: Any = ..., upper: Any = ..., epsilon: float | None = ..., delta: float = ...,
                rho: float | None = ..., width: Any = ..., branching: int | None = ..., noise: str = ...,
-               neighbors: str = ..., max_contributions: int = ..., levels: str = ..., on_invalid: Missing = ...,
-               column: str | None = ..., user_id: Any = ..., by: Any, groups: Sequence[Any], unknown: Unknown = ...,
-               bounds: str = ..., bounds_share: float = ..., bounds_origin: Any = ...,
+               neighbors: str = ..., max_contributions: int | Literal["private"] = ..., levels: str = ...,
+               on_invalid: Missing = ..., column: str | None = ..., user_id: Any = ..., by: Any,
+               groups: Sequence[Any], unknown: Unknown = ..., bounds: str = ..., bounds_share: float = ...,
+               bounds_origin: Any = ..., contributions_share: float = ..., contributions_cap: int = ...,
                rng: _noise.RngLike = ..., missing: Missing | None = ...,
                unit: PrivacyUnit | None = None, budget: Budget | None = None) -> GroupedRelease: ...
 
@@ -69,7 +80,7 @@ def range_tree(
     branching: int | None = None,
     noise: str = "laplace",
     neighbors: str = "add_remove",
-    max_contributions: int = 1,
+    max_contributions: int | Literal["private"] = 1,
     levels: str = "uniform",
     on_invalid: Missing = "error",
     column: str | None = None,
@@ -80,6 +91,8 @@ def range_tree(
     bounds: str = "public",
     bounds_share: float = 0.1,
     bounds_origin: Any = None,
+    contributions_share: float = DEFAULT_SHARE,
+    contributions_cap: int = DEFAULT_CAP,
     rng: _noise.RngLike = None,
     missing: Missing | None = None,
     unit: PrivacyUnit | None = None,
@@ -103,6 +116,13 @@ def range_tree(
     CSV/Parquet path with ``column`` (read by DuckDB), or a Spark DataFrame with ``column``.
     ``user_id`` (a column name or an array): keep at most ``max_contributions`` records per user,
     chosen uniformly at random before the histogram (:mod:`dptree.data.bounding`).
+    ``max_contributions="private"`` (with ``user_id``): ``contributions_share`` of the budget
+    chooses the bound among 1..``contributions_cap`` from the users' record counts (a tie-aware
+    exponential mechanism at the level where the records dropped balance the noise, Amin et al.
+    2019; :mod:`dptree.rangetree.contributions`), the tree is released at it with the rest
+    (sequential composition: the release is epsilon-DP, or rho-zCDP, in all, under add/remove one
+    user). The chosen bound is ``release.max_contributions`` (a DP output); the statement and the
+    file record the split and the choice. No ``by``, ``bounds="private"`` or ``neighbors="replace"``.
 
     ``by`` (a column name or an array) with ``groups`` (the public list of groups): one tree per
     group, a :class:`GroupedRelease`, for the budget of one release (parallel composition,
@@ -148,6 +168,19 @@ def range_tree(
     if bounds_share != 0.1 and bounds != "private":  # a share other than the default would be silently unused
         raise InvalidParameterError("bounds_share is the share of epsilon bounds='private' spends on the bounds; pass "
                                     "bounds='private' (without lower/upper), or drop bounds_share")
+    if contributions_share != DEFAULT_SHARE or contributions_cap != DEFAULT_CAP:
+        if max_contributions != "private":  # they would be silently unused
+            raise InvalidParameterError("contributions_share and contributions_cap set how max_contributions='private' "
+                                        "chooses the bound: pass max_contributions='private' (with user_id=), or drop "
+                                        "them")
+    if max_contributions == "private":
+        plan_k = plan_private_contributions(lower=lower, upper=upper, epsilon=epsilon, delta=delta, rho=rho,
+                                            width=width, branching=branching, noise=noise, neighbors=neighbors,
+                                            levels=levels, user_id=user_id, by=by, bounds=bounds,
+                                            share=contributions_share, cap=contributions_cap)
+        return release_at_private_contributions(plan_k, values, rng, column=column, user_id=user_id,
+                                                on_invalid=on_invalid,
+                                                source=values if isinstance(values, (str, os.PathLike)) else None)
     if bounds == "private":
         return _private_bounds(values, lower=lower, upper=upper, epsilon=epsilon, delta=delta, rho=rho,
                                width=width, branching=branching, noise=noise, neighbors=neighbors,
@@ -225,6 +258,20 @@ def _private_bounds(values: Any, *, lower: Any, upper: Any, epsilon: float | Non
                                share=bounds_share, origin=bounds_origin)
     source = values if isinstance(values, (str, os.PathLike)) else None
     return release_over_private_bounds(plan, values, rng, column=column, on_invalid=on_invalid, source=source)
+
+
+def release_at_private_contributions(plan: PrivateContributionsPlan, values: Any, rng: _noise.RngLike = None, *,
+                                     column: str | None = None, user_id: Any = None, on_invalid: str = "error",
+                                     source: Any = None, fmt: str | None = None, progress: Any = False) -> RangeTree:
+    """The release of a :class:`~dptree.rangetree.contributions.PrivateContributionsPlan`: read the
+    records per user of ``values``, choose the bound, read the histogram bounded to it and release
+    the tree (:meth:`~dptree.rangetree.contributions.PrivateContributionsPlan.found_tree`), one
+    random source for all."""
+    src = _noise.make_source(rng)
+    created = _release_file.utc_now()  # before the data is read: no timing of the reading
+    tree, hist, statement = plan.found_tree(values, src, RangeTreePlan, column=column, user_id=user_id,
+                                            on_invalid=on_invalid, fmt=fmt, progress=progress)
+    return tree.release(hist, src, column=column, source=source, created=created, statement=statement)
 
 
 def release_over_private_bounds(plan: PrivateBoundsPlan, values: Any, rng: _noise.RngLike = None, *,

@@ -42,7 +42,7 @@ from dptree.errors import DataError, InvalidParameterError, infinite_values_erro
 from dptree.noise import RandomSource
 
 __all__ = ["Engine", "LeafPlan", "Missing", "Unknown", "Group", "COUNT", "OrderedCounts", "invalid_values_error",
-           "Bucket", "GroupOf", "Value", "Label", "Key", "Sample", "Counts", "shape_of", "check_names"]
+           "Bucket", "GroupOf", "Value", "Label", "UserRecords", "Key", "Sample", "Counts", "shape_of", "check_names"]
 
 Missing = Literal["error", "drop"]
 Unknown = Literal["error", "drop"]
@@ -105,8 +105,22 @@ class Label:
     column: str
 
 
+@dataclass(frozen=True)
+class UserRecords:
+    """The number of records of the row's user (``user``: a column name, or an array beside
+    in-memory values), capped at ``cap``: an int64 in [1, cap], one per *user*, so that the counts
+    are the users with each capped number of records (the histogram of the records per user,
+    each user in it once). It comes before the :class:`Bucket` key whose rows it counts: a user's
+    records are the rows that key counts (invalid values refused, or dropped by ``on_invalid``;
+    with a :class:`GroupOf` key first, rows of unlisted groups refused or dropped), across all
+    groups. Missing user ids raise. Nothing is sampled: the counts are exact."""
+
+    user: Any
+    cap: int
+
+
 #: a key expression of :meth:`Engine.counts`
-Key = Union[Bucket, GroupOf, Value, Label]
+Key = Union[Bucket, GroupOf, Value, Label, UserRecords]
 
 
 @dataclass(frozen=True)
@@ -142,21 +156,26 @@ class Counts(NamedTuple):
         return cls((values,), np.broadcast_to(np.int64(1), values.shape))
 
 
-def shape_of(keys: Sequence[Key], sample: Sample | None, weight: str | None) -> Literal["dense", "values", "labels"]:
+def shape_of(keys: Sequence[Key], sample: Sample | None, weight: str | None
+             ) -> Literal["dense", "values", "labels", "users"]:
     """Which of the key shapes every engine counts ``keys`` as: "dense" (``[Bucket]`` or
     ``[GroupOf, Bucket]``, optionally sampled), "values" (``[Value]``, or ``[GroupOf, Value]`` with
-    distinct values) or
-    "labels" (one or more :class:`Label`, optionally weighted); anything else is refused."""
+    distinct values), "labels" (one or more :class:`Label`, optionally weighted) or "users"
+    (``[UserRecords, Bucket]`` or ``[GroupOf, UserRecords, Bucket]``, never sampled or weighted);
+    anything else is refused."""
     kinds = tuple(type(k) for k in keys)
     if kinds in ((Bucket,), (GroupOf, Bucket)) and weight is None:
         return "dense"
+    if kinds in ((UserRecords, Bucket), (GroupOf, UserRecords, Bucket)) and sample is None and weight is None:
+        return "users"
     if kinds in ((Value,), (GroupOf, Value)) and sample is None and weight is None and (
             len(keys) == 1 or getattr(keys[-1], "distinct", True)):
         return "values"
     if kinds and all(k is Label for k in kinds) and sample is None:
         return "labels"
     raise InvalidParameterError("engines count [Bucket], [GroupOf, Bucket] (optionally sampled per user), [Value], "
-                                "[GroupOf, Value], or Label keys (optionally weighted) (internal error)")
+                                "[GroupOf, Value], [[GroupOf,] UserRecords, Bucket] or Label keys (optionally "
+                                "weighted) (internal error)")
 
 
 def check_names(reads: str, column: Any, **refs: Any) -> None:
@@ -238,11 +257,16 @@ class Engine(ABC):
         whose value is missing, infinite or (on an integer domain) not an integer raise (by kind,
         never by count) or are dropped; Label keys keep missing values.
 
-        Label keys go to :meth:`_label_counts`; a Bucket or Value key, after an optional
-        :class:`GroupOf`, to :meth:`_key_counts`."""
-        if shape_of(keys, sample, weight) == "labels":
+        Label keys go to :meth:`_label_counts`; a :class:`UserRecords` key to :meth:`_user_counts`;
+        a Bucket or Value key, after an optional :class:`GroupOf`, to :meth:`_key_counts`."""
+        shape = shape_of(keys, sample, weight)
+        if shape == "labels":
             return self._label_counts(data, [key.column for key in keys if isinstance(key, Label)], weight)
         key, group = keys[-1], keys[0] if isinstance(keys[0], GroupOf) else None
+        if shape == "users":
+            users = keys[-2]
+            assert isinstance(key, Bucket) and isinstance(users, UserRecords)
+            return self._user_counts(data, users, key, group, on_invalid=on_invalid)
         assert isinstance(key, (Bucket, Value))
         return self._key_counts(data, key, group, on_invalid=on_invalid, sample=sample)
 
@@ -250,6 +274,12 @@ class Engine(ABC):
     def _label_counts(self, data: Any, levels: Sequence[str], weight: str | None) -> Counts:
         """Records (or with ``weight`` the sums of that column) per distinct combination of the
         ``levels`` columns, missing values kept as a value of their own."""
+
+    @abstractmethod
+    def _user_counts(self, data: Any, users: UserRecords, key: Bucket, group: GroupOf | None, *,
+                     on_invalid: Missing) -> Counts:
+        """Users per capped number of records (:class:`UserRecords`): the records are the rows
+        ``key`` counts (after ``group``'s drop of unlisted groups), one count per user."""
 
     @abstractmethod
     def _key_counts(self, data: Any, key: Bucket | Value, group: GroupOf | None, *, on_invalid: Missing,
