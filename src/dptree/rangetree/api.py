@@ -22,16 +22,12 @@ from dptree.io import release_file as _release_file
 from dptree.privacy.budget import Budget
 from dptree.privacy.unit import PrivacyUnit, privacy_values
 from dptree.rangetree.bounds import PrivateBoundsPlan, plan_private_bounds
-from dptree.rangetree.contributions import (
-    DEFAULT_CAP,
-    DEFAULT_SHARE,
-    PrivateContributionsPlan,
-    plan_private_contributions,
-)
+from dptree.rangetree.contributions import DEFAULT_CAP, DEFAULT_SHARE, PrivateContributionsPlan
+from dptree.rangetree.contributions import plan_private_contributions as _plan_private_contributions
 from dptree.rangetree.groupby import GroupedRelease, release_groups
 from dptree.rangetree.release import RangeTree, RangeTreePlan, plan_range_tree
 
-__all__ = ["range_tree", "range_tree_by", "release_over_private_bounds", "release_at_private_contributions"]
+__all__ = ["range_tree", "range_tree_by", "release_over_private_bounds", "plan_private_contributions"]
 
 _CONSTRAINTS: dict[str, Sequence[Constraint | None]] = {
     "on_invalid": MISSING, "missing": MISSING_ALIAS, "column": COLUMN, "unknown": UNKNOWN, "rng": RNG,
@@ -178,9 +174,8 @@ def range_tree(
                                             width=width, branching=branching, noise=noise, neighbors=neighbors,
                                             levels=levels, user_id=user_id, by=by, bounds=bounds,
                                             share=contributions_share, cap=contributions_cap)
-        return release_at_private_contributions(plan_k, values, rng, column=column, user_id=user_id,
-                                                on_invalid=on_invalid,
-                                                source=values if isinstance(values, (str, os.PathLike)) else None)
+        return plan_k.release(values, rng, column=column, user_id=user_id, on_invalid=on_invalid,
+                              source=values if isinstance(values, (str, os.PathLike)) else None)
     if bounds == "private":
         return _private_bounds(values, lower=lower, upper=upper, epsilon=epsilon, delta=delta, rho=rho,
                                width=width, branching=branching, noise=noise, neighbors=neighbors,
@@ -260,18 +255,19 @@ def _private_bounds(values: Any, *, lower: Any, upper: Any, epsilon: float | Non
     return release_over_private_bounds(plan, values, rng, column=column, on_invalid=on_invalid, source=source)
 
 
-def release_at_private_contributions(plan: PrivateContributionsPlan, values: Any, rng: _noise.RngLike = None, *,
-                                     column: str | None = None, user_id: Any = None, on_invalid: str = "error",
-                                     source: Any = None, fmt: str | None = None, progress: Any = False) -> RangeTree:
-    """The release of a :class:`~dptree.rangetree.contributions.PrivateContributionsPlan`: read the
-    records per user of ``values``, choose the bound, read the histogram bounded to it and release
-    the tree (:meth:`~dptree.rangetree.contributions.PrivateContributionsPlan.found_tree`), one
-    random source for all."""
-    src = _noise.make_source(rng)
-    created = _release_file.utc_now()  # before the data is read: no timing of the reading
-    tree, hist, statement = plan.found_tree(values, src, RangeTreePlan, column=column, user_id=user_id,
-                                            on_invalid=on_invalid, fmt=fmt, progress=progress)
-    return tree.release(hist, src, column=column, source=source, created=created, statement=statement)
+def plan_private_contributions(*, lower: Any, upper: Any, epsilon: float | None = None, delta: float = 0.0,
+                               rho: float | None = None, width: Any = None, branching: int | None = None,
+                               noise: str = "laplace", neighbors: str = "add_remove", levels: str = "uniform",
+                               user_id: Any = None, by: Any = None, bounds: str = "public",
+                               share: float = DEFAULT_SHARE, cap: int = DEFAULT_CAP) -> PrivateContributionsPlan:
+    """The plan of ``range_tree(..., max_contributions="private")`` from public parameters only
+    (:func:`dptree.rangetree.contributions.plan_private_contributions`): its ``privacy_loss()`` has
+    both steps (a ledger charges them before any data is read), its ``release(data, rng,
+    user_id=..., column=...)`` gives the :class:`RangeTree` at the chosen bound."""
+    return _plan_private_contributions(lower=lower, upper=upper, epsilon=epsilon, delta=delta, rho=rho, width=width,
+                                       branching=branching, noise=noise, neighbors=neighbors, levels=levels,
+                                       user_id=user_id, by=by, bounds=bounds, share=share, cap=cap,
+                                       tree_type=RangeTreePlan)
 
 
 def release_over_private_bounds(plan: PrivateBoundsPlan, values: Any, rng: _noise.RngLike = None, *,

@@ -60,7 +60,7 @@ rest of rho with the zCDP calibration.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from numbers import Integral, Real
 from typing import Any, Mapping, TypeVar, cast
@@ -70,7 +70,7 @@ import numpy as np
 from dptree import noise as _noise
 from dptree._validation import Interval, Options, check_param
 from dptree.errors import DPTreeError, InvalidParameterError, ReleaseFileError
-from dptree.privacy.budget import Budget, zcdp_epsilon
+from dptree.privacy.budget import BUDGET_RANGE, Budget, zcdp_epsilon
 from dptree.privacy.loss import Exponential, Gaussian, Laplace, PrivacyLoss
 from dptree.privacy.statement import Neighbors
 from dptree.rangetree.allocation import average_workload_variance, canonical_levels
@@ -130,14 +130,20 @@ class PrivateContributionsPlan:
     levels: str = "uniform"
     share: float = DEFAULT_SHARE
     cap: int = DEFAULT_CAP
+    #: the kind of tree plan :meth:`release` releases with (:class:`~dptree.rangetree.release.RangeTreePlan`)
+    tree_type: Any = field(default=TreePlan, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         check_param("contributions_share", self.share,
                     [Interval(Real, 0, 1, closed="neither", hint="e.g. contributions_share=0.1")])
         check_param("contributions_cap", self.cap,
                     [Interval(Integral, 1, 1 << 20, hint="the largest bound considered, e.g. contributions_cap=100")])
-        with _noise.noise_scale_of("contributions_share", self.share, given=f"the budget {self.budget.describe()}"):
-            Exponential(self.choice_epsilon)
+        lo, hi = BUDGET_RANGE  # the exponential mechanisms' range
+        if not lo <= self.choice_epsilon <= hi:
+            raise InvalidParameterError(
+                f"contributions_share={self.share!r} with the budget {self.budget.describe()} leaves the choice of the "
+                f"bound an epsilon of {self.choice_epsilon:.3g}, outside the supported [{lo:g}, {hi:g}]: choose "
+                "another contributions_share", parameter="contributions_share")
         self.tree_at(self.cap)  # every tree parameter checked now, at the largest k (the most noise)
         self.tree_at(1)
 
@@ -255,7 +261,7 @@ class PrivateContributionsPlan:
         """The budget charged before the data is read (a ledger's ``charge_for``; with
         :meth:`privacy_loss`)."""
         return {"budget_requested": self.requested, "budget_spent": self._whole_spent(),
-                "contributions": self.describe()}
+                "contributions": self.describe(), "private": True}
 
     def _whole_spent(self) -> dict[str, Any]:
         """The whole budget, in the statement's terms (what the two steps spend at most)."""
@@ -294,6 +300,25 @@ class PrivateContributionsPlan:
         hist = leaf_histogram(data, tree, column=column, user_id=user_id, on_invalid=policy, rng=src, fmt=fmt,
                               progress=progress)
         return tree, hist, with_private_contributions(tree.statement, self.record(k), self)
+
+
+    def release(self, data: Any, rng: _noise.RngLike = None, *, user_id: Any, column: str | None = None,
+                on_invalid: str = "error", source: Any = None, fmt: str | None = None, progress: Any = False) -> Any:
+        """The release (a range tree at the chosen bound, ``release.max_contributions``): read the
+        records per user of ``data``, choose the bound, read the histogram bounded to it and add the
+        tree's noise (:meth:`found_tree`), one random source for all; ``source``: the input path
+        the release's metadata names. Needs a plan whose ``tree_type`` releases
+        (:func:`dptree.rangetree.api.plan_private_contributions`)."""
+        from dptree.io.release_file import utc_now
+
+        if not hasattr(self.tree_type, "release"):
+            raise InvalidParameterError("this plan only plans: make it with dptree.rangetree.api."
+                                        "plan_private_contributions to release with it")
+        src = _noise.make_source(rng)
+        created = utc_now()  # before the data is read: no timing of the reading
+        tree, hist, statement = self.found_tree(data, src, self.tree_type, column=column, user_id=user_id,
+                                                on_invalid=on_invalid, fmt=fmt, progress=progress)
+        return tree.release(hist, src, column=column, source=source, created=created, statement=statement)
 
 
 _OBJECTIVE = ("the least k with F N(k) <= S: N(k) users above k, S the workload's RMS error at k = 1, F its RMS share "
@@ -353,10 +378,12 @@ def plan_private_contributions(*, lower: Any, upper: Any, epsilon: float | None,
                                rho: float | None = None, width: Any = None, branching: int | None = None,
                                noise: str = "laplace", neighbors: str = "add_remove", levels: str = "uniform",
                                user_id: Any = None, by: Any = None, bounds: str = "public",
-                               share: float = DEFAULT_SHARE, cap: int = DEFAULT_CAP) -> PrivateContributionsPlan:
+                               share: float = DEFAULT_SHARE, cap: int = DEFAULT_CAP,
+                               tree_type: Any = TreePlan) -> PrivateContributionsPlan:
     """Every public check of a release at a private bound (``range_tree(max_contributions="private")``,
     the CLI's ``release --max-contributions private``), before any data is read or any budget is
-    charged."""
+    charged. ``tree_type``: the tree plan's class (:func:`dptree.rangetree.api.plan_private_contributions`
+    passes the one that releases)."""
     from dptree.rangetree.calibration import resolve_budget
 
     if user_id is None:
@@ -374,4 +401,4 @@ def plan_private_contributions(*, lower: Any, upper: Any, epsilon: float | None,
     check_budget_range(epsilon, rho)
     budget = resolve_budget(noise, epsilon, delta, rho)
     return PrivateContributionsPlan(budget=budget, noise=noise, lower=lower, upper=upper, width=width,
-                                    branching=branching, levels=levels, share=share, cap=cap)
+                                    branching=branching, levels=levels, share=share, cap=cap, tree_type=tree_type)
