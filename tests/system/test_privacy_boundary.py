@@ -76,6 +76,23 @@ def test_boundary_check_catches_a_leaked_size_and_an_undeclared_field() -> None:
     assert problems == ["rows_read: not declared public or noisy"]
 
 
+def test_a_privately_chosen_bound_is_declared_noisy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``max_contributions="private"``: on neighbouring data with the same seed the chosen bound
+    (and what follows from it: the noise, the sensitivities) differs, and it is declared noisy;
+    declared public, the check would catch it."""
+    spec = audit.get("range_tree/private_max_contributions")
+    pair = next(iter(spec.worst_cases()))
+    r0, r1 = spec.release(pair.d0, 1), spec.release(pair.d1, 1)
+    assert r0.max_contributions != r1.max_contributions
+    assert boundary_violations(r0, r1) == []
+    declared = type(r0).BOUNDARY
+    monkeypatch.setattr(type(r0), "BOUNDARY", Boundary(public=declared.public, noisy=tuple(
+        p for p in declared.noisy if "max_contributions" not in p and "chosen" not in p)))
+    problems = boundary_violations(r0, r1)
+    assert any(p.startswith("privacy.max_contributions: declared public") for p in problems), problems
+    assert any(p.startswith("parameters.contributions.chosen: declared public") for p in problems), problems
+
+
 # --------------------------------------------------------------------------- printed CLI output
 
 #: lines of each data-touching command's printed output that render noisy values (a prefix per

@@ -60,6 +60,7 @@ rest of rho with the zCDP calibration.
 from __future__ import annotations
 
 import math
+from functools import cached_property
 from dataclasses import dataclass, field
 from fractions import Fraction
 from numbers import Integral, Real
@@ -183,7 +184,7 @@ class PrivateContributionsPlan:
                                noise=self.noise, max_contributions=int(k), levels=self.levels, **budget)
 
     # ------------------------------------------------------------------ the level
-    @property
+    @cached_property
     def above(self) -> int:
         """m = ceil(S / F): the number of users the chosen bound leaves above it (module docstring)."""
         tree = self.tree_at(1)
