@@ -99,6 +99,7 @@ def test_a_privately_chosen_bound_is_declared_noisy(monkeypatch: pytest.MonkeyPa
 #: line); every other printed line must be identical on neighboring data
 NOISY_LINES: dict[str, tuple[str, ...]] = {
     "release": (),
+    "release --max-contributions private": ("RangeTree ",),  # the summary names the chosen bound
     "hierarchy": (),
     "interior-point": ("interior_point:", "value:", "bottom:"),
     "median": ("median:",),
@@ -176,6 +177,20 @@ def test_cli_prints_nothing_that_depends_on_the_data_outside_the_noise(tmp_path:
                                         "--epsilon", "1", "--seed", "5", "--allow-nonprivate",
                                         "--out", str(path.parent / "h.json")]))
     assert _differing_lines(outs["d0"], outs["d1"], tmp_path) == []
+
+
+def test_cli_prints_only_the_summary_of_a_private_bound(tmp_path: Path, cli_run: Any) -> None:
+    rows = [f"{v},{u}" for u, n in enumerate((1, 1, 2, 3, 5, 8)) for v in range(n)]
+    d0, d1 = _neighboring_csvs(tmp_path, "v,u", rows, "\n".join(f"{v},99" for v in range(8)))
+    for seed in ("1", "2", "5"):
+        outs = {}
+        for label, path in (("d0", d0), ("d1", d1)):
+            outs[label] = _printed(cli_run(["release", str(path), "--column", "v", "--lower", "0", "--upper", "9",
+                                            "--epsilon", "4", "--user-id", "u", "--max-contributions", "private",
+                                            "--contributions-share", "0.25", "--contributions-cap", "8", "--seed", seed,
+                                            "--allow-nonprivate", "--out", str(path.parent / f"r{seed}.json")]))
+        for x, y in _differing_lines(outs["d0"], outs["d1"], tmp_path):
+            assert x.startswith(NOISY_LINES["release --max-contributions private"]), (x, y)
 
 
 def test_cli_output_check_has_teeth() -> None:
