@@ -11,9 +11,11 @@ name a kind of problem, never a count or a value, :mod:`dptree.errors`). Two ope
   k records per user, drawn uniformly at random from one random source (:class:`Sample`, the
   algorithm of :mod:`dptree.data.bounding`). Missing and infinite values (and non-integers on an
   integer domain) are refused with the wording of :func:`~dptree.errors.check_invalid`, or
-  dropped (``on_invalid``). Histograms, bounded and grouped histograms, hierarchy path counts
-  and the sorted value counts of the exponential mechanisms are built from it once, above the
-  engines (:mod:`dptree.data.histograms`).
+  dropped (``on_invalid``). Or the users per (capped) number of records, each user once
+  (:class:`UserRecords`: what a private contribution bound is chosen from). Histograms, bounded
+  and grouped histograms, hierarchy path counts, the records per user and the sorted value counts
+  of the exponential mechanisms are built from it once, above the engines
+  (:mod:`dptree.data.histograms`).
 * :meth:`Engine.ordered_counts` -- a session of :class:`OrderedCounts` queries (a bucket
   histogram, the distinct values of a rank window, the ranks of one point) for the staged
   exponential mechanisms of :mod:`dptree.interior.staged`. It stays an operation of its own: its
