@@ -91,14 +91,16 @@ def choice_law(plan: Any, data: Any) -> dict[int, float]:
 
 def private_contributions_spec(name: str, *, plan: Any, pairs: Sequence[tuple[str, Any, Any]],
                                choose: Callable[[Any, np.ndarray, Any], int] | None = None,
-                               exact_statistic: bool = True, description: str = "") -> MechanismSpec:
+                               exact_statistic: bool = True, description: str = "",
+                               release: Callable[[Any, int], Any] | None = None,
+                               covers: tuple[str, ...] = ("range_tree",)) -> MechanismSpec:
     """The choice of the bound of ``range_tree(values, user_id=..., max_contributions="private")``
     with ``plan``'s parameters (a dataset is (values, user ids); neighbors add or remove one user
     with any number of records). ``choose(plan, per_user, source)``: the choice audited (default:
     the plan's own); the claim is the plan's choice epsilon (the tree at the chosen bound is
     audited by the user-bounding spec above). The statistic of a pair is the log-likelihood ratio
     of the claimed exact law (``exact_statistic``), else the chosen bound itself. ``release``:
-    the whole release (the boundary test)."""
+    the whole release (the boundary test; default: the range tree at the chosen bound)."""
     from dptree.data.histograms import records_per_user
 
     pick = choose or (lambda p, per_user, src: p.choose(per_user, src))
@@ -125,7 +127,7 @@ def private_contributions_spec(name: str, *, plan: Any, pairs: Sequence[tuple[st
 
             yield NeighborPair(label, d0, d1, statistic=statistic)
 
-    def release(data: Any, seed: int) -> Any:
+    def tree_release(data: Any, seed: int) -> Any:
         from dptree.rangetree.api import range_tree
 
         values, users = data
@@ -137,14 +139,14 @@ def private_contributions_spec(name: str, *, plan: Any, pairs: Sequence[tuple[st
 
     return MechanismSpec(
         name=name,
-        covers=("range_tree",),
+        covers=covers,
         neighbors=f"add_remove_user(any records, choice over 1..{plan.cap})",
         epsilon=plan.choice_epsilon,
         delta=0.0,
         sample=sample,
         worst_cases=worst_cases,
         description=description or "the private choice of max_contributions (top-rank exponential mechanism)",
-        release=release,
+        release=release or tree_release,
         extra={"contributions_plan": plan,
                "fast": AuditConfig(n_select=1_000, n_eval=3_000),
                "slow": AuditConfig(n_select=10_000, n_eval=30_000)},
@@ -168,7 +170,24 @@ def private_contributions_plan() -> Any:
 
 
 def register_private_contributions() -> None:
-    """``range_tree(values, user_id=..., max_contributions="private")``: the choice of the bound
-    (the tree at it is the user-bounded tree audited above)."""
+    """``range_tree(values, user_id=..., max_contributions="private")`` and ``quantiles(...,
+    max_contributions="private")``: the choice of the bound (the tree at it is the user-bounded
+    tree audited above, the quantiles at it the per-person quantiles of audit_registry/quantiles.py)."""
     register(private_contributions_spec("range_tree/private_max_contributions", plan=private_contributions_plan(),
                                         pairs=PRIVATE_CONTRIBUTIONS_PAIRS))
+    from dptree.quantiles.release import choice_plan
+
+    quantiles_plan = choice_plan("exponential", 4.0, 0, 9, None, 0.25, 8)
+
+    def quantiles_release(data: Any, seed: int) -> Any:
+        from dptree.quantiles.api import quantiles
+
+        values, users = data
+        return quantiles(np.asarray(values), [0.25, 0.5, 0.9], lower=0, upper=9, epsilon=4.0, method="exponential",
+                         user_id=np.asarray(users), max_contributions="private", contributions_share=0.25,
+                         contributions_cap=8, rng=seed)
+
+    register(private_contributions_spec("quantiles/private_max_contributions", plan=quantiles_plan,
+                                        pairs=PRIVATE_CONTRIBUTIONS_PAIRS[:1], release=quantiles_release,
+                                        covers=("quantiles",),
+                                        description="quantiles(max_contributions='private'): the choice of the bound"))

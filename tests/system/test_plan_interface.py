@@ -38,6 +38,8 @@ PLANS = {
     "quantiles auto": lambda: dptree.plan_quantiles([0.1, 0.5, 0.9], lower=0, upper=1023, epsilon=1.0),
     "quantiles joint": lambda: dptree.plan_quantiles([0.1, 0.5, 0.9], lower=0, upper=1023, epsilon=1.0,
                                                      method="joint", n=1000),
+    "quantiles private max_contributions": lambda: dptree.plan_quantiles(
+        [0.1, 0.5, 0.9], lower=0, upper=1023, epsilon=1.0, user_id="u", max_contributions="private"),
     "quantiles by group": lambda: dptree.plan_quantiles([0.5], lower=0, upper=1023, epsilon=1.0, groups=["a", "b"]),
 }
 

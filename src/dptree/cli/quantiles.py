@@ -2,7 +2,7 @@
 
     dptree quantiles FILE --column C --q 0.1,0.5,0.9 --lower L --upper U --epsilon E
                      [--method auto|tree|approx|joint|exponential] [--level 0.95] [--n N | --n-max N]
-                     [--user-id COLUMN --max-contributions K] [--by COLUMN --groups A,B,...] [--out FILE]
+                     [--user-id COLUMN --max-contributions K|private] [--by COLUMN --groups A,B,...] [--out FILE]
 
 prints the quantiles as a table and with ``--out`` writes the release (``dptree query`` shows it
 again). Its ``--width`` is also the tree's bucket width on a numeric domain. The input options
@@ -16,6 +16,7 @@ from typing import Any
 
 from dptree.cli import core
 from dptree.cli.interior import add_column_options, add_size_options, read_column
+from dptree.cli.release import add_contributions_options
 from dptree.cli.run import Releasing, run_releasing
 from dptree.errors import InvalidParameterError
 from dptree.io.contract import shown
@@ -52,8 +53,7 @@ def register(sub: Any) -> None:
     g.add_argument("--user-id", metavar="COLUMN",
                    help="the privacy unit is one person: keep at most --max-contributions records per value of "
                    "COLUMN (chosen at random)")
-    g.add_argument("--max-contributions", type=int, default=1,
-                   help="records one person may have (default 1); with --user-id, the bound applied")
+    add_contributions_options(g)
     core.add_group_options(g)
     p.set_defaults(func=run_quantiles)
 
@@ -90,7 +90,8 @@ class _Quantiles(Releasing):
         return plan_quantiles(self.levels, lower=self.lower, upper=self.upper, epsilon=args.epsilon,
                               method=args.method, level=args.level, n=args.n, n_max=args.n_max, n_min=args.n_min,
                               width=self.width, neighbors=args.neighbors, interval=args.interval, groups=self.groups,
-                              user_id=args.user_id, max_contributions=args.max_contributions)
+                              user_id=args.user_id, max_contributions=args.max_contributions,
+                              contributions_share=args.contributions_share, contributions_cap=args.contributions_cap)
 
     def outputs(self) -> list[str]:
         return [] if self.args.out is None else core.group_output_paths(self.args.out, self.groups)

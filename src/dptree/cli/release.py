@@ -15,10 +15,10 @@ from dptree.cli.run import Releasing, run_releasing
 from dptree.errors import InvalidParameterError
 from dptree.rangetree.contributions import DEFAULT_CAP, DEFAULT_SHARE
 
-__all__ = ["register"]
+__all__ = ["register", "contribution_bound", "add_contributions_options"]
 
 
-def _bound(text: str) -> int | str:
+def contribution_bound(text: str) -> int | str:
     """``--max-contributions``: an integer, or ``private``."""
     if text.strip() == "private":
         return "private"
@@ -51,14 +51,7 @@ def register(sub: Any) -> None:
     p.add_argument("--branching", type=int)
     p.add_argument("--noise", choices=["laplace", "gaussian"], default="laplace")
     p.add_argument("--neighbors", choices=["add_remove", "replace"], default="add_remove")
-    p.add_argument("--max-contributions", type=_bound, default=1, metavar="K",
-                   help="records per person (default 1); with --user-id, 'private' chooses it from the data with "
-                        "--contributions-share of the budget")
-    p.add_argument("--contributions-share", type=float, default=DEFAULT_SHARE,
-                   help=f"with --max-contributions private: the share of the budget that chooses it (default "
-                        f"{DEFAULT_SHARE:g})")
-    p.add_argument("--contributions-cap", type=int, default=DEFAULT_CAP,
-                   help=f"with --max-contributions private: the largest bound considered (default {DEFAULT_CAP})")
+    add_contributions_options(p)
     p.add_argument("--levels", choices=["uniform", "all_ranges", "prefix", "optimal"], default="uniform")
     core.add_on_invalid_option(p, "the rows whose value is invalid (missing, +-inf, not a number, a non-integer "
                                   "on an integer domain): refuse, or drop each (how many is never shown)")
@@ -72,6 +65,18 @@ def register(sub: Any) -> None:
                    help="keep at most --max-contributions records per value of COLUMN (chosen at random)")
     core.add_group_options(g)
     p.set_defaults(func=run_release)
+
+
+def add_contributions_options(p: Any) -> None:
+    """``--max-contributions K`` (or ``private``), ``--contributions-share``, ``--contributions-cap``."""
+    p.add_argument("--max-contributions", type=contribution_bound, default=1, metavar="K",
+                   help="records per person (default 1); with --user-id, 'private' chooses it from the data with "
+                        "--contributions-share of the budget")
+    p.add_argument("--contributions-share", type=float, default=DEFAULT_SHARE,
+                   help=f"with --max-contributions private: the share of the budget that chooses it (default "
+                        f"{DEFAULT_SHARE:g})")
+    p.add_argument("--contributions-cap", type=int, default=DEFAULT_CAP,
+                   help=f"with --max-contributions private: the largest bound considered (default {DEFAULT_CAP})")
 
 
 def check_exact_total(args: argparse.Namespace) -> None:

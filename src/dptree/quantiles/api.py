@@ -22,12 +22,14 @@ from dptree.privacy.budget import Budget, check_release_budget
 from dptree.privacy.unit import PrivacyUnit, privacy_values, unit_from_keywords
 from dptree.quantiles.approx import approx_quantiles, em_call
 from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS
+from dptree.quantiles.contributions import PrivateQuantilesPlan, plan_private_quantiles
 from dptree.quantiles.groups import GroupedQuantiles, grouped_quantiles
 from dptree.quantiles.intervals import release_radii, value_intervals
 from dptree.quantiles.plan import METHODS, NEIGHBORS, TREE_GRID, QuantilesPlanCore, joint_module, make_plan
 from dptree.quantiles.release import QuantilesRelease
 from dptree.quantiles.staged import staged_quantiles
 from dptree.rangetree.quantile_calibration import INTERVALS, calibration_sims, released_intervals
+from dptree.rangetree.contributions import DEFAULT_CAP, DEFAULT_SHARE
 from dptree.rangetree.results import quantile_levels
 
 __all__ = ["QuantilesPlan", "plan_quantiles", "quantiles"]
@@ -77,7 +79,8 @@ _PLAN: dict[str, Sequence[Constraint | None]] = {
     "epsilon": EPSILON, "method": [Options(METHODS)], "level": LEVEL, "n": DECLARED_SIZE, "n_max": DECLARED_SIZE,
     "n_min": DECLARED_SIZE, "neighbors": NEIGHBORS, "interval": [Options(INTERVALS)],
     "grid": [Interval(Integral, 2, None, hint=f"e.g. grid={TREE_GRID}")],
-    "max_contributions": [Interval(Integral, 1, None, hint="e.g. max_contributions=5")],
+    "max_contributions": [Interval(Integral, 1, None, hint="e.g. max_contributions=5, or 'private'"),
+                          Options(("private",))],
 }
 
 
@@ -106,7 +109,9 @@ def quantiles(
     groups: Any = None,
     unknown: Literal["error", "drop"] = "error",
     user_id: Any = None,
-    max_contributions: int = 1,
+    max_contributions: int | Literal["private"] = 1,
+    contributions_share: float = DEFAULT_SHARE,
+    contributions_cap: int = DEFAULT_CAP,
     unit: PrivacyUnit | None = None,
     budget: Budget | None = None,
 ) -> QuantilesRelease | GroupedQuantiles:
@@ -154,7 +159,10 @@ def quantiles(
     domain of at most 2^24 points (docs/notes/quantiles.md, "Per person"). With ``by`` too, a person's
     records are bounded across all groups (k in all) and each group's release runs at 1/k per
     record, so the set is epsilon-DP per person; the mechanism methods then hold groups x points
-    <= 2^25 counts.
+    <= 2^25 counts. ``max_contributions="private"`` (with ``user_id``): ``contributions_share`` of
+    epsilon chooses k among 1..``contributions_cap`` from the users' record counts, then the
+    quantiles run at k with the rest (:mod:`dptree.quantiles.contributions`; the chosen k is
+    ``release.max_contributions``); no ``by``.
 
     Example (``rng=7`` seeds the noise only so that the outputs below are reproducible: a seeded release
     is marked not private; leave ``rng`` out in real use)::
@@ -171,7 +179,8 @@ def quantiles(
         raise InvalidParameterError(_BY_AND_GROUPS)
     pl = plan_quantiles(qs, lower=lower, upper=upper, epsilon=epsilon, method=method, level=level, n=n, n_max=n_max,
                         n_min=n_min, width=width, neighbors=neighbors, grid=grid, interval=interval, groups=groups,
-                        user_id=user_id, max_contributions=max_contributions)
+                        user_id=user_id, max_contributions=max_contributions, contributions_share=contributions_share,
+                        contributions_cap=contributions_cap)
     return pl.release(data, column=column, on_invalid=on_invalid, rng=rng, by=by, unknown=unknown)
 
 
@@ -271,10 +280,12 @@ def plan_quantiles(
     interval: Literal["calibrated", "pivot"] = "calibrated",
     groups: Any = None,
     user_id: Any = None,
-    max_contributions: int = 1,
+    max_contributions: int | Literal["private"] = 1,
+    contributions_share: float = DEFAULT_SHARE,
+    contributions_cap: int = DEFAULT_CAP,
     unit: PrivacyUnit | None = None,
     budget: Budget | None = None,
-) -> QuantilesPlan:
+) -> QuantilesPlan | PrivateQuantilesPlan:
     """The plan of a quantiles release (:func:`quantiles`) from public parameters only: the method
     auto picks by predicted error (:mod:`dptree.quantiles.auto`), the range tree's plan (method
     "tree"; Honaker 2015), ApproxQuantiles' layers (Kaplan, Schnapp & Stemmer 2022), JointExp's
@@ -289,6 +300,14 @@ def plan_quantiles(
         max_contributions, user_id = unit.max_contributions, unit.user_id
     eps = check_release_budget(epsilon)
     qa = _levels(qs)
+    if max_contributions == "private":
+        return plan_private_quantiles(qa, lower=lower, upper=upper, epsilon=eps, method=method, level=level, n=n,
+                                      n_max=n_max, n_min=n_min, width=width, neighbors=neighbors, grid=grid,
+                                      interval=interval, groups=groups, user_id=user_id, share=contributions_share,
+                                      cap=contributions_cap, plan_cls=QuantilesPlan)
+    if contributions_share != DEFAULT_SHARE or contributions_cap != DEFAULT_CAP:  # they would go unused
+        raise InvalidParameterError("contributions_share and contributions_cap set how max_contributions='private' "
+                                    "chooses the bound: pass max_contributions='private' (with user_id=), or drop them")
     gs = None
     if groups is not None:
         if neighbors == "replace":

@@ -24,10 +24,16 @@ from dptree.privacy.boundary import Boundary
 from dptree.privacy.budget import check_release_budget
 from dptree.privacy.statement import check_statement, read_statement
 from dptree.quantiles.intervals import release_radii
+from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS
 from dptree.quantiles.plan import METHODS, NEIGHBORS, plan_for_file
+from dptree.rangetree.contributions import (
+    PrivateContributionsPlan,
+    plan_private_contributions,
+    with_private_contributions,
+)
 from dptree.rangetree.quantile_calibration import INTERVALS
 
-__all__ = ["QuantilesRelease"]
+__all__ = ["QuantilesRelease", "PrivateContributionsQuantiles", "choice_plan"]
 
 
 def derived_statement(method: str, epsilon: float, q: np.ndarray, neighbors: Any, lower: Any, upper: Any, width: Any,
@@ -40,6 +46,33 @@ def derived_statement(method: str, epsilon: float, q: np.ndarray, neighbors: Any
                              k, joint_dithered=joint_dithered).member_statement
     except InvalidParameterError as exc:
         raise ReleaseFileError(f"{QuantilesRelease.KIND} release: its parameters cannot be planned: {exc}") from None
+
+
+def choice_plan(method: str, epsilon: float, lo: Any, hi: Any, width: Any, share: float,
+                cap: int) -> PrivateContributionsPlan:
+    """The choice of a private bound for quantiles by ``method`` over [lo, hi] (the plan's encoded
+    bounds; ``width`` the tree's bucket width) with the whole ``epsilon``: over the tree method's
+    tree, or the tree over the points of the domain for the other methods, at the prefix workload
+    (:mod:`dptree.quantiles.contributions`)."""
+    return plan_private_contributions(lower=lo, upper=hi, epsilon=epsilon, width=width if method == "tree" else 1,
+                                      branching=TREE_BRANCHING, levels=TREE_LEVELS, user_id="u", share=share, cap=cap)
+
+
+def _private_choice(record: Any, method: str, epsilon: float, lo: Any, hi: Any, width: Any,
+                    k: int) -> PrivateContributionsPlan:
+    """The choice a file's ``parameters.contributions`` records, re-planned (a ReleaseFileError
+    for a record that is not the one the choice gives with bound ``k``)."""
+    if not isinstance(record, Mapping) or record.get("method") != "private":
+        raise ReleaseFileError("quantiles release: parameters.contributions must describe a private choice of "
+                               "max_contributions")
+    try:
+        choice = choice_plan(method, epsilon, lo, hi, width, float(record["share"]), int(record["cap"]))
+    except (KeyError, TypeError, ValueError, InvalidParameterError) as exc:
+        raise ReleaseFileError(f"quantiles release: parameters.contributions is incomplete or invalid: {exc}") from None
+    if dict(record) != choice.record(k) or not 1 <= k <= choice.cap:
+        raise ReleaseFileError("quantiles release: the private choice of max_contributions it records does not match "
+                               "its parameters (tampered?)")
+    return choice
 
 
 @dataclass(frozen=True, repr=False)
@@ -85,9 +118,15 @@ class QuantilesRelease(Release):
     def summary(self) -> str:
         return (f"QuantilesRelease of {len(self.values)} levels by {self.method!r} over [{shown(self.lower)}, "
                 f"{shown(self.upper)}], {self.epsilon:g}-DP (pure, {self.neighbors}"
-                f"{'' if self.max_contributions == 1 else f', per person of at most {self.max_contributions} records'}"
-                f"), {self.level:g} intervals{self._interval_note()}"
+                f"{self._unit_note()}), {self.level:g} intervals{self._interval_note()}"
                 f"{'' if self.private else ', NOT PRIVATE (test seed)'}")
+
+    def _unit_note(self) -> str:
+        """The person bound, when there is one (chosen privately: a DP output)."""
+        k = self.max_contributions
+        if "contributions" in self.privacy:
+            return f", per person of at most {k} record{'s' if k > 1 else ''} (chosen privately)"
+        return "" if k == 1 else f", per person of at most {k} records"
 
     def _interval_note(self) -> str:
         """Why the exponential-mechanism methods' intervals are the domain's ends, when a public
@@ -117,6 +156,8 @@ class QuantilesRelease(Release):
                   "n_is_upper_bound": self.n_is_upper_bound, "neighbors": self.neighbors,
                   "width": None if dates else self.width,
                   "interval": self.interval, "max_contributions": self.max_contributions, "n_min": self.n_min}
+        if "contributions" in self.privacy:  # a private bound: the choice, its split and the bound chosen
+            params["contributions"] = self.privacy["contributions"]
         meas = {"values": [enc.dump(v) for v in self.values], "ci_low": [enc.dump(v) for v in self.ci_low],
                 "ci_high": [enc.dump(v) for v in self.ci_high],
                 "rank_radius": self.rank_radius}
@@ -156,9 +197,16 @@ class QuantilesRelease(Release):
         if n_min is not None and p["n_declared"] is not None and (not p["n_is_upper_bound"] or n_min > p["n_declared"]):
             raise ReleaseFileError(f"{kind} release: parameters.n_min must lie below an upper bound n_max, and "
                                    "goes without an exact n")
-        check_statement(privacy, derived_statement(p["method"], eps, np.asarray(q), p["neighbors"], lo, hi, width,
-                                                   p["n_declared"], p["n_is_upper_bound"], n_min, k,
-                                                   joint_dithered="dither_factor" in privacy), kind=kind)
+        record, member_eps = p.get("contributions"), eps
+        if record is not None:  # a private bound: the quantiles ran with the rest of epsilon
+            choice = _private_choice(record, p["method"], eps, lo, hi, width, k)
+            member_eps = choice.tree_budget
+        derived = derived_statement(p["method"], member_eps, np.asarray(q), p["neighbors"], lo, hi, width,
+                                    p["n_declared"], p["n_is_upper_bound"], n_min, k,
+                                    joint_dithered="dither_factor" in privacy)
+        if record is not None:
+            derived = with_private_contributions(derived, record, choice, rest="quantiles")
+        check_statement(privacy, derived, kind=kind)
         cols = [meas.get(k) for k in ("values", "ci_low", "ci_high")]
         if any(not isinstance(c, list) or len(c) != len(q) for c in cols):
             raise ReleaseFileError(f"{kind} release: values and intervals must give one entry per level")
@@ -169,11 +217,29 @@ class QuantilesRelease(Release):
         if any(a > b for a, b in zip(cols[1], cols[2])):
             raise ReleaseFileError(f"{kind} release: an interval has ci_low > ci_high")
         radius = meas.get("rank_radius")
-        want = release_radii(p["method"], np.asarray(q), size=enc.size, epsilon=eps / k, neighbors=p["neighbors"],
+        want = release_radii(p["method"], np.asarray(q), size=enc.size, epsilon=member_eps / k, neighbors=p["neighbors"],
                              level=float(p["level"]), dither=int(privacy.get("dither_factor", 1)))
         if radius != want:
             raise ReleaseFileError(f"{kind} release: rank_radius does not match the parameters")
-        return cls(np.asarray(q), cols[0], cols[1], cols[2], float(p["level"]), p["method"], eps, p["n_declared"],
+        klass = cls if record is None else PrivateContributionsQuantiles
+        return klass(np.asarray(q), cols[0], cols[1], cols[2], float(p["level"]), p["method"], eps, p["n_declared"],
                    lo, hi, privacy, neighbors=p["neighbors"], width=width, rank_radius=radius,
                    n_is_upper_bound=p["n_is_upper_bound"], metadata=check_metadata(doc.get("metadata")),
                    interval=interval, max_contributions=k, n_min=n_min)
+
+
+@dataclass(frozen=True, repr=False)
+class PrivateContributionsQuantiles(QuantilesRelease):
+    """Quantiles at a contribution bound chosen privately (``quantiles(..., max_contributions=
+    "private")``, :mod:`dptree.quantiles.contributions`); saved and loaded as ``quantiles``. The
+    bound is the choice's DP output, and so what the quantiles' calibration takes from it (the
+    epsilon per record and per call, the rank radii, the tree's noise and sensitivities, the budget
+    spent): its boundary declares them noisy. ``epsilon`` is the whole budget."""
+
+    BOUNDARY: ClassVar[Boundary] = Boundary(
+        public=("privacy.*", "parameters.*", "metadata", "metadata.*"),
+        noisy=("measurements.*", "parameters.max_contributions", "parameters.contributions.chosen",
+               "privacy.contributions.chosen", "privacy.max_contributions", "privacy.budget_spent.*",
+               "privacy.epsilon_per_record", "privacy.epsilon_per_call", "privacy.group_privacy",
+               "privacy.l1_sensitivity", "privacy.l2_sensitivity", "privacy.levels"),
+    )

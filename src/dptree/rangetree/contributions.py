@@ -327,9 +327,10 @@ _OBJECTIVE = ("the least k with F N(k) <= S: N(k) users above k, S the workload'
 
 
 def with_private_contributions(tree_statement: Mapping[str, Any], record: Mapping[str, Any],
-                               plan: PrivateContributionsPlan) -> dict[str, Any]:
-    """The statement of a release at a private bound: the tree's statement, its mechanism, budget
-    and split extended by the choice's (``record``: :meth:`PrivateContributionsPlan.record`)."""
+                               plan: PrivateContributionsPlan, rest: str = "tree") -> dict[str, Any]:
+    """The statement of a release at a private bound: the tree's statement (or what ran with the
+    rest of the budget, named ``rest`` in the split), its mechanism, budget and split extended by
+    the choice's (``record``: :meth:`PrivateContributionsPlan.record`)."""
     st = dict(tree_statement)
     st["mechanism"] = f"{tree_statement['mechanism']}, at a {_MECHANISM}"
     st["neighbors"] = "add_remove"
@@ -340,7 +341,7 @@ def with_private_contributions(tree_statement: Mapping[str, Any], record: Mappin
     key = "rho" if plan.gaussian else "epsilon"
     choice = plan.choice_epsilon ** 2 / 8 if plan.gaussian else plan.choice_epsilon
     st["budget_split"] = {**dict(tree_statement.get("budget_split") or {}),
-                          "contributions": {key: choice}, "tree": {key: plan.tree_budget}}
+                          "contributions": {key: choice}, rest: {key: plan.tree_budget}}
     st["contributions"] = dict(record)
     return st
 

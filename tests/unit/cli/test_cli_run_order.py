@@ -44,6 +44,8 @@ RUNS = {
     "quantile": ["quantile", *COLUMN, "--q", "0.9"],
     "quantiles": ["quantiles", *COLUMN, "--q", "0.25,0.75"],
     "quantiles --by": ["quantiles", *COLUMN, "--q", "0.5", "--by", "g", "--groups", "A,B"],
+    "quantiles --max-contributions private": ["quantiles", *COLUMN, "--q", "0.5", "--user-id", "g",
+                                              "--max-contributions", "private"],
 }
 #: a public parameter of each command that no mechanism takes (beside --epsilon 0, refused by all)
 INVALID = {
@@ -52,6 +54,7 @@ INVALID = {
     "release --max-contributions private": ("--contributions-share", "1.5"),
     "hierarchy": ("--tau-min", "1"), "interior-point": ("--beta", "2"), "median": ("--n", "0"),
     "quantile": ("--q", "1.5"), "quantiles": ("--level", "1.5"), "quantiles --by": ("--method", "joint"),
+    "quantiles --max-contributions private": ("--contributions-cap", "0"),
 }
 
 

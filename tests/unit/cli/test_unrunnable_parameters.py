@@ -59,6 +59,8 @@ def _bases(f: dict[str, str]) -> dict[str, list[str]]:
         "quantile": ["quantile", *x, *bounds, "--epsilon", "1", "--q", "0.5"],
         "quantiles --method approx": ["quantiles", *x, *bounds, "--epsilon", "1", "--q", "0.1,0.5", "--method", "approx"],
         "quantiles --method tree": ["quantiles", *x, *bounds, "--epsilon", "1", "--q", "0.5", "--method", "tree"],
+        "quantiles --max-contributions private": ["quantiles", *x, *bounds, "--epsilon", "1", "--q", "0.5",
+                                                  "--user-id", "x", "--max-contributions", "private"],
     }
 
 
