@@ -96,8 +96,8 @@ def private_contributions_spec(name: str, *, plan: Any, pairs: Sequence[tuple[st
                                covers: tuple[str, ...] = ("range_tree",)) -> MechanismSpec:
     """The choice of the bound of ``range_tree(values, user_id=..., max_contributions="private")``
     with ``plan``'s parameters (a dataset is (values, user ids); neighbors add or remove one user
-    with any number of records). ``choose(plan, per_user, source)``: the choice audited (default:
-    the plan's own); the claim is the plan's choice epsilon (the tree at the chosen bound is
+    with any number of records). ``choose(plan, per_user, seed)``: the choice audited (default:
+    the plan's own; run ``i`` of a batch gets the seed ``derive_seed(seed, i)``); the claim is the plan's choice epsilon (the tree at the chosen bound is
     audited by the user-bounding spec above). The statistic of a pair is the log-likelihood ratio
     of the claimed exact law (``exact_statistic``), else the chosen bound itself. ``release``:
     the whole release (the boundary test; default: the range tree at the chosen bound)."""
@@ -106,12 +106,11 @@ def private_contributions_spec(name: str, *, plan: Any, pairs: Sequence[tuple[st
     pick = choose or (lambda p, per_user, src: p.choose(per_user, src))
 
     def sample(data: Any, n: int, seed: int) -> np.ndarray:
-        from dptree.noise import make_source
+        from dptree.testing.audit import derive_seed
 
         values, users = data
         per_user = records_per_user(np.asarray(values), plan.tree_at(1), user_id=np.asarray(users), cap=plan.cap)
-        src = make_source(seed)
-        return np.array([pick(plan, per_user, src) for _ in range(n)], dtype=np.int64)
+        return np.array([pick(plan, per_user, derive_seed(seed, i)) for i in range(n)], dtype=np.int64)
 
     def worst_cases() -> Iterator[NeighborPair]:
         for label, d0, d1 in pairs:

@@ -207,10 +207,11 @@ class PrivateContributionsPlan:
         found = np.flatnonzero(users)
         return found.astype(np.int64), users[found]
 
-    def choose(self, per_user: np.ndarray, src: _noise.RandomSource) -> int:
+    def choose(self, per_user: np.ndarray, src: _noise.RandomSource | _noise.RngLike) -> int:
         """The bound k among :func:`candidate_bounds` from ``per_user`` (:meth:`choice_values`),
-        drawn from ``src``: the private step, :func:`~dptree.interior.top_rank.top_rank_mechanism`
-        with m = :attr:`above` over the grid's indices."""
+        drawn from ``src`` (a random source, or what :func:`dptree.noise.make_source` takes): the
+        private step, :func:`~dptree.interior.top_rank.top_rank_mechanism` with m = :attr:`above`
+        over the grid's indices."""
         from dptree.interior.top_rank import top_rank_mechanism
 
         x, users = self.choice_values(per_user)
