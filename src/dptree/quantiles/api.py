@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from numbers import Integral
-from typing import Any, Literal, Sequence
+from typing import Any, Literal, Sequence, cast
 
 import numpy as np
 
@@ -28,8 +28,8 @@ from dptree.quantiles.intervals import release_radii, value_intervals
 from dptree.quantiles.plan import METHODS, NEIGHBORS, TREE_GRID, QuantilesPlanCore, joint_module, make_plan
 from dptree.quantiles.release import QuantilesRelease
 from dptree.quantiles.staged import staged_quantiles
-from dptree.rangetree.quantile_calibration import INTERVALS, calibration_sims, released_intervals
 from dptree.rangetree.contributions import DEFAULT_CAP, DEFAULT_SHARE
+from dptree.rangetree.quantile_calibration import INTERVALS, calibration_sims, released_intervals
 from dptree.rangetree.results import quantile_levels
 
 __all__ = ["QuantilesPlan", "plan_quantiles", "quantiles"]
@@ -295,7 +295,8 @@ def plan_quantiles(
     ``dptree.Replace()``), or the shortcut keywords ``neighbors``, ``max_contributions``,
     ``user_id``; other parameters as in :func:`quantiles`."""
     if unit is not None:
-        unit = unit_from_keywords(unit, neighbors=neighbors, max_contributions=max_contributions, user_id=user_id)
+        unit = unit_from_keywords(unit, neighbors=neighbors, max_contributions=cast(int, max_contributions),
+                                  user_id=user_id)  # "private" beside a unit: refused there, as any bound but 1
         neighbors = unit.neighbors().relation
         max_contributions, user_id = unit.max_contributions, unit.user_id
     eps = check_release_budget(epsilon)

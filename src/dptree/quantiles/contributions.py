@@ -89,7 +89,7 @@ class PrivateQuantilesPlan:
         plan = make_plan(c.q, c.lower, c.upper, self.choice.tree_budget, c.method, c.input_width, "add_remove", None,
                          self.n_max, k, self.user_id, c.n_min, level=c.level, interval=c.interval, grid=c.grid,
                          cls=self.plan_cls)
-        rel = plan.release(data, column=column, on_invalid=on_invalid, rng=src)  # type: ignore[arg-type]
+        rel = plan.release(data, column=column, on_invalid=on_invalid, rng=src)
         assert isinstance(rel, QuantilesRelease)
         privacy = with_private_contributions(rel.privacy, self.choice.record(k), self.choice, rest="quantiles")
         privacy["private"] = rel.privacy["private"]

@@ -23,8 +23,8 @@ from dptree.io.release_file import check_metadata
 from dptree.privacy.boundary import Boundary
 from dptree.privacy.budget import check_release_budget
 from dptree.privacy.statement import check_statement, read_statement
-from dptree.quantiles.intervals import release_radii
 from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS
+from dptree.quantiles.intervals import release_radii
 from dptree.quantiles.plan import METHODS, NEIGHBORS, plan_for_file
 from dptree.rangetree.contributions import (
     PrivateContributionsPlan,
@@ -217,8 +217,9 @@ class QuantilesRelease(Release):
         if any(a > b for a, b in zip(cols[1], cols[2])):
             raise ReleaseFileError(f"{kind} release: an interval has ci_low > ci_high")
         radius = meas.get("rank_radius")
-        want = release_radii(p["method"], np.asarray(q), size=enc.size, epsilon=member_eps / k, neighbors=p["neighbors"],
-                             level=float(p["level"]), dither=int(privacy.get("dither_factor", 1)))
+        want = release_radii(p["method"], np.asarray(q), size=enc.size, epsilon=member_eps / k,
+                             neighbors=p["neighbors"], level=float(p["level"]),
+                             dither=int(privacy.get("dither_factor", 1)))
         if radius != want:
             raise ReleaseFileError(f"{kind} release: rank_radius does not match the parameters")
         klass = cls if record is None else PrivateContributionsQuantiles

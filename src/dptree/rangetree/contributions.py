@@ -60,9 +60,9 @@ rest of rho with the zCDP calibration.
 from __future__ import annotations
 
 import math
-from functools import cached_property
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 from numbers import Integral, Real
 from typing import Any, Mapping, TypeVar, cast
 
@@ -187,7 +187,7 @@ class PrivateContributionsPlan:
     @cached_property
     def above(self) -> int:
         """m = ceil(S / F): the number of users the chosen bound leaves above it (module docstring)."""
-        tree = self.tree_at(1)
+        tree: TreePlan = self.tree_at(1)
         workload = "prefix" if canonical_levels(tree.levels) == "prefix" else "all_ranges"
         s2 = average_workload_variance(tree.layout, tree.level_variance, workload)
         return max(1, math.ceil(math.sqrt(s2 / mean_squared_share(tree.domain.size, workload))))
@@ -229,7 +229,7 @@ class PrivateContributionsPlan:
         k / (epsilon_tree w_j) (or k^2 / (2 rho_tree w_j)) rounded up, so it spends at most what is
         listed, whichever k is chosen. Under add/remove one user (at most ``cap`` records reach
         either step)."""
-        tree = self.tree_at(self.cap)
+        tree: TreePlan = self.tree_at(self.cap)
         shares = exact_shares(tree.weights)
         budget, cap = Fraction(self.tree_budget), Fraction(self.cap)
         steps: list[Any] = [Exponential(self.choice_epsilon, "choice of max_contributions (top-rank exponential "
@@ -358,10 +358,12 @@ def checked_contributions_statement(record: Any, tree: TreePlan) -> dict[str, An
     try:
         total = record["total"]
         budget = (Budget.zcdp(total["rho"]) if total.get("rho") is not None else
-                  Budget.approx(total["epsilon"], total["delta"]) if total.get("delta") else Budget.pure(total["epsilon"]))
+                  Budget.approx(total["epsilon"], total["delta"]) if total.get("delta") else
+                  Budget.pure(total["epsilon"]))
         dom = tree.domain
         lower, upper, width = (dom.lower, dom.upper, dom.width) if dom.kind != "datetime" else (
-            np.datetime64(int(dom.lower), "ns"), np.datetime64(int(dom.upper), "ns"), np.timedelta64(int(dom.step), "ns"))
+            np.datetime64(int(dom.lower), "ns"), np.datetime64(int(dom.upper), "ns"),
+            np.timedelta64(int(dom.step), "ns"))
         plan = PrivateContributionsPlan(budget=budget, noise=tree.noise, lower=lower, upper=upper, width=width,
                                         branching=tree.layout.branching, levels=tree.levels,
                                         share=float(record["share"]), cap=int(record["cap"]))
@@ -369,7 +371,7 @@ def checked_contributions_statement(record: Any, tree: TreePlan) -> dict[str, An
     except (KeyError, TypeError, ValueError, OverflowError, AttributeError, DPTreeError) as exc:
         raise ReleaseFileError(f"release file: parameters.contributions is incomplete or invalid: {exc}") from None
     derived = plan.record(k)
-    again = plan.tree_at(k)
+    again: TreePlan = plan.tree_at(k)
     if (not 1 <= k <= plan.cap or tree.max_contributions != k or again.noise_parameters != tree.noise_parameters
             or again.domain != tree.domain or dict(record) != derived):
         raise ReleaseFileError("release file: the tree or the budget split does not match the private choice of "

@@ -32,7 +32,8 @@ from dptree.errors import (
 )
 from dptree.noise import RandomSource
 
-__all__ = ["NumpyEngine", "capped_user_counts", "bin_cells", "bound_cells", "bound_packed", "pack_user_cells", "cell_bits", "user_codes",
+__all__ = ["NumpyEngine", "capped_user_counts", "bin_cells", "bound_cells", "bound_packed", "pack_user_cells",
+           "cell_bits", "user_codes",
            "group_codes", "distinct_counts", "run_lengths"]
 
 _BIN_CHUNK = 1 << 21
