@@ -34,6 +34,7 @@ REGISTRATIONS = (
     interior_points.register_interior_points,
     grouped.register_grouped,
     user_bounding.register_user_bounding,
+    user_bounding.register_private_contributions,
     sparse_trees.register_sparse_trees,
     quantiles.register_quantiles,
     partitions.register_partitions,

@@ -23,6 +23,7 @@ from audit_registry.range_trees import (
     range_tree_noised_counts,
     range_tree_spec,
 )
+from audit_registry.user_bounding import _users, private_contributions_plan, private_contributions_spec
 
 import dptree
 from dptree.rangetree.bounds import BoundsSearch
@@ -143,7 +144,20 @@ def _bug_private_bounds_quarter_noise() -> audit.MechanismSpec:
     )
 
 
+def _bug_contributions_true_maximum() -> audit.MechanismSpec:
+    # max_contributions chosen as the largest record count of any user (capped), with no noise
+    def true_maximum(plan, per_user, src):  # noqa: ANN001, ANN202
+        return int(np.flatnonzero(per_user).max()) if per_user.any() else 1
+
+    return private_contributions_spec(
+        "bug/contributions_true_maximum", plan=private_contributions_plan(), choose=true_maximum,
+        exact_statistic=False, pairs=[("add a user with more records than any other", _users([1, 2, 3]),
+                                       _users([1, 2, 3, 6]))],
+    )
+
+
 PLANTED = {
+    "contributions_true_maximum": _bug_contributions_true_maximum,
     "private_bounds_quarter_noise": _bug_private_bounds_quarter_noise,
     "sensitivity_one_level_short": _bug_sensitivity_one_level_short,
     "half_noise_scale": _bug_half_noise,

@@ -11,6 +11,7 @@ import pytest
 import dptree
 from dptree import Budget, PrivacyLoss
 from dptree.rangetree.private_groups import plan_private_groups
+from dptree.rangetree.api import plan_private_contributions
 
 H = dptree.Hierarchy.from_paths([("a", "x"), ("a", "y"), ("b", "z")])
 
@@ -21,6 +22,10 @@ PLANS = {
                                                                        noise="gaussian"),
     "range_tree replace k=3": lambda: dptree.plan_range_tree(lower=0, upper=1023, epsilon=1.0, neighbors="replace",
                                                              max_contributions=3),
+    "range_tree private max_contributions": lambda: plan_private_contributions(lower=0, upper=1023, epsilon=1.0,
+                                                                               user_id="u"),
+    "range_tree private max_contributions gaussian": lambda: plan_private_contributions(
+        lower=0, upper=1023, epsilon=1.0, delta=1e-6, noise="gaussian", user_id="u"),
     "sparse_range_tree": lambda: dptree.plan_sparse_range_tree(epsilon=1.0, lower=0, upper=2**20),
     "hierarchy laplace": lambda: dptree.plan_hierarchy_counts(H, epsilon=1.0),
     "hierarchy gaussian": lambda: dptree.plan_hierarchy_counts(H, epsilon=1.0, delta=1e-6, method="gaussian"),
@@ -34,6 +39,8 @@ PLANS = {
     "quantiles auto": lambda: dptree.plan_quantiles([0.1, 0.5, 0.9], lower=0, upper=1023, epsilon=1.0),
     "quantiles joint": lambda: dptree.plan_quantiles([0.1, 0.5, 0.9], lower=0, upper=1023, epsilon=1.0,
                                                      method="joint", n=1000),
+    "quantiles private max_contributions": lambda: dptree.plan_quantiles(
+        [0.1, 0.5, 0.9], lower=0, upper=1023, epsilon=1.0, user_id="u", max_contributions="private"),
     "quantiles by group": lambda: dptree.plan_quantiles([0.5], lower=0, upper=1023, epsilon=1.0, groups=["a", "b"]),
     "range_tree private groups": lambda: plan_private_groups(lower=0, upper=1023, epsilon=1.0, delta=1e-6),
     "range_tree private groups, 4 per user": lambda: plan_private_groups(lower=0, upper=1023, epsilon=1.0, delta=1e-6,
@@ -103,7 +110,7 @@ def test_every_plan_can_be_charged(name, accountant, tmp_path):
 
 
 @pytest.mark.parametrize("name", ["quantile", "interior_point exponential", "quantiles auto", "learn_threshold",
-                                  "hierarchy laplace", "range_tree laplace"])
+                                  "hierarchy laplace", "range_tree laplace", "range_tree private max_contributions"])
 def test_two_halves_fit_a_whole(name, tmp_path):
     """A pure plan is charged the epsilon it was given (its spend is never more), so two releases
     at half a total fit it exactly: a rounded-up spend would refuse the second."""

@@ -76,12 +76,30 @@ def test_boundary_check_catches_a_leaked_size_and_an_undeclared_field() -> None:
     assert problems == ["rows_read: not declared public or noisy"]
 
 
+def test_a_privately_chosen_bound_is_declared_noisy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``max_contributions="private"``: on neighbouring data with the same seed the chosen bound
+    (and what follows from it: the noise, the sensitivities) differs, and it is declared noisy;
+    declared public, the check would catch it."""
+    spec = audit.get("range_tree/private_max_contributions")
+    pair = next(iter(spec.worst_cases()))
+    r0, r1 = spec.release(pair.d0, 1), spec.release(pair.d1, 1)
+    assert r0.max_contributions != r1.max_contributions
+    assert boundary_violations(r0, r1) == []
+    declared = type(r0).BOUNDARY
+    monkeypatch.setattr(type(r0), "BOUNDARY", Boundary(public=declared.public, noisy=tuple(
+        p for p in declared.noisy if "max_contributions" not in p and "chosen" not in p)))
+    problems = boundary_violations(r0, r1)
+    assert any(p.startswith("privacy.max_contributions: declared public") for p in problems), problems
+    assert any(p.startswith("parameters.contributions.chosen: declared public") for p in problems), problems
+
+
 # --------------------------------------------------------------------------- printed CLI output
 
 #: lines of each data-touching command's printed output that render noisy values (a prefix per
 #: line); every other printed line must be identical on neighboring data
 NOISY_LINES: dict[str, tuple[str, ...]] = {
     "release": (),
+    "release --max-contributions private": ("RangeTree ",),  # the summary names the chosen bound
     "hierarchy": (),
     "interior-point": ("interior_point:", "value:", "bottom:"),
     "median": ("median:",),
@@ -159,6 +177,20 @@ def test_cli_prints_nothing_that_depends_on_the_data_outside_the_noise(tmp_path:
                                         "--epsilon", "1", "--seed", "5", "--allow-nonprivate",
                                         "--out", str(path.parent / "h.json")]))
     assert _differing_lines(outs["d0"], outs["d1"], tmp_path) == []
+
+
+def test_cli_prints_only_the_summary_of_a_private_bound(tmp_path: Path, cli_run: Any) -> None:
+    rows = [f"{v},{u}" for u, n in enumerate((1, 1, 2, 3, 5, 8)) for v in range(n)]
+    d0, d1 = _neighboring_csvs(tmp_path, "v,u", rows, "\n".join(f"{v},99" for v in range(8)))
+    for seed in ("1", "2", "5"):
+        outs = {}
+        for label, path in (("d0", d0), ("d1", d1)):
+            outs[label] = _printed(cli_run(["release", str(path), "--column", "v", "--lower", "0", "--upper", "9",
+                                            "--epsilon", "4", "--user-id", "u", "--max-contributions", "private",
+                                            "--contributions-share", "0.25", "--contributions-cap", "8", "--seed", seed,
+                                            "--allow-nonprivate", "--out", str(path.parent / f"r{seed}.json")]))
+        for x, y in _differing_lines(outs["d0"], outs["d1"], tmp_path):
+            assert x.startswith(NOISY_LINES["release --max-contributions private"]), (x, y)
 
 
 def test_cli_output_check_has_teeth() -> None:

@@ -24,6 +24,7 @@ FLAGS: Mapping[str, str | Mapping[str, str] | None] = {
     "epsilon": "--epsilon", "delta": {"budget": "--total-delta", "": "--delta"}, "rho": "--rho",
     "total_epsilon": "--total-epsilon", "total_delta": "--total-delta", "total_rho": "--total-rho",
     "neighbors": "--neighbors", "max_contributions": "--max-contributions", "user_id": "--user-id",
+    "contributions_share": "--contributions-share", "contributions_cap": "--contributions-cap",
     "allow_nonprivate": "--allow-nonprivate", "rng": "--seed", "seed": "--seed",
     # the domain
     "lower": "--lower", "upper": "--upper", "width": "--width", "bounds": "--bounds", "bounds_share": "--bounds-share",
@@ -51,7 +52,7 @@ FLAGS: Mapping[str, str | Mapping[str, str] | None] = {
     "dither": None, "structure_share": None, "dense_depth": None, "threshold": None, "progress": None,
     "engine": None, "grid": None, "tables": None, "path": None, "source": None, "created": None,
     "confidence": None, "fraction": None, "gaussian_calibration": None, "k": None, "monotone": None,
-    "normalize": None, "reps": None, "strategy": None, "total": "--total",
+    "normalize": None, "reps": None, "strategy": None, "total": "--total", "cap": None, "above": None,
 }
 
 #: a setting a message suggests: a parameter as a Python keyword argument and its value (quoted or

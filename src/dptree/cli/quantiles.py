@@ -2,7 +2,7 @@
 
     dptree quantiles FILE --column C --q 0.1,0.5,0.9 --lower L --upper U --epsilon E
                      [--method auto|tree|approx|joint|exponential] [--level 0.95] [--n N | --n-max N]
-                     [--user-id COLUMN --max-contributions K] [--by COLUMN --groups A,B,...] [--out FILE]
+                     [--user-id COLUMN --max-contributions K|private] [--by COLUMN --groups A,B,...] [--out FILE]
                      [--by COLUMN --groups private --delta D [--max-groups M] [--groups-share S]]
 
 prints the quantiles as a table and with ``--out`` writes the release (``dptree query`` shows it
@@ -18,6 +18,7 @@ from typing import Any
 from dptree.cli import core
 from dptree.cli.interior import add_column_options, add_size_options, read_column
 from dptree.cli.private_groups import private_groups
+from dptree.cli.release import add_contributions_options
 from dptree.cli.run import Releasing, run_releasing
 from dptree.errors import InvalidParameterError
 from dptree.io.contract import shown
@@ -61,8 +62,7 @@ def register(sub: Any) -> None:
     g.add_argument("--user-id", metavar="COLUMN",
                    help="the privacy unit is one person: keep at most --max-contributions records per value of "
                    "COLUMN (chosen at random)")
-    g.add_argument("--max-contributions", type=int, default=1,
-                   help="records one person may have (default 1); with --user-id, the bound applied")
+    add_contributions_options(g)
     core.add_group_options(g)
     p.set_defaults(func=run_quantiles)
 
@@ -103,8 +103,9 @@ class _Quantiles(Releasing):
                               width=self.width, neighbors=args.neighbors, interval=args.interval,
                               interval_share=args.interval_share,
                               groups="private" if self.private else self.groups, user_id=args.user_id,
-                              max_contributions=args.max_contributions, **(found if self.private else {
-                                  "delta": args.delta}))
+                              max_contributions=args.max_contributions,
+                              contributions_share=args.contributions_share, contributions_cap=args.contributions_cap,
+                              **(found if self.private else {"delta": args.delta}))
 
     def outputs(self) -> list[str]:
         if self.args.out is None or self.private:

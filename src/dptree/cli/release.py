@@ -14,8 +14,19 @@ from dptree.cli.ledger_options import add_ledger_options
 from dptree.cli.private_groups import private_groups
 from dptree.cli.run import Releasing, run_releasing
 from dptree.errors import InvalidParameterError
+from dptree.rangetree.contributions import DEFAULT_CAP, DEFAULT_SHARE
 
-__all__ = ["register"]
+__all__ = ["register", "contribution_bound", "add_contributions_options"]
+
+
+def contribution_bound(text: str) -> int | str:
+    """``--max-contributions``: an integer, or ``private``."""
+    if text.strip() == "private":
+        return "private"
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer or 'private', got {text!r}") from None
 
 
 def register(sub: Any) -> None:
@@ -41,7 +52,7 @@ def register(sub: Any) -> None:
     p.add_argument("--branching", type=int)
     p.add_argument("--noise", choices=["laplace", "gaussian"], default="laplace")
     p.add_argument("--neighbors", choices=["add_remove", "replace"], default="add_remove")
-    p.add_argument("--max-contributions", type=int, default=1)
+    add_contributions_options(p)
     p.add_argument("--levels", choices=["uniform", "all_ranges", "prefix", "optimal"], default="uniform")
     core.add_on_invalid_option(p, "the rows whose value is invalid (missing, +-inf, not a number, a non-integer "
                                   "on an integer domain): refuse, or drop each (how many is never shown)")
@@ -55,6 +66,18 @@ def register(sub: Any) -> None:
                    help="keep at most --max-contributions records per value of COLUMN (chosen at random)")
     core.add_group_options(g)
     p.set_defaults(func=run_release)
+
+
+def add_contributions_options(p: Any) -> None:
+    """``--max-contributions K`` (or ``private``), ``--contributions-share``, ``--contributions-cap``."""
+    p.add_argument("--max-contributions", type=contribution_bound, default=1, metavar="K",
+                   help="records per person (default 1); with --user-id, 'private' chooses it from the data with "
+                        "--contributions-share of the budget")
+    p.add_argument("--contributions-share", type=float, default=DEFAULT_SHARE,
+                   help=f"with --max-contributions private: the share of the budget that chooses it (default "
+                        f"{DEFAULT_SHARE:g})")
+    p.add_argument("--contributions-cap", type=int, default=DEFAULT_CAP,
+                   help=f"with --max-contributions private: the largest bound considered (default {DEFAULT_CAP})")
 
 
 def check_exact_total(args: argparse.Namespace) -> None:
@@ -78,12 +101,24 @@ def run_release(args: argparse.Namespace) -> int:
     if args.bounds != "private" and args.bounds_share != 0.1:  # it would go unused
         raise InvalidParameterError("--bounds-share is the share of --epsilon that --bounds private spends on the "
                                     "bounds: add --bounds private (without --lower/--upper), or drop --bounds-share")
+    private_k = args.max_contributions == "private"
+    if not private_k and (args.contributions_share != DEFAULT_SHARE or args.contributions_cap != DEFAULT_CAP):
+        raise InvalidParameterError("--contributions-share and --contributions-cap set how --max-contributions private "
+                                    "chooses the bound: add --max-contributions private (with --user-id), or drop them")
+    if private_k and (args.sparse or args.bounds == "private"):
+        raise InvalidParameterError("--max-contributions private needs a range tree over declared --lower/--upper: "
+                                    "drop --sparse and --bounds private, or declare --max-contributions K")
     if args.sparse:
         return run_releasing(_Sparse(args))
     if args.bounds == "private":
         return run_releasing(_PrivateBounds(args))
     if private_groups(args):
+        if private_k:
+            raise InvalidParameterError("--groups private releases at a declared --max-contributions K: declare it, or "
+                                        "drop --by/--groups for one tree at a private bound")
         return run_releasing(_PrivateGroups(args))
+    if private_k:
+        return run_releasing(_PrivateContributions(args))
     return run_releasing(_RangeTree(args))
 
 
@@ -246,6 +281,54 @@ class _PrivateBounds(Releasing):
         args = self.args
         return release_over_private_bounds(plan, data, self.src, column=args.column, on_invalid=args.on_invalid,
                                            source=args.file, fmt=args.input_format)
+
+    def show(self, release: Any) -> None:
+        print(release.summary())
+
+
+class _PrivateContributions(Releasing):
+    """``release --user-id COLUMN --max-contributions private``
+    (:func:`dptree.rangetree.api.plan_private_contributions`): the bound chosen from the records per
+    user with --contributions-share of the budget, then the tree at it with the rest; both charged
+    before the file is read (read twice: the records per user, then the bounded histogram)."""
+
+    def plan(self) -> Any:
+        from dptree import noise as _noise
+        from dptree.rangetree.api import plan_private_contributions
+
+        args = self.args
+        if args.bounds_origin is not None:
+            raise InvalidParameterError("--bounds-origin is where --bounds private starts its search: drop it")
+        if args.lower is None or args.upper is None:
+            raise InvalidParameterError("--lower and --upper are required with --max-contributions private (the domain "
+                                        "must be public)")
+        lower, upper = core.parse_bounds(args.lower, args.upper)
+        if not isinstance(lower, str) and not isinstance(upper, str) and not lower < upper:
+            raise InvalidParameterError(f"--lower ({lower}) must be smaller than --upper ({upper})")
+        check_exact_total(args)
+        plan = plan_private_contributions(
+            lower=lower, upper=upper, epsilon=args.epsilon, delta=args.delta, rho=args.rho,
+            width=core.parse_width(args.width, lower), branching=args.branching, noise=args.noise,
+            neighbors=args.neighbors, levels=args.levels, user_id=args.user_id or None, by=args.by or None,
+            share=args.contributions_share, cap=args.contributions_cap)
+        self.src = _noise.make_source(args.seed)  # one stream: the choice, the bounding, the noise
+        self.choosing = (f"private max_contributions: {plan.choice_epsilon:g} of the budget chooses it among "
+                         f"1..{plan.cap}")
+        return plan
+
+    def label(self) -> str:
+        return f"{self.args.file}:{self.args.column}"
+
+    def stages(self) -> list[str]:
+        return [self.choosing]
+
+    def read(self, plan: Any) -> AbstractContextManager[Any]:
+        return core.readable_path(self.args.file)  # standard input copied once: the plan reads it twice
+
+    def release(self, plan: Any, data: Any) -> Any:
+        args = self.args
+        return plan.release(data, self.src, column=args.column, user_id=args.user_id, on_invalid=args.on_invalid,
+                            source=args.file, fmt=args.input_format, progress=self.progress.report or False)
 
     def show(self, release: Any) -> None:
         print(release.summary())

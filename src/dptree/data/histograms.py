@@ -12,7 +12,8 @@ PySpark DataFrames                                    :class:`~dptree.data.engin
 
 :func:`leaf_histogram` serves range trees (plain, bounded with ``user_id``, split by group with
 ``by``/``groups``: the counts of a :class:`~dptree.data.engines.base.Bucket` key, after a
-:class:`~dptree.data.engines.base.GroupOf` key, sampled per user), :func:`path_counts`
+:class:`~dptree.data.engines.base.GroupOf` key, sampled per user), :func:`records_per_user` the
+choice of a private contribution bound (a :class:`~dptree.data.engines.base.UserRecords` key), :func:`path_counts`
 hierarchies (:class:`~dptree.data.engines.base.Label` keys) and :func:`value_counts`,
 :func:`grouped_value_counts` and :func:`values` the exponential mechanisms over ordered domains
 (interior points, quantiles: :class:`~dptree.data.engines.base.Value` keys);
@@ -48,6 +49,7 @@ from dptree.data.engines.base import (
     Partition,
     Sample,
     Unknown,
+    UserRecords,
     Value,
 )
 from dptree.data.engines.duckdb import DuckDBEngine, Progress, is_relation
@@ -65,6 +67,7 @@ __all__ = [
     "engine_for",
     "is_table",
     "leaf_histogram",
+    "records_per_user",
     "path_counts",
     "value_counts",
     "grouped_value_counts",
@@ -166,6 +169,42 @@ def leaf_histogram(
     hist = np.zeros((len(gs), plan.layout.padded_size) if by is not None else plan.layout.padded_size, np.int64)
     hist[counted.keys] = counted.n
     return hist
+
+
+@validate_params({"column": COLUMN, "unknown": UNKNOWN, "on_invalid": MISSING, "fmt": FORMAT,
+                  "cap": [Interval(Integral, 1, None)]})
+def records_per_user(
+    data: Any,
+    plan: LeafPlan,
+    *,
+    user_id: Any,
+    cap: int,
+    column: str | None = None,
+    by: Any = None,
+    groups: Sequence[Any] | None = None,
+    unknown: Unknown = "error",
+    on_invalid: Missing = "error",
+    fmt: str | None = None,
+    progress: Progress = False,
+) -> np.ndarray:
+    """The users with each number of records, capped: ``out[j]`` users have min(records, ``cap``)
+    = j (``out[0]`` = 0; shape (cap + 1,)). A user's records are those :func:`leaf_histogram`
+    counts for ``plan`` with the same arguments, before it bounds them (valid values by
+    ``on_invalid``; with ``by``, the rows of the listed groups, across groups). Each user is in it
+    once, so adding or removing a user moves one entry by one. Missing user ids raise. Not private:
+    only a mechanism may read it (:mod:`dptree.rangetree.contributions`)."""
+    if (by is None) != (groups is None):
+        raise InvalidParameterError("by and groups go together: by= names the column, groups= lists the public groups")
+    if user_id is None:
+        raise InvalidParameterError("records per user need user_id= (the column, or array, of each record's user)")
+    engine = engine_for(data, fmt=fmt, progress=progress)
+    keys: list[Key] = [UserRecords(user_id, int(cap)), Bucket(column, plan.domain)]
+    if by is not None:
+        keys.insert(0, GroupOf(by, check_groups(groups), unknown))
+    counted = engine.counts(data, keys, on_invalid=on_invalid)
+    out = np.zeros(int(cap) + 1, np.int64)
+    out[counted.keys[0]] = counted.n
+    return out
 
 
 def path_counts(data: Any, levels: Sequence[str], *, weight: str | None = None) -> pd.DataFrame:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from numbers import Integral, Real
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Callable, Literal, Sequence, cast
 
 import numpy as np
 
@@ -23,6 +23,7 @@ from dptree.privacy.budget import Budget, check_release_budget
 from dptree.privacy.unit import PrivacyUnit, privacy_values, unit_from_keywords
 from dptree.quantiles.approx import approx_quantiles, em_call
 from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS
+from dptree.quantiles.contributions import PrivateQuantilesPlan, plan_private_quantiles
 from dptree.quantiles.groups import GroupedQuantiles, grouped_quantiles
 from dptree.quantiles.intervals import release_radii, value_intervals
 from dptree.quantiles.measured import INTERVAL_SHARE, counts_intervals, prefix_counts, session_upto
@@ -36,9 +37,9 @@ from dptree.quantiles.plan import (
     make_plan,
 )
 from dptree.quantiles.private_groups import PrivateGroupsQuantiles, placeholder_release, plan_private_groups
-from dptree.quantiles.release import QuantilesRelease
+from dptree.quantiles.release import QuantilesRelease, tree_release
 from dptree.quantiles.staged import staged_quantiles
-from dptree.rangetree.quantile_calibration import calibration_sims, released_intervals
+from dptree.rangetree.contributions import DEFAULT_CAP, DEFAULT_SHARE
 from dptree.rangetree.results import quantile_levels
 
 __all__ = ["QuantilesPlan", "plan_quantiles", "quantiles"]
@@ -87,7 +88,8 @@ _PLAN: dict[str, Sequence[Constraint | None]] = {
     "n_min": DECLARED_SIZE, "neighbors": NEIGHBORS, "interval": [Options(INTERVAL_OPTIONS)],
     "interval_share": [Interval(Real, 0, 1, closed="neither", hint=f"e.g. interval_share={INTERVAL_SHARE}")],
     "grid": [Interval(Integral, 2, None, hint=f"e.g. grid={TREE_GRID}")],
-    "max_contributions": [Interval(Integral, 1, None, hint="e.g. max_contributions=5")],
+    "max_contributions": [Interval(Integral, 1, None, hint="e.g. max_contributions=5, or 'private'"),
+                          Options(("private",))],
     "max_groups": [None, *MAX_GROUPS], "groups_share": SHARE,
 }
 
@@ -118,10 +120,12 @@ def quantiles(
     groups: Any = None,
     unknown: Literal["error", "drop"] = "error",
     user_id: Any = None,
-    max_contributions: int = 1,
+    max_contributions: int | Literal["private"] = 1,
     delta: float = 0.0,
     max_groups: int | None = None,
     groups_share: float = 0.5,
+    contributions_share: float = DEFAULT_SHARE,
+    contributions_cap: int = DEFAULT_CAP,
     unit: PrivacyUnit | None = None,
     budget: Budget | None = None,
 ) -> QuantilesRelease | GroupedQuantiles | PrivateGroupsQuantiles:
@@ -136,8 +140,9 @@ def quantiles(
     :mod:`dptree.quantiles.auto`). Pure ``epsilon``-DP under ``neighbors``
     (add/remove-one or replace-one record). Intervals at ``level`` (``interval``, below): the
     tree's from its CDF band (approximate), the others' measured by default. ``data`` as for
-    :func:`dptree.range_tree` (arrays, tables with ``column``, CSV/Parquet paths, DuckDB relations and Spark DataFrames; the exponential-mechanism
-    methods read distinct values and their counts from the engine). ``width``:
+    :func:`dptree.range_tree` (arrays, tables with ``column``, CSV/Parquet paths, DuckDB relations
+    and Spark DataFrames; the exponential-mechanism methods read distinct values and their counts
+    from the engine). ``width``:
     the tree's bucket width (with ``"auto"``, used when it picks the tree; on a real-valued domain
     without one auto does not consider the tree). ``n``/``n_max``: a PUBLIC size, never computed from the data.
     ``n_min``: a PUBLIC lower bound on the number of records (kept records, with ``user_id``): it
@@ -176,7 +181,10 @@ def quantiles(
     domain of at most 2^24 points (docs/notes/quantiles.md, "Per person"). With ``by`` too, a person's
     records are bounded across all groups (k in all) and each group's release runs at 1/k per
     record, so the set is epsilon-DP per person; the mechanism methods then hold groups x points
-    <= 2^25 counts.
+    <= 2^25 counts. ``max_contributions="private"`` (with ``user_id``): ``contributions_share`` of
+    epsilon chooses k among 1..``contributions_cap`` from the users' record counts, then the
+    quantiles run at k with the rest (:mod:`dptree.quantiles.contributions`; the chosen k is
+    ``release.max_contributions``); no ``by``.
     ``groups="private"`` (with ``by``): the groups are found from the data (:mod:`dptree.partitions`):
     a group is released when its number of distinct persons (``user_id``; records without one)
     passes a randomized threshold, each person counted in at most ``max_groups`` groups;
@@ -201,7 +209,8 @@ def quantiles(
                         n_min=n_min, width=width, neighbors=neighbors, grid=grid, interval=interval,
                         interval_share=interval_share, groups=groups, user_id=user_id,
                         max_contributions=max_contributions, delta=delta, max_groups=max_groups,
-                        groups_share=groups_share)
+                        groups_share=groups_share, contributions_share=contributions_share,
+                        contributions_cap=contributions_cap)
     return pl.release(data, column=column, on_invalid=on_invalid, rng=rng, by=by, unknown=unknown)
 
 
@@ -272,7 +281,7 @@ class QuantilesPlan(QuantilesPlanCore):
             tree = range_tree(data, lower=p.lo, upper=p.hi, epsilon=p.epsilon, width=p.width, levels=TREE_LEVELS,
                               branching=TREE_BRANCHING, neighbors=p.neighbors, column=column, on_invalid=on_invalid,
                               rng=src, user_id=user_id, max_contributions=p.k)
-            return _tree_release(p, tree, qa, level, src, p.interval, p.grid, metadata)
+            return tree_release(p, tree, qa, level, src, p.interval, p.grid, metadata)
         if user_id is not None:
             ((vals, cnt),) = _bounded_points(data, p, column, user_id, on_invalid, src)
             return _em_release(p, qa, _em_offsets(p, qa, vals, cnt, src), level, src, metadata, _in_memory(vals, cnt))
@@ -311,13 +320,15 @@ def plan_quantiles(
     interval_share: float = INTERVAL_SHARE,
     groups: Any = None,
     user_id: Any = None,
-    max_contributions: int = 1,
+    max_contributions: int | Literal["private"] = 1,
     delta: float = 0.0,
     max_groups: int | None = None,
     groups_share: float = 0.5,
+    contributions_share: float = DEFAULT_SHARE,
+    contributions_cap: int = DEFAULT_CAP,
     unit: PrivacyUnit | None = None,
     budget: Budget | None = None,
-) -> QuantilesPlan:
+) -> QuantilesPlan | PrivateQuantilesPlan:
     """The plan of a quantiles release (:func:`quantiles`) from public parameters only: the method
     auto picks by predicted error (:mod:`dptree.quantiles.auto`), the range tree's plan (method
     "tree"; Honaker 2015), ApproxQuantiles' layers (Kaplan, Schnapp & Stemmer 2022), JointExp's
@@ -328,11 +339,24 @@ def plan_quantiles(
     ``user_id``; ``groups="private"`` (with ``delta``, ``max_groups``, ``groups_share``): the plan of
     the selection and of each released group's quantiles; other parameters as in :func:`quantiles`."""
     if unit is not None:
-        unit = unit_from_keywords(unit, neighbors=neighbors, max_contributions=max_contributions, user_id=user_id)
+        unit = unit_from_keywords(unit, neighbors=neighbors, max_contributions=cast(int, max_contributions),
+                                  user_id=user_id)  # "private" beside a unit: refused there, as any bound but 1
         neighbors = unit.neighbors().relation
         max_contributions, user_id = unit.max_contributions, unit.user_id
     eps = check_release_budget(epsilon)
     qa = _levels(qs)
+    if max_contributions == "private":
+        if delta != 0.0 or interval_share != INTERVAL_SHARE or max_groups is not None or groups_share != 0.5:
+            raise InvalidParameterError("max_contributions='private' releases one set of quantiles at the default "
+                                        "interval share, pure epsilon-DP: drop delta=, interval_share=, max_groups= "
+                                        "and groups_share=", parameter="max_contributions")
+        return plan_private_quantiles(qa, lower=lower, upper=upper, epsilon=eps, method=method, level=level, n=n,
+                                      n_max=n_max, n_min=n_min, width=width, neighbors=neighbors, grid=grid,
+                                      interval=interval, groups=groups, user_id=user_id, share=contributions_share,
+                                      cap=contributions_cap, plan_cls=QuantilesPlan)
+    if contributions_share != DEFAULT_SHARE or contributions_cap != DEFAULT_CAP:  # they would go unused
+        raise InvalidParameterError("contributions_share and contributions_cap set how max_contributions='private' "
+                                    "chooses the bound: pass max_contributions='private' (with user_id=), or drop them")
     gs = None
     private = isinstance(groups, str) and groups == "private"
     if (max_groups is not None or groups_share != 0.5) and not private:
@@ -389,22 +413,6 @@ def _private_groups(p: QuantilesPlan, data: Any, *, by: Any, unknown: Literal["e
                                              "selection": {"max_groups": p.selection.max_groups,
                                                            "per_user": p.selection.per_user}},
                                   metadata=metadata)
-
-
-def _tree_release(p: QuantilesPlan, tree: Any, qa: np.ndarray, level: float, src: Any, interval: str, grid: int,
-                  metadata: dict[str, Any]) -> QuantilesRelease:
-    """The quantiles read off a range-tree release, with its calibrated (or pivot) intervals."""
-    dates = p.enc.kind == "datetime"
-    values = [v if dates else v.item() if hasattr(v, "item") else v for v in np.atleast_1d(tree.quantile(qa))]
-    sims = calibration_sims(tree.layout.padded_size) if interval == "calibrated" else 0
-    low, high = released_intervals(tree, qa, level, source=src, sims=sims, grid=grid)
-    ci_low, ci_high = ([v if dates else v.item() for v in c] for c in (low, high))
-    if p.enc.kind == "float":
-        values, ci_low, ci_high = ([float(v) for v in c] for c in (values, ci_low, ci_high))
-    return QuantilesRelease(qa, values, ci_low, ci_high, float(level), p.method, p.epsilon, p.size_n, p.lo, p.hi,
-                            {**p.member_statement, "private": bool(src.private)}, neighbors=p.neighbors,
-                            width=p.width, n_is_upper_bound=p.upper_bound, metadata=metadata,
-                            interval="calibrated" if sims else "pivot", max_contributions=p.k, n_min=p.n_min)
 
 
 def _em_offsets(p: QuantilesPlan, qa: np.ndarray, vals: Any, cnt: Any, src: Any) -> list[int]:
@@ -471,7 +479,7 @@ def _by_group(p: QuantilesPlan, data: Any, *, by: Any, unknown: Literal["error",
         trees = range_tree(data, by=by, groups=gs, unknown=unknown, lower=p.lo, upper=p.hi, epsilon=p.epsilon,
                            width=p.width, levels=TREE_LEVELS, branching=TREE_BRANCHING, neighbors=p.neighbors,
                            column=column, on_invalid=on_invalid, rng=src, user_id=user_id, max_contributions=p.k)
-        releases = {g: _tree_release(p, trees[g], qa, level, src, p.interval, p.grid, metadata) for g in gs}
+        releases = {g: tree_release(p, trees[g], qa, level, src, p.interval, p.grid, metadata) for g in gs}
     else:
         if user_id is not None:  # at most k records per person, across the groups
             parts = _bounded_points(data, p, column, user_id, on_invalid, src, by=by, groups=gs, unknown=unknown)

@@ -24,11 +24,18 @@ from dptree.io.release_file import check_metadata
 from dptree.privacy.boundary import Boundary
 from dptree.privacy.budget import check_release_budget
 from dptree.privacy.statement import check_statement, read_statement
+from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS
 from dptree.quantiles.intervals import joint_radius, release_radii
 from dptree.quantiles.measured import INTERVAL_SHARE, cut_points
 from dptree.quantiles.plan import MECHANISM_INTERVALS, METHODS, NEIGHBORS, TREE_INTERVALS, plan_for_file
+from dptree.rangetree.contributions import (
+    PrivateContributionsPlan,
+    plan_private_contributions,
+    with_private_contributions,
+)
+from dptree.rangetree.quantile_calibration import calibration_sims, released_intervals
 
-__all__ = ["QuantilesRelease"]
+__all__ = ["QuantilesRelease", "PrivateContributionsQuantiles", "choice_plan", "tree_release"]
 
 
 def derived_statement(method: str, epsilon: float, q: np.ndarray, neighbors: Any, lower: Any, upper: Any, width: Any,
@@ -43,6 +50,33 @@ def derived_statement(method: str, epsilon: float, q: np.ndarray, neighbors: Any
                              interval_share=interval_share).member_statement
     except InvalidParameterError as exc:
         raise ReleaseFileError(f"{QuantilesRelease.KIND} release: its parameters cannot be planned: {exc}") from None
+
+
+def choice_plan(method: str, epsilon: float, lo: Any, hi: Any, width: Any, share: float,
+                cap: int) -> PrivateContributionsPlan:
+    """The choice of a private bound for quantiles by ``method`` over [lo, hi] (the plan's encoded
+    bounds; ``width`` the tree's bucket width) with the whole ``epsilon``: over the tree method's
+    tree, or the tree over the points of the domain for the other methods, at the prefix workload
+    (:mod:`dptree.quantiles.contributions`)."""
+    return plan_private_contributions(lower=lo, upper=hi, epsilon=epsilon, width=width if method == "tree" else 1,
+                                      branching=TREE_BRANCHING, levels=TREE_LEVELS, user_id="u", share=share, cap=cap)
+
+
+def _private_choice(record: Any, method: str, epsilon: float, lo: Any, hi: Any, width: Any,
+                    k: int) -> PrivateContributionsPlan:
+    """The choice a file's ``parameters.contributions`` records, re-planned (a ReleaseFileError
+    for a record that is not the one the choice gives with bound ``k``)."""
+    if not isinstance(record, Mapping) or record.get("method") != "private":
+        raise ReleaseFileError("quantiles release: parameters.contributions must describe a private choice of "
+                               "max_contributions")
+    try:
+        choice = choice_plan(method, epsilon, lo, hi, width, float(record["share"]), int(record["cap"]))
+    except (KeyError, TypeError, ValueError, InvalidParameterError) as exc:
+        raise ReleaseFileError(f"quantiles release: parameters.contributions is incomplete or invalid: {exc}") from None
+    if dict(record) != choice.record(k) or not 1 <= k <= choice.cap:
+        raise ReleaseFileError("quantiles release: the private choice of max_contributions it records does not match "
+                               "its parameters (tampered?)")
+    return choice
 
 
 @dataclass(frozen=True, repr=False)
@@ -95,8 +129,7 @@ class QuantilesRelease(Release):
     def summary(self) -> str:
         return (f"QuantilesRelease of {len(self.values)} levels by {self.method!r} over [{shown(self.lower)}, "
                 f"{shown(self.upper)}], {self.epsilon:g}-DP (pure, {self.neighbors}"
-                f"{'' if self.max_contributions == 1 else f', per person of at most {self.max_contributions} records'}"
-                f"), {self.level:g} intervals{self._interval_note()}"
+                f"{self._unit_note()}), {self.level:g} intervals{self._interval_note()}"
                 f"{'' if self.private else ', NOT PRIVATE (test seed)'}")
 
     @property
@@ -104,6 +137,13 @@ class QuantilesRelease(Release):
         """The noisy number of records: the sum of the noisy interval counts (``interval="counts"``;
         None otherwise)."""
         return None if self.interval_counts is None else int(sum(self.interval_counts))
+
+    def _unit_note(self) -> str:
+        """The person bound, when there is one (chosen privately: a DP output)."""
+        k = self.max_contributions
+        if "contributions" in self.privacy:
+            return f", per person of at most {k} record{'s' if k > 1 else ''} (chosen privately)"
+        return "" if k == 1 else f", per person of at most {k} records"
 
     def _interval_note(self) -> str:
         """How the exponential-mechanism methods' intervals were made, and why the bound's are the
@@ -136,6 +176,8 @@ class QuantilesRelease(Release):
                   "n_is_upper_bound": self.n_is_upper_bound, "neighbors": self.neighbors,
                   "width": None if dates else self.width,
                   "interval": self.interval, "max_contributions": self.max_contributions, "n_min": self.n_min}
+        if "contributions" in self.privacy:  # a private bound: the choice, its split and the bound chosen
+            params["contributions"] = self.privacy["contributions"]
         meas = {"values": [enc.dump(v) for v in self.values], "ci_low": [enc.dump(v) for v in self.ci_low],
                 "ci_high": [enc.dump(v) for v in self.ci_high],
                 "rank_radius": self.rank_radius}
@@ -185,11 +227,17 @@ class QuantilesRelease(Release):
                                    "goes without an exact n")
         # a JointExp file without a sensitivity rule: records capped at the declared size, sensitivity 2
         capped = p["method"] == "joint" and "sensitivity_rule" not in privacy
-        check_statement(privacy, derived_statement(p["method"], eps, np.asarray(q), p["neighbors"], lo, hi, width,
-                                                   p["n_declared"], p["n_is_upper_bound"], n_min, k,
-                                                   dithered="dither_factor" in privacy, joint_capped=capped,
-                                                   interval=interval, interval_share=share or INTERVAL_SHARE),
-                        kind=kind)
+        record, member_eps = p.get("contributions"), eps
+        if record is not None:  # a private bound: the quantiles ran with the rest of epsilon
+            choice = _private_choice(record, p["method"], eps, lo, hi, width, k)
+            member_eps = choice.tree_budget
+        derived = derived_statement(p["method"], member_eps, np.asarray(q), p["neighbors"], lo, hi, width,
+                                    p["n_declared"], p["n_is_upper_bound"], n_min, k,
+                                    dithered="dither_factor" in privacy, joint_capped=capped,
+                                    interval=interval, interval_share=share or INTERVAL_SHARE)
+        if record is not None:
+            derived = with_private_contributions(derived, record, choice, rest="quantiles")
+        check_statement(privacy, derived, kind=kind)
         cols = [meas.get(k) for k in ("values", "ci_low", "ci_high")]
         if any(not isinstance(c, list) or len(c) != len(q) for c in cols):
             raise ReleaseFileError(f"{kind} release: values and intervals must give one entry per level")
@@ -204,11 +252,12 @@ class QuantilesRelease(Release):
         if interval == "counts":
             want = None
         elif capped:
-            r = joint_radius(len(q), size=enc.size * dither, epsilon=eps / k, level=float(p["level"]), sensitivity=2.0)
+            r = joint_radius(len(q), size=enc.size * dither, epsilon=member_eps / k, level=float(p["level"]),
+                             sensitivity=2.0)
             want = [r] * len(q) if math.isfinite(r) else None
         else:
-            want = release_radii(p["method"], np.asarray(q), size=enc.size, epsilon=eps / k, neighbors=p["neighbors"],
-                                 level=float(p["level"]), dither=dither)
+            want = release_radii(p["method"], np.asarray(q), size=enc.size, epsilon=member_eps / k,
+                                 neighbors=p["neighbors"], level=float(p["level"]), dither=dither)
         if radius != want:
             raise ReleaseFileError(f"{kind} release: rank_radius does not match the parameters")
         cells = meas.get("interval_counts") if interval == "counts" else None
@@ -221,8 +270,43 @@ class QuantilesRelease(Release):
                                        "per cell cut at the released values")
         elif meas.get("interval_counts") is not None:
             raise ReleaseFileError(f"{kind} release: measurements.interval_counts goes with interval 'counts'")
-        return cls(np.asarray(q), cols[0], cols[1], cols[2], float(p["level"]), p["method"], eps, p["n_declared"],
+        klass = cls if record is None else PrivateContributionsQuantiles
+        return klass(np.asarray(q), cols[0], cols[1], cols[2], float(p["level"]), p["method"], eps, p["n_declared"],
                    lo, hi, privacy, neighbors=p["neighbors"], width=width, rank_radius=radius,
                    n_is_upper_bound=p["n_is_upper_bound"], metadata=check_metadata(doc.get("metadata")),
                    interval=interval, max_contributions=k, n_min=n_min, interval_share=float(share),
                    interval_counts=cells)
+
+
+@dataclass(frozen=True, repr=False)
+class PrivateContributionsQuantiles(QuantilesRelease):
+    """Quantiles at a contribution bound chosen privately (``quantiles(..., max_contributions=
+    "private")``, :mod:`dptree.quantiles.contributions`); saved and loaded as ``quantiles``. The
+    bound is the choice's DP output, and so what the quantiles' calibration takes from it (the
+    epsilon per record and per call, the rank radii, the tree's noise and sensitivities, the budget
+    spent): its boundary declares them noisy. ``epsilon`` is the whole budget."""
+
+    BOUNDARY: ClassVar[Boundary] = Boundary(
+        public=("privacy.*", "parameters.*", "metadata", "metadata.*"),
+        noisy=("measurements.*", "parameters.max_contributions", "parameters.contributions.chosen",
+               "privacy.contributions.chosen", "privacy.max_contributions", "privacy.budget_spent.*",
+               "privacy.epsilon_per_record", "privacy.epsilon_per_call", "privacy.group_privacy",
+               "privacy.l1_sensitivity", "privacy.l2_sensitivity", "privacy.levels", "privacy.epsilon_mechanism",
+               "privacy.intervals"),
+    )
+
+
+def tree_release(p: Any, tree: Any, qa: np.ndarray, level: float, src: Any, interval: str, grid: int,
+                  metadata: dict[str, Any]) -> QuantilesRelease:
+    """The quantiles read off a range-tree release, with its calibrated (or pivot) intervals."""
+    dates = p.enc.kind == "datetime"
+    values = [v if dates else v.item() if hasattr(v, "item") else v for v in np.atleast_1d(tree.quantile(qa))]
+    sims = calibration_sims(tree.layout.padded_size) if interval == "calibrated" else 0
+    low, high = released_intervals(tree, qa, level, source=src, sims=sims, grid=grid)
+    ci_low, ci_high = ([v if dates else v.item() for v in c] for c in (low, high))
+    if p.enc.kind == "float":
+        values, ci_low, ci_high = ([float(v) for v in c] for c in (values, ci_low, ci_high))
+    return QuantilesRelease(qa, values, ci_low, ci_high, float(level), p.method, p.epsilon, p.size_n, p.lo, p.hi,
+                            {**p.member_statement, "private": bool(src.private)}, neighbors=p.neighbors,
+                            width=p.width, n_is_upper_bound=p.upper_bound, metadata=metadata,
+                            interval="calibrated" if sims else "pivot", max_contributions=p.k, n_min=p.n_min)

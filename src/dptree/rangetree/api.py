@@ -22,11 +22,13 @@ from dptree.io import release_file as _release_file
 from dptree.privacy.budget import Budget
 from dptree.privacy.unit import PrivacyUnit, privacy_values
 from dptree.rangetree.bounds import PrivateBoundsPlan, plan_private_bounds
+from dptree.rangetree.contributions import DEFAULT_CAP, DEFAULT_SHARE, PrivateContributionsPlan
+from dptree.rangetree.contributions import plan_private_contributions as _plan_private_contributions
 from dptree.rangetree.groupby import GroupedRelease, release_groups
 from dptree.rangetree.private_groups import PrivateGroupsRelease, plan_private_groups
 from dptree.rangetree.release import RangeTree, RangeTreePlan, plan_range_tree
 
-__all__ = ["range_tree", "range_tree_by", "release_over_private_bounds"]
+__all__ = ["range_tree", "range_tree_by", "release_over_private_bounds", "plan_private_contributions"]
 
 _CONSTRAINTS: dict[str, Sequence[Constraint | None]] = {
     "on_invalid": MISSING, "missing": MISSING_ALIAS, "column": COLUMN, "unknown": UNKNOWN, "rng": RNG,
@@ -36,15 +38,19 @@ _CONSTRAINTS: dict[str, Sequence[Constraint | None]] = {
     "max_groups": [None, Interval(Integral, 1, 1 << 20, hint="e.g. max_groups=1 (the groups one user may add to)")],
     "groups_share": [Interval(Real, 0, 1, closed="neither", hint="e.g. groups_share=0.5 (the share of epsilon "
                                                                    "spent selecting the groups)")],
+    "max_contributions": [Interval(Integral, 1, None, hint="how many records one person may contribute, e.g. "
+                                                           "max_contributions=1, or 'private'"),
+                          Options(("private",))],
 }
 
 
 @overload
 def range_tree(values: Any, *, lower: Any = ..., upper: Any = ..., epsilon: float | None = ..., delta: float = ...,
                rho: float | None = ..., width: Any = ..., branching: int | None = ..., noise: str = ...,
-               neighbors: str = ..., max_contributions: int = ..., levels: str = ..., on_invalid: Missing = ...,
-               column: str | None = ..., user_id: Any = ..., by: None = ..., groups: None = ..., unknown: Unknown = ...,
-               bounds: str = ..., bounds_share: float = ..., bounds_origin: Any = ...,
+               neighbors: str = ..., max_contributions: int | Literal["private"] = ..., levels: str = ...,
+               on_invalid: Missing = ..., column: str | None = ..., user_id: Any = ..., by: None = ...,
+               groups: None = ..., unknown: Unknown = ..., bounds: str = ..., bounds_share: float = ...,
+               bounds_origin: Any = ..., contributions_share: float = ..., contributions_cap: int = ...,
                max_groups: int | None = ..., groups_share: float = ...,
                rng: _noise.RngLike = ..., missing: Missing | None = ...,
                unit: PrivacyUnit | None = None, budget: Budget | None = None) -> RangeTree: ...
@@ -56,7 +62,8 @@ def range_tree(values: Any, *, lower: Any = ..., upper: Any = ..., epsilon: floa
                neighbors: str = ..., max_contributions: int = ..., levels: str = ..., on_invalid: Missing = ...,
                column: str | None = ..., user_id: Any = ..., by: Any, groups: Literal["private"],
                unknown: Unknown = ..., bounds: str = ..., bounds_share: float = ..., bounds_origin: Any = ...,
-               max_groups: int | None = ..., groups_share: float = ...,
+               max_groups: int | None = ..., groups_share: float = ..., contributions_share: float = ...,
+               contributions_cap: int = ...,
                rng: _noise.RngLike = ..., missing: Missing | None = ...,
                unit: PrivacyUnit | None = None, budget: Budget | None = None) -> PrivateGroupsRelease: ...
 
@@ -64,10 +71,12 @@ def range_tree(values: Any, *, lower: Any = ..., upper: Any = ..., epsilon: floa
 @overload
 def range_tree(values: Any, *, lower: Any = ..., upper: Any = ..., epsilon: float | None = ..., delta: float = ...,
                rho: float | None = ..., width: Any = ..., branching: int | None = ..., noise: str = ...,
-               neighbors: str = ..., max_contributions: int = ..., levels: str = ..., on_invalid: Missing = ...,
-               column: str | None = ..., user_id: Any = ..., by: Any, groups: Sequence[Any], unknown: Unknown = ...,
+               neighbors: str = ..., max_contributions: int | Literal["private"] = ..., levels: str = ...,
+               on_invalid: Missing = ..., column: str | None = ..., user_id: Any = ..., by: Any,
+               groups: Sequence[Any], unknown: Unknown = ...,
                bounds: str = ..., bounds_share: float = ..., bounds_origin: Any = ...,
-               max_groups: int | None = ..., groups_share: float = ...,
+               max_groups: int | None = ..., groups_share: float = ..., contributions_share: float = ...,
+               contributions_cap: int = ...,
                rng: _noise.RngLike = ..., missing: Missing | None = ...,
                unit: PrivacyUnit | None = None, budget: Budget | None = None) -> GroupedRelease: ...
 
@@ -86,7 +95,7 @@ def range_tree(
     branching: int | None = None,
     noise: str = "laplace",
     neighbors: str = "add_remove",
-    max_contributions: int = 1,
+    max_contributions: int | Literal["private"] = 1,
     levels: str = "uniform",
     on_invalid: Missing = "error",
     column: str | None = None,
@@ -99,6 +108,8 @@ def range_tree(
     bounds_origin: Any = None,
     max_groups: int | None = None,
     groups_share: float = 0.5,
+    contributions_share: float = DEFAULT_SHARE,
+    contributions_cap: int = DEFAULT_CAP,
     rng: _noise.RngLike = None,
     missing: Missing | None = None,
     unit: PrivacyUnit | None = None,
@@ -122,6 +133,13 @@ def range_tree(
     CSV/Parquet path with ``column`` (read by DuckDB), or a Spark DataFrame with ``column``.
     ``user_id`` (a column name or an array): keep at most ``max_contributions`` records per user,
     chosen uniformly at random before the histogram (:mod:`dptree.data.bounding`).
+    ``max_contributions="private"`` (with ``user_id``): ``contributions_share`` of the budget
+    chooses the bound among 1..``contributions_cap`` from the users' record counts (a tie-aware
+    exponential mechanism at the level where the records dropped balance the noise, Amin et al.
+    2019; :mod:`dptree.rangetree.contributions`), the tree is released at it with the rest
+    (sequential composition: the release is epsilon-DP, or rho-zCDP, in all, under add/remove one
+    user). The chosen bound is ``release.max_contributions`` (a DP output); the statement and the
+    file record the split and the choice. No ``by``, ``bounds="private"`` or ``neighbors="replace"``.
 
     ``by`` (a column name or an array) with ``groups`` (the public list of groups): one tree per
     group, a :class:`GroupedRelease`, for the budget of one release (parallel composition,
@@ -179,6 +197,10 @@ def range_tree(
         raise InvalidParameterError("max_groups and groups_share apply to groups found from the data: pass "
                                     "groups='private' (with by=), or drop them", parameter="max_groups")
     if private_groups:
+        if max_contributions == "private":
+            raise InvalidParameterError("groups='private' releases at a declared bound: pass max_contributions=k "
+                                        "(max_contributions='private' releases one tree, without by=)",
+                                        parameter="max_contributions")
         if bounds != "private" and by is not None:
             return _private_groups(values, by=by, user_id=user_id, max_groups=1 if max_groups is None else max_groups,
                                    groups_share=groups_share, lower=lower, upper=upper, epsilon=epsilon, delta=delta,
@@ -190,6 +212,18 @@ def range_tree(
     if bounds_share != 0.1 and bounds != "private":  # a share other than the default would be silently unused
         raise InvalidParameterError("bounds_share is the share of epsilon bounds='private' spends on the bounds; pass "
                                     "bounds='private' (without lower/upper), or drop bounds_share")
+    if contributions_share != DEFAULT_SHARE or contributions_cap != DEFAULT_CAP:
+        if max_contributions != "private":  # they would be silently unused
+            raise InvalidParameterError("contributions_share and contributions_cap set how max_contributions='private' "
+                                        "chooses the bound: pass max_contributions='private' (with user_id=), or drop "
+                                        "them")
+    if max_contributions == "private":
+        plan_k = plan_private_contributions(lower=lower, upper=upper, epsilon=epsilon, delta=delta, rho=rho,
+                                            width=width, branching=branching, noise=noise, neighbors=neighbors,
+                                            levels=levels, user_id=user_id, by=by, bounds=bounds,
+                                            share=contributions_share, cap=contributions_cap)
+        return plan_k.release(values, rng, column=column, user_id=user_id, on_invalid=on_invalid,
+                              source=values if isinstance(values, (str, os.PathLike)) else None)
     if bounds == "private":
         return _private_bounds(values, lower=lower, upper=upper, epsilon=epsilon, delta=delta, rho=rho,
                                width=width, branching=branching, noise=noise, neighbors=neighbors,
@@ -284,6 +318,21 @@ def _private_bounds(values: Any, *, lower: Any, upper: Any, epsilon: float | Non
                                share=bounds_share, origin=bounds_origin)
     source = values if isinstance(values, (str, os.PathLike)) else None
     return release_over_private_bounds(plan, values, rng, column=column, on_invalid=on_invalid, source=source)
+
+
+def plan_private_contributions(*, lower: Any, upper: Any, epsilon: float | None = None, delta: float = 0.0,
+                               rho: float | None = None, width: Any = None, branching: int | None = None,
+                               noise: str = "laplace", neighbors: str = "add_remove", levels: str = "uniform",
+                               user_id: Any = None, by: Any = None, bounds: str = "public",
+                               share: float = DEFAULT_SHARE, cap: int = DEFAULT_CAP) -> PrivateContributionsPlan:
+    """The plan of ``range_tree(..., max_contributions="private")`` from public parameters only
+    (:func:`dptree.rangetree.contributions.plan_private_contributions`): its ``privacy_loss()`` has
+    both steps (a ledger charges them before any data is read), its ``release(data, rng,
+    user_id=..., column=...)`` gives the :class:`RangeTree` at the chosen bound."""
+    return _plan_private_contributions(lower=lower, upper=upper, epsilon=epsilon, delta=delta, rho=rho, width=width,
+                                       branching=branching, noise=noise, neighbors=neighbors, levels=levels,
+                                       user_id=user_id, by=by, bounds=bounds, share=share, cap=cap,
+                                       tree_type=RangeTreePlan)
 
 
 def release_over_private_bounds(plan: PrivateBoundsPlan, values: Any, rng: _noise.RngLike = None, *,

@@ -17,6 +17,7 @@ from dptree.errors import ReleaseFileError
 from dptree.io.release_file import check_metadata
 from dptree.privacy.statement import check_statement
 from dptree.rangetree.bounds import checked_statement
+from dptree.rangetree.contributions import checked_contributions_statement
 from dptree.rangetree.plan import TreePlan
 
 __all__ = ["range_tree_document", "range_tree_parts", "plan_from_parameters", "domain_inputs"]
@@ -51,6 +52,8 @@ def range_tree_document(plan: TreePlan, measurements: list[np.ndarray | None], p
     }
     if "bounds" in privacy:  # private bounds: the search, its split and the bounds found (public)
         params["bounds"] = privacy["bounds"]
+    if "contributions" in privacy:  # a private bound: the choice, its split and the bound chosen
+        params["contributions"] = privacy["contributions"]
     meas = {
         "levels": [None if m is None else [int(v) for v in m] for m in measurements],
         "noise_parameters": _fractions(plan),
@@ -132,7 +135,12 @@ def range_tree_parts(doc: Mapping[str, Any], plan_type: type[P]
     raw = doc["privacy"]
     if not isinstance(raw, Mapping) or not isinstance(raw.get("private"), bool):
         raise ReleaseFileError("release file: privacy statement lacks the 'private' flag")
-    full = plan.statement if "bounds" not in doc["parameters"] else checked_statement(doc["parameters"]["bounds"], plan)
+    params = doc["parameters"]
+    if "bounds" in params and "contributions" in params:
+        raise ReleaseFileError("release file: a tree over private bounds has a declared contribution bound")
+    full = (checked_statement(params["bounds"], plan) if "bounds" in params else
+            checked_contributions_statement(params["contributions"], plan) if "contributions" in params else
+            plan.statement)
     derived = dict(full)
     if "budget_split" not in raw:  # a file may not record the workload
         derived.pop("budget_split", None)

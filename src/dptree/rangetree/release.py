@@ -44,6 +44,7 @@ __all__ = [
     "RangeTreePlan",
     "plan_range_tree",
     "PrivateBoundsRangeTree",
+    "PrivateContributionsRangeTree",
     # defined in calibration.py and results.py; importable from here too
     "HistogramResult",
     "QuantileResult",
@@ -76,9 +77,12 @@ class RangeTree(RangeQueries, CountRelease):
 
     def __new__(cls, plan: RangeTreePlan, measurements: list[np.ndarray | None], statement: dict[str, Any],
                 metadata: dict[str, Any] | None = None, estimates: LeafEstimates | None = None) -> RangeTree:
-        """A tree whose statement records private bounds is a :class:`PrivateBoundsRangeTree`."""
+        """A tree whose statement records private bounds is a :class:`PrivateBoundsRangeTree`; one
+        at a private contribution bound a :class:`PrivateContributionsRangeTree`."""
         if cls is RangeTree and "bounds" in statement:
             cls = PrivateBoundsRangeTree
+        elif cls is RangeTree and "contributions" in statement:
+            cls = PrivateContributionsRangeTree
         return super().__new__(cls)
 
     def __init__(
@@ -108,6 +112,12 @@ class RangeTree(RangeQueries, CountRelease):
         """The name of the released column, when the caller gave one (public)."""
         col = self.metadata.get("column")
         return None if col is None else str(col)
+
+    @property
+    def max_contributions(self) -> int:
+        """The records kept per user (or declared per person): the bound the noise is calibrated
+        to; chosen from the data with ``max_contributions="private"`` (a DP output)."""
+        return int(self.plan.max_contributions)
 
     @property
     def leaf_estimates(self) -> np.ndarray:
@@ -393,9 +403,11 @@ class RangeTree(RangeQueries, CountRelease):
         spent = self.privacy["budget_spent"]
         budget = ", ".join(f"{k}={v:g}" for k, v in spent.items())
         col = f"of {self.column!r} " if self.column else ""
+        chosen = (f", max_contributions={self.max_contributions} (chosen privately)" if "contributions" in self.privacy
+                  else "")
         return (
             f"RangeTree {col}over [{dom.format_value(dom.lower)}, {dom.format_value(dom.upper)}] ({dom.size} buckets), "
-            f"{self.layout.branching}-ary, {self.plan.noise} noise, {self.plan.neighbors} neighbors, "
+            f"{self.layout.branching}-ary, {self.plan.noise} noise, {self.plan.neighbors} neighbors{chosen}, "
             f"{budget}{'' if self.private else ', NOT PRIVATE (test seed)'}"
         )
 
@@ -412,6 +424,23 @@ class PrivateBoundsRangeTree(RangeTree):
         public=("privacy.*", "parameters.*", "metadata", "metadata.*"),
         noisy=("measurements.*", "parameters.domain.*", "parameters.fanouts", "parameters.branching",
                "parameters.bounds.found", "privacy.bounds.found", "privacy.mechanism", "privacy.budget_spent.*",
+               "privacy.l1_sensitivity", "privacy.l2_sensitivity", "privacy.levels"),
+    )
+
+
+class PrivateContributionsRangeTree(RangeTree):
+    """A range tree at a contribution bound chosen privately (``range_tree(...,
+    max_contributions="private")``, :mod:`dptree.rangetree.contributions`); saved and loaded as a
+    ``range_tree``.
+
+    The bound (``max_contributions``) is the choice's DP output, and so the per-level noise, the
+    sensitivities and the budget the tree spent at it (post-processing of it): its boundary
+    declares them noisy. The choice's public description, the budget and its split stay public."""
+
+    BOUNDARY: ClassVar[Boundary] = Boundary(
+        public=("privacy.*", "parameters.*", "metadata", "metadata.*"),
+        noisy=("measurements.*", "parameters.max_contributions", "parameters.contributions.chosen",
+               "privacy.contributions.chosen", "privacy.max_contributions", "privacy.budget_spent.*",
                "privacy.l1_sensitivity", "privacy.l2_sensitivity", "privacy.levels"),
     )
 

@@ -35,6 +35,7 @@ RUNS = {
     "release": ["release", *COLUMN],
     "release --by": ["release", *COLUMN, "--by", "g", "--groups", "A,B"],
     "release --user-id": ["release", *COLUMN, "--user-id", "g"],
+    "release --max-contributions private": ["release", *COLUMN, "--user-id", "g", "--max-contributions", "private"],
     "release --bounds private": ["release", "--column", "v", "--epsilon", "1", "--bounds", "private"],
     "release --sparse": ["release", *COLUMN, "--sparse"],
     "hierarchy": ["hierarchy", "--levels", "country,state", "--structure", "{struct}", "--epsilon", "1"],
@@ -46,14 +47,18 @@ RUNS = {
     "release --groups private": ["release", *COLUMN, "--by", "g", "--groups", "private", "--delta", "1e-6"],
     "quantiles --groups private": ["quantiles", *COLUMN, "--q", "0.5", "--by", "g", "--groups", "private", "--delta",
                                    "1e-6"],
+    "quantiles --max-contributions private": ["quantiles", *COLUMN, "--q", "0.5", "--user-id", "g",
+                                              "--max-contributions", "private"],
 }
 #: a public parameter of each command that no mechanism takes (beside --epsilon 0, refused by all)
 INVALID = {
     "release": ("--width", "0"), "release --by": ("--groups", "A,B,a b"), "release --user-id": ("--max-contributions", "0"),
     "release --bounds private": ("--bounds-share", "1.5"), "release --sparse": ("--branching", "3"),
+    "release --max-contributions private": ("--contributions-share", "1.5"),
     "hierarchy": ("--tau-min", "1"), "interior-point": ("--beta", "2"), "median": ("--n", "0"),
     "quantile": ("--q", "1.5"), "quantiles": ("--level", "1.5"), "quantiles --by": ("--method", "joint"),
     "release --groups private": ("--groups-share", "1.5"), "quantiles --groups private": ("--max-groups", "0"),
+    "quantiles --max-contributions private": ("--contributions-cap", "0"),
 }
 
 

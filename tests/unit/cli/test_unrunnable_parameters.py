@@ -24,7 +24,7 @@ from dptree.privacy.ledger import Ledger
 
 EXTREMES = ["1e-300", "1e-20", "1e300", "inf", "nan", "0", "-1", str(2**70)]
 #: options whose values are numbers (or dates) given as text, so not typed by argparse
-TEXT_NUMBERS = {"--lower", "--upper", "--width", "--bounds-origin", "--q"}
+TEXT_NUMBERS = {"--lower", "--upper", "--width", "--bounds-origin", "--q", "--max-contributions"}
 #: public flags that are not parameters of a mechanism
 NOT_PARAMETERS = {"--seed"}
 
@@ -50,6 +50,8 @@ def _bases(f: dict[str, str]) -> dict[str, list[str]]:
         "release --noise gaussian": ["release", *x, *bounds, "--noise", "gaussian", "--epsilon", "1", "--delta", "1e-6"],
         "release --bounds private": ["release", *x, "--bounds", "private", "--epsilon", "1"],
         "release --sparse": ["release", *x, "--sparse", *bounds, "--epsilon", "1"],
+        "release --max-contributions private": ["release", *x, *bounds, "--epsilon", "1", "--user-id", "x",
+                                                "--max-contributions", "private"],
         "hierarchy": tree,
         "hierarchy --method multiplicative": [*tree, "--delta", "1e-6", "--method", "multiplicative", "--alpha", "0.5"],
         "interior-point": ["interior-point", *x, *bounds, "--epsilon", "1"],
@@ -57,6 +59,8 @@ def _bases(f: dict[str, str]) -> dict[str, list[str]]:
         "quantile": ["quantile", *x, *bounds, "--epsilon", "1", "--q", "0.5"],
         "quantiles --method approx": ["quantiles", *x, *bounds, "--epsilon", "1", "--q", "0.1,0.5", "--method", "approx"],
         "quantiles --method tree": ["quantiles", *x, *bounds, "--epsilon", "1", "--q", "0.5", "--method", "tree"],
+        "quantiles --max-contributions private": ["quantiles", *x, *bounds, "--epsilon", "1", "--q", "0.5",
+                                                  "--user-id", "x", "--max-contributions", "private"],
     }
 
 
@@ -80,7 +84,7 @@ def test_every_command_sweeps_its_numeric_options() -> None:
     swept = {base.split()[0] for base in _bases({"x": "", "rows": "", "struct": "", "dir": ""})}
     assert swept == {"release", "hierarchy", "interior-point", "median", "quantile", "quantiles"}
     assert {"--bounds-share", "--epsilon", "--delta", "--rho", "--max-contributions", "--branching", "--width",
-            "--bounds-origin"} <= set(numeric_options("release"))
+            "--bounds-origin", "--contributions-share", "--contributions-cap"} <= set(numeric_options("release"))
     assert {"--alpha", "--tau-min"} <= set(numeric_options("hierarchy"))
     assert {"--level", "--n", "--n-max", "--n-min", "--q"} <= set(numeric_options("quantiles"))
 

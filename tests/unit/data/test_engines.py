@@ -17,7 +17,7 @@ import pytest
 import dptree
 from dptree.data import histograms
 from dptree.data.engines import DuckDBEngine, Engine, NumpyEngine, SparkEngine
-from dptree.data.engines.base import COUNT, Bucket, GroupOf, Sample, Value
+from dptree.data.engines.base import COUNT, Bucket, GroupOf, Sample, UserRecords, Value
 from dptree.data.histograms import engine_for, leaf_histogram, path_counts
 from dptree.data.inputs import to_numpy
 from dptree.errors import DataError, InputFormatError, InvalidParameterError, TotalTooLargeError
@@ -38,7 +38,8 @@ def df() -> pd.DataFrame:
 
 def test_every_engine_implements_the_one_narrow_interface() -> None:
     abstract = {n for n, f in vars(Engine).items() if getattr(f, "__isabstractmethod__", False)}
-    assert abstract == {"_label_counts", "_key_counts", "_partition_counts"}  # Engine.counts dispatches the key shapes to these
+    # Engine.counts dispatches the key shapes to these
+    assert abstract == {"_label_counts", "_key_counts", "_partition_counts", "_user_counts"}
     public = {n for n, f in vars(Engine).items() if callable(f) and not n.startswith("_")}
     assert public == {"counts", "ordered_counts"}
     for engine in (NumpyEngine, DuckDBEngine, SparkEngine):
@@ -57,7 +58,9 @@ def test_the_engines_count_the_same_keys(tmp_path: Path, df: pd.DataFrame) -> No
     group = GroupOf("g", ["a", "b"])
     shapes = [([Bucket("v", plan.domain)], None), ([group, Bucket("v", plan.domain)], None),
               ([group, Bucket("v", plan.domain)], 2), ([Bucket("v", plan.domain)], 1), ([Value("v")], None),
-              ([group, Value("v")], None), ([Value("v", distinct=False)], None)]
+              ([group, Value("v")], None), ([Value("v", distinct=False)], None),
+              ([UserRecords("u", 4), Bucket("v", plan.domain)], None),
+              ([group, UserRecords("u", 40), Bucket("v", plan.domain)], None)]
     for keys, k in shapes:
         got = [engine.counts(data, keys, sample=Sample("u", k, make_source(3)) if k else None)
                for engine, data in ((NumpyEngine(), df), (DuckDBEngine(), str(tmp_path / "d.parquet")))]

@@ -23,7 +23,7 @@ from dptree.rangetree.release import plan_range_tree
 from dptree.testing import audit
 
 SPECS = audit.registered()
-RANGE_TREE_IDS = [s.name for s in SPECS if "plan" in s.extra]  # checks that need a RangeTreePlan
+RANGE_TREE_IDS = [s.name for s in SPECS if isinstance(s.extra.get("plan"), dptree.RangeTreePlan)]  # need one
 BASE = [1, 2, 2, 4, 5, 5]
 
 

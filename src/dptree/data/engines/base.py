@@ -13,9 +13,11 @@ name a kind of problem, never a count or a value, :mod:`dptree.errors`). Two ope
   integer domain) are refused with the wording of :func:`~dptree.errors.check_invalid`, or
   dropped (``on_invalid``). A :class:`Partition` key counts the distinct users of each key of a
   group-by whose keys are found from the data, after each user keeps at most k of their distinct
-  keys (the same algorithm on (user, key) pairs). Histograms, bounded and grouped histograms,
-  hierarchy path counts, the sorted value counts of the exponential mechanisms and the user counts
-  of private partition selection are built from it once, above the engines
+  keys (the same algorithm on (user, key) pairs). Or the users per (capped) number of records,
+  each user once (:class:`UserRecords`: what a private contribution bound is chosen from).
+  Histograms, bounded and grouped histograms, hierarchy path counts, the records per user, the
+  sorted value counts of the exponential mechanisms and the user counts of private partition
+  selection are built from it once, above the engines
   (:mod:`dptree.data.histograms`).
 * :meth:`Engine.ordered_counts` -- a session of :class:`OrderedCounts` queries (a bucket
   histogram, the distinct values of a rank window, the ranks of one point) for the staged
@@ -45,7 +47,8 @@ from dptree.errors import DataError, InvalidParameterError, infinite_values_erro
 from dptree.noise import RandomSource
 
 __all__ = ["Engine", "LeafPlan", "Missing", "Unknown", "Group", "COUNT", "OrderedCounts", "invalid_values_error",
-           "Bucket", "GroupOf", "Value", "Label", "Partition", "Key", "Sample", "Counts", "shape_of", "check_names"]
+           "Bucket", "GroupOf", "Value", "Label", "Partition", "UserRecords", "Key", "Sample", "Counts", "shape_of",
+           "check_names"]
 
 Missing = Literal["error", "drop"]
 Unknown = Literal["error", "drop"]
@@ -123,8 +126,22 @@ class Partition:
     unknown: Unknown = "error"
 
 
+@dataclass(frozen=True)
+class UserRecords:
+    """The number of records of the row's user (``user``: a column name, or an array beside
+    in-memory values), capped at ``cap``: an int64 in [1, cap], one per *user*, so that the counts
+    are the users with each capped number of records (the histogram of the records per user,
+    each user in it once). It comes before the :class:`Bucket` key whose rows it counts: a user's
+    records are the rows that key counts (invalid values refused, or dropped by ``on_invalid``;
+    with a :class:`GroupOf` key first, rows of unlisted groups refused or dropped), across all
+    groups. Missing user ids raise. Nothing is sampled: the counts are exact."""
+
+    user: Any
+    cap: int
+
+
 #: a key expression of :meth:`Engine.counts`
-Key = Union[Bucket, GroupOf, Value, Label, Partition]
+Key = Union[Bucket, GroupOf, Value, Label, Partition, UserRecords]
 
 
 @dataclass(frozen=True)
@@ -162,24 +179,27 @@ class Counts(NamedTuple):
 
 
 def shape_of(keys: Sequence[Key], sample: Sample | None, weight: str | None
-             ) -> Literal["dense", "values", "labels", "partitions"]:
+             ) -> Literal["dense", "values", "labels", "partitions", "users"]:
     """Which of the key shapes every engine counts ``keys`` as: "dense" (``[Bucket]`` or
     ``[GroupOf, Bucket]``, optionally sampled), "values" (``[Value]``, or ``[GroupOf, Value]`` with
-    distinct values), "labels" (one or more :class:`Label`, optionally weighted) or "partitions"
-    (``[Partition]``, optionally sampled); anything else is refused."""
+    distinct values), "labels" (one or more :class:`Label`, optionally weighted), "partitions"
+    (``[Partition]``, optionally sampled) or "users" (``[UserRecords, Bucket]`` or
+    ``[GroupOf, UserRecords, Bucket]``, never sampled or weighted); anything else is refused."""
     kinds = tuple(type(k) for k in keys)
     if kinds == (Partition,) and weight is None:
         return "partitions"
     if kinds in ((Bucket,), (GroupOf, Bucket)) and weight is None:
         return "dense"
+    if kinds in ((UserRecords, Bucket), (GroupOf, UserRecords, Bucket)) and sample is None and weight is None:
+        return "users"
     if kinds in ((Value,), (GroupOf, Value)) and sample is None and weight is None and (
             len(keys) == 1 or getattr(keys[-1], "distinct", True)):
         return "values"
     if kinds and all(k is Label for k in kinds) and sample is None:
         return "labels"
     raise InvalidParameterError("engines count [Bucket], [GroupOf, Bucket] (optionally sampled per user), [Value], "
-                                "[GroupOf, Value], Label keys (optionally weighted) or [Partition] (optionally sampled "
-                                "per user) (internal error)")
+                                "[GroupOf, Value], [[GroupOf,] UserRecords, Bucket], Label keys (optionally "
+                                "weighted) or [Partition] (optionally sampled per user) (internal error)")
 
 
 def check_names(reads: str, column: Any, **refs: Any) -> None:
@@ -265,7 +285,8 @@ class Engine(ABC):
         never by count) or are dropped; Label keys keep missing values.
 
         Label keys go to :meth:`_label_counts`; a Partition key to :meth:`_partition_counts`; a
-        Bucket or Value key, after an optional :class:`GroupOf`, to :meth:`_key_counts`."""
+        :class:`UserRecords` key to :meth:`_user_counts`; a Bucket or Value key, after an optional
+        :class:`GroupOf`, to :meth:`_key_counts`."""
         shape = shape_of(keys, sample, weight)
         if shape == "labels":
             return self._label_counts(data, [key.column for key in keys if isinstance(key, Label)], weight)
@@ -273,6 +294,10 @@ class Engine(ABC):
             assert isinstance(keys[0], Partition)
             return self._partition_counts(data, keys[0], sample)
         key, group = keys[-1], keys[0] if isinstance(keys[0], GroupOf) else None
+        if shape == "users":
+            users = keys[-2]
+            assert isinstance(key, Bucket) and isinstance(users, UserRecords)
+            return self._user_counts(data, users, key, group, on_invalid=on_invalid)
         assert isinstance(key, (Bucket, Value))
         return self._key_counts(data, key, group, on_invalid=on_invalid, sample=sample)
 
@@ -286,6 +311,12 @@ class Engine(ABC):
         """The sorted distinct keys of ``key``'s column and, for each, its records, or with
         ``sample`` its distinct users after each user keeps at most ``sample.k`` of their distinct
         keys (:class:`Partition`); keys whose count is 0 are left out."""
+
+    @abstractmethod
+    def _user_counts(self, data: Any, users: UserRecords, key: Bucket, group: GroupOf | None, *,
+                     on_invalid: Missing) -> Counts:
+        """Users per capped number of records (:class:`UserRecords`): the records are the rows
+        ``key`` counts (after ``group``'s drop of unlisted groups), one count per user."""
 
     @abstractmethod
     def _key_counts(self, data: Any, key: Bucket | Value, group: GroupOf | None, *, on_invalid: Missing,

@@ -32,6 +32,7 @@ from dptree.data.engines.base import (
     Partition,
     Sample,
     Unknown,
+    UserRecords,
     Value,
     check_names,
 )
@@ -267,6 +268,33 @@ class DuckDBEngine(Engine):
             [str(v) for v in keys], dtype=object)
         nz = np.flatnonzero(hist)
         return Counts((values[nz],), hist[nz])
+
+    def _user_counts(self, data: Any, users: UserRecords, key: Bucket, group: GroupOf | None, *,
+                     on_invalid: Missing) -> Counts:
+        """Users per capped number of records: the rows :meth:`_bounded` (or with ``group``
+        :meth:`_grouped`) would bound, counted per user in DuckDB; only the histogram of the
+        capped counts leaves it (at most ``cap`` numbers, no user id)."""
+        column, user_id, domain = str(key.column), users.user, key.domain
+        by = group.column if group is not None else None
+        self._names(data, key.column, user_id=user_id, by=by)
+        try:
+            with self._open_domain(data, domain, column, by, user_id, as_text=[by, user_id],
+                                   missing=on_invalid) as (con, expr):
+                leaf, bad = leaf_sql(con, expr, column, domain, on_invalid)
+                ucol = user_sql(con, expr, user_id, self._csv(data))
+                if group is None:
+                    rows = f"(SELECT {ucol} AS u FROM {expr} WHERE NOT {bad})"
+                else:
+                    _join_groups(con, expr, group.column, group.groups, group.unknown,
+                                 f"{ucol} AS u, CASE WHEN {bad} THEN NULL ELSE {leaf} END AS leaf", self._csv(data))
+                    rows = "(SELECT u FROM dpt_joined WHERE gi IS NOT NULL AND leaf IS NOT NULL)"
+                found = con.execute(f"SELECT least(c, {int(users.cap)}) AS c, count(*) AS n FROM "
+                                    f"(SELECT count(*) AS c FROM {rows} GROUP BY u) GROUP BY 1 ORDER BY 1").fetchnumpy()
+                return Counts((np.asarray(found["c"], dtype=np.int64),), np.asarray(found["n"], dtype=np.int64))
+        except (DataError, InputFormatError, InvalidParameterError):
+            raise
+        except Exception as exc:
+            raise engine_error("records per user", column, exc) from None
 
     def _buckets(self, data: Any, domain: Domain, column: str, missing: Missing) -> Counts:
         """Records per leaf: the leaves and the checks' flags (negative cells) in one GROUP BY scan."""

@@ -28,6 +28,7 @@ from dptree.data.engines.base import (
     Missing,
     Partition,
     Sample,
+    UserRecords,
     Value,
 )
 from dptree.data.inputs import as_declared, declared_kind, exact_frame, present, to_numpy, valid_records, value_kind
@@ -45,8 +46,8 @@ from dptree.errors import (
 )
 from dptree.noise import RandomSource
 
-__all__ = ["NumpyEngine", "partition_keys", "bin_cells", "bound_cells", "bound_packed", "pack_user_cells",
-           "cell_bits", "user_codes", "group_codes", "distinct_counts", "run_lengths"]
+__all__ = ["NumpyEngine", "partition_keys", "capped_user_counts", "bin_cells", "bound_cells", "bound_packed",
+           "pack_user_cells", "cell_bits", "user_codes", "group_codes", "distinct_counts", "run_lengths"]
 
 _BIN_CHUNK = 1 << 21
 
@@ -324,6 +325,17 @@ class NumpyEngine(Engine):
     def _label_counts(self, data: Any, levels: Sequence[str], weight: str | None) -> Counts:
         return _label_counts(data, levels, weight)
 
+    def _user_counts(self, data: Any, users: UserRecords, key: Bucket, group: GroupOf | None, *,
+                     on_invalid: Missing) -> Counts:
+        raw = to_numpy(data, column=key.column, name="values")
+        ids = user_codes(_column(data, key.column, users.user, "user_id"), raw.size)
+        keep = valid_records(raw, key.domain.kind, on_invalid)  # the rows the Bucket key counts
+        if group is not None:
+            keep &= group_codes(_column(data, key.column, group.column, "by"), group.groups, raw.size,
+                                group.unknown) >= 0
+        coerce_values(raw[keep], key.domain, missing=on_invalid)  # the same refusals as the histogram's
+        return Counts.of_values(capped_user_counts(ids[keep], users.cap))
+
     def _key_counts(self, data: Any, key: Bucket | Value, group: GroupOf | None, *, on_invalid: Missing,
                     sample: Sample | None) -> Counts:
         raw = to_numpy(data, column=key.column, name="values")
@@ -359,6 +371,16 @@ class NumpyEngine(Engine):
         cells = np.flatnonzero(hist)
         n = hist[cells].astype(np.int64, copy=False)
         return Counts((cells // size, cells % size) if codes is not None else (cells,), n)
+
+
+def capped_user_counts(users: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
+    """(capped numbers of records, users with each): the records per user of ``users`` (integer
+    keys, one per record, non-negative), capped at ``cap``, counted once per user (only the
+    numbers that occur)."""
+    per_user = np.bincount(users) if users.size else np.zeros(0, np.int64)
+    hist = np.bincount(np.minimum(per_user[per_user > 0], cap), minlength=cap + 1)
+    found = np.flatnonzero(hist)
+    return found.astype(np.int64), hist[found].astype(np.int64)
 
 
 def _value_counts(data: Any, key: Value, on_invalid: Missing) -> tuple[np.ndarray, np.ndarray]:

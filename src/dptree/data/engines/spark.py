@@ -34,6 +34,7 @@ from dptree.data.engines.base import (
     Partition,
     Sample,
     Unknown,
+    UserRecords,
     Value,
     check_names,
     invalid_values_error,
@@ -288,6 +289,28 @@ def _bucket_counts(df: Any, domain: Domain, column: str, group: GroupOf | None, 
     return Counts((nz // size, nz % size) if group is not None else (nz,), hist[nz])
 
 
+def _user_counts(df: Any, domain: Domain, column: str, users: UserRecords, group: GroupOf | None,
+                 missing: Missing) -> Counts:
+    """Users per capped number of records: the rows :func:`_bucket_counts` would bound, counted
+    per user in Spark; only the histogram of the capped counts reaches the driver."""
+    from pyspark.sql import functions as F
+
+    leaf, bad = _leaf_sql(df, column, domain)
+    ucol = _check_users(df, users.user)
+    bad = _check_values(df, column, bad, missing, integer_domain=domain.kind == "integer")
+    leaf = f"CASE WHEN {bad} THEN NULL ELSE {leaf} END"
+    if group is None:
+        rows = df.selectExpr(f"{ucol} AS u", f"{leaf} AS leaf").where("leaf IS NOT NULL")
+    else:
+        rows = _join_groups(df, group.column, group.groups, group.unknown, F.expr(ucol).alias("u"),
+                            F.expr(leaf).alias("dpt_leaf")).where("dpt_gi IS NOT NULL AND dpt_leaf IS NOT NULL")
+    per_user = rows.groupBy("u").agg(F.count(F.lit(1)).alias("c"))
+    found = (per_user.select(F.least(F.col("c"), F.lit(int(users.cap))).alias("c")).groupBy("c")
+             .agg(F.count(F.lit(1)).alias("n")).orderBy("c").collect())
+    return Counts((np.array([int(r["c"]) for r in found], dtype=np.int64),),
+                  np.array([int(r["n"]) for r in found], dtype=np.int64))
+
+
 def _grouped_value_counts(df: Any, column: str, group: GroupOf, missing: Missing, infinite: Missing) -> Counts:
     """The rows joined to the public groups (broadcast), then :func:`_value_counts` on each
     group's rows, sorted by group then value."""
@@ -354,6 +377,19 @@ class SparkEngine(Engine):
             raise
         except Exception as exc:
             raise _wrap("user counts per group", str(key.column), exc) from None
+
+    def _user_counts(self, data: Any, users: UserRecords, key: Bucket, group: GroupOf | None, *,
+                     on_invalid: Missing) -> Counts:
+        check_names(self.READS, key.column, user_id=users.user, by=group.column if group else None)
+        column = str(key.column)
+        try:
+            if group is not None:
+                _check_by(data, group.column, group.groups)
+            return _user_counts(data, key.domain, column, users, group, on_invalid)
+        except (DataError, InputFormatError):
+            raise
+        except Exception as exc:
+            raise _wrap("records per user", column, exc) from None
 
     def _key_counts(self, data: Any, key: Bucket | Value, group: GroupOf | None, *, on_invalid: Missing,
                     sample: Sample | None) -> Counts:
