@@ -95,20 +95,24 @@ def tree_error(plan: object) -> float:
 
 def predicted_errors(m: int, *, lower: object, upper: object, epsilon: float, width: object = None,
                      neighbors: Literal["add_remove", "replace"] = "add_remove",
-                     n: int | None = None) -> dict[str, float]:
+                     n: int | None = None, mechanism_epsilon: float | None = None) -> dict[str, float]:
     """Predicted mean rank error of "approx", "tree" (not on a real-valued domain without a bucket
-    ``width``) and, where :func:`joint_eligible`, "joint" (module docstring). On a date domain
-    ``width`` is the resolution of every method (:func:`dptree.data.domain.point_domain`)."""
+    ``width``) and, where :func:`joint_eligible`, "joint" (module docstring), each at the budget it
+    runs at: the tree at ``epsilon``, approx and joint at ``mechanism_epsilon`` (what is left of
+    epsilon after their interval counts' share; default ``epsilon``, as with ``interval="bound"``).
+    On a date domain ``width`` is the resolution of every method
+    (:func:`dptree.data.domain.point_domain`)."""
     enc = point_domain(lower, upper, width)
+    em = epsilon if mechanism_epsilon is None else mechanism_epsilon
     L = layers(m)
-    eps_eff = layer_epsilon(epsilon, m, neighbors) * L  # the add/remove-equivalent budget
+    eps_eff = layer_epsilon(em, m, neighbors) * L  # the add/remove-equivalent budget
     out = {"approx": APPROX_A * L**APPROX_B / eps_eff}
     if enc.kind != "float" or width is not None:  # the tree needs a bucket width on a real domain
         plan = plan_range_tree(lower=lower, upper=upper, epsilon=epsilon, width=width, levels=TREE_LEVELS,
                                branching=TREE_BRANCHING, neighbors=neighbors)
         out["tree"] = TREE_FACTOR * tree_error(plan)
-    if joint_eligible(m, domain_size=enc.size, epsilon=epsilon, neighbors=neighbors, n=n):
-        out["joint"] = joint_curve(m)[0] / epsilon
+    if joint_eligible(m, domain_size=enc.size, epsilon=em, neighbors=neighbors, n=n):
+        out["joint"] = joint_curve(m)[0] / em
     if n is not None:
         out = {k: min(v, n / 2) for k, v in out.items()}
     return out
