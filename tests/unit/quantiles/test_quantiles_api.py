@@ -319,8 +319,9 @@ def test_joint_release_files_state_the_dither_and_older_files_still_load(tmp_pat
 
 def test_joint_preferred_is_the_worse_ratio_rule_on_the_measured_curve():
     """joint_preferred(m) compares each method's worse ratio of (mean, max) to the better of the two
-    at the measured points (epsilon cancels); a mean-only rule would differ at m = 20, where joint's
-    mean is above approx's but its max far below."""
+    at the measured points (epsilon cancels). On the worst-case curve of the mix joint wins at m = 4
+    (mean and max below approx's) and loses at m = 20, where the worst cell is a JointExp collapse
+    (distance over [0, 2^20), n = 10^4, epsilon = 0.5)."""
     from dptree.quantiles.auto import joint_curve, joint_preferred
     from dptree.quantiles.fitted import JOINT_CURVE
 
@@ -328,18 +329,26 @@ def test_joint_preferred_is_the_worse_ratio_rule_on_the_measured_curve():
         assert joint_curve(m) == pytest.approx((jm, jx, am, ax))
         worse_j, worse_a = max(jm / min(jm, am), jx / min(jx, ax)), max(am / min(jm, am), ax / min(jx, ax))
         assert joint_preferred(m) == (worse_j < worse_a)
+    jm, jx, am, ax = joint_curve(4)
+    assert jm < am and jx < ax and joint_preferred(4)
     jm, jx, am, ax = joint_curve(20)
-    assert jm > am and jx < ax and joint_preferred(20)
+    assert jm > 2 * am and jx > ax and not joint_preferred(20)
 
 
 def test_auto_choice_table():
-    """auto's choice over [0, 2^20) at epsilon = 1 by declared n and m (docs/notes/quantiles.md's table):
-    joint from m = 3 up to JOINT_AUTO_MAX_M where the gap margin and the size limit hold (n = 10^5:
-    m <= 20, 21 (n + 1) > JOINT_MAX_CELLS), the tree from m = 128."""
+    """auto's choice over [0, 2^20) at epsilon = 1 (all of it for the mechanisms, as with
+    interval="bound") by declared n and m (docs/notes/quantiles.md's table): joint at m = 2 .. 4,
+    where the worst-case curve of the mix prefers it and the gap margin holds, the tree from m = 128;
+    with the interval counts' share (mechanism epsilon 0.9) the tree from m = 64."""
     kw = {"lower": 0, "upper": 2**20 - 1, "epsilon": 1.0}
-    ms = (1, 2, 4, 8, 16, 20, 21, 32, 50, 128)
+    ms = (1, 2, 4, 8, 16, 20, 21, 32, 50, 64, 128)
     table = {n: "".join(choose_method(m, n=n, **kw)[0] for m in ms) for n in (None, 1000, 10_000, 100_000)}
-    assert table == {None: "aaaaaaaaat", 1000: "aajjaaaaat", 10_000: "aajjjjjjat", 100_000: "aajjjjaaat"}
+    assert table == {None: "aaaaaaaaaat", 1000: "ajjaaaaaaat", 10_000: "ajjaaaaaaat", 100_000: "ajjaaaaaaat"}
+    shared = "".join(choose_method(m, n=10_000, mechanism_epsilon=0.9, **kw)[0] for m in ms)
+    assert shared == "ajjaaaaaatt"
+    assert choose_method(4, n=100, **kw) == "approx"  # the gap margin: 0.25 * 100 / 5 < 2 ln 2^20
+    # the size limit: offered (though not preferred) at m = 20 with n = 10^5, not at 21
+    assert "joint" in predicted_errors(20, n=100_000, **kw) and "joint" not in predicted_errors(21, n=100_000, **kw)
     assert 20 * (100_000 + 1) <= JOINT_MAX_CELLS < 21 * (100_000 + 1)
 
 
