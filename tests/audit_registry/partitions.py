@@ -14,7 +14,7 @@ from dptree.testing.audit import AuditConfig, repeat
 from dptree.testing.registry import MechanismSpec, NeighborPair, register
 
 #: one selection per output (about 0.3 ms each)
-LITE = {"fast": AuditConfig(n_select=4_000, n_eval=12_000), "slow": AuditConfig(n_select=20_000, n_eval=60_000)}
+LITE = {"fast": AuditConfig(n_select=4_000, n_eval=12_000), "slow": AuditConfig(n_select=8_000, n_eval=24_000)}
 #: the candidate groups of the datasets below: an output is the bitmask of those released
 CANDIDATES = ("a", "b", "c", "d", "e", "f")
 
