@@ -248,14 +248,15 @@ def test_tree_interval_coverage_and_teeth():
 @pytest.mark.parametrize("method", ["exponential", "approx"])
 def test_rank_radius_covers_the_point_mass_and_half_does_not(method):
     D = 2**20
-    probe = dptree.quantiles([0], [0.5], lower=0, upper=D - 1, epsilon=1.0, method=method, rng=0)
+    probe = dptree.quantiles([0], [0.5], lower=0, upper=D - 1, epsilon=1.0, method=method, rng=0, interval="bound")
     r = probe.rank_radius[0]
     k = math.ceil(0.75 * r)  # the gaps next to the block are k ranks from the target: r/2 < k <= r
     x = np.full(2 * k, 777)
     full = half = 0
     trials = 300
     for s in range(trials):
-        y = dptree.quantiles(x, [0.5], lower=0, upper=D - 1, epsilon=1.0, method=method, rng=s).values[0]
+        y = dptree.quantiles(x, [0.5], lower=0, upper=D - 1, epsilon=1.0, method=method, rng=s,
+                            interval="bound").values[0]
         err = _rank_error(x, 0.5, y)
         full += err <= r
         half += err <= r / 2
@@ -271,7 +272,7 @@ def test_rank_radius_and_value_intervals_cover_spread_data(method):
     qs = np.linspace(0.05, 0.95, 10)
     ok_rank = ok_value = 0
     for s in range(trials):
-        r = dptree.quantiles(x, qs, lower=0, upper=D - 1, epsilon=1.0, method=method, n=n, rng=s)
+        r = dptree.quantiles(x, qs, lower=0, upper=D - 1, epsilon=1.0, method=method, n=n, rng=s, interval="bound")
         errs = [_rank_error(x, q, y) for q, y in zip(qs, r.values)]
         ok_rank += all(e <= rad for e, rad in zip(errs, r.rank_radius))
         truth = [x[max(math.ceil(q * n) - 1, 0)] for q in qs]
