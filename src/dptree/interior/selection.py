@@ -32,7 +32,7 @@ import math
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -258,6 +258,15 @@ def ordered_exponential_mechanism(
     O(n log n). ``values`` must already lie in [lower, upper]; ``counts`` optionally gives
     multiplicities (same semantics as repeating the values).
     """
+    return sample_scored(values, counts, lower, upper, epsilon, rng, interior_badness,
+                         lambda vals, cnt, lo, hi: interior_quality_intervals(vals, cnt, lo, hi))
+
+
+def sample_scored(values: Any, counts: Any, lower: int, upper: int, epsilon: float, rng: Any,
+                  badness: Callable[[int], Any], scored: Callable[[Any, Any, int, int], Any]) -> int:
+    """The exact exponential mechanism of a sensitivity-1 score that is constant on rank blocks,
+    over [lower, upper]: ``badness(n)`` gives the windowed sampler's badness for n records (array
+    path), ``scored(vals, cnt, lo, hi)`` the (start, end, score) blocks (list path)."""
     lo, hi = int(lower), int(upper)
     if lo > hi:
         raise InvalidParameterError(f"lower must be <= upper, got {lo} > {hi}")
@@ -266,9 +275,9 @@ def ordered_exponential_mechanism(
     vals, cnt = _in_domain(values, counts, lo, hi)
     blocks = block_arrays(vals, cnt, lo, hi)
     if blocks is not None:
-        return sample_windowed(src, blocks, *interior_badness(int(blocks.upto[-1])), base)  # type: ignore[arg-type]
+        return sample_windowed(src, blocks, *badness(int(blocks.upto[-1])), base)  # type: ignore[arg-type, call-arg]
     vals, cnt = as_lists(vals), as_lists(cnt)
-    return _sample_blocks(src, interior_quality_intervals(vals, cnt, lo, hi), base)  # type: ignore[arg-type]
+    return _sample_blocks(src, scored(vals, cnt, lo, hi), base)
 
 
 def _in_domain(values: Any, counts: Any, lo: int, hi: int) -> tuple[Any, Any]:

@@ -36,10 +36,9 @@ from typing import Any
 import numpy as np
 
 from dptree._validation import InstanceOf, Interval, validate_params
-from dptree.errors import InvalidParameterError
-from dptree.interior.blocks import Badness, as_lists, block_arrays, sample_windowed
-from dptree.interior.selection import _in_domain, _sample_blocks, exponential_base, rank_blocks
-from dptree.noise import RandomSource, RngLike, make_source
+from dptree.interior.blocks import Badness, as_lists
+from dptree.interior.selection import _in_domain, exponential_base, rank_blocks, sample_scored
+from dptree.noise import RandomSource, RngLike
 
 __all__ = ["rank_badness", "top_rank_mechanism", "top_rank_law"]
 
@@ -71,19 +70,11 @@ def top_rank_mechanism(values: Any, *, above: int, lower: int, upper: int, epsil
     [#{x > y}, #{x >= y}]), beta <= exp(epsilon / 2): epsilon-DP under add/remove-one value
     (module docstring). ``values`` must lie in [lower, upper]; ``counts`` optionally gives their
     multiplicities (the same as repeating them). Exact sampling, O(distinct values)."""
-    lo, hi = int(lower), int(upper)
-    if lo > hi:
-        raise InvalidParameterError(f"lower must be <= upper, got {lo} > {hi}")
-    base = exponential_base(epsilon, 1)
-    src = rng if hasattr(rng, "random_bytes") else make_source(rng)
-    vals, cnt = _in_domain(values, counts, lo, hi)
-    blocks = block_arrays(vals, cnt, lo, hi)
-    if blocks is not None:
-        return sample_windowed(src, blocks, *rank_badness(int(blocks.upto[-1]) - int(above)), base)  # type: ignore[arg-type]
-    vals, cnt = as_lists(vals), as_lists(cnt)
-    rank = sum(cnt) - int(above)
-    scored = [(s, e, -max(below - rank, 0, rank - upto)) for s, e, below, upto in rank_blocks(vals, cnt, lo, hi)]
-    return _sample_blocks(src, scored, base)  # type: ignore[arg-type]
+    def scored(vals: Any, cnt: Any, lo: int, hi: int) -> list[tuple[int, int, int]]:
+        rank = sum(cnt) - int(above)
+        return [(s, e, -max(below - rank, 0, rank - upto)) for s, e, below, upto in rank_blocks(vals, cnt, lo, hi)]
+
+    return sample_scored(values, counts, lower, upper, epsilon, rng, lambda n: rank_badness(n - int(above)), scored)
 
 
 def top_rank_law(values: Any, *, above: int, lower: int, upper: int, epsilon: float,
