@@ -31,6 +31,7 @@ REGISTRATIONS = (
     range_trees.register_private_bounds,
     hierarchies.register_hierarchies,
     hierarchies.register_multiplicative,
+    hierarchies.register_found_structure,
     interior_points.register_interior_points,
     grouped.register_grouped,
     user_bounding.register_user_bounding,

@@ -150,3 +150,57 @@ def register_multiplicative() -> None:
             },
         )
     )
+
+
+#: the node paths a found tree of the datasets below can hold: an output is the bitmask of those found
+FOUND_CANDIDATES = (("a",), ("b",), ("c",), ("a", "x"), ("a", "y"), ("b", "z"), ("c", "w"))
+
+
+def found_spec(name: str, plan: Any, pairs: list[tuple[str, Any, Any]], *, epsilon: float, delta: float,
+               release: Callable[[Any, int], Any] | None = None) -> MechanismSpec:
+    """The tree ``plan`` (a :class:`~dptree.hierarchy.api.FoundStructurePlan`) finds from a list of
+    (level 1, level 2) paths, as a bitmask over :data:`FOUND_CANDIDATES`; claimed (epsilon, delta):
+    the discovery's part of the budget."""
+    from dptree import noise
+    from dptree.hierarchy.counting import coded_path_counts
+
+    coded: dict[tuple[Any, ...], Any] = {}  # the exact counts of each dataset, read once
+
+    def run(rows: Any, seed: int) -> int:
+        key = tuple(rows)
+        if key not in coded:
+            coded[key] = coded_path_counts(rows, list(plan.levels))
+        found, _, _ = plan.discover(coded[key], noise.make_source(seed))
+        return sum(1 << FOUND_CANDIDATES.index(p) for level in found.paths[1:] for p in level)
+
+    return MechanismSpec(
+        name=name, covers=("hierarchy_counts",), neighbors="add_remove", epsilon=epsilon, delta=delta,
+        sample=repeat(run), worst_cases=lambda: iter([NeighborPair(*p) for p in pairs]),
+        description="a hierarchy found from the data: the nodes found, level by level", release=release,
+        extra={"plan": plan, "fast": AuditConfig(n_select=2_000, n_eval=6_000),
+               "slow": AuditConfig(n_select=4_000, n_eval=12_000)})
+
+
+#: a small dataset of two levels, and its neighbours (one record added)
+FOUND_BASE = [("a", "x")] * 2 + [("a", "y")] * 3 + [("b", "z")]
+FOUND_PAIRS = [
+    ("add a record to a leaf of 2 records", FOUND_BASE, FOUND_BASE + [("a", "x")]),
+    ("add a record on a new branch", FOUND_BASE, FOUND_BASE + [("c", "w")]),
+    ("remove the only record of a branch", FOUND_BASE, FOUND_BASE[:-1]),
+]
+
+
+def register_found_structure() -> None:
+    """``hierarchy_counts(rows, "private")`` at (2, 0.2), half finding the tree: the discovery's
+    output (the tree, its part (1, 0.2) over two levels: Laplace counts need no delta) audited; the whole release for the
+    boundary test."""
+    from dptree.hierarchy.api import FoundStructurePlan, hierarchy_counts
+    from dptree.hierarchy.discovery import plan_found_structure
+
+    plan = plan_found_structure(["l1", "l2"], epsilon=2.0, delta=0.2, plan_type=FoundStructurePlan)
+
+    def release(rows: Any, seed: int) -> Any:
+        return hierarchy_counts(rows, "private", levels=["l1", "l2"], epsilon=2.0, delta=0.2, rng=seed)
+
+    register(found_spec("hierarchy_counts/found_structure", plan, FOUND_PAIRS, epsilon=1.0, delta=0.2,
+                        release=release))

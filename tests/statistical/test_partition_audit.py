@@ -1,6 +1,7 @@
 """Private partition selection: the audit passes the registered selections (tests/statistical/test_audit.py
-audits every registered spec) and catches planted bugs: a group released from its true count, and
-a policy whose delta is four times the one claimed."""
+audits every registered spec) and catches planted bugs: a group released from its true count, a
+policy whose delta is four times the one claimed, and a hierarchy found from the data whose nodes
+are kept from their true counts."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from audit_registry.hierarchies import FOUND_PAIRS, found_spec
 from audit_registry.partitions import selection_spec
 
 from dptree.partitions.selection import plan_selection
@@ -41,7 +43,18 @@ def _bug_delta_understated() -> audit.MechanismSpec:
     return selection_spec("bug/partition_selection_delta_understated", plan, [_NEW], epsilon=1.0, delta=0.1)
 
 
-PLANTED = {"true_count": _bug_true_count, "delta_understated": _bug_delta_understated}
+def _bug_found_true_count() -> audit.MechanismSpec:
+    """A hierarchy found from the data whose nodes are kept from their true record counts."""
+    from dptree.hierarchy.api import FoundStructurePlan
+    from dptree.hierarchy.discovery import plan_found_structure
+
+    plan = plan_found_structure(["l1", "l2"], epsilon=2.0, delta=0.2, plan_type=FoundStructurePlan)
+    plan = dataclasses.replace(plan, selection=dataclasses.replace(plan.selection, policy=_TrueCountThreshold(3)))
+    return found_spec("bug/found_structure_true_count", plan, FOUND_PAIRS[:1], epsilon=1.0, delta=0.2)
+
+
+PLANTED = {"true_count": _bug_true_count, "delta_understated": _bug_delta_understated,
+           "found_structure_true_count": _bug_found_true_count}
 
 
 @pytest.mark.parametrize("bug", sorted(PLANTED))

@@ -19,6 +19,7 @@ from dptree.cli.readers import read_structure
 from dptree.cli.run import Releasing, run_releasing
 from dptree.data.engines.base import COUNT
 from dptree.errors import InvalidParameterError
+from dptree.hierarchy.discovery import FOUND
 
 __all__ = ["register"]
 
@@ -33,7 +34,11 @@ def register(sub: Any) -> None:
     )
     core.add_input_options(p, formats=False)
     p.add_argument("--levels", required=True, help="comma-separated level columns, root side first")
-    p.add_argument("--structure", required=True, help="public structure file (.csv/.parquet)")
+    p.add_argument("--structure", required=True,
+                   help="public structure file (.csv/.parquet), or 'private' to find the tree from the data (needs "
+                        "--delta; --structure-share of --epsilon finds it)")
+    p.add_argument("--structure-share", dest="structure_share", type=float, default=None, metavar="S",
+                   help="with --structure private: the share of --epsilon spent finding the tree (default 0.5)")
     p.add_argument("--weight", default=None, help="column of non-negative integer counts per row")
     p.add_argument("--epsilon", type=float, required=True)
     p.add_argument("--delta", type=float, default=0.0)
@@ -80,19 +85,42 @@ class _Hierarchy(Releasing):
         if not self.levels:
             raise InvalidParameterError("--levels needs at least one column name, e.g. country,state,city")
         core.check_seed(args)
+        from dptree.hierarchy.api import plan_hierarchy_counts
+
+        if args.structure == FOUND:
+            return self._plan_found(plan_hierarchy_counts)
+        if args.structure_share is not None:
+            raise InvalidParameterError("--structure-share goes with --structure private (a tree found from the data)")
         self.structure = read_structure(args.structure, self.levels, other=args.other)  # public
         self.created = release_file.utc_now()  # before the data is read: the file must not time the reading
         if args.unknown_to_other and args.unknown not in (None, "other"):
             raise InvalidParameterError("--unknown-to-other contradicts --unknown " + str(args.unknown))
-        from dptree.hierarchy.api import plan_hierarchy_counts
 
         return plan_hierarchy_counts(self.structure, epsilon=args.epsilon, delta=args.delta, method=args.method,
                                      alpha=args.alpha, consistent=not args.no_consistent,
                                      nonnegative=args.nonnegative, integer=args.integer,
                                      max_contributions=args.max_contributions, tau_min=args.tau_min)
 
+    def _plan_found(self, plan_hierarchy_counts: Any) -> Any:
+        """``--structure private``: the plan of a tree found from the data (no structure file)."""
+        from dptree.hierarchy.discovery import STRUCTURE_SHARE
+        from dptree.io import release_file
+
+        args = self.args
+        if args.other is not None or args.unknown is not None or args.unknown_to_other:
+            raise InvalidParameterError("--other and --unknown apply to a public --structure file: a tree found from "
+                                        "the data counts every record (at its deepest node found, or that node's "
+                                        "'(other)' leaf); drop them")
+        self.created = release_file.utc_now()
+        share = STRUCTURE_SHARE if args.structure_share is None else args.structure_share
+        return plan_hierarchy_counts(FOUND, levels=self.levels, epsilon=args.epsilon, delta=args.delta,
+                                     method=args.method, alpha=args.alpha, consistent=not args.no_consistent,
+                                     nonnegative=args.nonnegative, integer=args.integer,
+                                     max_contributions=args.max_contributions, tau_min=args.tau_min,
+                                     structure_share=share)
+
     def inputs(self) -> list[str]:
-        return [self.args.file, self.args.structure]
+        return [self.args.file] + ([] if self.args.structure == FOUND else [self.args.structure])
 
     def label(self) -> str:
         return f"hierarchy {self.args.file} -> {self.args.out}"
@@ -106,8 +134,11 @@ class _Hierarchy(Releasing):
 
     def release(self, plan: Any, data: Any) -> Any:
         args = self.args
-        rel = plan.release(data, levels=self.levels, weight=COUNT,
-                           unknown=args.unknown or ("other" if args.unknown_to_other else "error"), rng=args.seed)
+        if args.structure == FOUND:
+            rel = plan.release(data, weight=COUNT, rng=args.seed)
+        else:
+            rel = plan.release(data, levels=self.levels, weight=COUNT,
+                               unknown=args.unknown or ("other" if args.unknown_to_other else "error"), rng=args.seed)
         rel.metadata.update(source="stdin" if self.args.file == "-" else self.args.file, created_utc=self.created)
         return rel
 

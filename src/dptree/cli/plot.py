@@ -120,8 +120,10 @@ def _plot_quantiles(release: Any, args: argparse.Namespace) -> None:
 _PLOTS: dict[str, Callable[[Any, argparse.Namespace], None]] = {
     "range_tree": _plot_range_tree,
     "range_tree_groups": _plot_grouped_tree,
+    "range_tree_private_groups": _plot_grouped_tree,
     "sparse_range_tree": _plot_sparse,
     "hierarchy": _plot_hierarchy,
     "quantiles": _plot_quantiles,
     "quantiles_groups": _plot_quantiles,
+    "quantiles_private_groups": _plot_quantiles,
 }

@@ -28,7 +28,8 @@ def run_report(args: argparse.Namespace) -> int:
 
 #: the view options a report of each kind has no use for (refused, as dptree plot refuses them)
 _UNUSED = {"hierarchy": ("log", "bins"), "quantiles": ("clip_negative", "bins"),
-           "quantiles_groups": ("clip_negative", "bins"), "sparse_range_tree": ("bins",)}
+           "quantiles_groups": ("clip_negative", "bins"), "quantiles_private_groups": ("clip_negative", "bins"),
+           "sparse_range_tree": ("bins",)}
 
 
 def _write(release: Any, args: argparse.Namespace) -> None:
@@ -43,5 +44,6 @@ def _write(release: Any, args: argparse.Namespace) -> None:
 
 #: The kinds of release ``dptree report`` describes (one writer renders them all).
 _REPORTS: dict[str, Callable[[Any, argparse.Namespace], None]] = {
-    "range_tree": _write, "range_tree_groups": _write, "sparse_range_tree": _write, "hierarchy": _write,
-    "quantiles": _write, "quantiles_groups": _write}
+    "range_tree": _write, "range_tree_groups": _write, "range_tree_private_groups": _write,
+    "sparse_range_tree": _write, "hierarchy": _write, "quantiles": _write, "quantiles_groups": _write,
+    "quantiles_private_groups": _write}

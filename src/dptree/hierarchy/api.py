@@ -20,7 +20,8 @@ import numpy as np
 from dptree import noise as _noise
 from dptree._validation import InstanceOf, Interval, Options, validate_params
 from dptree.errors import InvalidParameterError
-from dptree.hierarchy.counting import leaf_counts, node_weights
+from dptree.hierarchy.counting import coded_path_counts, leaf_counts, node_weights
+from dptree.hierarchy.discovery import FOUND, STRUCTURE_SHARE, FoundStructureCore, other_label, plan_found_structure
 from dptree.hierarchy.measure import METHODS, NodeMechanism, calibrate, measure_nodes
 from dptree.hierarchy.plan import HierarchyPlanCore
 from dptree.hierarchy.release import HierarchyRelease, assemble
@@ -31,7 +32,7 @@ from dptree.privacy.budget import BUDGET_RANGE, Budget, check_delta
 from dptree.privacy.measurement import measure
 from dptree.privacy.unit import PrivacyUnit, privacy_values
 
-__all__ = ["hierarchy_counts", "plan_hierarchy_counts", "HierarchyCountsPlan", "measurement_copies"]
+__all__ = ["hierarchy_counts", "plan_hierarchy_counts", "HierarchyCountsPlan", "FoundStructurePlan", "measurement_copies"]
 
 _FLAG = InstanceOf(bool, np.bool_, description="True or False")
 _EPSILON = Interval(Real, BUDGET_RANGE[0], BUDGET_RANGE[1], closed="both",
@@ -40,7 +41,10 @@ _EPSILON = Interval(Real, BUDGET_RANGE[0], BUDGET_RANGE[1], closed="both",
 _CONSTRAINTS: dict[str, list[Any]] = {
     "rng": RNG,
     "hierarchy": [InstanceOf(Hierarchy, description="a dptree.Hierarchy",
-                             hint="build one with Hierarchy.from_paths, from_frame or from_parent_table")],
+                             hint="build one with Hierarchy.from_paths, from_frame or from_parent_table, or pass "
+                             "'private' to find the tree from the data"), Options((FOUND,))],
+    "structure_share": [Interval(Real, 0, 1, closed="neither",
+                                 hint="e.g. structure_share=0.5 (the share of epsilon spent finding the tree)")],
     "epsilon": [_EPSILON],
     "delta": [Interval(Real, 0, 1, closed="left")],
     "method": [Options(METHODS)],
@@ -60,7 +64,7 @@ _CONSTRAINTS: dict[str, list[Any]] = {
 
 
 _PLAN = ("hierarchy", "epsilon", "delta", "method", "alpha", "consistent", "nonnegative", "integer",
-         "max_contributions", "tau_min", "gaussian_calibration")
+         "max_contributions", "tau_min", "gaussian_calibration", "structure_share")
 _READ = ("rng", "unknown")
 
 
@@ -100,6 +104,54 @@ class HierarchyCountsPlan(HierarchyPlanCore):
                         _serialize.creation_metadata(column=params["levels"], source=source, created=created))
 
 
+@dataclass(frozen=True, eq=False)
+class FoundStructurePlan(FoundStructureCore):
+    """A hierarchy found from the data, planned from public inputs
+    (:class:`~dptree.hierarchy.discovery.FoundStructureCore`: the split, the selections, the counts'
+    calibration), and :meth:`release`, the private step."""
+
+    @validate_params({"rng": RNG})
+    def release(self, data: Any, *, weight: str | None = None, rng: _noise.RngLike = None) -> HierarchyRelease:
+        """Read the records per distinct path of the level columns once, find the tree level by
+        level, then count every node found (:mod:`dptree.hierarchy.discovery`). One random source
+        (``rng``) draws the selections and the noise."""
+        src = _noise.make_source(rng)
+        created = _serialize.utc_now()  # before the data is read: no timing of the reading
+        coded = coded_path_counts(data, list(self.levels), weight)
+        found, depth, node = self.discover(coded, src)
+        other = other_label(found)
+        leaves = found.leaves() or [(other,)]
+        h = Hierarchy.from_paths(leaves, levels=self.levels[:max(map(len, leaves))], other=other)
+        x = leaf_counts(_counted_paths(found, depth, node, coded[2], other), h)
+        meas = measure_nodes(src, h, node_weights(x, h.parents), self.calibration)
+        params: dict[str, Any] = {
+            "method": self.mechanism.method, "epsilon": self.mechanism.epsilon, "delta": self.mechanism.delta,
+            "alpha": None, "consistent": self.counts.consistent, "nonnegative": self.counts.nonnegative,
+            "integer": self.counts.integer, "max_contributions": 1, "depth": h.depth,
+            "levels": list(h.levels), "unknown": "other", "structure": self.parameters,
+            **self.calibration.parameters,
+        }
+        source = data if isinstance(data, (str, os.PathLike)) else None
+        return assemble(h, params, self.statement_for(private=src.private), meas,
+                        _serialize.creation_metadata(column=list(self.levels), source=source, created=created))
+
+
+def _counted_paths(found: Any, depth: np.ndarray, node: np.ndarray, n: np.ndarray, other: str) -> dict[tuple, int]:
+    """Each distinct path's records at its deepest kept node: that node's path when it is a leaf
+    of the tree found, its ``other`` leaf's otherwise (exact, not private: the counts' input)."""
+    out: dict[tuple, int] = {}
+    if np.asarray(n).size == 0:
+        return out
+    at, inv = np.unique(np.stack([depth, node]), axis=1, return_inverse=True)
+    sums = np.zeros(at.shape[1], dtype=np.int64)
+    np.add.at(sums, inv.reshape(-1), np.asarray(n, dtype=np.int64))
+    inner = [found.inner(j) for j in range(len(found.paths))]
+    for (j, i), total in zip(at.T.tolist(), sums.tolist()):
+        path = found.paths[j][i]
+        out[path + (other,) if j == 0 or inner[j][i] else path] = total
+    return out
+
+
 @privacy_values
 @validate_params({k: _CONSTRAINTS[k] for k in _PLAN})
 def plan_hierarchy_counts(
@@ -115,9 +167,11 @@ def plan_hierarchy_counts(
     max_contributions: int = 1,
     tau_min: float | None = None,
     gaussian_calibration: Literal["exact", "zcdp"] = "exact",
+    levels: Sequence[str] | None = None,
+    structure_share: float = STRUCTURE_SHARE,
     unit: PrivacyUnit | None = None,
     budget: Budget | None = None,
-) -> HierarchyCountsPlan:
+) -> HierarchyCountsPlan | FoundStructurePlan:
     """Plan private counts for every node of ``hierarchy`` from public inputs only (no data):
     validate the parameters, calibrate the noise (a parameter no sampler can draw fails here,
     before any charge), and derive the privacy statement, the privacy loss and each node's
@@ -134,7 +188,20 @@ def plan_hierarchy_counts(
         (['depth 0', 'depth 1', 'depth 2'], 1.0)
         >>> round(plan.expected_error("FR/Paris"), 2)  # the standard error of a city's count
         3.31
+
+    ``hierarchy="private"``: the tree is found from the data's ``levels`` columns
+    (:mod:`dptree.hierarchy.discovery`: ``structure_share`` of epsilon, and delta, finds it level by
+    level; the rest counts it), for ``method`` "laplace" or "gaussian", one record per person.
     """
+    if isinstance(hierarchy, str):
+        return _plan_found(levels, epsilon=epsilon, delta=delta, method=method, alpha=alpha, consistent=consistent,
+                           nonnegative=nonnegative, integer=integer, max_contributions=max_contributions,
+                           tau_min=tau_min, gaussian_calibration=gaussian_calibration,
+                           structure_share=structure_share)
+    if levels is not None or structure_share != STRUCTURE_SHARE:
+        raise InvalidParameterError("levels and structure_share plan a hierarchy found from the data "
+                                    "(hierarchy='private'); with a public hierarchy pass levels to release()",
+                                    parameter="levels" if levels is not None else "structure_share")
     needs_delta = method in ("gaussian", "multiplicative")
     dlt = check_delta(delta, required=needs_delta)  # delta > 0 for approximate DP
     if not needs_delta and dlt > 0:
@@ -164,6 +231,29 @@ def plan_hierarchy_counts(
                                nonnegative=bool(nonnegative), integer=bool(integer))
 
 
+def _plan_found(levels: Sequence[str] | None, *, epsilon: float, delta: float, method: str, alpha: float | None,
+                consistent: bool, nonnegative: bool, integer: bool, max_contributions: int, tau_min: float | None,
+                gaussian_calibration: str, structure_share: float) -> FoundStructurePlan:
+    """The plan of ``hierarchy="private"`` (:func:`plan_hierarchy_counts`), its options checked."""
+    if levels is None:
+        raise InvalidParameterError("hierarchy='private' finds the tree from the data's level columns: pass "
+                                    "levels=['continent', 'country', ...], root side first (CLI: --levels)",
+                                    parameter="levels")
+    if method == "multiplicative" or alpha is not None or tau_min is not None:
+        raise InvalidParameterError("hierarchy='private' counts the tree found with method='laplace' or 'gaussian' "
+                                    "(the multiplicative algorithm, alpha and tau_min need a public tree)",
+                                    parameter="method")
+    if max_contributions != 1:
+        raise InvalidParameterError("hierarchy='private' counts each record as its own user (its selection counts "
+                                    "records, not distinct people): leave max_contributions at 1, and bound people's "
+                                    "records before, or declare the hierarchy", parameter="max_contributions")
+    if gaussian_calibration != "exact" and method != "gaussian":
+        raise InvalidParameterError("gaussian_calibration only applies to method='gaussian'")
+    return plan_found_structure(levels, epsilon=epsilon, delta=delta, method=method, structure_share=structure_share,
+                                consistent=consistent, nonnegative=nonnegative, integer=integer,
+                                gaussian=gaussian_calibration, plan_type=FoundStructurePlan)
+
+
 @privacy_values
 @validate_params({k: v for k, v in _CONSTRAINTS.items() if k != "gaussian_calibration"})
 def hierarchy_counts(
@@ -183,6 +273,7 @@ def hierarchy_counts(
     weight: str | None = None,
     unknown: Literal["error", "drop", "other"] = "error",
     rng: _noise.RngLike = None,
+    structure_share: float = STRUCTURE_SHARE,
     unit: PrivacyUnit | None = None,
     budget: Budget | None = None,
 ) -> HierarchyRelease:
@@ -225,6 +316,14 @@ def hierarchy_counts(
     :class:`~dptree.errors.TotalTooLargeError`. The guarantee covers datasets below that public
     limit; no error message contains a count, a total or a value.
 
+    ``hierarchy="private"``: the tree is not declared but found from the ``levels`` columns
+    (:mod:`dptree.hierarchy.discovery`): ``structure_share`` of epsilon (and all of delta for
+    Laplace counts, that share of it for Gaussian ones; delta > 0 is required) finds the nodes
+    top-down, level by level, keeping a node when its noisy record count passes the optimal
+    threshold of Desfontaines et al. 2022; the rest counts every node found, with an ``other``
+    leaf under every internal node (the records of the nodes not found), noise calibrated for the
+    full depth. One record per person; the tree found is part of the output (noisy).
+
     Example (``rng=7`` seeds the noise only so that the outputs below are reproducible: a seeded release
     is marked not private; leave ``rng`` out in real use)::
 
@@ -238,9 +337,17 @@ def hierarchy_counts(
         >>> [round(v) for v in rel.ci("FR/Paris")]
         [446, 460]
     """
+    found = isinstance(hierarchy, str)
     plan = plan_hierarchy_counts(hierarchy, epsilon=epsilon, delta=delta, method=method, alpha=alpha,
                                  consistent=consistent, nonnegative=nonnegative, integer=integer,
-                                 max_contributions=max_contributions, tau_min=tau_min)
+                                 max_contributions=max_contributions, tau_min=tau_min,
+                                 levels=levels if found else None, structure_share=structure_share)
+    if isinstance(plan, FoundStructurePlan):
+        if unknown != "error":
+            raise InvalidParameterError("unknown applies to a public hierarchy: a tree found from the data counts "
+                                        "every record (at its deepest node found, or that node's 'other' leaf)",
+                                        parameter="unknown")
+        return plan.release(data, weight=weight, rng=rng)
     return plan.release(data, levels=levels, weight=weight, unknown=unknown, rng=rng)
 
 

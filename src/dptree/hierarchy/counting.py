@@ -27,7 +27,7 @@ from dptree.data.weights import too_large as _too_large  # noqa: F401  (re-expor
 from dptree.errors import DataError, InputFormatError, InvalidParameterError, TotalTooLargeError  # noqa: F401
 from dptree.hierarchy.structure import Hierarchy, split_path
 
-__all__ = ["leaf_counts", "node_weights", "MAX_TOTAL", "UNKNOWN_POLICIES"]
+__all__ = ["leaf_counts", "coded_path_counts", "node_weights", "MAX_TOTAL", "UNKNOWN_POLICIES"]
 
 
 def _as_label_array(values: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -135,6 +135,12 @@ def _frame_counts(data: Any, keys: list[str], weight: str | None) -> Coded:
     enc = [encode(frame[c]) for c in keys]
     codes, counts = coded_counts([c for c, _ in enc], [len(u) for _, u in enc], w)
     return codes, [u for _, u in enc], counts
+
+
+def coded_path_counts(data: Any, levels: list[str], weight: str | None = None) -> Coded:
+    """The exact records (or weights) per distinct path of the ``levels`` columns, coded
+    (:data:`Coded`): what a hierarchy found from the data is selected and counted from. Not private."""
+    return _path_counts(data, list(levels), weight, "error")
 
 
 def _path_counts(data: Any, levels: list[str], weight: str | None, unknown: str) -> Coded:

@@ -19,6 +19,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from dptree.errors import InvalidParameterError, ReleaseFileError
+from dptree.hierarchy.discovery import FOUND, FoundStructureCore, plan_found_structure
 from dptree.hierarchy.measure import METHODS, NodeMechanism, calibrate, calibration_of
 from dptree.hierarchy.plan import HierarchyPlanCore
 from dptree.hierarchy.structure import Hierarchy
@@ -68,6 +69,28 @@ def _mechanism(params: dict[str, Any]) -> NodeMechanism:
     return NodeMechanism(method, eps, dlt, k, alpha, tau_min)
 
 
+def _found_plan(params: dict[str, Any], h: Hierarchy, gaussian: str) -> FoundStructureCore | None:
+    """The plan of a hierarchy found from the data (None for a public one), re-derived from the
+    stated budget, split and level columns; the counts' budget and the tree's levels must be
+    the ones they give."""
+    spec = params.get("structure")
+    if spec is None:
+        return None
+    if not isinstance(spec, dict) or spec.get("found") != FOUND or set(spec) != {"found", "levels", "epsilon", "delta",
+                                                                                 "structure_share"}:
+        raise ReleaseFileError("hierarchy release: malformed 'structure' parameters (tampered?)")
+    plan = plan_found_structure(spec["levels"], epsilon=spec["epsilon"], delta=spec["delta"],
+                                method=params["method"], structure_share=spec["structure_share"],
+                                consistent=params.get("consistent", True), nonnegative=params.get("nonnegative", False),
+                                integer=params.get("integer", False), gaussian=gaussian)
+    m = plan.mechanism
+    if (params["epsilon"], params["delta"], params["max_contributions"]) != (m.epsilon, m.delta, 1) or \
+            list(h.levels) != list(plan.levels[:h.depth - 1]) or params.get("levels") != list(h.levels):
+        raise ReleaseFileError("hierarchy release: the counts' budget or levels are not the ones the stated split "
+                               "gives (tampered?)")
+    return plan
+
+
 def _integers(values: Any, n: int, *, bound: int | None = None) -> bool:
     return isinstance(values, list) and len(values) == n and all(
         isinstance(v, int) and not isinstance(v, bool) and (bound is None or abs(v) < bound) for v in values
@@ -82,10 +105,11 @@ def check_noise(h: Hierarchy, params: dict[str, Any], stated: dict[str, Any], me
         d, n = h.depth, h.n_nodes
         if int(params["depth"]) != d:
             raise ReleaseFileError("hierarchy release: depth or max_contributions does not match the hierarchy")
-        plan = HierarchyPlanCore(h, calibrate(mech, d, gaussian=calibration_of(stated)))
+        found = _found_plan(params, h, calibration_of(stated.get("release", stated)))
+        plan = HierarchyPlanCore(h, calibrate(mech, d, gaussian=calibration_of(stated))) if found is None else found
         cal = plan.calibration
         derived = plan.statement_for(private=stated.get("private") is True)
-        if mech.method == "gaussian" and "calibration" not in stated:
+        if found is None and mech.method == "gaussian" and "calibration" not in stated:
             # a file that states no calibration (zCDP): its statement names the zCDP mechanism
             del derived["calibration"]
             derived.update(mechanism=_ZCDP_ONLY, rho=zcdp_rho_for(mech.epsilon, mech.delta))

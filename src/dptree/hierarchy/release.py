@@ -39,7 +39,7 @@ from dptree.io.release_file import FORMAT, VERSION, check_metadata, load, valida
 from dptree.privacy.boundary import Boundary
 from dptree.privacy.statement import Neighbors
 
-__all__ = ["HierarchyRelease", "load_hierarchy_release", "assemble", "NOISY_MEASUREMENTS", "KIND"]
+__all__ = ["HierarchyRelease", "FoundHierarchyRelease", "load_hierarchy_release", "assemble", "NOISY_MEASUREMENTS", "KIND"]
 
 KIND = "hierarchy"
 
@@ -175,8 +175,12 @@ class HierarchyRelease(CountRelease):
         p = self.parameters
         extra = f", alpha={p['alpha']}" if p.get("alpha") is not None else ""
         neighbors = Neighbors(self.privacy["neighbors"], self.privacy["max_contributions"])
+        found = p.get("structure")
+        how = "" if found is None else (
+            f"tree found from the data (epsilon={found['epsilon']:g}, delta={found['delta']:g} in all, "
+            f"{found['structure_share']:g} of epsilon finding it), counts ")
         return (
-            f"Hierarchy release: {self.hierarchy.n_nodes} nodes, depth {self.hierarchy.depth}, "
+            f"Hierarchy release: {self.hierarchy.n_nodes} nodes, depth {self.hierarchy.depth}, {how}"
             f"{p['method']} (epsilon={p['epsilon']:g}, delta={p['delta']:g}{extra}), "
             f"{neighbors.describe()}{'' if self.private else ', NOT PRIVATE (test seed)'}"
         )
@@ -229,6 +233,18 @@ class HierarchyRelease(CountRelease):
     def load(cls, path: str | os.PathLike[str]) -> HierarchyRelease:
         """``dptree.load(path)``, refusing a file of another kind."""
         return load_hierarchy_release(path)
+
+
+@dataclass(repr=False, eq=False)
+class FoundHierarchyRelease(HierarchyRelease):
+    """A :class:`HierarchyRelease` whose tree was found from the data
+    (:mod:`dptree.hierarchy.discovery`): the tree, its level columns and its 'other' label are the
+    discovery's noisy output; everything else is as for a public hierarchy."""
+
+    BOUNDARY: ClassVar[Boundary] = Boundary(
+        public=HierarchyRelease.BOUNDARY.public,
+        noisy=HierarchyRelease.BOUNDARY.noisy + ("parameters.hierarchy*", "parameters.levels", "parameters.depth"),
+    )
 
 
 def load_hierarchy_release(path: str | os.PathLike[str]) -> HierarchyRelease:
@@ -286,7 +302,8 @@ def assemble(h: Hierarchy, params: dict[str, Any], privacy: dict[str, Any], meas
             lo, hi = center - B, center + B
     except (KeyError, TypeError, ValueError) as exc:
         raise ReleaseFileError(f"malformed hierarchy release measurements: {exc}") from exc
-    return HierarchyRelease(
+    kind = HierarchyRelease if params.get("structure") is None else FoundHierarchyRelease
+    return kind(
         hierarchy=h,
         parameters=params,
         privacy=privacy,

@@ -456,6 +456,9 @@ def _plotted_groups(release: Any, groups: Any) -> list[tuple[Any, Any]]:
         if groups is not None:
             raise InvalidParameterError("groups= applies to a group-by release (by= and groups=)")
         return [(None, release)]
+    if not release.groups:
+        raise InvalidParameterError("no group was released (the private selection of the groups kept none), so there "
+                                    "is nothing to draw; the release's summary and privacy statement say what was run")
     if groups is None:
         picked = list(release.groups)
     else:

@@ -45,18 +45,19 @@ def _below(total: float, part: float) -> float:
     return rest
 
 
-def split_budget(epsilon: float, delta: float, share: float, *, release_delta: bool) -> tuple[tuple[float, float],
-                                                                                             tuple[float, float]]:
+def split_budget(epsilon: float, delta: float, share: float, *, release_delta: bool, share_name: str = "groups_share",
+                 found: str = "groups='private'") -> tuple[tuple[float, float], tuple[float, float]]:
     """((epsilon, delta) of the selection, (epsilon, delta) of the releases): ``share`` of epsilon to
     the selection; of delta, ``share`` when the releases need a delta (``release_delta``), else all
-    of it. Each pair adds up to at most the total, exactly."""
-    if not 0 < share < 1:
-        raise InvalidParameterError(f"groups_share must be in (0, 1), got {share!r}", parameter="groups_share")
+    of it. Each pair adds up to at most the total, exactly. ``share_name`` and ``found`` name the
+    caller's parameters in the messages."""
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
+        raise InvalidParameterError(f"{share_name} must be in (0, 1), got {share!r}", parameter=share_name)
     d = check_delta(delta)
     if d <= 0:
-        raise InvalidParameterError("groups='private' needs delta > 0: the selection of the groups is (epsilon, "
-                                    "delta)-DP (a key of one user is released with probability at most delta); pass "
-                                    "e.g. delta=1e-6", parameter="delta")
+        raise InvalidParameterError(f"{found} needs delta > 0: the selection is (epsilon, delta)-DP (a key of one "
+                                    "user is released with probability at most delta); pass e.g. delta=1e-6",
+                                    parameter="delta")
     eps_s = epsilon * share
     eps_r = _below(epsilon, eps_s)
     if release_delta:

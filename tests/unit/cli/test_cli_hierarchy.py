@@ -120,3 +120,35 @@ def test_main_cli_release_and_query(files: dict[str, Path], cli_run: Any) -> Non
     assert "Hierarchy release" in doc["release"]
     code, _, err = cli_run(["query", str(out), "--node", "US/TX"])
     assert code == 2 and "names no node" in err
+
+
+def test_a_tree_found_from_the_data(files: dict[str, Path], cli_run: Any) -> None:
+    """``--structure private``: no structure file; the tree found is in the file, and the same
+    seed gives the library's release."""
+    import dptree
+
+    d = files["dir"]
+    out = d / "found.json"
+    argv = ["hierarchy", str(d / "rows.csv"), "--levels", "country,state", "--structure", "private", "--epsilon", "2",
+            "--delta", "1e-3", "--structure-share", "0.4", "--seed", "5", "--allow-nonprivate", "--out", str(out)]
+    code, stdout, err = cli_run(argv)
+    assert code == 0, err
+    assert "tree found from the data" in stdout
+    rel = load_hierarchy_release(out)
+    same = dptree.hierarchy_counts(pd.read_csv(d / "rows.csv"), "private", levels=["country", "state"], epsilon=2.0,
+                                   delta=1e-3, structure_share=0.4, rng=5)
+    assert rel.hierarchy.all_paths() == same.hierarchy.all_paths()
+    assert rel.count("") == same.count("")
+    assert query_hierarchy(rel, [""])[0]["count"] == rel.count("")
+
+
+def test_a_tree_found_from_the_data_refuses_public_structure_options(files: dict[str, Path], cli_run: Any) -> None:
+    d = files["dir"]
+    x = d / "x.json"
+    base = ["hierarchy", str(d / "rows.csv"), "--levels", "country,state", "--epsilon", "1", "--out", str(x)]
+    for extra, words in ((["--structure", "private"], "--delta"),
+                         (["--structure", "private", "--delta", "1e-6", "--other", "(o)"], "--other"),
+                         (["--structure", str(d / "struct.csv"), "--structure-share", "0.3"], "--structure private")):
+        code, out, err = cli_run(base + extra)
+        assert code == 2 and out == "" and err.startswith("dptree: error: ") and words in err, err
+    assert not x.exists()
