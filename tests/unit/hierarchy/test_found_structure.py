@@ -219,6 +219,17 @@ def test_numpy_and_duckdb_find_the_same_tree(tmp_path: Any) -> None:
     assert np.array_equal(a.measurements["y"], b.measurements["y"])
 
 
+def test_spark_finds_the_same_tree() -> None:
+    from _spark import spark_frame
+
+    rows = _rows()
+    frame = spark_frame({c: rows[c].tolist() for c in LEVELS})
+    a = dptree.hierarchy_counts(rows, "private", levels=LEVELS, epsilon=1.0, delta=1e-6, rng=9)
+    b = dptree.hierarchy_counts(frame, "private", levels=LEVELS, epsilon=1.0, delta=1e-6, rng=9)
+    assert a.hierarchy.all_paths() == b.hierarchy.all_paths()
+    assert np.array_equal(a.measurements["y"], b.measurements["y"])
+
+
 def test_weights_count_as_records() -> None:
     rows = pd.DataFrame({"continent": ["EU", "EU", "AS"], "country": ["FR", "DE", "JP"], "n": [400, 300, 250]})
     a = dptree.hierarchy_counts(rows, "private", levels=LEVELS, weight="n", epsilon=1.0, delta=1e-6, rng=4)
