@@ -148,7 +148,7 @@ def private_contributions_spec(name: str, *, plan: Any, pairs: Sequence[tuple[st
         release=release or tree_release,
         extra={"contributions_plan": plan,
                "fast": AuditConfig(n_select=1_000, n_eval=3_000),
-               "slow": AuditConfig(n_select=10_000, n_eval=30_000)},
+               "slow": AuditConfig(n_select=4_000, n_eval=12_000)},
     )
 
 
