@@ -27,7 +27,7 @@ from dptree.rangetree.contributions import plan_private_contributions as _plan_p
 from dptree.rangetree.groupby import GroupedRelease, release_groups
 from dptree.rangetree.private_groups import PrivateGroupsRelease, plan_private_groups
 from dptree.rangetree.release import RangeTree, RangeTreePlan, plan_range_tree
-from dptree.rangetree.sums import plan_range_sums
+from dptree.rangetree.sums_release import plan_range_sums
 
 __all__ = ["range_tree", "range_tree_by", "release_over_private_bounds", "plan_private_contributions"]
 

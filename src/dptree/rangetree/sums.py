@@ -28,11 +28,10 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 from numbers import Real
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
-from dptree import noise as _noise
 from dptree._validation import Interval, Options, validate_params
 from dptree.data.domain import Domain
 from dptree.data.weights import WeightGrid
@@ -46,11 +45,14 @@ from dptree.rangetree.layout import TreeLayout
 from dptree.rangetree.plan import TreePlan
 from dptree.rangetree.release import RangeTreePlan, plan_range_tree
 
-__all__ = ["SumTreePlan", "plan_range_sums", "sum_share_for", "MAX_SUM_CELLS"]
+__all__ = ["SumTreePlan", "build_sum_plan", "sum_share_for", "MAX_SUM_CELLS"]
 
 #: the most (bucket, weight unit) cells a release with sums counts: the engines count the records
 #: of each cell (:class:`~dptree.data.engines.base.Units`), 8 bytes a cell
 MAX_SUM_CELLS = 1 << 25
+
+
+P = TypeVar("P", bound="SumTreePlan")
 
 
 def sum_share_for(grid: WeightGrid, noise: str) -> Fraction:
@@ -79,7 +81,8 @@ class SumTreePlan:
     """The plan of a range tree with sums (module docstring): ``counts`` (the count tree's plan, at
     share 1 - f), ``sums`` (:meth:`TreePlan.sum_tree`, share f), the weight ``grid`` and ``share``
     f, the requested ``budget`` and the combined ``statement``. Made before any data is read;
-    :meth:`privacy_loss` lists both trees' measurements, which a ledger charges."""
+    :meth:`privacy_loss` lists both trees' measurements, which a ledger charges. This module does
+    not know the release class (:class:`~dptree.rangetree.sums_release.RangeSumsPlan` adds it)."""
 
     counts: RangeTreePlan
     sums: TreePlan
@@ -113,25 +116,6 @@ class SumTreePlan:
         exact noise parameter and sensitivity (k per count level, k * M units per sum level)."""
         c, s = self.counts.privacy_loss(parallel), self.sums.privacy_loss(parallel)
         return PrivacyLoss(c.neighbors, c.measurements + s.measurements, parallel)
-
-    def release(self, leaf_counts: np.ndarray, leaf_sums: np.ndarray, rng: _noise.RngLike = None, *,
-                column: Any = None, weights: Any = None, source: Any = None, created: str | None = None) -> Any:
-        """Measure both trees (:meth:`TreePlan.measure`, one random source) and estimate them: a
-        :class:`~dptree.rangetree.sums_release.RangeSums`. ``leaf_sums``: the exact sums in units
-        (:func:`dptree.data.histograms.leaf_sums`). ``column`` and ``weights`` (names), ``source``
-        and ``created`` go to the public metadata."""
-        from dptree.io.release_file import creation_metadata
-        from dptree.rangetree.sums_release import RangeSums
-
-        src = _noise.make_source(rng)
-        counted = self.counts.measure(leaf_counts, src)
-        summed = self.sums.measure(leaf_sums, src)
-        stated = dict(self.statement)
-        stated["private"] = bool(src.private)
-        meta = creation_metadata(column=column, source=source, created=created)
-        if isinstance(weights, str):
-            meta["weights"] = weights
-        return RangeSums(self, counted, summed, stated, meta)
 
 
 def _statement(counts: TreePlan, sums: TreePlan, grid: WeightGrid, share: Fraction, budget: Budget,
@@ -176,16 +160,18 @@ def _statement(counts: TreePlan, sums: TreePlan, grid: WeightGrid, share: Fracti
     "sum_share": [None, Interval(Real, 0, 1, closed="neither", hint="e.g. sum_share=0.6 (the sum tree's share "
                                                                     "of the budget)")],
 })
-def plan_range_sums(*, lower: Any, upper: Any, weight_bounds: Any, weight_resolution: Any = 1,
+def build_sum_plan(plan_type: type[P], *, lower: Any, upper: Any, weight_bounds: Any, weight_resolution: Any = 1,
                     sum_share: float | None = None, epsilon: float | None = None, delta: float = 0.0,
                     rho: float | None = None, width: Any = None, branching: int | None = None,
                     noise: str = "laplace", neighbors: str = "add_remove", max_contributions: int = 1,
                     levels: str = "uniform", unit: PrivacyUnit | None = None,
-                    budget: Budget | None = None) -> SumTreePlan:
+                    budget: Budget | None = None) -> P:
     """Validate public parameters and plan a range tree with sums (module docstring): the count
     tree at share 1 - f, the sum tree at f (``sum_share``, default the rule of the module
     docstring). ``weight_bounds=(lower, upper)`` and ``weight_resolution`` make the public grid
-    (:class:`~dptree.data.weights.WeightGrid`). No data is read."""
+    (:class:`~dptree.data.weights.WeightGrid`). No data is read. ``plan_type``: the class of the plan
+    (:class:`~dptree.rangetree.sums_release.RangeSumsPlan`, public as :func:`dptree.plan_range_sums`,
+    which adds the release)."""
     if neighbors == "replace":
         raise InvalidParameterError("sums of weights use add/remove neighbors: under 'replace' the total of the "
                                     "weights is not public; pass neighbors='add_remove'", parameter="neighbors")
@@ -207,6 +193,6 @@ def plan_range_sums(*, lower: Any, upper: Any, weight_bounds: Any, weight_resolu
             "release with sums counts: choose a coarser weight_resolution or a larger width",
             parameter="weight_resolution")
     sums = counts.sum_tree(sum_budget, grid.sensitivity, calibration="zcdp")
-    plan = SumTreePlan(counts, sums, grid, share, whole, {})
+    plan = plan_type(counts, sums, grid, share, whole, {})
     plan.statement = _statement(counts, sums, grid, share, whole, plan.privacy_loss())
     return plan

@@ -21,20 +21,23 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
+from dptree import noise as _noise
 from dptree._validation import validate_params
 from dptree.errors import ReleaseFileError
 from dptree.estimation.intervals import LEVEL, gamma_shape, multiplier, symmetric_interval
 from dptree.estimation.least_squares import range_error_moments
 from dptree.io.frames import result_frame
-from dptree.io.release_file import check_metadata
+from dptree.io.release_file import check_metadata, creation_metadata
 from dptree.privacy.boundary import Boundary
+from dptree.privacy.budget import Budget
 from dptree.privacy.statement import check_statement
+from dptree.privacy.unit import PrivacyUnit
 from dptree.rangetree.document import checked_levels, domain_inputs, range_tree_document
 from dptree.rangetree.estimates import LeafEstimates
 from dptree.rangetree.release import HistogramResult, RangeTree
-from dptree.rangetree.sums import SumTreePlan, plan_range_sums
+from dptree.rangetree.sums import SumTreePlan, build_sum_plan
 
-__all__ = ["RangeSums", "SumsHistogramResult"]
+__all__ = ["RangeSums", "RangeSumsPlan", "SumsHistogramResult", "plan_range_sums"]
 
 
 def _scalar_or_array(x: np.ndarray, like: Any) -> Any:
@@ -258,3 +261,41 @@ class RangeSums(RangeTree):
         what = f"{self.metadata['weights']!r}" if "weights" in self.metadata else "weights"
         return (super().summary().replace("RangeTree", "RangeSums", 1)
                 + f"; sums of {what} clamped to [{lo:g}, {hi:g}], sum tree share {float(self.sum_plan.share):g}")
+
+
+@dataclass
+class RangeSumsPlan(SumTreePlan):
+    """The plan of a range tree with sums (:class:`~dptree.rangetree.sums.SumTreePlan`) with its
+    one private step, :meth:`release`."""
+
+    def release(self, leaf_counts: np.ndarray, leaf_sums: np.ndarray, rng: _noise.RngLike = None, *,
+                column: Any = None, weights: Any = None, source: Any = None, created: str | None = None) -> Any:
+        """Measure both trees (:meth:`TreePlan.measure`, one random source) and estimate them: a
+        :class:`RangeSums`. ``leaf_sums``: the exact sums in units
+        (:func:`dptree.data.histograms.leaf_sums`). ``column`` and ``weights`` (names), ``source``
+        and ``created`` go to the public metadata."""
+        src = _noise.make_source(rng)
+        counted = self.counts.measure(leaf_counts, src)
+        summed = self.sums.measure(leaf_sums, src)
+        stated = dict(self.statement)
+        stated["private"] = bool(src.private)
+        meta = creation_metadata(column=column, source=source, created=created)
+        if isinstance(weights, str):
+            meta["weights"] = weights
+        return RangeSums(self, counted, summed, stated, meta)
+
+
+def plan_range_sums(*, lower: Any, upper: Any, weight_bounds: Any, weight_resolution: Any = 1,
+                    sum_share: float | None = None, epsilon: float | None = None, delta: float = 0.0,
+                    rho: float | None = None, width: Any = None, branching: int | None = None,
+                    noise: str = "laplace", neighbors: str = "add_remove", max_contributions: int = 1,
+                    levels: str = "uniform", unit: PrivacyUnit | None = None,
+                    budget: Budget | None = None) -> RangeSumsPlan:
+    """Validate public parameters and plan a range tree with sums
+    (:func:`~dptree.rangetree.sums.build_sum_plan`: the parameters of :func:`dptree.plan_range_tree`
+    with ``weight_bounds=(lower, upper)``, ``weight_resolution`` and ``sum_share``); no data is read.
+    Its ``release(leaf_counts, leaf_sums, rng)`` takes :func:`dptree.data.histograms.leaf_sums`."""
+    return build_sum_plan(RangeSumsPlan, lower=lower, upper=upper, weight_bounds=weight_bounds,
+                          weight_resolution=weight_resolution, sum_share=sum_share, epsilon=epsilon, delta=delta,
+                          rho=rho, width=width, branching=branching, noise=noise, neighbors=neighbors,
+                          max_contributions=max_contributions, levels=levels, unit=unit, budget=budget)

@@ -15,8 +15,8 @@ from dptree.data.histograms import leaf_histogram, leaf_sums
 from dptree.data.weights import WeightGrid
 from dptree.errors import InvalidParameterError, ReleaseFileError
 from dptree.noise import make_source
-from dptree.rangetree.sums import plan_range_sums, sum_share_for
-from dptree.rangetree.sums_release import RangeSums
+from dptree.rangetree.sums import sum_share_for
+from dptree.rangetree.sums_release import RangeSums, plan_range_sums
 
 
 # --------------------------------------------------------------------------- the grid
