@@ -49,7 +49,7 @@ __all__ = ["SumTreePlan", "build_sum_plan", "sum_share_for", "MAX_SUM_CELLS"]
 
 #: the most (bucket, weight unit) cells a release with sums counts: the engines count the records
 #: of each cell (:class:`~dptree.data.engines.base.Units`), 8 bytes a cell
-MAX_SUM_CELLS = 1 << 25
+MAX_SUM_CELLS = 1 << 24
 
 
 P = TypeVar("P", bound="SumTreePlan")
