@@ -89,8 +89,11 @@ class RangeSums(RangeTree):
         return object.__new__(cls)
 
     def __init__(self, plan: SumTreePlan, counts: list[np.ndarray | None], sums: list[np.ndarray | None],
-                 statement: dict[str, Any], metadata: dict[str, Any] | None = None) -> None:
+                 statement: dict[str, Any], metadata: dict[str, Any] | None = None, *,
+                 weights: str | None = None) -> None:
         super().__init__(plan.counts, counts, statement, metadata)
+        #: the name of the weight column, when the caller gave one (public)
+        self.weights = weights
         self.sum_plan, self.sum_measurements, self.grid = plan, sums, plan.grid
         p = plan.sums
         self._sum_est = LeafEstimates(p.layout, p.domain.size, p.noise, p.level_variance, sums)
@@ -223,7 +226,8 @@ class RangeSums(RangeTree):
         doc = range_tree_document(self.plan, self.measurements, self.privacy, self.metadata)
         b = self.sum_plan.budget
         doc["parameters"]["budget"] = {"epsilon": b.epsilon, "delta": b.delta, "rho": b.rho}
-        doc["parameters"]["weights"] = {**self.grid.to_dict(), "sum_share": float(self.sum_plan.share)}
+        doc["parameters"]["weights"] = {**self.grid.to_dict(), "sum_share": float(self.sum_plan.share),
+                                        "column": self.weights}
         doc["parameters"].pop("gaussian_calibration", None)
         doc["measurements"]["sum_levels"] = [None if m is None else [int(v) for v in m] for m in self.sum_measurements]
         doc["measurements"]["sum_noise_parameters"] = [
@@ -252,13 +256,16 @@ class RangeSums(RangeTree):
         if not isinstance(raw, Mapping) or not isinstance(raw.get("private"), bool):
             raise ReleaseFileError("release file: privacy statement lacks the 'private' flag")
         privacy = check_statement(raw, plan.statement, kind=cls.KIND)
+        name = weights.get("column")
+        if name is not None and not isinstance(name, str):
+            raise ReleaseFileError("release file: the weight column's name must be text")
         return cls(plan, checked_levels(plan.counts, meas["levels"]), checked_levels(plan.sums, meas["sum_levels"]),
-                   privacy, check_metadata(doc.get("metadata")))
+                   privacy, check_metadata(doc.get("metadata")), weights=name)
 
     def summary(self) -> str:
         """:meth:`RangeTree.summary` with the weights and their bounds."""
         lo, hi = self.weight_bounds
-        what = f"{self.metadata['weights']!r}" if "weights" in self.metadata else "weights"
+        what = repr(self.weights) if self.weights else "weights"
         return (super().summary().replace("RangeTree", "RangeSums", 1)
                 + f"; sums of {what} clamped to [{lo:g}, {hi:g}], sum tree share {float(self.sum_plan.share):g}")
 
@@ -280,9 +287,7 @@ class RangeSumsPlan(SumTreePlan):
         stated = dict(self.statement)
         stated["private"] = bool(src.private)
         meta = creation_metadata(column=column, source=source, created=created)
-        if isinstance(weights, str):
-            meta["weights"] = weights
-        return RangeSums(self, counted, summed, stated, meta)
+        return RangeSums(self, counted, summed, stated, meta, weights=weights if isinstance(weights, str) else None)
 
 
 def plan_range_sums(*, lower: Any, upper: Any, weight_bounds: Any, weight_resolution: Any = 1,

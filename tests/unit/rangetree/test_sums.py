@@ -162,7 +162,7 @@ def test_dataframe_column_and_user_bounding() -> None:
     r = dptree.range_tree(df, column="age", weights="revenue", weight_bounds=(0, 10), user_id="user",
                           max_contributions=2, lower=0, upper=99, epsilon=1e6, rng=1)
     assert round(r.count(0, 99)) == 4 and round(r.sum(0, 99)) == 32
-    assert r.metadata["weights"] == "revenue"
+    assert r.weights == "revenue"
 
 
 def test_count_release_without_weights_is_unchanged() -> None:
