@@ -86,13 +86,13 @@ def _range_tree_rows(release: Any, args: argparse.Namespace) -> list[dict[str, A
     other = edges is not None or args.sum or args.mean
     rows = [] if other and not asked else list(release.answer(count=count, cdf=cdf, quantile=args.quantile,
                                                               total=args.total, level=args.ci).rows)
-    for flag, texts, value, se, ci in (("sum", args.sum, release.sum if sums else None, "sum_stderr", "sum_ci"),
-                                       ("mean", args.mean, release.mean if sums else None, "mean_stderr", "mean_ci")):
+    for flag, texts in (("sum", args.sum), ("mean", args.mean)):
         for text in texts:
             lo, hi = _range(text, release, f"--{flag}")
-            low, high = getattr(release, ci)(lo, hi, level=args.ci)
+            low, high = getattr(release, f"{flag}_ci")(lo, hi, level=args.ci)
             rows.append({"query": f"{flag}[{release.json_value(lo)}, {release.json_value(hi)}]",
-                         "estimate": float(value(lo, hi)), "stderr": float(getattr(release, se)(lo, hi)),
+                         "estimate": float(getattr(release, flag)(lo, hi)),
+                         "stderr": float(getattr(release, f"{flag}_stderr")(lo, hi)),
                          "ci_low": float(low), "ci_high": float(high)})
     if edges is not None:
         h = release.histogram(edges, level=args.ci)

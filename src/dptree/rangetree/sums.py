@@ -63,17 +63,18 @@ def sum_share_for(grid: WeightGrid, noise: str) -> Fraction:
     return Fraction(min(max(round(f, 3), 0.1), 0.9)).limit_denominator(1000)
 
 
-def _split(budget: Budget, share: Fraction) -> tuple[dict[str, float], Budget]:
-    """The count tree's budget keywords and the sum tree's budget: share 1 - f and f of epsilon
+def _split(budget: Budget, share: Fraction) -> tuple[float | None, float | None, Budget]:
+    """(epsilon, rho) of the count tree and the sum tree's budget: share 1 - f and f of epsilon
     (Laplace) or of rho (Gaussian), the two never more than the whole."""
-    whole = Fraction(budget.epsilon) if budget.kind == "pure" else Fraction(budget.as_rho())
+    pure = budget.kind == "pure"
+    whole = Fraction(budget.epsilon if pure and budget.epsilon is not None else budget.as_rho())
     counts = float(whole * (1 - share))
     sums = float(whole - Fraction(counts))
     while Fraction(counts) + Fraction(sums) > whole:
         sums = math.nextafter(sums, 0.0)
-    if budget.kind == "pure":
-        return {"epsilon": counts}, Budget.pure(sums)
-    return {"rho": counts}, Budget.zcdp(sums)
+    if pure:
+        return counts, None, Budget.pure(sums)
+    return None, counts, Budget.zcdp(sums)
 
 
 @dataclass
@@ -184,9 +185,10 @@ def build_sum_plan(plan_type: type[P], *, lower: Any, upper: Any, weight_bounds:
     check_budget_range(epsilon, rho)
     whole = resolve_budget(noise, epsilon, delta, rho)
     share = Fraction(sum_share).limit_denominator(10**6) if sum_share is not None else sum_share_for(grid, noise)
-    count_budget, sum_budget = _split(whole, share)
+    count_epsilon, count_rho, sum_budget = _split(whole, share)
     counts = plan_range_tree(lower=lower, upper=upper, width=width, branching=branching, noise=noise,
-                             neighbors=neighbors, max_contributions=max_contributions, levels=levels, **count_budget)
+                             neighbors=neighbors, max_contributions=max_contributions, levels=levels,
+                             epsilon=count_epsilon, rho=count_rho)
     if counts.domain.size * grid.cells > MAX_SUM_CELLS:
         raise InvalidParameterError(
             f"buckets x weight units ({counts.domain.size} x {grid.cells}) exceed {MAX_SUM_CELLS}, the cells a "
