@@ -31,7 +31,7 @@ from dptree.io.release_file import check_metadata, creation_metadata
 from dptree.privacy.boundary import Boundary
 from dptree.privacy.budget import Budget
 from dptree.privacy.statement import check_statement
-from dptree.privacy.unit import PrivacyUnit
+from dptree.privacy.unit import PrivacyUnit, privacy_values
 from dptree.rangetree.document import checked_levels, domain_inputs, range_tree_document
 from dptree.rangetree.estimates import LeafEstimates
 from dptree.rangetree.release import HistogramResult, RangeTree
@@ -290,6 +290,7 @@ class RangeSumsPlan(SumTreePlan):
         return RangeSums(self, counted, summed, stated, meta, weights=weights if isinstance(weights, str) else None)
 
 
+@privacy_values
 def plan_range_sums(*, lower: Any, upper: Any, weight_bounds: Any, weight_resolution: Any = 1,
                     sum_share: float | None = None, epsilon: float | None = None, delta: float = 0.0,
                     rho: float | None = None, width: Any = None, branching: int | None = None,
@@ -303,4 +304,4 @@ def plan_range_sums(*, lower: Any, upper: Any, weight_bounds: Any, weight_resolu
     return build_sum_plan(RangeSumsPlan, lower=lower, upper=upper, weight_bounds=weight_bounds,
                           weight_resolution=weight_resolution, sum_share=sum_share, epsilon=epsilon, delta=delta,
                           rho=rho, width=width, branching=branching, noise=noise, neighbors=neighbors,
-                          max_contributions=max_contributions, levels=levels, unit=unit, budget=budget)
+                          max_contributions=max_contributions, levels=levels)
