@@ -7,8 +7,8 @@ import dataclasses
 from typing import Any, Iterator, Sequence
 
 import numpy as np
-from audit_registry.range_trees import forest_copies, forest_plan
 
+from audit_registry.range_trees import forest_copies, forest_plan
 from dptree.testing.registry import MechanismSpec, NeighborPair, register
 from dptree.testing.statistics import gaussian_llr, laplace_llr
 

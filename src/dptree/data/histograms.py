@@ -48,8 +48,8 @@ from dptree.data.engines.base import (
     OrderedCounts,
     Partition,
     Sample,
-    Unknown,
     Units,
+    Unknown,
     UserRecords,
     Value,
 )

@@ -132,7 +132,7 @@ class TreePlan:
     noise_parameters: list[Fraction | None]
     level_variance: np.ndarray
     statement: dict[str, Any] = field(default_factory=dict)
-    record_weight: int = 1
+    record_weight: int | None = None
     _errors: LeafEstimates | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
@@ -158,8 +158,9 @@ class TreePlan:
         to ``max_contributions`` across all groups before the split, so each level of all trees
         together has the sensitivity of one tree's: the loss of one tree, run ``parallel`` times
         (McSherry 2009, Thm 4)."""
-        l1, l2sq = level_sensitivities(self.neighbors, self.max_contributions * self.record_weight, self.layout.depth)
-        what = "level" if self.record_weight == 1 else "sum level"
+        weight = 1 if self.record_weight is None else self.record_weight
+        l1, l2sq = level_sensitivities(self.neighbors, self.max_contributions * weight, self.layout.depth)
+        what = "level" if self.record_weight is None else "sum level"
         steps: list[Laplace | Gaussian] = []
         for j, p in enumerate(self.noise_parameters):
             if p is None:  # not measured, or the exact public root under replace
@@ -220,7 +221,7 @@ class TreePlan:
         Every measured level gets independent exact discrete noise through the measurement core
         (:func:`~dptree.privacy.measurement.measure`, :attr:`noise_spec`); under ``replace`` the root
         is the public total, kept exact; an unmeasured level is None."""
-        return self._measure(_check_histogram(leaf_counts, signed=self.record_weight != 1), src)
+        return self._measure(_check_histogram(leaf_counts, signed=self.record_weight is not None), src)
 
     def measure_groups(self, leaf_counts: np.ndarray, rng: _noise.RngLike = None) -> list[np.ndarray | None]:
         """The noisy node counts of one tree per row of ``leaf_counts`` (shape (groups, leaves)),

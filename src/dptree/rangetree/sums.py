@@ -30,8 +30,6 @@ from fractions import Fraction
 from numbers import Real
 from typing import Any, TypeVar
 
-import numpy as np
-
 from dptree._validation import Interval, Options, validate_params
 from dptree.data.domain import Domain
 from dptree.data.weights import WeightGrid
@@ -130,7 +128,7 @@ def _statement(counts: TreePlan, sums: TreePlan, grid: WeightGrid, share: Fracti
         if budget.kind == "approx":
             guarantee += ", implies (epsilon, delta)-DP"
             spent.update(epsilon=zcdp_epsilon(loss.rho(), budget.delta), delta=budget.delta)
-    k, w = counts.max_contributions, sums.record_weight
+    k, w = counts.max_contributions, int(sums.record_weight or 1)
 
     def tree(plan: TreePlan) -> dict[str, Any]:
         return {key: plan.statement[key] for key in ("budget_spent", "l1_sensitivity", "l2_sensitivity", "levels")}

@@ -26,7 +26,6 @@ from dptree._validation import validate_params
 from dptree.errors import ReleaseFileError
 from dptree.estimation.intervals import LEVEL, gamma_shape, multiplier, symmetric_interval
 from dptree.estimation.least_squares import range_error_moments
-from dptree.io.frames import result_frame
 from dptree.io.release_file import check_metadata, creation_metadata
 from dptree.privacy.boundary import Boundary
 from dptree.privacy.budget import Budget

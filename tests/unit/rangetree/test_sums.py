@@ -190,6 +190,16 @@ def test_sum_tree_draws_after_the_count_tree_from_one_source() -> None:
     assert all(np.array_equal(a, b) for a, b in zip(r.sum_measurements[1:], sums[1:]))
 
 
+def test_negative_sums_of_a_unit_grid_are_measured() -> None:
+    """Bounds (-1, 1): one record moves a sum by one unit, as a count, and sums may be negative."""
+    x, w = np.array([1, 1, 2]), np.array([-1.0, -1.0, 1.0])
+    r = dptree.range_tree(x, lower=0, upper=3, epsilon=1e6, weights=w, weight_bounds=(-1, 1), rng=0)
+    assert round(r.sum(0, 1)) == -2 and round(r.sum(0, 3)) == -1 and r.mean(1, 1) == pytest.approx(-1.0)
+    assert all(s.label.startswith(("level", "sum level")) for s in r.sum_plan.privacy_loss().measurements)
+    assert sum(s.label.startswith("sum level") for s in r.sum_plan.privacy_loss().measurements) == \
+        sum(p is not None for p in r.sum_plan.sums.noise_parameters)
+
+
 def test_mean_interval_is_the_bounds_without_a_significant_count() -> None:
     r = dptree.range_tree(np.array([5]), lower=0, upper=999, epsilon=0.01, weights=np.array([3.0]),
                           weight_bounds=(0, 10), rng=2)
@@ -212,8 +222,9 @@ def test_save_and_load_round_trip(tmp_path) -> None:  # type: ignore[no-untyped-
 
 
 def test_load_refuses_an_edited_sensitivity(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from dptree.io.release_file import canonical_checksum, read_release
     import json
+
+    from dptree.io.release_file import canonical_checksum, read_release
 
     x, w = _data(500)
     r = dptree.range_tree(x, lower=0, upper=99, epsilon=1.0, weights=w, weight_bounds=(0, 100), rng=5)

@@ -50,8 +50,8 @@ from dptree.errors import DataError, InvalidParameterError, infinite_values_erro
 from dptree.noise import RandomSource
 
 __all__ = ["Engine", "LeafPlan", "Missing", "Unknown", "Group", "COUNT", "OrderedCounts", "invalid_values_error",
-           "Bucket", "GroupOf", "Value", "Label", "Partition", "UserRecords", "Units", "Key", "Sample", "Counts", "shape_of",
-           "check_names"]
+           "Bucket", "GroupOf", "Value", "Label", "Partition", "UserRecords", "Units", "Key", "Sample", "Counts",
+           "shape_of", "check_names"]
 
 Missing = Literal["error", "drop"]
 Unknown = Literal["error", "drop"]

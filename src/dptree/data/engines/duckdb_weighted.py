@@ -39,7 +39,8 @@ def unit_counts(engine: Any, data: Any, key: Bucket, units: Units, *, on_invalid
                 raise DataError(f"weights column {units.column!r} has type {wtype}: weights must be numbers")
             w = f"CAST({quote_ident(units.column)} AS DOUBLE)"
             missing, infinite = f"({w} IS NULL OR isnan({w}))", f"isinf({w})"
-            n_missing, n_inf = con.execute(f"SELECT count_if({missing}), count_if({infinite}) FROM {expr}").fetchall()[0]
+            flags = f"SELECT count_if({missing}), count_if({infinite}) FROM {expr}"
+            n_missing, n_inf = con.execute(flags).fetchall()[0]
             check_invalid({k for k, n in (("missing", n_missing), ("infinite", n_inf)) if n}, on_invalid, units.column)
             cell = f"({leaf}) * {grid.cells} + ({grid.sql(w)} - {grid.lower_units})"
             keep = f"NOT {bad} AND NOT {missing} AND NOT {infinite}"

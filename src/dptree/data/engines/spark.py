@@ -33,8 +33,8 @@ from dptree.data.engines.base import (
     OrderedCounts,
     Partition,
     Sample,
-    Unknown,
     Units,
+    Unknown,
     UserRecords,
     Value,
     check_names,
@@ -302,7 +302,8 @@ def _unit_counts(df: Any, key: Bucket, units: Units, missing: Missing, sample: S
     w = f"CAST({quote(wcol)} AS DOUBLE)"
     wbad = _check_values(df, wcol, f"{quote(wcol)} IS NULL OR isnan({w})", missing)
     ucol = _check_users(df, sample.user) if sample is not None else "CAST(NULL AS BIGINT)"
-    cell = f"CASE WHEN {bad} OR {wbad} THEN NULL ELSE ({leaf}) * {grid.cells} + ({grid.sql(w)} - {grid.lower_units}) END"
+    code = f"{grid.sql(w)} - {grid.lower_units}"
+    cell = f"CASE WHEN {bad} OR {wbad} THEN NULL ELSE ({leaf}) * {grid.cells} + ({code}) END"
     rows = df.selectExpr(f"{ucol} AS u", f"{cell} AS leaf").where("leaf IS NOT NULL")
     cells = size * grid.cells
     hist = _collect_hist(rows, cells) if sample is None else _bounded_counts(rows, sample.k, cells, sample.source)
