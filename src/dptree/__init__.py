@@ -81,6 +81,7 @@ if TYPE_CHECKING:
         RangeTreePlan,
         plan_range_tree,
     )
+    from dptree.rangetree.sums_release import RangeSums, RangeSumsPlan, plan_range_sums
     from dptree.sparsetree.api import SparseRangeTreePlan, plan_sparse_range_tree, sparse_range_tree
     from dptree.sparsetree.release import SparseRangeTree
 
@@ -141,6 +142,9 @@ _PUBLIC: dict[str, str] = {
     "RangeTree": "dptree.rangetree.release",
     "RangeTreePlan": "dptree.rangetree.release",
     "plan_range_tree": "dptree.rangetree.release",
+    "RangeSums": "dptree.rangetree.sums_release",
+    "RangeSumsPlan": "dptree.rangetree.sums_release",
+    "plan_range_sums": "dptree.rangetree.sums_release",
     "sparse_range_tree": "dptree.sparsetree.api",
     "plan_sparse_range_tree": "dptree.sparsetree.api",
     "SparseRangeTreePlan": "dptree.sparsetree.api",
@@ -150,6 +154,7 @@ _PUBLIC: dict[str, str] = {
 #: the modules that define a release kind: each registers its kind with the loader when imported
 _RELEASE_MODULES = (
     "dptree.rangetree.release",
+    "dptree.rangetree.sums_release",
     "dptree.rangetree.groupby",
     "dptree.rangetree.private_groups",
     "dptree.sparsetree.release",
@@ -232,6 +237,9 @@ __all__ = [
     "plan_range_tree",
     "RangeTree",
     "RangeTreePlan",
+    "plan_range_sums",
+    "RangeSums",
+    "RangeSumsPlan",
     "HistogramResult",
     "QuantileResult",
     "Answers",

@@ -37,6 +37,14 @@ def range_tree_batch(plan: Any, hist: np.ndarray, n: int, seed: int) -> np.ndarr
     (n, nodes). With ``n = 1`` the draws happen in the same order as ``plan.release(hist, seed)``
     and the output is identical (tested).
     """
+    tiled = np.tile(np.asarray(hist, dtype=np.int64), n)
+    rel = forest_plan(plan, n).release(tiled, rng=seed)
+    return forest_copies(plan, rel.measurements, n)
+
+
+def forest_plan(plan: Any, n: int) -> Any:
+    """``plan`` over ``n`` copies of its tree under a virtual super-root (not measured; exact under
+    replace neighbors, like the root): one release of it draws the noise of every copy."""
     from dptree.rangetree.layout import TreeLayout
 
     lay = plan.layout
@@ -49,22 +57,25 @@ def range_tree_batch(plan: Any, hist: np.ndarray, n: int, seed: int) -> np.ndarr
         top = 0.0
     else:
         top = np.inf
-    forest_plan = dataclasses.replace(
+    return dataclasses.replace(
         plan,
         layout=forest,
         noise_parameters=[None] + list(plan.noise_parameters),
         level_variance=np.concatenate([[top], var]),
         weights=np.concatenate([[0.0], np.asarray(plan.weights, dtype=np.float64)]),
     )
-    tiled = np.tile(np.asarray(hist, dtype=np.int64), n)
-    rel = forest_plan.release(tiled, rng=seed)
+
+
+def forest_copies(plan: Any, measurements: Sequence[Any], n: int) -> np.ndarray:
+    """The noisy values of the noised levels of each copy of a :func:`forest_plan` release, shape
+    (n, nodes)."""
     cols = []
     for j, p in enumerate(plan.noise_parameters):
         if p is None:
             continue
-        m = rel.measurements[j + 1]
+        m = measurements[j + 1]
         assert m is not None
-        cols.append(m.reshape(n, lay.level_sizes[j]))
+        cols.append(m.reshape(n, plan.layout.level_sizes[j]))
     return np.concatenate(cols, axis=1)
 
 

@@ -23,6 +23,7 @@ from audit_registry.range_trees import (
     range_tree_noised_counts,
     range_tree_spec,
 )
+from audit_registry.range_sums import SUM_PAIRS, range_sums_spec
 from audit_registry.user_bounding import _users, private_contributions_plan, private_contributions_spec
 
 import dptree
@@ -156,7 +157,16 @@ def _bug_contributions_true_maximum() -> audit.MechanismSpec:
     )
 
 
+def _bug_sum_sensitivity_half() -> audit.MechanismSpec:
+    # the sum tree's noise calibrated to half the weight bound (B / 2 instead of max(|lo|, |hi|) = B)
+    plan = audit.get("range_sums/laplace/add_remove").extra["sums_plan"]
+    bug = dataclasses.replace(plan, sums=_tampered(plan.sums, Fraction(1, 2)))
+    return range_sums_spec("bug/sum_sensitivity_half", plan=bug, claimed=plan, pairs=SUM_PAIRS[:1], epsilon=1.0,
+                           covers=())
+
+
 PLANTED = {
+    "sum_sensitivity_half": _bug_sum_sensitivity_half,
     "contributions_true_maximum": _bug_contributions_true_maximum,
     "private_bounds_quarter_noise": _bug_private_bounds_quarter_noise,
     "sensitivity_one_level_short": _bug_sensitivity_one_level_short,

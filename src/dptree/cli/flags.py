@@ -36,6 +36,8 @@ FLAGS: Mapping[str, str | Mapping[str, str] | None] = {
     "unknown": {"release": "--unknown-groups", "quantiles": "--unknown-groups", "": "--unknown"},
     # range trees
     "branching": "--branching", "noise": "--noise", "levels": "--levels", "sparse": "--sparse",
+    "weights": "--weights", "weight_bounds": "--weight-bounds", "weight_resolution": "--weight-resolution",
+    "sum_share": "--sum-share",
     # hierarchies
     "method": "--method", "alpha": "--alpha", "tau_min": "--tau-min", "weight": "--weight", "other": "--other",
     "consistent": "--no-consistent", "nonnegative": "--nonnegative", "integer": "--integer",

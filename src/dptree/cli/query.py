@@ -1,6 +1,7 @@
 """``dptree query``: answer queries from a saved release (post-processing, no privacy cost).
 
-Range trees answer ``--count``/``--cdf``/``--quantile``/``--total`` and ``--histogram``/``--bins``;
+Range trees answer ``--count``/``--cdf``/``--quantile``/``--total`` and ``--histogram``/``--bins``
+(a range tree with sums also ``--sum``/``--mean``, and its bins' sums and means);
 hierarchy releases answer ``--node PATH``; a quantiles release shows its levels. Options that the
 release's kind does not answer are refused, never ignored.
 """
@@ -27,6 +28,10 @@ def register(sub: Any) -> None:
     p.add_argument("release")
     p.add_argument("--count", action="append", default=[], metavar="LO:HI",
                    help="records with LO <= value <= HI (for dates use LO,HI)")
+    p.add_argument("--sum", action="append", default=[], metavar="LO:HI",
+                   help="releases with sums (--weights): the sum of the weights of the records with LO <= value <= HI")
+    p.add_argument("--mean", action="append", default=[], metavar="LO:HI",
+                   help="releases with sums (--weights): their mean weight")
     p.add_argument("--cdf", action="append", default=[], metavar="X", help="records with value <= X")
     p.add_argument("--quantile", action="append", default=[], type=float, metavar="Q")
     p.add_argument("--total", action="store_true", help="the estimated number of records")
@@ -68,20 +73,27 @@ def _range_tree_rows(release: Any, args: argparse.Namespace) -> list[dict[str, A
     bins of ``--histogram``/``--bins``."""
     if args.node:
         raise InvalidParameterError("--node applies to hierarchy releases; this is a range tree")
-    count = []
-    for text in args.count:
-        lo_t, hi_t = _split_range(text, release.domain.kind)
-        lo, hi = _query_value(lo_t, release), _query_value(hi_t, release)
-        if lo > hi:
-            raise InvalidParameterError(f"--count LO:HI needs LO <= HI, got {text!r}")
-        count.append((lo, hi))
+    sums = core.release_kind(release) == "range_sums"
+    if (args.sum or args.mean) and not sums:
+        raise InvalidParameterError("--sum and --mean need a release with sums (dptree release --weights COLUMN "
+                                    "--weight-bounds LO,HI); this one holds counts only")
+    count = [_range(text, release, "--count") for text in args.count]
     cdf = [_query_value(text, release) for text in args.cdf]
     edges = _histogram_edges(release, args)
     if args.quantile:
         core.check_levels(args.quantile, "--quantile")
     asked = bool(count or cdf or args.quantile or args.total)
-    rows = [] if edges is not None and not asked else release.answer(
-        count=count, cdf=cdf, quantile=args.quantile, total=args.total, level=args.ci).rows
+    other = edges is not None or args.sum or args.mean
+    rows = [] if other and not asked else list(release.answer(count=count, cdf=cdf, quantile=args.quantile,
+                                                              total=args.total, level=args.ci).rows)
+    for flag, texts in (("sum", args.sum), ("mean", args.mean)):
+        for text in texts:
+            lo, hi = _range(text, release, f"--{flag}")
+            low, high = getattr(release, f"{flag}_ci")(lo, hi, level=args.ci)
+            rows.append({"query": f"{flag}[{release.json_value(lo)}, {release.json_value(hi)}]",
+                         "estimate": float(getattr(release, flag)(lo, hi)),
+                         "stderr": float(getattr(release, f"{flag}_stderr")(lo, hi)),
+                         "ci_low": float(low), "ci_high": float(high)})
     if edges is not None:
         h = release.histogram(edges, level=args.ci)
         show = release.json_value
@@ -90,7 +102,21 @@ def _range_tree_rows(release: Any, args: argparse.Namespace) -> list[dict[str, A
             rows.append({"query": f"bin[{show(edges[i])}, {show(edges[i + 1])}{']' if i == last else ')'}",
                          "estimate": float(h.counts[i]), "stderr": float(h.stderr[i]),
                          "ci_low": float(h.ci_low[i]), "ci_high": float(h.ci_high[i])})
-    return list(rows)
+            if sums:
+                for name, est, se, ci in (("sum", h.sums, h.sum_stderr, h.sum_ci),
+                                          ("mean", h.means, h.mean_stderr, h.mean_ci)):
+                    rows.append({"query": f"  {name}", "estimate": float(est[i]), "stderr": float(se[i]),
+                                 "ci_low": float(ci[0][i]), "ci_high": float(ci[1][i])})
+    return rows
+
+
+def _range(text: str, release: Any, flag: str) -> tuple[Any, Any]:
+    """``LO:HI`` (or ``LO,HI``) of ``flag`` as query values of the release's domain."""
+    lo_t, hi_t = _split_range(text, release.domain.kind)
+    lo, hi = _query_value(lo_t, release), _query_value(hi_t, release)
+    if lo > hi:
+        raise InvalidParameterError(f"{flag} LO:HI needs LO <= HI, got {text!r}")
+    return lo, hi
 
 
 def _split_range(text: str, kind: str) -> tuple[str, str]:
@@ -151,7 +177,8 @@ def _histogram_edges(release: Any, args: argparse.Namespace) -> Any:
 
 def _hierarchy_rows(release: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
     """Rows for ``--node PATH`` (the root's total without any)."""
-    given = [flag for flag, v in (("--count", args.count), ("--cdf", args.cdf), ("--quantile", args.quantile)) if v]
+    given = [flag for flag, v in (("--count", args.count), ("--cdf", args.cdf), ("--quantile", args.quantile),
+                                  ("--sum", args.sum), ("--mean", args.mean)) if v]
     if given:
         raise InvalidParameterError(
             f"{', '.join(given)}: only range-tree releases answer these; this release is a {type(release).__name__}"
@@ -190,7 +217,7 @@ def _no_queries(args: argparse.Namespace, what: str) -> None:
     """Refuse query options on a release that holds only its own answers."""
     given = [flag for flag, v in (("--count", args.count), ("--cdf", args.cdf), ("--quantile", args.quantile),
                                   ("--node", args.node), ("--total", args.total), ("--histogram", args.histogram),
-                                  ("--bins", args.bins)) if v]
+                                  ("--bins", args.bins), ("--sum", args.sum), ("--mean", args.mean)) if v]
     if given:
         raise InvalidParameterError(f"{', '.join(given)}: {what}; query it without options (release a range tree "
                                     "to answer other queries)")
@@ -242,6 +269,7 @@ def quantiles_rows(res: Any) -> list[dict[str, Any]]:
 #: How ``dptree query`` answers each kind of release.
 _ANSWERS: dict[str, Rows] = {
     "range_tree": _range_tree_rows,
+    "range_sums": _range_tree_rows,
     "range_tree_groups": _by_group(_range_tree_rows),
     "range_tree_private_groups": _by_group(_range_tree_rows),
     "sparse_range_tree": _range_tree_rows,

@@ -13,6 +13,7 @@ from dptree.cli import core
 from dptree.cli.ledger_options import add_ledger_options
 from dptree.cli.private_groups import private_groups
 from dptree.cli.run import Releasing, run_releasing
+from dptree.cli.sums import RangeSumsRelease, add_sums_options, wants_sums
 from dptree.errors import InvalidParameterError
 from dptree.rangetree.contributions import DEFAULT_CAP, DEFAULT_SHARE
 
@@ -65,6 +66,7 @@ def register(sub: Any) -> None:
     g.add_argument("--user-id", metavar="COLUMN",
                    help="keep at most --max-contributions records per value of COLUMN (chosen at random)")
     core.add_group_options(g)
+    add_sums_options(p)
     p.set_defaults(func=run_release)
 
 
@@ -108,6 +110,8 @@ def run_release(args: argparse.Namespace) -> int:
     if private_k and (args.sparse or args.bounds == "private"):
         raise InvalidParameterError("--max-contributions private needs a range tree over declared --lower/--upper: "
                                     "drop --sparse and --bounds private, or declare --max-contributions K")
+    if wants_sums(args):
+        return run_releasing(RangeSumsRelease(args))
     if args.sparse:
         return run_releasing(_Sparse(args))
     if args.bounds == "private":

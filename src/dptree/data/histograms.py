@@ -48,6 +48,7 @@ from dptree.data.engines.base import (
     OrderedCounts,
     Partition,
     Sample,
+    Units,
     Unknown,
     UserRecords,
     Value,
@@ -57,7 +58,8 @@ from dptree.data.engines.numpy import NumpyEngine
 from dptree.data.engines.spark import SparkEngine, is_spark_df
 from dptree.data.groups import check_groups
 from dptree.data.inputs import exact_frame
-from dptree.errors import InvalidParameterError
+from dptree.data.weights import MAX_TOTAL, WeightGrid
+from dptree.errors import InvalidParameterError, TotalTooLargeError
 from dptree.noise.sources import RNG
 
 if TYPE_CHECKING:
@@ -67,6 +69,7 @@ __all__ = [
     "engine_for",
     "is_table",
     "leaf_histogram",
+    "leaf_sums",
     "records_per_user",
     "path_counts",
     "value_counts",
@@ -169,6 +172,48 @@ def leaf_histogram(
     hist = np.zeros((len(gs), plan.layout.padded_size) if by is not None else plan.layout.padded_size, np.int64)
     hist[counted.keys] = counted.n
     return hist
+
+
+@validate_params({"column": COLUMN, "on_invalid": MISSING, "fmt": FORMAT, "rng": RNG})
+def leaf_sums(
+    data: Any,
+    plan: LeafPlan,
+    grid: WeightGrid,
+    *,
+    weights: Any,
+    column: str | None = None,
+    user_id: Any = None,
+    on_invalid: Missing = "error",
+    rng: _noise.RngLike = None,
+    fmt: str | None = None,
+    progress: Progress = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Exact leaf histogram and exact leaf sums of the weights (in units of ``grid``:
+    :class:`~dptree.data.weights.WeightGrid`), both of shape (padded_size,), of the same records:
+    the valid ones (a missing or infinite weight makes a record invalid, ``on_invalid``), with
+    ``user_id`` at most k = ``plan.max_contributions`` per user, chosen uniformly at random
+    (:mod:`dptree.data.bounding`, a user's records ranked by (bucket, units)). ``weights``: a
+    column name of ``data`` or (in-memory data) an array beside the values. A sum whose size
+    reaches 2^61 units is refused (:class:`~dptree.errors.TotalTooLargeError`; the message states
+    no sum). Not private: feed them to a sum plan's ``release``."""
+    plan.check_public_total(user_id=user_id, on_invalid=on_invalid)
+    engine = engine_for(data, fmt=fmt, progress=progress)
+    k = check_bound(plan, None) if user_id is not None else None
+    src = _noise.make_source(rng)
+    counted = engine.counts(data, [Bucket(column, plan.domain), Units(weights, grid)], on_invalid=on_invalid,
+                            sample=Sample(user_id, k, src) if k is not None else None)
+    leaf, code = counted.keys
+    size = plan.layout.padded_size
+    hist = np.zeros(size, np.int64)
+    np.add.at(hist, leaf, counted.n)
+    units = code + grid.lower_units
+    # |n * units| < 2^62 * 2^40 may pass int64: bound each leaf's sum in floats before the exact sum
+    if counted.n.size and float(np.abs(counted.n.astype(np.float64) * units).sum()) >= MAX_TOTAL / 2:
+        raise TotalTooLargeError("the weights add up to 2^60 units or more, more than a sum tree adds noise to "
+                                 "exactly; choose a coarser weight_resolution or split the data")
+    sums = np.zeros(size, np.int64)
+    np.add.at(sums, leaf, counted.n * units)
+    return hist, sums
 
 
 @validate_params({"column": COLUMN, "unknown": UNKNOWN, "on_invalid": MISSING, "fmt": FORMAT,

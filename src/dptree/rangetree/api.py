@@ -16,7 +16,7 @@ from typing import Any, Literal, Sequence, overload
 from dptree import noise as _noise
 from dptree._validation import Constraint, Interval, Options, renamed, validate_params
 from dptree.data.engines.base import Missing, Unknown
-from dptree.data.histograms import COLUMN, MISSING, MISSING_ALIAS, RNG, UNKNOWN, leaf_histogram
+from dptree.data.histograms import COLUMN, MISSING, MISSING_ALIAS, RNG, UNKNOWN, leaf_histogram, leaf_sums
 from dptree.errors import InvalidParameterError
 from dptree.io import release_file as _release_file
 from dptree.privacy.budget import Budget
@@ -27,6 +27,7 @@ from dptree.rangetree.contributions import plan_private_contributions as _plan_p
 from dptree.rangetree.groupby import GroupedRelease, release_groups
 from dptree.rangetree.private_groups import PrivateGroupsRelease, plan_private_groups
 from dptree.rangetree.release import RangeTree, RangeTreePlan, plan_range_tree
+from dptree.rangetree.sums_release import plan_range_sums
 
 __all__ = ["range_tree", "range_tree_by", "release_over_private_bounds", "plan_private_contributions"]
 
@@ -53,7 +54,8 @@ def range_tree(values: Any, *, lower: Any = ..., upper: Any = ..., epsilon: floa
                bounds_origin: Any = ..., contributions_share: float = ..., contributions_cap: int = ...,
                max_groups: int | None = ..., groups_share: float = ...,
                rng: _noise.RngLike = ..., missing: Missing | None = ...,
-               unit: PrivacyUnit | None = None, budget: Budget | None = None) -> RangeTree: ...
+               unit: PrivacyUnit | None = None, budget: Budget | None = None, weights: Any = ...,
+               weight_bounds: Any = ..., weight_resolution: Any = ..., sum_share: float | None = ...) -> RangeTree: ...
 
 
 @overload
@@ -114,6 +116,10 @@ def range_tree(
     missing: Missing | None = None,
     unit: PrivacyUnit | None = None,
     budget: Budget | None = None,
+    weights: Any = None,
+    weight_bounds: Any = None,
+    weight_resolution: Any = 1,
+    sum_share: float | None = None,
 ) -> RangeTree | GroupedRelease | PrivateGroupsRelease:
     """Release a private b-ary range tree of ``values`` over the public domain [lower, upper].
 
@@ -175,6 +181,15 @@ def range_tree(
     dates, a power of two for floats), doubled until the range has at most 2^20 buckets. The
     statement and the saved file record the split, the search and the bounds found (a DP output).
 
+    ``weights`` (a column name, or an array beside in-memory values) with ``weight_bounds=(lower,
+    upper)``: a :class:`~dptree.rangetree.sums_release.RangeSums`, which also answers ``sum(lo, hi)``
+    and ``mean(lo, hi)`` of the weights with exact standard errors and intervals. A second tree of the
+    same layout measures the sums of the weights rounded to multiples of ``weight_resolution`` (halves
+    up) and clamped to the bounds; ``sum_share`` of the budget goes to it (default: the split that
+    minimises a typical range's mean variance, :mod:`dptree.rangetree.sums`), the rest to the counts.
+    Add/remove neighbors; with ``user_id`` both trees see the same k records per user. No ``by``,
+    ``bounds="private"`` or ``max_contributions="private"``.
+
     Example (``rng=7`` seeds the noise only so that the outputs below are reproducible: a seeded release
     is marked not private; leave ``rng`` out in real use)::
 
@@ -189,6 +204,15 @@ def range_tree(
         (54, [54, 54])
     """
     on_invalid = renamed(on_invalid, missing, "on_invalid", "missing", "error")
+    if weights is not None or weight_bounds is not None:
+        return _with_sums(values, weights=weights, weight_bounds=weight_bounds, weight_resolution=weight_resolution,
+                          sum_share=sum_share, lower=lower, upper=upper, epsilon=epsilon, delta=delta, rho=rho,
+                          width=width, branching=branching, noise=noise, neighbors=neighbors,
+                          max_contributions=max_contributions, levels=levels, on_invalid=on_invalid, column=column,
+                          user_id=user_id, others={"by": by, "groups": groups, "bounds": bounds != "public"}, rng=rng)
+    if weight_resolution != 1 or sum_share is not None:
+        raise InvalidParameterError("weight_resolution and sum_share apply to sums of weights: pass weights= and "
+                                    "weight_bounds=, or drop them", parameter="weight_resolution")
     if bounds_origin is not None and bounds != "private":
         raise InvalidParameterError("bounds_origin is where bounds='private' starts its search; pass bounds='private' "
                                     "(without lower/upper), or drop bounds_origin")
@@ -251,6 +275,35 @@ def range_tree(
         return plan.release(hist, src, column=column, source=source, created=created)
     assert groups is not None
     return release_groups(plan, hist, groups, src, column=column, source=source, created=created)
+
+
+def _with_sums(values: Any, *, weights: Any, weight_bounds: Any, weight_resolution: Any, sum_share: float | None,
+               lower: Any, upper: Any, epsilon: float | None, delta: float, rho: float | None, width: Any,
+               branching: int | None, noise: str, neighbors: str, max_contributions: Any, levels: str,
+               on_invalid: Missing, column: str | None, user_id: Any, others: dict[str, Any],
+               rng: _noise.RngLike) -> RangeTree:
+    """``range_tree(weights=..., weight_bounds=...)``: the plan (:func:`plan_range_sums`, public
+    values only), then one read of the counts and sums of the same records, then both trees."""
+    if weights is None or weight_bounds is None:
+        raise InvalidParameterError("sums of weights need both weights= (the column) and weight_bounds=(lower, "
+                                    "upper) (public bounds every weight is clamped to)", parameter="weight_bounds")
+    for name, given in others.items():
+        if given is not None and given is not False:
+            raise InvalidParameterError(f"{name}= does not combine with sums of weights; release without weights= "
+                                        "for it", parameter=name)
+    if max_contributions == "private":
+        raise InvalidParameterError("sums of weights release at a declared bound: pass max_contributions=k",
+                                    parameter="max_contributions")
+    plan = plan_range_sums(lower=lower, upper=upper, epsilon=epsilon, delta=delta, rho=rho, width=width,
+                           branching=branching, noise=noise, neighbors=neighbors, max_contributions=max_contributions,
+                           levels=levels, weight_bounds=weight_bounds, weight_resolution=weight_resolution,
+                           sum_share=sum_share)
+    src = _noise.make_source(rng)
+    created = _release_file.utc_now()  # before the data is read
+    hist, sums = leaf_sums(values, plan, plan.grid, weights=weights, column=column, user_id=user_id,
+                           on_invalid=on_invalid, rng=src)
+    return plan.release(hist, sums, src, column=column, weights=weights,
+                        source=values if isinstance(values, (str, os.PathLike)) else None, created=created)
 
 
 @privacy_values

@@ -20,7 +20,7 @@ from dptree.rangetree.bounds import checked_statement
 from dptree.rangetree.contributions import checked_contributions_statement
 from dptree.rangetree.plan import TreePlan
 
-__all__ = ["range_tree_document", "range_tree_parts", "plan_from_parameters", "domain_inputs"]
+__all__ = ["range_tree_document", "range_tree_parts", "plan_from_parameters", "domain_inputs", "checked_levels"]
 
 P = TypeVar("P", bound=TreePlan)
 
@@ -97,7 +97,9 @@ def plan_from_parameters(params: Mapping[str, Any], plan_type: type[P]) -> P:
     return _plan(params, plan_type)
 
 
-def _measurements(plan: TreePlan, levels: Any) -> list[np.ndarray | None]:
+def checked_levels(plan: TreePlan, levels: Any) -> list[np.ndarray | None]:
+    """A file's noisy counts of every level of ``plan``'s tree, checked against the plan (which levels
+    are measured, their sizes, integers below 2^62)."""
     if not isinstance(levels, list) or len(levels) != plan.layout.depth + 1:
         raise ReleaseFileError("release file: wrong number of levels")
     out: list[np.ndarray | None] = []
@@ -131,7 +133,7 @@ def range_tree_parts(doc: Mapping[str, Any], plan_type: type[P]
     meas = doc["measurements"]
     if meas["noise_parameters"] != _fractions(plan):
         raise ReleaseFileError("release file: noise parameters do not match the stated budget (tampered?)")
-    measurements = _measurements(plan, meas["levels"])
+    measurements = checked_levels(plan, meas["levels"])
     raw = doc["privacy"]
     if not isinstance(raw, Mapping) or not isinstance(raw.get("private"), bool):
         raise ReleaseFileError("release file: privacy statement lacks the 'private' flag")

@@ -90,8 +90,9 @@ def check_memory(buckets: int) -> None:
         )
 
 
-def _check_histogram(leaf_counts: Any, ndim: int = 1) -> np.ndarray:
-    """An ``ndim``-D array of non-negative int64 counts (2-D: one histogram per row), or a DataError."""
+def _check_histogram(leaf_counts: Any, ndim: int = 1, signed: bool = False) -> np.ndarray:
+    """An ``ndim``-D array of non-negative int64 counts (2-D: one histogram per row), or a DataError;
+    ``signed``: sums of weights in units, which may be negative (|sum| < 2^62)."""
     try:
         arr = np.asarray(leaf_counts)
     except (TypeError, ValueError, OverflowError) as exc:
@@ -101,6 +102,10 @@ def _check_histogram(leaf_counts: Any, ndim: int = 1) -> np.ndarray:
     if arr.dtype.kind == "u" and arr.size and arr.max() >= 2**62:
         raise DataError("leaf histogram counts must be below 2^62")
     hist = arr.astype(np.int64, copy=False)  # no copy of an int64 histogram (never written to)
+    if signed:
+        if hist.size and (hist.min() <= -(2**62) or hist.max() >= 2**62):
+            raise DataError("leaf sums must lie strictly between -2^62 and 2^62")
+        return hist
     if hist.size and (hist.min() < 0 or hist.max() >= 2**62):
         raise DataError("leaf histogram counts must be non-negative and below 2^62")
     return hist
@@ -127,6 +132,7 @@ class TreePlan:
     noise_parameters: list[Fraction | None]
     level_variance: np.ndarray
     statement: dict[str, Any] = field(default_factory=dict)
+    record_weight: int | None = None
     _errors: LeafEstimates | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
@@ -152,15 +158,17 @@ class TreePlan:
         to ``max_contributions`` across all groups before the split, so each level of all trees
         together has the sensitivity of one tree's: the loss of one tree, run ``parallel`` times
         (McSherry 2009, Thm 4)."""
-        l1, l2sq = level_sensitivities(self.neighbors, self.max_contributions, self.layout.depth)
+        weight = 1 if self.record_weight is None else self.record_weight
+        l1, l2sq = level_sensitivities(self.neighbors, self.max_contributions * weight, self.layout.depth)
+        what = "level" if self.record_weight is None else "sum level"
         steps: list[Laplace | Gaussian] = []
         for j, p in enumerate(self.noise_parameters):
             if p is None:  # not measured, or the exact public root under replace
                 continue
             if self.noise == "laplace":
-                steps.append(Laplace(p, Fraction(int(l1[j])), f"level {j}"))
+                steps.append(Laplace(p, Fraction(int(l1[j])), f"{what} {j}"))
             else:
-                steps.append(Gaussian(p, _l2_up(int(l2sq[j])), f"level {j}"))
+                steps.append(Gaussian(p, _l2_up(int(l2sq[j])), f"{what} {j}"))
         return PrivacyLoss(Neighbors(self.neighbors, self.max_contributions), tuple(steps), parallel)
 
     def expected_error(self, lo: Any, hi: Any) -> Any:
@@ -213,7 +221,7 @@ class TreePlan:
         Every measured level gets independent exact discrete noise through the measurement core
         (:func:`~dptree.privacy.measurement.measure`, :attr:`noise_spec`); under ``replace`` the root
         is the public total, kept exact; an unmeasured level is None."""
-        return self._measure(_check_histogram(leaf_counts), src)
+        return self._measure(_check_histogram(leaf_counts, signed=self.record_weight is not None), src)
 
     def measure_groups(self, leaf_counts: np.ndarray, rng: _noise.RngLike = None) -> list[np.ndarray | None]:
         """The noisy node counts of one tree per row of ``leaf_counts`` (shape (groups, leaves)),
@@ -239,6 +247,34 @@ class TreePlan:
         if self.root_exact:
             measurements[0] = true_levels[0].copy()  # the public total n
         return measurements
+
+    def sum_tree(self, budget: Budget, record_weight: int, *, calibration: str = "exact") -> TreePlan:
+        """The plan of a second tree of this layout, level split, noise family and unit that measures
+        sums of weights in units, each record moving one node per level by at most ``record_weight``
+        units (:class:`~dptree.data.weights.WeightGrid`: max(|lower|, |upper|) / resolution): level
+        sensitivity ``max_contributions * record_weight`` (L1 under add/remove one person; L2 the
+        same), calibrated to ``budget`` as :meth:`build` calibrates counts. From public values only.
+        Add/remove neighbors only: under ``replace`` the sum of the weights is not public."""
+        if self.root_exact:
+            raise InvalidParameterError("sums of weights use add/remove neighbors: under 'replace' the total of the "
+                                        "weights is not public; pass neighbors='add_remove'")
+        k, w = self.max_contributions, int(record_weight)
+        shares = exact_shares(self.weights)
+        l1, l2sq = level_sensitivities(self.neighbors, k * w, self.layout.depth)
+        with _noise.noise_scale_of("weight_bounds", k * w, 1 if self.noise == "laplace" else 2):
+            if self.noise == "laplace":
+                level_noise = calibrate_laplace(budget, shares, l1, False)
+            else:
+                level_noise = calibrate_gaussian(budget, shares, l2sq, False, calibration=calibration,
+                                                 max_contributions=k * w)
+        check_noise_range(self.noise, level_noise.parameters)
+        who = Neighbors(self.neighbors, k)
+        stated = _statement(self.layout, budget=budget, noise_kind=self.noise, who=who, noise=level_noise, l1=l1,
+                            l2sq=l2sq, budget_split=dict(self.statement.get("budget_split", {})))
+        return TreePlan(domain=self.domain, layout=self.layout, budget=budget, noise=self.noise,
+                        neighbors=self.neighbors, max_contributions=k, levels=self.levels,
+                        weights=self.weights.copy(), noise_parameters=level_noise.parameters,
+                        level_variance=level_noise.variances, statement=stated, record_weight=w)
 
     @classmethod
     @privacy_values

@@ -359,6 +359,15 @@ class RangeTree(RangeQueries, CountRelease):
     def histogram(self, edges: Any, level: float = 0.95) -> HistogramResult:
         """Counts of the bins [edges[i], edges[i+1]) (last bin closed), at bucket resolution, with
         standard errors and ``level`` confidence intervals (as :meth:`ci`)."""
+        e, a, b, empty = self._bins(edges)
+        counts = self._est.counts(a, b, empty)
+        s, m = self._est.spread(a, b, empty, level)
+        low, high = symmetric_interval(counts, s, m)
+        return HistogramResult(edges=e, counts=counts, stderr=s, ci_low=low, ci_high=high, level=level,
+                               privacy=self.privacy, column=self.column)
+
+    def _bins(self, edges: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(edges, a, b, empty): the checked edges and the leaf range of each bin of :meth:`histogram`."""
         if isinstance(edges, (list, tuple)) and any(isinstance(v, (bool, np.bool_)) for v in edges):
             raise InvalidParameterError("histogram edges must be values of the domain, not True/False")
         try:
@@ -377,13 +386,7 @@ class RangeTree(RangeQueries, CountRelease):
         starts = np.clip(first[:-1], 0, D)
         ends = np.clip(np.concatenate([first[1:-1] - 1, np.atleast_1d(self.domain.leaf_of(e[-1:]))]), -1, D - 1)
         empty = starts > ends
-        a = np.where(empty, 0, starts)
-        b = np.where(empty, 0, ends)
-        counts = self._est.counts(a, b, empty)
-        s, m = self._est.spread(a, b, empty, level)
-        low, high = symmetric_interval(counts, s, m)
-        return HistogramResult(edges=e, counts=counts, stderr=s, ci_low=low, ci_high=high, level=level,
-                               privacy=self.privacy, column=self.column)
+        return e, np.where(empty, 0, starts), np.where(empty, 0, ends), empty
 
     # ------------------------------------------------------------------ the release contract
     def to_document(self) -> dict[str, Any]:

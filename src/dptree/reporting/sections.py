@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import math
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -137,10 +137,21 @@ def _tree_rows(release: Any, extra: list[tuple[str, str]]) -> list[tuple[str, st
         ("Noise", f"discrete {release.plan.noise} ({p.get('guarantee')})"),
         ("Neighbors", f"{p.get('neighbors')}, at most {p.get('max_contributions')} record(s) per person"),
         ("Budget spent", ", ".join(f"{k} = {v:.6g}" for k, v in p.get("budget_spent", {}).items())),
-        ("Sensitivity", f"L1 {p.get('l1_sensitivity'):g}, L2 {p.get('l2_sensitivity'):.4g}"),
+        ("Sensitivity", _sensitivity_text(p)),
         *extra,
         ("Library", str(p.get("library"))),
     ]
+
+
+def _sensitivity_text(p: Mapping[str, Any]) -> str:
+    """The tree's sensitivities; with sums, the count tree's and the sum tree's (in weight units)."""
+    counts = p if "l1_sensitivity" in p else p.get("counts", {})
+    text = f"L1 {counts.get('l1_sensitivity'):g}, L2 {counts.get('l2_sensitivity'):.4g}"
+    sums = p.get("sums")
+    if isinstance(sums, Mapping):
+        text += (f"; sums of weights: L1 {sums.get('l1_sensitivity'):g}, L2 {sums.get('l2_sensitivity'):.4g} "
+                 "(weight-grid units)")
+    return text
 
 
 def _histogram_frame(release: Any, hist: Any) -> Any:
@@ -189,12 +200,21 @@ def range_tree_report(release: Any, *, level: float, bins: int, title: str | Non
     hist_b64, hist = png_of(plot_histogram, release, bins=bins, level=level, log=log, clip_negative=clip_negative)
     params = metadata_rows(release) + _tree_rows(release, [("Estimated total", _total_text(release, level))])
     hframe = _histogram_frame(release, hist)
+    sums = "sum" in hframe.columns  # a release with sums of weights: their columns too
+
+    def cells(r: Any, name: str) -> str:
+        return (f'<td class="num">{getattr(r, name):,.1f}</td><td class="num">{getattr(r, name + "_stderr"):,.1f}</td>'
+                f'<td class="num">[{getattr(r, name + "_ci_low"):,.1f}, {getattr(r, name + "_ci_high"):,.1f}]</td>')
+
     hrows = "\n".join(
-        f"<tr><td>[{esc(str(a))}, {esc(str(b))}{']' if i == len(hframe) - 1 else ')'}</td>"
-        f'<td class="num">{e:,.1f}</td><td class="num">{s:,.1f}</td>'
-        f'<td class="num">[{lo:,.1f}, {hi:,.1f}]</td></tr>'
-        for i, (a, b, e, s, lo, hi) in enumerate(hframe.itertuples(index=False))
+        f"<tr><td>[{esc(str(r.bin_low))}, {esc(str(r.bin_high))}{']' if i == len(hframe) - 1 else ')'}</td>"
+        f'<td class="num">{r.estimate:,.1f}</td><td class="num">{r.stderr:,.1f}</td>'
+        f'<td class="num">[{r.ci_low:,.1f}, {r.ci_high:,.1f}]</td>'
+        + (cells(r, "sum") + cells(r, "mean") if sums else "") + "</tr>"
+        for i, r in enumerate(hframe.itertuples(index=False))
     )
+    sum_heads = "".join(f"<th>{w}</th><th>stderr</th><th>{level:.0%} interval</th>"
+                        for w in ("sum of weights", "mean weight")) if sums else ""
     neg_note = _negative_bins_note(
         hist, clip_negative,
         "The plots show them as 0 (a post-processed view); the table and the CSV file hold the released estimates.",
@@ -213,7 +233,7 @@ def range_tree_report(release: Any, *, level: float, bins: int, title: str | Non
 {neg_note}
 <img alt="histogram of {esc(col)} with confidence intervals" src="data:image/png;base64,{hist_b64}">
 <p>{csv_link(hframe, f"{file_stem(release)}-histogram.csv", "Download the histogram (CSV)")}</p>
-<table><tr><th>bin of {esc(col)}</th><th>estimate</th><th>stderr</th><th>{level:.0%} interval</th></tr>
+<table><tr><th>bin of {esc(col)}</th><th>estimate</th><th>stderr</th><th>{level:.0%} interval</th>{sum_heads}</tr>
 {hrows}
 </table>
 {_tree_quantiles(release, level)}"""

@@ -189,12 +189,13 @@ def test_releases_are_told_apart_by_their_kind(command: str, files: dict[str, Pa
             "report": ["report", str(files["rel"]), "--out", str(files["dir"] / "o.html")]}[command]
     code, _, err = cli_run(argv)
     assert code == 2
-    kinds = {"query": "range-tree, grouped range-tree, private-groups range-tree, sparse range-tree, hierarchy, "
-                      "quantiles, grouped quantiles, private-groups quantiles, interior-point, quantile or threshold",
-             "plot": "range-tree, grouped range-tree, private-groups range-tree, sparse range-tree, hierarchy, "
-                     "quantiles, grouped quantiles or private-groups quantiles",
-             "report": "range-tree, grouped range-tree, private-groups range-tree, sparse range-tree, hierarchy, "
-                       "quantiles, grouped quantiles or private-groups quantiles"}[
+    kinds = {"query": "range-tree, range-tree with sums, grouped range-tree, private-groups range-tree, sparse "
+                      "range-tree, hierarchy, quantiles, grouped quantiles, private-groups quantiles, interior-point, "
+                      "quantile or threshold",
+             "plot": "range-tree, range-tree with sums, grouped range-tree, private-groups range-tree, sparse "
+                     "range-tree, hierarchy, quantiles, grouped quantiles or private-groups quantiles",
+             "report": "range-tree, range-tree with sums, grouped range-tree, private-groups range-tree, sparse "
+                       "range-tree, hierarchy, quantiles, grouped quantiles or private-groups quantiles"}[
                  command]
     assert err == f"dptree: error: {command} needs a {kinds} release; this one is a other release\n"
 

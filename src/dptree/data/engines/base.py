@@ -14,7 +14,9 @@ name a kind of problem, never a count or a value, :mod:`dptree.errors`). Two ope
   dropped (``on_invalid``). A :class:`Partition` key counts the distinct users of each key of a
   group-by whose keys are found from the data, after each user keeps at most k of their distinct
   keys (the same algorithm on (user, key) pairs). Or the users per (capped) number of records,
-  each user once (:class:`UserRecords`: what a private contribution bound is chosen from).
+  each user once (:class:`UserRecords`: what a private contribution bound is chosen from). Or
+  the records per (bucket, weight in units) cell (:class:`Units` after a :class:`Bucket`), from
+  which the sums of the weights per bucket follow exactly.
   Histograms, bounded and grouped histograms, hierarchy path counts, the records per user, the
   sorted value counts of the exponential mechanisms and the user counts of private partition
   selection are built from it once, above the engines
@@ -43,12 +45,13 @@ from typing import Any, ClassVar, ContextManager, Literal, NamedTuple, Protocol,
 import numpy as np
 
 from dptree.data.domain import Domain
+from dptree.data.weights import WeightGrid
 from dptree.errors import DataError, InvalidParameterError, infinite_values_error, missing_values_error
 from dptree.noise import RandomSource
 
 __all__ = ["Engine", "LeafPlan", "Missing", "Unknown", "Group", "COUNT", "OrderedCounts", "invalid_values_error",
-           "Bucket", "GroupOf", "Value", "Label", "Partition", "UserRecords", "Key", "Sample", "Counts", "shape_of",
-           "check_names"]
+           "Bucket", "GroupOf", "Value", "Label", "Partition", "UserRecords", "Units", "Key", "Sample", "Counts",
+           "shape_of", "check_names"]
 
 Missing = Literal["error", "drop"]
 Unknown = Literal["error", "drop"]
@@ -140,8 +143,21 @@ class UserRecords:
     cap: int
 
 
+@dataclass(frozen=True)
+class Units:
+    """The row's weight (``column``: a column name, or an array beside in-memory values) on the
+    public ``grid`` (:meth:`WeightGrid.units`), as the code units - grid.lower_units in
+    [0, grid.cells). It follows the :class:`Bucket` key whose rows it weighs: [Bucket, Units]
+    counts the records per (bucket, units) cell, optionally sampled per user, the kept rows of a
+    user ranked by (bucket, units). A missing or infinite weight makes the row invalid (refused
+    or dropped by ``on_invalid``, as an invalid value)."""
+
+    column: Any
+    grid: WeightGrid
+
+
 #: a key expression of :meth:`Engine.counts`
-Key = Union[Bucket, GroupOf, Value, Label, Partition, UserRecords]
+Key = Union[Bucket, GroupOf, Value, Label, Partition, UserRecords, Units]
 
 
 @dataclass(frozen=True)
@@ -179,13 +195,16 @@ class Counts(NamedTuple):
 
 
 def shape_of(keys: Sequence[Key], sample: Sample | None, weight: str | None
-             ) -> Literal["dense", "values", "labels", "partitions", "users"]:
+             ) -> Literal["dense", "values", "labels", "partitions", "users", "weighted"]:
     """Which of the key shapes every engine counts ``keys`` as: "dense" (``[Bucket]`` or
     ``[GroupOf, Bucket]``, optionally sampled), "values" (``[Value]``, or ``[GroupOf, Value]`` with
     distinct values), "labels" (one or more :class:`Label`, optionally weighted), "partitions"
-    (``[Partition]``, optionally sampled) or "users" (``[UserRecords, Bucket]`` or
-    ``[GroupOf, UserRecords, Bucket]``, never sampled or weighted); anything else is refused."""
+    (``[Partition]``, optionally sampled), "users" (``[UserRecords, Bucket]`` or
+    ``[GroupOf, UserRecords, Bucket]``, never sampled or weighted) or "weighted" (``[Bucket, Units]``,
+    optionally sampled); anything else is refused."""
     kinds = tuple(type(k) for k in keys)
+    if kinds == (Bucket, Units) and weight is None:
+        return "weighted"
     if kinds == (Partition,) and weight is None:
         return "partitions"
     if kinds in ((Bucket,), (GroupOf, Bucket)) and weight is None:
@@ -293,6 +312,9 @@ class Engine(ABC):
         if shape == "partitions":
             assert isinstance(keys[0], Partition)
             return self._partition_counts(data, keys[0], sample)
+        if shape == "weighted":
+            assert isinstance(keys[0], Bucket) and isinstance(keys[1], Units)
+            return self._unit_counts(data, keys[0], keys[1], on_invalid=on_invalid, sample=sample)
         key, group = keys[-1], keys[0] if isinstance(keys[0], GroupOf) else None
         if shape == "users":
             users = keys[-2]
@@ -323,6 +345,12 @@ class Engine(ABC):
                     sample: Sample | None) -> Counts:
         """Records per bucket (:class:`Bucket`) or per distinct value (:class:`Value`) of ``key``'s
         column, per public group first when ``group`` is given (:meth:`counts`)."""
+
+    def _unit_counts(self, data: Any, key: Bucket, units: Units, *, on_invalid: Missing,
+                     sample: Sample | None) -> Counts:
+        """Records per (bucket, weight units) cell (:class:`Units`): keys (leaf codes, unit codes)."""
+        raise InvalidParameterError(f"sums of weights are not counted for {self.READS} here; pass the data as a "
+                                    "pandas DataFrame or a file")
 
     def ordered_counts(self, data: Any, *, column: str | None, lower: int | float, upper: int | float,
                        on_invalid: Missing = "error") -> ContextManager[OrderedCounts | None]:

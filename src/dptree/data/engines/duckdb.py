@@ -31,6 +31,7 @@ from dptree.data.engines.base import (
     OrderedCounts,
     Partition,
     Sample,
+    Units,
     Unknown,
     UserRecords,
     Value,
@@ -169,13 +170,15 @@ class DuckDBEngine(Engine):
 
     def _open(self, data: Any, *columns: str | None, text: bool = False, value: str | None = None,
               kind: str | None = None, lower: Any = None, upper: Any = None, keep_integers: bool = False,
-              as_text: Sequence[str | None] = (), drop_invalid: bool = False) -> Any:
+              as_text: Sequence[str | None] = (), drop_invalid: bool = False, doubles: Sequence[str] = ()) -> Any:
         """:func:`open_table` on ``columns``; the ``value`` column of a CSV is read as its domain
         needs (``kind``, ``lower``, ``upper``, ``keep_integers``: :func:`csv_value_types`; its
         non-integers dropped by the caller's policy with ``drop_invalid``), and the ``as_text``
-        columns of a CSV (group keys, user ids) as their text: a public rule, never a type DuckDB
-        guessed from the rows (one field "x" would turn a guessed BIGINT into VARCHAR for all)."""
+        columns of a CSV (group keys, user ids) as their text and the ``doubles`` (weights) as DOUBLE:
+        a public rule, never a type DuckDB guessed from the rows (one field "x" would turn a guessed
+        BIGINT into VARCHAR for all)."""
         types: dict[str, str] = {c: "VARCHAR" for c in as_text if c}
+        types.update({c: "DOUBLE" for c in doubles})
         value_types, guarded = (csv_value_types(value, kind, lower, upper, keep_integers=keep_integers)
                                 if value and kind else ({}, {}))
         types.update(value_types)
@@ -183,9 +186,15 @@ class DuckDBEngine(Engine):
                           integers=guarded, drop_invalid=drop_invalid)
 
     def _open_domain(self, data: Any, domain: Domain, value: str | None, *columns: str | None,
-                     as_text: Sequence[str | None] = (), missing: Missing = "error") -> Any:
+                     as_text: Sequence[str | None] = (), missing: Missing = "error", doubles: Sequence[str] = ()) -> Any:
         return self._open(data, value, *columns, value=value, kind=domain.kind, lower=domain.lower,
-                          upper=domain.upper, as_text=as_text, drop_invalid=missing == "drop")
+                          upper=domain.upper, as_text=as_text, drop_invalid=missing == "drop", doubles=doubles)
+
+    def _unit_counts(self, data: Any, key: Bucket, units: Units, *, on_invalid: Missing,
+                     sample: Sample | None) -> Counts:
+        from dptree.data.engines.duckdb_weighted import unit_counts
+
+        return unit_counts(self, data, key, units, on_invalid=on_invalid, sample=sample)
 
     def _csv(self, data: Any) -> bool:
         """Whether ``data`` is read as CSV (its columns typed by :meth:`_open`, not declared)."""

@@ -28,6 +28,7 @@ from dptree.data.engines.base import (
     Missing,
     Partition,
     Sample,
+    Units,
     UserRecords,
     Value,
 )
@@ -371,6 +372,33 @@ class NumpyEngine(Engine):
         cells = np.flatnonzero(hist)
         n = hist[cells].astype(np.int64, copy=False)
         return Counts((cells // size, cells % size) if codes is not None else (cells,), n)
+
+
+    def _unit_counts(self, data: Any, key: Bucket, units: Units, *, on_invalid: Missing,
+                     sample: Sample | None) -> Counts:
+        """Records per (leaf, units) cell: one flat cell leaf * cells + code per valid row, counted
+        (or bounded per user, a user's rows ranked by cell, :func:`bound_cells`) as the dense key."""
+        raw = to_numpy(data, column=key.column, name="values")
+        try:
+            w = np.asarray(to_numpy(_column(data, key.column, units.column, "weights"), name="weights"), dtype=np.float64)
+        except (TypeError, ValueError):
+            raise DataError("weights must be numbers (a numeric column or array)") from None
+        if w.ndim != 1 or w.size != raw.size:
+            raise length_mismatch_error("weights")
+        keep = valid_records(raw, key.domain.kind, on_invalid) & valid_records(w, None, on_invalid)
+        users = (user_codes(_column(data, key.column, sample.user, "user_id"), raw.size)
+                 if sample is not None else None)
+        grid, size = units.grid, key.domain.size
+        flat = key.domain.to_leaves(coerce_values(raw[keep], key.domain, missing=on_invalid)) * grid.cells
+        flat += grid.units(w[keep]) - grid.lower_units
+        if users is None or sample is None:
+            cell, n = distinct_counts(flat)
+        else:
+            hist = bound_cells(flat, users[keep], sample.k, size * grid.cells, sample.source)
+            cell = np.flatnonzero(hist)
+            n = hist[cell]
+        cell = np.asarray(cell, dtype=np.int64)
+        return Counts((cell // grid.cells, cell % grid.cells), np.asarray(n, dtype=np.int64))
 
 
 def capped_user_counts(users: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:

@@ -33,6 +33,7 @@ from dptree.data.engines.base import (
     OrderedCounts,
     Partition,
     Sample,
+    Units,
     Unknown,
     UserRecords,
     Value,
@@ -289,6 +290,27 @@ def _bucket_counts(df: Any, domain: Domain, column: str, group: GroupOf | None, 
     return Counts((nz // size, nz % size) if group is not None else (nz,), hist[nz])
 
 
+def _unit_counts(df: Any, key: Bucket, units: Units, missing: Missing, sample: Sample | None) -> Counts:
+    """Records per (leaf, units) cell (:class:`~dptree.data.engines.base.Units`): the cell
+    leaf * cells + code of each valid row with a valid weight, counted (or bounded per user,
+    :func:`_bounded_counts`, a user's rows ranked by cell) as :func:`_bucket_counts` counts leaves."""
+    wcol, grid, size = str(units.column), units.grid, key.domain.size
+    if _type_name(df, wcol) not in NUMERIC:
+        raise DataError(f"weights column {wcol!r} is not numeric: weights must be numbers")
+    leaf, bad = _leaf_sql(df, str(key.column), key.domain)
+    bad = _check_values(df, str(key.column), bad, missing, integer_domain=key.domain.kind == "integer")
+    w = f"CAST({quote(wcol)} AS DOUBLE)"
+    wbad = _check_values(df, wcol, f"{quote(wcol)} IS NULL OR isnan({w})", missing)
+    ucol = _check_users(df, sample.user) if sample is not None else "CAST(NULL AS BIGINT)"
+    code = f"{grid.sql(w)} - {grid.lower_units}"
+    cell = f"CASE WHEN {bad} OR {wbad} THEN NULL ELSE ({leaf}) * {grid.cells} + ({code}) END"
+    rows = df.selectExpr(f"{ucol} AS u", f"{cell} AS leaf").where("leaf IS NOT NULL")
+    cells = size * grid.cells
+    hist = _collect_hist(rows, cells) if sample is None else _bounded_counts(rows, sample.k, cells, sample.source)
+    nz = np.flatnonzero(hist)
+    return Counts((nz // grid.cells, nz % grid.cells), hist[nz])
+
+
 def _user_counts(df: Any, domain: Domain, column: str, users: UserRecords, group: GroupOf | None,
                  missing: Missing) -> Counts:
     """Users per capped number of records: the rows :func:`_bucket_counts` would bound, counted
@@ -411,6 +433,16 @@ class SparkEngine(Engine):
             raise
         except Exception as exc:
             raise _wrap(what, column, exc) from None
+
+    def _unit_counts(self, data: Any, key: Bucket, units: Units, *, on_invalid: Missing,
+                     sample: Sample | None) -> Counts:
+        check_names(self.READS, key.column, user_id=sample.user if sample else None, weights=units.column)
+        try:
+            return _unit_counts(data, key, units, on_invalid, sample)
+        except (DataError, InputFormatError):
+            raise
+        except Exception as exc:
+            raise _wrap("sums of weights", str(key.column), exc) from None
 
     @contextmanager
     def ordered_counts(self, data: Any, *, column: str | None, lower: int | float, upper: int | float,
