@@ -2,7 +2,7 @@
 
 Importing this package (or any of its modules) registers every spec with
 :mod:`dptree.testing.registry`, in a fixed order: range trees, hierarchies, interior points,
-group-by, user bounding, sparse trees, quantiles, partition selection. Every test that uses the
+group-by, user bounding, sparse trees, quantiles, partition selection, 2-D range trees. Every test that uses the
 registry imports it first. To audit a new
 mechanism, add a ``register_*`` function that builds its
 :class:`~dptree.testing.registry.MechanismSpec` and calls ``register``, and list it in
@@ -19,11 +19,12 @@ from audit_registry import (
     quantiles,
     range_trees,
     sparse_trees,
+    spatial,
     user_bounding,
 )
 
 __all__ = ["range_trees", "hierarchies", "interior_points", "grouped", "user_bounding", "sparse_trees", "quantiles",
-           "partitions", "REGISTRATIONS"]
+           "partitions", "spatial", "REGISTRATIONS"]
 
 #: Every registration, in the order the specs are registered (and the audit tests are listed).
 REGISTRATIONS = (
@@ -38,6 +39,7 @@ REGISTRATIONS = (
     sparse_trees.register_sparse_trees,
     quantiles.register_quantiles,
     partitions.register_partitions,
+    spatial.register_spatial,
 )
 
 for _register in REGISTRATIONS:
