@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dptree.estimation.intervals import multiplier
+from dptree.estimation.intervals import gamma_shape, multiplier
 from dptree.estimation.least_squares import block_sum_variance, prefix_block_sums, regular_passes
 from dptree.spatial.grid import Grid
+from dptree.spatial.moments import rectangle_moments
 
 if TYPE_CHECKING:
     from dptree.spatial.plan import QuadtreePlan
@@ -87,12 +88,16 @@ class GridEstimates:
 
     def spread(self, ax: np.ndarray, bx: np.ndarray, ay: np.ndarray, by: np.ndarray, empty: np.ndarray,
                level: float) -> tuple[np.ndarray, np.ndarray]:
-        """(standard error, interval multiplier at ``level``): the normal quantile. For Gaussian noise
-        the error is normal; for Laplace noise it is a sum of independent Laplace terms, and the
-        normal multiplier's coverage is measured in docs/notes/spatial.md (a single Laplace term,
-        the worst case, gives 1 - exp(-1.96 sqrt 2) = 0.937 at the 95% level)."""
+        """(standard error, interval multiplier at ``level``): the normal quantile for Gaussian
+        noise; for Laplace noise the variance-gamma quantile at the rectangle's exact error moments
+        (:func:`~dptree.spatial.moments.rectangle_moments`, :mod:`dptree.estimation.intervals`), as
+        the 1-D tree's intervals: a cell whose error is mostly its own Laplace noise gets the wider
+        multiplier its heavier tails need."""
         s = np.sqrt(self.variances(ax, bx, ay, by, empty))
-        return s, np.broadcast_to(multiplier("gaussian", level), s.shape)
+        if self.noise == "gaussian":
+            return s, np.broadcast_to(multiplier("gaussian", level), s.shape)
+        v1, v2 = rectangle_moments(self.grid.depth, self.level_variance, ax, bx, ay, by)
+        return s, multiplier("laplace", level, gamma_shape(v1, v2)).reshape(s.shape)
 
     def stderr_of(self, grid: Grid, x: tuple[Any, Any], y: tuple[Any, Any]) -> Any:
         """The standard error of the rectangle ``x`` = (x_lo, x_hi), ``y`` = (y_lo, y_hi) in domain units."""

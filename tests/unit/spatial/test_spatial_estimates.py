@@ -117,3 +117,32 @@ def test_geometric_split_grows_by_the_cube_root_of_two() -> None:
     w = grid_weights(5, "geometric", "laplace", False)
     assert np.allclose(w[1:] / w[:-1], 2 ** (1 / 3)) and w.sum() == pytest.approx(1.0)
     assert grid_weights(5, "geometric", "laplace", True)[0] == 0.0
+
+
+@pytest.mark.parametrize("levels,neighbors", [("all_rectangles", "add_remove"), ("geometric", "replace"),
+                                              ("uniform", "add_remove")])
+def test_error_moments_equal_the_dense_coefficients(levels: str, neighbors: str) -> None:
+    from dptree.spatial.moments import rectangle_moments
+
+    plan = dptree.plan_range_tree_2d(lower=(0, 0), upper=(7, 6), epsilon=1.0, levels=levels, neighbors=neighbors)
+    g, var = plan.grid, np.asarray(plan.tree.level_variance)
+    A, w = _dense(g.depth, var)
+    noisy = np.isfinite(w)
+    sig2 = np.where(noisy, 1 / np.where(noisy, w, 1.0), 0.0)
+    # c = W A (A' W A)^-1 q on the noisy nodes, with the exact ones as constraints (KKT)
+    An, Ae = A[noisy], A[~noisy]
+    K = np.block([[An.T @ (w[noisy, None] * An), Ae.T], [Ae, np.zeros((len(Ae), len(Ae)))]])
+    rng = np.random.default_rng(2)
+    rects = [(0, 0, 0, 0), (3, 3, 5, 5), (0, 7, 0, 6), (1, 6, 2, 4)] + [
+        tuple(sorted(rng.integers(0, 8, 2))) + tuple(sorted(rng.integers(0, 7, 2))) for _ in range(12)]
+    ax, bx, ay, by = (np.array(v) for v in zip(*rects))
+    v1, v2 = rectangle_moments(g.depth, var, ax, bx, ay, by)
+    assert v1 == pytest.approx(rectangle_variance(g, var, ax, bx, ay, by), rel=1e-9)
+    for k, (x0, x1, y0, y1) in enumerate(rects):
+        i, j = np.meshgrid(np.arange(x0, x1 + 1), np.arange(y0, y1 + 1), indexing="ij")
+        q = np.zeros(g.cells)
+        q[morton(i.ravel(), j.ravel())] = 1
+        sol = np.linalg.solve(K, np.concatenate([q, np.zeros(len(Ae))]))[: g.cells]
+        c = w[noisy] * (An @ sol)  # the noisy nodes' weights in the estimate q' x_hat
+        assert v1[k] == pytest.approx(float((c**2 * sig2[noisy]).sum()), rel=1e-9)
+        assert v2[k] == pytest.approx(float((c**4 * sig2[noisy] ** 2).sum()), rel=1e-9)
