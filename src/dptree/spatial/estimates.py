@@ -19,7 +19,7 @@ against the dense covariance of the least-squares estimate). Everything here is 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -27,9 +27,6 @@ from dptree.estimation.intervals import gamma_shape, multiplier
 from dptree.estimation.least_squares import block_sum_variance, prefix_block_sums, regular_passes
 from dptree.spatial.grid import Grid
 from dptree.spatial.moments import rectangle_moments
-
-if TYPE_CHECKING:
-    from dptree.spatial.plan import QuadtreePlan
 
 __all__ = ["GridEstimates", "rectangle_variance"]
 
@@ -46,7 +43,7 @@ def rectangle_variance(grid: Grid, level_var: np.ndarray, ax: np.ndarray, bx: np
 class GridEstimates:
     """The least-squares estimates of a quadtree's cells (``measurements``: the noisy counts of every
     level, Morton order; None where not measured) and the exact error of any rectangle of cells.
-    Without measurements (:meth:`public`) only the errors, which do not depend on the data."""
+    Without measurements (None) only the errors, which do not depend on the data."""
 
     def __init__(self, grid: Grid, noise: str, level_variance: np.ndarray,
                  measurements: list[np.ndarray | None] | None) -> None:
@@ -63,11 +60,6 @@ class GridEstimates:
         np.cumsum(np.cumsum(cells.reshape(side, side)[: grid.x.size, : grid.y.size], axis=0), axis=1,
                   out=cum[1:, 1:])
         self.cum = cum
-
-    @classmethod
-    def public(cls, plan: QuadtreePlan) -> GridEstimates:
-        """The errors of a release of ``plan`` (no estimates: nothing measured)."""
-        return cls(plan.grid, plan.noise, plan.tree.level_variance, None)
 
     @property
     def cells(self) -> np.ndarray:

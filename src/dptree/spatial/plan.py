@@ -121,8 +121,7 @@ class QuadtreePlan:
         plan will answer (its ``stderr``), from public parameters alone."""
         from dptree.spatial.estimates import GridEstimates
 
-        est = GridEstimates.public(self)
-        return est.stderr_of(self.grid, x, y)
+        return GridEstimates(self.grid, self.noise, self.tree.level_variance, None).stderr_of(self.grid, x, y)
 
     @classmethod
     @privacy_values
@@ -186,8 +185,8 @@ class QuadtreePlan:
             if noise == "laplace":
                 level_noise = calibrate_laplace(spent_budget, shares, l1, root_exact)
             else:
-                level_noise = calibrate_gaussian(spent_budget, shares, l2sq, root_exact, calibration=gaussian_calibration,
-                                                 max_contributions=k)
+                level_noise = calibrate_gaussian(spent_budget, shares, l2sq, root_exact,
+                                                 calibration=gaussian_calibration, max_contributions=k)
         check_noise_range(noise, level_noise.parameters)
         statement = _statement(layout, budget=spent_budget, noise_kind=noise, who=who, noise=level_noise, l1=l1,
                                l2sq=l2sq, budget_split={"levels": levels, "workload": _WORKLOADS[levels]})

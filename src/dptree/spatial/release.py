@@ -73,7 +73,7 @@ class RangeTree2D(CountRelease):
         """The least-squares estimate of every cell, shape (x buckets, y buckets)."""
         return self._est.cells
 
-    def _rectangles(self, x: Any, y: Any) -> tuple[np.ndarray, ...]:
+    def _rectangles(self, x: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         for name, v in (("x", x), ("y", y)):
             if not isinstance(v, (tuple, list)) or len(v) != 2:
                 raise InvalidParameterError(f"{name} must be a pair ({name}_lo, {name}_hi), e.g. {name}=(0, 10)",
@@ -122,9 +122,8 @@ class RangeTree2D(CountRelease):
         g = self.grid
         ex, ey = (np.unique(np.linspace(0, d.size, min(resolution or d.size, d.size) + 1).astype(np.int64))
                   for d in (g.x, g.y))
-        ax, ay = np.meshgrid(ex[:-1], ey[:-1], indexing="ij")
-        bx, by = np.meshgrid(ex[1:] - 1, ey[1:] - 1, indexing="ij")
-        ax, ay, bx, by = (v.ravel() for v in (ax, ay, bx, by))
+        ax, ay, bx, by = (v.ravel() for v in (*np.meshgrid(ex[:-1], ey[:-1], indexing="ij"),
+                                               *np.meshgrid(ex[1:] - 1, ey[1:] - 1, indexing="ij")))
         empty = np.zeros(ax.size, dtype=bool)
         est = self._est.counts(ax, bx, ay, by, empty)
         s, m = self._est.spread(ax, bx, ay, by, empty, level)

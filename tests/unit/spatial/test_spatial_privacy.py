@@ -11,7 +11,6 @@ from dptree.spatial.counting import as_table, grid_histogram
 from dptree.spatial.grid import unmorton
 from dptree.testing.sensitivity import brute_force_sensitivity, neighboring_datasets
 
-
 _SEEN: dict[tuple[int, bytes], list[np.ndarray]] = {}
 
 

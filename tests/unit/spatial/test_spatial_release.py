@@ -7,7 +7,6 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-
 from _edited_release import assert_edited_statement_refused, spent_with
 
 import dptree
