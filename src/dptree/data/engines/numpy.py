@@ -344,10 +344,15 @@ class NumpyEngine(Engine):
         if rx.size != ry.size:
             raise length_mismatch_error("y values")
         keep = valid_records(rx, x.domain.kind, on_invalid) & valid_records(ry, y.domain.kind, on_invalid)
-        ix = x.domain.to_leaves(coerce_values(rx[keep], x.domain, missing=on_invalid))
-        iy = y.domain.to_leaves(coerce_values(ry[keep], y.domain, missing=on_invalid))
-        ny = y.domain.size
-        hist = np.bincount(ix.astype(np.int64) * ny + iy, minlength=x.domain.size * ny)
+        if not keep.all():
+            rx, ry = rx[keep], ry[keep]
+        ny, size = y.domain.size, x.domain.size * y.domain.size
+        hist = np.zeros(size, np.int64)
+        chunk = max(_BIN_CHUNK, size)  # binned in chunks, as bin_cells: no full-size temporaries
+        for start in range(0, rx.size, chunk):
+            ix = x.domain.to_leaves(coerce_values(rx[start:start + chunk], x.domain, missing=on_invalid))
+            iy = y.domain.to_leaves(coerce_values(ry[start:start + chunk], y.domain, missing=on_invalid))
+            hist += np.bincount(ix.astype(np.int64) * ny + iy, minlength=size)
         cells = np.flatnonzero(hist)
         return Counts((cells // ny, cells % ny), hist[cells].astype(np.int64, copy=False))
 
