@@ -146,3 +146,22 @@ def test_the_95_percent_intervals_cover(eps: float) -> None:
             hits[k] += low <= truth[k] <= high
     cover = hits / sims
     assert np.all(np.abs(cover - 0.95) < 0.028), cover
+
+
+def test_plot_draws_the_estimates_beside_their_standard_errors() -> None:
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    x, y = _points()
+    rel = dptree.range_tree_2d(x, y, epsilon=0.5, rng=6, **KW)
+    ax = rel.plot(resolution=10)
+    images = [im for a in ax.figure.axes for im in a.get_images()]
+    assert len(images) == 2
+    frame = rel.to_frame(resolution=10)
+    assert np.allclose(np.sort(images[0].get_array().ravel()), np.sort(frame["estimate"]))
+    assert np.allclose(np.sort(images[1].get_array().ravel()), np.sort(frame["stderr"]))
+    assert "as released" in ax.get_title()
+    clipped = rel.plot(resolution=10, clip_negative=True, uncertainty=False)
+    assert "shown as 0" in clipped.get_title() and len(clipped.figure.axes) == 2  # the map and its colour bar
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
