@@ -11,6 +11,7 @@ records. Everything here is public.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -53,6 +54,15 @@ def unmorton(code: Any) -> tuple[np.ndarray, np.ndarray]:
     return _compact(c).astype(np.int64), _compact(c >> np.uint64(1)).astype(np.int64)
 
 
+@lru_cache(maxsize=4)
+def _morton_order(depth: int) -> np.ndarray:
+    side = 1 << depth
+    i, j = unmorton(np.arange(side * side))
+    order = i * side + j
+    order.setflags(write=False)
+    return order
+
+
 @dataclass(frozen=True)
 class Grid:
     """The x and y domains and the depth L of the quadtree over their 2^L x 2^L padded grid."""
@@ -76,9 +86,9 @@ class Grid:
         return tuple(1 << (self.depth - lvl) for lvl in range(self.depth + 1))
 
     def morton_order(self) -> np.ndarray:
-        """``order[m]`` = the row-major index i * side + j of the cell with Morton code m."""
-        i, j = unmorton(np.arange(self.cells))
-        return i * self.side + j
+        """``order[m]`` = the row-major index i * side + j of the cell with Morton code m (read-only,
+        computed once per depth)."""
+        return _morton_order(self.depth)
 
     def cell_ranges(self, domain: Domain, lo: Any, hi: Any, what: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The buckets [a, b] of ``domain`` whose values the query [lo, hi] selects (bucket
