@@ -165,3 +165,11 @@ def test_plot_draws_the_estimates_beside_their_standard_errors() -> None:
     import matplotlib.pyplot as plt
 
     plt.close("all")
+
+
+@pytest.mark.parametrize("args,kw,match", [((np.zeros(3),), {}, "columns"),
+                                           ((np.zeros(3), np.zeros(3)), {"columns": ("a", "b")}, "columns"),
+                                           ((np.zeros(3), np.zeros(4)), {}, "length")])
+def test_inputs_name_what_to_pass(args: tuple, kw: dict, match: str) -> None:
+    with pytest.raises(dptree.InvalidParameterError, match=match):
+        dptree.range_tree_2d(*args, lower=(0, 0), upper=(3, 3), epsilon=1.0, **kw)
