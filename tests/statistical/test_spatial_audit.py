@@ -20,9 +20,8 @@ def _with_scales(plan: dptree.RangeTree2DPlan, params: list) -> dptree.RangeTree
 
 
 def _bug_one_level_short() -> audit.MechanismSpec:
-    # the buggy code believes a point changes one node on every level but the root (the uniform
-    # split over the 2 levels below it, calibrated as if the L1 sensitivity were 1 on the whole
-    # geometric tree of 3 levels): the noise of the geometric split is scaled to 2/3 of its own
+    # the buggy code counts one level fewer than a point changes (L1 sensitivity 2 for the 3 noised
+    # levels of the geometric split): every level's noise is 2/3 of what eps = 1 needs
     plan = dptree.plan_range_tree_2d(lower=(0, 0), upper=(3, 3), epsilon=1.0, levels="geometric")
     bug = _with_scales(plan, [p * Fraction(2, 3) for p in plan.tree.noise_parameters])
     return spatial_spec("bug/2d_one_level_short", plan=bug, epsilon=1.0, delta=0.0, covers=(),
