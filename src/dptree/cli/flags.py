@@ -30,7 +30,8 @@ FLAGS: Mapping[str, str | Mapping[str, str] | None] = {
     "lower": "--lower", "upper": "--upper", "width": "--width", "bounds": "--bounds", "bounds_share": "--bounds-share",
     "origin": "--bounds-origin",
     # the data and its groups
-    "column": "--column", "columns": "--columns", "fmt": "--format", "on_invalid": "--on-invalid", "missing": "--on-invalid",
+    "column": "--column", "columns": "--columns", "resolution": "--resolution",
+    "fmt": "--format", "on_invalid": "--on-invalid", "missing": "--on-invalid",
     "infinite": "--on-invalid", "by": "--by", "groups": "--groups", "max_groups": "--max-groups",
     "groups_share": "--groups-share",
     "unknown": {"release": "--unknown-groups", "quantiles": "--unknown-groups", "": "--unknown"},
@@ -51,7 +52,7 @@ FLAGS: Mapping[str, str | Mapping[str, str] | None] = {
     "root_label": None, "name": None, "size": None, "height": None, "sensitivity": None, "eta": None,
     "dither": None, "structure_share": None, "dense_depth": None, "threshold": None, "progress": None,
     "engine": None, "grid": None, "tables": None, "path": None, "source": None, "created": None,
-    "confidence": None, "fraction": None, "gaussian_calibration": None, "resolution": None, "k": None, "monotone": None,
+    "confidence": None, "fraction": None, "gaussian_calibration": None, "k": None, "monotone": None,
     "normalize": None, "reps": None, "strategy": None, "total": "--total", "cap": None, "above": None,
 }
 

@@ -191,7 +191,8 @@ def test_releases_are_told_apart_by_their_kind(command: str, files: dict[str, Pa
     assert code == 2
     kinds = {"query": "range-tree, grouped range-tree, private-groups range-tree, sparse range-tree, hierarchy, "
                       "quantiles, grouped quantiles, private-groups quantiles, interior-point, quantile or threshold",
-             "plot": "range-tree, grouped range-tree, sparse range-tree, hierarchy, quantiles or grouped quantiles",
+             "plot": "range-tree, grouped range-tree, sparse range-tree, hierarchy, quantiles, grouped quantiles or "
+                     "2-D range-tree",
              "report": "range-tree, grouped range-tree, sparse range-tree, hierarchy, quantiles or grouped quantiles"}[
                  command]
     assert err == f"dptree: error: {command} needs a {kinds} release; this one is a other release\n"

@@ -50,3 +50,13 @@ def test_options_a_2d_release_does_not_take_are_refused(points: Path, tmp_path: 
     code = main(["release", str(points), "--columns", "lon,lat", "--lower", "0.0,-5.0", "--upper", "10.0,5.0",
                  "--width", "1", "--epsilon", "1", "--out", str(tmp_path / "c.json"), *extra])
     assert code != 0 and match in capsys.readouterr().err
+
+
+def test_dptree_plot_draws_the_heat_map(points: Path, tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    out, png = tmp_path / "r.json", tmp_path / "r.png"
+    assert main(["release", str(points), "--columns", "lon,lat", "--lower", "0.0,-5.0", "--upper", "10.0,5.0",
+                 "--width", "1", "--epsilon", "1", "--out", str(out)]) == 0
+    assert main(["plot", str(out), "--out", str(png), "--resolution", "5"]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(["plot", str(out), "--out", str(tmp_path / "b.png"), "--log"]) != 0
+    assert "--log" in capsys.readouterr().err
