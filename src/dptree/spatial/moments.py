@@ -51,7 +51,9 @@ def axis_classes(depth: int, a: int, b: int) -> tuple[tuple[np.ndarray, np.ndarr
                 g = max(0, min(b, hi) - max(a, lo) + 1) / side
                 key = (chain + (g,), -1 if g in (0.0, 1.0) else child)
                 nxt[key] = nxt.get(key, 0) + 1
-        chains = [(k, m, blk) for (k, blk), m in nxt.items()]
+        # in the order of the chains (then the blocks): ranges whose classes are the same have the
+        # same tables, so their moments are computed once (every single cell, every aligned block)
+        chains = sorted(((k, m, blk) for (k, blk), m in nxt.items()), key=lambda c: (c[0], c[2]))
     return tuple(out)
 
 

@@ -146,3 +146,19 @@ def test_error_moments_equal_the_dense_coefficients(levels: str, neighbors: str)
         c = w[noisy] * (An @ sol)  # the noisy nodes' weights in the estimate q' x_hat
         assert v1[k] == pytest.approx(float((c**2 * sig2[noisy]).sum()), rel=1e-9)
         assert v2[k] == pytest.approx(float((c**4 * sig2[noisy] ** 2).sum()), rel=1e-9)
+
+
+def test_ranges_with_the_same_classes_share_one_computation() -> None:
+    """Every single cell has the same error moments (no conditioning on the padding), and they are
+    computed once: a table of a 256 x 256 grid's cells costs one moment computation, not 65 536."""
+    from dptree.spatial import moments
+
+    plan = dptree.plan_range_tree_2d(lower=(0, 0), upper=(255, 255), epsilon=1.0)
+    g, var = plan.grid, np.asarray(plan.tree.level_variance)
+    a = np.repeat(np.arange(256), 256)
+    b = np.tile(np.arange(256), 256)
+    moments._cached.cache_clear()
+    v1, v2 = moments.rectangle_moments(g.depth, var, a, a, b, b)
+    assert moments._cached.cache_info().misses == 1
+    assert np.all(v1 == v1[0]) and np.all(v2 == v2[0])
+    assert v1[0] == pytest.approx(rectangle_variance(g, var, a[:1], a[:1], b[:1], b[:1])[0], rel=1e-12)
