@@ -28,9 +28,15 @@ def _pair(text: str | None, flag: str) -> tuple[Any, Any] | None:
 
 def check_2d_options(args: argparse.Namespace) -> None:
     """Refuse the 1-D tree's options that a 2-D release does not take (they would go unused)."""
+    from dptree.rangetree.contributions import DEFAULT_CAP, DEFAULT_SHARE
+
     used = [flag for flag, on in (("--column", args.column), ("--by", args.by), ("--user-id", args.user_id),
                                   ("--sparse", args.sparse), ("--bounds private", args.bounds == "private"),
-                                  ("--branching", args.branching is not None))
+                                  ("--bounds-share", args.bounds_share != 0.1),
+                                  ("--bounds-origin", args.bounds_origin is not None),
+                                  ("--branching", args.branching is not None),
+                                  ("--contributions-share", args.contributions_share != DEFAULT_SHARE),
+                                  ("--contributions-cap", args.contributions_cap != DEFAULT_CAP))
             if on]
     if used:
         raise InvalidParameterError(f"--columns releases a 2-D range tree (a quadtree: 4-ary, public bounds, one "

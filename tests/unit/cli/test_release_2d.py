@@ -44,7 +44,8 @@ def test_the_cli_charges_the_ledger_before_reading(points: Path, tmp_path: Path)
 
 
 @pytest.mark.parametrize("extra,match", [(["--user-id", "lon"], "--user-id"), (["--branching", "4"], "--branching"),
-                                         (["--column", "lon"], "--column")])
+                                         (["--column", "lon"], "--column"), (["--bounds-origin", "3"], "--bounds-origin"),
+                                         (["--levels", "prefix"], "levels")])
 def test_options_a_2d_release_does_not_take_are_refused(points: Path, tmp_path: Path, extra: list, match: str,
                                                         capsys) -> None:  # noqa: ANN001
     code = main(["release", str(points), "--columns", "lon,lat", "--lower", "0.0,-5.0", "--upper", "10.0,5.0",
