@@ -9,6 +9,8 @@
 * :func:`interior_point`, :func:`median`, :func:`quantile`, :func:`learn_threshold` -- a private
   point between the data's minimum and maximum, single quantiles and threshold classifiers on
   domains of any size: exponential mechanism, TreeLog, HeavyPaths (Kaplan et al. 2020).
+* :func:`range_tree_2d` -- one private release of a quadtree over a public 2-D grid that answers
+  every rectangle count with exact standard errors (Cormode et al. 2012; Honaker 2015).
 * :func:`quantiles` -- m quantiles with intervals: range tree, ApproxQuantiles, JointExp or one
   exponential mechanism per level, chosen by predicted error.
 * :func:`plan_range_tree`, :func:`plan_interior_point`, :func:`plan_quantile`,
@@ -84,6 +86,8 @@ if TYPE_CHECKING:
     from dptree.rangetree.sums_release import RangeSums, RangeSumsPlan, plan_range_sums
     from dptree.sparsetree.api import SparseRangeTreePlan, plan_sparse_range_tree, sparse_range_tree
     from dptree.sparsetree.release import SparseRangeTree
+    from dptree.spatial.api import range_tree_2d
+    from dptree.spatial.release import RangeTree2D, RangeTree2DPlan, plan_range_tree_2d
 
 #: every public name and the module it lives in: ``import dptree`` loads none of them (a name is
 #: imported on first use, PEP 562), so the command line starts, and handles Ctrl-C, at once
@@ -149,6 +153,10 @@ _PUBLIC: dict[str, str] = {
     "plan_sparse_range_tree": "dptree.sparsetree.api",
     "SparseRangeTreePlan": "dptree.sparsetree.api",
     "SparseRangeTree": "dptree.sparsetree.release",
+    "range_tree_2d": "dptree.spatial.api",
+    "plan_range_tree_2d": "dptree.spatial.release",
+    "RangeTree2D": "dptree.spatial.release",
+    "RangeTree2DPlan": "dptree.spatial.release",
 }
 
 #: the modules that define a release kind: each registers its kind with the loader when imported
@@ -158,6 +166,7 @@ _RELEASE_MODULES = (
     "dptree.rangetree.groupby",
     "dptree.rangetree.private_groups",
     "dptree.sparsetree.release",
+    "dptree.spatial.release",
     "dptree.hierarchy.release",
     "dptree.interior.api",
     "dptree.interior.quantiles",
@@ -250,6 +259,10 @@ __all__ = [
     "plan_sparse_range_tree",
     "SparseRangeTree",
     "SparseRangeTreePlan",
+    "range_tree_2d",
+    "plan_range_tree_2d",
+    "RangeTree2D",
+    "RangeTree2DPlan",
     "leaf_histogram",
     "to_numpy",
     "Ledger",

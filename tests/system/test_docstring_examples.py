@@ -13,7 +13,7 @@ import pytest
 import dptree
 
 #: the public entry points whose docstrings must carry runnable examples
-ENTRY_POINTS = ["range_tree", "plan_range_tree", "sparse_range_tree", "hierarchy_counts", "interior_point",
+ENTRY_POINTS = ["range_tree", "plan_range_tree", "range_tree_2d", "sparse_range_tree", "hierarchy_counts", "interior_point",
                 "median", "quantile", "quantiles", "learn_threshold", "Ledger", "load"]
 
 FLAGS = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS

@@ -179,6 +179,17 @@ def test_cli_prints_nothing_that_depends_on_the_data_outside_the_noise(tmp_path:
     assert _differing_lines(outs["d0"], outs["d1"], tmp_path) == []
 
 
+def test_cli_prints_nothing_that_depends_on_the_data_for_a_2d_release(tmp_path: Path, cli_run: Any) -> None:
+    rows = [f"{x},{y}" for x, y in ((1.5, 2.5), (3.0, 4.0), (0.1, 9.9), (7.7, 7.7))] * 5
+    d0, d1 = _neighboring_csvs(tmp_path, "lon,lat", rows, "9.5,0.5")
+    outs = {}
+    for label, path in (("d0", d0), ("d1", d1)):
+        outs[label] = _printed(cli_run(["release", str(path), "--columns", "lon,lat", "--lower", "0.0,0.0", "--upper",
+                                        "10.0,10.0", "--width", "1", "--epsilon", "1", "--seed", "5",
+                                        "--allow-nonprivate", "--out", str(path.parent / "r.json")]))
+    assert _differing_lines(outs["d0"], outs["d1"], tmp_path) == []
+
+
 def test_cli_prints_only_the_summary_of_a_private_bound(tmp_path: Path, cli_run: Any) -> None:
     rows = [f"{v},{u}" for u, n in enumerate((1, 1, 2, 3, 5, 8)) for v in range(n)]
     d0, d1 = _neighboring_csvs(tmp_path, "v,u", rows, "\n".join(f"{v},99" for v in range(8)))

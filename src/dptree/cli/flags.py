@@ -30,7 +30,8 @@ FLAGS: Mapping[str, str | Mapping[str, str] | None] = {
     "lower": "--lower", "upper": "--upper", "width": "--width", "bounds": "--bounds", "bounds_share": "--bounds-share",
     "origin": "--bounds-origin",
     # the data and its groups
-    "column": "--column", "fmt": "--format", "on_invalid": "--on-invalid", "missing": "--on-invalid",
+    "column": "--column", "columns": "--columns", "resolution": "--resolution",
+    "fmt": "--format", "on_invalid": "--on-invalid", "missing": "--on-invalid",
     "infinite": "--on-invalid", "by": "--by", "groups": "--groups", "max_groups": "--max-groups",
     "groups_share": "--groups-share",
     "unknown": {"release": "--unknown-groups", "quantiles": "--unknown-groups", "": "--unknown"},

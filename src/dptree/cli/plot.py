@@ -1,5 +1,6 @@
 """``dptree plot``: a PNG of a saved release: a range tree's CDF or histogram (a sparse tree's CDF), a
-hierarchy's counts, quantiles with their intervals (every group's, for a group-by release)."""
+hierarchy's counts, quantiles with their intervals (every group's, for a group-by release), a 2-D
+range tree's heat map beside its standard errors."""
 
 from __future__ import annotations
 
@@ -40,6 +41,8 @@ def register(sub: Any) -> None:
                                                           "(default 30)")
     p.add_argument("--depth", type=int, default=None, help="hierarchies: the level to plot (default 1: children of "
                                                            "the root)")
+    p.add_argument("--resolution", type=int, default=None,
+                   help="2-D range trees: blocks per axis of the heat map (default 64, at most the buckets)")
     add_view_options(p)
     p.set_defaults(func=run_plot)
 
@@ -59,7 +62,7 @@ def only_for(args: argparse.Namespace, kind: str, *flags: str) -> None:
 def _plot_range_tree(release: Any, args: argparse.Namespace) -> None:
     from dptree.reporting.plot import plot_cdf, plot_histogram
 
-    only_for(args, "range-tree", "groups", "depth", *(() if args.kind == "histogram" else ("bins",)))
+    only_for(args, "range-tree", "groups", "depth", "resolution", *(() if args.kind == "histogram" else ("bins",)))
     view = {"level": core.release_level(release, args.ci), "clip_negative": args.clip_negative, "force": args.force,
             "log": args.log}
     if args.kind == "histogram":
@@ -74,7 +77,7 @@ def _plot_grouped_tree(release: Any, args: argparse.Namespace) -> None:
     if args.kind == "histogram":
         raise InvalidParameterError("--kind histogram draws one range tree; a group-by release draws every group's "
                                     "CDF (release --by writes one file per group to plot a histogram of each)")
-    only_for(args, "group-by range-tree", "depth", "bins")
+    only_for(args, "group-by range-tree", "depth", "bins", "resolution")
     plot_cdf(release, args.out, level=core.release_level(release, args.ci), clip_negative=args.clip_negative,
              force=args.force, log=args.log, groups=_groups_of(release, args))
 
@@ -92,7 +95,7 @@ def _plot_sparse(release: Any, args: argparse.Namespace) -> None:
     if args.kind == "histogram":
         raise InvalidParameterError("--kind histogram spaces round bins over a bounded domain; a sparse range tree's "
                                     "spans up to 2^64 keys: plot its CDF, or ask dptree query --histogram E0,E1,...")
-    only_for(args, "sparse range-tree", "groups", "depth", "bins")
+    only_for(args, "sparse range-tree", "groups", "depth", "bins", "resolution")
     plot_cdf(release, args.out, level=core.release_level(release, args.ci), clip_negative=args.clip_negative,
              force=args.force, log=args.log)
 
@@ -102,7 +105,7 @@ def _plot_hierarchy(release: Any, args: argparse.Namespace) -> None:
 
     if args.log:
         raise InvalidParameterError("--log applies to range trees and quantiles (a value axis); hierarchies have none")
-    only_for(args, "hierarchy", "kind", "groups", "bins")
+    only_for(args, "hierarchy", "kind", "groups", "bins", "resolution")
     plot_hierarchy(release, args.out, depth=1 if args.depth is None else args.depth, level=core.release_level(release, args.ci),
                    clip_negative=args.clip_negative, force=args.force)
 
@@ -111,9 +114,21 @@ def _plot_quantiles(release: Any, args: argparse.Namespace) -> None:
     from dptree.reporting.plot import plot_quantiles
 
     core.release_level(release, args.ci)  # the release's own level, or a refusal
-    only_for(args, "quantiles", "kind", "clip_negative", "depth", "bins",
+    only_for(args, "quantiles", "kind", "clip_negative", "depth", "bins", "resolution",
               *(() if hasattr(release, "items") else ("groups",)))
     plot_quantiles(release, args.out, groups=_groups_of(release, args), log=args.log, force=args.force)
+
+
+def _plot_2d(release: Any, args: argparse.Namespace) -> None:
+    from dptree.reporting.plot import plot_heatmap
+
+    if args.log:
+        raise InvalidParameterError("--log applies to a value axis; a 2-D range tree's heat map has none")
+    only_for(args, "2-D range-tree", "kind", "groups", "bins", "depth")
+    if args.resolution is not None and args.resolution < 1:
+        raise InvalidParameterError(f"--resolution is a number of blocks per axis (1 or more); got {args.resolution}")
+    plot_heatmap(release, args.out, resolution=64 if args.resolution is None else args.resolution,
+                 level=core.release_level(release, args.ci), clip_negative=args.clip_negative, force=args.force)
 
 
 #: How ``dptree plot`` draws each kind of release.
@@ -127,4 +142,5 @@ _PLOTS: dict[str, Callable[[Any, argparse.Namespace], None]] = {
     "quantiles": _plot_quantiles,
     "quantiles_groups": _plot_quantiles,
     "quantiles_private_groups": _plot_quantiles,
+    "range_tree_2d": _plot_2d,
 }

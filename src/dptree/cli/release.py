@@ -12,6 +12,7 @@ import numpy as np
 from dptree.cli import core
 from dptree.cli.ledger_options import add_ledger_options
 from dptree.cli.private_groups import private_groups
+from dptree.cli.release_2d import Grid2D
 from dptree.cli.run import Releasing, run_releasing
 from dptree.cli.sums import RangeSumsRelease, add_sums_options, wants_sums
 from dptree.errors import InvalidParameterError
@@ -33,7 +34,10 @@ def contribution_bound(text: str) -> int | str:
 def register(sub: Any) -> None:
     p = sub.add_parser("release", help="release a private range tree of one column of a CSV/Parquet file")
     core.add_input_options(p)
-    p.add_argument("--column", required=True)
+    p.add_argument("--column", help="the column to release (one of --column and --columns is required)")
+    p.add_argument("--columns", metavar="X,Y",
+                   help="two columns: a 2-D range tree (quadtree) over --lower x0,y0 --upper x1,y1 (--width w or "
+                        "wx,wy)")
     p.add_argument("--lower", help="public lower bound (number or date); required unless --bounds private")
     p.add_argument("--upper", help="public upper bound (number or date); required unless --bounds private")
     p.add_argument("--bounds", choices=["public", "private"], default="public",
@@ -54,7 +58,8 @@ def register(sub: Any) -> None:
     p.add_argument("--noise", choices=["laplace", "gaussian"], default="laplace")
     p.add_argument("--neighbors", choices=["add_remove", "replace"], default="add_remove")
     add_contributions_options(p)
-    p.add_argument("--levels", choices=["uniform", "all_ranges", "prefix", "optimal"], default="uniform")
+    p.add_argument("--levels", choices=["uniform", "all_ranges", "prefix", "optimal", "all_rectangles", "geometric"],
+                   help="the budget split over the levels (default uniform; with --columns all_rectangles)")
     core.add_on_invalid_option(p, "the rows whose value is invalid (missing, +-inf, not a number, a non-integer "
                                   "on an integer domain): refuse, or drop each (how many is never shown)")
     core.add_seed_options(p)
@@ -100,6 +105,11 @@ def run_release(args: argparse.Namespace) -> int:
     run order (:func:`dptree.cli.run.run_releasing`)."""
     core.check_seed(args)
     core.check_group_options(args)
+    if args.columns is not None:
+        return run_releasing(Grid2D(args))
+    if args.column is None:
+        raise InvalidParameterError("--column names the column to release (or --columns x,y for a 2-D range tree)")
+    args.levels = args.levels or "uniform"
     if args.bounds != "private" and args.bounds_share != 0.1:  # it would go unused
         raise InvalidParameterError("--bounds-share is the share of --epsilon that --bounds private spends on the "
                                     "bounds: add --bounds private (without --lower/--upper), or drop --bounds-share")

@@ -36,6 +36,7 @@ __all__ = [
     "block_sums",
     "node_variances",
     "range_variance",
+    "block_sum_variance",
     "prefix_block_sums",
     "range_error_moments",
 ]
@@ -280,12 +281,22 @@ def range_variance(block_sizes: Sequence[int], level_var: ArrayLike, lo: np.ndar
     because the covariance of two leaf estimates depends only on the level of their lowest
     common ancestor).
     """
+    return block_sum_variance(block_sizes, level_var, prefix_block_sums(block_sizes, lo, hi))
+
+
+def block_sum_variance(block_sizes: Sequence[int], level_var: ArrayLike, a: np.ndarray) -> np.ndarray:
+    """Exact variance of the GLS estimate of the sum of any set q of leaves of a regular tree, from
+    a_j = sum over level-j blocks B of |q cap B|^2 / s_j (shape (levels, queries)).
+
+    The covariance of two leaf estimates depends only on the level of their lowest common
+    ancestor, so the variance is linear in the numbers of leaf pairs of q per ancestor level,
+    which the a_j give: Var = sum_j (a_j - a_{j-1}) / Lambda_j (:func:`range_variance`), for a
+    contiguous range or any other set (a rectangle of a quadtree in Morton order)."""
     s = np.asarray(block_sizes, dtype=np.float64)
     v = np.asarray(level_var, dtype=np.float64)
     with np.errstate(divide="ignore"):
         info = np.where(np.isfinite(v), s / v, 0.0)
     lam = np.cumsum(info[::-1])[::-1]  # Lambda_j
-    a = prefix_block_sums(block_sizes, lo, hi)
     da = np.diff(a, axis=0, prepend=0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(np.isinf(lam)[:, None], 0.0, da / lam[:, None])

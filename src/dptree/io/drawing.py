@@ -23,6 +23,7 @@ from dptree._validation import require
 from dptree.data.dates import is_date_bound
 from dptree.data.domain import Domain
 from dptree.errors import InvalidParameterError
+from dptree.io.heatmap import draw_heatmap
 
 __all__ = ["plot_on", "column_of", "draw_cdf", "draw_histogram", "draw_bins", "draw_hierarchy", "draw_quantiles",
            "draw_point", "nice_edges", "value_label", "hierarchy_height", "MAX_PLOTTED_GROUPS"]
@@ -425,7 +426,7 @@ def draw_point(ax: Any, release: Any, *, log: bool = False) -> None:
 
 #: how :func:`plot_on` draws each ``PLOT`` kind (``Displayed.plot`` of :mod:`dptree.io.display`)
 _DRAW: dict[str, Callable[..., Any]] = {"cdf": draw_cdf, "histogram": draw_bins, "quantiles": draw_quantiles,
-                                        "hierarchy": draw_hierarchy, "point": draw_point}
+                                        "hierarchy": draw_hierarchy, "point": draw_point, "heatmap": draw_heatmap}
 
 
 def plot_on(obj: Any, ax: Any = None, **kwargs: Any) -> Any:
@@ -442,9 +443,10 @@ def plot_on(obj: Any, ax: Any = None, **kwargs: Any) -> Any:
         else:
             height = 2.4 if kind == "point" else 4.2
         plt = require("matplotlib.pyplot", "plotting")
-        fig, ax = plt.subplots(figsize=(7, height))
+        fig, ax = plt.subplots(figsize=(11 if kind == "heatmap" else 7, height))
         draw(ax, obj, **kwargs)
-        fig.tight_layout()
+        if kind != "heatmap":  # the heat map lays its panels out itself (beside ax)
+            fig.tight_layout()
     else:
         draw(ax, obj, **kwargs)
     return ax

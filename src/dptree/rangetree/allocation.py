@@ -7,7 +7,11 @@
   section 4 (a small smooth problem over L variables):
 
   - ``"all_ranges"`` (alias ``"optimal"``): all D(D+1)/2 ranges [l, r];
-  - ``"prefix"``: the D prefixes [lower, x] (the CDF / threshold workload).
+  - ``"prefix"``: the D prefixes [lower, x] (the CDF / threshold workload);
+  - ``"all_rectangles"``: all rectangles of a 2^k x 2^k grid whose cells are the leaves of a
+    4-ary tree in Morton order (the quadtree of :mod:`dptree.spatial`). A rectangle's a_j is the
+    product of its two sides' 1-D a_j over binary blocks, and the x and y ranges of all
+    rectangles are independent, so abar_j is the square of the 1-D all-range abar_j of the side.
 
 The workload averages are exact: by linearity, avg Var = sum_j (abar_j - abar_{j-1}) / Lambda_j
 where abar_j is the average of a_j over the workload's queries, computed in O(1) per level, in
@@ -54,6 +58,8 @@ NoiseKind = Literal["laplace", "gaussian"]
 WORKLOADS = ("all_ranges", "prefix")
 #: every accepted value of ``levels=`` ("optimal": an alias of "all_ranges")
 LEVEL_OPTIONS = ("uniform", "all_ranges", "prefix", "optimal")
+#: the workload of a quadtree's leaves in Morton order (:mod:`dptree.spatial`), not of a 1-D tree
+GRID_WORKLOAD = "all_rectangles"
 _ALIASES = {"optimal": "all_ranges"}
 
 
@@ -75,7 +81,7 @@ def workload_description(levels: str) -> str:
 def _workload(strategy: str) -> str:
     """The workload whose average variance a strategy is judged by (uniform: all ranges)."""
     w = canonical_levels(strategy)
-    return w if w in WORKLOADS else "all_ranges"
+    return w if w in WORKLOADS or w == GRID_WORKLOAD else "all_ranges"
 
 
 @lru_cache(maxsize=64)
@@ -140,6 +146,11 @@ def mean_prefix_block_sums(domain_size: int, fanouts: tuple[int, ...]) -> tuple[
 def _block_sums(domain_size: int, fanouts: tuple[int, ...], workload: str) -> np.ndarray:
     if workload == "prefix":
         return np.asarray(mean_prefix_block_sums(domain_size, fanouts))
+    if workload == GRID_WORKLOAD:
+        depth = len(fanouts)
+        if set(fanouts) != {4} or domain_size != 4**depth:
+            raise ValueError("the all-rectangles workload needs a 4-ary tree over 4^k leaves")
+        return np.asarray(mean_block_sums(2**depth, (2,) * depth)) ** 2
     return np.asarray(mean_block_sums(domain_size, fanouts))
 
 
@@ -197,7 +208,7 @@ def _objective(layout: TreeLayout, measurable: np.ndarray, noise: NoiseKind, roo
     return f
 
 
-@validate_params({"strategy": [Options(LEVEL_OPTIONS)], "noise": [Options(("laplace", "gaussian"))]})
+@validate_params({"strategy": [Options(LEVEL_OPTIONS + (GRID_WORKLOAD,))], "noise": [Options(("laplace", "gaussian"))]})
 def level_weights(
     layout: TreeLayout,
     *,

@@ -21,10 +21,11 @@ from dptree.io.drawing import (
     nice_edges,
     value_label,
 )
+from dptree.io.heatmap import draw_heatmap
 from dptree.io.release_file import atomic_write, check_overwrite
 
-__all__ = ["plot_cdf", "plot_histogram", "plot_hierarchy", "plot_quantiles", "nice_edges", "value_label",
-           "MAX_PLOTTED_GROUPS"]
+__all__ = ["plot_cdf", "plot_histogram", "plot_hierarchy", "plot_quantiles", "plot_heatmap", "nice_edges",
+           "value_label", "MAX_PLOTTED_GROUPS"]
 
 def _figure(height: float = 4.2) -> tuple[Any, Any]:
     """A figure of a PNG writer and its axes: a figure of its own, outside pyplot (no global state,
@@ -111,3 +112,13 @@ def plot_hierarchy(
 def plot_quantiles(release: Any, path: Any, *, groups: Any = None, log: bool = False, force: bool = False) -> Any:
     """Save a PNG of :func:`draw_quantiles`; returns the rows drawn."""
     return _write(path, force, lambda ax: draw_quantiles(ax, release, groups=groups, log=log))
+
+
+def plot_heatmap(release: Any, path: Any, *, resolution: int = 64, level: float = 0.95, clip_negative: bool = False,
+                 force: bool = False) -> None:
+    """A 2-D release's heat map of a ``resolution`` x ``resolution`` grid of blocks beside their
+    standard errors (:func:`~dptree.io.heatmap.draw_heatmap`, which lays its panels out itself)."""
+    _check_target(path, force)
+    fig = require("matplotlib.figure", "plotting").Figure(figsize=(11, 4.2), dpi=110)
+    draw_heatmap(fig.add_subplot(), release, resolution=resolution, level=level, clip_negative=clip_negative)
+    _save(fig, path)

@@ -17,6 +17,7 @@ name a kind of problem, never a count or a value, :mod:`dptree.errors`). Two ope
   each user once (:class:`UserRecords`: what a private contribution bound is chosen from). Or
   the records per (bucket, weight in units) cell (:class:`Units` after a :class:`Bucket`), from
   which the sums of the weights per bucket follow exactly.
+  Two :class:`Bucket` keys count the cells of a public 2-D grid.
   Histograms, bounded and grouped histograms, hierarchy path counts, the records per user, the
   sorted value counts of the exponential mechanisms and the user counts of private partition
   selection are built from it once, above the engines
@@ -195,9 +196,10 @@ class Counts(NamedTuple):
 
 
 def shape_of(keys: Sequence[Key], sample: Sample | None, weight: str | None
-             ) -> Literal["dense", "values", "labels", "partitions", "users", "weighted"]:
+             ) -> Literal["dense", "grid", "values", "labels", "partitions", "users", "weighted"]:
     """Which of the key shapes every engine counts ``keys`` as: "dense" (``[Bucket]`` or
-    ``[GroupOf, Bucket]``, optionally sampled), "values" (``[Value]``, or ``[GroupOf, Value]`` with
+    ``[GroupOf, Bucket]``, optionally sampled), "grid" (``[Bucket, Bucket]``: the cells of a
+    public 2-D grid, never sampled or weighted), "values" (``[Value]``, or ``[GroupOf, Value]`` with
     distinct values), "labels" (one or more :class:`Label`, optionally weighted), "partitions"
     (``[Partition]``, optionally sampled), "users" (``[UserRecords, Bucket]`` or
     ``[GroupOf, UserRecords, Bucket]``, never sampled or weighted) or "weighted" (``[Bucket, Units]``,
@@ -209,6 +211,8 @@ def shape_of(keys: Sequence[Key], sample: Sample | None, weight: str | None
         return "partitions"
     if kinds in ((Bucket,), (GroupOf, Bucket)) and weight is None:
         return "dense"
+    if kinds == (Bucket, Bucket) and sample is None and weight is None:
+        return "grid"
     if kinds in ((UserRecords, Bucket), (GroupOf, UserRecords, Bucket)) and sample is None and weight is None:
         return "users"
     if kinds in ((Value,), (GroupOf, Value)) and sample is None and weight is None and (
@@ -216,7 +220,8 @@ def shape_of(keys: Sequence[Key], sample: Sample | None, weight: str | None
         return "values"
     if kinds and all(k is Label for k in kinds) and sample is None:
         return "labels"
-    raise InvalidParameterError("engines count [Bucket], [GroupOf, Bucket] (optionally sampled per user), [Value], "
+    raise InvalidParameterError("engines count [Bucket], [GroupOf, Bucket] (optionally sampled per user), "
+                                "[Bucket, Bucket], [Value], "
                                 "[GroupOf, Value], [[GroupOf,] UserRecords, Bucket], Label keys (optionally "
                                 "weighted) or [Partition] (optionally sampled per user) (internal error)")
 
@@ -315,6 +320,9 @@ class Engine(ABC):
         if shape == "weighted":
             assert isinstance(keys[0], Bucket) and isinstance(keys[1], Units)
             return self._unit_counts(data, keys[0], keys[1], on_invalid=on_invalid, sample=sample)
+        if shape == "grid":
+            assert isinstance(keys[0], Bucket) and isinstance(keys[1], Bucket)
+            return self._grid_counts(data, keys[0], keys[1], on_invalid=on_invalid)
         key, group = keys[-1], keys[0] if isinstance(keys[0], GroupOf) else None
         if shape == "users":
             users = keys[-2]
@@ -339,6 +347,13 @@ class Engine(ABC):
                      on_invalid: Missing) -> Counts:
         """Users per capped number of records (:class:`UserRecords`): the records are the rows
         ``key`` counts (after ``group``'s drop of unlisted groups), one count per user."""
+
+    def _grid_counts(self, data: Any, x: Bucket, y: Bucket, *, on_invalid: Missing) -> Counts:
+        """Records per cell (bucket of ``x``'s column, bucket of ``y``'s): a row is counted when both
+        of its values are valid (``on_invalid`` applies to each column). Engines that read tables
+        override it; the others refuse two columns."""
+        raise InvalidParameterError(f"counting two columns at once is not available for {self.READS}; "
+                                    "pass a pandas DataFrame, a file or a DuckDB relation")
 
     @abstractmethod
     def _key_counts(self, data: Any, key: Bucket | Value, group: GroupOf | None, *, on_invalid: Missing,

@@ -236,6 +236,38 @@ class DuckDBEngine(Engine):
             return Counts((cells,), hist[cells])
         return self._buckets(data, key.domain, column, on_invalid)
 
+    def _grid_counts(self, data: Any, x: Bucket, y: Bucket, *, on_invalid: Missing) -> Counts:
+        """Records per (x bucket, y bucket): both cells and every check in one GROUP BY scan (a row
+        is counted when both values are valid; ``on_invalid`` applies to each column)."""
+        self._names(data, x.column)
+        self._names(data, y.column)
+        cx, cy = str(x.column), str(y.column)
+        types: dict[str, str] = {}
+        guarded: dict[str, str] = {}
+        for col, dom in ((cx, x.domain), (cy, y.domain)):
+            t, g = csv_value_types(col, dom.kind, dom.lower, dom.upper)
+            types.update(t)
+            guarded.update(g)
+        none = np.zeros(0, np.int64)
+        try:
+            with open_table(data, self.fmt, self.progress, columns=list(dict.fromkeys((cx, cy))), types=types,
+                            integers=guarded, drop_invalid=on_invalid == "drop") as (con, expr):
+                if not con.execute(f"SELECT count(*) FROM (SELECT 1 FROM {expr} LIMIT 1)").fetchall()[0][0]:
+                    return Counts((none, none), none)
+                rows = con.execute(f"SELECT {cell_sql(con, expr, cx, x.domain)} AS i, "
+                                   f"{cell_sql(con, expr, cy, y.domain)} AS j, count(*) AS n "
+                                   f"FROM {expr} GROUP BY 1, 2").fetchnumpy()
+                i, j = np.asarray(rows["i"], dtype=np.int64), np.asarray(rows["j"], dtype=np.int64)
+                n = np.asarray(rows["n"], dtype=np.int64)
+                check_cells(set(i[i < 0].tolist()), cx, on_invalid)
+                check_cells(set(j[j < 0].tolist()), cy, on_invalid)
+                ok = (i >= 0) & (j >= 0)
+                return Counts((i[ok], j[ok]), n[ok])
+        except (DataError, InputFormatError):
+            raise
+        except Exception as exc:
+            raise engine_error("grid histogram", f"{cx}, {cy}", exc) from None
+
     def _partition_counts(self, data: Any, key: Partition, sample: Sample | None) -> Counts:
         """Records, or distinct users after bounding (:func:`bounded_counts` on the distinct (user,
         key code) pairs, key codes in key order), per sorted distinct key: text keys (a CSV's are

@@ -337,6 +337,26 @@ class NumpyEngine(Engine):
         coerce_values(raw[keep], key.domain, missing=on_invalid)  # the same refusals as the histogram's
         return Counts.of_values(capped_user_counts(ids[keep], users.cap))
 
+    def _grid_counts(self, data: Any, x: Bucket, y: Bucket, *, on_invalid: Missing) -> Counts:
+        """Records per (x bucket, y bucket) of two columns of a table; a record with an invalid value
+        in either column is refused or dropped (``on_invalid``)."""
+        rx = to_numpy(data, column=x.column, name="x values")
+        ry = to_numpy(data, column=y.column, name="y values")
+        if rx.size != ry.size:
+            raise length_mismatch_error("y values")
+        keep = valid_records(rx, x.domain.kind, on_invalid) & valid_records(ry, y.domain.kind, on_invalid)
+        if not keep.all():
+            rx, ry = rx[keep], ry[keep]
+        ny, size = y.domain.size, x.domain.size * y.domain.size
+        hist = np.zeros(size, np.int64)
+        chunk = max(_BIN_CHUNK, size)  # binned in chunks, as bin_cells: no full-size temporaries
+        for start in range(0, rx.size, chunk):
+            ix = x.domain.to_leaves(coerce_values(rx[start:start + chunk], x.domain, missing=on_invalid))
+            iy = y.domain.to_leaves(coerce_values(ry[start:start + chunk], y.domain, missing=on_invalid))
+            hist += np.bincount(ix.astype(np.int64) * ny + iy, minlength=size)
+        cells = np.flatnonzero(hist)
+        return Counts((cells // ny, cells % ny), hist[cells].astype(np.int64, copy=False))
+
     def _key_counts(self, data: Any, key: Bucket | Value, group: GroupOf | None, *, on_invalid: Missing,
                     sample: Sample | None) -> Counts:
         raw = to_numpy(data, column=key.column, name="values")

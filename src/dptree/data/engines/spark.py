@@ -444,6 +444,28 @@ class SparkEngine(Engine):
         except Exception as exc:
             raise _wrap("sums of weights", str(key.column), exc) from None
 
+    def _grid_counts(self, data: Any, x: Bucket, y: Bucket, *, on_invalid: Missing) -> Counts:
+        """Records per (x bucket, y bucket), aggregated inside Spark: a row is counted when both of
+        its values are valid (``on_invalid`` applies to each column)."""
+        check_names(self.READS, x.column)
+        check_names(self.READS, y.column)
+        cx, cy = str(x.column), str(y.column)
+        try:
+            lx, bad_x = _leaf_sql(data, cx, x.domain)
+            ly, bad_y = _leaf_sql(data, cy, y.domain)
+            bad_x = _check_values(data, cx, bad_x, on_invalid, integer_domain=x.domain.kind == "integer")
+            bad_y = _check_values(data, cy, bad_y, on_invalid, integer_domain=y.domain.kind == "integer")
+            ny = y.domain.size
+            rows = data.selectExpr(f"CASE WHEN {bad_x} OR {bad_y} THEN NULL ELSE ({lx}) * {ny} + ({ly}) END AS leaf"
+                                   ).where("leaf IS NOT NULL")
+            hist = _collect_hist(rows, x.domain.size * ny)
+        except (DataError, InputFormatError):
+            raise
+        except Exception as exc:
+            raise _wrap("grid histogram", f"{cx}, {cy}", exc) from None
+        nz = np.flatnonzero(hist)
+        return Counts((nz // ny, nz % ny), hist[nz])
+
     @contextmanager
     def ordered_counts(self, data: Any, *, column: str | None, lower: int | float, upper: int | float,
                        on_invalid: Missing = "error") -> Iterator[OrderedCounts | None]:
