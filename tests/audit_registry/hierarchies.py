@@ -161,7 +161,6 @@ def found_spec(name: str, plan: Any, pairs: list[tuple[str, Any, Any]], *, epsil
     """The tree ``plan`` (a :class:`~dptree.hierarchy.api.FoundStructurePlan`) finds from a list of
     (level 1, level 2) paths, as a bitmask over :data:`FOUND_CANDIDATES`; claimed (epsilon, delta):
     the discovery's part of the budget."""
-    from dptree import noise
     from dptree.hierarchy.counting import coded_path_counts
 
     coded: dict[tuple[Any, ...], Any] = {}  # the exact counts of each dataset, read once
@@ -170,7 +169,7 @@ def found_spec(name: str, plan: Any, pairs: list[tuple[str, Any, Any]], *, epsil
         key = tuple(rows)
         if key not in coded:
             coded[key] = coded_path_counts(rows, list(plan.levels))
-        found, _, _ = plan.discover(coded[key], noise.make_source(seed))
+        found, _, _ = plan.discover(coded[key], seed)
         return sum(1 << FOUND_CANDIDATES.index(p) for level in found.paths[1:] for p in level)
 
     return MechanismSpec(

@@ -163,11 +163,13 @@ class FoundStructureCore:
         steps = self.selection.measurements() * len(self.levels) + self.counts.privacy_loss().measurements
         return PrivacyLoss(Neighbors("add_remove", 1), steps)
 
-    def discover(self, coded: Any, source: _noise.RandomSource) -> tuple[Found, np.ndarray, np.ndarray]:
+    def discover(self, coded: Any, rng: _noise.RngLike = None) -> tuple[Found, np.ndarray, np.ndarray]:
         """The private step of the discovery (module docstring) on the exact counts per distinct path
         (``coded``: per level the code of each path's label, -1 for missing, and the labels; then
-        the records of each path). Returns the tree found and, per distinct path, the level and
-        index of its deepest kept node. Keys are decided in (parent, label) order, labels as strings."""
+        the records of each path), drawing from ``rng`` (a random source, or a test seed). Returns
+        the tree found and, per distinct path, the level and index of its deepest kept node. Keys
+        are decided in (parent, label) order, labels as strings."""
+        source = _noise.make_source(rng)
         codes, values, n = coded
         m = int(np.asarray(n).size)
         n = np.asarray(n, dtype=np.int64)

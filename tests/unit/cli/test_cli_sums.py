@@ -45,8 +45,9 @@ def test_release_and_query_match_the_python_api(tmp_path, data_csv, cli_run) -> 
     h = cli_run(["query", out, "--histogram", "0,50,100"])
     assert h.code == 0 and "sum" in h.out and "mean" in h.out
     assert cli_run(["plot", out, "--out", tmp_path / "p.png"]).code == 0
-    rep = cli_run(["report", out, "--out", tmp_path / "r.html"])  # reports take count releases only
-    assert rep.code == 2 and "report needs a range-tree" in rep.err
+    rep = cli_run(["report", out, "--out", tmp_path / "r.html"])  # the report holds the sums and means too
+    assert rep.code == 0, rep.err
+    assert "mean weight" in (tmp_path / "r.html").read_text(encoding="utf-8")
 
 
 def test_sum_of_a_count_release_and_weights_without_bounds_are_refused(tmp_path, data_csv,  # type: ignore[no-untyped-def]

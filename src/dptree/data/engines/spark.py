@@ -41,7 +41,17 @@ from dptree.data.engines.base import (
     invalid_values_error,
 )
 from dptree.data.engines.spark_ordered import SparkOrderedCounts
-from dptree.data.engines.spark_sql import FLOATING, INTEGRAL, NUMERIC, collect_columns, quote, value_sql
+from dptree.data.engines.spark_sql import (
+    FLOATING,
+    INTEGRAL,
+    NUMERIC,
+    collect_columns,
+    is_spark_df,
+    leaf_sql,
+    quote,
+    type_name,
+    value_sql,
+)
 from dptree.data.weights import FLOAT_EXACT, MAX_TOTAL, too_large, weight_error
 from dptree.errors import (
     DataError,
@@ -60,72 +70,13 @@ def _pyspark() -> Any:
     return require("pyspark.sql", "the Spark engine")
 
 
-def is_spark_df(df: Any) -> bool:
-    """A PySpark DataFrame (recognised without importing pyspark)."""
-    mod = type(df).__module__
-    return mod.startswith("pyspark.sql") and hasattr(df, "schema") and hasattr(df, "selectExpr")
-
-
-def _type_name(df: Any, column: str) -> str:
-    if not is_spark_df(df):
-        raise DataError(f"expected a PySpark DataFrame, got {type(df).__name__}")
-    fields = {f.name: f for f in df.schema.fields}
-    if column not in fields:
-        raise InputFormatError(f"column {column!r} not found; available columns: {', '.join(fields)}")
-    return type(fields[column].dataType).__name__
-
-
-def _leaf_sql(df: Any, column: str, domain: Domain) -> tuple[str, str]:
-    """(Spark SQL leaf index, Spark SQL 'value missing' predicate)."""
-    tname = _type_name(df, column)
-    col = quote(column)
-    if domain.kind == "datetime":
-        # clamp in the column's own unit (days, microseconds) before scaling to nanoseconds: the
-        # product overflows int64 beyond 2262 and, with ANSI off, wraps into the wrong end
-        lo_ns, hi_ns = int(domain.lower), int(domain.upper)
-        lo_d, hi_d = lo_ns // 86_400_000_000_000, -(-hi_ns // 86_400_000_000_000)
-        lo_us, hi_us = lo_ns // 1000, -(-hi_ns // 1000)
-        if tname == "DateType":
-            value = f"(CAST(least(greatest(unix_date({col}), {lo_d}), {hi_d}) AS BIGINT) * 86400000000000)"
-        elif tname == "TimestampType":  # an instant: its UTC time, whatever the session time zone
-            value = f"(least(greatest(unix_micros({col}), {lo_us}), {hi_us}) * 1000)"
-        elif tname == "TimestampNTZType":  # a wall-clock time, like a naive numpy datetime64
-            us = f"timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', {col})"
-            value = f"(least(greatest({us}, {lo_us}), {hi_us}) * 1000)"
-        else:
-            raise DataError(f"Spark column {column!r} has type {tname}, but the domain is dates: pass numeric bounds")
-        bad = f"{col} IS NULL"
-        lo, hi, w = int(domain.lower), int(domain.upper), int(domain.step)
-        leaf = f"(least(greatest({value}, {lo}), {hi}) - {lo}) div {w}"
-    else:
-        if tname not in NUMERIC:
-            raise DataError(f"Spark column {column!r} has type {tname}; a numeric domain needs a numeric column")
-        if tname in FLOATING:
-            bad = f"({col} IS NULL OR isnan({col}))"
-        else:
-            bad = f"{col} IS NULL"
-        if domain.kind == "integer":
-            lo, hi, w = int(domain.lower), int(domain.upper), int(domain.step)
-            if tname in INTEGRAL:
-                value = f"CAST({col} AS BIGINT)"
-                leaf = f"(least(greatest({value}, {lo}), {hi}) - {lo}) div {w}"
-            else:  # clamp in DOUBLE first, so NaN and huge values never reach the BIGINT cast
-                value = f"CAST({col} AS DOUBLE)"
-                leaf = f"(CAST(floor(least(greatest({value}, {lo}), {hi})) AS BIGINT) - {lo}) div {w}"
-        else:
-            lo_f, hi_f, w_f = float(domain.lower), float(domain.upper), float(domain.step)
-            value = f"CAST({col} AS DOUBLE)"
-            leaf = f"CAST(floor((least(greatest({value}, {lo_f!r}), {hi_f!r}) - {lo_f!r}) / {w_f!r}) AS BIGINT)"
-    return f"least({leaf}, {domain.size - 1})", bad
-
-
 def _check_values(df: Any, column: str, bad: str, missing: str, integer_domain: bool = False) -> str:
     """The declared invalid-value policy ``missing`` (``on_invalid``, :func:`~dptree.errors.check_invalid`)
     on the column: missing values, +-inf, non-integers on an integer domain (never floored) refused
     by kind, or with "drop" flagged by the returned SQL predicate for the caller to leave out."""
     from pyspark.sql import functions as F
 
-    tname = _type_name(df, column)
+    tname = type_name(df, column)
     flags = {"missing": bad}
     if tname in FLOATING:
         flags["infinite"] = f"CAST({quote(column)} AS DOUBLE) IN (double('inf'), double('-inf'))"
@@ -151,7 +102,7 @@ def _collect_hist(df: Any, n_cells: int) -> np.ndarray:
 def _value_counts(df: Any, column: str, missing: Missing, infinite: Missing) -> tuple[np.ndarray, np.ndarray]:
     from pyspark.sql import functions as F
 
-    tname = _type_name(df, column)
+    tname = type_name(df, column)
     if tname not in NUMERIC and tname not in ("DateType", "TimestampType", "TimestampNTZType"):
         raise DataError(f"Spark column {column!r} has type {tname}; the values must be numbers or dates")
     value, bad_missing, bad_inf = value_sql(column, tname)
@@ -168,7 +119,7 @@ def _value_counts(df: Any, column: str, missing: Missing, infinite: Missing) -> 
 
 def _check_by(df: Any, by: str, groups: Sequence[Group]) -> None:
     """The by column's type matches the public groups' (strings, or integers on an integer column)."""
-    btype = _type_name(df, by)
+    btype = type_name(df, by)
     if isinstance(groups[0], str) != (btype == "StringType"):
         raise DataError(
             f"by column {by!r} has type {btype} but groups are "
@@ -201,7 +152,7 @@ def _wrap(what: str, column: str, exc: Exception) -> InputFormatError:
 def _check_users(df: Any, user_column: str) -> str:
     from pyspark.sql import functions as F
 
-    utype = _type_name(df, user_column)
+    utype = type_name(df, user_column)
     ucol = quote(user_column)
     ubad = f"{ucol} IS NULL" + (f" OR isnan({ucol})" if utype in FLOATING else "")
     n_null = df.agg(F.expr(f"count_if({ubad})").alias("n")).collect()[0]["n"]
@@ -272,7 +223,7 @@ def _bucket_counts(df: Any, domain: Domain, column: str, group: GroupOf | None, 
     from pyspark.sql import functions as F
 
     size = domain.size
-    leaf, bad = _leaf_sql(df, column, domain)
+    leaf, bad = leaf_sql(df, column, domain)
     ucol = _check_users(df, sample.user) if sample is not None else "CAST(NULL AS BIGINT)"
     bad = _check_values(df, column, bad, missing, integer_domain=domain.kind == "integer")
     leaf = f"CASE WHEN {bad} THEN NULL ELSE {leaf} END"
@@ -295,9 +246,9 @@ def _unit_counts(df: Any, key: Bucket, units: Units, missing: Missing, sample: S
     leaf * cells + code of each valid row with a valid weight, counted (or bounded per user,
     :func:`_bounded_counts`, a user's rows ranked by cell) as :func:`_bucket_counts` counts leaves."""
     wcol, grid, size = str(units.column), units.grid, key.domain.size
-    if _type_name(df, wcol) not in NUMERIC:
+    if type_name(df, wcol) not in NUMERIC:
         raise DataError(f"weights column {wcol!r} is not numeric: weights must be numbers")
-    leaf, bad = _leaf_sql(df, str(key.column), key.domain)
+    leaf, bad = leaf_sql(df, str(key.column), key.domain)
     bad = _check_values(df, str(key.column), bad, missing, integer_domain=key.domain.kind == "integer")
     w = f"CAST({quote(wcol)} AS DOUBLE)"
     wbad = _check_values(df, wcol, f"{quote(wcol)} IS NULL OR isnan({w})", missing)
@@ -317,7 +268,7 @@ def _user_counts(df: Any, domain: Domain, column: str, users: UserRecords, group
     per user in Spark; only the histogram of the capped counts reaches the driver."""
     from pyspark.sql import functions as F
 
-    leaf, bad = _leaf_sql(df, column, domain)
+    leaf, bad = leaf_sql(df, column, domain)
     ucol = _check_users(df, users.user)
     bad = _check_values(df, column, bad, missing, integer_domain=domain.kind == "integer")
     leaf = f"CASE WHEN {bad} THEN NULL ELSE {leaf} END"
@@ -355,7 +306,7 @@ def _partition_counts(df: Any, key: Partition, sample: Sample | None) -> Counts:
     from pyspark.sql import functions as F
 
     by = str(key.column)
-    ktype = _type_name(df, by)
+    ktype = type_name(df, by)
     if ktype == "StringType":
         kexpr = quote(by)
     elif ktype in INTEGRAL:
@@ -451,8 +402,8 @@ class SparkEngine(Engine):
         check_names(self.READS, y.column)
         cx, cy = str(x.column), str(y.column)
         try:
-            lx, bad_x = _leaf_sql(data, cx, x.domain)
-            ly, bad_y = _leaf_sql(data, cy, y.domain)
+            lx, bad_x = leaf_sql(data, cx, x.domain)
+            ly, bad_y = leaf_sql(data, cy, y.domain)
             bad_x = _check_values(data, cx, bad_x, on_invalid, integer_domain=x.domain.kind == "integer")
             bad_y = _check_values(data, cy, bad_y, on_invalid, integer_domain=y.domain.kind == "integer")
             ny = y.domain.size
@@ -476,7 +427,7 @@ class SparkEngine(Engine):
         _pyspark()
         check_names(self.READS, column)
         assert column is not None
-        tname = _type_name(data, column)
+        tname = type_name(data, column)
         usable = tname in INTEGRAL or (tname in NUMERIC and not isinstance(lower, int))
         if not usable:
             yield None
