@@ -55,8 +55,15 @@ def _write(path: Any, doc: dict[str, Any], *, allow_nonprivate: bool, force: boo
 
 def save_state(counter: Any, path: Any, *, allow_nonprivate: bool = False, force: bool = False) -> tuple[str, str]:
     """Write ``counter``'s state to ``path`` with a fresh id; returns (path, id), which the
-    counter's next append claims."""
+    counter's next append claims. A state that has been continued is replaced without ``force``
+    (the continuation's state supersedes it); any other release only with ``force``."""
     state_id = _noise.random_hex(16)
+    if not force and os.path.isfile(path):
+        try:
+            old = read_release(path)
+            force = old.get("kind") == KIND and old["measurements"].get("continued") is True
+        except ReleaseFileError:
+            pass  # not a release: write_release refuses it without force
     _write(path, _document(counter, state_id, False), allow_nonprivate=allow_nonprivate, force=force)
     return os.fspath(path), state_id
 

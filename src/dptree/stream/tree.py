@@ -16,9 +16,10 @@ estimate of the prefix given everything measured by t (tested against dense leas
 exact variance sum_{j in bits(t)} v_j.
 
 **Sensitivity.** A user with at most k participations (one event at each of at most k steps)
-changes each level's blocks by k in total: L1 = k L. Its squared L2 change at level j is largest
-when the steps are packed into as few blocks as possible, floor(k / 2^j) 4^j + (k mod 2^j)^2,
-which steps 1..k reach at every level at once (:func:`tree_sensitivities`; brute-forced in the
+changes the measured blocks of level j (those inside [1, T], m_j = 2^j floor(T / 2^j) steps) by
+at most k_j = min(k, m_j) in total: L1 = sum_j k_j (k L when T is a power of two). Its squared L2
+change at level j is largest when the steps are packed into as few blocks as possible,
+floor(k_j / 2^j) 4^j + (k_j mod 2^j)^2; steps 1..k reach every level's maximum at once (:func:`tree_sensitivities`; brute-forced in the
 tests).
 
 :class:`TreeCore` runs it online: the running total, per level the total at the open block's
@@ -45,10 +46,12 @@ def levels_of(horizon: int) -> int:
 
 def tree_sensitivities(horizon: int, participations: int = 1) -> tuple[int, int]:
     """(L1, squared L2) of the measured blocks under one user's at most k participations."""
-    L = levels_of(horizon)
-    k = min(participations, horizon)
-    l2sq = sum((k >> j) * 4**j + (k % (1 << j)) ** 2 for j in range(L))
-    return k * L, l2sq
+    l1 = l2sq = 0
+    for j in range(levels_of(horizon)):
+        m = min(participations, (horizon >> j) << j)  # participations inside the level's measured blocks
+        l1 += m
+        l2sq += (m >> j) * 4**j + (m % (1 << j)) ** 2
+    return l1, l2sq
 
 
 def honaker_weights(levels: int, block_variance: float) -> tuple[list[float], list[float]]:
