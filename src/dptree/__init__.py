@@ -182,7 +182,7 @@ _RELEASE_MODULES = (
     "dptree.quantiles.groups",
     "dptree.quantiles.private_groups",
     "dptree.stream.release",
-    "dptree.stream.state",
+    "dptree.stream.resume",
 )
 
 

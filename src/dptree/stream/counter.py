@@ -24,12 +24,12 @@ from dptree import noise as _noise
 from dptree.errors import DataError, InvalidParameterError, StreamStateError
 from dptree.stream import toeplitz
 from dptree.stream.plan import StreamPlan, plan_counter
-from dptree.stream.tree import TreeCore, prefix_variance
+from dptree.stream.tree import TreeCore
 
-__all__ = ["Counter", "ToeplitzCore", "make_core", "NOISE_BLOCK"]
+__all__ = ["Counter", "ToeplitzCore", "make_core", "run_copies", "NOISE_BLOCK"]
 
-#: noise is drawn in blocks of this many values (and, for the Toeplitz counter, at least as many
-#: steps as already passed: the correlated noise of a block is one FFT over all the noise so far)
+#: the Toeplitz counter draws the noise of this many steps at a time, or of as many steps as
+#: already passed (the correlated noise of a block is one FFT over all the noise so far)
 NOISE_BLOCK = 4096
 
 
@@ -207,7 +207,7 @@ class Counter:
     @property
     def stderrs(self) -> np.ndarray:
         """The exact standard error of each released total (public: a function of t)."""
-        return stderr_of(self.plan, self.t)
+        return self.plan.stderrs(self.t)
 
     def release(self) -> Any:
         """The public part: the running totals so far with their standard errors (a
@@ -243,14 +243,37 @@ def _batch(counts: Any) -> list[int]:
     return [int(v) for v in arr.tolist()]
 
 
-def stderr_of(plan: StreamPlan, steps: int) -> np.ndarray:
-    """The exact standard errors of steps 1..``steps`` of ``plan`` (public)."""
-    t = np.arange(1, steps + 1)
-    if plan.mechanism == "tree":
-        from dptree.stream.tree import honaker_weights, levels_of
 
-        _, v = honaker_weights(levels_of(plan.horizon), plan.noise_variance)
-        return np.sqrt(prefix_variance(t, v)) if steps else np.zeros(0)
-    bits = toeplitz.lattice_bits(plan.horizon)
-    var = toeplitz.cumulative_squares(plan.horizon, bits)[:steps] * (plan.noise_variance / 4.0**bits)
-    return np.sqrt(var)
+def run_copies(plan: StreamPlan, counts: Any, copies: int, rng: _noise.RngLike = None) -> np.ndarray:
+    """``copies`` independent runs of ``plan``'s counter on ``counts``: their released totals,
+    shape (copies, steps), for audits and Monte Carlo. The noise of every copy is drawn in one
+    sampler call; copy i takes the i-th run of draws, in the order a counter draws them, so
+    ``copies=1`` equals ``Counter(..., rng=rng).append(counts)``. The horizon's noise must fit one
+    draw (at most :data:`NOISE_BLOCK` values)."""
+    values = _batch(counts)
+    T = plan.horizon
+    per_copy = sum(T >> j for j in range(T.bit_length())) if plan.mechanism == "tree" else T
+    if per_copy > NOISE_BLOCK:
+        raise InvalidParameterError(f"run_copies draws a counter's noise at once: a horizon of at most "
+                                    f"{NOISE_BLOCK} noise values (got {per_copy})", parameter="plan")
+    sampler = _noise.discrete_laplace if plan.family == "laplace" else _noise.discrete_gaussian
+    z = sampler(_noise.make_source(rng), plan.parameter, copies * per_copy).reshape(copies, per_copy)
+    out = np.empty((copies, len(values)))
+    core = make_core(plan, _noise.SystemRandomSource())  # its draws are replaced by each copy's row
+    for i in range(copies):
+        row = z[i]
+        core.restore(_fresh_state(plan, row))
+        step = core.step
+        out[i] = [step(x)[0] for x in values]
+    return out
+
+
+def _fresh_state(plan: StreamPlan, noise: np.ndarray) -> dict[str, Any]:
+    """The state of a counter before its first step that has drawn ``noise`` (a whole horizon's)."""
+    if plan.mechanism == "tree":
+        L = plan.horizon.bit_length()
+        return {"t": 0, "total": 0, "start": [0] * L, "estimate": [0.0] * L, "prefix": 0.0, "variance": 0.0,
+                "noise": noise.tolist()}
+    b = toeplitz.post_coefficients(plan.horizon, toeplitz.lattice_bits(plan.horizon))
+    return {"t": 0, "total": 0, "w": noise.tolist(),
+            "pending": toeplitz.correlated_noise(b, noise, 0, toeplitz.lattice_bits(plan.horizon)).tolist()}

@@ -34,6 +34,8 @@ from fractions import Fraction
 from numbers import Integral, Real
 from typing import Any
 
+import numpy as np
+
 from dptree import noise as _noise
 from dptree._validation import Interval, Options, validate_params
 from dptree.errors import InvalidParameterError
@@ -41,7 +43,7 @@ from dptree.privacy.budget import RANGE_TREE_BUDGET_RANGE, Budget, check_release
 from dptree.privacy.loss import Gaussian, Laplace, PrivacyLoss
 from dptree.privacy.statement import Neighbors, make_statement
 from dptree.stream import toeplitz
-from dptree.stream.tree import levels_of, tree_sensitivities
+from dptree.stream.tree import honaker_weights, levels_of, prefix_variance, tree_sensitivities
 
 __all__ = ["StreamPlan", "plan_counter", "MECHANISMS", "MAX_HORIZON"]
 
@@ -90,6 +92,15 @@ class StreamPlan:
             return _noise.discrete_laplace_variance(self.parameter)
         return _noise.discrete_gaussian_variance(self.parameter)
 
+    def stderrs(self, steps: int) -> np.ndarray:
+        """The exact standard errors of the released totals of steps 1..``steps`` (public)."""
+        t = np.arange(1, steps + 1)
+        if self.mechanism == "tree":
+            _, v = honaker_weights(levels_of(self.horizon), self.noise_variance)
+            return np.sqrt(prefix_variance(t, v))
+        bits = toeplitz.lattice_bits(self.horizon)
+        return np.sqrt(toeplitz.cumulative_squares(self.horizon, bits)[:steps] * (self.noise_variance / 4.0**bits))
+
     def parameters(self) -> dict[str, Any]:
         """The public keywords that rebuild this plan (:func:`plan_counter`)."""
         b = self.budget
@@ -101,9 +112,10 @@ class StreamPlan:
 def _statement(plan: StreamPlan) -> dict[str, Any]:
     k, T = plan.participations, plan.horizon
     loss = plan.privacy_loss()
-    requested = {"rho": plan.budget.as_rho()} if plan.family == "gaussian" else {"epsilon": plan.budget.epsilon}
-    if plan.budget.kind == "approx":
-        requested.update(epsilon=plan.budget.epsilon, delta=plan.budget.delta)
+    b = plan.budget
+    requested: dict[str, Any] = {"rho": b.as_rho()} if plan.family == "gaussian" else {"epsilon": b.epsilon}
+    if b.kind == "approx":
+        requested.update(epsilon=b.epsilon, delta=b.delta)
     if plan.family == "laplace":
         spent: dict[str, float] = {"epsilon": loss.epsilon(), "delta": 0.0}
         guarantee = "pure epsilon-DP"

@@ -40,11 +40,9 @@ class StreamRelease(CountRelease):
 
     def __init__(self, plan: StreamPlan, estimates: np.ndarray, privacy: dict[str, Any],
                  metadata: dict[str, Any] | None = None) -> None:
-        from dptree.stream.counter import stderr_of
-
         self.plan = plan
         self.estimates = np.asarray(estimates, dtype=np.float64)
-        self.stderrs = stderr_of(plan, len(self.estimates))
+        self.stderrs = plan.stderrs(len(self.estimates))
         self.privacy = privacy
         self.metadata = metadata or {}
 

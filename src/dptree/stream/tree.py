@@ -19,8 +19,8 @@ exact variance sum_{j in bits(t)} v_j.
 changes the measured blocks of level j (those inside [1, T], m_j = 2^j floor(T / 2^j) steps) by
 at most k_j = min(k, m_j) in total: L1 = sum_j k_j (k L when T is a power of two). Its squared L2
 change at level j is largest when the steps are packed into as few blocks as possible,
-floor(k_j / 2^j) 4^j + (k_j mod 2^j)^2; steps 1..k reach every level's maximum at once (:func:`tree_sensitivities`; brute-forced in the
-tests).
+floor(k_j / 2^j) 4^j + (k_j mod 2^j)^2; steps 1..k reach every level's maximum at once
+(:func:`tree_sensitivities`; brute-forced in the tests).
 
 :class:`TreeCore` runs it online: the running total, per level the total at the open block's
 start and the latest completed block's estimate, and the noise drawn for the blocks still to
@@ -36,7 +36,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["levels_of", "tree_sensitivities", "honaker_weights", "prefix_variance", "TreeCore"]
+#: noise is drawn for at most this many blocks at a time
+NOISE_BLOCK = 4096
+
+__all__ = ["NOISE_BLOCK", "levels_of", "tree_sensitivities", "honaker_weights", "prefix_variance", "TreeCore"]
 
 
 def levels_of(horizon: int) -> int:
@@ -104,7 +107,8 @@ class TreeCore:
         h = (t & -t).bit_length() - 1  # blocks of levels 0..h complete at t
         noise, pos = self.noise, self.used
         if pos + h + 1 > len(noise):
-            noise = self.noise = noise[pos:] + self.draw(max(4096, h + 1))
+            wanted = min(NOISE_BLOCK, self._blocks_after(t - 1) - (len(noise) - pos))
+            noise = self.noise = noise[pos:] + self.draw(wanted)
             pos = 0
         start, est, w = self.start, self.estimate, self.w
         z = float(total - start[0] + noise[pos])
@@ -122,6 +126,10 @@ class TreeCore:
         self.variance = self.variance - self.cumulative_v[h] + self.v[h]
         self.t, self.total = t, total
         return self.prefix, self.variance
+
+    def _blocks_after(self, t: int) -> int:
+        """How many blocks complete after step t (the noise values still to be used)."""
+        return sum((self.horizon >> j) - (t >> j) for j in range(self.levels))
 
     def to_state(self) -> dict[str, Any]:
         """The core's state (secret: the open blocks' exact totals and the noise not yet used)."""

@@ -14,10 +14,9 @@ import dptree
 import dptree.stream
 from dptree.errors import DataError, InvalidParameterError, ReleaseFileError, StreamStateError
 from dptree.stream import toeplitz
-from dptree.stream.counter import Counter, stderr_of
+from dptree.stream.counter import Counter, run_copies
 from dptree.stream.plan import plan_counter
 from dptree.stream.tree import honaker_weights, levels_of, prefix_variance, tree_sensitivities
-
 
 # --------------------------------------------------------------------------- sensitivities
 
@@ -94,11 +93,6 @@ def test_plan_spends_at_most_the_budget_and_calibrates_from_the_sensitivity() ->
 # --------------------------------------------------------------------------- estimates
 
 
-def _noise_of(counter: Counter, counts: list[int]) -> np.ndarray:
-    est, _ = counter.append(counts)
-    return est - np.cumsum(counts)
-
-
 @pytest.mark.parametrize("T", [7, 16, 21])
 def test_online_estimate_is_least_squares_over_the_completed_blocks(T: int) -> None:
     """Honaker (2015): the online estimate of each prefix equals the dense weighted least-squares
@@ -122,19 +116,27 @@ def test_online_estimate_is_least_squares_over_the_completed_blocks(T: int) -> N
         assert est[t - 1] == pytest.approx(x_hat.sum(), abs=1e-8)
         A = M[done][:, :t]
         cov = np.linalg.pinv(A.T @ A) * c.plan.noise_variance
-        assert stderr_of(c.plan, t)[-1] ** 2 == pytest.approx(cov.sum(), rel=1e-10)
+        assert c.plan.stderrs(t)[-1] ** 2 == pytest.approx(cov.sum(), rel=1e-10)
 
 
 @pytest.mark.parametrize("kw", [dict(epsilon=1.0), dict(rho=0.5, noise="gaussian"),
                                 dict(rho=0.5, noise="gaussian", mechanism="tree")])
 def test_reported_variance_matches_monte_carlo(kw: dict) -> None:
-    T, runs = 24, 3000
+    T, runs = 24, 20_000
     counts = [1] * T
-    noise = np.array([_noise_of(Counter(T, rng=s, **kw), counts) for s in range(runs)])
-    reported = stderr_of(plan_counter(horizon=T, **kw), T) ** 2
-    # 3000 runs: the sample variance is within 10% of the truth with probability > 0.9999 per step
+    plan = plan_counter(horizon=T, **kw)
+    noise = run_copies(plan, counts, runs, rng=7) - np.cumsum(counts)
+    reported = plan.stderrs(T) ** 2
+    # 20 000 runs: the sample variance's relative error has sd <= 1.5% (Laplace tails): 10% is > 6 sd
     assert np.all(np.abs(noise.var(axis=0) / reported - 1) < 0.1)
     assert np.all(np.abs(noise.mean(axis=0)) < 5 * np.sqrt(reported / runs))
+
+
+def test_one_copy_is_the_seeded_counter() -> None:
+    for kw in (dict(epsilon=1.0), dict(rho=0.5, noise="gaussian")):
+        est, _ = Counter(40, rng=3, **kw).append(list(range(40)))
+        assert np.allclose(run_copies(plan_counter(horizon=40, **kw), list(range(40)), 1, rng=3)[0], est,
+                           rtol=1e-12, atol=1e-9)
 
 
 def test_tree_variances_follow_the_bits_of_t() -> None:
@@ -148,9 +150,9 @@ def test_sqrt_toeplitz_average_variance_at_1024_steps() -> None:
     (Fichtenberger, Henzinger & Upadhyay 2023; the best binary tree is about 6.3 / rho)."""
     rho = 1.0
     plan = plan_counter(horizon=1024, rho=rho, noise="gaussian")
-    assert float(np.mean(stderr_of(plan, 1024) ** 2)) * rho < 5.3
+    assert float(np.mean(plan.stderrs(1024) ** 2)) * rho < 5.3
     tree = plan_counter(horizon=1024, rho=rho, noise="gaussian", mechanism="tree")
-    assert float(np.mean(stderr_of(tree, 1024) ** 2)) > float(np.mean(stderr_of(plan, 1024) ** 2))
+    assert float(np.mean(tree.stderrs(1024) ** 2)) > float(np.mean(plan.stderrs(1024) ** 2))
 
 
 # --------------------------------------------------------------------------- online, batches, resume
