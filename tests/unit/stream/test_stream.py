@@ -255,3 +255,19 @@ def test_release_file_round_trip_and_ledger_charge(tmp_path) -> None:
     back = dptree.load(tmp_path / "r.json")
     assert isinstance(back, dptree.StreamRelease) and np.array_equal(back.estimates, rel.estimates)
     assert math.isclose(back.stderr(20), float(c.stderrs[-1]))
+
+
+def test_plot_draws_the_running_total_and_its_band() -> None:
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    c = Counter(100, epsilon=1.0, rng=1)
+    c.append([1] * 40)
+    ax = c.plot()
+    (line,) = ax.get_lines()
+    assert np.array_equal(line.get_ydata(), c.estimates) and len(ax.collections) == 1
+    assert "NOT PRIVATE" in ax.get_title()
+    import matplotlib.pyplot as plt
+
+    plt.close(ax.figure)
