@@ -35,6 +35,8 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     assert main(["hierarchy", str(rows), "--levels", "country,state", "--structure", str(structure),
                  "--epsilon", "1", "--out", str(out["h"])]) == 0
     assert main(["budget", str(out["ledger"]), "--create", "--total-epsilon", "10"]) == 0
+    out["stream"] = d / "stream.json"
+    assert main(["stream", "create", str(out["stream"]), "--horizon", "8", "--epsilon", "1"]) == 0
     return out
 
 
@@ -55,6 +57,7 @@ def succeeding(f: dict[str, Path]) -> dict[str, tuple[list[str], str | None]]:
                       str(d / "q.json")),
         "budget": (["budget", str(f["ledger"])], None),
         "report": (["report", str(f["rel"]), "--out", str(d / "r.html")], str(d / "r.html")),
+        "stream": (["stream", "show", str(f["stream"])], None),
     }
 
 
@@ -75,6 +78,7 @@ def failing(f: dict[str, Path]) -> dict[str, list[str]]:
         "quantiles": ["quantiles", str(f["data"]), "--q", "0.5", *column],
         "budget": ["budget", str(d / "missing.ledger")],
         "report": ["report", str(f["rel"]), "--out", str(d / "x.html"), "--ci", "2"],
+        "stream": ["stream", "append", str(f["stream"]), "-1"],
     }
 
 
