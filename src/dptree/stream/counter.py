@@ -183,11 +183,7 @@ class Counter:
             raise InvalidParameterError(f"the counter's horizon is {self.horizon} steps and {self.t} were appended: "
                                         f"{len(values)} more do not fit; make a counter with a longer horizon",
                                         parameter="horizon")
-        if self._origin is not None:
-            from dptree.stream.state import claim
-
-            claim(*self._origin, allow_nonprivate=not self.private)
-            self._origin = None
+        self._claim()
         step = self._core.step
         est, var = [], []
         for x in values:
@@ -222,11 +218,20 @@ class Counter:
 
     def save(self, path: Any, *, allow_nonprivate: bool = False, force: bool = False) -> None:
         """Write the counter's state (:mod:`dptree.stream.state`): SECRET, as sensitive as the counts,
-        and the only continuation of the stream. The first :meth:`append` after a save or load
-        marks the saved file continued, so that it cannot be continued a second time."""
+        and the only continuation of the stream. The first :meth:`append` or :meth:`save` after a
+        save or load marks the earlier file continued, so that no state is continued twice."""
         from dptree.stream.state import save_state
 
+        self._claim()  # a state saved or loaded before and not continued since: this save continues it
         self._origin = save_state(self, path, allow_nonprivate=allow_nonprivate, force=force)
+
+    def _claim(self) -> None:
+        """Mark the state this counter last saved or loaded continued (:func:`dptree.stream.state.claim`)."""
+        if self._origin is not None:
+            from dptree.stream.state import claim
+
+            claim(*self._origin, allow_nonprivate=not self.private)
+            self._origin = None
 
     def summary(self) -> str:
         kind = "binary-tree" if self.plan.mechanism == "tree" else "square-root Toeplitz"

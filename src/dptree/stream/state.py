@@ -9,7 +9,7 @@ for outputs to come. Keep it where the counts are kept; publish :meth:`~dptree.s
 counter continues the same stream. Continuing one saved state twice would be a privacy hazard:
 two continuations share the saved noise, so the difference of their outputs is the difference
 of their counts, exactly. So each saved state has a random id and a ``continued`` flag: the first
-append of a counter after it saved or loaded the state claims the file (under a lock file
+append or save of a counter after it saved or loaded the state claims the file (under a lock file
 ``<path>.lock``, the file is re-read, must still hold that id and not be continued, and is
 rewritten atomically with ``continued: true``). A continued state still loads (its outputs can be
 shown), but appending to it is refused (:class:`~dptree.errors.StreamStateError`); the counter

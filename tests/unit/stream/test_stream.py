@@ -208,6 +208,22 @@ def test_a_saved_state_is_continued_once(tmp_path) -> None:
         one.append(1)  # its saved state was continued by `later`
 
 
+def test_saving_again_retires_the_earlier_state(tmp_path) -> None:
+    """Two files holding one state (the same noise) would be two continuations: saving elsewhere
+    marks the earlier file continued."""
+    c = Counter(100, epsilon=1.0, rng=4)
+    c.append([1, 2])
+    c.save(tmp_path / "a.json", allow_nonprivate=True)
+    c.save(tmp_path / "b.json", allow_nonprivate=True)
+    assert dptree.load(tmp_path / "a.json").continuable is False
+    assert dptree.load(tmp_path / "b.json").continuable is True
+    moved = dptree.load(tmp_path / "b.json")
+    moved.save(tmp_path / "c.json", allow_nonprivate=True)  # a loaded state saved elsewhere: the same
+    assert dptree.load(tmp_path / "b.json").continuable is False
+    with pytest.raises(StreamStateError):
+        c.append(1)  # b.json was continued by `moved`
+
+
 def test_seeded_state_is_not_saved_without_consent_and_edits_are_refused(tmp_path) -> None:
     c = Counter(10, epsilon=1.0, rng=1)
     c.append([1, 2])
