@@ -197,7 +197,8 @@ def test_releases_are_told_apart_by_their_kind(command: str, files: dict[str, Pa
                       "range-tree, hierarchy, quantiles, grouped quantiles, private-groups quantiles, interior-point, "
                       "quantile or threshold",
              "plot": "range-tree, range-tree with sums, grouped range-tree, private-groups range-tree, sparse "
-                     "range-tree, hierarchy, quantiles, grouped quantiles, private-groups quantiles or 2-D range-tree",
+                     "range-tree, hierarchy, quantiles, grouped quantiles, private-groups quantiles, 2-D range-tree or "
+                     "stream counter",
              "report": "range-tree, range-tree with sums, grouped range-tree, private-groups range-tree, sparse "
                        "range-tree, hierarchy, quantiles, grouped quantiles or private-groups quantiles"}[
                  command]

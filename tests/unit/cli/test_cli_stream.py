@@ -42,6 +42,10 @@ def test_create_append_show(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert shown.shape == (4, 3)
     rel = dptree.load(out)
     assert isinstance(rel, dptree.StreamRelease) and np.allclose(rel.estimates, est, atol=1e-6)
+    capsys.readouterr()
+    assert main(["plot", str(out), "--out", str(tmp_path / "p.png")]) == 0
+    assert (tmp_path / "p.png").read_bytes().startswith(b"\x89PNG")
+    assert main(["plot", str(out), "--out", str(tmp_path / "q.png"), "--log"]) == 2
     assert main(["stream", "create", str(tmp_path / "t.json"), "--horizon", "64", "--epsilon", "1",
                  "--ledger", str(led)]) == 2  # over the ledger's total: refused before any state is written
     assert "exceed" in capsys.readouterr().err and not (tmp_path / "t.json").exists()
