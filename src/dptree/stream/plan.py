@@ -48,8 +48,8 @@ from dptree.stream.tree import honaker_weights, levels_of, prefix_variance, tree
 __all__ = ["StreamPlan", "plan_counter", "MECHANISMS", "MAX_HORIZON"]
 
 MECHANISMS = ("tree", "toeplitz")
-#: the longest horizon: the Toeplitz factorisation keeps O(T) coefficients
-MAX_HORIZON = 1 << 24
+#: the longest horizon: the Toeplitz counter keeps O(T) coefficients and noise, and FFTs of up to 4T
+MAX_HORIZON = 1 << 22
 
 
 def _sqrt_upper(square: int) -> Fraction:

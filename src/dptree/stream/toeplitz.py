@@ -17,8 +17,8 @@ function 1 / ((1 - x) ci(x) 2^-p)):
 
 The release is A x plus data-independent correlated noise, so it never computes q. Its exact
 variance at step t is Var(w) / 4^p * sum_{k < t} b_k^2, for the B actually used (b = C~'s inverse
-series, cumulated). B is close to C, and the variances are within 0.02% of the square-root
-factorisation's up to T = 2^20.
+series, cumulated). B is close to C, and the average variance is within 0.002% of the square-root
+factorisation's for T = 2^8 .. 2^20.
 
 **Sensitivity.** One event at step i changes q by column i of C~int (entries ci_0..ci_{T-i}). A
 user with at most k participations (one event at each of at most k steps) changes it by the sum
@@ -41,7 +41,7 @@ __all__ = ["lattice_bits", "sqrt_coefficients", "lattice_coefficients", "lattice
 
 def lattice_bits(horizon: int) -> int:
     """p for a horizon of T steps: 10 + (bit_length(T) - 10) // 2 (at least 10). The rounded
-    factorisation's average variance is within 0.02% of the exact one's up to T = 2^20
+    factorisation's average variance is within 0.002% of the exact one's for T = 2^8 .. 2^20
     (docs/notes/stream.md), and a smaller p keeps sigma_w^2 = 4^p Delta^2 / (2 rho) small, where
     the exact discrete Gaussian sampler is fastest."""
     return 10 + max(0, (int(horizon).bit_length() - 10) // 2)
