@@ -5,8 +5,8 @@ Every drawing is post-processing of a release. Each kind has one drawing functio
 (:func:`draw_cdf`, :func:`draw_histogram`, :func:`draw_hierarchy`, :func:`draw_quantiles`,
 :func:`draw_point`, :func:`draw_running`). Axes are labelled with the released column (from
 the release's public metadata), histogram edges are round numbers, the value axis can be
-logarithmic, and negative estimates are drawn as released: noise can push a count below zero, and hiding that would
-overstate the precision. ``clip_negative=True`` draws the post-processed view instead (negative
+logarithmic, and negative estimates are drawn as released: noise can push a count below zero,
+and hiding that would overstate the precision. ``clip_negative=True`` draws the post-processed view instead (negative
 counts shown as 0, CDF clipped to [0, 1]) and says so in the title. matplotlib is imported when
 something is drawn. The drawings read releases through their public methods only, so this module
 sits below the products that call it.
