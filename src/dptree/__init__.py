@@ -18,7 +18,10 @@
   only (budget, privacy loss, statement), then ``plan.release(data)``.
 * :func:`range_tree_by` (one release per public group), :class:`Ledger` (a persistent budget),
   :func:`leaf_histogram` / :func:`to_numpy` (arrays, DataFrames, Arrow, files via DuckDB, Spark).
-* :func:`load` -- read any saved release.
+* :mod:`dptree.stream` -- continual counting: ``dptree.stream.Counter`` appends a step's count and
+  returns the private running total with its exact standard error (binary tree with Honaker's
+  online least squares, or the square-root Toeplitz factorisation); :func:`plan_counter`.
+* :func:`load` -- read any saved release (and a counter's saved state).
 
 One package per stage: :mod:`dptree.privacy` (budgets, statements, ledger), :mod:`dptree.noise` (the
 only code that draws randomness), :mod:`dptree.data`, :mod:`dptree.estimation`, the products
@@ -88,6 +91,8 @@ if TYPE_CHECKING:
     from dptree.sparsetree.release import SparseRangeTree
     from dptree.spatial.api import range_tree_2d
     from dptree.spatial.release import RangeTree2D, RangeTree2DPlan, plan_range_tree_2d
+    from dptree.stream.plan import plan_counter
+    from dptree.stream.release import StreamRelease
 
 #: every public name and the module it lives in: ``import dptree`` loads none of them (a name is
 #: imported on first use, PEP 562), so the command line starts, and handles Ctrl-C, at once
@@ -157,6 +162,8 @@ _PUBLIC: dict[str, str] = {
     "plan_range_tree_2d": "dptree.spatial.release",
     "RangeTree2D": "dptree.spatial.release",
     "RangeTree2DPlan": "dptree.spatial.release",
+    "plan_counter": "dptree.stream.plan",
+    "StreamRelease": "dptree.stream.release",
 }
 
 #: the modules that define a release kind: each registers its kind with the loader when imported
@@ -174,6 +181,8 @@ _RELEASE_MODULES = (
     "dptree.quantiles.release",
     "dptree.quantiles.groups",
     "dptree.quantiles.private_groups",
+    "dptree.stream.release",
+    "dptree.stream.resume",
 )
 
 
@@ -294,4 +303,6 @@ __all__ = [
     "ThresholdPlan",
     "plan_quantiles",
     "QuantilesPlan",
+    "plan_counter",
+    "StreamRelease",
 ]

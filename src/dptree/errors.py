@@ -21,6 +21,7 @@ __all__ = [
     "DataError",
     "BudgetExceededError",
     "ReleaseFileError",
+    "StreamStateError",
     "InputFormatError",
     "MissingDependencyError",
     "TotalTooLargeError",
@@ -84,6 +85,11 @@ class BudgetExceededError(DPTreeError):
 
 class ReleaseFileError(DPTreeError, ValueError):
     """A saved release is malformed, tampered with, or of an unsupported version."""
+
+
+class StreamStateError(ReleaseFileError):
+    """A continual counter's saved state cannot be continued: it was continued already (a second
+    continuation would reuse its noise on other counts), or another process holds it."""
 
 
 class InputFormatError(DPTreeError):

@@ -2,9 +2,8 @@
 
 Importing this package (or any of its modules) registers every spec with
 :mod:`dptree.testing.registry`, in a fixed order: range trees, hierarchies, interior points,
-group-by, user bounding, sparse trees, quantiles, partition selection, range sums, 2-D range trees. Every test that uses the
-registry imports it first. To audit a new
-mechanism, add a ``register_*`` function that builds its
+group-by, user bounding, sparse trees, quantiles, partition selection, range sums, 2-D range trees,
+continual counters. Every test that uses the registry imports it first. To audit a new mechanism, add a ``register_*`` function that builds its
 :class:`~dptree.testing.registry.MechanismSpec` and calls ``register``, and list it in
 ``REGISTRATIONS`` below (docs/notes/verification.md).
 """
@@ -21,11 +20,12 @@ from audit_registry import (
     range_trees,
     sparse_trees,
     spatial,
+    streams,
     user_bounding,
 )
 
 __all__ = ["range_trees", "hierarchies", "interior_points", "grouped", "user_bounding", "sparse_trees", "quantiles",
-           "partitions", "range_sums", "spatial", "REGISTRATIONS"]
+           "partitions", "range_sums", "spatial", "streams", "REGISTRATIONS"]
 
 #: Every registration, in the order the specs are registered (and the audit tests are listed).
 REGISTRATIONS = (
@@ -43,6 +43,7 @@ REGISTRATIONS = (
     partitions.register_partitions,
     range_sums.register_range_sums,
     spatial.register_spatial,
+    streams.register_streams,
 )
 
 for _register in REGISTRATIONS:

@@ -35,7 +35,7 @@ STAGES: tuple[tuple[str, ...], ...] = (
     ("estimation",),
     ("io",),
     ("partitions",),
-    ("rangetree", "hierarchy", "interior", "sparsetree", "spatial"),
+    ("rangetree", "hierarchy", "interior", "sparsetree", "spatial", "stream"),
     ("quantiles",),
     ("reporting",),
     ("cli", "__main__"),  # python -m dptree runs the command line

@@ -22,8 +22,8 @@ HAVE_SPHINX = all(importlib.util.find_spec(m) is not None for m in ("sphinx", "m
 needs_sphinx = pytest.mark.skipif(not HAVE_SPHINX, reason='the docs extra is not installed (pip install ".[docs]")')
 
 #: the user guide's pages, one per product or topic, each linked from docs/guide/index.md
-GUIDE = ["range-trees", "range-trees-2d", "sparse-range-trees", "hierarchy-counts", "interior-points", "quantiles", "budget",
-         "input-data", "files-and-reports", "cli"]
+GUIDE = ["range-trees", "range-trees-2d", "sparse-range-trees", "hierarchy-counts", "interior-points", "quantiles",
+         "budget", "input-data", "files-and-reports", "cli", "continual-counting"]
 
 
 @pytest.mark.parametrize("page", GUIDE)

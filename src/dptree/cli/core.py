@@ -155,10 +155,12 @@ def _join_negative_values(argv: list[str]) -> list[str]:
 
 
 def known_flags(parser: Parser, command: str | None = None) -> set[str]:
-    """Every ``--option`` of ``command`` (all commands of ``parser`` without one), read from the
-    usage lines: a message names only options of the command that was run."""
+    """Every ``--option`` of ``command`` (all commands of ``parser`` without one) and of its own
+    subcommands (``stream create``), read from the usage lines: a message names only options of the
+    command that was run."""
     choices = parser.commands.choices if parser.commands is not None else {}
     parsers = [parser, *([choices[command]] if command in choices else choices.values())]
+    parsers += [action for p in parsers[1:] if p.commands is not None for action in p.commands.choices.values()]
     return {flag for p in parsers for flag in re.findall(r"--[a-z][a-z0-9-]*", p.format_usage())}
 
 
@@ -449,7 +451,8 @@ _KIND_NAMES = {"range_tree": "range-tree", "range_sums": "range-tree with sums",
                "range_tree_private_groups": "private-groups range-tree",
                "sparse_range_tree": "sparse range-tree", "hierarchy": "hierarchy", "quantiles_groups": "grouped quantiles",
                "quantiles_private_groups": "private-groups quantiles", "interior_point": "interior-point",
-               "range_tree_2d": "2-D range-tree"}
+               "range_tree_2d": "2-D range-tree",
+               "stream_counter": "stream counter"}
 
 
 def release_kind(release: Any) -> str | None:

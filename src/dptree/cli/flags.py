@@ -46,6 +46,8 @@ FLAGS: Mapping[str, str | Mapping[str, str] | None] = {
     "q": {"query": "--quantile", "": "--q"}, "n": "--n", "n_max": "--n-max", "n_min": "--n-min", "beta": "--beta",
     "run_anyway": "--run-anyway", "interval": "--interval", "interval_share": "--interval-share",
     "level": {"query": "--ci", "plot": "--ci", "report": "--ci", "": "--level"},
+    # continual counters
+    "horizon": "--horizon", "mechanism": "--mechanism", "max_participations": "--max-participations",
     # outputs
     "force": "--force", "bins": "--bins", "depth": "--depth", "kind": "--kind", "log": "--log",
     "clip_negative": "--clip-negative", "title": "--title", "node": "--node",

@@ -22,7 +22,7 @@ __all__ = ["main", "build_parser"]
 
 def build_parser() -> Parser:
     # inside main's Ctrl-C handling
-    from dptree.cli import budget, hierarchy, interior, plot, quantiles, query, release, report
+    from dptree.cli import budget, hierarchy, interior, plot, quantiles, query, release, report, stream
     from dptree.cli.core import Parser
 
     parser = Parser(prog="dptree", description="Differential privacy on trees.")
@@ -36,6 +36,7 @@ def build_parser() -> Parser:
     quantiles.register(sub)
     budget.register(sub)
     report.register(sub)
+    stream.register(sub)  # stream create | append | show
     parser.set_defaults(build_parser=build_parser)  # budget --what-if parses a releasing command line
     return parser
 

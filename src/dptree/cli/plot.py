@@ -1,6 +1,7 @@
 """``dptree plot``: a PNG of a saved release: a range tree's CDF or histogram (a sparse tree's CDF), a
 hierarchy's counts, quantiles with their intervals (every group's, for a group-by release), a 2-D
-range tree's heat map beside its standard errors."""
+range tree's heat map beside its standard errors, a continual counter's running totals with their
+band."""
 
 from __future__ import annotations
 
@@ -131,6 +132,15 @@ def _plot_2d(release: Any, args: argparse.Namespace) -> None:
                  level=core.release_level(release, args.ci), clip_negative=args.clip_negative, force=args.force)
 
 
+def _plot_stream(release: Any, args: argparse.Namespace) -> None:
+    from dptree.reporting.plot import plot_running
+
+    only_for(args, "stream counter", "kind", "groups", "bins", "depth", "clip_negative")
+    if args.log:
+        raise InvalidParameterError("--log does not apply to a stream counter release (its axis is the step); drop it")
+    plot_running(release, args.out, level=core.release_level(release, args.ci), force=args.force)
+
+
 #: How ``dptree plot`` draws each kind of release.
 _PLOTS: dict[str, Callable[[Any, argparse.Namespace], None]] = {
     "range_tree": _plot_range_tree,
@@ -143,4 +153,5 @@ _PLOTS: dict[str, Callable[[Any, argparse.Namespace], None]] = {
     "quantiles_groups": _plot_quantiles,
     "quantiles_private_groups": _plot_quantiles,
     "range_tree_2d": _plot_2d,
+    "stream_counter": _plot_stream,
 }

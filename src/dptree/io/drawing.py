@@ -3,10 +3,10 @@ and result (:func:`plot_on`), and what the PNG writers of :mod:`dptree.reporting
 
 Every drawing is post-processing of a release. Each kind has one drawing function
 (:func:`draw_cdf`, :func:`draw_histogram`, :func:`draw_hierarchy`, :func:`draw_quantiles`,
-:func:`draw_point`). Axes are labelled with the released column (from the release's public
-metadata), histogram edges are round numbers, the value axis can be logarithmic, and negative
-estimates are drawn as released: noise can push a count below zero, and hiding that would
-overstate the precision. ``clip_negative=True`` draws the post-processed view instead (negative
+:func:`draw_point`, :func:`draw_running`). Axes are labelled with the released column (from
+the release's public metadata), histogram edges are round numbers, the value axis can be
+logarithmic, and negative estimates are drawn as released: noise can push a count below zero,
+and hiding that would overstate the precision. ``clip_negative=True`` draws the post-processed view instead (negative
 counts shown as 0, CDF clipped to [0, 1]) and says so in the title. matplotlib is imported when
 something is drawn. The drawings read releases through their public methods only, so this module
 sits below the products that call it.
@@ -26,7 +26,7 @@ from dptree.errors import InvalidParameterError
 from dptree.io.heatmap import draw_heatmap
 
 __all__ = ["plot_on", "column_of", "draw_cdf", "draw_histogram", "draw_bins", "draw_hierarchy", "draw_quantiles",
-           "draw_point", "nice_edges", "value_label", "hierarchy_height", "MAX_PLOTTED_GROUPS"]
+           "draw_point", "draw_running", "nice_edges", "value_label", "hierarchy_height", "MAX_PLOTTED_GROUPS"]
 
 def column_of(obj: Any) -> str | None:
     """The released column's name from an object's public metadata, when the caller gave one."""
@@ -425,8 +425,24 @@ def draw_point(ax: Any, release: Any, *, log: bool = False) -> None:
 
 
 #: how :func:`plot_on` draws each ``PLOT`` kind (``Displayed.plot`` of :mod:`dptree.io.display`)
+def draw_running(ax: Any, release: Any, *, level: float = 0.95) -> None:
+    """Draw a continual counter's released running totals against the step, with the band of
+    their ``level`` normal intervals (exact standard errors), as released (no clipping)."""
+    steps = np.arange(1, release.steps + 1)
+    if release.steps:
+        low, high = release.ci(steps, level)
+        ax.fill_between(steps, low, high, color="tab:blue", alpha=0.2, lw=0, label=f"{level:.0%} interval")
+        ax.plot(steps, release.estimates, color="tab:blue", lw=1, label="released running total")
+        ax.legend(loc="upper left", fontsize=8)
+    ax.set_xlim(0, release.plan.horizon)
+    ax.set_xlabel("step")
+    ax.set_ylabel("running total")
+    ax.set_title(_title("running total", release, False), fontsize=10)
+
+
 _DRAW: dict[str, Callable[..., Any]] = {"cdf": draw_cdf, "histogram": draw_bins, "quantiles": draw_quantiles,
-                                        "hierarchy": draw_hierarchy, "point": draw_point, "heatmap": draw_heatmap}
+                                        "hierarchy": draw_hierarchy, "point": draw_point, "heatmap": draw_heatmap,
+                                        "running": draw_running}
 
 
 def plot_on(obj: Any, ax: Any = None, **kwargs: Any) -> Any:

@@ -64,12 +64,16 @@ VERSION = 1
 MAX_FILE_BYTES = 2 * 1024**3
 MAX_DEPTH = 32
 
-_LOADERS: dict[str, Callable[[dict[str, Any]], Any]] = {}
+_LOADERS: dict[str, Callable[..., Any]] = {}
+_WITH_PATH: set[str] = set()
 
 
-def register_kind(kind: str, loader: Callable[[dict[str, Any]], Any]) -> None:
-    """Register the function that turns a validated document of ``kind`` into a release object."""
+def register_kind(kind: str, loader: Callable[..., Any], *, with_path: bool = False) -> None:
+    """Register the function that turns a validated document of ``kind`` into a release object
+    (``with_path``: it is called with the file's path too, for a state bound to its file)."""
     _LOADERS[kind] = loader
+    if with_path:
+        _WITH_PATH.add(kind)
 
 
 def utc_now() -> str:
@@ -359,7 +363,7 @@ def load(path: str | os.PathLike[str]) -> Any:
     if loader is None:
         raise ReleaseFileError(f"{path}: unknown release kind {kind!r}")
     try:
-        return loader(doc)
+        return loader(doc, path) if kind in _WITH_PATH else loader(doc)
     except ReleaseFileError:
         raise
     except (KeyError, TypeError, ValueError, IndexError, OverflowError) as exc:

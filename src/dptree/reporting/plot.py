@@ -17,6 +17,7 @@ from dptree.io.drawing import (
     draw_hierarchy,
     draw_histogram,
     draw_quantiles,
+    draw_running,
     hierarchy_height,
     nice_edges,
     value_label,
@@ -24,8 +25,8 @@ from dptree.io.drawing import (
 from dptree.io.heatmap import draw_heatmap
 from dptree.io.release_file import atomic_write, check_overwrite
 
-__all__ = ["plot_cdf", "plot_histogram", "plot_hierarchy", "plot_quantiles", "plot_heatmap", "nice_edges",
-           "value_label", "MAX_PLOTTED_GROUPS"]
+__all__ = ["plot_cdf", "plot_histogram", "plot_hierarchy", "plot_quantiles", "plot_heatmap", "plot_running",
+           "nice_edges", "value_label", "MAX_PLOTTED_GROUPS"]
 
 def _figure(height: float = 4.2) -> tuple[Any, Any]:
     """A figure of a PNG writer and its axes: a figure of its own, outside pyplot (no global state,
@@ -122,3 +123,8 @@ def plot_heatmap(release: Any, path: Any, *, resolution: int = 64, level: float 
     fig = require("matplotlib.figure", "plotting").Figure(figsize=(11, 4.2), dpi=110)
     draw_heatmap(fig.add_subplot(), release, resolution=resolution, level=level, clip_negative=clip_negative)
     _save(fig, path)
+
+
+def plot_running(release: Any, path: Any, *, level: float = 0.95, force: bool = False) -> None:
+    """Save a PNG of :func:`draw_running` (a continual counter's running totals and their band)."""
+    _write(path, force, lambda ax: draw_running(ax, release, level=level))

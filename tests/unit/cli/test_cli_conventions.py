@@ -35,6 +35,8 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     assert main(["hierarchy", str(rows), "--levels", "country,state", "--structure", str(structure),
                  "--epsilon", "1", "--out", str(out["h"])]) == 0
     assert main(["budget", str(out["ledger"]), "--create", "--total-epsilon", "10"]) == 0
+    out["stream"] = d / "stream.json"
+    assert main(["stream", "create", str(out["stream"]), "--horizon", "8", "--epsilon", "1"]) == 0
     return out
 
 
@@ -55,6 +57,7 @@ def succeeding(f: dict[str, Path]) -> dict[str, tuple[list[str], str | None]]:
                       str(d / "q.json")),
         "budget": (["budget", str(f["ledger"])], None),
         "report": (["report", str(f["rel"]), "--out", str(d / "r.html")], str(d / "r.html")),
+        "stream": (["stream", "show", str(f["stream"])], None),
     }
 
 
@@ -75,6 +78,7 @@ def failing(f: dict[str, Path]) -> dict[str, list[str]]:
         "quantiles": ["quantiles", str(f["data"]), "--q", "0.5", *column],
         "budget": ["budget", str(d / "missing.ledger")],
         "report": ["report", str(f["rel"]), "--out", str(d / "x.html"), "--ci", "2"],
+        "stream": ["stream", "append", str(f["stream"]), "-1"],
     }
 
 
@@ -193,7 +197,8 @@ def test_releases_are_told_apart_by_their_kind(command: str, files: dict[str, Pa
                       "range-tree, hierarchy, quantiles, grouped quantiles, private-groups quantiles, interior-point, "
                       "quantile or threshold",
              "plot": "range-tree, range-tree with sums, grouped range-tree, private-groups range-tree, sparse "
-                     "range-tree, hierarchy, quantiles, grouped quantiles, private-groups quantiles or 2-D range-tree",
+                     "range-tree, hierarchy, quantiles, grouped quantiles, private-groups quantiles, 2-D range-tree or "
+                     "stream counter",
              "report": "range-tree, range-tree with sums, grouped range-tree, private-groups range-tree, sparse "
                        "range-tree, hierarchy, quantiles, grouped quantiles or private-groups quantiles"}[
                  command]

@@ -78,6 +78,13 @@ def _releases() -> dict[str, Any]:
         "threshold": dptree.learn_threshold(x, (x > 15).astype(int), lower=0, upper=31, epsilon=1.0, delta=1e-6,
                                             rng=1),
     }
+    from dptree.stream import Counter
+
+    for name, kw in (("tree", dict(epsilon=1.0)), ("toeplitz", dict(epsilon=1.0, delta=1e-6, noise="gaussian"))):
+        counter = Counter(16, max_participations=2, rng=1, **kw)
+        counter.append([1, 0, 2])
+        out[f"stream counter, {name}"] = counter.release()
+        out[f"stream counter state, {name}"] = counter
     for method in ("tree", "approx", "exponential", "joint"):
         out[f"quantiles, {method}"] = dptree.quantiles(
             x, [0.25, 0.5, 0.75], lower=0, upper=31, epsilon=1.0, method=method, n=300 if method == "joint" else None, rng=1)
