@@ -55,6 +55,8 @@ from dptree.noise.sources import (
     SystemRandomSource,
     make_source,
     random_hex,
+    resume_seeded,
+    seeded_state,
 )
 from dptree.noise.subsets import uniform_subsets
 
@@ -67,6 +69,8 @@ __all__ = [
     "random_hex",
     "RngLike",
     "make_source",
+    "seeded_state",
+    "resume_seeded",
     "uniform_below",
     "uniform_int",
     "bernoulli_ratio",

@@ -9,7 +9,7 @@ caller. :func:`make_source` turns the public ``rng`` argument into a source.
 from __future__ import annotations
 
 from numbers import Integral
-from typing import Any, Protocol, Union, cast
+from typing import Any, Mapping, Protocol, Union, cast
 
 import numpy as np
 
@@ -26,6 +26,8 @@ __all__ = [
     "random_hex",
     "RngLike",
     "make_source",
+    "seeded_state",
+    "resume_seeded",
 ]
 
 
@@ -82,6 +84,20 @@ class SeededRandomSource:
 
     def random_bytes(self, n: int) -> bytes:
         return self._gen.bytes(n)
+
+
+def seeded_state(source: "RandomSource") -> dict[str, Any] | None:
+    """The generator state of a seeded (test) source, so that a saved computation resumed from it
+    draws what it would have drawn uninterrupted; None for any other source (a private one has none)."""
+    return dict(source._gen.bit_generator.state) if isinstance(source, SeededRandomSource) else None
+
+
+def resume_seeded(state: Mapping[str, Any]) -> SeededRandomSource:
+    """A seeded (NOT private) source continuing from ``state`` (:func:`seeded_state`'s output);
+    ValueError, TypeError or KeyError for a state that is not one."""
+    gen = np.random.Generator(np.random.PCG64())
+    gen.bit_generator.state = dict(state)
+    return SeededRandomSource(gen)
 
 
 class CountingRandomSource:

@@ -94,17 +94,6 @@ def make_core(plan: StreamPlan, source: _noise.RandomSource) -> TreeCore | Toepl
     return ToeplitzCore(plan, lambda n: sampler(source, plan.parameter, n))
 
 
-def _sources(rng: _noise.RngLike) -> tuple[_noise.RandomSource, np.random.Generator | None]:
-    """The random source, and for a test seed the numpy generator behind it (saved with the state,
-    so that a resumed seeded counter continues the same stream)."""
-    if isinstance(rng, (Integral, np.integer)) and not isinstance(rng, bool):
-        if int(rng) < 0:
-            raise InvalidParameterError(f"rng seed must be a non-negative integer, got {rng}", parameter="rng")
-        rng = np.random.Generator(np.random.PCG64(int(rng)))
-    source = _noise.make_source(rng)
-    return source, rng if isinstance(rng, np.random.Generator) else None
-
-
 class Counter:
     """A continual counter over ``horizon`` steps (:func:`~dptree.stream.plan.plan_counter` has the
     mechanisms, neighbours and calibration).
@@ -128,20 +117,20 @@ class Counter:
                  rng: _noise.RngLike = None) -> None:
         plan = plan_counter(horizon=horizon, epsilon=epsilon, delta=delta, rho=rho, noise=noise,
                             mechanism=mechanism, max_participations=max_participations)
-        source, generator = _sources(rng)  # a bad rng fails before the charge
+        source = _noise.make_source(rng)  # a bad rng fails before the charge
         from dptree.io.release_file import creation_metadata
 
         self.metadata: dict[str, Any] = creation_metadata()
         if ledger is not None:
             charge = ledger.charge_for(plan, label=label or f"stream counter over {plan.horizon} steps")
             self.metadata["ledger"] = {"path": str(ledger.path), "charge": int(charge.id), "label": str(charge.label)}
-        self._setup(plan, source, generator, private=bool(source.private))
+        self._setup(plan, source, private=bool(source.private))
 
-    def _setup(self, plan: StreamPlan, source: _noise.RandomSource, generator: np.random.Generator | None,
+    def _setup(self, plan: StreamPlan, source: _noise.RandomSource,
                *, private: bool) -> None:
         self.plan = plan
         self.privacy = dict(plan.statement, private=private)
-        self._source, self._generator = source, generator
+        self._source = source
         self._core = make_core(plan, source)
         self._estimates: list[float] = []
         self._origin: tuple[str, str] | None = None  # (path, state id) of the saved state to claim
@@ -149,10 +138,10 @@ class Counter:
 
     @classmethod
     def _resumed(cls, plan: StreamPlan, privacy: dict[str, Any], metadata: dict[str, Any],
-                 source: _noise.RandomSource, generator: np.random.Generator | None) -> Counter:
+                 source: _noise.RandomSource) -> Counter:
         out = cls.__new__(cls)
         out.metadata = metadata
-        out._setup(plan, source, generator, private=bool(privacy["private"]))
+        out._setup(plan, source, private=bool(privacy["private"]))
         return out
 
     # ------------------------------------------------------------------ the stream

@@ -52,17 +52,15 @@ def load_state(doc: dict[str, Any], path: Any) -> Any:
         if key in core:
             _int_list(core[key], f"core.{key}")
     gen_state = m.get("generator")
-    generator = None
+    source: _noise.RandomSource = _noise.make_source(None)  # OS randomness, unless a test seed's state was saved
     if gen_state is not None:
         if privacy["private"]:
             raise ReleaseFileError("stream state: a private counter's file holds no generator state (tampered?)")
-        generator = np.random.Generator(np.random.PCG64())
         try:
-            generator.bit_generator.state = gen_state
+            source = _noise.resume_seeded(gen_state)
         except (TypeError, ValueError, KeyError) as exc:
             raise ReleaseFileError(f"stream state: unreadable generator state ({exc})") from None
-    source = _noise.make_source(generator)  # OS randomness unless a test seed's generator was saved
-    counter = Counter._resumed(plan, privacy, check_metadata(doc.get("metadata")), source, generator)
+    counter = Counter._resumed(plan, privacy, check_metadata(doc.get("metadata")), source)
     try:
         counter._core.restore(core)
     except (KeyError, TypeError, ValueError) as exc:

@@ -36,10 +36,9 @@ KIND = "stream_state"
 
 
 def _document(counter: Any, state_id: str, continued: bool) -> dict[str, Any]:
-    gen = counter._generator
     return {"privacy": dict(counter.privacy), "parameters": counter.plan.parameters(),
             "measurements": {"estimates": list(counter._estimates), "core": counter._core.to_state(),
-                             "generator": None if gen is None else gen.bit_generator.state,
+                             "generator": _noise.seeded_state(counter._source),
                              "state_id": state_id, "continued": continued},
             "metadata": dict(counter.metadata)}
 
