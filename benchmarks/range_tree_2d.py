@@ -9,9 +9,9 @@ Prints four tables (docs/notes/spatial.md records them and the command):
    grid (every cell noised at eps, parallel composition; Qardaji, Yang & Li 2013's UG at full
    resolution); and the Kronecker product of two 1-D least-squares range trees with the 1-D
    all-range split (the best branching of 2..64), a strategy of the family HDMM (McKenna et al.
-   2018) optimises over (HDMM itself runs in benchmarks/range_tree_2d_hdmm.py), computed here exactly: for A = A1 (x) A1 with the 1-D tree's rows scaled by its shares, the
-   L1 sensitivity is 1 and the least-squares variance of w1 (x) w2 is the product of the 1-D
-   variances over 2 / eps^2.
+   2018) optimises over (HDMM itself runs in benchmarks/range_tree_2d_hdmm.py), computed here
+   exactly: for A = A1 (x) A1 with the 1-D tree's rows scaled by its shares, the L1 sensitivity is
+   1 and the least-squares variance of w1 (x) w2 is the product of the 1-D variances over 2 / eps^2.
 3. Rectangles covering a quarter of a 1024 x 1024 domain (512 x 512 cells at random positions):
    the quadtree's exact variance against the flat grid's.
 4. Time of a 1024 x 1024 release from ``--points`` float points against 1-D range tree releases
