@@ -1,7 +1,7 @@
 """Audit registrations of the continual counters (``dptree.stream``, ``plan_counter``): the binary-tree
 counter with discrete Laplace noise and the square-root Toeplitz counter with discrete Gaussian
 noise, on short horizons, audited on the released running totals; the neighbouring streams differ
-in one event."""
+in one event, or in one user's events at two steps (``max_participations=2``)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from dptree.testing.audit import AuditConfig
 from dptree.testing.registry import MechanismSpec, NeighborPair, register
 
 #: the audited streams: 4 steps; the pairs add one event at the first step (it reaches every
@@ -64,35 +65,45 @@ def projection_statistic(plan: Any, c0: Any, c1: Any) -> Any:
     return lambda y: np.asarray(y, dtype=np.float64) @ direction
 
 
+#: the neighbours of event-level privacy: one event added at the first step or at the last
+EVENT_PAIRS = (("one event added at the first step", (0,)), ("one event added at the last step", (HORIZON - 1,)))
+#: the neighbours of a user taking part in two steps, one event at each
+USER_PAIRS = (("one user with an event at each of the first two steps", (0, 1)),
+              ("one user with an event at the first and at the last step", (0, HORIZON - 1)))
+
+
 def stream_spec(name: str, *, plan: Any, epsilon: float, delta: float, covers: tuple[str, ...] = (),
-                claimed: Any = None) -> MechanismSpec:
-    """A spec auditing ``plan``'s counter on :data:`BASE` against one event added at the first or
-    the last step; the statistic uses the ``claimed`` plan's noise (default: ``plan``)."""
+                claimed: Any = None, pairs: Any = EVENT_PAIRS, sizes: dict[str, Any] | None = None) -> MechanismSpec:
+    """A spec auditing ``plan``'s counter on :data:`BASE` against ``pairs`` (a label and the steps
+    that get one more event); the statistic uses the ``claimed`` plan's noise (default: ``plan``)."""
     from dptree.stream.counter import Counter
 
     claim = claimed or plan
 
     def worst_cases() -> Iterator[NeighborPair]:
-        for label, extra in (("one event added at the first step", 0), ("one event added at the last step", -1)):
+        for label, steps in pairs:
             d1 = list(BASE)
-            d1[extra] += 1
+            for step in steps:
+                d1[step] += 1
             yield NeighborPair(label, list(BASE), d1, statistic=projection_statistic(claim, BASE, d1))
 
     def release(counts: Any, seed: int) -> Any:
         p = plan.parameters()
         c = Counter(p["horizon"], epsilon=p["epsilon"], delta=p["delta"], rho=p["rho"], noise=p["noise"],
-                    mechanism=p["mechanism"], rng=seed)
+                    mechanism=p["mechanism"], max_participations=p["max_participations"], rng=seed)
         c.append(counts)
         return c.release()
 
-    return MechanismSpec(name=name, covers=covers, neighbors="add_remove", epsilon=epsilon, delta=delta,
+    neighbors = "add_remove" if plan.participations == 1 else f"add_remove_user(k={plan.participations} steps)"
+    return MechanismSpec(name=name, covers=covers, neighbors=neighbors, epsilon=epsilon, delta=delta,
                          sample=lambda counts, n, seed: stream_batch(plan, counts, n, seed),
-                         worst_cases=worst_cases, release=release, extra={"plan": plan},
+                         worst_cases=worst_cases, release=release, extra={"plan": plan, **(sizes or {})},
                          description=f"{plan.mechanism} counter over {plan.horizon} steps, {plan.family} noise")
 
 
 def register_streams() -> None:
-    """The binary-tree counter at epsilon = 1 and the square-root Toeplitz counter at (1, 1e-6)."""
+    """The binary-tree counter at epsilon = 1 and the square-root Toeplitz counter at (1, 1e-6), at
+    event level and for users taking part in two steps."""
     from dptree.stream.plan import plan_counter
 
     register(stream_spec("stream/tree/laplace/add_remove", plan=plan_counter(horizon=HORIZON, epsilon=1.0),
@@ -100,3 +111,12 @@ def register_streams() -> None:
     register(stream_spec("stream/toeplitz/gaussian/add_remove",
                          plan=plan_counter(horizon=HORIZON, epsilon=1.0, delta=1e-6, noise="gaussian"),
                          epsilon=1.0, delta=1e-6, covers=("plan_counter",)))
+    register(stream_spec("stream/tree/laplace/user_k2", plan=plan_counter(horizon=HORIZON, epsilon=1.0,
+                                                                          max_participations=2),
+                         epsilon=1.0, delta=0.0, covers=("plan_counter",), pairs=USER_PAIRS))
+    register(stream_spec("stream/toeplitz/gaussian/user_k2",
+                         plan=plan_counter(horizon=HORIZON, epsilon=1.0, delta=1e-6, noise="gaussian",
+                                           max_participations=2),
+                         epsilon=1.0, delta=1e-6, covers=("plan_counter",), pairs=USER_PAIRS,
+                         sizes={"fast": AuditConfig(n_select=4_000, n_eval=12_000),
+                                "slow": AuditConfig(n_select=10_000, n_eval=30_000)}))
