@@ -36,7 +36,7 @@ from dptree.sparsetree.mechanism import (
 )
 from dptree.sparsetree.plan import SparsePlan, plan_sparse_tree
 
-__all__ = ["sparse_document", "sparse_parts"]
+__all__ = ["sparse_document", "sparse_parts", "checked_measurement"]
 
 _KINDS = {"int": "i", "uint": "u", "float": "f", "datetime": "M"}
 
@@ -157,6 +157,26 @@ def _measurement(plan: SparsePlan, meas: Mapping[str, Any]) -> Measurement:
     return Measurement(shape, nodes, heights)
 
 
+def checked_measurement(plan: SparsePlan, meas: Any) -> tuple[SparsePlan, Measurement]:
+    """The plan (``"auto"``: resolved at the stored noisy total) and the measurement of a file's
+    ``measurements``, its measured sets, number of levels and noise scale checked against ``plan``."""
+    if not isinstance(meas, Mapping):
+        raise ReleaseFileError("sparse range tree: measurements must be a mapping")
+    if plan.total_scale is not None:
+        total = meas.get("total")
+        if type(total) is not int or abs(total) >= 2**62:
+            raise ReleaseFileError("sparse range tree: structure_share 'auto' needs the noisy total in the "
+                                   "measurements")
+        plan = plan.resolved(total)
+    measurement = _measurement(plan, meas)
+    depth = int(measurement.heights[0])
+    if meas.get("depth") != depth:
+        raise ReleaseFileError("sparse range tree: the stated number of levels is not the released tree's (tampered?)")
+    if meas.get("noise_parameters") != _fraction(plan, depth):
+        raise ReleaseFileError("sparse range tree: noise parameters do not match the stated budget (tampered?)")
+    return plan, measurement
+
+
 def sparse_parts(doc: Mapping[str, Any]) -> tuple[SparsePlan, Measurement, dict[str, Any], dict[str, Any]]:
     """The plan, measurement, privacy statement and metadata of a validated document, its noise,
     statement and measured sets re-derived and checked (a release is built from them)."""
@@ -167,27 +187,13 @@ def sparse_parts(doc: Mapping[str, Any]) -> tuple[SparsePlan, Measurement, dict[
                                 max_contributions=params["max_contributions"], dense_depth=params["dense_depth"],
                                 threshold=params["threshold"], method=params["method"],
                                 structure_share=params["structure_share"] or 0.2)
-        if plan.total_scale is not None:
-            total = doc["measurements"].get("total")
-            if type(total) is not int or abs(total) >= 2**62:
-                raise ReleaseFileError("sparse range tree: structure_share 'auto' needs the noisy total in the "
-                                       "measurements")
-            plan = plan.resolved(total)
     except (KeyError, TypeError, AttributeError) as exc:
         raise ReleaseFileError(f"sparse range tree: malformed parameters ({type(exc).__name__})") from None
     except ReleaseFileError:
         raise
     except DPTreeError as exc:
         raise ReleaseFileError(f"sparse range tree: invalid parameters: {exc}") from None
-    meas = doc["measurements"]
-    if not isinstance(meas, Mapping):
-        raise ReleaseFileError("sparse range tree: measurements must be a mapping")
-    measurement = _measurement(plan, meas)
-    depth = int(measurement.heights[0])
-    if meas.get("depth") != depth:
-        raise ReleaseFileError("sparse range tree: the stated number of levels is not the released tree's (tampered?)")
-    if meas.get("noise_parameters") != _fraction(plan, depth):
-        raise ReleaseFileError("sparse range tree: noise parameters do not match the stated budget (tampered?)")
+    plan, measurement = checked_measurement(plan, doc["measurements"])
     raw = doc["privacy"]
     if not isinstance(raw, Mapping) or not isinstance(raw.get("private"), bool):
         raise ReleaseFileError("sparse range tree: privacy statement lacks the 'private' flag")

@@ -177,6 +177,12 @@ class MeasuredTree:
             v1[sl], v2[sl] = self._adjoint(W)
         return v1, v2
 
+    def moments(self, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(sum_u g_u^2 sigma_u^2, sum_u g_u^4 sigma_u^4) of the queries sum_c W[c, q] x_c, linear
+        in the cells' least-squares estimates x_c (``W``: cells x queries, the cells in the order of
+        their first key)."""
+        return self._adjoint(np.asarray(W, dtype=np.float64))
+
     def _adjoint(self, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         L, Q = self.height, W.shape[1]
         gx = [np.zeros((self.x[d].size, Q)) for d in range(L + 1)]

@@ -18,13 +18,30 @@ from dptree.privacy.budget import Budget
 from dptree.privacy.unit import PrivacyUnit, privacy_values
 from dptree.rangetree.allocation import GRID_WORKLOAD
 from dptree.spatial.counting import as_table, grid_histogram
-from dptree.spatial.release import RangeTree2D, plan_range_tree_2d
+from dptree.errors import InvalidParameterError
+from dptree.spatial.privtree import PrivTree2D, PrivTree2DPlan, plan_privtree_2d
+from dptree.spatial.release import RangeTree2D, RangeTree2DPlan, plan_range_tree_2d
 
-__all__ = ["range_tree_2d"]
+__all__ = ["range_tree_2d", "METHODS"]
+
+#: ``method=``: the data-independent quadtree (default) or the data-dependent 2-D PrivTree
+METHODS = ("quadtree", "privtree")
+
+
+def _check_privtree_options(*, delta: float, rho: float | None, noise: str, neighbors: str, levels: str,
+                            gaussian_calibration: str) -> None:
+    """Refuse the quadtree's options that method='privtree' does not take (they would go unused)."""
+    used = [name for name, on in (("delta", delta != 0.0), ("rho", rho is not None), ("noise", noise != "laplace"),
+                                  ("neighbors", neighbors != "add_remove"), ("levels", levels != GRID_WORKLOAD),
+                                  ("gaussian_calibration", gaussian_calibration != "exact")) if on]
+    if used:
+        raise InvalidParameterError(f"method='privtree' is pure epsilon-DP with Laplace noise under add/remove of one "
+                                    f"person and no per-level split: drop {', '.join(used)}", parameter=used[0])
 
 
 @privacy_values
-@validate_params({"on_invalid": [Options(("error", "drop"))], "rng": RNG, "fmt": FORMAT})
+@validate_params({"on_invalid": [Options(("error", "drop"))], "rng": RNG, "fmt": FORMAT,
+                  "method": [Options(METHODS)]})
 def range_tree_2d(
     x: Any,
     y: Any = None,
@@ -41,12 +58,15 @@ def range_tree_2d(
     max_contributions: int = 1,
     levels: str = GRID_WORKLOAD,
     gaussian_calibration: str = "exact",
+    method: str = "quadtree",
+    structure_share: float | str = "auto",
+    threshold: int | None = None,
     on_invalid: str = "error",
     fmt: str | None = None,
     rng: _noise.RngLike = None,
     unit: PrivacyUnit | None = None,
     budget: Budget | None = None,
-) -> RangeTree2D:
+) -> RangeTree2D | PrivTree2D:
     """A private 2-D range tree (quadtree) of the points (x, y) over the public grid from ``lower`` =
     (x0, y0) to ``upper`` = (x1, y1) with buckets of ``width`` (one width, or a pair).
 
@@ -57,7 +77,14 @@ def range_tree_2d(
     its share of the budget and the levels compose (:mod:`dptree.spatial.plan`). ``levels``: the
     budget split, ``"all_rectangles"`` (default), ``"geometric"`` (Cormode et al. 2012) or
     ``"uniform"``. Points outside the grid are clamped into its border cells; ``on_invalid``:
-    refuse (default) or drop records with a missing or infinite coordinate. ``rng`` seeds the
+    refuse (default) or drop records with a missing or infinite coordinate.
+
+    ``method="privtree"``: a data-dependent quadtree for skewed data (2-D PrivTree, Zhang, Xiao &
+    Xie 2016; :mod:`dptree.spatial.privtree`): a share of epsilon grows the shape by PrivTree's
+    biased-count splits at fan-out 4, whose cost does not grow with its depth, the rest counts the
+    shape's nodes; least squares on the irregular tree, a leaf's records spread uniformly over its
+    cells. ``structure_share`` and ``threshold`` as :func:`dptree.sparse_range_tree`'s; pure
+    epsilon, Laplace noise, add/remove neighbours only. ``rng`` seeds the
     noise for tests only (the release is then marked not private).
 
     Example (``rng=7`` only makes the output reproducible; leave it out in real use)::
@@ -72,9 +99,20 @@ def range_tree_2d(
         >>> [round(v) for v in rel.ci(*quarter)]  # 95%
         [2370, 2451]
     """
-    plan = plan_range_tree_2d(lower=lower, upper=upper, epsilon=epsilon, delta=delta, rho=rho, width=width,
-                              noise=noise, neighbors=neighbors, max_contributions=max_contributions, levels=levels,
-                              gaussian_calibration=gaussian_calibration)
+    plan: RangeTree2DPlan | PrivTree2DPlan
+    if method == "privtree":
+        _check_privtree_options(delta=delta, rho=rho, noise=noise, neighbors=neighbors, levels=levels,
+                                gaussian_calibration=gaussian_calibration)
+        plan = plan_privtree_2d(lower=lower, upper=upper, epsilon=epsilon, width=width,  # type: ignore[arg-type]
+                                max_contributions=max_contributions, structure_share=structure_share,
+                                threshold=threshold)
+    else:
+        if structure_share != "auto" or threshold is not None:
+            raise InvalidParameterError("structure_share= and threshold= are method='privtree' options",
+                                        parameter="method")
+        plan = plan_range_tree_2d(lower=lower, upper=upper, epsilon=epsilon, delta=delta, rho=rho, width=width,
+                                  noise=noise, neighbors=neighbors, max_contributions=max_contributions,
+                                  levels=levels, gaussian_calibration=gaussian_calibration)
     table, names = as_table(x, y, columns)
     plan.check_public_total(on_invalid=on_invalid)
     src = _noise.make_source(rng)

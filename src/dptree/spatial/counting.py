@@ -9,7 +9,7 @@ histogram goes to :meth:`dptree.spatial.release.RangeTree2DPlan.release`.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -18,6 +18,9 @@ from dptree.data.histograms import engine_for
 from dptree.errors import InvalidParameterError
 from dptree.spatial.grid import morton
 from dptree.spatial.plan import QuadtreePlan
+
+if TYPE_CHECKING:
+    from dptree.spatial.privtree import PrivTree2DPlan
 
 __all__ = ["grid_histogram", "as_table"]
 
@@ -43,7 +46,7 @@ def as_table(x: Any, y: Any, columns: Sequence[str] | None) -> tuple[Any, tuple[
     return pd.DataFrame({"x": vx, "y": vy}, copy=False), ("x", "y")
 
 
-def grid_histogram(table: Any, plan: QuadtreePlan, columns: tuple[str, str], *, on_invalid: str = "error",
+def grid_histogram(table: Any, plan: "QuadtreePlan | PrivTree2DPlan", columns: tuple[str, str], *, on_invalid: str = "error",
                    fmt: str | None = None) -> np.ndarray:
     """The exact count of every cell of ``plan``'s padded grid in Morton order (length 4^L): the
     records of ``table`` by (bucket of ``columns[0]``, bucket of ``columns[1]``). Not private."""
