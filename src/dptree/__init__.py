@@ -90,6 +90,7 @@ if TYPE_CHECKING:
     from dptree.sparsetree.api import SparseRangeTreePlan, plan_sparse_range_tree, sparse_range_tree
     from dptree.sparsetree.release import SparseRangeTree
     from dptree.spatial.api import range_tree_2d
+    from dptree.spatial.privtree import PrivTree2D
     from dptree.spatial.release import RangeTree2D, RangeTree2DPlan, plan_range_tree_2d
     from dptree.stream.plan import plan_counter
     from dptree.stream.release import StreamRelease
@@ -162,6 +163,7 @@ _PUBLIC: dict[str, str] = {
     "plan_range_tree_2d": "dptree.spatial.release",
     "RangeTree2D": "dptree.spatial.release",
     "RangeTree2DPlan": "dptree.spatial.release",
+    "PrivTree2D": "dptree.spatial.privtree",
     "plan_counter": "dptree.stream.plan",
     "StreamRelease": "dptree.stream.release",
 }
@@ -174,6 +176,7 @@ _RELEASE_MODULES = (
     "dptree.rangetree.private_groups",
     "dptree.sparsetree.release",
     "dptree.spatial.release",
+    "dptree.spatial.privtree",
     "dptree.hierarchy.release",
     "dptree.interior.api",
     "dptree.interior.quantiles",
@@ -272,6 +275,7 @@ __all__ = [
     "plan_range_tree_2d",
     "RangeTree2D",
     "RangeTree2DPlan",
+    "PrivTree2D",
     "leaf_histogram",
     "to_numpy",
     "Ledger",

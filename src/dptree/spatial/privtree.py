@@ -115,7 +115,7 @@ class PrivTree2DPlan:
 
 
 @validate_params({
-    "threshold": [None, Interval(Integral, 0, 2**53, hint="an integer count, e.g. threshold=0")],
+    "threshold": [None, Interval(Integral, -(2**53), 2**53, hint="an integer count, e.g. threshold=0")],
     "max_contributions": [Interval(Integral, 1, None, hint="records one person may contribute, e.g. 1")],
 })
 def plan_privtree_2d(*, lower: Any, upper: Any, epsilon: float, width: Any = None, max_contributions: int = 1,
