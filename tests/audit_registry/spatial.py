@@ -78,8 +78,59 @@ def register_spatial() -> None:
         "range_tree_2d/laplace/replace", plan=p, epsilon=1.0, delta=0.0,
         pairs=[("replace: a corner point -> the opposite corner", BASE + [(0, 0)], BASE + [(3, 3)])],
         description="pure eps = 1, n public (root exact)"))
+    register_privtree_2d()
     p = plan_range_tree_2d(lower=(0, 0), upper=(3, 3), epsilon=1.0, delta=1e-6, noise="gaussian")
     register(spatial_spec(
         "range_tree_2d/gaussian/add_remove", plan=p, epsilon=1.0, delta=1e-6,
         pairs=[("add one point (changes every level)", BASE, BASE + [(2, 2)])],
         description="(1, 1e-6)-DP discrete Gaussian"))
+
+
+def privtree_plan(structure_share: float | str = 0.5, threshold: int = -1) -> Any:
+    """The audited 2-D PrivTree: a 4 x 4 grid (16 Morton codes, 2 levels, 4-ary), theta = -1 and
+    half of epsilon for the shape, so that splits are frequent."""
+    from dptree.spatial.privtree import plan_privtree_2d
+
+    return plan_privtree_2d(lower=(0, 0), upper=(3, 3), epsilon=1.0, structure_share=structure_share,
+                            threshold=threshold)
+
+
+def morton_codes(plan: Any, points: Sequence[tuple[Any, Any]]) -> np.ndarray:
+    """The Morton code of every point's cell, through the library's data step (one per record)."""
+    hist = grid_cells(plan, points)
+    return np.repeat(np.arange(hist.size), hist)
+
+
+def privtree_spec(name: str, plan: Any, *, pairs: Sequence[tuple[str, Any, Any]], measure: Any = None,
+                  covers: tuple[str, ...] = ("range_tree_2d",), description: str = "") -> MechanismSpec:
+    """A spec auditing the 2-D PrivTree of ``plan``: the sparse tree's batched sampler and statistics
+    (:mod:`audit_registry.sparse_trees`) on the points' Morton codes; ``measure``: a planted bug."""
+    import dptree
+    from audit_registry.sparse_trees import batch, llr_statistic
+
+    tree = plan.tree
+
+    def worst_cases() -> Iterator[NeighborPair]:
+        for label, p0, p1 in pairs:
+            yield NeighborPair(label, p0, p1, statistic=llr_statistic(tree, morton_codes(plan, p0),
+                                                                      morton_codes(plan, p1)))
+
+    def release(points: Any, seed: int) -> Any:
+        arr = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+        return dptree.range_tree_2d(arr[:, 0], arr[:, 1], lower=(0, 0), upper=(3, 3), epsilon=1.0, method="privtree",
+                                    structure_share=plan.structure_share, threshold=plan.threshold, rng=seed)
+
+    return MechanismSpec(name=name, covers=covers, neighbors="add_remove", epsilon=1.0, delta=0.0,
+                         sample=lambda points, n, seed: batch(tree, morton_codes(plan, points), n, seed, measure),
+                         worst_cases=worst_cases, description=description, extra={"plan": plan}, release=release)
+
+
+PRIVTREE_PAIRS = [("add a point to an empty quadrant", BASE[:2], BASE[:2] + [(3, 3)]),
+                  ("add a point at a busy cell", BASE + [(1, 2)], BASE + [(1, 2), (1, 2)]),
+                  ("empty data vs one point clamped into the corner cell", [], [(-50, 99)])]
+
+
+def register_privtree_2d() -> None:
+    """The 2-D PrivTree at epsilon = 1 on a 4 x 4 grid."""
+    register(privtree_spec("range_tree_2d/privtree/add_remove", privtree_plan(), pairs=PRIVTREE_PAIRS,
+                           description="pure eps = 1, 4 x 4 grid, 4-ary; shape at 1/2 (theta = -1), counts at the rest"))

@@ -7,9 +7,11 @@ import dataclasses
 from fractions import Fraction
 
 import pytest
-from audit_registry.spatial import BASE, spatial_spec
+from audit_registry.spatial import BASE, PRIVTREE_PAIRS, privtree_plan, privtree_spec, spatial_spec
 
 import dptree
+from dptree import noise as _noise
+from dptree.sparsetree.mechanism import grow_structure, measure_count_tree
 from dptree.testing import audit
 
 NAMES = [s.name for s in audit.registered() if s.name.startswith("range_tree_2d/")]
@@ -38,7 +40,37 @@ def _bug_replace_as_add_remove() -> audit.MechanismSpec:
                         pairs=[("replace: a corner point -> the opposite corner", BASE + [(0, 0)], BASE + [(3, 3)])])
 
 
-PLANTED = {"one_level_short": _bug_one_level_short, "replace_as_add_remove": _bug_replace_as_add_remove}
+def _privtree_counts_too_little_noise(tree, keys, seed, roots):  # type: ignore[no-untyped-def]
+    # the buggy code noises the count tree at a quarter of the scale k H / eps_2 its statement claims
+    source = _noise.make_source(seed)
+    shape = grow_structure(keys, tree.layout, tree.structure_scale, tree.delta, tree.threshold, tree.dense_depth,
+                           source, roots=roots)
+    return measure_count_tree(keys, tree.layout, shape, lambda h: tree.count_scale(h) / 4, source, roots=roots)
+
+
+def _privtree_shape_from_true_counts(tree, keys, seed, roots):  # type: ignore[no-untyped-def]
+    # the buggy code decides the splits on the biased true counts, without PrivTree's noise
+    source = _noise.make_source(seed)
+    shape = grow_structure(keys, tree.layout, Fraction(1, 2**40), tree.delta, tree.threshold, tree.dense_depth,
+                           source, roots=roots)
+    return measure_count_tree(keys, tree.layout, shape, tree.count_scale, source, roots=roots)
+
+
+def _bug_privtree_counts() -> audit.MechanismSpec:
+    return privtree_spec("bug/2d_privtree_counts_quarter_noise", privtree_plan(), pairs=PRIVTREE_PAIRS, covers=(),
+                         measure=_privtree_counts_too_little_noise)
+
+
+def _bug_privtree_shape() -> audit.MechanismSpec:
+    # a quadrant holding delta + theta points does not split on its biased true count, one more does
+    plan = privtree_plan(threshold=0)
+    c = plan.tree.delta + plan.tree.threshold
+    return privtree_spec("bug/2d_privtree_noiseless_shape", plan, covers=(), measure=_privtree_shape_from_true_counts,
+                         pairs=[("delta + theta points in a quadrant, plus one", [(0, 0)] * c, [(0, 0)] * (c + 1))])
+
+
+PLANTED = {"one_level_short": _bug_one_level_short, "replace_as_add_remove": _bug_replace_as_add_remove,
+           "privtree_counts_quarter_noise": _bug_privtree_counts, "privtree_noiseless_shape": _bug_privtree_shape}
 
 
 @pytest.mark.parametrize("name", NAMES)
