@@ -13,12 +13,12 @@ from typing import Any, Sequence
 from dptree import noise as _noise
 from dptree._validation import Options, validate_params
 from dptree.data.histograms import FORMAT, RNG
+from dptree.errors import InvalidParameterError
 from dptree.io import release_file as _release_file
 from dptree.privacy.budget import Budget
 from dptree.privacy.unit import PrivacyUnit, privacy_values
 from dptree.rangetree.allocation import GRID_WORKLOAD
 from dptree.spatial.counting import as_table, grid_histogram
-from dptree.errors import InvalidParameterError
 from dptree.spatial.privtree import PrivTree2D, PrivTree2DPlan, plan_privtree_2d
 from dptree.spatial.release import RangeTree2D, RangeTree2DPlan, plan_range_tree_2d
 

@@ -46,8 +46,8 @@ def as_table(x: Any, y: Any, columns: Sequence[str] | None) -> tuple[Any, tuple[
     return pd.DataFrame({"x": vx, "y": vy}, copy=False), ("x", "y")
 
 
-def grid_histogram(table: Any, plan: "QuadtreePlan | PrivTree2DPlan", columns: tuple[str, str], *, on_invalid: str = "error",
-                   fmt: str | None = None) -> np.ndarray:
+def grid_histogram(table: Any, plan: QuadtreePlan | PrivTree2DPlan, columns: tuple[str, str], *,
+                   on_invalid: str = "error", fmt: str | None = None) -> np.ndarray:
     """The exact count of every cell of ``plan``'s padded grid in Morton order (length 4^L): the
     records of ``table`` by (bucket of ``columns[0]``, bucket of ``columns[1]``). Not private."""
     plan.check_public_total(on_invalid=on_invalid)

@@ -35,12 +35,12 @@ from dptree.privacy.boundary import Boundary
 from dptree.privacy.budget import Budget
 from dptree.privacy.loss import PrivacyLoss
 from dptree.privacy.statement import check_statement
-from dptree.spatial.grid import Grid, make_grid
-from dptree.spatial.shape_estimates import ShapeEstimates
 from dptree.sparsetree.document import checked_measurement, sparse_document
 from dptree.sparsetree.estimates import MeasuredTree
 from dptree.sparsetree.mechanism import Measurement
 from dptree.sparsetree.plan import SparsePlan, plan_sparse_tree
+from dptree.spatial.grid import Grid, make_grid
+from dptree.spatial.shape_estimates import ShapeEstimates
 
 __all__ = ["PrivTree2D", "PrivTree2DPlan", "plan_privtree_2d", "CellCounts"]
 
@@ -176,7 +176,7 @@ class PrivTree2D(CountRelease):
         """The estimate of every cell, shape (x buckets, y buckets) (uniform inside a leaf)."""
         return self._est.cells
 
-    def _rectangles(self, x: Any, y: Any) -> tuple[np.ndarray, ...]:
+    def _rectangles(self, x: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         for name, v in (("x", x), ("y", y)):
             if not isinstance(v, (tuple, list)) or len(v) != 2:
                 raise InvalidParameterError(f"{name} must be a pair ({name}_lo, {name}_hi), e.g. {name}=(0, 10)",
@@ -187,7 +187,7 @@ class PrivTree2D(CountRelease):
             ax, bx, ex, ay, by, ey = np.broadcast_arrays(ax, bx, ex, ay, by, ey)
         except ValueError:
             raise InvalidParameterError("the x and y ends must have the same length (or be single values)") from None
-        return tuple(np.ravel(v) for v in (ax, bx, ay, by, ex | ey))
+        return np.ravel(ax), np.ravel(bx), np.ravel(ay), np.ravel(by), np.ravel(ex | ey)
 
     @staticmethod
     def _shaped(v: np.ndarray, x: Any, y: Any) -> Any:

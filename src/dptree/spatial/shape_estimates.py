@@ -27,8 +27,8 @@ from __future__ import annotations
 import numpy as np
 
 from dptree.estimation.intervals import gamma_shape, multiplier
-from dptree.spatial.grid import Grid, morton
 from dptree.sparsetree.estimates import MeasuredTree
+from dptree.spatial.grid import Grid, morton
 
 __all__ = ["ShapeEstimates", "morton_below"]
 

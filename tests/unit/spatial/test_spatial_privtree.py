@@ -15,11 +15,11 @@ import pytest
 import dptree
 from dptree.errors import InvalidParameterError, ReleaseFileError
 from dptree.privacy.ledger import Ledger
+from dptree.sparsetree.mechanism import count_tree
 from dptree.spatial.counting import as_table, grid_histogram
 from dptree.spatial.grid import morton, unmorton
 from dptree.spatial.privtree import CellCounts, PrivTree2D, plan_privtree_2d
 from dptree.spatial.shape_estimates import morton_below
-from dptree.sparsetree.mechanism import count_tree
 from dptree.testing.sensitivity import brute_force_sensitivity, neighboring_datasets
 
 
