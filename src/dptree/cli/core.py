@@ -451,7 +451,7 @@ _KIND_NAMES = {"range_tree": "range-tree", "range_sums": "range-tree with sums",
                "range_tree_private_groups": "private-groups range-tree",
                "sparse_range_tree": "sparse range-tree", "hierarchy": "hierarchy", "quantiles_groups": "grouped quantiles",
                "quantiles_private_groups": "private-groups quantiles", "interior_point": "interior-point",
-               "range_tree_2d": "2-D range-tree",
+               "range_tree_2d": "2-D range-tree", "range_tree_2d_privtree": "2-D PrivTree",
                "stream_counter": "stream counter"}
 
 

@@ -153,5 +153,6 @@ _PLOTS: dict[str, Callable[[Any, argparse.Namespace], None]] = {
     "quantiles_groups": _plot_quantiles,
     "quantiles_private_groups": _plot_quantiles,
     "range_tree_2d": _plot_2d,
+    "range_tree_2d_privtree": _plot_2d,
     "stream_counter": _plot_stream,
 }

@@ -2,7 +2,8 @@
 
 Range trees answer ``--count``/``--cdf``/``--quantile``/``--total`` and ``--histogram``/``--bins``
 (a range tree with sums also ``--sum``/``--mean``, and its bins' sums and means);
-hierarchy releases answer ``--node PATH``; a quantiles release shows its levels. Options that the
+hierarchy releases answer ``--node PATH``; 2-D releases answer ``--rect X0:X1,Y0:Y1`` and
+``--total``; a quantiles release shows its levels. Options that the
 release's kind does not answer are refused, never ignored.
 """
 
@@ -38,6 +39,8 @@ def register(sub: Any) -> None:
     p.add_argument("--histogram", metavar="E0,E1,...",
                    help="counts of the bins [E0, E1), [E1, E2), ..., the last bin closed")
     p.add_argument("--bins", type=int, metavar="N", help="a histogram of about N bins with round edges")
+    p.add_argument("--rect", action="append", default=[], metavar="X0:X1,Y0:Y1",
+                   help="2-D releases: records with X0 <= x <= X1 and Y0 <= y <= Y1")
     p.add_argument("--node", action="append", default=[], metavar="PATH",
                    help="hierarchy releases: node path, e.g. US/CA")
     p.add_argument("--ci", type=float, default=None,
@@ -71,6 +74,8 @@ def run_query(args: argparse.Namespace) -> int:
 def _range_tree_rows(release: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
     """Rows of :meth:`RangeTree.answer` (numbers stay numbers, quantiles get intervals), then the
     bins of ``--histogram``/``--bins``."""
+    if args.rect:
+        raise InvalidParameterError("--rect applies to 2-D releases; this is a 1-D range tree: use --count LO:HI")
     if args.node:
         raise InvalidParameterError("--node applies to hierarchy releases; this is a range tree")
     sums = core.release_kind(release) == "range_sums"
@@ -172,13 +177,53 @@ def _histogram_edges(release: Any, args: argparse.Namespace) -> Any:
     return None
 
 
+# --------------------------------------------------------------------------- 2-D releases
+
+
+def _rect_rows(release: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Rows for ``--rect X0:X1,Y0:Y1`` and ``--total`` (the whole grid) of a 2-D release."""
+    given = [flag for flag, v in (("--count", args.count), ("--cdf", args.cdf), ("--quantile", args.quantile),
+                                  ("--node", args.node), ("--histogram", args.histogram), ("--bins", args.bins),
+                                  ("--sum", args.sum), ("--mean", args.mean)) if v]
+    if given:
+        raise InvalidParameterError(f"{', '.join(given)}: a 2-D release answers rectangle counts: ask with "
+                                    "--rect X0:X1,Y0:Y1 (or --total)")
+    g = release.grid
+    rects = [_rect(text) for text in args.rect]
+    if args.total or not rects:
+        rects.insert(0, ((g.x.lower, g.x.upper), (g.y.lower, g.y.upper)))
+    rows = []
+    for i, (x, y) in enumerate(rects):
+        low, high = release.ci(x, y, level=args.ci)
+        whole = i == 0 and (args.total or not args.rect)
+        name = "total" if whole else f"rect[{x[0]:g}, {x[1]:g}] x [{y[0]:g}, {y[1]:g}]"
+        rows.append({"query": name, "estimate": float(release.count(x, y)), "stderr": float(release.stderr(x, y)),
+                     "ci_low": float(low), "ci_high": float(high)})
+    return rows
+
+
+def _rect(text: str) -> tuple[tuple[float, float], tuple[float, float]]:
+    """``X0:X1,Y0:Y1`` as ((x0, x1), (y0, y1))."""
+    sides = text.split(",")
+    try:
+        if len(sides) != 2 or any(side.count(":") != 1 for side in sides):
+            raise ValueError
+        (x0, x1), (y0, y1) = ((float(v) for v in side.split(":")) for side in sides)
+    except ValueError:
+        raise InvalidParameterError(f"--rect needs X0:X1,Y0:Y1 (numbers), e.g. --rect 0:10,5:20; got {text!r}") \
+            from None
+    if x0 > x1 or y0 > y1:
+        raise InvalidParameterError(f"--rect X0:X1,Y0:Y1 needs X0 <= X1 and Y0 <= Y1, got {text!r}")
+    return (x0, x1), (y0, y1)
+
+
 # --------------------------------------------------------------------------- hierarchies
 
 
 def _hierarchy_rows(release: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
     """Rows for ``--node PATH`` (the root's total without any)."""
     given = [flag for flag, v in (("--count", args.count), ("--cdf", args.cdf), ("--quantile", args.quantile),
-                                  ("--sum", args.sum), ("--mean", args.mean)) if v]
+                                  ("--sum", args.sum), ("--mean", args.mean), ("--rect", args.rect)) if v]
     if given:
         raise InvalidParameterError(
             f"{', '.join(given)}: only range-tree releases answer these; this release is a {type(release).__name__}"
@@ -217,7 +262,8 @@ def _no_queries(args: argparse.Namespace, what: str) -> None:
     """Refuse query options on a release that holds only its own answers."""
     given = [flag for flag, v in (("--count", args.count), ("--cdf", args.cdf), ("--quantile", args.quantile),
                                   ("--node", args.node), ("--total", args.total), ("--histogram", args.histogram),
-                                  ("--bins", args.bins), ("--sum", args.sum), ("--mean", args.mean)) if v]
+                                  ("--bins", args.bins), ("--sum", args.sum), ("--mean", args.mean),
+                                  ("--rect", args.rect)) if v]
     if given:
         raise InvalidParameterError(f"{', '.join(given)}: {what}; query it without options (release a range tree "
                                     "to answer other queries)")
@@ -280,6 +326,8 @@ _ANSWERS: dict[str, Rows] = {
     "interior_point": _point_rows,
     "quantile": _point_rows,
     "threshold": _point_rows,
+    "range_tree_2d": _rect_rows,
+    "range_tree_2d_privtree": _rect_rows,
 }
 
 

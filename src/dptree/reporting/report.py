@@ -1,4 +1,4 @@
-"""A static HTML report of a range-tree, hierarchy or quantiles release: parameters, metadata (column,
+"""A static HTML report of a range-tree, hierarchy, quantiles or 2-D release: parameters, metadata (column,
 source, creation time, ledger charge), privacy in plain language, plots, tables and CSV downloads.
 
 Everything shown is post-processing of the public release (no privacy cost). The page is one
@@ -28,6 +28,8 @@ from dptree.reporting.sections import (
     range_tree_report,
     sparse_report,
 )
+from dptree.reporting.spatial import KINDS as SPATIAL
+from dptree.reporting.spatial import spatial_report
 
 __all__ = ["render_report", "write_report", "privacy_in_words", "hierarchy_privacy_in_words",
            "quantiles_privacy_in_words", "QUANTILES"]
@@ -39,6 +41,7 @@ __all__ = ["render_report", "write_report", "privacy_in_words", "hierarchy_priva
     "title": [None, InstanceOf(str)],
     "log": [InstanceOf(bool)],
     "clip_negative": [InstanceOf(bool)],
+    "resolution": [None, Interval(Integral, 1, None, hint="e.g. resolution=64")],
 })
 def render_report(
     release: Any,
@@ -48,18 +51,29 @@ def render_report(
     title: str | None = None,
     log: bool = False,
     clip_negative: bool = False,
+    resolution: int | None = None,
 ) -> str:
     """The report as one HTML string: a range-tree release (CDF, histogram with round bin edges,
     quantiles with intervals), a sparse range tree (CDF, quantiles, its cells), a group-by range tree
     (every group's CDF in one plot; per group its total, quantiles and histogram as CSV), a hierarchy
-    release (counts per node) or a quantiles release, one or by group (its plot and tables, at the
-    release's own level: ``level`` does not apply). ``log``: logarithmic value axis; ``clip_negative``:
+    release (counts per node), a quantiles release, one or by group (its plot and tables, at the
+    release's own level: ``level`` does not apply), or a 2-D release (heat map and standard errors
+    of a ``resolution`` x ``resolution`` grid of blocks, default 64, and that grid as CSV). ``log``:
+    logarithmic value axis; ``clip_negative``:
     plots in a clearly marked post-processed view with negative estimates shown as 0 (tables and CSV
     files always hold the released estimates)."""
-    report = _REPORTS.get(getattr(release, "KIND", ""))
+    kind = getattr(release, "KIND", "")
+    if kind in SPATIAL:
+        if log:
+            raise InvalidParameterError("log applies to a value axis; a 2-D release's heat map has none")
+        return spatial_report(release, level=level, bins=bins, title=title, log=log, clip_negative=clip_negative,
+                              resolution=resolution)
+    report = _REPORTS.get(kind)
     if report is None:
         raise InvalidParameterError("a report needs a range-tree, hierarchy or quantiles release (range trees dense, "
-                                    "sparse or by group)")
+                                    "sparse or by group), or a 2-D release")
+    if resolution is not None:
+        raise InvalidParameterError("resolution applies to 2-D releases (blocks per axis of the heat map)")
     return report(release, level=level, bins=bins, title=title, log=log, clip_negative=clip_negative)
 
 

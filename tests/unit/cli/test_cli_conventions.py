@@ -195,12 +195,13 @@ def test_releases_are_told_apart_by_their_kind(command: str, files: dict[str, Pa
     assert code == 2
     kinds = {"query": "range-tree, range-tree with sums, grouped range-tree, private-groups range-tree, sparse "
                       "range-tree, hierarchy, quantiles, grouped quantiles, private-groups quantiles, interior-point, "
-                      "quantile or threshold",
+                      "quantile, threshold, 2-D range-tree or 2-D PrivTree",
              "plot": "range-tree, range-tree with sums, grouped range-tree, private-groups range-tree, sparse "
-                     "range-tree, hierarchy, quantiles, grouped quantiles, private-groups quantiles, 2-D range-tree or "
-                     "stream counter",
+                     "range-tree, hierarchy, quantiles, grouped quantiles, private-groups quantiles, 2-D range-tree, "
+                     "2-D PrivTree or stream counter",
              "report": "range-tree, range-tree with sums, grouped range-tree, private-groups range-tree, sparse "
-                       "range-tree, hierarchy, quantiles, grouped quantiles or private-groups quantiles"}[
+                       "range-tree, hierarchy, quantiles, grouped quantiles, private-groups quantiles, 2-D range-tree or "
+                       "2-D PrivTree"}[
                  command]
     assert err == f"dptree: error: {command} needs a {kinds} release; this one is a other release\n"
 
