@@ -243,6 +243,8 @@ class PrivTree2D(CountRelease):
         """Re-plan from the file's parameters, then refuse a file whose shape is not a tree PrivTree
         releases, or whose counts, noise scale or statement differ from what the plan derives."""
         params = doc["parameters"]
+        if not isinstance(params, Mapping) or params.get("method") != "privtree":
+            raise ReleaseFileError(f"{KIND} release: parameters.method must be 'privtree'")
         try:
             plan = plan_privtree_2d(
                 lower=(params["x"]["lower"], params["y"]["lower"]), upper=(params["x"]["upper"], params["y"]["upper"]),

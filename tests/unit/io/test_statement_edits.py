@@ -63,6 +63,8 @@ def _releases() -> dict[str, Any]:
         "2-D range tree, geometric split, Gaussian, replace": dptree.range_tree_2d(
             x, x[::-1], lower=(0, 0), upper=(29, 29), epsilon=1.0, delta=1e-6, noise="gaussian", levels="geometric",
             neighbors="replace", rng=1),
+        "2-D PrivTree": dptree.range_tree_2d(x, x[::-1], lower=(0, 0), upper=(29, 29), epsilon=1.0, method="privtree",
+                                             rng=1),
         "sparse range tree, privtree": dptree.sparse_range_tree(x, epsilon=1.0, rng=1),
         "sparse range tree, levels": dptree.sparse_range_tree(x, epsilon=1.0, method="levels", rng=1),
         "quantiles by group": dptree.quantiles(x, [0.5], lower=0, upper=31, epsilon=1.0, method="approx", by=by,
