@@ -77,12 +77,15 @@ class ShapeEstimates:
         with np.errstate(divide="ignore", invalid="ignore"):
             self.density = np.where(self.inside > 0, est / self.inside, 0.0)
         self.leaf_sd = t.cell_sd(np.arange(est.size))
-        i, j = np.meshgrid(np.arange(grid.x.size), np.arange(grid.y.size), indexing="ij")
-        leaf = np.searchsorted(self.start, morton(i, j), side="right") - 1
-        cells = self.density[leaf]
-        #: cum[i, j] = the estimated records in x buckets < i and y buckets < j
+        self._leaf_moments: dict[int, tuple[float, float]] = {}
+        # every Morton code's leaf (the leaves partition the 4^L codes), then the cells in row-major order
+        per_code = np.repeat(self.density, self.last - self.start + 1)
+        cells = np.empty(grid.cells)
+        cells[grid.morton_order()] = per_code
+        #: cum[i, j] = the estimated records in x buckets < i and y buckets < j (padding excluded)
         self.cum = np.zeros((grid.x.size + 1, grid.y.size + 1))
-        np.cumsum(np.cumsum(cells, axis=0), axis=1, out=self.cum[1:, 1:])
+        np.cumsum(np.cumsum(cells.reshape(grid.side, grid.side)[: grid.x.size, : grid.y.size], axis=0), axis=1,
+                  out=self.cum[1:, 1:])
 
     @property
     def cells(self) -> np.ndarray:
@@ -102,25 +105,51 @@ class ShapeEstimates:
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(self.inside[:, None] > 0, hit / self.inside[:, None], 0.0)
 
+    def _moments_of_leaves(self, leaves: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The error moments of the estimates of ``leaves`` (each computed once, by the adjoint)."""
+        todo = np.array(sorted(set(int(c) for c in np.unique(leaves)) - set(self._leaf_moments)), dtype=np.int64)
+        step = max(1, _CHUNK // max(self.start.size, 1))
+        for k0 in range(0, todo.size, step):
+            part = todo[k0:k0 + step]
+            W = np.zeros((self.start.size, part.size))
+            W[part, np.arange(part.size)] = 1.0
+            m1, m2 = self.tree.moments(W)
+            self._leaf_moments.update({int(c): (float(a), float(b)) for c, a, b in zip(part, m1, m2)})
+        got = np.array([self._leaf_moments[int(c)] for c in leaves]).reshape(-1, 2)
+        return got[:, 0], got[:, 1]
+
     def answer(self, ax: np.ndarray, bx: np.ndarray, ay: np.ndarray, by: np.ndarray, empty: np.ndarray,
                level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(estimate, standard error, ci_low, ci_high) of the rectangles (flat arrays): exact moments
         of the least-squares part, the variance-gamma multiplier at ``level``, then the interval
-        widened by the uniform-spread bound of every leaf a rectangle cuts (module docstring)."""
+        widened by the uniform-spread bound of every leaf a rectangle cuts (module docstring).
+
+        A rectangle inside one leaf c (Morton codes grow along each axis, so its lowest and highest
+        codes are its two corners') is the fraction w of that leaf: moments w^2 v_1(c) and w^4 v_2(c)
+        of the leaf's own; any other takes the weights of every leaf."""
         est = self.counts(ax, bx, ay, by, empty)
         Q, C = est.size, self.start.size
         v1, v2, below, above = (np.zeros(Q) for _ in range(4))
-        step = max(1, _CHUNK // max(C, 1))
         # an upper bound on each leaf's count: the upper end of its estimate's interval at ``level``, >= 0
-        bound = np.maximum(self.tree.cell_est + multiplier("laplace", level, np.ones(1)) * self.leaf_sd, 0.0)[:, None]
-        for q0 in range(0, Q, step):
-            sl = slice(q0, q0 + step)
+        bound = np.maximum(self.tree.cell_est + multiplier("laplace", level, np.ones(1)) * self.leaf_sd, 0.0)
+        first = np.searchsorted(self.start, morton(ax, ay), side="right") - 1
+        one = (first == np.searchsorted(self.start, morton(bx, by), side="right") - 1) & ~empty
+        if one.any():
+            c = first[one]
+            w = (bx[one] - ax[one] + 1) * (by[one] - ay[one] + 1) / self.inside[c]
+            m1, m2 = self._moments_of_leaves(c)
+            v1[one], v2[one] = w**2 * m1, w**4 * m2
+            cut = w < 1.0
+            below[one], above[one] = np.where(cut, w * bound[c], 0.0), np.where(cut, (1.0 - w) * bound[c], 0.0)
+        rest = np.flatnonzero(~one & ~empty)
+        step = max(1, _CHUNK // max(C, 1))
+        for q0 in range(0, rest.size, step):
+            sl = rest[q0:q0 + step]
             W = self._weights(ax[sl], bx[sl], ay[sl], by[sl])
-            W[:, empty[sl]] = 0.0
             v1[sl], v2[sl] = self.tree.moments(W)
             cut = (W > 0) & (W < 1)
-            below[sl] = ((cut * W) * bound).sum(axis=0)
-            above[sl] = ((cut * (1.0 - W)) * bound).sum(axis=0)
+            below[sl] = ((cut * W) * bound[:, None]).sum(axis=0)
+            above[sl] = ((cut * (1.0 - W)) * bound[:, None]).sum(axis=0)
         se = np.sqrt(np.maximum(v1, 0.0))
         m = multiplier("laplace", level, gamma_shape(v1, v2))
         return est, se, est - m * se - below, est + m * se + above

@@ -102,7 +102,8 @@ def test_stderr_is_exact_for_the_linear_estimator() -> None:
     rel = _release(_clusters(800), rng=5, structure_share=0.5)
     m, tree = rel._measurement, rel._tree_plan
     var = tree.variances(rel.depth)
-    rects = [((3.0, 20.0), (0.0, 17.0)), ((40.0, 55.5), (30.0, 50.0)), ((0.0, 63.9), (0.0, 63.9))]
+    rects = [((3.0, 20.0), (0.0, 17.0)), ((40.0, 55.5), (30.0, 50.0)), ((0.0, 63.9), (0.0, 63.9)),
+             ((11.0, 11.5), (11.0, 11.5)), ((30.0, 31.5), (60.0, 61.5))]  # the last two: inside one leaf
     base = [rel.count(*r) for r in rects]
     want = np.zeros(len(rects))
     for j, nd in enumerate(m.nodes):
@@ -194,3 +195,24 @@ def test_privtree_options_need_the_method() -> None:
     with pytest.raises(InvalidParameterError, match="method='privtree' options"):
         dptree.range_tree_2d(pts[:, 0], pts[:, 1], lower=(0.0, 0.0), upper=(64.0, 64.0), width=1.0, epsilon=1.0,
                              structure_share=0.3)
+
+
+def test_rectangles_inside_one_leaf_take_the_leafs_own_moments() -> None:
+    """The shortcut for a rectangle inside one leaf (w^2 v1, w^4 v2 of the leaf's estimate) gives
+    the general weights' moments and spread bounds."""
+    rel = _release(_clusters(), rng=3)
+    e = rel._est
+    f = rel.to_frame(level=0.9)  # one row per cell: every rectangle inside one leaf
+    i = np.random.default_rng(2).choice(len(f), 300, replace=False)
+    ax, ay = (f["x_low"].to_numpy()[i]).astype(np.int64), (f["y_low"].to_numpy()[i]).astype(np.int64)
+    W = e._weights(ax, ax, ay, ay)
+    v1, v2 = e.tree.moments(W)
+    assert np.allclose(f["stderr"].to_numpy()[i], np.sqrt(v1), rtol=1e-9)
+    from dptree.estimation.intervals import gamma_shape, multiplier
+
+    m = multiplier("laplace", 0.9, gamma_shape(v1, v2))
+    bound = np.maximum(e.tree.cell_est + multiplier("laplace", 0.9, np.ones(1)) * e.leaf_sd, 0.0)[:, None]
+    cut = (W > 0) & (W < 1)
+    est = f["estimate"].to_numpy()[i]
+    assert np.allclose(f["ci_low"].to_numpy()[i], est - m * np.sqrt(v1) - (cut * W * bound).sum(axis=0))
+    assert np.allclose(f["ci_high"].to_numpy()[i], est + m * np.sqrt(v1) + (cut * (1 - W) * bound).sum(axis=0))
