@@ -168,6 +168,12 @@ def range_tree(
     ``"prefix"`` over the prefixes [lower, x] (CDF, threshold and quantile read-offs), from public
     quantities only. ``branching=None`` picks, among 2, 4, ..., 64 (for ``"prefix"`` also 3, 5, 6,
     10, 12), the factor with the lowest average variance over the workload (data-independent).
+    With ``noise="gaussian"``, ``levels="factorization"`` releases the prefix counts through the
+    square-root factorisation instead of a tree (a :class:`~dptree.rangetree.factorized_release.FactorizedCDF`,
+    same queries, exact standard errors; :mod:`dptree.rangetree.factorization`), and ``levels="cdf"``
+    releases whichever of it and the ``"prefix"`` tree has the lower exact average prefix variance
+    (:mod:`dptree.rangetree.cdf_choice`); neither combines with ``by``, ``bounds="private"``,
+    ``max_contributions="private"``, ``weights`` or ``branching``.
 
     ``bounds="private"`` (no ``lower``/``upper``): ``bounds_share`` of ``epsilon`` finds the
     domain, the rest releases the tree over it (sequential composition: the release is
