@@ -51,9 +51,9 @@ def choose_cdf_plan(levels: str, *, lower: Any, upper: Any, epsilon: float | Non
     common = dict(lower=lower, upper=upper, epsilon=epsilon, delta=delta, rho=rho, width=width, noise=noise,
                   neighbors=neighbors, max_contributions=max_contributions)
     if levels == "cdf" and noise != "gaussian":
-        return plan_range_tree(levels="prefix", **common)  # type: ignore[arg-type]
-    fact = plan_factorized_cdf(**common)  # type: ignore[arg-type]
+        return plan_range_tree(levels="prefix", **common)
+    fact = plan_factorized_cdf(**common)
     if levels == "factorization":
         return fact
-    tree = plan_range_tree(levels="prefix", **common)  # type: ignore[arg-type]
+    tree = plan_range_tree(levels="prefix", **common)
     return fact if factorized_average_prefix_variance(fact) < tree_average_prefix_variance(tree) else tree

@@ -12,14 +12,18 @@ compares the noise parameter and the privacy statement whole.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from numbers import Integral, Real
 from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
+from dptree._validation import Interval, Options, validate_params
 from dptree.errors import ReleaseFileError
 from dptree.io.release_file import check_metadata
 from dptree.privacy.boundary import Boundary
+from dptree.privacy.budget import Budget
 from dptree.privacy.statement import check_statement
+from dptree.privacy.unit import PrivacyUnit, privacy_values
 from dptree.rangetree.document import domain_inputs
 from dptree.io.release_file import creation_metadata
 from dptree.noise import RngLike, make_source
@@ -40,20 +44,22 @@ class FactorizedCDF(RangeTree):
         noisy=("measurements.lattice",),
     )
 
-    def __init__(self, plan: FactorizationPlan, measurements: np.ndarray, statement: dict[str, Any],  # type: ignore[override]
+    def __init__(self, plan: FactorizationPlan, measurements: np.ndarray, statement: dict[str, Any],
                  metadata: dict[str, Any] | None = None) -> None:
         self.plan = plan  # type: ignore[assignment]
         self.domain = plan.domain
         self.layout = plan.layout  # type: ignore[assignment]
-        self.measurements = np.asarray(measurements, dtype=np.int64)  # type: ignore[assignment]
+        #: the noisy lattice vector y = q + w (the one block of the measurement core)
+        self.lattice = np.asarray(measurements, dtype=np.int64)
+        self.measurements = [self.lattice]
         self.privacy = statement
         self.metadata = dict(metadata or {})
-        self._est = FactorizedEstimates(plan, self.measurements)
+        self._est = FactorizedEstimates(plan, self.lattice)
         self._intervals = {}
 
     def _simulation_seed(self) -> int:
         """quantile_ci's default seed: a hash of the plan and the noisy measurement (post-processing)."""
-        return measurement_seed(self.plan, self.measurements)  # type: ignore[arg-type]
+        return measurement_seed(self.plan, self.lattice)  # type: ignore[arg-type]
 
     def to_document(self) -> dict[str, Any]:
         dom = self.domain
@@ -65,7 +71,7 @@ class FactorizedCDF(RangeTree):
         params = {"domain": {"kind": dom.kind, "lower": lower, "upper": upper, "width": dom.width, "size": dom.size},
                   **self.plan.parameters()}  # type: ignore[attr-defined]
         s = self.plan.sigma2  # type: ignore[attr-defined]
-        meas = {"lattice": [int(v) for v in self.measurements], "noise_parameter": f"{s.numerator}/{s.denominator}"}
+        meas = {"lattice": [int(v) for v in self.lattice], "noise_parameter": f"{s.numerator}/{s.denominator}"}
         return {"privacy": dict(self.privacy), "parameters": params, "measurements": meas,
                 "metadata": dict(self.metadata)}
 
@@ -115,9 +121,19 @@ class FactorizedCDFPlan(FactorizationPlan):
         return FactorizedCDF(self, y, stated, creation_metadata(column=column, source=source, created=created))
 
 
+@privacy_values
+@validate_params({
+    "epsilon": [None, Interval(Real, 0, None, closed="neither", hint="e.g. epsilon=1.0 with delta=1e-6")],
+    "delta": [Interval(Real, 0, 1, closed="left", hint="e.g. delta=1e-6")],
+    "rho": [None, Interval(Real, 0, None, closed="neither", hint="e.g. rho=0.5")],
+    "noise": [Options(("gaussian",), hint="the factorised CDF adds discrete Gaussian noise: noise='gaussian'")],
+    "neighbors": [Options(("add_remove", "replace"))],
+    "max_contributions": [Interval(Integral, 1, None, hint="how many records one person may contribute, e.g. 1")],
+})
 def plan_factorized_cdf(*, lower: Any, upper: Any, epsilon: float | None = None, delta: float = 0.0,
                         rho: float | None = None, width: Any = None, noise: str = "gaussian",
-                        neighbors: str = "add_remove", max_contributions: int = 1) -> FactorizedCDFPlan:
+                        neighbors: str = "add_remove", max_contributions: int = 1, unit: PrivacyUnit | None = None,
+                        budget: Budget | None = None) -> FactorizedCDFPlan:
     """Plan a factorised CDF from public parameters only (:func:`~dptree.rangetree.factorization.build_factorization`):
     a ledger charges it (``charge_for``) before ``plan.release(dptree.leaf_histogram(values, plan))``."""
     return build_factorization(FactorizedCDFPlan, lower=lower, upper=upper, epsilon=epsilon, delta=delta, rho=rho,
