@@ -152,6 +152,8 @@ _PUBLIC: dict[str, str] = {
     "RangeTree": "dptree.rangetree.release",
     "RangeTreePlan": "dptree.rangetree.release",
     "plan_range_tree": "dptree.rangetree.release",
+    "FactorizedCDF": "dptree.rangetree.factorized_release",
+    "plan_factorized_cdf": "dptree.rangetree.factorized_release",
     "RangeSums": "dptree.rangetree.sums_release",
     "RangeSumsPlan": "dptree.rangetree.sums_release",
     "plan_range_sums": "dptree.rangetree.sums_release",
@@ -172,6 +174,7 @@ _PUBLIC: dict[str, str] = {
 _RELEASE_MODULES = (
     "dptree.rangetree.release",
     "dptree.rangetree.sums_release",
+    "dptree.rangetree.factorized_release",
     "dptree.rangetree.groupby",
     "dptree.rangetree.private_groups",
     "dptree.sparsetree.release",

@@ -3,7 +3,7 @@
 Importing this package (or any of its modules) registers every spec with
 :mod:`dptree.testing.registry`, in a fixed order: range trees, hierarchies, interior points,
 group-by, user bounding, sparse trees, quantiles, partition selection, range sums, 2-D range trees,
-continual counters. Every test that uses the registry imports it first. To audit a new mechanism, add a ``register_*`` function that builds its
+continual counters, the factorised CDF. Every test that uses the registry imports it first. To audit a new mechanism, add a ``register_*`` function that builds its
 :class:`~dptree.testing.registry.MechanismSpec` and calls ``register``, and list it in
 ``REGISTRATIONS`` below (docs/notes/verification.md).
 """
@@ -11,6 +11,7 @@ continual counters. Every test that uses the registry imports it first. To audit
 from __future__ import annotations
 
 from audit_registry import (
+    factorized_cdf,
     grouped,
     hierarchies,
     interior_points,
@@ -25,7 +26,7 @@ from audit_registry import (
 )
 
 __all__ = ["range_trees", "hierarchies", "interior_points", "grouped", "user_bounding", "sparse_trees", "quantiles",
-           "partitions", "range_sums", "spatial", "streams", "REGISTRATIONS"]
+           "partitions", "range_sums", "spatial", "streams", "factorized_cdf", "REGISTRATIONS"]
 
 #: Every registration, in the order the specs are registered (and the audit tests are listed).
 REGISTRATIONS = (
@@ -44,6 +45,7 @@ REGISTRATIONS = (
     range_sums.register_range_sums,
     spatial.register_spatial,
     streams.register_streams,
+    factorized_cdf.register_factorized_cdf,
 )
 
 for _register in REGISTRATIONS:

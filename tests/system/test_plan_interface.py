@@ -26,6 +26,9 @@ PLANS = {
                                                                                user_id="u"),
     "range_tree private max_contributions gaussian": lambda: plan_private_contributions(
         lower=0, upper=1023, epsilon=1.0, delta=1e-6, noise="gaussian", user_id="u"),
+    "factorized_cdf rho": lambda: dptree.plan_factorized_cdf(lower=0, upper=1023, rho=0.5),
+    "factorized_cdf (eps, delta) k=2": lambda: dptree.plan_factorized_cdf(lower=0, upper=1023, epsilon=1.0,
+                                                                          delta=1e-6, max_contributions=2),
     "sparse_range_tree": lambda: dptree.plan_sparse_range_tree(epsilon=1.0, lower=0, upper=2**20),
     "hierarchy laplace": lambda: dptree.plan_hierarchy_counts(H, epsilon=1.0),
     "hierarchy gaussian": lambda: dptree.plan_hierarchy_counts(H, epsilon=1.0, delta=1e-6, method="gaussian"),

@@ -58,8 +58,11 @@ def register(sub: Any) -> None:
     p.add_argument("--noise", choices=["laplace", "gaussian"], default="laplace")
     p.add_argument("--neighbors", choices=["add_remove", "replace"], default="add_remove")
     add_contributions_options(p)
-    p.add_argument("--levels", choices=["uniform", "all_ranges", "prefix", "optimal", "all_rectangles", "geometric"],
-                   help="the budget split over the levels (default uniform; with --columns all_rectangles)")
+    p.add_argument("--levels", choices=["uniform", "all_ranges", "prefix", "optimal", "all_rectangles", "geometric",
+                                        "factorization", "cdf"],
+                   help="the budget split over the levels (default uniform; with --columns all_rectangles); with "
+                        "--noise gaussian, factorization releases the CDF through the square-root factorisation "
+                        "and cdf picks it or the prefix tree, whichever has the lower average prefix variance")
     core.add_on_invalid_option(p, "the rows whose value is invalid (missing, +-inf, not a number, a non-integer "
                                   "on an integer domain): refuse, or drop each (how many is never shown)")
     core.add_seed_options(p)
@@ -143,7 +146,8 @@ class _RangeTree(Releasing):
     def plan(self) -> Any:
         from dptree import noise as _noise
         from dptree.io import release_file
-        from dptree.rangetree.release import plan_range_tree
+        from dptree.rangetree.cdf_choice import FACTORIZATION_LEVELS, choose_cdf_plan
+        from dptree.rangetree.release import RangeTreePlan, plan_range_tree
 
         args = self.args
         if args.bounds_origin is not None:
@@ -155,14 +159,27 @@ class _RangeTree(Releasing):
         lower, upper = core.parse_bounds(args.lower, args.upper)
         if not isinstance(lower, str) and not isinstance(upper, str) and not lower < upper:
             raise InvalidParameterError(f"--lower ({lower}) must be smaller than --upper ({upper})")
-        plan = plan_range_tree(
-            lower=lower, upper=upper, epsilon=args.epsilon, delta=args.delta, rho=args.rho,
-            width=core.parse_width(args.width, lower), branching=args.branching, noise=args.noise,
-            neighbors=args.neighbors, max_contributions=args.max_contributions, levels=args.levels,
-        )
-        check_exact_total(args)
+        if args.levels in FACTORIZATION_LEVELS:
+            for flag, given in (("--by", args.by), ("--branching", args.branching)):
+                if given:
+                    raise InvalidParameterError(f"{flag} does not combine with --levels {args.levels} (one "
+                                                "factorised CDF); use --levels prefix for a range tree")
+            plan: Any = choose_cdf_plan(args.levels, lower=lower, upper=upper, epsilon=args.epsilon,
+                                        delta=args.delta, rho=args.rho, width=core.parse_width(args.width, lower),
+                                        noise=args.noise, neighbors=args.neighbors,
+                                        max_contributions=args.max_contributions)
+        else:
+            plan = plan_range_tree(
+                lower=lower, upper=upper, epsilon=args.epsilon, delta=args.delta, rho=args.rho,
+                width=core.parse_width(args.width, lower), branching=args.branching, noise=args.noise,
+                neighbors=args.neighbors, max_contributions=args.max_contributions, levels=args.levels,
+            )
+        if plan.root_exact:  # a tree under replace (a factorised CDF publishes nothing exactly)
+            check_exact_total(args)
         self.groups = core.parse_groups(args.groups) if args.by else None
-        self.planned = f"planned a {plan.layout.branching}-ary tree over {plan.domain.size} buckets"
+        shape = (f"a {plan.layout.branching}-ary tree" if isinstance(plan, RangeTreePlan)
+                 else "a factorised CDF")
+        self.planned = f"planned {shape} over {plan.domain.size} buckets"
         self.src = cast(_noise.RngLike, _noise.make_source(args.seed))  # one stream: bounding, then noise
         self.created = release_file.utc_now()  # before the data is read: the file must not time the reading
         return plan

@@ -26,6 +26,7 @@ from dptree.rangetree.contributions import DEFAULT_CAP, DEFAULT_SHARE, PrivateCo
 from dptree.rangetree.contributions import plan_private_contributions as _plan_private_contributions
 from dptree.rangetree.groupby import GroupedRelease, release_groups
 from dptree.rangetree.private_groups import PrivateGroupsRelease, plan_private_groups
+from dptree.rangetree.cdf_choice import FACTORIZATION_LEVELS, choose_cdf_plan
 from dptree.rangetree.release import RangeTree, RangeTreePlan, plan_range_tree
 from dptree.rangetree.sums_release import plan_range_sums
 
@@ -167,6 +168,12 @@ def range_tree(
     ``"prefix"`` over the prefixes [lower, x] (CDF, threshold and quantile read-offs), from public
     quantities only. ``branching=None`` picks, among 2, 4, ..., 64 (for ``"prefix"`` also 3, 5, 6,
     10, 12), the factor with the lowest average variance over the workload (data-independent).
+    With ``noise="gaussian"``, ``levels="factorization"`` releases the prefix counts through the
+    square-root factorisation instead of a tree (a :class:`~dptree.rangetree.factorized_release.FactorizedCDF`,
+    same queries, exact standard errors; :mod:`dptree.rangetree.factorization`), and ``levels="cdf"``
+    releases whichever of it and the ``"prefix"`` tree has the lower exact average prefix variance
+    (:mod:`dptree.rangetree.cdf_choice`); neither combines with ``by``, ``bounds="private"``,
+    ``max_contributions="private"``, ``weights`` or ``branching``.
 
     ``bounds="private"`` (no ``lower``/``upper``): ``bounds_share`` of ``epsilon`` finds the
     domain, the rest releases the tree over it (sequential composition: the release is
@@ -204,6 +211,13 @@ def range_tree(
         (54, [54, 54])
     """
     on_invalid = renamed(on_invalid, missing, "on_invalid", "missing", "error")
+    if levels in FACTORIZATION_LEVELS:
+        others = {"by": by, "groups": groups, "weights": weights, "weight_bounds": weight_bounds,
+                  "branching": branching, "bounds": bounds != "public" or None,
+                  "max_contributions": max_contributions == "private" or None}
+        return _factorized(values, lower=lower, upper=upper, epsilon=epsilon, delta=delta, rho=rho, width=width,
+                           noise=noise, neighbors=neighbors, max_contributions=max_contributions, levels=levels,
+                           on_invalid=on_invalid, column=column, user_id=user_id, others=others, rng=rng)
     if weights is not None or weight_bounds is not None:
         return _with_sums(values, weights=weights, weight_bounds=weight_bounds, weight_resolution=weight_resolution,
                           sum_share=sum_share, lower=lower, upper=upper, epsilon=epsilon, delta=delta, rho=rho,
@@ -275,6 +289,27 @@ def range_tree(
         return plan.release(hist, src, column=column, source=source, created=created)
     assert groups is not None
     return release_groups(plan, hist, groups, src, column=column, source=source, created=created)
+
+
+def _factorized(values: Any, *, lower: Any, upper: Any, epsilon: float | None, delta: float, rho: float | None,
+                width: Any, noise: str, neighbors: str, max_contributions: Any, levels: str, on_invalid: Missing,
+                column: str | None, user_id: Any, others: dict[str, Any], rng: _noise.RngLike) -> RangeTree:
+    """``levels="factorization"`` (or ``"cdf"`` when the factorisation wins): the plan
+    (:func:`choose_cdf_plan`, public values only), then one read of the leaf histogram, then the
+    release of the chosen mechanism."""
+    for name, given in others.items():
+        if given is not None:
+            raise InvalidParameterError(f"{name}= does not combine with levels={levels!r} (one factorised CDF over "
+                                        "public bounds); release a range tree with levels='prefix' for it",
+                                        parameter=name)
+    plan = choose_cdf_plan(levels, lower=lower, upper=upper, epsilon=epsilon, delta=delta, rho=rho, width=width,
+                           noise=noise, neighbors=neighbors, max_contributions=max_contributions)
+    plan.check_public_total(user_id=user_id, on_invalid=on_invalid)
+    src = _noise.make_source(rng)
+    created = _release_file.utc_now()  # before the data is read
+    hist = leaf_histogram(values, plan, column=column, user_id=user_id, on_invalid=on_invalid, rng=src)
+    return plan.release(hist, src, column=column, source=values if isinstance(values, (str, os.PathLike)) else None,
+                        created=created)
 
 
 def _with_sums(values: Any, *, weights: Any, weight_bounds: Any, weight_resolution: Any, sum_share: float | None,
