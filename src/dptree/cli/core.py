@@ -446,7 +446,7 @@ def wrote(paths: str | Sequence[str]) -> None:
 
 # --------------------------------------------------------------------------- release kinds
 
-_KIND_NAMES = {"range_tree": "range-tree", "range_sums": "range-tree with sums",
+_KIND_NAMES = {"range_tree": "range-tree", "range_sums": "range-tree with sums", "factorized_cdf": "factorised CDF",
                "range_tree_groups": "grouped range-tree",
                "range_tree_private_groups": "private-groups range-tree",
                "sparse_range_tree": "sparse range-tree", "hierarchy": "hierarchy", "quantiles_groups": "grouped quantiles",

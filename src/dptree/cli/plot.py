@@ -145,6 +145,7 @@ def _plot_stream(release: Any, args: argparse.Namespace) -> None:
 _PLOTS: dict[str, Callable[[Any, argparse.Namespace], None]] = {
     "range_tree": _plot_range_tree,
     "range_sums": _plot_range_tree,
+    "factorized_cdf": _plot_range_tree,
     "range_tree_groups": _plot_grouped_tree,
     "range_tree_private_groups": _plot_grouped_tree,
     "sparse_range_tree": _plot_sparse,

@@ -316,6 +316,7 @@ def quantiles_rows(res: Any) -> list[dict[str, Any]]:
 _ANSWERS: dict[str, Rows] = {
     "range_tree": _range_tree_rows,
     "range_sums": _range_tree_rows,
+    "factorized_cdf": _range_tree_rows,
     "range_tree_groups": _by_group(_range_tree_rows),
     "range_tree_private_groups": _by_group(_range_tree_rows),
     "sparse_range_tree": _range_tree_rows,

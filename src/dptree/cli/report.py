@@ -54,6 +54,6 @@ def _write(release: Any, args: argparse.Namespace) -> None:
 
 #: The kinds of release ``dptree report`` describes (one writer renders them all).
 _REPORTS: dict[str, Callable[[Any, argparse.Namespace], None]] = {
-    "range_tree": _write, "range_sums": _write, "range_tree_groups": _write, "range_tree_private_groups": _write,
-    "sparse_range_tree": _write, "hierarchy": _write, "quantiles": _write, "quantiles_groups": _write,
+    "range_tree": _write, "range_sums": _write, "factorized_cdf": _write, "range_tree_groups": _write,
+    "range_tree_private_groups": _write, "sparse_range_tree": _write, "hierarchy": _write, "quantiles": _write, "quantiles_groups": _write,
     "quantiles_private_groups": _write, "range_tree_2d": _write, "range_tree_2d_privtree": _write}

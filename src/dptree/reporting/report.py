@@ -79,7 +79,7 @@ def render_report(
 
 #: the report of each kind of release
 _REPORTS: dict[str, Callable[..., str]] = {
-    "range_tree": range_tree_report, "range_sums": range_tree_report, "range_tree_groups": grouped_range_tree_report,
+    "range_tree": range_tree_report, "range_sums": range_tree_report, "factorized_cdf": range_tree_report, "range_tree_groups": grouped_range_tree_report,
     "range_tree_private_groups": grouped_range_tree_report, "sparse_range_tree": sparse_report,
     "hierarchy": hierarchy_report, "quantiles": quantiles_report, "quantiles_groups": quantiles_report,
     "quantiles_private_groups": quantiles_report}

@@ -133,7 +133,9 @@ def _tree_rows(release: Any, extra: list[tuple[str, str]]) -> list[tuple[str, st
     return [
         ("Domain", f"{dom.kind}, [{dom.format_value(dom.lower)}, {dom.format_value(dom.upper)}], "
                    f"{dom.size} buckets of width {width}"),
-        ("Tree", f"{release.layout.branching}-ary, {release.layout.depth + 1} levels, root {p.get('root')}"),
+        ("Tree", f"{release.layout.branching}-ary, {release.layout.depth + 1} levels, root {p.get('root')}"
+                 if hasattr(release.layout, "branching") else
+                 f"none: the prefix counts through a square-root Toeplitz factorisation over {dom.size} buckets"),
         ("Noise", f"discrete {release.plan.noise} ({p.get('guarantee')})"),
         ("Neighbors", f"{p.get('neighbors')}, at most {p.get('max_contributions')} record(s) per person"),
         ("Budget spent", ", ".join(f"{k} = {v:.6g}" for k, v in p.get("budget_spent", {}).items())),
@@ -145,8 +147,9 @@ def _tree_rows(release: Any, extra: list[tuple[str, str]]) -> list[tuple[str, st
 
 def _sensitivity_text(p: Mapping[str, Any]) -> str:
     """The tree's sensitivities; with sums, the count tree's and the sum tree's (in weight units)."""
-    counts = p if "l1_sensitivity" in p else p.get("counts", {})
-    text = f"L1 {counts.get('l1_sensitivity'):g}, L2 {counts.get('l2_sensitivity'):.4g}"
+    counts = p if "l2_sensitivity" in p else p.get("counts", {})
+    l1 = counts.get("l1_sensitivity")
+    text = ("" if l1 is None else f"L1 {l1:g}, ") + f"L2 {counts.get('l2_sensitivity'):.4g}"
     sums = p.get("sums")
     if isinstance(sums, Mapping):
         text += (f"; sums of weights: L1 {sums.get('l1_sensitivity'):g}, L2 {sums.get('l2_sensitivity'):.4g} "

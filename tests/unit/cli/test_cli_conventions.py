@@ -193,13 +193,13 @@ def test_releases_are_told_apart_by_their_kind(command: str, files: dict[str, Pa
             "report": ["report", str(files["rel"]), "--out", str(files["dir"] / "o.html")]}[command]
     code, _, err = cli_run(argv)
     assert code == 2
-    kinds = {"query": "range-tree, range-tree with sums, grouped range-tree, private-groups range-tree, sparse "
+    kinds = {"query": "range-tree, range-tree with sums, factorised CDF, grouped range-tree, private-groups range-tree, sparse "
                       "range-tree, hierarchy, quantiles, grouped quantiles, private-groups quantiles, interior-point, "
                       "quantile, threshold, 2-D range-tree or 2-D PrivTree",
-             "plot": "range-tree, range-tree with sums, grouped range-tree, private-groups range-tree, sparse "
+             "plot": "range-tree, range-tree with sums, factorised CDF, grouped range-tree, private-groups range-tree, sparse "
                      "range-tree, hierarchy, quantiles, grouped quantiles, private-groups quantiles, 2-D range-tree, "
                      "2-D PrivTree or stream counter",
-             "report": "range-tree, range-tree with sums, grouped range-tree, private-groups range-tree, sparse "
+             "report": "range-tree, range-tree with sums, factorised CDF, grouped range-tree, private-groups range-tree, sparse "
                        "range-tree, hierarchy, quantiles, grouped quantiles, private-groups quantiles, 2-D range-tree or "
                        "2-D PrivTree"}[
                  command]

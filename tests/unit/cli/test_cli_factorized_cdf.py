@@ -46,3 +46,19 @@ def test_cdf_level_and_refusals(tmp_path, data_csv, cli_run) -> None:  # type: i
                   "--noise", "gaussian", "--levels", "factorization", "--branching", 4, "--out", tmp_path / "b.json",
                   "--seed", 1, "--allow-nonprivate"])
     assert br.code != 0 and "--branching" in br.err
+
+
+def test_query_plot_and_report_read_the_file(tmp_path, data_csv, cli_run) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "f.json"
+    assert cli_run(["release", data_csv, "--column", "age", "--lower", 0, "--upper", 99, "--rho", 0.5,
+                    "--noise", "gaussian", "--levels", "factorization", "--out", out, "--seed", 3,
+                    "--allow-nonprivate"]).code == 0
+    rel = dptree.load(out)
+    q = cli_run(["query", out, "--count", "10:40", "--format", "json"])
+    assert q.code == 0, q.err
+    row = json.loads(q.out)["answers"][0]
+    assert row["estimate"] == pytest.approx(rel.count(10, 40)) and row["stderr"] == pytest.approx(rel.stderr(10, 40))
+    assert cli_run(["plot", out, "--out", tmp_path / "f.png"]).code == 0
+    rep = cli_run(["report", out, "--out", tmp_path / "f.html"])
+    assert rep.code == 0, rep.err
+    assert "square-root Toeplitz factorisation" in (tmp_path / "f.html").read_text(encoding="utf-8")

@@ -55,6 +55,8 @@ def _releases() -> dict[str, Any]:
         "range tree, private bounds": dptree.range_tree(x.astype(float), bounds="private", epsilon=1.0, width=1.0,
                                                         branching=4, rng=1),
         "range tree by group": dptree.range_tree_by(x, by=by, groups=["a", "b"], **box, epsilon=1.0, rng=1),
+        "factorised CDF": dptree.range_tree(x, lower=0, upper=31, rho=0.5, noise="gaussian", levels="factorization",
+                                            rng=1),
         "range tree with sums": dptree.range_tree(x, **box, weights=x % 7, weight_bounds=(0, 10), epsilon=1.0, rng=1),
         "hierarchy found from the data": dptree.hierarchy_counts(rows * 40, "private", levels=["country", "state"],
                                                                  epsilon=1.0, delta=1e-6, rng=1),
