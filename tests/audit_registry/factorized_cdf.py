@@ -27,24 +27,18 @@ def post_matrix(plan: Any) -> np.ndarray:
 
 def factorized_batch(plan: Any, counts: Any, n: int, seed: int) -> np.ndarray:
     """``n`` independent releases of ``plan`` on the histogram ``counts`` from the integer ``seed``:
-    the library's lattice query, the measurement core on n copies at once (one sampler call; n = 1
-    equals ``plan.release(counts, rng=seed)``), and the post-processing B / 2^p. Shape (n, D)."""
-    from dptree import noise as _noise
-    from dptree.privacy.measurement import measure
-    from dptree.rangetree.factorization import lattice_query
-
-    q = lattice_query(np.asarray(counts, dtype=np.int64), plan.bits)
-    y = measure([np.broadcast_to(q, (n, q.size))], plan.noise_spec, _noise.make_source(seed))[0]
+    the library's lattice query and measurement core on n copies at once
+    (:meth:`~dptree.rangetree.factorization.FactorizationPlan.measurement_copies`: one sampler call;
+    n = 1 equals ``plan.release(counts, rng=seed)``), and the post-processing B / 2^p. Shape (n, D)."""
+    y = plan.measurement_copies(np.asarray(counts, dtype=np.int64), n, seed)
     return np.asarray(y, dtype=np.float64) @ post_matrix(plan).T
 
 
 def projection_statistic(plan: Any, c0: Any, c1: Any) -> Any:
     """The likelihood-ratio direction Delta^T Sigma^-1 y of the claimed Gaussian noise of the
     prefixes (Sigma = B B^T Var(w) / 4^p): public plan and the two histograms only."""
-    from dptree import noise as _noise
-
     B = post_matrix(plan)
-    sigma = B @ B.T * _noise.discrete_gaussian_variance(plan.sigma2)
+    sigma = B @ B.T * (plan.unit_variance * 4.0**plan.bits)  # Var(w), the noise of one lattice count
     delta = np.cumsum(np.asarray(c1, dtype=np.float64) - np.asarray(c0, dtype=np.float64))
     direction = np.linalg.solve(sigma, delta)
     return lambda y: np.asarray(y, dtype=np.float64) @ direction
@@ -64,7 +58,7 @@ def factorized_spec(name: str, *, plan: Any, epsilon: float, delta: float, claim
     def release(counts: Any, seed: int) -> Any:
         return plan.release(np.asarray(counts, dtype=np.int64), rng=seed)
 
-    return MechanismSpec(name=name, covers=("range_tree", "plan_factorized_cdf"), neighbors="add_remove",
+    return MechanismSpec(name=name, covers=("range_tree", "plan_range_tree"), neighbors="add_remove",
                          epsilon=epsilon, delta=delta,
                          sample=lambda counts, n, seed: factorized_batch(plan, counts, n, seed),
                          worst_cases=worst_cases, release=release, extra={"plan": plan},

@@ -180,6 +180,14 @@ class FactorizationPlan:
         assert out is not None
         return out
 
+    def measurement_copies(self, leaf_counts: np.ndarray, copies: int, rng: _noise.RngLike) -> np.ndarray:
+        """``copies`` independent draws of :meth:`measure` on the same histogram, in one sampler call
+        (for audits; copies = 1 draws what ``measure`` draws from the same ``rng``). Shape (copies, D)."""
+        q = lattice_query(_check_histogram(leaf_counts), self.bits)
+        out = measure([np.broadcast_to(q, (copies, q.size))], self.noise_spec, _noise.make_source(rng))[0]
+        assert out is not None
+        return np.asarray(out).reshape(copies, q.size)
+
     def parameters(self) -> dict[str, Any]:
         """The public keywords of :func:`plan_factorized_cdf` (the domain as the file writes it)."""
         b = self.budget
