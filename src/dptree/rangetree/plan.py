@@ -54,7 +54,7 @@ from dptree.rangetree.calibration import (
 from dptree.rangetree.estimates import LeafEstimates
 from dptree.rangetree.layout import TreeLayout, build_layout
 
-__all__ = ["TreePlan", "check_memory", "available_memory", "BYTES_PER_BUCKET"]
+__all__ = ["TreePlan", "TREE_CONSTRAINTS", "check_memory", "available_memory", "BYTES_PER_BUCKET"]
 
 #: Peak bytes per bucket of planning and releasing a range tree (measured: about 65 at 2^22
 #: buckets, planning included; rounded up for the estimator's temporaries).
@@ -109,6 +109,21 @@ def _check_histogram(leaf_counts: Any, ndim: int = 1, signed: bool = False) -> n
     if hist.size and (hist.min() < 0 or hist.max() >= 2**62):
         raise DataError("leaf histogram counts must be non-negative and below 2^62")
     return hist
+
+
+#: the declared constraints of a tree's budget, noise and neighbours, shared by every tree plan
+#: (1-D and 2-D): each builder adds its own layout's
+TREE_CONSTRAINTS: dict[str, list[Any]] = {
+    "epsilon": [None, Interval(Real, 0, None, closed="neither", hint="e.g. epsilon=1.0")],
+    "delta": [Interval(Real, 0, 1, closed="left", hint="e.g. delta=1e-6 with noise='gaussian'")],
+    "rho": [None, Interval(Real, 0, None, closed="neither", hint="e.g. rho=0.5 with noise='gaussian'")],
+    "noise": [Options(("laplace", "gaussian"))],
+    "neighbors": [Options(("add_remove", "replace"))],
+    "max_contributions": [
+        Interval(Integral, 1, None, hint="how many records one person may contribute, e.g. max_contributions=1")
+    ],
+    "gaussian_calibration": [Options(("exact", "zcdp"))],
+}
 
 
 @dataclass
@@ -280,17 +295,9 @@ class TreePlan:
     @privacy_values
     @validate_params(
         {
-            "epsilon": [None, Interval(Real, 0, None, closed="neither", hint="e.g. epsilon=1.0")],
-            "delta": [Interval(Real, 0, 1, closed="left", hint="e.g. delta=1e-6 with noise='gaussian'")],
-            "rho": [None, Interval(Real, 0, None, closed="neither", hint="e.g. rho=0.5 with noise='gaussian'")],
+            **TREE_CONSTRAINTS,
             "branching": [None, Interval(Integral, 2, None, hint="e.g. branching=16, or None to choose it")],
-            "noise": [Options(("laplace", "gaussian"))],
-            "neighbors": [Options(("add_remove", "replace"))],
-            "max_contributions": [
-                Interval(Integral, 1, None, hint="how many records one person may contribute, e.g. max_contributions=1")
-            ],
             "levels": [Options(LEVEL_OPTIONS)],
-            "gaussian_calibration": [Options(("exact", "zcdp"))],
         }
     )
     def build(

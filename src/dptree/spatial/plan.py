@@ -24,13 +24,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from numbers import Integral, Real
 from typing import Any, Self, cast
 
 import numpy as np
 
 from dptree import noise as _noise
-from dptree._validation import Interval, Options, validate_params
+from dptree._validation import Options, validate_params
 from dptree.data.domain import make_domain
 from dptree.privacy.budget import Budget
 from dptree.privacy.loss import PrivacyLoss
@@ -48,7 +47,7 @@ from dptree.rangetree.calibration import (
     resolve_budget,
 )
 from dptree.rangetree.layout import build_layout
-from dptree.rangetree.plan import TreePlan, _statement, check_memory
+from dptree.rangetree.plan import TREE_CONSTRAINTS, TreePlan, _statement, check_memory
 from dptree.spatial.grid import Grid, make_grid
 
 __all__ = ["QuadtreePlan", "SPLITS", "grid_weights", "noise_fractions"]
@@ -125,20 +124,7 @@ class QuadtreePlan:
 
     @classmethod
     @privacy_values
-    @validate_params(
-        {
-            "epsilon": [None, Interval(Real, 0, None, closed="neither", hint="e.g. epsilon=1.0")],
-            "delta": [Interval(Real, 0, 1, closed="left", hint="e.g. delta=1e-6 with noise='gaussian'")],
-            "rho": [None, Interval(Real, 0, None, closed="neither", hint="e.g. rho=0.5 with noise='gaussian'")],
-            "noise": [Options(("laplace", "gaussian"))],
-            "neighbors": [Options(("add_remove", "replace"))],
-            "max_contributions": [
-                Interval(Integral, 1, None, hint="how many records one person may contribute, e.g. max_contributions=1")
-            ],
-            "levels": [Options(SPLITS)],
-            "gaussian_calibration": [Options(("exact", "zcdp"))],
-        }
-    )
+    @validate_params({**TREE_CONSTRAINTS, "levels": [Options(SPLITS)]})
     def build(
         cls,
         *,
