@@ -105,6 +105,21 @@ class Grid:
         empty = a > b
         return np.where(empty, 0, a), np.where(empty, 0, b), empty
 
+    def rectangles(self, x: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The cells [ax, bx] x [ay, by] that the rectangles ``x`` = (x_lo, x_hi), ``y`` = (y_lo,
+        y_hi) select (ends single values or arrays of one length), and whether each is empty."""
+        for name, v in (("x", x), ("y", y)):
+            if not isinstance(v, (tuple, list)) or len(v) != 2:
+                raise InvalidParameterError(f"{name} must be a pair ({name}_lo, {name}_hi), e.g. {name}=(0, 10)",
+                                            parameter=name)
+        ax, bx, ex = self.cell_ranges(self.x, x[0], x[1], "x")
+        ay, by, ey = self.cell_ranges(self.y, y[0], y[1], "y")
+        try:
+            ax, bx, ex, ay, by, ey = np.broadcast_arrays(ax, bx, ex, ay, by, ey)
+        except ValueError:
+            raise InvalidParameterError("the x and y ends must have the same length (or be single values)") from None
+        return ax, bx, ay, by, ex | ey
+
     def describe(self) -> dict[str, Any]:
         return {"depth": self.depth, "side": self.side, "x_size": self.x.size, "y_size": self.y.size}
 

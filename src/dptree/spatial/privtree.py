@@ -177,17 +177,8 @@ class PrivTree2D(CountRelease):
         return self._est.cells
 
     def _rectangles(self, x: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        for name, v in (("x", x), ("y", y)):
-            if not isinstance(v, (tuple, list)) or len(v) != 2:
-                raise InvalidParameterError(f"{name} must be a pair ({name}_lo, {name}_hi), e.g. {name}=(0, 10)",
-                                            parameter=name)
-        ax, bx, ex = self.grid.cell_ranges(self.grid.x, x[0], x[1], "x")
-        ay, by, ey = self.grid.cell_ranges(self.grid.y, y[0], y[1], "y")
-        try:
-            ax, bx, ex, ay, by, ey = np.broadcast_arrays(ax, bx, ex, ay, by, ey)
-        except ValueError:
-            raise InvalidParameterError("the x and y ends must have the same length (or be single values)") from None
-        return np.ravel(ax), np.ravel(bx), np.ravel(ay), np.ravel(by), np.ravel(ex | ey)
+        ax, bx, ay, by, empty = self.grid.rectangles(x, y)
+        return np.ravel(ax), np.ravel(bx), np.ravel(ay), np.ravel(by), np.ravel(empty)
 
     @staticmethod
     def _shaped(v: np.ndarray, x: Any, y: Any) -> Any:

@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 
 from dptree._validation import Interval, validate_params
-from dptree.errors import InvalidParameterError, ReleaseFileError
+from dptree.errors import ReleaseFileError
 from dptree.estimation.intervals import LEVEL, symmetric_interval
 from dptree.io.contract import CountRelease
 from dptree.io.frames import result_frame
@@ -74,17 +74,7 @@ class RangeTree2D(CountRelease):
         return self._est.cells
 
     def _rectangles(self, x: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        for name, v in (("x", x), ("y", y)):
-            if not isinstance(v, (tuple, list)) or len(v) != 2:
-                raise InvalidParameterError(f"{name} must be a pair ({name}_lo, {name}_hi), e.g. {name}=(0, 10)",
-                                            parameter=name)
-        ax, bx, ex = self.grid.cell_ranges(self.grid.x, x[0], x[1], "x")
-        ay, by, ey = self.grid.cell_ranges(self.grid.y, y[0], y[1], "y")
-        try:
-            ax, bx, ex, ay, by, ey = np.broadcast_arrays(ax, bx, ex, ay, by, ey)
-        except ValueError:
-            raise InvalidParameterError("the x and y ends must have the same length (or be single values)") from None
-        return ax, bx, ay, by, ex | ey
+        return self.grid.rectangles(x, y)
 
     @staticmethod
     def _shaped(v: np.ndarray, x: Any, y: Any) -> Any:
