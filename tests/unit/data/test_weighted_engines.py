@@ -31,7 +31,7 @@ def _inputs(df: pd.DataFrame, tmp_path) -> dict:  # type: ignore[no-untyped-def]
     csv, parquet = tmp_path / "d.csv", tmp_path / "d.parquet"
     df.to_csv(csv, index=False)
     df.to_parquet(parquet)
-    return {"csv": str(csv), "parquet": str(parquet), "relation": duckdb.connect().from_df(df)}
+    return {"csv": str(csv), "parquet": str(parquet), "relation": duckdb.from_df(df)}  # the default connection stays open
 
 
 @pytest.mark.parametrize("bounded", [False, True])
